@@ -1,0 +1,117 @@
+/**
+ * Store schema, one entry per version. Append only: a released migration is never edited.
+ * Times are epoch milliseconds.
+ */
+export const migrations: readonly string[] = [
+  // 1: everything the contract (DESIGN §5) needs.
+  `
+  CREATE TABLE sessions (
+    id TEXT PRIMARY KEY,
+    job TEXT NOT NULL,
+    job_path TEXT,
+    status TEXT NOT NULL,
+    terminal_reason TEXT,
+    parent_id TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    ended_at INTEGER,
+    archived_at INTEGER,
+    config_json TEXT NOT NULL DEFAULT '{}',
+    model TEXT,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    turns INTEGER NOT NULL DEFAULT 0,
+    owner_host TEXT,
+    owner_pid INTEGER,
+    owner_started TEXT
+  );
+  CREATE INDEX sessions_created ON sessions(created_at);
+  CREATE INDEX sessions_job ON sessions(job, created_at);
+
+  CREATE TABLE messages (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    pos REAL NOT NULL,
+    role TEXT NOT NULL,
+    content TEXT NOT NULL,
+    tool_calls TEXT,
+    tool_call_id TEXT,
+    name TEXT,
+    kind TEXT NOT NULL DEFAULT 'message',
+    active INTEGER NOT NULL DEFAULT 1,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    created_at INTEGER NOT NULL,
+    compaction_id INTEGER,
+    UNIQUE (session_id, seq)
+  );
+  CREATE INDEX messages_active ON messages(session_id, active, pos);
+
+  CREATE VIRTUAL TABLE messages_fts USING fts5(content, content='messages', content_rowid='id');
+  CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+    INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+  END;
+  CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+  END;
+  CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+  END;
+
+  CREATE TABLE session_kv (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (session_id, key)
+  );
+
+  CREATE TABLE compaction_leases (
+    session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    holder_host TEXT NOT NULL,
+    holder_pid INTEGER NOT NULL,
+    holder_started TEXT NOT NULL,
+    holder_nonce TEXT NOT NULL,
+    acquired_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+  );
+
+  CREATE TABLE compaction_log (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    kind TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    before_tokens INTEGER NOT NULL,
+    after_tokens INTEGER NOT NULL,
+    messages_removed INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    detail TEXT
+  );
+
+  CREATE TABLE schedule_runs (
+    job TEXT NOT NULL,
+    slot INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    holder_host TEXT,
+    holder_pid INTEGER,
+    holder_started TEXT,
+    holder_nonce TEXT,
+    claimed_at INTEGER NOT NULL,
+    lease_expires_at INTEGER,
+    finished_at INTEGER,
+    session_id TEXT,
+    note TEXT,
+    PRIMARY KEY (job, slot)
+  );
+
+  CREATE TABLE plugin_state (
+    plugin TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (plugin, key)
+  );
+  `,
+];

@@ -1,0 +1,50 @@
+/** The model-provider seam. Implementations: providers/openai.ts (HTTP), providers/scripted.ts (canned). */
+import { RunError } from "./errors.ts";
+import type { Message, ToolSpec, Usage } from "./types.ts";
+
+export interface ModelRequest {
+  model: string;
+  messages: Message[];
+  tools: ToolSpec[];
+  max_tokens?: number;
+  temperature?: number;
+}
+
+export interface ModelResponse {
+  /** Always role `assistant`; `content` may be "" when the model only calls tools. */
+  message: Message;
+  usage: Usage | null;
+  finish_reason: string;
+}
+
+export interface RetryInfo {
+  attempt: number;
+  delay_ms: number;
+  status: number | null;
+  error: string;
+}
+
+export interface CompleteOptions {
+  signal?: AbortSignal;
+  /** Called before each retry sleep; the runner turns it into a `provider.retry` event. */
+  onRetry?: (info: RetryInfo) => void;
+  /** Streamed text as it arrives (only when the provider streams). */
+  onDelta?: (text: string) => void;
+}
+
+export interface Provider {
+  readonly name: string;
+  complete(request: ModelRequest, options?: CompleteOptions): Promise<ModelResponse>;
+}
+
+/** A provider failure after retries; `contextOverflow` marks a request rejected as too long. */
+export class ProviderError extends RunError {
+  readonly status: number | null;
+  readonly contextOverflow: boolean;
+  constructor(message: string, options: { status?: number | null; contextOverflow?: boolean; cause?: unknown } = {}) {
+    super(message, { reason: "provider_error", cause: options.cause });
+    this.name = "ProviderError";
+    this.status = options.status ?? null;
+    this.contextOverflow = options.contextOverflow ?? false;
+  }
+}

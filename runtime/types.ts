@@ -1,0 +1,81 @@
+/** Core data shapes shared by the runtime, the store, providers and plugins. */
+
+export type Role = "system" | "user" | "assistant" | "tool";
+
+/** A tool call as the model asked for it; `arguments` is the raw JSON text the model produced. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+export interface Message {
+  role: Role;
+  content: string;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+  /** Tool name on `tool` messages. */
+  name?: string;
+}
+
+/** `summary` marks a compaction summary; `pruned` a tool result replaced by a placeholder. */
+export type MessageKind = "message" | "summary" | "pruned";
+
+export interface StoredMessage extends Message {
+  id: number;
+  session_id: string;
+  /** Append order within the session; never reused. */
+  seq: number;
+  /** Prompt order; compaction places summaries between kept rows. */
+  pos: number;
+  kind: MessageKind;
+  active: boolean;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  created_at: number;
+}
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  parameters: Record<string, unknown>;
+}
+
+export type SessionStatus = "running" | "success" | "failed" | "limit" | "interrupted" | "idle";
+
+export interface SessionRow {
+  id: string;
+  job: string;
+  job_path: string | null;
+  status: SessionStatus;
+  terminal_reason: string | null;
+  parent_id: string | null;
+  created_at: number;
+  updated_at: number;
+  ended_at: number | null;
+  archived_at: number | null;
+  /** The resolved job (JSON) so `--resume` can continue without the original file. */
+  config_json: string;
+  model: string | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  turns: number;
+  owner_host: string | null;
+  owner_pid: number | null;
+  owner_started: string | null;
+}
+
+/** A §7 event. Producers fill `type` and the payload; the emitter adds session_id, seq and ts. */
+export interface HermesEvent {
+  type: string;
+  session_id: string;
+  seq: number;
+  ts: string;
+  [field: string]: unknown;
+}
