@@ -114,4 +114,6 @@ export const migrations: readonly string[] = [
     PRIMARY KEY (plugin, key)
   );
   `,
+  // 2: live schedule claims (`running`/`rerunning` rows) are found without scanning the run history.
+  `CREATE INDEX schedule_runs_active ON schedule_runs(job, slot) WHERE status IN ('running', 'rerunning');`,
 ];

@@ -1,0 +1,143 @@
+/** `hermes run JOB.yaml | -p PROMPT`: run a job to completion; the product goes to stdout. */
+import { type Cli, parseCommandArgs } from "./_cli.ts";
+import { ExitCode, ValidationError } from "../runtime/errors.ts";
+import { EventBus } from "../runtime/events.ts";
+import { jobFromObject, loadJob, loadUserConfig, mergeConfig, parseInputFlags, type ResolvedJob } from "../runtime/job.ts";
+import type { JobFile } from "../runtime/job_schema.ts";
+import { runJob, type RunResult } from "../runtime/run_job.ts";
+import type { Store } from "../runtime/store.ts";
+import type { HermesEvent } from "../runtime/types.ts";
+
+const FORMATS = new Set(["text", "json", "stream-json"]);
+
+export async function main(cli: Cli): Promise<number> {
+  const { values, positionals } = parseCommandArgs("run", cli.args, {
+    prompt: { type: "string", short: "p" },
+    input: { type: "string", short: "i", multiple: true },
+    output: { type: "string", short: "o" },
+    resume: { type: "string", short: "r" },
+    model: { type: "string", short: "m" },
+  });
+  if (positionals.length > 1) {
+    throw new ValidationError(`hermes run: expected one job file, got ${positionals.length}: ${positionals.join(" ")}`);
+  }
+  if (values.output !== undefined && !FORMATS.has(values.output)) {
+    throw new ValidationError(`Invalid --output "${values.output}": expected text, json or stream-json`);
+  }
+  const prompt = values.prompt === "-" ? await readStdin(cli) : values.prompt;
+  const config = loadUserConfig(`${cli.home}/config.yaml`);
+  const inputs = parseInputFlags(values.input ?? []);
+  const jobPath = positionals[0];
+
+  let store: Store | undefined;
+  try {
+    let job: ResolvedJob;
+    if (jobPath !== undefined) {
+      job = loadJob(jobPath, { inputs, env: cli.env, ...(config ? { config } : {}) });
+    } else if (values.resume !== undefined) {
+      store = cli.openStore();
+      job = storedJob(store, values.resume);
+    } else if (prompt !== undefined) {
+      job = jobFromObject(mergeConfig({ name: "oneshot" } as JobFile, config), Deno.cwd(), { env: cli.env });
+    } else {
+      throw new ValidationError("hermes run: expected JOB.yaml, -p PROMPT, or --resume SESSION");
+    }
+    const format = values.output ?? job.spec.output?.format ?? "text";
+    store ??= cli.openStore();
+    const events = new EventBus(cli.clock);
+    const writes: Promise<void>[] = [];
+    const emitLine = (event: HermesEvent) => writes.push(cli.out(cli.redact(JSON.stringify(event)) + "\n"));
+    if (format === "stream-json") events.subscribe(emitLine);
+    events.subscribe((event) => progress(cli, event));
+    const result = await runJob({
+      job,
+      store,
+      events,
+      clock: cli.clock,
+      log: cli.log,
+      env: cli.env,
+      signal: cli.signal,
+      interruptExitCode: () => cli.signalName() === "SIGTERM" ? ExitCode.terminated : ExitCode.interrupted,
+      source: jobPath === undefined ? "cli" : "job",
+      ...(prompt !== undefined ? { prompt } : {}),
+      ...(values.resume !== undefined ? { resume: values.resume } : {}),
+      ...(values.model !== undefined ? { model: values.model } : {}),
+    });
+    await Promise.all(writes);
+    if (format === "json") await cli.out(cli.redact(JSON.stringify(result)) + "\n");
+    else if (format === "text" && result.status === "success") await cli.out(cli.redact(result.final.replace(/\n+$/, "")) + "\n");
+    if (result.error) cli.err(cli.redact(`hermes: ${result.error}`));
+    writeGitHub(cli, result);
+    return result.exit_code;
+  } finally {
+    store?.close();
+  }
+}
+
+async function readStdin(cli: Cli): Promise<string> {
+  const text = await new Response(cli.stdin).text();
+  if (text.trim() === "") throw new ValidationError("hermes run: -p - read an empty prompt from stdin");
+  return text;
+}
+
+function storedJob(store: Store, id: string): ResolvedJob {
+  const session = store.getSession(store.resolveSessionId(id))!;
+  const saved = JSON.parse(session.config_json) as Partial<ResolvedJob> & { spec?: JobFile };
+  if (!saved.spec) throw new ValidationError(`Cannot resume session ${session.id}: it has no stored job`);
+  return {
+    spec: saved.spec,
+    path: saved.path ?? null,
+    dir: saved.dir ?? Deno.cwd(),
+    inputs: saved.inputs ?? {},
+    env: saved.env ?? {},
+  };
+}
+
+function progress(cli: Cli, event: HermesEvent): void {
+  if (cli.quiet) return;
+  switch (event.type) {
+    case "tool.call":
+      cli.log.info(`tool ${event.tool} ${JSON.stringify(event.args).slice(0, 200)}`);
+      break;
+    case "tool.denied":
+      cli.log.warn(`tool ${event.tool} ${event.reason}`);
+      break;
+    case "provider.retry":
+      cli.log.warn(`model call failed (${event.error}); retry ${event.attempt} in ${event.delay_ms} ms`);
+      break;
+    case "compaction":
+      cli.log.info(`compacted: ${event.before_tokens} → ${event.after_tokens} tokens`);
+      break;
+    case "loop.tick":
+    case "heartbeat.tick":
+      cli.log.info(`${event.type} ${event.tick ?? ""}`);
+      break;
+    case "plugin.error":
+      cli.log.warn(`plugin ${event.plugin}: ${event.error}`);
+      break;
+  }
+}
+
+/** GitHub Actions: step outputs and a job summary when the runner provides the files. */
+function writeGitHub(cli: Cli, result: RunResult): void {
+  const output = cli.env.GITHUB_OUTPUT;
+  const final = cli.redact(result.final);
+  if (output) {
+    const delimiter = `HERMES_${crypto.randomUUID().replaceAll("-", "")}`;
+    const lines = [
+      `session_id=${result.session_id}`,
+      `status=${result.status}`,
+      `exit_code=${result.exit_code}`,
+      `final<<${delimiter}`,
+      final,
+      delimiter,
+      "",
+    ];
+    Deno.writeTextFileSync(output, lines.join("\n"), { append: true });
+  }
+  const summary = cli.env.GITHUB_STEP_SUMMARY;
+  if (summary) {
+    const text = `### Hermes: ${result.job} — ${result.status}\n\nSession \`${result.session_id}\`, ${result.turns} turns, ${result.duration_ms} ms.\n\n${final}\n\n`;
+    Deno.writeTextFileSync(summary, text, { append: true });
+  }
+}

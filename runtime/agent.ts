@@ -1,0 +1,324 @@
+/**
+ * The agent loop: one live session. A user turn runs model calls and tool rounds until the model
+ * answers without tools. Every message is committed as it happens; turns are serialised per session.
+ */
+import type { Clock } from "./clock.ts";
+import { errorMessage, ValidationError } from "./errors.ts";
+import type { EventBus, EventInput } from "./events.ts";
+import type { Hooks } from "./hooks.ts";
+import type { Budget } from "./limits.ts";
+import type { Logger } from "./log.ts";
+import { type Provider, ProviderError, type RetryInfo } from "./provider.ts";
+import type { AgentLike, Compactor, TurnOptions, TurnResult } from "./seams.ts";
+import { parseSlash, type SlashCommand } from "./slash.ts";
+import type { AppendMessage, Store } from "./store.ts";
+import type { Tool, ToolOutcome } from "./tools/tool.ts";
+import type { Message, StoredMessage, ToolCall } from "./types.ts";
+
+export interface AgentOptions {
+  store: Store;
+  sessionId: string;
+  provider: Provider;
+  model: string;
+  tools: readonly Tool[];
+  hooks: Hooks;
+  events: EventBus;
+  clock: Clock;
+  log: Logger;
+  budget: Budget;
+  /** Where tools run: the job directory and the environment given to subprocesses. */
+  toolContext: { job_dir: string; env: Record<string, string> };
+  compactor?: Compactor;
+  maxOutputTokens?: number;
+  temperature?: number;
+  /** Aborts every turn (run timeout, SIGINT/SIGTERM). */
+  signal?: AbortSignal;
+  /** Streamed assistant text, for live output. */
+  onDelta?: (text: string) => void;
+}
+
+const INTERRUPTED_TOOL_RESULT = "error: the tool call did not complete (the run was interrupted)";
+
+export class Agent implements AgentLike {
+  readonly sessionId: string;
+  #o: AgentOptions;
+  #tools: Map<string, Tool>;
+  #commands = new Map<string, SlashCommand>();
+  #queue: Promise<unknown> = Promise.resolve();
+  #busy = false;
+  #turn = 0;
+
+  constructor(options: AgentOptions) {
+    this.#o = options;
+    this.sessionId = options.sessionId;
+    this.#tools = new Map(options.tools.map((t) => [t.spec.name, t]));
+    this.addCommand({
+      name: "status",
+      description: "Show the session's status",
+      run: () => Promise.resolve(this.#status()),
+    });
+    if (options.compactor) {
+      const compactor = options.compactor;
+      this.addCommand({
+        name: "compress",
+        description: "Compact the transcript now; optional focus text steers the summary",
+        run: async (args, context) => {
+          const outcome = await compactor.compact(this.sessionId, { focus: args, signal: context.signal });
+          return outcome.changed
+            ? `Compacted: ${outcome.before_tokens} → ${outcome.after_tokens} tokens, ${outcome.messages_removed} messages replaced`
+            : `Nothing compacted: ${outcome.note ?? "no change"}`;
+        },
+      });
+    }
+  }
+
+  get busy(): boolean {
+    return this.#busy;
+  }
+
+  get budget(): Budget {
+    return this.#o.budget;
+  }
+
+  addCommand(command: SlashCommand): void {
+    this.#commands.set(command.name.toLowerCase(), command);
+  }
+
+  commands(): SlashCommand[] {
+    return [...this.#commands.values()];
+  }
+
+  /** A slash command when the text is one, else a prompt. */
+  input(text: string, options: TurnOptions): Promise<TurnResult> {
+    const slash = parseSlash(text);
+    if (!slash) return this.prompt(text, options);
+    const command = this.#commands.get(slash.name);
+    if (!command) {
+      const known = [...this.#commands.keys()].map((n) => `/${n}`).join(", ");
+      return Promise.reject(new ValidationError(`Unknown command "/${slash.name}": available commands are ${known}`));
+    }
+    const signal = this.#signal(options.signal);
+    return command.run(slash.args, { session_id: this.sessionId, source: options.source, signal })
+      .then((final) => ({ final, model_calls: 0 }));
+  }
+
+  prompt(text: string, options: TurnOptions): Promise<TurnResult> {
+    const run = this.#queue.then(() => this.#runTurn(text, options));
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  #signal(extra?: AbortSignal): AbortSignal {
+    const signals = [this.#o.signal, extra].filter((s): s is AbortSignal => s !== undefined);
+    return signals.length === 1 ? signals[0]! : AbortSignal.any(signals);
+  }
+
+  #emit(event: EventInput): void {
+    this.#o.events.emit(this.sessionId, event);
+  }
+
+  async #runTurn(text: string, options: TurnOptions): Promise<TurnResult> {
+    const { store, hooks, budget } = this.#o;
+    const signal = this.#signal(options.signal);
+    signal.throwIfAborted();
+    this.#busy = true;
+    let modelCalls = 0;
+    let promptTokens = 0;
+    let completionTokens = 0;
+    try {
+      store.appendMessages(this.sessionId, [{ role: "user", content: text }]);
+      this.#emit({ type: "message", role: "user", content: text, source: options.source });
+      while (true) {
+        signal.throwIfAborted();
+        budget.beforeModelCall();
+        await this.#o.compactor?.beforeModelCall(this.sessionId, { signal });
+        this.#turn++;
+        const turn = this.#turn;
+        const injected = (await hooks.preLlmCall({ session_id: this.sessionId, user_message: text, turn }))
+          .filter((s) => s.trim() !== "");
+        this.#emit({ type: "turn.start", turn, ...(injected.length ? { injected } : {}) });
+        const response = await this.#complete(injected, signal);
+        modelCalls++;
+        budget.record(response.usage);
+        promptTokens += response.usage?.prompt_tokens ?? 0;
+        completionTokens += response.usage?.completion_tokens ?? 0;
+        const assistant: AppendMessage = {
+          ...response.message,
+          prompt_tokens: response.usage?.prompt_tokens ?? null,
+          completion_tokens: response.usage?.completion_tokens ?? null,
+        };
+        store.appendMessages(this.sessionId, [assistant]);
+        const calls = response.message.tool_calls ?? [];
+        this.#emit({
+          type: "message",
+          role: "assistant",
+          content: response.message.content,
+          ...(calls.length ? { tool_calls: calls } : {}),
+        });
+        await hooks.postLlmCall({
+          session_id: this.sessionId,
+          assistant_message: { content: response.message.content, ...(calls.length ? { tool_calls: calls } : {}) },
+          turn,
+        });
+        this.#emit({ type: "turn.end", turn, usage: response.usage, finish_reason: response.finish_reason });
+        if (calls.length === 0) return { final: response.message.content, model_calls: modelCalls };
+        for (const call of calls) await this.#runTool(call, signal);
+      }
+    } finally {
+      this.#busy = false;
+      if (modelCalls > 0) {
+        store.immediate(() =>
+          store.stmt(
+            `UPDATE sessions SET turns = turns + ?, prompt_tokens = prompt_tokens + ?,
+             completion_tokens = completion_tokens + ?, updated_at = ? WHERE id = ?`,
+          ).run(modelCalls, promptTokens, completionTokens, this.#o.clock.now(), this.sessionId)
+        );
+      }
+    }
+  }
+
+  async #complete(injected: string[], signal: AbortSignal) {
+    const onRetry = (info: RetryInfo) => this.#emit({ type: "provider.retry", ...info });
+    let recovered = false;
+    while (true) {
+      const request = {
+        model: this.#o.model,
+        messages: this.#requestMessages(injected),
+        tools: [...this.#tools.values()].map((t) => t.spec),
+        ...(this.#o.maxOutputTokens ? { max_tokens: this.#o.maxOutputTokens } : {}),
+        ...(this.#o.temperature !== undefined ? { temperature: this.#o.temperature } : {}),
+      };
+      try {
+        return await this.#o.provider.complete(request, {
+          signal,
+          onRetry,
+          ...(this.#o.onDelta ? { onDelta: this.#o.onDelta } : {}),
+        });
+      } catch (error) {
+        if (error instanceof ProviderError && error.contextOverflow && !recovered && this.#o.compactor) {
+          recovered = true;
+          if (await this.#o.compactor.recoverOverflow(this.sessionId, { signal })) continue;
+        }
+        throw error;
+      }
+    }
+  }
+
+  /** The active transcript as the model sees it, with hook text appended to the last user message. */
+  #requestMessages(injected: string[]): Message[] {
+    const stored = this.#repairDanglingToolCalls(this.#o.store.activeMessages(this.sessionId));
+    const messages = stored.map(toMessage);
+    if (injected.length) {
+      for (let i = messages.length - 1; i >= 0; i--) {
+        const m = messages[i]!;
+        if (m.role === "user") {
+          messages[i] = { ...m, content: `${m.content}\n\n${injected.join("\n\n")}` };
+          break;
+        }
+      }
+    }
+    return messages;
+  }
+
+  /** A killed run can leave a tool call without its result; providers reject that, so close it. */
+  #repairDanglingToolCalls(messages: StoredMessage[]): StoredMessage[] {
+    const answered = new Set(messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id));
+    const missing: AppendMessage[] = [];
+    for (const m of messages) {
+      for (const call of m.tool_calls ?? []) {
+        if (!answered.has(call.id)) {
+          missing.push({ role: "tool", tool_call_id: call.id, name: call.name, content: INTERRUPTED_TOOL_RESULT });
+        }
+      }
+    }
+    if (missing.length === 0) return messages;
+    this.#o.store.appendMessages(this.sessionId, missing);
+    return this.#o.store.activeMessages(this.sessionId);
+  }
+
+  async #runTool(call: ToolCall, signal: AbortSignal): Promise<void> {
+    const { hooks, store } = this.#o;
+    const started = performance.now();
+    let args: Record<string, unknown> = {};
+    let outcome: ToolOutcome | undefined;
+    try {
+      const parsed = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
+      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("not an object");
+      args = parsed;
+    } catch (error) {
+      outcome = { status: "error", content: `error: invalid arguments for ${call.name}: ${errorMessage(error)}` };
+    }
+    this.#emit({ type: "tool.call", tool: call.name, tool_call_id: call.id, args });
+    const tool = this.#tools.get(call.name);
+    if (!outcome && !tool) outcome = { status: "error", content: `error: unknown tool "${call.name}"` };
+    if (!outcome) {
+      const decision = await hooks.preToolCall({
+        session_id: this.sessionId,
+        tool_name: call.name,
+        args,
+        tool_call_id: call.id,
+      });
+      if (decision.action === "block") {
+        outcome = { status: "denied", content: `blocked: ${decision.message}` };
+      } else if (decision.action === "modify") {
+        args = decision.args;
+      }
+    }
+    if (!outcome) {
+      try {
+        outcome = await tool!.run(args, { ...this.#o.toolContext, session_id: this.sessionId, signal });
+      } catch (error) {
+        signal.throwIfAborted();
+        outcome = { status: "error", content: `error: ${errorMessage(error)}` };
+      }
+    }
+    const durationMs = Math.round(performance.now() - started);
+    if (outcome.status === "denied") {
+      this.#emit({ type: "tool.denied", tool: call.name, tool_call_id: call.id, reason: outcome.content });
+    }
+    store.appendMessages(this.sessionId, [{
+      role: "tool",
+      tool_call_id: call.id,
+      name: call.name,
+      content: outcome.content,
+    }]);
+    this.#emit({
+      type: "tool.result",
+      tool: call.name,
+      tool_call_id: call.id,
+      status: outcome.status,
+      content: outcome.content,
+      duration_ms: durationMs,
+    });
+    await hooks.postToolCall({
+      session_id: this.sessionId,
+      tool_name: call.name,
+      args,
+      result: outcome.content,
+      duration_ms: durationMs,
+      status: outcome.status,
+    });
+  }
+
+  #status(): string {
+    const session = this.#o.store.getSession(this.sessionId);
+    const active = this.#o.store.activeMessages(this.sessionId).length;
+    const { budget } = this.#o;
+    return [
+      `session ${this.sessionId} (${session?.job ?? "?"})`,
+      `model: ${this.#o.model}`,
+      `messages: ${active} active`,
+      `turns this run: ${budget.turns}${budget.maxTurns ? ` / ${budget.maxTurns}` : ""}`,
+      `tokens this run: ${budget.tokens}${budget.maxTokens ? ` / ${budget.maxTokens}` : ""}`,
+      `tools: ${[...this.#tools.keys()].join(", ") || "none"}`,
+    ].join("\n");
+  }
+}
+
+function toMessage(m: StoredMessage): Message {
+  const message: Message = { role: m.role, content: m.content };
+  if (m.tool_calls?.length) message.tool_calls = m.tool_calls;
+  if (m.tool_call_id !== undefined) message.tool_call_id = m.tool_call_id;
+  if (m.name !== undefined && m.role === "tool") message.name = m.name;
+  return message;
+}

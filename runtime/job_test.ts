@@ -1,0 +1,74 @@
+import assert from "node:assert/strict";
+import { ValidationError } from "./errors.ts";
+import { loadJob, parseInputFlags } from "./job.ts";
+
+async function jobFile(yaml: string): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "hermes-job-" });
+  await Deno.writeTextFile(`${dir}/job.yaml`, yaml);
+  return `${dir}/job.yaml`;
+}
+
+function errorOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    assert.ok(error instanceof ValidationError, `expected ValidationError, got ${error}`);
+    return error.message;
+  }
+  assert.fail("expected an error");
+}
+
+Deno.test("a valid job loads with defaults, inputs and templates resolved", async () => {
+  const path = await jobFile(
+    `name: triage\ninputs:\n  repo: { type: string, required: true }\n  days: { type: number, default: 7 }\n` +
+      `env: { GREETING: hi }\nprompt: "List {{ inputs.repo }} for {{ inputs.days }} days, {{ env.GREETING }}"\n` +
+      `steps: ["Now {{ inputs.repo }}"]\n`,
+  );
+  const job = loadJob(path, { inputs: { repo: "a/b" }, env: {} });
+  assert.equal(job.spec.prompt, "List a/b for 7 days, hi");
+  assert.deepEqual(job.spec.steps, ["Now a/b"]);
+  assert.deepEqual(job.inputs, { repo: "a/b", days: 7 });
+  assert.equal(job.dir, path.replace(/\/job\.yaml$/, ""));
+});
+
+Deno.test("an unknown key names file:line:col, the key path and the nearest known key", async () => {
+  const path = await jobFile(`name: x\nprompt: hi\ntools:\n  shell:\n    alow: ["git *"]\n`);
+  assert.equal(errorOf(() => loadJob(path)), `${path}:5:5: unknown key "tools.shell.alow" (did you mean "allow"?)`);
+});
+
+Deno.test("a wrong type names the position and key path", async () => {
+  const path = await jobFile(`name: x\nprompt: hi\nlimits:\n  max_turns: many\n`);
+  assert.match(errorOf(() => loadJob(path)), new RegExp(`^${path}:4:14: limits\\.max_turns: .*number`));
+});
+
+Deno.test("malformed YAML names the position", async () => {
+  const path = await jobFile(`name: x\nprompt: [unclosed\n`);
+  assert.match(errorOf(() => loadJob(path)), new RegExp(`^${path}:\\d+:\\d+: invalid YAML`));
+});
+
+Deno.test("missing required input, bad number and undeclared input are errors", async () => {
+  const path = await jobFile(
+    `name: x\ninputs:\n  repo: { required: true, description: owner/name }\n  n: { type: number }\nprompt: "{{ inputs.repo }}"\n`,
+  );
+  assert.match(errorOf(() => loadJob(path)), /Missing required input "repo" \(owner\/name\)/);
+  assert.match(errorOf(() => loadJob(path, { inputs: { repo: "a", n: "lots" } })), /--input n=lots: expected a number/);
+  assert.match(errorOf(() => loadJob(path, { inputs: { repo: "a", nope: "1" } })), /Invalid --input "nope"/);
+  assert.equal(loadJob(path, { inputs: { repo: "a", n: "3" } }).inputs.n, 3);
+});
+
+Deno.test("an unknown template reference is an error, never an empty string", async () => {
+  const path = await jobFile(`name: x\nprompt: |\n  hello {{ inputs.who }}\n`);
+  assert.match(errorOf(() => loadJob(path)), new RegExp(`^${path}:2:9: unknown template reference "\\{\\{ inputs\\.who \\}\\}"`));
+  const envPath = await jobFile(`name: x\nprompt: "{{ env.NOT_SET_ANYWHERE }}"\n`);
+  assert.match(errorOf(() => loadJob(envPath, { env: {} })), /unknown template reference.*not set/);
+  assert.equal(loadJob(envPath, { env: { NOT_SET_ANYWHERE: "yes" } }).spec.prompt, "yes");
+});
+
+Deno.test("a missing job file is a ValidationError naming it", () => {
+  assert.match(errorOf(() => loadJob("/nonexistent/job.yaml")), /Cannot read job file "\/nonexistent\/job\.yaml"/);
+});
+
+Deno.test("--input flags need NAME=VALUE", () => {
+  assert.deepEqual(parseInputFlags(["a=1", "b=x=y"]), { a: "1", b: "x=y" });
+  assert.match(errorOf(() => parseInputFlags(["novalue"])), /expected NAME=VALUE/);
+});

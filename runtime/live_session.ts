@@ -1,0 +1,129 @@
+/**
+ * Opens a live session for a job: the provider, tools, hooks and the Agent, over a new or stored
+ * session row. Shared by `hermes run`, the JSON-RPC/ACP servers and the daemon.
+ */
+import { Agent } from "./agent.ts";
+import type { Clock } from "./clock.ts";
+import type { EventBus } from "./events.ts";
+import { type Hooks, noHooks } from "./hooks.ts";
+import type { ResolvedJob } from "./job.ts";
+import { Budget } from "./limits.ts";
+import type { Logger } from "./log.ts";
+import { createProvider, type ResolvedModel, resolveModel } from "./model.ts";
+import { schemaInstruction } from "./output_schema.ts";
+import { currentProcess } from "./process_identity.ts";
+import type { Provider } from "./provider.ts";
+import type { Store } from "./store.ts";
+import { builtinTools } from "./tools/builtin.ts";
+import type { SessionRow, SessionStatus } from "./types.ts";
+
+export interface OpenSessionOptions {
+  job: ResolvedJob;
+  store: Store;
+  events: EventBus;
+  clock: Clock;
+  log: Logger;
+  /** The process environment snapshot (model keys, `OPENAI_BASE_URL`, tool PATH). */
+  env: Record<string, string>;
+  /** Aborts every turn of this session. */
+  signal?: AbortSignal;
+  /** Continue this stored session (id, prefix or `latest`) instead of starting a new one. */
+  resume?: string;
+  /** `--model`: overrides the model name. */
+  model?: string;
+  onDelta?: (text: string) => void;
+}
+
+export interface LiveSession {
+  readonly id: string;
+  /** The session row as it was when opened (usage counters before this run). */
+  readonly opened: SessionRow;
+  readonly agent: Agent;
+  readonly budget: Budget;
+  readonly model: ResolvedModel;
+  readonly provider: Provider;
+  readonly hooks: Hooks;
+  readonly job: ResolvedJob;
+  /** Records the end (status, reason), fires on_session_end, emits session.end and stops plugins. */
+  finish(status: SessionStatus, reason: string): Promise<void>;
+}
+
+const TOOL_ENV_NAMES = ["PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "TMPDIR", "SHELL"];
+
+export async function openSession(options: OpenSessionOptions): Promise<LiveSession> {
+  const { job, store, events, clock, log } = options;
+  const spec = job.spec;
+  const model = resolveModel(spec.model, { env: options.env, dir: job.dir, override: options.model });
+  const provider = await createProvider(model, { env: options.env, clock });
+  const tools = builtinTools(spec.tools, { job_dir: job.dir });
+
+  const opened = options.resume ? store.getSession(store.resolveSessionId(options.resume))! : store.createSession({
+    job: spec.name,
+    job_path: job.path,
+    model: model.name,
+    config_json: JSON.stringify({ spec, dir: job.dir, path: job.path, inputs: job.inputs, env: job.env }),
+  });
+  const id = opened.id;
+  const me = currentProcess();
+  store.updateSession(id, {
+    status: "running",
+    ended_at: null,
+    owner_host: me.host,
+    owner_pid: me.pid,
+    owner_started: me.started,
+  });
+  const hooks: Hooks = noHooks;
+  const budget = new Budget(spec.limits ?? {});
+  const agent = new Agent({
+    store,
+    sessionId: id,
+    provider,
+    model: model.name,
+    tools,
+    hooks,
+    events,
+    clock,
+    log,
+    budget,
+    toolContext: { job_dir: job.dir, env: toolEnv(options.env, job.env) },
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(model.max_output_tokens ? { maxOutputTokens: model.max_output_tokens } : {}),
+    ...(model.temperature !== undefined ? { temperature: model.temperature } : {}),
+    ...(options.onDelta ? { onDelta: options.onDelta } : {}),
+  });
+
+  if (!options.resume) {
+    const system = [spec.system, spec.output?.schema ? schemaInstruction(spec.output.schema) : undefined]
+      .filter((s): s is string => s !== undefined && s.trim() !== "").join("\n\n");
+    if (system) store.appendMessages(id, [{ role: "system", content: system }]);
+  }
+  events.emit(id, { type: "session.start", job: spec.name, model: model.name, resumed: !!options.resume });
+  await hooks.onSessionStart({ session_id: id });
+
+  let finished = false;
+  return {
+    id,
+    opened,
+    agent,
+    budget,
+    model,
+    provider,
+    hooks,
+    job,
+    async finish(status, reason) {
+      if (finished) return;
+      finished = true;
+      store.updateSession(id, { status, terminal_reason: reason, ended_at: clock.now(), owner_pid: null });
+      await hooks.onSessionEnd({ session_id: id, status, reason }).catch((error) =>
+        log.warn(`on_session_end failed: ${error}`)
+      );
+      events.emit(id, { type: "session.end", status, reason });
+    },
+  };
+}
+
+function toolEnv(env: Record<string, string>, jobEnv: Record<string, string>): Record<string, string> {
+  const base: Record<string, string> = {};
+  for (const name of TOOL_ENV_NAMES) if (env[name] !== undefined) base[name] = env[name]!;
+  return { ...base, ...jobEnv };
+}

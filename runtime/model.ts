@@ -1,0 +1,80 @@
+/** Which model a run talks to: flag > job > config.yaml > environment > default (DESIGN §4). */
+import type { Clock } from "./clock.ts";
+import { parseDuration } from "./duration.ts";
+import { ValidationError } from "./errors.ts";
+import type { ModelConfig } from "./job_schema.ts";
+import type { Provider } from "./provider.ts";
+
+export const DEFAULT_CONTEXT_WINDOW = 128_000;
+
+export interface ResolvedModel {
+  provider: "openai" | "scripted";
+  name: string;
+  base_url: string | null;
+  api_key_env: string;
+  context_window: number;
+  max_output_tokens?: number;
+  temperature?: number;
+  /** Absolute path of the scripted replies. */
+  script?: string;
+  stream: boolean;
+  request_timeout_ms?: number;
+  max_retries?: number;
+}
+
+export function resolveModel(
+  spec: ModelConfig | undefined,
+  options: { env: Record<string, string>; dir: string; override?: string | undefined },
+): ResolvedModel {
+  const provider = spec?.provider ?? (spec?.script ? "scripted" : "openai");
+  const name = options.override ?? spec?.name ?? options.env.HERMES_MODEL ?? (provider === "scripted" ? "scripted" : "");
+  if (!name) {
+    throw new ValidationError(
+      "Cannot choose a model: set model.name in the job, --model NAME, or HERMES_MODEL",
+    );
+  }
+  const model: ResolvedModel = {
+    provider,
+    name,
+    base_url: spec?.base_url ?? options.env.OPENAI_BASE_URL ?? null,
+    api_key_env: spec?.api_key_env ?? "OPENAI_API_KEY",
+    context_window: spec?.context_window ?? DEFAULT_CONTEXT_WINDOW,
+    stream: spec?.stream ?? false,
+  };
+  if (spec?.max_output_tokens !== undefined) model.max_output_tokens = spec.max_output_tokens;
+  if (spec?.temperature !== undefined) model.temperature = spec.temperature;
+  if (spec?.request_timeout !== undefined) model.request_timeout_ms = parseDuration(spec.request_timeout);
+  if (spec?.max_retries !== undefined) model.max_retries = spec.max_retries;
+  if (provider === "scripted") {
+    if (!spec?.script) throw new ValidationError("model.script is required for provider scripted");
+    model.script = spec.script.startsWith("/") ? spec.script : `${options.dir}/${spec.script}`;
+  }
+  return model;
+}
+
+/** Builds the provider; the OpenAI client is imported only when it is used. */
+export async function createProvider(
+  model: ResolvedModel,
+  options: { env: Record<string, string>; clock: Clock },
+): Promise<Provider> {
+  if (model.provider === "scripted") {
+    const { createScriptedProvider, loadScript } = await import("./providers/scripted.ts");
+    return createScriptedProvider(loadScript(model.script!), { clock: options.clock });
+  }
+  const apiKey = options.env[model.api_key_env];
+  if (!apiKey && !model.base_url) {
+    throw new ValidationError(
+      `Cannot call OpenAI: ${model.api_key_env} is not set (set it, or model.base_url for a local server)`,
+    );
+  }
+  const { createOpenAIProvider } = await import("./providers/openai.ts");
+  return createOpenAIProvider({
+    model: model.name,
+    apiKey: apiKey || "not-needed",
+    stream: model.stream,
+    clock: options.clock,
+    ...(model.base_url ? { baseURL: model.base_url } : {}),
+    ...(model.request_timeout_ms ? { timeoutMs: model.request_timeout_ms } : {}),
+    ...(model.max_retries !== undefined ? { maxRetries: model.max_retries } : {}),
+  });
+}

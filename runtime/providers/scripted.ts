@@ -1,0 +1,86 @@
+/**
+ * The `scripted` provider: canned replies from a YAML/JSON file, for offline runs, demos and tests.
+ * Entries with `match` answer when the last user message contains that text; the rest answer in order.
+ */
+import { parse } from "yaml";
+import type { Clock } from "../clock.ts";
+import { parseDuration } from "../duration.ts";
+import { ValidationError } from "../errors.ts";
+import { type CompleteOptions, type ModelRequest, type ModelResponse, type Provider, ProviderError } from "../provider.ts";
+import type { ToolCall } from "../types.ts";
+import type { ScriptEntry } from "./script.ts";
+
+/** Reads and checks a script file; a missing or malformed file is a ValidationError (exit 2). */
+export function loadScript(path: string): ScriptEntry[] {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(path);
+  } catch {
+    throw new ValidationError(`Cannot read scripted replies "${path}": no such file (model.script)`);
+  }
+  let value: unknown;
+  try {
+    value = parse(text);
+  } catch (error) {
+    throw new ValidationError(`${path}: invalid scripted replies: ${(error as Error).message.split("\n")[0]}`);
+  }
+  const entries = Array.isArray(value) ? value : (value as { replies?: unknown })?.replies;
+  if (!Array.isArray(entries)) {
+    throw new ValidationError(`${path}: expected a list of replies ({content} or {tool_calls}) or {replies: [...]}`);
+  }
+  entries.forEach((entry, i) => {
+    if (!entry || typeof entry !== "object" || (!("content" in entry) && !("tool_calls" in entry) && !("error" in entry))) {
+      throw new ValidationError(`${path}: reply ${i + 1}: expected "content", "tool_calls" or "error"`);
+    }
+  });
+  return entries as ScriptEntry[];
+}
+
+export function createScriptedProvider(script: readonly ScriptEntry[], options: { clock: Clock }): Provider {
+  const used = new Set<number>();
+  let calls = 0;
+  const pick = (request: ModelRequest): ScriptEntry | undefined => {
+    const lastUser = [...request.messages].reverse().find((m) => m.role === "user")?.content ?? "";
+    let index = script.findIndex((e, i) => !used.has(i) && e.match !== undefined && lastUser.includes(e.match));
+    if (index < 0) index = script.findIndex((e, i) => !used.has(i) && e.match === undefined);
+    if (index < 0) return undefined;
+    used.add(index);
+    return script[index];
+  };
+  return {
+    name: "scripted",
+    async complete(request: ModelRequest, callOptions: CompleteOptions = {}): Promise<ModelResponse> {
+      calls++;
+      const entry = pick(request);
+      if (!entry) {
+        throw new ProviderError(
+          `Cannot answer model call ${calls}: the scripted replies are used up (${script.length} in the script)`,
+        );
+      }
+      if (entry.delay) await options.clock.sleep(parseDuration(entry.delay), callOptions.signal);
+      callOptions.signal?.throwIfAborted();
+      if (entry.error) {
+        throw new ProviderError(`Scripted error: HTTP ${entry.error.status} ${entry.error.message}`, {
+          status: entry.error.status,
+          contextOverflow: entry.error.code === "context_length_exceeded",
+        });
+      }
+      const toolCalls: ToolCall[] = (entry.tool_calls ?? []).map((call, i) => ({
+        id: call.id ?? `call_${calls}_${i + 1}`,
+        name: call.name,
+        arguments: typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments ?? {}),
+      }));
+      const content = entry.content ?? "";
+      if (content && callOptions.onDelta) callOptions.onDelta(content);
+      const promptChars = request.messages.reduce((n, m) => n + m.content.length, 0);
+      return {
+        message: { role: "assistant", content, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+        usage: {
+          prompt_tokens: entry.usage?.prompt_tokens ?? Math.ceil(promptChars / 4),
+          completion_tokens: entry.usage?.completion_tokens ?? Math.ceil(content.length / 4),
+        },
+        finish_reason: toolCalls.length ? "tool_calls" : "stop",
+      };
+    },
+  };
+}

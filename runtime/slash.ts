@@ -1,0 +1,23 @@
+/** Slash commands (DESIGN §6): `/loop`, `/heartbeat`, `/compress`, `/status` and plugin commands. */
+
+export type CommandSource = "cli" | "rpc" | "acp" | "job";
+
+export interface CommandContext {
+  session_id: string;
+  source: CommandSource;
+  signal: AbortSignal;
+}
+
+export interface SlashCommand {
+  name: string;
+  description: string;
+  /** Returns the text reported as the command's output (a run whose prompt is a command reports it as `final`). */
+  run(args: string, context: CommandContext): Promise<string>;
+}
+
+/** `/name rest of line` → {name, args}; null when `text` is not a slash command. */
+export function parseSlash(text: string): { name: string; args: string } | null {
+  const match = /^\/([A-Za-z][\w.-]*)(?:\s+([\s\S]*))?$/.exec(text.trim());
+  if (!match) return null;
+  return { name: match[1]!.toLowerCase(), args: (match[2] ?? "").trim() };
+}

@@ -1,0 +1,63 @@
+/** Spawns the real CLI (`deno run -A main.ts …`) for tests. */
+const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
+export const MAIN = `${ROOT}/main.ts`;
+export { ROOT };
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliOptions {
+  cwd?: string;
+  env?: Record<string, string>;
+  stdin?: string;
+  home?: string;
+}
+
+export async function hermes(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  const command = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN, ...(options.home ? ["--home", options.home] : []), ...args],
+    cwd: options.cwd ?? ROOT,
+    env: { NO_COLOR: "1", ...options.env },
+    stdin: options.stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  });
+  const child = command.spawn();
+  if (options.stdin !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(options.stdin));
+    await writer.close();
+  }
+  const { code, stdout, stderr } = await child.output();
+  const decoder = new TextDecoder();
+  return { code, stdout: decoder.decode(stdout), stderr: decoder.decode(stderr) };
+}
+
+/** Spawns the CLI without waiting, for signal and kill tests. */
+export function spawnHermes(args: string[], options: CliOptions = {}): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN, ...(options.home ? ["--home", options.home] : []), ...args],
+    cwd: options.cwd ?? ROOT,
+    env: { NO_COLOR: "1", ...options.env },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
+export async function tempDir(prefix = "hermes-test-"): Promise<string> {
+  return await Deno.makeTempDir({ prefix });
+}
+
+/** Writes files (path → content) under dir; returns dir. */
+export async function writeFiles(dir: string, files: Record<string, string>): Promise<string> {
+  for (const [path, content] of Object.entries(files)) {
+    const full = `${dir}/${path}`;
+    await Deno.mkdir(full.replace(/\/[^/]*$/, ""), { recursive: true });
+    await Deno.writeTextFile(full, content);
+  }
+  return dir;
+}

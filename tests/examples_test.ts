@@ -1,0 +1,43 @@
+/** Every example job runs through the real CLI (copied to a temp dir so the checkout stays clean). */
+import assert from "node:assert/strict";
+import { hermes, ROOT, tempDir } from "./_cli.ts";
+
+async function copyExamples(): Promise<string> {
+  const dir = await tempDir("hermes-examples-");
+  for await (const entry of Deno.readDir(`${ROOT}/examples`)) {
+    if (entry.isFile) await Deno.copyFile(`${ROOT}/examples/${entry.name}`, `${dir}/${entry.name}`);
+  }
+  return dir;
+}
+
+Deno.test("examples/hello.yaml calls a tool and prints the answer", async () => {
+  const dir = await copyExamples();
+  const { code, stdout, stderr } = await hermes(["run", `${dir}/hello.yaml`], { home: dir });
+  assert.equal(code, 0, stderr);
+  assert.match(stdout, /^Hello!/);
+  assert.match(stderr, /tool shell/);
+});
+
+Deno.test("examples/repo-report.yaml reads, writes a report and returns structured output", async () => {
+  const dir = await copyExamples();
+  const { code, stdout, stderr } = await hermes(["run", `${dir}/repo-report.yaml`, "--output", "json"], { home: dir });
+  assert.equal(code, 0, stderr);
+  const result = JSON.parse(stdout);
+  assert.deepEqual(result.output, {
+    files: 2,
+    has_readme: false,
+    summary: "Two example job files; report written to out/report.md.",
+  });
+  assert.match(await Deno.readTextFile(`${dir}/out/report.md`), /^# Repository report/);
+  assert.deepEqual(JSON.parse(await Deno.readTextFile(`${dir}/out/report.json`)), result.output);
+});
+
+Deno.test("hermes validate accepts every example and hermes schema prints JSON Schema", async () => {
+  const files = [`${ROOT}/examples/hello.yaml`, `${ROOT}/examples/repo-report.yaml`];
+  const validate = await hermes(["validate", ...files]);
+  assert.equal(validate.code, 0, validate.stderr);
+  const schema = JSON.parse((await hermes(["schema"])).stdout);
+  assert.equal(schema.type, "object");
+  assert.ok(schema.properties.prompt && schema.properties.tools && schema.required.includes("name"));
+  assert.equal(schema.additionalProperties, false);
+});
