@@ -2,7 +2,7 @@
  * hermes — the CLI edge. Parses the global flags, dispatches to commands/, and is the one place
  * where errors become exit codes.
  */
-import { type Cli, openStoreAt } from "./commands/_cli.ts";
+import type { Cli } from "./commands/_cli.ts";
 import { systemClock } from "./runtime/clock.ts";
 import { errorMessage, ExitCode, RunError, ValidationError } from "./runtime/errors.ts";
 import { createLogger, type LogLevel } from "./runtime/log.ts";
@@ -17,6 +17,9 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   validate: () => import("./commands/validate.ts"),
   schema: () => import("./commands/schema.ts"),
   sessions: () => import("./commands/sessions.ts"),
+  rpc: () => import("./commands/rpc.ts"),
+  acp: () => import("./commands/acp.ts"),
+  plugins: () => import("./commands/plugins.ts"),
 };
 
 const USAGE = `hermes ${VERSION} — headless agent runtime
@@ -83,6 +86,8 @@ export async function main(argv: string[], env: Record<string, string>): Promise
     if (!load) {
       throw new ValidationError(`Unknown command "${name}": expected one of ${Object.keys(COMMANDS).join(", ")}`);
     }
+    // Loaded only now, so `--version` and `--help` do not pay for SQLite.
+    const [{ openStoreAt }, command] = await Promise.all([import("./commands/_cli.ts"), load()]);
     const home = globalValue(argv, "--home") ?? env.HERMES_HOME ?? `${env.HOME ?? "."}/.hermes`;
     const dbPath = globalValue(argv, "--db") ?? `${home}/state.db`;
     const redact = createRedactor(env);
@@ -121,7 +126,6 @@ export async function main(argv: string[], env: Record<string, string>): Promise
       openStore: () => openStoreAt(dbPath, systemClock),
     };
     try {
-      const command = await load();
       return await command.main(cli);
     } finally {
       Deno.removeSignalListener("SIGINT", onInt);

@@ -82,7 +82,7 @@ const dir = await Deno.makeTempDir({ prefix: "hermes-bench-" });
   const storeRate = N / ((performance.now() - t) / 1000);
   store.close();
   report("raw node:sqlite insert (1 row/tx)", `${rawRate.toFixed(0)}/s`);
-  report("store.appendMessages (1 row/tx, FTS indexed)", `${storeRate.toFixed(0)}/s`);
+  report("store.appendMessages (1 row/tx; FTS indexed on search)", `${storeRate.toFixed(0)}/s`);
   report("append / raw", `${(100 * storeRate / rawRate).toFixed(0)} %`, "≥ 50 %");
 }
 

@@ -46,16 +46,17 @@ export const migrations: readonly string[] = [
     compaction_id INTEGER,
     UNIQUE (session_id, seq)
   );
-  CREATE INDEX messages_active ON messages(session_id, active, pos);
-
+  -- Full-text search is indexed lazily (Store.syncSearchIndex) so appends stay cheap: an FTS5 insert per
+  -- transaction costs more than the append itself. meta.fts_upto is the highest message id indexed.
+  CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+  INSERT INTO meta (key, value) VALUES ('fts_upto', 0);
   CREATE VIRTUAL TABLE messages_fts USING fts5(content, content='messages', content_rowid='id');
-  CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
-    INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
-  END;
-  CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+  CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+  WHEN old.id <= (SELECT value FROM meta WHERE key = 'fts_upto') BEGIN
     INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
   END;
-  CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+  CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages
+  WHEN old.id <= (SELECT value FROM meta WHERE key = 'fts_upto') BEGIN
     INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
     INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
   END;

@@ -47,6 +47,8 @@ export class Agent implements AgentLike {
   #queue: Promise<unknown> = Promise.resolve();
   #busy = false;
   #turn = 0;
+  /** The active transcript as last read or appended by us, keyed by `store.transcriptVersion`. */
+  #transcript: { version: string; count: number; maxId: number; messages: StoredMessage[] } | undefined;
 
   constructor(options: AgentOptions) {
     this.#o = options;
@@ -126,7 +128,7 @@ export class Agent implements AgentLike {
     let promptTokens = 0;
     let completionTokens = 0;
     try {
-      store.appendMessages(this.sessionId, [{ role: "user", content: text }]);
+      this.#append([{ role: "user", content: text }]);
       this.#emit({ type: "message", role: "user", content: text, source: options.source });
       while (true) {
         signal.throwIfAborted();
@@ -147,7 +149,7 @@ export class Agent implements AgentLike {
           prompt_tokens: response.usage?.prompt_tokens ?? null,
           completion_tokens: response.usage?.completion_tokens ?? null,
         };
-        store.appendMessages(this.sessionId, [assistant]);
+        this.#append([assistant]);
         const calls = response.message.tool_calls ?? [];
         this.#emit({
           type: "message",
@@ -206,7 +208,7 @@ export class Agent implements AgentLike {
 
   /** The active transcript as the model sees it, with hook text appended to the last user message. */
   #requestMessages(injected: string[]): Message[] {
-    const stored = this.#repairDanglingToolCalls(this.#o.store.activeMessages(this.sessionId));
+    const stored = this.#repairDanglingToolCalls(this.#activeMessages());
     const messages = stored.map(toMessage);
     if (injected.length) {
       for (let i = messages.length - 1; i >= 0; i--) {
@@ -232,12 +234,33 @@ export class Agent implements AgentLike {
       }
     }
     if (missing.length === 0) return messages;
-    this.#o.store.appendMessages(this.sessionId, missing);
-    return this.#o.store.activeMessages(this.sessionId);
+    this.#append(missing);
+    return this.#activeMessages();
+  }
+
+  /** Appends and keeps the cached transcript in step, so a turn does not re-read the whole session. */
+  #append(messages: AppendMessage[]): void {
+    const stored = this.#o.store.appendMessages(this.sessionId, messages);
+    const cache = this.#transcript;
+    if (!cache) return;
+    cache.messages.push(...stored);
+    cache.count += stored.length;
+    cache.maxId = Math.max(cache.maxId, ...stored.map((m) => m.id));
+    cache.version = `${cache.count}:${cache.maxId}`;
+  }
+
+  /** Re-reads only when another writer (compaction, another process) changed the transcript. */
+  #activeMessages(): StoredMessage[] {
+    const version = this.#o.store.transcriptVersion(this.sessionId);
+    if (this.#transcript?.version === version) return this.#transcript.messages;
+    const messages = this.#o.store.activeMessages(this.sessionId);
+    const maxId = messages.reduce((m, row) => Math.max(m, row.id), 0);
+    this.#transcript = { version, count: messages.length, maxId, messages };
+    return messages;
   }
 
   async #runTool(call: ToolCall, signal: AbortSignal): Promise<void> {
-    const { hooks, store } = this.#o;
+    const { hooks } = this.#o;
     const started = performance.now();
     let args: Record<string, unknown> = {};
     let outcome: ToolOutcome | undefined;
@@ -276,7 +299,7 @@ export class Agent implements AgentLike {
     if (outcome.status === "denied") {
       this.#emit({ type: "tool.denied", tool: call.name, tool_call_id: call.id, reason: outcome.content });
     }
-    store.appendMessages(this.sessionId, [{
+    this.#append([{
       role: "tool",
       tool_call_id: call.id,
       name: call.name,
@@ -302,7 +325,7 @@ export class Agent implements AgentLike {
 
   #status(): string {
     const session = this.#o.store.getSession(this.sessionId);
-    const active = this.#o.store.activeMessages(this.sessionId).length;
+    const active = this.#activeMessages().length;
     const { budget } = this.#o;
     return [
       `session ${this.sessionId} (${session?.job ?? "?"})`,

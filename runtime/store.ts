@@ -240,6 +240,27 @@ export class Store {
       .map(toMessage);
   }
 
+  /** Brings the full-text index up to date with every message; call before searching. */
+  syncSearchIndex(): number {
+    return this.immediate(() => {
+      const upto = Number((this.stmt("SELECT value FROM meta WHERE key = 'fts_upto'").get() as Row).value);
+      const top = Number((this.stmt("SELECT coalesce(max(id), 0) AS m FROM messages").get() as Row).m);
+      if (top <= upto) return 0;
+      const added = this.stmt(
+        "INSERT INTO messages_fts (rowid, content) SELECT id, content FROM messages WHERE id > ? ORDER BY id",
+      ).run(upto).changes;
+      this.stmt("UPDATE meta SET value = ? WHERE key = 'fts_upto'").run(top);
+      return Number(added);
+    });
+  }
+
+  /** A cheap fingerprint of the active transcript: changes whenever a row is appended, archived or added. */
+  transcriptVersion(sessionId: string): string {
+    const row = this.stmt("SELECT count(*) AS n, coalesce(max(id), 0) AS m FROM messages WHERE session_id = ? AND active = 1")
+      .get(sessionId) as Row;
+    return `${row.n}:${row.m}`;
+  }
+
   // ---- per-session key/value (loop and heartbeat state, compaction guards) ----
 
   getState<T = unknown>(sessionId: string, key: string): T | undefined {
