@@ -57,12 +57,14 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   const provider = await createProvider(model, { env: options.env, clock });
   const tools = builtinTools(spec.tools, { job_dir: job.dir });
 
-  const opened = options.resume ? store.getSession(store.resolveSessionId(options.resume))! : store.createSession({
-    job: spec.name,
-    job_path: job.path,
-    model: model.name,
-    config_json: JSON.stringify({ spec, dir: job.dir, path: job.path, inputs: job.inputs, env: job.env }),
-  });
+  const opened = options.resume
+    ? store.getSession(store.resolveSessionId(options.resume))!
+    : store.createSession({
+      job: spec.name,
+      job_path: job.path,
+      model: model.name,
+      config_json: JSON.stringify({ spec, dir: job.dir, path: job.path, inputs: job.inputs, env: job.env }),
+    });
   const id = opened.id;
   const me = currentProcess();
   store.updateSession(id, {
@@ -123,7 +125,8 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
 }
 
 function toolEnv(env: Record<string, string>, jobEnv: Record<string, string>): Record<string, string> {
-  const base: Record<string, string> = {};
+  // Always a PATH: bash's built-in default includes ".", which would let a written script shadow a command.
+  const base: Record<string, string> = { PATH: "/usr/local/bin:/usr/bin:/bin" };
   for (const name of TOOL_ENV_NAMES) if (env[name] !== undefined) base[name] = env[name]!;
   return { ...base, ...jobEnv };
 }

@@ -1,0 +1,68 @@
+/**
+ * The built-in tools a job enables under `tools:` (DESIGN §3). A tool is offered only when its key is
+ * present; `{}` enables it with defaults. Relative paths in the config resolve against the job directory.
+ */
+import { resolve } from "node:path";
+import type { ToolsConfig } from "../job_schema.ts";
+import { parseDuration, parseSize } from "../duration.ts";
+import type { Tool } from "./tool.ts";
+import { shellTool } from "./shell.ts";
+import { listDirTool, readFileTool, writeFileTool } from "./files.ts";
+import { httpFetchTool } from "./http_fetch.ts";
+import { pathScope } from "./paths.ts";
+
+export interface BuiltinToolsOptions {
+  /** Directory of the job file. */
+  job_dir: string;
+  /** Used by http_fetch; default `globalThis.fetch`. */
+  fetch?: typeof fetch;
+}
+
+export const DEFAULTS = {
+  shellTimeout: "60s",
+  shellMaxOutput: 64 * 1024,
+  readMaxBytes: 256 * 1024,
+  writeMaxBytes: 1024 * 1024,
+  listMaxEntries: 1000,
+  fetchTimeout: "30s",
+  fetchMaxOutput: 256 * 1024,
+} as const;
+
+export function builtinTools(config: ToolsConfig | undefined, options: BuiltinToolsOptions): Tool[] {
+  const jobDir = resolve(options.job_dir);
+  const tools: Tool[] = [];
+  const { shell, read_file, write_file, list_dir, http_fetch } = config ?? {};
+  if (shell) {
+    tools.push(shellTool({
+      ...(shell.allow ? { allow: shell.allow } : {}),
+      ...(shell.deny ? { deny: shell.deny } : {}),
+      cwd: resolve(jobDir, shell.cwd ?? "."),
+      timeoutMs: parseDuration(shell.timeout ?? DEFAULTS.shellTimeout),
+      maxOutput: parseSize(shell.max_output ?? DEFAULTS.shellMaxOutput),
+    }));
+  }
+  if (read_file) {
+    tools.push(readFileTool(pathScope("read_file", jobDir, read_file.paths), {
+      maxBytes: parseSize(read_file.max_bytes ?? DEFAULTS.readMaxBytes),
+    }));
+  }
+  if (write_file) {
+    tools.push(writeFileTool(pathScope("write_file", jobDir, write_file.paths), {
+      maxBytes: parseSize(write_file.max_bytes ?? DEFAULTS.writeMaxBytes),
+    }));
+  }
+  if (list_dir) {
+    tools.push(listDirTool(pathScope("list_dir", jobDir, list_dir.paths), {
+      maxEntries: list_dir.max_entries ?? DEFAULTS.listMaxEntries,
+    }));
+  }
+  if (http_fetch) {
+    tools.push(httpFetchTool({
+      hosts: http_fetch.hosts ?? [],
+      timeoutMs: parseDuration(http_fetch.timeout ?? DEFAULTS.fetchTimeout),
+      maxOutput: parseSize(http_fetch.max_output ?? DEFAULTS.fetchMaxOutput),
+      fetch: options.fetch ?? globalThis.fetch,
+    }));
+  }
+  return tools;
+}
