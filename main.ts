@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   rpc: () => import("./commands/rpc.ts"),
   acp: () => import("./commands/acp.ts"),
   plugins: () => import("./commands/plugins.ts"),
+  daemon: () => import("./commands/daemon.ts"),
 };
 
 const USAGE = `hermes ${VERSION} — headless agent runtime
@@ -79,12 +80,16 @@ export async function main(argv: string[], env: Record<string, string>): Promise
       return ExitCode.success;
     }
     if (name === undefined || name === "help") {
-      (name === "help" || argv.includes("--help") || argv.includes("-h") ? console.log : console.error)(USAGE);
+      (name === "help" || argv.includes("--help") || argv.includes("-h") ? console.log : console.error)(
+        USAGE,
+      );
       return name === undefined && !argv.includes("--help") && !argv.includes("-h") ? ExitCode.invalid : 0;
     }
     const load = COMMANDS[name];
     if (!load) {
-      throw new ValidationError(`Unknown command "${name}": expected one of ${Object.keys(COMMANDS).join(", ")}`);
+      throw new ValidationError(
+        `Unknown command "${name}": expected one of ${Object.keys(COMMANDS).join(", ")}`,
+      );
     }
     // Loaded only now, so `--version` and `--help` do not pay for SQLite.
     const [{ openStoreAt }, command] = await Promise.all([import("./commands/_cli.ts"), load()]);

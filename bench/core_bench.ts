@@ -26,9 +26,17 @@ const dir = await Deno.makeTempDir({ prefix: "hermes-bench-" });
     complete: () => {
       call++;
       const message = call % 2 === 1
-        ? { role: "assistant" as const, content: "", tool_calls: [{ id: `c${call}`, name: "noop", arguments: "{}" }] }
+        ? {
+          role: "assistant" as const,
+          content: "",
+          tool_calls: [{ id: `c${call}`, name: "noop", arguments: "{}" }],
+        }
         : { role: "assistant" as const, content: "done" };
-      return Promise.resolve({ message, usage: { prompt_tokens: 10, completion_tokens: 1 }, finish_reason: "stop" });
+      return Promise.resolve({
+        message,
+        usage: { prompt_tokens: 10, completion_tokens: 1 },
+        finish_reason: "stop",
+      });
     },
   };
   const noop: Tool = {
@@ -78,7 +86,9 @@ const dir = await Deno.makeTempDir({ prefix: "hermes-bench-" });
   const store = Store.open(`${dir}/append.db`);
   const session = store.createSession({ job: "bench" });
   t = performance.now();
-  for (let i = 0; i < N; i++) store.appendMessages(session.id, [{ role: "user", content: "hello world message" }]);
+  for (let i = 0; i < N; i++) {
+    store.appendMessages(session.id, [{ role: "user", content: "hello world message" }]);
+  }
   const storeRate = N / ((performance.now() - t) / 1000);
   store.close();
   report("raw node:sqlite insert (1 row/tx)", `${rawRate.toFixed(0)}/s`);
@@ -91,7 +101,8 @@ async function timeCommand(args: string[], runs = 15): Promise<number> {
   const samples: number[] = [];
   for (let i = 0; i < runs; i++) {
     const t = performance.now();
-    const out = await new Deno.Command(Deno.execPath(), { args, cwd: ROOT, stdout: "null", stderr: "null" }).output();
+    const out = await new Deno.Command(Deno.execPath(), { args, cwd: ROOT, stdout: "null", stderr: "null" })
+      .output();
     if (out.code !== 0) throw new Error(`${args.join(" ")} exited ${out.code}`);
     samples.push(performance.now() - t);
   }

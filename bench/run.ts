@@ -1,5 +1,12 @@
 /** `deno task bench`: runs every benchmark script in bench/ one after another (they share 2 cores badly). */
-const scripts = ["core_bench.ts", "compaction_bench.ts", "plugins_bench.ts", "rpc_bench.ts", "sessions_bench.ts", "daemon_bench.ts"];
+const scripts = [
+  "core_bench.ts",
+  "compaction_bench.ts",
+  "plugins_bench.ts",
+  "rpc_bench.ts",
+  "sessions_bench.ts",
+  "daemon_bench.ts",
+];
 const only = Deno.args;
 for (const script of scripts) {
   if (only.length && !only.some((name) => script.startsWith(name))) continue;
@@ -10,7 +17,11 @@ for (const script of scripts) {
     continue;
   }
   console.log(`\n## ${script}`);
-  const { code } = await new Deno.Command(Deno.execPath(), { args: ["run", "-A", path], stdout: "inherit", stderr: "inherit" })
+  const { code } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", path],
+    stdout: "inherit",
+    stderr: "inherit",
+  })
     .output();
   if (code !== 0) console.log(`(${script} exited ${code})`);
 }

@@ -47,7 +47,12 @@ export function parseCommandArgs<T extends ParseArgsOptionsConfig>(
   options: T,
 ) {
   try {
-    return parseArgs({ args, options: { ...globalOptions, ...options }, allowPositionals: true, strict: true });
+    return parseArgs({
+      args,
+      options: { ...globalOptions, ...options },
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (error) {
     const message = error instanceof Error ? error.message.split("\n")[0]! : String(error);
     throw new ValidationError(`hermes ${command}: ${message.replace(/\. To specify.*$/, "")}`);

@@ -2,7 +2,14 @@
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { ExitCode, ValidationError } from "../runtime/errors.ts";
 import { EventBus } from "../runtime/events.ts";
-import { jobFromObject, loadJob, loadUserConfig, mergeConfig, parseInputFlags, type ResolvedJob } from "../runtime/job.ts";
+import {
+  jobFromObject,
+  loadJob,
+  loadUserConfig,
+  mergeConfig,
+  parseInputFlags,
+  type ResolvedJob,
+} from "../runtime/job.ts";
 import type { JobFile } from "../runtime/job_schema.ts";
 import { runJob, type RunResult } from "../runtime/run_job.ts";
 import type { Store } from "../runtime/store.ts";
@@ -19,7 +26,9 @@ export async function main(cli: Cli): Promise<number> {
     model: { type: "string", short: "m" },
   });
   if (positionals.length > 1) {
-    throw new ValidationError(`hermes run: expected one job file, got ${positionals.length}: ${positionals.join(" ")}`);
+    throw new ValidationError(
+      `hermes run: expected one job file, got ${positionals.length}: ${positionals.join(" ")}`,
+    );
   }
   if (values.output !== undefined && !FORMATS.has(values.output)) {
     throw new ValidationError(`Invalid --output "${values.output}": expected text, json or stream-json`);
@@ -65,7 +74,9 @@ export async function main(cli: Cli): Promise<number> {
     });
     await Promise.all(writes);
     if (format === "json") await cli.out(cli.redact(JSON.stringify(result)) + "\n");
-    else if (format === "text" && result.status === "success") await cli.out(cli.redact(result.final.replace(/\n+$/, "")) + "\n");
+    else if (format === "text" && result.status === "success") {
+      await cli.out(cli.redact(result.final.replace(/\n+$/, "")) + "\n");
+    }
     if (result.error) cli.err(cli.redact(`hermes: ${result.error}`));
     writeGitHub(cli, result);
     return result.exit_code;
@@ -137,7 +148,8 @@ function writeGitHub(cli: Cli, result: RunResult): void {
   }
   const summary = cli.env.GITHUB_STEP_SUMMARY;
   if (summary) {
-    const text = `### Hermes: ${result.job} — ${result.status}\n\nSession \`${result.session_id}\`, ${result.turns} turns, ${result.duration_ms} ms.\n\n${final}\n\n`;
+    const text =
+      `### Hermes: ${result.job} — ${result.status}\n\nSession \`${result.session_id}\`, ${result.turns} turns, ${result.duration_ms} ms.\n\n${final}\n\n`;
     Deno.writeTextFileSync(summary, text, { append: true });
   }
 }

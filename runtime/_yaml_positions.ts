@@ -47,8 +47,9 @@ export function knownKeys(schema: z.ZodType, path: readonly PropertyKey[]): stri
   const unwrap = () => {
     for (let i = 0; i < 5; i++) {
       const def = (current as { _zod?: { def?: { type?: string; innerType?: unknown } } })._zod?.def;
-      if (def?.type === "optional" || def?.type === "default" || def?.type === "nullable") current = def.innerType;
-      else break;
+      if (def?.type === "optional" || def?.type === "default" || def?.type === "nullable") {
+        current = def.innerType;
+      } else break;
     }
   };
   for (const part of path) {

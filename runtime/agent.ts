@@ -97,7 +97,9 @@ export class Agent implements AgentLike {
     const command = this.#commands.get(slash.name);
     if (!command) {
       const known = [...this.#commands.keys()].map((n) => `/${n}`).join(", ");
-      return Promise.reject(new ValidationError(`Unknown command "/${slash.name}": available commands are ${known}`));
+      return Promise.reject(
+        new ValidationError(`Unknown command "/${slash.name}": available commands are ${known}`),
+      );
     }
     const signal = this.#signal(options.signal);
     return command.run(slash.args, { session_id: this.sessionId, source: options.source, signal })
@@ -159,7 +161,10 @@ export class Agent implements AgentLike {
         });
         await hooks.postLlmCall({
           session_id: this.sessionId,
-          assistant_message: { content: response.message.content, ...(calls.length ? { tool_calls: calls } : {}) },
+          assistant_message: {
+            content: response.message.content,
+            ...(calls.length ? { tool_calls: calls } : {}),
+          },
           turn,
         });
         this.#emit({ type: "turn.end", turn, usage: response.usage, finish_reason: response.finish_reason });
@@ -229,7 +234,12 @@ export class Agent implements AgentLike {
     for (const m of messages) {
       for (const call of m.tool_calls ?? []) {
         if (!answered.has(call.id)) {
-          missing.push({ role: "tool", tool_call_id: call.id, name: call.name, content: INTERRUPTED_TOOL_RESULT });
+          missing.push({
+            role: "tool",
+            tool_call_id: call.id,
+            name: call.name,
+            content: INTERRUPTED_TOOL_RESULT,
+          });
         }
       }
     }
@@ -266,10 +276,15 @@ export class Agent implements AgentLike {
     let outcome: ToolOutcome | undefined;
     try {
       const parsed = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
-      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("not an object");
+      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+        throw new Error("not an object");
+      }
       args = parsed;
     } catch (error) {
-      outcome = { status: "error", content: `error: invalid arguments for ${call.name}: ${errorMessage(error)}` };
+      outcome = {
+        status: "error",
+        content: `error: invalid arguments for ${call.name}: ${errorMessage(error)}`,
+      };
     }
     this.#emit({ type: "tool.call", tool: call.name, tool_call_id: call.id, args });
     const tool = this.#tools.get(call.name);

@@ -1,7 +1,10 @@
 import { clockContract } from "../tests/clock_contract.ts";
 import { ManualClock, systemClock } from "./clock.ts";
 
-clockContract("systemClock", () => ({ clock: systemClock, drive: (ms) => new Promise((r) => setTimeout(r, ms)) }));
+clockContract(
+  "systemClock",
+  () => ({ clock: systemClock, drive: (ms) => new Promise((r) => setTimeout(r, ms)) }),
+);
 clockContract("ManualClock", () => {
   const clock = new ManualClock();
   return { clock, drive: (ms) => clock.advance(ms) };

@@ -63,7 +63,9 @@ export function readText(path: string, what: string): string {
   try {
     return Deno.readTextFileSync(path);
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) throw new ValidationError(`Cannot read ${what} "${path}": no such file`);
+    if (error instanceof Deno.errors.NotFound) {
+      throw new ValidationError(`Cannot read ${what} "${path}": no such file`);
+    }
     if (error instanceof Deno.errors.IsADirectory) {
       throw new ValidationError(`Cannot read ${what} "${path}": it is a directory`);
     }
@@ -125,7 +127,9 @@ function resolveJob(spec: JobFile, context: ResolveContext): ResolvedJob {
   if (merged.prompt !== undefined) resolved.prompt = substitute(merged.prompt, ["prompt"]);
   if (merged.system !== undefined) resolved.system = substitute(merged.system, ["system"]);
   if (merged.steps) resolved.steps = merged.steps.map((s, i) => substitute(s, ["steps", i]));
-  if (merged.output?.file) resolved.output = { ...merged.output, file: substitute(merged.output.file, ["output", "file"]) };
+  if (merged.output?.file) {
+    resolved.output = { ...merged.output, file: substitute(merged.output.file, ["output", "file"]) };
+  }
   return { spec: resolved, path: context.path, dir: context.dir, inputs, env };
 }
 
@@ -141,7 +145,11 @@ export function mergeConfig(spec: JobFile, config: UserConfig | undefined): JobF
   return merged;
 }
 
-function resolveInputs(spec: JobFile, given: Record<string, string>, file: string): Record<string, InputValue> {
+function resolveInputs(
+  spec: JobFile,
+  given: Record<string, string>,
+  file: string,
+): Record<string, InputValue> {
   const declared = spec.inputs ?? {};
   for (const name of Object.keys(given)) {
     if (!(name in declared)) {

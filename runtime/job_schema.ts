@@ -34,7 +34,10 @@ export const ToolsConfig = z.strictObject({
   }).optional(),
   read_file: z.strictObject({ paths: PathList.optional(), max_bytes: Size.optional() }).optional(),
   write_file: z.strictObject({ paths: PathList.optional(), max_bytes: Size.optional() }).optional(),
-  list_dir: z.strictObject({ paths: PathList.optional(), max_entries: z.number().int().positive().optional() })
+  list_dir: z.strictObject({
+    paths: PathList.optional(),
+    max_entries: z.number().int().positive().optional(),
+  })
     .optional(),
   http_fetch: z.strictObject({
     hosts: z.array(z.string().min(1)).optional(),

@@ -33,7 +33,10 @@ Deno.test("a valid job loads with defaults, inputs and templates resolved", asyn
 
 Deno.test("an unknown key names file:line:col, the key path and the nearest known key", async () => {
   const path = await jobFile(`name: x\nprompt: hi\ntools:\n  shell:\n    alow: ["git *"]\n`);
-  assert.equal(errorOf(() => loadJob(path)), `${path}:5:5: unknown key "tools.shell.alow" (did you mean "allow"?)`);
+  assert.equal(
+    errorOf(() => loadJob(path)),
+    `${path}:5:5: unknown key "tools.shell.alow" (did you mean "allow"?)`,
+  );
 });
 
 Deno.test("a wrong type names the position and key path", async () => {
@@ -51,21 +54,30 @@ Deno.test("missing required input, bad number and undeclared input are errors", 
     `name: x\ninputs:\n  repo: { required: true, description: owner/name }\n  n: { type: number }\nprompt: "{{ inputs.repo }}"\n`,
   );
   assert.match(errorOf(() => loadJob(path)), /Missing required input "repo" \(owner\/name\)/);
-  assert.match(errorOf(() => loadJob(path, { inputs: { repo: "a", n: "lots" } })), /--input n=lots: expected a number/);
+  assert.match(
+    errorOf(() => loadJob(path, { inputs: { repo: "a", n: "lots" } })),
+    /--input n=lots: expected a number/,
+  );
   assert.match(errorOf(() => loadJob(path, { inputs: { repo: "a", nope: "1" } })), /Invalid --input "nope"/);
   assert.equal(loadJob(path, { inputs: { repo: "a", n: "3" } }).inputs.n, 3);
 });
 
 Deno.test("an unknown template reference is an error, never an empty string", async () => {
   const path = await jobFile(`name: x\nprompt: |\n  hello {{ inputs.who }}\n`);
-  assert.match(errorOf(() => loadJob(path)), new RegExp(`^${path}:2:9: unknown template reference "\\{\\{ inputs\\.who \\}\\}"`));
+  assert.match(
+    errorOf(() => loadJob(path)),
+    new RegExp(`^${path}:2:9: unknown template reference "\\{\\{ inputs\\.who \\}\\}"`),
+  );
   const envPath = await jobFile(`name: x\nprompt: "{{ env.NOT_SET_ANYWHERE }}"\n`);
   assert.match(errorOf(() => loadJob(envPath, { env: {} })), /unknown template reference.*not set/);
   assert.equal(loadJob(envPath, { env: { NOT_SET_ANYWHERE: "yes" } }).spec.prompt, "yes");
 });
 
 Deno.test("a missing job file is a ValidationError naming it", () => {
-  assert.match(errorOf(() => loadJob("/nonexistent/job.yaml")), /Cannot read job file "\/nonexistent\/job\.yaml"/);
+  assert.match(
+    errorOf(() => loadJob("/nonexistent/job.yaml")),
+    /Cannot read job file "\/nonexistent\/job\.yaml"/,
+  );
 });
 
 Deno.test("--input flags need NAME=VALUE", () => {

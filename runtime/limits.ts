@@ -24,10 +24,16 @@ export class Budget {
   /** Throws when the next model call would exceed a limit. */
   beforeModelCall(): void {
     if (this.maxTurns !== undefined && this.turns >= this.maxTurns) {
-      throw new LimitError("max_turns", `Stopped after ${this.turns} turns: limits.max_turns is ${this.maxTurns}`);
+      throw new LimitError(
+        "max_turns",
+        `Stopped after ${this.turns} turns: limits.max_turns is ${this.maxTurns}`,
+      );
     }
     if (this.maxTokens !== undefined && this.tokens >= this.maxTokens) {
-      throw new LimitError("max_tokens", `Stopped after ${this.tokens} tokens: limits.max_tokens is ${this.maxTokens}`);
+      throw new LimitError(
+        "max_tokens",
+        `Stopped after ${this.tokens} tokens: limits.max_tokens is ${this.maxTokens}`,
+      );
     }
   }
   record(usage: { prompt_tokens: number; completion_tokens: number } | null): void {

@@ -32,7 +32,8 @@ export function createLogger(options: LoggerOptions): Logger {
     warn: at("warn"),
     info: at("info"),
     debug: at("debug"),
-    child: (name) => createLogger({ ...options, prefix: options.prefix ? `${options.prefix}:${name}` : name }),
+    child: (name) =>
+      createLogger({ ...options, prefix: options.prefix ? `${options.prefix}:${name}` : name }),
   };
 }
 

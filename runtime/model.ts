@@ -27,7 +27,8 @@ export function resolveModel(
   options: { env: Record<string, string>; dir: string; override?: string | undefined },
 ): ResolvedModel {
   const provider = spec?.provider ?? (spec?.script ? "scripted" : "openai");
-  const name = options.override ?? spec?.name ?? options.env.HERMES_MODEL ?? (provider === "scripted" ? "scripted" : "");
+  const name = options.override ?? spec?.name ?? options.env.HERMES_MODEL ??
+    (provider === "scripted" ? "scripted" : "");
   if (!name) {
     throw new ValidationError(
       "Cannot choose a model: set model.name in the job, --model NAME, or HERMES_MODEL",

@@ -41,7 +41,10 @@ export interface Provider {
 export class ProviderError extends RunError {
   readonly status: number | null;
   readonly contextOverflow: boolean;
-  constructor(message: string, options: { status?: number | null; contextOverflow?: boolean; cause?: unknown } = {}) {
+  constructor(
+    message: string,
+    options: { status?: number | null; contextOverflow?: boolean; cause?: unknown } = {},
+  ) {
     super(message, { reason: "provider_error", cause: options.cause });
     this.name = "ProviderError";
     this.status = options.status ?? null;

@@ -147,7 +147,11 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
   }
 
   if (status === "success" && spec.output?.file) {
-    writeOutputFile(job.dir, spec.output.file, output !== null ? JSON.stringify(output, null, 2) + "\n" : final);
+    writeOutputFile(
+      job.dir,
+      spec.output.file,
+      output !== null ? JSON.stringify(output, null, 2) + "\n" : final,
+    );
   }
   await live.finish(status, reason);
   const row = store.getSession(sessionId)!;
@@ -183,7 +187,9 @@ function planInputs(
   options: RunJobOptions,
 ): Progress {
   if (options.prompt !== undefined) {
-    if (options.prompt.trim() === "") throw new ValidationError("Nothing to run: the prompt given with -p is empty");
+    if (options.prompt.trim() === "") {
+      throw new ValidationError("Nothing to run: the prompt given with -p is empty");
+    }
     return { inputs: [options.prompt], next: 0 };
   }
   if (resumeId) {

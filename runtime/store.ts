@@ -236,7 +236,9 @@ export class Store {
 
   /** Every row including those replaced by compaction, in prompt order. */
   allMessages(sessionId: string): StoredMessage[] {
-    return (this.stmt("SELECT * FROM messages WHERE session_id = ? ORDER BY pos, seq").all(sessionId) as Row[])
+    return (this.stmt("SELECT * FROM messages WHERE session_id = ? ORDER BY pos, seq").all(
+      sessionId,
+    ) as Row[])
       .map(toMessage);
   }
 
@@ -256,7 +258,9 @@ export class Store {
 
   /** A cheap fingerprint of the active transcript: changes whenever a row is appended, archived or added. */
   transcriptVersion(sessionId: string): string {
-    const row = this.stmt("SELECT count(*) AS n, coalesce(max(id), 0) AS m FROM messages WHERE session_id = ? AND active = 1")
+    const row = this.stmt(
+      "SELECT count(*) AS n, coalesce(max(id), 0) AS m FROM messages WHERE session_id = ? AND active = 1",
+    )
       .get(sessionId) as Row;
     return `${row.n}:${row.m}`;
   }
@@ -279,7 +283,9 @@ export class Store {
   }
 
   deleteState(sessionId: string, key: string): void {
-    this.immediate(() => this.stmt("DELETE FROM session_kv WHERE session_id = ? AND key = ?").run(sessionId, key));
+    this.immediate(() =>
+      this.stmt("DELETE FROM session_kv WHERE session_id = ? AND key = ?").run(sessionId, key)
+    );
   }
 }
 

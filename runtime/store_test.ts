@@ -13,7 +13,10 @@ Deno.test("Store: a new file is private (0600), WAL, and reopening does not re-m
   assert.equal((await Deno.stat(path)).mode! & 0o777, 0o600);
   const second = Store.open(path);
   try {
-    assert.equal((second.db.prepare("PRAGMA journal_mode").get() as { journal_mode: string }).journal_mode, "wal");
+    assert.equal(
+      (second.db.prepare("PRAGMA journal_mode").get() as { journal_mode: string }).journal_mode,
+      "wal",
+    );
     assert.equal(second.getSession(id)!.job, "j");
   } finally {
     second.close();
@@ -30,10 +33,16 @@ Deno.test("Store: four processes appending to one session lose and duplicate not
     for (let i = 0; i < 50; i++) store.appendMessages(Deno.args[1], [{ role: "user", content: Deno.args[2] + ":" + i }]);
     store.close();`;
   const children = [0, 1, 2, 3].map((n) =>
-    new Deno.Command(Deno.execPath(), { args: ["eval", script, path, id, `w${n}`], stdout: "null", stderr: "piped" })
+    new Deno.Command(Deno.execPath(), {
+      args: ["eval", script, path, id, `w${n}`],
+      stdout: "null",
+      stderr: "piped",
+    })
       .output()
   );
-  for (const out of await Promise.all(children)) assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  for (const out of await Promise.all(children)) {
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  }
   try {
     const messages = store.allMessages(id);
     assert.equal(messages.length, 200);

@@ -2,7 +2,10 @@
 import assert from "node:assert/strict";
 import type { Clock } from "../runtime/clock.ts";
 
-export function clockContract(name: string, make: () => { clock: Clock; drive(ms: number): Promise<void> }): void {
+export function clockContract(
+  name: string,
+  make: () => { clock: Clock; drive(ms: number): Promise<void> },
+): void {
   Deno.test(`${name}: now() never goes backwards`, () => {
     const { clock } = make();
     const a = clock.now();

@@ -20,7 +20,9 @@ Deno.test("examples/hello.yaml calls a tool and prints the answer", async () => 
 
 Deno.test("examples/repo-report.yaml reads, writes a report and returns structured output", async () => {
   const dir = await copyExamples();
-  const { code, stdout, stderr } = await hermes(["run", `${dir}/repo-report.yaml`, "--output", "json"], { home: dir });
+  const { code, stdout, stderr } = await hermes(["run", `${dir}/repo-report.yaml`, "--output", "json"], {
+    home: dir,
+  });
   assert.equal(code, 0, stderr);
   const result = JSON.parse(stdout);
   assert.deepEqual(result.output, {

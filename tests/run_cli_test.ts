@@ -26,7 +26,10 @@ function parseLines(stdout: string): Record<string, unknown>[] {
 
 Deno.test("run: allowed shell and write_file, --output json matches the contract, store holds every message", async () => {
   const dir = await jobDir({ "job.yaml": TOOL_JOB, "replies.yaml": TOOL_REPLIES });
-  const { code, stdout, stderr } = await hermes(["run", "job.yaml", "--output", "json"], { cwd: dir, home: dir });
+  const { code, stdout, stderr } = await hermes(["run", "job.yaml", "--output", "json"], {
+    cwd: dir,
+    home: dir,
+  });
   assert.equal(code, 0, stderr);
   assert.equal(await Deno.readTextFile(`${dir}/out/report.md`), "# Report");
   const result = JSON.parse(stdout);
@@ -58,7 +61,15 @@ Deno.test("run: allowed shell and write_file, --output json matches the contract
   const store = Store.open(`${dir}/state.db`);
   try {
     const messages = store.allMessages(result.session_id);
-    assert.deepEqual(messages.map((m) => m.role), ["system", "user", "assistant", "tool", "assistant", "tool", "assistant"]);
+    assert.deepEqual(messages.map((m) => m.role), [
+      "system",
+      "user",
+      "assistant",
+      "tool",
+      "assistant",
+      "tool",
+      "assistant",
+    ]);
     assert.match(messages[3]!.content, /from-shell/);
     assert.equal(messages[3]!.tool_call_id, messages[2]!.tool_calls![0]!.id);
     assert.equal(store.getSession(result.session_id)!.status, "success");
@@ -69,14 +80,19 @@ Deno.test("run: allowed shell and write_file, --output json matches the contract
 
 Deno.test("run: stream-json prints ordered events with increasing seq, ending with the result", async () => {
   const dir = await jobDir({ "job.yaml": TOOL_JOB, "replies.yaml": TOOL_REPLIES });
-  const { code, stdout, stderr } = await hermes(["run", "job.yaml", "--output", "stream-json"], { cwd: dir, home: dir });
+  const { code, stdout, stderr } = await hermes(["run", "job.yaml", "--output", "stream-json"], {
+    cwd: dir,
+    home: dir,
+  });
   assert.equal(code, 0, stderr);
   const events = parseLines(stdout);
   const types = events.map((e) => e.type);
   assert.equal(types[0], "session.start");
   assert.equal(types.at(-1), "result");
   assert.equal(types.at(-2), "session.end");
-  for (const type of ["turn.start", "message", "tool.call", "tool.result", "turn.end"]) assert.ok(types.includes(type), type);
+  for (const type of ["turn.start", "message", "tool.call", "tool.result", "turn.end"]) {
+    assert.ok(types.includes(type), type);
+  }
   assert.ok(types.indexOf("tool.call") < types.indexOf("tool.result"));
   const seqs = events.map((e) => e.seq as number);
   assert.deepEqual(seqs, seqs.map((_, i) => i + 1));
@@ -100,10 +116,15 @@ const SMUGGLING = [
 ];
 
 Deno.test("run: a disallowed command and every smuggling form is denied and never runs", async () => {
-  const calls = SMUGGLING.map((command) => `    - { name: shell, arguments: { command: ${JSON.stringify(command)} } }`);
+  const calls = SMUGGLING.map((command) =>
+    `    - { name: shell, arguments: { command: ${JSON.stringify(command)} } }`
+  );
   const replies = `- tool_calls:\n${calls.join("\n")}\n- content: I was not allowed.\n`;
   const dir = await jobDir({ "job.yaml": TOOL_JOB, "replies.yaml": replies });
-  const { code, stdout, stderr } = await hermes(["run", "job.yaml", "--output", "stream-json"], { cwd: dir, home: dir });
+  const { code, stdout, stderr } = await hermes(["run", "job.yaml", "--output", "stream-json"], {
+    cwd: dir,
+    home: dir,
+  });
   assert.equal(code, 0, stderr);
   await assert.rejects(Deno.stat(`${dir}/marker`), Deno.errors.NotFound);
   const events = parseLines(stdout);
@@ -149,7 +170,10 @@ Deno.test("run: bad input exits 2 with one line naming the problem and no stack 
 });
 
 Deno.test("run: a model that keeps calling tools hits max_turns → exit 3", async () => {
-  const replies = Array.from({ length: 10 }, () => `- tool_calls: [{ name: shell, arguments: { command: "echo again" } }]`)
+  const replies = Array.from(
+    { length: 10 },
+    () => `- tool_calls: [{ name: shell, arguments: { command: "echo again" } }]`,
+  )
     .join("\n");
   const job = TOOL_JOB + "limits: { max_turns: 3 }\n";
   const dir = await jobDir({ "job.yaml": job, "replies.yaml": replies + "\n" });
@@ -163,7 +187,8 @@ Deno.test("run: a model that keeps calling tools hits max_turns → exit 3", asy
 
 Deno.test("run: a slow model hits limits.timeout → exit 3 within 2 s of the limit", async () => {
   const dir = await jobDir({
-    "job.yaml": "name: slow\nmodel: { provider: scripted, script: ./r.yaml }\nprompt: hi\nlimits: { timeout: 1s }\n",
+    "job.yaml":
+      "name: slow\nmodel: { provider: scripted, script: ./r.yaml }\nprompt: hi\nlimits: { timeout: 1s }\n",
     "r.yaml": "- { content: late, delay: 30s }\n",
   });
   const started = performance.now();

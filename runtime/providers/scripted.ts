@@ -6,7 +6,13 @@ import { parse } from "yaml";
 import type { Clock } from "../clock.ts";
 import { parseDuration } from "../duration.ts";
 import { ValidationError } from "../errors.ts";
-import { type CompleteOptions, type ModelRequest, type ModelResponse, type Provider, ProviderError } from "../provider.ts";
+import {
+  type CompleteOptions,
+  type ModelRequest,
+  type ModelResponse,
+  type Provider,
+  ProviderError,
+} from "../provider.ts";
 import type { ToolCall } from "../types.ts";
 import type { ScriptEntry } from "./script.ts";
 
@@ -22,14 +28,21 @@ export function loadScript(path: string): ScriptEntry[] {
   try {
     value = parse(text);
   } catch (error) {
-    throw new ValidationError(`${path}: invalid scripted replies: ${(error as Error).message.split("\n")[0]}`);
+    throw new ValidationError(
+      `${path}: invalid scripted replies: ${(error as Error).message.split("\n")[0]}`,
+    );
   }
   const entries = Array.isArray(value) ? value : (value as { replies?: unknown })?.replies;
   if (!Array.isArray(entries)) {
-    throw new ValidationError(`${path}: expected a list of replies ({content} or {tool_calls}) or {replies: [...]}`);
+    throw new ValidationError(
+      `${path}: expected a list of replies ({content} or {tool_calls}) or {replies: [...]}`,
+    );
   }
   entries.forEach((entry, i) => {
-    if (!entry || typeof entry !== "object" || (!("content" in entry) && !("tool_calls" in entry) && !("error" in entry))) {
+    if (
+      !entry || typeof entry !== "object" ||
+      (!("content" in entry) && !("tool_calls" in entry) && !("error" in entry))
+    ) {
       throw new ValidationError(`${path}: reply ${i + 1}: expected "content", "tool_calls" or "error"`);
     }
   });
@@ -41,7 +54,9 @@ export function createScriptedProvider(script: readonly ScriptEntry[], options: 
   let calls = 0;
   const pick = (request: ModelRequest): ScriptEntry | undefined => {
     const lastUser = [...request.messages].reverse().find((m) => m.role === "user")?.content ?? "";
-    let index = script.findIndex((e, i) => !used.has(i) && e.match !== undefined && lastUser.includes(e.match));
+    let index = script.findIndex((e, i) =>
+      !used.has(i) && e.match !== undefined && lastUser.includes(e.match)
+    );
     if (index < 0) index = script.findIndex((e, i) => !used.has(i) && e.match === undefined);
     if (index < 0) return undefined;
     used.add(index);
