@@ -130,6 +130,8 @@ export class Agent implements AgentLike {
     let promptTokens = 0;
     let completionTokens = 0;
     try {
+      // Close tool calls a killed run left open before anything follows them.
+      this.#repairDanglingToolCalls(this.#activeMessages());
       this.#append([{ role: "user", content: text }]);
       this.#emit({ type: "message", role: "user", content: text, source: options.source });
       while (true) {
@@ -213,8 +215,7 @@ export class Agent implements AgentLike {
 
   /** The active transcript as the model sees it, with hook text appended to the last user message. */
   #requestMessages(injected: string[]): Message[] {
-    const stored = this.#repairDanglingToolCalls(this.#activeMessages());
-    const messages = stored.map(toMessage);
+    const messages = this.#activeMessages().map(toMessage);
     if (injected.length) {
       for (let i = messages.length - 1; i >= 0; i--) {
         const m = messages[i]!;

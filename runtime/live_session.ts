@@ -7,6 +7,7 @@ import type { Clock } from "./clock.ts";
 import type { EventBus } from "./events.ts";
 import { type Hooks, noHooks } from "./hooks.ts";
 import type { ResolvedJob } from "./job.ts";
+import { createCompactor } from "./compaction/mod.ts";
 import { Budget } from "./limits.ts";
 import type { Logger } from "./log.ts";
 import { createProvider, type ResolvedModel, resolveModel } from "./model.ts";
@@ -76,7 +77,20 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   });
   const hooks: Hooks = noHooks;
   const budget = new Budget(spec.limits ?? {});
+  const compactor = createCompactor({
+    store,
+    provider,
+    model: model.name,
+    context_window: model.context_window,
+    config: spec.compaction ?? {},
+    events,
+    hooks,
+    clock,
+    log: log.child("compaction"),
+    ...(spec.compaction?.summary_model ? { summary_model: spec.compaction.summary_model } : {}),
+  });
   const agent = new Agent({
+    compactor,
     store,
     sessionId: id,
     provider,

@@ -1,0 +1,136 @@
+/** The compactor wired into the real agent loop, against a model that enforces its window and message rules. */
+import assert from "node:assert/strict";
+import { Agent } from "../agent.ts";
+import { ManualClock } from "../clock.ts";
+import { Budget } from "../limits.ts";
+import { silentLogger } from "../log.ts";
+import { type ModelRequest, type ModelResponse, type Provider, ProviderError } from "../provider.ts";
+import type { Tool } from "../tools/tool.ts";
+import { compactorFor, type Fixture, fixture, orphanProblems, SHORT_SUMMARY } from "./_testing.ts";
+import { approxTotal } from "./estimate.ts";
+import { SUMMARY_PREFIX } from "./summary.ts";
+
+const WINDOW = 6000;
+const SYSTEM = "You are a careful release engineer.";
+const FIRST = "FIRST PROMPT: read the logs, three at a time";
+
+/**
+ * A model like a real endpoint: rejects a request over its window (HTTP 400, context length) or with a tool
+ * result that does not answer a preceding tool call; reports real prompt_tokens; reads three logs per turn.
+ */
+function strictModel(window: number) {
+  const requests: { tokens: number; messages: ModelRequest["messages"] }[] = [];
+  const violations: string[] = [];
+  let calls = 0;
+  const provider: Provider = {
+    name: "strict",
+    complete(request: ModelRequest): Promise<ModelResponse> {
+      const tokens = approxTotal(request.messages);
+      if (request.messages[0]?.content.startsWith("You compact the transcript")) {
+        return Promise.resolve({
+          message: { role: "assistant", content: SHORT_SUMMARY },
+          usage: null,
+          finish_reason: "stop",
+        });
+      }
+      violations.push(...orphanProblems(request.messages));
+      if (tokens > window) {
+        return Promise.reject(
+          new ProviderError(`HTTP 400 context_length_exceeded: ${tokens} > ${window}`, {
+            status: 400,
+            contextOverflow: true,
+          }),
+        );
+      }
+      requests.push({ tokens, messages: request.messages });
+      const lastUser = request.messages.findLastIndex((m) =>
+        m.role === "user" && !m.content.startsWith(SUMMARY_PREFIX)
+      );
+      const toolResults = request.messages.slice(lastUser).filter((m) => m.role === "tool").length;
+      calls++;
+      const message: ModelResponse["message"] = toolResults < 3
+        ? {
+          role: "assistant",
+          content: "",
+          tool_calls: [{ id: `c${calls}`, name: "read_log", arguments: `{"n":${calls}}` }],
+        }
+        : { role: "assistant", content: `done with turn after call ${calls}: `.padEnd(1000, "y") };
+      return Promise.resolve({
+        message,
+        usage: { prompt_tokens: tokens, completion_tokens: 10 },
+        finish_reason: message.tool_calls ? "tool_calls" : "stop",
+      });
+    },
+  };
+  return { provider, requests, violations };
+}
+
+const readLog: Tool = {
+  spec: { name: "read_log", description: "Read a log", parameters: { type: "object" } },
+  run: (args) => Promise.resolve({ status: "ok", content: `log ${args.n}: `.padEnd(1200, "x") }),
+};
+
+function agentFor(fx: Fixture, provider: Provider, contextWindow: number) {
+  fx.store.appendMessages(fx.sessionId, [{ role: "system", content: SYSTEM }]);
+  return new Agent({
+    store: fx.store,
+    sessionId: fx.sessionId,
+    provider,
+    model: "main",
+    tools: [readLog],
+    hooks: fx.hooks,
+    events: fx.bus,
+    clock: fx.clock,
+    log: silentLogger,
+    budget: new Budget(),
+    toolContext: { job_dir: fx.dir, env: {} },
+    compactor: compactorFor(fx, { provider, context_window: contextWindow }),
+  });
+}
+
+Deno.test("agent + compaction: a long session crosses the threshold repeatedly and every request stays valid", async () => {
+  await using fx = await fixture(new ManualClock());
+  const model = strictModel(WINDOW);
+  const agent = agentFor(fx, model.provider, WINDOW);
+  await agent.prompt(FIRST, { source: "job" });
+  for (let i = 1; i < 25; i++) await agent.prompt(`step ${i}: read more logs`, { source: "job" });
+
+  const compactions = fx.events.filter((e) => e.type === "compaction");
+  assert.ok(compactions.length >= 3, `expected several compactions, got ${compactions.length}`);
+  assert.ok(compactions.some((e) => e.kind === "summarize"), "at least one summary");
+  assert.deepEqual(model.violations, [], "no request ever separated a tool call from its results");
+  assert.equal(fx.postCompaction.length, compactions.length);
+  for (const [i, { tokens, messages }] of model.requests.entries()) {
+    assert.ok(tokens < WINDOW * 0.75 + 400, `request ${i}: ${tokens} tokens`);
+    assert.equal(messages[0]?.content, SYSTEM, `request ${i}: system prompt kept`);
+    assert.equal(messages[1]?.content, FIRST, `request ${i}: first prompt kept verbatim`);
+    const tail = messages.slice(-20);
+    assert.ok(
+      tail.every((m) =>
+        !m.content.startsWith(SUMMARY_PREFIX) && !m.content.startsWith("[tool result pruned")
+      ),
+      `request ${i}: the last 20 messages are verbatim`,
+    );
+  }
+  const last = model.requests.at(-1)!.messages;
+  assert.equal(
+    last.filter((m) => m.content.startsWith(SUMMARY_PREFIX)).length,
+    1,
+    "one summary, updated in place",
+  );
+  assert.ok(last.some((m) => m.content === "step 24: read more logs"), "the latest user message is present");
+});
+
+Deno.test("agent + compaction: a request rejected as too long is compacted once and retried", async () => {
+  await using fx = await fixture(new ManualClock());
+  // The compactor believes the window is far larger than what the endpoint accepts: only overflow recovery helps.
+  const model = strictModel(WINDOW);
+  const agent = agentFor(fx, model.provider, 100 * WINDOW);
+  await agent.prompt(FIRST, { source: "job" });
+  for (let i = 1; i < 10; i++) await agent.prompt(`step ${i}: read more logs`, { source: "job" });
+  const compactions = fx.events.filter((e) => e.type === "compaction");
+  assert.ok(compactions.length >= 1);
+  assert.ok(compactions.every((e) => e.reason === "overflow"));
+  assert.deepEqual(model.violations, []);
+  assert.ok(model.requests.every((r) => r.tokens <= WINDOW));
+});

@@ -1,0 +1,143 @@
+import assert from "node:assert/strict";
+import type { StoredMessage } from "../types.ts";
+import { orphanProblems } from "./_testing.ts";
+import { selectBoundaries } from "./boundaries.ts";
+
+let nextId = 0;
+function msg(role: StoredMessage["role"], extra: Partial<StoredMessage> = {}): StoredMessage {
+  nextId++;
+  return {
+    id: nextId,
+    session_id: "s",
+    seq: nextId,
+    pos: nextId,
+    role,
+    content: `${role} ${nextId}`,
+    kind: "message",
+    active: true,
+    prompt_tokens: null,
+    completion_tokens: null,
+    created_at: 0,
+    ...extra,
+  };
+}
+function call(...ids: string[]): StoredMessage {
+  return msg("assistant", { tool_calls: ids.map((id) => ({ id, name: "shell", arguments: "{}" })) });
+}
+function result(id: string): StoredMessage {
+  return msg("tool", { tool_call_id: id, name: "shell" });
+}
+
+Deno.test("boundaries: the system prompt and protect_first head, protect_last tail", () => {
+  const m = [
+    msg("system"),
+    msg("user"),
+    msg("assistant"),
+    msg("user"),
+    msg("assistant"),
+    msg("user"),
+    msg("assistant"),
+  ];
+  assert.deepEqual(selectBoundaries(m, { protect_first: 2, protect_last: 2 }), { head: 3, tail: 5 });
+  // Nothing left in the middle when the protected parts overlap.
+  assert.deepEqual(selectBoundaries(m, { protect_first: 3, protect_last: 4 }), { head: 4, tail: 4 });
+});
+
+Deno.test("boundaries: the latest real user message is always in the tail, a summary does not count", () => {
+  const m = [
+    msg("system"),
+    msg("user"),
+    msg("assistant"),
+    msg("user"),
+    msg("user", { kind: "summary" }),
+    msg("assistant"),
+    msg("assistant"),
+    msg("assistant"),
+  ];
+  assert.deepEqual(selectBoundaries(m, { protect_first: 1, protect_last: 1 }), { head: 2, tail: 3 });
+});
+
+Deno.test("boundaries: the head grows to take in the results of a tool call it contains", () => {
+  const m = [
+    msg("system"),
+    msg("user"),
+    call("a", "b"),
+    result("a"),
+    result("b"),
+    msg("assistant"),
+    msg("user"),
+    msg("assistant"),
+  ];
+  // protect_first 2 would cut between the call and its results.
+  assert.deepEqual(selectBoundaries(m, { protect_first: 2, protect_last: 1 }), { head: 5, tail: 6 });
+  // protect_first 3 would cut between two results of one call.
+  assert.deepEqual(selectBoundaries(m, { protect_first: 3, protect_last: 1 }), { head: 5, tail: 6 });
+});
+
+Deno.test("boundaries: the tail moves back to the assistant message whose results it would start with", () => {
+  const m = [
+    msg("system"),
+    msg("user"),
+    msg("assistant"),
+    msg("user"),
+    call("a", "b"),
+    result("a"),
+    result("b"),
+  ];
+  assert.deepEqual(selectBoundaries(m, { protect_first: 1, protect_last: 1 }), { head: 2, tail: 3 });
+  const n = [
+    msg("system"),
+    msg("user"),
+    msg("assistant"),
+    msg("assistant"),
+    call("c", "d"),
+    result("c"),
+    result("d"),
+  ];
+  assert.deepEqual(selectBoundaries(n, { protect_first: 1, protect_last: 2 }), { head: 2, tail: 4 });
+});
+
+Deno.test("boundaries: a late result (appended after other messages) keeps its whole span together", () => {
+  // A repaired dangling call: its result was appended after the next user message.
+  const m = [
+    msg("system"),
+    msg("user"),
+    call("a"),
+    msg("user"),
+    result("a"),
+    msg("assistant"),
+    msg("user"),
+    msg("assistant"),
+  ];
+  const { head, tail } = selectBoundaries(m, { protect_first: 2, protect_last: 3 });
+  assert.ok(head === 2 || head >= 5, `head ${head} splits the span 2..4`);
+  assert.ok(tail <= 2 || tail >= 5, `tail ${tail} splits the span 2..4`);
+});
+
+Deno.test("boundaries: random transcripts never split a tool call from its results", () => {
+  let seed = 42;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  for (let trial = 0; trial < 300; trial++) {
+    const m: StoredMessage[] = [msg("system"), msg("user")];
+    const length = 5 + Math.floor(random() * 40);
+    while (m.length < length) {
+      const r = random();
+      if (r < 0.4) {
+        const ids = Array.from(
+          { length: 1 + Math.floor(random() * 3) },
+          (_, i) => `t${trial}_${m.length}_${i}`,
+        );
+        m.push(call(...ids), ...ids.map(result));
+      } else m.push(msg(r < 0.7 ? "assistant" : "user"));
+    }
+    const protect_first = Math.floor(random() * 6);
+    const protect_last = 1 + Math.floor(random() * 10);
+    const { head, tail } = selectBoundaries(m, { protect_first, protect_last });
+    assert.ok(head <= tail && tail <= m.length);
+    const summary = msg("user", { kind: "summary" });
+    const compacted = head < tail ? [...m.slice(0, head), summary, ...m.slice(tail)] : m;
+    assert.deepEqual(orphanProblems(compacted), [], `trial ${trial}: head ${head} tail ${tail}`);
+    assert.ok(m.length - tail >= Math.min(protect_last, m.length - head), `trial ${trial}: tail too short`);
+    assert.ok(head >= Math.min(m.length, 1 + protect_first), `trial ${trial}: head too short`);
+  }
+});

@@ -1,0 +1,506 @@
+import assert from "node:assert/strict";
+import { ManualClock } from "../clock.ts";
+import { currentProcess } from "../process_identity.ts";
+import { ProviderError } from "../provider.ts";
+import type { StoredMessage } from "../types.ts";
+import {
+  compactorFor,
+  fixture,
+  orphanProblems,
+  scriptedModel,
+  SHORT_SUMMARY,
+  transcript,
+} from "./_testing.ts";
+import { estimateMessages } from "./estimate.ts";
+import { GUARD_KEY, type GuardState } from "./guard.ts";
+import { acquireLease, readLease } from "./lease.ts";
+import { SUMMARY_PREFIX } from "./summary.ts";
+
+const LIMIT = 3000; // 0.75 × the fixture's 4000-token window
+
+function logRows(
+  fx: { store: { db: { prepare(sql: string): { all(...a: unknown[]): unknown[] } } }; sessionId: string },
+) {
+  return fx.store.db.prepare("SELECT * FROM compaction_log WHERE session_id = ? ORDER BY id").all(
+    fx.sessionId,
+  ) as {
+    id: number;
+    kind: string;
+    reason: string;
+    before_tokens: number;
+    after_tokens: number;
+    messages_removed: number;
+  }[];
+}
+
+const ids = (messages: StoredMessage[]) => messages.map((m) => m.id);
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+Deno.test("compactor: under the threshold nothing happens and no model is called", async () => {
+  await using fx = await fixture(new ManualClock());
+  fx.store.appendMessages(fx.sessionId, transcript(5));
+  const model = scriptedModel();
+  const outcome = await compactorFor(fx, { provider: model }).beforeModelCall(fx.sessionId, {});
+  assert.equal(outcome, null);
+  assert.equal(model.requests.length, 0);
+  assert.equal(fx.events.length, 0);
+});
+
+Deno.test("compactor: pruning old tool results alone gets under the threshold, so no model call", async () => {
+  await using fx = await fixture(new ManualClock());
+  fx.store.appendMessages(fx.sessionId, transcript(20));
+  const before = fx.store.activeMessages(fx.sessionId);
+  assert.ok(estimateMessages(before) >= LIMIT);
+  const model = scriptedModel();
+  const outcome = await compactorFor(fx, { provider: model }).beforeModelCall(fx.sessionId, {});
+  assert.equal(model.requests.length, 0);
+  assert.equal(outcome?.changed, true);
+  assert.equal(outcome?.kind, "prune_tool_results");
+  const after = fx.store.activeMessages(fx.sessionId);
+  assert.equal(after.length, before.length, "placeholders stand in for the results, one for one");
+  const pruned = after.filter((m) => m.kind === "pruned");
+  assert.equal(pruned.length, outcome?.messages_removed);
+  assert.ok(pruned.length > 0);
+  for (const p of pruned) {
+    const original = fx.store.allMessages(fx.sessionId).find((m) =>
+      !m.active && m.tool_call_id === p.tool_call_id
+    )!;
+    assert.equal(original.role, "tool");
+    assert.match(original.content, /^log \d+ x+$/, "the original result is kept, archived");
+    assert.equal(p.pos, original.pos);
+    assert.match(p.content, /^\[tool result pruned by compaction: 400 characters from shell/);
+  }
+  // The first three messages after the system prompt and the last 20 are untouched.
+  assert.deepEqual(ids(after.slice(0, 4)), ids(before.slice(0, 4)));
+  assert.deepEqual(ids(after.slice(-20)), ids(before.slice(-20)));
+  assert.deepEqual(orphanProblems(after), []);
+  assert.ok(estimateMessages(after) < LIMIT);
+  assert.equal(fx.events.filter((e) => e.type === "compaction").length, 1);
+  assert.equal(fx.postCompaction.length, 1);
+  assert.deepEqual(logRows(fx).map((r) => [r.kind, r.reason]), [["prune_tool_results", "threshold"]]);
+});
+
+Deno.test("compactor: the middle is summarised when pruning is not enough; head and tail stay verbatim", async () => {
+  await using fx = await fixture(new ManualClock());
+  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  const before = fx.store.activeMessages(fx.sessionId);
+  const model = scriptedModel();
+  const compactor = compactorFor(fx, { provider: model, summary_model: "cheap-model" });
+  const outcome = await compactor.beforeModelCall(fx.sessionId, {});
+  assert.equal(model.requests.length, 1);
+  const request = model.requests[0]!;
+  assert.equal(request.model, "cheap-model");
+  assert.deepEqual(request.tools, []);
+  const prompt = request.messages.map((m) => m.content).join("\n");
+  for (
+    const section of ["Goal", "Constraints", "Progress", "Decisions", "Files and identifiers", "Next steps"]
+  ) {
+    assert.ok(prompt.includes(`## ${section}`), section);
+  }
+  assert.ok(prompt.includes("answer 2 "), "the middle is in the summary request");
+  assert.ok(!prompt.includes("follow-up 20"), "the tail is not");
+
+  const after = fx.store.activeMessages(fx.sessionId);
+  assert.deepEqual(ids(after.slice(0, 4)), ids(before.slice(0, 4)), "system prompt + protect_first verbatim");
+  assert.equal(after[1]!.content, "FIRST PROMPT: triage the nightly build");
+  assert.deepEqual(ids(after.slice(5)), ids(before.slice(-20)), "the last 20 verbatim");
+  const summary = after[4]!;
+  assert.equal(summary.role, "user");
+  assert.equal(summary.kind, "summary");
+  assert.ok(summary.content.startsWith(SUMMARY_PREFIX));
+  assert.ok(summary.content.endsWith(SHORT_SUMMARY));
+  assert.deepEqual(orphanProblems(after), []);
+
+  const log = logRows(fx);
+  assert.equal(log.length, 1);
+  const archived = fx.store.allMessages(fx.sessionId).filter((m) => !m.active);
+  assert.equal(archived.length, before.length - 24);
+  const tagged = fx.store.db.prepare(
+    "SELECT count(*) AS n FROM messages WHERE active = 0 AND compaction_id = ?",
+  )
+    .get(log[0]!.id) as { n: number };
+  assert.equal(tagged.n, archived.length);
+
+  assert.deepEqual(outcome, {
+    changed: true,
+    kind: "summarize",
+    before_tokens: log[0]!.before_tokens,
+    after_tokens: estimateMessages(after),
+    messages_removed: archived.length,
+  });
+  assert.ok(outcome!.after_tokens < LIMIT && outcome!.after_tokens < outcome!.before_tokens);
+  const event = fx.events.find((e) => e.type === "compaction")!;
+  assert.equal(event.kind, "summarize");
+  assert.equal(event.reason, "threshold");
+  assert.equal(event.before_tokens, outcome!.before_tokens);
+  assert.equal(event.after_tokens, outcome!.after_tokens);
+  assert.equal(event.messages_removed, archived.length);
+  assert.deepEqual(fx.postCompaction, [{
+    session_id: fx.sessionId,
+    old_session_id: fx.sessionId,
+    kind: "summarize",
+    reason: "threshold",
+    before_tokens: outcome!.before_tokens,
+    after_tokens: outcome!.after_tokens,
+    messages_removed: archived.length,
+  }]);
+  assert.equal(readLease(fx.store, fx.sessionId), undefined, "the lease is released");
+});
+
+Deno.test("compactor: a later summary updates the previous one instead of nesting it", async () => {
+  await using fx = await fixture(new ManualClock());
+  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  let round = 0;
+  const model = scriptedModel(() => `summary number ${++round}`);
+  const compactor = compactorFor(fx, { provider: model });
+  assert.equal((await compactor.beforeModelCall(fx.sessionId, {}))?.changed, true);
+  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }).slice(2));
+  assert.equal((await compactor.beforeModelCall(fx.sessionId, {}))?.changed, true);
+  const second = model.requests[1]!.messages[1]!.content;
+  assert.match(second, /<previous-summary>\nsummary number 1\n<\/previous-summary>/);
+  assert.ok(!second.includes(SUMMARY_PREFIX), "the marker is not fed back to the model");
+  const summaries = fx.store.activeMessages(fx.sessionId).filter((m) => m.kind === "summary");
+  assert.equal(summaries.length, 1);
+  assert.ok(summaries[0]!.content.endsWith("summary number 2"));
+  assert.equal(fx.store.allMessages(fx.sessionId).filter((m) => m.kind === "summary" && !m.active).length, 1);
+  assert.deepEqual(orphanProblems(fx.store.activeMessages(fx.sessionId)), []);
+});
+
+Deno.test("compactor: /compress is forced, summarises even under the threshold, and the focus steers it", async () => {
+  await using fx = await fixture(new ManualClock());
+  fx.store.appendMessages(fx.sessionId, transcript(8));
+  const model = scriptedModel();
+  const outcome = await compactorFor(fx, { provider: model }).compact(fx.sessionId, {
+    focus: "the flaky test",
+  });
+  assert.equal(outcome.changed, true);
+  assert.equal(outcome.kind, "summarize");
+  assert.match(model.requests[0]!.messages[1]!.content, /Pay particular attention to: the flaky test/);
+  assert.equal(fx.events.find((e) => e.type === "compaction")?.reason, "manual");
+  assert.equal(fx.postCompaction[0]?.reason, "manual");
+});
+
+Deno.test("compactor: a summary that is not smaller is refused: nothing written, one ineffective strike", async () => {
+  await using fx = await fixture(new ManualClock());
+  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  const before = fx.store.allMessages(fx.sessionId);
+  const model = scriptedModel(() => "z".repeat(40_000));
+  const outcome = await compactorFor(fx, { provider: model }).beforeModelCall(fx.sessionId, {});
+  assert.equal(outcome?.changed, false);
+  assert.match(
+    outcome?.note ?? "",
+    /^refused: the summary \(\d+ tokens\) is not smaller than the 58 messages/,
+  );
+  assert.deepEqual(fx.store.allMessages(fx.sessionId), before);
+  assert.equal(fx.events.length, 0);
+  assert.equal(fx.postCompaction.length, 0);
+  assert.equal(logRows(fx).length, 0);
+  assert.equal(fx.store.getState<GuardState>(fx.sessionId, GUARD_KEY)?.ineffective, 1);
+});
+
+Deno.test("compactor: two ineffective compactions stop automatic compaction; /compress still works; one probe later", async () => {
+  const clock = new ManualClock();
+  await using fx = await fixture(clock);
+  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  let answer = "z".repeat(40_000);
+  const model = scriptedModel(() => answer);
+  const compactor = compactorFor(fx, { provider: model });
+  await compactor.beforeModelCall(fx.sessionId, {});
+  await compactor.beforeModelCall(fx.sessionId, {});
+  assert.equal(model.requests.length, 2);
+  const paused = await compactor.beforeModelCall(fx.sessionId, {});
+  assert.equal(model.requests.length, 2, "the breaker is open: no model call");
+  assert.match(paused?.note ?? "", /automatic compaction is paused until .* after 2 ineffective attempts/);
+
+  await clock.advance(15 * 60_000 - 1);
+  await compactor.beforeModelCall(fx.sessionId, {});
+  assert.equal(model.requests.length, 2, "still inside the recovery window");
+  await clock.advance(1);
+  await compactor.beforeModelCall(fx.sessionId, {});
+  assert.equal(model.requests.length, 3, "one probe after the window");
+  await compactor.beforeModelCall(fx.sessionId, {});
+  assert.equal(model.requests.length, 3, "the failed probe re-opens the breaker");
+
+  answer = SHORT_SUMMARY;
+  const forced = await compactor.compact(fx.sessionId, {});
+  assert.equal(forced.changed, true, "manual compaction bypasses the breaker");
+  assert.equal(model.requests.length, 4);
+});
+
+Deno.test("compactor: a compaction that leaves the session over the threshold counts as ineffective", async () => {
+  const clock = new ManualClock();
+  await using fx = await fixture(clock);
+  // Every message is big, so the protected tail alone is over the threshold.
+  fx.store.appendMessages(fx.sessionId, transcript(40, { textChars: 2500 }));
+  const model = scriptedModel();
+  const compactor = compactorFor(fx, {
+    provider: model,
+    config: { protect_last: 20, prune_tool_results: false },
+  });
+  const first = await compactor.beforeModelCall(fx.sessionId, {});
+  assert.equal(first?.changed, true);
+  assert.ok(first!.after_tokens >= LIMIT);
+  assert.equal(fx.store.getState<GuardState>(fx.sessionId, GUARD_KEY)?.ineffective, 1);
+  fx.store.appendMessages(fx.sessionId, transcript(2, { textChars: 2500 }).slice(2));
+  const second = await compactor.beforeModelCall(fx.sessionId, {});
+  assert.equal(second?.changed, true);
+  const third = await compactor.beforeModelCall(fx.sessionId, {});
+  assert.equal(third?.changed, false);
+  assert.match(third?.note ?? "", /paused/);
+  assert.equal(model.requests.length, 2);
+});
+
+Deno.test("compactor: a failing summary call keeps the transcript and arms the 60 s → 300 s → 900 s cooldown", async () => {
+  const clock = new ManualClock();
+  await using fx = await fixture(clock);
+  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  const before = fx.store.allMessages(fx.sessionId);
+  let fail = true;
+  const model = scriptedModel(() => {
+    if (fail) throw new ProviderError("HTTP 503 overloaded", { status: 503 });
+    return SHORT_SUMMARY;
+  });
+  const compactor = compactorFor(fx, { provider: model });
+  const first = await compactor.beforeModelCall(fx.sessionId, {});
+  assert.equal(first?.changed, false);
+  assert.equal(first?.note, "summary call failed: HTTP 503 overloaded");
+  const failedEvent = fx.events.find((e) => e.type === "compaction.failed")!;
+  assert.equal(failedEvent.reason, "threshold");
+  assert.equal(failedEvent.error, "summary call failed: HTTP 503 overloaded");
+  assert.deepEqual(fx.store.allMessages(fx.sessionId), before);
+
+  // The cooldown is durable: another process (a fresh store and compactor on the same file) sees it.
+  const { Store } = await import("../store.ts");
+  const other = Store.open(fx.path, { clock });
+  try {
+    await clock.advance(59_000);
+    const otherModel = scriptedModel();
+    const blocked = await compactorFor({ ...fx, store: other }, { provider: otherModel }).beforeModelCall(
+      fx.sessionId,
+      {},
+    );
+    assert.match(blocked?.note ?? "", /cooling down until .* after 1 failed attempt/);
+    assert.equal(otherModel.requests.length, 0);
+  } finally {
+    other.close();
+  }
+
+  const ladder: [number, number][] = [[1_000, 2], [299_999, 2], [1, 3], [899_999, 3], [1, 4], [899_999, 4], [
+    1,
+    5,
+  ]];
+  for (const [advance, calls] of ladder) {
+    await clock.advance(advance);
+    await compactor.beforeModelCall(fx.sessionId, {});
+    assert.equal(model.requests.length, calls, `after advancing ${advance} ms`);
+  }
+  assert.equal(fx.store.getState<GuardState>(fx.sessionId, GUARD_KEY)?.failures, 5);
+  assert.equal(fx.events.filter((e) => e.type === "compaction").length, 0);
+  assert.equal(fx.postCompaction.length, 0);
+  assert.deepEqual(fx.store.allMessages(fx.sessionId), before);
+
+  // /compress is not gated by the cooldown, and a success clears it.
+  fail = false;
+  assert.equal((await compactor.compact(fx.sessionId, {})).changed, true);
+  assert.deepEqual(
+    fx.store.getState<GuardState>(fx.sessionId, GUARD_KEY),
+    { ineffective: 0, breaker_until: null, failures: 0, cooldown_until: null },
+  );
+});
+
+Deno.test("compactor: a summary call with no progress is abandoned after the idle timeout", async () => {
+  const clock = new ManualClock();
+  await using fx = await fixture(clock);
+  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  const before = fx.store.allMessages(fx.sessionId);
+  const called = Promise.withResolvers<void>();
+  const model = scriptedModel((_, options) =>
+    new Promise<string>((_, reject) => {
+      called.resolve();
+      options.signal?.addEventListener("abort", () => reject(options.signal?.reason), { once: true });
+    })
+  );
+  const compactor = compactorFor(fx, { provider: model, summary_idle_timeout_ms: 5_000 });
+  const pending = compactor.beforeModelCall(fx.sessionId, {});
+  await called.promise;
+  await clock.advance(4_999);
+  await tick();
+  await clock.advance(1);
+  const outcome = await pending;
+  assert.equal(outcome?.changed, false);
+  assert.equal(outcome?.note, "summary call failed: the summary call was idle for 5000 ms");
+  assert.deepEqual(fx.store.allMessages(fx.sessionId), before);
+  assert.equal(readLease(fx.store, fx.sessionId), undefined);
+});
+
+Deno.test("compactor: a summary call that keeps streaming is still stopped at its total ceiling", async () => {
+  const clock = new ManualClock();
+  await using fx = await fixture(clock);
+  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  let onDelta: ((text: string) => void) | undefined;
+  const called = Promise.withResolvers<void>();
+  // A model that ignores its abort signal: the compactor must not wait for it.
+  const model = scriptedModel((_, options) => {
+    onDelta = options.onDelta;
+    called.resolve();
+    return new Promise<string>(() => {});
+  });
+  const compactor = compactorFor(fx, {
+    provider: model,
+    summary_idle_timeout_ms: 1_000,
+    summary_timeout_ms: 10_000,
+  });
+  const pending = compactor.beforeModelCall(fx.sessionId, {});
+  await called.promise;
+  let settled = false;
+  pending.finally(() => (settled = true));
+  for (let t = 0; t < 9_500; t += 500) {
+    await clock.advance(500);
+    onDelta!("more");
+    await tick();
+  }
+  assert.equal(settled, false, "steady progress keeps the idle timer from firing");
+  await clock.advance(500);
+  const outcome = await pending;
+  assert.equal(outcome?.note, "summary call failed: the summary call exceeded its 10000 ms ceiling");
+});
+
+Deno.test("compactor: overflow recovery compacts even under the threshold and reports whether it shrank", async () => {
+  await using fx = await fixture(new ManualClock());
+  fx.store.appendMessages(fx.sessionId, transcript(10, { toolChars: 100 }));
+  const model = scriptedModel();
+  const compactor = compactorFor(fx, { provider: model });
+  assert.equal(await compactor.beforeModelCall(fx.sessionId, {}), null);
+  assert.equal(await compactor.recoverOverflow(fx.sessionId, {}), true);
+  assert.equal(fx.events.find((e) => e.type === "compaction")?.reason, "overflow");
+  assert.equal(fx.postCompaction[0]?.reason, "overflow");
+  // Everything left is protected: a second attempt has nothing to do.
+  assert.equal(await compactor.recoverOverflow(fx.sessionId, {}), false);
+});
+
+Deno.test("compactor: a short session has nothing to compact", async () => {
+  await using fx = await fixture(new ManualClock());
+  fx.store.appendMessages(fx.sessionId, transcript(4));
+  const outcome = await compactorFor(fx, { provider: scriptedModel() }).compact(fx.sessionId, {});
+  assert.equal(outcome.changed, false);
+  assert.match(outcome.note ?? "", /^nothing to compact/);
+});
+
+Deno.test("compactor: a lease held by another live process means no compaction and no model call", async () => {
+  const clock = new ManualClock();
+  await using fx = await fixture(clock);
+  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  const before = fx.store.allMessages(fx.sessionId);
+  acquireLease(fx.store, {
+    sessionId: fx.sessionId,
+    holder: currentProcess(),
+    now: clock.now(),
+    ttlMs: 60_000,
+  });
+  const model = scriptedModel();
+  const compactor = compactorFor(fx, { provider: model });
+  const outcome = await compactor.beforeModelCall(fx.sessionId, {});
+  assert.match(outcome?.note ?? "", new RegExp(`^another compaction holds the lease \\(pid ${Deno.pid} on `));
+  assert.equal((await compactor.compact(fx.sessionId, {})).changed, false);
+  assert.equal(model.requests.length, 0);
+  assert.deepEqual(fx.store.allMessages(fx.sessionId), before);
+});
+
+Deno.test("compactor: a lease stolen during the summary call means nothing is written", async () => {
+  const clock = new ManualClock();
+  await using fx = await fixture(clock);
+  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  const before = fx.store.allMessages(fx.sessionId);
+  const model = scriptedModel(() => {
+    fx.store.db.prepare("UPDATE compaction_leases SET holder_nonce = 'thief' WHERE session_id = ?").run(
+      fx.sessionId,
+    );
+    return SHORT_SUMMARY;
+  });
+  const outcome = await compactorFor(fx, { provider: model }).beforeModelCall(fx.sessionId, {});
+  assert.equal(outcome?.changed, false);
+  assert.match(outcome?.note ?? "", /^nothing written: the lease was taken over by pid/);
+  assert.deepEqual(fx.store.allMessages(fx.sessionId), before);
+  assert.equal(logRows(fx).length, 0);
+  assert.equal(fx.postCompaction.length, 0);
+  assert.equal(fx.events.map((e) => e.type).join(), "compaction.failed");
+  assert.equal(
+    readLease(fx.store, fx.sessionId)?.holder.nonce,
+    "thief",
+    "the loser does not free the thief's lease",
+  );
+});
+
+Deno.test("compactor: a lease that expires during the summary call means nothing is written", async () => {
+  const clock = new ManualClock();
+  await using fx = await fixture(clock);
+  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  const before = fx.store.allMessages(fx.sessionId);
+  const called = Promise.withResolvers<void>();
+  const release = Promise.withResolvers<void>();
+  const model = scriptedModel(async () => {
+    called.resolve();
+    await release.promise;
+    return SHORT_SUMMARY;
+  });
+  const pending = compactorFor(fx, { provider: model, lease_ttl_ms: 3_000 }).beforeModelCall(
+    fx.sessionId,
+    {},
+  );
+  await called.promise;
+  // The process stalls past its lease: the refresher finds it expired.
+  await clock.advance(3_000);
+  const outcome = await pending;
+  release.resolve();
+  assert.equal(outcome?.changed, false);
+  assert.match(outcome?.note ?? "", /lease lost: the lease expired at/);
+  assert.deepEqual(fx.store.allMessages(fx.sessionId), before);
+  assert.equal(logRows(fx).length, 0);
+});
+
+Deno.test("compactor: cancelling during the summary call rejects, releases the lease, changes nothing", async () => {
+  await using fx = await fixture(new ManualClock());
+  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  const before = fx.store.allMessages(fx.sessionId);
+  const controller = new AbortController();
+  const model = scriptedModel((_, options) =>
+    new Promise<string>((_, reject) => {
+      options.signal?.addEventListener("abort", () => reject(options.signal?.reason), { once: true });
+      controller.abort(new Error("interrupted"));
+    })
+  );
+  await assert.rejects(
+    compactorFor(fx, { provider: model }).beforeModelCall(fx.sessionId, { signal: controller.signal }),
+    /interrupted/,
+  );
+  assert.deepEqual(fx.store.allMessages(fx.sessionId), before);
+  assert.equal(readLease(fx.store, fx.sessionId), undefined);
+  assert.equal(
+    fx.store.getState(fx.sessionId, GUARD_KEY),
+    undefined,
+    "a cancellation is not a model failure",
+  );
+});
+
+Deno.test("compactor: disabled compaction never runs by itself, /compress still works", async () => {
+  await using fx = await fixture(new ManualClock());
+  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  const model = scriptedModel();
+  const compactor = compactorFor(fx, { provider: model, config: { enabled: false } });
+  assert.equal(await compactor.beforeModelCall(fx.sessionId, {}), null);
+  assert.equal(await compactor.recoverOverflow(fx.sessionId, {}), false);
+  assert.equal(model.requests.length, 0);
+  assert.equal((await compactor.compact(fx.sessionId, {})).changed, true);
+});
+
+Deno.test("compactor: a throwing post_compaction hook does not undo or fail the compaction", async () => {
+  await using fx = await fixture(new ManualClock());
+  fx.store.appendMessages(fx.sessionId, transcript(20));
+  const hooks = { ...fx.hooks, postCompaction: () => Promise.reject(new Error("plugin crashed")) };
+  const outcome = await compactorFor(fx, { provider: scriptedModel(), hooks }).beforeModelCall(
+    fx.sessionId,
+    {},
+  );
+  assert.equal(outcome?.changed, true);
+  assert.equal(logRows(fx).length, 1);
+});

@@ -1,0 +1,5 @@
+/** Compaction with durable SQLite leases (DESIGN §9). The agent loop uses `createCompactor`. */
+export { type CompactorOptions, createCompactor } from "./compactor.ts";
+export { estimateMessages } from "./estimate.ts";
+export { GUARD_KEY } from "./guard.ts";
+export { SUMMARY_PREFIX } from "./summary.ts";

@@ -1,0 +1,120 @@
+/**
+ * The summary request: renders the middle of the transcript (including a previous summary, which is updated
+ * rather than nested) into one request for a structured summary that fits the summary model's window.
+ */
+import type { ModelRequest } from "../provider.ts";
+import type { PlanRow } from "./rows.ts";
+
+/** Marks a summary in the store, in exports and for the model. */
+export const SUMMARY_PREFIX = "[Hermes compaction summary]";
+
+const SECTIONS = ["Goal", "Constraints", "Progress", "Decisions", "Files and identifiers", "Next steps"];
+
+const INSTRUCTIONS =
+  `You compact the transcript of an automated agent session so that the agent can continue the \
+work without the original messages. Write a faithful, dense summary in Markdown with exactly these sections:
+${SECTIONS.map((s) => `## ${s}`).join("\n")}
+Keep exact file paths, commands, identifiers, URLs, numbers and error messages. Record what was tried and what \
+failed. Do not invent anything; write "none" for an empty section. Answer with the summary only.`;
+
+/** Per-message caps tried in turn until the rendered middle fits the summary request budget. */
+const CLIP_STEPS = [8000, 2000, 500, 160];
+/** Characters a rendered message adds around its content (role tag, clip marker, newline). */
+const FRAME_CHARS = 48;
+
+/** Which rows of the middle the summary request shows, and how much of each. */
+export interface RenderPlan {
+  /** Previous summaries: shown whole, to be updated. */
+  previous: PlanRow[];
+  /** The other rows shown, oldest first, each clipped to `cap` characters. */
+  shown: PlanRow[];
+  cap: number;
+  /** Oldest rows left out because even the smallest cap did not fit. */
+  omitted: number;
+}
+
+/** Chooses the largest per-message cap at which the middle fits about 60 % of the summary model's window. */
+export function planRendering(middle: readonly PlanRow[], contextWindow: number): RenderPlan {
+  const previous = middle.filter((r) => r.kind === "summary");
+  const rest = middle.filter((r) => r.kind !== "summary");
+  const budget = Math.max(4000, Math.floor(contextWindow * 0.6 * 4)) -
+    previous.reduce((n, r) => n + r.chars, 0);
+  const size = (r: PlanRow, cap: number) => {
+    let n = FRAME_CHARS + Math.min(r.chars, cap) + (r.name?.length ?? 0);
+    for (const call of r.tool_calls ?? []) {
+      n += FRAME_CHARS + call.name.length + Math.min(call.arguments.length, cap);
+    }
+    return n;
+  };
+  const totals = CLIP_STEPS.map(() => 0);
+  for (const r of rest) CLIP_STEPS.forEach((cap, i) => (totals[i]! += size(r, cap)));
+  const fitting = totals.findIndex((total) => total <= budget);
+  if (fitting >= 0) return { previous, shown: rest, cap: CLIP_STEPS[fitting]!, omitted: 0 };
+  // Still too long at the smallest cap: keep the newest rows, which matter most for what comes next.
+  const cap = CLIP_STEPS.at(-1)!;
+  let start = rest.length;
+  for (let used = 0; start > 0 && used + size(rest[start - 1]!, cap) <= budget; start--) {
+    used += size(rest[start - 1]!, cap);
+  }
+  return { previous, shown: rest.slice(start), cap, omitted: start };
+}
+
+export interface SummaryInput {
+  plan: RenderPlan;
+  /** Content of the rows in `plan`: whole for previous summaries, the first `plan.cap` characters for the rest. */
+  contents: ReadonlyMap<number, string>;
+  model: string;
+  /** Tokens the summary model accepts; bounds the summary's length. */
+  contextWindow: number;
+  focus?: string;
+}
+
+export function summaryRequest(input: SummaryInput): ModelRequest {
+  const { plan, contents } = input;
+  const previous = plan.previous.map((r) => stripPrefix(contents.get(r.id) ?? ""));
+  const lines = plan.shown.map((r) => renderRow(r, contents.get(r.id) ?? "", plan.cap));
+  if (plan.omitted) lines.unshift(`[${plan.omitted} older messages omitted for length]`);
+  const parts = [
+    previous.length
+      ? `The previous summary of this session is below. Update it with the new messages that follow: keep what is \
+still relevant, revise what changed, and add what is new.\n\n<previous-summary>\n${
+        previous.join("\n\n")
+      }\n</previous-summary>`
+      : "Summarise the following part of the session.",
+    `<messages>\n${lines.join("\n")}\n</messages>`,
+  ];
+  if (input.focus) parts.push(`Pay particular attention to: ${input.focus}`);
+  return {
+    model: input.model,
+    messages: [
+      { role: "system", content: INSTRUCTIONS },
+      { role: "user", content: parts.join("\n\n") },
+    ],
+    tools: [],
+    max_tokens: Math.min(4096, Math.max(512, Math.floor(input.contextWindow / 8))),
+  };
+}
+
+/** The content of the summary message stored in place of the middle. */
+export function summaryContent(summary: string, replaced: number): string {
+  return `${SUMMARY_PREFIX} ${replaced} earlier messages of this session were compacted into this summary; ` +
+    `the originals are archived in the session store.\n\n${summary.trim()}`;
+}
+
+function stripPrefix(content: string): string {
+  if (!content.startsWith(SUMMARY_PREFIX)) return content;
+  const body = content.indexOf("\n\n");
+  return body < 0 ? content : content.slice(body + 2);
+}
+
+function renderRow(r: PlanRow, content: string, cap: number): string {
+  const who = r.role === "tool" ? `tool result${r.name ? ` (${r.name})` : ""}` : r.role;
+  const more = r.chars > cap ? ` …[${r.chars - cap} more characters]` : "";
+  const lines = [`[${who}] ${content}${more}`];
+  for (const call of r.tool_calls ?? []) lines.push(`  -> calls ${call.name}(${clip(call.arguments, cap)})`);
+  return lines.join("\n");
+}
+
+function clip(text: string, cap: number): string {
+  return text.length <= cap ? text : `${text.slice(0, cap)} …[${text.length - cap} more characters]`;
+}

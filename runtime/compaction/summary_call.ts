@@ -1,0 +1,131 @@
+/**
+ * The summary call: one model request for the middle of the transcript, bounded by an idle timeout and a total
+ * ceiling, while the compaction lease is kept alive. No transaction is open meanwhile, so appends go on.
+ */
+import type { Clock } from "../clock.ts";
+import { errorMessage } from "../errors.ts";
+import type { ModelRequest, Provider } from "../provider.ts";
+import type { Store } from "../store.ts";
+import { keepLease, type LeaseRef } from "./lease.ts";
+import { loadContents, type PlanRow } from "./rows.ts";
+import { planRendering, summaryRequest } from "./summary.ts";
+
+export interface SummariseOptions {
+  middle: readonly PlanRow[];
+  provider: Provider;
+  model: string;
+  contextWindow: number;
+  focus?: string;
+  lease: LeaseRef & { ttlMs: number };
+  clock: Clock;
+  idleTimeoutMs: number;
+  totalTimeoutMs: number;
+  /** The caller's cancellation: rethrown as is, it is not a model failure. */
+  signal?: AbortSignal;
+  onLeaseError?: (error: unknown) => void;
+}
+
+export type SummariseResult = { ok: true; text: string } | { ok: false; error: string; leaseLost: boolean };
+
+/** Loads what the request shows, calls the model and keeps the lease refreshed until it answers. */
+export async function summariseMiddle(store: Store, options: SummariseOptions): Promise<SummariseResult> {
+  const plan = planRendering(options.middle, options.contextWindow);
+  const contents = new Map([
+    ...loadContents(store, plan.previous.map((r) => r.id), null),
+    ...loadContents(store, plan.shown.map((r) => r.id), plan.cap),
+  ]);
+  const request = summaryRequest({
+    plan,
+    contents,
+    model: options.model,
+    contextWindow: options.contextWindow,
+    ...(options.focus ? { focus: options.focus } : {}),
+  });
+  const kept = keepLease(store, {
+    ...options.lease,
+    clock: options.clock,
+    ...(options.onLeaseError ? { onError: options.onLeaseError } : {}),
+  });
+  const signals = options.signal ? [options.signal, kept.lost] : [kept.lost];
+  try {
+    const text = await callSummary(options.provider, request, {
+      clock: options.clock,
+      idleTimeoutMs: options.idleTimeoutMs,
+      totalTimeoutMs: options.totalTimeoutMs,
+      signal: AbortSignal.any(signals),
+    });
+    return { ok: true, text };
+  } catch (error) {
+    if (options.signal?.aborted) throw options.signal.reason;
+    if (kept.lost.aborted) return { ok: false, error: errorMessage(kept.lost.reason), leaseLost: true };
+    return { ok: false, error: `summary call failed: ${errorMessage(error)}`, leaseLost: false };
+  } finally {
+    await kept.stop();
+  }
+}
+
+export class SummaryTimeoutError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "SummaryTimeoutError";
+  }
+}
+
+export interface SummaryCallOptions {
+  clock: Clock;
+  /** No progress (response, streamed text or retry notice) for this long aborts the call. */
+  idleTimeoutMs: number;
+  /** The whole call may not take longer than this. */
+  totalTimeoutMs: number;
+  signal?: AbortSignal;
+}
+
+/** Runs the summary call; resolves with the summary text. Rejects on failure, timeout or abort. */
+export async function callSummary(
+  provider: Provider,
+  request: ModelRequest,
+  options: SummaryCallOptions,
+): Promise<string> {
+  const { clock } = options;
+  const deadline = new AbortController();
+  const timers = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
+  let lastActivity = clock.now();
+  const touch = () => (lastActivity = clock.now());
+  const ignore = () => {};
+  const total = clock.sleep(options.totalTimeoutMs, timers.signal).then(() =>
+    deadline.abort(
+      new SummaryTimeoutError(`the summary call exceeded its ${options.totalTimeoutMs} ms ceiling`),
+    )
+  ).catch(ignore);
+  const idle = (async () => {
+    while (!timers.signal.aborted) {
+      const wait = lastActivity + options.idleTimeoutMs - clock.now();
+      if (wait <= 0) {
+        deadline.abort(new SummaryTimeoutError(`the summary call was idle for ${options.idleTimeoutMs} ms`));
+        return;
+      }
+      await clock.sleep(wait, timers.signal).catch(ignore);
+    }
+  })();
+  let onAbort = ignore;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    // The race keeps a provider that ignores its signal from holding the compaction past its deadline.
+    const completion = provider.complete(request, { signal, onDelta: touch, onRetry: touch });
+    completion.catch(ignore);
+    const response = await Promise.race([completion, aborted]);
+    const text = response.message.content.trim();
+    if (!text) throw new Error("the summary model returned an empty answer");
+    return text;
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    aborted.catch(ignore);
+    timers.abort();
+    await Promise.all([total, idle]);
+  }
+}

@@ -1,0 +1,23 @@
+/**
+ * A racer for the lease test: opens the store, prints "ready", waits for "go" on stdin, tries to take the
+ * session's compaction lease once, prints {"acquired": boolean}, and stays alive (holding it) until stdin closes.
+ * Usage: deno run -A acquire_lease.ts DB SESSION_ID
+ */
+import { currentProcess } from "../../process_identity.ts";
+import { Store } from "../../store.ts";
+import { acquireLease } from "../lease.ts";
+
+const [dbPath, sessionId] = Deno.args as [string, string];
+const store = Store.open(dbPath);
+const lines = Deno.stdin.readable.pipeThrough(new TextDecoderStream()).getReader();
+console.log("ready");
+let input = "";
+while (!input.includes("go\n")) {
+  const { value, done } = await lines.read();
+  if (done) Deno.exit(1);
+  input += value;
+}
+const result = acquireLease(store, { sessionId, holder: currentProcess(), now: Date.now(), ttlMs: 60_000 });
+console.log(JSON.stringify({ acquired: result.acquired }));
+while (!(await lines.read()).done) { /* hold the lease until the test closes stdin */ }
+store.close();
