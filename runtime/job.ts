@@ -7,6 +7,7 @@ import { ValidationError } from "./errors.ts";
 import { JobFile, UserConfig } from "./job_schema.ts";
 import { describeIssue, offsetOf, position } from "./_yaml_positions.ts";
 import type { z } from "zod";
+import { entryRelativeTo } from "../plugins/permissions.ts";
 
 export type InputValue = string | number | boolean;
 
@@ -81,7 +82,11 @@ export function loadUserConfig(path: string): UserConfig | undefined {
     if (error instanceof Deno.errors.NotFound) return undefined;
     throw new ValidationError(`Cannot read config "${path}": ${(error as Error).message}`);
   }
-  return validate(UserConfig, path, parseYaml(path, text));
+  const config = validate(UserConfig, path, parseYaml(path, text));
+  // Global plugins live beside config.yaml: their paths and path grants resolve against its directory.
+  const dir = absolutePath(path).replace(/\/[^/]*$/, "") || "/";
+  if (config.plugins) config.plugins = config.plugins.map((entry) => entryRelativeTo(entry, dir));
+  return config;
 }
 
 /** Loads, validates and resolves a job file. */

@@ -14,7 +14,8 @@ import { createProvider, type ResolvedModel, resolveModel } from "./model.ts";
 import { schemaInstruction } from "./output_schema.ts";
 import { currentProcess } from "./process_identity.ts";
 import type { Provider } from "./provider.ts";
-import type { Store } from "./store.ts";
+import { newSessionId, type Store } from "./store.ts";
+import { startPlugins } from "../plugins/host.ts";
 import { builtinTools } from "./tools/builtin.ts";
 import type { SessionRow, SessionStatus } from "./types.ts";
 
@@ -33,6 +34,8 @@ export interface OpenSessionOptions {
   /** `--model`: overrides the model name. */
   model?: string;
   onDelta?: (text: string) => void;
+  /** Applied to plugin error text before it reaches events. */
+  redact?: (text: string) => string;
 }
 
 export interface LiveSession {
@@ -56,17 +59,29 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   const spec = job.spec;
   const model = resolveModel(spec.model, { env: options.env, dir: job.dir, override: options.model });
   const provider = await createProvider(model, { env: options.env, clock });
-  const tools = builtinTools(spec.tools, { job_dir: job.dir });
-
-  const opened = options.resume
-    ? store.getSession(store.resolveSessionId(options.resume))!
-    : store.createSession({
-      job: spec.name,
-      job_path: job.path,
-      model: model.name,
-      config_json: JSON.stringify({ spec, dir: job.dir, path: job.path, inputs: job.inputs, env: job.env }),
-    });
-  const id = opened.id;
+  const resumed = options.resume ? store.getSession(store.resolveSessionId(options.resume))! : undefined;
+  const id = resumed?.id ?? newSessionId(clock.now());
+  // Plugins start before the session row exists, so a plugin that is refused leaves no "running" session.
+  const plugins = spec.plugins?.length
+    ? await startPlugins(spec.plugins, {
+      job_dir: job.dir,
+      store,
+      events,
+      log: log.child("plugins"),
+      session_id: id,
+      env: options.env,
+      ...(options.redact ? { redact: options.redact } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    })
+    : undefined;
+  const tools = [...builtinTools(spec.tools, { job_dir: job.dir }), ...(plugins?.tools() ?? [])];
+  const opened = resumed ?? store.createSession({
+    id,
+    job: spec.name,
+    job_path: job.path,
+    model: model.name,
+    config_json: JSON.stringify({ spec, dir: job.dir, path: job.path, inputs: job.inputs, env: job.env }),
+  });
   const me = currentProcess();
   store.updateSession(id, {
     status: "running",
@@ -75,7 +90,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     owner_pid: me.pid,
     owner_started: me.started,
   });
-  const hooks: Hooks = noHooks;
+  const hooks: Hooks = plugins?.hooks ?? noHooks;
   const budget = new Budget(spec.limits ?? {});
   const compactor = createCompactor({
     store,
@@ -108,6 +123,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     ...(options.onDelta ? { onDelta: options.onDelta } : {}),
   });
 
+  for (const command of plugins?.commands() ?? []) agent.addCommand(command);
   if (!options.resume) {
     const system = [spec.system, spec.output?.schema ? schemaInstruction(spec.output.schema) : undefined]
       .filter((s): s is string => s !== undefined && s.trim() !== "").join("\n\n");
@@ -134,6 +150,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
         log.warn(`on_session_end failed: ${error}`)
       );
       events.emit(id, { type: "session.end", status, reason });
+      await plugins?.stop();
     },
   };
 }

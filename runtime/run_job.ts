@@ -34,6 +34,7 @@ export interface RunJobOptions {
   model?: string;
   source?: CommandSource;
   onDelta?: (text: string) => void;
+  redact?: (text: string) => string;
 }
 
 export interface RunResult {
@@ -79,6 +80,7 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
     ...(resumeId ? { resume: resumeId } : {}),
     ...(options.model !== undefined ? { model: options.model } : {}),
     ...(options.onDelta ? { onDelta: options.onDelta } : {}),
+    ...(options.redact ? { redact: options.redact } : {}),
   });
   const sessionId = live.id;
   store.setState(sessionId, PROGRESS_KEY, progress);

@@ -1,0 +1,154 @@
+/**
+ * Plugin host benchmark (DESIGN §11): plugin start (spawn → registered, target ≤ 80 ms), hook round trip
+ * host → plugin → host (target ≤ 0.5 ms median), and the hooks of one agent turn with 5 plugins each
+ * observing every hook (target ≤ 3 ms). Each hook measurement is interleaved with the same exchange over
+ * raw pipes to `deno` echo processes, so the ratio stays meaningful on a loaded machine.
+ * Run: `deno run -A bench/plugins_bench.ts`.
+ */
+import { pathToFileURL } from "node:url";
+import { startPlugins } from "../plugins/host.ts";
+import { PluginProcess } from "../plugins/process.ts";
+import { silentLogger } from "../runtime/log.ts";
+import { Store } from "../runtime/store.ts";
+
+const OBSERVER = `
+const hooks = ["on_session_start", "on_session_end", "pre_llm_call", "post_llm_call", "pre_tool_call",
+  "post_tool_call", "post_compaction", "on_session_delete", "on_loop_tick"];
+export function register(ctx) {
+  for (const hook of hooks) ctx.registerHook(hook, () => undefined);
+}
+`;
+const ECHO = "const b = new Uint8Array(65536); for (;;) { const n = await Deno.stdin.read(b); " +
+  "if (n === null) Deno.exit(0); Deno.stdout.writeSync(b.subarray(0, n)); }";
+
+function median(samples: number[]): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/** `count` echo subprocesses; `round()` sends one line to all of them at once and awaits every echo. */
+function echoes(count: number) {
+  const children = Array.from({ length: count }, () =>
+    new Deno.Command(Deno.execPath(), {
+      args: ["run", `data:application/javascript,${encodeURIComponent(ECHO)}`],
+      stdin: "piped",
+      stdout: "piped",
+    }).spawn());
+  const writers = children.map((c) => c.stdin.getWriter());
+  const readers = children.map((c) => c.stdout.getReader());
+  const line = new TextEncoder().encode('{"jsonrpc":"2.0","id":1,"result":null}\n');
+  return {
+    round: () => Promise.all(children.map((_, j) => (writers[j]!.write(line), readers[j]!.read()))),
+    async close() {
+      for (const writer of writers) await writer.close();
+      for (const reader of readers) await reader.cancel();
+      await Promise.all(children.map((c) => c.status));
+    },
+  };
+}
+
+/** Alternates blocks of `a` and `b` so both see the same machine load; returns both medians. */
+async function interleaved(
+  blocks: number,
+  perBlock: number,
+  a: () => Promise<unknown>,
+  b: () => Promise<unknown>,
+) {
+  const samples: [number[], number[]] = [[], []];
+  for (let block = 0; block < blocks; block++) {
+    for (const [i, fn] of [a, b].entries()) {
+      for (let n = 0; n < perBlock; n++) {
+        const t0 = performance.now();
+        await fn();
+        samples[i]!.push(performance.now() - t0);
+      }
+    }
+  }
+  return samples.map(median) as [number, number];
+}
+
+const dir = await Deno.makeTempDir({ prefix: "hermes-plugins-bench-" });
+const store = Store.open(`${dir}/state.db`);
+try {
+  const paths: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const path = `${dir}/observer${i}.js`;
+    await Deno.writeTextFile(path, OBSERVER);
+    paths.push(path);
+  }
+
+  // Start: spawn → registered (the subprocess alone), and startPlugins() as a whole (preflight included).
+  const spawn: number[] = [];
+  const full: number[] = [];
+  for (let i = 0; i < 15; i++) {
+    const t0 = performance.now();
+    const process = new PluginProcess({
+      deno_path: Deno.execPath(),
+      flags: [`--allow-read=${paths[0]}`],
+      env: {},
+      cwd: dir,
+      max_memory_mb: 256,
+      log: silentLogger,
+      serve: () => null,
+      onFailure: () => {},
+    });
+    await process.call("init", { name: "observer0", entry: pathToFileURL(paths[0]!).href, config: {} }, {
+      timeout_ms: 10_000,
+      label: "register",
+    });
+    spawn.push(performance.now() - t0);
+    await process.stop();
+
+    const t1 = performance.now();
+    const host = await startPlugins([{ path: paths[0]! }], { job_dir: dir, store, log: silentLogger });
+    full.push(performance.now() - t1);
+    await host.stop();
+  }
+
+  const payload = { session_id: "bench", assistant_message: { content: "ok" }, turn: 1 };
+  const one = await startPlugins([{ path: paths[0]! }], { job_dir: dir, store, log: silentLogger });
+  const rawOne = echoes(1);
+  const [hook, rawHook] = await interleaved(20, 250, () => one.hooks.postLlmCall(payload), rawOne.round);
+  await one.stop();
+  await rawOne.close();
+
+  const five = await startPlugins(paths.map((path) => ({ path })), {
+    job_dir: dir,
+    store,
+    log: silentLogger,
+  });
+  const h = five.hooks;
+  const tool = { session_id: "bench", tool_name: "shell", args: { command: "ls" } };
+  const turn = async () => {
+    // One turn with one tool round: model call, tool call, model call.
+    await h.preLlmCall({ session_id: "bench", user_message: "hi", turn: 1 });
+    await h.postLlmCall(payload);
+    await h.preToolCall({ ...tool, tool_call_id: "c1" });
+    await h.postToolCall({ ...tool, result: "a\nb", duration_ms: 1, status: "ok" });
+    await h.preLlmCall({ session_id: "bench", user_message: "hi", turn: 2 });
+    await h.postLlmCall(payload);
+  };
+  const rawFive = echoes(5);
+  const rawTurn = async () => {
+    for (let i = 0; i < 6; i++) await rawFive.round();
+  };
+  const [turns, rawTurns] = await interleaved(10, 100, turn, rawTurn);
+  await five.stop();
+  await rawFive.close();
+
+  const row = (what: string, ms: number, target: string) =>
+    console.log(`${what.padEnd(62)} ${ms.toFixed(3).padStart(8)} ms   ${target}`);
+  row("plugin start, spawn → registered (median of 15)", median(spawn), "(target ≤ 80 ms)");
+  row("startPlugins() of one plugin, preflight included (median of 15)", median(full), "");
+  row("hook round trip host → plugin → host (median of 5000)", hook, "(target ≤ 0.5 ms)");
+  row("  same exchange over raw pipes to one echo process", rawHook, `(× ${(hook / rawHook).toFixed(1)})`);
+  row("turn hooks: 5 plugins × 6 hook calls (median of 1000)", turns, "(target ≤ 3 ms)");
+  row(
+    "  same exchanges over raw pipes to 5 echo processes",
+    rawTurns,
+    `(× ${(turns / rawTurns).toFixed(1)})`,
+  );
+} finally {
+  store.close();
+  await Deno.remove(dir, { recursive: true });
+}

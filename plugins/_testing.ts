@@ -1,0 +1,84 @@
+/** Test helpers for the plugin host: a temp job directory with a real store, and collected events. */
+import { dirname } from "node:path";
+import { systemClock } from "../runtime/clock.ts";
+import { EventBus } from "../runtime/events.ts";
+import { createLogger } from "../runtime/log.ts";
+import { Store } from "../runtime/store.ts";
+import type { HermesEvent } from "../runtime/types.ts";
+import { type PluginHost, startPlugins, type StartPluginsOptions } from "./host.ts";
+import type { PluginEntry } from "../runtime/job_schema.ts";
+
+export interface Fixture extends AsyncDisposable {
+  /** The job directory (a fresh temp dir). */
+  dir: string;
+  store: Store;
+  events: HermesEvent[];
+  /** Host stderr lines. */
+  logs: string[];
+  /** Writes files (paths relative to `dir`), creating directories. */
+  write(files: Record<string, string>): Promise<void>;
+  /** Starts plugins against this fixture; they are stopped when the fixture is disposed. */
+  start(entries: PluginEntry[], options?: Partial<StartPluginsOptions>): Promise<PluginHost>;
+}
+
+export async function fixture(): Promise<Fixture> {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "hermes-plugins-" }));
+  const store = Store.open(`${dir}/state.db`);
+  const events: HermesEvent[] = [];
+  const logs: string[] = [];
+  const bus = new EventBus(systemClock);
+  bus.subscribe((event) => events.push(event));
+  const hosts: PluginHost[] = [];
+  return {
+    dir,
+    store,
+    events,
+    logs,
+    async write(files) {
+      for (const [path, text] of Object.entries(files)) {
+        await Deno.mkdir(dirname(`${dir}/${path}`), { recursive: true });
+        await Deno.writeTextFile(`${dir}/${path}`, text);
+      }
+    },
+    async start(entries, options = {}) {
+      const host = await startPlugins(entries, {
+        job_dir: dir,
+        store,
+        events: bus,
+        log: createLogger({ level: "debug", write: (line) => logs.push(line) }),
+        session_id: "s-default",
+        ...options,
+      });
+      hosts.push(host);
+      return host;
+    },
+    async [Symbol.asyncDispose]() {
+      await Promise.all(hosts.map((host) => host.stop()));
+      store.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+/** Rejects with the error `promise` rejects with; fails when it resolves. */
+export async function rejection(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("expected a rejection");
+}
+
+/** True while a process with this pid exists (and is not a zombie we could still reap). */
+export function processAlive(pid: number): boolean {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return !/^\d+ \(.*\) Z/.test(stat);
+  } catch {
+    return false;
+  }
+}
+
+/** For command and tool contexts that are never cancelled. */
+export const notAborted: AbortSignal = new AbortController().signal;

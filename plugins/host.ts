@@ -1,0 +1,231 @@
+/**
+ * The plugin host (DESIGN §10): starts a job's plugins in parallel, each in its own sandboxed subprocess,
+ * and exposes them to the agent as hooks, tools and slash commands (`PluginSet`).
+ *
+ * Failure rules: a plugin whose process fails (timeout, crash, heap) is killed, reported once as a
+ * `plugin.error` event and skipped afterwards; an observer that throws is reported and ignored;
+ * `pre_tool_call` fails closed.
+ */
+import { errorMessage, RunError, ValidationError } from "../runtime/errors.ts";
+import type { EventInput } from "../runtime/events.ts";
+import type { Hooks } from "../runtime/hooks.ts";
+import type { PluginEntry } from "../runtime/job_schema.ts";
+import type { Logger } from "../runtime/log.ts";
+import type { PluginSet } from "../runtime/seams.ts";
+import type { CommandContext, SlashCommand } from "../runtime/slash.ts";
+import type { Store } from "../runtime/store.ts";
+import type { Tool, ToolContext, ToolOutcome } from "../runtime/tools/tool.ts";
+import { findDeno } from "./deno_path.ts";
+import { pluginHooks, type Report } from "./dispatch.ts";
+import { type LoadedPlugin, loadPlugin } from "./load.ts";
+import { PluginFailure } from "./process.ts";
+import type { HookName } from "./sdk.ts";
+
+export interface StartPluginsOptions {
+  /** Directory of the job file: plugin paths, granted paths and the plugins' cwd resolve against it. */
+  job_dir: string;
+  /** Serves `ctx.state` (table `plugin_state`). */
+  store: Store;
+  /** Where `plugin.error` events go (an EventBus fits). */
+  events?: { emit(sessionId: string, input: EventInput): unknown };
+  log: Logger;
+  /** Session for `plugin.error` events of failures outside a call (hook calls use their payload's id). */
+  session_id?: string;
+  /** The parent environment; plugins see only the variables granted to them. Default: none. */
+  env?: Record<string, string>;
+  /** The `deno` binary for plugin subprocesses. Default: `findDeno(env)` (HERMES_DENO, this deno, PATH). */
+  deno_path?: string;
+  /** Aborts start-up (plugins already started are stopped). */
+  signal?: AbortSignal;
+  /** Applied to error texts put in events (logs are redacted by the logger). */
+  redact?: (text: string) => string;
+  /** false: do not check entries' `config` against `config_schema` (inspecting plugins without a job). */
+  validate_config?: boolean;
+}
+
+export interface PluginInfo {
+  name: string;
+  version: string;
+  description: string;
+  path: string;
+  entry: string;
+  requested: LoadedPlugin["manifest"]["requested"];
+  granted: LoadedPlugin["granted"];
+  hooks: HookName[];
+  commands: { name: string; description: string }[];
+  tools: { name: string; description: string; parameters: Record<string, unknown> }[];
+  pid: number;
+}
+
+/** A started set of plugins. */
+export interface PluginHost extends PluginSet {
+  /** The loaded plugins in plugin order. */
+  readonly plugins: readonly PluginInfo[];
+  /** Why a plugin was failed (and is now skipped), or undefined while it is healthy. */
+  failure(name: string): string | undefined;
+}
+
+/** Starts every plugin in parallel; throws ValidationError (exit 2) naming the first plugin that fails to load. */
+export async function startPlugins(
+  entries: readonly PluginEntry[],
+  options: StartPluginsOptions,
+): Promise<PluginHost> {
+  const report = (plugin: string, hook: string | null, sessionId: string | undefined, error: unknown) => {
+    const text = (options.redact ?? ((t: string) => t))(errorMessage(error));
+    options.log.child(plugin).warn(`${hook ?? "plugin"} failed: ${text}`);
+    const session = sessionId ?? options.session_id;
+    if (session !== undefined) {
+      options.events?.emit(session, { type: "plugin.error", plugin, hook, error: text });
+    }
+  };
+  const denoPath = entries.length ? options.deno_path ?? findDeno(options.env ?? {}) : "";
+  const settled = await Promise.allSettled(entries.map((entry) =>
+    loadPlugin(entry, {
+      job_dir: options.job_dir,
+      store: options.store,
+      log: options.log,
+      deno_path: denoPath,
+      env: options.env ?? {},
+      onFailure: (plugin, failure) => report(plugin, failure.hook, failure.session_id, failure),
+      ...(options.validate_config === false ? { validate_config: false } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    })
+  ));
+  const plugins = settled.flatMap((s) => s.status === "fulfilled" ? [s.value] : []);
+  const rejected = settled.find((s) => s.status === "rejected");
+  const problem = rejected ? rejected.reason : duplicateProblem(plugins);
+  if (problem) {
+    await Promise.all(plugins.map((plugin) => plugin.process.stop()));
+    throw problem;
+  }
+  return new Host(plugins, report);
+}
+
+function duplicateProblem(plugins: LoadedPlugin[]): ValidationError | undefined {
+  const owners = new Map<string, string>();
+  for (const plugin of plugins) {
+    const names = [
+      `plugin "${plugin.manifest.name}"`,
+      ...plugin.registrations.commands.map((c) => `command "/${c.name}"`),
+      ...plugin.registrations.tools.map((t) => `tool "${t.name}"`),
+    ];
+    for (const name of names) {
+      const owner = owners.get(name);
+      if (owner !== undefined) {
+        return new ValidationError(
+          `Cannot load plugin "${plugin.manifest.name}": ${name} is already registered by plugin "${owner}"`,
+        );
+      }
+      owners.set(name, plugin.manifest.name);
+    }
+  }
+}
+
+class Host implements PluginHost {
+  readonly plugins: readonly PluginInfo[];
+  readonly hooks: Hooks;
+  #loaded: LoadedPlugin[];
+  #report: Report;
+
+  constructor(loaded: LoadedPlugin[], report: Report) {
+    this.#loaded = loaded;
+    this.#report = report;
+    this.plugins = loaded.map(info);
+    this.hooks = pluginHooks(loaded, report);
+  }
+
+  failure(name: string): string | undefined {
+    return this.#loaded.find((p) => p.manifest.name === name)?.process.failure?.message;
+  }
+
+  tools(): Tool[] {
+    return this.#loaded.flatMap((plugin) =>
+      plugin.registrations.tools.map((spec): Tool => ({
+        spec,
+        run: (args, context) => this.#runTool(plugin, spec.name, args, context),
+      }))
+    );
+  }
+
+  commands(): SlashCommand[] {
+    return this.#loaded.flatMap((plugin) =>
+      plugin.registrations.commands.map((command): SlashCommand => ({
+        name: command.name,
+        description: command.description,
+        run: (args, context) => this.#runCommand(plugin, command.name, args, context),
+      }))
+    );
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.#loaded.map((plugin) => plugin.process.stop()));
+  }
+
+  async #runTool(
+    plugin: LoadedPlugin,
+    tool: string,
+    args: Record<string, unknown>,
+    context: ToolContext,
+  ): Promise<ToolOutcome> {
+    const problem = plugin.argumentChecks.get(tool)!(args);
+    if (problem) return { status: "error", content: `error: invalid arguments for ${tool}: ${problem}` };
+    const label = `tool ${tool}`;
+    try {
+      const result = await plugin.process.call("tool", {
+        name: tool,
+        args,
+        context: { session_id: context.session_id },
+      }, { timeout_ms: plugin.timeout_ms, label, session_id: context.session_id, signal: context.signal });
+      return { status: "ok", content: String(result) };
+    } catch (error) {
+      if (context.signal.aborted) throw error;
+      if (!(error instanceof PluginFailure)) {
+        this.#report(plugin.manifest.name, label, context.session_id, error);
+      }
+      return { status: "error", content: `error: plugin "${plugin.manifest.name}": ${errorMessage(error)}` };
+    }
+  }
+
+  async #runCommand(
+    plugin: LoadedPlugin,
+    command: string,
+    args: string,
+    context: CommandContext,
+  ): Promise<string> {
+    const label = `command /${command}`;
+    try {
+      const result = await plugin.process.call("command", {
+        name: command,
+        args,
+        context: { session_id: context.session_id, source: context.source },
+      }, { timeout_ms: plugin.timeout_ms, label, session_id: context.session_id, signal: context.signal });
+      return String(result);
+    } catch (error) {
+      if (context.signal.aborted) throw error;
+      if (!(error instanceof PluginFailure)) {
+        this.#report(plugin.manifest.name, label, context.session_id, error);
+      }
+      throw new RunError(`/${command} (plugin "${plugin.manifest.name}") failed: ${errorMessage(error)}`, {
+        reason: "plugin_error",
+        cause: error,
+      });
+    }
+  }
+}
+
+function info(plugin: LoadedPlugin): PluginInfo {
+  const { manifest, registrations } = plugin;
+  return {
+    name: manifest.name,
+    version: manifest.version,
+    description: manifest.description,
+    path: manifest.root,
+    entry: manifest.entry,
+    requested: manifest.requested,
+    granted: plugin.granted,
+    hooks: registrations.hooks,
+    commands: registrations.commands,
+    tools: registrations.tools,
+    pid: plugin.process.pid,
+  };
+}

@@ -1,0 +1,171 @@
+/**
+ * Loading one plugin: manifest → grant check → config check → module-graph preflight → sandboxed
+ * subprocess → `register(ctx)` → registrations checked. Every failure is a ValidationError naming the plugin.
+ */
+import { pathToFileURL } from "node:url";
+import { parseDuration, parseSize } from "../runtime/duration.ts";
+import { errorMessage, ValidationError } from "../runtime/errors.ts";
+import type { PluginEntry } from "../runtime/job_schema.ts";
+import type { Logger } from "../runtime/log.ts";
+import type { Store } from "../runtime/store.ts";
+import type { ToolSpec } from "../runtime/types.ts";
+import { compileJsonSchema, type SchemaCheck } from "./json_schema.ts";
+import { type PluginManifest, readManifest } from "./manifest.ts";
+import { grantedEnv, missingGrants, permissionFlags, type Permissions } from "./permissions.ts";
+import { oneLine, preflight } from "./preflight.ts";
+import { PluginFailure, PluginProcess } from "./process.ts";
+import type { HookName } from "./sdk.ts";
+import { PluginStateTable } from "./state.ts";
+
+export const HOOK_NAMES: readonly HookName[] = [
+  "on_session_start",
+  "on_session_end",
+  "pre_llm_call",
+  "post_llm_call",
+  "pre_tool_call",
+  "post_tool_call",
+  "post_compaction",
+  "on_session_delete",
+  "on_loop_tick",
+];
+const COMMAND_NAME = /^[a-z][a-z0-9_.-]*$/;
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+export const DEFAULT_HOOK_TIMEOUT = "30s";
+export const DEFAULT_MAX_MEMORY = "256MiB";
+
+export interface LoadOptions {
+  job_dir: string;
+  store: Store;
+  log: Logger;
+  deno_path: string;
+  /** The parent environment; only the granted variables reach the plugin. */
+  env: Record<string, string>;
+  /** A loaded plugin's process failed (not called for failures while loading). */
+  onFailure(plugin: string, failure: PluginFailure): void;
+  /** false: skip `config_schema` (inspecting a plugin without a job, `hermes plugins check DIR`). */
+  validate_config?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface Registrations {
+  hooks: HookName[];
+  commands: { name: string; description: string }[];
+  tools: ToolSpec[];
+}
+
+export interface LoadedPlugin {
+  manifest: PluginManifest;
+  granted: Permissions;
+  timeout_ms: number;
+  max_memory_mb: number;
+  process: PluginProcess;
+  registrations: Registrations;
+  /** Argument validators of the plugin's tools, by tool name. */
+  argumentChecks: Map<string, SchemaCheck>;
+}
+
+export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Promise<LoadedPlugin> {
+  if (entry.isolation === "worker") {
+    throw new ValidationError(
+      `Cannot load plugin "${entry.path}": isolation "worker" is not supported (a Worker is not a sandbox); remove it to run the plugin in a subprocess`,
+    );
+  }
+  const manifest = await readManifest(entry.path, options.job_dir);
+  const fail = (why: string): never => {
+    throw new ValidationError(`Cannot load plugin "${manifest.name}" (${entry.path}): ${why}`);
+  };
+  const granted = entry.permissions ?? {};
+  const missing = missingGrants(manifest.requested, granted, options.job_dir);
+  if (missing.length) fail(`it requests permissions the job does not grant: ${missing.join(", ")}`);
+  const config = entry.config ?? {};
+  if (manifest.config_schema && options.validate_config !== false) {
+    const problem = checkerFor(manifest.config_schema, (why) => fail(`plugin.json config_schema: ${why}`))(
+      config,
+    );
+    if (problem) fail(`config${problem.startsWith("(root)") ? problem.slice(6) : `.${problem}`}`);
+  }
+  let flags: string[] = [];
+  try {
+    flags = permissionFlags(granted, { root: manifest.root, job_dir: options.job_dir });
+  } catch (error) {
+    fail(errorMessage(error));
+  }
+  const timeout_ms = parseDuration(entry.hook_timeout ?? DEFAULT_HOOK_TIMEOUT);
+  const max_memory_mb = Math.max(1, Math.ceil(parseSize(entry.max_memory ?? DEFAULT_MAX_MEMORY) / 1024 ** 2));
+  const refused = await preflight(manifest.entry, manifest.root, {
+    deno_path: options.deno_path,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  if (refused) fail(refused);
+
+  let loaded = false;
+  const state = new PluginStateTable(options.store, manifest.name);
+  const process = new PluginProcess({
+    deno_path: options.deno_path,
+    flags,
+    env: grantedEnv(granted, options.env),
+    cwd: options.job_dir,
+    max_memory_mb,
+    log: options.log.child(manifest.name),
+    serve: (method, params) => state.serve(method, params),
+    onFailure: (failure) => loaded && options.onFailure(manifest.name, failure),
+  });
+  try {
+    const reply = await process.call(
+      "init",
+      { name: manifest.name, entry: pathToFileURL(manifest.entry).href, config },
+      { timeout_ms, label: "register", ...(options.signal ? { signal: options.signal } : {}) },
+    );
+    const registrations = checkRegistrations(reply, fail);
+    const argumentChecks = new Map(
+      registrations.tools.map((tool) => [
+        tool.name,
+        checkerFor(tool.parameters, (why) => fail(`tool "${tool.name}" parameters: ${why}`)),
+      ]),
+    );
+    loaded = true;
+    return { manifest, granted, timeout_ms, max_memory_mb, process, registrations, argumentChecks };
+  } catch (error) {
+    await process.stop();
+    if (error instanceof ValidationError) throw error;
+    if (options.signal?.aborted) throw error;
+    const why = oneLine(errorMessage(error));
+    return fail(
+      error instanceof PluginFailure ? why : why.replace(/^register\(\) threw: /, "register(ctx) threw: "),
+    );
+  }
+}
+
+function checkerFor(schema: Record<string, unknown>, fail: (why: string) => never): SchemaCheck {
+  try {
+    return compileJsonSchema(schema);
+  } catch (error) {
+    return fail(oneLine(errorMessage(error)));
+  }
+}
+
+/** The plugin reports what it registered; the host trusts none of it unchecked. */
+function checkRegistrations(reply: unknown, fail: (why: string) => never): Registrations {
+  const r = reply as Partial<Registrations> | null;
+  if (!r || !Array.isArray(r.hooks) || !Array.isArray(r.commands) || !Array.isArray(r.tools)) {
+    return fail("the plugin process sent malformed registrations");
+  }
+  for (const hook of r.hooks) {
+    if (!HOOK_NAMES.includes(hook)) fail(`unknown hook "${hook}": expected one of ${HOOK_NAMES.join(", ")}`);
+  }
+  for (const command of r.commands) {
+    if (!COMMAND_NAME.test(String(command?.name))) {
+      fail(`invalid command name "${command?.name}": expected lower-case letters, digits, '_', '.' or '-'`);
+    }
+  }
+  for (const tool of r.tools) {
+    if (!TOOL_NAME.test(String(tool?.name))) {
+      fail(`invalid tool name "${tool?.name}": expected 1 to 64 letters, digits, '_' or '-'`);
+    }
+    const parameters = tool.parameters as Record<string, unknown> | null;
+    if (!parameters || typeof parameters !== "object" || parameters.type !== "object") {
+      fail(`tool "${tool.name}" parameters: expected a JSON Schema with "type": "object"`);
+    }
+  }
+  return r as Registrations;
+}

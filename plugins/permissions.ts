@@ -1,0 +1,119 @@
+/**
+ * Plugin permissions (DESIGN §10): what a plugin requests in plugin.json must be covered by what the job
+ * grants, and the grant becomes the plugin subprocess's `--allow-*` flags and environment.
+ */
+import { resolve } from "node:path";
+import type { PluginEntry } from "../runtime/job_schema.ts";
+
+export type Permissions = NonNullable<PluginEntry["permissions"]>;
+export type PermissionName = keyof Permissions;
+export const PERMISSION_NAMES: readonly PermissionName[] = [
+  "read",
+  "write",
+  "net",
+  "env",
+  "run",
+  "ffi",
+  "sys",
+];
+
+/** Permissions whose list items are file-system paths (resolved against the job directory). */
+const PATH_PERMISSIONS = new Set<PermissionName>(["read", "write", "ffi"]);
+
+function resolveItem(name: PermissionName, item: string, jobDir: string): string {
+  return PATH_PERMISSIONS.has(name) ? resolve(jobDir, item) : item;
+}
+
+function covers(name: PermissionName, granted: string, requested: string): boolean {
+  if (granted === requested) return true;
+  if (PATH_PERMISSIONS.has(name)) {
+    return requested.startsWith(granted.endsWith("/") ? granted : `${granted}/`);
+  }
+  // A granted host without a port covers every port of that host.
+  return name === "net" && !granted.includes(":") && requested.startsWith(`${granted}:`);
+}
+
+/**
+ * The requested permissions the grant does not cover, one entry per missing item (`read ./notes`,
+ * `net api.example.com:443`, `run (any)`). Requested paths are resolved against the job directory, like
+ * granted ones, so `read: ["./notes"]` on both sides matches.
+ */
+export function missingGrants(requested: Permissions, granted: Permissions, jobDir: string): string[] {
+  const missing: string[] = [];
+  for (const name of PERMISSION_NAMES) {
+    const want = requested[name];
+    const have = granted[name];
+    if (!want || have === true) continue;
+    if (want === true) {
+      missing.push(`${name} (any)`);
+      continue;
+    }
+    const haveItems = (have || []).map((item) => resolveItem(name, item, jobDir));
+    for (const item of want) {
+      const wanted = resolveItem(name, item, jobDir);
+      if (!haveItems.some((h) => covers(name, h, wanted))) missing.push(`${name} ${item}`);
+    }
+  }
+  return missing;
+}
+
+/**
+ * `--allow-*` flags for a grant: `false`/absent/empty → no flag, `true` → the bare flag, a list →
+ * comma-joined values. The plugin's own root (its directory, or its single module file) is always readable.
+ */
+export function permissionFlags(granted: Permissions, options: { root: string; job_dir: string }): string[] {
+  const flags: string[] = [];
+  for (const name of PERMISSION_NAMES) {
+    const grant = granted[name];
+    const items = grant === true || grant === false || grant === undefined ? [] : grant;
+    for (const item of items) {
+      if (item.includes(",")) {
+        throw new RangeError(`Cannot grant ${name} "${item}": a value may not contain a comma`);
+      }
+      if (item.trim() === "") throw new RangeError(`Cannot grant ${name} "": expected a non-empty value`);
+    }
+    const values = items.map((item) => resolveItem(name, item, options.job_dir));
+    if (name === "read" && grant !== true) values.unshift(options.root);
+    if (grant === true) flags.push(`--allow-${name}`);
+    else if (values.length > 0) flags.push(`--allow-${name}=${values.join(",")}`);
+  }
+  return flags;
+}
+
+/** The plugin's environment: only the granted variables (all of them for `env: true`). */
+export function grantedEnv(granted: Permissions, env: Record<string, string>): Record<string, string> {
+  const grant = granted.env;
+  if (grant === true) return { ...env };
+  if (!grant) return {};
+  return Object.fromEntries(
+    grant.filter((name) => env[name] !== undefined).map((name) => [name, env[name]!]),
+  );
+}
+
+/** A grant written as the permissions requested (for `hermes plugins check`). */
+export function describeGrant(granted: Permissions): string {
+  const parts = PERMISSION_NAMES.flatMap((name) => {
+    const grant = granted[name];
+    if (grant === true) return [`${name}: all`];
+    if (!grant || grant.length === 0) return [];
+    return [`${name}: ${grant.join(", ")}`];
+  });
+  return parts.length ? parts.join("; ") : "none";
+}
+
+/**
+ * `entry` with its relative paths (the plugin path, read/write/ffi grants) made absolute against `dir`.
+ * Global plugins from HERMES_HOME/config.yaml are relative to HERMES_HOME, not to the job that adds them.
+ */
+export function entryRelativeTo(entry: PluginEntry, dir: string): PluginEntry {
+  const resolved: PluginEntry = { ...entry, path: resolve(dir, entry.path) };
+  if (entry.permissions) {
+    const permissions: Permissions = { ...entry.permissions };
+    for (const name of PATH_PERMISSIONS) {
+      const grant = permissions[name];
+      if (Array.isArray(grant)) permissions[name] = grant.map((item) => resolve(dir, item));
+    }
+    resolved.permissions = permissions;
+  }
+  return resolved;
+}

@@ -1,0 +1,294 @@
+/**
+ * One plugin subprocess and its line-delimited JSON-RPC channel: calls with ids and per-call timeouts,
+ * requests from the plugin (`state.*`), `log` notifications, and plugin stderr prefixed with its name.
+ * A call that times out, a crash, or a heap overrun kills the process (SIGKILL) and fails it for good.
+ */
+import { formatDuration } from "../runtime/duration.ts";
+import { errorMessage } from "../runtime/errors.ts";
+import type { Logger } from "../runtime/log.ts";
+import { MAX_LINE_CHARS, readLines } from "./_lines.ts";
+import { pluginMain } from "./_plugin_main.ts";
+
+/** The subprocess's main module: the self-contained runner, as a `data:` URL (see _plugin_main.ts). */
+const RUNNER_URL = `data:application/javascript;base64,${btoa(`(${pluginMain.toString()})();\n`)}`;
+const OUT_OF_MEMORY = /out of memory|heap limit/i;
+/**
+ * Deno 2.9 otherwise prepends a `node` shim directory (inside DENO_DIR) to the PATH of every process it
+ * starts; the plugin's environment is to hold the granted variables and nothing that says where Hermes lives.
+ */
+export const RUNTIME_ENV = { DENO_DISABLE_NODE_SHIM: "1" };
+
+/** The plugin's handler threw or rejected; the process is healthy. */
+export class PluginCallError extends Error {
+  override name = "PluginCallError";
+}
+
+/** The process is gone (timed out, crashed, over its heap, misbehaved); `hook` names the call in flight. */
+export class PluginFailure extends Error {
+  override name = "PluginFailure";
+  readonly hook: string | null;
+  readonly session_id: string | undefined;
+  constructor(message: string, during?: { label: string; session_id?: string | undefined }) {
+    super(message);
+    this.hook = during?.label ?? null;
+    this.session_id = during?.session_id;
+  }
+}
+
+export interface SpawnOptions {
+  deno_path: string;
+  /** `--allow-*` flags. */
+  flags: string[];
+  env: Record<string, string>;
+  cwd: string;
+  max_memory_mb: number;
+  /** Receives the plugin's console output and `ctx.log` lines (already prefixed). */
+  log: Logger;
+  /** Answers the plugin's requests; throws to answer with an error. */
+  serve(method: string, params: Record<string, unknown>): unknown;
+  /** Called once when the process fails outside `stop()`. */
+  onFailure(failure: PluginFailure): void;
+}
+
+export interface CallOptions {
+  timeout_ms: number;
+  /** Names the call in errors and `plugin.error` events (`pre_llm_call`, `command /whoami`, …). */
+  label: string;
+  session_id?: string;
+  signal?: AbortSignal;
+}
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+  options: CallOptions;
+  /** performance.now() by which the answer must arrive. */
+  deadline: number;
+}
+
+type Message = {
+  jsonrpc?: string;
+  id?: number;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: unknown;
+  error?: { message?: string };
+};
+
+export class PluginProcess {
+  readonly pid: number;
+  #child: Deno.ChildProcess;
+  #writer: WritableStreamDefaultWriter<Uint8Array>;
+  #options: SpawnOptions;
+  #pending = new Map<number, Pending>();
+  #nextId = 1;
+  #failure: PluginFailure | undefined;
+  #stopping = false;
+  #sawOutOfMemory = false;
+  #pumps: Promise<void>;
+  #readers: ReadableStreamDefaultReader<Uint8Array>[];
+  #encoder = new TextEncoder();
+  // One timer for all calls, armed for the earliest deadline: cheaper than a timer per call.
+  #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  #deadlineAt = Infinity;
+
+  constructor(options: SpawnOptions) {
+    this.#options = options;
+    this.#child = new Deno.Command(options.deno_path, {
+      args: [
+        "run",
+        "--no-prompt",
+        "--no-npm",
+        "--no-remote",
+        "--no-config",
+        "--no-lock",
+        "--unstable-lazy-dynamic-imports",
+        `--v8-flags=--max-old-space-size=${options.max_memory_mb}`,
+        ...options.flags,
+        RUNNER_URL,
+      ],
+      cwd: options.cwd,
+      clearEnv: true,
+      env: { ...options.env, ...RUNTIME_ENV },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    this.pid = this.#child.pid;
+    this.#writer = this.#child.stdin.getWriter();
+    this.#readers = [this.#child.stdout.getReader(), this.#child.stderr.getReader()];
+    this.#pumps = Promise.all([this.#readStdout(this.#readers[0]!), this.#readStderr(this.#readers[1]!)])
+      .then(() => {});
+    this.#child.status.then((status) => this.#exited(status));
+  }
+
+  get failure(): PluginFailure | undefined {
+    return this.#failure;
+  }
+
+  call(method: string, params: Record<string, unknown>, options: CallOptions): Promise<unknown> {
+    if (this.#failure) return Promise.reject(this.#failure);
+    if (options.signal?.aborted) return Promise.reject(options.signal.reason);
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      const signal = options.signal;
+      const onAbort = () => this.#settle(id)?.reject(signal!.reason);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const deadline = performance.now() + options.timeout_ms;
+      if (deadline < this.#deadlineAt) this.#armDeadline(deadline);
+      this.#pending.set(id, {
+        options,
+        deadline,
+        resolve: (value) => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve(value);
+        },
+        reject: (error) => {
+          signal?.removeEventListener("abort", onAbort);
+          reject(error);
+        },
+      });
+      this.#send({ id, method, params });
+    });
+  }
+
+  /** Closes stdin (the plugin exits), waits up to `grace_ms`, then SIGKILLs; resolves when all is closed. */
+  async stop(grace_ms = 500): Promise<void> {
+    this.#stopping = true;
+    clearTimeout(this.#deadlineTimer);
+    for (const [id, call] of this.#pending) {
+      this.#settle(id);
+      call.reject(new PluginFailure("the plugin host stopped", call.options));
+    }
+    await this.#writer.close().catch(() => {});
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const exited = await Promise.race([
+      this.#child.status.then(() => true),
+      new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(false), grace_ms)),
+    ]);
+    clearTimeout(timer);
+    if (!exited) this.#kill();
+    await this.#child.status;
+    // A grandchild (with a `run` grant) may have inherited the pipes and keep them open.
+    const drained = await Promise.race([
+      this.#pumps.then(() => true),
+      new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(false), grace_ms)),
+    ]);
+    clearTimeout(timer);
+    if (!drained) await Promise.all(this.#readers.map((reader) => reader.cancel().catch(() => {})));
+    await this.#pumps;
+  }
+
+  #send(message: Message): void {
+    const line = JSON.stringify({ jsonrpc: "2.0", ...message }) + "\n";
+    this.#writer.write(this.#encoder.encode(line)).catch(() => {}); // a dead process is noticed by #exited
+  }
+
+  #settle(id: number): Pending | undefined {
+    const call = this.#pending.get(id);
+    this.#pending.delete(id);
+    return call;
+  }
+
+  #armDeadline(at: number): void {
+    clearTimeout(this.#deadlineTimer);
+    this.#deadlineAt = at;
+    this.#deadlineTimer = setTimeout(() => this.#checkDeadlines(), Math.max(0, at - performance.now()));
+    Deno.unrefTimer(this.#deadlineTimer as unknown as number); // an idle plugin must not keep the host alive
+  }
+
+  #checkDeadlines(): void {
+    this.#deadlineTimer = undefined;
+    this.#deadlineAt = Infinity;
+    const now = performance.now();
+    let next = Infinity;
+    for (const call of this.#pending.values()) {
+      if (call.deadline <= now) {
+        const { label, timeout_ms } = call.options;
+        return this.#fail(`did not answer ${label} within ${formatDuration(timeout_ms)}`, call.options);
+      }
+      next = Math.min(next, call.deadline);
+    }
+    if (next !== Infinity) this.#armDeadline(next);
+  }
+
+  #kill(): void {
+    try {
+      this.#child.kill("SIGKILL");
+    } catch {
+      // already exited
+    }
+  }
+
+  /** Kills the process and fails every call in flight; the first failure wins. */
+  #fail(message: string, during?: CallOptions): void {
+    if (this.#failure || this.#stopping) return;
+    const oldest = during ?? this.#pending.values().next().value?.options;
+    const failure = new PluginFailure(message, oldest);
+    this.#failure = failure;
+    clearTimeout(this.#deadlineTimer);
+    this.#kill();
+    for (const [id, call] of this.#pending) {
+      this.#settle(id);
+      call.reject(failure);
+    }
+    this.#options.onFailure(failure);
+  }
+
+  async #exited(status: Deno.CommandStatus): Promise<void> {
+    if (this.#failure || this.#stopping) return;
+    // stderr tells whether the heap ran out; a grandchild may hold the pipes open, so wait briefly.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([this.#pumps, new Promise((resolve) => timer = setTimeout(resolve, 200))]);
+    clearTimeout(timer);
+    const how = this.#sawOutOfMemory
+      ? `exceeded its memory limit (max_memory ${this.#options.max_memory_mb} MiB)`
+      : status.signal
+      ? `was killed by ${status.signal}`
+      : `exited unexpectedly with code ${status.code}`;
+    this.#fail(`the plugin process ${how}`);
+  }
+
+  #receive(message: Message): void {
+    if (message.method !== undefined) {
+      if (message.method === "log") return this.#logLine(message.params);
+      try {
+        this.#send({ id: message.id!, result: this.#options.serve(message.method, message.params ?? {}) });
+      } catch (error) {
+        this.#send({ id: message.id!, error: { message: errorMessage(error) } });
+      }
+      return;
+    }
+    const call = this.#settle(message.id!);
+    if (!call) return; // answered after its timeout or abort
+    if (message.error) call.reject(new PluginCallError(String(message.error.message ?? "unknown error")));
+    else call.resolve(message.result);
+  }
+
+  #logLine(params: Record<string, unknown> | undefined): void {
+    const level = params?.level === "error" ? "error" : params?.level === "warn" ? "warn" : "info";
+    this.#options.log[level](String(params?.message ?? ""));
+  }
+
+  #readStdout(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+    return readLines(reader, (line) => {
+      let message: Message | undefined;
+      if (line.startsWith("{")) {
+        try {
+          message = JSON.parse(line);
+        } catch {
+          // not protocol: printed by the plugin (console.table, Deno.stdout)
+        }
+      }
+      if (message?.jsonrpc === "2.0") this.#receive(message);
+      else if (line.trim()) this.#options.log.info(line);
+    }, () => this.#fail(`sent an oversized message (over ${MAX_LINE_CHARS} characters)`));
+  }
+
+  #readStderr(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+    return readLines(reader, (line) => {
+      if (OUT_OF_MEMORY.test(line)) this.#sawOutOfMemory = true;
+      if (line.trim()) this.#options.log.info(line);
+    }, () => {});
+  }
+}

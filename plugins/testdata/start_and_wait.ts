@@ -1,0 +1,18 @@
+/**
+ * Starts the plugins at the paths given as arguments (job dir = cwd), prints their pids as JSON, then
+ * waits until killed. The lifecycle test SIGKILLs this process and checks that no plugin outlives it.
+ */
+import { startPlugins } from "../host.ts";
+import { silentLogger } from "../../runtime/log.ts";
+import { Store } from "../../runtime/store.ts";
+
+const store = Store.open(":memory:");
+const host = await startPlugins(Deno.args.map((path) => ({ path })), {
+  job_dir: Deno.cwd(),
+  store,
+  log: silentLogger,
+});
+// A hook left in flight: the plugin is busy (awaiting) when this process dies.
+host.hooks.onSessionStart({ session_id: "s" });
+console.log(JSON.stringify(host.plugins.map((p) => p.pid)));
+setInterval(() => {}, 60_000);
