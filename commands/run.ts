@@ -11,6 +11,7 @@ import {
   type ResolvedJob,
 } from "../runtime/job.ts";
 import type { JobFile } from "../runtime/job_schema.ts";
+import { storedJob } from "../runtime/live_session.ts";
 import { runJob, type RunResult } from "../runtime/run_job.ts";
 import type { Store } from "../runtime/store.ts";
 import type { HermesEvent } from "../runtime/types.ts";
@@ -90,19 +91,6 @@ async function readStdin(cli: Cli): Promise<string> {
   const text = await new Response(cli.stdin).text();
   if (text.trim() === "") throw new ValidationError("hermes run: -p - read an empty prompt from stdin");
   return text;
-}
-
-function storedJob(store: Store, id: string): ResolvedJob {
-  const session = store.getSession(store.resolveSessionId(id))!;
-  const saved = JSON.parse(session.config_json) as Partial<ResolvedJob> & { spec?: JobFile };
-  if (!saved.spec) throw new ValidationError(`Cannot resume session ${session.id}: it has no stored job`);
-  return {
-    spec: saved.spec,
-    path: saved.path ?? null,
-    dir: saved.dir ?? Deno.cwd(),
-    inputs: saved.inputs ?? {},
-    env: saved.env ?? {},
-  };
 }
 
 function progress(cli: Cli, event: HermesEvent): void {

@@ -90,6 +90,7 @@ export const migrations: readonly string[] = [
     created_at INTEGER NOT NULL,
     detail TEXT
   );
+  CREATE INDEX compaction_log_session ON compaction_log(session_id);
 
   CREATE TABLE schedule_runs (
     job TEXT NOT NULL,

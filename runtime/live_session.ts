@@ -7,6 +7,8 @@ import type { Clock } from "./clock.ts";
 import type { EventBus } from "./events.ts";
 import { type Hooks, noHooks } from "./hooks.ts";
 import type { ResolvedJob } from "./job.ts";
+import type { JobFile } from "./job_schema.ts";
+import { ValidationError } from "./errors.ts";
 import { createCompactor } from "./compaction/mod.ts";
 import { Budget } from "./limits.ts";
 import type { Logger } from "./log.ts";
@@ -160,4 +162,18 @@ function toolEnv(env: Record<string, string>, jobEnv: Record<string, string>): R
   const base: Record<string, string> = { PATH: "/usr/local/bin:/usr/bin:/bin" };
   for (const name of TOOL_ENV_NAMES) if (env[name] !== undefined) base[name] = env[name]!;
   return { ...base, ...jobEnv };
+}
+
+/** The job a stored session was started with (saved in its row), for `--resume` without the job file. */
+export function storedJob(store: Store, id: string): ResolvedJob {
+  const session = store.getSession(store.resolveSessionId(id))!;
+  const saved = JSON.parse(session.config_json) as Partial<ResolvedJob> & { spec?: JobFile };
+  if (!saved.spec) throw new ValidationError(`Cannot resume session ${session.id}: it has no stored job`);
+  return {
+    spec: saved.spec,
+    path: saved.path ?? null,
+    dir: saved.dir ?? Deno.cwd(),
+    inputs: saved.inputs ?? {},
+    env: saved.env ?? {},
+  };
 }

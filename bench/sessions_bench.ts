@@ -1,0 +1,234 @@
+/**
+ * `hermes sessions` performance (issue 7): `list --json` on 10 000 sessions and `search` on 1 000 000
+ * messages, in process (the store-level functions) and as a CLI process. Targets: list < 100 ms, search < 50 ms.
+ *
+ *   deno run -A bench/sessions_bench.ts [--keep DIR]
+ *
+ * Builds the store once in a temp dir (10 000 sessions × 100 messages, batched inserts through `Store`).
+ * With `--keep DIR` the store is kept in DIR and reused by later runs.
+ */
+import { parseArgs } from "node:util";
+import { jsonArray } from "../commands/sessions/_context.ts";
+import { listSessionsJson } from "../runtime/session_admin/list.ts";
+import { searchMessages } from "../runtime/session_admin/search.ts";
+import { type AppendMessage, Store } from "../runtime/store.ts";
+import type { SessionStatus } from "../runtime/types.ts";
+import { fmt, median, percentile, report } from "./_stats.ts";
+
+const SESSIONS = 10_000;
+const MESSAGES_PER_SESSION = 100;
+const RARE_PHRASE = "quantum marmalade overflow";
+const REPO_ROOT = new URL("../", import.meta.url).pathname;
+
+const { values } = parseArgs({ args: Deno.args, options: { keep: { type: "string" } } });
+const dir = values.keep ?? await Deno.makeTempDir({ prefix: "hermes-sessions-bench-" });
+await Deno.mkdir(dir, { recursive: true });
+const dbPath = `${dir}/state.db`;
+
+try {
+  const existing = await Deno.stat(dbPath).then(() => true, () => false);
+  const store = Store.open(dbPath);
+  if (!existing) build(store);
+  const stats = store.db.prepare(
+    "SELECT (SELECT count(*) FROM sessions) s, (SELECT count(*) FROM messages) m",
+  )
+    .get()!;
+  console.log(
+    `store: ${stats.s} sessions, ${stats.m} messages, ${mib(Deno.statSync(dbPath).size)} (${dbPath})`,
+  );
+
+  console.log("\nlist (in process: query + JSON)");
+  measure("list --json, all 10 000", 30, "< 100 ms", () => jsonArray(listSessionsJson(store)).length);
+  measure(
+    "list --json --limit 50",
+    200,
+    "< 100 ms",
+    () => jsonArray(listSessionsJson(store, { limit: 50 })).length,
+  );
+  measure(
+    "list --json --job job-7",
+    100,
+    "< 100 ms",
+    () => jsonArray(listSessionsJson(store, { job: "job-7" })).length,
+  );
+  measure(
+    "list --json --status failed --since 30d",
+    50,
+    "< 100 ms",
+    () =>
+      jsonArray(listSessionsJson(store, { status: "failed", since: Date.now() - 30 * 86_400_000 })).length,
+  );
+
+  console.log("\nsearch (in process, 20 hits, snippets)");
+  const hitCounts = (query: string) =>
+    store.db.prepare("SELECT count(*) n FROM messages_fts WHERE messages_fts MATCH ?").get(query)!.n;
+  for (
+    const [label, query, options] of [
+      [`rare phrase "${RARE_PHRASE}"`, `"${RARE_PHRASE}"`, {}],
+      ["one mid-frequency word", "lighthouse", {}],
+      ["two common words (AND)", "build deploy", {}],
+      ["two common words, --sort relevance", "build deploy", { order: "relevance" }],
+      ["prefix light*", "light*", {}],
+      ["mid word with --job job-7", "lighthouse", { job: "job-7" }],
+    ] as const
+  ) {
+    const fts = query.replaceAll(/(\w+)\*/g, '"$1"*');
+    measure(
+      `${label} [${hitCounts(fts)} matches]`,
+      30,
+      "< 50 ms",
+      () => searchMessages(store, query, options).length,
+    );
+  }
+  store.close();
+
+  console.log("\nCLI process (deno run -A main.ts …; includes Deno start-up)");
+  const hello = await Deno.makeTempFile({ suffix: ".ts" });
+  await Deno.writeTextFile(hello, 'console.log("hello");');
+  const baseline = await cliMedian("bare `deno run` hello world", ["run", hello], 10);
+  await Deno.remove(hello);
+  await cliMedian("sessions list --json (10 000 rows)", cli("sessions", "list", "--json"), 10);
+  const list = await cliMedian(
+    "sessions list --json --limit 50",
+    cli("sessions", "list", "--json", "--limit", "50"),
+    10,
+  );
+  await cliMedian(
+    `sessions search '"${RARE_PHRASE}"'`,
+    cli("sessions", "search", `"${RARE_PHRASE}"`, "--json"),
+    10,
+  );
+  await cliMedian("sessions search build deploy", cli("sessions", "search", "build", "deploy", "--json"), 10);
+  report("sessions list --limit 50: ratio to hello world", `${(list / baseline).toFixed(2)}×`);
+} finally {
+  if (values.keep === undefined) await Deno.remove(dir, { recursive: true });
+}
+
+function cli(...args: string[]): string[] {
+  return ["run", "-A", `${REPO_ROOT}main.ts`, ...args, "--db", dbPath];
+}
+
+/** 10 000 sessions over the last 60 days, each with 100 messages of words drawn from a Zipf-like vocabulary. */
+function build(store: Store): void {
+  const started = performance.now();
+  const random = mulberry32(7);
+  const vocabulary = makeVocabulary(random);
+  const pick = () => vocabulary[Math.floor(vocabulary.length * random() ** 3)]!;
+  const sentence = (n: number) => Array.from({ length: n }, pick).join(" ");
+  const statuses: SessionStatus[] = ["success", "success", "success", "failed", "limit", "interrupted"];
+  const now = Date.now();
+  let clockNow = now;
+  const buildStore = Store.open(store.path, {
+    clock: { now: () => clockNow, sleep: () => Promise.resolve() },
+  });
+  try {
+    for (let batch = 0; batch < SESSIONS; batch += 100) {
+      buildStore.immediate(() => {
+        for (let i = batch; i < batch + 100; i++) {
+          clockNow = now - (SESSIONS - i) * 500_000;
+          const session = buildStore.createSession({
+            job: `job-${i % 50}`,
+            status: statuses[i % statuses.length]!,
+          });
+          const messages: AppendMessage[] = [];
+          for (let m = 0; m < MESSAGES_PER_SESSION; m++) {
+            const rare = (i * MESSAGES_PER_SESSION + m) % 20_011 === 0;
+            const text = sentence(6 + Math.floor(random() * 20));
+            messages.push(
+              m % 3 === 1
+                ? {
+                  role: "assistant",
+                  content: text,
+                  tool_calls: [{ id: `c${m}`, name: "shell", arguments: '{"command":"ls"}' }],
+                }
+                : { role: m % 3 === 0 ? "user" : "tool", content: rare ? `${text} ${RARE_PHRASE}` : text },
+            );
+          }
+          buildStore.appendMessages(session.id, messages);
+          if (i % 10 === 0) {
+            buildStore.stmt("UPDATE messages SET active = 0 WHERE session_id = ? AND seq < 40").run(
+              session.id,
+            );
+          }
+        }
+      });
+    }
+    const appended = performance.now();
+    buildStore.syncSearchIndex();
+    console.log(
+      `built in ${((performance.now() - started) / 1000).toFixed(1)} s ` +
+        `(full-text index of 1 000 000 messages: ${((performance.now() - appended) / 1000).toFixed(1)} s)`,
+    );
+  } finally {
+    buildStore.close();
+  }
+}
+
+function makeVocabulary(random: () => number): string[] {
+  const common = [
+    "the",
+    "build",
+    "deploy",
+    "test",
+    "error",
+    "file",
+    "check",
+    "run",
+    "status",
+    "ok",
+    "branch",
+  ];
+  const rarer = ["lighthouse", "lightning", "lighter", "canary", "rollback"];
+  const syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "qu", "pra", "sto", "lin", "dor"];
+  const words = new Set<string>(common);
+  while (words.size < 5000) {
+    const n = 2 + Math.floor(random() * 3);
+    words.add(Array.from({ length: n }, () => syllables[Math.floor(random() * syllables.length)]).join(""));
+  }
+  const list = [...words];
+  // Mid-frequency words sit in the middle of the distribution (about 0.1 % of words each).
+  for (const [k, word] of rarer.entries()) list.splice(1200 + k * 40, 0, word);
+  return list;
+}
+
+function measure(label: string, runs: number, target: string | undefined, fn: () => number): void {
+  fn(); // warm the statement cache and the page cache
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    fn();
+    times.push(performance.now() - t);
+  }
+  report(label, `${fmt(median(times))} (p90 ${fmt(percentile(times, 90))})`, target);
+}
+
+async function cliMedian(label: string, args: string[], runs: number): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i <= runs; i++) {
+    const t = performance.now();
+    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+      args,
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    if (code !== 0) throw new Error(`${label}: exit ${code}: ${new TextDecoder().decode(stderr)}`);
+    if (i > 0) times.push(performance.now() - t);
+  }
+  const m = median(times);
+  report(label, fmt(m));
+  return m;
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
+}
+
+function mulberry32(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * `hermes sessions compact ID [--focus TEXT] [--json]`: a forced compaction (like `/compress`) of a stored
+ * session with the model and compaction settings it was started with. Safe next to a running session: the
+ * compaction lease and the commit's watermark keep whatever that run appends meanwhile.
+ * Exit 0 when the transcript changed or there was nothing to do (the note says why), 1 when it failed.
+ */
+import { parseCommandArgs } from "../_cli.ts";
+import { createCompactor } from "../../runtime/compaction/mod.ts";
+import { EventBus } from "../../runtime/events.ts";
+import { createProvider, resolveModel } from "../../runtime/model.ts";
+import { storedJob } from "../../runtime/live_session.ts";
+import { resolveSessionIds } from "../../runtime/session_admin/resolve.ts";
+import { exactlyOneId, type SessionsContext } from "./_context.ts";
+import { withGlobalHooks } from "./_hooks.ts";
+
+const COMMAND = "sessions compact";
+
+export async function compact(ctx: SessionsContext): Promise<number> {
+  const { values, positionals } = parseCommandArgs(COMMAND, ctx.args, {
+    focus: { type: "string" },
+    json: { type: "boolean" },
+  });
+  const ref = exactlyOneId(COMMAND, positionals);
+  const { cli } = ctx;
+  return await withGlobalHooks(cli, async (store, hooks) => {
+    const [id] = resolveSessionIds(store, [ref], { action: "compact session" });
+    const job = storedJob(store, id!);
+    const model = resolveModel(job.spec.model, { env: cli.env, dir: job.dir });
+    const events = new EventBus(cli.clock);
+    let failed = false;
+    events.subscribe((event) => failed ||= event.type === "compaction.failed");
+    const compactor = createCompactor({
+      store,
+      provider: await createProvider(model, { env: cli.env, clock: cli.clock }),
+      model: model.name,
+      context_window: model.context_window,
+      config: job.spec.compaction ?? {},
+      events,
+      hooks,
+      clock: cli.clock,
+      log: cli.log,
+    });
+    const outcome = await compactor.compact(id!, {
+      signal: cli.signal,
+      ...(values.focus !== undefined ? { focus: values.focus } : {}),
+    });
+    if (values.json) await cli.out(JSON.stringify({ session_id: id, ...outcome }) + "\n");
+    else if (outcome.changed) {
+      await cli.out(
+        `${id}: compacted (${outcome.kind}): ${outcome.before_tokens} → ${outcome.after_tokens} tokens, ` +
+          `${outcome.messages_removed} messages replaced\n`,
+      );
+    } else await cli.out(`${id}: nothing compacted: ${cli.redact(outcome.note ?? "no change")}\n`);
+    return failed ? 1 : 0;
+  });
+}

@@ -1,0 +1,52 @@
+/** `hermes sessions export ID [--format jsonl|md] [-o FILE]`: every row, compacted ones included, redacted. */
+import { parseCommandArgs } from "../_cli.ts";
+import { ValidationError } from "../../runtime/errors.ts";
+import { EXPORT_FORMATS, type ExportFormat, exportSession } from "../../runtime/session_admin/export.ts";
+import { resolveSessionIds } from "../../runtime/session_admin/resolve.ts";
+import { exactlyOneId, type SessionsContext, withStore } from "./_context.ts";
+
+const COMMAND = "sessions export";
+const FLUSH_AT = 64 * 1024;
+
+export async function exportCommand(ctx: SessionsContext): Promise<number> {
+  const { values, positionals } = parseCommandArgs(COMMAND, ctx.args, {
+    format: { type: "string" },
+    output: { type: "string", short: "o" },
+  });
+  const ref = exactlyOneId(COMMAND, positionals);
+  const format = (values.format ?? "jsonl") as ExportFormat;
+  if (!EXPORT_FORMATS.includes(format)) {
+    throw new ValidationError(`hermes ${COMMAND}: invalid --format "${values.format}": expected jsonl or md`);
+  }
+  const { cli } = ctx;
+  await withStore(cli, async (store) => {
+    const [id] = resolveSessionIds(store, [ref], { action: "export session" });
+    const chunks = exportSession(store, id!, { format, redact: cli.redact });
+    if (values.output === undefined) return await writeBuffered(chunks, cli.out);
+    // Exports hold whole transcripts: readable by the owner only, like the store itself.
+    const file = await Deno.open(values.output, { write: true, create: true, truncate: true, mode: 0o600 });
+    const encoder = new TextEncoder();
+    try {
+      await writeBuffered(chunks, async (text) => {
+        const bytes = encoder.encode(text);
+        for (let written = 0; written < bytes.length;) written += await file.write(bytes.subarray(written));
+      });
+    } finally {
+      file.close();
+    }
+    if (!cli.quiet) cli.err(`hermes: exported session ${id} to ${values.output}`);
+  });
+  return 0;
+}
+
+async function writeBuffered(
+  chunks: Iterable<string>,
+  write: (text: string) => Promise<void>,
+): Promise<void> {
+  let buffer = "";
+  for (const chunk of chunks) {
+    buffer += chunk;
+    if (buffer.length >= FLUSH_AT) (await write(buffer), buffer = "");
+  }
+  if (buffer) await write(buffer);
+}

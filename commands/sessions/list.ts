@@ -1,0 +1,50 @@
+/** `hermes sessions list`: a table on a terminal, a JSON array otherwise (or always with --json). */
+import { parseCommandArgs } from "../_cli.ts";
+import { ValidationError } from "../../runtime/errors.ts";
+import {
+  listSessions,
+  listSessionsJson,
+  type ListSessionsOptions,
+} from "../../runtime/session_admin/list.ts";
+import {
+  jsonArray,
+  noPositionals,
+  parseLimit,
+  parseSince,
+  type SessionsContext,
+  withStore,
+} from "./_context.ts";
+import { renderTable } from "./_render.ts";
+
+const COMMAND = "sessions list";
+const STATUSES = ["running", "idle", "success", "failed", "limit", "interrupted"];
+
+export async function list(ctx: SessionsContext): Promise<number> {
+  const { values, positionals } = parseCommandArgs(COMMAND, ctx.args, {
+    json: { type: "boolean" },
+    job: { type: "string" },
+    status: { type: "string" },
+    since: { type: "string" },
+    archived: { type: "boolean" },
+    limit: { type: "string" },
+  });
+  noPositionals(COMMAND, positionals);
+  if (values.status !== undefined && !STATUSES.includes(values.status)) {
+    throw new ValidationError(
+      `hermes ${COMMAND}: invalid --status "${values.status}": expected one of ${STATUSES.join(", ")}`,
+    );
+  }
+  const options: ListSessionsOptions = {};
+  if (values.job !== undefined) options.job = values.job;
+  if (values.status !== undefined) options.status = values.status;
+  if (values.since !== undefined) options.since = parseSince(COMMAND, values.since, ctx.cli.clock.now());
+  if (values.archived) options.archived = true;
+  const limit = parseLimit(COMMAND, values.limit);
+  if (limit !== undefined) options.limit = limit;
+  if (values.json || !ctx.stdoutIsTerminal) {
+    await ctx.cli.out(jsonArray(await withStore(ctx.cli, (store) => listSessionsJson(store, options))));
+  } else {
+    await ctx.cli.out(renderTable(await withStore(ctx.cli, (store) => listSessions(store, options))));
+  }
+  return 0;
+}

@@ -1,0 +1,76 @@
+/**
+ * `hermes sessions delete|archive|unarchive ID...`: all or none. stdout lists the affected ids, one per line
+ * (or one JSON object with --json); a summary goes to stderr.
+ */
+import type { ParseArgsOptionsConfig } from "node:util";
+import { parseCommandArgs } from "../_cli.ts";
+import { ValidationError } from "../../runtime/errors.ts";
+import { archiveSessions, deleteSessions, unarchiveSessions } from "../../runtime/session_admin/remove.ts";
+import { type SessionsContext, withStore } from "./_context.ts";
+import { withGlobalHooks } from "./_hooks.ts";
+
+export async function deleteCommand(ctx: SessionsContext): Promise<number> {
+  const { values, ids } = parseIds(ctx, "delete", FORCEABLE);
+  return await withGlobalHooks(ctx.cli, async (store, hooks) => {
+    const deleted = await deleteSessions(store, ids, { hooks, force: values.force ?? false });
+    await report(ctx, values.json, { deleted_ids: deleted }, deleted, `deleted ${plural(deleted.length)}`);
+    return 0;
+  });
+}
+
+export async function archiveCommand(ctx: SessionsContext): Promise<number> {
+  const { values, ids } = parseIds(ctx, "archive", FORCEABLE);
+  return await withGlobalHooks(ctx.cli, async (store, hooks) => {
+    const result = await archiveSessions(store, ids, { hooks, force: values.force ?? false });
+    const note = result.unchanged.length ? `; already archived: ${result.unchanged.join(", ")}` : "";
+    await report(
+      ctx,
+      values.json,
+      { archived_ids: result.changed, already_archived_ids: result.unchanged },
+      result.changed,
+      `archived ${plural(result.changed.length)}${note}`,
+    );
+    return 0;
+  });
+}
+
+export async function unarchiveCommand(ctx: SessionsContext): Promise<number> {
+  const { values, ids } = parseIds(ctx, "unarchive", PLAIN);
+  const result = await withStore(ctx.cli, (store) => unarchiveSessions(store, ids));
+  const note = result.unchanged.length ? `; not archived: ${result.unchanged.join(", ")}` : "";
+  await report(
+    ctx,
+    values.json,
+    { unarchived_ids: result.changed, not_archived_ids: result.unchanged },
+    result.changed,
+    `unarchived ${plural(result.changed.length)}${note}`,
+  );
+  return 0;
+}
+
+const FORCEABLE = { json: { type: "boolean" }, force: { type: "boolean" } } as const;
+const PLAIN = { json: { type: "boolean" } } as const;
+
+function parseIds<T extends ParseArgsOptionsConfig>(ctx: SessionsContext, name: string, options: T) {
+  const command = `sessions ${name}`;
+  const { values, positionals } = parseCommandArgs(command, ctx.args, options);
+  if (positionals.length === 0) {
+    throw new ValidationError(`hermes ${command}: expected at least one session id (or "latest")`);
+  }
+  return { values, ids: positionals };
+}
+
+async function report(
+  ctx: SessionsContext,
+  json: boolean | undefined,
+  object: Record<string, string[]>,
+  ids: string[],
+  summary: string,
+): Promise<void> {
+  await ctx.cli.out(json ? JSON.stringify(object) + "\n" : ids.map((id) => `${id}\n`).join(""));
+  if (!ctx.cli.quiet) ctx.cli.err(`hermes: ${summary}`);
+}
+
+function plural(n: number): string {
+  return `${n} session${n === 1 ? "" : "s"}`;
+}

@@ -1,0 +1,131 @@
+/** Test fixtures: a real store in a temp dir, filled through `Store` with controllable times. */
+import type { Clock } from "../clock.ts";
+import { systemClock } from "../clock.ts";
+import { type Hooks, noHooks, type SessionDeletePayload } from "../hooks.ts";
+import { type AppendMessage, Store } from "../store.ts";
+import type { SessionStatus } from "../types.ts";
+
+/** A clock the fixture sets explicitly, so rows get the times a test needs. */
+export class SetClock implements Clock {
+  at: number;
+  constructor(at: number) {
+    this.at = at;
+  }
+  now(): number {
+    return this.at;
+  }
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return systemClock.sleep(ms, signal);
+  }
+}
+
+export interface TempStore extends AsyncDisposable {
+  store: Store;
+  clock: SetClock;
+  dir: string;
+  path: string;
+}
+
+export async function tempStore(start = Date.UTC(2026, 0, 1)): Promise<TempStore> {
+  const dir = await Deno.makeTempDir({ prefix: "hermes-sessions-" });
+  const path = `${dir}/state.db`;
+  const clock = new SetClock(start);
+  const store = Store.open(path, { clock });
+  return {
+    store,
+    clock,
+    dir,
+    path,
+    async [Symbol.asyncDispose]() {
+      store.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+export interface FixtureSession {
+  id: string;
+  job: string;
+  status: SessionStatus;
+  created_at: number;
+  updated_at: number;
+  archived: boolean;
+}
+
+export const JOBS = ["nightly", "triage", "deploy", "report"];
+export const STATUSES: SessionStatus[] = ["success", "failed", "limit", "success", "interrupted"];
+const MINUTE = 60_000;
+
+/**
+ * `count` sessions, one a minute from the clock's start (the newest last); session i has job JOBS[i % 4],
+ * status STATUSES[i % 5], is archived when i % 10 === 9, and holds a user turn, a tool call and its result.
+ */
+export function addSessions(fx: TempStore, count: number): FixtureSession[] {
+  const start = fx.clock.at;
+  const sessions: FixtureSession[] = [];
+  fx.store.immediate(() => {
+    for (let i = 0; i < count; i++) {
+      fx.clock.at = start + i * MINUTE;
+      const job = JOBS[i % JOBS.length]!;
+      const status = STATUSES[i % STATUSES.length]!;
+      const session = fx.store.createSession({ job, status });
+      fx.store.appendMessages(session.id, conversation(i));
+      const archived = i % 10 === 9;
+      if (archived) {
+        fx.store.stmt("UPDATE sessions SET archived_at = ? WHERE id = ?").run(fx.clock.at, session.id);
+      }
+      sessions.push({
+        id: session.id,
+        job,
+        status,
+        created_at: fx.clock.at,
+        updated_at: fx.clock.at,
+        archived,
+      });
+    }
+  });
+  return sessions;
+}
+
+export function conversation(i: number): AppendMessage[] {
+  return [
+    { role: "user", content: `Check build number ${i} of the pipeline` },
+    {
+      role: "assistant",
+      content: "",
+      tool_calls: [{
+        id: `call_${i}`,
+        name: "shell",
+        arguments: JSON.stringify({ command: `ci status ${i}` }),
+      }],
+      completion_tokens: 12,
+      prompt_tokens: 100,
+    },
+    { role: "tool", content: `build ${i}: green`, tool_call_id: `call_${i}`, name: "shell" },
+  ];
+}
+
+/** Marks rows of a session as replaced by compaction, as the compactor does. */
+export function deactivate(store: Store, sessionId: string, seqs: number[]): void {
+  store.stmt(
+    "UPDATE messages SET active = 0 WHERE session_id = ? AND seq IN (SELECT value FROM json_each(?))",
+  )
+    .run(sessionId, JSON.stringify(seqs));
+}
+
+/** Hooks that record every on_session_delete call. */
+export function recordingHooks(): Hooks & { deletes: SessionDeletePayload[] } {
+  const deletes: SessionDeletePayload[] = [];
+  return {
+    ...noHooks,
+    deletes,
+    onSessionDelete(payload) {
+      deletes.push(structuredClone(payload));
+      return Promise.resolve();
+    },
+  };
+}
+
+export function count(store: Store, sql: string, ...params: (string | number)[]): number {
+  return Number(Object.values(store.db.prepare(sql).get(...params) ?? { n: 0 })[0]);
+}

@@ -1,0 +1,119 @@
+/**
+ * Full-text search over every stored message (FTS5 index `messages_fts`), including rows replaced by
+ * compaction and messages of archived sessions: both are marked in the hits.
+ */
+import { ValidationError } from "../errors.ts";
+import type { Redactor } from "../redact.ts";
+import type { Store } from "../store.ts";
+import type { MessageKind, Role } from "../types.ts";
+import { isoTime } from "./records.ts";
+
+export type SearchOrder = "newest" | "relevance";
+export const SEARCH_ORDERS: readonly SearchOrder[] = ["newest", "relevance"];
+
+export interface SearchOptions {
+  job?: string;
+  /** At most this many hits (default 20). */
+  limit?: number;
+  /**
+   * `newest` (default): most recently stored first; stops after `limit` hits, so it stays fast however
+   * common the words are. `relevance`: best BM25 match first; scores every match (seconds for a word
+   * found in a million rows).
+   */
+  order?: SearchOrder;
+  /** Applied to message text before the snippet is cut, so a snippet never shows part of a secret. */
+  redact?: Redactor;
+}
+
+export interface SearchHit {
+  session_id: string;
+  job: string;
+  session_archived: boolean;
+  seq: number;
+  role: Role;
+  kind: MessageKind;
+  /** False for a row replaced by compaction. */
+  active: boolean;
+  created_at: string;
+  /** About 120 characters around the first match; matches are wrapped in « ». */
+  snippet: string;
+}
+
+/** A search term: a word or a "quoted phrase"; `word*` matches words starting with `word`. */
+interface Term {
+  words: string[];
+  prefix: boolean;
+}
+
+/**
+ * Words are ANDed; "double quotes" make a phrase; a trailing `*` makes a prefix. FTS5 operators are not
+ * interpreted, so any text a user types is a valid query.
+ */
+export function searchMessages(store: Store, query: string, options: SearchOptions = {}): SearchHit[] {
+  const terms = parseQuery(query);
+  if (terms.length === 0) throw new ValidationError(`Cannot search for "${query}": the query has no words`);
+  const match = terms.map((t) => `"${t.words.join(" ")}"${t.prefix ? "*" : ""}`).join(" ");
+  const columns =
+    "m.session_id, s.job, s.archived_at, m.seq, m.role, m.kind, m.active, m.created_at, m.content";
+  const order = options.order === "relevance" ? "f.rank" : "f.rowid DESC";
+  const job = options.job === undefined ? "" : "AND s.job = ?";
+  const sql = `SELECT ${columns} FROM messages_fts f JOIN messages m ON m.id = f.rowid
+    JOIN sessions s ON s.id = m.session_id WHERE messages_fts MATCH ? ${job} ORDER BY ${order} LIMIT ?`;
+  const params = options.job === undefined
+    ? [match, options.limit ?? 20]
+    : [match, options.job, options.limit ?? 20];
+  const redact = options.redact ?? ((text: string) => text);
+  const pattern = termPattern(terms);
+  // The index is filled lazily (appends stay cheap); catch up with everything stored so far.
+  store.syncSearchIndex();
+  let rows;
+  try {
+    rows = store.stmt(sql).all(...params);
+  } catch (error) {
+    throw new ValidationError(`Cannot search for "${query}": ${(error as Error).message}`);
+  }
+  return rows.map((row) => ({
+    session_id: String(row.session_id),
+    job: String(row.job),
+    session_archived: row.archived_at !== null,
+    seq: Number(row.seq),
+    role: String(row.role) as Role,
+    kind: String(row.kind) as MessageKind,
+    active: Number(row.active) === 1,
+    created_at: isoTime(Number(row.created_at)),
+    snippet: snippet(redact(String(row.content)), pattern),
+  }));
+}
+
+function parseQuery(query: string): Term[] {
+  const terms: Term[] = [];
+  for (const [, phrase, word] of query.matchAll(/"([^"]*)"?|(\S+)/g)) {
+    const text = phrase ?? word ?? "";
+    const prefix = phrase === undefined && text.endsWith("*");
+    const words = text.split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 0);
+    if (words.length > 0) terms.push({ words, prefix });
+  }
+  return terms;
+}
+
+/** Matches any term as FTS5's unicode61 tokenizer would: whole words, case-insensitive. */
+function termPattern(terms: Term[]): RegExp {
+  const alternatives = terms.map((t) => {
+    const body = t.words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("[^\\p{L}\\p{N}]+");
+    return `(?<![\\p{L}\\p{N}])${body}${t.prefix ? "" : "(?![\\p{L}\\p{N}])"}`;
+  });
+  return new RegExp(alternatives.join("|"), "giu");
+}
+
+const CONTEXT = 50;
+
+function snippet(text: string, pattern: RegExp): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  pattern.lastIndex = 0;
+  const first = pattern.exec(flat);
+  if (!first) return flat.length > 2 * CONTEXT ? `${flat.slice(0, 2 * CONTEXT)}…` : flat;
+  const start = Math.max(0, first.index - CONTEXT);
+  const end = Math.min(flat.length, first.index + first[0].length + CONTEXT);
+  const window = flat.slice(start, end).replace(pattern, (m) => `«${m}»`);
+  return `${start > 0 ? "…" : ""}${window}${end < flat.length ? "…" : ""}`;
+}

@@ -1,0 +1,26 @@
+/** A session and its messages as `sessions show --json` (and RPC `session.get`) return them. */
+import { NotFoundError } from "../errors.ts";
+import type { Redactor } from "../redact.ts";
+import type { Store } from "../store.ts";
+import { type MessageRecord, type SessionSummary, toMessageRecord } from "./records.ts";
+import { getSessionSummary } from "./list.ts";
+
+export interface Transcript {
+  session: SessionSummary;
+  messages: MessageRecord[];
+}
+
+export interface TranscriptOptions {
+  /** Include rows replaced by compaction (marked `active: false`). Default: only what the model sees. */
+  all?: boolean;
+  redact?: Redactor;
+}
+
+/** `id` must be a resolved session id. Messages are in prompt order. */
+export function readTranscript(store: Store, id: string, options: TranscriptOptions = {}): Transcript {
+  const session = getSessionSummary(store, id);
+  if (!session) throw new NotFoundError(`Cannot show session: unknown session id "${id}"`);
+  const redact = options.redact ?? ((text: string) => text);
+  const messages = options.all ? store.allMessages(id) : store.activeMessages(id);
+  return { session, messages: messages.map((m) => toMessageRecord(m, redact)) };
+}
