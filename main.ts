@@ -31,7 +31,8 @@ Usage:
   hermes validate JOB.yaml...
   hermes schema
   hermes sessions list|show|export|search|delete|archive|unarchive|prune|compact … [--json]
-  hermes daemon [JOB.yaml | DIR]...
+  hermes daemon [JOB.yaml | DIR]... [--grace DURATION]
+  hermes daemon status [JOB.yaml | DIR]... [--json]
   hermes plugins list|check PATH
   hermes rpc | hermes acp
 

@@ -10,6 +10,8 @@ import type { ResolvedJob } from "./job.ts";
 import type { JobFile } from "./job_schema.ts";
 import { ValidationError } from "./errors.ts";
 import { createCompactor } from "./compaction/mod.ts";
+import { createRecurring } from "../loops/recurring.ts";
+import type { Recurring } from "./seams.ts";
 import { Budget } from "./limits.ts";
 import type { Logger } from "./log.ts";
 import { createProvider, type ResolvedModel, resolveModel } from "./model.ts";
@@ -50,6 +52,8 @@ export interface LiveSession {
   readonly provider: Provider;
   readonly hooks: Hooks;
   readonly job: ResolvedJob;
+  /** `/loop` and `/heartbeat` of this session, and the driver of their later ticks. */
+  readonly recurring: Recurring;
   /** Records the end (status, reason), fires on_session_end, emits session.end and stops plugins. */
   finish(status: SessionStatus, reason: string): Promise<void>;
 }
@@ -125,6 +129,24 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     ...(options.onDelta ? { onDelta: options.onDelta } : {}),
   });
 
+  const recurring = createRecurring({
+    store,
+    clock,
+    events,
+    hooks,
+    log: log.child("loops"),
+    ...(spec.loops ? { loops: spec.loops } : {}),
+    ...(spec.heartbeat ? { heartbeat: spec.heartbeat } : {}),
+    judge: async (question, signal) => {
+      const request = {
+        model: model.name,
+        messages: [{ role: "user" as const, content: question }],
+        tools: [],
+      };
+      return (await provider.complete(request, signal ? { signal } : {})).message.content;
+    },
+  });
+  for (const command of recurring.commands(agent)) agent.addCommand(command);
   for (const command of plugins?.commands() ?? []) agent.addCommand(command);
   if (!options.resume) {
     const system = [spec.system, spec.output?.schema ? schemaInstruction(spec.output.schema) : undefined]
@@ -144,6 +166,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     provider,
     hooks,
     job,
+    recurring,
     async finish(status, reason) {
       if (finished) return;
       finished = true;

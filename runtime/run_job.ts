@@ -8,6 +8,8 @@ import { errorMessage, ExitCode, RunError, ValidationError } from "./errors.ts";
 import type { EventBus } from "./events.ts";
 import type { ResolvedJob } from "./job.ts";
 import { LimitError } from "./limits.ts";
+import { LOOP_KEY } from "../loops/loop_state.ts";
+import { HEARTBEAT_KEY } from "../loops/heartbeat_state.ts";
 import { openSession } from "./live_session.ts";
 import type { Logger } from "./log.ts";
 import { checkAgainstSchema, repairPrompt } from "./output_schema.ts";
@@ -105,6 +107,12 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
       final = (await live.agent.input(progress.inputs[i]!, { source, signal })).final;
       store.setState(sessionId, PROGRESS_KEY, { ...progress, next: i + 1 });
     }
+    // An active /loop or /heartbeat keeps the run going until it ends, a limit hits, or a signal.
+    if (live.recurring.isActive(sessionId)) {
+      const end = await live.recurring.drive(live.agent, { signal });
+      if (end.final) final = end.final;
+      if (end.reason === "loop_done" || end.reason === "loop_paused") reason = end.reason;
+    }
     if (spec.output?.schema) {
       let check = checkAgainstSchema(final, spec.output.schema);
       if (!check.ok) {
@@ -197,6 +205,8 @@ function planInputs(
   if (resumeId) {
     const stored = store.getState<Progress>(resumeId, PROGRESS_KEY);
     if (stored && stored.next < stored.inputs.length) return stored;
+    // Steps done but a loop or heartbeat still active: the run goes straight to driving it.
+    if (hasActiveRecurring(store, resumeId)) return stored ?? { inputs: [], next: 0 };
     throw new ValidationError(
       `Cannot resume session ${resumeId}: it has nothing left to run (pass -p "prompt" to continue it)`,
     );
@@ -207,6 +217,11 @@ function planInputs(
     throw new ValidationError(`Nothing to run: job "${spec.name}" has no prompt or steps (pass -p "prompt")`);
   }
   return { inputs, next: 0 };
+}
+
+function hasActiveRecurring(store: Store, sessionId: string): boolean {
+  const active = (key: string) => store.getState<{ status?: string }>(sessionId, key)?.status === "active";
+  return active(LOOP_KEY) || active(HEARTBEAT_KEY);
 }
 
 function writeOutputFile(dir: string, file: string, text: string): void {

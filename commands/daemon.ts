@@ -1,0 +1,125 @@
+/**
+ * `hermes daemon [JOB.yaml | DIR]...`: runs the jobs' cron schedules until SIGTERM/SIGINT (exit 0), each
+ * due slot as a fresh session. `hermes daemon status [JOB.yaml | DIR]... [--json]` shows jobs, next slots
+ * and last runs.
+ */
+import { type Cli, parseCommandArgs } from "./_cli.ts";
+import { parseDuration } from "../runtime/duration.ts";
+import { errorMessage, ValidationError } from "../runtime/errors.ts";
+import { EventBus } from "../runtime/events.ts";
+import { absolutePath, loadJob, loadUserConfig } from "../runtime/job.ts";
+import { runJob } from "../runtime/run_job.ts";
+import type { Store } from "../runtime/store.ts";
+import { Daemon } from "../loops/daemon.ts";
+import { jobFiles, loadScheduledJob, type ScheduledJob } from "../loops/daemon_jobs.ts";
+import { formatStatus, jobStatus, liveDaemons, registerDaemon } from "../loops/daemon_status.ts";
+
+export async function main(cli: Cli): Promise<number> {
+  const { values, positionals } = parseCommandArgs("daemon", cli.args, {
+    json: { type: "boolean" },
+    grace: { type: "string" },
+  });
+  if (positionals[0] === "status") return await status(cli, positionals.slice(1), values.json ?? false);
+  if (values.json) throw new ValidationError("hermes daemon: --json goes with `hermes daemon status`");
+  if (positionals.length === 0) {
+    throw new ValidationError(
+      "hermes daemon: expected JOB.yaml or DIR arguments (the jobs with a schedule to run)",
+    );
+  }
+  const graceMs = values.grace === undefined ? undefined : flagDuration("--grace", values.grace);
+  const store = cli.openStore();
+  try {
+    const daemon = new Daemon({
+      store,
+      clock: cli.clock,
+      log: cli.log,
+      paths: positionals,
+      runner: (run, { signal }) => runSession(cli, store, run.path, { signal }),
+      resumer: (session, { signal }) =>
+        runSession(cli, store, session.path, { signal, resume: session.session_id }),
+      ...(graceMs !== undefined ? { graceMs } : {}),
+    });
+    if (daemon.jobs().length === 0) {
+      cli.log.warn("no job with a schedule found yet; watching for new job files");
+    }
+    const unregister = registerDaemon(
+      cli.home,
+      daemon.holder,
+      positionals.map(absolutePath),
+      cli.clock.now(),
+    );
+    try {
+      await daemon.run(cli.signal);
+    } finally {
+      unregister();
+    }
+    cli.log.info(`daemon stopped (${cli.signalName() ?? "done"})`);
+    return 0;
+  } finally {
+    store.close();
+  }
+}
+
+/**
+ * A due slot runs as a fresh session; an adopted session is resumed so its loop or heartbeat goes on.
+ * config.yaml is re-read each time so edits apply to the next run.
+ */
+async function runSession(
+  cli: Cli,
+  store: Store,
+  path: string,
+  options: { signal: AbortSignal; resume?: string },
+): Promise<{ session_id: string; status: string }> {
+  const config = loadUserConfig(`${cli.home}/config.yaml`);
+  const job = loadJob(path, { env: cli.env, ...(config ? { config } : {}) });
+  const result = await runJob({
+    job,
+    store,
+    events: new EventBus(cli.clock),
+    clock: cli.clock,
+    log: cli.log.child(job.spec.name),
+    env: cli.env,
+    signal: options.signal,
+    source: "job",
+    ...(options.resume ? { resume: options.resume } : {}),
+  });
+  if (result.error) cli.log.warn(cli.redact(`${job.spec.name}: ${result.error}`));
+  return { session_id: result.session_id, status: result.status };
+}
+
+async function status(cli: Cli, paths: string[], json: boolean): Promise<number> {
+  const store = cli.openStore();
+  try {
+    const daemons = liveDaemons(cli.home);
+    const sources = paths.length > 0 ? paths : [...new Set(daemons.flatMap((d) => d.paths))];
+    const jobs: ScheduledJob[] = [];
+    for (const source of sources) {
+      try {
+        const { files, named } = jobFiles([source]);
+        for (const file of files) {
+          const job = loadScheduledJob(file, named.has(file));
+          if (job && !jobs.some((j) => j.name === job.name)) jobs.push(job);
+        }
+      } catch (error) {
+        if (paths.length > 0) throw error;
+        cli.err(`hermes: ${errorMessage(error)}`);
+      }
+    }
+    const now = cli.clock.now();
+    const report = jobs.map((job) => jobStatus(store, job, now));
+    await cli.out(
+      json ? JSON.stringify({ daemons, jobs: report }) + "\n" : formatStatus(daemons, report) + "\n",
+    );
+    return 0;
+  } finally {
+    store.close();
+  }
+}
+
+function flagDuration(flag: string, text: string): number {
+  try {
+    return parseDuration(text);
+  } catch {
+    throw new ValidationError(`Invalid ${flag} "${text}": expected a duration like 30s, 5m or 1h30m`);
+  }
+}

@@ -1,0 +1,252 @@
+/**
+ * The cron daemon (`hermes daemon`): one timer for the nearest due slot across every scheduled job, a claim
+ * per (job, slot) in the store so several daemons never run a slot twice, takeover of slots whose holder
+ * died, startup catch-up, reload of edited job files, and a clean stop that lets runs finish or interrupts
+ * them.
+ */
+import type { Clock } from "../runtime/clock.ts";
+import { errorMessage } from "../runtime/errors.ts";
+import type { Logger } from "../runtime/log.ts";
+import { currentProcess, type ProcessIdentity } from "../runtime/process_identity.ts";
+import type { Store } from "../runtime/store.ts";
+import { loadScheduledJobs, type ScheduledJob } from "./daemon_jobs.ts";
+import { reloadJobs, type ScheduledEntry } from "./job_reload.ts";
+import { watchJobFiles } from "./job_watch.ts";
+import { ClaimedRuns, type InFlight, type ScheduledRunner } from "./daemon_runs.ts";
+import {
+  claimSlots,
+  isStale,
+  lastRecordedSlot,
+  liveClaims,
+  recordSkipped,
+  type SlotClaim,
+  takeOver,
+} from "./schedule_claims.ts";
+import { adoptSession, orphanedLoopSessions } from "./orphaned_sessions.ts";
+import { catchUpPlan, dueSlot } from "./slot_plan.ts";
+
+export type { ScheduledRun, ScheduledRunner } from "./daemon_runs.ts";
+
+/** Resumes a session whose live loop or heartbeat lost its process (`runJob` with `resume`). */
+export type SessionResumer = (
+  session: { session_id: string; job: string; path: string },
+  options: { signal: AbortSignal },
+) => Promise<{ session_id: string | null; status: string }>;
+
+export interface DaemonOptions {
+  store: Store;
+  clock: Clock;
+  log: Logger;
+  /** Job files and directories (`*.yaml` inside) to serve. */
+  paths: readonly string[];
+  runner: ScheduledRunner;
+  /** Adopts and resumes sessions of the served jobs whose loop or heartbeat outlived its process. */
+  resumer?: SessionResumer;
+  identity?: ProcessIdentity;
+  /** How long a claim stays valid without renewal (default 60 s; renewed every third of it). */
+  leaseMs?: number;
+  /** On stop, how long current runs may finish before they are interrupted (default 10 s). */
+  graceMs?: number;
+  /** How often other daemons' live claims are checked for a dead holder while there are any (default 250 ms). */
+  reclaimPollMs?: number;
+  /** How often the store is checked for stale claims otherwise (default 30 s). */
+  scanMs?: number;
+  /** Reload job files when they change on disk (default true). */
+  watch?: boolean;
+}
+
+const RELOAD_SETTLE_MS = 200;
+const MAX_SLEEP_MS = 3_600_000;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export class Daemon {
+  #o: Required<Omit<DaemonOptions, "identity" | "resumer">>;
+  #resumer: SessionResumer | undefined;
+  #resuming = new Map<string, InFlight>();
+  #holder: ProcessIdentity;
+  #entries = new Map<string, ScheduledEntry>();
+  #runs: ClaimedRuns;
+  #waker = new AbortController();
+  #reloadAt: number | null = null;
+  #nextScanAt = 0;
+  #nextRenewAt = Infinity;
+  #nextAdoptAt = 0;
+
+  /** Loads the jobs; throws a ValidationError naming the file when one is invalid. */
+  constructor(options: DaemonOptions) {
+    this.#o = {
+      leaseMs: 60_000,
+      graceMs: 10_000,
+      reclaimPollMs: 250,
+      scanMs: 30_000,
+      watch: true,
+      ...options,
+    };
+    this.#holder = options.identity ?? currentProcess();
+    this.#resumer = options.resumer;
+    this.#runs = new ClaimedRuns({ ...options, holder: this.#holder });
+    for (const job of loadScheduledJobs(options.paths)) this.#entries.set(job.name, { job, next: null });
+  }
+
+  get holder(): ProcessIdentity {
+    return this.#holder;
+  }
+
+  /** The jobs served now, with their next slot. */
+  jobs(): { job: ScheduledJob; next: number | null }[] {
+    return [...this.#entries.values()].map((e) => ({ job: e.job, next: e.next }));
+  }
+
+  /** Serves the schedules until `signal` aborts, then stops cleanly (see `graceMs`). */
+  async run(signal: AbortSignal): Promise<void> {
+    const { clock, log } = this.#o;
+    const watch = this.#o.watch
+      ? watchJobFiles(this.#o.paths, () => {
+        // Editors write in several steps: reload once the writes settle.
+        this.#reloadAt = clock.now() + RELOAD_SETTLE_MS;
+        this.#waker.abort();
+      }, log)
+      : null;
+    try {
+      this.#catchUp(clock.now());
+      log.info(
+        `daemon serving ${this.#entries.size} scheduled job(s) as ${this.#holder.host}:${this.#holder.pid}`,
+      );
+      while (!signal.aborted) {
+        const now = clock.now();
+        if (this.#reloadAt !== null && now >= this.#reloadAt) {
+          this.#reloadAt = null;
+          this.#entries = reloadJobs(this.#entries, this.#o.paths, now, log) ?? this.#entries;
+        }
+        this.#startDue(now);
+        if (now >= this.#nextScanAt) this.#scan(now);
+        if (now >= this.#nextRenewAt) this.#renew(now);
+        await this.#sleepUntil(this.#nextWake(), signal);
+      }
+    } finally {
+      await watch?.close();
+      await this.#runs.stop(this.#o.graceMs, [...this.#resuming.values()]);
+    }
+  }
+
+  #catchUp(now: number): void {
+    const claims: SlotClaim[] = [];
+    for (const entry of this.#entries.values()) {
+      const { job } = entry;
+      entry.next = job.slots.nextAfter(now);
+      const plan = catchUpPlan({
+        latest: job.slots.latestAtOrBefore(now),
+        last_recorded: lastRecordedSlot(this.#o.store, job.name),
+        now,
+        catch_up: job.catch_up,
+      });
+      if (plan.action === "due") entry.next = plan.slot;
+      else if (plan.action === "run") claims.push({ job: job.name, slot: plan.slot, note: "catch-up" });
+      else if (plan.action === "skip") {
+        const note = "missed while no daemon was running (catch_up: none)";
+        recordSkipped(this.#o.store, { job: job.name, slot: plan.slot, note }, this.#holder, now);
+        this.#o.log.info(`${job.name}: slot ${iso(plan.slot)} was missed; not run (catch_up: none)`);
+      }
+    }
+    this.#claimAndStart(claims, now);
+  }
+
+  #startDue(now: number): void {
+    const due = [...this.#entries.values()].filter((e) => e.next !== null && e.next <= now);
+    if (due.length === 0) return;
+    const claims = due.map((e) => ({
+      job: e.job.name,
+      slot: dueSlot(e.next!, now, e.job.slots.latestAtOrBefore),
+    }));
+    this.#claimAndStart(claims, now);
+    for (const entry of due) entry.next = entry.job.slots.nextAfter(now);
+  }
+
+  #claimAndStart(claims: SlotClaim[], now: number): void {
+    if (claims.length === 0) return;
+    const outcomes = claimSlots(this.#o.store, claims, this.#holder, { now, lease_ms: this.#o.leaseMs });
+    outcomes.forEach((outcome, i) => {
+      const claim = claims[i]!;
+      if (outcome.outcome === "claimed") this.#start(claim.job, claim.slot);
+      else if (outcome.outcome === "taken") {
+        this.#nextScanAt = Math.min(this.#nextScanAt, now + this.#o.reclaimPollMs);
+      } else {
+        this.#o.log.warn(
+          `${claim.job}: slot ${iso(claim.slot)} skipped: the run of ${
+            iso(outcome.running_slot)
+          } is still going`,
+        );
+      }
+    });
+  }
+
+  #start(name: string, slot: number): void {
+    const entry = this.#entries.get(name);
+    if (!entry) return;
+    this.#runs.start({ job: name, path: entry.job.path, slot });
+    this.#nextRenewAt = Math.min(this.#nextRenewAt, this.#o.clock.now() + this.#o.leaseMs / 3);
+  }
+
+  /** Takes over slots whose holder died or went silent; polls fast while other daemons hold live claims. */
+  #scan(now: number): void {
+    let foreign = false;
+    for (const row of liveClaims(this.#o.store)) {
+      if (row.holder_nonce === this.#holder.nonce) continue;
+      foreign = true;
+      if (!this.#entries.has(row.job) || !isStale(row, now)) continue;
+      if (takeOver(this.#o.store, row, this.#holder, { now, lease_ms: this.#o.leaseMs })) {
+        this.#o.log.warn(
+          `${row.job}: taking over slot ${iso(row.slot)} from ${row.holder_host}:${row.holder_pid}`,
+        );
+        this.#start(row.job, row.slot);
+      }
+    }
+    this.#nextScanAt = now + (foreign ? this.#o.reclaimPollMs : this.#o.scanMs);
+    if (this.#resumer && now >= this.#nextAdoptAt) {
+      this.#adoptOrphans();
+      this.#nextAdoptAt = now + this.#o.scanMs;
+    }
+  }
+
+  /** Resumes sessions of served jobs whose owner died while their loop or heartbeat was active. */
+  #adoptOrphans(): void {
+    const resumer = this.#resumer!;
+    for (const session of orphanedLoopSessions(this.#o.store)) {
+      const entry = this.#entries.get(session.job);
+      if (!entry || this.#resuming.has(session.id) || !adoptSession(this.#o.store, session, this.#holder)) {
+        continue;
+      }
+      this.#o.log.warn(`${session.job}: resuming session ${session.id}, whose loop outlived its process`);
+      const controller = new AbortController();
+      const done = resumer({ session_id: session.id, job: session.job, path: entry.job.path }, {
+        signal: controller.signal,
+      }).then(
+        (result) => this.#o.log.info(`${session.job}: resumed session ${session.id} ended ${result.status}`),
+        (error) =>
+          this.#o.log.warn(`${session.job}: resuming session ${session.id} failed: ${errorMessage(error)}`),
+      ).finally(() => this.#resuming.delete(session.id));
+      this.#resuming.set(session.id, { controller, done });
+    }
+  }
+
+  #renew(now: number): void {
+    if (this.#runs.size > 0) this.#runs.renew(now, this.#o.leaseMs);
+    this.#nextRenewAt = this.#runs.size > 0 ? now + this.#o.leaseMs / 3 : Infinity;
+  }
+
+  #nextWake(): number {
+    let at = Math.min(this.#nextScanAt, this.#nextRenewAt, this.#reloadAt ?? Infinity);
+    for (const entry of this.#entries.values()) if (entry.next !== null && entry.next < at) at = entry.next;
+    return at;
+  }
+
+  async #sleepUntil(at: number, signal: AbortSignal): Promise<void> {
+    const ms = Math.min(Math.max(0, at - this.#o.clock.now()), MAX_SLEEP_MS);
+    if (this.#waker.signal.aborted) this.#waker = new AbortController();
+    try {
+      await this.#o.clock.sleep(ms, AbortSignal.any([signal, this.#waker.signal]));
+    } catch {
+      // woken early: reload requested or stopping
+    }
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * The schedule runs a daemon has in flight: started on a claim, recorded when they end (runs that end
+ * together in one transaction), kept alive by lease renewal, interrupted when the claim is lost or the
+ * daemon stops.
+ */
+import type { Clock } from "../runtime/clock.ts";
+import { errorMessage } from "../runtime/errors.ts";
+import type { Logger } from "../runtime/log.ts";
+import type { ProcessIdentity } from "../runtime/process_identity.ts";
+import type { Store } from "../runtime/store.ts";
+import { claimKey, finishRun, renewLeases } from "./schedule_claims.ts";
+
+/** One due run: the job file and the slot it is for. */
+export interface ScheduledRun {
+  job: string;
+  path: string;
+  /** The slot (epoch ms) this run is for. */
+  slot: number;
+}
+
+/** Runs a job as a fresh session (`runJob`, wrapped); resolves with how it ended. */
+export type ScheduledRunner = (
+  run: ScheduledRun,
+  options: { signal: AbortSignal },
+) => Promise<{ session_id: string | null; status: string }>;
+
+/** Anything in flight that a stop must wait for or interrupt. */
+export interface InFlight {
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+type Outcome = { status: string; session_id: string | null; note?: string };
+
+interface Ended {
+  run: ScheduledRun;
+  outcome: Outcome;
+  recorded: () => void;
+}
+
+export interface ClaimedRunsOptions {
+  store: Store;
+  clock: Clock;
+  log: Logger;
+  holder: ProcessIdentity;
+  runner: ScheduledRunner;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export class ClaimedRuns {
+  #o: ClaimedRunsOptions;
+  #runs = new Map<string, InFlight & { run: ScheduledRun }>();
+  #ended: Ended[] = [];
+
+  constructor(options: ClaimedRunsOptions) {
+    this.#o = options;
+  }
+
+  get size(): number {
+    return this.#runs.size;
+  }
+
+  /** Starts the run of a slot this daemon has claimed. */
+  start(run: ScheduledRun): void {
+    const key = claimKey(run.job, run.slot);
+    const controller = new AbortController();
+    this.#o.log.debug(`${run.job}: running slot ${iso(run.slot)}`);
+    const done = (async () => {
+      let outcome: Outcome;
+      try {
+        outcome = await this.#o.runner(run, { signal: controller.signal });
+      } catch (error) {
+        const status = controller.signal.aborted ? "interrupted" : "failed";
+        outcome = { status, session_id: null, note: errorMessage(error) };
+      }
+      await new Promise<void>((recorded) => this.#end({ run, outcome, recorded }));
+    })().finally(() => this.#runs.delete(key));
+    this.#runs.set(key, { run, controller, done });
+  }
+
+  /** Extends the leases of the runs in flight; a run whose claim was taken over is interrupted. */
+  renew(now: number, leaseMs: number): void {
+    const held = renewLeases(this.#o.store, this.#o.holder, { now, lease_ms: leaseMs });
+    for (const [key, { run, controller }] of this.#runs) {
+      if (held.has(key)) continue;
+      this.#o.log.warn(`${run.job}: lost the claim on slot ${iso(run.slot)}; interrupting the run`);
+      controller.abort(new DOMException("the schedule claim was taken over", "AbortError"));
+    }
+  }
+
+  /**
+   * Lets the runs (and `others`) finish within `graceMs`, then interrupts them; a run that still has not
+   * ended after another `graceMs` is recorded as interrupted.
+   */
+  async stop(graceMs: number, others: InFlight[] = []): Promise<void> {
+    const active: InFlight[] = [...this.#runs.values(), ...others];
+    if (active.length === 0) return;
+    const { clock, log, store, holder } = this.#o;
+    log.info(`stopping: waiting up to ${graceMs} ms for ${active.length} run(s)`);
+    const settled = () => Promise.all(active.map((r) => r.done));
+    if (await within(clock, settled(), graceMs)) return;
+    for (const { controller } of active) {
+      controller.abort(new DOMException("the daemon is stopping", "AbortError"));
+    }
+    if (await within(clock, settled(), graceMs)) return;
+    for (const { run } of this.#runs.values()) {
+      const note = "the daemon stopped before the run ended";
+      finishRun(store, run, holder, { status: "interrupted", session_id: null, now: clock.now(), note });
+    }
+  }
+
+  #end(ended: Ended): void {
+    this.#ended.push(ended);
+    if (this.#ended.length === 1) queueMicrotask(() => this.#record());
+  }
+
+  #record(): void {
+    const batch = this.#ended;
+    this.#ended = [];
+    const { store, clock, log, holder } = this.#o;
+    const now = clock.now();
+    const recorded = store.immediate(() =>
+      batch.map(({ run, outcome }) => finishRun(store, run, holder, { ...outcome, now }))
+    );
+    batch.forEach(({ run, outcome, recorded: done }, i) => {
+      const session = outcome.session_id ? ` (session ${outcome.session_id})` : "";
+      if (recorded[i]) log.info(`${run.job}: slot ${iso(run.slot)} ${outcome.status}${session}`);
+      else {log.warn(
+          `${run.job}: slot ${iso(run.slot)} ended (${outcome.status}) after its claim was taken over`,
+        );}
+      done();
+    });
+  }
+}
+
+/** True when `promise` settles within `ms` on `clock`. */
+async function within(clock: Clock, promise: Promise<unknown>, ms: number): Promise<boolean> {
+  const timer = new AbortController();
+  try {
+    return await Promise.race([
+      promise.then(() => true, () => true),
+      clock.sleep(ms, timer.signal).then(() => false, () => false),
+    ]);
+  } finally {
+    timer.abort();
+  }
+}

@@ -1,0 +1,348 @@
+import assert from "node:assert/strict";
+import { ManualClock } from "../runtime/clock.ts";
+import { createLogger } from "../runtime/log.ts";
+import { currentProcess, type ProcessIdentity, processStartTime } from "../runtime/process_identity.ts";
+import { Store } from "../runtime/store.ts";
+import { advance, advanceUntil } from "./_test_support.ts";
+import { Daemon, type ScheduledRun, type ScheduledRunner } from "./daemon.ts";
+import { loadScheduledJobs } from "./daemon_jobs.ts";
+import { claimSlots, finishRun, recentRuns } from "./schedule_claims.ts";
+
+const T0 = Date.UTC(2026, 0, 5, 9, 0, 0); // a Monday, on a whole minute
+const S = 1000;
+
+interface Harness {
+  dir: string;
+  clock: ManualClock;
+  store: Store;
+  runs: (ScheduledRun & { at: number })[];
+  logs: string[];
+  daemon(
+    options?: { runner?: ScheduledRunner; identity?: ProcessIdentity; graceMs?: number; watch?: boolean },
+  ): Daemon;
+  rows(job: string): { slot: number; status: string; note: string | null; session_id: string | null }[];
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+async function harness(files: Record<string, string>, start = T0 + 500): Promise<Harness> {
+  const dir = await Deno.makeTempDir({ prefix: "hermes-daemon-" });
+  for (const [name, text] of Object.entries(files)) await Deno.writeTextFile(`${dir}/${name}`, text);
+  const clock = new ManualClock(start);
+  const store = Store.open(`${dir}/state.db`, { clock });
+  const runs: (ScheduledRun & { at: number })[] = [];
+  const logs: string[] = [];
+  const log = createLogger({ level: "debug", write: (line) => logs.push(line) });
+  const record: ScheduledRunner = (run) => {
+    runs.push({ ...run, at: clock.now() });
+    return Promise.resolve({ session_id: `S-${run.slot - T0}`, status: "success" });
+  };
+  return {
+    dir,
+    clock,
+    store,
+    runs,
+    logs,
+    daemon: (o = {}) =>
+      new Daemon({
+        store,
+        clock,
+        log,
+        paths: [dir],
+        runner: o.runner ?? record,
+        watch: o.watch ?? false,
+        ...(o.identity ? { identity: o.identity } : {}),
+        ...(o.graceMs !== undefined ? { graceMs: o.graceMs } : {}),
+      }),
+    rows: (job) =>
+      recentRuns(store, job, 1000).reverse().map((r) => ({
+        slot: r.slot - T0,
+        status: r.status,
+        note: r.note,
+        session_id: r.session_id,
+      })),
+    async [Symbol.asyncDispose]() {
+      store.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+const job = (name: string, schedule: string, extra = "") =>
+  `name: ${name}\nprompt: go\nschedule: ${schedule}\n${extra}`;
+
+async function serve(daemon: Daemon, clock: ManualClock, ms: number, step = 100): Promise<void> {
+  const controller = new AbortController();
+  const running = daemon.run(controller.signal);
+  await advance(clock, ms, step);
+  controller.abort();
+  await advanceUntil(clock, running, { stepMs: step });
+}
+
+Deno.test("every due slot runs once, on time, as recorded rows; one timer serves all jobs", async () => {
+  await using h = await harness({
+    "a.yaml": job("a", '{ cron: "* * * * * *" }'),
+    "b.yaml": job("b", '{ cron: "*/2 * * * * *" }'),
+    "notes.yaml": "name: notes\nprompt: not scheduled\n",
+    "README.md": "not a job",
+  });
+  const daemon = h.daemon();
+  assert.deepEqual(daemon.jobs().map((j) => j.job.name), ["a", "b"]);
+  await serve(daemon, h.clock, 5_000);
+  const slots = (name: string) => h.runs.filter((r) => r.job === name).map((r) => r.slot - T0);
+  assert.deepEqual(slots("a"), [1, 2, 3, 4, 5].map((s) => s * S));
+  assert.deepEqual(slots("b"), [2, 4].map((s) => s * S));
+  for (const run of h.runs) assert.ok(run.at - run.slot < 100, `slot ${run.slot - T0} started late`);
+  assert.deepEqual(
+    h.rows("a").map((r) => [r.status, r.session_id]),
+    [1, 2, 3, 4, 5].map((s) => ["success", `S-${s * S}`]),
+  );
+});
+
+Deno.test("two daemons on one store: each slot runs exactly once in total", async () => {
+  await using h = await harness({ "a.yaml": job("a", '{ cron: "* * * * * *" }') });
+  const other = Store.open(`${h.dir}/state.db`, { clock: h.clock });
+  try {
+    const runsOf = new Map<string, number[]>();
+    const runner = (who: string): ScheduledRunner => (run) => {
+      runsOf.set(who, [...(runsOf.get(who) ?? []), run.slot - T0]);
+      return Promise.resolve({ session_id: null, status: "success" });
+    };
+    const first = h.daemon({ runner: runner("first"), identity: { ...currentProcess(), nonce: "first" } });
+    const second = new Daemon({
+      store: other,
+      clock: h.clock,
+      log: createLogger({ write: () => {} }),
+      paths: [h.dir],
+      runner: runner("second"),
+      identity: { ...currentProcess(), nonce: "second" },
+      watch: false,
+    });
+    const controller = new AbortController();
+    const both = Promise.all([first.run(controller.signal), second.run(controller.signal)]);
+    await advance(h.clock, 6_000, 100);
+    controller.abort();
+    await both;
+    const all = [...runsOf.values()].flat().sort((a, b) => a - b);
+    assert.deepEqual(all, [1, 2, 3, 4, 5, 6].map((s) => s * S));
+    assert.equal(h.rows("a").length, 6);
+  } finally {
+    other.close();
+  }
+});
+
+Deno.test("overrun: slots that come due while the previous run goes on are skipped and recorded", async () => {
+  await using h = await harness({ "a.yaml": job("a", '{ cron: "* * * * * *" }') });
+  const runner: ScheduledRunner = async (run, { signal }) => {
+    h.runs.push({ ...run, at: h.clock.now() });
+    await h.clock.sleep(2_500, signal);
+    return { session_id: null, status: "success" };
+  };
+  await serve(h.daemon({ runner }), h.clock, 4_400);
+  assert.deepEqual(h.runs.map((r) => r.slot - T0), [1_000, 4_000]);
+  assert.deepEqual(h.rows("a").map((r) => [r.slot, r.status]), [
+    [1_000, "success"],
+    [2_000, "skipped"],
+    [3_000, "skipped"],
+    [4_000, "success"],
+  ]);
+  assert.match(h.rows("a")[1]!.note!, /^overrun: the run of slot 2026-01-05T09:00:01.000Z is still going$/);
+});
+
+Deno.test("catch_up: one runs the most recent missed slot once at start-up; none records it as skipped", async () => {
+  const files = {
+    "one.yaml": job("one", '{ cron: "* * * * *" }'),
+    "none.yaml": job("none", '{ cron: "* * * * *", catch_up: none }'),
+    "fresh.yaml": job("fresh", '{ cron: "* * * * *" }'),
+  };
+  await using h = await harness(files, T0 + 10 * 60_000 + 30_000); // down from 09:00 to 09:10:30
+  const before: ProcessIdentity = { ...currentProcess(), nonce: "before" };
+  for (const name of ["one", "none"]) {
+    claimSlots(h.store, [{ job: name, slot: T0 }], before, { now: T0, lease_ms: 60_000 });
+    finishRun(h.store, { job: name, slot: T0 }, before, {
+      status: "success",
+      session_id: "old",
+      now: T0 + 5_000,
+    });
+  }
+  await serve(h.daemon(), h.clock, 40_000, 1_000);
+  const runs = h.runs.map((r) => [r.job, (r.slot - T0) / 60_000, r.at - T0].join(" ")).sort();
+  assert.deepEqual(runs, [
+    "fresh 11 660000", // a job without history starts at its next slot
+    "none 11 660000",
+    "one 10 630000", // the catch-up, at start
+    "one 11 660000",
+  ]);
+  assert.deepEqual(h.rows("one").map((r) => [r.slot / 60_000, r.status, r.note]), [
+    [0, "success", null],
+    [10, "success", "catch-up"],
+    [11, "success", null],
+  ]);
+  assert.deepEqual(h.rows("none").map((r) => [r.slot / 60_000, r.status, r.note]), [
+    [0, "success", null],
+    [10, "skipped", "missed while no daemon was running (catch_up: none)"],
+    [11, "success", null],
+  ]);
+});
+
+Deno.test("a slot whose holder died is taken over once and run; a live holder's slot is left alone", async () => {
+  await using h = await harness({
+    "a.yaml": job("a", '{ cron: "* * * * *" }'),
+    "b.yaml": job("b", '{ cron: "* * * * *" }'),
+  }, T0 + 30_000);
+  const child = new Deno.Command("sleep", { args: ["30"], stdout: "null", stderr: "null" }).spawn();
+  const dead: ProcessIdentity = {
+    host: Deno.hostname(),
+    pid: child.pid,
+    started: processStartTime(child.pid)!,
+    nonce: "d",
+  };
+  child.kill("SIGKILL");
+  await child.status;
+  const alive: ProcessIdentity = { ...currentProcess(), nonce: "alive" };
+  claimSlots(h.store, [{ job: "a", slot: T0 }], dead, { now: T0, lease_ms: 60_000 });
+  claimSlots(h.store, [{ job: "b", slot: T0 }], alive, { now: T0, lease_ms: 60_000 });
+  await serve(h.daemon(), h.clock, 1_000);
+  assert.deepEqual(h.runs.map((r) => [r.job, r.slot - T0]), [["a", 0]]);
+  const [a] = h.rows("a");
+  assert.equal(a!.status, "success");
+  assert.match(a!.note!, new RegExp(`^taken over from ${Deno.hostname()}:${dead.pid}$`));
+  assert.equal(h.rows("b")[0]!.status, "running");
+  assert.ok(h.logs.some((l) => l.includes(`a: taking over slot 2026-01-05T09:00:00.000Z from`)));
+});
+
+Deno.test("stop: a run that ends within the grace period finishes; a longer one is interrupted", async () => {
+  await using h = await harness({ "a.yaml": job("a", '{ cron: "0 * * * * *" }') }, T0 + 59_500);
+  const slow = (ms: number): ScheduledRunner => async (run, { signal }) => {
+    h.runs.push({ ...run, at: h.clock.now() });
+    await h.clock.sleep(ms, signal);
+    return { session_id: "S", status: "success" };
+  };
+  const controller = new AbortController();
+  const running = h.daemon({ runner: slow(2_000), graceMs: 5_000 }).run(controller.signal);
+  await advance(h.clock, 1_000);
+  controller.abort();
+  await advance(h.clock, 2_000);
+  await running;
+  assert.deepEqual(h.rows("a").map((r) => r.status), ["success"]);
+
+  const again = new AbortController();
+  const second = h.daemon({ runner: slow(60_000), graceMs: 1_000 }).run(again.signal);
+  await advance(h.clock, 60_000, 1_000);
+  again.abort();
+  await advance(h.clock, 2_000);
+  await second;
+  assert.deepEqual(h.rows("a").map((r) => [r.status, r.note]), [
+    ["success", null],
+    ["interrupted", "the daemon is stopping"],
+  ]);
+});
+
+Deno.test("edited job files are reloaded: new schedule, broken edit keeps the old one, removal stops it", async () => {
+  await using h = await harness({ "a.yaml": job("a", '{ cron: "0 0 1 1 *" }') });
+  const controller = new AbortController();
+  const daemon = h.daemon({ watch: true });
+  const running = daemon.run(controller.signal);
+  const until = async (what: string, check: () => boolean) => {
+    for (let i = 0; i < 100 && !check(); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await advance(h.clock, 100);
+    }
+    assert.ok(check(), what);
+  };
+  try {
+    await Deno.writeTextFile(`${h.dir}/a.yaml`, job("a", '{ cron: "* * * * * *" }'));
+    await until("the new schedule is loaded", () => daemon.jobs()[0]?.job.schedule.cron === "* * * * * *");
+    await until("the job runs every second", () => h.runs.length >= 2);
+    await Deno.writeTextFile(`${h.dir}/a.yaml`, "name: a\nschedule: { cron: [oops\n");
+    await until(
+      "the broken edit is reported",
+      () => h.logs.some((l) => l.includes("keeping the previous version")),
+    );
+    assert.equal(daemon.jobs()[0]?.job.schedule.cron, "* * * * * *");
+    await Deno.writeTextFile(`${h.dir}/b.yaml`, job("b", '{ cron: "0 0 1 1 *" }'));
+    await until("a new file is loaded", () => daemon.jobs().some((j) => j.job.name === "b"));
+    await Deno.remove(`${h.dir}/a.yaml`);
+    await until(
+      "a removed file is no longer scheduled",
+      () => !daemon.jobs().some((j) => j.job.name === "a"),
+    );
+  } finally {
+    controller.abort();
+    await running;
+  }
+});
+
+Deno.test("job loading: bad schedules name file:line:col; unscheduled named files and duplicate names are errors", async () => {
+  await using h = await harness({
+    "bad.yaml": 'name: bad\nprompt: x\nschedule:\n  cron: "61 * * * *"\n',
+    "tz.yaml": 'name: tz\nprompt: x\nschedule: { cron: "0 9 * * *", timezone: Mars/Olympus }\n',
+  });
+  assert.throws(() => loadScheduledJobs([`${h.dir}/bad.yaml`]), {
+    name: "ValidationError",
+    message: new RegExp(`^${h.dir}/bad\\.yaml:4:9: schedule\\.cron: invalid cron "61 \\* \\* \\* \\*"`),
+  });
+  assert.throws(() => loadScheduledJobs([`${h.dir}/tz.yaml`]), {
+    name: "ValidationError",
+    message: new RegExp(`^${h.dir}/tz\\.yaml:3:42: schedule\\.timezone: unknown time zone "Mars/Olympus"`),
+  });
+  await Deno.writeTextFile(`${h.dir}/plain.yaml`, "name: plain\nprompt: x\n");
+  assert.throws(() => loadScheduledJobs([`${h.dir}/plain.yaml`]), { message: /job "plain" has no schedule/ });
+  await Deno.mkdir(`${h.dir}/dir`);
+  await Deno.writeTextFile(`${h.dir}/dir/one.yml`, job("same", '{ cron: "* * * * *" }'));
+  await Deno.writeTextFile(`${h.dir}/dir/two.yaml`, job("same", '{ cron: "* * * * *" }'));
+  await Deno.writeTextFile(`${h.dir}/dir/plain.yaml`, "name: plain\nprompt: x\n");
+  assert.throws(() => loadScheduledJobs([`${h.dir}/dir`]), {
+    message: /two\.yaml: job name "same" is also used by .*one\.yml/,
+  });
+  await Deno.remove(`${h.dir}/dir/two.yaml`);
+  assert.deepEqual(loadScheduledJobs([`${h.dir}/dir`]).map((j) => j.name), ["same"]);
+  assert.throws(() => loadScheduledJobs([`${h.dir}/missing`]), {
+    message: /Cannot read ".*missing": no such file/,
+  });
+});
+
+Deno.test("a served job's session whose loop outlived its process is adopted by one daemon and resumed", async () => {
+  await using h = await harness({ "a.yaml": job("a", '{ cron: "0 0 1 1 *" }') });
+  const child = new Deno.Command("sleep", { args: ["30"], stdout: "null", stderr: "null" }).spawn();
+  const dead = {
+    owner_host: Deno.hostname(),
+    owner_pid: child.pid,
+    owner_started: processStartTime(child.pid)!,
+  };
+  child.kill("SIGKILL");
+  await child.status;
+  const me = currentProcess();
+  const session = (jobName: string, owner: typeof dead, loop: "active" | "done") => {
+    const id = h.store.createSession({ job: jobName }).id;
+    h.store.updateSession(id, { status: "running", ...owner });
+    h.store.setState(id, "loop", { status: loop });
+    return id;
+  };
+  const orphan = session("a", dead, "active");
+  session("a", { owner_host: me.host, owner_pid: me.pid, owner_started: me.started }, "active"); // still owned
+  session("a", dead, "done"); // nothing left to drive
+  session("other", dead, "active"); // not served here
+  const resumed: string[] = [];
+  const resumer = (who: string) => (s: { session_id: string; path: string }) => {
+    resumed.push(`${who} ${s.session_id} ${s.path.endsWith("/a.yaml")}`);
+    return Promise.resolve({ session_id: s.session_id, status: "success" });
+  };
+  const daemon = (who: string) =>
+    new Daemon({
+      store: h.store,
+      clock: h.clock,
+      log: createLogger({ write: () => {} }),
+      paths: [h.dir],
+      runner: () => Promise.resolve({ session_id: null, status: "success" }),
+      resumer: resumer(who),
+      identity: { ...me, nonce: who },
+      watch: false,
+    });
+  const controller = new AbortController();
+  const both = Promise.all([daemon("first").run(controller.signal), daemon("second").run(controller.signal)]);
+  await advance(h.clock, 1_000);
+  controller.abort();
+  await both;
+  assert.deepEqual(resumed, [`first ${orphan} true`]);
+  assert.equal(h.store.getSession(orphan)!.owner_pid, Deno.pid);
+});

@@ -1,0 +1,124 @@
+/** The `/loop` slash command (DESIGN §6). Starting a loop runs its first tick before returning. */
+import { formatDuration } from "../runtime/duration.ts";
+import { ValidationError } from "../runtime/errors.ts";
+import type { AgentLike } from "../runtime/seams.ts";
+import type { CommandContext, SlashCommand } from "../runtime/slash.ts";
+import type { RecurringContext } from "./_context.ts";
+import { runLoopTick } from "./_turns.ts";
+import { type LoopControl, type LoopStart, parseLoopArgs } from "./loop_args.ts";
+import {
+  describeLoop,
+  describeReason,
+  endLoop,
+  LOOP_KEY,
+  type LoopState,
+  newLoop,
+  pauseLoop,
+  resumeLoop,
+} from "./loop_state.ts";
+
+export function loopCommand(ctx: RecurringContext, agent: AgentLike): SlashCommand {
+  return {
+    name: "loop",
+    description:
+      "Repeat a prompt: /loop [every] [INTERVAL] PROMPT [--times N] [--until CONDITION] | status|pause|resume|stop",
+    run: async (args, context) => {
+      const parsed = parseLoopArgs(args);
+      return parsed.kind === "control"
+        ? control(ctx, agent.sessionId, parsed.action)
+        : await start(ctx, agent, parsed, context);
+    },
+  };
+}
+
+async function start(ctx: RecurringContext, agent: AgentLike, args: LoopStart, context: CommandContext) {
+  const { store, clock, settings } = ctx;
+  const sessionId = agent.sessionId;
+  if (args.until !== null && !ctx.judge) {
+    throw new ValidationError("Cannot use /loop --until: no model is available to judge the condition");
+  }
+  const notes: string[] = [];
+  let interval = args.interval_ms;
+  if (interval !== null && interval < settings.loop_min_interval_ms) {
+    notes.push(
+      `Note: interval ${args.interval_text} raised to ${formatDuration(settings.loop_min_interval_ms)} ` +
+        "(loops.min_interval).",
+    );
+    interval = settings.loop_min_interval_ms;
+  }
+  const previous = store.getState<LoopState>(sessionId, LOOP_KEY);
+  if (previous && previous.status !== "done") {
+    store.setState(sessionId, LOOP_KEY, endLoop(previous, "replaced", clock.now()));
+    ctx.events.emit(sessionId, {
+      type: "loop.end",
+      reason: "replaced",
+      status: "done",
+      ticks: previous.tick,
+    });
+    notes.push(`Note: replaced the previous loop ("${previous.prompt}", ${plural(previous.tick, "tick")}).`);
+  }
+  const state = newLoop({ ...args, interval_ms: interval }, {
+    id: ctx.newId(),
+    now: clock.now(),
+    source: context.source,
+    floor_ms: settings.self_paced_floor_ms,
+  });
+  store.setState(sessionId, LOOP_KEY, state);
+  ctx.wake(sessionId);
+
+  const pace = interval === null
+    ? `self-paced from ${formatDuration(settings.self_paced_floor_ms)} up to ${
+      formatDuration(settings.self_paced_ceiling_ms)
+    }`
+    : `every ${formatDuration(interval)}`;
+  const bounds = [
+    ...(args.times !== null ? [`up to ${plural(args.times, "tick")}`] : []),
+    ...(args.until !== null ? [`until ${args.until}`] : []),
+  ];
+  const header = `Loop started: ${[pace, ...bounds].join(", ")} — "${args.prompt}".`;
+  const { state: after, final } = await runLoopTick(ctx, agent, state, context.signal);
+  let footer: string;
+  if (!after || after.id !== state.id) footer = "The loop was replaced during its first tick.";
+  else if (after.status === "active") {
+    footer = `Next tick in ${formatDuration(after.next_due - clock.now())}.`;
+  } else {footer = `Loop ${after.status} after ${plural(after.tick, "tick")}: ${
+      describeReason(after.reason)
+    }.`;}
+  return [header, ...notes, "", final, "", footer].join("\n");
+}
+
+function control(ctx: RecurringContext, sessionId: string, action: LoopControl): string {
+  const { store, clock } = ctx;
+  const state = store.getState<LoopState>(sessionId, LOOP_KEY);
+  const now = clock.now();
+  if (action === "status") {
+    return state ? describeLoop(state, now, ctx.settings.max_ticks) : "No loop in this session.";
+  }
+  if (action === "pause") {
+    if (state?.status !== "active") {
+      return state?.status === "paused" ? "The loop is already paused." : "No active loop to pause.";
+    }
+    store.setState(sessionId, LOOP_KEY, pauseLoop(state, now));
+    ctx.events.emit(sessionId, { type: "loop.end", reason: "paused", status: "paused", ticks: state.tick });
+    ctx.wake(sessionId);
+    return `Loop paused after ${plural(state.tick, "tick")}. /loop resume continues it.`;
+  }
+  if (action === "resume") {
+    if (state?.status !== "paused") {
+      return state?.status === "active" ? "The loop is already running." : "No paused loop to resume.";
+    }
+    store.setState(sessionId, LOOP_KEY, resumeLoop(state, now));
+    ctx.wake(sessionId);
+    return `Loop resumed at tick ${state.tick}: the next tick runs now, with a fresh budget of ` +
+      `${plural(ctx.settings.max_ticks, "tick")} (loops.max_ticks).`;
+  }
+  if (!state || state.status === "done") return "No loop to stop.";
+  store.setState(sessionId, LOOP_KEY, endLoop(state, "stopped", now));
+  ctx.events.emit(sessionId, { type: "loop.end", reason: "stopped", status: "done", ticks: state.tick });
+  ctx.wake(sessionId);
+  return `Loop stopped after ${plural(state.tick, "tick")}.`;
+}
+
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
