@@ -34,8 +34,32 @@ Deno.test("examples/repo-report.yaml reads, writes a report and returns structur
   assert.deepEqual(JSON.parse(await Deno.readTextFile(`${dir}/out/report.json`)), result.output);
 });
 
+Deno.test("examples/watch.yaml keeps running its loop until LOOP_COMPLETE", async () => {
+  const dir = await copyExamples();
+  const { code, stdout, stderr } = await hermes(["run", `${dir}/watch.yaml`, "--output", "json"], {
+    home: dir,
+  });
+  assert.equal(code, 0, stderr);
+  const result = JSON.parse(stdout);
+  assert.equal(result.terminal_reason, "loop_done");
+  assert.match(result.final, /^CI is green/);
+});
+
+Deno.test("examples/scheduled.yaml is picked up by the daemon with its next weekday slot", async () => {
+  const dir = await copyExamples();
+  const { code, stdout, stderr } = await hermes(["daemon", "status", `${dir}/scheduled.yaml`, "--json"], {
+    home: dir,
+  });
+  assert.equal(code, 0, stderr);
+  const [job] = JSON.parse(stdout).jobs;
+  assert.equal(job.name, "weekday-digest");
+  const next = new Date(job.next_slot);
+  assert.ok(next.getTime() > Date.now());
+  assert.ok(next.getUTCDay() >= 1 && next.getUTCDay() <= 5, `a weekday: ${job.next_slot}`);
+});
+
 Deno.test("hermes validate accepts every example and hermes schema prints JSON Schema", async () => {
-  const files = [`${ROOT}/examples/hello.yaml`, `${ROOT}/examples/repo-report.yaml`];
+  const files = ["hello", "repo-report", "watch", "scheduled"].map((name) => `${ROOT}/examples/${name}.yaml`);
   const validate = await hermes(["validate", ...files]);
   assert.equal(validate.code, 0, validate.stderr);
   const schema = JSON.parse((await hermes(["schema"])).stdout);
