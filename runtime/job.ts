@@ -120,12 +120,15 @@ interface ResolveContext extends LoadJobOptions {
 function resolveJob(spec: JobFile, context: ResolveContext): ResolvedJob {
   const merged = mergeConfig(spec, context.config);
   const env = Object.fromEntries(Object.entries(merged.env ?? {}).map(([k, v]) => [k, String(v)]));
-  if (context.validateOnly) return { spec: merged, path: context.path, dir: context.dir, inputs: {}, env };
-  const inputs = resolveInputs(merged, context.inputs ?? {}, context.file);
   const where = (keyPath: (string | number)[]) =>
     context.parsed
       ? `${context.file}:${position(context.parsed.lines, offsetOf(context.parsed.doc, keyPath))}`
       : context.file;
+  if (context.validateOnly) {
+    checkTemplates(merged, where);
+    return { spec: merged, path: context.path, dir: context.dir, inputs: {}, env };
+  }
+  const inputs = resolveInputs(merged, context.inputs ?? {}, context.file);
   const substitute = (text: string, keyPath: (string | number)[]) =>
     render(text, { inputs, env: { ...context.env, ...env } }, () => where(keyPath));
   const resolved: JobFile = { ...merged };
@@ -136,6 +139,19 @@ function resolveJob(spec: JobFile, context: ResolveContext): ResolvedJob {
     resolved.output = { ...merged.output, file: substitute(merged.output.file, ["output", "file"]) };
   }
   return { spec: resolved, path: context.path, dir: context.dir, inputs, env };
+}
+
+/** Without values, still catches references to undeclared inputs and malformed expressions. */
+function checkTemplates(spec: JobFile, where: (keyPath: (string | number)[]) => string): void {
+  const declared = Object.fromEntries(Object.keys(spec.inputs ?? {}).map((name) => [name, ""]));
+  const anyEnv = new Proxy({}, { get: () => "" }) as Record<string, string>;
+  const check = (text: string | undefined, keyPath: (string | number)[]) => {
+    if (text !== undefined) render(text, { inputs: declared, env: anyEnv }, () => where(keyPath));
+  };
+  check(spec.prompt, ["prompt"]);
+  check(spec.system, ["system"]);
+  spec.steps?.forEach((step, i) => check(step, ["steps", i]));
+  check(spec.output?.file, ["output", "file"]);
 }
 
 /** A job's sections override config.yaml's key by key; plugins are concatenated (global first). */

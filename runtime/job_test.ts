@@ -84,3 +84,15 @@ Deno.test("--input flags need NAME=VALUE", () => {
   assert.deepEqual(parseInputFlags(["a=1", "b=x=y"]), { a: "1", b: "x=y" });
   assert.match(errorOf(() => parseInputFlags(["novalue"])), /expected NAME=VALUE/);
 });
+
+Deno.test("validate-only still rejects a reference to an undeclared input, but not to env", async () => {
+  const bad = await jobFile(`name: x\nprompt: "{{ inputs.who }} {{ env.ANYTHING }}"\n`);
+  assert.match(
+    errorOf(() => loadJob(bad, { validateOnly: true })),
+    /unknown template reference "\{\{ inputs\.who \}\}"/,
+  );
+  const good = await jobFile(
+    `name: x\ninputs: { who: { required: true } }\nprompt: "{{ inputs.who }} {{ env.ANYTHING }}"\n`,
+  );
+  assert.equal(loadJob(good, { validateOnly: true }).spec.name, "x");
+});
