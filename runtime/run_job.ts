@@ -2,41 +2,23 @@
  * Runs a job end to end: a live session (new or resumed) → prompt and steps → structured output →
  * the §4 result object, which is also emitted as the last event.
  */
-import type { Clock } from "./clock.ts";
 import { parseDuration } from "./duration.ts";
 import { errorMessage, ExitCode, RunError, ValidationError } from "./errors.ts";
-import type { EventBus } from "./events.ts";
 import type { ResolvedJob } from "./job.ts";
 import { LimitError } from "./limits.ts";
 import { LOOP_KEY } from "../loops/loop_state.ts";
 import { HEARTBEAT_KEY } from "../loops/heartbeat_state.ts";
-import { openSession } from "./live_session.ts";
-import type { Logger } from "./log.ts";
+import { openSession, type OpenSessionOptions } from "./live_session.ts";
 import { checkAgainstSchema, repairPrompt } from "./output_schema.ts";
 import type { CommandSource } from "./slash.ts";
 import type { Store } from "./store.ts";
 
-export interface RunJobOptions {
-  job: ResolvedJob;
-  store: Store;
-  events: EventBus;
-  clock: Clock;
-  log: Logger;
-  /** The process environment snapshot (model keys, `OPENAI_BASE_URL`, tool PATH). */
-  env: Record<string, string>;
-  /** Interrupts the run at a safe point (SIGINT/SIGTERM). */
-  signal?: AbortSignal;
-  /** Exit code for an interrupted run (130 for SIGINT, 143 for SIGTERM). */
+export interface RunJobOptions extends OpenSessionOptions {
+  /** Exit code for an interrupted run (130 for SIGINT, 143 for SIGTERM); `signal` interrupts. */
   interruptExitCode?: () => number;
-  /** Continue this stored session instead of starting a new one. */
-  resume?: string;
   /** `-p`: replaces the job's prompt and steps. */
   prompt?: string;
-  /** `--model`: overrides the model name. */
-  model?: string;
   source?: CommandSource;
-  onDelta?: (text: string) => void;
-  redact?: (text: string) => string;
 }
 
 export interface RunResult {
@@ -71,19 +53,8 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
 
   const timeout = new AbortController();
   const signal = AbortSignal.any([timeout.signal, ...(options.signal ? [options.signal] : [])]);
-  const live = await openSession({
-    job,
-    store,
-    events,
-    clock,
-    log,
-    env: options.env,
-    signal,
-    ...(resumeId ? { resume: resumeId } : {}),
-    ...(options.model !== undefined ? { model: options.model } : {}),
-    ...(options.onDelta ? { onDelta: options.onDelta } : {}),
-    ...(options.redact ? { redact: options.redact } : {}),
-  });
+  const { resume: _resume, ...sessionOptions } = options;
+  const live = await openSession({ ...sessionOptions, signal, ...(resumeId ? { resume: resumeId } : {}) });
   const sessionId = live.id;
   store.setState(sessionId, PROGRESS_KEY, progress);
   let compactions = 0;
