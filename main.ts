@@ -7,8 +7,7 @@ import { systemClock } from "./runtime/clock.ts";
 import { errorMessage, ExitCode, RunError, ValidationError } from "./runtime/errors.ts";
 import { createLogger, type LogLevel } from "./runtime/log.ts";
 import { createRedactor } from "./runtime/redact.ts";
-
-export const VERSION = "0.1.0";
+import { VERSION } from "./runtime/version.ts";
 
 type CommandModule = { main(cli: Cli): Promise<number> };
 // Literal import paths keep every module statically reachable for `deno bundle` / `deno compile`.

@@ -21,6 +21,7 @@ import type { Provider } from "./provider.ts";
 import { newSessionId, type Store } from "./store.ts";
 import { startPlugins } from "../plugins/host.ts";
 import { builtinTools } from "./tools/builtin.ts";
+import type { Tool } from "./tools/tool.ts";
 import type { SessionRow, SessionStatus } from "./types.ts";
 
 export interface OpenSessionOptions {
@@ -40,6 +41,8 @@ export interface OpenSessionOptions {
   onDelta?: (text: string) => void;
   /** Applied to plugin error text before it reaches events. */
   redact?: (text: string) => string;
+  /** Wraps the built-in tools (ACP asks the editor before a call outside the allow-lists). */
+  wrapTools?: (tools: Tool[], job: ResolvedJob) => Tool[];
 }
 
 export interface LiveSession {
@@ -80,7 +83,11 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
       ...(options.signal ? { signal: options.signal } : {}),
     })
     : undefined;
-  const tools = [...builtinTools(spec.tools, { job_dir: job.dir }), ...(plugins?.tools() ?? [])];
+  const builtins = builtinTools(spec.tools, { job_dir: job.dir });
+  const tools = [
+    ...(options.wrapTools ? options.wrapTools(builtins, job) : builtins),
+    ...(plugins?.tools() ?? []),
+  ];
   const opened = resumed ?? store.createSession({
     id,
     job: spec.name,

@@ -1,0 +1,248 @@
+/**
+ * `hermes acp`: an Agent Client Protocol agent over newline-delimited JSON-RPC (npm:@agentclientprotocol/sdk).
+ *
+ * - `initialize`: protocol 1; capabilities `loadSession: true`, text prompts only (no image, audio, embedded
+ *   context), no MCP servers (given ones are ignored with a warning).
+ * - `session/new {cwd, _meta?: {hermes?: {job?, inputs?, model?, system?}}}`: a job file (relative to `cwd`)
+ *   or, without one, config.yaml's defaults with `cwd` as the job directory.
+ * - `session/load`: opens a stored session and replays its transcript as `session/update`s before answering.
+ * - `session/prompt`: streams `agent_message_chunk`, `tool_call`, `tool_call_update`; a slash command's output
+ *   is sent as a message chunk. Stop reasons: `end_turn`; `cancelled` after `session/cancel`;
+ *   `max_turn_requests` / `max_tokens` for limits; `refusal` when the model's answer was filtered. A failed
+ *   turn (provider error, timeout) is a JSON-RPC error -32005 with the §4 result in `data.result`. Every
+ *   PromptResponse carries the §4 result object in `_meta.hermes.result`.
+ * - A tool call outside the job's allow-lists: `session/request_permission` (allow once / reject).
+ * - Slash commands (`/status`, `/compress`, `/loop`, …) are announced with `available_commands_update`.
+ */
+import * as acp from "@agentclientprotocol/sdk";
+import { z } from "zod";
+import type { Clock } from "../clock.ts";
+import { errorMessage, NotFoundError, ValidationError } from "../errors.ts";
+import type { EventBus } from "../events.ts";
+import type { Hooks } from "../hooks.ts";
+import type { UserConfig } from "../job_schema.ts";
+import type { Logger } from "../log.ts";
+import type { Redactor } from "../redact.ts";
+import { redactDeep } from "../session_admin/records.ts";
+import { parseSlash } from "../slash.ts";
+import type { Store } from "../store.ts";
+import type { HubSession } from "../rpc/hub_session.ts";
+import { SessionHub } from "../rpc/session_hub.ts";
+import type { TurnOutcome } from "../rpc/turn.ts";
+import { askingTools, type PermissionAsker } from "./permission.ts";
+import { promptText, stopReasonOf } from "./prompt.ts";
+import { commandsUpdate, eventUpdate, historyUpdates, toolKind, toolTitle } from "./updates.ts";
+
+export interface ServeAcpOptions {
+  input: ReadableStream<Uint8Array>;
+  output: WritableStream<Uint8Array>;
+  store: Store;
+  events: EventBus;
+  clock: Clock;
+  log: Logger;
+  redact: Redactor;
+  env: Record<string, string>;
+  config: UserConfig | undefined;
+  version: string;
+  hooks?: Hooks;
+  /** SIGINT/SIGTERM: interrupts running turns and closes the connection. */
+  signal?: AbortSignal;
+}
+
+const ALLOW_ONCE = "allow_once";
+const REJECT_ONCE = "reject_once";
+const RUN_FAILED = -32005;
+
+const HermesMeta = z.strictObject({
+  job: z.string().min(1).optional(),
+  inputs: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+  model: z.string().min(1).optional(),
+  system: z.string().optional(),
+});
+
+/** Per-session streaming state of this connection. */
+interface Stream {
+  /** The current assistant message was sent as deltas already. */
+  streamed: boolean;
+  /** The tool call now running (tool calls of one session run one at a time). */
+  toolCallId: string | undefined;
+}
+
+/** Serves one ACP client until its connection closes. */
+export async function serveAcp(options: ServeAcpOptions): Promise<void> {
+  const { log, redact, store } = options;
+  const streams = new Map<string, Stream>();
+  let client: acp.AgentContext | undefined;
+  const send = (sessionId: string, update: acp.SessionUpdate): Promise<void> => {
+    if (!client) return Promise.resolve();
+    return client.notify(acp.methods.client.session.update, {
+      sessionId,
+      update: redactDeep(update, redact) as acp.SessionUpdate,
+    }).catch((error) => log.debug(`acp: cannot send an update: ${errorMessage(error)}`));
+  };
+
+  const ask: PermissionAsker = async (request) => {
+    if (!client) return false;
+    const stream = streams.get(request.session_id);
+    const response = await client.request(acp.methods.client.session.requestPermission, {
+      sessionId: request.session_id,
+      toolCall: {
+        toolCallId: stream?.toolCallId ?? `permission-${crypto.randomUUID()}`,
+        title: toolTitle(request.tool, request.args),
+        kind: toolKind(request.tool),
+        status: "pending",
+        rawInput: request.args,
+      },
+      options: [
+        { optionId: ALLOW_ONCE, name: "Allow once", kind: "allow_once" },
+        { optionId: REJECT_ONCE, name: "Reject", kind: "reject_once" },
+      ],
+      _meta: { hermes: { reason: redact(request.reason) } },
+    }, { cancellationSignal: request.signal, stopWaitingOnCancel: true });
+    return response.outcome.outcome === "selected" && response.outcome.optionId === ALLOW_ONCE;
+  };
+
+  const interrupt = new AbortController();
+  const hub = new SessionHub({
+    store,
+    events: options.events,
+    clock: options.clock,
+    log,
+    env: options.env,
+    config: options.config,
+    cwd: Deno.cwd(),
+    source: "acp",
+    signal: interrupt.signal,
+    redact,
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+    onDelta: (sessionId, text) => {
+      const stream = streams.get(sessionId);
+      if (!stream || text === "") return;
+      stream.streamed = true;
+      void send(sessionId, { sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
+    },
+    wrapTools: (tools, job) => askingTools(tools, job, ask),
+  });
+
+  const unsubscribe = options.events.subscribe((event) => {
+    const stream = streams.get(event.session_id);
+    if (!stream) return;
+    if (event.type === "tool.call") stream.toolCallId = String(event.tool_call_id);
+    const update = eventUpdate(event, stream.streamed);
+    if (event.type === "message" && event.role === "assistant") stream.streamed = false;
+    if (update) void send(event.session_id, update);
+  });
+
+  const session = (sessionId: string): HubSession => {
+    const open = streams.has(sessionId) ? hub.list().find((s) => s.id === sessionId) : undefined;
+    if (!open) throw acp.RequestError.sessionNotFound(sessionId);
+    return open;
+  };
+  const announceCommands = (open: HubSession) => {
+    // After the response: a client routes updates only for sessions it knows.
+    setTimeout(() => void send(open.id, commandsUpdate(open.live.agent.commands())), 0);
+  };
+  const warnMcp = (servers: readonly unknown[]) => {
+    if (servers.length > 0) {
+      log.warn(`acp: ignoring ${servers.length} MCP server(s): Hermes does not support MCP`);
+    }
+  };
+
+  const app = acp.agent({ name: "hermes" })
+    .onConnect((connection) => {
+      client = connection.client;
+    })
+    .onRequest(acp.methods.agent.initialize, () => ({
+      protocolVersion: acp.PROTOCOL_VERSION,
+      agentCapabilities: {
+        loadSession: true,
+        promptCapabilities: { image: false, audio: false, embeddedContext: false },
+        mcpCapabilities: { http: false, sse: false },
+      },
+      agentInfo: { name: "hermes", title: "Hermes", version: options.version },
+      authMethods: [],
+    }))
+    .onRequest(acp.methods.agent.session.new, async ({ params }) => {
+      warnMcp(params.mcpServers);
+      const meta = HermesMeta.safeParse(
+        (params._meta as { hermes?: unknown } | null | undefined)?.hermes ?? {},
+      );
+      if (!meta.success) {
+        const issue = meta.error.issues[0]!;
+        const keys = issue.code === "unrecognized_keys" ? [issue.keys[0]!] : [];
+        const path = ["_meta", "hermes", ...issue.path.map(String), ...keys].join(".");
+        throw acp.RequestError.invalidParams({ path }, `${path}: ${issue.message}`);
+      }
+      const { job, inputs, model, system } = meta.data;
+      const open = await hub.create({
+        cwd: params.cwd,
+        ...(job !== undefined ? { job } : {}),
+        ...(inputs ? { inputs } : {}),
+        ...(model !== undefined ? { model } : {}),
+        ...(system !== undefined ? { system } : {}),
+      }).catch(rethrowAsRequestError);
+      streams.set(open.id, { streamed: false, toolCallId: undefined });
+      announceCommands(open);
+      return { sessionId: open.id };
+    })
+    .onRequest(acp.methods.agent.session.load, async ({ params }) => {
+      warnMcp(params.mcpServers);
+      const open = await hub.open(params.sessionId).catch((error) => {
+        if (error instanceof NotFoundError) throw acp.RequestError.sessionNotFound(params.sessionId);
+        return rethrowAsRequestError(error);
+      });
+      let replayed = Promise.resolve();
+      for (const update of historyUpdates(store.activeMessages(open.id))) replayed = send(open.id, update);
+      await replayed;
+      streams.set(open.id, { streamed: false, toolCallId: undefined });
+      announceCommands(open);
+      return {};
+    })
+    .onRequest(acp.methods.agent.session.prompt, async ({ params }) => {
+      const open = session(params.sessionId);
+      const text = promptText(params.prompt);
+      let outcome: TurnOutcome;
+      try {
+        outcome = await open.prompt(text);
+      } catch (error) {
+        return rethrowAsRequestError(error);
+      }
+      const result = redactDeep(outcome.result, redact);
+      if (parseSlash(text) && outcome.result.final) {
+        await send(open.id, {
+          sessionUpdate: "agent_message_chunk",
+          content: { type: "text", text: outcome.result.final },
+        });
+      }
+      const stopReason = stopReasonOf(outcome);
+      if (stopReason === null) {
+        throw new acp.RequestError(RUN_FAILED, outcome.result.error ?? "The turn failed", { result });
+      }
+      return { stopReason, _meta: { hermes: { result } } };
+    })
+    .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
+      if (streams.has(params.sessionId)) hub.list().find((s) => s.id === params.sessionId)?.cancel();
+    });
+
+  const connection = app.connect(acp.ndJsonStream(options.output, options.input));
+  const onSignal = () => {
+    interrupt.abort(options.signal?.reason);
+    connection.close();
+  };
+  if (options.signal?.aborted) onSignal();
+  options.signal?.addEventListener("abort", onSignal, { once: true });
+  try {
+    await connection.closed;
+  } finally {
+    options.signal?.removeEventListener("abort", onSignal);
+    interrupt.abort(new DOMException("the client disconnected", "AbortError"));
+    await hub.closeAll();
+    unsubscribe();
+  }
+}
+
+function rethrowAsRequestError(error: unknown): never {
+  if (error instanceof acp.RequestError) throw error;
+  if (error instanceof ValidationError) throw acp.RequestError.invalidParams(undefined, error.message);
+  throw new acp.RequestError(RUN_FAILED, errorMessage(error));
+}

@@ -1,0 +1,135 @@
+/**
+ * §7 events and stored messages as ACP `session/update` payloads: assistant text → `agent_message_chunk`,
+ * a tool call → `tool_call`, its result → `tool_call_update`, a user turn that did not come from the editor
+ * (a loop tick, a heartbeat) → `user_message_chunk`.
+ */
+import type * as acp from "@agentclientprotocol/sdk";
+import type { SlashCommand } from "../slash.ts";
+import type { HermesEvent, StoredMessage } from "../types.ts";
+
+const KINDS: Record<string, acp.ToolKind> = {
+  shell: "execute",
+  read_file: "read",
+  write_file: "edit",
+  list_dir: "search",
+  http_fetch: "fetch",
+};
+
+export function toolKind(tool: string): acp.ToolKind {
+  return KINDS[tool] ?? "other";
+}
+
+/** A one-line title: `shell: git status`, `read_file: src/a.ts`. */
+export function toolTitle(tool: string, args: Record<string, unknown>): string {
+  const main = args.command ?? args.path ?? args.url;
+  const detail = typeof main === "string" ? main : JSON.stringify(args);
+  const line = `${tool}: ${detail}`.replace(/\s+/g, " ");
+  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
+}
+
+const text = (value: string): acp.ContentBlock => ({ type: "text", text: value });
+
+export function toolCallUpdate(
+  id: string,
+  tool: string,
+  args: Record<string, unknown>,
+  status: acp.ToolCallStatus,
+): acp.SessionUpdate {
+  return {
+    sessionUpdate: "tool_call",
+    toolCallId: id,
+    title: toolTitle(tool, args),
+    kind: toolKind(tool),
+    status,
+    rawInput: args,
+  };
+}
+
+export function toolResultUpdate(id: string, ok: boolean, content: string): acp.SessionUpdate {
+  return {
+    sessionUpdate: "tool_call_update",
+    toolCallId: id,
+    status: ok ? "completed" : "failed",
+    content: [{ type: "content", content: text(content) }],
+    rawOutput: { content },
+  };
+}
+
+export function agentText(value: string): acp.SessionUpdate {
+  return { sessionUpdate: "agent_message_chunk", content: text(value) };
+}
+
+/**
+ * The update for a live event, or null when the event has no ACP form. `streamed` says whether the
+ * assistant text of a `message` event was already sent as deltas.
+ */
+export function eventUpdate(event: HermesEvent, streamed: boolean): acp.SessionUpdate | null {
+  switch (event.type) {
+    case "message": {
+      const content = String(event.content ?? "");
+      if (event.role === "assistant") return content && !streamed ? agentText(content) : null;
+      if (event.role === "user" && event.source !== "acp" && content) {
+        return { sessionUpdate: "user_message_chunk", content: text(content) };
+      }
+      return null;
+    }
+    case "tool.call":
+      return toolCallUpdate(
+        String(event.tool_call_id),
+        String(event.tool),
+        asArgs(event.args),
+        "in_progress",
+      );
+    case "tool.result":
+      return toolResultUpdate(String(event.tool_call_id), event.status === "ok", String(event.content ?? ""));
+    default:
+      return null;
+  }
+}
+
+/** The stored transcript as the updates that rebuild it in the editor (`session/load`). */
+export function historyUpdates(messages: readonly StoredMessage[]): acp.SessionUpdate[] {
+  const updates: acp.SessionUpdate[] = [];
+  const calls = new Map<string, string>();
+  for (const m of messages) {
+    if (m.role === "user" && m.content) {
+      updates.push({ sessionUpdate: "user_message_chunk", content: text(m.content) });
+    }
+    if (m.role === "assistant") {
+      if (m.content) updates.push(agentText(m.content));
+      for (const call of m.tool_calls ?? []) {
+        calls.set(call.id, call.name);
+        updates.push(toolCallUpdate(call.id, call.name, parseArgs(call.arguments), "pending"));
+      }
+    }
+    if (m.role === "tool" && m.tool_call_id !== undefined && calls.has(m.tool_call_id)) {
+      updates.push(toolResultUpdate(m.tool_call_id, !/^(error|denied|blocked):/.test(m.content), m.content));
+    }
+  }
+  return updates;
+}
+
+export function commandsUpdate(commands: readonly SlashCommand[]): acp.SessionUpdate {
+  return {
+    sessionUpdate: "available_commands_update",
+    availableCommands: commands.map((c) => {
+      // A description that spells the usage ("…: /loop [every] INTERVAL PROMPT") yields the input hint.
+      const usage = new RegExp(`/${c.name}\\s+(.+)$`).exec(c.description)?.[1];
+      return { name: c.name, description: c.description, ...(usage ? { input: { hint: usage } } : {}) };
+    }),
+  };
+}
+
+function asArgs(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value)
+    ? value as Record<string, unknown>
+    : {};
+}
+
+function parseArgs(raw: string): Record<string, unknown> {
+  try {
+    return asArgs(JSON.parse(raw));
+  } catch {
+    return {};
+  }
+}

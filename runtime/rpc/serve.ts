@@ -1,0 +1,128 @@
+/**
+ * `hermes rpc` as a function: JSON-RPC 2.0 over newline-delimited input and output. §7 events of every open
+ * session are sent as `{"jsonrpc":"2.0","method":"event","params":<event>}` notifications.
+ *
+ * Ending: at end of input (or after `shutdown`) it stops reading, lets every request in flight finish and
+ * delivers its response, closes the open sessions, flushes, and resolves. When the peer stops reading
+ * (BrokenPipe), or `signal` aborts, running turns are interrupted at a safe point instead.
+ */
+import type { Clock } from "../clock.ts";
+import type { EventBus } from "../events.ts";
+import type { Hooks } from "../hooks.ts";
+import type { UserConfig } from "../job_schema.ts";
+import type { Logger } from "../log.ts";
+import type { Redactor } from "../redact.ts";
+import { redactDeep } from "../session_admin/records.ts";
+import type { Store } from "../store.ts";
+import { type ByteSink, type ByteSource, LineWriter, readLines } from "./lines.ts";
+import { createMethods, mapRuntimeError } from "./methods.ts";
+import { RpcServer } from "./server.ts";
+import { SessionHub } from "./session_hub.ts";
+
+export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
+
+export interface ServeRpcOptions {
+  /** `Deno.stdin` itself is read fastest (see readLines). */
+  input: ReadableStream<Uint8Array> | ByteSource;
+  output: ByteSink;
+  store: Store;
+  events: EventBus;
+  clock: Clock;
+  log: Logger;
+  redact: Redactor;
+  env: Record<string, string>;
+  config: UserConfig | undefined;
+  /** Relative job paths resolve against this directory. */
+  cwd: string;
+  version: string;
+  hooks?: Hooks;
+  /** SIGINT/SIGTERM: interrupts running turns and stops serving. */
+  signal?: AbortSignal;
+  maxLineBytes?: number;
+}
+
+export interface ServeRpcResult {
+  /** Why serving stopped. */
+  ended: "eof" | "shutdown" | "output_closed" | "signal";
+}
+
+export async function serveRpc(options: ServeRpcOptions): Promise<ServeRpcResult> {
+  const { events, log, redact } = options;
+  const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  const stopReading = new AbortController();
+  const interrupt = new AbortController();
+  let ended: ServeRpcResult["ended"] | undefined;
+  const end = (why: NonNullable<typeof ended>) => {
+    ended ??= why;
+    stopReading.abort();
+  };
+  const onSignal = () => {
+    end("signal");
+    interrupt.abort(options.signal?.reason);
+  };
+  if (options.signal?.aborted) onSignal();
+  options.signal?.addEventListener("abort", onSignal, { once: true });
+
+  const writer = new LineWriter(options.output, {
+    onClosed: (error) => {
+      log.debug(`rpc: output closed (${error}); stopping`);
+      end("output_closed");
+      interrupt.abort(new DOMException("the client closed its input", "AbortError"));
+    },
+  });
+  const hub = new SessionHub({
+    store: options.store,
+    events,
+    clock: options.clock,
+    log,
+    env: options.env,
+    config: options.config,
+    cwd: options.cwd,
+    source: "rpc",
+    signal: interrupt.signal,
+    redact,
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+  });
+  const methods = createMethods({
+    hub,
+    events,
+    clock: options.clock,
+    log,
+    redact,
+    version: options.version,
+    maxLineBytes,
+    shutdown: async () => {
+      server.close();
+      end("shutdown");
+      await Promise.resolve(); // this request is counted as in flight from the next microtask on
+      await server.idle(1);
+    },
+  });
+  const server: RpcServer = new RpcServer({ methods, writer, log, mapError: mapRuntimeError });
+  const unsubscribe = events.subscribe((event) => server.notify("event", redactDeep(event, redact)));
+
+  const reading = readLines(options.input, {
+    maxBytes: maxLineBytes,
+    signal: stopReading.signal,
+    onLine: (line) => server.handleLine(line),
+    onOversize: (bytes) => server.oversize(bytes, maxLineBytes),
+  }).then(() => end("eof"), (error) => {
+    log.error(`rpc: cannot read input: ${error}`);
+    end("eof");
+  });
+  // A pending read cannot always be interrupted (stdin); do not wait for it once reading is stopped.
+  await Promise.race([
+    reading,
+    new Promise((resolve) => stopReading.signal.addEventListener("abort", resolve)),
+  ]);
+  server.close();
+  try {
+    await server.idle();
+    await hub.closeAll();
+    await writer.flush();
+  } finally {
+    unsubscribe();
+    options.signal?.removeEventListener("abort", onSignal);
+  }
+  return { ended: ended ?? "eof" };
+}
