@@ -33,12 +33,23 @@ Usage:
   hermes daemon [JOB.yaml | DIR]... [--grace DURATION]
   hermes daemon status [JOB.yaml | DIR]... [--json]
   hermes plugins list|check PATH
-  hermes rpc | hermes acp
+  hermes rpc [--max-line SIZE]
+  hermes acp
 
 Global flags: --home DIR  --db FILE  --log-level error|warn|info|debug  --quiet  --version  --help`;
 
 const GLOBAL_WITH_VALUE = new Set(["--home", "--db", "--log-level"]);
 const LOG_LEVELS = new Set(["error", "warn", "info", "debug"]);
+
+/** The usage lines of one command, plus the global flags. */
+function commandUsage(name: string): string {
+  const lines = USAGE.split("\n");
+  const own = lines.filter((line) =>
+    line.trimStart().startsWith(`hermes ${name} `) || line.trim() === `hermes ${name}`
+  );
+  const globals = lines.filter((line) => line.startsWith("Global flags"));
+  return ["Usage:", ...own, "", ...globals].join("\n");
+}
 
 /** The first argument that is neither a global flag nor its value. */
 function findCommand(argv: string[]): { name: string | undefined; rest: string[] } {
@@ -90,6 +101,10 @@ export async function main(argv: string[], env: Record<string, string>): Promise
       throw new ValidationError(
         `Unknown command "${name}": expected one of ${Object.keys(COMMANDS).join(", ")}`,
       );
+    }
+    if (name !== "sessions" && (argv.includes("--help") || argv.includes("-h"))) {
+      console.log(commandUsage(name));
+      return ExitCode.success;
     }
     // Loaded only now, so `--version` and `--help` do not pay for SQLite.
     const [{ openStoreAt }, command] = await Promise.all([import("./commands/_cli.ts"), load()]);
