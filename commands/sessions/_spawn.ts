@@ -1,33 +1,7 @@
 /** Test helper: runs the real CLI (`deno run -A main.ts …`) from the repo root as a subprocess. */
-export const REPO_ROOT = new URL("../../", import.meta.url).pathname;
+import { type CliResult, ROOT as REPO_ROOT } from "../../tests/_cli.ts";
 
-export interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-export async function hermes(
-  args: string[],
-  options: { env?: Record<string, string>; stdin?: string } = {},
-): Promise<CliResult> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts", ...args],
-    cwd: REPO_ROOT,
-    env: { NO_COLOR: "1", ...options.env },
-    stdin: options.stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  if (options.stdin !== undefined) {
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(options.stdin));
-    await writer.close();
-  }
-  const { code, stdout, stderr } = await child.output();
-  const decoder = new TextDecoder();
-  return { code, stdout: decoder.decode(stdout), stderr: decoder.decode(stderr) };
-}
+export { type CliResult, hermes } from "../../tests/_cli.ts";
 
 /** True when util-linux `script` (which gives a child a pseudo-terminal) is installed. */
 export function canFakeTerminal(): boolean {
