@@ -1,4 +1,5 @@
 /** Run limits (DESIGN §3 `limits`): counted across a whole run, checked before each model call. */
+import { parseDuration } from "./duration.ts";
 import { RunError } from "./errors.ts";
 
 export type LimitReason = "max_turns" | "timeout" | "max_tokens";
@@ -40,4 +41,19 @@ export class Budget {
     this.turns++;
     if (usage) this.tokens += usage.prompt_tokens + usage.completion_tokens;
   }
+}
+
+/** Starts `limits.timeout` (when set): the returned signal aborts with a LimitError; `clear` stops the timer. */
+export function startTimeout(limit: string | undefined): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const timer = limit === undefined ? undefined : setTimeout(() => {
+    controller.abort(new LimitError("timeout", `Stopped after ${limit}: limits.timeout reached`));
+  }, parseDuration(limit));
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+}
+
+/** The limit that ended a run or turn: thrown directly, or the reason the timeout signal aborted with. */
+export function limitOf(caught: unknown, timeout: AbortSignal): LimitError | undefined {
+  if (caught instanceof LimitError) return caught;
+  return timeout.reason instanceof LimitError ? timeout.reason : undefined;
 }

@@ -2,10 +2,9 @@
  * Runs a job end to end: a live session (new or resumed) → prompt and steps → structured output →
  * the §4 result object, which is also emitted as the last event.
  */
-import { parseDuration } from "./duration.ts";
 import { errorMessage, ExitCode, RunError, ValidationError } from "./errors.ts";
 import type { ResolvedJob } from "./job.ts";
-import { LimitError } from "./limits.ts";
+import { limitOf, startTimeout } from "./limits.ts";
 import { LOOP_KEY } from "../loops/loop_state.ts";
 import { HEARTBEAT_KEY } from "../loops/heartbeat_state.ts";
 import { openSession, type OpenSessionOptions } from "./live_session.ts";
@@ -51,20 +50,20 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
   const resumeId = options.resume === undefined ? undefined : store.resolveSessionId(options.resume);
   const progress = planInputs(store, resumeId, spec, options);
 
-  const timeout = new AbortController();
+  const timeout = startTimeout(spec.limits?.timeout);
   const signal = AbortSignal.any([timeout.signal, ...(options.signal ? [options.signal] : [])]);
   const { resume: _resume, ...sessionOptions } = options;
-  const live = await openSession({ ...sessionOptions, signal, ...(resumeId ? { resume: resumeId } : {}) });
+  const live = await openSession({ ...sessionOptions, signal, ...(resumeId ? { resume: resumeId } : {}) })
+    .catch((error) => {
+      timeout.clear();
+      throw error;
+    });
   const sessionId = live.id;
   store.setState(sessionId, PROGRESS_KEY, progress);
   let compactions = 0;
   const unsubscribe = events.subscribe((e) => {
     if (e.session_id === sessionId && e.type === "compaction") compactions++;
   });
-  const timeoutMs = spec.limits?.timeout ? parseDuration(spec.limits.timeout) : undefined;
-  const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
-    timeout.abort(new LimitError("timeout", `Stopped after ${spec.limits!.timeout}: limits.timeout reached`));
-  }, timeoutMs);
 
   let final = "";
   let output: unknown = null;
@@ -102,11 +101,7 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
       error = "The model's final answer was empty";
     }
   } catch (caught) {
-    const limit = caught instanceof LimitError
-      ? caught
-      : timeout.signal.reason instanceof LimitError
-      ? timeout.signal.reason
-      : undefined;
+    const limit = limitOf(caught, timeout.signal);
     if (limit) {
       [status, reason, exitCode, error] = ["limit", limit.limit, ExitCode.limit, limit.message];
     } else if (options.signal?.aborted) {
@@ -124,7 +119,7 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
       if (!(caught instanceof RunError)) log.debug((caught as Error)?.stack ?? String(caught));
     }
   } finally {
-    clearTimeout(timer);
+    timeout.clear();
   }
 
   if (status === "success" && spec.output?.file) {

@@ -4,10 +4,9 @@
  * json` prints), so scripts read `status`, `final` and `usage` the same way everywhere.
  */
 import type { Clock } from "../clock.ts";
-import { parseDuration } from "../duration.ts";
 import { errorMessage, ExitCode, RunError, ValidationError } from "../errors.ts";
 import type { EventBus } from "../events.ts";
-import { LimitError, type LimitReason } from "../limits.ts";
+import { limitOf, type LimitReason, startTimeout } from "../limits.ts";
 import type { LiveSession } from "../live_session.ts";
 import type { Logger } from "../log.ts";
 import type { RunResult } from "../run_job.ts";
@@ -46,12 +45,7 @@ export async function runTurn(live: LiveSession, text: string, options: TurnOpti
   const before = store.getSession(id)!;
   const turnsBefore = live.budget.turns;
   const started = clock.now();
-  const limits = live.job.spec.limits;
-  const timeout = new AbortController();
-  const timeoutMs = limits?.timeout ? parseDuration(limits.timeout) : undefined;
-  const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
-    timeout.abort(new LimitError("timeout", `Stopped after ${limits!.timeout}: limits.timeout reached`));
-  }, timeoutMs);
+  const timeout = startTimeout(live.job.spec.limits?.timeout);
   let compactions = 0;
   let finishReason: string | undefined;
   const unsubscribe = events.subscribe((event) => {
@@ -81,11 +75,7 @@ export async function runTurn(live: LiveSession, text: string, options: TurnOpti
       error = "The model's final answer was empty";
     }
   } catch (caught) {
-    const limitError = caught instanceof LimitError
-      ? caught
-      : timeout.signal.reason instanceof LimitError
-      ? timeout.signal.reason
-      : undefined;
+    const limitError = limitOf(caught, timeout.signal);
     if (limitError) {
       limit = limitError.limit;
       [status, reason, exitCode, error] = ["limit", limitError.limit, ExitCode.limit, limitError.message];
@@ -114,7 +104,7 @@ export async function runTurn(live: LiveSession, text: string, options: TurnOpti
       if (!(caught instanceof RunError)) options.log.debug((caught as Error)?.stack ?? String(caught));
     }
   } finally {
-    clearTimeout(timer);
+    timeout.clear();
     unsubscribe();
   }
   const after = store.getSession(id)!;
