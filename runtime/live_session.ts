@@ -11,7 +11,7 @@ import type { JobFile } from "./job_schema.ts";
 import { ValidationError } from "./errors.ts";
 import { createCompactor } from "./compaction/mod.ts";
 import { createRecurring } from "../loops/recurring.ts";
-import type { Recurring } from "./seams.ts";
+import type { Compactor, Recurring } from "./seams.ts";
 import { Budget } from "./limits.ts";
 import type { Logger } from "./log.ts";
 import { createProvider, type ResolvedModel, resolveModel } from "./model.ts";
@@ -57,6 +57,8 @@ export interface LiveSession {
   readonly job: ResolvedJob;
   /** `/loop` and `/heartbeat` of this session, and the driver of their later ticks. */
   readonly recurring: Recurring;
+  /** The session's compactor (also behind `/compress`). */
+  readonly compactor: Compactor;
   /** Records the end (status, reason), fires on_session_end, emits session.end and stops plugins. */
   finish(status: SessionStatus, reason: string): Promise<void>;
 }
@@ -174,6 +176,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     hooks,
     job,
     recurring,
+    compactor,
     async finish(status, reason) {
       if (finished) return;
       finished = true;

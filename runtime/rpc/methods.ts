@@ -6,7 +6,6 @@ import { z } from "zod";
 import type { Clock } from "../clock.ts";
 import { NotFoundError, RunError, ValidationError } from "../errors.ts";
 import type { EventBus } from "../events.ts";
-import { createCompactor } from "../compaction/mod.ts";
 import { jobFromObject, loadJob } from "../job.ts";
 import type { Logger } from "../log.ts";
 import type { Redactor } from "../redact.ts";
@@ -190,18 +189,7 @@ export function createMethods(options: MethodsOptions): MethodTable {
     "session.compact",
     method(params.sessionCompact, async (p) => {
       const { live } = await hub.open(p.session_id);
-      const compactor = createCompactor({
-        store,
-        provider: live.provider,
-        model: live.model.name,
-        context_window: live.model.context_window,
-        config: live.job.spec.compaction ?? {},
-        events: options.events,
-        hooks: live.hooks,
-        clock: options.clock,
-        log,
-      });
-      const outcome = await compactor.compact(live.id, p.focus !== undefined ? { focus: p.focus } : {});
+      const outcome = await live.compactor.compact(live.id, p.focus !== undefined ? { focus: p.focus } : {});
       return { session_id: live.id, ...outcome };
     }),
   );
