@@ -13,7 +13,8 @@ import type { AgentLike, Compactor, TurnOptions, TurnResult } from "./seams.ts";
 import { parseSlash, type SlashCommand } from "./slash.ts";
 import type { AppendMessage, Store } from "./store.ts";
 import type { Tool, ToolOutcome } from "./tools/tool.ts";
-import type { Message, StoredMessage, ToolCall } from "./types.ts";
+import type { Message, ToolCall } from "./types.ts";
+import { Transcript } from "./_transcript.ts";
 
 export interface AgentOptions {
   store: Store;
@@ -37,8 +38,6 @@ export interface AgentOptions {
   onDelta?: (text: string) => void;
 }
 
-const INTERRUPTED_TOOL_RESULT = "error: the tool call did not complete (the run was interrupted)";
-
 export class Agent implements AgentLike {
   readonly sessionId: string;
   #o: AgentOptions;
@@ -47,12 +46,12 @@ export class Agent implements AgentLike {
   #queue: Promise<unknown> = Promise.resolve();
   #busy = false;
   #turn = 0;
-  /** The active transcript as last read or appended by us, keyed by `store.transcriptVersion`. */
-  #transcript: { version: string; count: number; maxId: number; messages: StoredMessage[] } | undefined;
+  #transcript: Transcript;
 
   constructor(options: AgentOptions) {
     this.#o = options;
     this.sessionId = options.sessionId;
+    this.#transcript = new Transcript(options.store, options.sessionId);
     this.#tools = new Map(options.tools.map((t) => [t.spec.name, t]));
     this.addCommand({
       name: "status",
@@ -131,8 +130,8 @@ export class Agent implements AgentLike {
     let completionTokens = 0;
     try {
       // Close tool calls a killed run left open before anything follows them.
-      this.#repairDanglingToolCalls(this.#activeMessages());
-      this.#append([{ role: "user", content: text }]);
+      this.#transcript.closeDanglingToolCalls();
+      this.#transcript.append([{ role: "user", content: text }]);
       this.#emit({ type: "message", role: "user", content: text, source: options.source });
       while (true) {
         signal.throwIfAborted();
@@ -153,7 +152,7 @@ export class Agent implements AgentLike {
           prompt_tokens: response.usage?.prompt_tokens ?? null,
           completion_tokens: response.usage?.completion_tokens ?? null,
         };
-        this.#append([assistant]);
+        this.#transcript.append([assistant]);
         const calls = response.message.tool_calls ?? [];
         this.#emit({
           type: "message",
@@ -215,7 +214,7 @@ export class Agent implements AgentLike {
 
   /** The active transcript as the model sees it, with hook text appended to the last user message. */
   #requestMessages(injected: string[]): Message[] {
-    const messages = this.#activeMessages().map(toMessage);
+    const messages = this.#transcript.forModel();
     if (injected.length) {
       for (let i = messages.length - 1; i >= 0; i--) {
         const m = messages[i]!;
@@ -225,48 +224,6 @@ export class Agent implements AgentLike {
         }
       }
     }
-    return messages;
-  }
-
-  /** A killed run can leave a tool call without its result; providers reject that, so close it. */
-  #repairDanglingToolCalls(messages: StoredMessage[]): StoredMessage[] {
-    const answered = new Set(messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id));
-    const missing: AppendMessage[] = [];
-    for (const m of messages) {
-      for (const call of m.tool_calls ?? []) {
-        if (!answered.has(call.id)) {
-          missing.push({
-            role: "tool",
-            tool_call_id: call.id,
-            name: call.name,
-            content: INTERRUPTED_TOOL_RESULT,
-          });
-        }
-      }
-    }
-    if (missing.length === 0) return messages;
-    this.#append(missing);
-    return this.#activeMessages();
-  }
-
-  /** Appends and keeps the cached transcript in step, so a turn does not re-read the whole session. */
-  #append(messages: AppendMessage[]): void {
-    const stored = this.#o.store.appendMessages(this.sessionId, messages);
-    const cache = this.#transcript;
-    if (!cache) return;
-    cache.messages.push(...stored);
-    cache.count += stored.length;
-    cache.maxId = Math.max(cache.maxId, ...stored.map((m) => m.id));
-    cache.version = `${cache.count}:${cache.maxId}`;
-  }
-
-  /** Re-reads only when another writer (compaction, another process) changed the transcript. */
-  #activeMessages(): StoredMessage[] {
-    const version = this.#o.store.transcriptVersion(this.sessionId);
-    if (this.#transcript?.version === version) return this.#transcript.messages;
-    const messages = this.#o.store.activeMessages(this.sessionId);
-    const maxId = messages.reduce((m, row) => Math.max(m, row.id), 0);
-    this.#transcript = { version, count: messages.length, maxId, messages };
     return messages;
   }
 
@@ -315,7 +272,7 @@ export class Agent implements AgentLike {
     if (outcome.status === "denied") {
       this.#emit({ type: "tool.denied", tool: call.name, tool_call_id: call.id, reason: outcome.content });
     }
-    this.#append([{
+    this.#transcript.append([{
       role: "tool",
       tool_call_id: call.id,
       name: call.name,
@@ -341,7 +298,7 @@ export class Agent implements AgentLike {
 
   #status(): string {
     const session = this.#o.store.getSession(this.sessionId);
-    const active = this.#activeMessages().length;
+    const active = this.#transcript.active().length;
     const { budget } = this.#o;
     return [
       `session ${this.sessionId} (${session?.job ?? "?"})`,
@@ -352,12 +309,4 @@ export class Agent implements AgentLike {
       `tools: ${[...this.#tools.keys()].join(", ") || "none"}`,
     ].join("\n");
   }
-}
-
-function toMessage(m: StoredMessage): Message {
-  const message: Message = { role: m.role, content: m.content };
-  if (m.tool_calls?.length) message.tool_calls = m.tool_calls;
-  if (m.tool_call_id !== undefined) message.tool_call_id = m.tool_call_id;
-  if (m.name !== undefined && m.role === "tool") message.name = m.name;
-  return message;
 }

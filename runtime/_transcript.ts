@@ -1,0 +1,74 @@
+/**
+ * The active transcript of one session as the agent sees it: cached in memory and re-read only when
+ * another writer (compaction, another process) changed it, so a turn does not re-read the whole session.
+ */
+import type { AppendMessage, Store } from "./store.ts";
+import type { Message, StoredMessage } from "./types.ts";
+
+const INTERRUPTED_TOOL_RESULT = "error: the tool call did not complete (the run was interrupted)";
+
+export class Transcript {
+  #store: Store;
+  #sessionId: string;
+  /** Keyed by `store.transcriptVersion`: the count and highest id of active rows. */
+  #cache: { version: string; count: number; maxId: number; messages: StoredMessage[] } | undefined;
+
+  constructor(store: Store, sessionId: string) {
+    this.#store = store;
+    this.#sessionId = sessionId;
+  }
+
+  /** Appends (one transaction) and keeps the cache in step. */
+  append(messages: AppendMessage[]): void {
+    const stored = this.#store.appendMessages(this.#sessionId, messages);
+    const cache = this.#cache;
+    if (!cache) return;
+    cache.messages.push(...stored);
+    cache.count += stored.length;
+    cache.maxId = Math.max(cache.maxId, ...stored.map((m) => m.id));
+    cache.version = `${cache.count}:${cache.maxId}`;
+  }
+
+  /** The active rows in prompt order. */
+  active(): StoredMessage[] {
+    const version = this.#store.transcriptVersion(this.#sessionId);
+    if (this.#cache?.version === version) return this.#cache.messages;
+    const messages = this.#store.activeMessages(this.#sessionId);
+    const maxId = messages.reduce((m, row) => Math.max(m, row.id), 0);
+    this.#cache = { version, count: messages.length, maxId, messages };
+    return messages;
+  }
+
+  /** The active rows as the provider takes them. */
+  forModel(): Message[] {
+    return this.active().map(toMessage);
+  }
+
+  /** A killed run can leave a tool call without its result; providers reject that, so close it. */
+  closeDanglingToolCalls(): void {
+    const messages = this.active();
+    const answered = new Set(messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id));
+    const missing: AppendMessage[] = [];
+    for (const m of messages) {
+      for (const call of m.tool_calls ?? []) {
+        if (!answered.has(call.id)) {
+          missing.push({
+            role: "tool",
+            tool_call_id: call.id,
+            name: call.name,
+            content: INTERRUPTED_TOOL_RESULT,
+          });
+        }
+      }
+    }
+    if (missing.length) this.append(missing);
+  }
+}
+
+function toMessage(m: StoredMessage): Message {
+  const message: Message = { role: m.role, content: m.content };
+  if (m.tool_calls?.length) message.tool_calls = m.tool_calls;
+  if (m.tool_call_id !== undefined) message.tool_call_id = m.tool_call_id;
+  if (m.name !== undefined && m.role === "tool") message.name = m.name;
+  return message;
+}

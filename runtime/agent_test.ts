@@ -1,0 +1,122 @@
+import assert from "node:assert/strict";
+import { Agent } from "./agent.ts";
+import { systemClock } from "./clock.ts";
+import { EventBus } from "./events.ts";
+import { type Hooks, noHooks } from "./hooks.ts";
+import { Budget } from "./limits.ts";
+import { silentLogger } from "./log.ts";
+import type { ModelRequest, Provider } from "./provider.ts";
+import type { ScriptEntry } from "./providers/script.ts";
+import { createScriptedProvider } from "./providers/scripted.ts";
+import { Store } from "./store.ts";
+import type { Tool } from "./tools/tool.ts";
+
+/** The scripted provider, recording every request it answers. */
+function recording(script: ScriptEntry[]): { provider: Provider; requests: ModelRequest[] } {
+  const inner = createScriptedProvider(script, { clock: systemClock });
+  const requests: ModelRequest[] = [];
+  return {
+    requests,
+    provider: {
+      name: "recording",
+      complete: (request, options) => (requests.push(request), inner.complete(request, options)),
+    },
+  };
+}
+
+async function setup(script: ScriptEntry[], options: { hooks?: Hooks; tools?: Tool[] } = {}) {
+  const dir = await Deno.makeTempDir({ prefix: "hermes-agent-" });
+  const store = Store.open(`${dir}/state.db`);
+  const session = store.createSession({ job: "t" });
+  const { provider, requests } = recording(script);
+  const agent = new Agent({
+    store,
+    sessionId: session.id,
+    provider,
+    model: "m",
+    tools: options.tools ?? [],
+    hooks: options.hooks ?? noHooks,
+    events: new EventBus(systemClock),
+    clock: systemClock,
+    log: silentLogger,
+    budget: new Budget(),
+    toolContext: { job_dir: dir, env: {} },
+  });
+  return { dir, store, session, agent, requests, [Symbol.dispose]: () => store.close() };
+}
+
+const echo = (runs: Record<string, unknown>[]): Tool => ({
+  spec: { name: "echo", description: "echo", parameters: { type: "object" } },
+  run: (
+    args,
+  ) => (runs.push(args), Promise.resolve({ status: "ok", content: `echo ${JSON.stringify(args)}` })),
+});
+
+Deno.test("a tool call left open by a killed run is closed before the next user message", async () => {
+  using t = await setup([{ content: "resumed" }]);
+  t.store.appendMessages(t.session.id, [
+    { role: "user", content: "first" },
+    { role: "assistant", content: "", tool_calls: [{ id: "c1", name: "echo", arguments: "{}" }] },
+  ]);
+  assert.equal((await t.agent.prompt("again", { source: "cli" })).final, "resumed");
+  const roles = t.requests[0]!.messages.map((m) => m.role);
+  assert.deepEqual(roles, ["user", "assistant", "tool", "user"]);
+  assert.equal(t.requests[0]!.messages[2]!.tool_call_id, "c1");
+  assert.match(t.requests[0]!.messages[2]!.content, /did not complete/);
+});
+
+Deno.test("messages appended by another connection reach the next request", async () => {
+  using t = await setup([{ content: "one" }, { content: "two" }]);
+  await t.agent.prompt("hello", { source: "cli" });
+  const other = Store.open(t.store.path);
+  other.appendMessages(t.session.id, [{ role: "user", content: "from elsewhere" }]);
+  other.close();
+  await t.agent.prompt("again", { source: "cli" });
+  assert.ok(t.requests[1]!.messages.some((m) => m.content === "from elsewhere"));
+  assert.equal(t.requests[1]!.messages.length, 4);
+});
+
+Deno.test("pre_llm_call text goes to the request only; the stored user message is unchanged", async () => {
+  const hooks: Hooks = { ...noHooks, preLlmCall: () => Promise.resolve(["RULES", ""]) };
+  using t = await setup([{ content: "ok" }], { hooks });
+  await t.agent.prompt("question", { source: "cli" });
+  assert.equal(t.requests[0]!.messages.at(-1)!.content, "question\n\nRULES");
+  assert.equal(t.store.activeMessages(t.session.id)[0]!.content, "question");
+});
+
+Deno.test("pre_tool_call can block a call (not run) or modify its arguments (run with them)", async () => {
+  const runs: Record<string, unknown>[] = [];
+  const hooks: Hooks = {
+    ...noHooks,
+    preToolCall: (p) =>
+      Promise.resolve(
+        p.args.block
+          ? { action: "block", message: "not today" }
+          : { action: "modify", args: { changed: true } },
+      ),
+  };
+  using t = await setup([
+    {
+      tool_calls: [{ name: "echo", arguments: { block: true } }, {
+        name: "echo",
+        arguments: { block: false },
+      }],
+    },
+    { content: "done" },
+  ], { hooks, tools: [echo(runs)] });
+  await t.agent.prompt("go", { source: "cli" });
+  assert.deepEqual(runs, [{ changed: true }]);
+  const results = t.store.activeMessages(t.session.id).filter((m) => m.role === "tool").map((m) => m.content);
+  assert.deepEqual(results, ["blocked: not today", 'echo {"changed":true}']);
+});
+
+Deno.test("an unknown tool and malformed arguments become error results, not crashes", async () => {
+  using t = await setup([
+    { tool_calls: [{ name: "nope", arguments: {} }, { name: "echo", arguments: "{not json" }] },
+    { content: "recovered" },
+  ], { tools: [echo([])] });
+  assert.equal((await t.agent.prompt("go", { source: "cli" })).final, "recovered");
+  const results = t.store.activeMessages(t.session.id).filter((m) => m.role === "tool").map((m) => m.content);
+  assert.match(results[0]!, /unknown tool "nope"/);
+  assert.match(results[1]!, /invalid arguments for echo/);
+});
