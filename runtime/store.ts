@@ -44,7 +44,6 @@ export interface ListSessionsOptions {
   limit?: number;
 }
 
-
 export class Store {
   readonly db: DatabaseSync;
   readonly path: string;
@@ -290,4 +289,3 @@ export class Store {
     );
   }
 }
-
