@@ -15,7 +15,7 @@ import type { PluginSet } from "../runtime/seams.ts";
 import type { CommandContext, SlashCommand } from "../runtime/slash.ts";
 import type { Store } from "../runtime/store.ts";
 import type { Tool, ToolContext, ToolOutcome } from "../runtime/tools/tool.ts";
-import { findDeno } from "./deno_path.ts";
+import { findDeno, parentDeathLauncher } from "./deno_path.ts";
 import { pluginHooks, type Report } from "./dispatch.ts";
 import { type LoadedPlugin, loadPlugin } from "./load.ts";
 import { PluginFailure } from "./process.ts";
@@ -79,12 +79,14 @@ export async function startPlugins(
     }
   };
   const denoPath = entries.length ? options.deno_path ?? findDeno(options.env ?? {}) : "";
+  const launcher = entries.length ? parentDeathLauncher() : [];
   const settled = await Promise.allSettled(entries.map((entry) =>
     loadPlugin(entry, {
       job_dir: options.job_dir,
       store: options.store,
       log: options.log,
       deno_path: denoPath,
+      launcher,
       env: options.env ?? {},
       onFailure: (plugin, failure) => report(plugin, failure.hook, failure.session_id, failure),
       ...(options.validate_config === false ? { validate_config: false } : {}),

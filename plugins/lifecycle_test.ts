@@ -1,4 +1,5 @@
 /** Plugin processes that hang, crash or run out of memory are killed; none outlives the host. */
+import { parentDeathLauncher } from "./deno_path.ts";
 import assert from "node:assert/strict";
 import { fixture, notAborted, processAlive, rejection } from "./_testing.ts";
 
@@ -110,17 +111,28 @@ Deno.test("stop() ends every plugin process, even one stuck in a hook", async ()
   assert.equal(f.events.length, 0, "stopping is not a plugin error");
 });
 
-Deno.test("plugins exit when the host is SIGKILLed (their stdin closes)", async () => {
+Deno.test("plugins exit when the host is SIGKILLed: idle, waiting and spinning ones", async () => {
   await using f = await fixture();
   await f.write({
     "idle.js": HEALTHY,
     "waiting.js": `export function register(ctx) {
       ctx.registerHook("on_session_start", () => new Promise((resolve) => setTimeout(resolve, 60_000)));
     }`,
+    // Never reads its stdin again: only the kernel's parent-death signal (setpriv) can end it.
+    "spinning.js": `export function register(ctx) {
+      ctx.registerHook("on_session_start", () => { while (true) {} });
+    }`,
   });
   const script = new URL("./testdata/start_and_wait.ts", import.meta.url).pathname;
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", script, "idle.js", "waiting.js"],
+    args: [
+      "run",
+      "-A",
+      script,
+      "idle.js",
+      "waiting.js",
+      ...(parentDeathLauncher().length ? ["spinning.js"] : []),
+    ],
     cwd: f.dir,
     stdout: "piped",
     stderr: "inherit",
@@ -129,7 +141,7 @@ Deno.test("plugins exit when the host is SIGKILLed (their stdin closes)", async 
   let text = "";
   while (!text.includes("\n")) text += (await reader.read()).value ?? "";
   const pids = JSON.parse(text) as number[];
-  assert.equal(pids.length, 2);
+  assert.equal(pids.length, parentDeathLauncher().length ? 3 : 2);
   assert.ok(pids.every(processAlive));
   child.kill("SIGKILL");
   await child.status;

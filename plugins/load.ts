@@ -38,6 +38,8 @@ export interface LoadOptions {
   store: Store;
   log: Logger;
   deno_path: string;
+  /** Command words run before deno, so the plugin dies with its host (see `parentDeathLauncher`). */
+  launcher?: readonly string[];
   /** The parent environment; only the granted variables reach the plugin. */
   env: Record<string, string>;
   /** A loaded plugin's process failed (not called for failures while loading). */
@@ -102,6 +104,7 @@ export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Prom
   const state = new PluginStateTable(options.store, manifest.name);
   const process = new PluginProcess({
     deno_path: options.deno_path,
+    ...(options.launcher ? { launcher: options.launcher } : {}),
     flags,
     env: grantedEnv(granted, options.env),
     cwd: options.job_dir,

@@ -37,6 +37,8 @@ export class PluginFailure extends Error {
 
 export interface SpawnOptions {
   deno_path: string;
+  /** Command words run before deno (`parentDeathLauncher()`), or none. */
+  launcher?: readonly string[];
   /** `--allow-*` flags. */
   flags: string[];
   env: Record<string, string>;
@@ -94,8 +96,10 @@ export class PluginProcess {
 
   constructor(options: SpawnOptions) {
     this.#options = options;
-    this.#child = new Deno.Command(options.deno_path, {
+    const launcher = options.launcher ?? [];
+    this.#child = new Deno.Command(launcher[0] ?? options.deno_path, {
       args: [
+        ...(launcher.length ? [...launcher.slice(1), options.deno_path] : []),
         "run",
         "--no-prompt",
         "--no-npm",
