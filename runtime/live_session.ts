@@ -19,7 +19,7 @@ import { schemaInstruction } from "./output_schema.ts";
 import { currentProcess } from "./process_identity.ts";
 import type { Provider } from "./provider.ts";
 import { newSessionId, type Store } from "./store.ts";
-import { startPlugins } from "../plugins/host.ts";
+import { type PluginInfo, startPlugins } from "../plugins/host.ts";
 import { builtinTools } from "./tools/builtin.ts";
 import type { Tool } from "./tools/tool.ts";
 import type { SessionRow, SessionStatus } from "./types.ts";
@@ -59,6 +59,8 @@ export interface LiveSession {
   readonly recurring: Recurring;
   /** The session's compactor (also behind `/compress`). */
   readonly compactor: Compactor;
+  /** The plugins loaded for this session: what each registered and was granted. */
+  readonly plugins: readonly PluginInfo[];
   /** Records the end (status, reason), fires on_session_end, emits session.end and stops plugins. */
   finish(status: SessionStatus, reason: string): Promise<void>;
 }
@@ -177,6 +179,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     job,
     recurring,
     compactor,
+    plugins: plugins?.plugins ?? [],
     async finish(status, reason) {
       if (finished) return;
       finished = true;

@@ -1,6 +1,6 @@
 /** `hermes rpc` end to end: a real subprocess, real store, scripted model, JSON-RPC over pipes. */
 import assert from "node:assert/strict";
-import { tempDir, writeFiles } from "./_cli.ts";
+import { ROOT, tempDir, writeFiles } from "./_cli.ts";
 import { RpcClient, type RpcMessage } from "./_rpc_client.ts";
 
 const JOB = `name: rpcjob
@@ -436,4 +436,27 @@ Deno.test("rpc: a turn that hits a limit or fails is a result with its status, n
   assert.equal(failed.exit_code, 1);
   assert.match(failed.error as string, /scripted replies are used up/);
   assert.equal((await client.finish()).code, 0);
+});
+
+Deno.test("rpc: plugins.list reports what each session's plugins registered", async () => {
+  const dir = await writeFiles(await tempDir(), {
+    "job.yaml": `name: withplugin
+model: { provider: scripted, script: ./replies.yaml }
+plugins:
+  - path: ${ROOT}/examples/plugins/whoami.ts
+`,
+    "replies.yaml": "- content: hi\n",
+  });
+  await using client = new RpcClient({ home: dir, cwd: dir });
+  const created = await client.request("session.create", { job: "job.yaml" });
+  const id = (created.result as { session_id: string }).session_id;
+  const listed = (await client.request("plugins.list", {})).result as {
+    sessions: { session_id: string; plugins: { name: string; commands: { name: string }[] }[] }[];
+  };
+  const mine = listed.sessions.find((s) => s.session_id === id)!;
+  assert.deepEqual(mine.plugins.map((p) => [p.name, p.commands.map((c) => c.name)]), [["whoami", [
+    "whoami",
+  ]]]);
+  const command = await client.request("session.command", { session_id: id, command: "/whoami" });
+  assert.match(JSON.stringify(command.result), /via rpc/);
 });

@@ -242,7 +242,10 @@ export function createMethods(options: MethodsOptions): MethodTable {
     params: z.strictObject({}),
     handler: () => ({
       configured: hub.options.config?.plugins ?? [],
-      sessions: hub.list().map((s) => ({ session_id: s.id, plugins: s.live.job.spec.plugins ?? [] })),
+      sessions: hub.list().map((s) => ({
+        session_id: s.id,
+        plugins: s.live.plugins.map(({ pid: _pid, ...info }) => info),
+      })),
     }),
   });
   methods.set("shutdown", {
