@@ -322,3 +322,39 @@ async function waitForMessages(dbPath: string, count: number): Promise<void> {
   }
   throw new Error(`store never reached ${count} messages`);
 }
+
+Deno.test("run --resume continues a stored session: -p adds a turn to it; an unknown id is exit 2", async () => {
+  const dir = await jobDir({
+    "job.yaml": "name: chat\nmodel: { provider: scripted, script: ./r.yaml }\nprompt: first question\n",
+    "r.yaml":
+      "- { match: first question, content: first answer }\n- { match: follow-up, content: second answer }\n",
+  });
+  const first = await hermes(["run", "job.yaml", "--output", "json"], { cwd: dir, home: dir });
+  assert.equal(first.code, 0, first.stderr);
+  const id = JSON.parse(first.stdout).session_id;
+  const again = await hermes(["run", "-p", "a follow-up", "--resume", id.slice(0, 17), "--output", "json"], {
+    cwd: dir,
+    home: dir,
+  });
+  assert.equal(again.code, 0, again.stderr);
+  const result = JSON.parse(again.stdout);
+  assert.equal(result.session_id, id);
+  assert.equal(result.final, "second answer");
+  const store = Store.open(`${dir}/state.db`);
+  try {
+    assert.deepEqual(store.allMessages(id).map((m) => m.content), [
+      "first question",
+      "first answer",
+      "a follow-up",
+      "second answer",
+    ]);
+  } finally {
+    store.close();
+  }
+  const nothingLeft = await hermes(["run", "--resume", id], { cwd: dir, home: dir });
+  assert.equal(nothingLeft.code, 2);
+  assert.match(nothingLeft.stderr, /nothing left to run/);
+  const unknown = await hermes(["run", "-p", "x", "--resume", "no-such-session"], { cwd: dir, home: dir });
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /"no-such-session"/);
+});
