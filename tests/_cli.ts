@@ -61,3 +61,16 @@ export async function writeFiles(dir: string, files: Record<string, string>): Pr
   }
   return dir;
 }
+
+/** `hermes run job.yaml --output stream-json` inside `dir` (also the home): the exit code and parsed events. */
+export async function runEvents(
+  dir: string,
+  options: { env?: Record<string, string>; args?: string[] } = {},
+): Promise<{ code: number; stderr: string; events: Record<string, unknown>[] }> {
+  const { code, stdout, stderr } = await hermes(
+    ["run", "job.yaml", "--output", "stream-json", ...(options.args ?? [])],
+    { cwd: dir, home: dir, ...(options.env ? { env: options.env } : {}) },
+  );
+  const events = stdout.trim() === "" ? [] : stdout.trim().split("\n").map((line) => JSON.parse(line));
+  return { code, stderr, events };
+}

@@ -1,7 +1,7 @@
 /** Compaction inside a real `hermes run`, observed from the model's side through the OpenAI-compatible server. */
 import assert from "node:assert/strict";
 import type { ScriptEntry } from "../runtime/providers/script.ts";
-import { hermes, tempDir, writeFiles } from "./_cli.ts";
+import { runEvents, tempDir, writeFiles } from "./_cli.ts";
 import { startOpenAIServer } from "./openai_server.ts";
 
 const WINDOW = 2000;
@@ -33,15 +33,10 @@ compaction: { threshold: 0.75, protect_first: 1, protect_last: 4 }
 `,
       "build.log": "warning: deprecated API in use\n".repeat(40),
     });
-    const { code, stdout, stderr } = await hermes(["run", "job.yaml", "--output", "stream-json"], {
-      cwd: dir,
-      home: dir,
-      env: { TEST_KEY: "k" },
-    });
+    const { code, stderr, events } = await runEvents(dir, { env: { TEST_KEY: "k" } });
     assert.equal(code, 0, stderr);
-    const events = stdout.trim().split("\n").map((l) => JSON.parse(l));
     assert.ok(events.filter((e) => e.type === "compaction").length >= 2, "several compactions");
-    assert.equal(events.at(-1).compactions, events.filter((e) => e.type === "compaction").length);
+    assert.equal(events.at(-1)!.compactions, events.filter((e) => e.type === "compaction").length);
 
     const agentRequests = server.requests.filter((r) => (r.tools?.length ?? 0) > 0);
     assert.equal(agentRequests.length, turns.length);

@@ -1,7 +1,7 @@
 /** /loop and /heartbeat inside real `hermes run` processes, with 1 s intervals. */
 import assert from "node:assert/strict";
 import { Store } from "../runtime/store.ts";
-import { hermes, spawnHermes, tempDir, writeFiles } from "./_cli.ts";
+import { hermes, runEvents, spawnHermes, tempDir, writeFiles } from "./_cli.ts";
 
 const job = (step: string, extra = "") =>
   `name: looper
@@ -20,12 +20,8 @@ Deno.test("/loop 1s --times 3 runs exactly 3 ticks and exits 0 with loop_done", 
     "job.yaml": job("/loop 1s check CI --times 3"),
     "r.yaml": "- content: started\n- content: tick one\n- content: tick two\n- content: tick three\n",
   });
-  const { code, stdout, stderr } = await hermes(["run", "job.yaml", "--output", "stream-json"], {
-    cwd: dir,
-    home: dir,
-  });
+  const { code, stderr, events: all } = await runEvents(dir);
   assert.equal(code, 0, stderr);
-  const all = events(stdout);
   assert.equal(all.filter((e) => e.type === "loop.tick").length, 3);
   const end = all.find((e) => e.type === "loop.end")!;
   assert.equal(end.reason, "times");
@@ -44,12 +40,8 @@ Deno.test("LOOP_COMPLETE on its own line ends the loop; mid-sentence it does not
       "- content: never used",
     ].join("\n") + "\n",
   });
-  const { code, stdout, stderr } = await hermes(["run", "job.yaml", "--output", "stream-json"], {
-    cwd: dir,
-    home: dir,
-  });
+  const { code, stderr, events: all } = await runEvents(dir);
   assert.equal(code, 0, stderr);
-  const all = events(stdout);
   assert.equal(all.filter((e) => e.type === "loop.tick").length, 2);
   assert.equal(all.find((e) => e.type === "loop.end")!.reason, "complete");
   assert.equal(all.at(-1)!.terminal_reason, "loop_done");
@@ -63,12 +55,8 @@ Deno.test("loops.max_ticks pauses the loop and the run ends", async () => {
     ),
     "r.yaml": "- content: started\n- content: one\n- content: two\n- content: never\n",
   });
-  const { code, stdout, stderr } = await hermes(["run", "job.yaml", "--output", "stream-json"], {
-    cwd: dir,
-    home: dir,
-  });
+  const { code, stderr, events: all } = await runEvents(dir);
   assert.equal(code, 0, stderr);
-  const all = events(stdout);
   assert.equal(all.filter((e) => e.type === "loop.tick").length, 2);
   const end = all.find((e) => e.type === "loop.end")!;
   assert.equal(end.status, "paused");
@@ -119,12 +107,8 @@ Deno.test("a heartbeat alone keeps the run going until limits.timeout (exit 3)",
     "job.yaml": job("/heartbeat every 1s check the queue", "limits: { timeout: 3500ms }\n"),
     "r.yaml": replies.join("\n") + "\n",
   });
-  const { code, stdout } = await hermes(["run", "job.yaml", "--output", "stream-json"], {
-    cwd: dir,
-    home: dir,
-  });
+  const { code, events: all } = await runEvents(dir);
   assert.equal(code, 3);
-  const all = events(stdout);
   const beats = all.filter((e) => e.type === "heartbeat.tick").length;
   assert.ok(beats >= 2 && beats <= 4, `beats: ${beats}`);
   assert.equal(all.at(-1)!.terminal_reason, "timeout");

@@ -1,6 +1,6 @@
 /** Plugins inside real `hermes run` processes: the seed scenario, a hanging plugin, commands as steps. */
 import assert from "node:assert/strict";
-import { hermes, ROOT, tempDir, writeFiles } from "./_cli.ts";
+import { hermes, ROOT, runEvents, tempDir, writeFiles } from "./_cli.ts";
 import { startOpenAIServer } from "./openai_server.ts";
 
 const RULES = "RULE-42: never push to main";
@@ -26,13 +26,8 @@ plugins:
     config: { rules: "${RULES}", every_turn: false }
 `,
     });
-    const { code, stdout, stderr } = await hermes(["run", "job.yaml", "--output", "stream-json"], {
-      cwd: dir,
-      home: dir,
-      env: { TEST_KEY: "k" },
-    });
+    const { code, stderr, events } = await runEvents(dir, { env: { TEST_KEY: "k" } });
     assert.equal(code, 0, stderr);
-    const events = stdout.trim().split("\n").map((l) => JSON.parse(l));
     assert.equal(events.filter((e) => e.type === "compaction").length, 1);
     const lastUser = (i: number) => {
       const messages = server.requests[i]!.messages as { role: string; content: string }[];
@@ -66,17 +61,13 @@ plugins:
 `,
   });
   const started = performance.now();
-  const { code, stdout, stderr } = await hermes(["run", "job.yaml", "--output", "stream-json"], {
-    cwd: dir,
-    home: dir,
-  });
+  const { code, stderr, events } = await runEvents(dir);
   assert.equal(code, 0, stderr);
   assert.ok(performance.now() - started < 20_000);
-  const events = stdout.trim().split("\n").map((l) => JSON.parse(l));
   const error = events.find((e) => e.type === "plugin.error");
   assert.ok(error, "a plugin.error event");
   assert.match(String(error.error), /timed out|timeout|did not answer/i, String(error.error));
-  assert.equal(events.at(-1).final, "still here");
+  assert.equal(events.at(-1)!.final, "still here");
 });
 
 Deno.test("plugin commands work as job steps and with run -p; an unknown command is exit 2", async () => {

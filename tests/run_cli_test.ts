@@ -1,7 +1,7 @@
 /** `hermes run` end to end through the real CLI: tools, outputs, events, store, limits, bad input. */
 import assert from "node:assert/strict";
 import { Store } from "../runtime/store.ts";
-import { hermes, spawnHermes, tempDir, writeFiles } from "./_cli.ts";
+import { hermes, runEvents, spawnHermes, tempDir, writeFiles } from "./_cli.ts";
 
 const TOOL_JOB = `name: tooljob
 model: { provider: scripted, script: ./replies.yaml }
@@ -18,10 +18,6 @@ const TOOL_REPLIES = `- tool_calls: [{ name: shell, arguments: { command: "echo 
 
 async function jobDir(files: Record<string, string>): Promise<string> {
   return await writeFiles(await tempDir(), files);
-}
-
-function parseLines(stdout: string): Record<string, unknown>[] {
-  return stdout.trim().split("\n").map((line) => JSON.parse(line));
 }
 
 Deno.test("run: allowed shell and write_file, --output json matches the contract, store holds every message", async () => {
@@ -80,12 +76,8 @@ Deno.test("run: allowed shell and write_file, --output json matches the contract
 
 Deno.test("run: stream-json prints ordered events with increasing seq, ending with the result", async () => {
   const dir = await jobDir({ "job.yaml": TOOL_JOB, "replies.yaml": TOOL_REPLIES });
-  const { code, stdout, stderr } = await hermes(["run", "job.yaml", "--output", "stream-json"], {
-    cwd: dir,
-    home: dir,
-  });
+  const { code, stderr, events } = await runEvents(dir);
   assert.equal(code, 0, stderr);
-  const events = parseLines(stdout);
   const types = events.map((e) => e.type);
   assert.equal(types[0], "session.start");
   assert.equal(types.at(-1), "result");
@@ -121,13 +113,9 @@ Deno.test("run: a disallowed command and every smuggling form is denied and neve
   );
   const replies = `- tool_calls:\n${calls.join("\n")}\n- content: I was not allowed.\n`;
   const dir = await jobDir({ "job.yaml": TOOL_JOB, "replies.yaml": replies });
-  const { code, stdout, stderr } = await hermes(["run", "job.yaml", "--output", "stream-json"], {
-    cwd: dir,
-    home: dir,
-  });
+  const { code, stderr, events } = await runEvents(dir);
   assert.equal(code, 0, stderr);
   await assert.rejects(Deno.stat(`${dir}/marker`), Deno.errors.NotFound);
-  const events = parseLines(stdout);
   const results = events.filter((e) => e.type === "tool.result");
   assert.equal(results.length, SMUGGLING.length);
   for (const r of results) {

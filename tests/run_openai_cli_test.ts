@@ -1,6 +1,6 @@
 /** `hermes run` with the `openai` provider over real HTTP against the scripted OpenAI-compatible server. */
 import assert from "node:assert/strict";
-import { hermes, tempDir, writeFiles } from "./_cli.ts";
+import { hermes, runEvents, tempDir, writeFiles } from "./_cli.ts";
 import { startOpenAIServer } from "./openai_server.ts";
 
 const job = (url: string, extra = "") =>
@@ -17,21 +17,16 @@ for (const stream of [false, true]) {
       ],
     }).then((s) => Object.assign(s, { [Symbol.asyncDispose]: () => s.close() }));
     const dir = await writeFiles(await tempDir(), { "job.yaml": job(server.url, `, stream: ${stream}`) });
-    const { code, stdout, stderr } = await hermes(["run", "job.yaml", "--output", "stream-json"], {
-      cwd: dir,
-      home: dir,
-      env: { TEST_API_KEY: "sk-test-secret-123456" },
-    });
+    const { code, stderr, events } = await runEvents(dir, { env: { TEST_API_KEY: "sk-test-secret-123456" } });
     assert.equal(code, 0, stderr);
-    const events = stdout.trim().split("\n").map((l) => JSON.parse(l));
-    assert.equal(events.at(-1).final, "There is a job file.");
+    assert.equal(events.at(-1)!.final, "There is a job file.");
     const toolResult = events.find((e) => e.type === "tool.result");
-    assert.match(toolResult.content, /job\.yaml/);
+    assert.match(String(toolResult?.content), /job\.yaml/);
     assert.equal(server.requests.length, 2);
     assert.equal(server.requests[0]!.tools?.length, 1);
     const second = server.requests[1]!.messages as { role: string }[];
     assert.deepEqual(second.map((m) => m.role), ["user", "assistant", "tool"]);
-    assert.doesNotMatch(stdout + stderr, /sk-test-secret-123456/);
+    assert.doesNotMatch(JSON.stringify(events) + stderr, /sk-test-secret-123456/);
   });
 }
 
@@ -42,17 +37,12 @@ Deno.test("run (openai): a 429 then success emits provider.retry and exits 0", a
   ]);
   try {
     const dir = await writeFiles(await tempDir(), { "job.yaml": job(server.url) });
-    const { code, stdout, stderr } = await hermes(["run", "job.yaml", "--output", "stream-json"], {
-      cwd: dir,
-      home: dir,
-      env: { TEST_API_KEY: "k" },
-    });
+    const { code, stderr, events } = await runEvents(dir, { env: { TEST_API_KEY: "k" } });
     assert.equal(code, 0, stderr);
-    const events = stdout.trim().split("\n").map((l) => JSON.parse(l));
     const retries = events.filter((e) => e.type === "provider.retry");
     assert.equal(retries.length, 1);
-    assert.equal(retries[0].status, 429);
-    assert.equal(events.at(-1).final, "ok after retry");
+    assert.equal(retries[0]!.status, 429);
+    assert.equal(events.at(-1)!.final, "ok after retry");
   } finally {
     await server.close();
   }
