@@ -16,37 +16,20 @@
  */
 import * as acp from "@agentclientprotocol/sdk";
 import { z } from "zod";
-import type { Clock } from "../clock.ts";
 import { errorMessage, NotFoundError, ValidationError } from "../errors.ts";
-import type { EventBus } from "../events.ts";
-import type { Hooks } from "../hooks.ts";
-import type { UserConfig } from "../job_schema.ts";
-import type { Logger } from "../log.ts";
-import type { Redactor } from "../redact.ts";
 import { redactDeep } from "../session_admin/records.ts";
 import { parseSlash } from "../slash.ts";
-import type { Store } from "../store.ts";
 import type { HubSession } from "../rpc/hub_session.ts";
 import { SessionHub } from "../rpc/session_hub.ts";
+import type { ServerContext } from "../server_context.ts";
 import type { TurnOutcome } from "../rpc/turn.ts";
 import { askingTools, type PermissionAsker } from "./permission.ts";
 import { promptText, stopReasonOf } from "./prompt.ts";
 import { commandsUpdate, eventUpdate, historyUpdates, toolKind, toolTitle } from "./updates.ts";
 
-export interface ServeAcpOptions {
+export interface ServeAcpOptions extends ServerContext {
   input: ReadableStream<Uint8Array>;
   output: WritableStream<Uint8Array>;
-  store: Store;
-  events: EventBus;
-  clock: Clock;
-  log: Logger;
-  redact: Redactor;
-  env: Record<string, string>;
-  config: UserConfig | undefined;
-  version: string;
-  hooks?: Hooks;
-  /** SIGINT/SIGTERM: interrupts running turns and closes the connection. */
-  signal?: AbortSignal;
 }
 
 const ALLOW_ONCE = "allow_once";

@@ -6,38 +6,21 @@
  * delivers its response, closes the open sessions, flushes, and resolves. When the peer stops reading
  * (BrokenPipe), or `signal` aborts, running turns are interrupted at a safe point instead.
  */
-import type { Clock } from "../clock.ts";
-import type { EventBus } from "../events.ts";
-import type { Hooks } from "../hooks.ts";
-import type { UserConfig } from "../job_schema.ts";
-import type { Logger } from "../log.ts";
-import type { Redactor } from "../redact.ts";
 import { redactDeep } from "../session_admin/records.ts";
-import type { Store } from "../store.ts";
 import { type ByteSink, type ByteSource, LineWriter, readLines } from "./lines.ts";
 import { createMethods, mapRuntimeError } from "./methods.ts";
 import { RpcServer } from "./server.ts";
 import { SessionHub } from "./session_hub.ts";
+import type { ServerContext } from "../server_context.ts";
 
 export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
 
-export interface ServeRpcOptions {
+export interface ServeRpcOptions extends ServerContext {
   /** `Deno.stdin` itself is read fastest (see readLines). */
   input: ReadableStream<Uint8Array> | ByteSource;
   output: ByteSink;
-  store: Store;
-  events: EventBus;
-  clock: Clock;
-  log: Logger;
-  redact: Redactor;
-  env: Record<string, string>;
-  config: UserConfig | undefined;
   /** Relative job paths resolve against this directory. */
   cwd: string;
-  version: string;
-  hooks?: Hooks;
-  /** SIGINT/SIGTERM: interrupts running turns and stops serving. */
-  signal?: AbortSignal;
   maxLineBytes?: number;
 }
 

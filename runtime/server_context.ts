@@ -1,0 +1,23 @@
+/** The collaborators a long-lived stdio server (`hermes rpc`, `hermes acp`) is built from. */
+import type { Clock } from "./clock.ts";
+import type { EventBus } from "./events.ts";
+import type { Hooks } from "./hooks.ts";
+import type { UserConfig } from "./job_schema.ts";
+import type { Logger } from "./log.ts";
+import type { Redactor } from "./redact.ts";
+import type { Store } from "./store.ts";
+
+export interface ServerContext {
+  store: Store;
+  events: EventBus;
+  clock: Clock;
+  log: Logger;
+  redact: Redactor;
+  env: Record<string, string>;
+  config: UserConfig | undefined;
+  version: string;
+  /** The global plugins' hooks (for delete/archive). */
+  hooks?: Hooks;
+  /** SIGINT/SIGTERM: interrupts running turns and stops serving. */
+  signal?: AbortSignal;
+}
