@@ -3,11 +3,11 @@
  * where errors become exit codes.
  */
 import type { Cli } from "./commands/_cli.ts";
-import { systemClock } from "./runtime/clock.ts";
-import { errorMessage, ExitCode, RunError, ValidationError } from "./runtime/errors.ts";
-import { createLogger, type LogLevel } from "./runtime/log.ts";
-import { createRedactor } from "./runtime/redact.ts";
-import { VERSION } from "./runtime/version.ts";
+import { systemClock } from "./runtime/core/clock.ts";
+import { errorMessage, ExitCode, RunError, ValidationError } from "./runtime/core/errors.ts";
+import { createLogger, type LogLevel } from "./runtime/core/log.ts";
+import { createRedactor } from "./runtime/core/redact.ts";
+import { VERSION } from "./runtime/core/version.ts";
 
 type CommandModule = { main(cli: Cli): Promise<number> };
 // Literal import paths keep every module statically reachable for `deno bundle` / `deno compile`.

@@ -4,7 +4,7 @@
  * Usage: deno run -A bench/compaction_bench.ts [--rounds N]
  */
 import { parseArgs } from "node:util";
-import { systemClock } from "../runtime/clock.ts";
+import { systemClock } from "../runtime/core/clock.ts";
 import { selectBoundaries } from "../runtime/compaction/boundaries.ts";
 import { commitCompaction } from "../runtime/compaction/commit.ts";
 import { createCompactor } from "../runtime/compaction/compactor.ts";
@@ -12,12 +12,12 @@ import { estimateTokens } from "../runtime/compaction/estimate.ts";
 import { acquireLease, keepLease, releaseLease } from "../runtime/compaction/lease.ts";
 import { planPrune } from "../runtime/compaction/prune.ts";
 import { loadPlanRows } from "../runtime/compaction/rows.ts";
-import { EventBus } from "../runtime/events.ts";
-import { noHooks } from "../runtime/hooks.ts";
-import { silentLogger } from "../runtime/log.ts";
-import { currentProcess } from "../runtime/process_identity.ts";
-import type { Provider } from "../runtime/provider.ts";
-import { type AppendMessage, Store } from "../runtime/store.ts";
+import { EventBus } from "../runtime/core/events.ts";
+import { noHooks } from "../runtime/core/hooks.ts";
+import { silentLogger } from "../runtime/core/log.ts";
+import { currentProcess } from "../runtime/core/process_identity.ts";
+import type { Provider } from "../runtime/providers/provider.ts";
+import { type AppendMessage, Store } from "../runtime/store/store.ts";
 
 const MESSAGES = 10_000;
 const APPENDS = 1_000;

@@ -3,14 +3,14 @@
  * and store append throughput against raw node:sqlite inserts in the same mode.
  */
 import { DatabaseSync } from "node:sqlite";
-import { Agent } from "../runtime/agent.ts";
-import { systemClock } from "../runtime/clock.ts";
-import { EventBus } from "../runtime/events.ts";
-import { noHooks } from "../runtime/hooks.ts";
-import { Budget } from "../runtime/limits.ts";
-import { silentLogger } from "../runtime/log.ts";
-import type { Provider } from "../runtime/provider.ts";
-import { Store } from "../runtime/store.ts";
+import { Agent } from "../runtime/agent/agent.ts";
+import { systemClock } from "../runtime/core/clock.ts";
+import { EventBus } from "../runtime/core/events.ts";
+import { noHooks } from "../runtime/core/hooks.ts";
+import { Budget } from "../runtime/agent/limits.ts";
+import { silentLogger } from "../runtime/core/log.ts";
+import type { Provider } from "../runtime/providers/provider.ts";
+import { Store } from "../runtime/store/store.ts";
 import type { Tool } from "../runtime/tools/tool.ts";
 import { fmt, median, report } from "./_stats.ts";
 

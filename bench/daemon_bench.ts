@@ -6,9 +6,9 @@
  *   deno run -A bench/daemon_bench.ts
  */
 import process from "node:process";
-import { type Clock, systemClock } from "../runtime/clock.ts";
-import { silentLogger } from "../runtime/log.ts";
-import { Store } from "../runtime/store.ts";
+import { type Clock, systemClock } from "../runtime/core/clock.ts";
+import { silentLogger } from "../runtime/core/log.ts";
+import { Store } from "../runtime/store/store.ts";
 import { Daemon, type ScheduledRunner } from "../loops/daemon.ts";
 import { fmt, median, percentile, report } from "./_stats.ts";
 

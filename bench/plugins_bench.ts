@@ -8,8 +8,8 @@
 import { pathToFileURL } from "node:url";
 import { startPlugins } from "../plugins/host.ts";
 import { PluginProcess } from "../plugins/process.ts";
-import { silentLogger } from "../runtime/log.ts";
-import { Store } from "../runtime/store.ts";
+import { silentLogger } from "../runtime/core/log.ts";
+import { Store } from "../runtime/store/store.ts";
 
 const OBSERVER = `
 const hooks = ["on_session_start", "on_session_end", "pre_llm_call", "post_llm_call", "pre_tool_call",

@@ -11,8 +11,8 @@ import { parseArgs } from "node:util";
 import { jsonArray } from "../commands/sessions/_context.ts";
 import { listSessionsJson } from "../runtime/session_admin/list.ts";
 import { searchMessages } from "../runtime/session_admin/search.ts";
-import { type AppendMessage, Store } from "../runtime/store.ts";
-import type { SessionStatus } from "../runtime/types.ts";
+import { type AppendMessage, Store } from "../runtime/store/store.ts";
+import type { SessionStatus } from "../runtime/core/types.ts";
 import { fmt, median, percentile, report } from "./_stats.ts";
 
 const SESSIONS = 10_000;

@@ -1,11 +1,11 @@
 /** What every subcommand receives from the CLI edge: argv, I/O, environment and the store location. */
 import type { ParseArgsOptionsConfig } from "node:util";
 import { parseArgs } from "node:util";
-import type { Clock } from "../runtime/clock.ts";
-import { ValidationError } from "../runtime/errors.ts";
-import type { Logger, LogLevel } from "../runtime/log.ts";
-import type { Redactor } from "../runtime/redact.ts";
-import { Store } from "../runtime/store.ts";
+import type { Clock } from "../runtime/core/clock.ts";
+import { ValidationError } from "../runtime/core/errors.ts";
+import type { Logger, LogLevel } from "../runtime/core/log.ts";
+import type { Redactor } from "../runtime/core/redact.ts";
+import { Store } from "../runtime/store/store.ts";
 
 export interface Cli {
   /** Arguments after the subcommand name (global flags included; parse them with `globalOptions`). */

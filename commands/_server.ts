@@ -1,11 +1,11 @@
 /** What the stdio servers (`hermes rpc`, `hermes acp`) share: store, events, config and global hooks. */
 import type { Cli } from "./_cli.ts";
 import { globalHooks } from "./sessions/_hooks.ts";
-import { ExitCode } from "../runtime/errors.ts";
-import { EventBus } from "../runtime/events.ts";
-import { loadUserConfig } from "../runtime/job.ts";
-import { VERSION } from "../runtime/version.ts";
-import type { ServerContext } from "../runtime/server_context.ts";
+import { ExitCode } from "../runtime/core/errors.ts";
+import { EventBus } from "../runtime/core/events.ts";
+import { loadUserConfig } from "../runtime/config/job.ts";
+import { VERSION } from "../runtime/core/version.ts";
+import type { ServerContext } from "../runtime/session/server_context.ts";
 
 /** Runs a server with its context, then stops the global plugins and closes the store; maps signals to exit codes. */
 export async function serveWith(

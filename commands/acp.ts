@@ -2,7 +2,7 @@
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { serveWith } from "./_server.ts";
 import { serveAcp } from "../runtime/acp/agent.ts";
-import { ValidationError } from "../runtime/errors.ts";
+import { ValidationError } from "../runtime/core/errors.ts";
 
 export function main(cli: Cli): Promise<number> {
   const { positionals } = parseCommandArgs("acp", cli.args, {});

@@ -4,12 +4,12 @@
  * and last runs.
  */
 import { type Cli, parseCommandArgs } from "./_cli.ts";
-import { parseDuration } from "../runtime/duration.ts";
-import { errorMessage, ValidationError } from "../runtime/errors.ts";
-import { EventBus } from "../runtime/events.ts";
-import { absolutePath, loadJob, loadUserConfig } from "../runtime/job.ts";
-import { runJob } from "../runtime/run_job.ts";
-import type { Store } from "../runtime/store.ts";
+import { parseDuration } from "../runtime/core/duration.ts";
+import { errorMessage, ValidationError } from "../runtime/core/errors.ts";
+import { EventBus } from "../runtime/core/events.ts";
+import { absolutePath, loadJob, loadUserConfig } from "../runtime/config/job.ts";
+import { runJob } from "../runtime/session/run_job.ts";
+import type { Store } from "../runtime/store/store.ts";
 import { Daemon } from "../loops/daemon.ts";
 import { jobFiles, loadScheduledJob, type ScheduledJob } from "../loops/daemon_jobs.ts";
 import { formatStatus, jobStatus, liveDaemons, registerDaemon } from "../loops/daemon_status.ts";

@@ -6,10 +6,10 @@
  */
 import { resolve } from "node:path";
 import { type Cli, parseCommandArgs } from "./_cli.ts";
-import { ValidationError } from "../runtime/errors.ts";
-import { loadJob } from "../runtime/job.ts";
-import type { PluginEntry } from "../runtime/job_schema.ts";
-import { Store } from "../runtime/store.ts";
+import { ValidationError } from "../runtime/core/errors.ts";
+import { loadJob } from "../runtime/config/job.ts";
+import type { PluginEntry } from "../runtime/config/job_schema.ts";
+import { Store } from "../runtime/store/store.ts";
 import { type PluginInfo, startPlugins } from "../plugins/host.ts";
 import { readManifest } from "../plugins/manifest.ts";
 import { describeGrant } from "../plugins/permissions.ts";

@@ -1,8 +1,8 @@
 /** `hermes rpc [--max-line SIZE]`: JSON-RPC 2.0 over stdin/stdout (DESIGN §8; methods in runtime/rpc/). */
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { serveWith } from "./_server.ts";
-import { parseSize } from "../runtime/duration.ts";
-import { ValidationError } from "../runtime/errors.ts";
+import { parseSize } from "../runtime/core/duration.ts";
+import { ValidationError } from "../runtime/core/errors.ts";
 import { DEFAULT_MAX_LINE_BYTES, serveRpc } from "../runtime/rpc/serve.ts";
 
 export function main(cli: Cli): Promise<number> {

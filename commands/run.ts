@@ -1,7 +1,7 @@
 /** `hermes run JOB.yaml | -p PROMPT`: run a job to completion; the product goes to stdout. */
 import { type Cli, parseCommandArgs } from "./_cli.ts";
-import { ExitCode, ValidationError } from "../runtime/errors.ts";
-import { EventBus } from "../runtime/events.ts";
+import { ExitCode, ValidationError } from "../runtime/core/errors.ts";
+import { EventBus } from "../runtime/core/events.ts";
 import {
   jobFromObject,
   loadJob,
@@ -9,12 +9,12 @@ import {
   mergeConfig,
   parseInputFlags,
   type ResolvedJob,
-} from "../runtime/job.ts";
-import type { JobFile } from "../runtime/job_schema.ts";
-import { storedJob } from "../runtime/live_session.ts";
-import { runJob, type RunResult } from "../runtime/run_job.ts";
-import type { Store } from "../runtime/store.ts";
-import type { HermesEvent } from "../runtime/types.ts";
+} from "../runtime/config/job.ts";
+import type { JobFile } from "../runtime/config/job_schema.ts";
+import { storedJob } from "../runtime/session/live_session.ts";
+import { runJob, type RunResult } from "../runtime/session/run_job.ts";
+import type { Store } from "../runtime/store/store.ts";
+import type { HermesEvent } from "../runtime/core/types.ts";
 
 const FORMATS = new Set(["text", "json", "stream-json"]);
 

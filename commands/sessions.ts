@@ -3,7 +3,7 @@
  * clean up stored sessions from scripts. The store-level operations live in runtime/session_admin/.
  */
 import type { Cli } from "./_cli.ts";
-import { ValidationError } from "../runtime/errors.ts";
+import { ValidationError } from "../runtime/core/errors.ts";
 import type { SessionsContext } from "./sessions/_context.ts";
 
 type Subcommand = (ctx: SessionsContext) => Promise<number>;

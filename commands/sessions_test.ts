@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { addSessions, deactivate, tempStore } from "../runtime/session_admin/_fixture.ts";
 import type { SessionSummary } from "../runtime/session_admin/records.ts";
-import { canFakeTerminal, hermes, hermesOnTerminal, isUserError } from "./sessions/_spawn.ts";
+import { canFakeTerminal, hermes, hermesOnTerminal, isUserError } from "./sessions/_test_support.ts";
 
 /** 30 sessions created one a minute, the newest 30½ minutes ago; every tenth archived. */
 async function fixture() {

@@ -1,9 +1,9 @@
 /** What the loop and heartbeat commands and the driver share inside one `Recurring`. */
-import type { Clock } from "../runtime/clock.ts";
-import type { EventBus } from "../runtime/events.ts";
-import type { Hooks } from "../runtime/hooks.ts";
-import type { Logger } from "../runtime/log.ts";
-import type { Store } from "../runtime/store.ts";
+import type { Clock } from "../runtime/core/clock.ts";
+import type { EventBus } from "../runtime/core/events.ts";
+import type { Hooks } from "../runtime/core/hooks.ts";
+import type { Logger } from "../runtime/core/log.ts";
+import type { Store } from "../runtime/store/store.ts";
 import type { RecurringSettings } from "./recurring_config.ts";
 
 /** Asks the model a short question outside the transcript and returns its answer. */

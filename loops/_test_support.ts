@@ -2,9 +2,9 @@
  * Test support for loops/: an AgentLike whose model answers are scripted (the only fake besides time),
  * and a helper that advances a ManualClock until a promise settles.
  */
-import type { Clock, ManualClock } from "../runtime/clock.ts";
-import type { AgentLike, TurnOptions, TurnResult } from "../runtime/seams.ts";
-import { parseSlash, type SlashCommand } from "../runtime/slash.ts";
+import type { Clock, ManualClock } from "../runtime/core/clock.ts";
+import type { AgentLike, TurnOptions, TurnResult } from "../runtime/agent/seams.ts";
+import { parseSlash, type SlashCommand } from "../runtime/agent/slash.ts";
 
 /** A scripted answer: text, text after a delay on the clock, or a failure. */
 export type ScriptedReply = string | { text: string; delay_ms: number } | Error;

@@ -2,7 +2,7 @@
  * One loop tick or heartbeat beat: announce it (event + `on_loop_tick`), run the turn, then record the
  * outcome in one write. A turn that throws records nothing, so the tick is not counted and stays due.
  */
-import type { AgentLike } from "../runtime/seams.ts";
+import type { AgentLike } from "../runtime/agent/seams.ts";
 import type { RecurringContext } from "./_context.ts";
 import { afterBeat, HEARTBEAT_KEY, type HeartbeatState } from "./heartbeat_state.ts";
 import { afterTick, LOOP_KEY, type LoopState } from "./loop_state.ts";

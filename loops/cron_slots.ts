@@ -1,7 +1,7 @@
 /** Slots of a `schedule:` (DESIGN §3): croner, 5 fields or 6 with seconds, in the job's time zone. */
 import { Cron } from "croner";
-import { ValidationError } from "../runtime/errors.ts";
-import type { ScheduleConfig } from "../runtime/job_schema.ts";
+import { ValidationError } from "../runtime/core/errors.ts";
+import type { ScheduleConfig } from "../runtime/config/job_schema.ts";
 
 export interface SlotSchedule {
   readonly cron: string;

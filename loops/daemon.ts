@@ -4,11 +4,11 @@
  * died, startup catch-up, reload of edited job files, and a clean stop that lets runs finish or interrupts
  * them.
  */
-import type { Clock } from "../runtime/clock.ts";
-import { errorMessage } from "../runtime/errors.ts";
-import type { Logger } from "../runtime/log.ts";
-import { currentProcess, type ProcessIdentity } from "../runtime/process_identity.ts";
-import type { Store } from "../runtime/store.ts";
+import type { Clock } from "../runtime/core/clock.ts";
+import { errorMessage } from "../runtime/core/errors.ts";
+import type { Logger } from "../runtime/core/log.ts";
+import { currentProcess, type ProcessIdentity } from "../runtime/core/process_identity.ts";
+import type { Store } from "../runtime/store/store.ts";
 import { loadScheduledJobs, type ScheduledJob } from "./daemon_jobs.ts";
 import { reloadJobs, type ScheduledEntry } from "./job_reload.ts";
 import { watchJobFiles } from "./job_watch.ts";

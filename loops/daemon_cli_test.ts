@@ -3,7 +3,7 @@
  */
 import assert from "node:assert/strict";
 import { hermes, MAIN, ROOT } from "../tests/_cli.ts";
-import { Store } from "../runtime/store.ts";
+import { Store } from "../runtime/store/store.ts";
 
 const JOB = `name: tick
 model: { provider: scripted, script: ./tick.replies.yaml }

@@ -1,8 +1,8 @@
 /** The job files a daemon serves: `hermes daemon [JOB.yaml | DIR]...`, the ones with a `schedule:`. */
 import { LineCounter, parseDocument } from "yaml";
-import { ValidationError } from "../runtime/errors.ts";
-import { absolutePath, loadJob } from "../runtime/job.ts";
-import type { ScheduleConfig } from "../runtime/job_schema.ts";
+import { ValidationError } from "../runtime/core/errors.ts";
+import { absolutePath, loadJob } from "../runtime/config/job.ts";
+import type { ScheduleConfig } from "../runtime/config/job_schema.ts";
 import { compileSchedule, type SlotSchedule } from "./cron_slots.ts";
 
 export interface ScheduledJob {

@@ -2,8 +2,8 @@
  * `hermes daemon status`: which daemons run (a small file per daemon under HOME/daemons), their jobs with
  * next slots, and the last runs from the store.
  */
-import { isProvablyDead, type ProcessIdentity } from "../runtime/process_identity.ts";
-import type { Store } from "../runtime/store.ts";
+import { isProvablyDead, type ProcessIdentity } from "../runtime/core/process_identity.ts";
+import type { Store } from "../runtime/store/store.ts";
 import type { ScheduledJob } from "./daemon_jobs.ts";
 import { recentRuns, type RunRow } from "./schedule_claims.ts";
 

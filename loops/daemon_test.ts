@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../runtime/clock.ts";
-import { createLogger } from "../runtime/log.ts";
-import { currentProcess, type ProcessIdentity, processStartTime } from "../runtime/process_identity.ts";
-import { Store } from "../runtime/store.ts";
+import { ManualClock } from "../runtime/core/clock.ts";
+import { createLogger } from "../runtime/core/log.ts";
+import { currentProcess, type ProcessIdentity, processStartTime } from "../runtime/core/process_identity.ts";
+import { Store } from "../runtime/store/store.ts";
 import { advance, advanceUntil } from "./_test_support.ts";
 import { Daemon, type ScheduledRun, type ScheduledRunner } from "./daemon.ts";
 import { loadScheduledJobs } from "./daemon_jobs.ts";

@@ -1,5 +1,5 @@
 /** `/heartbeat every INTERVAL PROMPT` and `/heartbeat status|pause|resume|clear`. */
-import { ValidationError } from "../runtime/errors.ts";
+import { ValidationError } from "../runtime/core/errors.ts";
 import { requirePositive, spelledInterval } from "./interval.ts";
 
 export type HeartbeatControl = "status" | "pause" | "resume" | "clear";

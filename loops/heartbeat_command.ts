@@ -1,8 +1,8 @@
 /** The `/heartbeat` slash command (DESIGN §6). Setting a heartbeat runs nothing now: beats come when due. */
-import { formatDuration } from "../runtime/duration.ts";
-import { ValidationError } from "../runtime/errors.ts";
-import type { AgentLike } from "../runtime/seams.ts";
-import type { CommandSource, SlashCommand } from "../runtime/slash.ts";
+import { formatDuration } from "../runtime/core/duration.ts";
+import { ValidationError } from "../runtime/core/errors.ts";
+import type { AgentLike } from "../runtime/agent/seams.ts";
+import type { CommandSource, SlashCommand } from "../runtime/agent/slash.ts";
 import type { RecurringContext } from "./_context.ts";
 import { type HeartbeatControl, parseHeartbeatArgs } from "./heartbeat_args.ts";
 import {

@@ -3,8 +3,8 @@
  * has passed since the anchor and the session is idle. The anchor moves to the end of each beat, so
  * any number of missed beats coalesce into one, and `resume` re-anchors so no stale beat fires at once.
  */
-import { formatDuration } from "../runtime/duration.ts";
-import type { CommandSource } from "../runtime/slash.ts";
+import { formatDuration } from "../runtime/core/duration.ts";
+import type { CommandSource } from "../runtime/agent/slash.ts";
 import { oneLine } from "./loop_state.ts";
 
 export const HEARTBEAT_KEY = "heartbeat";

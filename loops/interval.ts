@@ -2,7 +2,7 @@
  * Interval tokens of `/loop` and `/heartbeat`: compact forms (`30s`, `5m`, `1h30m`, `250ms`) and, for
  * heartbeats, spelled units (`90 minutes`, `2 hours`, `1 hour 30 minutes`).
  */
-import { ValidationError } from "../runtime/errors.ts";
+import { ValidationError } from "../runtime/core/errors.ts";
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const COMPACT = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d))+$/;

@@ -1,7 +1,7 @@
 /** Notices edits to a daemon's job files: one non-recursive watch on each directory involved. */
-import { errorMessage } from "../runtime/errors.ts";
-import { absolutePath } from "../runtime/job.ts";
-import type { Logger } from "../runtime/log.ts";
+import { errorMessage } from "../runtime/core/errors.ts";
+import { absolutePath } from "../runtime/config/job.ts";
+import type { Logger } from "../runtime/core/log.ts";
 import { jobFiles } from "./daemon_jobs.ts";
 
 export interface JobWatch {

@@ -1,5 +1,5 @@
 /** `/loop [every] [INTERVAL] PROMPT [--times N] [--until CONDITION]` and `/loop status|pause|resume|stop`. */
-import { ValidationError } from "../runtime/errors.ts";
+import { ValidationError } from "../runtime/core/errors.ts";
 import { compactInterval, requirePositive } from "./interval.ts";
 
 export type LoopControl = "status" | "pause" | "resume" | "stop";

@@ -1,8 +1,8 @@
 /** The `/loop` slash command (DESIGN §6). Starting a loop runs its first tick before returning. */
-import { formatDuration } from "../runtime/duration.ts";
-import { ValidationError } from "../runtime/errors.ts";
-import type { AgentLike } from "../runtime/seams.ts";
-import type { CommandContext, SlashCommand } from "../runtime/slash.ts";
+import { formatDuration } from "../runtime/core/duration.ts";
+import { ValidationError } from "../runtime/core/errors.ts";
+import type { AgentLike } from "../runtime/agent/seams.ts";
+import type { CommandContext, SlashCommand } from "../runtime/agent/slash.ts";
 import type { RecurringContext } from "./_context.ts";
 import { runLoopTick } from "./_turns.ts";
 import { type LoopControl, type LoopStart, parseLoopArgs } from "./loop_args.ts";

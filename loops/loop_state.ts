@@ -4,8 +4,8 @@
  * A tick is counted only once its turn has finished; nothing marks a tick as in flight, so a crash or a
  * failed turn leaves the loop exactly as it was before that tick.
  */
-import { formatDuration } from "../runtime/duration.ts";
-import type { CommandSource } from "../runtime/slash.ts";
+import { formatDuration } from "../runtime/core/duration.ts";
+import type { CommandSource } from "../runtime/agent/slash.ts";
 import type { LoopStart } from "./loop_args.ts";
 import { nextSelfPacedDelay, type Pacing } from "./self_paced.ts";
 import type { TickDecision } from "./stop_order.ts";

@@ -1,5 +1,5 @@
 /** What the model reads on a loop tick or a heartbeat, and the judge's question for `--until`. */
-import { formatDuration } from "../runtime/duration.ts";
+import { formatDuration } from "../runtime/core/duration.ts";
 
 export const LOOP_COMPLETE = "LOOP_COMPLETE";
 

@@ -3,8 +3,8 @@
  * in session_kv, and an owner that is provably dead. A daemon adopts such a session (compare-and-set on
  * the owner columns, so one process wins) and resumes it.
  */
-import { isProvablyDead, type ProcessIdentity } from "../runtime/process_identity.ts";
-import type { Store } from "../runtime/store.ts";
+import { isProvablyDead, type ProcessIdentity } from "../runtime/core/process_identity.ts";
+import type { Store } from "../runtime/store/store.ts";
 
 export interface OrphanedSession {
   id: string;

@@ -3,13 +3,13 @@
  * their later ticks and beats. State lives in the store, so any process that holds the session can
  * drive it; the driver sleeps on the injected clock until the next tick or beat is due.
  */
-import type { Clock } from "../runtime/clock.ts";
-import type { EventBus } from "../runtime/events.ts";
-import type { Hooks } from "../runtime/hooks.ts";
-import type { HeartbeatConfig, LoopsConfig } from "../runtime/job_schema.ts";
-import type { Logger } from "../runtime/log.ts";
-import type { Recurring } from "../runtime/seams.ts";
-import type { Store } from "../runtime/store.ts";
+import type { Clock } from "../runtime/core/clock.ts";
+import type { EventBus } from "../runtime/core/events.ts";
+import type { Hooks } from "../runtime/core/hooks.ts";
+import type { HeartbeatConfig, LoopsConfig } from "../runtime/config/job_schema.ts";
+import type { Logger } from "../runtime/core/log.ts";
+import type { Recurring } from "../runtime/agent/seams.ts";
+import type { Store } from "../runtime/store/store.ts";
 import type { Judge, RecurringContext } from "./_context.ts";
 import { runBeat, runLoopTick } from "./_turns.ts";
 import { heartbeatCommand } from "./heartbeat_command.ts";

@@ -1,7 +1,7 @@
 /** The `loops:` and `heartbeat:` settings (DESIGN §3) in milliseconds, with the contract's defaults. */
-import { parseDuration } from "../runtime/duration.ts";
-import { ValidationError } from "../runtime/errors.ts";
-import type { HeartbeatConfig, LoopsConfig } from "../runtime/job_schema.ts";
+import { parseDuration } from "../runtime/core/duration.ts";
+import { ValidationError } from "../runtime/core/errors.ts";
+import type { HeartbeatConfig, LoopsConfig } from "../runtime/config/job_schema.ts";
 
 export interface RecurringSettings {
   loop_min_interval_ms: number;

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../runtime/clock.ts";
-import { EventBus } from "../runtime/events.ts";
-import { type LoopTickPayload, noHooks } from "../runtime/hooks.ts";
-import type { HeartbeatConfig, LoopsConfig } from "../runtime/job_schema.ts";
-import { silentLogger } from "../runtime/log.ts";
-import { Store } from "../runtime/store.ts";
-import type { HermesEvent } from "../runtime/types.ts";
+import { ManualClock } from "../runtime/core/clock.ts";
+import { EventBus } from "../runtime/core/events.ts";
+import { type LoopTickPayload, noHooks } from "../runtime/core/hooks.ts";
+import type { HeartbeatConfig, LoopsConfig } from "../runtime/config/job_schema.ts";
+import { silentLogger } from "../runtime/core/log.ts";
+import { Store } from "../runtime/store/store.ts";
+import type { HermesEvent } from "../runtime/core/types.ts";
 import { advance, advanceUntil, ScriptedAgent, type ScriptedReply } from "./_test_support.ts";
 import type { LoopState } from "./loop_state.ts";
 import { createRecurring, type Judge } from "./recurring.ts";

@@ -8,8 +8,8 @@
  * `success | failed | limit | interrupted`; `skipped` (overrun, or missed with `catch_up: none`);
  * `abandoned` (its holder died and the slot was superseded, or died again after the takeover).
  */
-import { isProvablyDead, type ProcessIdentity } from "../runtime/process_identity.ts";
-import type { Store } from "../runtime/store.ts";
+import { isProvablyDead, type ProcessIdentity } from "../runtime/core/process_identity.ts";
+import type { Store } from "../runtime/store/store.ts";
 
 export interface SlotClaim {
   job: string;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { currentProcess, type ProcessIdentity, processStartTime } from "../runtime/process_identity.ts";
-import { Store } from "../runtime/store.ts";
+import { currentProcess, type ProcessIdentity, processStartTime } from "../runtime/core/process_identity.ts";
+import { Store } from "../runtime/store/store.ts";
 import {
   claimSlots,
   finishRun,

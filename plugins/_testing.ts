@@ -1,12 +1,12 @@
 /** Test helpers for the plugin host: a temp job directory with a real store, and collected events. */
 import { dirname } from "node:path";
-import { systemClock } from "../runtime/clock.ts";
-import { EventBus } from "../runtime/events.ts";
-import { createLogger } from "../runtime/log.ts";
-import { Store } from "../runtime/store.ts";
-import type { HermesEvent } from "../runtime/types.ts";
+import { systemClock } from "../runtime/core/clock.ts";
+import { EventBus } from "../runtime/core/events.ts";
+import { createLogger } from "../runtime/core/log.ts";
+import { Store } from "../runtime/store/store.ts";
+import type { HermesEvent } from "../runtime/core/types.ts";
 import { type PluginHost, startPlugins, type StartPluginsOptions } from "./host.ts";
-import type { PluginEntry } from "../runtime/job_schema.ts";
+import type { PluginEntry } from "../runtime/config/job_schema.ts";
 
 export interface Fixture extends AsyncDisposable {
   /** The job directory (a fresh temp dir). */

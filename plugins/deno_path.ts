@@ -3,7 +3,7 @@
  * deno itself (`deno run main.ts`), else `deno` on PATH (a `deno compile`d hermes is not deno).
  */
 import { basename } from "node:path";
-import { RunError } from "../runtime/errors.ts";
+import { RunError } from "../runtime/core/errors.ts";
 
 export function findDeno(env: Record<string, string>): string {
   if (env.HERMES_DENO) return env.HERMES_DENO;

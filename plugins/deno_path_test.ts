@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { RunError } from "../runtime/errors.ts";
+import { RunError } from "../runtime/core/errors.ts";
 import { fixture, rejection } from "./_testing.ts";
 import { findDeno } from "./deno_path.ts";
 

@@ -4,8 +4,8 @@
  * Observers' errors are reported and ignored; `pre_llm_call` keeps non-empty strings; `pre_tool_call`
  * fails closed.
  */
-import { errorMessage } from "../runtime/errors.ts";
-import type { Hooks, PreToolCallPayload, PreToolDecision } from "../runtime/hooks.ts";
+import { errorMessage } from "../runtime/core/errors.ts";
+import type { Hooks, PreToolCallPayload, PreToolDecision } from "../runtime/core/hooks.ts";
 import type { LoadedPlugin } from "./load.ts";
 import { PluginFailure } from "./process.ts";
 import type { HookName } from "./sdk.ts";

@@ -1,6 +1,6 @@
 /** The example plugins in examples/plugins/, each loaded from its real location and exercised. */
 import assert from "node:assert/strict";
-import { ValidationError } from "../runtime/errors.ts";
+import { ValidationError } from "../runtime/core/errors.ts";
 import { fixture, notAborted, rejection } from "./_testing.ts";
 import { PluginStateTable } from "./state.ts";
 

@@ -1,7 +1,7 @@
 import { hooksContract } from "../tests/hooks_contract.ts";
-import { createLogger } from "../runtime/log.ts";
-import { noHooks } from "../runtime/hooks.ts";
-import { Store } from "../runtime/store.ts";
+import { createLogger } from "../runtime/core/log.ts";
+import { noHooks } from "../runtime/core/hooks.ts";
+import { Store } from "../runtime/store/store.ts";
 import { startPlugins } from "./host.ts";
 import { lazyPlugins } from "./lazy.ts";
 

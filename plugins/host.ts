@@ -6,14 +6,14 @@
  * `plugin.error` event and skipped afterwards; an observer that throws is reported and ignored;
  * `pre_tool_call` fails closed.
  */
-import { errorMessage, RunError, ValidationError } from "../runtime/errors.ts";
-import type { EventInput } from "../runtime/events.ts";
-import type { Hooks } from "../runtime/hooks.ts";
-import type { PluginEntry } from "../runtime/job_schema.ts";
-import type { Logger } from "../runtime/log.ts";
-import type { PluginSet } from "../runtime/seams.ts";
-import type { CommandContext, SlashCommand } from "../runtime/slash.ts";
-import type { Store } from "../runtime/store.ts";
+import { errorMessage, RunError, ValidationError } from "../runtime/core/errors.ts";
+import type { EventInput } from "../runtime/core/events.ts";
+import type { Hooks } from "../runtime/core/hooks.ts";
+import type { PluginEntry } from "../runtime/config/job_schema.ts";
+import type { Logger } from "../runtime/core/log.ts";
+import type { PluginSet } from "../runtime/agent/seams.ts";
+import type { CommandContext, SlashCommand } from "../runtime/agent/slash.ts";
+import type { Store } from "../runtime/store/store.ts";
 import type { Tool, ToolContext, ToolOutcome } from "../runtime/tools/tool.ts";
 import { findDeno, parentDeathLauncher } from "./deno_path.ts";
 import { pluginHooks, type Report } from "./dispatch.ts";

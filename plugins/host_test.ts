@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { RunError, ValidationError } from "../runtime/errors.ts";
+import { RunError, ValidationError } from "../runtime/core/errors.ts";
 import { fixture, notAborted, rejection } from "./_testing.ts";
 import { PluginStateTable } from "./state.ts";
 

@@ -2,8 +2,8 @@
  * Plugins started on first use: for commands that act on stored sessions (`sessions delete|archive|prune`
  * fire `on_session_delete` on the global plugins), so that an operation that calls no hook starts none.
  */
-import { type Hooks, noHooks } from "../runtime/hooks.ts";
-import type { PluginEntry } from "../runtime/job_schema.ts";
+import { type Hooks, noHooks } from "../runtime/core/hooks.ts";
+import type { PluginEntry } from "../runtime/config/job_schema.ts";
 import { type PluginHost, startPlugins, type StartPluginsOptions } from "./host.ts";
 
 export interface LazyPlugins {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createLogger } from "../runtime/log.ts";
+import { createLogger } from "../runtime/core/log.ts";
 import { fixture } from "./_testing.ts";
 import { lazyPlugins } from "./lazy.ts";
 import { PluginStateTable } from "./state.ts";

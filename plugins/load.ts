@@ -3,12 +3,12 @@
  * subprocess → `register(ctx)` → registrations checked. Every failure is a ValidationError naming the plugin.
  */
 import { pathToFileURL } from "node:url";
-import { parseDuration, parseSize } from "../runtime/duration.ts";
-import { errorMessage, ValidationError } from "../runtime/errors.ts";
-import type { PluginEntry } from "../runtime/job_schema.ts";
-import type { Logger } from "../runtime/log.ts";
-import type { Store } from "../runtime/store.ts";
-import type { ToolSpec } from "../runtime/types.ts";
+import { parseDuration, parseSize } from "../runtime/core/duration.ts";
+import { errorMessage, ValidationError } from "../runtime/core/errors.ts";
+import type { PluginEntry } from "../runtime/config/job_schema.ts";
+import type { Logger } from "../runtime/core/log.ts";
+import type { Store } from "../runtime/store/store.ts";
+import type { ToolSpec } from "../runtime/core/types.ts";
 import { compileJsonSchema, type SchemaCheck } from "./json_schema.ts";
 import { type PluginManifest, readManifest } from "./manifest.ts";
 import { grantedEnv, missingGrants, permissionFlags, type Permissions } from "./permissions.ts";

@@ -3,8 +3,8 @@
  */
 import { basename, resolve } from "node:path";
 import { z } from "zod";
-import { errorMessage, ValidationError } from "../runtime/errors.ts";
-import { PluginEntry } from "../runtime/job_schema.ts";
+import { errorMessage, ValidationError } from "../runtime/core/errors.ts";
+import { PluginEntry } from "../runtime/config/job_schema.ts";
 import type { Permissions } from "./permissions.ts";
 
 const PLUGIN_NAME = /^[a-z0-9][a-z0-9._-]*$/;

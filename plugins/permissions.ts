@@ -3,22 +3,19 @@
  * grants, and the grant becomes the plugin subprocess's `--allow-*` flags and environment.
  */
 import { resolve } from "node:path";
-import type { PluginEntry } from "../runtime/job_schema.ts";
+import {
+  PATH_PERMISSIONS,
+  PERMISSION_NAMES,
+  type PermissionName,
+  type Permissions,
+} from "../runtime/config/plugin_entry.ts";
 
-export type Permissions = NonNullable<PluginEntry["permissions"]>;
-export type PermissionName = keyof Permissions;
-export const PERMISSION_NAMES: readonly PermissionName[] = [
-  "read",
-  "write",
-  "net",
-  "env",
-  "run",
-  "ffi",
-  "sys",
-];
-
-/** Permissions whose list items are file-system paths (resolved against the job directory). */
-const PATH_PERMISSIONS = new Set<PermissionName>(["read", "write", "ffi"]);
+export {
+  entryRelativeTo,
+  PERMISSION_NAMES,
+  type PermissionName,
+  type Permissions,
+} from "../runtime/config/plugin_entry.ts";
 
 function resolveItem(name: PermissionName, item: string, jobDir: string): string {
   return PATH_PERMISSIONS.has(name) ? resolve(jobDir, item) : item;
@@ -99,21 +96,4 @@ export function describeGrant(granted: Permissions): string {
     return [`${name}: ${grant.join(", ")}`];
   });
   return parts.length ? parts.join("; ") : "none";
-}
-
-/**
- * `entry` with its relative paths (the plugin path, read/write/ffi grants) made absolute against `dir`.
- * Global plugins from HERMES_HOME/config.yaml are relative to HERMES_HOME, not to the job that adds them.
- */
-export function entryRelativeTo(entry: PluginEntry, dir: string): PluginEntry {
-  const resolved: PluginEntry = { ...entry, path: resolve(dir, entry.path) };
-  if (entry.permissions) {
-    const permissions: Permissions = { ...entry.permissions };
-    for (const name of PATH_PERMISSIONS) {
-      const grant = permissions[name];
-      if (Array.isArray(grant)) permissions[name] = grant.map((item) => resolve(dir, item));
-    }
-    resolved.permissions = permissions;
-  }
-  return resolved;
 }

@@ -5,7 +5,7 @@
  * specifier, refuses the load. `node:` built-ins are allowed: they check permissions at run time.
  */
 import { fileURLToPath as fromFileUrl } from "node:url";
-import { RunError } from "../runtime/errors.ts";
+import { RunError } from "../runtime/core/errors.ts";
 import { RUNTIME_ENV } from "./process.ts";
 
 interface Span {

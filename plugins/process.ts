@@ -3,9 +3,9 @@
  * requests from the plugin (`state.*`), `log` notifications, and plugin stderr prefixed with its name.
  * A call that times out, a crash, or a heap overrun kills the process (SIGKILL) and fails it for good.
  */
-import { formatDuration } from "../runtime/duration.ts";
-import { errorMessage } from "../runtime/errors.ts";
-import type { Logger } from "../runtime/log.ts";
+import { formatDuration } from "../runtime/core/duration.ts";
+import { errorMessage } from "../runtime/core/errors.ts";
+import type { Logger } from "../runtime/core/log.ts";
 import { MAX_LINE_CHARS, readLines } from "./_lines.ts";
 import { pluginMain } from "./_plugin_main.ts";
 

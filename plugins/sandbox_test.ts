@@ -3,7 +3,7 @@
  * plugin while the host goes on; with the matching grants the same operations succeed.
  */
 import assert from "node:assert/strict";
-import { ValidationError } from "../runtime/errors.ts";
+import { ValidationError } from "../runtime/core/errors.ts";
 import { fixture, notAborted, rejection } from "./_testing.ts";
 
 /** A tool that tries one privileged operation; the arguments come from the test at run time. */

@@ -2,7 +2,7 @@
  * `ctx.state`: durable per-plugin key/value in the store's `plugin_state` table, served by the host so a
  * plugin needs no file or database permission for its own bookkeeping. Values are JSON.
  */
-import type { Store } from "../runtime/store.ts";
+import type { Store } from "../runtime/store/store.ts";
 
 const MAX_KEY_LENGTH = 512;
 const MAX_VALUE_BYTES = 1024 * 1024;

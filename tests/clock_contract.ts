@@ -1,6 +1,6 @@
 /** Behaviour every Clock must show; `drive` moves time forward for clocks that do not tick by themselves. */
 import assert from "node:assert/strict";
-import type { Clock } from "../runtime/clock.ts";
+import type { Clock } from "../runtime/core/clock.ts";
 
 export function clockContract(
   name: string,

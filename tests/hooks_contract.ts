@@ -3,7 +3,7 @@
  * global plugins): observers resolve, pre_llm_call gives strings, pre_tool_call gives a decision.
  */
 import assert from "node:assert/strict";
-import type { Hooks } from "../runtime/hooks.ts";
+import type { Hooks } from "../runtime/core/hooks.ts";
 
 export interface HooksSubject {
   hooks: Hooks;

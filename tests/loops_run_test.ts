@@ -1,6 +1,6 @@
 /** /loop and /heartbeat inside real `hermes run` processes, with 1 s intervals. */
 import assert from "node:assert/strict";
-import { Store } from "../runtime/store.ts";
+import { Store } from "../runtime/store/store.ts";
 import { hermes, runEvents, spawnHermes, tempDir, writeFiles } from "./_cli.ts";
 
 const job = (step: string, extra = "") =>

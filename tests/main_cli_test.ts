@@ -1,6 +1,6 @@
 /** The CLI edge: --version, --help, unknown commands and flags. */
 import assert from "node:assert/strict";
-import { VERSION } from "../runtime/version.ts";
+import { VERSION } from "../runtime/core/version.ts";
 import { hermes } from "./_cli.ts";
 
 Deno.test("--version prints the version and exits 0", async () => {

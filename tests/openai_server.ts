@@ -4,7 +4,7 @@
  *
  * Run as a script to serve a reply file: `deno run -A tests/openai_server.ts replies.yaml` prints the base URL.
  */
-import { parseDuration } from "../runtime/duration.ts";
+import { parseDuration } from "../runtime/core/duration.ts";
 import type { ScriptEntry } from "../runtime/providers/script.ts";
 
 /** The parts of a chat completion request body the server reads; everything sent is kept in `requests`. */

@@ -3,9 +3,9 @@
  * file with a factory that serves the given script (scripted provider, openai provider + test server, …).
  */
 import assert from "node:assert/strict";
-import { type ModelRequest, type Provider, ProviderError } from "../runtime/provider.ts";
+import { type ModelRequest, type Provider, ProviderError } from "../runtime/providers/provider.ts";
 import type { ScriptEntry } from "../runtime/providers/script.ts";
-import type { Message, ToolSpec } from "../runtime/types.ts";
+import type { Message, ToolSpec } from "../runtime/core/types.ts";
 
 export interface ContractSubject {
   provider: Provider;

@@ -1,6 +1,6 @@
 /** `hermes run` end to end through the real CLI: tools, outputs, events, store, limits, bad input. */
 import assert from "node:assert/strict";
-import { Store } from "../runtime/store.ts";
+import { Store } from "../runtime/store/store.ts";
 import { hermes, runEvents, spawnHermes, tempDir, writeFiles } from "./_cli.ts";
 
 const TOOL_JOB = `name: tooljob

@@ -1,7 +1,7 @@
 /** Behaviour every store location must show (a file, `:memory:`). */
 import assert from "node:assert/strict";
-import { NotFoundError } from "../runtime/errors.ts";
-import type { Store } from "../runtime/store.ts";
+import { NotFoundError } from "../runtime/core/errors.ts";
+import type { Store } from "../runtime/store/store.ts";
 
 export function storeContract(name: string, open: () => Promise<Store>): void {
   const withStore = (fn: (store: Store) => void | Promise<void>) => async () => {

@@ -1,8 +1,8 @@
 /** What every `hermes sessions` subcommand receives, and the flag parsing they share. */
 import type { Cli } from "../_cli.ts";
-import { ValidationError } from "../../runtime/errors.ts";
-import { parseDuration } from "../../runtime/duration.ts";
-import type { Store } from "../../runtime/store.ts";
+import { ValidationError } from "../../runtime/core/errors.ts";
+import { parseDuration } from "../../runtime/core/duration.ts";
+import type { Store } from "../../runtime/store/store.ts";
 
 export interface SessionsContext {
   cli: Cli;

@@ -1,8 +1,8 @@
 /** Where `sessions delete|archive|prune|compact` get the hooks of the global plugins (DESIGN §4, §10). */
 import type { Cli } from "../_cli.ts";
-import { errorMessage } from "../../runtime/errors.ts";
-import { type Hooks, noHooks } from "../../runtime/hooks.ts";
-import type { Store } from "../../runtime/store.ts";
+import { errorMessage } from "../../runtime/core/errors.ts";
+import { type Hooks, noHooks } from "../../runtime/core/hooks.ts";
+import type { Store } from "../../runtime/store/store.ts";
 import { withStore } from "./_context.ts";
 
 export interface HookScope {
@@ -24,7 +24,7 @@ export async function globalHooks(cli: Cli, store: Store): Promise<HookScope> {
   const hasConfig = await Deno.stat(configPath).then(() => true, () => false);
   // The job loader (YAML, zod) and the plugin host are loaded only when there is a config to read.
   const entries = hasConfig
-    ? (await import("../../runtime/job.ts")).loadUserConfig(configPath)?.plugins ?? []
+    ? (await import("../../runtime/config/job.ts")).loadUserConfig(configPath)?.plugins ?? []
     : [];
   if (entries.length === 0) return { hooks: noHooks, failed: false, close: () => Promise.resolve() };
   const { lazyPlugins } = await import("../../plugins/lazy.ts");

@@ -6,9 +6,9 @@
  */
 import { parseCommandArgs } from "../_cli.ts";
 import { createCompactor } from "../../runtime/compaction/mod.ts";
-import { EventBus } from "../../runtime/events.ts";
-import { createProvider, resolveModel } from "../../runtime/model.ts";
-import { storedJob } from "../../runtime/live_session.ts";
+import { EventBus } from "../../runtime/core/events.ts";
+import { createProvider, resolveModel } from "../../runtime/providers/model.ts";
+import { storedJob } from "../../runtime/session/live_session.ts";
 import { resolveSessionIds } from "../../runtime/session_admin/resolve.ts";
 import { exactlyOneId, type SessionsContext } from "./_context.ts";
 import { withGlobalHooks } from "./_hooks.ts";

@@ -1,7 +1,7 @@
 /** `hermes sessions compact` through the real CLI, with the session's own (scripted) model. */
 import assert from "node:assert/strict";
 import { tempStore } from "../../runtime/session_admin/_fixture.ts";
-import { hermes, isUserError } from "./_spawn.ts";
+import { hermes, isUserError } from "./_test_support.ts";
 
 const SUMMARY = [
   "## Goal\nShip the release.",

@@ -1,6 +1,6 @@
 /** `hermes sessions export ID [--format jsonl|md] [-o FILE]`: every row, compacted ones included, redacted. */
 import { parseCommandArgs } from "../_cli.ts";
-import { ValidationError } from "../../runtime/errors.ts";
+import { ValidationError } from "../../runtime/core/errors.ts";
 import { EXPORT_FORMATS, type ExportFormat, exportSession } from "../../runtime/session_admin/export.ts";
 import { resolveSessionIds } from "../../runtime/session_admin/resolve.ts";
 import { exactlyOneId, type SessionsContext, withStore } from "./_context.ts";

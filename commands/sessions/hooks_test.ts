@@ -1,8 +1,8 @@
 /** The global plugins of HERMES_HOME/config.yaml hear `on_session_delete` from the real CLI, once per operation. */
 import assert from "node:assert/strict";
 import { addSessions, tempStore } from "../../runtime/session_admin/_fixture.ts";
-import type { Store } from "../../runtime/store.ts";
-import { hermes, isUserError } from "./_spawn.ts";
+import type { Store } from "../../runtime/store/store.ts";
+import { hermes, isUserError } from "./_test_support.ts";
 
 const RECORDER = `export async function register(ctx) {
   await ctx.state.set("started", true);

@@ -1,6 +1,6 @@
 /** `hermes sessions list`: a table on a terminal, a JSON array otherwise (or always with --json). */
 import { parseCommandArgs } from "../_cli.ts";
-import { ValidationError } from "../../runtime/errors.ts";
+import { ValidationError } from "../../runtime/core/errors.ts";
 import {
   listSessions,
   listSessionsJson,

@@ -5,7 +5,7 @@
  * stdout lists the pruned ids, one per line (the same lines for a dry run), or one JSON object with --json.
  */
 import { parseCommandArgs } from "../_cli.ts";
-import { RunError, ValidationError } from "../../runtime/errors.ts";
+import { RunError, ValidationError } from "../../runtime/core/errors.ts";
 import { type PruneOptions, type PrunePlan, pruneSessions } from "../../runtime/session_admin/prune.ts";
 import { isoTime } from "../../runtime/session_admin/records.ts";
 import { noPositionals, parseAge, type SessionsContext, withStore } from "./_context.ts";

@@ -1,7 +1,7 @@
 /** `hermes sessions prune` through the real CLI on a real store. */
 import assert from "node:assert/strict";
 import { addSessions, count, tempStore } from "../../runtime/session_admin/_fixture.ts";
-import { canFakeTerminal, hermes, hermesOnTerminal, isUserError } from "./_spawn.ts";
+import { canFakeTerminal, hermes, hermesOnTerminal, isUserError } from "./_test_support.ts";
 
 const DAY = 86_400_000;
 

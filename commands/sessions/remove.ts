@@ -4,7 +4,7 @@
  */
 import type { ParseArgsOptionsConfig } from "node:util";
 import { parseCommandArgs } from "../_cli.ts";
-import { ValidationError } from "../../runtime/errors.ts";
+import { ValidationError } from "../../runtime/core/errors.ts";
 import { archiveSessions, deleteSessions, unarchiveSessions } from "../../runtime/session_admin/remove.ts";
 import { type SessionsContext, withStore } from "./_context.ts";
 import { withGlobalHooks } from "./_hooks.ts";

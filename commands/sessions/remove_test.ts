@@ -1,8 +1,8 @@
 /** `hermes sessions delete|archive|unarchive` through the real CLI on a real store. */
 import assert from "node:assert/strict";
-import { currentProcess } from "../../runtime/process_identity.ts";
+import { currentProcess } from "../../runtime/core/process_identity.ts";
 import { addSessions, count, tempStore } from "../../runtime/session_admin/_fixture.ts";
-import { hermes, isUserError } from "./_spawn.ts";
+import { hermes, isUserError } from "./_test_support.ts";
 
 Deno.test("sessions delete: all or none, names unknown ids, a repeated delete is not found", async () => {
   await using fx = await tempStore();

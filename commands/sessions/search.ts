@@ -3,7 +3,7 @@
  * search over every message, newest first by default; snippets redacted.
  */
 import { parseCommandArgs } from "../_cli.ts";
-import { ValidationError } from "../../runtime/errors.ts";
+import { ValidationError } from "../../runtime/core/errors.ts";
 import {
   SEARCH_ORDERS,
   searchMessages,

@@ -3,8 +3,8 @@
  * waits until killed. The lifecycle test SIGKILLs this process and checks that no plugin outlives it.
  */
 import { startPlugins } from "../host.ts";
-import { silentLogger } from "../../runtime/log.ts";
-import { Store } from "../../runtime/store.ts";
+import { silentLogger } from "../../runtime/core/log.ts";
+import { Store } from "../../runtime/store/store.ts";
 
 const store = Store.open(":memory:");
 const host = await startPlugins(Deno.args.map((path) => ({ path })), {

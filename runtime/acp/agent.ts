@@ -16,13 +16,13 @@
  */
 import * as acp from "@agentclientprotocol/sdk";
 import { z } from "zod";
-import { errorMessage, NotFoundError, ValidationError } from "../errors.ts";
+import { errorMessage, NotFoundError, ValidationError } from "../core/errors.ts";
 import { redactDeep } from "../session_admin/records.ts";
-import { parseSlash } from "../slash.ts";
-import type { HubSession } from "../rpc/hub_session.ts";
-import { SessionHub } from "../rpc/session_hub.ts";
-import type { ServerContext } from "../server_context.ts";
-import type { TurnOutcome } from "../rpc/turn.ts";
+import { parseSlash } from "../agent/slash.ts";
+import type { ServedSession } from "../session/served_session.ts";
+import { SessionHub } from "../session/session_hub.ts";
+import type { ServerContext } from "../session/server_context.ts";
+import type { TurnOutcome } from "../session/turn.ts";
 import { askingTools, type PermissionAsker } from "./permission.ts";
 import { promptText, stopReasonOf } from "./prompt.ts";
 import { commandsUpdate, eventUpdate, historyUpdates, toolKind, toolTitle } from "./updates.ts";
@@ -116,12 +116,12 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
     if (update) void send(event.session_id, update);
   });
 
-  const session = (sessionId: string): HubSession => {
+  const session = (sessionId: string): ServedSession => {
     const open = streams.has(sessionId) ? hub.list().find((s) => s.id === sessionId) : undefined;
     if (!open) throw acp.RequestError.sessionNotFound(sessionId);
     return open;
   };
-  const announceCommands = (open: HubSession) => {
+  const announceCommands = (open: ServedSession) => {
     // After the response: a client routes updates only for sessions it knows.
     setTimeout(() => void send(open.id, commandsUpdate(open.live.agent.commands())), 0);
   };

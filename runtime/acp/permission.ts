@@ -6,8 +6,8 @@
  * (an explicit prohibition), file redirections, PATH assignments, size limits. Nothing is remembered: the
  * next such call asks again.
  */
-import type { ResolvedJob } from "../job.ts";
-import type { ToolsConfig } from "../job_schema.ts";
+import type { ResolvedJob } from "../config/job.ts";
+import type { ToolsConfig } from "../config/job_schema.ts";
 import { builtinTools } from "../tools/builtin.ts";
 import { checkShellCommand } from "../tools/shell_policy.ts";
 import type { Tool, ToolOutcome } from "../tools/tool.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import type { ResolvedJob } from "../job.ts";
-import type { JobFile } from "../job_schema.ts";
+import type { ResolvedJob } from "../config/job.ts";
+import type { JobFile } from "../config/job_schema.ts";
 import { builtinTools } from "../tools/builtin.ts";
 import type { Tool, ToolContext } from "../tools/tool.ts";
 import { askingTools, liftAllowLists, type PermissionRequest } from "./permission.ts";

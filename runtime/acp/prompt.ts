@@ -1,6 +1,6 @@
 /** An ACP prompt as Hermes input text, and a Hermes turn outcome as an ACP stop reason. */
 import * as acp from "@agentclientprotocol/sdk";
-import type { TurnOutcome } from "../rpc/turn.ts";
+import type { TurnOutcome } from "../session/turn.ts";
 
 /** ACP stop reason for a turn, or null when the turn failed (answered as an error). */
 export function stopReasonOf(outcome: TurnOutcome): acp.StopReason | null {

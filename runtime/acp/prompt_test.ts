@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import type { RunResult } from "../run_job.ts";
-import type { TurnOutcome } from "../rpc/turn.ts";
+import type { RunResult } from "../session/run_job.ts";
+import type { TurnOutcome } from "../session/turn.ts";
 import { promptText, stopReasonOf } from "./prompt.ts";
 
 function outcome(status: RunResult["status"], reason: string, extra: Partial<TurnOutcome> = {}): TurnOutcome {

@@ -4,8 +4,8 @@
  * (a loop tick, a heartbeat) → `user_message_chunk`.
  */
 import type * as acp from "@agentclientprotocol/sdk";
-import type { SlashCommand } from "../slash.ts";
-import type { HermesEvent, StoredMessage } from "../types.ts";
+import type { SlashCommand } from "../agent/slash.ts";
+import type { HermesEvent, StoredMessage } from "../core/types.ts";
 
 const KINDS: Record<string, acp.ToolKind> = {
   shell: "execute",

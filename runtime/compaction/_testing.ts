@@ -1,13 +1,13 @@
 /** Test fixtures for compaction: a real store in a temp dir, a recording event bus and hooks, a scripted model. */
-import type { Clock } from "../clock.ts";
-import { EventBus } from "../events.ts";
-import { type Hooks, noHooks, type PostCompactionPayload } from "../hooks.ts";
-import { silentLogger } from "../log.ts";
-import type { CompleteOptions, ModelRequest, ModelResponse, Provider } from "../provider.ts";
-import type { CompactionConfig } from "../job_schema.ts";
-import type { Compactor } from "../seams.ts";
-import { type AppendMessage, Store } from "../store.ts";
-import type { HermesEvent } from "../types.ts";
+import type { Clock } from "../core/clock.ts";
+import { EventBus } from "../core/events.ts";
+import { type Hooks, noHooks, type PostCompactionPayload } from "../core/hooks.ts";
+import { silentLogger } from "../core/log.ts";
+import type { CompleteOptions, ModelRequest, ModelResponse, Provider } from "../providers/provider.ts";
+import type { CompactionConfig } from "../config/job_schema.ts";
+import type { Compactor } from "../agent/seams.ts";
+import { type AppendMessage, Store } from "../store/store.ts";
+import type { HermesEvent } from "../core/types.ts";
 import { type CompactorOptions, createCompactor } from "./compactor.ts";
 
 export const SHORT_SUMMARY = [

@@ -1,10 +1,15 @@
 /** The compactor wired into the real agent loop, against a model that enforces its window and message rules. */
 import assert from "node:assert/strict";
-import { Agent } from "../agent.ts";
-import { ManualClock } from "../clock.ts";
-import { Budget } from "../limits.ts";
-import { silentLogger } from "../log.ts";
-import { type ModelRequest, type ModelResponse, type Provider, ProviderError } from "../provider.ts";
+import { Agent } from "../agent/agent.ts";
+import { ManualClock } from "../core/clock.ts";
+import { Budget } from "../agent/limits.ts";
+import { silentLogger } from "../core/log.ts";
+import {
+  type ModelRequest,
+  type ModelResponse,
+  type Provider,
+  ProviderError,
+} from "../providers/provider.ts";
 import type { Tool } from "../tools/tool.ts";
 import { compactorFor, type Fixture, fixture, orphanProblems, SHORT_SUMMARY } from "./_testing.ts";
 import { approxTotal } from "./estimate.ts";

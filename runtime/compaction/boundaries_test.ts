@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { StoredMessage } from "../types.ts";
+import type { StoredMessage } from "../core/types.ts";
 import { orphanProblems } from "./_testing.ts";
 import { selectBoundaries } from "./boundaries.ts";
 

@@ -4,9 +4,9 @@
  * the rows they stand for, and logs the compaction. Rows appended since the compaction started are not
  * touched: their positions already place them after the compacted set.
  */
-import type { CompactionReason } from "../seams.ts";
-import type { Store } from "../store.ts";
-import type { Role } from "../types.ts";
+import type { CompactionReason } from "../agent/seams.ts";
+import type { Store } from "../store/store.ts";
+import type { Role } from "../core/types.ts";
 import { estimateTokens } from "./estimate.ts";
 import { leaseLostReason } from "./lease.ts";
 import { loadPlanRows } from "./rows.ts";

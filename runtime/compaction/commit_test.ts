@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../clock.ts";
-import { currentProcess } from "../process_identity.ts";
+import { ManualClock } from "../core/clock.ts";
+import { currentProcess } from "../core/process_identity.ts";
 import { fixture, transcript } from "./_testing.ts";
 import { commitCompaction, type CommitRequest } from "./commit.ts";
 import { acquireLease } from "./lease.ts";

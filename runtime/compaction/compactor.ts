@@ -3,17 +3,17 @@
  * results or summarises the middle of the transcript with the model, and commits in one short transaction.
  * The lease is held — and refreshed — across the summary call, but no transaction is: appends go on meanwhile.
  */
-import type { Clock } from "../clock.ts";
-import { parseDuration } from "../duration.ts";
-import { errorMessage } from "../errors.ts";
-import type { EventBus } from "../events.ts";
-import type { Hooks } from "../hooks.ts";
-import type { CompactionConfig } from "../job_schema.ts";
-import type { Logger } from "../log.ts";
-import { currentProcess, type ProcessIdentity } from "../process_identity.ts";
-import type { Provider } from "../provider.ts";
-import type { CompactionOutcome, CompactionReason, Compactor } from "../seams.ts";
-import type { Store } from "../store.ts";
+import type { Clock } from "../core/clock.ts";
+import { parseDuration } from "../core/duration.ts";
+import { errorMessage } from "../core/errors.ts";
+import type { EventBus } from "../core/events.ts";
+import type { Hooks } from "../core/hooks.ts";
+import type { CompactionConfig } from "../config/job_schema.ts";
+import type { Logger } from "../core/log.ts";
+import { currentProcess, type ProcessIdentity } from "../core/process_identity.ts";
+import type { Provider } from "../providers/provider.ts";
+import type { CompactionOutcome, CompactionReason, Compactor } from "../agent/seams.ts";
+import type { Store } from "../store/store.ts";
 import { selectBoundaries } from "./boundaries.ts";
 import { commitCompaction, type CommitRequest } from "./commit.ts";
 import { approxTokens, estimateTokens } from "./estimate.ts";

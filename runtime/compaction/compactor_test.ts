@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../clock.ts";
-import { currentProcess } from "../process_identity.ts";
-import { ProviderError } from "../provider.ts";
-import type { StoredMessage } from "../types.ts";
+import { ManualClock } from "../core/clock.ts";
+import { currentProcess } from "../core/process_identity.ts";
+import { ProviderError } from "../providers/provider.ts";
+import type { StoredMessage } from "../core/types.ts";
 import {
   compactorFor,
   fixture,
@@ -270,7 +270,7 @@ Deno.test("compactor: a failing summary call keeps the transcript and arms the 6
   assert.deepEqual(fx.store.allMessages(fx.sessionId), before);
 
   // The cooldown is durable: another process (a fresh store and compactor on the same file) sees it.
-  const { Store } = await import("../store.ts");
+  const { Store } = await import("../store/store.ts");
   const other = Store.open(fx.path, { clock });
   try {
     await clock.advance(59_000);

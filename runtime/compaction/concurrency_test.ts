@@ -1,8 +1,8 @@
 /** Compaction across real processes sharing one store: concurrent appends and SIGKILL at awkward moments. */
 import assert from "node:assert/strict";
-import { ManualClock } from "../clock.ts";
-import { Store } from "../store.ts";
-import type { StoredMessage } from "../types.ts";
+import { ManualClock } from "../core/clock.ts";
+import { Store } from "../store/store.ts";
+import type { StoredMessage } from "../core/types.ts";
 import {
   compactorFor,
   fixture,
@@ -15,7 +15,7 @@ import {
   waitForLine,
 } from "./_testing.ts";
 import { acquireLease, readLease } from "./lease.ts";
-import { currentProcess } from "../process_identity.ts";
+import { currentProcess } from "../core/process_identity.ts";
 
 function deno(script: string, args: string[]): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {

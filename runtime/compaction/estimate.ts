@@ -2,7 +2,7 @@
  * The prompt-size estimate that triggers compaction: the provider's last real `prompt_tokens` plus a
  * chars/4 estimate of everything appended after that reading (chars/4 alone when there is no usable reading).
  */
-import type { StoredMessage } from "../types.ts";
+import type { StoredMessage } from "../core/types.ts";
 import { type PlanRow, tokensOf, toPlanRow } from "./rows.ts";
 
 export type EstimateRow = Pick<

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../clock.ts";
+import { ManualClock } from "../core/clock.ts";
 import { fixture } from "./_testing.ts";
 import { approxTokens, estimateMessages } from "./estimate.ts";
 

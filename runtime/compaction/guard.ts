@@ -4,7 +4,7 @@
  * is allowed); a failed summary call arms a cooldown that grows 60 s → 300 s → 900 s.
  * Only automatic compaction is gated; `/compress` is not.
  */
-import type { Store } from "../store.ts";
+import type { Store } from "../store/store.ts";
 
 export const GUARD_KEY = "compaction.guard";
 export const COOLDOWN_LADDER_MS: readonly number[] = [60_000, 300_000, 900_000];

@@ -5,9 +5,9 @@
  * qualified by the holder's nonce, so a stale holder can never extend or free a newer holder's lease.
  */
 import type { SQLInputValue } from "node:sqlite";
-import type { Clock } from "../clock.ts";
-import { isProvablyDead, type ProcessIdentity } from "../process_identity.ts";
-import type { Store } from "../store.ts";
+import type { Clock } from "../core/clock.ts";
+import { isProvablyDead, type ProcessIdentity } from "../core/process_identity.ts";
+import type { Store } from "../store/store.ts";
 
 export interface Lease {
   session_id: string;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../clock.ts";
-import { currentProcess, type ProcessIdentity, processStartTime } from "../process_identity.ts";
+import { ManualClock } from "../core/clock.ts";
+import { currentProcess, type ProcessIdentity, processStartTime } from "../core/process_identity.ts";
 import { fixture, linesOf, TESTDATA, waitForLine } from "./_testing.ts";
 import { acquireLease, keepLease, readLease, refreshLease, releaseLease } from "./lease.ts";
 

@@ -3,8 +3,8 @@
  * estimating and choosing boundaries stays cheap on long sessions. Content is loaded only for what is summarised.
  */
 import type { SQLInputValue } from "node:sqlite";
-import type { Store } from "../store.ts";
-import type { MessageKind, Role, StoredMessage, ToolCall } from "../types.ts";
+import type { Store } from "../store/store.ts";
+import type { MessageKind, Role, StoredMessage, ToolCall } from "../core/types.ts";
 
 export interface PlanRow {
   id: number;

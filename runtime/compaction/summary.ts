@@ -2,7 +2,7 @@
  * The summary request: renders the middle of the transcript (including a previous summary, which is updated
  * rather than nested) into one request for a structured summary that fits the summary model's window.
  */
-import type { ModelRequest } from "../provider.ts";
+import type { ModelRequest } from "../providers/provider.ts";
 import type { PlanRow } from "./rows.ts";
 
 /** Marks a summary in the store, in exports and for the model. */

@@ -2,10 +2,10 @@
  * The summary call: one model request for the middle of the transcript, bounded by an idle timeout and a total
  * ceiling, while the compaction lease is kept alive. No transaction is open meanwhile, so appends go on.
  */
-import type { Clock } from "../clock.ts";
-import { errorMessage } from "../errors.ts";
-import type { ModelRequest, Provider } from "../provider.ts";
-import type { Store } from "../store.ts";
+import type { Clock } from "../core/clock.ts";
+import { errorMessage } from "../core/errors.ts";
+import type { ModelRequest, Provider } from "../providers/provider.ts";
+import type { Store } from "../store/store.ts";
 import { keepLease, type LeaseRef } from "./lease.ts";
 import { loadContents, type PlanRow } from "./rows.ts";
 import { planRendering, summaryRequest } from "./summary.ts";

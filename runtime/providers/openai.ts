@@ -4,17 +4,17 @@
  * through `onRetry` (a `provider.retry` event). Import it lazily; it is the only module that loads `openai`.
  */
 import OpenAI from "openai";
-import { type Clock, systemClock } from "../clock.ts";
-import { formatDuration } from "../duration.ts";
+import { type Clock, systemClock } from "../core/clock.ts";
+import { formatDuration } from "../core/duration.ts";
 import {
   type CompleteOptions,
   type ModelRequest,
   type ModelResponse,
   type Provider,
   ProviderError,
-} from "../provider.ts";
-import { createRedactor, type Redactor } from "../redact.ts";
-import type { Message, ToolCall, Usage } from "../types.ts";
+} from "./provider.ts";
+import { createRedactor, type Redactor } from "../core/redact.ts";
+import type { Message, ToolCall, Usage } from "../core/types.ts";
 
 export interface OpenAIProviderOptions {
   model: string;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../clock.ts";
-import { type ModelRequest, ProviderError, type RetryInfo } from "../provider.ts";
-import type { Message, ToolSpec } from "../types.ts";
+import { ManualClock } from "../core/clock.ts";
+import { type ModelRequest, ProviderError, type RetryInfo } from "./provider.ts";
+import type { Message, ToolSpec } from "../core/types.ts";
 import { type OpenAIServer, startOpenAIServer } from "../../tests/openai_server.ts";
 import { providerContract } from "../../tests/provider_contract.ts";
 import { createOpenAIProvider, type OpenAIProviderOptions } from "./openai.ts";

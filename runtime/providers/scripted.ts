@@ -3,17 +3,17 @@
  * Entries with `match` answer when the last user message contains that text; the rest answer in order.
  */
 import { parse } from "yaml";
-import type { Clock } from "../clock.ts";
-import { parseDuration } from "../duration.ts";
-import { ValidationError } from "../errors.ts";
+import type { Clock } from "../core/clock.ts";
+import { parseDuration } from "../core/duration.ts";
+import { ValidationError } from "../core/errors.ts";
 import {
   type CompleteOptions,
   type ModelRequest,
   type ModelResponse,
   type Provider,
   ProviderError,
-} from "../provider.ts";
-import type { ToolCall } from "../types.ts";
+} from "./provider.ts";
+import type { ToolCall } from "../core/types.ts";
 import type { ScriptEntry } from "./script.ts";
 
 /** Reads and checks a script file; a missing or malformed file is a ValidationError (exit 2). */

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { providerContract } from "../../tests/provider_contract.ts";
-import { ManualClock, systemClock } from "../clock.ts";
-import { ValidationError } from "../errors.ts";
+import { ManualClock, systemClock } from "../core/clock.ts";
+import { ValidationError } from "../core/errors.ts";
 import { createScriptedProvider, loadScript } from "./scripted.ts";
 
 providerContract("scripted", (script) =>

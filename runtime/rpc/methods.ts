@@ -3,13 +3,13 @@
  * results and events are redacted. Error codes are listed in protocol.ts.
  */
 import { z } from "zod";
-import type { Clock } from "../clock.ts";
-import { NotFoundError, RunError, ValidationError } from "../errors.ts";
-import type { EventBus } from "../events.ts";
-import { jobFromObject, loadJob } from "../job.ts";
-import type { Logger } from "../log.ts";
-import type { Redactor } from "../redact.ts";
-import { runJob } from "../run_job.ts";
+import type { Clock } from "../core/clock.ts";
+import { NotFoundError, RunError, ValidationError } from "../core/errors.ts";
+import type { EventBus } from "../core/events.ts";
+import { jobFromObject, loadJob } from "../config/job.ts";
+import type { Logger } from "../core/log.ts";
+import type { Redactor } from "../core/redact.ts";
+import { runJob } from "../session/run_job.ts";
 import { archiveSessions, deleteSessions } from "../session_admin/remove.ts";
 import { listSessions } from "../session_admin/list.ts";
 import { SessionBusyError } from "../session_admin/liveness.ts";
@@ -17,8 +17,8 @@ import { redactDeep } from "../session_admin/records.ts";
 import { readTranscript } from "../session_admin/transcript.ts";
 import { ErrorCode, RpcError } from "./protocol.ts";
 import type { MethodTable, RpcMethod } from "./server.ts";
-import type { SessionHub } from "./session_hub.ts";
-import type { TurnOutcome } from "./turn.ts";
+import type { SessionHub } from "../session/session_hub.ts";
+import type { TurnOutcome } from "../session/turn.ts";
 
 export interface MethodsOptions {
   hub: SessionHub;

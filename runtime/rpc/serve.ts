@@ -10,8 +10,8 @@ import { redactDeep } from "../session_admin/records.ts";
 import { type ByteSink, type ByteSource, LineWriter, readLines } from "./lines.ts";
 import { createMethods, mapRuntimeError } from "./methods.ts";
 import { RpcServer } from "./server.ts";
-import { SessionHub } from "./session_hub.ts";
-import type { ServerContext } from "../server_context.ts";
+import { SessionHub } from "../session/session_hub.ts";
+import type { ServerContext } from "../session/server_context.ts";
 
 export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
 

@@ -4,7 +4,7 @@
  * chain on the hot path), and every response of one tick leaves in one write (see LineWriter).
  */
 import type { z } from "zod";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../core/log.ts";
 import type { LineWriter } from "./lines.ts";
 import {
   ErrorCode,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { silentLogger } from "../log.ts";
+import { silentLogger } from "../core/log.ts";
 import { LineWriter } from "./lines.ts";
 import { ErrorCode, RpcError } from "./protocol.ts";
 import { type MethodTable, RpcServer } from "./server.ts";

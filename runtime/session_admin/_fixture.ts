@@ -1,9 +1,9 @@
 /** Test fixtures: a real store in a temp dir, filled through `Store` with controllable times. */
-import type { Clock } from "../clock.ts";
-import { systemClock } from "../clock.ts";
-import { type Hooks, noHooks, type SessionDeletePayload } from "../hooks.ts";
-import { type AppendMessage, Store } from "../store.ts";
-import type { SessionStatus } from "../types.ts";
+import type { Clock } from "../core/clock.ts";
+import { systemClock } from "../core/clock.ts";
+import { type Hooks, noHooks, type SessionDeletePayload } from "../core/hooks.ts";
+import { type AppendMessage, Store } from "../store/store.ts";
+import type { SessionStatus } from "../core/types.ts";
 
 /** A clock the fixture sets explicitly, so rows get the times a test needs. */
 export class SetClock implements Clock {

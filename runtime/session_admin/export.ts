@@ -2,9 +2,9 @@
  * `hermes sessions export`: a whole session, compacted rows included, as JSON Lines (first line the session,
  * then one line per message in prompt order — enough to rebuild it) or as Markdown for people.
  */
-import { NotFoundError } from "../errors.ts";
-import type { Redactor } from "../redact.ts";
-import type { Store } from "../store.ts";
+import { NotFoundError } from "../core/errors.ts";
+import type { Redactor } from "../core/redact.ts";
+import type { Store } from "../store/store.ts";
 import { type MessageRecord, redactDeep, type SessionSummary, toMessageRecord } from "./records.ts";
 import { getSessionSummary } from "./list.ts";
 

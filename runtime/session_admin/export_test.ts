@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { createRedactor } from "../redact.ts";
-import type { Role, ToolCall } from "../types.ts";
+import { createRedactor } from "../core/redact.ts";
+import type { Role, ToolCall } from "../core/types.ts";
 import { addSessions, deactivate, tempStore } from "./_fixture.ts";
 import { exportSession, type MessageLine, type SessionHeader } from "./export.ts";
 

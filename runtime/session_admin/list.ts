@@ -1,6 +1,6 @@
 /** Listing stored sessions, newest first, with the filters of `hermes sessions list`. */
 import type { SQLInputValue } from "node:sqlite";
-import type { Store } from "../store.ts";
+import type { Store } from "../store/store.ts";
 import { SESSION_SUMMARY_JSON, type SessionSummary } from "./records.ts";
 
 export interface ListSessionsOptions {

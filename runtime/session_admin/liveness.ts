@@ -2,9 +2,9 @@
  * Is a session in use by a live process? Deleting or archiving it under a running agent or an active
  * compaction would pull the rows from under it, so those operations refuse unless forced.
  */
-import { RunError } from "../errors.ts";
-import { isProvablyDead } from "../process_identity.ts";
-import type { Store } from "../store.ts";
+import { RunError } from "../core/errors.ts";
+import { isProvablyDead } from "../core/process_identity.ts";
+import type { Store } from "../store/store.ts";
 
 export interface BusySession {
   id: string;

@@ -1,7 +1,7 @@
 /** `hermes sessions prune`: deleting sessions idle for longer than a duration, with a dry run that matches. */
 import type { SQLInputValue } from "node:sqlite";
-import { type Hooks, noHooks } from "../hooks.ts";
-import type { Store } from "../store.ts";
+import { type Hooks, noHooks } from "../core/hooks.ts";
+import type { Store } from "../store/store.ts";
 import { type BusySession, findBusySessions } from "./liveness.ts";
 import { deleteRows } from "./remove.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { currentProcess } from "../process_identity.ts";
+import { currentProcess } from "../core/process_identity.ts";
 import { addSessions, count, recordingHooks, tempStore } from "./_fixture.ts";
 import { pruneSessions } from "./prune.ts";
 

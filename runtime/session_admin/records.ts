@@ -2,8 +2,8 @@
  * The stable JSON shapes of `hermes sessions` (list, show, export, search). Field names are part of the CLI
  * contract: add fields freely, never rename or remove one. Times are ISO 8601 strings (UTC, milliseconds).
  */
-import type { Redactor } from "../redact.ts";
-import type { MessageKind, Role, StoredMessage, ToolCall } from "../types.ts";
+import type { Redactor } from "../core/redact.ts";
+import type { MessageKind, Role, StoredMessage, ToolCall } from "../core/types.ts";
 
 export interface SessionSummary {
   id: string;

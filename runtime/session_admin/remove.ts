@@ -2,8 +2,8 @@
  * Deleting, archiving and unarchiving sessions. Each call is one `BEGIN IMMEDIATE` transaction (resolve,
  * re-check, change) and calls `on_session_delete` exactly once after the commit, only if something changed.
  */
-import { type Hooks, noHooks } from "../hooks.ts";
-import type { Store } from "../store.ts";
+import { type Hooks, noHooks } from "../core/hooks.ts";
+import type { Store } from "../store/store.ts";
 import { findBusySessions, SessionBusyError } from "./liveness.ts";
 import { resolveSessionIds } from "./resolve.ts";
 

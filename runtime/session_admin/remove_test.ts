@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { NotFoundError } from "../errors.ts";
-import { currentProcess } from "../process_identity.ts";
-import type { Store } from "../store.ts";
+import { NotFoundError } from "../core/errors.ts";
+import { currentProcess } from "../core/process_identity.ts";
+import type { Store } from "../store/store.ts";
 import { addSessions, count, recordingHooks, tempStore } from "./_fixture.ts";
 import { listSessions } from "./list.ts";
 import { SessionBusyError } from "./liveness.ts";

@@ -1,6 +1,6 @@
 /** Turning what a user typed (ids, unique prefixes, `latest`) into session ids: all of them or none. */
-import { NotFoundError } from "../errors.ts";
-import type { Store } from "../store.ts";
+import { NotFoundError } from "../core/errors.ts";
+import type { Store } from "../store/store.ts";
 
 export interface ResolveOptions {
   /** What the caller was about to do, for the error message: "delete sessions", "show session". */

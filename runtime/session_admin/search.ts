@@ -2,10 +2,10 @@
  * Full-text search over every stored message (FTS5 index `messages_fts`), including rows replaced by
  * compaction and messages of archived sessions: both are marked in the hits.
  */
-import { ValidationError } from "../errors.ts";
-import type { Redactor } from "../redact.ts";
-import type { Store } from "../store.ts";
-import type { MessageKind, Role } from "../types.ts";
+import { ValidationError } from "../core/errors.ts";
+import type { Redactor } from "../core/redact.ts";
+import type { Store } from "../store/store.ts";
+import type { MessageKind, Role } from "../core/types.ts";
 import { isoTime } from "./records.ts";
 
 export type SearchOrder = "newest" | "relevance";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { ValidationError } from "../errors.ts";
-import { createRedactor } from "../redact.ts";
+import { ValidationError } from "../core/errors.ts";
+import { createRedactor } from "../core/redact.ts";
 import { addSessions, deactivate, tempStore } from "./_fixture.ts";
 import { deleteSessions } from "./remove.ts";
 import { searchMessages } from "./search.ts";

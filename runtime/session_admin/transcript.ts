@@ -1,7 +1,7 @@
 /** A session and its messages as `sessions show --json` (and RPC `session.get`) return them. */
-import { NotFoundError } from "../errors.ts";
-import type { Redactor } from "../redact.ts";
-import type { Store } from "../store.ts";
+import { NotFoundError } from "../core/errors.ts";
+import type { Redactor } from "../core/redact.ts";
+import type { Store } from "../store/store.ts";
 import { type MessageRecord, type SessionSummary, toMessageRecord } from "./records.ts";
 import { getSessionSummary } from "./list.ts";
 

@@ -3,8 +3,8 @@
  * present; `{}` enables it with defaults. Relative paths in the config resolve against the job directory.
  */
 import { resolve } from "node:path";
-import type { ToolsConfig } from "../job_schema.ts";
-import { parseDuration, parseSize } from "../duration.ts";
+import type { ToolsConfig } from "../config/job_schema.ts";
+import { parseDuration, parseSize } from "../core/duration.ts";
 import type { Tool } from "./tool.ts";
 import { shellTool } from "./shell.ts";
 import { listDirTool, readFileTool, writeFileTool } from "./files.ts";

@@ -10,8 +10,8 @@
  */
 import { denied, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
 import { CappedBytes, readCapped } from "./_capped.ts";
-import { formatDuration } from "../duration.ts";
-import { ValidationError } from "../errors.ts";
+import { formatDuration } from "../core/duration.ts";
+import { ValidationError } from "../core/errors.ts";
 
 export interface HttpFetchOptions {
   hosts: readonly string[];

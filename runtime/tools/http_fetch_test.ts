@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { type HttpFetchOptions, httpFetchTool } from "./http_fetch.ts";
 import type { ToolContext } from "./tool.ts";
-import { ValidationError } from "../errors.ts";
+import { ValidationError } from "../core/errors.ts";
 
 const context = (signal = new AbortController().signal): ToolContext => ({
   session_id: "s",

@@ -13,7 +13,7 @@ import { resolve } from "node:path";
 import { denied, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
 import { checkShellCommand, type ShellRules } from "./shell_policy.ts";
 import { CappedBytes, readCapped } from "./_capped.ts";
-import { formatDuration } from "../duration.ts";
+import { formatDuration } from "../core/duration.ts";
 
 export interface ShellToolOptions extends ShellRules {
   /** Absolute working directory. */

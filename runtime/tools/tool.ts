@@ -1,5 +1,5 @@
 /** The tool seam: built-in tools and plugin tools both implement `Tool`. */
-import type { ToolSpec } from "../types.ts";
+import type { ToolSpec } from "../core/types.ts";
 
 export interface ToolContext {
   session_id: string;

@@ -3,8 +3,8 @@
  * session's compaction lease once, prints {"acquired": boolean}, and stays alive (holding it) until stdin closes.
  * Usage: deno run -A acquire_lease.ts DB SESSION_ID
  */
-import { currentProcess } from "../../process_identity.ts";
-import { Store } from "../../store.ts";
+import { currentProcess } from "../../core/process_identity.ts";
+import { Store } from "../../store/store.ts";
 import { acquireLease } from "../lease.ts";
 
 const [dbPath, sessionId] = Deno.args as [string, string];

@@ -7,12 +7,12 @@
  * The pauses use a TEMP trigger and a function registered on this process's connection only: the store file
  * is not changed. Usage: deno run -A compact_session.ts DB SESSION_ID MODE
  */
-import { systemClock } from "../../clock.ts";
-import { EventBus } from "../../events.ts";
-import { noHooks } from "../../hooks.ts";
-import { silentLogger } from "../../log.ts";
-import type { Provider } from "../../provider.ts";
-import { Store } from "../../store.ts";
+import { systemClock } from "../../core/clock.ts";
+import { EventBus } from "../../core/events.ts";
+import { noHooks } from "../../core/hooks.ts";
+import { silentLogger } from "../../core/log.ts";
+import type { Provider } from "../../providers/provider.ts";
+import { Store } from "../../store/store.ts";
 import { createCompactor } from "../compactor.ts";
 
 const [dbPath, sessionId, mode] = Deno.args as [string, string, "hang" | "pause-commit" | "pause-release"];

@@ -3,8 +3,8 @@
  * compaction (runtime/compaction/), recurring work (loops/) and the plugin host (plugins/).
  */
 import type { CommandSource, SlashCommand } from "./slash.ts";
-import type { Tool } from "./tools/tool.ts";
-import type { Hooks } from "./hooks.ts";
+import type { Tool } from "../tools/tool.ts";
+import type { Hooks } from "../core/hooks.ts";
 
 export interface TurnOptions {
   source: CommandSource;

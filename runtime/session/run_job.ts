@@ -2,15 +2,15 @@
  * Runs a job end to end: a live session (new or resumed) → prompt and steps → structured output →
  * the §4 result object, which is also emitted as the last event.
  */
-import { errorMessage, ExitCode, RunError, ValidationError } from "./errors.ts";
-import type { ResolvedJob } from "./job.ts";
-import { limitOf, startTimeout } from "./limits.ts";
-import { LOOP_KEY } from "../loops/loop_state.ts";
-import { HEARTBEAT_KEY } from "../loops/heartbeat_state.ts";
+import { errorMessage, ExitCode, RunError, ValidationError } from "../core/errors.ts";
+import type { ResolvedJob } from "../config/job.ts";
+import { limitOf, startTimeout } from "../agent/limits.ts";
+import { LOOP_KEY } from "../../loops/loop_state.ts";
+import { HEARTBEAT_KEY } from "../../loops/heartbeat_state.ts";
 import { openSession, type OpenSessionOptions } from "./live_session.ts";
 import { checkAgainstSchema, repairPrompt } from "./output_schema.ts";
-import type { CommandSource } from "./slash.ts";
-import type { Store } from "./store.ts";
+import type { CommandSource } from "../agent/slash.ts";
+import type { Store } from "../store/store.ts";
 
 export interface RunJobOptions extends OpenSessionOptions {
   /** Exit code for an interrupted run (130 for SIGINT, 143 for SIGTERM); `signal` interrupts. */

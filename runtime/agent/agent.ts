@@ -2,18 +2,18 @@
  * The agent loop: one live session. A user turn runs model calls and tool rounds until the model
  * answers without tools. Every message is committed as it happens; turns are serialised per session.
  */
-import type { Clock } from "./clock.ts";
-import { errorMessage, ValidationError } from "./errors.ts";
-import type { EventBus, EventInput } from "./events.ts";
-import type { Hooks } from "./hooks.ts";
+import type { Clock } from "../core/clock.ts";
+import { errorMessage, ValidationError } from "../core/errors.ts";
+import type { EventBus, EventInput } from "../core/events.ts";
+import type { Hooks } from "../core/hooks.ts";
 import type { Budget } from "./limits.ts";
-import type { Logger } from "./log.ts";
-import { type Provider, ProviderError, type RetryInfo } from "./provider.ts";
+import type { Logger } from "../core/log.ts";
+import { type Provider, ProviderError, type RetryInfo } from "../providers/provider.ts";
 import type { AgentLike, Compactor, TurnOptions, TurnResult } from "./seams.ts";
 import { parseSlash, type SlashCommand } from "./slash.ts";
-import type { AppendMessage, Store } from "./store.ts";
-import type { Tool, ToolOutcome } from "./tools/tool.ts";
-import type { Message, ToolCall } from "./types.ts";
+import type { AppendMessage, Store } from "../store/store.ts";
+import type { Tool, ToolOutcome } from "../tools/tool.ts";
+import type { Message, ToolCall } from "../core/types.ts";
 import { Transcript } from "./_transcript.ts";
 
 export interface AgentOptions {

@@ -1,21 +1,21 @@
 /**
  * The live sessions of one `hermes rpc` or `hermes acp` process: opened from a job (file or object) or from
  * config.yaml defaults, or resumed from the store on first use; kept in memory until closed. How turns of
- * one session are queued and cancelled: see hub_session.ts.
+ * one session are queued and cancelled: see served_session.ts.
  */
-import type { Clock } from "../clock.ts";
-import { ValidationError } from "../errors.ts";
-import type { EventBus } from "../events.ts";
-import { type Hooks, noHooks } from "../hooks.ts";
-import { jobFromObject, loadJob, mergeConfig, type ResolvedJob } from "../job.ts";
-import type { JobFile, UserConfig } from "../job_schema.ts";
-import { openSession, type OpenSessionOptions, storedJob } from "../live_session.ts";
-import type { Logger } from "../log.ts";
+import type { Clock } from "../core/clock.ts";
+import { ValidationError } from "../core/errors.ts";
+import type { EventBus } from "../core/events.ts";
+import { type Hooks, noHooks } from "../core/hooks.ts";
+import { jobFromObject, loadJob, mergeConfig, type ResolvedJob } from "../config/job.ts";
+import type { JobFile, UserConfig } from "../config/job_schema.ts";
+import { openSession, type OpenSessionOptions, storedJob } from "./live_session.ts";
+import type { Logger } from "../core/log.ts";
 import { findBusySessions, SessionBusyError } from "../session_admin/liveness.ts";
-import type { CommandSource } from "../slash.ts";
-import type { Store } from "../store.ts";
+import type { CommandSource } from "../agent/slash.ts";
+import type { Store } from "../store/store.ts";
 import type { Tool } from "../tools/tool.ts";
-import { HubSession } from "./hub_session.ts";
+import { ServedSession } from "./served_session.ts";
 
 export type InputValue = string | number | boolean;
 
@@ -60,8 +60,8 @@ export interface CreateSessionParams {
 
 export class SessionHub {
   readonly options: SessionHubOptions;
-  #sessions = new Map<string, HubSession>();
-  #opening = new Map<string, Promise<HubSession>>();
+  #sessions = new Map<string, ServedSession>();
+  #opening = new Map<string, Promise<ServedSession>>();
 
   constructor(options: SessionHubOptions) {
     this.options = options;
@@ -72,7 +72,7 @@ export class SessionHub {
   }
 
   /** Sessions open in this process. */
-  list(): HubSession[] {
+  list(): ServedSession[] {
     return [...this.#sessions.values()];
   }
 
@@ -92,7 +92,7 @@ export class SessionHub {
     return jobFromObject(mergeConfig({ name } as JobFile, config), cwd, { env });
   }
 
-  async create(params: CreateSessionParams): Promise<HubSession> {
+  async create(params: CreateSessionParams): Promise<ServedSession> {
     let job = this.resolveJob(params, this.options.source);
     if (params.system !== undefined && params.system.trim() !== "") {
       const system = job.spec.system ? `${job.spec.system}\n\n${params.system}` : params.system;
@@ -102,7 +102,7 @@ export class SessionHub {
   }
 
   /** A session open here, or the stored session `ref` (id, prefix, `latest`) opened now. */
-  async open(ref: string): Promise<HubSession> {
+  async open(ref: string): Promise<ServedSession> {
     const open = this.#sessions.get(ref);
     if (open) return open;
     const { store } = this.options;
@@ -121,11 +121,11 @@ export class SessionHub {
   }
 
   /** The open session `ref` names, if any (no store lookup beyond resolving the reference). */
-  find(ref: string): HubSession | undefined {
+  find(ref: string): ServedSession | undefined {
     return this.#sessions.get(ref) ?? this.#sessions.get(this.options.store.resolveSessionId(ref));
   }
 
-  async #open(job: ResolvedJob, extra: { resume?: string; model?: string }): Promise<HubSession> {
+  async #open(job: ResolvedJob, extra: { resume?: string; model?: string }): Promise<ServedSession> {
     const { store, events, clock, log, env } = this.options;
     const bound: { id?: string } = {}; // onDelta may fire only once the session id is known
     const onDelta = this.options.onDelta;
@@ -145,7 +145,7 @@ export class SessionHub {
     if (this.options.wrapTools) options.wrapTools = this.options.wrapTools;
     const live = await openSession(options);
     bound.id = live.id;
-    const session = new HubSession(live, lifetime, {
+    const session = new ServedSession(live, lifetime, {
       store,
       events,
       clock,

@@ -3,11 +3,11 @@
  * inputs and `{{ inputs.x }}` / `{{ env.X }}` substitution. Every error names file:line:col and exits 2.
  */
 import { LineCounter, parseDocument } from "yaml";
-import { ValidationError } from "./errors.ts";
+import { ValidationError } from "../core/errors.ts";
 import { JobFile, UserConfig } from "./job_schema.ts";
 import { describeIssue, offsetOf, position } from "./_yaml_positions.ts";
 import type { z } from "zod";
-import { entryRelativeTo } from "../plugins/permissions.ts";
+import { entryRelativeTo } from "./plugin_entry.ts";
 
 export type InputValue = string | number | boolean;
 

@@ -2,8 +2,8 @@
  * The active transcript of one session as the agent sees it: cached in memory and re-read only when
  * another writer (compaction, another process) changed it, so a turn does not re-read the whole session.
  */
-import type { AppendMessage, Store } from "./store.ts";
-import type { Message, StoredMessage } from "./types.ts";
+import type { AppendMessage, Store } from "../store/store.ts";
+import type { Message, StoredMessage } from "../core/types.ts";
 
 const INTERRUPTED_TOOL_RESULT = "error: the tool call did not complete (the run was interrupted)";
 

@@ -1,11 +1,11 @@
 /** The collaborators a long-lived stdio server (`hermes rpc`, `hermes acp`) is built from. */
-import type { Clock } from "./clock.ts";
-import type { EventBus } from "./events.ts";
-import type { Hooks } from "./hooks.ts";
-import type { UserConfig } from "./job_schema.ts";
-import type { Logger } from "./log.ts";
-import type { Redactor } from "./redact.ts";
-import type { Store } from "./store.ts";
+import type { Clock } from "../core/clock.ts";
+import type { EventBus } from "../core/events.ts";
+import type { Hooks } from "../core/hooks.ts";
+import type { UserConfig } from "../config/job_schema.ts";
+import type { Logger } from "../core/log.ts";
+import type { Redactor } from "../core/redact.ts";
+import type { Store } from "../store/store.ts";
 
 export interface ServerContext {
   store: Store;

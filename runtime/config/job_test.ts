@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ValidationError } from "./errors.ts";
+import { ValidationError } from "../core/errors.ts";
 import { loadJob, parseInputFlags } from "./job.ts";
 
 async function jobFile(yaml: string): Promise<string> {

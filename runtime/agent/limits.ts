@@ -1,6 +1,6 @@
 /** Run limits (DESIGN §3 `limits`): counted across a whole run, checked before each model call. */
-import { parseDuration } from "./duration.ts";
-import { RunError } from "./errors.ts";
+import { parseDuration } from "../core/duration.ts";
+import { RunError } from "../core/errors.ts";
 
 export type LimitReason = "max_turns" | "timeout" | "max_tokens";
 

@@ -1,6 +1,6 @@
 /** The model-provider seam. Implementations: providers/openai.ts (HTTP), providers/scripted.ts (canned). */
-import { RunError } from "./errors.ts";
-import type { Message, ToolSpec, Usage } from "./types.ts";
+import { RunError } from "../core/errors.ts";
+import type { Message, ToolSpec, Usage } from "../core/types.ts";
 
 export interface ModelRequest {
   model: string;

@@ -1,4 +1,4 @@
-import { clockContract } from "../tests/clock_contract.ts";
+import { clockContract } from "../../tests/clock_contract.ts";
 import { ManualClock, systemClock } from "./clock.ts";
 
 clockContract(

@@ -3,15 +3,15 @@
  * per-turn cancel signal, and reports it as the §4 result object (the same fields `hermes run --output
  * json` prints), so scripts read `status`, `final` and `usage` the same way everywhere.
  */
-import type { Clock } from "../clock.ts";
-import { errorMessage, ExitCode, RunError, ValidationError } from "../errors.ts";
-import type { EventBus } from "../events.ts";
-import { limitOf, type LimitReason, startTimeout } from "../limits.ts";
-import type { LiveSession } from "../live_session.ts";
-import type { Logger } from "../log.ts";
-import type { RunResult } from "../run_job.ts";
-import type { CommandSource } from "../slash.ts";
-import type { Store } from "../store.ts";
+import type { Clock } from "../core/clock.ts";
+import { errorMessage, ExitCode, RunError, ValidationError } from "../core/errors.ts";
+import type { EventBus } from "../core/events.ts";
+import { limitOf, type LimitReason, startTimeout } from "../agent/limits.ts";
+import type { LiveSession } from "./live_session.ts";
+import type { Logger } from "../core/log.ts";
+import type { RunResult } from "./run_job.ts";
+import type { CommandSource } from "../agent/slash.ts";
+import type { Store } from "../store/store.ts";
 
 export interface TurnOutcome {
   result: RunResult;

@@ -2,27 +2,27 @@
  * Opens a live session for a job: the provider, tools, hooks and the Agent, over a new or stored
  * session row. Shared by `hermes run`, the JSON-RPC/ACP servers and the daemon.
  */
-import { Agent } from "./agent.ts";
-import type { Clock } from "./clock.ts";
-import type { EventBus } from "./events.ts";
-import { type Hooks, noHooks } from "./hooks.ts";
-import type { ResolvedJob } from "./job.ts";
-import type { JobFile } from "./job_schema.ts";
-import { ValidationError } from "./errors.ts";
-import { createCompactor } from "./compaction/mod.ts";
-import { createRecurring } from "../loops/recurring.ts";
-import type { Compactor, Recurring } from "./seams.ts";
-import { Budget } from "./limits.ts";
-import type { Logger } from "./log.ts";
-import { createProvider, type ResolvedModel, resolveModel } from "./model.ts";
+import { Agent } from "../agent/agent.ts";
+import type { Clock } from "../core/clock.ts";
+import type { EventBus } from "../core/events.ts";
+import { type Hooks, noHooks } from "../core/hooks.ts";
+import type { ResolvedJob } from "../config/job.ts";
+import type { JobFile } from "../config/job_schema.ts";
+import { ValidationError } from "../core/errors.ts";
+import { createCompactor } from "../compaction/mod.ts";
+import { createRecurring } from "../../loops/recurring.ts";
+import type { Compactor, Recurring } from "../agent/seams.ts";
+import { Budget } from "../agent/limits.ts";
+import type { Logger } from "../core/log.ts";
+import { createProvider, type ResolvedModel, resolveModel } from "../providers/model.ts";
 import { schemaInstruction } from "./output_schema.ts";
-import { currentProcess } from "./process_identity.ts";
-import type { Provider } from "./provider.ts";
-import { newSessionId, type Store } from "./store.ts";
-import { type PluginInfo, startPlugins } from "../plugins/host.ts";
-import { builtinTools } from "./tools/builtin.ts";
-import type { Tool } from "./tools/tool.ts";
-import type { SessionRow, SessionStatus } from "./types.ts";
+import { currentProcess } from "../core/process_identity.ts";
+import type { Provider } from "../providers/provider.ts";
+import { newSessionId, type Store } from "../store/store.ts";
+import { type PluginInfo, startPlugins } from "../../plugins/host.ts";
+import { builtinTools } from "../tools/builtin.ts";
+import type { Tool } from "../tools/tool.ts";
+import type { SessionRow, SessionStatus } from "../core/types.ts";
 
 export interface OpenSessionOptions {
   job: ResolvedJob;

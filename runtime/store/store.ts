@@ -4,10 +4,10 @@
  */
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { migrations } from "./_migrations.ts";
-import type { Clock } from "./clock.ts";
-import { systemClock } from "./clock.ts";
-import { NotFoundError } from "./errors.ts";
-import type { Message, MessageKind, SessionRow, SessionStatus, StoredMessage } from "./types.ts";
+import type { Clock } from "../core/clock.ts";
+import { systemClock } from "../core/clock.ts";
+import { NotFoundError } from "../core/errors.ts";
+import type { Message, MessageKind, SessionRow, SessionStatus, StoredMessage } from "../core/types.ts";
 import { exists, newSessionId, type Row, stripUndefined, toMessage, toSession } from "./_store_rows.ts";
 
 export { newSessionId, toMessage };

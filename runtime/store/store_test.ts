@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { storeContract } from "../tests/store_contract.ts";
+import { storeContract } from "../../tests/store_contract.ts";
 import { Store } from "./store.ts";
 
 storeContract("Store(file)", async () => Store.open(`${await Deno.makeTempDir()}/state.db`));

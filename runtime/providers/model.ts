@@ -1,8 +1,8 @@
 /** Which model a run talks to: flag > job > config.yaml > environment > default (DESIGN §4). */
-import type { Clock } from "./clock.ts";
-import { parseDuration } from "./duration.ts";
-import { ValidationError } from "./errors.ts";
-import type { ModelConfig } from "./job_schema.ts";
+import type { Clock } from "../core/clock.ts";
+import { parseDuration } from "../core/duration.ts";
+import { ValidationError } from "../core/errors.ts";
+import type { ModelConfig } from "../config/job_schema.ts";
 import type { Provider } from "./provider.ts";
 
 export const DEFAULT_CONTEXT_WINDOW = 128_000;
@@ -59,7 +59,7 @@ export async function createProvider(
   options: { env: Record<string, string>; clock: Clock },
 ): Promise<Provider> {
   if (model.provider === "scripted") {
-    const { createScriptedProvider, loadScript } = await import("./providers/scripted.ts");
+    const { createScriptedProvider, loadScript } = await import("./scripted.ts");
     return createScriptedProvider(loadScript(model.script!), { clock: options.clock });
   }
   const apiKey = options.env[model.api_key_env];
@@ -68,7 +68,7 @@ export async function createProvider(
       `Cannot call OpenAI: ${model.api_key_env} is not set (set it, or model.base_url for a local server)`,
     );
   }
-  const { createOpenAIProvider } = await import("./providers/openai.ts");
+  const { createOpenAIProvider } = await import("./openai.ts");
   return createOpenAIProvider({
     model: model.name,
     apiKey: apiKey || "not-needed",

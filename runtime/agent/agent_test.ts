@@ -1,15 +1,15 @@
 import assert from "node:assert/strict";
 import { Agent } from "./agent.ts";
-import { systemClock } from "./clock.ts";
-import { EventBus } from "./events.ts";
-import { type Hooks, noHooks } from "./hooks.ts";
+import { systemClock } from "../core/clock.ts";
+import { EventBus } from "../core/events.ts";
+import { type Hooks, noHooks } from "../core/hooks.ts";
 import { Budget } from "./limits.ts";
-import { silentLogger } from "./log.ts";
-import type { ModelRequest, Provider } from "./provider.ts";
-import type { ScriptEntry } from "./providers/script.ts";
-import { createScriptedProvider } from "./providers/scripted.ts";
-import { Store } from "./store.ts";
-import type { Tool } from "./tools/tool.ts";
+import { silentLogger } from "../core/log.ts";
+import type { ModelRequest, Provider } from "../providers/provider.ts";
+import type { ScriptEntry } from "../providers/script.ts";
+import { createScriptedProvider } from "../providers/scripted.ts";
+import { Store } from "../store/store.ts";
+import type { Tool } from "../tools/tool.ts";
 
 /** The scripted provider, recording every request it answers. */
 function recording(script: ScriptEntry[]): { provider: Provider; requests: ModelRequest[] } {

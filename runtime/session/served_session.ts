@@ -7,24 +7,24 @@
  * and every queued one. An active `/loop` or `/heartbeat` is driven in the background while the session is
  * open, so its events keep flowing.
  */
-import type { LiveSession } from "../live_session.ts";
-import type { SessionStatus } from "../types.ts";
+import type { LiveSession } from "./live_session.ts";
+import type { SessionStatus } from "../core/types.ts";
 import { runTurn, type TurnOptions, type TurnOutcome } from "./turn.ts";
 
 /** What a session's turns need from the process: store, events, clock, log and the command source. */
-export type HubSessionContext = Omit<TurnOptions, "cancel" | "interrupt">;
+export type ServedSessionContext = Omit<TurnOptions, "cancel" | "interrupt">;
 
-export class HubSession {
+export class ServedSession {
   readonly live: LiveSession;
   /** Aborted when the session is closed: stops its turns and its loop driver. */
   readonly lifetime: AbortController;
-  #context: HubSessionContext;
+  #context: ServedSessionContext;
   #cancels = new Set<AbortController>();
   #queue: Promise<unknown> = Promise.resolve();
   #driving: Promise<void> | null = null;
   #last: { status: SessionStatus; reason: string } | undefined;
 
-  constructor(live: LiveSession, lifetime: AbortController, context: HubSessionContext) {
+  constructor(live: LiveSession, lifetime: AbortController, context: ServedSessionContext) {
     this.live = live;
     this.lifetime = lifetime;
     this.#context = context;

@@ -1,6 +1,6 @@
 /** Row mapping for the store: SQLite rows ⇄ SessionRow / StoredMessage, and session ids. */
 import type { SQLInputValue } from "node:sqlite";
-import type { MessageKind, SessionRow, SessionStatus, StoredMessage } from "./types.ts";
+import type { MessageKind, SessionRow, SessionStatus, StoredMessage } from "../core/types.ts";
 
 export type Row = Record<string, SQLInputValue>;
 

@@ -1,0 +1,27 @@
+/**
+ * The layering of DESIGN §2, enforced: every production import points down a layer (or stays in its folder),
+ * and no two folders import each other. A failure names the offending import.
+ */
+import assert from "node:assert/strict";
+import { checkLayers, productionImports } from "./_layers.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+
+Deno.test("layers: no production import points up a layer or closes a cycle between folders", async () => {
+  const imports = await productionImports(ROOT);
+  assert.ok(imports.length > 100, `expected the program's imports, found ${imports.length}`);
+  assert.deepEqual(checkLayers(imports), []);
+});
+
+Deno.test("layers: an upward import and a cycle are reported with the importing file", () => {
+  const problems = checkLayers([
+    { from: "runtime/store/store.ts", to: "commands/run.ts", line: 3 },
+    { from: "loops/daemon.ts", to: "plugins/host.ts", line: 7 },
+    { from: "plugins/host.ts", to: "loops/recurring.ts", line: 9 },
+    { from: "runtime/session/run_job.ts", to: "runtime/core/errors.ts", line: 1 },
+  ]);
+  assert.deepEqual(problems, [
+    "runtime/store/store.ts:3 imports commands/run.ts: store (layer 1) may not import commands (layer 7)",
+    "loops/daemon.ts:7 imports plugins/host.ts: loops and plugins import each other (cycle between folders)",
+  ]);
+});
