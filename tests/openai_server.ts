@@ -5,7 +5,7 @@
  * Run as a script to serve a reply file: `deno run -A tests/openai_server.ts replies.yaml` prints the base URL.
  */
 import { parseDuration } from "../runtime/core/duration.ts";
-import type { ScriptEntry } from "../runtime/providers/script.ts";
+import type { ScriptEntry, WireQuirks } from "../runtime/providers/script.ts";
 
 /** The parts of a chat completion request body the server reads; everything sent is kept in `requests`. */
 export interface ChatRequestBody {
@@ -124,9 +124,19 @@ export async function startOpenAIServer(
         headers,
       );
     }
+    const wire = entry.wire ?? {};
+    if (wire.error_body) {
+      const payload = { error: wire.error_body };
+      if (!body.stream) return Response.json(payload);
+      return new Response(`data: ${JSON.stringify(payload)}\n\n`, {
+        headers: { "content-type": "text/event-stream" },
+      });
+    }
     const reply = buildReply(entry, body, completions);
     const id = `chatcmpl-${completions}`;
-    if (body.stream) return streamResponse(reply, { id, model: body.model ?? model, chunkChars, body });
+    if (body.stream) {
+      return streamResponse(reply, { id, model: body.model ?? model, chunkChars, body, wire });
+    }
     return Response.json({
       id,
       object: "chat.completion",
@@ -141,13 +151,13 @@ export async function startOpenAIServer(
             ? {
               tool_calls: reply.toolCalls.map((c) => ({
                 id: c.id,
-                type: "function",
+                ...(wire.untyped_tool_calls ? {} : { type: "function" }),
                 function: { name: c.name, arguments: c.arguments },
               })),
             }
             : {}),
         },
-        finish_reason: finishReason(reply),
+        finish_reason: finishReason(reply, wire),
         logprobs: null,
       }],
       usage: reply.usage,
@@ -197,15 +207,17 @@ function buildReply(entry: ScriptEntry, body: ChatRequestBody, completion: numbe
   };
 }
 
-function finishReason(reply: Reply): string {
+function finishReason(reply: Reply, wire: WireQuirks): string | null {
+  if (wire.finish_reason !== undefined) return wire.finish_reason;
   return reply.toolCalls.length ? "tool_calls" : "stop";
 }
 
 /** Sends the reply as OpenAI does: role first, content in pieces, tool calls as index-based deltas. */
 function streamResponse(
   reply: Reply,
-  options: { id: string; model: string; chunkChars: number; body: ChatRequestBody },
+  options: { id: string; model: string; chunkChars: number; body: ChatRequestBody; wire: WireQuirks },
 ): Response {
+  const { wire } = options;
   const created = Math.floor(Date.now() / 1000);
   const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({
     id: options.id,
@@ -227,16 +239,23 @@ function streamResponse(
   }
   reply.toolCalls.forEach((call, index) => {
     chunks.push(chunk([delta({
-      tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }],
+      tool_calls: [{
+        index,
+        id: call.id,
+        ...(wire.untyped_tool_calls ? {} : { type: "function" }),
+        function: { name: call.name, arguments: "" },
+      }],
     })]));
     for (const piece of split(call.arguments, options.chunkChars)) {
       chunks.push(chunk([delta({ tool_calls: [{ index, function: { arguments: piece } }] })]));
     }
   });
-  chunks.push(chunk([delta({}, finishReason(reply))]));
+  const finish = finishReason(reply, wire);
+  if (finish !== null) chunks.push(chunk([delta({}, finish)]));
   if (options.body.stream_options?.include_usage) chunks.push(chunk([], { usage: reply.usage }));
   const encoder = new TextEncoder();
-  const lines = [...chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`), "data: [DONE]\n\n"];
+  const lines = chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`);
+  if (!wire.no_done) lines.push("data: [DONE]\n\n");
   // One enqueue per chunk so the client really receives several network reads.
   const stream = new ReadableStream<Uint8Array>({
     pull(controller) {

@@ -70,6 +70,47 @@ class AttemptTimeout extends Error {
   }
 }
 
+/**
+ * Set by {@linkcode watchingFetch} when a streamed body carried the `data: [DONE]` sentinel. The SDK ends its
+ * iteration the same way on `[DONE]` and on a connection closed early; only the sentinel says the answer is
+ * whole when a server (llama.cpp, some proxies) sends no `finish_reason`.
+ */
+interface StreamWatch {
+  done: boolean;
+}
+
+/** The RequestInit field that carries an attempt's StreamWatch to the fetch wrapper (never sent). */
+const STREAM_WATCH = "hermesStreamWatch";
+const DONE_LINE = /(^|\n)data: ?\[DONE\]/;
+
+/** Wraps fetch so that a request carrying a StreamWatch records whether its body held `data: [DONE]`. */
+function watchingFetch(inner: typeof fetch): typeof fetch {
+  return async (input, init) => {
+    const watch = (init as Record<string, unknown> | undefined)?.[STREAM_WATCH] as StreamWatch | undefined;
+    const response = await inner(input, init);
+    if (!watch || !response.body) return response;
+    const decoder = new TextDecoder();
+    let tail = "\n";
+    const body = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          controller.enqueue(chunk);
+          if (watch.done) return;
+          // The sentinel may be split across reads: keep a short tail of the text seen so far.
+          const text = tail + decoder.decode(chunk, { stream: true });
+          if (DONE_LINE.test(text)) watch.done = true;
+          tail = text.slice(-16);
+        },
+      }),
+    );
+    return new Response(body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  };
+}
+
 class IncompleteStream extends Error {
   constructor() {
     super("the stream ended before a finish_reason");
@@ -96,7 +137,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
     maxRetries: 0,
     // Our clock-driven timer is the real timeout; the SDK's (10 min by default) must never fire first.
     timeout: Math.max(timeoutMs + 1_000, 600_000),
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    fetch: watchingFetch(options.fetch ?? globalThis.fetch),
   });
 
   const attempt = async (
@@ -124,9 +165,15 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
         const completion = await client.chat.completions.create(body, { signal: controller.signal });
         return fromCompletion(completion);
       }
+      const watch: StreamWatch = { done: false };
       const chunks = await client.chat.completions.create(
         { ...body, stream: true, stream_options: { include_usage: true } },
-        { signal: controller.signal },
+        {
+          signal: controller.signal,
+          fetchOptions: { [STREAM_WATCH]: watch } as unknown as NonNullable<
+            OpenAI.RequestOptions["fetchOptions"]
+          >,
+        },
       );
       const accumulator = new StreamAccumulator();
       for await (const chunk of chunks) {
@@ -136,7 +183,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
       }
       // The SDK ends iteration quietly when the request is aborted; surface why.
       controller.signal.throwIfAborted();
-      return accumulator.result();
+      return accumulator.result({ sawDone: watch.done });
     } catch (error) {
       throw controller.signal.aborted ? controller.signal.reason : error;
     } finally {
@@ -231,16 +278,17 @@ function toChatMessage(message: Message): OpenAI.Chat.ChatCompletionMessageParam
 }
 
 function fromCompletion(completion: OpenAI.Chat.ChatCompletion): ModelResponse {
+  // Some servers answer HTTP 200 with an error object instead of a completion.
+  const carried = (completion as { error?: unknown }).error;
+  if (carried) throw new OpenAI.APIError(undefined, carried as object, undefined, undefined);
   const choice = completion.choices?.[0];
   if (!choice) throw new Error("the response has no choices");
   const toolCalls: ToolCall[] = [];
   for (const call of choice.message.tool_calls ?? []) {
-    if (call.type === "function") {
-      toolCalls.push({
-        id: call.id || newCallId(),
-        name: call.function.name,
-        arguments: call.function.arguments,
-      });
+    // A call with a `function` part is a function call, whether or not the server also sent `type`.
+    const fn = (call as { function?: { name?: string; arguments?: string } }).function;
+    if (fn?.name) {
+      toolCalls.push({ id: call.id || newCallId(), name: fn.name, arguments: fn.arguments ?? "" });
     }
   }
   return response(choice.message.content ?? "", toolCalls, usageOf(completion.usage), choice.finish_reason);
@@ -270,8 +318,9 @@ class StreamAccumulator {
     return text;
   }
 
-  result(): ModelResponse {
-    if (this.#finish === null) throw new IncompleteStream();
+  /** `sawDone`: the stream carried `data: [DONE]`, which makes it whole even without a finish_reason. */
+  result(options: { sawDone: boolean }): ModelResponse {
+    if (this.#finish === null && !options.sawDone) throw new IncompleteStream();
     const calls = this.#calls.filter((c) => c !== undefined).map((c) => ({ ...c, id: c.id || newCallId() }));
     return response(this.#content, calls, this.#usage, this.#finish);
   }
@@ -322,14 +371,21 @@ function judge(error: unknown, context: { redact: Redactor; now: number }): Fail
     };
   }
   if (error instanceof OpenAI.APIError) {
-    const status = typeof error.status === "number" ? error.status : null;
     const body = error.error as { message?: unknown } | undefined;
+    // An error object inside an HTTP-200 body or stream has no HTTP status: judge it by the one it carries.
+    const carried = typeof error.status === "number" ? null : carriedStatus(body);
+    const status = typeof error.status === "number" ? error.status : carried;
     const message = typeof body?.message === "string" ? body.message : "";
     const contextOverflow = (status === null || status === 400 || status === 413) &&
       (error.code === "context_length_exceeded" || CONTEXT_OVERFLOW_TEXT.test(message));
+    const httpText = status === null
+      ? ""
+      : `HTTP ${status}${STATUS_TEXT[status] ? ` ${STATUS_TEXT[status]}` : ""}`;
     const head = status === null
       ? "error in stream"
-      : `HTTP ${status}${STATUS_TEXT[status] ? ` ${STATUS_TEXT[status]}` : ""}`;
+      : carried === null
+      ? httpText
+      : `error in a 200 response, carrying ${httpText}`;
     const retryAfterMs = status === null ? undefined : retryAfter(error.headers, context.now);
     return {
       status,
@@ -343,6 +399,32 @@ function judge(error: unknown, context: { redact: Redactor; now: number }): Fail
   const retryable = error instanceof TypeError || error instanceof IncompleteStream;
   const detail = error instanceof Error ? error.message : String(error);
   return { status: null, detail: oneLine(detail), retryable, contextOverflow: false };
+}
+
+const ERROR_TYPE_STATUS: readonly [RegExp, number][] = [
+  [/rate.?limit|too.?many|quota/i, 429],
+  [/overload|unavailable|capacity/i, 503],
+  [/timeout/i, 504],
+  [/server|internal|upstream|api_error/i, 500],
+  [/context|too.?long|invalid.?request|bad.?request/i, 400],
+  [/auth|api.?key/i, 401],
+];
+
+/**
+ * The HTTP status an in-band error object stands for: a numeric `code` or `status` (LiteLLM, vLLM, Ollama
+ * send `{"error": {"code": 429, …}}`), else its `type` or `code` text (`rate_limit_error`, `server_error`,
+ * `overloaded_error`); null when it names none.
+ */
+function carriedStatus(body: unknown): number | null {
+  if (!body || typeof body !== "object") return null;
+  const fields = body as Record<string, unknown>;
+  for (const value of [fields.status, fields.code, fields.status_code]) {
+    const n = typeof value === "number" ? value : typeof value === "string" ? Number(value) : NaN;
+    if (Number.isInteger(n) && n >= 400 && n <= 599) return n;
+  }
+  const text = [fields.type, fields.code].filter((v) => typeof v === "string").join(" ");
+  const mapped = ERROR_TYPE_STATUS.find(([pattern]) => pattern.test(text));
+  return mapped ? mapped[1] : null;
 }
 
 /** Reads `retry-after-ms`, or `retry-after` as seconds or an HTTP date; capped at 60 s. */
