@@ -10,133 +10,208 @@ const Size = z.union([
 const Name = z.string().regex(/^[a-z0-9._-]+$/, "expected lower-case letters, digits, '.', '_' or '-'");
 
 export const ModelConfig = z.strictObject({
-  provider: z.enum(["openai", "scripted"]).optional(),
-  name: z.string().min(1).optional(),
-  base_url: z.url().optional(),
-  api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
-  context_window: z.number().int().positive().optional(),
-  max_output_tokens: z.number().int().positive().optional(),
-  temperature: z.number().min(0).max(2).optional(),
-  script: z.string().min(1).optional(),
-  stream: z.boolean().optional(),
-  request_timeout: Duration.optional(),
-  max_retries: z.number().int().min(0).max(10).optional(),
+  provider: z.enum(["openai", "scripted"]).describe(
+    "openai: any OpenAI-compatible Chat Completions endpoint; scripted: canned replies from model.script (offline runs, tests)",
+  ).optional(),
+  name: z.string().min(1).describe(
+    "Model name sent to the provider (required for openai; --model overrides it)",
+  ).optional(),
+  base_url: z.url().describe(
+    "Endpoint base URL, e.g. https://openrouter.ai/api/v1 (default: $OPENAI_BASE_URL, else OpenAI)",
+  ).optional(),
+  api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).describe(
+    "Name of the environment variable holding the API key (default OPENAI_API_KEY)",
+  ).optional(),
+  context_window: z.number().int().positive().describe(
+    "The model's context window in tokens; compaction keeps requests under it",
+  ).optional(),
+  max_output_tokens: z.number().int().positive().describe(
+    "Most tokens one model reply may have (sent as max_tokens)",
+  ).optional(),
+  temperature: z.number().min(0).max(2).describe("Sampling temperature, 0 to 2").optional(),
+  script: z.string().min(1).describe(
+    "provider: scripted: the replies file (YAML or JSON), relative to the job file",
+  ).optional(),
+  stream: z.boolean().describe("Stream replies (default true); the idle timeout then measures inactivity")
+    .optional(),
+  request_timeout: Duration.describe(
+    "Per attempt: until the reply starts, then between streamed chunks (default 120s)",
+  ).optional(),
+  max_retries: z.number().int().min(0).max(10).describe(
+    "Retries on 408, 429, 5xx and connection errors (default 3)",
+  ).optional(),
 });
 
 const PathList = z.array(z.string().min(1));
 export const ToolsConfig = z.strictObject({
   shell: z.strictObject({
-    allow: z.array(z.string().min(1)).optional(),
-    deny: z.array(z.string().min(1)).optional(),
-    cwd: z.string().optional(),
-    timeout: Duration.optional(),
-    max_output: Size.optional(),
-  }).optional(),
-  read_file: z.strictObject({ paths: PathList.optional(), max_bytes: Size.optional() }).optional(),
-  write_file: z.strictObject({ paths: PathList.optional(), max_bytes: Size.optional() }).optional(),
+    allow: z.array(z.string().min(1)).describe(
+      'Command patterns the model may run, e.g. "git *"; every simple command of a line must match',
+    ).optional(),
+    deny: z.array(z.string().min(1)).describe('Command patterns refused even when allowed, e.g. "git push *"')
+      .optional(),
+    cwd: z.string().describe(
+      "Working directory of commands, relative to the job file (default its directory)",
+    ).optional(),
+    timeout: Duration.describe(
+      "Per command; the command and everything it started are killed then (default 60s)",
+    ).optional(),
+    max_output: Size.describe("Output kept per command, head and tail (default 64KiB)").optional(),
+  }).describe("Run shell commands matching allow and not deny").optional(),
+  read_file: z.strictObject({
+    paths: PathList.describe("Roots that may be read, relative to the job file (default: the job directory)")
+      .optional(),
+    max_bytes: Size.describe("Largest file returned (default 256KiB)").optional(),
+  }).describe("Read a text file inside the allowed roots").optional(),
+  write_file: z.strictObject({
+    paths: PathList.describe("Roots that may be written, relative to the job file").optional(),
+    max_bytes: Size.describe("Largest content written (default 1MiB)").optional(),
+  }).describe("Write a text file inside the allowed roots").optional(),
   list_dir: z.strictObject({
-    paths: PathList.optional(),
-    max_entries: z.number().int().positive().optional(),
-  })
-    .optional(),
+    paths: PathList.describe(
+      "Roots that may be listed, relative to the job file (default: the job directory)",
+    ).optional(),
+    max_entries: z.number().int().positive().describe("Most entries returned per call (default 1000)")
+      .optional(),
+  }).describe("List a directory inside the allowed roots").optional(),
   http_fetch: z.strictObject({
-    hosts: z.array(z.string().min(1)).optional(),
-    timeout: Duration.optional(),
-    max_output: Size.optional(),
-  }).optional(),
+    hosts: z.array(z.string().min(1)).describe("Hosts (host or host:port) that may be fetched").optional(),
+    timeout: Duration.describe("Per request (default 30s)").optional(),
+    max_output: Size.describe("Body kept per response (default 256KiB)").optional(),
+  }).describe("HTTP GET of URLs on the allowed hosts").optional(),
 });
 
 const Grant = z.union([z.boolean(), z.array(z.string())]);
+const grant = (what: string) => Grant.describe(`${what}: false (default), true (any) or a list`).optional();
 export const PluginEntry = z.strictObject({
-  path: z.string().min(1),
+  path: z.string().min(1).describe("A plugin directory (plugin.json + module) or a single module file"),
   permissions: z.strictObject({
-    read: Grant.optional(),
-    write: Grant.optional(),
-    net: Grant.optional(),
-    env: Grant.optional(),
-    run: Grant.optional(),
-    ffi: Grant.optional(),
-    sys: Grant.optional(),
-  }).optional(),
-  config: z.record(z.string(), z.unknown()).optional(),
-  hook_timeout: Duration.optional(),
-  max_memory: Size.optional(),
-  isolation: z.enum(["subprocess", "worker"]).optional(),
+    read: grant("Paths the plugin may read beyond its own directory"),
+    write: grant("Paths the plugin may write"),
+    net: grant("Hosts (host[:port]) the plugin may reach"),
+    env: grant("Environment variables the plugin may read"),
+    run: grant("Programs the plugin may run"),
+    ffi: grant("Libraries the plugin may load"),
+    sys: grant("System information APIs the plugin may use"),
+  }).describe("What the plugin is granted; it is not loaded if plugin.json asks for more").optional(),
+  config: z.record(z.string(), z.unknown()).describe("Free-form settings the plugin reads as ctx.config")
+    .optional(),
+  hook_timeout: Duration.describe(
+    "Bound on every hook call (default 30s); a plugin that times out is stopped",
+  ).optional(),
+  max_memory: Size.describe("Memory cap of the plugin process (default 256MB)").optional(),
+  isolation: z.enum(["subprocess", "worker"]).describe(
+    "subprocess (default, a sandbox) or worker (trusted plugins only: a soft boundary)",
+  ).optional(),
 });
 
 export const InputSpec = z.strictObject({
-  type: z.enum(["string", "number", "boolean"]).optional(),
-  required: z.boolean().optional(),
-  default: z.union([z.string(), z.number(), z.boolean()]).optional(),
-  description: z.string().optional(),
+  type: z.enum(["string", "number", "boolean"]).describe(
+    "Type of the value given with --input (default string)",
+  ).optional(),
+  required: z.boolean().describe("The run is refused (exit 2) without this input").optional(),
+  default: z.union([z.string(), z.number(), z.boolean()]).describe("Value when --input does not give one")
+    .optional(),
+  description: z.string().describe("What the input is for").optional(),
 });
 
 export const LimitsConfig = z.strictObject({
-  max_turns: z.number().int().positive().optional(),
-  timeout: Duration.optional(),
-  max_tokens: z.number().int().positive().optional(),
+  max_turns: z.number().int().positive().describe("Most model calls per prompt (exit 3 when reached)")
+    .optional(),
+  timeout: Duration.describe("Wall time per prompt (exit 3 when reached)").optional(),
+  max_tokens: z.number().int().positive().describe(
+    "Most prompt + completion tokens per prompt (exit 3 when reached)",
+  ).optional(),
 });
 
 export const CompactionConfig = z.strictObject({
-  enabled: z.boolean().optional(),
-  threshold: z.number().gt(0).max(1).optional(),
-  protect_first: z.number().int().min(0).optional(),
-  protect_last: z.number().int().min(1).optional(),
-  summary_model: z.string().min(1).optional(),
-  prune_tool_results: z.boolean().optional(),
-  summary_timeout: Duration.optional(),
+  enabled: z.boolean().describe("Compact long sessions automatically (default true)").optional(),
+  threshold: z.number().gt(0).max(1).describe(
+    "Compact when the estimated prompt exceeds this share of context_window (default 0.75)",
+  ).optional(),
+  protect_first: z.number().int().min(0).describe("Leading messages always kept verbatim (default 3)")
+    .optional(),
+  protect_last: z.number().int().min(1).describe("Trailing messages always kept verbatim (default 20)")
+    .optional(),
+  summary_model: z.string().min(1).describe("Model that writes summaries (default: the session's model)")
+    .optional(),
+  prune_tool_results: z.boolean().describe(
+    "Replace old tool results by placeholders before summarising (default true)",
+  ).optional(),
+  summary_timeout: Duration.describe("Bound on one summary call").optional(),
 });
 
 export const LoopsConfig = z.strictObject({
-  min_interval: Duration.optional(),
-  max_ticks: z.number().int().positive().optional(),
-  self_paced_floor: Duration.optional(),
-  self_paced_ceiling: Duration.optional(),
+  min_interval: Duration.describe("Shortest /loop interval; shorter ones are raised to it (default 30s)")
+    .optional(),
+  max_ticks: z.number().int().positive().describe("A loop pauses after this many ticks (default 100)")
+    .optional(),
+  self_paced_floor: Duration.describe("First delay of a loop without an interval (default 60s)").optional(),
+  self_paced_ceiling: Duration.describe("Longest delay of a self-paced loop (default 15m)").optional(),
 });
 
-export const HeartbeatConfig = z.strictObject({ min_interval: Duration.optional() });
+export const HeartbeatConfig = z.strictObject({
+  min_interval: Duration.describe("Shortest /heartbeat interval; shorter ones are refused (default 60s)")
+    .optional(),
+});
 
 export const ScheduleConfig = z.strictObject({
-  cron: z.string().min(1),
-  timezone: z.string().min(1).optional(),
-  catch_up: z.enum(["one", "none"]).optional(),
+  cron: z.string().min(1).describe('5-field cron expression (6 fields: with seconds), e.g. "0 9 * * 1-5"'),
+  timezone: z.string().min(1).describe(
+    "IANA time zone of the cron expression, e.g. Europe/Paris (default: the machine's local time)",
+  ).optional(),
+  catch_up: z.enum(["one", "none"]).describe("After downtime: run one missed slot (one, default) or none")
+    .optional(),
 });
 
 export const OutputConfig = z.strictObject({
-  format: z.enum(["text", "json", "stream-json"]).optional(),
-  file: z.string().min(1).optional(),
-  schema: z.record(z.string(), z.unknown()).optional(),
+  format: z.enum(["text", "json", "stream-json"]).describe(
+    "stdout: the final text, one JSON result, or NDJSON events (--output wins)",
+  ).optional(),
+  file: z.string().min(1).describe("Also write the final answer to this file, relative to the job file")
+    .optional(),
+  schema: z.record(z.string(), z.unknown()).describe(
+    "JSON Schema the final answer must meet (one repair turn, else exit 1)",
+  ).optional(),
 });
 
 export const JobFile = z.strictObject({
-  $schema: z.string().optional(),
-  name: Name,
-  description: z.string().optional(),
-  model: ModelConfig.optional(),
-  system: z.string().optional(),
-  inputs: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]*$/), InputSpec).optional(),
-  env: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
-  prompt: z.string().optional(),
-  steps: z.array(z.string().min(1)).optional(),
-  tools: ToolsConfig.optional(),
-  plugins: z.array(PluginEntry).optional(),
-  limits: LimitsConfig.optional(),
-  compaction: CompactionConfig.optional(),
-  loops: LoopsConfig.optional(),
-  heartbeat: HeartbeatConfig.optional(),
-  schedule: ScheduleConfig.optional(),
-  output: OutputConfig.optional(),
+  $schema: z.string().describe("JSON Schema of this file, for editors").optional(),
+  name: Name.describe("Job name: lower-case letters, digits, '.', '_' or '-'"),
+  description: z.string().describe("What the job does").optional(),
+  model: ModelConfig.describe("The model and its provider").optional(),
+  system: z.string().describe("System prompt").optional(),
+  inputs: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]*$/), InputSpec).describe(
+    "Named inputs, set with --input name=value and used as {{ inputs.name }}",
+  ).optional(),
+  env: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).describe(
+    "Extra environment for tools",
+  ).optional(),
+  prompt: z.string().describe("The first user turn; {{ inputs.x }} and {{ env.X }} are substituted")
+    .optional(),
+  steps: z.array(z.string().min(1)).describe("Further turns in the same session: prompts or slash commands")
+    .optional(),
+  tools: ToolsConfig.describe("Built-in tools offered to the model; a tool not listed is not offered")
+    .optional(),
+  plugins: z.array(PluginEntry).describe("Plugins loaded for this job, each in its own sandboxed process")
+    .optional(),
+  limits: LimitsConfig.describe("Limits per prompt").optional(),
+  compaction: CompactionConfig.describe("Keeping long sessions under the context window").optional(),
+  loops: LoopsConfig.describe("/loop settings").optional(),
+  heartbeat: HeartbeatConfig.describe("/heartbeat settings").optional(),
+  schedule: ScheduleConfig.describe("Cron schedule served by hermes daemon").optional(),
+  output: OutputConfig.describe("Where and how the result is written").optional(),
 });
 
 /** `HERMES_HOME/config.yaml`: user-wide defaults. */
 export const UserConfig = z.strictObject({
-  model: ModelConfig.optional(),
-  tools: ToolsConfig.optional(),
-  plugins: z.array(PluginEntry).optional(),
-  limits: LimitsConfig.optional(),
-  compaction: CompactionConfig.optional(),
-  loops: LoopsConfig.optional(),
-  heartbeat: HeartbeatConfig.optional(),
+  model: ModelConfig.describe("Default model").optional(),
+  tools: ToolsConfig.describe("Default tools").optional(),
+  plugins: z.array(PluginEntry).describe("Global plugins, loaded for every session").optional(),
+  limits: LimitsConfig.describe("Default limits per prompt").optional(),
+  compaction: CompactionConfig.describe("Default compaction settings").optional(),
+  loops: LoopsConfig.describe("Default /loop settings").optional(),
+  heartbeat: HeartbeatConfig.describe("Default /heartbeat settings").optional(),
 });
 
 export type JobFile = z.infer<typeof JobFile>;
