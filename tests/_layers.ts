@@ -9,6 +9,7 @@ export const LAYERS: Readonly<Record<string, number>> = {
   core: 0,
   store: 1,
   config: 1,
+  sandbox: 1,
   providers: 2,
   tools: 2,
   agent: 3,

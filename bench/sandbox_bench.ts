@@ -1,0 +1,87 @@
+/**
+ * OS sandbox overhead (DESIGN §11: a `shell` tool call inside the sandbox ≤ +10 ms over unsandboxed;
+ * plugin start ≤ 80 ms). Spawn → exit of `bash -c true`, plain and through bwrap in both visibility modes
+ * (wrapCommand's own path resolution included, as a tool call pays it), and of a `deno` hello-world, plain
+ * and in a plugin-style `only_granted` sandbox; interleaved A B A B in one run.
+ * Run: `deno run -A bench/sandbox_bench.ts [rounds]`.
+ */
+import { dirname } from "node:path";
+import { probeSandbox } from "../runtime/sandbox/probe.ts";
+import { type SandboxPolicy, wrapCommand } from "../runtime/sandbox/sandbox.ts";
+import { fmt, interleave, median, report, spread } from "./_stats.ts";
+
+const rounds = Number(Deno.args[0] ?? 40);
+const probe = await probeSandbox({ path: Deno.env.get("PATH") ?? "" });
+if (!probe.ok) {
+  console.error(`sandbox bench skipped: ${probe.reason}; ${probe.hint}`);
+  Deno.exit(0);
+}
+const bwrap = probe;
+const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "hermes-sandbox-bench-" }));
+await Deno.mkdir(`${dir}/out`);
+await Deno.writeTextFile(`${dir}/hello.js`, "console.log('hi');\n");
+const deno = await Deno.realPath(Deno.execPath());
+const env = { PATH: "/usr/local/bin:/usr/bin:/bin" };
+
+async function spawn(cmd: string, args: string[], options: { cwd: string; env: Record<string, string> }) {
+  const started = performance.now();
+  const out = await new Deno.Command(cmd, { args, ...options, clearEnv: true, stdin: "null", stdout: "null" })
+    .output();
+  const elapsed = performance.now() - started;
+  if (!out.success) throw new Error(`${cmd} exited ${out.code}: ${new TextDecoder().decode(out.stderr)}`);
+  return elapsed;
+}
+
+async function sandboxed(argv: string[], policy: SandboxPolicy): Promise<number> {
+  const started = performance.now();
+  const wrapped = wrapCommand(argv, policy, { bwrap });
+  const out = await new Deno.Command(wrapped.cmd, { ...wrapped, stdin: "null", stdout: "null" }).output();
+  const elapsed = performance.now() - started;
+  if (!out.success) {
+    throw new Error(`sandboxed ${argv[0]} exited ${out.code}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+  return elapsed;
+}
+
+const shellPolicy: SandboxPolicy = { read: [dir], write: [`${dir}/out`], net: false, env, cwd: dir };
+const pluginPolicy: SandboxPolicy = {
+  visible: "only_granted",
+  read: [dir, dirname(deno)],
+  write: [],
+  net: false,
+  env: { NO_COLOR: "1" },
+  cwd: dir,
+};
+const denoArgs = ["run", "--no-prompt", "--no-npm", "--no-remote", "--no-config", "--no-lock", "hello.js"];
+
+/** `+3.10 ms (2.71–4.02)`: the difference of the medians, and the range of the per-round differences. */
+function delta(measured: number[], baseline: number[]): string {
+  const rounds = measured.map((ms, i) => ms - baseline[i]!);
+  const sign = (ms: number) => `${ms < 0 ? "−" : "+"}${fmt(Math.abs(ms))}`;
+  return `${sign(median(measured) - median(baseline))} (${sign(Math.min(...rounds))}–${
+    sign(Math.max(...rounds))
+  })`;
+}
+
+try {
+  console.log(`bubblewrap ${bwrap.version} at ${bwrap.path}, ${rounds} rounds`);
+  const shell = await interleave({
+    plain: () => spawn("bash", ["-c", "true"], { cwd: dir, env }),
+    all: () => sandboxed(["bash", "-c", "true"], shellPolicy),
+    only_granted: () => sandboxed(["bash", "-c", "true"], { ...shellPolicy, visible: "only_granted" }),
+  }, { rounds, warmup: 3 });
+  report("bash -c true, plain", spread(shell.plain));
+  report("bash -c true, sandboxed (visible: all)", spread(shell.all));
+  report("bash -c true, sandboxed (visible: only_granted)", spread(shell.only_granted));
+  report("shell call overhead (all)", delta(shell.all, shell.plain), "≤ +10 ms");
+  report("shell call overhead (only_granted)", delta(shell.only_granted, shell.plain), "≤ +10 ms");
+  const plugin = await interleave({
+    plain: () => spawn(deno, denoArgs, { cwd: dir, env: { NO_COLOR: "1" } }),
+    sandboxed: () => sandboxed([deno, ...denoArgs], pluginPolicy),
+  }, { rounds: Math.max(5, Math.round(rounds / 3)), warmup: 2 });
+  report("deno hello.js, plain", spread(plugin.plain));
+  report("deno hello.js, sandboxed (plugin policy)", spread(plugin.sandboxed));
+  report("deno start overhead in the sandbox", delta(plugin.sandboxed, plugin.plain));
+} finally {
+  await Deno.remove(dir, { recursive: true });
+}

@@ -1,0 +1,183 @@
+/**
+ * What a sandboxed command may see and do, and its resolution into the real paths that get mounted.
+ * Grants are resolved (symlinks followed) before anything is bound, so the sandbox binds what the path
+ * names now, never a link a sandboxed command could have planted for the next call.
+ */
+import { dirname, isAbsolute, resolve } from "node:path";
+import { ValidationError } from "../core/errors.ts";
+
+export interface SandboxPolicy {
+  /** Host paths readable inside (absolute). A missing one is skipped: there is nothing to read. */
+  read: readonly string[];
+  /** Host paths writable inside (absolute, must exist). Everything else is read-only or absent. */
+  write: readonly string[];
+  /**
+   * `all` (default): the host filesystem is visible read-only (the shell tool). `only_granted`: only
+   * `read`, `write` and what a program needs to start (/usr, /bin, /lib*, /sbin, loader and TLS files
+   * of /etc) exist (plugins, MCP servers).
+   */
+  visible?: "all" | "only_granted";
+  /** Host paths shown empty inside (the store, ~/.ssh, …); a grant below a hidden path still shows. */
+  hide?: readonly string[];
+  /**
+   * `false`: an empty network namespace (own loopback only). `true` or a host list: the host's network.
+   * A host list is NOT filtered here: the caller enforces it (Deno's `--allow-net` for plugins).
+   */
+  net: boolean | readonly string[];
+  /** The whole environment of the command; nothing of the parent's is inherited. */
+  env: Readonly<Record<string, string>>;
+  /** Working directory inside (absolute, must exist and be visible). */
+  cwd: string;
+}
+
+export type MountKind = "read" | "write" | "hide_dir" | "hide_file";
+
+/** One bind (or cover) at a real host path, applied parents first so the deepest rule wins. */
+export interface Mount {
+  kind: MountKind;
+  path: string;
+}
+
+export interface ResolvedPolicy {
+  visible: "all" | "only_granted";
+  mounts: Mount[];
+  net: boolean;
+  cwd: string;
+}
+
+/** Directories bound read-only (or recreated as the same symlink) in `only_granted` mode. */
+export const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"] as const;
+
+/**
+ * Directories replaced by a private empty tmpfs in `all` mode: scratch space, and /run, whose sockets
+ * (docker.sock, systemd's private socket, D-Bus, agents) would otherwise let a command talk its way out.
+ */
+export const PRIVATE_DIRS = ["/tmp", "/var/tmp", "/run", "/var/run"] as const;
+
+const RANK: Record<MountKind, number> = { write: 3, read: 2, hide_dir: 1, hide_file: 1 };
+
+export function resolvePolicy(policy: SandboxPolicy): ResolvedPolicy {
+  const visible = policy.visible ?? "all";
+  const writes = policy.write.map((path) => realGrant(path, "write"));
+  const writeRoots = writes.filter((path): path is string => path !== null);
+  const candidates: Mount[] = [
+    ...writeRoots.map((path) => ({ kind: "write" as const, path })),
+    ...policy.read.flatMap((path) => {
+      const real = realGrant(path, "read");
+      return real === null ? [] : [{ kind: "read" as const, path: real }];
+    }),
+    ...(policy.hide ?? []).flatMap((path) => {
+      const real = realGrant(path, "hide");
+      if (real === null) return [];
+      return [{
+        kind: Deno.statSync(real).isDirectory ? "hide_dir" as const : "hide_file" as const,
+        path: real,
+      }];
+    }),
+  ];
+  for (const path of [...policy.write, ...policy.read, ...(policy.hide ?? [])]) {
+    refusePlantedLink(path, writeRoots);
+  }
+  const mounts = orderMounts(candidates, visible);
+  return { visible, mounts, net: policy.net !== false, cwd: realCwd(policy.cwd, visible, mounts) };
+}
+
+/** The real path of a grant, or null for a missing read/hide path; throws for what cannot be granted. */
+function realGrant(path: string, what: "read" | "write" | "hide"): string | null {
+  if (!isAbsolute(path)) {
+    throw new ValidationError(`Cannot ${what} "${path}" in the sandbox: the path is relative`);
+  }
+  let real: string;
+  try {
+    real = Deno.realPathSync(path);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    if (what !== "write") return null;
+    throw new ValidationError(`Cannot grant write access to "${path}" in the sandbox: it does not exist`);
+  }
+  if (real === "/") {
+    throw new ValidationError(
+      `Cannot ${what} "${path}" in the sandbox: it is the root directory (use visible: "all" to read ` +
+        "everything, and grant write access to the directories that need it)",
+    );
+  }
+  if (["/proc", "/dev"].some((system) => real === system || real.startsWith(`${system}/`))) {
+    throw new ValidationError(`Cannot ${what} "${path}" in the sandbox: the sandbox has its own ${real}`);
+  }
+  return real;
+}
+
+/**
+ * Refuses a path that passes through a symlink lying inside a write root: a sandboxed command may have
+ * made it (`out -> ~/.ssh`) so that the next call binds the link's target.
+ */
+function refusePlantedLink(path: string, writeRoots: readonly string[]): void {
+  const parts = resolve(path).split("/").filter(Boolean);
+  for (let i = 1; i <= parts.length; i++) {
+    const prefix = `/${parts.slice(0, i).join("/")}`;
+    let isLink: boolean;
+    try {
+      isLink = Deno.lstatSync(prefix).isSymlink;
+    } catch {
+      return; // missing from here on: skipped or refused by realGrant
+    }
+    if (!isLink) continue;
+    const location = `${Deno.realPathSync(dirname(prefix))}/${parts[i - 1]}`;
+    const root = writeRoots.find((root) => location === root || location.startsWith(`${root}/`));
+    if (root !== undefined) {
+      throw new ValidationError(
+        `Cannot grant "${path}" to the sandbox: it passes through the symlink "${prefix}" inside the write ` +
+          `root "${root}", which a sandboxed command could have planted (name the real path instead)`,
+      );
+    }
+  }
+}
+
+/** Parents first; one mount per path (write > read > hide); a grant already covered by its parent is dropped. */
+function orderMounts(candidates: readonly Mount[], visible: "all" | "only_granted"): Mount[] {
+  const byPath = new Map<string, Mount>();
+  for (const mount of candidates) {
+    const seen = byPath.get(mount.path);
+    if (!seen || RANK[mount.kind] > RANK[seen.kind]) byPath.set(mount.path, mount);
+  }
+  const sorted = [...byPath.values()].sort((a, b) =>
+    depth(a.path) - depth(b.path) || a.path.localeCompare(b.path)
+  );
+  const kept: Mount[] = [];
+  for (const mount of sorted) {
+    const parent = kept.findLast((outer) => mount.path.startsWith(`${outer.path}/`));
+    // A read grant below a write root or a read grant adds nothing (and would make a writable tree read-only).
+    if (mount.kind === "read" && (parent?.kind === "write" || parent?.kind === "read")) continue;
+    // Where nothing is visible, there is nothing to hide.
+    if (mount.kind !== "read" && mount.kind !== "write" && visible === "only_granted" && !parent) continue;
+    kept.push(mount);
+  }
+  return kept;
+}
+
+function depth(path: string): number {
+  return path.split("/").length;
+}
+
+function realCwd(cwd: string, visible: "all" | "only_granted", mounts: readonly Mount[]): string {
+  if (!isAbsolute(cwd)) {
+    throw new ValidationError(`Cannot run in "${cwd}" in the sandbox: the path is relative`);
+  }
+  let real: string;
+  try {
+    real = Deno.realPathSync(cwd);
+    if (!Deno.statSync(real).isDirectory) throw new Deno.errors.NotADirectory();
+  } catch {
+    throw new ValidationError(`Cannot run in "${cwd}" in the sandbox: it is not a directory`);
+  }
+  const inside = (root: string) => real === root || real.startsWith(`${root}/`);
+  const mount = mounts.findLast((mount) => inside(mount.path));
+  if (mount?.kind === "read" || mount?.kind === "write") return real;
+  if (mount === undefined) {
+    if (visible === "all" && !PRIVATE_DIRS.some(inside)) return real;
+    if (visible === "only_granted" && SYSTEM_DIRS.some(inside)) return real;
+  }
+  throw new ValidationError(
+    `Cannot run in "${cwd}" in the sandbox: it is not visible there (grant it with read or write)`,
+  );
+}

@@ -1,0 +1,105 @@
+/**
+ * Whether the OS sandbox works on this machine: finds `bwrap`, reads its version, and runs `true` inside
+ * a sandbox with every namespace the real calls use, so a failure shows up here (before any model call)
+ * and not on the first tool call. A failure says why and how to fix it or opt out.
+ */
+import { type Bubblewrap, wrapCommand } from "./sandbox.ts";
+
+export type SandboxProbe = ({ ok: true } & Bubblewrap) | { ok: false; reason: string; hint: string };
+
+export interface ProbeOptions {
+  /** Use exactly this bwrap (`HERMES_BWRAP`), else search `path` then /usr/bin, /bin, /usr/local/bin. */
+  bwrap?: string;
+  /** The PATH to search, as given by config loading (this module reads no environment). */
+  path?: string;
+}
+
+const OPT_OUT = "or opt out explicitly with `sandbox: off` (a warning is printed and results are marked)";
+const INSTALL = "install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; Fedora: `dnf install " +
+  `bubblewrap\`; Arch: \`pacman -S bubblewrap\`), ${OPT_OUT}`;
+
+export async function probeSandbox(options: ProbeOptions = {}): Promise<SandboxProbe> {
+  if (Deno.build.os !== "linux") {
+    return {
+      ok: false,
+      reason: `the OS sandbox needs Linux (bubblewrap); this is ${Deno.build.os}`,
+      hint: `run on Linux, ${OPT_OUT}`,
+    };
+  }
+  const path = options.bwrap ?? findBwrap(options.path ?? "");
+  if (path === null) return { ok: false, reason: "bubblewrap (bwrap) is not installed", hint: INSTALL };
+  const version = await run(path, ["--version"]);
+  if (version === null) return { ok: false, reason: `bubblewrap cannot be run at ${path}`, hint: INSTALL };
+  const number = /(\d+\.\d+(?:\.\d+)?)/.exec(version.stdout)?.[1];
+  if (version.code !== 0 || number === undefined) {
+    return {
+      ok: false,
+      reason: `${path} --version failed: ${firstLine(version.stderr || version.stdout)}`,
+      hint: INSTALL,
+    };
+  }
+  const bwrap: Bubblewrap = { path, version: number, disableUserns: atLeast(number, [0, 8]) };
+  const wrapped = wrapCommand(["true"], { read: [], write: [], net: false, env: {}, cwd: "/" }, { bwrap });
+  const smoke = await run(wrapped.cmd, wrapped.args);
+  if (smoke?.code === 0) return { ok: true, ...bwrap };
+  const error = firstLine(smoke?.stderr ?? "it could not be started");
+  return {
+    ok: false,
+    reason: `bubblewrap ${number} cannot create a sandbox here: ${error}`,
+    hint: hintFor(error),
+  };
+}
+
+function hintFor(error: string): string {
+  if (/namespace|uid map|setgroups|Operation not permitted|Permission denied/i.test(error)) {
+    return "allow unprivileged user namespaces (`sysctl kernel.unprivileged_userns_clone=1`; Ubuntu 24.04+: " +
+      "`sysctl kernel.apparmor_restrict_unprivileged_userns=0` or an AppArmor profile for bwrap; in a " +
+      "container, run it with user namespaces allowed, e.g. Docker `--security-opt seccomp=unconfined " +
+      `--security-opt apparmor=unconfined\`), ${OPT_OUT}`;
+  }
+  return `check that bubblewrap works (\`bwrap --ro-bind / / --unshare-all true\`), ${OPT_OUT}`;
+}
+
+function findBwrap(path: string): string | null {
+  for (const dir of [...path.split(":").filter(Boolean), "/usr/bin", "/bin", "/usr/local/bin"]) {
+    try {
+      if (Deno.statSync(`${dir}/bwrap`).isFile) return `${dir}/bwrap`;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+async function run(
+  cmd: string,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string } | null> {
+  try {
+    const out = await new Deno.Command(cmd, {
+      args,
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    })
+      .output();
+    const text = new TextDecoder();
+    return { code: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
+  } catch {
+    return null;
+  }
+}
+
+function firstLine(text: string): string {
+  return text.trim().split("\n")[0] ?? "";
+}
+
+function atLeast(version: string, wanted: readonly number[]): boolean {
+  const parts = version.split(".").map(Number);
+  for (let i = 0; i < wanted.length; i++) {
+    const [have, want] = [parts[i] ?? 0, wanted[i]!];
+    if (have !== want) return have > want;
+  }
+  return true;
+}

@@ -1,0 +1,142 @@
+/**
+ * The OS sandbox (DESIGN §3, §10, §13): turns a command and a policy into the `bwrap` invocation that
+ * runs it. bubblewrap does the namespace work; this module only decides the flags:
+ * - a new user, PID (own /proc), IPC, UTS and cgroup namespace, and a new network namespace unless
+ *   the policy grants the network;
+ * - the host root read-only (or, `only_granted`, only the system directories needed to exec), the write
+ *   roots read-write, a private /tmp, /var/tmp and /run, a fresh /dev, /proc/sys read-only;
+ * - `--die-with-parent`: bwrap exits with the command's status (or is killed on a timeout), its PID-1
+ *   reaper inside then gets SIGKILL, and the kernel kills everything left in the PID namespace (`setsid`
+ *   children included) — right after, not before, the caller sees bwrap's exit;
+ * - `--new-session`, so a command cannot push keystrokes into the caller's terminal (TIOCSTI).
+ * The environment travels in the spawn's environment, not as `--setenv` argv: argv of every process is
+ * world-readable in the host's /proc, environ is not.
+ */
+import {
+  PRIVATE_DIRS,
+  type ResolvedPolicy,
+  resolvePolicy,
+  type SandboxPolicy,
+  SYSTEM_DIRS,
+} from "./policy.ts";
+
+export type { SandboxPolicy } from "./policy.ts";
+
+/** A bubblewrap that `probeSandbox` ran successfully on this machine. */
+export interface Bubblewrap {
+  /** Absolute path of the `bwrap` binary. */
+  path: string;
+  /** `0.8.0` */
+  version: string;
+  /** bwrap ≥ 0.8 can forbid nested user namespaces inside (kernel attack surface, mount games). */
+  disableUserns: boolean;
+}
+
+/** Spawn exactly this (`new Deno.Command(w.cmd, { args: w.args, env: w.env, clearEnv: true, cwd: w.cwd })`). */
+export interface WrappedCommand {
+  cmd: string;
+  args: string[];
+  /** The command's whole environment: spawn with `clearEnv: true` (node: `env` replaces the parent's). */
+  env: Record<string, string>;
+  clearEnv: true;
+  cwd: string;
+}
+
+/** /etc files a dynamically linked program needs to start, and those it needs to reach the network. */
+const ETC_EXEC = ["ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "nsswitch.conf"];
+const ETC_NET = [
+  "resolv.conf",
+  "hosts",
+  "host.conf",
+  "gai.conf",
+  "ssl",
+  "ca-certificates",
+  "pki",
+  "crypto-policies",
+];
+/** Kernel knobs writable by uid 0 even without capabilities; bwrap covers some, not /proc/sys. */
+const PROC_READ_ONLY = ["/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"];
+
+export function wrapCommand(
+  argv: readonly string[],
+  policy: SandboxPolicy,
+  options: { bwrap: Bubblewrap },
+): WrappedCommand {
+  if (argv.length === 0) throw new TypeError("Cannot wrap a command in the sandbox: argv is empty");
+  const resolved = resolvePolicy(policy);
+  const args = [
+    "--unshare-user",
+    ...(options.bwrap.disableUserns ? ["--disable-userns"] : []),
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    ...(resolved.net ? [] : ["--unshare-net"]),
+    "--die-with-parent",
+    "--new-session",
+    ...baseMounts(resolved),
+    ...resolved.mounts.flatMap((mount) => {
+      switch (mount.kind) {
+        case "read":
+          return ["--ro-bind", mount.path, mount.path];
+        case "write":
+          return ["--bind", mount.path, mount.path];
+        case "hide_dir":
+          return ["--tmpfs", mount.path];
+        case "hide_file":
+          return ["--ro-bind", "/dev/null", mount.path];
+      }
+    }),
+    // Read-only only now: grants below a hidden directory need their mount points created first.
+    ...resolved.mounts.flatMap((mount) => mount.kind === "hide_dir" ? ["--remount-ro", mount.path] : []),
+    "--chdir",
+    resolved.cwd,
+    "--",
+    ...argv,
+  ];
+  return { cmd: options.bwrap.path, args, env: { ...policy.env }, clearEnv: true, cwd: resolved.cwd };
+}
+
+function baseMounts(policy: ResolvedPolicy): string[] {
+  const args: string[] = [];
+  if (policy.visible === "all") {
+    args.push("--ro-bind", "/", "/");
+  } else {
+    for (const dir of SYSTEM_DIRS) {
+      const info = lstat(dir);
+      if (info?.isSymlink) args.push("--symlink", Deno.readLinkSync(dir), dir);
+      else if (info?.isDirectory) args.push("--ro-bind", dir, dir);
+    }
+    for (const name of [...ETC_EXEC, ...(policy.net ? ETC_NET : [])]) {
+      args.push("--ro-bind-try", `/etc/${name}`, `/etc/${name}`);
+    }
+  }
+  args.push("--dev", "/dev", "--proc", "/proc");
+  for (const path of PROC_READ_ONLY) args.push("--ro-bind-try", path, path);
+  args.push("--tmpfs", "/tmp");
+  if (policy.visible === "all") {
+    for (const dir of PRIVATE_DIRS) if (dir !== "/tmp" && lstat(dir)?.isDirectory) args.push("--tmpfs", dir);
+    // A resolv.conf that links into /run (systemd-resolved, resolvconf) must survive the private /run.
+    const resolv = policy.net ? realPath("/etc/resolv.conf") : null;
+    if (resolv && PRIVATE_DIRS.some((dir) => resolv.startsWith(`${dir}/`))) {
+      args.push("--ro-bind", resolv, resolv);
+    }
+  }
+  return args;
+}
+
+function lstat(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function realPath(path: string): string | null {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return null;
+  }
+}
