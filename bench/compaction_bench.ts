@@ -6,18 +6,18 @@
 import { parseArgs } from "node:util";
 import { systemClock } from "../runtime/core/clock.ts";
 import { selectBoundaries } from "../runtime/compaction/boundaries.ts";
-import { commitCompaction } from "../runtime/compaction/commit.ts";
 import { createCompactor } from "../runtime/compaction/compactor.ts";
-import { estimateTokens } from "../runtime/compaction/estimate.ts";
-import { acquireLease, keepLease, releaseLease } from "../runtime/compaction/lease.ts";
+import { estimateFromInput, estimateTokens } from "../runtime/compaction/estimate.ts";
+import { keepLease } from "../runtime/compaction/lease.ts";
 import { planPrune } from "../runtime/compaction/prune.ts";
-import { loadPlanRows } from "../runtime/compaction/rows.ts";
+import { loadPlanRows, withTokens } from "../runtime/compaction/rows.ts";
 import { EventBus } from "../runtime/core/events.ts";
 import { noHooks } from "../runtime/core/hooks.ts";
 import { silentLogger } from "../runtime/core/log.ts";
 import { currentProcess } from "../runtime/core/process_identity.ts";
 import type { Provider } from "../runtime/providers/provider.ts";
-import { type AppendMessage, Store } from "../runtime/store/store.ts";
+import type { AppendMessage, Store } from "../runtime/store/store.ts";
+import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 
 const MESSAGES = 10_000;
 const APPENDS = 1_000;
@@ -29,6 +29,7 @@ async function main(): Promise<void> {
   try {
     const phases: Record<string, number[]> = {
       "store.activeMessages (for reference)": [],
+      "threshold check before a model call": [],
       "planning snapshot (sizes, no content)": [],
       "token estimate": [],
       "boundary selection": [],
@@ -37,17 +38,19 @@ async function main(): Promise<void> {
       "compact() end to end, instant model": [],
     };
     for (let round = 0; round < rounds; round++) {
-      const store = Store.open(`${dir}/phases-${round}.db`);
-      const sessionId = seed(store);
+      const store = openSqliteStore(`${dir}/phases-${round}.db`);
+      const sessionId = await seed(store);
       let t = performance.now();
       const lap = (name: string) => {
         const now = performance.now();
         phases[name]!.push(now - t);
         t = now;
       };
-      store.activeMessages(sessionId);
+      await store.activeMessages(sessionId);
       lap("store.activeMessages (for reference)");
-      const active = loadPlanRows(store, sessionId);
+      estimateFromInput(await store.estimateInput(sessionId));
+      lap("threshold check before a model call");
+      const active = await loadPlanRows(store, sessionId);
       lap("planning snapshot (sizes, no content)");
       estimateTokens(active);
       lap("token estimate");
@@ -57,9 +60,9 @@ async function main(): Promise<void> {
       planPrune(middle);
       lap("prune plan");
       const holder = currentProcess();
-      acquireLease(store, { sessionId, holder, now: Date.now(), ttlMs: 60_000 });
+      await store.acquireLease({ sessionId, holder, now: Date.now(), ttlMs: 60_000 });
       t = performance.now();
-      const result = commitCompaction(store, {
+      const result = await store.commitCompaction({
         sessionId,
         nonce: holder.nonce,
         now: Date.now(),
@@ -74,14 +77,15 @@ async function main(): Promise<void> {
         }],
         beforeTokens: 0,
         detail: {},
+        estimate: (rows) => estimateTokens(withTokens(rows)),
       });
       lap("commit (archive + insert summary)");
       if (!result.committed) throw new Error(result.reason);
-      releaseLease(store, { sessionId, nonce: holder.nonce });
-      store.close();
+      await store.releaseLease({ sessionId, nonce: holder.nonce });
+      await store.close();
 
-      const fresh = Store.open(`${dir}/compact-${round}.db`);
-      const freshSession = seed(fresh);
+      const fresh = openSqliteStore(`${dir}/compact-${round}.db`);
+      const freshSession = await seed(fresh);
       const compactor = createCompactor({
         store: fresh,
         provider: instantModel,
@@ -97,7 +101,7 @@ async function main(): Promise<void> {
       const outcome = await compactor.compact(freshSession, {});
       lap("compact() end to end, instant model");
       if (!outcome.changed) throw new Error(`compaction did nothing: ${outcome.note}`);
-      fresh.close();
+      await fresh.close();
     }
     console.log(
       `compaction bookkeeping on a ${MESSAGES}-message session (median of ${rounds}, target ≤ 200 ms end to end)`,
@@ -106,25 +110,26 @@ async function main(): Promise<void> {
       console.log(`  ${name.padEnd(40)} ${ms(median(samples))}`);
     }
 
-    const store = Store.open(`${dir}/appends.db`);
-    const sessionId = store.createSession({ job: "bench" }).id;
+    const appendsPath = `${dir}/appends.db`;
+    const store = openSqliteStore(appendsPath);
+    const sessionId = (await store.createSession({ job: "bench" })).id;
     const free: number[] = [];
     const held: number[] = [];
     for (let round = 0; round < rounds; round++) {
-      free.push(appendRate(store, sessionId));
+      free.push(await appendRate(store, sessionId));
       const holderProcess = new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", new URL(import.meta.url).pathname, "hold-lease", store.path, sessionId],
+        args: ["run", "-A", new URL(import.meta.url).pathname, "hold-lease", appendsPath, sessionId],
         stdin: "piped",
         stdout: "piped",
       }).spawn();
       const reader = holderProcess.stdout.pipeThrough(new TextDecoderStream()).getReader();
       await reader.read(); // "holding"
-      held.push(appendRate(store, sessionId));
+      held.push(await appendRate(store, sessionId));
       await holderProcess.stdin.close();
       while (!(await reader.read()).done) { /* drain */ }
       await holderProcess.status;
     }
-    store.close();
+    await store.close();
     const f = median(free);
     const h = median(held);
     console.log(`message append throughput, ${APPENDS} single-message transactions (median of ${rounds})`);
@@ -150,8 +155,8 @@ const instantModel: Provider = {
 };
 
 /** A session of MESSAGES messages: tool rounds with real-looking sizes, the last assistant with a reading. */
-function seed(store: Store): string {
-  const sessionId = store.createSession({ job: "bench" }).id;
+async function seed(store: Store): Promise<string> {
+  const sessionId = (await store.createSession({ job: "bench" })).id;
   const messages: AppendMessage[] = [{ role: "system", content: "You are a bench." }];
   for (let i = 0; messages.length < MESSAGES; i++) {
     const id = `call_${i}`;
@@ -177,31 +182,31 @@ function seed(store: Store): string {
     );
   }
   for (let i = 0; i < messages.length; i += 1000) {
-    store.appendMessages(sessionId, messages.slice(i, i + 1000));
+    await store.appendMessages(sessionId, messages.slice(i, i + 1000));
   }
   return sessionId;
 }
 
-function appendRate(store: Store, sessionId: string): number {
+async function appendRate(store: Store, sessionId: string): Promise<number> {
   const started = performance.now();
   for (let i = 0; i < APPENDS; i++) {
-    store.appendMessages(sessionId, [{ role: "user", content: `append ${i}` }]);
+    await store.appendMessages(sessionId, [{ role: "user", content: `append ${i}` }]);
   }
   return APPENDS / ((performance.now() - started) / 1000);
 }
 
 /** Child process: takes the session's lease, refreshes it every 10 ms until stdin closes, then releases it. */
 async function holdLease(dbPath: string, sessionId: string): Promise<void> {
-  const store = Store.open(dbPath);
+  const store = openSqliteStore(dbPath);
   const holder = currentProcess();
-  const taken = acquireLease(store, { sessionId, holder, now: Date.now(), ttlMs: 30 });
+  const taken = await store.acquireLease({ sessionId, holder, now: Date.now(), ttlMs: 30 });
   if (!taken.acquired) throw new Error("the bench could not take the lease");
   const kept = keepLease(store, { sessionId, nonce: holder.nonce, ttlMs: 30, clock: systemClock });
   console.log("holding");
   for await (const _ of Deno.stdin.readable) { /* wait for the parent to close stdin */ }
   await kept.stop();
-  releaseLease(store, { sessionId, nonce: holder.nonce });
-  store.close();
+  await store.releaseLease({ sessionId, nonce: holder.nonce });
+  await store.close();
 }
 
 function median(samples: number[]): number {

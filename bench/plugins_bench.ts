@@ -9,7 +9,7 @@ import { pathToFileURL } from "node:url";
 import { startPlugins } from "../plugins/host.ts";
 import { PluginProcess } from "../plugins/process.ts";
 import { silentLogger } from "../runtime/core/log.ts";
-import { Store } from "../runtime/store/store.ts";
+import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 
 const OBSERVER = `
 const hooks = ["on_session_start", "on_session_end", "pre_llm_call", "post_llm_call", "pre_tool_call",
@@ -68,7 +68,7 @@ async function interleaved(
 }
 
 const dir = await Deno.makeTempDir({ prefix: "hermes-plugins-bench-" });
-const store = Store.open(`${dir}/state.db`);
+const store = openSqliteStore(`${dir}/state.db`);
 try {
   const paths: string[] = [];
   for (let i = 0; i < 5; i++) {
@@ -89,7 +89,7 @@ try {
       cwd: dir,
       max_memory_mb: 256,
       log: silentLogger,
-      serve: () => null,
+      serve: () => Promise.resolve(null),
       onFailure: () => {},
     });
     await process.call("init", { name: "observer0", entry: pathToFileURL(paths[0]!).href, config: {} }, {
@@ -149,6 +149,6 @@ try {
     `(× ${(turns / rawTurns).toFixed(1)})`,
   );
 } finally {
-  store.close();
+  await store.close();
   await Deno.remove(dir, { recursive: true });
 }

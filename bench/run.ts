@@ -1,5 +1,7 @@
 /** `deno task bench`: runs every benchmark script in bench/ one after another (they share 2 cores badly). */
 const scripts = [
+  "startup_bench.ts",
+  "turn_bench.ts",
   "core_bench.ts",
   "compaction_bench.ts",
   "plugins_bench.ts",

@@ -4,14 +4,15 @@
  *
  *   deno run -A bench/sessions_bench.ts [--keep DIR]
  *
- * Builds the store once in a temp dir (10 000 sessions × 100 messages, batched inserts through `Store`).
+ * Builds the store once in a temp dir (10 000 sessions × 100 messages, appended through the Store interface).
  * With `--keep DIR` the store is kept in DIR and reused by later runs.
  */
 import { parseArgs } from "node:util";
 import { jsonArray } from "../commands/sessions/_context.ts";
-import { listSessionsJson } from "../runtime/session_admin/list.ts";
 import { searchMessages } from "../runtime/session_admin/search.ts";
-import { type AppendMessage, Store } from "../runtime/store/store.ts";
+import type { AppendMessage } from "../runtime/store/store.ts";
+import { sqliteHandle } from "../runtime/store/sqlite/_testing.ts";
+import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import type { SessionStatus } from "../runtime/core/types.ts";
 import { fmt, median, percentile, report } from "./_stats.ts";
 
@@ -27,9 +28,10 @@ const dbPath = `${dir}/state.db`;
 
 try {
   const existing = await Deno.stat(dbPath).then(() => true, () => false);
-  const store = Store.open(dbPath);
-  if (!existing) build(store);
-  const stats = store.db.prepare(
+  if (!existing) await build(dbPath);
+  const store = openSqliteStore(dbPath);
+  const { db } = sqliteHandle(store);
+  const stats = db.prepare(
     "SELECT (SELECT count(*) FROM sessions) s, (SELECT count(*) FROM messages) m",
   )
     .get()!;
@@ -38,30 +40,36 @@ try {
   );
 
   console.log("\nlist (in process: query + JSON)");
-  measure("list --json, all 10 000", 30, "< 100 ms", () => jsonArray(listSessionsJson(store)).length);
-  measure(
+  await measure(
+    "list --json, all 10 000",
+    30,
+    "< 100 ms",
+    async () => jsonArray(await store.listSessionsJson()).length,
+  );
+  await measure(
     "list --json --limit 50",
     200,
     "< 100 ms",
-    () => jsonArray(listSessionsJson(store, { limit: 50 })).length,
+    async () => jsonArray(await store.listSessionsJson({ limit: 50 })).length,
   );
-  measure(
+  await measure(
     "list --json --job job-7",
     100,
     "< 100 ms",
-    () => jsonArray(listSessionsJson(store, { job: "job-7" })).length,
+    async () => jsonArray(await store.listSessionsJson({ job: "job-7" })).length,
   );
-  measure(
+  await measure(
     "list --json --status failed --since 30d",
     50,
     "< 100 ms",
-    () =>
-      jsonArray(listSessionsJson(store, { status: "failed", since: Date.now() - 30 * 86_400_000 })).length,
+    async () =>
+      jsonArray(await store.listSessionsJson({ status: "failed", since: Date.now() - 30 * 86_400_000 }))
+        .length,
   );
 
   console.log("\nsearch (in process, 20 hits, snippets)");
   const hitCounts = (query: string) =>
-    store.db.prepare("SELECT count(*) n FROM messages_fts WHERE messages_fts MATCH ?").get(query)!.n;
+    db.prepare("SELECT count(*) n FROM messages_fts WHERE messages_fts MATCH ?").get(query)!.n;
   for (
     const [label, query, options] of [
       [`rare phrase "${RARE_PHRASE}"`, `"${RARE_PHRASE}"`, {}],
@@ -73,14 +81,14 @@ try {
     ] as const
   ) {
     const fts = query.replaceAll(/(\w+)\*/g, '"$1"*');
-    measure(
+    await measure(
       `${label} [${hitCounts(fts)} matches]`,
       30,
       "< 50 ms",
-      () => searchMessages(store, query, options).length,
+      async () => (await searchMessages(store, query, options)).length,
     );
   }
-  store.close();
+  await store.close();
 
   console.log("\nCLI process (deno run -A main.ts …; includes Deno start-up)");
   const hello = await Deno.makeTempFile({ suffix: ".ts" });
@@ -109,7 +117,7 @@ function cli(...args: string[]): string[] {
 }
 
 /** 10 000 sessions over the last 60 days, each with 100 messages of words drawn from a Zipf-like vocabulary. */
-function build(store: Store): void {
+async function build(path: string): Promise<void> {
   const started = performance.now();
   const random = mulberry32(7);
   const vocabulary = makeVocabulary(random);
@@ -118,49 +126,45 @@ function build(store: Store): void {
   const statuses: SessionStatus[] = ["success", "success", "success", "failed", "limit", "interrupted"];
   const now = Date.now();
   let clockNow = now;
-  const buildStore = Store.open(store.path, {
+  const buildStore = openSqliteStore(path, {
     clock: { now: () => clockNow, sleep: () => Promise.resolve() },
   });
   try {
-    for (let batch = 0; batch < SESSIONS; batch += 100) {
-      buildStore.immediate(() => {
-        for (let i = batch; i < batch + 100; i++) {
-          clockNow = now - (SESSIONS - i) * 500_000;
-          const session = buildStore.createSession({
-            job: `job-${i % 50}`,
-            status: statuses[i % statuses.length]!,
-          });
-          const messages: AppendMessage[] = [];
-          for (let m = 0; m < MESSAGES_PER_SESSION; m++) {
-            const rare = (i * MESSAGES_PER_SESSION + m) % 20_011 === 0;
-            const text = sentence(6 + Math.floor(random() * 20));
-            messages.push(
-              m % 3 === 1
-                ? {
-                  role: "assistant",
-                  content: text,
-                  tool_calls: [{ id: `c${m}`, name: "shell", arguments: '{"command":"ls"}' }],
-                }
-                : { role: m % 3 === 0 ? "user" : "tool", content: rare ? `${text} ${RARE_PHRASE}` : text },
-            );
-          }
-          buildStore.appendMessages(session.id, messages);
-          if (i % 10 === 0) {
-            buildStore.stmt("UPDATE messages SET active = 0 WHERE session_id = ? AND seq < 40").run(
-              session.id,
-            );
-          }
-        }
+    for (let i = 0; i < SESSIONS; i++) {
+      clockNow = now - (SESSIONS - i) * 500_000;
+      const session = await buildStore.createSession({
+        job: `job-${i % 50}`,
+        status: statuses[i % statuses.length]!,
       });
+      const messages: AppendMessage[] = [];
+      for (let m = 0; m < MESSAGES_PER_SESSION; m++) {
+        const rare = (i * MESSAGES_PER_SESSION + m) % 20_011 === 0;
+        const text = sentence(6 + Math.floor(random() * 20));
+        messages.push(
+          m % 3 === 1
+            ? {
+              role: "assistant",
+              content: text,
+              tool_calls: [{ id: `c${m}`, name: "shell", arguments: '{"command":"ls"}' }],
+            }
+            : { role: m % 3 === 0 ? "user" : "tool", content: rare ? `${text} ${RARE_PHRASE}` : text },
+        );
+      }
+      await buildStore.appendMessages(session.id, messages);
+      if (i % 10 === 0) {
+        // As a compaction would leave it (the bench needs no summaries): the first 39 rows archived.
+        const archive = "UPDATE messages SET active = 0 WHERE session_id = ? AND seq < 40";
+        sqliteHandle(buildStore).stmt(archive).run(session.id);
+      }
     }
     const appended = performance.now();
-    buildStore.syncSearchIndex();
+    await buildStore.syncSearchIndex();
     console.log(
       `built in ${((performance.now() - started) / 1000).toFixed(1)} s ` +
         `(full-text index of 1 000 000 messages: ${((performance.now() - appended) / 1000).toFixed(1)} s)`,
     );
   } finally {
-    buildStore.close();
+    await buildStore.close();
   }
 }
 
@@ -191,12 +195,17 @@ function makeVocabulary(random: () => number): string[] {
   return list;
 }
 
-function measure(label: string, runs: number, target: string | undefined, fn: () => number): void {
-  fn(); // warm the statement cache and the page cache
+async function measure(
+  label: string,
+  runs: number,
+  target: string | undefined,
+  fn: () => Promise<number>,
+): Promise<void> {
+  await fn(); // warm the statement cache and the page cache
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     const t = performance.now();
-    fn();
+    await fn();
     times.push(performance.now() - t);
   }
   report(label, `${fmt(median(times))} (p90 ${fmt(percentile(times, 90))})`, target);

@@ -1,11 +1,13 @@
 /** What every subcommand receives from the CLI edge: argv, I/O, environment and the store location. */
+import { dirname } from "node:path";
 import type { ParseArgsOptionsConfig } from "node:util";
 import { parseArgs } from "node:util";
 import type { Clock } from "../runtime/core/clock.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
 import type { Logger, LogLevel } from "../runtime/core/log.ts";
 import type { Redactor } from "../runtime/core/redact.ts";
-import { Store } from "../runtime/store/store.ts";
+import type { Store } from "../runtime/store/store.ts";
+import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 
 export interface Cli {
   /** Arguments after the subcommand name (global flags included; parse them with `globalOptions`). */
@@ -61,7 +63,6 @@ export function parseCommandArgs<T extends ParseArgsOptionsConfig>(
 
 /** Opens the store, creating HOME when needed. */
 export function openStoreAt(dbPath: string, clock: Clock): Store {
-  const dir = dbPath.replace(/\/[^/]*$/, "");
-  if (dir && dir !== dbPath) Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  return Store.open(dbPath, { clock });
+  Deno.mkdirSync(dirname(dbPath), { recursive: true, mode: 0o700 });
+  return openSqliteStore(dbPath, { clock });
 }

@@ -33,7 +33,7 @@ export async function serveWith(
       await scope.close();
     }
   } finally {
-    store.close();
+    await store.close();
   }
   const signal = cli.signalName();
   return signal === null

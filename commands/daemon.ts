@@ -3,11 +3,12 @@
  * due slot as a fresh session. `hermes daemon status [JOB.yaml | DIR]... [--json]` shows jobs, next slots
  * and last runs.
  */
+import { resolve } from "node:path";
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { parseDuration } from "../runtime/core/duration.ts";
 import { errorMessage, ValidationError } from "../runtime/core/errors.ts";
 import { EventBus } from "../runtime/core/events.ts";
-import { absolutePath, loadJob, loadUserConfig } from "../runtime/config/job.ts";
+import { loadJob, loadUserConfig } from "../runtime/config/job.ts";
 import { runJob } from "../runtime/session/run_job.ts";
 import type { Store } from "../runtime/store/store.ts";
 import { Daemon } from "../loops/daemon.ts";
@@ -45,7 +46,7 @@ export async function main(cli: Cli): Promise<number> {
     const unregister = registerDaemon(
       cli.home,
       daemon.holder,
-      positionals.map(absolutePath),
+      positionals.map((path) => resolve(path)),
       cli.clock.now(),
     );
     try {
@@ -56,7 +57,7 @@ export async function main(cli: Cli): Promise<number> {
     cli.log.info(`daemon stopped (${cli.signalName() ?? "done"})`);
     return 0;
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -106,13 +107,13 @@ async function status(cli: Cli, paths: string[], json: boolean): Promise<number>
       }
     }
     const now = cli.clock.now();
-    const report = jobs.map((job) => jobStatus(store, job, now));
+    const report = await Promise.all(jobs.map((job) => jobStatus(store, job, now)));
     await cli.out(
       json ? JSON.stringify({ daemons, jobs: report }) + "\n" : formatStatus(daemons, report) + "\n",
     );
     return 0;
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

@@ -9,10 +9,11 @@ import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
 import { loadJob } from "../runtime/config/job.ts";
 import type { PluginEntry } from "../runtime/config/job_schema.ts";
-import { Store } from "../runtime/store/store.ts";
+import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import { type PluginInfo, startPlugins } from "../plugins/host.ts";
 import { readManifest } from "../plugins/manifest.ts";
 import { describeGrant } from "../plugins/permissions.ts";
+import { exists } from "../runtime/core/fs.ts";
 
 const JOB_FILE = /\.ya?ml$/i;
 const MODULE_FILE = /\.(ts|mts|js|mjs|tsx|jsx)$/;
@@ -34,7 +35,7 @@ export async function main(cli: Cli): Promise<number> {
   }
   const target = sub === "check" ? await checkTarget(path) : await listTarget(path);
   // Plugin state goes to a throw-away store: inspecting plugins never touches the user's sessions.
-  const store = Store.open(":memory:");
+  const store = openSqliteStore(":memory:");
   try {
     const options = {
       job_dir: target.job_dir,
@@ -64,7 +65,7 @@ export async function main(cli: Cli): Promise<number> {
     await print(cli, rows, values.json === true);
     return rows.some((row) => "error" in row) ? 2 : 0;
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -106,10 +107,6 @@ async function listTarget(path: string): Promise<Target> {
 function jobTarget(path: string): Target {
   const job = loadJob(path, { validateOnly: true });
   return { entries: job.spec.plugins ?? [], job_dir: job.dir, from_job: true };
-}
-
-async function exists(path: string): Promise<boolean> {
-  return await Deno.stat(path).then(() => true, () => false);
 }
 
 type Row = { info: PluginInfo } | { path: string; error: string };

@@ -14,7 +14,7 @@ import type { JobFile } from "../runtime/config/job_schema.ts";
 import { storedJob } from "../runtime/session/live_session.ts";
 import { runJob, type RunResult } from "../runtime/session/run_job.ts";
 import type { Store } from "../runtime/store/store.ts";
-import type { HermesEvent } from "../runtime/core/types.ts";
+import type { HermesEvent } from "../runtime/core/events.ts";
 
 const FORMATS = new Set(["text", "json", "stream-json"]);
 
@@ -46,7 +46,7 @@ export async function main(cli: Cli): Promise<number> {
       job = loadJob(jobPath, { inputs, env: cli.env, ...(config ? { config } : {}) });
     } else if (values.resume !== undefined) {
       store = cli.openStore();
-      job = storedJob(store, values.resume);
+      job = await storedJob(store, values.resume);
     } else if (prompt !== undefined) {
       job = jobFromObject(mergeConfig({ name: "oneshot" } as JobFile, config), Deno.cwd(), { env: cli.env });
     } else {
@@ -83,7 +83,7 @@ export async function main(cli: Cli): Promise<number> {
     writeGitHub(cli, result);
     return result.exit_code;
   } finally {
-    store?.close();
+    await store?.close();
   }
 }
 
@@ -110,7 +110,7 @@ function progress(cli: Cli, event: HermesEvent): void {
       break;
     case "loop.tick":
     case "heartbeat.tick":
-      cli.log.info(`${event.type} ${event.tick ?? ""}`);
+      cli.log.info(`${event.type} ${event.tick}`);
       break;
     case "plugin.error":
       cli.log.warn(`plugin ${event.plugin}: ${event.error}`);

@@ -8,7 +8,7 @@ import { canFakeTerminal, hermes, hermesOnTerminal, isUserError } from "./sessio
 async function fixture() {
   // Half a minute off the minute, so `--since 45m` never lands on a session's creation time.
   const fx = await tempStore(Date.now() - 60 * 60_000 + 30_000);
-  const sessions = addSessions(fx, 30);
+  const sessions = await addSessions(fx, 30);
   return { fx, sessions, home: ["--home", fx.dir] };
 }
 
@@ -91,7 +91,7 @@ Deno.test("sessions show: transcript, --all marks compacted and summary rows, --
   const { fx, sessions, home } = await fixture();
   await using _ = fx;
   const id = sessions[3]!.id;
-  fx.store.appendMessages(id, [
+  await fx.store.appendMessages(id, [
     { role: "user", content: "deploy with key supersecret123 and pass hunter2hunter2" },
     { role: "assistant", content: "Summary of the build checks.", kind: "summary" },
   ]);
@@ -138,7 +138,7 @@ Deno.test("sessions export: jsonl to stdout or -o FILE, md, redacted", async () 
   const { fx, sessions, home } = await fixture();
   await using _ = fx;
   const id = sessions[5]!.id;
-  fx.store.appendMessages(id, [{
+  await fx.store.appendMessages(id, [{
     role: "assistant",
     content: "",
     tool_calls: [
@@ -188,7 +188,10 @@ Deno.test("sessions search: finds text in compacted rows, marks them, filters by
   const { fx, sessions, home } = await fixture();
   await using _ = fx;
   const id = sessions[7]!.id;
-  fx.store.appendMessages(id, [{ role: "user", content: "the flaky integration suite timed out on arm64" }]);
+  await fx.store.appendMessages(id, [{
+    role: "user",
+    content: "the flaky integration suite timed out on arm64",
+  }]);
   deactivate(fx.store, id, [4]);
 
   const text = await hermes(["sessions", "search", "flaky", "suite", ...home]);

@@ -2,7 +2,8 @@
  * Test support for loops/: an AgentLike whose model answers are scripted (the only fake besides time),
  * and a helper that advances a ManualClock until a promise settles.
  */
-import type { Clock, ManualClock } from "../runtime/core/clock.ts";
+import type { Clock } from "../runtime/core/clock.ts";
+import type { ManualClock } from "../runtime/core/_testing.ts";
 import type { AgentLike, TurnOptions, TurnResult } from "../runtime/agent/seams.ts";
 import { parseSlash, type SlashCommand } from "../runtime/agent/slash.ts";
 

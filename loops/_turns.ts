@@ -53,16 +53,16 @@ export async function runLoopTick(
     if (decision.action === "continue" && decision.judge_error !== undefined) {
       ctx.log.warn(`loop judge failed (${decision.judge_error}); the loop goes on`);
     }
-    const current = ctx.store.getState<LoopState>(sessionId, LOOP_KEY);
+    const current = await ctx.store.getState<LoopState>(sessionId, LOOP_KEY);
     if (!current || current.id !== state.id) return { state: current, final };
     const next = afterTick(current, {
       decision,
-      digest: replyDigest(final),
+      digest: await replyDigest(final),
       reply: final,
       ended_at: endedAt,
       pacing: { floor_ms: ctx.settings.self_paced_floor_ms, ceiling_ms: ctx.settings.self_paced_ceiling_ms },
     });
-    ctx.store.setState(sessionId, LOOP_KEY, next);
+    await ctx.store.setState(sessionId, LOOP_KEY, next);
     if (current.status === "active" && next.status !== "active") {
       ctx.events.emit(sessionId, {
         type: "loop.end",
@@ -93,10 +93,10 @@ export async function runBeat(
     await tickHook(ctx, sessionId, "heartbeat", beat);
     const text = heartbeatPrompt(state.prompt, state.interval_ms);
     const { final } = await agent.prompt(text, { source: state.source, ...(signal ? { signal } : {}) });
-    const current = ctx.store.getState<HeartbeatState>(sessionId, HEARTBEAT_KEY);
+    const current = await ctx.store.getState<HeartbeatState>(sessionId, HEARTBEAT_KEY);
     if (!current || current.id !== state.id) return { state: current, final };
     const next = afterBeat(current, final, ctx.clock.now());
-    ctx.store.setState(sessionId, HEARTBEAT_KEY, next);
+    await ctx.store.setState(sessionId, HEARTBEAT_KEY, next);
     return { state: next, final };
   });
 }

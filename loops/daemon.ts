@@ -8,21 +8,13 @@ import type { Clock } from "../runtime/core/clock.ts";
 import { errorMessage } from "../runtime/core/errors.ts";
 import type { Logger } from "../runtime/core/log.ts";
 import { currentProcess, type ProcessIdentity } from "../runtime/core/process_identity.ts";
-import type { Store } from "../runtime/store/store.ts";
+import { isStaleClaim } from "../runtime/store/rules.ts";
+import type { SlotClaim, Store } from "../runtime/store/store.ts";
 import { loadScheduledJobs, type ScheduledJob } from "./daemon_jobs.ts";
 import { reloadJobs, type ScheduledEntry } from "./job_reload.ts";
 import { watchJobFiles } from "./job_watch.ts";
 import { ClaimedRuns, type InFlight, type ScheduledRunner } from "./daemon_runs.ts";
-import {
-  claimSlots,
-  isStale,
-  lastRecordedSlot,
-  liveClaims,
-  recordSkipped,
-  type SlotClaim,
-  takeOver,
-} from "./schedule_claims.ts";
-import { adoptSession, orphanedLoopSessions } from "./orphaned_sessions.ts";
+import { RECURRING_KEYS } from "./recurring_active.ts";
 import { catchUpPlan, dueSlot } from "./slot_plan.ts";
 
 export type { ScheduledRun, ScheduledRunner } from "./daemon_runs.ts";
@@ -108,7 +100,7 @@ export class Daemon {
       }, log)
       : null;
     try {
-      this.#catchUp(clock.now());
+      await this.#catchUp(clock.now());
       log.info(
         `daemon serving ${this.#entries.size} scheduled job(s) as ${this.#holder.host}:${this.#holder.pid}`,
       );
@@ -118,9 +110,9 @@ export class Daemon {
           this.#reloadAt = null;
           this.#entries = reloadJobs(this.#entries, this.#o.paths, now, log) ?? this.#entries;
         }
-        this.#startDue(now);
-        if (now >= this.#nextScanAt) this.#scan(now);
-        if (now >= this.#nextRenewAt) this.#renew(now);
+        await this.#startDue(now);
+        if (now >= this.#nextScanAt) await this.#scan(now);
+        if (now >= this.#nextRenewAt) await this.#renew(now);
         await this.#sleepUntil(this.#nextWake(), signal);
       }
     } finally {
@@ -129,14 +121,14 @@ export class Daemon {
     }
   }
 
-  #catchUp(now: number): void {
+  async #catchUp(now: number): Promise<void> {
     const claims: SlotClaim[] = [];
     for (const entry of this.#entries.values()) {
       const { job } = entry;
       entry.next = job.slots.nextAfter(now);
       const plan = catchUpPlan({
         latest: job.slots.latestAtOrBefore(now),
-        last_recorded: lastRecordedSlot(this.#o.store, job.name),
+        last_recorded: await this.#o.store.lastRecordedSlot(job.name),
         now,
         catch_up: job.catch_up,
       });
@@ -144,27 +136,27 @@ export class Daemon {
       else if (plan.action === "run") claims.push({ job: job.name, slot: plan.slot, note: "catch-up" });
       else if (plan.action === "skip") {
         const note = "missed while no daemon was running (catch_up: none)";
-        recordSkipped(this.#o.store, { job: job.name, slot: plan.slot, note }, this.#holder, now);
+        await this.#o.store.recordSkipped({ job: job.name, slot: plan.slot, note }, this.#holder, now);
         this.#o.log.info(`${job.name}: slot ${iso(plan.slot)} was missed; not run (catch_up: none)`);
       }
     }
-    this.#claimAndStart(claims, now);
+    await this.#claimAndStart(claims, now);
   }
 
-  #startDue(now: number): void {
+  async #startDue(now: number): Promise<void> {
     const due = [...this.#entries.values()].filter((e) => e.next !== null && e.next <= now);
     if (due.length === 0) return;
     const claims = due.map((e) => ({
       job: e.job.name,
       slot: dueSlot(e.next!, now, e.job.slots.latestAtOrBefore),
     }));
-    this.#claimAndStart(claims, now);
+    await this.#claimAndStart(claims, now);
     for (const entry of due) entry.next = entry.job.slots.nextAfter(now);
   }
 
-  #claimAndStart(claims: SlotClaim[], now: number): void {
+  async #claimAndStart(claims: SlotClaim[], now: number): Promise<void> {
     if (claims.length === 0) return;
-    const outcomes = claimSlots(this.#o.store, claims, this.#holder, { now, lease_ms: this.#o.leaseMs });
+    const outcomes = await this.#o.store.claimSlots(claims, this.#holder, { now, lease_ms: this.#o.leaseMs });
     outcomes.forEach((outcome, i) => {
       const claim = claims[i]!;
       if (outcome.outcome === "claimed") this.#start(claim.job, claim.slot);
@@ -188,13 +180,13 @@ export class Daemon {
   }
 
   /** Takes over slots whose holder died or went silent; polls fast while other daemons hold live claims. */
-  #scan(now: number): void {
+  async #scan(now: number): Promise<void> {
     let foreign = false;
-    for (const row of liveClaims(this.#o.store)) {
+    for (const row of await this.#o.store.liveClaims()) {
       if (row.holder_nonce === this.#holder.nonce) continue;
       foreign = true;
-      if (!this.#entries.has(row.job) || !isStale(row, now)) continue;
-      if (takeOver(this.#o.store, row, this.#holder, { now, lease_ms: this.#o.leaseMs })) {
+      if (!this.#entries.has(row.job) || !isStaleClaim(row, now)) continue;
+      if (await this.#o.store.takeOverClaim(row, this.#holder, { now, lease_ms: this.#o.leaseMs })) {
         this.#o.log.warn(
           `${row.job}: taking over slot ${iso(row.slot)} from ${row.holder_host}:${row.holder_pid}`,
         );
@@ -203,17 +195,18 @@ export class Daemon {
     }
     this.#nextScanAt = now + (foreign ? this.#o.reclaimPollMs : this.#o.scanMs);
     if (this.#resumer && now >= this.#nextAdoptAt) {
-      this.#adoptOrphans();
+      await this.#adoptOrphans();
       this.#nextAdoptAt = now + this.#o.scanMs;
     }
   }
 
   /** Resumes sessions of served jobs whose owner died while their loop or heartbeat was active. */
-  #adoptOrphans(): void {
+  async #adoptOrphans(): Promise<void> {
     const resumer = this.#resumer!;
-    for (const session of orphanedLoopSessions(this.#o.store)) {
+    for (const session of await this.#o.store.orphanedSessions(RECURRING_KEYS)) {
       const entry = this.#entries.get(session.job);
-      if (!entry || this.#resuming.has(session.id) || !adoptSession(this.#o.store, session, this.#holder)) {
+      if (!entry || this.#resuming.has(session.id)) continue;
+      if (!(await this.#o.store.adoptSession(session.id, { expected: session, holder: this.#holder }))) {
         continue;
       }
       this.#o.log.warn(`${session.job}: resuming session ${session.id}, whose loop outlived its process`);
@@ -229,8 +222,8 @@ export class Daemon {
     }
   }
 
-  #renew(now: number): void {
-    if (this.#runs.size > 0) this.#runs.renew(now, this.#o.leaseMs);
+  async #renew(now: number): Promise<void> {
+    if (this.#runs.size > 0) await this.#runs.renew(now, this.#o.leaseMs);
     this.#nextRenewAt = this.#runs.size > 0 ? now + this.#o.leaseMs / 3 : Infinity;
   }
 

@@ -3,7 +3,9 @@
  */
 import assert from "node:assert/strict";
 import { hermes, MAIN, ROOT } from "../tests/_cli.ts";
-import { Store } from "../runtime/store/store.ts";
+import type { Store } from "../runtime/store/store.ts";
+import { sqliteHandle } from "../runtime/store/sqlite/_testing.ts";
+import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 
 const JOB = `name: tick
 model: { provider: scripted, script: ./tick.replies.yaml }
@@ -51,13 +53,15 @@ Deno.test("two daemons on one store, one SIGKILLed mid-run: every slot runs exac
     };
     for (let i = 0; i < 500 && records() < 2; i++) await sleep(20);
     assert.equal(records(), 2, "both daemons started");
-    store = Store.open(`${home}/state.db`);
+    store = openSqliteStore(`${home}/state.db`);
     await sleep(2_000);
     // Kill whichever daemon is in the middle of a run, right after it claimed the slot.
     let killed: number | undefined;
     let killedSlot: number | undefined;
     for (let i = 0; i < 500 && killed === undefined; i++) {
-      const live = store.stmt("SELECT slot, holder_pid FROM schedule_runs WHERE status = 'running'").get() as
+      const live = sqliteHandle(store).stmt(
+        "SELECT slot, holder_pid FROM schedule_runs WHERE status = 'running'",
+      ).get() as
         | { slot: number; holder_pid: number }
         | undefined;
       if (live && daemons.has(live.holder_pid)) {
@@ -75,7 +79,7 @@ Deno.test("two daemons on one store, one SIGKILLed mid-run: every slot runs exac
     assert.equal(survived.code, 0, `the survivor exits 0 on SIGTERM:\n${log}`);
     assert.equal(dead.signal, "SIGKILL");
 
-    const rows = store.stmt(
+    const rows = sqliteHandle(store).stmt(
       "SELECT slot, status, session_id, note FROM schedule_runs WHERE job = 'tick' ORDER BY slot",
     )
       .all() as { slot: number; status: string; session_id: string | null; note: string | null }[];
@@ -93,7 +97,7 @@ Deno.test("two daemons on one store, one SIGKILLed mid-run: every slot runs exac
     );
     assert.match(log, /taking over slot/);
     // One finished session per slot; the killed attempt left one unfinished session behind.
-    const sessions = store.stmt("SELECT id, status FROM sessions WHERE job = 'tick'").all() as {
+    const sessions = sqliteHandle(store).stmt("SELECT id, status FROM sessions WHERE job = 'tick'").all() as {
       id: string;
       status: string;
     }[];
@@ -109,7 +113,7 @@ Deno.test("two daemons on one store, one SIGKILLed mid-run: every slot runs exac
       }
     }
     await Promise.all([...daemons.values()].map((d) => d.output));
-    store?.close();
+    await store?.close();
     await Deno.remove(dir, { recursive: true });
   }
 });

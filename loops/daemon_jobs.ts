@@ -1,7 +1,8 @@
 /** The job files a daemon serves: `hermes daemon [JOB.yaml | DIR]...`, the ones with a `schedule:`. */
+import { resolve } from "node:path";
 import { LineCounter, parseDocument } from "yaml";
 import { ValidationError } from "../runtime/core/errors.ts";
-import { absolutePath, loadJob } from "../runtime/config/job.ts";
+import { loadJob } from "../runtime/config/job.ts";
 import type { ScheduleConfig } from "../runtime/config/job_schema.ts";
 import { compileSchedule, type SlotSchedule } from "./cron_slots.ts";
 
@@ -21,7 +22,7 @@ export function jobFiles(paths: readonly string[]): { files: string[]; named: Se
   const files = new Set<string>();
   const named = new Set<string>();
   for (const given of paths) {
-    const path = absolutePath(given);
+    const path = resolve(given);
     let info: Deno.FileInfo;
     try {
       info = Deno.statSync(path);

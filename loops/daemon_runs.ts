@@ -8,7 +8,6 @@ import { errorMessage } from "../runtime/core/errors.ts";
 import type { Logger } from "../runtime/core/log.ts";
 import type { ProcessIdentity } from "../runtime/core/process_identity.ts";
 import type { Store } from "../runtime/store/store.ts";
-import { claimKey, finishRun, renewLeases } from "./schedule_claims.ts";
 
 /** One due run: the job file and the slot it is for. */
 export interface ScheduledRun {
@@ -48,6 +47,11 @@ export interface ClaimedRunsOptions {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/** One (job, slot) as a map key. */
+export function claimKey(job: string, slot: number): string {
+  return `${job}\u0000${slot}`;
+}
+
 export class ClaimedRuns {
   #o: ClaimedRunsOptions;
   #runs = new Map<string, InFlight & { run: ScheduledRun }>();
@@ -80,8 +84,9 @@ export class ClaimedRuns {
   }
 
   /** Extends the leases of the runs in flight; a run whose claim was taken over is interrupted. */
-  renew(now: number, leaseMs: number): void {
-    const held = renewLeases(this.#o.store, this.#o.holder, { now, lease_ms: leaseMs });
+  async renew(now: number, leaseMs: number): Promise<void> {
+    const claims = await this.#o.store.renewClaims(this.#o.holder, { now, lease_ms: leaseMs });
+    const held = new Set(claims.map((c) => claimKey(c.job, c.slot)));
     for (const [key, { run, controller }] of this.#runs) {
       if (held.has(key)) continue;
       this.#o.log.warn(`${run.job}: lost the claim on slot ${iso(run.slot)}; interrupting the run`);
@@ -104,24 +109,24 @@ export class ClaimedRuns {
       controller.abort(new DOMException("the daemon is stopping", "AbortError"));
     }
     if (await within(clock, settled(), graceMs)) return;
-    for (const { run } of this.#runs.values()) {
-      const note = "the daemon stopped before the run ended";
-      finishRun(store, run, holder, { status: "interrupted", session_id: null, now: clock.now(), note });
-    }
+    const note = "the daemon stopped before the run ended";
+    const outcome = { status: "interrupted", session_id: null, now: clock.now(), note };
+    await store.finishRuns([...this.#runs.values()].map(({ run }) => ({ claim: run, holder, outcome })));
   }
 
   #end(ended: Ended): void {
     this.#ended.push(ended);
-    if (this.#ended.length === 1) queueMicrotask(() => this.#record());
+    if (this.#ended.length === 1) queueMicrotask(() => void this.#record());
   }
 
-  #record(): void {
+  async #record(): Promise<void> {
     const batch = this.#ended;
     this.#ended = [];
     const { store, clock, log, holder } = this.#o;
     const now = clock.now();
-    const recorded = store.immediate(() =>
-      batch.map(({ run, outcome }) => finishRun(store, run, holder, { ...outcome, now }))
+    // Runs that end together are recorded in one transaction.
+    const recorded = await store.finishRuns(
+      batch.map(({ run, outcome }) => ({ claim: run, holder, outcome: { ...outcome, now } })),
     );
     batch.forEach(({ run, outcome, recorded: done }, i) => {
       const session = outcome.session_id ? ` (session ${outcome.session_id})` : "";

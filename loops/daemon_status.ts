@@ -3,9 +3,8 @@
  * next slots, and the last runs from the store.
  */
 import { isProvablyDead, type ProcessIdentity } from "../runtime/core/process_identity.ts";
-import type { Store } from "../runtime/store/store.ts";
+import type { RunRow, Store } from "../runtime/store/store.ts";
 import type { ScheduledJob } from "./daemon_jobs.ts";
-import { recentRuns, type RunRow } from "./schedule_claims.ts";
 
 export interface DaemonRecord {
   host: string;
@@ -86,7 +85,7 @@ export interface RunSummary {
   note: string | null;
 }
 
-export function jobStatus(store: Store, job: ScheduledJob, now: number, runs = 5): JobStatus {
+export async function jobStatus(store: Store, job: ScheduledJob, now: number, runs = 5): Promise<JobStatus> {
   const next = job.slots.nextAfter(now);
   return {
     name: job.name,
@@ -95,7 +94,7 @@ export function jobStatus(store: Store, job: ScheduledJob, now: number, runs = 5
     timezone: job.slots.timezone,
     catch_up: job.catch_up,
     next_slot: next === null ? null : new Date(next).toISOString(),
-    last_runs: recentRuns(store, job.name, runs).map(summary),
+    last_runs: (await store.recentRuns(job.name, runs)).map(summary),
   };
 }
 

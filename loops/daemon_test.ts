@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../runtime/core/clock.ts";
+import { ManualClock } from "../runtime/core/_testing.ts";
 import { createLogger } from "../runtime/core/log.ts";
 import { currentProcess, type ProcessIdentity, processStartTime } from "../runtime/core/process_identity.ts";
-import { Store } from "../runtime/store/store.ts";
+import type { Store } from "../runtime/store/store.ts";
+import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import { advance, advanceUntil } from "./_test_support.ts";
 import { Daemon, type ScheduledRun, type ScheduledRunner } from "./daemon.ts";
 import { loadScheduledJobs } from "./daemon_jobs.ts";
-import { claimSlots, finishRun, recentRuns } from "./schedule_claims.ts";
 
 const T0 = Date.UTC(2026, 0, 5, 9, 0, 0); // a Monday, on a whole minute
 const S = 1000;
@@ -20,7 +20,9 @@ interface Harness {
   daemon(
     options?: { runner?: ScheduledRunner; identity?: ProcessIdentity; graceMs?: number; watch?: boolean },
   ): Daemon;
-  rows(job: string): { slot: number; status: string; note: string | null; session_id: string | null }[];
+  rows(
+    job: string,
+  ): Promise<{ slot: number; status: string; note: string | null; session_id: string | null }[]>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -28,7 +30,7 @@ async function harness(files: Record<string, string>, start = T0 + 500): Promise
   const dir = await Deno.makeTempDir({ prefix: "hermes-daemon-" });
   for (const [name, text] of Object.entries(files)) await Deno.writeTextFile(`${dir}/${name}`, text);
   const clock = new ManualClock(start);
-  const store = Store.open(`${dir}/state.db`, { clock });
+  const store = openSqliteStore(`${dir}/state.db`, { clock });
   const runs: (ScheduledRun & { at: number })[] = [];
   const logs: string[] = [];
   const log = createLogger({ level: "debug", write: (line) => logs.push(line) });
@@ -53,15 +55,15 @@ async function harness(files: Record<string, string>, start = T0 + 500): Promise
         ...(o.identity ? { identity: o.identity } : {}),
         ...(o.graceMs !== undefined ? { graceMs: o.graceMs } : {}),
       }),
-    rows: (job) =>
-      recentRuns(store, job, 1000).reverse().map((r) => ({
+    rows: async (job) =>
+      (await store.recentRuns(job, 1000)).reverse().map((r) => ({
         slot: r.slot - T0,
         status: r.status,
         note: r.note,
         session_id: r.session_id,
       })),
     async [Symbol.asyncDispose]() {
-      store.close();
+      await store.close();
       await Deno.remove(dir, { recursive: true });
     },
   };
@@ -93,14 +95,14 @@ Deno.test("every due slot runs once, on time, as recorded rows; one timer serves
   assert.deepEqual(slots("b"), [2, 4].map((s) => s * S));
   for (const run of h.runs) assert.ok(run.at - run.slot < 100, `slot ${run.slot - T0} started late`);
   assert.deepEqual(
-    h.rows("a").map((r) => [r.status, r.session_id]),
+    (await h.rows("a")).map((r) => [r.status, r.session_id]),
     [1, 2, 3, 4, 5].map((s) => ["success", `S-${s * S}`]),
   );
 });
 
 Deno.test("two daemons on one store: each slot runs exactly once in total", async () => {
   await using h = await harness({ "a.yaml": job("a", '{ cron: "* * * * * *" }') });
-  const other = Store.open(`${h.dir}/state.db`, { clock: h.clock });
+  const other = openSqliteStore(`${h.dir}/state.db`, { clock: h.clock });
   try {
     const runsOf = new Map<string, number[]>();
     const runner = (who: string): ScheduledRunner => (run) => {
@@ -124,9 +126,9 @@ Deno.test("two daemons on one store: each slot runs exactly once in total", asyn
     await both;
     const all = [...runsOf.values()].flat().sort((a, b) => a - b);
     assert.deepEqual(all, [1, 2, 3, 4, 5, 6].map((s) => s * S));
-    assert.equal(h.rows("a").length, 6);
+    assert.equal((await h.rows("a")).length, 6);
   } finally {
-    other.close();
+    await other.close();
   }
 });
 
@@ -139,13 +141,16 @@ Deno.test("overrun: slots that come due while the previous run goes on are skipp
   };
   await serve(h.daemon({ runner }), h.clock, 4_400);
   assert.deepEqual(h.runs.map((r) => r.slot - T0), [1_000, 4_000]);
-  assert.deepEqual(h.rows("a").map((r) => [r.slot, r.status]), [
+  assert.deepEqual((await h.rows("a")).map((r) => [r.slot, r.status]), [
     [1_000, "success"],
     [2_000, "skipped"],
     [3_000, "skipped"],
     [4_000, "success"],
   ]);
-  assert.match(h.rows("a")[1]!.note!, /^overrun: the run of slot 2026-01-05T09:00:01.000Z is still going$/);
+  assert.match(
+    (await h.rows("a"))[1]!.note!,
+    /^overrun: the run of slot 2026-01-05T09:00:01.000Z is still going$/,
+  );
 });
 
 Deno.test("catch_up: one runs the most recent missed slot once at start-up; none records it as skipped", async () => {
@@ -157,12 +162,12 @@ Deno.test("catch_up: one runs the most recent missed slot once at start-up; none
   await using h = await harness(files, T0 + 10 * 60_000 + 30_000); // down from 09:00 to 09:10:30
   const before: ProcessIdentity = { ...currentProcess(), nonce: "before" };
   for (const name of ["one", "none"]) {
-    claimSlots(h.store, [{ job: name, slot: T0 }], before, { now: T0, lease_ms: 60_000 });
-    finishRun(h.store, { job: name, slot: T0 }, before, {
-      status: "success",
-      session_id: "old",
-      now: T0 + 5_000,
-    });
+    await h.store.claimSlots([{ job: name, slot: T0 }], before, { now: T0, lease_ms: 60_000 });
+    await h.store.finishRuns([{
+      claim: { job: name, slot: T0 },
+      holder: before,
+      outcome: { status: "success", session_id: "old", now: T0 + 5_000 },
+    }]);
   }
   await serve(h.daemon(), h.clock, 40_000, 1_000);
   const runs = h.runs.map((r) => [r.job, (r.slot - T0) / 60_000, r.at - T0].join(" ")).sort();
@@ -172,12 +177,12 @@ Deno.test("catch_up: one runs the most recent missed slot once at start-up; none
     "one 10 630000", // the catch-up, at start
     "one 11 660000",
   ]);
-  assert.deepEqual(h.rows("one").map((r) => [r.slot / 60_000, r.status, r.note]), [
+  assert.deepEqual((await h.rows("one")).map((r) => [r.slot / 60_000, r.status, r.note]), [
     [0, "success", null],
     [10, "success", "catch-up"],
     [11, "success", null],
   ]);
-  assert.deepEqual(h.rows("none").map((r) => [r.slot / 60_000, r.status, r.note]), [
+  assert.deepEqual((await h.rows("none")).map((r) => [r.slot / 60_000, r.status, r.note]), [
     [0, "success", null],
     [10, "skipped", "missed while no daemon was running (catch_up: none)"],
     [11, "success", null],
@@ -199,14 +204,14 @@ Deno.test("a slot whose holder died is taken over once and run; a live holder's 
   child.kill("SIGKILL");
   await child.status;
   const alive: ProcessIdentity = { ...currentProcess(), nonce: "alive" };
-  claimSlots(h.store, [{ job: "a", slot: T0 }], dead, { now: T0, lease_ms: 60_000 });
-  claimSlots(h.store, [{ job: "b", slot: T0 }], alive, { now: T0, lease_ms: 60_000 });
+  await h.store.claimSlots([{ job: "a", slot: T0 }], dead, { now: T0, lease_ms: 60_000 });
+  await h.store.claimSlots([{ job: "b", slot: T0 }], alive, { now: T0, lease_ms: 60_000 });
   await serve(h.daemon(), h.clock, 1_000);
   assert.deepEqual(h.runs.map((r) => [r.job, r.slot - T0]), [["a", 0]]);
-  const [a] = h.rows("a");
+  const [a] = await h.rows("a");
   assert.equal(a!.status, "success");
   assert.match(a!.note!, new RegExp(`^taken over from ${Deno.hostname()}:${dead.pid}$`));
-  assert.equal(h.rows("b")[0]!.status, "running");
+  assert.equal((await h.rows("b"))[0]!.status, "running");
   assert.ok(h.logs.some((l) => l.includes(`a: taking over slot 2026-01-05T09:00:00.000Z from`)));
 });
 
@@ -223,7 +228,7 @@ Deno.test("stop: a run that ends within the grace period finishes; a longer one 
   controller.abort();
   await advance(h.clock, 2_000);
   await running;
-  assert.deepEqual(h.rows("a").map((r) => r.status), ["success"]);
+  assert.deepEqual((await h.rows("a")).map((r) => r.status), ["success"]);
 
   const again = new AbortController();
   const second = h.daemon({ runner: slow(60_000), graceMs: 1_000 }).run(again.signal);
@@ -231,7 +236,7 @@ Deno.test("stop: a run that ends within the grace period finishes; a longer one 
   again.abort();
   await advance(h.clock, 2_000);
   await second;
-  assert.deepEqual(h.rows("a").map((r) => [r.status, r.note]), [
+  assert.deepEqual((await h.rows("a")).map((r) => [r.status, r.note]), [
     ["success", null],
     ["interrupted", "the daemon is stopping"],
   ]);
@@ -312,16 +317,16 @@ Deno.test("a served job's session whose loop outlived its process is adopted by 
   child.kill("SIGKILL");
   await child.status;
   const me = currentProcess();
-  const session = (jobName: string, owner: typeof dead, loop: "active" | "done") => {
-    const id = h.store.createSession({ job: jobName }).id;
-    h.store.updateSession(id, { status: "running", ...owner });
-    h.store.setState(id, "loop", { status: loop });
+  const session = async (jobName: string, owner: typeof dead, loop: "active" | "done") => {
+    const id = (await h.store.createSession({ job: jobName })).id;
+    await h.store.updateSession(id, { status: "running", ...owner });
+    await h.store.setState(id, "loop", { status: loop });
     return id;
   };
-  const orphan = session("a", dead, "active");
-  session("a", { owner_host: me.host, owner_pid: me.pid, owner_started: me.started }, "active"); // still owned
-  session("a", dead, "done"); // nothing left to drive
-  session("other", dead, "active"); // not served here
+  const orphan = await session("a", dead, "active");
+  await session("a", { owner_host: me.host, owner_pid: me.pid, owner_started: me.started }, "active"); // still owned
+  await session("a", dead, "done"); // nothing left to drive
+  await session("other", dead, "active"); // not served here
   const resumed: string[] = [];
   const resumer = (who: string) => (s: { session_id: string; path: string }) => {
     resumed.push(`${who} ${s.session_id} ${s.path.endsWith("/a.yaml")}`);
@@ -344,5 +349,5 @@ Deno.test("a served job's session whose loop outlived its process is adopted by 
   controller.abort();
   await both;
   assert.deepEqual(resumed, [`first ${orphan} true`]);
-  assert.equal(h.store.getSession(orphan)!.owner_pid, Deno.pid);
+  assert.equal((await h.store.getSession(orphan))!.owner_pid, Deno.pid);
 });

@@ -14,21 +14,24 @@ import {
   resumeHeartbeat,
 } from "./heartbeat_state.ts";
 import { plural } from "./loop_command.ts";
+import { RECURRING_COMMANDS } from "./recurring_commands.ts";
 
 export function heartbeatCommand(ctx: RecurringContext, agent: AgentLike): SlashCommand {
   return {
     name: "heartbeat",
-    description:
-      "Wake an idle session on a timer: /heartbeat every INTERVAL PROMPT | status|pause|resume|clear",
-    // Through a promise, so that bad input rejects rather than throws.
-    run: (args, context) =>
-      Promise.resolve().then(() => heartbeat(ctx, agent.sessionId, args, context.source)),
+    description: RECURRING_COMMANDS.heartbeat,
+    run: (args, context) => heartbeat(ctx, agent.sessionId, args, context.source),
   };
 }
 
-function heartbeat(ctx: RecurringContext, sessionId: string, args: string, source: CommandSource): string {
+async function heartbeat(
+  ctx: RecurringContext,
+  sessionId: string,
+  args: string,
+  source: CommandSource,
+): Promise<string> {
   const parsed = parseHeartbeatArgs(args);
-  if (parsed.kind === "control") return control(ctx, sessionId, parsed.action);
+  if (parsed.kind === "control") return await control(ctx, sessionId, parsed.action);
   const min = ctx.settings.heartbeat_min_interval_ms;
   if (parsed.interval_ms < min) {
     throw new ValidationError(
@@ -36,9 +39,9 @@ function heartbeat(ctx: RecurringContext, sessionId: string, args: string, sourc
         `(${formatDuration(min)})`,
     );
   }
-  const previous = ctx.store.getState<HeartbeatState>(sessionId, HEARTBEAT_KEY);
+  const previous = await ctx.store.getState<HeartbeatState>(sessionId, HEARTBEAT_KEY);
   const state = newHeartbeat(parsed, { id: ctx.newId(), now: ctx.clock.now(), source });
-  ctx.store.setState(sessionId, HEARTBEAT_KEY, state);
+  await ctx.store.setState(sessionId, HEARTBEAT_KEY, state);
   ctx.wake(sessionId);
   const every = formatDuration(parsed.interval_ms);
   return [
@@ -47,24 +50,24 @@ function heartbeat(ctx: RecurringContext, sessionId: string, args: string, sourc
   ].join("\n");
 }
 
-function control(ctx: RecurringContext, sessionId: string, action: HeartbeatControl): string {
+async function control(ctx: RecurringContext, sessionId: string, action: HeartbeatControl): Promise<string> {
   const { store, clock } = ctx;
-  const state = store.getState<HeartbeatState>(sessionId, HEARTBEAT_KEY);
+  const state = await store.getState<HeartbeatState>(sessionId, HEARTBEAT_KEY);
   if (!state) return "No heartbeat in this session.";
   if (action === "status") return describeHeartbeat(state, clock.now());
   if (action === "clear") {
-    store.deleteState(sessionId, HEARTBEAT_KEY);
+    await store.deleteState(sessionId, HEARTBEAT_KEY);
     ctx.wake(sessionId);
     return `Heartbeat cleared after ${plural(state.beats, "beat")}.`;
   }
   if (action === "pause") {
     if (state.status === "paused") return "The heartbeat is already paused.";
-    store.setState(sessionId, HEARTBEAT_KEY, pauseHeartbeat(state));
+    await store.setState(sessionId, HEARTBEAT_KEY, pauseHeartbeat(state));
     ctx.wake(sessionId);
     return `Heartbeat paused after ${plural(state.beats, "beat")}. /heartbeat resume continues it.`;
   }
   if (state.status === "active") return "The heartbeat is already running.";
-  store.setState(sessionId, HEARTBEAT_KEY, resumeHeartbeat(state, clock.now()));
+  await store.setState(sessionId, HEARTBEAT_KEY, resumeHeartbeat(state, clock.now()));
   ctx.wake(sessionId);
   return `Heartbeat resumed: the next beat comes in ${
     formatDuration(state.interval_ms)

@@ -1,6 +1,6 @@
 /** Notices edits to a daemon's job files: one non-recursive watch on each directory involved. */
+import { dirname, resolve } from "node:path";
 import { errorMessage } from "../runtime/core/errors.ts";
-import { absolutePath } from "../runtime/config/job.ts";
 import type { Logger } from "../runtime/core/log.ts";
 import { jobFiles } from "./daemon_jobs.ts";
 
@@ -13,9 +13,9 @@ export interface JobWatch {
 export function watchJobFiles(paths: readonly string[], onChange: () => void, log: Logger): JobWatch {
   const dirs = new Set<string>();
   for (const given of paths) {
-    const path = absolutePath(given);
+    const path = resolve(given);
     try {
-      dirs.add(Deno.statSync(path).isDirectory ? path : path.replace(/\/[^/]*$/, "") || "/");
+      dirs.add(Deno.statSync(path).isDirectory ? path : dirname(path));
     } catch {
       // gone since start-up; the next reload reports it
     }

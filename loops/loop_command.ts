@@ -5,6 +5,7 @@ import type { AgentLike } from "../runtime/agent/seams.ts";
 import type { CommandContext, SlashCommand } from "../runtime/agent/slash.ts";
 import type { RecurringContext } from "./_context.ts";
 import { runLoopTick } from "./_turns.ts";
+import { RECURRING_COMMANDS } from "./recurring_commands.ts";
 import { type LoopControl, type LoopStart, parseLoopArgs } from "./loop_args.ts";
 import {
   describeLoop,
@@ -20,12 +21,11 @@ import {
 export function loopCommand(ctx: RecurringContext, agent: AgentLike): SlashCommand {
   return {
     name: "loop",
-    description:
-      "Repeat a prompt: /loop [every] [INTERVAL] PROMPT [--times N] [--until CONDITION] | status|pause|resume|stop",
+    description: RECURRING_COMMANDS.loop,
     run: async (args, context) => {
       const parsed = parseLoopArgs(args);
       return parsed.kind === "control"
-        ? control(ctx, agent.sessionId, parsed.action)
+        ? await control(ctx, agent.sessionId, parsed.action)
         : await start(ctx, agent, parsed, context);
     },
   };
@@ -46,9 +46,9 @@ async function start(ctx: RecurringContext, agent: AgentLike, args: LoopStart, c
     );
     interval = settings.loop_min_interval_ms;
   }
-  const previous = store.getState<LoopState>(sessionId, LOOP_KEY);
+  const previous = await store.getState<LoopState>(sessionId, LOOP_KEY);
   if (previous && previous.status !== "done") {
-    store.setState(sessionId, LOOP_KEY, endLoop(previous, "replaced", clock.now()));
+    await store.setState(sessionId, LOOP_KEY, endLoop(previous, "replaced", clock.now()));
     ctx.events.emit(sessionId, {
       type: "loop.end",
       reason: "replaced",
@@ -63,7 +63,7 @@ async function start(ctx: RecurringContext, agent: AgentLike, args: LoopStart, c
     source: context.source,
     floor_ms: settings.self_paced_floor_ms,
   });
-  store.setState(sessionId, LOOP_KEY, state);
+  await store.setState(sessionId, LOOP_KEY, state);
   ctx.wake(sessionId);
 
   const pace = interval === null
@@ -87,9 +87,9 @@ async function start(ctx: RecurringContext, agent: AgentLike, args: LoopStart, c
   return [header, ...notes, "", final, "", footer].join("\n");
 }
 
-function control(ctx: RecurringContext, sessionId: string, action: LoopControl): string {
+async function control(ctx: RecurringContext, sessionId: string, action: LoopControl): Promise<string> {
   const { store, clock } = ctx;
-  const state = store.getState<LoopState>(sessionId, LOOP_KEY);
+  const state = await store.getState<LoopState>(sessionId, LOOP_KEY);
   const now = clock.now();
   if (action === "status") {
     return state ? describeLoop(state, now, ctx.settings.max_ticks) : "No loop in this session.";
@@ -98,7 +98,7 @@ function control(ctx: RecurringContext, sessionId: string, action: LoopControl):
     if (state?.status !== "active") {
       return state?.status === "paused" ? "The loop is already paused." : "No active loop to pause.";
     }
-    store.setState(sessionId, LOOP_KEY, pauseLoop(state, now));
+    await store.setState(sessionId, LOOP_KEY, pauseLoop(state, now));
     ctx.events.emit(sessionId, { type: "loop.end", reason: "paused", status: "paused", ticks: state.tick });
     ctx.wake(sessionId);
     return `Loop paused after ${plural(state.tick, "tick")}. /loop resume continues it.`;
@@ -107,13 +107,13 @@ function control(ctx: RecurringContext, sessionId: string, action: LoopControl):
     if (state?.status !== "paused") {
       return state?.status === "active" ? "The loop is already running." : "No paused loop to resume.";
     }
-    store.setState(sessionId, LOOP_KEY, resumeLoop(state, now));
+    await store.setState(sessionId, LOOP_KEY, resumeLoop(state, now));
     ctx.wake(sessionId);
     return `Loop resumed at tick ${state.tick}: the next tick runs now, with a fresh budget of ` +
       `${plural(ctx.settings.max_ticks, "tick")} (loops.max_ticks).`;
   }
   if (!state || state.status === "done") return "No loop to stop.";
-  store.setState(sessionId, LOOP_KEY, endLoop(state, "stopped", now));
+  await store.setState(sessionId, LOOP_KEY, endLoop(state, "stopped", now));
   ctx.events.emit(sessionId, { type: "loop.end", reason: "stopped", status: "done", ticks: state.tick });
   ctx.wake(sessionId);
   return `Loop stopped after ${plural(state.tick, "tick")}.`;

@@ -17,6 +17,7 @@ import { beatDueAt, HEARTBEAT_KEY, type HeartbeatState } from "./heartbeat_state
 import { loopCommand } from "./loop_command.ts";
 import { LOOP_KEY, type LoopState } from "./loop_state.ts";
 import { resolveSettings } from "./recurring_config.ts";
+import { isActiveState, isRecurringActive } from "./recurring_active.ts";
 
 export type { Judge } from "./_context.ts";
 
@@ -83,9 +84,7 @@ export function createRecurring(options: RecurringOptions): Recurring {
   return {
     commands: (agent) => [loopCommand(ctx, agent), heartbeatCommand(ctx, agent)],
 
-    isActive(sessionId) {
-      return readLoop(sessionId)?.status === "active" || readHeartbeat(sessionId)?.status === "active";
-    },
+    isActive: (sessionId) => isRecurringActive(ctx.store, sessionId),
 
     async drive(agent, { signal }) {
       const sessionId = agent.sessionId;
@@ -97,10 +96,10 @@ export function createRecurring(options: RecurringOptions): Recurring {
       try {
         while (true) {
           signal?.throwIfAborted();
-          const loop = readLoop(sessionId);
-          const heartbeat = readHeartbeat(sessionId);
-          const loopActive = loop?.status === "active";
-          const beating = heartbeat?.status === "active";
+          const loop = await readLoop(sessionId);
+          const heartbeat = await readHeartbeat(sessionId);
+          const loopActive = isActiveState(loop);
+          const beating = isActiveState(heartbeat);
           if (!loopActive && !beating) {
             const reason = loop?.status === "done"
               ? "loop_done"

@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../runtime/core/clock.ts";
+import { ManualClock } from "../runtime/core/_testing.ts";
 import { EventBus } from "../runtime/core/events.ts";
 import { type LoopTickPayload, noHooks } from "../runtime/core/hooks.ts";
 import type { HeartbeatConfig, LoopsConfig } from "../runtime/config/job_schema.ts";
 import { silentLogger } from "../runtime/core/log.ts";
-import { Store } from "../runtime/store/store.ts";
-import type { HermesEvent } from "../runtime/core/types.ts";
+import type { Store } from "../runtime/store/store.ts";
+import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
+import type { EventType, HermesEvent } from "../runtime/core/events.ts";
 import { advance, advanceUntil, ScriptedAgent, type ScriptedReply } from "./_test_support.ts";
 import type { LoopState } from "./loop_state.ts";
 import { createRecurring, type Judge } from "./recurring.ts";
@@ -22,8 +23,8 @@ interface Setup {
     recurring: ReturnType<typeof createRecurring>;
     agent: ScriptedAgent;
   };
-  loop(): LoopState | undefined;
-  heartbeat(): HeartbeatState | undefined;
+  loop(): Promise<LoopState | undefined>;
+  heartbeat(): Promise<HeartbeatState | undefined>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -32,8 +33,8 @@ const FAST: LoopsConfig = { min_interval: "1s", self_paced_floor: "1s", self_pac
 async function setup(config: { loops?: LoopsConfig; heartbeat?: HeartbeatConfig } = {}): Promise<Setup> {
   const dir = await Deno.makeTempDir({ prefix: "hermes-recurring-" });
   const clock = new ManualClock();
-  const store = Store.open(`${dir}/state.db`, { clock });
-  const sessionId = store.createSession({ job: "t" }).id;
+  const store = openSqliteStore(`${dir}/state.db`, { clock });
+  const sessionId = (await store.createSession({ job: "t" })).id;
   const bus = new EventBus(clock);
   const events: HermesEvent[] = [];
   bus.subscribe((e) => events.push(e));
@@ -63,13 +64,14 @@ async function setup(config: { loops?: LoopsConfig; heartbeat?: HeartbeatConfig 
     loop: () => store.getState<LoopState>(sessionId, "loop"),
     heartbeat: () => store.getState<HeartbeatState>(sessionId, "heartbeat"),
     async [Symbol.asyncDispose]() {
-      store.close();
+      await store.close();
       await Deno.remove(dir, { recursive: true });
     },
   };
 }
 
-const ticksOf = (events: HermesEvent[], type: string) => events.filter((e) => e.type === type);
+const ticksOf = <T extends EventType>(events: HermesEvent[], type: T) =>
+  events.filter((e): e is HermesEvent<T> => e.type === type);
 
 Deno.test("/loop 1s --times 3: first tick at once, exactly 3 ticks, each 1s after the previous turn ended", async () => {
   await using t = await setup();
@@ -81,7 +83,7 @@ Deno.test("/loop 1s --times 3: first tick at once, exactly 3 ticks, each 1s afte
   assert.match(output, /^Loop started: every 1s, up to 3 ticks — "check CI"\./);
   assert.match(output, /\n\nred\n\nNext tick in 1s\.$/);
   assert.equal(agent.prompts.length, 1, "the first tick ran inside the command");
-  assert.ok(recurring.isActive(t.sessionId));
+  assert.ok(await recurring.isActive(t.sessionId));
 
   const result = await advanceUntil(t.clock, recurring.drive(agent, {}));
   assert.deepEqual(result, { reason: "loop_done", final: "green" });
@@ -94,8 +96,8 @@ Deno.test("/loop 1s --times 3: first tick at once, exactly 3 ticks, each 1s afte
     3,
   ]]);
   assert.deepEqual(t.hookCalls, [1, 2, 3].map((tick) => ({ session_id: t.sessionId, kind: "loop", tick })));
-  assert.equal(recurring.isActive(t.sessionId), false);
-  assert.equal(t.loop()?.tick, 3);
+  assert.equal(await recurring.isActive(t.sessionId), false);
+  assert.equal((await t.loop())?.tick, 3);
 });
 
 Deno.test("LOOP_COMPLETE on a line of its own ends the loop; mid-sentence it does not", async () => {
@@ -105,7 +107,7 @@ Deno.test("LOOP_COMPLETE on a line of its own ends the loop; mid-sentence it doe
   const result = await advanceUntil(t.clock, recurring.drive(agent, {}));
   assert.deepEqual(result, { reason: "loop_done", final: "All green.\nLOOP_COMPLETE" });
   assert.equal(agent.prompts.length, 2);
-  assert.equal(t.loop()?.reason, "complete");
+  assert.equal((await t.loop())?.reason, "complete");
 });
 
 Deno.test("a first tick that answers LOOP_COMPLETE ends the loop inside the command", async () => {
@@ -113,7 +115,7 @@ Deno.test("a first tick that answers LOOP_COMPLETE ends the loop inside the comm
   const { recurring, agent } = t.process(["LOOP_COMPLETE"]);
   const { final } = await agent.input("/loop 5m check", { source: "cli" });
   assert.match(final, /Loop done after 1 tick: the model answered LOOP_COMPLETE\.$/);
-  assert.equal(recurring.isActive(t.sessionId), false);
+  assert.equal(await recurring.isActive(t.sessionId), false);
   assert.deepEqual(await recurring.drive(agent, {}), { reason: "loop_done", final: "LOOP_COMPLETE" });
 });
 
@@ -123,7 +125,7 @@ Deno.test("max_ticks pauses the loop; /loop resume gives a fresh budget", async 
   await agent.input("/loop 1s check", { source: "job" });
   assert.equal((await advanceUntil(t.clock, recurring.drive(agent, {}))).reason, "loop_paused");
   assert.equal(agent.prompts.length, 2);
-  assert.equal(t.loop()?.reason, "max_ticks");
+  assert.equal((await t.loop())?.reason, "max_ticks");
   assert.deepEqual(ticksOf(t.events, "loop.end").map((e) => [e.reason, e.status]), [["max_ticks", "paused"]]);
   assert.match((await agent.input("/loop resume", { source: "job" })).final, /^Loop resumed at tick 2/);
   assert.equal((await advanceUntil(t.clock, recurring.drive(agent, {}))).reason, "loop_paused");
@@ -135,25 +137,25 @@ Deno.test("a tick whose turn fails is rolled back: not counted, still due, and a
   const first = t.process(["red", new Error("provider exploded")]);
   await first.agent.input("/loop 1s check --times 3", { source: "job" });
   await assert.rejects(advanceUntil(t.clock, first.recurring.drive(first.agent, {})), /provider exploded/);
-  const stored = t.loop()!;
+  const stored = (await t.loop())!;
   assert.equal(stored.tick, 1);
   assert.equal(stored.status, "active");
   assert.ok(stored.next_due <= t.clock.now(), "the failed tick is still due");
-  assert.ok(first.recurring.isActive(t.sessionId));
+  assert.ok(await first.recurring.isActive(t.sessionId));
 
   const second = t.process(["amber", "green"]);
   const result = await advanceUntil(t.clock, second.recurring.drive(second.agent, {}));
   assert.deepEqual(result, { reason: "loop_done", final: "green" });
   assert.match(second.agent.prompts[0]!.text, /^\[Loop tick 2 of 3/);
-  assert.equal(t.loop()?.tick, 3);
+  assert.equal((await t.loop())?.tick, 3);
 });
 
 Deno.test("a failing first tick fails the command and leaves the loop due, nothing stuck", async () => {
   await using t = await setup();
   const { recurring, agent } = t.process([new Error("no model"), "fine"]);
   await assert.rejects(agent.input("/loop 1s check --times 1", { source: "job" }), /no model/);
-  assert.equal(t.loop()?.tick, 0);
-  assert.ok(recurring.isActive(t.sessionId));
+  assert.equal((await t.loop())?.tick, 0);
+  assert.ok(await recurring.isActive(t.sessionId));
   assert.deepEqual(await advanceUntil(t.clock, recurring.drive(agent, {})), {
     reason: "loop_done",
     final: "fine",
@@ -169,7 +171,7 @@ Deno.test("a restarted process continues from the stored tick count without a bu
   await advance(t.clock, 61_000, 1_000);
   firstDrive.abort(new DOMException("killed", "AbortError"));
   await assert.rejects(driving, { name: "AbortError" });
-  assert.equal(t.loop()?.tick, 2);
+  assert.equal((await t.loop())?.tick, 2);
 
   await t.clock.advance(10 * 60_000); // down for ten minutes: nine ticks missed
   const second = t.process();
@@ -182,7 +184,7 @@ Deno.test("a restarted process continues from the stored tick count without a bu
   assert.equal(second.agent.prompts.length, 2);
   resumed.abort(new DOMException("done", "AbortError"));
   await assert.rejects(drive, { name: "AbortError" });
-  assert.equal(t.loop()?.tick, 4);
+  assert.equal((await t.loop())?.tick, 4);
 });
 
 Deno.test("intervals below loops.min_interval are raised, and the command says so", async () => {
@@ -190,10 +192,10 @@ Deno.test("intervals below loops.min_interval are raised, and the command says s
   const { agent } = t.process();
   const raised = (await agent.input("/loop 5s check", { source: "job" })).final;
   assert.match(raised, /Note: interval 5s raised to 30s \(loops\.min_interval\)\./);
-  assert.equal(t.loop()?.interval_ms, 30_000);
+  assert.equal((await t.loop())?.interval_ms, 30_000);
   const kept = (await agent.input("/loop 45s check", { source: "job" })).final;
   assert.doesNotMatch(kept, /raised/);
-  assert.equal(t.loop()?.interval_ms, 45_000);
+  assert.equal((await t.loop())?.interval_ms, 45_000);
 });
 
 Deno.test("--until: the judge's yes ends the loop, blocked pauses it, an error keeps it going", async () => {
@@ -213,17 +215,17 @@ Deno.test("--until: the judge's yes ends the loop, blocked pauses it, an error k
   assert.equal(agent.prompts.length, 3, "the garbled answer kept the loop going");
   assert.match(questions[0]!, /Condition: CI is green/);
   assert.match(questions[2]!, /\ngreen\n/);
-  assert.equal(t.loop()?.reason, "until");
+  assert.equal((await t.loop())?.reason, "until");
 
   const blocked = t.process(["need a token"], { judge: () => Promise.resolve("blocked") });
   const output = (await blocked.agent.input("/loop 1s deploy --until deployed", { source: "job" })).final;
   assert.match(output, /Loop paused after 1 tick: the --until condition is blocked/);
-  assert.equal(t.loop()?.status, "paused");
+  assert.equal((await t.loop())?.status, "paused");
 
   const failing = t.process(["a", "b"], { judge: () => Promise.reject(new Error("judge down")) });
   await failing.agent.input("/loop 1s x --until done --times 2", { source: "job" });
   assert.equal((await advanceUntil(t.clock, failing.recurring.drive(failing.agent, {}))).reason, "loop_done");
-  assert.equal(t.loop()?.reason, "times");
+  assert.equal((await t.loop())?.reason, "times");
 });
 
 Deno.test("--until is refused when no judge model exists; allowed with one", async () => {
@@ -243,7 +245,7 @@ Deno.test("one loop per session: a new /loop replaces the old one", async () => 
   await agent.input("/loop 1m first", { source: "job" });
   const output = (await agent.input("/loop 2m second", { source: "job" })).final;
   assert.match(output, /Note: replaced the previous loop \("first", 1 tick\)\./);
-  assert.equal(t.loop()?.prompt, "second");
+  assert.equal((await t.loop())?.prompt, "second");
   assert.deepEqual(ticksOf(t.events, "loop.end").map((e) => e.reason), ["replaced"]);
   assert.match(
     (await agent.input("/loop status", { source: "job" })).final,
@@ -322,10 +324,10 @@ Deno.test("/heartbeat below heartbeat.min_interval is refused; at or above it is
     name: "ValidationError",
     message: "Cannot set /heartbeat every 30s: the interval is below heartbeat.min_interval (1m)",
   });
-  assert.equal(recurring.isActive(t.sessionId), false);
+  assert.equal(await recurring.isActive(t.sessionId), false);
   await agent.input("/heartbeat every 2 minutes x", { source: "job" });
-  assert.equal(t.heartbeat()?.interval_ms, 120_000);
-  assert.ok(recurring.isActive(t.sessionId));
+  assert.equal((await t.heartbeat())?.interval_ms, 120_000);
+  assert.ok(await recurring.isActive(t.sessionId));
 });
 
 Deno.test("/heartbeat resume re-anchors: no instant stale beat; clear ends it; state survives a restart", async () => {
@@ -336,7 +338,7 @@ Deno.test("/heartbeat resume re-anchors: no instant stale beat; clear ends it; s
     (await agent.input("/heartbeat pause", { source: "job" })).final,
     /^Heartbeat paused after 0 beats/,
   );
-  assert.equal(recurring.isActive(t.sessionId), false);
+  assert.equal(await recurring.isActive(t.sessionId), false);
   await advance(t.clock, 10_000, 1_000);
   await agent.input("/heartbeat resume", { source: "job" });
   const controller = new AbortController();
@@ -347,7 +349,7 @@ Deno.test("/heartbeat resume re-anchors: no instant stale beat; clear ends it; s
   assert.equal(agent.prompts.length, 1);
 
   const restarted = t.process();
-  assert.ok(restarted.recurring.isActive(t.sessionId), "a new process sees the stored heartbeat");
+  assert.ok(await restarted.recurring.isActive(t.sessionId), "a new process sees the stored heartbeat");
   assert.match((await restarted.agent.input("/heartbeat status", { source: "job" })).final, /Beats: 1/);
   assert.match(
     (await agent.input("/heartbeat clear", { source: "job" })).final,

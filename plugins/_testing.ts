@@ -1,10 +1,10 @@
 /** Test helpers for the plugin host: a temp job directory with a real store, and collected events. */
 import { dirname } from "node:path";
 import { systemClock } from "../runtime/core/clock.ts";
-import { EventBus } from "../runtime/core/events.ts";
+import { EventBus, type HermesEvent } from "../runtime/core/events.ts";
 import { createLogger } from "../runtime/core/log.ts";
-import { Store } from "../runtime/store/store.ts";
-import type { HermesEvent } from "../runtime/core/types.ts";
+import type { Store } from "../runtime/store/store.ts";
+import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import { type PluginHost, startPlugins, type StartPluginsOptions } from "./host.ts";
 import type { PluginEntry } from "../runtime/config/job_schema.ts";
 
@@ -12,7 +12,8 @@ export interface Fixture extends AsyncDisposable {
   /** The job directory (a fresh temp dir). */
   dir: string;
   store: Store;
-  events: HermesEvent[];
+  /** The `plugin.error` events (the only type the host emits). */
+  events: HermesEvent<"plugin.error">[];
   /** Host stderr lines. */
   logs: string[];
   /** Writes files (paths relative to `dir`), creating directories. */
@@ -23,11 +24,13 @@ export interface Fixture extends AsyncDisposable {
 
 export async function fixture(): Promise<Fixture> {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "hermes-plugins-" }));
-  const store = Store.open(`${dir}/state.db`);
-  const events: HermesEvent[] = [];
+  const store = openSqliteStore(`${dir}/state.db`);
+  const events: HermesEvent<"plugin.error">[] = [];
   const logs: string[] = [];
   const bus = new EventBus(systemClock);
-  bus.subscribe((event) => events.push(event));
+  bus.subscribe((event) => {
+    if (event.type === "plugin.error") events.push(event);
+  });
   const hosts: PluginHost[] = [];
   return {
     dir,
@@ -54,7 +57,7 @@ export async function fixture(): Promise<Fixture> {
     },
     async [Symbol.asyncDispose]() {
       await Promise.all(hosts.map((host) => host.stop()));
-      store.close();
+      await store.close();
       await Deno.remove(dir, { recursive: true });
     },
   };

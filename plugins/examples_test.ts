@@ -63,7 +63,7 @@ Deno.test("memory with every_turn: false re-injects the rules on the first call 
   assert.deepEqual(await call("s1", 4), []);
   assert.deepEqual(await call("s2", 1), injected, "another session starts with the rules");
   await host.hooks.onSessionDelete({ session_id: "s1", reason: "delete", deleted_ids: ["s1", "s2"] });
-  assert.deepEqual(new PluginStateTable(f.store, "memory").list(), []);
+  assert.deepEqual(await new PluginStateTable(f.store, "memory").list(), []);
   const badConfig = await rejection(
     f.start([{
       path: `${EXAMPLES}memory`,
@@ -87,9 +87,9 @@ Deno.test("sidecar-index keeps per-session entries and drops them all in one on_
     "2 tool calls\n- shell (ok, 3 ms)\n- read_file (ok, 3 ms)",
   );
   const state = new PluginStateTable(f.store, "sidecar-index");
-  assert.deepEqual(state.list(), ["session/a", "session/b", "session/c", "session/keep"]);
+  assert.deepEqual(await state.list(), ["session/a", "session/b", "session/c", "session/keep"]);
   await host.hooks.onSessionDelete({ session_id: "a", reason: "prune", deleted_ids: ["a", "b", "c"] });
-  assert.deepEqual(state.list(), ["session/keep"]);
+  assert.deepEqual(await state.list(), ["session/keep"]);
   assert.ok(
     f.logs.some((line) => line.includes("[sidecar-index] prune: dropped the index of 3 of 3 sessions")),
   );

@@ -1,7 +1,7 @@
 import { hooksContract } from "../tests/hooks_contract.ts";
 import { createLogger } from "../runtime/core/log.ts";
 import { noHooks } from "../runtime/core/hooks.ts";
-import { Store } from "../runtime/store/store.ts";
+import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import { startPlugins } from "./host.ts";
 import { lazyPlugins } from "./lazy.ts";
 
@@ -16,10 +16,10 @@ const PASS_THROUGH = `export function register(ctx) {
 async function setup() {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "hermes-hooks-" }));
   await Deno.writeTextFile(`${dir}/pass.ts`, PASS_THROUGH);
-  const store = Store.open(`${dir}/state.db`);
+  const store = openSqliteStore(`${dir}/state.db`);
   const options = { job_dir: dir, store, log: createLogger({ level: "error", write: () => {} }) };
   const cleanup = async () => {
-    store.close();
+    await store.close();
     await Deno.remove(dir, { recursive: true });
   };
   return { dir, options, cleanup };

@@ -19,7 +19,7 @@ import { findDeno, parentDeathLauncher } from "./deno_path.ts";
 import { pluginHooks, type Report } from "./dispatch.ts";
 import { type LoadedPlugin, loadPlugin } from "./load.ts";
 import { PluginFailure } from "./process.ts";
-import type { HookName } from "./sdk.ts";
+import type { CommandCallContext, HookName, ToolCallContext } from "./sdk.ts";
 
 export interface StartPluginsOptions {
   /** Directory of the job file: plugin paths, granted paths and the plugins' cwd resolve against it. */
@@ -27,7 +27,7 @@ export interface StartPluginsOptions {
   /** Serves `ctx.state` (table `plugin_state`). */
   store: Store;
   /** Where `plugin.error` events go (an EventBus fits). */
-  events?: { emit(sessionId: string, input: EventInput): unknown };
+  events?: { emit(sessionId: string, input: EventInput<"plugin.error">): unknown };
   log: Logger;
   /** Session for `plugin.error` events of failures outside a call (hook calls use their payload's id). */
   session_id?: string;
@@ -176,7 +176,7 @@ class Host implements PluginHost {
       const result = await plugin.process.call("tool", {
         name: tool,
         args,
-        context: { session_id: context.session_id },
+        context: { session_id: context.session_id } satisfies ToolCallContext,
       }, { timeout_ms: plugin.timeout_ms, label, session_id: context.session_id, signal: context.signal });
       return { status: "ok", content: String(result) };
     } catch (error) {
@@ -199,7 +199,7 @@ class Host implements PluginHost {
       const result = await plugin.process.call("command", {
         name: command,
         args,
-        context: { session_id: context.session_id, source: context.source },
+        context: { session_id: context.session_id, source: context.source } satisfies CommandCallContext,
       }, { timeout_ms: plugin.timeout_ms, label, session_id: context.session_id, signal: context.signal });
       return String(result);
     } catch (error) {

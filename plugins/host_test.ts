@@ -198,8 +198,8 @@ Deno.test("ctx.state round-trips through the store, survives a restart and is sc
   assert.equal(await run(second, "del", "a:1"), "true");
   assert.equal(await run(second, "del", "a:1"), "false");
   assert.equal(await run(second, "keys", ""), "a:2,b:1");
-  assert.deepEqual(new PluginStateTable(f.store, "one").get("b:1"), { v: "z" });
-  assert.deepEqual(new PluginStateTable(f.store, "two").list(), []);
+  assert.deepEqual(await new PluginStateTable(f.store, "one").get("b:1"), { v: "z" });
+  assert.deepEqual(await new PluginStateTable(f.store, "two").list(), []);
 });
 
 Deno.test("ctx.config is validated against config_schema and given to register", async () => {

@@ -20,10 +20,14 @@ Deno.test("lazy plugins start on the first hook call; one on_session_delete carr
     store: f.store,
     log: createLogger({ write: () => {} }),
   });
-  assert.equal(state.get("started"), undefined, "nothing starts before a hook is called");
+  assert.equal(await state.get("started"), undefined, "nothing starts before a hook is called");
   await lazy.hooks.onSessionDelete({ session_id: "a", reason: "delete", deleted_ids: ["a", "b", "c"] });
-  assert.equal(state.get("started"), true);
-  assert.deepEqual(state.get("calls"), [{ session_id: "a", reason: "delete", deleted_ids: ["a", "b", "c"] }]);
+  assert.equal(await state.get("started"), true);
+  assert.deepEqual(await state.get("calls"), [{
+    session_id: "a",
+    reason: "delete",
+    deleted_ids: ["a", "b", "c"],
+  }]);
   await lazy.close();
 
   const unused = lazyPlugins([{ path: "recorder.js" }], {

@@ -6,12 +6,14 @@
 import { formatDuration } from "../runtime/core/duration.ts";
 import { errorMessage } from "../runtime/core/errors.ts";
 import type { Logger } from "../runtime/core/log.ts";
-import { MAX_LINE_CHARS, readLines } from "./_lines.ts";
+import { readLines } from "../runtime/core/lines.ts";
 import { pluginMain } from "./_plugin_main.ts";
 
 /** The subprocess's main module: the self-contained runner, as a `data:` URL (see _plugin_main.ts). */
 const RUNNER_URL = `data:application/javascript;base64,${btoa(`(${pluginMain.toString()})();\n`)}`;
 const OUT_OF_MEMORY = /out of memory|heap limit/i;
+/** A line longer than this is not a protocol message; the plugin is misbehaving. */
+const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 /**
  * Deno 2.9 otherwise prepends a `node` shim directory (inside DENO_DIR) to the PATH of every process it
  * starts; the plugin's environment is to hold the granted variables and nothing that says where Hermes lives.
@@ -46,8 +48,8 @@ export interface SpawnOptions {
   max_memory_mb: number;
   /** Receives the plugin's console output and `ctx.log` lines (already prefixed). */
   log: Logger;
-  /** Answers the plugin's requests; throws to answer with an error. */
-  serve(method: string, params: Record<string, unknown>): unknown;
+  /** Answers the plugin's requests; rejects to answer with an error. */
+  serve(method: string, params: Record<string, unknown>): Promise<unknown>;
   /** Called once when the process fails outside `stop()`. */
   onFailure(failure: PluginFailure): void;
 }
@@ -88,7 +90,8 @@ export class PluginProcess {
   #stopping = false;
   #sawOutOfMemory = false;
   #pumps: Promise<void>;
-  #readers: ReadableStreamDefaultReader<Uint8Array>[];
+  /** Stops reading the pipes when a grandchild keeps them open after the plugin exited. */
+  #stopReading = new AbortController();
   #encoder = new TextEncoder();
   // One timer for all calls, armed for the earliest deadline: cheaper than a timer per call.
   #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
@@ -120,9 +123,7 @@ export class PluginProcess {
     }).spawn();
     this.pid = this.#child.pid;
     this.#writer = this.#child.stdin.getWriter();
-    this.#readers = [this.#child.stdout.getReader(), this.#child.stderr.getReader()];
-    this.#pumps = Promise.all([this.#readStdout(this.#readers[0]!), this.#readStderr(this.#readers[1]!)])
-      .then(() => {});
+    this.#pumps = Promise.all([this.#readStdout(), this.#readStderr()]).then(() => {});
     this.#child.status.then((status) => this.#exited(status));
   }
 
@@ -179,7 +180,7 @@ export class PluginProcess {
       new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(false), grace_ms)),
     ]);
     clearTimeout(timer);
-    if (!drained) await Promise.all(this.#readers.map((reader) => reader.cancel().catch(() => {})));
+    if (!drained) this.#stopReading.abort();
     await this.#pumps;
   }
 
@@ -256,11 +257,11 @@ export class PluginProcess {
   #receive(message: Message): void {
     if (message.method !== undefined) {
       if (message.method === "log") return this.#logLine(message.params);
-      try {
-        this.#send({ id: message.id!, result: this.#options.serve(message.method, message.params ?? {}) });
-      } catch (error) {
-        this.#send({ id: message.id!, error: { message: errorMessage(error) } });
-      }
+      const id = message.id!;
+      Promise.resolve().then(() => this.#options.serve(message.method!, message.params ?? {})).then(
+        (result) => this.#send({ id, result }),
+        (error) => this.#send({ id, error: { message: errorMessage(error) } }),
+      );
       return;
     }
     const call = this.#settle(message.id!);
@@ -274,25 +275,35 @@ export class PluginProcess {
     this.#options.log[level](String(params?.message ?? ""));
   }
 
-  #readStdout(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
-    return readLines(reader, (line) => {
-      let message: Message | undefined;
-      if (line.startsWith("{")) {
-        try {
-          message = JSON.parse(line);
-        } catch {
-          // not protocol: printed by the plugin (console.table, Deno.stdout)
+  #readStdout(): Promise<void> {
+    return readLines(this.#child.stdout, {
+      maxBytes: MAX_MESSAGE_BYTES,
+      signal: this.#stopReading.signal,
+      onLine: (line) => {
+        let message: Message | undefined;
+        if (line.startsWith("{")) {
+          try {
+            message = JSON.parse(line);
+          } catch {
+            // not protocol: printed by the plugin (console.table, Deno.stdout)
+          }
         }
-      }
-      if (message?.jsonrpc === "2.0") this.#receive(message);
-      else if (line.trim()) this.#options.log.info(line);
-    }, () => this.#fail(`sent an oversized message (over ${MAX_LINE_CHARS} characters)`));
+        if (message?.jsonrpc === "2.0") this.#receive(message);
+        else this.#options.log.info(line);
+      },
+      onOversize: () => this.#fail(`sent an oversized message (over ${MAX_MESSAGE_BYTES} bytes)`),
+    });
   }
 
-  #readStderr(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
-    return readLines(reader, (line) => {
-      if (OUT_OF_MEMORY.test(line)) this.#sawOutOfMemory = true;
-      if (line.trim()) this.#options.log.info(line);
-    }, () => {});
+  #readStderr(): Promise<void> {
+    return readLines(this.#child.stderr, {
+      maxBytes: MAX_MESSAGE_BYTES,
+      signal: this.#stopReading.signal,
+      onLine: (line) => {
+        if (OUT_OF_MEMORY.test(line)) this.#sawOutOfMemory = true;
+        this.#options.log.info(line);
+      },
+      onOversize: () => {},
+    });
   }
 }

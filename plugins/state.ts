@@ -1,6 +1,7 @@
 /**
- * `ctx.state`: durable per-plugin key/value in the store's `plugin_state` table, served by the host so a
- * plugin needs no file or database permission for its own bookkeeping. Values are JSON.
+ * `ctx.state`: durable per-plugin key/value in the store's plugin state, served by the host so a plugin
+ * needs no file or database permission for its own bookkeeping. Values are JSON; keys and sizes are checked
+ * here, before the store sees them.
  */
 import type { Store } from "../runtime/store/store.ts";
 
@@ -15,13 +16,11 @@ export class PluginStateTable {
     this.#plugin = plugin;
   }
 
-  get(key: string): unknown {
-    const row = this.#store.stmt("SELECT value FROM plugin_state WHERE plugin = ? AND key = ?")
-      .get(this.#plugin, checkKey(key)) as { value: string } | undefined;
-    return row ? JSON.parse(row.value) : undefined;
+  async get(key: string): Promise<unknown> {
+    return await this.#store.getPluginState(this.#plugin, checkKey(key));
   }
 
-  set(key: string, value: unknown): void {
+  async set(key: string, value: unknown): Promise<void> {
     const json = JSON.stringify(value);
     if (json === undefined) {
       throw new TypeError(`Cannot store "${key}": the value is not JSON (${typeof value})`);
@@ -31,48 +30,34 @@ export class PluginStateTable {
         `Cannot store "${key}": the value is ${json.length} bytes, over the ${MAX_VALUE_BYTES} limit`,
       );
     }
-    this.#store.immediate(() =>
-      this.#store.stmt(
-        `INSERT INTO plugin_state (plugin, key, value, updated_at) VALUES (?, ?, ?, ?)
-         ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-      ).run(this.#plugin, checkKey(key), json, this.#store.clock.now())
-    );
+    await this.#store.setPluginState(this.#plugin, checkKey(key), value);
   }
 
-  delete(key: string): boolean {
-    const result = this.#store.immediate(() =>
-      this.#store.stmt("DELETE FROM plugin_state WHERE plugin = ? AND key = ?").run(
-        this.#plugin,
-        checkKey(key),
-      )
-    );
-    return Number(result.changes) > 0;
+  async delete(key: string): Promise<boolean> {
+    return await this.#store.deletePluginState(this.#plugin, checkKey(key));
   }
 
   /** Keys starting with `prefix`, sorted. */
-  list(prefix = ""): string[] {
-    const rows = this.#store.stmt(
-      "SELECT key FROM plugin_state WHERE plugin = ? AND substr(key, 1, ?) = ? ORDER BY key",
-    ).all(this.#plugin, prefix.length, prefix) as { key: string }[];
-    return rows.map((row) => row.key);
+  list(prefix = ""): Promise<string[]> {
+    return this.#store.pluginStateKeys(this.#plugin, prefix);
   }
 
   /** Serves a plugin's `state.*` request. */
-  serve(method: string, params: Record<string, unknown>): unknown {
+  async serve(method: string, params: Record<string, unknown>): Promise<unknown> {
     const key = params.key as string;
     switch (method) {
       case "state.get": {
         // A one-element array when the key exists, so a stored null stays distinct from a missing key.
-        const value = this.get(key);
+        const value = await this.get(key);
         return value === undefined ? [] : [value];
       }
       case "state.set":
-        this.set(key, params.value);
+        await this.set(key, params.value);
         return null;
       case "state.delete":
-        return this.delete(key);
+        return await this.delete(key);
       case "state.list":
-        return this.list(params.prefix === undefined ? "" : String(params.prefix));
+        return await this.list(params.prefix === undefined ? "" : String(params.prefix));
       default:
         throw new Error(`unknown method "${method}"`);
     }

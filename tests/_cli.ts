@@ -1,4 +1,6 @@
 /** Spawns the real CLI (`deno run -A main.ts …`) for tests. */
+import { dirname } from "node:path";
+
 const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 export const MAIN = `${ROOT}/main.ts`;
 export { ROOT };
@@ -56,7 +58,7 @@ export async function tempDir(prefix = "hermes-test-"): Promise<string> {
 export async function writeFiles(dir: string, files: Record<string, string>): Promise<string> {
   for (const [path, content] of Object.entries(files)) {
     const full = `${dir}/${path}`;
-    await Deno.mkdir(full.replace(/\/[^/]*$/, ""), { recursive: true });
+    await Deno.mkdir(dirname(full), { recursive: true });
     await Deno.writeTextFile(full, content);
   }
   return dir;

@@ -36,6 +36,8 @@ compaction: { threshold: 0.75, protect_first: 1, protect_last: 4 }
     const { code, stderr, events } = await runEvents(dir, { env: { TEST_KEY: "k" } });
     assert.equal(code, 0, stderr);
     assert.ok(events.filter((e) => e.type === "compaction").length >= 2, "several compactions");
+    assert.match(stderr, /^hermes info: \[compaction\] session \S+: summarize /m, "one [compaction] prefix");
+    assert.doesNotMatch(stderr, /\[compaction:/);
     assert.equal(events.at(-1)!.compactions, events.filter((e) => e.type === "compaction").length);
 
     const agentRequests = server.requests.filter((r) => (r.tools?.length ?? 0) > 0);

@@ -1,6 +1,6 @@
 /** /loop and /heartbeat inside real `hermes run` processes, with 1 s intervals. */
 import assert from "node:assert/strict";
-import { Store } from "../runtime/store/store.ts";
+import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import { hermes, runEvents, spawnHermes, tempDir, writeFiles } from "./_cli.ts";
 
 const job = (step: string, extra = "") =>
@@ -74,12 +74,12 @@ Deno.test("a loop killed mid-run resumes from its stored tick count", async () =
   for (let i = 0; i < 200 && ticks < 2; i++) {
     await new Promise((r) => setTimeout(r, 50));
     try {
-      const store = Store.open(`${dir}/state.db`);
+      const store = openSqliteStore(`${dir}/state.db`);
       try {
-        const [session] = store.listSessions();
-        ticks = session ? (store.getState<{ tick?: number }>(session.id, "loop")?.tick ?? 0) : 0;
+        const [session] = await store.listSessions();
+        ticks = session ? ((await store.getState<{ tick?: number }>(session.id, "loop"))?.tick ?? 0) : 0;
       } finally {
-        store.close();
+        await store.close();
       }
     } catch {
       // not created yet

@@ -1,6 +1,7 @@
 /** `hermes run` end to end through the real CLI: tools, outputs, events, store, limits, bad input. */
 import assert from "node:assert/strict";
-import { Store } from "../runtime/store/store.ts";
+import { sqliteHandle } from "../runtime/store/sqlite/_testing.ts";
+import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import { hermes, runEvents, spawnHermes, tempDir, writeFiles } from "./_cli.ts";
 
 const TOOL_JOB = `name: tooljob
@@ -54,9 +55,9 @@ Deno.test("run: allowed shell and write_file, --output json matches the contract
   assert.equal(result.error, null);
   assert.ok(result.usage.prompt_tokens > 0 && result.usage.completion_tokens > 0);
 
-  const store = Store.open(`${dir}/state.db`);
+  const store = openSqliteStore(`${dir}/state.db`);
   try {
-    const messages = store.allMessages(result.session_id);
+    const messages = await store.allMessages(result.session_id);
     assert.deepEqual(messages.map((m) => m.role), [
       "system",
       "user",
@@ -68,9 +69,9 @@ Deno.test("run: allowed shell and write_file, --output json matches the contract
     ]);
     assert.match(messages[3]!.content, /from-shell/);
     assert.equal(messages[3]!.tool_call_id, messages[2]!.tool_calls![0]!.id);
-    assert.equal(store.getSession(result.session_id)!.status, "success");
+    assert.equal((await store.getSession(result.session_id))!.status, "success");
   } finally {
-    store.close();
+    await store.close();
   }
 });
 
@@ -261,11 +262,11 @@ Deno.test("run: SIGTERM stops at a safe point with exit 143 and an interrupted r
   assert.equal(code, 143);
   const result = JSON.parse(new TextDecoder().decode(stdout));
   assert.equal(result.status, "interrupted");
-  const store = Store.open(`${dir}/state.db`);
+  const store = openSqliteStore(`${dir}/state.db`);
   try {
-    assert.equal(store.getSession(result.session_id)!.status, "interrupted");
+    assert.equal((await store.getSession(result.session_id))!.status, "interrupted");
   } finally {
-    store.close();
+    await store.close();
   }
 });
 
@@ -282,26 +283,28 @@ Deno.test("run: SIGKILL mid-run keeps every committed message and the store open
   await child.output();
   const show = await hermes(["sessions", "show", "latest", "--json"], { cwd: dir, home: dir });
   assert.equal(show.code, 0, show.stderr);
-  const store = Store.open(`${dir}/state.db`);
+  const store = openSqliteStore(`${dir}/state.db`);
   try {
-    const [session] = store.listSessions();
-    const roles = store.allMessages(session!.id).map((m) => m.role);
+    const [session] = await store.listSessions();
+    const roles = (await store.allMessages(session!.id)).map((m) => m.role);
     assert.deepEqual(roles, ["system", "user", "assistant", "tool", "assistant", "tool"]);
-    assert.equal(store.db.prepare("PRAGMA integrity_check").get()!.integrity_check, "ok");
+    assert.equal(sqliteHandle(store).db.prepare("PRAGMA integrity_check").get()!.integrity_check, "ok");
   } finally {
-    store.close();
+    await store.close();
   }
 });
 
 async function waitForMessages(dbPath: string, count: number): Promise<void> {
   for (let i = 0; i < 300; i++) {
     try {
-      const store = Store.open(dbPath);
+      const store = openSqliteStore(dbPath);
       try {
-        const row = store.db.prepare("SELECT count(*) AS n FROM messages").get() as { n: number };
+        const row = sqliteHandle(store).db.prepare("SELECT count(*) AS n FROM messages").get() as {
+          n: number;
+        };
         if (Number(row.n) >= count) return;
       } finally {
-        store.close();
+        await store.close();
       }
     } catch {
       // the store may not exist yet
@@ -328,16 +331,16 @@ Deno.test("run --resume continues a stored session: -p adds a turn to it; an unk
   const result = JSON.parse(again.stdout);
   assert.equal(result.session_id, id);
   assert.equal(result.final, "second answer");
-  const store = Store.open(`${dir}/state.db`);
+  const store = openSqliteStore(`${dir}/state.db`);
   try {
-    assert.deepEqual(store.allMessages(id).map((m) => m.content), [
+    assert.deepEqual((await store.allMessages(id)).map((m) => m.content), [
       "first question",
       "first answer",
       "a follow-up",
       "second answer",
     ]);
   } finally {
-    store.close();
+    await store.close();
   }
   const nothingLeft = await hermes(["run", "--resume", id], { cwd: dir, home: dir });
   assert.equal(nothingLeft.code, 2);

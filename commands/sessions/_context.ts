@@ -19,7 +19,7 @@ export async function withStore<T>(cli: Cli, fn: (store: Store) => T | Promise<T
   try {
     return await fn(store);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -33,6 +33,12 @@ export function parseLimit(command: string, text: string | undefined): number | 
 
 /** `7d`, `12h`, `30m` (an age in milliseconds). */
 export function parseAge(command: string, flag: string, text: string): number {
+  // A bare number would mean seconds: `--older-than 30` would delete almost everything. A unit is required.
+  if (/^\s*\d+(\.\d+)?\s*$/.test(text)) {
+    throw new ValidationError(
+      `hermes ${command}: invalid ${flag} "${text}": a unit is required, for example ${text.trim()}d, ${text.trim()}h or ${text.trim()}m`,
+    );
+  }
   try {
     return parseDuration(text);
   } catch {

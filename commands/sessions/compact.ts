@@ -9,7 +9,6 @@ import { createCompactor } from "../../runtime/compaction/mod.ts";
 import { EventBus } from "../../runtime/core/events.ts";
 import { createProvider, resolveModel } from "../../runtime/providers/model.ts";
 import { storedJob } from "../../runtime/session/live_session.ts";
-import { resolveSessionIds } from "../../runtime/session_admin/resolve.ts";
 import { exactlyOneId, type SessionsContext } from "./_context.ts";
 import { withGlobalHooks } from "./_hooks.ts";
 
@@ -23,8 +22,8 @@ export async function compact(ctx: SessionsContext): Promise<number> {
   const ref = exactlyOneId(COMMAND, positionals);
   const { cli } = ctx;
   return await withGlobalHooks(cli, async (store, hooks) => {
-    const [id] = resolveSessionIds(store, [ref], { action: "compact session" });
-    const job = storedJob(store, id!);
+    const [id] = await store.resolveSessionIds([ref], { action: "compact session" });
+    const job = await storedJob(store, id!);
     const model = resolveModel(job.spec.model, { env: cli.env, dir: job.dir });
     const events = new EventBus(cli.clock);
     let failed = false;

@@ -21,8 +21,8 @@ Deno.test("sessions compact summarises the middle with the session's model; a se
     compaction: { protect_first: 1, protect_last: 2 },
   };
   const id =
-    fx.store.createSession({ job: "release", config_json: JSON.stringify({ spec, dir: fx.dir }) }).id;
-  fx.store.appendMessages(
+    (await fx.store.createSession({ job: "release", config_json: JSON.stringify({ spec, dir: fx.dir }) })).id;
+  await fx.store.appendMessages(
     id,
     Array.from({ length: 10 }, (_, i) => ({
       role: i % 2 === 0 ? "user" as const : "assistant" as const,
@@ -76,8 +76,9 @@ Deno.test("sessions compact exits 1 and changes nothing when the summary call fa
     model: { provider: "scripted", script: "replies.json" },
     compaction: { protect_first: 1, protect_last: 1 },
   };
-  const id = fx.store.createSession({ job: "x", config_json: JSON.stringify({ spec, dir: fx.dir }) }).id;
-  fx.store.appendMessages(
+  const id =
+    (await fx.store.createSession({ job: "x", config_json: JSON.stringify({ spec, dir: fx.dir }) })).id;
+  await fx.store.appendMessages(
     id,
     Array.from({ length: 6 }, (_, i) => ({ role: "user" as const, content: `m${i} `.repeat(200) })),
   );
@@ -85,5 +86,5 @@ Deno.test("sessions compact exits 1 and changes nothing when the summary call fa
   const r = await hermes(["sessions", "compact", id, "--home", fx.dir]);
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stdout, /nothing compacted: .*model unavailable/);
-  assert.equal(fx.store.activeMessages(id).length, 6);
+  assert.equal((await fx.store.activeMessages(id)).length, 6);
 });

@@ -2,7 +2,6 @@
 import { parseCommandArgs } from "../_cli.ts";
 import { ValidationError } from "../../runtime/core/errors.ts";
 import { EXPORT_FORMATS, type ExportFormat, exportSession } from "../../runtime/session_admin/export.ts";
-import { resolveSessionIds } from "../../runtime/session_admin/resolve.ts";
 import { exactlyOneId, type SessionsContext, withStore } from "./_context.ts";
 
 const COMMAND = "sessions export";
@@ -20,7 +19,7 @@ export async function exportCommand(ctx: SessionsContext): Promise<number> {
   }
   const { cli } = ctx;
   await withStore(cli, async (store) => {
-    const [id] = resolveSessionIds(store, [ref], { action: "export session" });
+    const [id] = await store.resolveSessionIds([ref], { action: "export session" });
     const chunks = exportSession(store, id!, { format, redact: cli.redact });
     if (values.output === undefined) return await writeBuffered(chunks, cli.out);
     // Exports hold whole transcripts: readable by the owner only, like the store itself.
@@ -40,11 +39,11 @@ export async function exportCommand(ctx: SessionsContext): Promise<number> {
 }
 
 async function writeBuffered(
-  chunks: Iterable<string>,
+  chunks: AsyncIterable<string>,
   write: (text: string) => Promise<void>,
 ): Promise<void> {
   let buffer = "";
-  for (const chunk of chunks) {
+  for await (const chunk of chunks) {
     buffer += chunk;
     if (buffer.length >= FLUSH_AT) (await write(buffer), buffer = "");
   }

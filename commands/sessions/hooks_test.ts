@@ -1,5 +1,6 @@
 /** The global plugins of HERMES_HOME/config.yaml hear `on_session_delete` from the real CLI, once per operation. */
 import assert from "node:assert/strict";
+import { sqliteHandle } from "../../runtime/store/sqlite/_testing.ts";
 import { addSessions, tempStore } from "../../runtime/session_admin/_fixture.ts";
 import type { Store } from "../../runtime/store/store.ts";
 import { hermes, isUserError } from "./_test_support.ts";
@@ -13,7 +14,8 @@ const RECORDER = `export async function register(ctx) {
 `;
 
 function pluginState(store: Store, key: string): unknown {
-  const row = store.stmt("SELECT value FROM plugin_state WHERE plugin = 'recorder' AND key = ?").get(key);
+  const row = sqliteHandle(store).stmt("SELECT value FROM plugin_state WHERE plugin = 'recorder' AND key = ?")
+    .get(key);
   return row ? JSON.parse(String(row.value)) : undefined;
 }
 
@@ -21,7 +23,7 @@ Deno.test("sessions delete, archive and prune call on_session_delete on global p
   await using fx = await tempStore(Date.now() - 10 * 86_400_000);
   await Deno.writeTextFile(`${fx.dir}/recorder.js`, RECORDER);
   await Deno.writeTextFile(`${fx.dir}/config.yaml`, "plugins:\n  - path: ./recorder.js\n");
-  const [a, b, c, d, e] = addSessions(fx, 5);
+  const [a, b, c, d, e] = await addSessions(fx, 5);
   const home = ["--home", fx.dir];
 
   const unknown = await hermes(["sessions", "delete", a!.id, "nope", ...home]);
@@ -35,7 +37,11 @@ Deno.test("sessions delete, archive and prune call on_session_delete on global p
   ]);
 
   assert.equal((await hermes(["sessions", "archive", c!.id, ...home])).code, 0);
-  fx.store.stmt("UPDATE sessions SET updated_at = ? WHERE id IN (?, ?)").run(Date.now(), d!.id, c!.id);
+  sqliteHandle(fx.store).stmt("UPDATE sessions SET updated_at = ? WHERE id IN (?, ?)").run(
+    Date.now(),
+    d!.id,
+    c!.id,
+  );
   const pruned = await hermes(["sessions", "prune", "--older-than", "1d", "--yes", ...home]);
   assert.equal(pruned.code, 0, pruned.stderr);
   assert.equal(pruned.stdout, `${e!.id}\n`);
@@ -51,17 +57,17 @@ Deno.test("sessions delete, archive and prune call on_session_delete on global p
 Deno.test("a global plugin that cannot start: the deletion stands, the failure is reported, exit 1", async () => {
   await using fx = await tempStore();
   await Deno.writeTextFile(`${fx.dir}/config.yaml`, "plugins:\n  - path: ./missing-plugin.js\n");
-  const [a] = addSessions(fx, 1);
+  const [a] = await addSessions(fx, 1);
   const r = await hermes(["sessions", "delete", a!.id, "--home", fx.dir]);
   assert.equal(r.code, 1, r.stderr);
   assert.equal(r.stdout, `${a!.id}\n`);
   assert.match(r.stderr, /on_session_delete could not be delivered to the global plugins: .*missing-plugin/);
-  assert.equal(fx.store.getSession(a!.id), undefined);
+  assert.equal(await fx.store.getSession(a!.id), undefined);
 
   await Deno.writeTextFile(`${fx.dir}/config.yaml`, "plugins: [ {path: 1 ");
-  const [b] = addSessions(fx, 1);
+  const [b] = await addSessions(fx, 1);
   const broken = await hermes(["sessions", "delete", b!.id, "--home", fx.dir]);
   assert.ok(isUserError(broken), broken.stderr);
   assert.match(broken.stderr, /config\.yaml:1:/);
-  assert.ok(fx.store.getSession(b!.id), "a broken config.yaml stops the command before any change");
+  assert.ok(await fx.store.getSession(b!.id), "a broken config.yaml stops the command before any change");
 });

@@ -1,11 +1,7 @@
 /** `hermes sessions list`: a table on a terminal, a JSON array otherwise (or always with --json). */
 import { parseCommandArgs } from "../_cli.ts";
 import { ValidationError } from "../../runtime/core/errors.ts";
-import {
-  listSessions,
-  listSessionsJson,
-  type ListSessionsOptions,
-} from "../../runtime/session_admin/list.ts";
+import type { ListSessionsOptions } from "../../runtime/store/store.ts";
 import {
   jsonArray,
   noPositionals,
@@ -42,9 +38,9 @@ export async function list(ctx: SessionsContext): Promise<number> {
   const limit = parseLimit(COMMAND, values.limit);
   if (limit !== undefined) options.limit = limit;
   if (values.json || !ctx.stdoutIsTerminal) {
-    await ctx.cli.out(jsonArray(await withStore(ctx.cli, (store) => listSessionsJson(store, options))));
+    await ctx.cli.out(jsonArray(await withStore(ctx.cli, (store) => store.listSessionsJson(options))));
   } else {
-    await ctx.cli.out(renderTable(await withStore(ctx.cli, (store) => listSessions(store, options))));
+    await ctx.cli.out(renderTable(await withStore(ctx.cli, (store) => store.listSessions(options))));
   }
   return 0;
 }

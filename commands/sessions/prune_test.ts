@@ -1,5 +1,6 @@
 /** `hermes sessions prune` through the real CLI on a real store. */
 import assert from "node:assert/strict";
+import { sqliteHandle } from "../../runtime/store/sqlite/_testing.ts";
 import { addSessions, count, tempStore } from "../../runtime/session_admin/_fixture.ts";
 import { canFakeTerminal, hermes, hermesOnTerminal, isUserError } from "./_test_support.ts";
 
@@ -8,10 +9,13 @@ const DAY = 86_400_000;
 /** 40 sessions; session i was last updated i days and 12 hours ago. */
 async function agedStore() {
   const fx = await tempStore();
-  const sessions = addSessions(fx, 40);
+  const sessions = await addSessions(fx, 40);
   const now = Date.now();
   sessions.forEach((s, i) => {
-    fx.store.stmt("UPDATE sessions SET updated_at = ? WHERE id = ?").run(now - i * DAY - DAY / 2, s.id);
+    sqliteHandle(fx.store).stmt("UPDATE sessions SET updated_at = ? WHERE id = ?").run(
+      now - i * DAY - DAY / 2,
+      s.id,
+    );
   });
   const older = (days: number, job?: string) =>
     sessions.filter((s, i) => i >= days && (job === undefined || s.job === job))
@@ -72,6 +76,8 @@ Deno.test("sessions prune: flag errors exit 2", async () => {
       const [args, pattern] of [
         [[], /--older-than is required/],
         [["--older-than", "soon"], /--older-than "soon"/],
+        [["--older-than", "30"], /--older-than "30": a unit is required, for example 30d/],
+        [["--older-than", "30", "--yes"], /a unit is required/],
         [["--older-than", "1d", "--yes", "x"], /unexpected argument "x"/],
       ] as const
     ) {

@@ -5,7 +5,7 @@
 import type { ParseArgsOptionsConfig } from "node:util";
 import { parseCommandArgs } from "../_cli.ts";
 import { ValidationError } from "../../runtime/core/errors.ts";
-import { archiveSessions, deleteSessions, unarchiveSessions } from "../../runtime/session_admin/remove.ts";
+import { archiveSessions, deleteSessions } from "../../runtime/session_admin/remove.ts";
 import { type SessionsContext, withStore } from "./_context.ts";
 import { withGlobalHooks } from "./_hooks.ts";
 
@@ -36,7 +36,7 @@ export async function archiveCommand(ctx: SessionsContext): Promise<number> {
 
 export async function unarchiveCommand(ctx: SessionsContext): Promise<number> {
   const { values, ids } = parseIds(ctx, "unarchive", PLAIN);
-  const result = await withStore(ctx.cli, (store) => unarchiveSessions(store, ids));
+  const result = await withStore(ctx.cli, (store) => store.unarchiveSessions(ids));
   const note = result.unchanged.length ? `; not archived: ${result.unchanged.join(", ")}` : "";
   await report(
     ctx,

@@ -1,12 +1,13 @@
 /** `hermes sessions delete|archive|unarchive` through the real CLI on a real store. */
 import assert from "node:assert/strict";
+import { sqliteHandle } from "../../runtime/store/sqlite/_testing.ts";
 import { currentProcess } from "../../runtime/core/process_identity.ts";
 import { addSessions, count, tempStore } from "../../runtime/session_admin/_fixture.ts";
 import { hermes, isUserError } from "./_test_support.ts";
 
 Deno.test("sessions delete: all or none, names unknown ids, a repeated delete is not found", async () => {
   await using fx = await tempStore();
-  const [a, b, c] = addSessions(fx, 3);
+  const [a, b, c] = await addSessions(fx, 3);
   const home = ["--home", fx.dir];
 
   const mixed = await hermes(["sessions", "delete", a!.id, "nope-1", b!.id, "nope-2", ...home]);
@@ -35,10 +36,10 @@ Deno.test("sessions delete: all or none, names unknown ids, a repeated delete is
 
 Deno.test("sessions delete refuses a session running in another process unless --force", async () => {
   await using fx = await tempStore();
-  const [running, idle] = addSessions(fx, 2);
+  const [running, idle] = await addSessions(fx, 2);
   // This test process is alive and is not the CLI process: it plays the run that owns the session.
   const me = currentProcess();
-  fx.store.stmt(
+  sqliteHandle(fx.store).stmt(
     "UPDATE sessions SET status = 'running', owner_host = ?, owner_pid = ?, owner_started = ? WHERE id = ?",
   )
     .run(me.host, me.pid, me.started, running!.id);
@@ -58,7 +59,7 @@ Deno.test("sessions delete refuses a session running in another process unless -
 
 Deno.test("sessions archive hides from list and keeps everything; unarchive brings it back", async () => {
   await using fx = await tempStore();
-  const [a, b] = addSessions(fx, 2);
+  const [a, b] = await addSessions(fx, 2);
   const home = ["--home", fx.dir];
   const listed = async (...flags: string[]) =>
     JSON.parse((await hermes(["sessions", "list", ...flags, ...home])).stdout).map((s: { id: string }) =>

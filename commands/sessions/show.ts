@@ -1,6 +1,5 @@
 /** `hermes sessions show ID [--all] [--json]`: a transcript, secrets redacted. */
 import { parseCommandArgs } from "../_cli.ts";
-import { resolveSessionIds } from "../../runtime/session_admin/resolve.ts";
 import { readTranscript } from "../../runtime/session_admin/transcript.ts";
 import { exactlyOneId, type SessionsContext, withStore } from "./_context.ts";
 import { renderTranscript } from "./_render.ts";
@@ -13,9 +12,9 @@ export async function show(ctx: SessionsContext): Promise<number> {
     json: { type: "boolean" },
   });
   const ref = exactlyOneId(COMMAND, positionals);
-  const transcript = await withStore(ctx.cli, (store) => {
-    const [id] = resolveSessionIds(store, [ref], { action: "show session" });
-    return readTranscript(store, id!, { all: values.all ?? false, redact: ctx.cli.redact });
+  const transcript = await withStore(ctx.cli, async (store) => {
+    const [id] = await store.resolveSessionIds([ref], { action: "show session" });
+    return await readTranscript(store, id!, { all: values.all ?? false, redact: ctx.cli.redact });
   });
   await ctx.cli.out(values.json ? JSON.stringify(transcript) + "\n" : renderTranscript(transcript));
   return 0;

@@ -4,9 +4,9 @@
  */
 import { startPlugins } from "../host.ts";
 import { silentLogger } from "../../runtime/core/log.ts";
-import { Store } from "../../runtime/store/store.ts";
+import { openSqliteStore } from "../../runtime/store/sqlite/sqlite_store.ts";
 
-const store = Store.open(":memory:");
+const store = openSqliteStore(":memory:");
 const host = await startPlugins(Deno.args.map((path) => ({ path })), {
   job_dir: Deno.cwd(),
   store,

@@ -110,7 +110,7 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
   const unsubscribe = options.events.subscribe((event) => {
     const stream = streams.get(event.session_id);
     if (!stream) return;
-    if (event.type === "tool.call") stream.toolCallId = String(event.tool_call_id);
+    if (event.type === "tool.call") stream.toolCallId = event.tool_call_id;
     const update = eventUpdate(event, stream.streamed);
     if (event.type === "message" && event.role === "assistant") stream.streamed = false;
     if (update) void send(event.session_id, update);
@@ -175,7 +175,9 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
         return rethrowAsRequestError(error);
       });
       let replayed = Promise.resolve();
-      for (const update of historyUpdates(store.activeMessages(open.id))) replayed = send(open.id, update);
+      for (const update of historyUpdates(await store.activeMessages(open.id))) {
+        replayed = send(open.id, update);
+      }
       await replayed;
       streams.set(open.id, { streamed: false, toolCallId: undefined });
       announceCommands(open);

@@ -5,7 +5,8 @@
  */
 import type * as acp from "@agentclientprotocol/sdk";
 import type { SlashCommand } from "../agent/slash.ts";
-import type { HermesEvent, StoredMessage } from "../core/types.ts";
+import type { HermesEvent } from "../core/events.ts";
+import type { StoredMessage } from "../core/types.ts";
 
 const KINDS: Record<string, acp.ToolKind> = {
   shell: "execute",
@@ -29,7 +30,7 @@ export function toolTitle(tool: string, args: Record<string, unknown>): string {
 
 const text = (value: string): acp.ContentBlock => ({ type: "text", text: value });
 
-export function toolCallUpdate(
+function toolCallUpdate(
   id: string,
   tool: string,
   args: Record<string, unknown>,
@@ -45,7 +46,7 @@ export function toolCallUpdate(
   };
 }
 
-export function toolResultUpdate(id: string, ok: boolean, content: string): acp.SessionUpdate {
+function toolResultUpdate(id: string, ok: boolean, content: string): acp.SessionUpdate {
   return {
     sessionUpdate: "tool_call_update",
     toolCallId: id,
@@ -55,7 +56,7 @@ export function toolResultUpdate(id: string, ok: boolean, content: string): acp.
   };
 }
 
-export function agentText(value: string): acp.SessionUpdate {
+function agentText(value: string): acp.SessionUpdate {
   return { sessionUpdate: "agent_message_chunk", content: text(value) };
 }
 
@@ -66,22 +67,17 @@ export function agentText(value: string): acp.SessionUpdate {
 export function eventUpdate(event: HermesEvent, streamed: boolean): acp.SessionUpdate | null {
   switch (event.type) {
     case "message": {
-      const content = String(event.content ?? "");
+      const { content } = event;
       if (event.role === "assistant") return content && !streamed ? agentText(content) : null;
-      if (event.role === "user" && event.source !== "acp" && content) {
+      if (event.source !== "acp" && content) {
         return { sessionUpdate: "user_message_chunk", content: text(content) };
       }
       return null;
     }
     case "tool.call":
-      return toolCallUpdate(
-        String(event.tool_call_id),
-        String(event.tool),
-        asArgs(event.args),
-        "in_progress",
-      );
+      return toolCallUpdate(event.tool_call_id, event.tool, event.args, "in_progress");
     case "tool.result":
-      return toolResultUpdate(String(event.tool_call_id), event.status === "ok", String(event.content ?? ""));
+      return toolResultUpdate(event.tool_call_id, event.status === "ok", event.content);
     default:
       return null;
   }

@@ -19,8 +19,8 @@ export class Transcript {
   }
 
   /** Appends (one transaction) and keeps the cache in step. */
-  append(messages: AppendMessage[]): void {
-    const stored = this.#store.appendMessages(this.#sessionId, messages);
+  async append(messages: AppendMessage[]): Promise<void> {
+    const stored = await this.#store.appendMessages(this.#sessionId, messages);
     const cache = this.#cache;
     if (!cache) return;
     cache.messages.push(...stored);
@@ -30,23 +30,25 @@ export class Transcript {
   }
 
   /** The active rows in prompt order. */
-  active(): StoredMessage[] {
-    const version = this.#store.transcriptVersion(this.#sessionId);
+  async active(): Promise<StoredMessage[]> {
+    // Both reads go through the partial index of active rows: their cost follows the transcript, not the
+    // session's stored history.
+    const version = await this.#store.transcriptVersion(this.#sessionId);
     if (this.#cache?.version === version) return this.#cache.messages;
-    const messages = this.#store.activeMessages(this.#sessionId);
+    const messages = await this.#store.activeMessages(this.#sessionId);
     const maxId = messages.reduce((m, row) => Math.max(m, row.id), 0);
     this.#cache = { version, count: messages.length, maxId, messages };
     return messages;
   }
 
   /** The active rows as the provider takes them. */
-  forModel(): Message[] {
-    return this.active().map(toMessage);
+  async forModel(): Promise<Message[]> {
+    return (await this.active()).map(toMessage);
   }
 
   /** A killed run can leave a tool call without its result; providers reject that, so close it. */
-  closeDanglingToolCalls(): void {
-    const messages = this.active();
+  async closeDanglingToolCalls(): Promise<void> {
+    const messages = await this.active();
     const answered = new Set(messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id));
     const missing: AppendMessage[] = [];
     for (const m of messages) {
@@ -61,7 +63,7 @@ export class Transcript {
         }
       }
     }
-    if (missing.length) this.append(missing);
+    if (missing.length) await this.append(missing);
   }
 }
 

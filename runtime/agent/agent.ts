@@ -56,7 +56,7 @@ export class Agent implements AgentLike {
     this.addCommand({
       name: "status",
       description: "Show the session's status",
-      run: () => Promise.resolve(this.#status()),
+      run: () => this.#status(),
     });
     if (options.compactor) {
       const compactor = options.compactor;
@@ -130,8 +130,8 @@ export class Agent implements AgentLike {
     let completionTokens = 0;
     try {
       // Close tool calls a killed run left open before anything follows them.
-      this.#transcript.closeDanglingToolCalls();
-      this.#transcript.append([{ role: "user", content: text }]);
+      await this.#transcript.closeDanglingToolCalls();
+      await this.#transcript.append([{ role: "user", content: text }]);
       this.#emit({ type: "message", role: "user", content: text, source: options.source });
       while (true) {
         signal.throwIfAborted();
@@ -152,7 +152,7 @@ export class Agent implements AgentLike {
           prompt_tokens: response.usage?.prompt_tokens ?? null,
           completion_tokens: response.usage?.completion_tokens ?? null,
         };
-        this.#transcript.append([assistant]);
+        await this.#transcript.append([assistant]);
         const calls = response.message.tool_calls ?? [];
         this.#emit({
           type: "message",
@@ -175,12 +175,11 @@ export class Agent implements AgentLike {
     } finally {
       this.#busy = false;
       if (modelCalls > 0) {
-        store.immediate(() =>
-          store.stmt(
-            `UPDATE sessions SET turns = turns + ?, prompt_tokens = prompt_tokens + ?,
-             completion_tokens = completion_tokens + ?, updated_at = ? WHERE id = ?`,
-          ).run(modelCalls, promptTokens, completionTokens, this.#o.clock.now(), this.sessionId)
-        );
+        await store.addUsage(this.sessionId, {
+          turns: modelCalls,
+          prompt_tokens: promptTokens,
+          completion_tokens: completionTokens,
+        });
       }
     }
   }
@@ -191,7 +190,7 @@ export class Agent implements AgentLike {
     while (true) {
       const request = {
         model: this.#o.model,
-        messages: this.#requestMessages(injected),
+        messages: await this.#requestMessages(injected),
         tools: [...this.#tools.values()].map((t) => t.spec),
         ...(this.#o.maxOutputTokens ? { max_tokens: this.#o.maxOutputTokens } : {}),
         ...(this.#o.temperature !== undefined ? { temperature: this.#o.temperature } : {}),
@@ -213,8 +212,8 @@ export class Agent implements AgentLike {
   }
 
   /** The active transcript as the model sees it, with hook text appended to the last user message. */
-  #requestMessages(injected: string[]): Message[] {
-    const messages = this.#transcript.forModel();
+  async #requestMessages(injected: string[]): Promise<Message[]> {
+    const messages = await this.#transcript.forModel();
     if (injected.length) {
       for (let i = messages.length - 1; i >= 0; i--) {
         const m = messages[i]!;
@@ -272,7 +271,7 @@ export class Agent implements AgentLike {
     if (outcome.status === "denied") {
       this.#emit({ type: "tool.denied", tool: call.name, tool_call_id: call.id, reason: outcome.content });
     }
-    this.#transcript.append([{
+    await this.#transcript.append([{
       role: "tool",
       tool_call_id: call.id,
       name: call.name,
@@ -296,9 +295,9 @@ export class Agent implements AgentLike {
     });
   }
 
-  #status(): string {
-    const session = this.#o.store.getSession(this.sessionId);
-    const active = this.#transcript.active().length;
+  async #status(): Promise<string> {
+    const session = await this.#o.store.getSession(this.sessionId);
+    const active = (await this.#transcript.active()).length;
     const { budget } = this.#o;
     return [
       `session ${this.sessionId} (${session?.job ?? "?"})`,

@@ -8,7 +8,7 @@ import { silentLogger } from "../core/log.ts";
 import type { ModelRequest, Provider } from "../providers/provider.ts";
 import type { ScriptEntry } from "../providers/script.ts";
 import { createScriptedProvider } from "../providers/scripted.ts";
-import { Store } from "../store/store.ts";
+import { openSqliteStore } from "../store/sqlite/sqlite_store.ts";
 import type { Tool } from "../tools/tool.ts";
 
 /** The scripted provider, recording every request it answers. */
@@ -26,8 +26,8 @@ function recording(script: ScriptEntry[]): { provider: Provider; requests: Model
 
 async function setup(script: ScriptEntry[], options: { hooks?: Hooks; tools?: Tool[] } = {}) {
   const dir = await Deno.makeTempDir({ prefix: "hermes-agent-" });
-  const store = Store.open(`${dir}/state.db`);
-  const session = store.createSession({ job: "t" });
+  const store = openSqliteStore(`${dir}/state.db`);
+  const session = await store.createSession({ job: "t" });
   const { provider, requests } = recording(script);
   const agent = new Agent({
     store,
@@ -42,7 +42,7 @@ async function setup(script: ScriptEntry[], options: { hooks?: Hooks; tools?: To
     budget: new Budget(),
     toolContext: { job_dir: dir, env: {} },
   });
-  return { dir, store, session, agent, requests, [Symbol.dispose]: () => store.close() };
+  return { dir, store, session, agent, requests, [Symbol.asyncDispose]: () => store.close() };
 }
 
 const echo = (runs: Record<string, unknown>[]): Tool => ({
@@ -53,8 +53,8 @@ const echo = (runs: Record<string, unknown>[]): Tool => ({
 });
 
 Deno.test("a tool call left open by a killed run is closed before the next user message", async () => {
-  using t = await setup([{ content: "resumed" }]);
-  t.store.appendMessages(t.session.id, [
+  await using t = await setup([{ content: "resumed" }]);
+  await t.store.appendMessages(t.session.id, [
     { role: "user", content: "first" },
     { role: "assistant", content: "", tool_calls: [{ id: "c1", name: "echo", arguments: "{}" }] },
   ]);
@@ -66,11 +66,11 @@ Deno.test("a tool call left open by a killed run is closed before the next user 
 });
 
 Deno.test("messages appended by another connection reach the next request", async () => {
-  using t = await setup([{ content: "one" }, { content: "two" }]);
+  await using t = await setup([{ content: "one" }, { content: "two" }]);
   await t.agent.prompt("hello", { source: "cli" });
-  const other = Store.open(t.store.path);
-  other.appendMessages(t.session.id, [{ role: "user", content: "from elsewhere" }]);
-  other.close();
+  const other = openSqliteStore(`${t.dir}/state.db`);
+  await other.appendMessages(t.session.id, [{ role: "user", content: "from elsewhere" }]);
+  await other.close();
   await t.agent.prompt("again", { source: "cli" });
   assert.ok(t.requests[1]!.messages.some((m) => m.content === "from elsewhere"));
   assert.equal(t.requests[1]!.messages.length, 4);
@@ -78,10 +78,10 @@ Deno.test("messages appended by another connection reach the next request", asyn
 
 Deno.test("pre_llm_call text goes to the request only; the stored user message is unchanged", async () => {
   const hooks: Hooks = { ...noHooks, preLlmCall: () => Promise.resolve(["RULES", ""]) };
-  using t = await setup([{ content: "ok" }], { hooks });
+  await using t = await setup([{ content: "ok" }], { hooks });
   await t.agent.prompt("question", { source: "cli" });
   assert.equal(t.requests[0]!.messages.at(-1)!.content, "question\n\nRULES");
-  assert.equal(t.store.activeMessages(t.session.id)[0]!.content, "question");
+  assert.equal((await t.store.activeMessages(t.session.id))[0]!.content, "question");
 });
 
 Deno.test("pre_tool_call can block a call (not run) or modify its arguments (run with them)", async () => {
@@ -95,7 +95,7 @@ Deno.test("pre_tool_call can block a call (not run) or modify its arguments (run
           : { action: "modify", args: { changed: true } },
       ),
   };
-  using t = await setup([
+  await using t = await setup([
     {
       tool_calls: [{ name: "echo", arguments: { block: true } }, {
         name: "echo",
@@ -106,17 +106,21 @@ Deno.test("pre_tool_call can block a call (not run) or modify its arguments (run
   ], { hooks, tools: [echo(runs)] });
   await t.agent.prompt("go", { source: "cli" });
   assert.deepEqual(runs, [{ changed: true }]);
-  const results = t.store.activeMessages(t.session.id).filter((m) => m.role === "tool").map((m) => m.content);
+  const results = (await t.store.activeMessages(t.session.id)).filter((m) => m.role === "tool").map((m) =>
+    m.content
+  );
   assert.deepEqual(results, ["blocked: not today", 'echo {"changed":true}']);
 });
 
 Deno.test("an unknown tool and malformed arguments become error results, not crashes", async () => {
-  using t = await setup([
+  await using t = await setup([
     { tool_calls: [{ name: "nope", arguments: {} }, { name: "echo", arguments: "{not json" }] },
     { content: "recovered" },
   ], { tools: [echo([])] });
   assert.equal((await t.agent.prompt("go", { source: "cli" })).final, "recovered");
-  const results = t.store.activeMessages(t.session.id).filter((m) => m.role === "tool").map((m) => m.content);
+  const results = (await t.store.activeMessages(t.session.id)).filter((m) => m.role === "tool").map((m) =>
+    m.content
+  );
   assert.match(results[0]!, /unknown tool "nope"/);
   assert.match(results[1]!, /invalid arguments for echo/);
 });

@@ -56,7 +56,7 @@ export interface Recurring {
   /** The slash commands this subsystem provides for `agent`. */
   commands(agent: AgentLike): SlashCommand[];
   /** True when the session has an active (not paused, not ended) loop or heartbeat. */
-  isActive(sessionId: string): boolean;
+  isActive(sessionId: string): Promise<boolean>;
   /**
    * Runs due ticks and beats until nothing is active or the signal aborts; resolves with the reason
    * (`loop_done` when a loop ended by itself) and the last tick's final answer.

@@ -1,13 +1,13 @@
 /** Test fixtures for compaction: a real store in a temp dir, a recording event bus and hooks, a scripted model. */
 import type { Clock } from "../core/clock.ts";
-import { EventBus } from "../core/events.ts";
+import { EventBus, type HermesEvent } from "../core/events.ts";
 import { type Hooks, noHooks, type PostCompactionPayload } from "../core/hooks.ts";
 import { silentLogger } from "../core/log.ts";
 import type { CompleteOptions, ModelRequest, ModelResponse, Provider } from "../providers/provider.ts";
 import type { CompactionConfig } from "../config/job_schema.ts";
 import type { Compactor } from "../agent/seams.ts";
-import { type AppendMessage, Store } from "../store/store.ts";
-import type { HermesEvent } from "../core/types.ts";
+import type { AppendMessage, Store } from "../store/store.ts";
+import { openSqliteStore } from "../store/sqlite/sqlite_store.ts";
 import { type CompactorOptions, createCompactor } from "./compactor.ts";
 
 export const SHORT_SUMMARY = [
@@ -34,8 +34,8 @@ export interface Fixture extends AsyncDisposable {
 export async function fixture(clock: Clock): Promise<Fixture> {
   const dir = await Deno.makeTempDir({ prefix: "hermes-compaction-" });
   const path = `${dir}/state.db`;
-  const store = Store.open(path, { clock });
-  const sessionId = store.createSession({ job: "test" }).id;
+  const store = openSqliteStore(path, { clock });
+  const sessionId = (await store.createSession({ job: "test" })).id;
   const bus = new EventBus(clock);
   const events: HermesEvent[] = [];
   bus.subscribe((e) => events.push(e));
@@ -58,7 +58,7 @@ export async function fixture(clock: Clock): Promise<Fixture> {
     hooks,
     clock,
     async [Symbol.asyncDispose]() {
-      store.close();
+      await store.close();
       await Deno.remove(dir, { recursive: true });
     },
   };
@@ -187,3 +187,5 @@ export async function* linesOf(stream: ReadableStream<Uint8Array>): AsyncGenerat
 }
 
 export const TESTDATA = new URL("./testdata/", import.meta.url).pathname;
+/** A writer on the same store in another process: `append_messages.ts DB SESSION_ID COUNT [TAG]`. */
+export const APPENDER = new URL("../store/sqlite/testdata/append_messages.ts", import.meta.url).pathname;

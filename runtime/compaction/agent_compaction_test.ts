@@ -1,7 +1,7 @@
 /** The compactor wired into the real agent loop, against a model that enforces its window and message rules. */
 import assert from "node:assert/strict";
 import { Agent } from "../agent/agent.ts";
-import { ManualClock } from "../core/clock.ts";
+import { ManualClock } from "../core/_testing.ts";
 import { Budget } from "../agent/limits.ts";
 import { silentLogger } from "../core/log.ts";
 import {
@@ -12,7 +12,7 @@ import {
 } from "../providers/provider.ts";
 import type { Tool } from "../tools/tool.ts";
 import { compactorFor, type Fixture, fixture, orphanProblems, SHORT_SUMMARY } from "./_testing.ts";
-import { approxTotal } from "./estimate.ts";
+import { approxTokens } from "./estimate.ts";
 import { SUMMARY_PREFIX } from "./summary.ts";
 
 const WINDOW = 6000;
@@ -30,7 +30,7 @@ function strictModel(window: number) {
   const provider: Provider = {
     name: "strict",
     complete(request: ModelRequest): Promise<ModelResponse> {
-      const tokens = approxTotal(request.messages);
+      const tokens = request.messages.reduce((sum, m) => sum + approxTokens(m), 0);
       if (request.messages[0]?.content.startsWith("You compact the transcript")) {
         return Promise.resolve({
           message: { role: "assistant", content: SHORT_SUMMARY },

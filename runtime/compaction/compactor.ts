@@ -13,24 +13,24 @@ import type { Logger } from "../core/log.ts";
 import { currentProcess, type ProcessIdentity } from "../core/process_identity.ts";
 import type { Provider } from "../providers/provider.ts";
 import type { CompactionOutcome, CompactionReason, Compactor } from "../agent/seams.ts";
-import type { Store } from "../store/store.ts";
+import type { CommitRequest, Store } from "../store/store.ts";
 import { selectBoundaries } from "./boundaries.ts";
-import { commitCompaction, type CommitRequest } from "./commit.ts";
-import { approxTokens, estimateTokens } from "./estimate.ts";
+import { approxTokens, estimateFromInput, estimateTokens } from "./estimate.ts";
 import {
   afterEffective,
   afterIneffective,
   afterSummaryFailure,
   afterSummarySuccess,
   BREAKER_WINDOW_MS,
+  GUARD_KEY,
   guardBlock,
+  guardFrom,
   type GuardState,
   readGuard,
   writeGuard,
 } from "./guard.ts";
-import { acquireLease, releaseLease } from "./lease.ts";
 import { planPrune } from "./prune.ts";
-import { loadPlanRows, type PlanRow } from "./rows.ts";
+import { loadPlanRows, type PlanRow, withTokens } from "./rows.ts";
 import { summaryContent } from "./summary.ts";
 import { summariseMiddle } from "./summary_call.ts";
 
@@ -46,6 +46,7 @@ export interface CompactorOptions {
   events: EventBus;
   hooks: Hooks;
   clock: Clock;
+  /** The caller's logger: the compactor prefixes its own lines with `[compaction]`. */
   log: Logger;
   /** Who holds leases (default: this process); each acquisition gets a fresh nonce. */
   identity?: ProcessIdentity;
@@ -114,26 +115,33 @@ export function createCompactor(options: CompactorOptions): Compactor {
   };
 
   /** Guard bookkeeping: automatic attempts record everything; forced ones only clear guards on success. */
-  const updateGuard = (attempt: Attempt, change: (state: GuardState) => GuardState | null): void => {
-    const state = readGuard(store, attempt.sessionId);
-    const next = change(state);
-    if (next) writeGuard(store, attempt.sessionId, next);
+  const updateGuard = async (attempt: Attempt, change: (state: GuardState) => GuardState | null) => {
+    const next = change(await readGuard(store, attempt.sessionId));
+    if (next) await writeGuard(store, attempt.sessionId, next);
   };
+
+  /** The estimate of the next request, read cheaply (the newest reading and what was stored after it). */
+  const estimate = async (sessionId: string) => estimateFromInput(await store.estimateInput(sessionId));
 
   const run = async (attempt: Attempt): Promise<CompactionOutcome> => {
     attempt.signal?.throwIfAborted();
     const { sessionId } = attempt;
     if (attempt.reason === "threshold") {
-      const block = guardBlock(readGuard(store, sessionId), clock.now());
-      if (block) return unchanged(attempt, estimateTokens(loadPlanRows(store, sessionId)), block);
+      const block = guardBlock(await readGuard(store, sessionId), clock.now());
+      if (block) return unchanged(attempt, await estimate(sessionId), block);
     }
     const holder: ProcessIdentity = { ...identity, nonce: crypto.randomUUID() };
-    const taken = acquireLease(store, { sessionId, holder, now: clock.now(), ttlMs: settings.leaseTtlMs });
+    const taken = await store.acquireLease({
+      sessionId,
+      holder,
+      now: clock.now(),
+      ttlMs: settings.leaseTtlMs,
+    });
     if (!taken.acquired) {
       const { holder: other, expires_at } = taken.current;
       return unchanged(
         attempt,
-        estimateTokens(loadPlanRows(store, sessionId)),
+        await estimate(sessionId),
         `another compaction holds the lease (pid ${other.pid} on ${other.host}, until ${
           new Date(expires_at).toISOString()
         })`,
@@ -144,7 +152,7 @@ export function createCompactor(options: CompactorOptions): Compactor {
       return await compactHoldingLease(attempt, holder.nonce);
     } finally {
       try {
-        releaseLease(store, { sessionId, nonce: holder.nonce });
+        await store.releaseLease({ sessionId, nonce: holder.nonce });
       } catch (error) {
         log.warn(
           `session ${sessionId}: could not release the compaction lease (it will expire): ${
@@ -157,7 +165,7 @@ export function createCompactor(options: CompactorOptions): Compactor {
 
   const compactHoldingLease = async (attempt: Attempt, nonce: string): Promise<CompactionOutcome> => {
     const { sessionId } = attempt;
-    const active = loadPlanRows(store, sessionId);
+    const active = await loadPlanRows(store, sessionId);
     const before = estimateTokens(active);
     const { head, tail } = selectBoundaries(active, settings);
     if (head >= tail) {
@@ -195,7 +203,7 @@ export function createCompactor(options: CompactorOptions): Compactor {
     const summary = await summarise(attempt, middle, nonce);
     if (!summary.ok) {
       if (!summary.leaseLost && attempt.reason !== "manual") {
-        updateGuard(attempt, (state) => afterSummaryFailure(state, clock.now()));
+        await updateGuard(attempt, (state) => afterSummaryFailure(state, clock.now()));
       }
       return failed(attempt, before, summary.error);
     }
@@ -204,7 +212,7 @@ export function createCompactor(options: CompactorOptions): Compactor {
     const summaryTokens = approxTokens({ content });
     if (summaryTokens >= replacedTokens) {
       if (attempt.reason !== "manual") {
-        updateGuard(
+        await updateGuard(
           attempt,
           (state) =>
             afterIneffective(afterSummarySuccess(state), {
@@ -254,22 +262,23 @@ export function createCompactor(options: CompactorOptions): Compactor {
   const commit = async (
     attempt: Attempt,
     before: number,
-    request: CommitRequest,
+    request: Omit<CommitRequest, "estimate" | "state">,
   ): Promise<CompactionOutcome> => {
     const manual = attempt.reason === "manual";
-    const result = commitCompaction(store, {
+    // The guard changes in the commit's transaction, judged by the estimate of the committed transcript.
+    const nextGuard = (state: GuardState, after: number): GuardState | null => {
+      const summarised = request.kind === "summarize" ? afterSummarySuccess(state) : state;
+      if (after >= settings.limit) {
+        return manual
+          ? null
+          : afterIneffective(summarised, { now: request.now, windowMs: settings.breakerWindowMs });
+      }
+      return afterEffective(summarised);
+    };
+    const result = await store.commitCompaction({
       ...request,
-      inTransaction: (after) =>
-        updateGuard(attempt, (state) => {
-          const over = after >= settings.limit;
-          const summarised = request.kind === "summarize" ? afterSummarySuccess(state) : state;
-          if (over) {
-            return manual
-              ? null
-              : afterIneffective(summarised, { now: request.now, windowMs: settings.breakerWindowMs });
-          }
-          return afterEffective(summarised);
-        }),
+      estimate: (rows) => estimateTokens(withTokens(rows)),
+      state: { key: GUARD_KEY, update: (stored, after) => nextGuard(guardFrom(stored), after) ?? undefined },
     });
     if (!result.committed) return failed(attempt, before, `nothing written: ${result.reason}`);
     const outcome: CompactionOutcome = {
@@ -309,10 +318,11 @@ export function createCompactor(options: CompactorOptions): Compactor {
   };
 
   return {
-    beforeModelCall(sessionId, callOptions) {
-      if (!settings.enabled) return Promise.resolve(null);
-      if (estimateTokens(loadPlanRows(store, sessionId)) < settings.limit) return Promise.resolve(null);
-      return run({ sessionId, reason: "threshold", ...signalOf(callOptions) });
+    async beforeModelCall(sessionId, callOptions) {
+      if (!settings.enabled) return null;
+      // Before every model call: reads the newest reading and what came after it, not every active row.
+      if (await estimate(sessionId) < settings.limit) return null;
+      return await run({ sessionId, reason: "threshold", ...signalOf(callOptions) });
     },
     async recoverOverflow(sessionId, callOptions) {
       if (!settings.enabled) {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../core/clock.ts";
+import { ManualClock } from "../core/_testing.ts";
 import { currentProcess } from "../core/process_identity.ts";
 import { ProviderError } from "../providers/provider.ts";
 import type { StoredMessage } from "../core/types.ts";
@@ -13,24 +13,15 @@ import {
 } from "./_testing.ts";
 import { estimateMessages } from "./estimate.ts";
 import { GUARD_KEY, type GuardState } from "./guard.ts";
-import { acquireLease, readLease } from "./lease.ts";
+import { sqliteHandle } from "../store/sqlite/_testing.ts";
+import { openSqliteStore } from "../store/sqlite/sqlite_store.ts";
+import type { Store } from "../store/store.ts";
 import { SUMMARY_PREFIX } from "./summary.ts";
 
 const LIMIT = 3000; // 0.75 × the fixture's 4000-token window
 
-function logRows(
-  fx: { store: { db: { prepare(sql: string): { all(...a: unknown[]): unknown[] } } }; sessionId: string },
-) {
-  return fx.store.db.prepare("SELECT * FROM compaction_log WHERE session_id = ? ORDER BY id").all(
-    fx.sessionId,
-  ) as {
-    id: number;
-    kind: string;
-    reason: string;
-    before_tokens: number;
-    after_tokens: number;
-    messages_removed: number;
-  }[];
+function logRows(fx: { store: Store; sessionId: string }) {
+  return fx.store.compactionLog(fx.sessionId);
 }
 
 const ids = (messages: StoredMessage[]) => messages.map((m) => m.id);
@@ -38,7 +29,7 @@ const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 Deno.test("compactor: under the threshold nothing happens and no model is called", async () => {
   await using fx = await fixture(new ManualClock());
-  fx.store.appendMessages(fx.sessionId, transcript(5));
+  await fx.store.appendMessages(fx.sessionId, transcript(5));
   const model = scriptedModel();
   const outcome = await compactorFor(fx, { provider: model }).beforeModelCall(fx.sessionId, {});
   assert.equal(outcome, null);
@@ -48,21 +39,21 @@ Deno.test("compactor: under the threshold nothing happens and no model is called
 
 Deno.test("compactor: pruning old tool results alone gets under the threshold, so no model call", async () => {
   await using fx = await fixture(new ManualClock());
-  fx.store.appendMessages(fx.sessionId, transcript(20));
-  const before = fx.store.activeMessages(fx.sessionId);
+  await fx.store.appendMessages(fx.sessionId, transcript(20));
+  const before = await fx.store.activeMessages(fx.sessionId);
   assert.ok(estimateMessages(before) >= LIMIT);
   const model = scriptedModel();
   const outcome = await compactorFor(fx, { provider: model }).beforeModelCall(fx.sessionId, {});
   assert.equal(model.requests.length, 0);
   assert.equal(outcome?.changed, true);
   assert.equal(outcome?.kind, "prune_tool_results");
-  const after = fx.store.activeMessages(fx.sessionId);
+  const after = await fx.store.activeMessages(fx.sessionId);
   assert.equal(after.length, before.length, "placeholders stand in for the results, one for one");
   const pruned = after.filter((m) => m.kind === "pruned");
   assert.equal(pruned.length, outcome?.messages_removed);
   assert.ok(pruned.length > 0);
   for (const p of pruned) {
-    const original = fx.store.allMessages(fx.sessionId).find((m) =>
+    const original = (await fx.store.allMessages(fx.sessionId)).find((m) =>
       !m.active && m.tool_call_id === p.tool_call_id
     )!;
     assert.equal(original.role, "tool");
@@ -77,13 +68,13 @@ Deno.test("compactor: pruning old tool results alone gets under the threshold, s
   assert.ok(estimateMessages(after) < LIMIT);
   assert.equal(fx.events.filter((e) => e.type === "compaction").length, 1);
   assert.equal(fx.postCompaction.length, 1);
-  assert.deepEqual(logRows(fx).map((r) => [r.kind, r.reason]), [["prune_tool_results", "threshold"]]);
+  assert.deepEqual((await logRows(fx)).map((r) => [r.kind, r.reason]), [["prune_tool_results", "threshold"]]);
 });
 
 Deno.test("compactor: the middle is summarised when pruning is not enough; head and tail stay verbatim", async () => {
   await using fx = await fixture(new ManualClock());
-  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
-  const before = fx.store.activeMessages(fx.sessionId);
+  await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  const before = await fx.store.activeMessages(fx.sessionId);
   const model = scriptedModel();
   const compactor = compactorFor(fx, { provider: model, summary_model: "cheap-model" });
   const outcome = await compactor.beforeModelCall(fx.sessionId, {});
@@ -100,7 +91,7 @@ Deno.test("compactor: the middle is summarised when pruning is not enough; head 
   assert.ok(prompt.includes("answer 2 "), "the middle is in the summary request");
   assert.ok(!prompt.includes("follow-up 20"), "the tail is not");
 
-  const after = fx.store.activeMessages(fx.sessionId);
+  const after = await fx.store.activeMessages(fx.sessionId);
   assert.deepEqual(ids(after.slice(0, 4)), ids(before.slice(0, 4)), "system prompt + protect_first verbatim");
   assert.equal(after[1]!.content, "FIRST PROMPT: triage the nightly build");
   assert.deepEqual(ids(after.slice(5)), ids(before.slice(-20)), "the last 20 verbatim");
@@ -111,11 +102,11 @@ Deno.test("compactor: the middle is summarised when pruning is not enough; head 
   assert.ok(summary.content.endsWith(SHORT_SUMMARY));
   assert.deepEqual(orphanProblems(after), []);
 
-  const log = logRows(fx);
+  const log = await logRows(fx);
   assert.equal(log.length, 1);
-  const archived = fx.store.allMessages(fx.sessionId).filter((m) => !m.active);
+  const archived = (await fx.store.allMessages(fx.sessionId)).filter((m) => !m.active);
   assert.equal(archived.length, before.length - 24);
-  const tagged = fx.store.db.prepare(
+  const tagged = sqliteHandle(fx.store).db.prepare(
     "SELECT count(*) AS n FROM messages WHERE active = 0 AND compaction_id = ?",
   )
     .get(log[0]!.id) as { n: number };
@@ -144,31 +135,34 @@ Deno.test("compactor: the middle is summarised when pruning is not enough; head 
     after_tokens: outcome!.after_tokens,
     messages_removed: archived.length,
   }]);
-  assert.equal(readLease(fx.store, fx.sessionId), undefined, "the lease is released");
+  assert.equal(await fx.store.readLease(fx.sessionId), undefined, "the lease is released");
 });
 
 Deno.test("compactor: a later summary updates the previous one instead of nesting it", async () => {
   await using fx = await fixture(new ManualClock());
-  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
   let round = 0;
   const model = scriptedModel(() => `summary number ${++round}`);
   const compactor = compactorFor(fx, { provider: model });
   assert.equal((await compactor.beforeModelCall(fx.sessionId, {}))?.changed, true);
-  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }).slice(2));
+  await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }).slice(2));
   assert.equal((await compactor.beforeModelCall(fx.sessionId, {}))?.changed, true);
   const second = model.requests[1]!.messages[1]!.content;
   assert.match(second, /<previous-summary>\nsummary number 1\n<\/previous-summary>/);
   assert.ok(!second.includes(SUMMARY_PREFIX), "the marker is not fed back to the model");
-  const summaries = fx.store.activeMessages(fx.sessionId).filter((m) => m.kind === "summary");
+  const summaries = (await fx.store.activeMessages(fx.sessionId)).filter((m) => m.kind === "summary");
   assert.equal(summaries.length, 1);
   assert.ok(summaries[0]!.content.endsWith("summary number 2"));
-  assert.equal(fx.store.allMessages(fx.sessionId).filter((m) => m.kind === "summary" && !m.active).length, 1);
-  assert.deepEqual(orphanProblems(fx.store.activeMessages(fx.sessionId)), []);
+  assert.equal(
+    (await fx.store.allMessages(fx.sessionId)).filter((m) => m.kind === "summary" && !m.active).length,
+    1,
+  );
+  assert.deepEqual(orphanProblems(await fx.store.activeMessages(fx.sessionId)), []);
 });
 
 Deno.test("compactor: /compress is forced, summarises even under the threshold, and the focus steers it", async () => {
   await using fx = await fixture(new ManualClock());
-  fx.store.appendMessages(fx.sessionId, transcript(8));
+  await fx.store.appendMessages(fx.sessionId, transcript(8));
   const model = scriptedModel();
   const outcome = await compactorFor(fx, { provider: model }).compact(fx.sessionId, {
     focus: "the flaky test",
@@ -182,8 +176,8 @@ Deno.test("compactor: /compress is forced, summarises even under the threshold, 
 
 Deno.test("compactor: a summary that is not smaller is refused: nothing written, one ineffective strike", async () => {
   await using fx = await fixture(new ManualClock());
-  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
-  const before = fx.store.allMessages(fx.sessionId);
+  await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  const before = await fx.store.allMessages(fx.sessionId);
   const model = scriptedModel(() => "z".repeat(40_000));
   const outcome = await compactorFor(fx, { provider: model }).beforeModelCall(fx.sessionId, {});
   assert.equal(outcome?.changed, false);
@@ -191,17 +185,17 @@ Deno.test("compactor: a summary that is not smaller is refused: nothing written,
     outcome?.note ?? "",
     /^refused: the summary \(\d+ tokens\) is not smaller than the 58 messages/,
   );
-  assert.deepEqual(fx.store.allMessages(fx.sessionId), before);
+  assert.deepEqual(await fx.store.allMessages(fx.sessionId), before);
   assert.equal(fx.events.length, 0);
   assert.equal(fx.postCompaction.length, 0);
-  assert.equal(logRows(fx).length, 0);
-  assert.equal(fx.store.getState<GuardState>(fx.sessionId, GUARD_KEY)?.ineffective, 1);
+  assert.equal((await logRows(fx)).length, 0);
+  assert.equal((await fx.store.getState<GuardState>(fx.sessionId, GUARD_KEY))?.ineffective, 1);
 });
 
 Deno.test("compactor: two ineffective compactions stop automatic compaction; /compress still works; one probe later", async () => {
   const clock = new ManualClock();
   await using fx = await fixture(clock);
-  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
   let answer = "z".repeat(40_000);
   const model = scriptedModel(() => answer);
   const compactor = compactorFor(fx, { provider: model });
@@ -231,7 +225,7 @@ Deno.test("compactor: a compaction that leaves the session over the threshold co
   const clock = new ManualClock();
   await using fx = await fixture(clock);
   // Every message is big, so the protected tail alone is over the threshold.
-  fx.store.appendMessages(fx.sessionId, transcript(40, { textChars: 2500 }));
+  await fx.store.appendMessages(fx.sessionId, transcript(40, { textChars: 2500 }));
   const model = scriptedModel();
   const compactor = compactorFor(fx, {
     provider: model,
@@ -240,8 +234,8 @@ Deno.test("compactor: a compaction that leaves the session over the threshold co
   const first = await compactor.beforeModelCall(fx.sessionId, {});
   assert.equal(first?.changed, true);
   assert.ok(first!.after_tokens >= LIMIT);
-  assert.equal(fx.store.getState<GuardState>(fx.sessionId, GUARD_KEY)?.ineffective, 1);
-  fx.store.appendMessages(fx.sessionId, transcript(2, { textChars: 2500 }).slice(2));
+  assert.equal((await fx.store.getState<GuardState>(fx.sessionId, GUARD_KEY))?.ineffective, 1);
+  await fx.store.appendMessages(fx.sessionId, transcript(2, { textChars: 2500 }).slice(2));
   const second = await compactor.beforeModelCall(fx.sessionId, {});
   assert.equal(second?.changed, true);
   const third = await compactor.beforeModelCall(fx.sessionId, {});
@@ -253,8 +247,8 @@ Deno.test("compactor: a compaction that leaves the session over the threshold co
 Deno.test("compactor: a failing summary call keeps the transcript and arms the 60 s → 300 s → 900 s cooldown", async () => {
   const clock = new ManualClock();
   await using fx = await fixture(clock);
-  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
-  const before = fx.store.allMessages(fx.sessionId);
+  await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  const before = await fx.store.allMessages(fx.sessionId);
   let fail = true;
   const model = scriptedModel(() => {
     if (fail) throw new ProviderError("HTTP 503 overloaded", { status: 503 });
@@ -267,11 +261,10 @@ Deno.test("compactor: a failing summary call keeps the transcript and arms the 6
   const failedEvent = fx.events.find((e) => e.type === "compaction.failed")!;
   assert.equal(failedEvent.reason, "threshold");
   assert.equal(failedEvent.error, "summary call failed: HTTP 503 overloaded");
-  assert.deepEqual(fx.store.allMessages(fx.sessionId), before);
+  assert.deepEqual(await fx.store.allMessages(fx.sessionId), before);
 
   // The cooldown is durable: another process (a fresh store and compactor on the same file) sees it.
-  const { Store } = await import("../store/store.ts");
-  const other = Store.open(fx.path, { clock });
+  const other = openSqliteStore(fx.path, { clock });
   try {
     await clock.advance(59_000);
     const otherModel = scriptedModel();
@@ -282,7 +275,7 @@ Deno.test("compactor: a failing summary call keeps the transcript and arms the 6
     assert.match(blocked?.note ?? "", /cooling down until .* after 1 failed attempt/);
     assert.equal(otherModel.requests.length, 0);
   } finally {
-    other.close();
+    await other.close();
   }
 
   const ladder: [number, number][] = [[1_000, 2], [299_999, 2], [1, 3], [899_999, 3], [1, 4], [899_999, 4], [
@@ -294,16 +287,16 @@ Deno.test("compactor: a failing summary call keeps the transcript and arms the 6
     await compactor.beforeModelCall(fx.sessionId, {});
     assert.equal(model.requests.length, calls, `after advancing ${advance} ms`);
   }
-  assert.equal(fx.store.getState<GuardState>(fx.sessionId, GUARD_KEY)?.failures, 5);
+  assert.equal((await fx.store.getState<GuardState>(fx.sessionId, GUARD_KEY))?.failures, 5);
   assert.equal(fx.events.filter((e) => e.type === "compaction").length, 0);
   assert.equal(fx.postCompaction.length, 0);
-  assert.deepEqual(fx.store.allMessages(fx.sessionId), before);
+  assert.deepEqual(await fx.store.allMessages(fx.sessionId), before);
 
   // /compress is not gated by the cooldown, and a success clears it.
   fail = false;
   assert.equal((await compactor.compact(fx.sessionId, {})).changed, true);
   assert.deepEqual(
-    fx.store.getState<GuardState>(fx.sessionId, GUARD_KEY),
+    await fx.store.getState<GuardState>(fx.sessionId, GUARD_KEY),
     { ineffective: 0, breaker_until: null, failures: 0, cooldown_until: null },
   );
 });
@@ -311,8 +304,8 @@ Deno.test("compactor: a failing summary call keeps the transcript and arms the 6
 Deno.test("compactor: a summary call with no progress is abandoned after the idle timeout", async () => {
   const clock = new ManualClock();
   await using fx = await fixture(clock);
-  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
-  const before = fx.store.allMessages(fx.sessionId);
+  await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  const before = await fx.store.allMessages(fx.sessionId);
   const called = Promise.withResolvers<void>();
   const model = scriptedModel((_, options) =>
     new Promise<string>((_, reject) => {
@@ -329,14 +322,14 @@ Deno.test("compactor: a summary call with no progress is abandoned after the idl
   const outcome = await pending;
   assert.equal(outcome?.changed, false);
   assert.equal(outcome?.note, "summary call failed: the summary call was idle for 5000 ms");
-  assert.deepEqual(fx.store.allMessages(fx.sessionId), before);
-  assert.equal(readLease(fx.store, fx.sessionId), undefined);
+  assert.deepEqual(await fx.store.allMessages(fx.sessionId), before);
+  assert.equal(await fx.store.readLease(fx.sessionId), undefined);
 });
 
 Deno.test("compactor: a summary call that keeps streaming is still stopped at its total ceiling", async () => {
   const clock = new ManualClock();
   await using fx = await fixture(clock);
-  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
   let onDelta: ((text: string) => void) | undefined;
   const called = Promise.withResolvers<void>();
   // A model that ignores its abort signal: the compactor must not wait for it.
@@ -367,7 +360,7 @@ Deno.test("compactor: a summary call that keeps streaming is still stopped at it
 
 Deno.test("compactor: overflow recovery compacts even under the threshold and reports whether it shrank", async () => {
   await using fx = await fixture(new ManualClock());
-  fx.store.appendMessages(fx.sessionId, transcript(10, { toolChars: 100 }));
+  await fx.store.appendMessages(fx.sessionId, transcript(10, { toolChars: 100 }));
   const model = scriptedModel();
   const compactor = compactorFor(fx, { provider: model });
   assert.equal(await compactor.beforeModelCall(fx.sessionId, {}), null);
@@ -380,7 +373,7 @@ Deno.test("compactor: overflow recovery compacts even under the threshold and re
 
 Deno.test("compactor: a short session has nothing to compact", async () => {
   await using fx = await fixture(new ManualClock());
-  fx.store.appendMessages(fx.sessionId, transcript(4));
+  await fx.store.appendMessages(fx.sessionId, transcript(4));
   const outcome = await compactorFor(fx, { provider: scriptedModel() }).compact(fx.sessionId, {});
   assert.equal(outcome.changed, false);
   assert.match(outcome.note ?? "", /^nothing to compact/);
@@ -389,9 +382,9 @@ Deno.test("compactor: a short session has nothing to compact", async () => {
 Deno.test("compactor: a lease held by another live process means no compaction and no model call", async () => {
   const clock = new ManualClock();
   await using fx = await fixture(clock);
-  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
-  const before = fx.store.allMessages(fx.sessionId);
-  acquireLease(fx.store, {
+  await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  const before = await fx.store.allMessages(fx.sessionId);
+  await fx.store.acquireLease({
     sessionId: fx.sessionId,
     holder: currentProcess(),
     now: clock.now(),
@@ -403,29 +396,30 @@ Deno.test("compactor: a lease held by another live process means no compaction a
   assert.match(outcome?.note ?? "", new RegExp(`^another compaction holds the lease \\(pid ${Deno.pid} on `));
   assert.equal((await compactor.compact(fx.sessionId, {})).changed, false);
   assert.equal(model.requests.length, 0);
-  assert.deepEqual(fx.store.allMessages(fx.sessionId), before);
+  assert.deepEqual(await fx.store.allMessages(fx.sessionId), before);
 });
 
 Deno.test("compactor: a lease stolen during the summary call means nothing is written", async () => {
   const clock = new ManualClock();
   await using fx = await fixture(clock);
-  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
-  const before = fx.store.allMessages(fx.sessionId);
+  await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  const before = await fx.store.allMessages(fx.sessionId);
   const model = scriptedModel(() => {
-    fx.store.db.prepare("UPDATE compaction_leases SET holder_nonce = 'thief' WHERE session_id = ?").run(
-      fx.sessionId,
-    );
+    sqliteHandle(fx.store).stmt("UPDATE compaction_leases SET holder_nonce = 'thief' WHERE session_id = ?")
+      .run(
+        fx.sessionId,
+      );
     return SHORT_SUMMARY;
   });
   const outcome = await compactorFor(fx, { provider: model }).beforeModelCall(fx.sessionId, {});
   assert.equal(outcome?.changed, false);
   assert.match(outcome?.note ?? "", /^nothing written: the lease was taken over by pid/);
-  assert.deepEqual(fx.store.allMessages(fx.sessionId), before);
-  assert.equal(logRows(fx).length, 0);
+  assert.deepEqual(await fx.store.allMessages(fx.sessionId), before);
+  assert.equal((await logRows(fx)).length, 0);
   assert.equal(fx.postCompaction.length, 0);
   assert.equal(fx.events.map((e) => e.type).join(), "compaction.failed");
   assert.equal(
-    readLease(fx.store, fx.sessionId)?.holder.nonce,
+    (await fx.store.readLease(fx.sessionId))?.holder.nonce,
     "thief",
     "the loser does not free the thief's lease",
   );
@@ -434,8 +428,8 @@ Deno.test("compactor: a lease stolen during the summary call means nothing is wr
 Deno.test("compactor: a lease that expires during the summary call means nothing is written", async () => {
   const clock = new ManualClock();
   await using fx = await fixture(clock);
-  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
-  const before = fx.store.allMessages(fx.sessionId);
+  await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  const before = await fx.store.allMessages(fx.sessionId);
   const called = Promise.withResolvers<void>();
   const release = Promise.withResolvers<void>();
   const model = scriptedModel(async () => {
@@ -454,14 +448,14 @@ Deno.test("compactor: a lease that expires during the summary call means nothing
   release.resolve();
   assert.equal(outcome?.changed, false);
   assert.match(outcome?.note ?? "", /lease lost: the lease expired at/);
-  assert.deepEqual(fx.store.allMessages(fx.sessionId), before);
-  assert.equal(logRows(fx).length, 0);
+  assert.deepEqual(await fx.store.allMessages(fx.sessionId), before);
+  assert.equal((await logRows(fx)).length, 0);
 });
 
 Deno.test("compactor: cancelling during the summary call rejects, releases the lease, changes nothing", async () => {
   await using fx = await fixture(new ManualClock());
-  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
-  const before = fx.store.allMessages(fx.sessionId);
+  await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  const before = await fx.store.allMessages(fx.sessionId);
   const controller = new AbortController();
   const model = scriptedModel((_, options) =>
     new Promise<string>((_, reject) => {
@@ -473,10 +467,10 @@ Deno.test("compactor: cancelling during the summary call rejects, releases the l
     compactorFor(fx, { provider: model }).beforeModelCall(fx.sessionId, { signal: controller.signal }),
     /interrupted/,
   );
-  assert.deepEqual(fx.store.allMessages(fx.sessionId), before);
-  assert.equal(readLease(fx.store, fx.sessionId), undefined);
+  assert.deepEqual(await fx.store.allMessages(fx.sessionId), before);
+  assert.equal(await fx.store.readLease(fx.sessionId), undefined);
   assert.equal(
-    fx.store.getState(fx.sessionId, GUARD_KEY),
+    await fx.store.getState(fx.sessionId, GUARD_KEY),
     undefined,
     "a cancellation is not a model failure",
   );
@@ -484,7 +478,7 @@ Deno.test("compactor: cancelling during the summary call rejects, releases the l
 
 Deno.test("compactor: disabled compaction never runs by itself, /compress still works", async () => {
   await using fx = await fixture(new ManualClock());
-  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
   const model = scriptedModel();
   const compactor = compactorFor(fx, { provider: model, config: { enabled: false } });
   assert.equal(await compactor.beforeModelCall(fx.sessionId, {}), null);
@@ -495,12 +489,12 @@ Deno.test("compactor: disabled compaction never runs by itself, /compress still 
 
 Deno.test("compactor: a throwing post_compaction hook does not undo or fail the compaction", async () => {
   await using fx = await fixture(new ManualClock());
-  fx.store.appendMessages(fx.sessionId, transcript(20));
+  await fx.store.appendMessages(fx.sessionId, transcript(20));
   const hooks = { ...fx.hooks, postCompaction: () => Promise.reject(new Error("plugin crashed")) };
   const outcome = await compactorFor(fx, { provider: scriptedModel(), hooks }).beforeModelCall(
     fx.sessionId,
     {},
   );
   assert.equal(outcome?.changed, true);
-  assert.equal(logRows(fx).length, 1);
+  assert.equal((await logRows(fx)).length, 1);
 });

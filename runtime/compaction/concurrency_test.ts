@@ -1,9 +1,11 @@
 /** Compaction across real processes sharing one store: concurrent appends and SIGKILL at awkward moments. */
 import assert from "node:assert/strict";
-import { ManualClock } from "../core/clock.ts";
-import { Store } from "../store/store.ts";
+import { ManualClock } from "../core/_testing.ts";
+import type { Store } from "../store/store.ts";
+import { openSqliteStore } from "../store/sqlite/sqlite_store.ts";
 import type { StoredMessage } from "../core/types.ts";
 import {
+  APPENDER,
   compactorFor,
   fixture,
   linesOf,
@@ -14,7 +16,7 @@ import {
   transcript,
   waitForLine,
 } from "./_testing.ts";
-import { acquireLease, readLease } from "./lease.ts";
+import { sqliteHandle } from "../store/sqlite/_testing.ts";
 import { currentProcess } from "../core/process_identity.ts";
 
 function deno(script: string, args: string[]): Deno.ChildProcess {
@@ -29,8 +31,8 @@ function deno(script: string, args: string[]): Deno.ChildProcess {
 Deno.test("two processes: B appends while A summarises; B's messages follow the summary, nothing is lost", async () => {
   const clock = new ManualClock();
   await using fx = await fixture(clock);
-  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
-  const before = fx.store.activeMessages(fx.sessionId);
+  await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  const before = await fx.store.activeMessages(fx.sessionId);
   const called = Promise.withResolvers<void>();
   const release = Promise.withResolvers<void>();
   const model = scriptedModel(async () => {
@@ -41,7 +43,12 @@ Deno.test("two processes: B appends while A summarises; B's messages follow the 
   const pending = compactorFor(fx, { provider: model }).beforeModelCall(fx.sessionId, {});
   await called.promise;
 
-  const b = deno("append_messages.ts", [fx.path, fx.sessionId, "5"]);
+  const b = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", APPENDER, fx.path, fx.sessionId, "5"],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
   const { code, stdout } = await b.output();
   assert.equal(code, 0);
   assert.equal(new TextDecoder().decode(stdout).trim(), "done", "B was not blocked by A's lease");
@@ -49,13 +56,13 @@ Deno.test("two processes: B appends while A summarises; B's messages follow the 
   const outcome = await pending;
   assert.equal(outcome?.changed, true);
 
-  const after = fx.store.activeMessages(fx.sessionId);
+  const after = await fx.store.activeMessages(fx.sessionId);
   const fromB = after.slice(-5);
   assert.deepEqual(fromB.map((m) => m.content), [1, 2, 3, 4, 5].map((i) => `from B ${i}`));
   assert.equal(after[4]!.kind, "summary");
   assert.deepEqual(after.slice(0, 4).map((m) => m.id), before.slice(0, 4).map((m) => m.id));
   assert.deepEqual(after.slice(5, -5).map((m) => m.id), before.slice(-20).map((m) => m.id));
-  const all = fx.store.allMessages(fx.sessionId);
+  const all = await fx.store.allMessages(fx.sessionId);
   assert.equal(new Set(all.map((m) => m.seq)).size, all.length, "no seq is duplicated");
   const key = (m: StoredMessage) => JSON.stringify([m.role, m.content, m.tool_calls, m.tool_call_id]);
   assert.equal(new Set(all.map(key)).size, all.length, "no message is duplicated");
@@ -69,11 +76,16 @@ Deno.test("two processes: B appends while A summarises; B's messages follow the 
 });
 
 /** The transcript as a comparable value: every row with its active flag. */
-function snapshot(
+async function snapshot(
   store: Store,
   sessionId: string,
-): Pick<StoredMessage, "id" | "active" | "content" | "pos">[] {
-  return store.allMessages(sessionId).map(({ id, active, content, pos }) => ({ id, active, content, pos }));
+): Promise<Pick<StoredMessage, "id" | "active" | "content" | "pos">[]> {
+  return (await store.allMessages(sessionId)).map(({ id, active, content, pos }) => ({
+    id,
+    active,
+    content,
+    pos,
+  }));
 }
 
 async function killAt(fxPath: string, sessionId: string, mode: string, marker: string): Promise<number> {
@@ -93,51 +105,54 @@ async function killAt(fxPath: string, sessionId: string, mode: string, marker: s
 Deno.test("SIGKILL before the summary returns: transcript unchanged, lease reclaimed by the next run", async () => {
   const clock = new ManualClock();
   await using fx = await fixture(clock);
-  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
-  const before = snapshot(fx.store, fx.sessionId);
+  await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  const before = await snapshot(fx.store, fx.sessionId);
   const pid = await killAt(fx.path, fx.sessionId, "hang", "summarising");
 
-  const reopened = Store.open(fx.path, { clock });
+  const reopened = openSqliteStore(fx.path, { clock });
   try {
     assert.equal(
-      (reopened.db.prepare("PRAGMA integrity_check").get() as { integrity_check: string }).integrity_check,
+      (sqliteHandle(reopened).db.prepare("PRAGMA integrity_check").get() as { integrity_check: string })
+        .integrity_check,
       "ok",
     );
-    assert.deepEqual(snapshot(reopened, fx.sessionId), before);
+    assert.deepEqual(await snapshot(reopened, fx.sessionId), before);
     assert.equal(
-      readLease(reopened, fx.sessionId)?.holder.pid,
+      (await reopened.readLease(fx.sessionId))?.holder.pid,
       pid,
       "the dead holder's lease is still there",
     );
     const outcome = await compactorFor({ ...fx, store: reopened }, { provider: scriptedModel() })
       .compact(fx.sessionId, {});
     assert.equal(outcome.changed, true, "the next run takes the dead holder's lease over");
-    assert.equal(readLease(reopened, fx.sessionId), undefined);
+    assert.equal(await reopened.readLease(fx.sessionId), undefined);
   } finally {
-    reopened.close();
+    await reopened.close();
   }
 });
 
 Deno.test("SIGKILL inside the commit transaction: transcript wholly before, lease reclaimable", async () => {
   const clock = new ManualClock();
   await using fx = await fixture(clock);
-  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
-  const before = snapshot(fx.store, fx.sessionId);
+  await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  const before = await snapshot(fx.store, fx.sessionId);
   const pid = await killAt(fx.path, fx.sessionId, "pause-commit", "in-commit");
 
-  const reopened = Store.open(fx.path, { clock });
+  const reopened = openSqliteStore(fx.path, { clock });
   try {
     assert.equal(
-      (reopened.db.prepare("PRAGMA integrity_check").get() as { integrity_check: string }).integrity_check,
+      (sqliteHandle(reopened).db.prepare("PRAGMA integrity_check").get() as { integrity_check: string })
+        .integrity_check,
       "ok",
     );
-    assert.deepEqual(snapshot(reopened, fx.sessionId), before);
+    assert.deepEqual(await snapshot(reopened, fx.sessionId), before);
     assert.equal(
-      (reopened.db.prepare("SELECT count(*) AS n FROM compaction_log").get() as { n: number }).n,
+      (sqliteHandle(reopened).db.prepare("SELECT count(*) AS n FROM compaction_log").get() as { n: number })
+        .n,
       0,
     );
-    assert.equal(readLease(reopened, fx.sessionId)?.holder.pid, pid);
-    const taken = acquireLease(reopened, {
+    assert.equal((await reopened.readLease(fx.sessionId))?.holder.pid, pid);
+    const taken = await reopened.acquireLease({
       sessionId: fx.sessionId,
       holder: currentProcess(),
       now: clock.now(),
@@ -145,32 +160,36 @@ Deno.test("SIGKILL inside the commit transaction: transcript wholly before, leas
     });
     assert.equal(taken.acquired && taken.took_over, "dead_holder");
   } finally {
-    reopened.close();
+    await reopened.close();
   }
 });
 
 Deno.test("SIGKILL after the commit, while releasing the lease: transcript wholly after, lease reclaimable", async () => {
   const clock = new ManualClock();
   await using fx = await fixture(clock);
-  fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
-  const before = fx.store.activeMessages(fx.sessionId);
+  await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
+  const before = await fx.store.activeMessages(fx.sessionId);
   const pid = await killAt(fx.path, fx.sessionId, "pause-release", "in-release");
 
-  const reopened = Store.open(fx.path, { clock });
+  const reopened = openSqliteStore(fx.path, { clock });
   try {
-    const active = reopened.activeMessages(fx.sessionId);
+    const active = await reopened.activeMessages(fx.sessionId);
     assert.deepEqual(active.map((m) => m.kind === "summary" ? "summary" : m.id), [
       ...before.slice(0, 4).map((m) => m.id),
       "summary",
       ...before.slice(-20).map((m) => m.id),
     ]);
-    assert.equal(reopened.allMessages(fx.sessionId).filter((m) => !m.active).length, before.length - 24);
     assert.equal(
-      (reopened.db.prepare("SELECT count(*) AS n FROM compaction_log").get() as { n: number }).n,
+      (await reopened.allMessages(fx.sessionId)).filter((m) => !m.active).length,
+      before.length - 24,
+    );
+    assert.equal(
+      (sqliteHandle(reopened).db.prepare("SELECT count(*) AS n FROM compaction_log").get() as { n: number })
+        .n,
       1,
     );
-    assert.equal(readLease(reopened, fx.sessionId)?.holder.pid, pid);
-    const taken = acquireLease(reopened, {
+    assert.equal((await reopened.readLease(fx.sessionId))?.holder.pid, pid);
+    const taken = await reopened.acquireLease({
       sessionId: fx.sessionId,
       holder: currentProcess(),
       now: clock.now(),
@@ -178,6 +197,6 @@ Deno.test("SIGKILL after the commit, while releasing the lease: transcript wholl
     });
     assert.equal(taken.acquired && taken.took_over, "dead_holder");
   } finally {
-    reopened.close();
+    await reopened.close();
   }
 });

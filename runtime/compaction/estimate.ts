@@ -3,6 +3,7 @@
  * chars/4 estimate of everything appended after that reading (chars/4 alone when there is no usable reading).
  */
 import type { StoredMessage } from "../core/types.ts";
+import type { EstimateInput, TranscriptRow } from "../store/store.ts";
 import { type PlanRow, tokensOf, toPlanRow } from "./rows.ts";
 
 export type EstimateRow = Pick<
@@ -13,13 +14,6 @@ export type EstimateRow = Pick<
 /** chars/4 of one message as it is sent to the model (content and tool calls). */
 export function approxTokens(message: Pick<StoredMessage, "content" | "tool_calls">): number {
   return tokensOf(message.content.length, message.tool_calls);
-}
-
-/** chars/4 of a list of messages. */
-export function approxTotal(messages: readonly Pick<StoredMessage, "content" | "tool_calls">[]): number {
-  let total = 0;
-  for (const m of messages) total += approxTokens(m);
-  return total;
 }
 
 /**
@@ -42,6 +36,21 @@ export function estimateTokens(active: readonly EstimateRow[]): number {
   total = reading.prompt_tokens! + (reading.completion_tokens ?? reading.tokens);
   for (const m of active) if (m.seq > reading.seq) total += m.tokens;
   return total;
+}
+
+/**
+ * `estimateTokens` of the whole transcript from what `store.estimateInput` reads: the reading and the rows
+ * after it, so the check before every model call does not visit every active row.
+ */
+export function estimateFromInput(input: EstimateInput): number {
+  const { reading } = input;
+  let total = reading ? reading.prompt_tokens! + (reading.completion_tokens ?? rowTokens(reading)) : 0;
+  for (const row of input.after) total += rowTokens(row);
+  return total;
+}
+
+function rowTokens(row: TranscriptRow): number {
+  return tokensOf(row.chars, row.tool_calls);
 }
 
 /** `estimateTokens` of stored messages (e.g. `store.activeMessages(id)`). */

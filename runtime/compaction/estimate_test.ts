@@ -1,20 +1,29 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../core/clock.ts";
+import { ManualClock } from "../core/_testing.ts";
+import { currentProcess } from "../core/process_identity.ts";
 import { fixture } from "./_testing.ts";
-import { approxTokens, estimateMessages } from "./estimate.ts";
+import type { Store } from "../store/store.ts";
+import { approxTokens, estimateFromInput, estimateMessages } from "./estimate.ts";
+
+/** The whole-transcript estimate, checked against the cheap one the compactor runs before every model call. */
+async function estimate(store: Store, sessionId: string): Promise<number> {
+  const full = estimateMessages(await store.activeMessages(sessionId));
+  assert.equal(estimateFromInput(await store.estimateInput(sessionId)), full, "the cheap estimate agrees");
+  return full;
+}
 
 Deno.test("estimate: chars/4 of everything when there is no real reading yet", async () => {
   await using fx = await fixture(new ManualClock());
-  fx.store.appendMessages(fx.sessionId, [
+  await fx.store.appendMessages(fx.sessionId, [
     { role: "system", content: "x".repeat(400) },
     { role: "user", content: "y".repeat(41) },
   ]);
-  assert.equal(estimateMessages(fx.store.activeMessages(fx.sessionId)), 100 + 11);
+  assert.equal(await estimate(fx.store, fx.sessionId), 100 + 11);
 });
 
 Deno.test("estimate: the last real prompt_tokens plus chars/4 of what was appended after it", async () => {
   await using fx = await fixture(new ManualClock());
-  fx.store.appendMessages(fx.sessionId, [
+  await fx.store.appendMessages(fx.sessionId, [
     { role: "system", content: "x".repeat(4000) },
     { role: "user", content: "hello" },
     { role: "assistant", content: "old", prompt_tokens: 500, completion_tokens: 7 },
@@ -29,17 +38,17 @@ Deno.test("estimate: the last real prompt_tokens plus chars/4 of what was append
     { role: "tool", tool_call_id: "c1", name: "shell", content: "r".repeat(400) },
   ]);
   // The newest reading (1200) + its own completion (30) + the tool result (100); older rows are inside 1200.
-  assert.equal(estimateMessages(fx.store.activeMessages(fx.sessionId)), 1200 + 30 + 100);
+  assert.equal(await estimate(fx.store, fx.sessionId), 1200 + 30 + 100);
 });
 
 Deno.test("estimate: a reading taken before the last compaction is ignored", async () => {
   await using fx = await fixture(new ManualClock());
-  fx.store.appendMessages(fx.sessionId, [
+  await fx.store.appendMessages(fx.sessionId, [
     { role: "user", content: "u".repeat(40) },
     { role: "assistant", content: "a".repeat(40), prompt_tokens: 90_000, completion_tokens: 10 },
     { role: "user", content: "[Hermes compaction summary] s".padEnd(80, "s"), kind: "summary" },
   ]);
-  assert.equal(estimateMessages(fx.store.activeMessages(fx.sessionId)), 10 + 10 + 20);
+  assert.equal(await estimate(fx.store, fx.sessionId), 10 + 10 + 20);
 });
 
 Deno.test("estimate: tool call arguments count", () => {
@@ -47,4 +56,37 @@ Deno.test("estimate: tool call arguments count", () => {
     approxTokens({ content: "", tool_calls: [{ id: "1234", name: "shell", arguments: '{"a":1}abc' }] }),
     5,
   );
+});
+
+Deno.test("estimate: the cheap input reads only from the newest reading on, and agrees after a compaction", async () => {
+  await using fx = await fixture(new ManualClock());
+  const history = Array.from({ length: 200 }, (_, i) => ({
+    role: i % 2 ? "assistant" as const : "user" as const,
+    content: `m${i}`.padEnd(40, "x"),
+    ...(i % 2 ? { prompt_tokens: 1000 + i, completion_tokens: 3 } : {}),
+  }));
+  const rows = await fx.store.appendMessages(fx.sessionId, history);
+  await fx.store.appendMessages(fx.sessionId, [{ role: "user", content: "next".padEnd(80, "y") }]);
+  const input = await fx.store.estimateInput(fx.sessionId);
+  assert.equal(input.reading?.seq, 200);
+  assert.equal(input.after.length, 1, "one row after the reading, not the 201 active ones");
+  assert.equal(await estimate(fx.store, fx.sessionId), 1199 + 3 + 20);
+
+  const holder = currentProcess();
+  await fx.store.acquireLease({ sessionId: fx.sessionId, holder, now: fx.clock.now(), ttlMs: 60_000 });
+  const commit = await fx.store.commitCompaction({
+    sessionId: fx.sessionId,
+    nonce: holder.nonce,
+    now: fx.clock.now(),
+    kind: "summarize",
+    reason: "manual",
+    archive: rows.slice(1, 150).map((r) => r.id),
+    insert: [{ role: "user", content: "[summary]".padEnd(400, "s"), kind: "summary", pos: rows[1]!.pos }],
+    beforeTokens: 0,
+    detail: {},
+    estimate: () => 0,
+  });
+  assert.equal(commit.committed, true);
+  assert.equal((await fx.store.estimateInput(fx.sessionId)).reading, null, "the old reading is stale now");
+  assert.equal(await estimate(fx.store, fx.sessionId), 10 + 100 + 50 * 10 + 20);
 });

@@ -28,12 +28,17 @@ export const initialGuard: GuardState = {
   cooldown_until: null,
 };
 
-export function readGuard(store: Store, sessionId: string): GuardState {
-  return { ...initialGuard, ...store.getState<Partial<GuardState>>(sessionId, GUARD_KEY) };
+/** The guard state a stored value (or none) stands for. */
+export function guardFrom(stored: unknown): GuardState {
+  return { ...initialGuard, ...(stored as Partial<GuardState> | undefined) };
 }
 
-export function writeGuard(store: Store, sessionId: string, state: GuardState): void {
-  store.setState(sessionId, GUARD_KEY, state);
+export async function readGuard(store: Store, sessionId: string): Promise<GuardState> {
+  return guardFrom(await store.getState(sessionId, GUARD_KEY));
+}
+
+export async function writeGuard(store: Store, sessionId: string, state: GuardState): Promise<void> {
+  await store.setState(sessionId, GUARD_KEY, state);
 }
 
 /** Why automatic compaction may not run at `now`, or null when it may. */

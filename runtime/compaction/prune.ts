@@ -1,5 +1,5 @@
 /** `prune_tool_results`: old tool results in the middle are replaced by a short placeholder (originals archived). */
-import type { ReplacementRow } from "./commit.ts";
+import type { ReplacementRow } from "../store/store.ts";
 import { type PlanRow, tokensOf } from "./rows.ts";
 
 export interface PrunePlan {

@@ -5,9 +5,9 @@
 import type { Clock } from "../core/clock.ts";
 import { errorMessage } from "../core/errors.ts";
 import type { ModelRequest, Provider } from "../providers/provider.ts";
-import type { Store } from "../store/store.ts";
-import { keepLease, type LeaseRef } from "./lease.ts";
-import { loadContents, type PlanRow } from "./rows.ts";
+import type { LeaseRef, Store } from "../store/store.ts";
+import { keepLease } from "./lease.ts";
+import type { PlanRow } from "./rows.ts";
 import { planRendering, summaryRequest } from "./summary.ts";
 
 export interface SummariseOptions {
@@ -31,8 +31,8 @@ export type SummariseResult = { ok: true; text: string } | { ok: false; error: s
 export async function summariseMiddle(store: Store, options: SummariseOptions): Promise<SummariseResult> {
   const plan = planRendering(options.middle, options.contextWindow);
   const contents = new Map([
-    ...loadContents(store, plan.previous.map((r) => r.id), null),
-    ...loadContents(store, plan.shown.map((r) => r.id), plan.cap),
+    ...await store.messageContents(plan.previous.map((r) => r.id), null),
+    ...await store.messageContents(plan.shown.map((r) => r.id), plan.cap),
   ]);
   const request = summaryRequest({
     plan,

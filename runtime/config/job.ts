@@ -2,12 +2,13 @@
  * Loading job files (DESIGN §3): YAML with positions → zod validation → merge with config.yaml →
  * inputs and `{{ inputs.x }}` / `{{ env.X }}` substitution. Every error names file:line:col and exits 2.
  */
-import { LineCounter, parseDocument } from "yaml";
+import { dirname, resolve } from "node:path";
 import { ValidationError } from "../core/errors.ts";
 import { JobFile, UserConfig } from "./job_schema.ts";
 import { describeIssue, offsetOf, position } from "./_yaml_positions.ts";
 import type { z } from "zod";
 import { entryRelativeTo } from "./plugin_entry.ts";
+import { parseYamlSource, type YamlSource } from "./yaml_source.ts";
 
 export type InputValue = string | number | boolean;
 
@@ -33,23 +34,7 @@ export interface LoadJobOptions {
   validateOnly?: boolean;
 }
 
-interface ParsedYaml {
-  value: unknown;
-  doc: ReturnType<typeof parseDocument>;
-  lines: LineCounter;
-}
-
-function parseYaml(file: string, text: string): ParsedYaml {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
-  const error = doc.errors[0];
-  if (error) {
-    const at = error.linePos?.[0];
-    const where = at ? `${at.line}:${at.col}` : "1:1";
-    throw new ValidationError(`${file}:${where}: invalid YAML: ${error.message.split("\n")[0]}`);
-  }
-  return { value: doc.toJS(), doc, lines };
-}
+type ParsedYaml = YamlSource;
 
 function validate<T extends z.ZodType>(schema: T, file: string, parsed: ParsedYaml): z.infer<T> {
   if (parsed.value === null || typeof parsed.value !== "object" || Array.isArray(parsed.value)) {
@@ -60,7 +45,7 @@ function validate<T extends z.ZodType>(schema: T, file: string, parsed: ParsedYa
   throw new ValidationError(describeIssue(file, parsed.doc, parsed.lines, schema, result.error.issues[0]!));
 }
 
-export function readText(path: string, what: string): string {
+function readText(path: string, what: string): string {
   try {
     return Deno.readTextFileSync(path);
   } catch (error) {
@@ -82,9 +67,9 @@ export function loadUserConfig(path: string): UserConfig | undefined {
     if (error instanceof Deno.errors.NotFound) return undefined;
     throw new ValidationError(`Cannot read config "${path}": ${(error as Error).message}`);
   }
-  const config = validate(UserConfig, path, parseYaml(path, text));
+  const config = validate(UserConfig, path, parseYamlSource(path, text));
   // Global plugins live beside config.yaml: their paths and path grants resolve against its directory.
-  const dir = absolutePath(path).replace(/\/[^/]*$/, "") || "/";
+  const dir = dirname(resolve(path));
   if (config.plugins) config.plugins = config.plugins.map((entry) => entryRelativeTo(entry, dir));
   return config;
 }
@@ -92,11 +77,10 @@ export function loadUserConfig(path: string): UserConfig | undefined {
 /** Loads, validates and resolves a job file. */
 export function loadJob(path: string, options: LoadJobOptions = {}): ResolvedJob {
   const text = readText(path, "job file");
-  const parsed = parseYaml(path, text);
+  const parsed = parseYamlSource(path, text);
   const spec = validate(JobFile, path, parsed);
-  const absolute = absolutePath(path);
-  const dir = absolute.replace(/\/[^/]*$/, "") || "/";
-  return resolveJob(spec, { ...options, path: absolute, dir, parsed, file: path });
+  const absolute = resolve(path);
+  return resolveJob(spec, { ...options, path: absolute, dir: dirname(absolute), parsed, file: path });
 }
 
 /** Validates a job given as an object (JSON-RPC `job.run {job}` and `session.create {job}`). */
@@ -213,7 +197,7 @@ function convertInput(name: string, raw: string, type: "string" | "number" | "bo
 }
 
 /** Substitutes `{{ inputs.x }}` and `{{ env.X }}`; an unknown reference is an error, never "". */
-export function render(
+function render(
   text: string,
   scope: { inputs: Record<string, InputValue>; env: Record<string, string> },
   where: () => string,
@@ -245,19 +229,4 @@ export function parseInputFlags(flags: readonly string[]): Record<string, string
     inputs[flag.slice(0, eq)] = flag.slice(eq + 1);
   }
   return inputs;
-}
-
-export function absolutePath(path: string): string {
-  if (path.startsWith("/")) return normalize(path);
-  return normalize(`${Deno.cwd()}/${path}`);
-}
-
-function normalize(path: string): string {
-  const parts: string[] = [];
-  for (const part of path.split("/")) {
-    if (part === "" || part === ".") continue;
-    if (part === "..") parts.pop();
-    else parts.push(part);
-  }
-  return "/" + parts.join("/");
 }

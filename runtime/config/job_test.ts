@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
+import { relative } from "node:path";
 import { ValidationError } from "../core/errors.ts";
-import { loadJob, parseInputFlags } from "./job.ts";
+import { loadJob, loadUserConfig, parseInputFlags } from "./job.ts";
 
 async function jobFile(yaml: string): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "hermes-job-" });
@@ -29,6 +30,40 @@ Deno.test("a valid job loads with defaults, inputs and templates resolved", asyn
   assert.deepEqual(job.spec.steps, ["Now a/b"]);
   assert.deepEqual(job.inputs, { repo: "a/b", days: 7 });
   assert.equal(job.dir, path.replace(/\/job\.yaml$/, ""));
+});
+
+Deno.test("a job path given relative or with . and .. segments is stored absolute; dir is its directory", async () => {
+  const path = await jobFile("name: x\nprompt: hi\n");
+  const dir = path.replace(/\/job\.yaml$/, "");
+  await Deno.mkdir(`${dir}/sub`);
+  for (const given of [path, `${dir}/sub/.././/job.yaml`, relative(Deno.cwd(), path)]) {
+    const job = loadJob(given);
+    assert.equal(job.path, path, given);
+    assert.equal(job.dir, dir, given);
+  }
+});
+
+Deno.test("config.yaml plugins resolve against the config's directory, however its path is given", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "hermes-config-" });
+  await Deno.mkdir(`${dir}/x`);
+  await Deno.writeTextFile(
+    `${dir}/config.yaml`,
+    "plugins:\n  - path: ./audit.ts\n    permissions: { read: [data, /abs] }\n",
+  );
+  for (
+    const given of [
+      `${dir}/config.yaml`,
+      `${dir}/x/../config.yaml`,
+      relative(Deno.cwd(), `${dir}/config.yaml`),
+    ]
+  ) {
+    const config = loadUserConfig(given);
+    assert.deepEqual(config?.plugins, [{
+      path: `${dir}/audit.ts`,
+      permissions: { read: [`${dir}/data`, "/abs"] },
+    }]);
+  }
+  assert.equal(loadUserConfig(`${dir}/missing.yaml`), undefined);
 });
 
 Deno.test("an unknown key names file:line:col, the key path and the nearest known key", async () => {

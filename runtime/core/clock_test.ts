@@ -1,5 +1,6 @@
 import { clockContract } from "../../tests/clock_contract.ts";
-import { ManualClock, systemClock } from "./clock.ts";
+import { systemClock } from "./clock.ts";
+import { ManualClock } from "./_testing.ts";
 
 clockContract(
   "systemClock",

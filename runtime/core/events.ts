@@ -1,8 +1,96 @@
-/** The §7 event vocabulary: one stream per process, `seq` increasing per session. */
+/**
+ * The §7 event vocabulary, one type per event, and the bus that stamps them: one stream per process,
+ * `seq` increasing per session. Emitters give `type` and the fields; the bus adds `session_id`, `seq`
+ * and `ts`, so an unknown type, a missing field or an extra one fails type checking at the emit site.
+ * Adding a field is fine; renaming or removing one is a contract change (§7).
+ */
 import type { Clock } from "./clock.ts";
-import type { HermesEvent } from "./types.ts";
+import type { SessionStatus, ToolCall, Usage } from "./types.ts";
 
-export type EventInput = { type: string } & Record<string, unknown>;
+/** The fields of each event, by type (without the envelope). */
+export interface EventFields {
+  "session.start": { job: string; model: string; resumed: boolean };
+  "turn.start": { turn: number; injected?: string[] };
+  message:
+    | { role: "user"; content: string; source: "cli" | "rpc" | "acp" | "job" }
+    | { role: "assistant"; content: string; tool_calls?: ToolCall[] };
+  "tool.call": { tool: string; tool_call_id: string; args: Record<string, unknown> };
+  "tool.result": {
+    tool: string;
+    tool_call_id: string;
+    status: "ok" | "error" | "denied";
+    content: string;
+    duration_ms: number;
+  };
+  "tool.denied": { tool: string; tool_call_id: string; reason: string };
+  compaction: {
+    kind: string;
+    reason: string;
+    before_tokens: number;
+    after_tokens: number;
+    messages_removed: number;
+    compaction_id: number;
+    /** after ÷ threshold (§9); not sent yet. */
+    occupancy?: number;
+  };
+  /** Not sent yet (§7). */
+  "compaction.start": { reason: string };
+  /** Not sent yet (§7). */
+  "compaction.blocked": { reason: "breaker" | "cooldown" | "refused_growth" };
+  /** A compaction pass that failed (its summary call, typically); the transcript is unchanged. */
+  "compaction.failed": { reason: string; error: string };
+  /** A slash command's output. Not sent yet (§7). */
+  command: { name: string; output: string };
+  /** The run has the OS sandbox off, and why. Not sent yet (§7). */
+  sandbox: { reason: string };
+  "loop.tick": { tick: number; prompt: string; interval_ms: number | null; times: number | null };
+  "loop.end": { reason: string | null; status: "paused" | "done"; ticks: number };
+  "heartbeat.tick": { tick: number; prompt: string; interval_ms: number };
+  "plugin.error": { plugin: string; hook: string | null; error: string };
+  "provider.retry": { attempt: number; delay_ms: number; status: number | null; error: string };
+  "turn.end": { turn: number; usage: Usage | null; finish_reason: string };
+  "session.end": { status: SessionStatus; reason: string };
+  /** The §4 result object; the last event of a run. */
+  result: RunResultFields;
+}
+
+/** The §4 result without `type` and `session_id`. */
+export interface RunResultFields {
+  status: "success" | "failed" | "limit" | "interrupted";
+  exit_code: number;
+  job: string;
+  final: string;
+  output: unknown;
+  turns: number;
+  usage: Usage;
+  duration_ms: number;
+  compactions: number;
+  terminal_reason: string;
+  error: string | null;
+}
+
+export type EventType = keyof EventFields;
+
+/** What the bus adds to every event. */
+export interface EventEnvelope {
+  session_id: string;
+  seq: number;
+  ts: string;
+}
+
+/** One object type per union member (readable in editors, comparable in type tests). */
+type Flat<T> = T extends unknown ? { [K in keyof T]: T[K] } : never;
+
+/** What an emitter gives for events of type `T` (a union of them when `T` is a union). */
+export type EventInput<T extends EventType = EventType> = T extends EventType
+  ? Flat<{ type: T } & EventFields[T]>
+  : never;
+
+/** A §7 event as listeners see it; switch on `type` to narrow. */
+export type HermesEvent<T extends EventType = EventType> = T extends EventType
+  ? Flat<{ type: T } & EventEnvelope & EventFields[T]>
+  : never;
+
 export type EventListener = (event: HermesEvent) => void;
 
 export class EventBus {
@@ -23,13 +111,15 @@ export class EventBus {
     const seq = (this.#seq.get(sessionId) ?? 0) + 1;
     this.#seq.set(sessionId, seq);
     const { type, ...fields } = input;
-    const event: HermesEvent = {
+    // `type` and the envelope first, for readable NDJSON; the rest destructures out of the union, so the
+    // compiler cannot see that the parts still form one event.
+    const event = {
       type,
       session_id: sessionId,
       seq,
       ts: new Date(this.#clock.now()).toISOString(),
       ...fields,
-    };
+    } as HermesEvent;
     for (const listener of this.#listeners) listener(event);
     return event;
   }

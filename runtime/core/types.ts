@@ -70,12 +70,3 @@ export interface SessionRow {
   owner_pid: number | null;
   owner_started: string | null;
 }
-
-/** A §7 event. Producers fill `type` and the payload; the emitter adds session_id, seq and ts. */
-export interface HermesEvent {
-  type: string;
-  session_id: string;
-  seq: number;
-  ts: string;
-  [field: string]: unknown;
-}

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../core/clock.ts";
+import { ManualClock } from "../core/_testing.ts";
 import { type ModelRequest, ProviderError, type RetryInfo } from "./provider.ts";
 import type { Message, ToolSpec } from "../core/types.ts";
 import { type OpenAIServer, startOpenAIServer } from "../../tests/openai_server.ts";

@@ -1,36 +1,57 @@
 /**
  * Canned model replies, shared by the `scripted` provider and the test OpenAI-compatible server.
- * A script file is YAML or JSON: a list of entries, or `{replies: [...]}`.
+ * A script file is YAML or JSON: a list of entries, or `{replies: [...]}`. One zod schema gives the types
+ * and the check that makes a malformed file a located exit-2 error.
  */
-export interface ScriptToolCall {
-  name: string;
-  /** An object (serialised for the model) or raw JSON text. */
-  arguments?: Record<string, unknown> | string;
-  id?: string;
-}
+import { z } from "zod";
+import { Duration } from "../config/job_schema.ts";
 
-export interface ScriptEntry {
+const ToolCall = z.strictObject({
+  /** The tool to call. */
+  name: z.string().min(1),
+  arguments: z.union([z.record(z.string(), z.unknown()), z.string()]).optional(),
+  id: z.string().min(1).optional(),
+});
+
+const Count = z.number().int().min(0);
+
+export const ScriptEntrySchema = z.strictObject({
   /** Used only when the last user message contains this substring; unmatched entries are used in order. */
-  match?: string;
-  content?: string;
-  tool_calls?: ScriptToolCall[];
+  match: z.string().optional(),
+  content: z.string().optional(),
+  tool_calls: z.array(ToolCall).optional(),
   /** Wait this long before answering (e.g. "2s"), to simulate a slow model. */
-  delay?: string;
-  usage?: { prompt_tokens?: number; completion_tokens?: number };
+  delay: Duration.optional(),
+  usage: z.strictObject({ prompt_tokens: Count.optional(), completion_tokens: Count.optional() }).optional(),
   /** Fail this call instead of answering (test server: HTTP status and message). */
-  error?: { status: number; message: string; code?: string; retry_after?: number };
-  /** Test server only: put the reply on the wire the way some servers in the wild do. */
-  wire?: WireQuirks;
-}
+  error: z.strictObject({
+    status: z.number().int().min(100).max(599),
+    message: z.string(),
+    code: z.string().optional(),
+    retry_after: z.number().min(0).optional(),
+  }).optional(),
+  /** Test server only: put the reply on the wire the way servers in the wild (llama.cpp, vLLM, Ollama) do. */
+  wire: z.strictObject({
+    /** The finish_reason sent (`null`: none at all); default `stop`, or `tool_calls` when there are calls. */
+    finish_reason: z.string().nullable().optional(),
+    /** Tool calls without `"type": "function"`. */
+    untyped_tool_calls: z.boolean().optional(),
+    /** A stream that ends without `data: [DONE]`. */
+    no_done: z.boolean().optional(),
+    /** HTTP 200 whose body (or first stream event) is `{"error": …}` instead of the reply. */
+    error_body: z.record(z.string(), z.unknown()).optional(),
+  }).optional(),
+}).refine(
+  (entry) =>
+    entry.content !== undefined || entry.tool_calls !== undefined || entry.error !== undefined ||
+    entry.wire?.error_body !== undefined,
+  { message: 'expected "content", "tool_calls" or "error"' },
+);
 
-/** How OpenAI-compatible servers in the wild (llama.cpp, vLLM, Ollama, LiteLLM, mocks) differ from OpenAI. */
-export interface WireQuirks {
-  /** The finish_reason sent (`null`: none at all); default `stop`, or `tool_calls` when there are calls. */
-  finish_reason?: string | null;
-  /** Tool calls without `"type": "function"`. */
-  untyped_tool_calls?: boolean;
-  /** A stream that ends without `data: [DONE]`. */
-  no_done?: boolean;
-  /** HTTP 200 whose body (or first stream event) is `{"error": …}` instead of the reply. */
-  error_body?: Record<string, unknown>;
-}
+/** A script file: a list of entries, or `{replies: [...]}`. */
+export const ScriptListSchema = z.array(ScriptEntrySchema);
+export const ScriptObjectSchema = z.strictObject({ replies: ScriptListSchema });
+
+export type ScriptEntry = z.infer<typeof ScriptEntrySchema>;
+export type ScriptToolCall = z.infer<typeof ToolCall>;
+export type WireQuirks = NonNullable<ScriptEntry["wire"]>;

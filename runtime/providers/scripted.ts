@@ -2,7 +2,6 @@
  * The `scripted` provider: canned replies from a YAML/JSON file, for offline runs, demos and tests.
  * Entries with `match` answer when the last user message contains that text; the rest answer in order.
  */
-import { parse } from "yaml";
 import type { Clock } from "../core/clock.ts";
 import { parseDuration } from "../core/duration.ts";
 import { ValidationError } from "../core/errors.ts";
@@ -14,9 +13,11 @@ import {
   ProviderError,
 } from "./provider.ts";
 import type { ToolCall } from "../core/types.ts";
-import type { ScriptEntry } from "./script.ts";
+import { type ScriptEntry, ScriptListSchema, ScriptObjectSchema } from "./script.ts";
+import { parseYamlSource } from "../config/yaml_source.ts";
+import { describeIssue } from "../config/_yaml_positions.ts";
 
-/** Reads and checks a script file; a missing or malformed file is a ValidationError (exit 2). */
+/** Reads and checks a script file; a missing or malformed file is a located ValidationError (exit 2). */
 export function loadScript(path: string): ScriptEntry[] {
   let text: string;
   try {
@@ -24,29 +25,19 @@ export function loadScript(path: string): ScriptEntry[] {
   } catch {
     throw new ValidationError(`Cannot read scripted replies "${path}": no such file (model.script)`);
   }
-  let value: unknown;
-  try {
-    value = parse(text);
-  } catch (error) {
+  const source = parseYamlSource(path, text);
+  const list = Array.isArray(source.value);
+  if (!list && (source.value === null || typeof source.value !== "object")) {
     throw new ValidationError(
-      `${path}: invalid scripted replies: ${(error as Error).message.split("\n")[0]}`,
+      `${path}:1:1: expected a list of replies ({content} or {tool_calls}) or {replies: [...]}`,
     );
   }
-  const entries = Array.isArray(value) ? value : (value as { replies?: unknown })?.replies;
-  if (!Array.isArray(entries)) {
-    throw new ValidationError(
-      `${path}: expected a list of replies ({content} or {tool_calls}) or {replies: [...]}`,
-    );
+  const schema = list ? ScriptListSchema : ScriptObjectSchema;
+  const result = schema.safeParse(source.value);
+  if (!result.success) {
+    throw new ValidationError(describeIssue(path, source.doc, source.lines, schema, result.error.issues[0]!));
   }
-  entries.forEach((entry, i) => {
-    if (
-      !entry || typeof entry !== "object" ||
-      (!("content" in entry) && !("tool_calls" in entry) && !("error" in entry))
-    ) {
-      throw new ValidationError(`${path}: reply ${i + 1}: expected "content", "tool_calls" or "error"`);
-    }
-  });
-  return entries as ScriptEntry[];
+  return Array.isArray(result.data) ? result.data : result.data.replies;
 }
 
 export function createScriptedProvider(script: readonly ScriptEntry[], options: { clock: Clock }): Provider {

@@ -11,8 +11,7 @@ import type { Logger } from "../core/log.ts";
 import type { Redactor } from "../core/redact.ts";
 import { runJob } from "../session/run_job.ts";
 import { archiveSessions, deleteSessions } from "../session_admin/remove.ts";
-import { listSessions } from "../session_admin/list.ts";
-import { SessionBusyError } from "../session_admin/liveness.ts";
+import { SessionBusyError } from "../store/errors.ts";
 import { redactDeep } from "../session_admin/records.ts";
 import { readTranscript } from "../session_admin/transcript.ts";
 import { ErrorCode, RpcError } from "./protocol.ts";
@@ -146,25 +145,25 @@ export function createMethods(options: MethodsOptions): MethodTable {
   );
   methods.set(
     "session.cancel",
-    method(params.sessionRef, (p) => {
-      const id = store.resolveSessionId(p.session_id);
+    method(params.sessionRef, async (p) => {
+      const id = await store.resolveSessionId(p.session_id);
       return { session_id: id, cancelled: hub.find(id)?.cancel() ?? 0 };
     }),
   );
   methods.set(
     "session.list",
-    method(params.sessionList, (p) => {
+    method(params.sessionList, async (p) => {
       const open = new Set(hub.list().map((s) => s.id));
-      const sessions = listSessions(store, p).map((s) => ({ ...s, live: open.has(s.id) }));
+      const sessions = (await store.listSessions(p)).map((s) => ({ ...s, live: open.has(s.id) }));
       return { sessions };
     }),
   );
   methods.set(
     "session.get",
-    method(params.sessionGet, (p) => {
-      const id = store.resolveSessionId(p.session_id);
+    method(params.sessionGet, async (p) => {
+      const id = await store.resolveSessionId(p.session_id);
       const live = hub.find(id);
-      const transcript = readTranscript(store, id, { redact, ...(p.all ? { all: true } : {}) });
+      const transcript = await readTranscript(store, id, { redact, ...(p.all ? { all: true } : {}) });
       return { ...transcript, live: live !== undefined, busy: live?.busy ?? false };
     }),
   );
@@ -260,7 +259,7 @@ export function createMethods(options: MethodsOptions): MethodTable {
 
 /** Closes a session open here before a store-level delete/archive; refuses while a turn runs. */
 async function closeIdle(hub: SessionHub, ref: string, action: string): Promise<string> {
-  const id = hub.options.store.resolveSessionId(ref);
+  const id = await hub.options.store.resolveSessionId(ref);
   const session = hub.find(id);
   if (session?.busy) {
     throw new RpcError(

@@ -7,7 +7,7 @@
  * (BrokenPipe), or `signal` aborts, running turns are interrupted at a safe point instead.
  */
 import { redactDeep } from "../session_admin/records.ts";
-import { type ByteSink, type ByteSource, LineWriter, readLines } from "./lines.ts";
+import { type ByteSink, type ByteSource, LineWriter, readLines } from "../core/lines.ts";
 import { createMethods, mapRuntimeError } from "./methods.ts";
 import { RpcServer } from "./server.ts";
 import { SessionHub } from "../session/session_hub.ts";

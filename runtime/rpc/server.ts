@@ -5,7 +5,7 @@
  */
 import type { z } from "zod";
 import type { Logger } from "../core/log.ts";
-import type { LineWriter } from "./lines.ts";
+import type { LineWriter } from "../core/lines.ts";
 import {
   ErrorCode,
   errorLine,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { silentLogger } from "../core/log.ts";
-import { LineWriter } from "./lines.ts";
+import { LineWriter } from "../core/lines.ts";
 import { ErrorCode, RpcError } from "./protocol.ts";
 import { type MethodTable, RpcServer } from "./server.ts";
 

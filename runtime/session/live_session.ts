@@ -10,7 +10,7 @@ import type { ResolvedJob } from "../config/job.ts";
 import type { JobFile } from "../config/job_schema.ts";
 import { ValidationError } from "../core/errors.ts";
 import { createCompactor } from "../compaction/mod.ts";
-import { createRecurring } from "../../loops/recurring.ts";
+import { lazyRecurring } from "../../loops/lazy_recurring.ts";
 import type { Compactor, Recurring } from "../agent/seams.ts";
 import { Budget } from "../agent/limits.ts";
 import type { Logger } from "../core/log.ts";
@@ -19,7 +19,7 @@ import { schemaInstruction } from "./output_schema.ts";
 import { currentProcess } from "../core/process_identity.ts";
 import type { Provider } from "../providers/provider.ts";
 import { newSessionId, type Store } from "../store/store.ts";
-import { type PluginInfo, startPlugins } from "../../plugins/host.ts";
+import type { PluginInfo } from "../../plugins/host.ts";
 import { builtinTools } from "../tools/builtin.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { SessionRow, SessionStatus } from "../core/types.ts";
@@ -72,11 +72,14 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   const spec = job.spec;
   const model = resolveModel(spec.model, { env: options.env, dir: job.dir, override: options.model });
   const provider = await createProvider(model, { env: options.env, clock });
-  const resumed = options.resume ? store.getSession(store.resolveSessionId(options.resume))! : undefined;
+  const resumed = options.resume
+    ? (await store.getSession(await store.resolveSessionId(options.resume)))!
+    : undefined;
   const id = resumed?.id ?? newSessionId(clock.now());
   // Plugins start before the session row exists, so a plugin that is refused leaves no "running" session.
+  // The host is imported only by jobs that have plugins: it is start-up time the others need not pay.
   const plugins = spec.plugins?.length
-    ? await startPlugins(spec.plugins, {
+    ? await (await import("../../plugins/host.ts")).startPlugins(spec.plugins, {
       job_dir: job.dir,
       store,
       events,
@@ -92,7 +95,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     ...(options.wrapTools ? options.wrapTools(builtins, job) : builtins),
     ...(plugins?.tools() ?? []),
   ];
-  const opened = resumed ?? store.createSession({
+  const opened = resumed ?? await store.createSession({
     id,
     job: spec.name,
     job_path: job.path,
@@ -100,7 +103,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     config_json: JSON.stringify({ spec, dir: job.dir, path: job.path, inputs: job.inputs, env: job.env }),
   });
   const me = currentProcess();
-  store.updateSession(id, {
+  await store.updateSession(id, {
     status: "running",
     ended_at: null,
     owner_host: me.host,
@@ -118,7 +121,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     events,
     hooks,
     clock,
-    log: log.child("compaction"),
+    log,
     ...(spec.compaction?.summary_model ? { summary_model: spec.compaction.summary_model } : {}),
   });
   const agent = new Agent({
@@ -140,7 +143,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     ...(options.onDelta ? { onDelta: options.onDelta } : {}),
   });
 
-  const recurring = createRecurring({
+  const recurring = lazyRecurring({
     store,
     clock,
     events,
@@ -162,7 +165,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   if (!options.resume) {
     const system = [spec.system, spec.output?.schema ? schemaInstruction(spec.output.schema) : undefined]
       .filter((s): s is string => s !== undefined && s.trim() !== "").join("\n\n");
-    if (system) store.appendMessages(id, [{ role: "system", content: system }]);
+    if (system) await store.appendMessages(id, [{ role: "system", content: system }]);
   }
   events.emit(id, { type: "session.start", job: spec.name, model: model.name, resumed: !!options.resume });
   await hooks.onSessionStart({ session_id: id });
@@ -183,7 +186,12 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     async finish(status, reason) {
       if (finished) return;
       finished = true;
-      store.updateSession(id, { status, terminal_reason: reason, ended_at: clock.now(), owner_pid: null });
+      await store.updateSession(id, {
+        status,
+        terminal_reason: reason,
+        ended_at: clock.now(),
+        owner_pid: null,
+      });
       await hooks.onSessionEnd({ session_id: id, status, reason }).catch((error) =>
         log.warn(`on_session_end failed: ${error}`)
       );
@@ -201,8 +209,8 @@ function toolEnv(env: Record<string, string>, jobEnv: Record<string, string>): R
 }
 
 /** The job a stored session was started with (saved in its row), for `--resume` without the job file. */
-export function storedJob(store: Store, id: string): ResolvedJob {
-  const session = store.getSession(store.resolveSessionId(id))!;
+export async function storedJob(store: Store, id: string): Promise<ResolvedJob> {
+  const session = (await store.getSession(await store.resolveSessionId(id)))!;
   const saved = JSON.parse(session.config_json) as Partial<ResolvedJob> & { spec?: JobFile };
   if (!saved.spec) throw new ValidationError(`Cannot resume session ${session.id}: it has no stored job`);
   return {

@@ -7,12 +7,19 @@
  * and every queued one. An active `/loop` or `/heartbeat` is driven in the background while the session is
  * open, so its events keep flowing.
  */
+import { parseSlash } from "../agent/slash.ts";
 import type { LiveSession } from "./live_session.ts";
 import type { SessionStatus } from "../core/types.ts";
 import { runTurn, type TurnOptions, type TurnOutcome } from "./turn.ts";
 
-/** What a session's turns need from the process: store, events, clock, log and the command source. */
-export type ServedSessionContext = Omit<TurnOptions, "cancel" | "interrupt">;
+/**
+ * What a session's turns need from the process: store, events, clock, log, the command source and the
+ * server's interrupt (SIGINT/SIGTERM).
+ */
+export type ServedSessionContext = Pick<
+  TurnOptions,
+  "store" | "events" | "clock" | "log" | "source" | "interrupt"
+>;
 
 export class ServedSession {
   readonly live: LiveSession;
@@ -39,10 +46,14 @@ export class ServedSession {
     return this.#cancels.size > 0 || this.live.agent.busy;
   }
 
-  /** Queues a prompt (or a slash command) behind the session's other prompts. */
+  /**
+   * Queues a prompt (or a slash command) behind the session's other prompts. A prompt's answer is checked
+   * against the job's `output.schema` (a command's output is not an answer).
+   */
   prompt(text: string): Promise<TurnOutcome> {
     const cancel = this.#cancellable();
-    const run = this.#queue.then(() => this.#run(text, cancel));
+    const schema = parseSlash(text) ? undefined : this.live.job.spec.output?.schema;
+    const run = this.#queue.then(() => this.#run(text, cancel, schema));
     this.#queue = run.catch(() => {});
     return run;
   }
@@ -66,30 +77,35 @@ export class ServedSession {
     return count;
   }
 
-  async #run(text: string, cancel: AbortController): Promise<TurnOutcome> {
-    const { store } = this.#context;
+  async #run(text: string, cancel: AbortController, schema?: Record<string, unknown>): Promise<TurnOutcome> {
+    const { store, log, interrupt } = this.#context;
     try {
-      store.updateSession(this.id, { status: "running" });
+      await store.updateSession(this.id, { status: "running" });
       const outcome = await runTurn(this.live, text, {
         ...this.#context,
         cancel: cancel.signal,
-        interrupt: this.lifetime.signal,
+        interrupt: AbortSignal.any([this.lifetime.signal, ...(interrupt ? [interrupt] : [])]),
+        interrupted: "server",
+        ...(schema ? { schema } : {}),
       });
+      if (outcome.refused) throw outcome.refused;
       this.#last = { status: outcome.result.status, reason: outcome.result.terminal_reason };
       return outcome;
     } finally {
       this.#cancels.delete(cancel);
       if (this.#cancels.size === 0 && !this.lifetime.signal.aborted) {
-        store.updateSession(this.id, { status: "idle" });
+        await store.updateSession(this.id, { status: "idle" });
       }
-      this.#drive();
+      this.#drive().catch((error) => log.warn(`session ${this.id}: cannot drive recurring work: ${error}`));
     }
   }
 
   /** Starts the loop/heartbeat driver when the session has active recurring work and none is running. */
-  #drive(): void {
+  async #drive(): Promise<void> {
     const recurring = this.live.recurring;
-    if (this.#driving || this.lifetime.signal.aborted || !recurring.isActive(this.id)) return;
+    const canDrive = () => !this.#driving && !this.lifetime.signal.aborted;
+    // Checked again after the store read: a turn or close() may have come in meanwhile.
+    if (!canDrive() || !(await recurring.isActive(this.id)) || !canDrive()) return;
     const log = this.#context.log;
     this.#driving = recurring.drive(this.live.agent, { signal: this.lifetime.signal })
       .then((end) => log.debug(`session ${this.id}: recurring work ended (${end.reason})`))

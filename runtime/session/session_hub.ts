@@ -11,7 +11,7 @@ import { jobFromObject, loadJob, mergeConfig, type ResolvedJob } from "../config
 import type { JobFile, UserConfig } from "../config/job_schema.ts";
 import { openSession, type OpenSessionOptions, storedJob } from "./live_session.ts";
 import type { Logger } from "../core/log.ts";
-import { findBusySessions, SessionBusyError } from "../session_admin/liveness.ts";
+import { SessionBusyError } from "../store/errors.ts";
 import type { CommandSource } from "../agent/slash.ts";
 import type { Store } from "../store/store.ts";
 import type { Tool } from "../tools/tool.ts";
@@ -106,12 +106,12 @@ export class SessionHub {
     const open = this.#sessions.get(ref);
     if (open) return open;
     const { store } = this.options;
-    const id = store.resolveSessionId(ref);
+    const id = await store.resolveSessionId(ref);
     const known = this.#sessions.get(id) ?? await this.#opening.get(id);
     if (known) return known;
-    const busy = findBusySessions(store, [id]);
+    const busy = await store.findBusySessions([id]);
     if (busy.length > 0) throw new SessionBusyError("open the session", busy);
-    const opening = this.#open(storedJob(store, id), { resume: id });
+    const opening = this.#open(await storedJob(store, id), { resume: id });
     this.#opening.set(id, opening);
     try {
       return await opening;
@@ -120,9 +120,9 @@ export class SessionHub {
     }
   }
 
-  /** The open session `ref` names, if any (no store lookup beyond resolving the reference). */
-  find(ref: string): ServedSession | undefined {
-    return this.#sessions.get(ref) ?? this.#sessions.get(this.options.store.resolveSessionId(ref));
+  /** The session with this (resolved) id, if it is open here. */
+  find(id: string): ServedSession | undefined {
+    return this.#sessions.get(id);
   }
 
   async #open(job: ResolvedJob, extra: { resume?: string; model?: string }): Promise<ServedSession> {
@@ -151,8 +151,9 @@ export class SessionHub {
       clock,
       log,
       source: this.options.source,
+      ...(this.options.signal ? { interrupt: this.options.signal } : {}),
     });
-    store.updateSession(live.id, { status: "idle" });
+    await store.updateSession(live.id, { status: "idle" });
     this.#sessions.set(live.id, session);
     return session;
   }

@@ -1,15 +1,25 @@
 /**
- * One turn of a live session served over RPC or ACP: runs `agent.input` under the session's limits and a
- * per-turn cancel signal, and reports it as the §4 result object (the same fields `hermes run --output
- * json` prints), so scripts read `status`, `final` and `usage` the same way everywhere.
+ * Runs input as one turn of a live session and reports it as an outcome carrying the §4 result: under the
+ * job's limits (the `limits.timeout` signal, the session's budget), stoppable by a cancel or an interrupt
+ * signal, with the `output.schema` check and its one repair turn. `hermes run` (its prompt and steps), RPC
+ * `session.prompt` / `session.command` / `job.run`, ACP `session/prompt` and the daemon all run turns here;
+ * outcome.ts says how a turn ended.
  */
 import type { Clock } from "../core/clock.ts";
-import { errorMessage, ExitCode, RunError, ValidationError } from "../core/errors.ts";
+import { RunError, ValidationError } from "../core/errors.ts";
 import type { EventBus } from "../core/events.ts";
-import { limitOf, type LimitReason, startTimeout } from "../agent/limits.ts";
+import { type LimitReason, startTimeout } from "../agent/limits.ts";
 import type { LiveSession } from "./live_session.ts";
 import type { Logger } from "../core/log.ts";
-import type { RunResult } from "./run_job.ts";
+import {
+  buildResult,
+  type Ending,
+  endingOfAnswer,
+  endingOfError,
+  type RunResult,
+  type Stop,
+} from "./outcome.ts";
+import { checkAgainstSchema, repairPrompt, type SchemaCheck } from "./output_schema.ts";
 import type { CommandSource } from "../agent/slash.ts";
 import type { Store } from "../store/store.ts";
 
@@ -21,115 +31,115 @@ export interface TurnOutcome {
   limit?: LimitReason;
   /** The last model call's finish reason (`stop`, `tool_calls`, `length`, `content_filter`, …). */
   finish_reason?: string;
+  /** The input was refused (an unknown slash command): servers answer the request as invalid input. */
+  refused?: ValidationError;
 }
 
-export interface TurnOptions {
+export interface TurnOptions
+  extends Pick<Stop, "cancel" | "interrupt" | "interruptExitCode" | "interrupted"> {
   store: Store;
   events: EventBus;
   clock: Clock;
   log: Logger;
   source: CommandSource;
-  /** `session.cancel`: stops this turn at a safe point. */
-  cancel: AbortSignal;
-  /** The server is going away (SIGINT/SIGTERM). */
-  interrupt?: AbortSignal;
+  /** Checks the final answer against this JSON Schema, with one repair turn (`output.schema`). */
+  schema?: Record<string, unknown>;
+  /** Keeps driving an active `/loop` or `/heartbeat` until it ends (`hermes run`). */
+  drive?: boolean;
+  /** A `limits.timeout` already running (`hermes run` starts it before the session opens); else one starts now. */
+  timeout?: AbortSignal;
+  /** When the work began (default: now). */
+  started?: number;
+  /** Called after each input has run (`hermes run` records its progress for `--resume`). */
+  onInput?: (index: number) => unknown;
 }
 
 /**
- * Runs `text` (a prompt or a slash command) as one turn. A ValidationError (unknown slash command) is
- * rethrown for the caller to answer as invalid input; every other failure becomes a result status.
+ * Runs `inputs` (prompts or slash commands) in order as one turn. Every failure becomes the result's status;
+ * an invalid input is also handed back as `refused`.
  */
-export async function runTurn(live: LiveSession, text: string, options: TurnOptions): Promise<TurnOutcome> {
-  const { store, events, clock } = options;
+export async function runTurn(
+  live: LiveSession,
+  inputs: string | readonly string[],
+  options: TurnOptions,
+): Promise<TurnOutcome> {
+  const { store, events, clock, log, source } = options;
   const id = live.id;
-  const before = store.getSession(id)!;
+  const started = options.started ?? clock.now();
+  const before = (await store.getSession(id))!;
   const turnsBefore = live.budget.turns;
-  const started = clock.now();
-  const timeout = startTimeout(live.job.spec.limits?.timeout);
+  // A timeout passed in belongs to the caller, who clears it.
+  const timeout = options.timeout
+    ? { signal: options.timeout, clear: () => {} }
+    : startTimeout(live.job.spec.limits?.timeout);
   let compactions = 0;
   let finishReason: string | undefined;
   const unsubscribe = events.subscribe((event) => {
     if (event.session_id !== id) return;
     if (event.type === "compaction") compactions++;
-    else if (event.type === "turn.end" && typeof event.finish_reason === "string") {
-      finishReason = event.finish_reason;
-    }
+    else if (event.type === "turn.end") finishReason = event.finish_reason;
   });
   const signal = AbortSignal.any([
-    options.cancel,
     timeout.signal,
-    ...(options.interrupt ? [options.interrupt] : []),
+    ...[options.cancel, options.interrupt].filter((s) => s !== undefined),
   ]);
 
   let final = "";
-  let status: RunResult["status"] = "success";
-  let reason = "completed";
-  let exitCode: number = ExitCode.success;
-  let error: string | null = null;
-  let limit: LimitReason | undefined;
-  let cancelled = false;
+  let output: unknown = null;
+  let ending: Ending;
+  let refused: ValidationError | undefined;
   try {
-    final = (await live.agent.input(text, { source: options.source, signal })).final;
-    if (final.trim() === "") {
-      [status, reason, exitCode] = ["failed", "empty_response", ExitCode.failed];
-      error = "The model's final answer was empty";
+    const list = typeof inputs === "string" ? [inputs] : inputs;
+    for (const [index, text] of list.entries()) {
+      final = (await live.agent.input(text, { source, signal })).final;
+      await options.onInput?.(index);
     }
+    let reason = "completed";
+    if (options.drive && await live.recurring.isActive(id)) {
+      // An active /loop or /heartbeat keeps the turn going until it ends, a limit hits, or a signal.
+      const end = await live.recurring.drive(live.agent, { signal });
+      if (end.final) final = end.final;
+      if (end.reason === "loop_done" || end.reason === "loop_paused") reason = end.reason;
+    }
+    let check: SchemaCheck | undefined;
+    if (options.schema) {
+      check = checkAgainstSchema(final, options.schema);
+      if (!check.ok) {
+        log.warn(`final answer does not match output.schema (${check.error}); asking for a repair`);
+        final = (await live.agent.prompt(repairPrompt(check.error), { source, signal })).final;
+        check = checkAgainstSchema(final, options.schema);
+      }
+      if (check.ok) output = check.value;
+    }
+    ending = endingOfAnswer({ final, reason, ...(check ? { schema: check } : {}) });
   } catch (caught) {
-    const limitError = limitOf(caught, timeout.signal);
-    if (limitError) {
-      limit = limitError.limit;
-      [status, reason, exitCode, error] = ["limit", limitError.limit, ExitCode.limit, limitError.message];
-    } else if (options.cancel.aborted) {
-      cancelled = true;
-      [status, reason, exitCode, error] = [
-        "interrupted",
-        "cancelled",
-        ExitCode.interrupted,
-        "The turn was cancelled",
-      ];
-    } else if (options.interrupt?.aborted) {
-      [status, reason, exitCode, error] = [
-        "interrupted",
-        "interrupted",
-        ExitCode.interrupted,
-        "The server was interrupted",
-      ];
-    } else if (caught instanceof ValidationError) {
-      throw caught;
-    } else {
-      status = "failed";
-      reason = caught instanceof RunError ? caught.reason : "error";
-      exitCode = ExitCode.failed;
-      error = errorMessage(caught);
-      if (!(caught instanceof RunError)) options.log.debug((caught as Error)?.stack ?? String(caught));
+    ending = endingOfError({ ...options, caught, timeout: timeout.signal });
+    if (caught instanceof ValidationError && ending.terminal_reason === "invalid_input") refused = caught;
+    else if (ending.status === "failed" && !(caught instanceof RunError)) {
+      log.debug((caught as Error)?.stack ?? String(caught));
     }
   } finally {
     timeout.clear();
     unsubscribe();
   }
-  const after = store.getSession(id)!;
-  const result: RunResult = {
-    type: "result",
-    status,
-    exit_code: exitCode,
+  const after = (await store.getSession(id))!;
+  const result = buildResult(ending, {
     session_id: id,
     job: live.job.spec.name,
     final,
-    output: null,
+    output,
     turns: live.budget.turns - turnsBefore,
-    usage: {
-      prompt_tokens: after.prompt_tokens - before.prompt_tokens,
-      completion_tokens: after.completion_tokens - before.completion_tokens,
-    },
-    duration_ms: clock.now() - started,
+    before,
+    after,
+    started,
+    ended: clock.now(),
     compactions,
-    terminal_reason: reason,
-    error,
-  };
+  });
   return {
     result,
-    cancelled,
-    ...(limit ? { limit } : {}),
+    cancelled: ending.terminal_reason === "cancelled",
+    ...(ending.status === "limit" ? { limit: ending.terminal_reason } : {}),
     ...(finishReason !== undefined ? { finish_reason: finishReason } : {}),
+    ...(refused ? { refused } : {}),
   };
 }

@@ -1,9 +1,13 @@
-/** Test fixtures: a real store in a temp dir, filled through `Store` with controllable times. */
+/** Test fixtures: a real store in a temp dir, filled through the Store interface with controllable times. */
 import type { Clock } from "../core/clock.ts";
 import { systemClock } from "../core/clock.ts";
 import { type Hooks, noHooks, type SessionDeletePayload } from "../core/hooks.ts";
-import { type AppendMessage, Store } from "../store/store.ts";
+import type { AppendMessage, Store } from "../store/store.ts";
+import { openSqliteStore } from "../store/sqlite/sqlite_store.ts";
 import type { SessionStatus } from "../core/types.ts";
+
+/** Row counts and hand-made compacted rows, through the SQLite store's test hatch. */
+export { countRows as count, deactivateRows as deactivate } from "../store/sqlite/_testing.ts";
 
 /** A clock the fixture sets explicitly, so rows get the times a test needs. */
 export class SetClock implements Clock {
@@ -30,14 +34,14 @@ export async function tempStore(start = Date.UTC(2026, 0, 1)): Promise<TempStore
   const dir = await Deno.makeTempDir({ prefix: "hermes-sessions-" });
   const path = `${dir}/state.db`;
   const clock = new SetClock(start);
-  const store = Store.open(path, { clock });
+  const store = openSqliteStore(path, { clock });
   return {
     store,
     clock,
     dir,
     path,
     async [Symbol.asyncDispose]() {
-      store.close();
+      await store.close();
       await Deno.remove(dir, { recursive: true });
     },
   };
@@ -60,30 +64,26 @@ const MINUTE = 60_000;
  * `count` sessions, one a minute from the clock's start (the newest last); session i has job JOBS[i % 4],
  * status STATUSES[i % 5], is archived when i % 10 === 9, and holds a user turn, a tool call and its result.
  */
-export function addSessions(fx: TempStore, count: number): FixtureSession[] {
+export async function addSessions(fx: TempStore, count: number): Promise<FixtureSession[]> {
   const start = fx.clock.at;
   const sessions: FixtureSession[] = [];
-  fx.store.immediate(() => {
-    for (let i = 0; i < count; i++) {
-      fx.clock.at = start + i * MINUTE;
-      const job = JOBS[i % JOBS.length]!;
-      const status = STATUSES[i % STATUSES.length]!;
-      const session = fx.store.createSession({ job, status });
-      fx.store.appendMessages(session.id, conversation(i));
-      const archived = i % 10 === 9;
-      if (archived) {
-        fx.store.stmt("UPDATE sessions SET archived_at = ? WHERE id = ?").run(fx.clock.at, session.id);
-      }
-      sessions.push({
-        id: session.id,
-        job,
-        status,
-        created_at: fx.clock.at,
-        updated_at: fx.clock.at,
-        archived,
-      });
-    }
-  });
+  for (let i = 0; i < count; i++) {
+    fx.clock.at = start + i * MINUTE;
+    const job = JOBS[i % JOBS.length]!;
+    const status = STATUSES[i % STATUSES.length]!;
+    const session = await fx.store.createSession({ job, status });
+    await fx.store.appendMessages(session.id, conversation(i));
+    const archived = i % 10 === 9;
+    if (archived) await fx.store.archiveSessions([session.id]);
+    sessions.push({
+      id: session.id,
+      job,
+      status,
+      created_at: fx.clock.at,
+      updated_at: fx.clock.at,
+      archived,
+    });
+  }
   return sessions;
 }
 
@@ -105,14 +105,6 @@ export function conversation(i: number): AppendMessage[] {
   ];
 }
 
-/** Marks rows of a session as replaced by compaction, as the compactor does. */
-export function deactivate(store: Store, sessionId: string, seqs: number[]): void {
-  store.stmt(
-    "UPDATE messages SET active = 0 WHERE session_id = ? AND seq IN (SELECT value FROM json_each(?))",
-  )
-    .run(sessionId, JSON.stringify(seqs));
-}
-
 /** Hooks that record every on_session_delete call. */
 export function recordingHooks(): Hooks & { deletes: SessionDeletePayload[] } {
   const deletes: SessionDeletePayload[] = [];
@@ -124,8 +116,4 @@ export function recordingHooks(): Hooks & { deletes: SessionDeletePayload[] } {
       return Promise.resolve();
     },
   };
-}
-
-export function count(store: Store, sql: string, ...params: (string | number)[]): number {
-  return Number(Object.values(store.db.prepare(sql).get(...params) ?? { n: 0 })[0]);
 }

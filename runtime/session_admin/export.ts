@@ -6,7 +6,6 @@ import { NotFoundError } from "../core/errors.ts";
 import type { Redactor } from "../core/redact.ts";
 import type { Store } from "../store/store.ts";
 import { type MessageRecord, redactDeep, type SessionSummary, toMessageRecord } from "./records.ts";
-import { getSessionSummary } from "./list.ts";
 
 export type ExportFormat = "jsonl" | "md";
 export const EXPORT_FORMATS: readonly ExportFormat[] = ["jsonl", "md"];
@@ -31,12 +30,16 @@ export interface ExportOptions {
 }
 
 /** Yields the export in chunks (each ends with a newline). `id` must be a resolved session id. */
-export function* exportSession(store: Store, id: string, options: ExportOptions): Generator<string> {
+export async function* exportSession(
+  store: Store,
+  id: string,
+  options: ExportOptions,
+): AsyncGenerator<string> {
   const redact = options.redact ?? ((text: string) => text);
-  const session = store.getSession(id);
-  const summary = getSessionSummary(store, id);
+  const session = await store.getSession(id);
+  const summary = await store.getSessionSummary(id);
   if (!session || !summary) throw new NotFoundError(`Cannot export session: unknown session id "${id}"`);
-  const messages = store.allMessages(id).map((m) => toMessageRecord(m, redact));
+  const messages = (await store.allMessages(id)).map((m) => toMessageRecord(m, redact));
   const header: SessionHeader = {
     type: "session",
     format: "hermes.session",

@@ -1,17 +1,18 @@
 import assert from "node:assert/strict";
 import { createRedactor } from "../core/redact.ts";
 import type { Role, ToolCall } from "../core/types.ts";
+import { sqliteHandle } from "../store/sqlite/_testing.ts";
 import { addSessions, deactivate, tempStore } from "./_fixture.ts";
 import { exportSession, type MessageLine, type SessionHeader } from "./export.ts";
 
-const text = (chunks: Iterable<string>) => [...chunks].join("");
+const text = async (chunks: AsyncIterable<string>) => (await Array.fromAsync(chunks)).join("");
 
 /** A session with tool calls, a summary placed between kept rows, and rows replaced by compaction. */
-function compactedSession(fx: Awaited<ReturnType<typeof tempStore>>): string {
-  const [session] = addSessions(fx, 1);
+async function compactedSession(fx: Awaited<ReturnType<typeof tempStore>>): Promise<string> {
+  const [session] = await addSessions(fx, 1);
   const id = session!.id;
   fx.clock.at += 1000;
-  fx.store.appendMessages(id, [
+  await fx.store.appendMessages(id, [
     {
       role: "assistant",
       content: "Two checks at once.",
@@ -24,18 +25,22 @@ function compactedSession(fx: Awaited<ReturnType<typeof tempStore>>): string {
     { role: "tool", content: "# Readme\n```sh\nrun\n```", tool_call_id: "b", name: "read_file" },
     { role: "assistant", content: "All green.", prompt_tokens: 300, completion_tokens: 20 },
   ]);
-  fx.store.appendMessages(id, [{ role: "user", content: "Summary: checked build 0.", kind: "summary" }]);
-  fx.store.stmt("UPDATE messages SET pos = 1.5 WHERE session_id = ? AND seq = 8").run(id);
+  await fx.store.appendMessages(id, [{
+    role: "user",
+    content: "Summary: checked build 0.",
+    kind: "summary",
+  }]);
+  sqliteHandle(fx.store).stmt("UPDATE messages SET pos = 1.5 WHERE session_id = ? AND seq = 8").run(id);
   deactivate(fx.store, id, [2, 3]);
   return id;
 }
 
 Deno.test("export jsonl round-trips every message, in order, with tool calls", async () => {
   await using fx = await tempStore();
-  const id = compactedSession(fx);
-  const lines = text(exportSession(fx.store, id, { format: "jsonl" })).trimEnd().split("\n").map((l) =>
-    JSON.parse(l)
-  );
+  const id = await compactedSession(fx);
+  const lines = (await text(exportSession(fx.store, id, { format: "jsonl" }))).trimEnd().split("\n").map((
+    l,
+  ) => JSON.parse(l));
   const header = lines[0] as SessionHeader;
   const messages = lines.slice(1) as MessageLine[];
   assert.equal(header.type, "session");
@@ -43,7 +48,7 @@ Deno.test("export jsonl round-trips every message, in order, with tool calls", a
   assert.equal(header.message_count, 8);
   assert.deepEqual(messages.map((m) => m.seq), [1, 8, 2, 3, 4, 5, 6, 7]);
 
-  const stored = fx.store.allMessages(id);
+  const stored = await fx.store.allMessages(id);
   assert.deepEqual(
     messages,
     stored.map((m) => ({
@@ -65,10 +70,10 @@ Deno.test("export jsonl round-trips every message, in order, with tool calls", a
 
   // Rebuild the session in a fresh store from the export alone: its export is the same, line for line.
   await using copy = await tempStore();
-  const rebuilt = copy.store.createSession({ job: header.job }).id;
+  const rebuilt = (await copy.store.createSession({ job: header.job })).id;
   for (const m of [...messages].sort((x, y) => x.seq - y.seq)) {
     copy.clock.at = Date.parse(m.created_at);
-    copy.store.appendMessages(rebuilt, [{
+    await copy.store.appendMessages(rebuilt, [{
       role: m.role as Role,
       content: m.content,
       kind: m.kind,
@@ -78,20 +83,23 @@ Deno.test("export jsonl round-trips every message, in order, with tool calls", a
       ...(m.tool_call_id !== null ? { tool_call_id: m.tool_call_id } : {}),
       ...(m.name !== null ? { name: m.name } : {}),
     }]);
-    copy.store.stmt("UPDATE messages SET pos = ?, active = ? WHERE session_id = ? AND seq = ?")
+    sqliteHandle(copy.store).stmt("UPDATE messages SET pos = ?, active = ? WHERE session_id = ? AND seq = ?")
       .run(m.pos, m.active ? 1 : 0, rebuilt, m.seq);
   }
-  const again = text(exportSession(copy.store, rebuilt, { format: "jsonl" })).trimEnd().split("\n").slice(1);
+  const again = (await text(exportSession(copy.store, rebuilt, { format: "jsonl" }))).trimEnd().split("\n")
+    .slice(1);
   assert.deepEqual(again.map((l) => JSON.parse(l)), messages);
 });
 
 Deno.test("export redacts secrets in content, tool-call arguments and the stored job config", async () => {
   await using fx = await tempStore();
   const secret = "hunter2-very-secret";
-  const id =
-    fx.store.createSession({ job: "x", config_json: JSON.stringify({ env: { DB: `pg://u:${secret}@h` } }) })
-      .id;
-  fx.store.appendMessages(id, [
+  const id = (await fx.store.createSession({
+    job: "x",
+    config_json: JSON.stringify({ env: { DB: `pg://u:${secret}@h` } }),
+  }))
+    .id;
+  await fx.store.appendMessages(id, [
     { role: "user", content: `the password is ${secret}` },
     {
       role: "assistant",
@@ -101,7 +109,7 @@ Deno.test("export redacts secrets in content, tool-call arguments and the stored
   ]);
   const redact = createRedactor({ DB_PASSWORD: secret });
   for (const format of ["jsonl", "md"] as const) {
-    const out = text(exportSession(fx.store, id, { format, redact }));
+    const out = await text(exportSession(fx.store, id, { format, redact }));
     assert.ok(!out.includes(secret), `${format} leaks the secret`);
     assert.equal(out.split("[REDACTED:DB_PASSWORD]").length - 1, format === "jsonl" ? 3 : 2, format);
   }
@@ -109,8 +117,8 @@ Deno.test("export redacts secrets in content, tool-call arguments and the stored
 
 Deno.test("export md marks summaries and compacted rows and fences content safely", async () => {
   await using fx = await tempStore();
-  const id = compactedSession(fx);
-  const md = text(exportSession(fx.store, id, { format: "md" }));
+  const id = await compactedSession(fx);
+  const md = await text(exportSession(fx.store, id, { format: "md" }));
   assert.match(md, /^# Session /);
   assert.match(md, /## 8 · user \[summary\]\n/);
   assert.match(md, /## 2 · assistant \[compacted\]\n/);

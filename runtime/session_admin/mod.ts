@@ -1,8 +1,5 @@
 /** Store-level session administration: what `hermes sessions` and the RPC `session.*` methods act through. */
 export * from "./records.ts";
-export * from "./list.ts";
-export * from "./resolve.ts";
-export * from "./liveness.ts";
 export * from "./remove.ts";
 export * from "./prune.ts";
 export * from "./search.ts";

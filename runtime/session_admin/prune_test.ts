@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { sqliteHandle } from "../store/sqlite/_testing.ts";
 import { currentProcess } from "../core/process_identity.ts";
 import { addSessions, count, recordingHooks, tempStore } from "./_fixture.ts";
 import { pruneSessions } from "./prune.ts";
@@ -7,20 +8,20 @@ const DAY = 86_400_000;
 
 Deno.test("prune --dry-run changes nothing and reports exactly the ids prune then deletes; the hook hears them once", async () => {
   await using fx = await tempStore();
-  const sessions = addSessions(fx, 1000);
+  const sessions = await addSessions(fx, 1000);
   // Session i was last updated i/10 days (plus half a day) before "now".
   const now = fx.clock.at + DAY;
-  fx.store.immediate(() => {
+  sqliteHandle(fx.store).immediate(() => {
     sessions.forEach((s, i) => {
       const updated = now - (i / 10) * DAY - DAY / 2;
-      fx.store.stmt("UPDATE sessions SET updated_at = ? WHERE id = ?").run(updated, s.id);
+      sqliteHandle(fx.store).stmt("UPDATE sessions SET updated_at = ? WHERE id = ?").run(updated, s.id);
       s.updated_at = updated;
     });
   });
   fx.clock.at = now;
   const me = currentProcess();
   const held = sessions[999]!;
-  fx.store.stmt(
+  sqliteHandle(fx.store).stmt(
     "UPDATE sessions SET status = 'running', owner_host = ?, owner_pid = ?, owner_started = ? WHERE id = ?",
   )
     .run(me.host, me.pid, me.started, held.id);
@@ -62,18 +63,18 @@ Deno.test("prune --dry-run changes nothing and reports exactly the ids prune the
 
 Deno.test("a big prune deletes in short batches, re-checking each: a session taken meanwhile is skipped", async () => {
   await using fx = await tempStore();
-  const sessions = addSessions(fx, 10);
+  const sessions = await addSessions(fx, 10);
   fx.clock.at += 40 * DAY;
   const me = currentProcess();
   let pauses = 0;
   // Between batches, another process starts running session 5 and deletes session 7.
   fx.clock.sleep = () => {
     if (pauses++ === 0) {
-      fx.store.stmt(
+      sqliteHandle(fx.store).stmt(
         "UPDATE sessions SET status = 'running', owner_host = ?, owner_pid = ?, owner_started = ? WHERE id = ?",
       )
         .run(me.host, me.pid, me.started, sessions[5]!.id);
-      fx.store.stmt("DELETE FROM sessions WHERE id = ?").run(sessions[7]!.id);
+      sqliteHandle(fx.store).stmt("DELETE FROM sessions WHERE id = ?").run(sessions[7]!.id);
     }
     return Promise.resolve();
   };

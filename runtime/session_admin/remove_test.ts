@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
+import { sqliteHandle } from "../store/sqlite/_testing.ts";
 import { NotFoundError } from "../core/errors.ts";
 import { currentProcess } from "../core/process_identity.ts";
 import type { Store } from "../store/store.ts";
 import { addSessions, count, recordingHooks, tempStore } from "./_fixture.ts";
-import { listSessions } from "./list.ts";
-import { SessionBusyError } from "./liveness.ts";
-import { archiveSessions, deleteSessions, unarchiveSessions } from "./remove.ts";
+import { SessionBusyError } from "../store/errors.ts";
+import { archiveSessions, deleteSessions } from "./remove.ts";
 
 const HOUR = 3_600_000;
 
@@ -20,16 +20,16 @@ function rowsOf(store: Store, id: string) {
   };
 }
 
-function addDependents(store: Store, id: string, leaseExpiresAt: number): void {
-  store.setState(id, "loop", { every: "5m" });
-  store.stmt(
+async function addDependents(store: Store, id: string, leaseExpiresAt: number): Promise<void> {
+  await store.setState(id, "loop", { every: "5m" });
+  sqliteHandle(store).stmt(
     `INSERT INTO compaction_leases VALUES (?, 'h', 1, 's', 'n', 0, ?)`,
   ).run(id, leaseExpiresAt);
-  store.stmt(
+  sqliteHandle(store).stmt(
     `INSERT INTO compaction_log (session_id, kind, reason, before_tokens, after_tokens, messages_removed, created_at)
      VALUES (?, 'summarize', 'manual', 10, 5, 3, 0)`,
   ).run(id);
-  store.stmt(
+  sqliteHandle(store).stmt(
     `INSERT INTO schedule_runs (job, slot, status, claimed_at, session_id) VALUES ('nightly', ?, 'done', 0, ?)`,
   ).run(Math.floor(Math.random() * 1e9), id);
 }
@@ -40,15 +40,17 @@ function setOwner(
   owner: { host: string; pid: number; started: string },
   status = "running",
 ) {
-  store.stmt("UPDATE sessions SET status = ?, owner_host = ?, owner_pid = ?, owner_started = ? WHERE id = ?")
+  sqliteHandle(store).stmt(
+    "UPDATE sessions SET status = ?, owner_host = ?, owner_pid = ?, owner_started = ? WHERE id = ?",
+  )
     .run(status, owner.host, owner.pid, owner.started, id);
 }
 
 Deno.test("delete removes a session with its messages, state, leases and log in one go, then fires the hook once", async () => {
   await using fx = await tempStore();
-  const [a, b, c] = addSessions(fx, 3);
-  addDependents(fx.store, a!.id, 0);
-  addDependents(fx.store, b!.id, 0);
+  const [a, b, c] = await addSessions(fx, 3);
+  await addDependents(fx.store, a!.id, 0);
+  await addDependents(fx.store, b!.id, 0);
   const hooks = recordingHooks();
   let seenDuringHook: number | undefined;
   hooks.onSessionDelete = (payload) => {
@@ -88,7 +90,7 @@ Deno.test("delete removes a session with its messages, state, leases and log in 
 
 Deno.test("delete is all or none and names every unknown id", async () => {
   await using fx = await tempStore();
-  const [a, b] = addSessions(fx, 2);
+  const [a, b] = await addSessions(fx, 2);
   const hooks = recordingHooks();
   await assert.rejects(
     deleteSessions(fx.store, [a!.id, "nope-1", b!.id, "nope-2"], { hooks }),
@@ -128,7 +130,7 @@ Deno.test("delete refuses a session a live process holds, unless forced", async 
   ];
   for (const c of cases) {
     await t.step(c.name, async () => {
-      const [s] = addSessions(fx, 1);
+      const [s] = await addSessions(fx, 1);
       setOwner(fx.store, s!.id, c.owner, c.status);
       const hooks = recordingHooks();
       if (c.busy) {
@@ -147,8 +149,8 @@ Deno.test("delete refuses a session a live process holds, unless forced", async 
   }
 
   await t.step("compaction lease: unexpired and held refuses, expired allows", async () => {
-    const [held, expired] = addSessions(fx, 2);
-    const lease = fx.store.stmt(
+    const [held, expired] = await addSessions(fx, 2);
+    const lease = sqliteHandle(fx.store).stmt(
       `INSERT INTO compaction_leases VALUES (?, ?, ?, ?, 'nonce', 0, ?)`,
     );
     lease.run(held!.id, me.host, me.pid, me.started, fx.clock.now() + HOUR);
@@ -166,14 +168,14 @@ Deno.test("delete refuses a session a live process holds, unless forced", async 
 
 Deno.test("archive hides and keeps, fires once; unarchive restores and fires nothing", async () => {
   await using fx = await tempStore();
-  const [a, b] = addSessions(fx, 2);
+  const [a, b] = await addSessions(fx, 2);
   const hooks = recordingHooks();
   fx.clock.at += HOUR;
   const result = await archiveSessions(fx.store, [a!.id, b!.id], { hooks });
   assert.deepEqual(result, { changed: [a!.id, b!.id], unchanged: [] });
   assert.deepEqual(hooks.deletes, [{ session_id: a!.id, reason: "archive", deleted_ids: [a!.id, b!.id] }]);
-  assert.deepEqual(listSessions(fx.store), []);
-  const archived = listSessions(fx.store, { archived: true });
+  assert.deepEqual(await fx.store.listSessions(), []);
+  const archived = await fx.store.listSessions({ archived: true });
   assert.deepEqual(archived.map((s) => s.id).sort(), [a!.id, b!.id].sort());
   assert.equal(archived[0]!.archived_at, new Date(fx.clock.at).toISOString());
   assert.equal(rowsOf(fx.store, a!.id).messages, 3, "messages kept");
@@ -181,8 +183,8 @@ Deno.test("archive hides and keeps, fires once; unarchive restores and fires not
   assert.deepEqual(await archiveSessions(fx.store, [a!.id], { hooks }), { changed: [], unchanged: [a!.id] });
   assert.equal(hooks.deletes.length, 1, "nothing newly archived, no hook");
 
-  assert.deepEqual(unarchiveSessions(fx.store, [a!.id]), { changed: [a!.id], unchanged: [] });
-  assert.deepEqual(listSessions(fx.store).map((s) => s.id), [a!.id]);
+  assert.deepEqual(await fx.store.unarchiveSessions([a!.id]), { changed: [a!.id], unchanged: [] });
+  assert.deepEqual((await fx.store.listSessions()).map((s) => s.id), [a!.id]);
   assert.equal(hooks.deletes.length, 1);
 
   await assert.rejects(archiveSessions(fx.store, ["missing"], { hooks }), NotFoundError);

@@ -1,10 +1,10 @@
 /**
- * Full-text search over every stored message (FTS5 index `messages_fts`), including rows replaced by
- * compaction and messages of archived sessions: both are marked in the hits.
+ * Full-text search over every stored message, including rows replaced by compaction and messages of archived
+ * sessions (both are marked in the hits): the query language, and snippets cut after redaction.
  */
 import { ValidationError } from "../core/errors.ts";
 import type { Redactor } from "../core/redact.ts";
-import type { Store } from "../store/store.ts";
+import type { SearchTerm, Store } from "../store/store.ts";
 import type { MessageKind, Role } from "../core/types.ts";
 import { isoTime } from "./records.ts";
 
@@ -39,54 +39,39 @@ export interface SearchHit {
   snippet: string;
 }
 
-/** A search term: a word or a "quoted phrase"; `word*` matches words starting with `word`. */
-interface Term {
-  words: string[];
-  prefix: boolean;
-}
-
 /**
- * Words are ANDed; "double quotes" make a phrase; a trailing `*` makes a prefix. FTS5 operators are not
+ * Words are ANDed; "double quotes" make a phrase; a trailing `*` makes a prefix. Search operators are not
  * interpreted, so any text a user types is a valid query.
  */
-export function searchMessages(store: Store, query: string, options: SearchOptions = {}): SearchHit[] {
+export async function searchMessages(
+  store: Store,
+  query: string,
+  options: SearchOptions = {},
+): Promise<SearchHit[]> {
   const terms = parseQuery(query);
   if (terms.length === 0) throw new ValidationError(`Cannot search for "${query}": the query has no words`);
-  const match = terms.map((t) => `"${t.words.join(" ")}"${t.prefix ? "*" : ""}`).join(" ");
-  const columns =
-    "m.session_id, s.job, s.archived_at, m.seq, m.role, m.kind, m.active, m.created_at, m.content";
-  const order = options.order === "relevance" ? "f.rank" : "f.rowid DESC";
-  const job = options.job === undefined ? "" : "AND s.job = ?";
-  const sql = `SELECT ${columns} FROM messages_fts f JOIN messages m ON m.id = f.rowid
-    JOIN sessions s ON s.id = m.session_id WHERE messages_fts MATCH ? ${job} ORDER BY ${order} LIMIT ?`;
-  const params = options.job === undefined
-    ? [match, options.limit ?? 20]
-    : [match, options.job, options.limit ?? 20];
   const redact = options.redact ?? ((text: string) => text);
   const pattern = termPattern(terms);
-  // The index is filled lazily (appends stay cheap); catch up with everything stored so far.
-  store.syncSearchIndex();
   let rows;
   try {
-    rows = store.stmt(sql).all(...params);
+    rows = await store.searchMessages({
+      terms,
+      limit: options.limit ?? 20,
+      order: options.order ?? "newest",
+      ...(options.job === undefined ? {} : { job: options.job }),
+    });
   } catch (error) {
     throw new ValidationError(`Cannot search for "${query}": ${(error as Error).message}`);
   }
-  return rows.map((row) => ({
-    session_id: String(row.session_id),
-    job: String(row.job),
-    session_archived: row.archived_at !== null,
-    seq: Number(row.seq),
-    role: String(row.role) as Role,
-    kind: String(row.kind) as MessageKind,
-    active: Number(row.active) === 1,
-    created_at: isoTime(Number(row.created_at)),
-    snippet: snippet(redact(String(row.content)), pattern),
+  return rows.map(({ content, created_at, ...row }) => ({
+    ...row,
+    created_at: isoTime(created_at),
+    snippet: snippet(redact(content), pattern),
   }));
 }
 
-function parseQuery(query: string): Term[] {
-  const terms: Term[] = [];
+function parseQuery(query: string): SearchTerm[] {
+  const terms: SearchTerm[] = [];
   for (const [, phrase, word] of query.matchAll(/"([^"]*)"?|(\S+)/g)) {
     const text = phrase ?? word ?? "";
     const prefix = phrase === undefined && text.endsWith("*");
@@ -97,7 +82,7 @@ function parseQuery(query: string): Term[] {
 }
 
 /** Matches any term as FTS5's unicode61 tokenizer would: whole words, case-insensitive. */
-function termPattern(terms: Term[]): RegExp {
+function termPattern(terms: SearchTerm[]): RegExp {
   const alternatives = terms.map((t) => {
     const body = t.words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("[^\\p{L}\\p{N}]+");
     return `(?<![\\p{L}\\p{N}])${body}${t.prefix ? "" : "(?![\\p{L}\\p{N}])"}`;

@@ -3,7 +3,6 @@ import { NotFoundError } from "../core/errors.ts";
 import type { Redactor } from "../core/redact.ts";
 import type { Store } from "../store/store.ts";
 import { type MessageRecord, type SessionSummary, toMessageRecord } from "./records.ts";
-import { getSessionSummary } from "./list.ts";
 
 export interface Transcript {
   session: SessionSummary;
@@ -17,10 +16,14 @@ export interface TranscriptOptions {
 }
 
 /** `id` must be a resolved session id. Messages are in prompt order. */
-export function readTranscript(store: Store, id: string, options: TranscriptOptions = {}): Transcript {
-  const session = getSessionSummary(store, id);
+export async function readTranscript(
+  store: Store,
+  id: string,
+  options: TranscriptOptions = {},
+): Promise<Transcript> {
+  const session = await store.getSessionSummary(id);
   if (!session) throw new NotFoundError(`Cannot show session: unknown session id "${id}"`);
   const redact = options.redact ?? ((text: string) => text);
-  const messages = options.all ? store.allMessages(id) : store.activeMessages(id);
+  const messages = await (options.all ? store.allMessages(id) : store.activeMessages(id));
   return { session, messages: messages.map((m) => toMessageRecord(m, redact)) };
 }

@@ -118,4 +118,12 @@ export const migrations: readonly string[] = [
   `,
   // 2: live schedule claims (`running`/`rerunning` rows) are found without scanning the run history.
   `CREATE INDEX schedule_runs_active ON schedule_runs(job, slot) WHERE status IN ('running', 'rerunning');`,
+  // 3: the active transcript is read without visiting the stored history (a session may keep 50 000 rows of
+  // which 40 are active): in prompt order, and the two rows the compaction estimate starts from.
+  `
+  CREATE INDEX messages_active ON messages(session_id, pos, seq) WHERE active = 1;
+  CREATE INDEX messages_readings ON messages(session_id, seq)
+    WHERE active = 1 AND role = 'assistant' AND prompt_tokens IS NOT NULL;
+  CREATE INDEX messages_compaction_rows ON messages(session_id, seq) WHERE active = 1 AND kind <> 'message';
+  `,
 ];

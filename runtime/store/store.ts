@@ -1,22 +1,23 @@
 /**
- * The session store: one SQLite file (WAL) shared by every Hermes process on a machine.
- * Every write is a short `BEGIN IMMEDIATE` transaction; nothing here awaits.
+ * The session store as an interface of domain operations (DESIGN §5). Each operation is atomic inside and
+ * returns a Promise, so that an embedded database (SQLite, runtime/store/sqlite/) and a network one implement
+ * the same contract (tests/store_contract.ts). Callers never compose transactions or write SQL.
+ * Times are epoch milliseconds; `now` in a request is the caller's clock.
  */
-import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
-import { migrations } from "./_migrations.ts";
-import type { Clock } from "../core/clock.ts";
-import { systemClock } from "../core/clock.ts";
-import { NotFoundError } from "../core/errors.ts";
-import type { Message, MessageKind, SessionRow, SessionStatus, StoredMessage } from "../core/types.ts";
-import { exists, newSessionId, type Row, stripUndefined, toMessage, toSession } from "./_store_rows.ts";
+import type { ProcessIdentity } from "../core/process_identity.ts";
+import type {
+  Message,
+  MessageKind,
+  Role,
+  SessionRow,
+  SessionStatus,
+  StoredMessage,
+  ToolCall,
+} from "../core/types.ts";
 
-export { newSessionId, toMessage };
+export { newSessionId } from "./session_id.ts";
 
-export interface StoreOptions {
-  clock?: Clock;
-  /** Milliseconds a writer waits for another process's transaction. */
-  busyTimeoutMs?: number;
-}
+// ---- sessions ----
 
 export interface NewSession {
   job: string;
@@ -28,264 +29,429 @@ export interface NewSession {
   id?: string;
 }
 
+/** Columns a caller may change; `updated_at` is set by the store. */
+export type SessionPatch = Partial<Omit<SessionRow, "id" | "created_at" | "updated_at">>;
+
+/** Who owns a session row now (a run, a daemon loop); null columns when nobody does. */
+export interface SessionOwner {
+  owner_host: string | null;
+  owner_pid: number | null;
+  owner_started: string | null;
+}
+
+export interface ResolveOptions {
+  /** What the caller was about to do, for the error message: "delete sessions", "show session". */
+  action: string;
+  /** The operation changes the store: say that nothing was changed. */
+  mutating?: boolean;
+}
+
+export interface SessionOps {
+  createSession(input: NewSession): Promise<SessionRow>;
+  getSession(id: string): Promise<SessionRow | undefined>;
+  /** An id, a unique id prefix, or `latest` (newest unarchived); rejects with NotFoundError naming it. */
+  resolveSessionId(ref: string): Promise<string>;
+  /**
+   * Every reference resolved, or a NotFoundError naming each unknown or ambiguous one. Duplicates are
+   * returned once, in first-mention order.
+   */
+  resolveSessionIds(refs: readonly string[], options: ResolveOptions): Promise<string[]>;
+  updateSession(id: string, patch: SessionPatch): Promise<void>;
+  /** Adds one run's model calls and token counts to the session's totals. */
+  addUsage(
+    id: string,
+    usage: { turns: number; prompt_tokens: number; completion_tokens: number },
+  ): Promise<void>;
+  /** Makes `holder` the owner unless the owner is no longer `expected` (compare-and-set; one process wins). */
+  adoptSession(id: string, change: { expected: SessionOwner; holder: ProcessIdentity }): Promise<boolean>;
+}
+
+// ---- messages ----
+
 export interface AppendMessage extends Message {
   kind?: MessageKind;
   prompt_tokens?: number | null;
   completion_tokens?: number | null;
 }
 
+/** An active row without its content (its size only): what compaction plans and estimates with. */
+export interface TranscriptRow {
+  id: number;
+  seq: number;
+  pos: number;
+  role: Role;
+  kind: MessageKind;
+  /** Characters of the content. */
+  chars: number;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+  name?: string;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+}
+
+/** What the compaction estimate needs, read without visiting every active row. */
+export interface EstimateInput {
+  /**
+   * The newest active assistant row with real `prompt_tokens`; null when there is none or a compaction row
+   * (kind ≠ message) was stored after it, since it then measured a transcript that no longer exists.
+   */
+  reading: TranscriptRow | null;
+  /** The active rows stored after the reading (by seq); every active row when `reading` is null. */
+  after: TranscriptRow[];
+}
+
+export interface MessageOps {
+  /** Appends in one transaction, after everything already in the session (seq = max + 1, …). */
+  appendMessages(sessionId: string, messages: readonly AppendMessage[]): Promise<StoredMessage[]>;
+  /** The transcript the model sees, in prompt order. */
+  activeMessages(sessionId: string): Promise<StoredMessage[]>;
+  /** Every row including those replaced by compaction, in prompt order. */
+  allMessages(sessionId: string): Promise<StoredMessage[]>;
+  /** A cheap fingerprint of the active transcript: `count:maxId` of its rows. */
+  transcriptVersion(sessionId: string): Promise<string>;
+  /** The active rows without content, in prompt order. */
+  transcriptRows(sessionId: string): Promise<TranscriptRow[]>;
+  /** Content of the rows `ids`, each cut to its first `cap` characters (null: whole). */
+  messageContents(ids: readonly number[], cap: number | null): Promise<Map<number, string>>;
+  estimateInput(sessionId: string): Promise<EstimateInput>;
+}
+
+// ---- per-session key/value (loop and heartbeat state, compaction guards) ----
+
+export interface StateOps {
+  getState<T = unknown>(sessionId: string, key: string): Promise<T | undefined>;
+  setState(sessionId: string, key: string, value: unknown): Promise<void>;
+  deleteState(sessionId: string, key: string): Promise<void>;
+}
+
+// ---- compaction leases (DESIGN §9) ----
+
+export interface Lease {
+  session_id: string;
+  holder: ProcessIdentity;
+  acquired_at: number;
+  expires_at: number;
+}
+
+export type AcquireResult =
+  | { acquired: true; lease: Lease; took_over?: "expired" | "dead_holder" }
+  | { acquired: false; current: Lease };
+
+export interface LeaseRef {
+  sessionId: string;
+  /** The holder's nonce: it alone identifies one acquisition. */
+  nonce: string;
+}
+
+export interface LeaseOps {
+  readLease(sessionId: string): Promise<Lease | undefined>;
+  /** Free → take; expired → take; holder provably dead on this host → take; otherwise refuse. */
+  acquireLease(
+    request: { sessionId: string; holder: ProcessIdentity; now: number; ttlMs: number },
+  ): Promise<AcquireResult>;
+  /** Extends the holder's unexpired lease; false when it expired or belongs to someone else now. */
+  refreshLease(ref: LeaseRef & { now: number; ttlMs: number }): Promise<boolean>;
+  /** Frees the lease only if `nonce` still holds it; true when it did. */
+  releaseLease(ref: LeaseRef): Promise<boolean>;
+}
+
+// ---- compaction commit and log ----
+
+export type CompactionKind = "summarize" | "prune_tool_results";
+
+export interface ReplacementRow {
+  role: Role;
+  content: string;
+  kind: "summary" | "pruned";
+  /** Prompt position: that of the (archived) row it stands for. */
+  pos: number;
+  tool_call_id?: string;
+  name?: string;
+}
+
+export interface CommitRequest {
+  sessionId: string;
+  /** The lease nonce this compaction holds. */
+  nonce: string;
+  now: number;
+  kind: CompactionKind;
+  /** Why it ran: `threshold`, `manual`, `overflow`. */
+  reason: string;
+  /** Ids of the active rows being replaced. */
+  archive: readonly number[];
+  insert: readonly ReplacementRow[];
+  beforeTokens: number;
+  detail: Record<string, unknown>;
+  /** Estimates the committed transcript (its active rows, prompt order); runs inside the transaction. */
+  estimate(rows: readonly TranscriptRow[]): number;
+  /** One session state value changed in the same transaction; `update` returns undefined to leave it. */
+  state?: { key: string; update(current: unknown, afterTokens: number): unknown };
+}
+
+export type CommitResult =
+  | { committed: true; compactionId: number; afterTokens: number }
+  | { committed: false; reason: string };
+
+export interface CompactionLogRow {
+  id: number;
+  session_id: string;
+  kind: CompactionKind;
+  reason: string;
+  before_tokens: number;
+  after_tokens: number;
+  messages_removed: number;
+  created_at: number;
+  detail: Record<string, unknown>;
+}
+
+export interface CompactionOps {
+  /**
+   * One transaction: re-checks that `nonce` holds an unexpired lease (else writes nothing), archives the
+   * replaced rows (active = 0, tagged with the log id; all of them still active, else writes nothing),
+   * inserts the replacements at the positions of the rows they stand for and logs the compaction. Rows
+   * appended since the compaction started keep their positions, after the compacted set.
+   */
+  commitCompaction(request: CommitRequest): Promise<CommitResult>;
+  /** The session's compaction log, oldest first. */
+  compactionLog(sessionId: string): Promise<CompactionLogRow[]>;
+}
+
+// ---- schedule slot claims ----
+
+export interface SlotClaim {
+  job: string;
+  slot: number;
+  /** Recorded with the claim, e.g. `catch-up`. */
+  note?: string;
+}
+
+export type ClaimOutcome =
+  | { outcome: "claimed" }
+  /** Another claimant holds (or held) this slot. */
+  | { outcome: "taken" }
+  /** The job's previous run is still going: recorded as `skipped`. */
+  | { outcome: "overrun"; running_slot: number };
+
+/**
+ * One (job, slot). Status: `running` (first attempt) → `rerunning` (taken over once from a dead or silent
+ * holder) → `success | failed | limit | interrupted`; `skipped` (overrun, or missed with `catch_up: none`);
+ * `abandoned` (its holder died and the slot was superseded, or died again after the takeover).
+ */
+export interface RunRow {
+  job: string;
+  slot: number;
+  status: string;
+  holder_host: string | null;
+  holder_pid: number | null;
+  holder_started: string | null;
+  holder_nonce: string | null;
+  claimed_at: number;
+  lease_expires_at: number | null;
+  finished_at: number | null;
+  session_id: string | null;
+  note: string | null;
+}
+
+export interface ClaimLease {
+  now: number;
+  lease_ms: number;
+}
+
+export interface RunFinish {
+  claim: { job: string; slot: number };
+  holder: ProcessIdentity;
+  outcome: { status: string; session_id: string | null; now: number; note?: string };
+}
+
+export interface ScheduleOps {
+  /**
+   * Claims due slots in one transaction, at most once per (job, slot) across every process. A slot whose job
+   * still has a live run is recorded as skipped; a stale run of the same job is superseded (abandoned).
+   */
+  claimSlots(
+    claims: readonly SlotClaim[],
+    holder: ProcessIdentity,
+    lease: ClaimLease,
+  ): Promise<ClaimOutcome[]>;
+  /** Records a missed slot without running it; false when the slot already has a row. */
+  recordSkipped(claim: SlotClaim, holder: ProcessIdentity, now: number): Promise<boolean>;
+  /** Every live (`running`, `rerunning`) claim. */
+  liveClaims(): Promise<RunRow[]>;
+  /**
+   * Takes over `row` if it is still held by the same nonce and stale: a `running` row becomes `rerunning`
+   * under `holder` (once); a stale `rerunning` row is abandoned. True when `holder` should run the slot.
+   */
+  takeOverClaim(row: RunRow, holder: ProcessIdentity, lease: ClaimLease): Promise<boolean>;
+  /** Extends the lease of `holder`'s live claims; returns the claims it still holds. */
+  renewClaims(holder: ProcessIdentity, lease: ClaimLease): Promise<{ job: string; slot: number }[]>;
+  /** Records how runs ended, in one transaction; false for each run its holder no longer owns. */
+  finishRuns(finishes: readonly RunFinish[]): Promise<boolean[]>;
+  /** The latest slot with any row for `job`, or null. */
+  lastRecordedSlot(job: string): Promise<number | null>;
+  /** The job's rows, newest slot first. */
+  recentRuns(job: string, limit: number): Promise<RunRow[]>;
+}
+
+// ---- plugin state (`ctx.state`) ----
+
+export interface PluginStateOps {
+  /** The stored value (JSON), or undefined when the key is absent. */
+  getPluginState(plugin: string, key: string): Promise<unknown>;
+  setPluginState(plugin: string, key: string, value: unknown): Promise<void>;
+  /** True when the key existed. */
+  deletePluginState(plugin: string, key: string): Promise<boolean>;
+  /** The plugin's keys starting with `prefix`, sorted. */
+  pluginStateKeys(plugin: string, prefix: string): Promise<string[]>;
+}
+
+// ---- full-text search ----
+
+/** A word or a phrase (several words in a row); `prefix`: the last word may be the start of a word. */
+export interface SearchTerm {
+  words: string[];
+  prefix: boolean;
+}
+
+export interface SearchRequest {
+  /** All terms must match (AND). */
+  terms: readonly SearchTerm[];
+  job?: string;
+  limit: number;
+  /** `newest`: most recently stored first; `relevance`: best match first. */
+  order: "newest" | "relevance";
+}
+
+/** A stored message that matched, compacted rows and archived sessions included. */
+export interface SearchRow {
+  session_id: string;
+  job: string;
+  session_archived: boolean;
+  seq: number;
+  role: Role;
+  kind: MessageKind;
+  active: boolean;
+  created_at: number;
+  content: string;
+}
+
+export interface SearchOps {
+  /** Brings the index up to date with every message; returns how many rows it added. */
+  syncSearchIndex(): Promise<number>;
+  /** Catches the index up, then searches every stored message. */
+  searchMessages(request: SearchRequest): Promise<SearchRow[]>;
+}
+
+// ---- listing and administration ----
+
+/** One session as `hermes sessions list` shows it (a CLI contract: add fields, never rename). */
+export interface SessionSummary {
+  id: string;
+  job: string;
+  status: string;
+  terminal_reason: string | null;
+  model: string | null;
+  parent_id: string | null;
+  created_at: string;
+  updated_at: string;
+  ended_at: string | null;
+  archived: boolean;
+  archived_at: string | null;
+  turns: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
 export interface ListSessionsOptions {
   job?: string;
   status?: string;
-  /** Only sessions created at or after this time (epoch ms). */
+  /** Only sessions created at or after this time. */
   since?: number;
-  /** true: only archived; false/undefined: only unarchived. */
+  /** true: only archived sessions; otherwise only unarchived ones. */
   archived?: boolean;
   limit?: number;
 }
 
-export class Store {
-  readonly db: DatabaseSync;
-  readonly path: string;
-  readonly clock: Clock;
-  #statements = new Map<string, StatementSync>();
-  #inTransaction = false;
+export interface BusySession {
+  id: string;
+  /** Who holds it, e.g. `running in pid 4242 on build-7`. */
+  reason: string;
+}
 
-  private constructor(db: DatabaseSync, path: string, clock: Clock) {
-    this.db = db;
-    this.path = path;
-    this.clock = clock;
-  }
+export interface ArchiveResult {
+  /** Sessions whose archived state changed. */
+  changed: string[];
+  /** Sessions that were already in the requested state. */
+  unchanged: string[];
+}
 
-  /** Opens (creating if needed, mode 0600) and migrates the store at `path`. */
-  static open(path: string, options: StoreOptions = {}): Store {
-    const isNew = path !== ":memory:" && !exists(path);
-    const db = new DatabaseSync(path);
-    if (isNew) Deno.chmodSync(path, 0o600);
-    db.exec(`PRAGMA busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
-    db.exec("PRAGMA journal_mode = WAL");
-    db.exec("PRAGMA synchronous = NORMAL");
-    db.exec("PRAGMA foreign_keys = ON");
-    const store = new Store(db, path, options.clock ?? systemClock);
-    store.#migrate();
-    return store;
-  }
+export interface PruneRequest {
+  /** Sessions whose last update is older than this many milliseconds are pruned. */
+  olderThanMs: number;
+  job?: string;
+  /** Compute the plan; change nothing. */
+  dryRun?: boolean;
+  /** About this many messages deleted per write (whole sessions; at least one per write). Default 2 000. */
+  batchMessages?: number;
+}
 
-  close(): void {
-    this.#statements.clear();
-    if (this.db.isOpen) this.db.close();
-  }
+export interface PruneResult {
+  /** Sessions updated before this are candidates. */
+  cutoff: number;
+  /** The sessions pruned (or, in a dry run, that would be), oldest first. */
+  ids: string[];
+  /** Candidates left alone because a live process holds them. */
+  skipped: BusySession[];
+}
 
-  /** A cached prepared statement. */
-  stmt(sql: string): StatementSync {
-    let statement = this.#statements.get(sql);
-    if (!statement) {
-      statement = this.db.prepare(sql);
-      this.#statements.set(sql, statement);
-    }
-    return statement;
-  }
+/** A session still `running`, with active recurring work, whose owner is provably dead. */
+export interface OrphanedSession extends SessionOwner {
+  id: string;
+  job: string;
+}
 
-  /** Runs `fn` inside `BEGIN IMMEDIATE … COMMIT`; rolls back if it throws. `fn` must not await. */
-  immediate<T>(fn: () => T): T {
-    if (this.#inTransaction) return fn();
-    this.db.exec("BEGIN IMMEDIATE");
-    this.#inTransaction = true;
-    try {
-      const result = fn();
-      this.db.exec("COMMIT");
-      return result;
-    } catch (error) {
-      if (this.db.isTransaction) this.db.exec("ROLLBACK");
-      throw error;
-    } finally {
-      this.#inTransaction = false;
-    }
-  }
+export interface AdminOps {
+  /** Newest first. */
+  listSessions(options?: ListSessionsOptions): Promise<SessionSummary[]>;
+  /** The same list, each session as the JSON text of its SessionSummary (what `list --json` prints). */
+  listSessionsJson(options?: ListSessionsOptions): Promise<string[]>;
+  getSessionSummary(id: string): Promise<SessionSummary | undefined>;
+  /**
+   * Resolves, re-checks and deletes in one transaction, with messages, state, leases and log; schedule runs
+   * keep their slot but lose the session. All or none: an unknown ref or a busy session (unless `force`)
+   * rejects (NotFoundError, SessionBusyError) and nothing is deleted. Resolves with the deleted ids.
+   */
+  deleteSessions(refs: readonly string[], options?: { force?: boolean }): Promise<string[]>;
+  /** Hides sessions from the list, keeping everything; busy sessions are refused unless `force`. */
+  archiveSessions(refs: readonly string[], options?: { force?: boolean }): Promise<ArchiveResult>;
+  unarchiveSessions(refs: readonly string[]): Promise<ArchiveResult>;
+  /**
+   * Deletes sessions idle longer than `olderThanMs`, archived ones included, skipping (never forcing) those a
+   * live process holds. A dry run returns exactly the ids a real run deletes, unless the store changes.
+   */
+  pruneSessions(request: PruneRequest): Promise<PruneResult>;
+  /**
+   * The sessions among `ids` a live process holds: an owner that is not provably dead (status running or
+   * idle), or an unexpired compaction lease whose holder is not provably dead.
+   */
+  findBusySessions(ids: readonly string[]): Promise<BusySession[]>;
+  /**
+   * Running, unarchived sessions with an active state (`status: "active"`) under one of `keys`, whose owner
+   * is provably dead on this host.
+   */
+  orphanedSessions(keys: readonly string[]): Promise<OrphanedSession[]>;
+}
 
-  #migrate(): void {
-    const version = () => Number((this.db.prepare("PRAGMA user_version").get() as Row).user_version);
-    if (version() >= migrations.length) return;
-    this.immediate(() => {
-      // Re-read inside the lock: another process may have migrated meanwhile.
-      for (let v = version(); v < migrations.length; v++) {
-        this.db.exec(migrations[v]!);
-        this.db.exec(`PRAGMA user_version = ${v + 1}`);
-      }
-    });
-  }
-
-  // ---- sessions ----
-
-  createSession(input: NewSession): SessionRow {
-    const now = this.clock.now();
-    const id = input.id ?? newSessionId(now);
-    this.immediate(() =>
-      this.stmt(
-        `INSERT INTO sessions (id, job, job_path, status, parent_id, created_at, updated_at, config_json, model)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(
-        id,
-        input.job,
-        input.job_path ?? null,
-        input.status ?? "running",
-        input.parent_id ?? null,
-        now,
-        now,
-        input.config_json ?? "{}",
-        input.model ?? null,
-      )
-    );
-    return this.getSession(id)!;
-  }
-
-  getSession(id: string): SessionRow | undefined {
-    const row = this.stmt("SELECT * FROM sessions WHERE id = ?").get(id) as Row | undefined;
-    return row ? toSession(row) : undefined;
-  }
-
-  /** Resolves an id, a unique id prefix, or `latest`; throws NotFoundError naming the id. */
-  resolveSessionId(idOrLatest: string): string {
-    if (idOrLatest === "latest") {
-      const row = this.stmt(
-        "SELECT id FROM sessions WHERE archived_at IS NULL ORDER BY created_at DESC, rowid DESC LIMIT 1",
-      ).get() as Row | undefined;
-      if (!row) throw new NotFoundError(`Cannot resolve session "latest": the store has no sessions`);
-      return String(row.id);
-    }
-    if (this.getSession(idOrLatest)) return idOrLatest;
-    const rows = this.stmt("SELECT id FROM sessions WHERE id >= ? AND id < ? LIMIT 2")
-      .all(idOrLatest, idOrLatest + "\uffff") as Row[];
-    if (rows.length === 1) return String(rows[0]!.id);
-    throw new NotFoundError(`Cannot find session "${idOrLatest}": no such session id`);
-  }
-
-  listSessions(options: ListSessionsOptions = {}): SessionRow[] {
-    const where: string[] = [options.archived ? "archived_at IS NOT NULL" : "archived_at IS NULL"];
-    const params: SQLInputValue[] = [];
-    if (options.job !== undefined) (where.push("job = ?"), params.push(options.job));
-    if (options.status !== undefined) (where.push("status = ?"), params.push(options.status));
-    if (options.since !== undefined) (where.push("created_at >= ?"), params.push(options.since));
-    params.push(options.limit ?? -1);
-    const rows = this.db.prepare(
-      `SELECT * FROM sessions WHERE ${where.join(" AND ")} ORDER BY created_at DESC, rowid DESC LIMIT ?`,
-    ).all(...params) as Row[];
-    return rows.map(toSession);
-  }
-
-  updateSession(id: string, patch: Partial<Omit<SessionRow, "id" | "created_at">>): void {
-    const keys = Object.keys(patch).filter((k) => (patch as Record<string, unknown>)[k] !== undefined);
-    const values = keys.map((k) => (patch as Record<string, SQLInputValue>)[k]!);
-    this.immediate(() =>
-      this.db.prepare(
-        `UPDATE sessions SET ${keys.map((k) => `${k} = ?`).concat("updated_at = ?").join(", ")} WHERE id = ?`,
-      ).run(...values, this.clock.now(), id)
-    );
-  }
-
-  // ---- messages ----
-
-  /** Appends messages in one transaction, after everything already in the session. */
-  appendMessages(sessionId: string, messages: readonly AppendMessage[]): StoredMessage[] {
-    const now = this.clock.now();
-    return this.immediate(() => {
-      const top = this.stmt("SELECT coalesce(max(seq), 0) AS s FROM messages WHERE session_id = ?")
-        .get(sessionId) as Row;
-      let seq = Number(top.s);
-      const insert = this.stmt(
-        `INSERT INTO messages (session_id, seq, pos, role, content, tool_calls, tool_call_id, name, kind,
-           prompt_tokens, completion_tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      );
-      return messages.map((m) => {
-        seq++;
-        const toolCalls = m.tool_calls?.length ? JSON.stringify(m.tool_calls) : null;
-        const result = insert.run(
-          sessionId,
-          seq,
-          seq,
-          m.role,
-          m.content,
-          toolCalls,
-          m.tool_call_id ?? null,
-          m.name ?? null,
-          m.kind ?? "message",
-          m.prompt_tokens ?? null,
-          m.completion_tokens ?? null,
-          now,
-        );
-        return {
-          ...stripUndefined(m),
-          id: Number(result.lastInsertRowid),
-          session_id: sessionId,
-          seq,
-          pos: seq,
-          kind: m.kind ?? "message",
-          active: true,
-          prompt_tokens: m.prompt_tokens ?? null,
-          completion_tokens: m.completion_tokens ?? null,
-          created_at: now,
-        } as StoredMessage;
-      });
-    });
-  }
-
-  /** The transcript the model sees, in prompt order. */
-  activeMessages(sessionId: string): StoredMessage[] {
-    return (this.stmt("SELECT * FROM messages WHERE session_id = ? AND active = 1 ORDER BY pos, seq")
-      .all(sessionId) as Row[]).map(toMessage);
-  }
-
-  /** Every row including those replaced by compaction, in prompt order. */
-  allMessages(sessionId: string): StoredMessage[] {
-    return (this.stmt("SELECT * FROM messages WHERE session_id = ? ORDER BY pos, seq").all(
-      sessionId,
-    ) as Row[])
-      .map(toMessage);
-  }
-
-  /** Brings the full-text index up to date with every message; call before searching. */
-  syncSearchIndex(): number {
-    return this.immediate(() => {
-      const upto = Number((this.stmt("SELECT value FROM meta WHERE key = 'fts_upto'").get() as Row).value);
-      const top = Number((this.stmt("SELECT coalesce(max(id), 0) AS m FROM messages").get() as Row).m);
-      if (top <= upto) return 0;
-      const added = this.stmt(
-        "INSERT INTO messages_fts (rowid, content) SELECT id, content FROM messages WHERE id > ? ORDER BY id",
-      ).run(upto).changes;
-      this.stmt("UPDATE meta SET value = ? WHERE key = 'fts_upto'").run(top);
-      return Number(added);
-    });
-  }
-
-  /** A cheap fingerprint of the active transcript: changes whenever a row is appended, archived or added. */
-  transcriptVersion(sessionId: string): string {
-    const row = this.stmt(
-      "SELECT count(*) AS n, coalesce(max(id), 0) AS m FROM messages WHERE session_id = ? AND active = 1",
-    )
-      .get(sessionId) as Row;
-    return `${row.n}:${row.m}`;
-  }
-
-  // ---- per-session key/value (loop and heartbeat state, compaction guards) ----
-
-  getState<T = unknown>(sessionId: string, key: string): T | undefined {
-    const row = this.stmt("SELECT value FROM session_kv WHERE session_id = ? AND key = ?")
-      .get(sessionId, key) as Row | undefined;
-    return row ? JSON.parse(String(row.value)) as T : undefined;
-  }
-
-  setState(sessionId: string, key: string, value: unknown): void {
-    this.immediate(() =>
-      this.stmt(
-        `INSERT INTO session_kv (session_id, key, value, updated_at) VALUES (?, ?, ?, ?)
-         ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-      ).run(sessionId, key, JSON.stringify(value), this.clock.now())
-    );
-  }
-
-  deleteState(sessionId: string, key: string): void {
-    this.immediate(() =>
-      this.stmt("DELETE FROM session_kv WHERE session_id = ? AND key = ?").run(sessionId, key)
-    );
-  }
+export interface Store
+  extends
+    SessionOps,
+    MessageOps,
+    StateOps,
+    LeaseOps,
+    CompactionOps,
+    ScheduleOps,
+    PluginStateOps,
+    SearchOps,
+    AdminOps {
+  close(): Promise<void>;
 }

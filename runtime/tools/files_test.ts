@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { listDirTool, readFileTool, writeFileTool } from "./files.ts";
 import { pathScope } from "./paths.ts";
 import type { ToolContext } from "./tool.ts";
+import { exists } from "../core/fs.ts";
 
 async function fixture() {
   const jobDir = await Deno.realPath(await Deno.makeTempDir({ prefix: "hermes-files-job-" }));
@@ -19,15 +20,6 @@ async function fixture() {
     signal: new AbortController().signal,
   };
   return { jobDir, outside, context };
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 Deno.test("read_file: reads inside the root, refuses escapes, caps size", async () => {

@@ -8,6 +8,7 @@
  * Tools then act on the checked real path.
  */
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { exists } from "../core/fs.ts";
 
 export interface PathScope {
   /** Tool name, for messages (`tools.<tool>.paths`). */
@@ -58,14 +59,5 @@ async function realPathOf(path: string): Promise<string | null> {
     if (parent === current) return null;
     missing.push(basename(current));
     current = parent;
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
   }
 }

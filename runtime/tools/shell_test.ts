@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { shellTool, type ShellToolOptions } from "./shell.ts";
 import type { ToolContext } from "./tool.ts";
+import { exists as pathExists } from "../core/fs.ts";
 
 const ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", HERMES_TEST_VALUE: "from-context" };
 
@@ -14,14 +15,7 @@ async function setup(options: Partial<ShellToolOptions> = {}) {
     signal,
   });
   const run = (command: string, signal?: AbortSignal) => tool.run({ command }, context(signal));
-  const exists = async (name: string) => {
-    try {
-      await Deno.lstat(`${dir}/${name}`);
-      return true;
-    } catch {
-      return false;
-    }
-  };
+  const exists = (name: string) => pathExists(`${dir}/${name}`);
   return { dir, tool, run, exists };
 }
 

@@ -4,11 +4,10 @@
  * Usage: deno run -A acquire_lease.ts DB SESSION_ID
  */
 import { currentProcess } from "../../core/process_identity.ts";
-import { Store } from "../../store/store.ts";
-import { acquireLease } from "../lease.ts";
+import { openSqliteStore } from "../../store/sqlite/sqlite_store.ts";
 
 const [dbPath, sessionId] = Deno.args as [string, string];
-const store = Store.open(dbPath);
+const store = openSqliteStore(dbPath);
 const lines = Deno.stdin.readable.pipeThrough(new TextDecoderStream()).getReader();
 console.log("ready");
 let input = "";
@@ -17,7 +16,12 @@ while (!input.includes("go\n")) {
   if (done) Deno.exit(1);
   input += value;
 }
-const result = acquireLease(store, { sessionId, holder: currentProcess(), now: Date.now(), ttlMs: 60_000 });
+const result = await store.acquireLease({
+  sessionId,
+  holder: currentProcess(),
+  now: Date.now(),
+  ttlMs: 60_000,
+});
 console.log(JSON.stringify({ acquired: result.acquired }));
 while (!(await lines.read()).done) { /* hold the lease until the test closes stdin */ }
-store.close();
+await store.close();

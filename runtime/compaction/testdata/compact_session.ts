@@ -4,33 +4,23 @@
  * - `pause-commit`: prints "in-commit" from inside the commit transaction (after the first row is archived)
  *   and blocks there.
  * - `pause-release`: prints "in-release" after the commit, while releasing the lease, and blocks there.
- * The pauses use a TEMP trigger and a function registered on this process's connection only: the store file
- * is not changed. Usage: deno run -A compact_session.ts DB SESSION_ID MODE
+ * The pauses hold this process's connection only (see `pauseInside`): the store file is not changed.
+ * Usage: deno run -A compact_session.ts DB SESSION_ID MODE
  */
 import { systemClock } from "../../core/clock.ts";
 import { EventBus } from "../../core/events.ts";
 import { noHooks } from "../../core/hooks.ts";
 import { silentLogger } from "../../core/log.ts";
 import type { Provider } from "../../providers/provider.ts";
-import { Store } from "../../store/store.ts";
+import { pauseInside } from "../../store/sqlite/_testing.ts";
+import { openSqliteStore } from "../../store/sqlite/sqlite_store.ts";
 import { createCompactor } from "../compactor.ts";
 
 const [dbPath, sessionId, mode] = Deno.args as [string, string, "hang" | "pause-commit" | "pause-release"];
-const store = Store.open(dbPath);
+const store = openSqliteStore(dbPath);
 const say = (line: string) => Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
-const blocker = new Int32Array(new SharedArrayBuffer(4));
-store.db.function("hermes_test_pause", (label) => {
-  say(String(label));
-  Atomics.wait(blocker, 0, 0, 60_000);
-  return null;
-});
-if (mode === "pause-commit") {
-  store.db.exec(`CREATE TEMP TRIGGER pause_commit AFTER UPDATE OF active ON main.messages
-    BEGIN SELECT hermes_test_pause('in-commit'); END`);
-} else if (mode === "pause-release") {
-  store.db.exec(`CREATE TEMP TRIGGER pause_release BEFORE DELETE ON main.compaction_leases
-    BEGIN SELECT hermes_test_pause('in-release'); END`);
-}
+if (mode === "pause-commit") pauseInside(store, "commit", () => say("in-commit"));
+if (mode === "pause-release") pauseInside(store, "release", () => say("in-release"));
 const provider: Provider = {
   name: "crash-test",
   complete() {
@@ -58,4 +48,4 @@ const compactor = createCompactor({
 });
 const outcome = await compactor.compact(sessionId, {});
 say(JSON.stringify(outcome));
-store.close();
+await store.close();

@@ -1,0 +1,232 @@
+/**
+ * Per-turn cost on the real path (DESIGN §11): `hermes run --resume` — openSession with its compactor on,
+ * the openai provider over HTTP to the OpenAI-compatible test server — doing one `read_file` tool round after
+ * another. Timing is taken at the server, so it covers everything the process does between two requests.
+ *
+ * - turn overhead: time per tool round minus the raw HTTP round trip of the same request (a bare fetch from
+ *   a process of its own, bench/_raw_client.ts); target ≤ 2 ms.
+ * - per-turn gap (reply to a tool call → next model request) on sessions of 100 stored rows, 10 000 active
+ *   rows (compaction enabled, window too large to fire, so the check itself is measured) and 50 000 stored
+ *   rows of which 43 are active, as ratios to the gap at 100; targets ≤ 1.5× and ≤ 1.2×. The raw client's
+ *   gap on the 100-row and the 10 000-row request shows what sending 10 000 messages costs any client.
+ *
+ * Every case runs once per round, interleaved. Usage: deno run -A bench/turn_bench.ts [--rounds N]
+ */
+import { DatabaseSync } from "node:sqlite";
+import { parseArgs } from "node:util";
+import { interleave, median, ratio, report, spread } from "./_stats.ts";
+import { type Exchange, startTimedServer } from "./_timed_server.ts";
+
+/** Tool rounds per process; the first SKIP are left out (JIT warm-up, first connection). */
+const TOOL_ROUNDS = 30;
+const SKIP = 5;
+const MAIN = new URL("../main.ts", import.meta.url).pathname;
+const RAW_CLIENT = new URL("./_raw_client.ts", import.meta.url).pathname;
+
+interface Shape {
+  label: string;
+  stored: number;
+  active: number;
+}
+const SHAPES = {
+  small: { label: "100 stored rows", stored: 100, active: 100 },
+  wide: { label: "10 000 active rows, compaction enabled", stored: 10_000, active: 10_000 },
+  deep: { label: "50 000 stored rows, 43 active", stored: 50_000, active: 43 },
+} satisfies Record<string, Shape>;
+type ShapeName = keyof typeof SHAPES;
+
+const { values } = parseArgs({ args: Deno.args, options: { rounds: { type: "string", default: "8" } } });
+const rounds = Number(values.rounds);
+const dir = await Deno.makeTempDir({ prefix: "hermes-turn-bench-" });
+const server = await startTimedServer({ model: "bench-model" });
+const env: Record<string, string> = {
+  PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+  HOME: dir,
+  DENO_DIR: Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`,
+  OPENAI_API_KEY: "bench",
+};
+const toolRound = { tool_calls: [{ name: "read_file", arguments: { path: "note.txt" } }] };
+
+try {
+  await Deno.writeTextFile(`${dir}/note.txt`, "a short note\n");
+  await Deno.writeTextFile(
+    `${dir}/job.yaml`,
+    [
+      "name: turn-bench",
+      `model: { name: bench-model, base_url: "${server.url}", context_window: 100000000 }`,
+      "compaction: { enabled: true }",
+      "tools: { read_file: {} }",
+      "limits: { max_turns: 100000 }",
+      "prompt: go",
+      "",
+    ].join("\n"),
+  );
+  const sessionId = await seedSession(`${dir}/seed.db`);
+  for (const [name, shape] of Object.entries(SHAPES)) {
+    await Deno.copyFile(`${dir}/seed.db`, `${dir}/${name}.db`);
+    seedRows(`${dir}/${name}.db`, sessionId, shape);
+  }
+  const bodies = { small: `${dir}/body-small.json`, wide: `${dir}/body-wide.json` };
+  type Case = ShapeName | "raw" | "rawWide";
+  const perRound: Record<Case, number[]> = { raw: [], rawWide: [], small: [], wide: [], deep: [] };
+  const gaps: Record<Case, number[]> = { raw: [], rawWide: [], small: [], wide: [], deep: [] };
+  const record = (name: Case, exchanges: Exchange[]) => {
+    const measured = exchanges.slice(SKIP);
+    perRound[name].push(median(measured.slice(1).map((e, i) => e.arrived - measured[i]!.arrived)));
+    gaps[name].push(median(measured.slice(1).map((e, i) => e.arrived - measured[i]!.responded)));
+  };
+  const resumed = (name: ShapeName) => async () => {
+    const exchanges = await timedRun(
+      ["run", "--resume", sessionId, "-p", "go", "--db", await freshCopy(name), "--quiet"],
+      TOOL_ROUNDS,
+    );
+    const last = server.upstream.requests.at(-1)?.messages?.at(-1);
+    if (last?.role !== "tool" || !String(last.content).includes("a short note")) {
+      throw new Error(`The tool round did not run read_file: last message ${JSON.stringify(last)}`);
+    }
+    if (name === "small" || name === "wide") {
+      await Deno.writeTextFile(bodies[name], JSON.stringify(server.upstream.requests.at(-TOOL_ROUNDS / 2)));
+    }
+    record(name, exchanges);
+    return 0;
+  };
+  const raw = (name: "raw" | "rawWide", body: string) => async () => {
+    record(name, await timedRaw(body, TOOL_ROUNDS));
+    return 0;
+  };
+  await interleave({
+    small: resumed("small"),
+    raw: raw("raw", bodies.small),
+    wide: resumed("wide"),
+    rawWide: raw("rawWide", bodies.wide),
+    deep: resumed("deep"),
+  }, { rounds, warmup: 1 });
+  // interleave's warm-up round also pushed one sample per case: drop it.
+  for (const samples of [...Object.values(perRound), ...Object.values(gaps)]) samples.shift();
+
+  console.log(`(median of tool rounds ${SKIP + 1}–${TOOL_ROUNDS} per process; ${rounds} processes per case)`);
+  report("raw HTTP round trip (bare fetch, same request)", spread(perRound.raw));
+  report("hermes: time per tool round (100 stored rows)", spread(perRound.small));
+  const overhead = perRound.small.map((ms, i) => ms - perRound.raw[i]!);
+  report("turn overhead = tool round − raw round trip", spread(overhead), "≤ 2 ms median");
+  for (const [name, shape] of Object.entries(SHAPES) as [ShapeName, Shape][]) {
+    report(`per-turn gap, ${shape.label}`, spread(gaps[name]));
+  }
+  report("  10 000 active / 100 stored", ratio(gaps.wide, gaps.small), "≤ 1.5×");
+  report("  50 000 stored, 43 active / 100 stored", ratio(gaps.deep, gaps.small), "≤ 1.2×");
+  report("for reference: raw client's gap, 100-row request", spread(gaps.raw));
+  report("for reference: raw client's gap, 10 000-row request", spread(gaps.rawWide));
+} finally {
+  await server.close();
+  await Deno.remove(dir, { recursive: true });
+}
+
+/** One real run (one tool round, then an answer) creates the session every shape starts from. */
+async function seedSession(db: string): Promise<string> {
+  server.upstream.replace([toolRound, { content: "seeded" }]);
+  const output = await hermes(["run", `${dir}/job.yaml`, "--db", db, "--output", "json", "--quiet"]);
+  return (JSON.parse(output) as { session_id: string }).session_id;
+}
+
+/** Runs hermes against a script of `toolRounds` tool calls and an answer; the exchanges it made. */
+async function timedRun(args: string[], toolRounds: number): Promise<Exchange[]> {
+  server.upstream.replace([...Array.from({ length: toolRounds }, () => toolRound), { content: "done" }]);
+  server.exchanges.length = 0;
+  await hermes(args);
+  if (server.exchanges.length !== toolRounds + 1) {
+    throw new Error(`expected ${toolRounds + 1} model calls, the server saw ${server.exchanges.length}`);
+  }
+  return [...server.exchanges];
+}
+
+async function timedRaw(bodyFile: string, count: number): Promise<Exchange[]> {
+  server.upstream.replace(Array.from({ length: count }, () => toolRound));
+  server.exchanges.length = 0;
+  await deno(["run", "-A", RAW_CLIENT, `${server.url}/chat/completions`, bodyFile, String(count)]);
+  return [...server.exchanges];
+}
+
+function hermes(args: string[]): Promise<string> {
+  return deno(["run", "-A", MAIN, ...args]);
+}
+
+async function deno(args: string[]): Promise<string> {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: dir,
+    env,
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder();
+  if (code !== 0) throw new Error(`deno ${args.join(" ")} exited ${code}: ${text.decode(stderr)}`);
+  return text.decode(stdout);
+}
+
+/** Each run works on a copy, so every run of a shape starts from the same rows. */
+async function freshCopy(name: ShapeName): Promise<string> {
+  const path = `${dir}/run-${name}.db`;
+  for (const suffix of ["-wal", "-shm"]) await Deno.remove(path + suffix).catch(() => {});
+  await Deno.copyFile(`${dir}/${name}.db`, path);
+  return path;
+}
+
+/**
+ * Grows the seeded session to `stored` rows: user / assistant tool call / tool result rounds written straight
+ * into the messages table (bench-only SQL; growing it through real runs would take hours). When `active` is
+ * smaller, every row but the first and the last `active - 1` is marked inactive, as compaction leaves them.
+ * Assistant rows carry the prompt_tokens a server would have reported for the active rows before them.
+ */
+function seedRows(path: string, sessionId: string, shape: Shape): void {
+  const db = new DatabaseSync(path);
+  const last = db.prepare("SELECT max(seq) AS seq, count(*) AS n FROM messages WHERE session_id = ?")
+    .get(sessionId) as { seq: number; n: number };
+  const missing = shape.stored - last.n;
+  if (missing < 0 || (shape.active < shape.stored && (shape.active - 1) % 3 !== 0)) {
+    throw new Error(`Cannot seed ${shape.label}: the seed session has ${last.n} rows`);
+  }
+  const firstActiveTail = last.seq + missing - (shape.active - 1) + 1;
+  const insert = db.prepare(
+    `INSERT INTO messages (session_id, seq, pos, role, content, tool_calls, tool_call_id, kind, active,
+       prompt_tokens, completion_tokens, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, 'message', 1, ?, ?, ?)`,
+  );
+  const now = Date.now();
+  let tokens = 0;
+  db.exec("BEGIN");
+  // Extra user rows first, so the rounds that follow end on a tool result.
+  const lead = missing % 3;
+  for (let i = 0; i < missing; i++) {
+    const seq = last.seq + 1 + i;
+    const round = Math.floor((i - lead) / 3);
+    const kind = i < lead ? 0 : (i - lead) % 3;
+    const counts = shape.active === shape.stored || seq >= firstActiveTail;
+    const row: [string, string, string | null, string | null, number | null, number | null] = kind === 0
+      ? ["user", `question ${i}: what does the note say now?`, null, null, null, null]
+      : kind === 1
+      ? [
+        "assistant",
+        "",
+        JSON.stringify([{ id: `seed_${round}`, name: "read_file", arguments: '{"path":"note.txt"}' }]),
+        null,
+        tokens,
+        12,
+      ]
+      : ["tool", `a short note, read for round ${round}`, null, `seed_${round}`, null, null];
+    insert.run(sessionId, seq, seq, row[0], row[1], row[2], row[3], row[4], row[5], now + i);
+    if (counts) tokens += Math.ceil((row[1].length + (row[2]?.length ?? 0)) / 4) + 4;
+  }
+  if (shape.active < shape.stored) {
+    db.prepare("UPDATE messages SET active = 0 WHERE session_id = ? AND seq > 1 AND seq < ?")
+      .run(sessionId, firstActiveTail);
+  }
+  db.exec("COMMIT");
+  const { n } = db.prepare("SELECT count(*) AS n FROM messages WHERE session_id = ? AND active = 1")
+    .get(sessionId) as { n: number };
+  db.close();
+  if (n !== shape.active) {
+    throw new Error(`Seeded ${shape.label}: ${n} active rows, expected ${shape.active}`);
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * How a turn or a run ended, and the §4 result object that reports it. `hermes run`, `--resume`, RPC, ACP and
+ * the daemon classify with these functions, so `status`, `terminal_reason` and `exit_code` agree everywhere.
+ * Pure: callers pass what they observed (the error caught, the signals, the session's counters, the clock).
+ */
+import { errorMessage, ExitCode, RunError, ValidationError } from "../core/errors.ts";
+import { limitOf, type LimitReason } from "../agent/limits.ts";
+import type { SchemaCheck } from "./output_schema.ts";
+
+export type RunStatus = "success" | "failed" | "limit" | "interrupted";
+
+/** The result fields that say how it ended; each status fixes what the others may be. */
+export type Ending =
+  | { status: "success"; terminal_reason: string; exit_code: typeof ExitCode.success; error: null }
+  | { status: "failed"; terminal_reason: string; exit_code: number; error: string }
+  | { status: "limit"; terminal_reason: LimitReason; exit_code: typeof ExitCode.limit; error: string }
+  | { status: "interrupted"; terminal_reason: "cancelled" | "interrupted"; exit_code: number; error: string };
+
+/** The §4 result object (`hermes run --output json`, RPC `session.prompt` and `job.run`, ACP `_meta`). */
+export interface RunResult {
+  type: "result";
+  status: RunStatus;
+  exit_code: number;
+  session_id: string;
+  job: string;
+  final: string;
+  output: unknown;
+  turns: number;
+  usage: Usage;
+  duration_ms: number;
+  compactions: number;
+  terminal_reason: string;
+  error: string | null;
+}
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+/** What was observed when the work threw. */
+export interface Stop {
+  caught: unknown;
+  /** The `limits.timeout` signal: when it fired, its reason names the limit. */
+  timeout: AbortSignal;
+  /** A cancel request for this turn (`session.cancel`, ACP `session/cancel`). */
+  cancel?: AbortSignal;
+  /** The process or server going away (SIGINT/SIGTERM, the daemon stopping, the session closing). */
+  interrupt?: AbortSignal;
+  /** The exit code of an interruption, read once it happened (130 for SIGINT, 143 for SIGTERM). */
+  interruptExitCode?: () => number;
+  /** What an interruption stopped, named in `error` (default `run`). */
+  interrupted?: "run" | "server";
+}
+
+/** Why work that threw ended, in this order: a limit, a cancel, an interruption, invalid input, a failure. */
+export function endingOfError(stop: Stop): Ending {
+  const limit = limitOf(stop.caught, stop.timeout);
+  if (limit) {
+    return { status: "limit", terminal_reason: limit.limit, exit_code: ExitCode.limit, error: limit.message };
+  }
+  if (stop.cancel?.aborted) {
+    return {
+      status: "interrupted",
+      terminal_reason: "cancelled",
+      exit_code: ExitCode.interrupted,
+      error: "The turn was cancelled",
+    };
+  }
+  if (stop.interrupt?.aborted) {
+    return {
+      status: "interrupted",
+      terminal_reason: "interrupted",
+      exit_code: stop.interruptExitCode?.() ?? ExitCode.interrupted,
+      error: `The ${stop.interrupted ?? "run"} was interrupted`,
+    };
+  }
+  const { caught } = stop;
+  if (caught instanceof ValidationError) {
+    return {
+      status: "failed",
+      terminal_reason: "invalid_input",
+      exit_code: caught.exitCode,
+      error: caught.message,
+    };
+  }
+  return {
+    status: "failed",
+    terminal_reason: caught instanceof RunError ? caught.reason : "error",
+    exit_code: ExitCode.failed,
+    error: errorMessage(caught),
+  };
+}
+
+/** What was observed when the work returned an answer. */
+export interface Answer {
+  final: string;
+  /** The check against `output.schema` (after the repair turn), when the job has one. */
+  schema?: SchemaCheck;
+  /** Why it ended well (default `completed`; `loop_done` or `loop_paused` after a loop ended by itself). */
+  reason?: string;
+}
+
+/** An answer that misses `output.schema` or is empty fails the work; any other answer succeeds. */
+export function endingOfAnswer(answer: Answer): Ending {
+  if (answer.schema && !answer.schema.ok) {
+    return {
+      status: "failed",
+      terminal_reason: "schema_mismatch",
+      exit_code: ExitCode.failed,
+      error: `The final answer does not match output.schema: ${answer.schema.error}`,
+    };
+  }
+  if (answer.final.trim() === "") {
+    return {
+      status: "failed",
+      terminal_reason: "empty_response",
+      exit_code: ExitCode.failed,
+      error: "The model's final answer was empty",
+    };
+  }
+  return {
+    status: "success",
+    terminal_reason: answer.reason ?? "completed",
+    exit_code: ExitCode.success,
+    error: null,
+  };
+}
+
+/** What the result reports besides its ending. */
+export interface ResultFacts {
+  session_id: string;
+  job: string;
+  final: string;
+  /** The parsed structured answer (null without `output.schema` or when it did not match). */
+  output: unknown;
+  /** Model calls made by this work. */
+  turns: number;
+  /** The session's stored token counters before and after the work. */
+  before: Usage;
+  after: Usage;
+  /** Clock readings (ms) when the work started and ended. */
+  started: number;
+  ended: number;
+  /** `compaction` events of the session during the work. */
+  compactions: number;
+}
+
+export function buildResult(ending: Ending, facts: ResultFacts): RunResult {
+  // Key order is the order `--output json` prints (DESIGN §4).
+  return {
+    type: "result",
+    status: ending.status,
+    exit_code: ending.exit_code,
+    session_id: facts.session_id,
+    job: facts.job,
+    final: facts.final,
+    output: facts.output,
+    turns: facts.turns,
+    usage: {
+      prompt_tokens: facts.after.prompt_tokens - facts.before.prompt_tokens,
+      completion_tokens: facts.after.completion_tokens - facts.before.completion_tokens,
+    },
+    duration_ms: facts.ended - facts.started,
+    compactions: facts.compactions,
+    terminal_reason: ending.terminal_reason,
+    error: ending.error,
+  };
+}

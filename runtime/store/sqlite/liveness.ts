@@ -1,0 +1,54 @@
+/**
+ * Is a session in use by a live process? Its owner (a run, a daemon loop) or the holder of an unexpired
+ * compaction lease, unless provably dead; a holder on another host is never provably dead. And the
+ * sessions whose recurring work outlived its owner.
+ */
+import { isProvablyDead } from "../../core/process_identity.ts";
+import type { BusySession, OrphanedSession } from "../store.ts";
+import { jsonList, type Row, type SqliteDb } from "./_db.ts";
+import { HOLDER, OWNER } from "./_holder.ts";
+
+export function findBusySessions(db: SqliteDb, ids: readonly string[]): BusySession[] {
+  const list = jsonList(ids);
+  const busy = new Map<string, string>();
+  const owners = db.stmt(
+    `SELECT id, ${OWNER.names} FROM sessions
+     WHERE id IN (SELECT value FROM json_each(?)) AND owner_pid IS NOT NULL AND status IN ('running', 'idle')`,
+  ).all(list) as Row[];
+  for (const row of owners) {
+    const holder = OWNER.read(row);
+    if (!isProvablyDead(holder)) busy.set(String(row.id), `running in pid ${holder.pid} on ${holder.host}`);
+  }
+  const leases = db.stmt(
+    `SELECT session_id, ${HOLDER.names}, expires_at FROM compaction_leases
+     WHERE session_id IN (SELECT value FROM json_each(?)) AND expires_at > ?`,
+  ).all(list, db.clock.now()) as Row[];
+  for (const row of leases) {
+    const holder = HOLDER.read(row);
+    if (isProvablyDead(holder)) continue;
+    const id = String(row.session_id);
+    const compacting = `compacting in pid ${holder.pid} on ${holder.host}, lease until ${
+      new Date(Number(row.expires_at)).toISOString()
+    }`;
+    busy.set(id, busy.has(id) ? `${busy.get(id)}; ${compacting}` : compacting);
+  }
+  return ids.filter((id) => busy.has(id)).map((id) => ({ id, reason: busy.get(id)! }));
+}
+
+export function orphanedSessions(db: SqliteDb, keys: readonly string[]): OrphanedSession[] {
+  const rows = db.stmt(
+    `SELECT DISTINCT s.id, s.job, s.owner_host, s.owner_pid, s.owner_started
+     FROM session_kv kv JOIN sessions s ON s.id = kv.session_id
+     WHERE kv.key IN (SELECT value FROM json_each(?)) AND json_extract(kv.value, '$.status') = 'active'
+       AND s.status = 'running' AND s.archived_at IS NULL AND s.owner_pid IS NOT NULL`,
+  ).all(jsonList(keys)) as Row[];
+  return rows.map((row) => ({
+    id: String(row.id),
+    job: String(row.job),
+    owner_host: row.owner_host === null ? null : String(row.owner_host),
+    owner_pid: row.owner_pid === null ? null : Number(row.owner_pid),
+    owner_started: row.owner_started === null ? null : String(row.owner_started),
+  })).filter((s) =>
+    isProvablyDead({ host: s.owner_host ?? "", pid: Number(s.owner_pid), started: s.owner_started ?? "" })
+  );
+}

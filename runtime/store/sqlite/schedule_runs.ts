@@ -1,0 +1,192 @@
+/**
+ * The `schedule_runs` table as a claim register: at most one run per (job, slot) across every process on
+ * the store. A claim is an INSERT inside one BEGIN IMMEDIATE transaction (the primary key turns a second
+ * claimant away), carries the holder's identity and a lease, and is finished, renewed or taken over only by
+ * statements qualified with the holder's nonce. Live rows are found through the partial index
+ * `schedule_runs_active`, not the run history.
+ */
+import type { ProcessIdentity } from "../../core/process_identity.ts";
+import type { ClaimOutcome, RunFinish, RunRow, ScheduleOps, SlotClaim } from "../store.ts";
+import { isStaleClaim } from "../rules.ts";
+import { type Row, settle, type SqliteDb } from "./_db.ts";
+import { HOLDER } from "./_holder.ts";
+import { toRunRow } from "./_rows.ts";
+
+const LIVE = "status IN ('running', 'rerunning')";
+
+export function scheduleOps(db: SqliteDb): ScheduleOps {
+  return {
+    claimSlots: (claims, holder, { now, lease_ms }) =>
+      settle(() =>
+        db.immediate(() => {
+          // Live rows are few (one per running job), so one indexed read serves the whole batch.
+          const live = new Map<string, RunRow[]>();
+          for (const row of liveClaims(db)) live.set(row.job, [...(live.get(row.job) ?? []), row]);
+          const add = (claim: SlotClaim, status: "running" | "skipped", note: string | null) =>
+            insertRun(db, claim, holder, {
+              status,
+              claimed_at: now,
+              lease_expires_at: status === "running" ? now + lease_ms : null,
+              finished_at: status === "running" ? null : now,
+              note,
+            });
+          return claims.map((claim): ClaimOutcome => {
+            const rows = live.get(claim.job) ?? [];
+            if (rows.some((row) => row.slot === claim.slot)) return { outcome: "taken" };
+            const running = rows.find((row) => !isStaleClaim(row, now));
+            if (running) {
+              const note = `overrun: the run of slot ${new Date(running.slot).toISOString()} is still going`;
+              return add(claim, "skipped", note)
+                ? { outcome: "overrun", running_slot: running.slot }
+                : { outcome: "taken" };
+            }
+            for (const row of rows) {
+              abandon(
+                db,
+                row,
+                `holder ${row.holder_host}:${row.holder_pid} died; superseded by a newer slot`,
+                now,
+              );
+            }
+            if (!add(claim, "running", claim.note ?? null)) return { outcome: "taken" };
+            live.set(claim.job, [heldRow(claim, holder, now + lease_ms)]);
+            return { outcome: "claimed" };
+          });
+        })
+      ),
+    recordSkipped: (claim, holder, now) =>
+      settle(() =>
+        db.immediate(() =>
+          insertRun(db, claim, holder, {
+            status: "skipped",
+            claimed_at: now,
+            lease_expires_at: null,
+            finished_at: now,
+            note: claim.note ?? null,
+          })
+        )
+      ),
+    liveClaims: () => settle(() => liveClaims(db)),
+    takeOverClaim: (row, holder, { now, lease_ms }) =>
+      settle(() =>
+        db.immediate(() => {
+          const found = db.stmt(
+            `SELECT * FROM schedule_runs WHERE job = ? AND slot = ? AND holder_nonce = ? AND ${LIVE}`,
+          ).get(row.job, row.slot, row.holder_nonce) as Row | undefined;
+          const current = found && toRunRow(found);
+          if (!current || !isStaleClaim(current, now)) return false;
+          const previous = `${current.holder_host}:${current.holder_pid}`;
+          if (current.status === "rerunning") {
+            abandon(db, current, `holder ${previous} died after taking the slot over; not run again`, now);
+            return false;
+          }
+          db.stmt(
+            `UPDATE schedule_runs SET status = 'rerunning', ${HOLDER.assign}, lease_expires_at = ?, note = ?
+             WHERE job = ? AND slot = ? AND holder_nonce = ?`,
+          ).run(
+            ...HOLDER.values(holder),
+            now + lease_ms,
+            `taken over from ${previous}`,
+            current.job,
+            current.slot,
+            current.holder_nonce,
+          );
+          return true;
+        })
+      ),
+    renewClaims: (holder, { now, lease_ms }) =>
+      settle(() =>
+        db.immediate(() => {
+          db.stmt(`UPDATE schedule_runs SET lease_expires_at = ? WHERE holder_nonce = ? AND ${LIVE}`)
+            .run(now + lease_ms, holder.nonce);
+          return db.stmt(`SELECT job, slot FROM schedule_runs WHERE holder_nonce = ? AND ${LIVE}`)
+            .all(holder.nonce).map((r) => ({ job: String(r.job), slot: Number(r.slot) }));
+        })
+      ),
+    finishRuns: (finishes) =>
+      settle(() => db.immediate(() => finishes.map((finish) => finishRun(db, finish)))),
+    lastRecordedSlot: (job) =>
+      settle(() => {
+        const row = db.stmt("SELECT max(slot) AS slot FROM schedule_runs WHERE job = ?").get(job) as Row;
+        return row.slot === null ? null : Number(row.slot);
+      }),
+    recentRuns: (job, limit) =>
+      settle(() =>
+        (db.stmt("SELECT * FROM schedule_runs WHERE job = ? ORDER BY slot DESC LIMIT ?").all(
+          job,
+          limit,
+        ) as Row[])
+          .map(toRunRow)
+      ),
+  };
+}
+
+function liveClaims(db: SqliteDb): RunRow[] {
+  return (db.stmt(`SELECT * FROM schedule_runs WHERE ${LIVE}`).all() as Row[]).map(toRunRow);
+}
+
+/** INSERT OR IGNORE of one row held by `holder`; false when the slot already has a row. */
+function insertRun(
+  db: SqliteDb,
+  claim: SlotClaim,
+  holder: ProcessIdentity,
+  row: Pick<RunRow, "status" | "claimed_at" | "lease_expires_at" | "finished_at" | "note">,
+): boolean {
+  return Number(
+    db.stmt(
+      `INSERT OR IGNORE INTO schedule_runs (job, slot, status, ${HOLDER.names}, claimed_at, lease_expires_at,
+         finished_at, note) VALUES (?, ?, ?, ${HOLDER.placeholders}, ?, ?, ?, ?)`,
+    ).run(
+      claim.job,
+      claim.slot,
+      row.status,
+      ...HOLDER.values(holder),
+      row.claimed_at,
+      row.lease_expires_at,
+      row.finished_at,
+      row.note,
+    ).changes,
+  ) === 1;
+}
+
+function heldRow(claim: SlotClaim, holder: ProcessIdentity, leaseExpiresAt: number): RunRow {
+  return {
+    job: claim.job,
+    slot: claim.slot,
+    status: "running",
+    holder_host: holder.host,
+    holder_pid: holder.pid,
+    holder_started: holder.started,
+    holder_nonce: holder.nonce,
+    claimed_at: leaseExpiresAt,
+    lease_expires_at: leaseExpiresAt,
+    finished_at: null,
+    session_id: null,
+    note: claim.note ?? null,
+  };
+}
+
+function abandon(db: SqliteDb, row: RunRow, note: string, now: number): void {
+  db.stmt(
+    `UPDATE schedule_runs SET status = 'abandoned', finished_at = ?, note = ?
+     WHERE job = ? AND slot = ? AND holder_nonce = ? AND ${LIVE}`,
+  ).run(now, note, row.job, row.slot, row.holder_nonce);
+}
+
+/** Records how a run ended; false when its holder no longer owns the claim (it was taken over). */
+function finishRun(db: SqliteDb, { claim, holder, outcome }: RunFinish): boolean {
+  return Number(
+    db.stmt(
+      `UPDATE schedule_runs SET status = ?, session_id = ?, finished_at = ?, lease_expires_at = NULL,
+         note = coalesce(?, note) WHERE job = ? AND slot = ? AND holder_nonce = ? AND ${LIVE}`,
+    ).run(
+      outcome.status,
+      outcome.session_id,
+      outcome.now,
+      outcome.note ?? null,
+      claim.job,
+      claim.slot,
+      holder.nonce,
+    ).changes,
+  ) === 1;
+}

@@ -1,0 +1,144 @@
+/** The `sessions` table: create, read, resolve references, update, usage totals and ownership. */
+import type { SQLInputValue } from "node:sqlite";
+import { NotFoundError } from "../../core/errors.ts";
+import type { SessionOps } from "../store.ts";
+import { newSessionId } from "../session_id.ts";
+import { type Row, settle, type SqliteDb } from "./_db.ts";
+import { OWNER } from "./_holder.ts";
+import { toSession } from "./_rows.ts";
+
+export function sessionOps(db: SqliteDb): SessionOps {
+  return {
+    createSession: (input) =>
+      settle(() => {
+        const now = db.clock.now();
+        const id = input.id ?? newSessionId(now);
+        db.immediate(() =>
+          db.stmt(
+            `INSERT INTO sessions (id, job, job_path, status, parent_id, created_at, updated_at, config_json, model)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          ).run(
+            id,
+            input.job,
+            input.job_path ?? null,
+            input.status ?? "running",
+            input.parent_id ?? null,
+            now,
+            now,
+            input.config_json ?? "{}",
+            input.model ?? null,
+          )
+        );
+        return getSession(db, id)!;
+      }),
+    getSession: (id) => settle(() => getSession(db, id)),
+    resolveSessionId: (ref) => settle(() => resolveSessionId(db, ref)),
+    resolveSessionIds: (refs, options) => settle(() => resolveSessionIds(db, refs, options)),
+    updateSession: (id, patch) =>
+      settle(() => {
+        const keys = Object.keys(patch).filter((k) => (patch as Record<string, unknown>)[k] !== undefined);
+        const values = keys.map((k) => (patch as Record<string, SQLInputValue>)[k]!);
+        const assign = keys.map((k) => `${k} = ?`).concat("updated_at = ?").join(", ");
+        db.immediate(() =>
+          db.stmt(`UPDATE sessions SET ${assign} WHERE id = ?`).run(...values, db.clock.now(), id)
+        );
+      }),
+    addUsage: (id, usage) =>
+      settle(() => {
+        db.immediate(() =>
+          db.stmt(
+            `UPDATE sessions SET turns = turns + ?, prompt_tokens = prompt_tokens + ?,
+             completion_tokens = completion_tokens + ?, updated_at = ? WHERE id = ?`,
+          ).run(usage.turns, usage.prompt_tokens, usage.completion_tokens, db.clock.now(), id)
+        );
+      }),
+    adoptSession: (id, { expected, holder }) =>
+      settle(() =>
+        db.immediate(() =>
+          Number(
+            db.stmt(
+              `UPDATE sessions SET ${OWNER.assign}
+               WHERE id = ? AND owner_host IS ? AND owner_pid IS ? AND owner_started IS ?`,
+            ).run(
+              ...OWNER.values(holder),
+              id,
+              expected.owner_host,
+              expected.owner_pid,
+              expected.owner_started,
+            ).changes,
+          ) === 1
+        )
+      ),
+  };
+}
+
+export function getSession(db: SqliteDb, id: string) {
+  const row = db.stmt("SELECT * FROM sessions WHERE id = ?").get(id) as Row | undefined;
+  return row ? toSession(row) : undefined;
+}
+
+function latestId(db: SqliteDb): string | undefined {
+  const row = db.stmt(
+    "SELECT id FROM sessions WHERE archived_at IS NULL ORDER BY created_at DESC, rowid DESC LIMIT 1",
+  ).get() as Row | undefined;
+  return row ? String(row.id) : undefined;
+}
+
+function exactId(db: SqliteDb, id: string): boolean {
+  return db.stmt("SELECT 1 FROM sessions WHERE id = ?").get(id) !== undefined;
+}
+
+/** Up to `limit` ids starting with `prefix`, in id order. */
+function idsWithPrefix(db: SqliteDb, prefix: string, limit: number): string[] {
+  return db.stmt("SELECT id FROM sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT ?")
+    .all(prefix, prefix + "\uffff", limit).map((row) => String(row.id));
+}
+
+function resolveSessionId(db: SqliteDb, ref: string): string {
+  if (ref === "latest") {
+    const id = latestId(db);
+    if (id === undefined) {
+      throw new NotFoundError(`Cannot resolve session "latest": the store has no sessions`);
+    }
+    return id;
+  }
+  if (exactId(db, ref)) return ref;
+  const matches = idsWithPrefix(db, ref, 2);
+  if (matches.length === 1) return matches[0]!;
+  throw new NotFoundError(`Cannot find session "${ref}": no such session id`);
+}
+
+export function resolveSessionIds(
+  db: SqliteDb,
+  refs: readonly string[],
+  options: { action: string; mutating?: boolean },
+): string[] {
+  const ids: string[] = [];
+  const problems: string[] = [];
+  for (const ref of refs) {
+    const found = resolveOne(db, ref);
+    if (typeof found === "string") {
+      if (!ids.includes(found)) ids.push(found);
+    } else problems.push(found.problem);
+  }
+  if (problems.length > 0) {
+    const suffix = options.mutating ? "; nothing was changed" : "";
+    throw new NotFoundError(`Cannot ${options.action}: ${problems.join(", ")}${suffix}`);
+  }
+  return ids;
+}
+
+function resolveOne(db: SqliteDb, ref: string): string | { problem: string } {
+  if (ref === "latest") {
+    return latestId(db) ?? { problem: `no session "latest": the store has no unarchived sessions` };
+  }
+  if (exactId(db, ref)) return ref;
+  const matches = idsWithPrefix(db, ref, 3);
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length === 0 || ref === "") return { problem: `unknown session id "${ref}"` };
+  return {
+    problem: `ambiguous session id prefix "${ref}" (matches ${matches.join(", ")}${
+      matches.length > 2 ? ", …" : ""
+    })`,
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * The SQLite store: one file (WAL, `synchronous=NORMAL`, `busy_timeout`, mode 0600) shared by every Hermes
+ * process on a machine, schema versioned by runtime/store/_migrations.ts. Operations run synchronously
+ * inside (each write a short `BEGIN IMMEDIATE` transaction, nothing awaited in one) and hand back promises.
+ */
+import { DatabaseSync } from "node:sqlite";
+import { type Clock, systemClock } from "../../core/clock.ts";
+import type { Store } from "../store.ts";
+import { migrations } from "../_migrations.ts";
+import { settle, SqliteDb } from "./_db.ts";
+import { SQLITE_HANDLE } from "./_handle.ts";
+import { adminOps } from "./admin.ts";
+import { compactionOps } from "./compactions.ts";
+import { stateOps } from "./kv.ts";
+import { leaseOps } from "./leases.ts";
+import { messageOps } from "./messages.ts";
+import { pluginStateOps } from "./plugin_state.ts";
+import { scheduleOps } from "./schedule_runs.ts";
+import { searchOps } from "./search.ts";
+import { sessionOps } from "./sessions.ts";
+
+export interface SqliteStoreOptions {
+  /** Stamps rows (created_at, updated_at, archived_at) and paces prunes. Default: the system clock. */
+  clock?: Clock;
+  /** Milliseconds a writer waits for another process's transaction. Default 10 000. */
+  busyTimeoutMs?: number;
+}
+
+/** Opens (creating if needed, mode 0600) and migrates the store at `path` (or `:memory:`). */
+export function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Store {
+  if (path !== ":memory:") createPrivate(path);
+  const connection = new DatabaseSync(path);
+  connection.exec(`PRAGMA busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
+  connection.exec("PRAGMA journal_mode = WAL");
+  connection.exec("PRAGMA synchronous = NORMAL");
+  connection.exec("PRAGMA foreign_keys = ON");
+  const db = new SqliteDb(connection, options.clock ?? systemClock);
+  migrate(db);
+  const store: Store = {
+    ...sessionOps(db),
+    ...messageOps(db),
+    ...stateOps(db),
+    ...leaseOps(db),
+    ...compactionOps(db),
+    ...scheduleOps(db),
+    ...pluginStateOps(db),
+    ...searchOps(db),
+    ...adminOps(db),
+    close: () => settle(() => db.close()),
+  };
+  Object.defineProperty(store, SQLITE_HANDLE, { value: db });
+  return store;
+}
+
+/** A new store file is created readable by its owner only; SQLite gives its -wal and -shm files that mode too. */
+function createPrivate(path: string): void {
+  try {
+    Deno.openSync(path, { createNew: true, write: true, mode: 0o600 }).close();
+  } catch (error) {
+    if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+  }
+}
+
+function migrate(db: SqliteDb): void {
+  const version = () =>
+    Number((db.db.prepare("PRAGMA user_version").get() as { user_version: number }).user_version);
+  if (version() >= migrations.length) return;
+  db.immediate(() => {
+    // Re-read inside the lock: another process may have migrated meanwhile.
+    for (let v = version(); v < migrations.length; v++) {
+      db.db.exec(migrations[v]!);
+      db.db.exec(`PRAGMA user_version = ${v + 1}`);
+    }
+  });
+}

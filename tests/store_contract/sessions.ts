@@ -1,0 +1,134 @@
+/** Contract: sessions are created, read, resolved, updated, counted and adopted. */
+import assert from "node:assert/strict";
+import { NotFoundError } from "../../runtime/core/errors.ts";
+import { deadHolder, liveHolder, type OpenStore, ownedBy, SetClock } from "./_fixture.ts";
+
+export function sessionContract(name: string, open: OpenStore): void {
+  Deno.test(`${name}: sessions are created with defaults, read back and updated`, async () => {
+    const clock = new SetClock();
+    await using fx = await open({ clock });
+    const a = await fx.store.createSession({ job: "a", model: "m", config_json: '{"x":1}' });
+    assert.equal(a.status, "running");
+    assert.equal(a.created_at, clock.at);
+    assert.deepEqual(await fx.store.getSession(a.id), a);
+    const b = await fx.store.createSession({ job: "b", parent_id: a.id, status: "idle", id: "fixed-id" });
+    assert.equal(b.id, "fixed-id");
+    assert.equal(b.parent_id, a.id);
+    clock.at += 1000;
+    await fx.store.updateSession(a.id, {
+      status: "success",
+      terminal_reason: "completed",
+      ended_at: clock.at,
+    });
+    const updated = (await fx.store.getSession(a.id))!;
+    assert.deepEqual(
+      [updated.status, updated.terminal_reason, updated.ended_at, updated.updated_at, updated.created_at],
+      ["success", "completed", clock.at, clock.at, a.created_at],
+    );
+    assert.equal(await fx.store.getSession("missing"), undefined);
+  });
+
+  Deno.test(`${name}: resolveSessionId takes an id, a unique prefix or latest`, async () => {
+    const clock = new SetClock();
+    await using fx = await open({ clock });
+    const a = await fx.store.createSession({ job: "a", id: "20260101-000000-aaaaaa" });
+    clock.at += 1;
+    const b = await fx.store.createSession({ job: "b", id: "20260101-000000-aabbbb" });
+    assert.equal(await fx.store.resolveSessionId("latest"), b.id);
+    assert.equal(await fx.store.resolveSessionId(a.id), a.id);
+    assert.equal(await fx.store.resolveSessionId("20260101-000000-aab"), b.id);
+    await assert.rejects(fx.store.resolveSessionId("20260101-000000-aa"), NotFoundError, "ambiguous");
+    await assert.rejects(fx.store.resolveSessionId("nope"), NotFoundError);
+    await fx.store.archiveSessions([b.id]);
+    assert.equal(await fx.store.resolveSessionId("latest"), a.id, "latest skips archived sessions");
+  });
+
+  Deno.test(`${name}: resolveSessionId on an empty store names "latest"`, async () => {
+    await using fx = await open();
+    await assert.rejects(
+      fx.store.resolveSessionId("latest"),
+      (e: Error) => e instanceof NotFoundError && /"latest"/.test(e.message),
+    );
+  });
+
+  Deno.test(`${name}: resolveSessionIds resolves all or names every problem`, async () => {
+    const clock = new SetClock();
+    await using fx = await open({ clock });
+    await fx.store.createSession({ job: "a", id: "20260101-000000-aaaaaa" });
+    clock.at += 1;
+    await fx.store.createSession({ job: "b", id: "20260101-000000-aabbbb" });
+    clock.at += 1;
+    await fx.store.createSession({ job: "c", id: "20260101-000000-aacccc" });
+    assert.deepEqual(
+      await fx.store.resolveSessionIds(["20260101-000000-aab", "latest", "20260101-000000-aabbbb"], {
+        action: "show sessions",
+      }),
+      ["20260101-000000-aabbbb", "20260101-000000-aacccc"],
+      "duplicates are returned once, in first-mention order",
+    );
+    await assert.rejects(
+      fx.store.resolveSessionIds(["nope", "20260101-000000-aa", "latest"], {
+        action: "delete sessions",
+        mutating: true,
+      }),
+      (error: Error) => {
+        assert.ok(error instanceof NotFoundError);
+        assert.equal(
+          error.message,
+          `Cannot delete sessions: unknown session id "nope", ambiguous session id prefix "20260101-000000-aa" ` +
+            `(matches 20260101-000000-aaaaaa, 20260101-000000-aabbbb, 20260101-000000-aacccc, …); nothing was changed`,
+        );
+        return true;
+      },
+    );
+    await assert.rejects(
+      fx.store.resolveSessionIds([""], { action: "show session" }),
+      /unknown session id ""$/,
+    );
+  });
+
+  Deno.test(`${name}: resolveSessionIds on an empty store explains "latest"`, async () => {
+    await using fx = await open();
+    await assert.rejects(
+      fx.store.resolveSessionIds(["latest"], { action: "show session" }),
+      /no session "latest": the store has no unarchived sessions/,
+    );
+  });
+
+  Deno.test(`${name}: addUsage adds to the session's totals`, async () => {
+    const clock = new SetClock();
+    await using fx = await open({ clock });
+    const s = await fx.store.createSession({ job: "j" });
+    await fx.store.addUsage(s.id, { turns: 2, prompt_tokens: 100, completion_tokens: 10 });
+    clock.at += 5;
+    await fx.store.addUsage(s.id, { turns: 1, prompt_tokens: 50, completion_tokens: 5 });
+    const row = (await fx.store.getSession(s.id))!;
+    assert.deepEqual([row.turns, row.prompt_tokens, row.completion_tokens, row.updated_at], [
+      3,
+      150,
+      15,
+      clock.at,
+    ]);
+  });
+
+  Deno.test(`${name}: adoptSession is a compare-and-set on the owner: one adopter wins`, async () => {
+    await using fx = await open();
+    const other = await fx.connect();
+    const s = await fx.store.createSession({ job: "j" });
+    const dead = await deadHolder();
+    await fx.store.updateSession(s.id, ownedBy(dead));
+    const expected = ownedBy(dead);
+    const [first, second] = [liveHolder(), liveHolder()];
+    assert.equal(await fx.store.adoptSession(s.id, { expected, holder: first }), true);
+    assert.equal(await other.adoptSession(s.id, { expected, holder: second }), false, "the owner changed");
+    const row = (await fx.store.getSession(s.id))!;
+    assert.deepEqual([row.owner_host, row.owner_pid, row.owner_started], [
+      first.host,
+      first.pid,
+      first.started,
+    ]);
+    const none = { owner_host: null, owner_pid: null, owner_started: null };
+    const unowned = await fx.store.createSession({ job: "j" });
+    assert.equal(await fx.store.adoptSession(unowned.id, { expected: none, holder: first }), true);
+  });
+}
