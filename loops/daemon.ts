@@ -14,7 +14,7 @@ import { loadScheduledJobs, type ScheduledJob } from "./daemon_jobs.ts";
 import { reloadJobs, type ScheduledEntry } from "./job_reload.ts";
 import { watchJobFiles } from "./job_watch.ts";
 import { ClaimedRuns, type InFlight, type ScheduledRunner } from "./daemon_runs.ts";
-import { RECURRING_KEYS } from "./recurring_active.ts";
+import { hasActiveRecurring, RECURRING_KEYS } from "./recurring_active.ts";
 import { catchUpPlan, dueSlot } from "./slot_plan.ts";
 
 export type { ScheduledRun, ScheduledRunner } from "./daemon_runs.ts";
@@ -204,6 +204,7 @@ export class Daemon {
   async #adoptOrphans(): Promise<void> {
     const resumer = this.#resumer!;
     for (const session of await this.#o.store.orphanedSessions(RECURRING_KEYS)) {
+      if (!hasActiveRecurring(session.state)) continue;
       const entry = this.#entries.get(session.job);
       if (!entry || this.#resuming.has(session.id)) continue;
       if (!(await this.#o.store.adoptSession(session.id, { expected: session, holder: this.#holder }))) {

@@ -80,7 +80,8 @@ async function start(ctx: RecurringContext, agent: AgentLike, args: LoopStart, c
   let footer: string;
   if (!after || after.id !== state.id) footer = "The loop was replaced during its first tick.";
   else if (after.status === "active") {
-    footer = `Next tick in ${formatDuration(after.next_due - clock.now())}.`;
+    // The delay decided when the tick ended, not the time left now: the store write after it takes time.
+    footer = `Next tick in ${formatDuration(after.next_due - after.updated_at)}.`;
   } else {footer = `Loop ${after.status} after ${plural(after.tick, "tick")}: ${
       describeReason(after.reason)
     }.`;}

@@ -17,6 +17,11 @@ export function isActiveState<T extends { status?: unknown }>(
   return state?.status === "active";
 }
 
+/** True when one of the stored recurring states (key → value, as the store returns them) is active. */
+export function hasActiveRecurring(states: Record<string, unknown>): boolean {
+  return RECURRING_KEYS.some((key) => isActiveState(states[key] as { status?: unknown } | undefined));
+}
+
 export async function isRecurringActive(store: Store, sessionId: string): Promise<boolean> {
   for (const key of RECURRING_KEYS) {
     if (isActiveState(await store.getState<{ status?: unknown }>(sessionId, key))) return true;

@@ -22,7 +22,7 @@ import { newSessionId, type Store } from "../store/store.ts";
 import type { PluginInfo } from "../../plugins/host.ts";
 import { builtinTools } from "../tools/builtin.ts";
 import type { Tool } from "../tools/tool.ts";
-import type { SessionRow, SessionStatus } from "../core/types.ts";
+import type { SessionStatus } from "../core/types.ts";
 
 export interface OpenSessionOptions {
   job: ResolvedJob;
@@ -47,8 +47,6 @@ export interface OpenSessionOptions {
 
 export interface LiveSession {
   readonly id: string;
-  /** The session row as it was when opened (usage counters before this run). */
-  readonly opened: SessionRow;
   readonly agent: Agent;
   readonly budget: Budget;
   readonly model: ResolvedModel;
@@ -95,13 +93,15 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     ...(options.wrapTools ? options.wrapTools(builtins, job) : builtins),
     ...(plugins?.tools() ?? []),
   ];
-  const opened = resumed ?? await store.createSession({
-    id,
-    job: spec.name,
-    job_path: job.path,
-    model: model.name,
-    config_json: JSON.stringify({ spec, dir: job.dir, path: job.path, inputs: job.inputs, env: job.env }),
-  });
+  if (!resumed) {
+    await store.createSession({
+      id,
+      job: spec.name,
+      job_path: job.path,
+      model: model.name,
+      config_json: JSON.stringify({ spec, dir: job.dir, path: job.path, inputs: job.inputs, env: job.env }),
+    });
+  }
   const me = currentProcess();
   await store.updateSession(id, {
     status: "running",
@@ -173,7 +173,6 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   let finished = false;
   return {
     id,
-    opened,
     agent,
     budget,
     model,

@@ -408,6 +408,8 @@ export interface PruneResult {
 export interface OrphanedSession extends SessionOwner {
   id: string;
   job: string;
+  /** The session's stored values of the keys asked for (absent keys are left out). */
+  state: Record<string, unknown>;
 }
 
 export interface AdminOps {
@@ -436,8 +438,8 @@ export interface AdminOps {
    */
   findBusySessions(ids: readonly string[]): Promise<BusySession[]>;
   /**
-   * Running, unarchived sessions with an active state (`status: "active"`) under one of `keys`, whose owner
-   * is provably dead on this host.
+   * Running, unarchived sessions holding a state under one of `keys`, whose owner is provably dead on this
+   * host, with those states: which of them keeps a session going is the caller's rule, not the store's.
    */
   orphanedSessions(keys: readonly string[]): Promise<OrphanedSession[]>;
 }

@@ -202,7 +202,7 @@ export function adminContract(name: string, open: OpenStore): void {
     assert.deepEqual((await store.pruneSessions({ olderThanMs: DAY })).ids, []);
   });
 
-  Deno.test(`${name}: orphanedSessions lists running sessions with active recurring work and a dead owner`, async () => {
+  Deno.test(`${name}: orphanedSessions lists running sessions with a dead owner and their stored states`, async () => {
     await using fx = await open();
     const { store } = fx;
     const dead = await deadHolder();
@@ -220,14 +220,20 @@ export function adminContract(name: string, open: OpenStore): void {
     const loop = await make(ownedBy(dead), { key: "loop", status: "active" });
     const beat = await make(ownedBy(dead), { key: "heartbeat", status: "active" });
     await make(ownedBy(liveHolder()), { key: "loop", status: "active" });
-    await make(ownedBy(dead), { key: "loop", status: "paused" });
+    const paused = await make(ownedBy(dead), { key: "loop", status: "paused" });
     await make(ownedBy(dead), { key: "other", status: "active" });
     await make(ownedBy(dead), { key: "loop", status: "active" }, { status: "success" });
     await make(ownedBy(dead), { key: "loop", status: "active" }, { archive: true });
     await make(null, { key: "loop", status: "active" });
     const orphans = await store.orphanedSessions(["loop", "heartbeat"]);
-    assert.deepEqual(orphans.map((o) => o.id).sort(), [loop, beat].sort());
-    assert.deepEqual(orphans.find((o) => o.id === loop), { id: loop, job: "j", ...ownedBy(dead) });
+    assert.deepEqual(orphans.map((o) => o.id).sort(), [loop, beat, paused].sort());
+    assert.deepEqual(orphans.find((o) => o.id === loop), {
+      id: loop,
+      job: "j",
+      ...ownedBy(dead),
+      state: { loop: { status: "active", tick: 3 } },
+    });
+    assert.deepEqual(orphans.find((o) => o.id === paused)?.state, { loop: { status: "paused", tick: 3 } });
     assert.deepEqual((await store.orphanedSessions(["heartbeat"])).map((o) => o.id), [beat]);
     assert.deepEqual(await store.orphanedSessions([]), []);
   });

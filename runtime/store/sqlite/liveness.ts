@@ -36,19 +36,32 @@ export function findBusySessions(db: SqliteDb, ids: readonly string[]): BusySess
 }
 
 export function orphanedSessions(db: SqliteDb, keys: readonly string[]): OrphanedSession[] {
+  // Which states keep a session going is the caller's rule (loops/recurring_active.ts): return them all.
   const rows = db.stmt(
-    `SELECT DISTINCT s.id, s.job, s.owner_host, s.owner_pid, s.owner_started
+    `SELECT s.id, s.job, s.owner_host, s.owner_pid, s.owner_started, kv.key, kv.value
      FROM session_kv kv JOIN sessions s ON s.id = kv.session_id
-     WHERE kv.key IN (SELECT value FROM json_each(?)) AND json_extract(kv.value, '$.status') = 'active'
-       AND s.status = 'running' AND s.archived_at IS NULL AND s.owner_pid IS NOT NULL`,
+     WHERE kv.key IN (SELECT value FROM json_each(?))
+       AND s.status = 'running' AND s.archived_at IS NULL AND s.owner_pid IS NOT NULL
+     ORDER BY s.id`,
   ).all(jsonList(keys)) as Row[];
-  return rows.map((row) => ({
-    id: String(row.id),
-    job: String(row.job),
-    owner_host: row.owner_host === null ? null : String(row.owner_host),
-    owner_pid: row.owner_pid === null ? null : Number(row.owner_pid),
-    owner_started: row.owner_started === null ? null : String(row.owner_started),
-  })).filter((s) =>
+  const sessions = new Map<string, OrphanedSession>();
+  for (const row of rows) {
+    const id = String(row.id);
+    let session = sessions.get(id);
+    if (!session) {
+      session = {
+        id,
+        job: String(row.job),
+        owner_host: row.owner_host === null ? null : String(row.owner_host),
+        owner_pid: row.owner_pid === null ? null : Number(row.owner_pid),
+        owner_started: row.owner_started === null ? null : String(row.owner_started),
+        state: {},
+      };
+      sessions.set(id, session);
+    }
+    session.state[String(row.key)] = JSON.parse(String(row.value));
+  }
+  return [...sessions.values()].filter((s) =>
     isProvablyDead({ host: s.owner_host ?? "", pid: Number(s.owner_pid), started: s.owner_started ?? "" })
   );
 }
