@@ -18,6 +18,7 @@ import { currentProcess } from "../runtime/core/process_identity.ts";
 import type { Provider } from "../runtime/providers/provider.ts";
 import type { AppendMessage, Store } from "../runtime/store/store.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
+import { ratio, report, spread } from "./_stats.ts";
 
 const MESSAGES = 10_000;
 const APPENDS = 1_000;
@@ -104,11 +105,9 @@ async function main(): Promise<void> {
       await fresh.close();
     }
     console.log(
-      `compaction bookkeeping on a ${MESSAGES}-message session (median of ${rounds}, target ≤ 200 ms end to end)`,
+      `compaction bookkeeping on a ${MESSAGES}-message session (${rounds} rounds, target ≤ 200 ms end to end)`,
     );
-    for (const [name, samples] of Object.entries(phases)) {
-      console.log(`  ${name.padEnd(40)} ${ms(median(samples))}`);
-    }
+    for (const [name, samples] of Object.entries(phases)) report(`  ${name}`, spread(samples));
 
     const appendsPath = `${dir}/appends.db`;
     const store = openSqliteStore(appendsPath);
@@ -130,15 +129,13 @@ async function main(): Promise<void> {
       await holderProcess.status;
     }
     await store.close();
-    const f = median(free);
-    const h = median(held);
-    console.log(`message append throughput, ${APPENDS} single-message transactions (median of ${rounds})`);
-    console.log(`  ${"no lease".padEnd(40)} ${Math.round(f)} msg/s`);
+    const perSecond = (rate: number) => `${Math.round(rate)} msg/s`;
     console.log(
-      `  ${"lease held + refreshed every 10 ms".padEnd(40)} ${Math.round(h)} msg/s (${
-        (h / f * 100).toFixed(0)
-      } %)`,
+      `message append throughput, ${APPENDS} single-message transactions (${rounds} rounds, interleaved)`,
     );
+    report("  no lease", spread(free, perSecond));
+    report("  lease held + refreshed every 10 ms", spread(held, perSecond));
+    report("  held / no lease", ratio(held, free));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -207,15 +204,6 @@ async function holdLease(dbPath: string, sessionId: string): Promise<void> {
   await kept.stop();
   await store.releaseLease({ sessionId, nonce: holder.nonce });
   await store.close();
-}
-
-function median(samples: number[]): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
-
-function ms(value: number): string {
-  return `${value.toFixed(1)} ms`;
 }
 
 if (Deno.args[0] === "hold-lease") await holdLease(Deno.args[1]!, Deno.args[2]!);

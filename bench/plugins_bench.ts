@@ -2,7 +2,8 @@
  * Plugin host benchmark (DESIGN §11): plugin start (spawn → registered, target ≤ 80 ms), hook round trip
  * host → plugin → host (target ≤ 0.5 ms median), and the hooks of one agent turn with 5 plugins each
  * observing every hook (target ≤ 3 ms). Each hook measurement is interleaved with the same exchange over
- * raw pipes to `deno` echo processes, so the ratio stays meaningful on a loaded machine.
+ * raw pipes to `deno` echo processes, so the ratio stays meaningful on a loaded machine. Each figure is the
+ * median (min–max) of per-block medians.
  * Run: `deno run -A bench/plugins_bench.ts`.
  */
 import { pathToFileURL } from "node:url";
@@ -10,6 +11,7 @@ import { startPlugins } from "../plugins/host.ts";
 import { PluginProcess } from "../plugins/process.ts";
 import { silentLogger } from "../runtime/core/log.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
+import { interleave, median, ratio, report, spread } from "./_stats.ts";
 
 const OBSERVER = `
 const hooks = ["on_session_start", "on_session_end", "pre_llm_call", "post_llm_call", "pre_tool_call",
@@ -20,11 +22,6 @@ export function register(ctx) {
 `;
 const ECHO = "const b = new Uint8Array(65536); for (;;) { const n = await Deno.stdin.read(b); " +
   "if (n === null) Deno.exit(0); Deno.stdout.writeSync(b.subarray(0, n)); }";
-
-function median(samples: number[]): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
 
 /** `count` echo subprocesses; `round()` sends one line to all of them at once and awaits every echo. */
 function echoes(count: number) {
@@ -47,24 +44,18 @@ function echoes(count: number) {
   };
 }
 
-/** Alternates blocks of `a` and `b` so both see the same machine load; returns both medians. */
-async function interleaved(
-  blocks: number,
-  perBlock: number,
-  a: () => Promise<unknown>,
-  b: () => Promise<unknown>,
-) {
-  const samples: [number[], number[]] = [[], []];
-  for (let block = 0; block < blocks; block++) {
-    for (const [i, fn] of [a, b].entries()) {
-      for (let n = 0; n < perBlock; n++) {
-        const t0 = performance.now();
-        await fn();
-        samples[i]!.push(performance.now() - t0);
-      }
+/** Blocks of `a` and `b` alternate (A B A B …) so both see the same machine load; a block's median is a sample. */
+function interleaved(blocks: number, perBlock: number, a: () => Promise<unknown>, b: () => Promise<unknown>) {
+  const block = (fn: () => Promise<unknown>) => async () => {
+    const samples: number[] = [];
+    for (let n = 0; n < perBlock; n++) {
+      const t0 = performance.now();
+      await fn();
+      samples.push(performance.now() - t0);
     }
-  }
-  return samples.map(median) as [number, number];
+    return median(samples);
+  };
+  return interleave({ a: block(a), b: block(b) }, { rounds: blocks, warmup: 0 });
 }
 
 const dir = await Deno.makeTempDir({ prefix: "hermes-plugins-bench-" });
@@ -108,7 +99,7 @@ try {
   const payload = { session_id: "bench", assistant_message: { content: "ok" }, turn: 1 };
   const one = await startPlugins([{ path: paths[0]! }], { job_dir: dir, store, log: silentLogger });
   const rawOne = echoes(1);
-  const [hook, rawHook] = await interleaved(20, 250, () => one.hooks.postLlmCall(payload), rawOne.round);
+  const hook = await interleaved(20, 250, () => one.hooks.postLlmCall(payload), rawOne.round);
   await one.stop();
   await rawOne.close();
 
@@ -132,22 +123,18 @@ try {
   const rawTurn = async () => {
     for (let i = 0; i < 6; i++) await rawFive.round();
   };
-  const [turns, rawTurns] = await interleaved(10, 100, turn, rawTurn);
+  const turns = await interleaved(10, 100, turn, rawTurn);
   await five.stop();
   await rawFive.close();
 
-  const row = (what: string, ms: number, target: string) =>
-    console.log(`${what.padEnd(62)} ${ms.toFixed(3).padStart(8)} ms   ${target}`);
-  row("plugin start, spawn → registered (median of 15)", median(spawn), "(target ≤ 80 ms)");
-  row("startPlugins() of one plugin, preflight included (median of 15)", median(full), "");
-  row("hook round trip host → plugin → host (median of 5000)", hook, "(target ≤ 0.5 ms)");
-  row("  same exchange over raw pipes to one echo process", rawHook, `(× ${(hook / rawHook).toFixed(1)})`);
-  row("turn hooks: 5 plugins × 6 hook calls (median of 1000)", turns, "(target ≤ 3 ms)");
-  row(
-    "  same exchanges over raw pipes to 5 echo processes",
-    rawTurns,
-    `(× ${(turns / rawTurns).toFixed(1)})`,
-  );
+  report("plugin start, spawn → registered (15 starts)", spread(spawn), "≤ 80 ms");
+  report("startPlugins() of one plugin, preflight included (15 starts)", spread(full));
+  report("hook round trip host → plugin → host (20 × 250)", spread(hook.a), "≤ 0.5 ms median");
+  report("  same exchange over raw pipes to one echo process", spread(hook.b));
+  report("  ratio", ratio(hook.a, hook.b));
+  report("turn hooks: 5 plugins × 6 hook calls (10 × 100 turns)", spread(turns.a), "≤ 3 ms");
+  report("  same exchanges over raw pipes to 5 echo processes", spread(turns.b));
+  report("  ratio", ratio(turns.a, turns.b));
 } finally {
   await store.close();
   await Deno.remove(dir, { recursive: true });

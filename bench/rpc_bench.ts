@@ -2,10 +2,10 @@
  * JSON-RPC benchmark (DESIGN §11): round trip of the no-op `ping` through `hermes rpc` (sequential, target
  * ≤ 0.2 ms median) and pipelined throughput (20 000 pings written at once, target ≥ 20 000 req/s), each beside
  * the same exchange with a raw stdin→stdout echo written in Deno: the ceiling of any stdio server.
- * Sequential samples alternate between the two in blocks so both see the same machine load.
+ * Both are measured in alternating blocks (A B A B …) so they see the same machine load.
  * Run: `deno run -A bench/rpc_bench.ts`.
  */
-import { fmt, median, percentile, report } from "./_stats.ts";
+import { fmt, interleave, median, percentile, ratio, report, spread } from "./_stats.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const ECHO = "const b = new Uint8Array(65536); for (;;) { const n = await Deno.stdin.read(b); " +
@@ -88,29 +88,33 @@ try {
   await pipelined(hermes);
   await pipelined(echo);
 
+  // Both sides alternate, block by block (A B A B …): a block's median is one sample.
   const rpcSamples: number[] = [];
-  const echoSamples: number[] = [];
-  for (let block = 0; block < BLOCKS; block++) {
-    await sequential(hermes, rpcSamples, PER_BLOCK);
-    await sequential(echo, echoSamples, PER_BLOCK);
-  }
-  const rpcRates: number[] = [];
-  const echoRates: number[] = [];
-  for (let i = 0; i < 3; i++) {
-    rpcRates.push(await pipelined(hermes));
-    echoRates.push(await pipelined(echo));
-  }
-  const rpcMedian = median(rpcSamples);
-  const echoMedian = median(echoSamples);
-  report("rpc: ping round trip, median", fmt(rpcMedian), "≤ 200 µs");
-  report("rpc: ping round trip, p99", fmt(percentile(rpcSamples, 99)));
-  report("raw Deno echo: line round trip, median (ceiling)", fmt(echoMedian));
-  report("rpc / echo round trip", `${(rpcMedian / echoMedian).toFixed(2)}×`);
-  const rpcRate = Math.max(...rpcRates);
-  const echoRate = Math.max(...echoRates);
-  report(`rpc: ${PIPELINED} pipelined pings, best of 3`, `${Math.round(rpcRate)} req/s`, "≥ 20 000 req/s");
-  report(`raw Deno echo: ${PIPELINED} pipelined lines (ceiling)`, `${Math.round(echoRate)} lines/s`);
-  report("rpc / echo throughput", `${(rpcRate / echoRate * 100).toFixed(0)} %`);
+  const blocks = await interleave({
+    rpc: async () => {
+      const samples: number[] = [];
+      await sequential(hermes, samples, PER_BLOCK);
+      rpcSamples.push(...samples);
+      return median(samples);
+    },
+    echo: async () => {
+      const samples: number[] = [];
+      await sequential(echo, samples, PER_BLOCK);
+      return median(samples);
+    },
+  }, { rounds: BLOCKS, warmup: 0 });
+  const rates = await interleave({ rpc: () => pipelined(hermes), echo: () => pipelined(echo) }, {
+    rounds: 5,
+    warmup: 0,
+  });
+  const perSecond = (rate: number) => `${Math.round(rate)}/s`;
+  report(`rpc: ping round trip (median of ${PER_BLOCK}-ping blocks)`, spread(blocks.rpc), "≤ 200 µs");
+  report("rpc: ping round trip, p99 of all pings", fmt(percentile(rpcSamples, 99)));
+  report("raw Deno echo: line round trip (ceiling)", spread(blocks.echo));
+  report("rpc / echo round trip", ratio(blocks.rpc, blocks.echo));
+  report(`rpc: ${PIPELINED} pipelined pings`, spread(rates.rpc, perSecond), "≥ 20 000 req/s");
+  report(`raw Deno echo: ${PIPELINED} pipelined lines (ceiling)`, spread(rates.echo, perSecond));
+  report("rpc / echo throughput", ratio(rates.rpc, rates.echo));
 } finally {
   await hermes.close();
   await echo.close();

@@ -14,7 +14,17 @@ import type { AppendMessage } from "../runtime/store/store.ts";
 import { sqliteHandle } from "../runtime/store/sqlite/_testing.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import type { SessionStatus } from "../runtime/core/types.ts";
-import { fmt, median, percentile, report } from "./_stats.ts";
+import {
+  fmt,
+  interleave,
+  median,
+  percentile,
+  ratio,
+  report,
+  spread,
+  timeProcess,
+  writeHelloWorld,
+} from "./_stats.ts";
 
 const SESSIONS = 10_000;
 const MESSAGES_PER_SESSION = 100;
@@ -90,24 +100,25 @@ try {
   }
   await store.close();
 
-  console.log("\nCLI process (deno run -A main.ts …; includes Deno start-up)");
-  const hello = await Deno.makeTempFile({ suffix: ".ts" });
-  await Deno.writeTextFile(hello, 'console.log("hello");');
-  const baseline = await cliMedian("bare `deno run` hello world", ["run", hello], 10);
-  await Deno.remove(hello);
-  await cliMedian("sessions list --json (10 000 rows)", cli("sessions", "list", "--json"), 10);
-  const list = await cliMedian(
-    "sessions list --json --limit 50",
-    cli("sessions", "list", "--json", "--limit", "50"),
-    10,
-  );
-  await cliMedian(
-    `sessions search '"${RARE_PHRASE}"'`,
-    cli("sessions", "search", `"${RARE_PHRASE}"`, "--json"),
-    10,
-  );
-  await cliMedian("sessions search build deploy", cli("sessions", "search", "build", "deploy", "--json"), 10);
-  report("sessions list --limit 50: ratio to hello world", `${(list / baseline).toFixed(2)}×`);
+  console.log("\nCLI process (deno run -A main.ts …; includes Deno start-up), interleaved with hello-world");
+  const helloDir = await Deno.makeTempDir({ prefix: "hermes-hello-" });
+  const hello = await writeHelloWorld(helloDir);
+  const commands = {
+    "sessions list --json (10 000 rows)": cli("sessions", "list", "--json"),
+    "sessions list --json --limit 50": cli("sessions", "list", "--json", "--limit", "50"),
+    [`sessions search '"${RARE_PHRASE}"'`]: cli("sessions", "search", `"${RARE_PHRASE}"`, "--json"),
+    "sessions search build deploy": cli("sessions", "search", "build", "deploy", "--json"),
+  };
+  const samples = await interleave<string>({
+    hello: () => timeProcess(["run", hello], { cwd: helloDir }),
+    ...Object.fromEntries(Object.entries(commands).map(([label, args]) => [label, () => timeProcess(args)])),
+  }, { rounds: 10, warmup: 1 });
+  await Deno.remove(helloDir, { recursive: true });
+  report("bare `deno run` hello world", spread(samples.hello!));
+  for (const label of Object.keys(commands)) {
+    report(label, spread(samples[label]!));
+    report("  ratio to hello world", ratio(samples[label]!, samples.hello!));
+  }
 } finally {
   if (values.keep === undefined) await Deno.remove(dir, { recursive: true });
 }
@@ -209,23 +220,6 @@ async function measure(
     times.push(performance.now() - t);
   }
   report(label, `${fmt(median(times))} (p90 ${fmt(percentile(times, 90))})`, target);
-}
-
-async function cliMedian(label: string, args: string[], runs: number): Promise<number> {
-  const times: number[] = [];
-  for (let i = 0; i <= runs; i++) {
-    const t = performance.now();
-    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
-      args,
-      stdout: "null",
-      stderr: "piped",
-    }).output();
-    if (code !== 0) throw new Error(`${label}: exit ${code}: ${new TextDecoder().decode(stderr)}`);
-    if (i > 0) times.push(performance.now() - t);
-  }
-  const m = median(times);
-  report(label, fmt(m));
-  return m;
 }
 
 function mib(bytes: number): string {
