@@ -3,7 +3,7 @@ import type { Cli } from "./_cli.ts";
 import { globalHooks } from "./sessions/_hooks.ts";
 import { ExitCode } from "../runtime/core/errors.ts";
 import { EventBus } from "../runtime/core/events.ts";
-import { loadUserConfig } from "../runtime/config/job.ts";
+import { loadUserConfig } from "../runtime/config/job_file.ts";
 import { VERSION } from "../runtime/core/version.ts";
 import type { ServerContext } from "../runtime/session/server_context.ts";
 

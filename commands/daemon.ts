@@ -8,7 +8,7 @@ import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { parseDuration } from "../runtime/core/duration.ts";
 import { errorMessage, ValidationError } from "../runtime/core/errors.ts";
 import { EventBus } from "../runtime/core/events.ts";
-import { loadJob, loadUserConfig } from "../runtime/config/job.ts";
+import { loadJob, loadUserConfig } from "../runtime/config/job_file.ts";
 import { runJob } from "../runtime/session/run_job.ts";
 import type { Store } from "../runtime/store/store.ts";
 import { Daemon } from "../loops/daemon.ts";

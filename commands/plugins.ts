@@ -7,7 +7,7 @@
 import { resolve } from "node:path";
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
-import { loadJob } from "../runtime/config/job.ts";
+import { loadJob } from "../runtime/config/job_file.ts";
 import type { PluginEntry } from "../runtime/config/job_schema.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import { type PluginInfo, startPlugins } from "../plugins/host.ts";

@@ -2,14 +2,8 @@
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { ExitCode, ValidationError } from "../runtime/core/errors.ts";
 import { EventBus } from "../runtime/core/events.ts";
-import {
-  jobFromObject,
-  loadJob,
-  loadUserConfig,
-  mergeConfig,
-  parseInputFlags,
-  type ResolvedJob,
-} from "../runtime/config/job.ts";
+import { exists } from "../runtime/core/fs.ts";
+import { mergeConfig, parseInputFlags, type ResolvedJob, resolveJob } from "../runtime/config/job.ts";
 import type { JobFile } from "../runtime/config/job_schema.ts";
 import { storedJob } from "../runtime/session/live_session.ts";
 import { runJob, type RunResult } from "../runtime/session/run_job.ts";
@@ -35,20 +29,31 @@ export async function main(cli: Cli): Promise<number> {
     throw new ValidationError(`Invalid --output "${values.output}": expected text, json or stream-json`);
   }
   const prompt = values.prompt === "-" ? await readStdin(cli) : values.prompt;
-  const config = loadUserConfig(`${cli.home}/config.yaml`);
   const inputs = parseInputFlags(values.input ?? []);
   const jobPath = positionals[0];
+  const configPath = `${cli.home}/config.yaml`;
+  // Reading YAML files loads yaml and zod (~20 ms); a one-shot `-p` without config.yaml needs neither.
+  const files = jobPath !== undefined || await exists(configPath)
+    ? await import("../runtime/config/job_file.ts")
+    : undefined;
+  const config = files?.loadUserConfig(configPath);
 
   let store: Store | undefined;
   try {
     let job: ResolvedJob;
-    if (jobPath !== undefined) {
-      job = loadJob(jobPath, { inputs, env: cli.env, ...(config ? { config } : {}) });
+    if (jobPath !== undefined && files) {
+      job = files.loadJob(jobPath, { inputs, env: cli.env, ...(config ? { config } : {}) });
     } else if (values.resume !== undefined) {
       store = cli.openStore();
       job = await storedJob(store, values.resume);
     } else if (prompt !== undefined) {
-      job = jobFromObject(mergeConfig({ name: "oneshot" } as JobFile, config), Deno.cwd(), { env: cli.env });
+      // Built here, not read from a file: only config.yaml's part needed validating, and it was.
+      job = resolveJob(mergeConfig({ name: "oneshot" } as JobFile, config), {
+        path: null,
+        dir: Deno.cwd(),
+        file: "job",
+        env: cli.env,
+      });
     } else {
       throw new ValidationError("hermes run: expected JOB.yaml, -p PROMPT, or --resume SESSION");
     }

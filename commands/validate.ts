@@ -1,7 +1,7 @@
 /** `hermes validate JOB.yaml...`: validate only; exit 0 when every file is valid, else 2. */
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
-import { loadJob, loadUserConfig } from "../runtime/config/job.ts";
+import { loadJob, loadUserConfig } from "../runtime/config/job_file.ts";
 
 export async function main(cli: Cli): Promise<number> {
   const { values, positionals } = parseCommandArgs("validate", cli.args, { json: { type: "boolean" } });

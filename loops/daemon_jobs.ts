@@ -2,7 +2,7 @@
 import { resolve } from "node:path";
 import { LineCounter, parseDocument } from "yaml";
 import { ValidationError } from "../runtime/core/errors.ts";
-import { loadJob } from "../runtime/config/job.ts";
+import { loadJob } from "../runtime/config/job_file.ts";
 import type { ScheduleConfig } from "../runtime/config/job_schema.ts";
 import { compileSchedule, type SlotSchedule } from "./cron_slots.ts";
 

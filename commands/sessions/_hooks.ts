@@ -24,7 +24,7 @@ export async function globalHooks(cli: Cli, store: Store): Promise<HookScope> {
   const hasConfig = await Deno.stat(configPath).then(() => true, () => false);
   // The job loader (YAML, zod) and the plugin host are loaded only when there is a config to read.
   const entries = hasConfig
-    ? (await import("../../runtime/config/job.ts")).loadUserConfig(configPath)?.plugins ?? []
+    ? (await import("../../runtime/config/job_file.ts")).loadUserConfig(configPath)?.plugins ?? []
     : [];
   if (entries.length === 0) return { hooks: noHooks, failed: false, close: () => Promise.resolve() };
   const { lazyPlugins } = await import("../../plugins/lazy.ts");

@@ -10,8 +10,14 @@ const INTERRUPTED_TOOL_RESULT = "error: the tool call did not complete (the run 
 export class Transcript {
   #store: Store;
   #sessionId: string;
-  /** Keyed by `store.transcriptVersion`: the count and highest id of active rows. */
-  #cache: { version: string; count: number; maxId: number; messages: StoredMessage[] } | undefined;
+  /**
+   * Keyed by `store.transcriptVersion`: the count and highest id of active rows. `model` holds the rows as
+   * the provider takes them, built once per row: re-mapping a long transcript before every call costs more
+   * than the rest of the turn.
+   */
+  #cache:
+    | { version: string; count: number; maxId: number; messages: StoredMessage[]; model: Message[] }
+    | undefined;
 
   constructor(store: Store, sessionId: string) {
     this.#store = store;
@@ -24,6 +30,7 @@ export class Transcript {
     const cache = this.#cache;
     if (!cache) return;
     cache.messages.push(...stored);
+    cache.model.push(...stored.map(toMessage));
     cache.count += stored.length;
     cache.maxId = Math.max(cache.maxId, ...stored.map((m) => m.id));
     cache.version = `${cache.count}:${cache.maxId}`;
@@ -37,13 +44,14 @@ export class Transcript {
     if (this.#cache?.version === version) return this.#cache.messages;
     const messages = await this.#store.activeMessages(this.#sessionId);
     const maxId = messages.reduce((m, row) => Math.max(m, row.id), 0);
-    this.#cache = { version, count: messages.length, maxId, messages };
+    this.#cache = { version, count: messages.length, maxId, messages, model: messages.map(toMessage) };
     return messages;
   }
 
-  /** The active rows as the provider takes them. */
+  /** The active rows as the provider takes them: a fresh array (callers may replace entries) of shared rows. */
   async forModel(): Promise<Message[]> {
-    return (await this.active()).map(toMessage);
+    await this.active();
+    return this.#cache!.model.slice();
   }
 
   /** A killed run can leave a tool call without its result; providers reject that, so close it. */

@@ -1,14 +1,10 @@
 /**
- * Loading job files (DESIGN §3): YAML with positions → zod validation → merge with config.yaml →
- * inputs and `{{ inputs.x }}` / `{{ env.X }}` substitution. Every error names file:line:col and exits 2.
+ * Resolving a validated job (DESIGN §3): merge with config.yaml → inputs → `{{ inputs.x }}` / `{{ env.X }}`
+ * substitution. Loading files (YAML and zod, both slow to import) is job_file.ts, so a one-shot
+ * `hermes run -p` without files never loads them.
  */
-import { dirname, resolve } from "node:path";
 import { ValidationError } from "../core/errors.ts";
-import { JobFile, UserConfig } from "./job_schema.ts";
-import { describeIssue, offsetOf, position } from "./_yaml_positions.ts";
-import type { z } from "zod";
-import { entryRelativeTo } from "./plugin_entry.ts";
-import { parseYamlSource, type YamlSource } from "./yaml_source.ts";
+import type { JobFile, UserConfig } from "./job_schema.ts";
 
 export type InputValue = string | number | boolean;
 
@@ -34,80 +30,20 @@ export interface LoadJobOptions {
   validateOnly?: boolean;
 }
 
-type ParsedYaml = YamlSource;
-
-function validate<T extends z.ZodType>(schema: T, file: string, parsed: ParsedYaml): z.infer<T> {
-  if (parsed.value === null || typeof parsed.value !== "object" || Array.isArray(parsed.value)) {
-    throw new ValidationError(`${file}:1:1: expected a mapping of keys (name, prompt, …) at the top level`);
-  }
-  const result = schema.safeParse(parsed.value);
-  if (result.success) return result.data;
-  throw new ValidationError(describeIssue(file, parsed.doc, parsed.lines, schema, result.error.issues[0]!));
-}
-
-function readText(path: string, what: string): string {
-  try {
-    return Deno.readTextFileSync(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      throw new ValidationError(`Cannot read ${what} "${path}": no such file`);
-    }
-    if (error instanceof Deno.errors.IsADirectory) {
-      throw new ValidationError(`Cannot read ${what} "${path}": it is a directory`);
-    }
-    throw new ValidationError(`Cannot read ${what} "${path}": ${(error as Error).message}`);
-  }
-}
-
-export function loadUserConfig(path: string): UserConfig | undefined {
-  let text: string;
-  try {
-    text = Deno.readTextFileSync(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return undefined;
-    throw new ValidationError(`Cannot read config "${path}": ${(error as Error).message}`);
-  }
-  const config = validate(UserConfig, path, parseYamlSource(path, text));
-  // Global plugins live beside config.yaml: their paths and path grants resolve against its directory.
-  const dir = dirname(resolve(path));
-  if (config.plugins) config.plugins = config.plugins.map((entry) => entryRelativeTo(entry, dir));
-  return config;
-}
-
-/** Loads, validates and resolves a job file. */
-export function loadJob(path: string, options: LoadJobOptions = {}): ResolvedJob {
-  const text = readText(path, "job file");
-  const parsed = parseYamlSource(path, text);
-  const spec = validate(JobFile, path, parsed);
-  const absolute = resolve(path);
-  return resolveJob(spec, { ...options, path: absolute, dir: dirname(absolute), parsed, file: path });
-}
-
-/** Validates a job given as an object (JSON-RPC `job.run {job}` and `session.create {job}`). */
-export function jobFromObject(value: unknown, dir: string, options: LoadJobOptions = {}): ResolvedJob {
-  const result = JobFile.safeParse(value);
-  if (!result.success) {
-    const issue = result.error.issues[0]!;
-    const where = issue.path.map(String).join(".") || "(root)";
-    throw new ValidationError(`job: ${where}: ${issue.message}`);
-  }
-  return resolveJob(result.data, { ...options, path: null, dir, file: "job" });
-}
-
-interface ResolveContext extends LoadJobOptions {
+export interface ResolveContext extends LoadJobOptions {
   path: string | null;
   dir: string;
+  /** The file named in errors (`job` for an inline job). */
   file: string;
-  parsed?: ParsedYaml;
+  /** `file:line:col` of a key path, when the job came from a file with positions. */
+  locate?: (keyPath: (string | number)[]) => string;
 }
 
-function resolveJob(spec: JobFile, context: ResolveContext): ResolvedJob {
+/** A validated job merged over config.yaml, with inputs resolved and templates substituted. */
+export function resolveJob(spec: JobFile, context: ResolveContext): ResolvedJob {
   const merged = mergeConfig(spec, context.config);
   const env = Object.fromEntries(Object.entries(merged.env ?? {}).map(([k, v]) => [k, String(v)]));
-  const where = (keyPath: (string | number)[]) =>
-    context.parsed
-      ? `${context.file}:${position(context.parsed.lines, offsetOf(context.parsed.doc, keyPath))}`
-      : context.file;
+  const where = context.locate ?? (() => context.file);
   if (context.validateOnly) {
     checkTemplates(merged, where);
     return { spec: merged, path: context.path, dir: context.dir, inputs: {}, env };

@@ -6,7 +6,7 @@ import { z } from "zod";
 import type { Clock } from "../core/clock.ts";
 import { NotFoundError, RunError, ValidationError } from "../core/errors.ts";
 import type { EventBus } from "../core/events.ts";
-import { jobFromObject, loadJob } from "../config/job.ts";
+import { jobFromObject, loadJob } from "../config/job_file.ts";
 import type { Logger } from "../core/log.ts";
 import type { Redactor } from "../core/redact.ts";
 import { runJob } from "../session/run_job.ts";

@@ -6,36 +6,24 @@
 import { errorMessage, ExitCode, RunError, ValidationError } from "../core/errors.ts";
 import { limitOf, type LimitReason } from "../agent/limits.ts";
 import type { SchemaCheck } from "./output_schema.ts";
+import type { RunResultFields } from "../core/events.ts";
+import type { Usage } from "../core/types.ts";
 
-export type RunStatus = "success" | "failed" | "limit" | "interrupted";
+export type RunStatus = RunResultFields["status"];
 
-/** The result fields that say how it ended; each status fixes what the others may be. */
 export type Ending =
   | { status: "success"; terminal_reason: string; exit_code: typeof ExitCode.success; error: null }
   | { status: "failed"; terminal_reason: string; exit_code: number; error: string }
   | { status: "limit"; terminal_reason: LimitReason; exit_code: typeof ExitCode.limit; error: string }
   | { status: "interrupted"; terminal_reason: "cancelled" | "interrupted"; exit_code: number; error: string };
 
-/** The §4 result object (`hermes run --output json`, RPC `session.prompt` and `job.run`, ACP `_meta`). */
-export interface RunResult {
+/**
+ * The §4 result object (`hermes run --output json`, RPC `session.prompt` and `job.run`, ACP `_meta`): the
+ * `result` event's fields (runtime/core/events.ts, one definition) plus its type and session.
+ */
+export interface RunResult extends RunResultFields {
   type: "result";
-  status: RunStatus;
-  exit_code: number;
   session_id: string;
-  job: string;
-  final: string;
-  output: unknown;
-  turns: number;
-  usage: Usage;
-  duration_ms: number;
-  compactions: number;
-  terminal_reason: string;
-  error: string | null;
-}
-
-export interface Usage {
-  prompt_tokens: number;
-  completion_tokens: number;
 }
 
 /** What was observed when the work threw. */

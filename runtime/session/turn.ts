@@ -19,7 +19,7 @@ import {
   type RunResult,
   type Stop,
 } from "./outcome.ts";
-import { checkAgainstSchema, repairPrompt, type SchemaCheck } from "./output_schema.ts";
+import { repairPrompt, type SchemaCheck } from "./output_schema.ts";
 import type { CommandSource } from "../agent/slash.ts";
 import type { Store } from "../store/store.ts";
 
@@ -103,6 +103,7 @@ export async function runTurn(
     }
     let check: SchemaCheck | undefined;
     if (options.schema) {
+      const { checkAgainstSchema } = await import("./output_check.ts");
       check = checkAgainstSchema(final, options.schema);
       if (!check.ok) {
         log.warn(`final answer does not match output.schema (${check.error}); asking for a repair`);

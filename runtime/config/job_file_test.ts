@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { relative } from "node:path";
 import { ValidationError } from "../core/errors.ts";
-import { loadJob, loadUserConfig, parseInputFlags } from "./job.ts";
+import { parseInputFlags } from "./job.ts";
+import { loadJob, loadUserConfig } from "./job_file.ts";
 
 async function jobFile(yaml: string): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "hermes-job-" });
