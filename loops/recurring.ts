@@ -13,7 +13,7 @@ import type { Store } from "../runtime/store/store.ts";
 import type { Judge, RecurringContext } from "./_context.ts";
 import { runBeat, runLoopTick } from "./_turns.ts";
 import { heartbeatCommand } from "./heartbeat_command.ts";
-import { beatDueAt, HEARTBEAT_KEY, type HeartbeatState } from "./heartbeat_state.ts";
+import { beatDueAt, HEARTBEAT_KEY, type HeartbeatState, isBeatDue } from "./heartbeat_state.ts";
 import { loopCommand } from "./loop_command.ts";
 import { LOOP_KEY, type LoopState } from "./loop_state.ts";
 import { resolveSettings } from "./recurring_config.ts";
@@ -119,8 +119,9 @@ export function createRecurring(options: RecurringOptions): Recurring {
           }
           const beatDue = beating ? beatDueAt(heartbeat) : Infinity;
           if (beatDue <= now) {
-            if (agent.busy) await sleep(sessionId, idlePollMs, signal); // real input goes first
-            else final = (await runBeat(ctx, agent, heartbeat!, signal)).final;
+            if (isBeatDue(heartbeat!, now, agent.busy)) {
+              final = (await runBeat(ctx, agent, heartbeat!, signal)).final;
+            } else await sleep(sessionId, idlePollMs, signal); // real input goes first
             continue;
           }
           await sleep(sessionId, Math.min(loopActive ? loop.next_due : Infinity, beatDue) - now, signal);
