@@ -7,6 +7,8 @@ const scripts = [
   "plugins_bench.ts",
   "rpc_bench.ts",
   "sessions_bench.ts",
+  "store_bench.ts",
+  "sandbox_bench.ts",
   "daemon_bench.ts",
 ];
 const only = Deno.args;

@@ -1,0 +1,134 @@
+/**
+ * The PostgreSQL store's schema, one entry per version (`schema_version` records those applied). Append
+ * only: a released migration is never edited. Times are epoch milliseconds (bigint). Ids and keys that are
+ * compared by prefix or sorted are `COLLATE "C"` (byte order, as in SQLite), whatever the database's locale.
+ */
+export const migrations: readonly string[] = [
+  // 1: everything the contract (DESIGN §5) needs.
+  `
+  CREATE TABLE sessions (
+    id text COLLATE "C" PRIMARY KEY,
+    -- Insertion order: breaks ties between sessions created in the same millisecond (SQLite's rowid).
+    n bigint GENERATED ALWAYS AS IDENTITY,
+    job text NOT NULL,
+    job_path text,
+    status text NOT NULL,
+    terminal_reason text,
+    parent_id text,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    ended_at bigint,
+    archived_at bigint,
+    config_json text NOT NULL DEFAULT '{}',
+    model text,
+    prompt_tokens bigint NOT NULL DEFAULT 0,
+    completion_tokens bigint NOT NULL DEFAULT 0,
+    turns integer NOT NULL DEFAULT 0,
+    owner_host text,
+    owner_pid integer,
+    owner_started text,
+    -- The highest seq given out: an append increments it, which also locks the row, so appends to one
+    -- session are serialised and numbered without gaps across every connection.
+    last_seq bigint NOT NULL DEFAULT 0
+  );
+  CREATE INDEX sessions_created ON sessions (created_at, n);
+  CREATE INDEX sessions_job ON sessions (job, created_at);
+
+  CREATE TABLE messages (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    session_id text COLLATE "C" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    seq bigint NOT NULL,
+    pos double precision NOT NULL,
+    role text NOT NULL,
+    content text NOT NULL,
+    tool_calls text,
+    tool_call_id text,
+    name text,
+    kind text NOT NULL DEFAULT 'message',
+    active boolean NOT NULL DEFAULT true,
+    prompt_tokens integer,
+    completion_tokens integer,
+    created_at bigint NOT NULL,
+    compaction_id bigint,
+    -- Filled lazily by syncSearchIndex (appends stay one cheap insert); NULL until then.
+    tsv tsvector,
+    UNIQUE (session_id, seq)
+  );
+  CREATE INDEX messages_active ON messages (session_id, pos, seq) WHERE active;
+  CREATE INDEX messages_readings ON messages (session_id, seq)
+    WHERE active AND role = 'assistant' AND prompt_tokens IS NOT NULL;
+  CREATE INDEX messages_compaction_rows ON messages (session_id, seq) WHERE active AND kind <> 'message';
+  CREATE INDEX messages_unindexed ON messages (id) WHERE tsv IS NULL;
+  CREATE INDEX messages_search ON messages USING gin (tsv);
+
+  CREATE TABLE session_kv (
+    session_id text COLLATE "C" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    key text COLLATE "C" NOT NULL,
+    value text NOT NULL,
+    updated_at bigint NOT NULL,
+    PRIMARY KEY (session_id, key)
+  );
+
+  CREATE TABLE compaction_leases (
+    session_id text COLLATE "C" PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+    holder_host text NOT NULL,
+    holder_pid integer NOT NULL,
+    holder_started text NOT NULL,
+    holder_nonce text NOT NULL,
+    acquired_at bigint NOT NULL,
+    expires_at bigint NOT NULL
+  );
+
+  -- Every compaction pass, committed or not, content-free, with the session's running totals.
+  CREATE TABLE compaction_log (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    session_id text COLLATE "C" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    kind text NOT NULL,
+    reason text NOT NULL,
+    outcome text NOT NULL,
+    before_tokens bigint NOT NULL,
+    after_tokens bigint NOT NULL,
+    messages_removed integer NOT NULL,
+    created_at bigint NOT NULL,
+    detail text,
+    threshold_tokens bigint,
+    window_tokens bigint,
+    occupancy double precision,
+    duration_ms bigint,
+    absorbed_messages integer,
+    absorbed_tokens bigint,
+    summary_tokens bigint,
+    total_passes integer NOT NULL,
+    total_committed integer NOT NULL,
+    total_hard integer NOT NULL,
+    total_saved_tokens bigint NOT NULL
+  );
+  CREATE INDEX compaction_log_session ON compaction_log (session_id, id);
+
+  CREATE TABLE schedule_runs (
+    job text COLLATE "C" NOT NULL,
+    slot bigint NOT NULL,
+    status text NOT NULL,
+    holder_host text,
+    holder_pid integer,
+    holder_started text,
+    holder_nonce text,
+    claimed_at bigint NOT NULL,
+    lease_expires_at bigint,
+    finished_at bigint,
+    session_id text COLLATE "C",
+    note text,
+    PRIMARY KEY (job, slot)
+  );
+  CREATE INDEX schedule_runs_active ON schedule_runs (job, slot) WHERE status IN ('running', 'rerunning');
+  CREATE INDEX schedule_runs_session ON schedule_runs (session_id) WHERE session_id IS NOT NULL;
+
+  CREATE TABLE plugin_state (
+    plugin text COLLATE "C" NOT NULL,
+    key text COLLATE "C" NOT NULL,
+    value text NOT NULL,
+    updated_at bigint NOT NULL,
+    PRIMARY KEY (plugin, key)
+  );
+  `,
+];

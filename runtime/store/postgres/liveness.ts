@@ -1,0 +1,59 @@
+/**
+ * Is a session in use by a live process? Its owner (a run, a daemon loop) or the holder of an unexpired
+ * compaction lease, unless provably dead; a holder on another host is never provably dead. And the
+ * sessions whose recurring work (a state under one of the keys asked for) outlived its owner.
+ */
+import { isProvablyDead } from "../../core/process_identity.ts";
+import type { BusySession, OrphanedSession } from "../store.ts";
+import { json, type PgDb, type Q } from "./_db.ts";
+import { readIdentity } from "./_rows.ts";
+
+export async function findBusySessions(db: PgDb, q: Q, ids: readonly string[]): Promise<BusySession[]> {
+  if (ids.length === 0) return [];
+  const list = json(q, ids);
+  const busy = new Map<string, string>();
+  const owners = await q`
+    SELECT id, owner_host, owner_pid, owner_started FROM sessions
+    WHERE id IN (SELECT value FROM jsonb_array_elements_text(${list})) AND owner_pid IS NOT NULL
+      AND status IN ('running', 'idle')`;
+  for (const row of owners) {
+    const holder = readIdentity(row, "owner");
+    if (!isProvablyDead(holder)) busy.set(String(row.id), `running in pid ${holder.pid} on ${holder.host}`);
+  }
+  const leases = await q`
+    SELECT session_id, holder_host, holder_pid, holder_started, holder_nonce, expires_at FROM compaction_leases
+    WHERE session_id IN (SELECT value FROM jsonb_array_elements_text(${list})) AND expires_at > ${db.clock.now()}`;
+  for (const row of leases) {
+    const holder = readIdentity(row, "holder");
+    if (isProvablyDead(holder)) continue;
+    const id = String(row.session_id);
+    const compacting = `compacting in pid ${holder.pid} on ${holder.host}, lease until ${
+      new Date(Number(row.expires_at)).toISOString()
+    }`;
+    busy.set(id, busy.has(id) ? `${busy.get(id)}; ${compacting}` : compacting);
+  }
+  return ids.filter((id) => busy.has(id)).map((id) => ({ id, reason: busy.get(id)! }));
+}
+
+export async function orphanedSessions(q: Q, keys: readonly string[]): Promise<OrphanedSession[]> {
+  if (keys.length === 0) return [];
+  const rows = await q`
+    SELECT s.id, s.job, s.owner_host, s.owner_pid, s.owner_started, json_object_agg(kv.key, kv.value) AS state
+    FROM session_kv kv JOIN sessions s ON s.id = kv.session_id
+    WHERE kv.key IN (SELECT value FROM jsonb_array_elements_text(${json(q, keys)}))
+      AND s.status = 'running' AND s.archived_at IS NULL AND s.owner_pid IS NOT NULL
+    GROUP BY s.id`;
+  return rows.map((row): OrphanedSession => ({
+    id: String(row.id),
+    job: String(row.job),
+    owner_host: row.owner_host === null ? null : String(row.owner_host),
+    owner_pid: row.owner_pid === null ? null : Number(row.owner_pid),
+    owner_started: row.owner_started === null ? null : String(row.owner_started),
+    // json_object_agg of text values: each value is the stored JSON text of one key.
+    state: Object.fromEntries(
+      Object.entries(row.state as Record<string, string>).map(([key, text]) => [key, JSON.parse(text)]),
+    ),
+  })).filter((s) =>
+    isProvablyDead({ host: s.owner_host ?? "", pid: Number(s.owner_pid), started: s.owner_started ?? "" })
+  );
+}

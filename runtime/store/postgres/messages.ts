@@ -1,0 +1,148 @@
+/**
+ * The `messages` table: appends, the active transcript, the fingerprint the agent caches it by, and the
+ * size-only rows compaction plans and estimates with. An append is one statement: it increments the session's
+ * `last_seq` (locking the session row until the statement commits) and inserts the rows numbered after it,
+ * so appends from any number of connections and hosts are totally ordered per session without gaps.
+ * The active-transcript queries are served by the partial index `messages_active` (`WHERE active`).
+ */
+import type { StoredMessage } from "../../core/types.ts";
+import type { AppendMessage, EstimateInput, MessageOps, TranscriptRow } from "../store.ts";
+import { json, type PgDb, pgText, type Q } from "./_db.ts";
+import { messageColumns, toMessage, toTranscriptRow, transcriptColumns } from "./_rows.ts";
+
+/** A row to insert; `pos` defaults to its seq (the end of the prompt). */
+export interface InsertRow extends AppendMessage {
+  pos?: number;
+}
+
+export function messageOps(db: PgDb): MessageOps {
+  const { sql } = db;
+  return {
+    async appendMessages(sessionId, messages) {
+      const now = db.clock.now();
+      const inserted = await insertMessages(sql, sessionId, messages, now);
+      return messages.map((m, i): StoredMessage => {
+        const { id, seq } = inserted[i]!;
+        return {
+          ...stripUndefined(m),
+          content: pgText(m.content),
+          id,
+          session_id: sessionId,
+          seq,
+          pos: seq,
+          kind: m.kind ?? "message",
+          active: m.active ?? true,
+          prompt_tokens: m.prompt_tokens ?? null,
+          completion_tokens: m.completion_tokens ?? null,
+          created_at: now,
+        };
+      });
+    },
+    async activeMessages(sessionId) {
+      const rows = await sql`
+        SELECT ${
+        messageColumns(sql)
+      } FROM messages WHERE session_id = ${sessionId} AND active ORDER BY pos, seq`;
+      return rows.map(toMessage);
+    },
+    async allMessages(sessionId) {
+      const rows = await sql`
+        SELECT ${messageColumns(sql)} FROM messages WHERE session_id = ${sessionId} ORDER BY pos, seq`;
+      return rows.map(toMessage);
+    },
+    async transcriptVersion(sessionId) {
+      const [row] = await sql`
+        SELECT count(*) AS n, coalesce(max(id), 0) AS m FROM messages WHERE session_id = ${sessionId} AND active`;
+      return `${row!.n}:${row!.m}`;
+    },
+    transcriptRows: (sessionId) => transcriptRows(sql, sessionId),
+    async messageContents(ids, cap) {
+      if (ids.length === 0) return new Map();
+      const rows = await sql`
+        SELECT id, substr(content, 1, ${cap ?? 2_147_483_647}) AS content FROM messages
+        WHERE id IN (SELECT value::bigint FROM jsonb_array_elements_text(${json(sql, ids)}))`;
+      return new Map(rows.map((r) => [Number(r.id), String(r.content)]));
+    },
+    estimateInput: (sessionId) => estimateInput(sql, sessionId),
+  };
+}
+
+/**
+ * Inserts `rows` after everything already in the session (seq = last_seq + 1, …) at `now`, in one statement
+ * (inside the caller's transaction when `q` is one). Returns each row's id and seq, in the order of `rows`.
+ */
+export async function insertMessages(
+  q: Q,
+  sessionId: string,
+  rows: readonly InsertRow[],
+  now: number,
+): Promise<{ id: number; seq: number }[]> {
+  if (rows.length === 0) return [];
+  const payload = rows.map((m, i) => ({
+    i: i + 1,
+    pos: m.pos ?? null,
+    role: m.role,
+    content: pgText(m.content),
+    tool_calls: m.tool_calls?.length ? pgText(JSON.stringify(m.tool_calls)) : null,
+    tool_call_id: pgText(m.tool_call_id),
+    name: pgText(m.name),
+    kind: m.kind ?? "message",
+    active: m.active ?? true,
+    prompt_tokens: m.prompt_tokens ?? null,
+    completion_tokens: m.completion_tokens ?? null,
+  }));
+  const inserted = await q`
+    WITH base AS (
+      UPDATE sessions SET last_seq = last_seq + ${rows.length} WHERE id = ${sessionId}
+      RETURNING last_seq - ${rows.length} AS seq
+    )
+    INSERT INTO messages (session_id, seq, pos, role, content, tool_calls, tool_call_id, name, kind, active,
+      prompt_tokens, completion_tokens, created_at)
+    SELECT ${sessionId}::text, base.seq + r.i, coalesce(r.pos, base.seq + r.i), r.role, r.content, r.tool_calls,
+      r.tool_call_id, r.name, r.kind, r.active, r.prompt_tokens, r.completion_tokens, ${now}::bigint
+    FROM base, jsonb_to_recordset(${json(q, payload)}) AS r(i integer, pos double precision, role text,
+      content text, tool_calls text, tool_call_id text, name text, kind text, active boolean,
+      prompt_tokens integer, completion_tokens integer)
+    RETURNING id, seq`;
+  if (inserted.length !== rows.length) {
+    throw new Error(`Cannot append messages to session "${sessionId}": no such session`);
+  }
+  return inserted.map((r) => ({ id: Number(r.id), seq: Number(r.seq) })).sort((a, b) => a.seq - b.seq);
+}
+
+/** The session's active rows without content, in prompt order (the order of `activeMessages`). */
+export async function transcriptRows(q: Q, sessionId: string): Promise<TranscriptRow[]> {
+  const rows = await q`
+    SELECT ${
+    transcriptColumns(q)
+  } FROM messages WHERE session_id = ${sessionId} AND active ORDER BY pos, seq`;
+  return rows.map(toTranscriptRow);
+}
+
+/**
+ * Two index probes and a range: the newest reading (partial index `messages_readings`), the newest compaction
+ * row (`messages_compaction_rows`), then the rows stored after the reading. Every active row only when
+ * there is no usable reading.
+ */
+async function estimateInput(q: Q, sessionId: string): Promise<EstimateInput> {
+  const [readingRow] = await q`
+    SELECT ${transcriptColumns(q)} FROM messages
+    WHERE session_id = ${sessionId} AND active AND role = 'assistant' AND prompt_tokens IS NOT NULL
+    ORDER BY seq DESC LIMIT 1`;
+  const [compacted] = await q`
+    SELECT max(seq) AS s FROM messages WHERE session_id = ${sessionId} AND active AND kind <> 'message'`;
+  const reading = readingRow && toTranscriptRow(readingRow);
+  if (!reading || reading.seq < Number(compacted?.s ?? 0)) {
+    return { reading: null, after: await transcriptRows(q, sessionId) };
+  }
+  const after = await q`
+    SELECT ${
+    transcriptColumns(q)
+  } FROM messages WHERE session_id = ${sessionId} AND seq > ${reading.seq} AND active
+    ORDER BY pos, seq`;
+  return { reading, after: after.map(toTranscriptRow) };
+}
+
+function stripUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}

@@ -1,0 +1,121 @@
+/** The `sessions` table: create, read, resolve references, update, usage totals and ownership. */
+import { NotFoundError } from "../../core/errors.ts";
+import type { ResolveOptions, SessionOps, SessionPatch } from "../store.ts";
+import { newSessionId } from "../session_id.ts";
+import type { PgDb, Q } from "./_db.ts";
+import { toSession } from "./_rows.ts";
+
+export function sessionOps(db: PgDb): SessionOps {
+  const { sql } = db;
+  return {
+    async createSession(input) {
+      const now = db.clock.now();
+      const [row] = await sql`
+        INSERT INTO sessions (id, job, job_path, status, parent_id, created_at, updated_at, config_json, model)
+        VALUES (${input.id ?? newSessionId(now)}, ${input.job}, ${input.job_path ?? null},
+          ${input.status ?? "running"}, ${input.parent_id ?? null}, ${now}, ${now}, ${
+        input.config_json ?? "{}"
+      },
+          ${input.model ?? null})
+        RETURNING *`;
+      return toSession(row!);
+    },
+    getSession: (id) => getSession(sql, id),
+    resolveSessionId: (ref) => resolveSessionId(sql, ref),
+    resolveSessionIds: (refs, options) => resolveSessionIds(sql, refs, options),
+    async updateSession(id, patch) {
+      const keys = (Object.keys(patch) as (keyof SessionPatch)[]).filter((k) => patch[k] !== undefined);
+      const now = db.clock.now();
+      if (keys.length === 0) {
+        await sql`UPDATE sessions SET updated_at = ${now} WHERE id = ${id}`;
+        return;
+      }
+      await sql`UPDATE sessions SET ${sql(patch, keys)}, updated_at = ${now} WHERE id = ${id}`;
+    },
+    async addUsage(id, usage) {
+      await sql`
+        UPDATE sessions SET turns = turns + ${usage.turns}, prompt_tokens = prompt_tokens + ${usage.prompt_tokens},
+          completion_tokens = completion_tokens + ${usage.completion_tokens}, updated_at = ${db.clock.now()}
+        WHERE id = ${id}`;
+    },
+    async adoptSession(id, { expected, holder }) {
+      const result = await sql`
+        UPDATE sessions SET owner_host = ${holder.host}, owner_pid = ${holder.pid}, owner_started = ${holder.started}
+        WHERE id = ${id} AND owner_host IS NOT DISTINCT FROM ${expected.owner_host}::text
+          AND owner_pid IS NOT DISTINCT FROM ${expected.owner_pid}::integer
+          AND owner_started IS NOT DISTINCT FROM ${expected.owner_started}::text`;
+      return result.count === 1;
+    },
+  };
+}
+
+export async function getSession(q: Q, id: string) {
+  const [row] = await q`SELECT * FROM sessions WHERE id = ${id}`;
+  return row ? toSession(row) : undefined;
+}
+
+async function latestId(q: Q): Promise<string | undefined> {
+  const [row] = await q`
+    SELECT id FROM sessions WHERE archived_at IS NULL ORDER BY created_at DESC, n DESC LIMIT 1`;
+  return row ? String(row.id) : undefined;
+}
+
+async function exactId(q: Q, id: string): Promise<boolean> {
+  return (await q`SELECT 1 FROM sessions WHERE id = ${id}`).length > 0;
+}
+
+/** Up to `limit` ids starting with `prefix`, in id order (byte order: the column is COLLATE "C"). */
+async function idsWithPrefix(q: Q, prefix: string, limit: number): Promise<string[]> {
+  const rows = await q`
+    SELECT id FROM sessions WHERE id >= ${prefix} AND id < ${prefix + "\uffff"} ORDER BY id LIMIT ${limit}`;
+  return rows.map((row) => String(row.id));
+}
+
+async function resolveSessionId(q: Q, ref: string): Promise<string> {
+  if (ref === "latest") {
+    const id = await latestId(q);
+    if (id === undefined) {
+      throw new NotFoundError(`Cannot resolve session "latest": the store has no sessions`);
+    }
+    return id;
+  }
+  if (await exactId(q, ref)) return ref;
+  const matches = await idsWithPrefix(q, ref, 2);
+  if (matches.length === 1) return matches[0]!;
+  throw new NotFoundError(`Cannot find session "${ref}": no such session id`);
+}
+
+export async function resolveSessionIds(
+  q: Q,
+  refs: readonly string[],
+  options: ResolveOptions,
+): Promise<string[]> {
+  const ids: string[] = [];
+  const problems: string[] = [];
+  for (const ref of refs) {
+    const found = await resolveOne(q, ref);
+    if (typeof found === "string") {
+      if (!ids.includes(found)) ids.push(found);
+    } else problems.push(found.problem);
+  }
+  if (problems.length > 0) {
+    const suffix = options.mutating ? "; nothing was changed" : "";
+    throw new NotFoundError(`Cannot ${options.action}: ${problems.join(", ")}${suffix}`);
+  }
+  return ids;
+}
+
+async function resolveOne(q: Q, ref: string): Promise<string | { problem: string }> {
+  if (ref === "latest") {
+    return (await latestId(q)) ?? { problem: `no session "latest": the store has no unarchived sessions` };
+  }
+  if (await exactId(q, ref)) return ref;
+  const matches = await idsWithPrefix(q, ref, 3);
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length === 0 || ref === "") return { problem: `unknown session id "${ref}"` };
+  return {
+    problem: `ambiguous session id prefix "${ref}" (matches ${matches.join(", ")}${
+      matches.length > 2 ? ", …" : ""
+    })`,
+  };
+}
