@@ -7,6 +7,7 @@ import { systemClock } from "./runtime/core/clock.ts";
 import { errorMessage, ExitCode, RunError, ValidationError } from "./runtime/core/errors.ts";
 import { createLogger, type LogLevel } from "./runtime/core/log.ts";
 import { createRedactor } from "./runtime/core/redact.ts";
+import { didYouMean } from "./runtime/core/suggest.ts";
 import { VERSION } from "./runtime/core/version.ts";
 
 type CommandModule = { main(cli: Cli): Promise<number> };
@@ -19,50 +20,51 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   rpc: () => import("./commands/rpc.ts"),
   acp: () => import("./commands/acp.ts"),
   plugins: () => import("./commands/plugins.ts"),
+  mcp: () => import("./commands/mcp.ts"),
   daemon: () => import("./commands/daemon.ts"),
 };
-
-const USAGE = `hermes ${VERSION} — headless agent runtime
-
-Usage:
-  hermes run JOB.yaml [--input k=v]... [--output text|json|stream-json] [--resume SESSION] [--model NAME]
-  hermes run -p "prompt" [--model NAME]      (prompt from stdin with -p -)
-  hermes validate JOB.yaml...
-  hermes schema
-  hermes sessions list|show|export|search|delete|archive|unarchive|prune|compact … [--json]
-  hermes daemon [JOB.yaml | DIR]... [--grace DURATION]
-  hermes daemon status [JOB.yaml | DIR]... [--json]
-  hermes plugins list|check PATH
-  hermes rpc [--max-line SIZE]
-  hermes acp
-
-Global flags: --home DIR  --db FILE  --log-level error|warn|info|debug  --quiet  --version  --help`;
 
 const GLOBAL_WITH_VALUE = new Set(["--home", "--db", "--log-level"]);
 const LOG_LEVELS = new Set(["error", "warn", "info", "debug"]);
 
-/** The usage lines of one command, plus the global flags. */
-function commandUsage(name: string): string {
-  const lines = USAGE.split("\n");
-  const own = lines.filter((line) =>
-    line.trimStart().startsWith(`hermes ${name} `) || line.trim() === `hermes ${name}`
+/** `hermes help [COMMAND [SUBCOMMAND]]` and `COMMAND [SUBCOMMAND] --help`; the help text costs no parser. */
+async function help(words: string[], toStdout: boolean): Promise<number> {
+  const { COMMANDS, COMMAND_NAMES, commandHelp, overview } = await import("./commands/_help.ts");
+  const [name, sub] = words;
+  if (name === undefined) {
+    (toStdout ? console.log : console.error)(overview(VERSION));
+    return toStdout ? ExitCode.success : ExitCode.invalid;
+  }
+  if (!COMMANDS[name]) throw unknownCommand(name, COMMAND_NAMES);
+  const text = (sub !== undefined ? commandHelp(`${name} ${sub}`) : undefined) ?? commandHelp(name)!;
+  console.log(text);
+  return ExitCode.success;
+}
+
+function unknownCommand(name: string, names: string[]): ValidationError {
+  return new ValidationError(
+    `Unknown command "${name}"${didYouMean(name, names)}: expected one of ${names.join(", ")}`,
   );
-  const globals = lines.filter((line) => line.startsWith("Global flags"));
-  return ["Usage:", ...own, "", ...globals].join("\n");
 }
 
 /** The first argument that is neither a global flag nor its value. */
 function findCommand(argv: string[]): { name: string | undefined; rest: string[] } {
+  const at = firstWord(argv);
+  if (at === -1) return { name: undefined, rest: argv };
+  return { name: argv[at], rest: [...argv.slice(0, at), ...argv.slice(at + 1)] };
+}
+
+function firstWord(argv: string[]): number {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
+    if (arg === "--") return -1;
     if (GLOBAL_WITH_VALUE.has(arg)) {
       i++;
       continue;
     }
-    if (arg.startsWith("-")) continue;
-    return { name: arg, rest: [...argv.slice(0, i), ...argv.slice(i + 1)] };
+    if (!arg.startsWith("-")) return i;
   }
-  return { name: undefined, rest: argv };
+  return -1;
 }
 
 function globalValue(argv: string[], flag: string): string | undefined {
@@ -76,6 +78,14 @@ function globalValue(argv: string[], flag: string): string | undefined {
   return value;
 }
 
+function homeOf(argv: string[], env: Record<string, string>): string {
+  return globalValue(argv, "--home") ?? env.HERMES_HOME ?? `${env.HOME ?? "."}/.hermes`;
+}
+
+function dbPathOf(argv: string[], env: Record<string, string>): string {
+  return globalValue(argv, "--db") ?? `${homeOf(argv, env)}/state.db`;
+}
+
 export async function main(argv: string[], env: Record<string, string>): Promise<number> {
   const write = (line: string) => console.error(line);
   const { name, rest } = findCommand(argv);
@@ -86,30 +96,23 @@ export async function main(argv: string[], env: Record<string, string>): Promise
       throw new ValidationError(`Invalid --log-level "${logLevelText}": expected error, warn, info or debug`);
     }
     const logLevel = (quiet ? "error" : logLevelText) as LogLevel;
-    if (argv.includes("--version") && (name === undefined || name === "version")) {
+    const asksHelp = rest.includes("--help") || rest.includes("-h");
+    if ((argv.includes("--version") || argv.includes("-V")) && (name === undefined || name === "version")) {
       console.log(`hermes ${VERSION}`);
       return ExitCode.success;
     }
-    if (name === undefined || name === "help") {
-      (name === "help" || argv.includes("--help") || argv.includes("-h") ? console.log : console.error)(
-        USAGE,
-      );
-      return name === undefined && !argv.includes("--help") && !argv.includes("-h") ? ExitCode.invalid : 0;
-    }
+    if (name === undefined) return await help([], asksHelp);
+    if (name === "help") return await help(rest.filter((arg) => !arg.startsWith("-")), true);
     const load = COMMANDS[name];
-    if (!load) {
-      throw new ValidationError(
-        `Unknown command "${name}": expected one of ${Object.keys(COMMANDS).join(", ")}`,
-      );
-    }
-    if (name !== "sessions" && (argv.includes("--help") || argv.includes("-h"))) {
-      console.log(commandUsage(name));
-      return ExitCode.success;
+    if (!load) throw unknownCommand(name, [...Object.keys(COMMANDS), "help"]);
+    if (asksHelp) {
+      const sub = rest[firstWord(rest)];
+      return await help(name === "sessions" && sub !== undefined ? [name, sub] : [name], true);
     }
     // Loaded only now, so `--version` and `--help` do not pay for SQLite.
     const [{ openStoreAt }, command] = await Promise.all([import("./commands/_cli.ts"), load()]);
-    const home = globalValue(argv, "--home") ?? env.HERMES_HOME ?? `${env.HOME ?? "."}/.hermes`;
-    const dbPath = globalValue(argv, "--db") ?? `${home}/state.db`;
+    const home = homeOf(argv, env);
+    const dbPath = dbPathOf(argv, env);
     const redact = createRedactor(env);
     const controller = new AbortController();
     let received: "SIGINT" | "SIGTERM" | null = null;
@@ -156,10 +159,19 @@ export async function main(argv: string[], env: Record<string, string>): Promise
     }
   } catch (error) {
     if (error instanceof ValidationError || error instanceof RunError) {
-      write(`hermes: ${error.message}`);
+      // Messages that already name their command ("hermes run: …") are not prefixed twice.
+      // One line per problem (a job file may have several).
+      for (const line of error.message.split("\n")) {
+        write(line.startsWith("hermes ") ? line : `hermes: ${line}`);
+      }
       return error.exitCode;
     }
     if (error instanceof Deno.errors.BrokenPipe) return ExitCode.success;
+    const store = (await import("./commands/_cli.ts")).storeFailure(error, dbPathOf(argv, env));
+    if (store) {
+      write(`hermes: ${store.message}`);
+      return store.exitCode;
+    }
     write(`hermes: internal error: ${errorMessage(error)}`);
     if (logLevelText === "debug" && error instanceof Error && error.stack) write(error.stack);
     return ExitCode.failed;

@@ -3,7 +3,9 @@ import { dirname } from "node:path";
 import type { ParseArgsOptionsConfig } from "node:util";
 import { parseArgs } from "node:util";
 import type { Clock } from "../runtime/core/clock.ts";
-import { ValidationError } from "../runtime/core/errors.ts";
+import { errorMessage, RunError, ValidationError } from "../runtime/core/errors.ts";
+import { didYouMean } from "../runtime/core/suggest.ts";
+import { COMMANDS } from "./_help.ts";
 import type { Logger, LogLevel } from "../runtime/core/log.ts";
 import type { Redactor } from "../runtime/core/redact.ts";
 import type { Store } from "../runtime/store/store.ts";
@@ -39,30 +41,98 @@ export const globalOptions = {
   "log-level": { type: "string" },
   quiet: { type: "boolean", short: "q" },
   help: { type: "boolean", short: "h" },
-  version: { type: "boolean" },
+  version: { type: "boolean", short: "V" },
 } as const satisfies ParseArgsOptionsConfig;
 
-/** parseArgs with the global flags merged in; unknown flags become a ValidationError naming the flag. */
+/**
+ * parseArgs with the global flags merged in. A flag parseArgs refuses becomes one ValidationError line
+ * naming the command and the flag, with a did-you-mean; a flag without a help line is a programming error.
+ */
 export function parseCommandArgs<T extends ParseArgsOptionsConfig>(
   command: string,
   args: string[],
   options: T,
 ) {
+  const documented = COMMANDS[command]?.flags ?? {};
+  for (const name of Object.keys(options)) {
+    if (!documented[name]) {
+      throw new Error(`flag --${name} of hermes ${command} has no line in commands/_help.ts`);
+    }
+  }
+  const all = { ...globalOptions, ...options };
   try {
-    return parseArgs({
-      args,
-      options: { ...globalOptions, ...options },
-      allowPositionals: true,
-      strict: true,
-    });
+    return parseArgs({ args, options: all, allowPositionals: true, strict: true });
   } catch (error) {
-    const message = error instanceof Error ? error.message.split("\n")[0]! : String(error);
-    throw new ValidationError(`hermes ${command}: ${message.replace(/\. To specify.*$/, "")}`);
+    throw new ValidationError(`hermes ${command}: ${parseError(error, all)}`);
   }
 }
 
-/** Opens the store, creating HOME when needed. */
+function parseError(error: unknown, options: ParseArgsOptionsConfig): string {
+  const message = error instanceof Error ? error.message.split("\n")[0]! : String(error);
+  const unknown = /^Unknown option '([^']+)'/.exec(message)?.[1];
+  if (unknown !== undefined) {
+    const names = Object.entries(options).flatMap((
+      [name, o],
+    ) => [`--${name}`, ...(o.short ? [`-${o.short}`] : [])]);
+    const flag = unknown.split("=")[0]!;
+    // A one-letter flag has no meaningful "nearest"; a long one is matched against the long names.
+    const suggestion = flag.startsWith("--")
+      ? didYouMean(flag, names.filter((name) => name.startsWith("--")))
+      : "";
+    return `unknown flag "${flag}"${suggestion}`;
+  }
+  const missing = /^Option '(-\w, )?(--[\w-]+)[^']*' argument missing/.exec(message)?.[2];
+  if (missing !== undefined) return `${missing} needs a value`;
+  return message.replace(/\. To specify.*$/, "");
+}
+
+/** Opens the store, creating HOME when needed; a store that cannot be used is an error naming the file. */
 export function openStoreAt(dbPath: string, clock: Clock): Store {
-  Deno.mkdirSync(dirname(dbPath), { recursive: true, mode: 0o700 });
-  return openSqliteStore(dbPath, { clock });
+  try {
+    Deno.mkdirSync(dirname(dbPath), { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw new RunError(`Cannot create the store ${dbPath}: ${errorMessage(error)}`, {
+      reason: "store_error",
+    });
+  }
+  try {
+    return openSqliteStore(dbPath, { clock });
+  } catch (error) {
+    throw storeFailure(error, dbPath) ?? error;
+  }
+}
+
+// SQLite failures a user can act on, by primary result code and by their standard message (node:sqlite
+// does not always set errcode).
+const SQLITE_PROBLEMS: [code: number, message: string, problem: string][] = [
+  [
+    8,
+    "attempt to write a readonly database",
+    "it is read-only (reading works; this command writes: use a writable --home or --db)",
+  ],
+  [10, "disk I/O error", "a disk I/O error (is the disk full or the file too large?)"],
+  [
+    11,
+    "database disk image is malformed",
+    "the file is damaged (database disk image is malformed); move it aside to start a new store",
+  ],
+  [13, "database or disk is full", "the disk is full"],
+  [14, "unable to open database file", "the file or its directory cannot be opened"],
+  [
+    26,
+    "file is not a database",
+    "it is not a SQLite database (truncated or another program's file); move it aside to start a new store",
+  ],
+];
+
+/** A SQLite failure as one line naming the store file, or null for any other error. */
+export function storeFailure(error: unknown, dbPath: string): RunError | null {
+  const { code, errcode } = error as { code?: string; errcode?: number };
+  if (code !== "ERR_SQLITE_ERROR") return null;
+  const message = errorMessage(error);
+  const known = SQLITE_PROBLEMS.find(([n, text]) =>
+    (typeof errcode === "number" && (errcode & 0xff) === n) || message.includes(text)
+  );
+  const problem = known?.[2] ?? message;
+  return new RunError(`Cannot use the store ${dbPath}: ${problem}`, { reason: "store_error", cause: error });
 }

@@ -37,7 +37,7 @@ Deno.test("plugins check: exit 0 with the registrations, exit 2 with one line fo
 
     const usage = await hermes(["plugins", "inspect", "x"], dir);
     assert.equal(usage.code, 2);
-    assert.match(usage.stderr, /^hermes: hermes plugins: expected `plugins list/);
+    assert.match(usage.stderr, /^hermes plugins: expected `plugins list/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

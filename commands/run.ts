@@ -1,12 +1,14 @@
 /** `hermes run JOB.yaml | -p PROMPT`: run a job to completion; the product goes to stdout. */
 import { type Cli, parseCommandArgs } from "./_cli.ts";
+import { applyRunFlags } from "./run_flags.ts";
 import { ExitCode, ValidationError } from "../runtime/core/errors.ts";
 import { EventBus } from "../runtime/core/events.ts";
 import { exists } from "../runtime/core/fs.ts";
 import { mergeConfig, parseInputFlags, type ResolvedJob, resolveJob } from "../runtime/config/job.ts";
 import type { JobFile } from "../runtime/config/job_schema.ts";
 import { storedJob } from "../runtime/session/live_session.ts";
-import { runJob, type RunResult } from "../runtime/session/run_job.ts";
+import { runJob } from "../runtime/session/run_job.ts";
+import { publishToGitHub } from "./_github.ts";
 import type { Store } from "../runtime/store/store.ts";
 import type { HermesEvent } from "../runtime/core/events.ts";
 
@@ -19,6 +21,10 @@ export async function main(cli: Cli): Promise<number> {
     output: { type: "string", short: "o" },
     resume: { type: "string", short: "r" },
     model: { type: "string", short: "m" },
+    "max-turns": { type: "string" },
+    timeout: { type: "string" },
+    tools: { type: "string" },
+    allow: { type: "string", multiple: true },
   });
   if (positionals.length > 1) {
     throw new ValidationError(
@@ -45,7 +51,7 @@ export async function main(cli: Cli): Promise<number> {
       job = files.loadJob(jobPath, { inputs, env: cli.env, ...(config ? { config } : {}) });
     } else if (values.resume !== undefined) {
       store = cli.openStore();
-      job = await storedJob(store, values.resume);
+      job = await storedJob(store, values.resume, { env: cli.env });
     } else if (prompt !== undefined) {
       // Built here, not read from a file: only config.yaml's part needed validating, and it was.
       job = resolveJob(mergeConfig({ name: "oneshot" } as JobFile, config), {
@@ -57,6 +63,7 @@ export async function main(cli: Cli): Promise<number> {
     } else {
       throw new ValidationError("hermes run: expected JOB.yaml, -p PROMPT, or --resume SESSION");
     }
+    job = applyRunFlags(job, values, { oneShot: jobPath === undefined && values.resume === undefined });
     const format = values.output ?? job.spec.output?.format ?? "text";
     store ??= cli.openStore();
     const events = new EventBus(cli.clock);
@@ -75,6 +82,7 @@ export async function main(cli: Cli): Promise<number> {
       interruptExitCode: () => cli.signalName() === "SIGTERM" ? ExitCode.terminated : ExitCode.interrupted,
       source: prompt !== undefined ? "cli" : "job",
       redact: cli.redact,
+      publish: (result) => publishToGitHub(cli, result),
       ...(prompt !== undefined ? { prompt } : {}),
       ...(values.resume !== undefined ? { resume: values.resume } : {}),
       ...(values.model !== undefined ? { model: values.model } : {}),
@@ -85,7 +93,6 @@ export async function main(cli: Cli): Promise<number> {
       await cli.out(cli.redact(result.final.replace(/\n+$/, "")) + "\n");
     }
     if (result.error) cli.err(cli.redact(`hermes: ${result.error}`));
-    writeGitHub(cli, result);
     return result.exit_code;
   } finally {
     await store?.close();
@@ -120,30 +127,5 @@ function progress(cli: Cli, event: HermesEvent): void {
     case "plugin.error":
       cli.log.warn(`plugin ${event.plugin}: ${event.error}`);
       break;
-  }
-}
-
-/** GitHub Actions: step outputs and a job summary when the runner provides the files. */
-function writeGitHub(cli: Cli, result: RunResult): void {
-  const output = cli.env.GITHUB_OUTPUT;
-  const final = cli.redact(result.final);
-  if (output) {
-    const delimiter = `HERMES_${crypto.randomUUID().replaceAll("-", "")}`;
-    const lines = [
-      `session_id=${result.session_id}`,
-      `status=${result.status}`,
-      `exit_code=${result.exit_code}`,
-      `final<<${delimiter}`,
-      final,
-      delimiter,
-      "",
-    ];
-    Deno.writeTextFileSync(output, lines.join("\n"), { append: true });
-  }
-  const summary = cli.env.GITHUB_STEP_SUMMARY;
-  if (summary) {
-    const text =
-      `### Hermes: ${result.job} — ${result.status}\n\nSession \`${result.session_id}\`, ${result.turns} turns, ${result.duration_ms} ms.\n\n${final}\n\n`;
-    Deno.writeTextFileSync(summary, text, { append: true });
   }
 }

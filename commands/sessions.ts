@@ -1,9 +1,11 @@
 /**
- * `hermes sessions list|show|export|search|delete|archive|unarchive|prune|compact …`: find, read, export and
+ * `hermes sessions list|show|export|search|delete|archive|unarchive|prune|compact|compactions …`: find, read, export and
  * clean up stored sessions from scripts. The store-level operations live in runtime/session_admin/.
  */
 import type { Cli } from "./_cli.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
+import { didYouMean } from "../runtime/core/suggest.ts";
+import { commandHelp } from "./_help.ts";
 import type { SessionsContext } from "./sessions/_context.ts";
 
 type Subcommand = (ctx: SessionsContext) => Promise<number>;
@@ -19,51 +21,23 @@ const SUBCOMMANDS: Record<string, () => Promise<Subcommand>> = {
   unarchive: async () => (await import("./sessions/remove.ts")).unarchiveCommand,
   prune: async () => (await import("./sessions/prune.ts")).prune,
   compact: async () => (await import("./sessions/compact.ts")).compact,
+  compactions: async () => (await import("./sessions/compactions.ts")).compactions,
 };
-
-export const USAGE = `Usage: hermes sessions <command> [flags]
-
-  list [--json] [--job NAME] [--status S] [--since 7d|DATE] [--archived] [--limit N]
-                         newest first; a table on a terminal, a JSON array otherwise
-  show ID [--all] [--json]
-                         the transcript; --all adds rows replaced by compaction ([compacted])
-  export ID [--format jsonl|md] [-o FILE]
-                         every message; jsonl: a session line, then one line per message
-  search QUERY... [--json] [--job NAME] [--limit N] [--sort newest|relevance]
-                         full-text search over all messages, compacted ones included;
-                         words are ANDed, "quoted phrase", prefix*
-  delete ID... [--force] [--json]
-  archive ID... [--force] [--json]
-                         hide from list, keep everything (list --archived shows them)
-  unarchive ID... [--json]
-  prune --older-than 30d [--job NAME] [--dry-run] [--yes] [--json]
-                         delete sessions not updated for that long (--yes or a terminal prompt)
-  compact ID [--focus TEXT] [--json]
-                         compact now (like /compress) with the session's own model and settings
-
-ID is a session id, a unique prefix of one, or "latest". Several ids are all-or-none.
-Secrets (values of *_KEY, *_TOKEN, *_SECRET, *PASSWORD* variables) are redacted in show, export and search.
-A session held by a live process (a run, a loop, a compaction) is not deleted or archived without --force.`;
 
 const GLOBAL_WITH_VALUE = new Set(["--home", "--db", "--log-level"]);
 
 export async function main(cli: Cli): Promise<number> {
   const { name, rest } = splitSubcommand(cli.args);
-  if (name === undefined || name === "help") {
-    const asked = name === "help" || rest.includes("--help") || rest.includes("-h");
-    if (asked) await cli.out(USAGE + "\n");
-    else cli.err(USAGE);
-    return asked ? 0 : 2;
+  if (name === undefined) {
+    cli.err(commandHelp("sessions")!);
+    return 2;
   }
   const load = SUBCOMMANDS[name];
   if (!load) {
+    const names = Object.keys(SUBCOMMANDS);
     throw new ValidationError(
-      `Unknown command "sessions ${name}": expected one of ${Object.keys(SUBCOMMANDS).join(", ")}`,
+      `Unknown command "sessions ${name}"${didYouMean(name, names)}: expected one of ${names.join(", ")}`,
     );
-  }
-  if (rest.includes("--help") || rest.includes("-h")) {
-    await cli.out(USAGE + "\n");
-    return 0;
   }
   const run = await load();
   return await run({

@@ -1,6 +1,6 @@
 /** Slots of a `schedule:` (DESIGN §3): croner, 5 fields or 6 with seconds, in the job's time zone. */
-import { Cron } from "croner";
-import { ValidationError } from "../runtime/core/errors.ts";
+import type { Cron } from "croner";
+import { compileCron } from "../runtime/config/job_checks.ts";
 import type { ScheduleConfig } from "../runtime/config/job_schema.ts";
 
 export interface SlotSchedule {
@@ -18,26 +18,7 @@ export function compileSchedule(
   where: (key: "cron" | "timezone") => string,
 ): SlotSchedule {
   const timezone = schedule.timezone ?? null;
-  if (timezone !== null) {
-    try {
-      new Intl.DateTimeFormat("en", { timeZone: timezone });
-    } catch {
-      throw new ValidationError(
-        `${where("timezone")}: unknown time zone "${timezone}" (expected an IANA name like Europe/Paris)`,
-      );
-    }
-  }
-  let cron: Cron;
-  try {
-    cron = new Cron(schedule.cron, { mode: "5-or-6-parts", ...(timezone ? { timezone } : {}) });
-  } catch (error) {
-    const reason = (error instanceof Error ? error.message : String(error)).replace(/^CronPattern: /, "");
-    throw new ValidationError(
-      `${
-        where("cron")
-      }: invalid cron "${schedule.cron}": ${reason} (expected 5 fields, or 6 with seconds first)`,
-    );
-  }
+  const cron = compileCron(schedule, where);
   shareYearTable(cron);
   return {
     cron: schedule.cron,

@@ -40,10 +40,19 @@ async function start(ctx: RecurringContext, agent: AgentLike, args: LoopStart, c
   const notes: string[] = [];
   let interval = args.interval_ms;
   if (interval !== null && interval < settings.loop_min_interval_ms) {
-    notes.push(
-      `Note: interval ${args.interval_text} raised to ${formatDuration(settings.loop_min_interval_ms)} ` +
-        "(loops.min_interval).",
-    );
+    const note =
+      `interval ${args.interval_text} raised to ${formatDuration(settings.loop_min_interval_ms)} ` +
+      "(loops.min_interval)";
+    notes.push(`Note: ${note}.`);
+    // Said outside the command's output too: a job step's output is not what a CI log shows.
+    ctx.log.warn(`/loop: ${note}`);
+    ctx.events.emit(sessionId, {
+      type: "interval.raised",
+      command: "loop",
+      setting: "loops.min_interval",
+      requested_ms: interval,
+      interval_ms: settings.loop_min_interval_ms,
+    });
     interval = settings.loop_min_interval_ms;
   }
   const previous = await store.getState<LoopState>(sessionId, LOOP_KEY);

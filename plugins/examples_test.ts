@@ -52,9 +52,9 @@ Deno.test("memory with every_turn: false re-injects the rules on the first call 
   assert.deepEqual(await call("s1", 2), []);
   await host.hooks.postCompaction({
     session_id: "s1",
-    old_session_id: "s1",
-    kind: "summarize",
-    reason: "threshold",
+    old_session_id: "",
+    kind: "micro_summarize",
+    reason: "between_turns",
     before_tokens: 9000,
     after_tokens: 2000,
     messages_removed: 30,

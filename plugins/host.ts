@@ -18,6 +18,7 @@ import type { Tool, ToolContext, ToolOutcome } from "../runtime/tools/tool.ts";
 import { findDeno, parentDeathLauncher } from "./deno_path.ts";
 import { pluginHooks, type Report } from "./dispatch.ts";
 import { type LoadedPlugin, loadPlugin } from "./load.ts";
+import { distinctNames, type PluginManifest, readManifest } from "./manifest.ts";
 import { PluginFailure } from "./process.ts";
 import type { CommandCallContext, HookName, ToolCallContext } from "./sdk.ts";
 
@@ -80,8 +81,11 @@ export async function startPlugins(
   };
   const denoPath = entries.length ? options.deno_path ?? findDeno(options.env ?? {}) : "";
   const launcher = entries.length ? parentDeathLauncher() : [];
-  const settled = await Promise.allSettled(entries.map((entry) =>
+  // Read first: single-file plugins' names depend on which others share them.
+  const manifests = distinctNames(await readManifests(entries, options.job_dir));
+  const settled = await Promise.allSettled(entries.map((entry, i) =>
     loadPlugin(entry, {
+      manifest: manifests[i]!,
       job_dir: options.job_dir,
       store: options.store,
       log: options.log,
@@ -101,6 +105,14 @@ export async function startPlugins(
     throw problem;
   }
   return new Host(plugins, report);
+}
+
+/** Every entry's manifest; the first failure in plugin order is thrown. */
+async function readManifests(entries: readonly PluginEntry[], jobDir: string): Promise<PluginManifest[]> {
+  const read = await Promise.allSettled(entries.map((entry) => readManifest(entry.path, jobDir)));
+  const failed = read.find((r) => r.status === "rejected");
+  if (failed) throw failed.reason;
+  return read.map((r) => (r as PromiseFulfilledResult<PluginManifest>).value);
 }
 
 function duplicateProblem(plugins: LoadedPlugin[]): ValidationError | undefined {

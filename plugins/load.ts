@@ -47,6 +47,8 @@ export interface LoadOptions {
   /** false: skip `config_schema` (inspecting a plugin without a job, `hermes plugins check DIR`). */
   validate_config?: boolean;
   signal?: AbortSignal;
+  /** The plugin's manifest when already read (startPlugins reads them all to keep names distinct). */
+  manifest?: PluginManifest;
 }
 
 export interface Registrations {
@@ -72,7 +74,7 @@ export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Prom
       `Cannot load plugin "${entry.path}": isolation "worker" is not supported (a Worker is not a sandbox); remove it to run the plugin in a subprocess`,
     );
   }
-  const manifest = await readManifest(entry.path, options.job_dir);
+  const manifest = options.manifest ?? await readManifest(entry.path, options.job_dir);
   const fail = (why: string): never => {
     throw new ValidationError(`Cannot load plugin "${manifest.name}" (${entry.path}): ${why}`);
   };

@@ -1,7 +1,7 @@
 /**
  * Resolving a plugin path (DESIGN §10): a directory with `plugin.json`, or a single module file.
  */
-import { basename, resolve } from "node:path";
+import { basename, dirname, resolve } from "node:path";
 import { z } from "zod";
 import { errorMessage, ValidationError } from "../runtime/core/errors.ts";
 import { PluginEntry } from "../runtime/config/job_schema.ts";
@@ -46,7 +46,7 @@ export async function readManifest(path: string, jobDir: string): Promise<Plugin
   const real = await Deno.realPath(absolute);
   if (stat.isFile) {
     if (!MODULE_FILE.test(real)) fail("expected a directory with plugin.json or a .ts/.js module");
-    const name = basename(real).replace(MODULE_FILE, "").toLowerCase();
+    const name = singleFileName(real, 0);
     if (!PLUGIN_NAME.test(name)) fail(`the file name does not make a valid plugin name ("${name}")`);
     return { name, version: "0.0.0", description: "", root: real, entry: real, requested: {} };
   }
@@ -84,5 +84,41 @@ export async function readManifest(path: string, jobDir: string): Promise<Plugin
     requested: manifest.permissions ?? {},
   };
   if (manifest.config_schema) result.config_schema = manifest.config_schema;
+  return result;
+}
+
+// Entry names that say nothing about the plugin (Deno's `mod.ts` convention): the directory names it.
+const GENERIC_STEM = /^(mod|index|main|plugin)$/;
+
+/**
+ * The name of a single-file plugin: its file name without extension (`memory.ts` → memory), or its
+ * directory's for a generic one (`a/mod.ts` → a); `depth` more parent directories qualify it (`b.memory`).
+ */
+function singleFileName(real: string, depth: number): string {
+  const stem = basename(real).replace(MODULE_FILE, "").toLowerCase();
+  let dir = dirname(real);
+  const parts = [stem];
+  if (GENERIC_STEM.test(stem) && dir !== "/") (parts[0] = basename(dir).toLowerCase(), dir = dirname(dir));
+  for (let i = 0; i < depth && dir !== "/"; i++, dir = dirname(dir)) {
+    parts.unshift(basename(dir).toLowerCase());
+  }
+  return parts.map((part) => part.replace(/[^a-z0-9._-]/g, "-")).join(".");
+}
+
+/**
+ * Single-file plugins whose derived names collide (`a/memory.ts`, `b/memory.ts`) are named by as many parent
+ * directories as makes them distinct (a.memory, b.memory). Names from plugin.json, and the same file listed
+ * twice, are left alone: registering those twice is refused.
+ */
+export function distinctNames(manifests: readonly PluginManifest[]): PluginManifest[] {
+  const result = manifests.map((m) => ({ ...m }));
+  const single = result.filter((m) => m.root === m.entry);
+  for (let depth = 1; depth < 64; depth++) {
+    const clashing = single.filter((m) =>
+      result.some((other) => other !== m && other.name === m.name && other.entry !== m.entry)
+    );
+    if (clashing.length === 0) break;
+    for (const m of clashing) m.name = singleFileName(m.entry, depth);
+  }
   return result;
 }

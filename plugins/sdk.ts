@@ -41,6 +41,11 @@ export interface HookPayloads {
     duration_ms: number;
     status: string;
   };
+  /**
+   * `old_session_id`: "" (compaction happens in place); `kind`: summarize | micro_summarize |
+   * prune_tool_results; `reason`: manual | pre_api | post_tool | overflow | between_turns | proactive_prune;
+   * `messages_removed`: active messages before − after, or null when unknown.
+   */
   post_compaction: {
     session_id: string;
     old_session_id: string;
@@ -48,7 +53,7 @@ export interface HookPayloads {
     reason: string;
     before_tokens: number;
     after_tokens: number;
-    messages_removed: number;
+    messages_removed: number | null;
   };
   on_session_delete: { session_id: string; reason: "delete" | "archive" | "prune"; deleted_ids: string[] };
   on_loop_tick: { session_id: string; kind: "loop" | "heartbeat"; tick: number };

@@ -16,6 +16,7 @@ export const LAYERS: Readonly<Record<string, number>> = {
   compaction: 4,
   loops: 4,
   plugins: 4,
+  mcp: 4,
   session: 5,
   session_admin: 5,
   rpc: 6,

@@ -179,8 +179,12 @@ Deno.test("acp: initialize, session/new from a job, streamed prompt, commands, c
     await ctx.request(acp.methods.agent.session.load, { sessionId, cwd: dir, mcpServers: [] });
     const replay = again.updates.filter((n) => n.update.sessionUpdate !== "available_commands_update");
     assert.ok(replay.every((n) => n.sessionId === sessionId));
-    assert.deepEqual(texts(replay, "user_message_chunk"), ["look around", "slow", "after"]);
-    assert.deepEqual(texts(replay, "agent_message_chunk"), ["all done", "still here"]);
+    // A slash command is kept in the transcript too: its line and its output (DESIGN §6).
+    assert.deepEqual(texts(replay, "user_message_chunk"), ["look around", "slow", "after", "/status"]);
+    const answers = texts(replay, "agent_message_chunk");
+    assert.deepEqual(answers.slice(0, 2), ["all done", "still here"]);
+    assert.equal(answers.length, 3);
+    assert.match(answers[2]!, new RegExp(`^session ${sessionId}`));
     const results = replay.filter((n) => n.update.sessionUpdate === "tool_call_update")
       .map((n) => (n.update as acp.ToolCallUpdate).status);
     assert.deepEqual(results, ["completed", "completed"]);

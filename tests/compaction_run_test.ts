@@ -1,5 +1,6 @@
 /** Compaction inside a real `hermes run`, observed from the model's side through the OpenAI-compatible server. */
 import assert from "node:assert/strict";
+import { roleProblems } from "../runtime/compaction/_testing.ts";
 import type { ScriptEntry } from "../runtime/providers/script.ts";
 import { runEvents, tempDir, writeFiles } from "./_cli.ts";
 import { startOpenAIServer } from "./openai_server.ts";
@@ -51,6 +52,7 @@ compaction: { threshold: 0.75, protect_first: 1, protect_last: 4 }
       }[];
       const chars = messages.reduce((n, m) => n + (m.content?.length ?? 0), 0);
       assert.ok(chars / 4 < WINDOW, `request ${i} is ${chars / 4} tokens`);
+      assert.deepEqual(roleProblems(messages), [], `request ${i}: strict chat templates accept it`);
       assert.equal(messages[0]!.content, "You triage builds.");
       assert.equal(messages[1]!.content, "FIRST PROMPT verbatim");
       const calls = new Set<string>();

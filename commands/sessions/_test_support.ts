@@ -39,7 +39,8 @@ function shellQuote(arg: string): string {
 /** A user error: exit 2 and one `hermes: …` line on stderr, no stack trace. */
 export function isUserError(result: CliResult): boolean {
   const lines = result.stderr.trimEnd().split("\n");
-  return result.code === 2 && lines.length === 1 && lines[0]!.startsWith("hermes: ") && !/\bat \S+:\d+/.test(
-    result.stderr,
-  );
+  return result.code === 2 && lines.length === 1 && /^hermes( [a-z]+)*: /.test(lines[0]!) &&
+    !/\bat \S+:\d+/.test(
+      result.stderr,
+    );
 }

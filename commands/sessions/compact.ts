@@ -47,7 +47,10 @@ export async function compact(ctx: SessionsContext): Promise<number> {
     else if (outcome.changed) {
       await cli.out(
         `${id}: compacted (${outcome.kind}): ${outcome.before_tokens} → ${outcome.after_tokens} tokens, ` +
-          `${outcome.messages_removed} messages replaced\n`,
+          `${outcome.messages_removed} fewer messages, ${
+            Math.round(outcome.occupancy * 100)
+          }% of the compaction ` +
+          `threshold\n`,
       );
     } else await cli.out(`${id}: nothing compacted: ${cli.redact(outcome.note ?? "no change")}\n`);
     return failed ? 1 : 0;

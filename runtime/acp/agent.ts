@@ -2,7 +2,7 @@
  * `hermes acp`: an Agent Client Protocol agent over newline-delimited JSON-RPC (npm:@agentclientprotocol/sdk).
  *
  * - `initialize`: protocol 1; capabilities `loadSession: true`, text prompts only (no image, audio, embedded
- *   context), no MCP servers (given ones are ignored with a warning).
+ *   context); MCP servers over stdio and Streamable HTTP (`mcpCapabilities.http`), not SSE.
  * - `session/new {cwd, _meta?: {hermes?: {job?, inputs?, model?, system?}}}`: a job file (relative to `cwd`)
  *   or, without one, config.yaml's defaults with `cwd` as the job directory.
  * - `session/load`: opens a stored session and replays its transcript as `session/update`s before answering.
@@ -23,6 +23,7 @@ import type { ServedSession } from "../session/served_session.ts";
 import { SessionHub } from "../session/session_hub.ts";
 import type { ServerContext } from "../session/server_context.ts";
 import type { TurnOutcome } from "../session/turn.ts";
+import { mcpServersOf } from "./mcp_servers.ts";
 import { askingTools, type PermissionAsker } from "./permission.ts";
 import { promptText, stopReasonOf } from "./prompt.ts";
 import { commandsUpdate, eventUpdate, historyUpdates, toolKind, toolTitle } from "./updates.ts";
@@ -104,7 +105,7 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
       stream.streamed = true;
       void send(sessionId, { sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
     },
-    wrapTools: (tools, job) => askingTools(tools, job, ask),
+    wrapTools: (tools, job, sandbox) => askingTools(tools, { job, ask, sandbox }),
   });
 
   const unsubscribe = options.events.subscribe((event) => {
@@ -125,9 +126,10 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
     // After the response: a client routes updates only for sessions it knows.
     setTimeout(() => void send(open.id, commandsUpdate(open.live.agent.commands())), 0);
   };
+  // A loaded session runs with the servers its job had; the editor's list applies to new sessions.
   const warnMcp = (servers: readonly unknown[]) => {
     if (servers.length > 0) {
-      log.warn(`acp: ignoring ${servers.length} MCP server(s): Hermes does not support MCP`);
+      log.warn(`acp: session/load keeps the stored job's MCP servers; ignoring ${servers.length} given`);
     }
   };
 
@@ -140,13 +142,13 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
       agentCapabilities: {
         loadSession: true,
         promptCapabilities: { image: false, audio: false, embeddedContext: false },
-        mcpCapabilities: { http: false, sse: false },
+        mcpCapabilities: { http: true, sse: false },
       },
       agentInfo: { name: "hermes", title: "Hermes", version: options.version },
       authMethods: [],
     }))
     .onRequest(acp.methods.agent.session.new, async ({ params }) => {
-      warnMcp(params.mcpServers);
+      const mcp_servers = mcpServersOf(params.mcpServers ?? [], log);
       const meta = HermesMeta.safeParse(
         (params._meta as { hermes?: unknown } | null | undefined)?.hermes ?? {},
       );
@@ -163,6 +165,7 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
         ...(inputs ? { inputs } : {}),
         ...(model !== undefined ? { model } : {}),
         ...(system !== undefined ? { system } : {}),
+        mcp_servers,
       }).catch(rethrowAsRequestError);
       streams.set(open.id, { streamed: false, toolCallId: undefined });
       announceCommands(open);

@@ -9,6 +9,7 @@
 import type { ResolvedJob } from "../config/job.ts";
 import type { ToolsConfig } from "../config/job_schema.ts";
 import { builtinTools } from "../tools/builtin.ts";
+import type { ToolSandbox } from "../tools/shell_sandbox.ts";
 import { checkShellCommand } from "../tools/shell_policy.ts";
 import type { Tool, ToolOutcome } from "../tools/tool.ts";
 
@@ -25,12 +26,23 @@ export interface PermissionRequest {
 /** Resolves true to run the call once, false to keep the denial. */
 export type PermissionAsker = (request: PermissionRequest) => Promise<boolean>;
 
+export interface AskingToolsOptions {
+  job: ResolvedJob;
+  ask: PermissionAsker;
+  /** The session's checked shell sandbox: an approved call is lifted past the allow-lists, never past it. */
+  sandbox?: ToolSandbox | null;
+}
+
 /** Wraps `tools` (built from `job.spec.tools`) so that a denied call is put to `ask`. */
-export function askingTools(tools: readonly Tool[], job: ResolvedJob, ask: PermissionAsker): Tool[] {
+export function askingTools(tools: readonly Tool[], options: AskingToolsOptions): Tool[] {
+  const { job, ask } = options;
   let lifted: Map<string, Tool> | undefined;
   const liftedTool = (name: string) => {
     lifted ??= new Map(
-      builtinTools(liftAllowLists(job.spec.tools), { job_dir: job.dir }).map((
+      builtinTools(liftAllowLists(job.spec.tools), {
+        job_dir: job.dir,
+        ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+      }).map((
         tool,
       ) => [tool.spec.name, tool]),
     );

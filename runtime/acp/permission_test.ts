@@ -15,9 +15,12 @@ async function setup(answer: boolean | Error) {
   } as JobFile;
   const job: ResolvedJob = { spec, path: null, dir, inputs: {}, env: {} };
   const asked: PermissionRequest[] = [];
-  const tools = askingTools(builtinTools(spec.tools, { job_dir: dir }), job, (request) => {
-    asked.push(request);
-    return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer);
+  const tools = askingTools(builtinTools(spec.tools, { job_dir: dir }), {
+    job,
+    ask: (request) => {
+      asked.push(request);
+      return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer);
+    },
   });
   const byName = new Map(tools.map((t) => [t.spec.name, t]));
   const context: ToolContext = {

@@ -10,8 +10,14 @@ function outcome(status: RunResult["status"], reason: string, extra: Partial<Tur
 
 Deno.test("stopReasonOf: maps turn outcomes to ACP stop reasons; failures have none", () => {
   assert.equal(stopReasonOf(outcome("success", "completed", { finish_reason: "stop" })), "end_turn");
-  assert.equal(stopReasonOf(outcome("success", "completed", { finish_reason: "content_filter" })), "refusal");
-  assert.equal(stopReasonOf(outcome("success", "completed", { finish_reason: "length" })), "max_tokens");
+  assert.equal(
+    stopReasonOf(outcome("failed", "content_filtered", { finish_reason: "content_filter" })),
+    "refusal",
+  );
+  assert.equal(
+    stopReasonOf(outcome("failed", "output_truncated", { finish_reason: "length" })),
+    "max_tokens",
+  );
   assert.equal(stopReasonOf(outcome("failed", "empty_response")), "end_turn");
   assert.equal(stopReasonOf(outcome("interrupted", "cancelled", { cancelled: true })), "cancelled");
   assert.equal(stopReasonOf(outcome("limit", "max_turns", { limit: "max_turns" })), "max_turn_requests");

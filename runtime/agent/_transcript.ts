@@ -5,7 +5,15 @@
 import type { AppendMessage, Store } from "../store/store.ts";
 import type { Message, StoredMessage } from "../core/types.ts";
 
-const INTERRUPTED_TOOL_RESULT = "error: the tool call did not complete (the run was interrupted)";
+/**
+ * Tools of one round run one after another and each result is stored as it comes, so of a round's calls
+ * without results only the first may have started: its effects may have happened. The others never ran.
+ */
+const INTERRUPTED_TOOL_RESULT =
+  "error: interrupted, may have run: the run stopped while this tool call was running and its result was " +
+  "lost; check its effects before calling it again";
+const NOT_STARTED_TOOL_RESULT =
+  "error: the tool call did not run (the run was interrupted before it started)";
 
 export class Transcript {
   #store: Store;
@@ -26,7 +34,8 @@ export class Transcript {
 
   /** Appends (one transaction) and keeps the cache in step. */
   async append(messages: AppendMessage[]): Promise<void> {
-    const stored = await this.#store.appendMessages(this.#sessionId, messages);
+    // Rows appended archived (the full text of a cut tool result) are not part of the active transcript.
+    const stored = (await this.#store.appendMessages(this.#sessionId, messages)).filter((m) => m.active);
     const cache = this.#cache;
     if (!cache) return;
     cache.messages.push(...stored);
@@ -48,10 +57,15 @@ export class Transcript {
     return messages;
   }
 
-  /** The active rows as the provider takes them: a fresh array (callers may replace entries) of shared rows. */
+  /**
+   * The active rows as the provider takes them: a fresh array (callers may replace entries) of shared rows.
+   * Neighbours of one role (other than tool results) are joined into one message, contents in order: strict
+   * chat templates (llama.cpp, vLLM) reject `user, user`, and micro-compaction leaves user messages next to
+   * each other by design (it never absorbs them).
+   */
   async forModel(): Promise<Message[]> {
     await this.active();
-    return this.#cache!.model.slice();
+    return joinSameRole(pairToolResults(this.#cache!.model));
   }
 
   /** A killed run can leave a tool call without its result; providers reject that, so close it. */
@@ -60,15 +74,16 @@ export class Transcript {
     const answered = new Set(messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id));
     const missing: AppendMessage[] = [];
     for (const m of messages) {
+      let started = false;
       for (const call of m.tool_calls ?? []) {
-        if (!answered.has(call.id)) {
-          missing.push({
-            role: "tool",
-            tool_call_id: call.id,
-            name: call.name,
-            content: INTERRUPTED_TOOL_RESULT,
-          });
-        }
+        if (answered.has(call.id)) continue;
+        missing.push({
+          role: "tool",
+          tool_call_id: call.id,
+          name: call.name,
+          content: started ? NOT_STARTED_TOOL_RESULT : INTERRUPTED_TOOL_RESULT,
+        });
+        started = true;
       }
     }
     if (missing.length) await this.append(missing);
@@ -81,4 +96,63 @@ function toMessage(m: StoredMessage): Message {
   if (m.tool_call_id !== undefined) message.tool_call_id = m.tool_call_id;
   if (m.name !== undefined && m.role === "tool") message.name = m.name;
   return message;
+}
+
+/**
+ * Each assistant tool call followed by its results, as providers require. Two writers that interleaved one
+ * session (before turns were claimed per process) left `assistant(c5), assistant(c6), tool(c5), tool(c6)`:
+ * each result moves up behind its call, so such a transcript is usable again. In order already: unchanged.
+ */
+export function pairToolResults(messages: readonly Message[]): readonly Message[] {
+  if (inPairs(messages)) return messages;
+  const results = new Map<string, Message>();
+  for (const m of messages) if (m.role === "tool" && m.tool_call_id) results.set(m.tool_call_id, m);
+  const placed = new Set<Message>();
+  const out: Message[] = [];
+  for (const m of messages) {
+    if (m.role === "tool") {
+      if (!placed.has(m)) { // a result before or without its call stays where it was
+        out.push(m);
+        placed.add(m);
+      }
+      continue;
+    }
+    out.push(m);
+    for (const call of m.tool_calls ?? []) {
+      const result = results.get(call.id);
+      if (result && !placed.has(result)) {
+        out.push(result);
+        placed.add(result);
+      }
+    }
+  }
+  return out;
+}
+
+/** Every tool call's result follows it directly (after the other results of its round). */
+function inPairs(messages: readonly Message[]): boolean {
+  let open = new Set<string>();
+  for (const m of messages) {
+    if (m.role === "tool") {
+      if (m.tool_call_id !== undefined) open.delete(m.tool_call_id);
+      continue;
+    }
+    if (open.size > 0) return false;
+    open = new Set((m.tool_calls ?? []).map((c) => c.id));
+  }
+  return true;
+}
+
+function joinSameRole(messages: readonly Message[]): Message[] {
+  const joined: Message[] = [];
+  for (const m of messages) {
+    const last = joined.at(-1);
+    if (!last || last.role !== m.role || m.role === "tool" || last.tool_calls?.length) {
+      joined.push(m);
+      continue;
+    }
+    const content = [last.content, m.content].filter((c) => c !== "").join("\n\n");
+    joined[joined.length - 1] = { ...m, content };
+  }
+  return joined;
 }

@@ -12,7 +12,7 @@ import { type Provider, ProviderError, type RetryInfo } from "../providers/provi
 import type { AgentLike, Compactor, TurnOptions, TurnResult } from "./seams.ts";
 import { parseSlash, type SlashCommand } from "./slash.ts";
 import type { AppendMessage, Store } from "../store/store.ts";
-import type { Tool, ToolOutcome } from "../tools/tool.ts";
+import { runTool, type Tool, type ToolOutcome } from "../tools/tool.ts";
 import type { Message, ToolCall } from "../core/types.ts";
 import { Transcript } from "./_transcript.ts";
 
@@ -66,7 +66,9 @@ export class Agent implements AgentLike {
         run: async (args, context) => {
           const outcome = await compactor.compact(this.sessionId, { focus: args, signal: context.signal });
           return outcome.changed
-            ? `Compacted: ${outcome.before_tokens} → ${outcome.after_tokens} tokens, ${outcome.messages_removed} messages replaced`
+            ? `Compacted: ${outcome.before_tokens} → ${outcome.after_tokens} tokens, ${outcome.messages_removed} fewer messages, ${
+              Math.round(outcome.occupancy * 100)
+            }% of the compaction threshold`
             : `Nothing compacted: ${outcome.note ?? "no change"}`;
         },
       });
@@ -102,11 +104,44 @@ export class Agent implements AgentLike {
     }
     const signal = this.#signal(options.signal);
     return command.run(slash.args, { session_id: this.sessionId, source: options.source, signal })
-      .then((final) => ({ final, model_calls: 0 }));
+      .then((output) => this.#keepCommand(text, slash.name, output));
+  }
+
+  /**
+   * A command's output is kept (DESIGN §6, §7): a `command` event, and in the transcript as the command line
+   * (user) and its output (an assistant row named `command`): a user/assistant pair keeps the role order
+   * every provider accepts. While a turn runs the rows wait for it to end (they cannot go between a tool call
+   * and its result) and the caller does not wait for them, so `/status` still answers at once.
+   */
+  async #keepCommand(text: string, name: string, output: string): Promise<TurnResult> {
+    this.#emit({ type: "command", name, output });
+    const busy = this.#busy;
+    const kept = this.#queue.then(async () => {
+      await this.#transcript.closeDanglingToolCalls();
+      await this.#transcript.append([
+        { role: "user", content: text },
+        { role: "assistant", content: output, name: "command" },
+      ]);
+    });
+    this.#queue = kept.catch((error) =>
+      this.#o.log.warn(`cannot store /${name}'s output: ${errorMessage(error)}`)
+    );
+    if (!busy) await kept;
+    return { final: output, model_calls: 0 };
   }
 
   prompt(text: string, options: TurnOptions): Promise<TurnResult> {
     const run = this.#queue.then(() => this.#runTurn(text, options));
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  /**
+   * Finishes a prompt whose user turn is already stored (a run killed mid-step, resumed): nothing is sent
+   * twice. An answer already stored after it is the result; else the model continues from the transcript.
+   */
+  resume(text: string, options: TurnOptions): Promise<TurnResult> {
+    const run = this.#queue.then(() => this.#runTurn(text, options, { stored: true }));
     this.#queue = run.catch(() => {});
     return run;
   }
@@ -120,7 +155,7 @@ export class Agent implements AgentLike {
     this.#o.events.emit(this.sessionId, event);
   }
 
-  async #runTurn(text: string, options: TurnOptions): Promise<TurnResult> {
+  async #runTurn(text: string, options: TurnOptions, mode: { stored?: boolean } = {}): Promise<TurnResult> {
     const { store, hooks, budget } = this.#o;
     const signal = this.#signal(options.signal);
     signal.throwIfAborted();
@@ -131,18 +166,30 @@ export class Agent implements AgentLike {
     try {
       // Close tool calls a killed run left open before anything follows them.
       await this.#transcript.closeDanglingToolCalls();
-      await this.#transcript.append([{ role: "user", content: text }]);
-      this.#emit({ type: "message", role: "user", content: text, source: options.source });
+      if (mode.stored) {
+        const last = (await this.#transcript.active()).at(-1);
+        if (last?.role === "assistant" && !last.tool_calls?.length) {
+          return { final: last.content, model_calls: 0 };
+        }
+      } else {
+        await this.#transcript.append([{ role: "user", content: text }]);
+        this.#emit({ type: "message", role: "user", content: text, source: options.source });
+      }
       while (true) {
         signal.throwIfAborted();
         budget.beforeModelCall();
-        await this.#o.compactor?.beforeModelCall(this.sessionId, { signal });
+        await this.#o.compactor?.beforeModelCall(this.sessionId, { signal, afterTools: modelCalls > 0 });
         this.#turn++;
         const turn = this.#turn;
         const injected = (await hooks.preLlmCall({ session_id: this.sessionId, user_message: text, turn }))
           .filter((s) => s.trim() !== "");
         this.#emit({ type: "turn.start", turn, ...(injected.length ? { injected } : {}) });
-        const response = await this.#complete(injected, signal);
+        const response = await this.#complete(injected, signal).catch((error) => {
+          // Every turn.start has its turn.end (DESIGN §7), also when the model call fails or is stopped.
+          const finish_reason = signal.aborted ? "aborted" : "error";
+          this.#emit({ type: "turn.end", turn, usage: null, finish_reason });
+          throw error;
+        });
         modelCalls++;
         budget.record(response.usage);
         promptTokens += response.usage?.prompt_tokens ?? 0;
@@ -169,7 +216,10 @@ export class Agent implements AgentLike {
           turn,
         });
         this.#emit({ type: "turn.end", turn, usage: response.usage, finish_reason: response.finish_reason });
-        if (calls.length === 0) return { final: response.message.content, model_calls: modelCalls };
+        if (calls.length === 0) {
+          await this.#betweenTurns(signal);
+          return { final: response.message.content, model_calls: modelCalls };
+        }
         for (const call of calls) await this.#runTool(call, signal);
       }
     } finally {
@@ -181,6 +231,15 @@ export class Agent implements AgentLike {
           completion_tokens: completionTokens,
         });
       }
+    }
+  }
+
+  /** Micro-compaction and proactive pruning after a completed turn: a failure there never fails the turn. */
+  async #betweenTurns(signal: AbortSignal): Promise<void> {
+    try {
+      await this.#o.compactor?.afterTurn(this.sessionId, { signal });
+    } catch (error) {
+      if (!signal.aborted) this.#o.log.warn(`compaction between turns failed: ${errorMessage(error)}`);
     }
   }
 
@@ -243,8 +302,9 @@ export class Agent implements AgentLike {
         content: `error: invalid arguments for ${call.name}: ${errorMessage(error)}`,
       };
     }
-    this.#emit({ type: "tool.call", tool: call.name, tool_call_id: call.id, args });
     const tool = this.#tools.get(call.name);
+    const server = tool?.server ? { server: tool.server } : {};
+    this.#emit({ type: "tool.call", tool: call.name, tool_call_id: call.id, args, ...server });
     if (!outcome && !tool) outcome = { status: "error", content: `error: unknown tool "${call.name}"` };
     if (!outcome) {
       const decision = await hooks.preToolCall({
@@ -261,7 +321,12 @@ export class Agent implements AgentLike {
     }
     if (!outcome) {
       try {
-        outcome = await tool!.run(args, { ...this.#o.toolContext, session_id: this.sessionId, signal });
+        outcome = await runTool(tool!, args, {
+          ...this.#o.toolContext,
+          session_id: this.sessionId,
+          signal,
+          tool_call_id: call.id,
+        });
       } catch (error) {
         signal.throwIfAborted();
         outcome = { status: "error", content: `error: ${errorMessage(error)}` };
@@ -269,14 +334,22 @@ export class Agent implements AgentLike {
     }
     const durationMs = Math.round(performance.now() - started);
     if (outcome.status === "denied") {
-      this.#emit({ type: "tool.denied", tool: call.name, tool_call_id: call.id, reason: outcome.content });
+      this.#emit({
+        type: "tool.denied",
+        tool: call.name,
+        tool_call_id: call.id,
+        reason: outcome.content,
+        ...server,
+      });
     }
-    await this.#transcript.append([{
+    const result: AppendMessage = {
       role: "tool",
       tool_call_id: call.id,
       name: call.name,
       content: outcome.content,
-    }]);
+    };
+    // A result too large for the window is stored cut, its full text archived (DESIGN §9).
+    await this.#transcript.append(this.#o.compactor?.fitToolResult(this.sessionId, result) ?? [result]);
     this.#emit({
       type: "tool.result",
       tool: call.name,
@@ -284,6 +357,7 @@ export class Agent implements AgentLike {
       status: outcome.status,
       content: outcome.content,
       duration_ms: durationMs,
+      ...server,
     });
     await hooks.postToolCall({
       session_id: this.sessionId,
@@ -298,11 +372,19 @@ export class Agent implements AgentLike {
   async #status(): Promise<string> {
     const session = await this.#o.store.getSession(this.sessionId);
     const active = (await this.#transcript.active()).length;
+    const occupancy = await this.#o.compactor?.occupancy(this.sessionId);
     const { budget } = this.#o;
     return [
       `session ${this.sessionId} (${session?.job ?? "?"})`,
       `model: ${this.#o.model}`,
       `messages: ${active} active`,
+      ...(occupancy
+        ? [
+          `context: ~${occupancy.tokens} tokens, ${
+            Math.round(occupancy.occupancy * 100)
+          }% of the compaction threshold (${occupancy.threshold_tokens} of a ${occupancy.window_tokens}-token window)`,
+        ]
+        : []),
       `turns this run: ${budget.turns}${budget.maxTurns ? ` / ${budget.maxTurns}` : ""}`,
       `tokens this run: ${budget.tokens}${budget.maxTokens ? ` / ${budget.maxTokens}` : ""}`,
       `tools: ${[...this.#tools.keys()].join(", ") || "none"}`,

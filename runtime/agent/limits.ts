@@ -1,4 +1,7 @@
-/** Run limits (DESIGN §3 `limits`): counted across a whole run, checked before each model call. */
+/**
+ * Run limits (DESIGN §3 `limits`): counted per prompt (a `hermes run`, a `--resume -p`, an RPC
+ * `session.prompt`, an ACP `session/prompt`; DESIGN §4), checked before each model call and after the last.
+ */
 import { parseDuration } from "../core/duration.ts";
 import { RunError } from "../core/errors.ts";
 
@@ -16,30 +19,63 @@ export class LimitError extends RunError {
 export class Budget {
   readonly maxTurns: number | undefined;
   readonly maxTokens: number | undefined;
+  /** Model calls and tokens of the current prompt. */
   turns = 0;
   tokens = 0;
+  /** Model calls over the session's life in this process (a result's `turns` is a difference of these). */
+  calls = 0;
+  #depth = 0;
+  #stale = false;
   constructor(limits: { max_turns?: number | undefined; max_tokens?: number | undefined } = {}) {
     this.maxTurns = limits.max_turns;
     this.maxTokens = limits.max_tokens;
   }
+  /**
+   * A prompt starts: its counters start from zero at its first model call. Nested or concurrent work (a
+   * `/status` while a prompt runs) shares the running prompt's counters. Returns the matching `end`.
+   */
+  begin(): () => void {
+    if (this.#depth++ === 0) this.#stale = true;
+    let ended = false;
+    return () => {
+      if (!ended) this.#depth--;
+      ended = true;
+    };
+  }
   /** Throws when the next model call would exceed a limit. */
   beforeModelCall(): void {
+    this.#fresh();
     if (this.maxTurns !== undefined && this.turns >= this.maxTurns) {
       throw new LimitError(
         "max_turns",
         `Stopped after ${this.turns} turns: limits.max_turns is ${this.maxTurns}`,
       );
     }
-    if (this.maxTokens !== undefined && this.tokens >= this.maxTokens) {
-      throw new LimitError(
-        "max_tokens",
-        `Stopped after ${this.tokens} tokens: limits.max_tokens is ${this.maxTokens}`,
-      );
-    }
+    if (this.maxTokens !== undefined && this.tokens >= this.maxTokens) throw this.#tokenLimit();
   }
   record(usage: { prompt_tokens: number; completion_tokens: number } | null): void {
+    this.#fresh();
     this.turns++;
+    this.calls++;
     if (usage) this.tokens += usage.prompt_tokens + usage.completion_tokens;
+  }
+  /** The limit an answer already received went past (`max_tokens` by its own size), if any. */
+  exceeded(): LimitError | undefined {
+    const over = !this.#stale && this.maxTokens !== undefined && this.tokens > this.maxTokens;
+    return over ? this.#tokenLimit() : undefined;
+  }
+  #tokenLimit(): LimitError {
+    return new LimitError(
+      "max_tokens",
+      `Stopped after ${this.tokens} tokens: limits.max_tokens is ${this.maxTokens}`,
+    );
+  }
+  // Reset lazily, so `/status` between prompts still shows the last prompt's counts.
+  #fresh(): void {
+    if (!this.#stale) return;
+    this.#stale = false;
+    this.turns = 0;
+    this.tokens = 0;
   }
 }
 

@@ -5,6 +5,7 @@
 import type { CommandSource, SlashCommand } from "./slash.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { Hooks } from "../core/hooks.ts";
+import type { AppendMessage, CompactionKind, PassOutcome } from "../store/store.ts";
 
 export interface TurnOptions {
   source: CommandSource;
@@ -29,26 +30,69 @@ export interface AgentLike {
   input(text: string, options: TurnOptions): Promise<TurnResult>;
 }
 
-export type CompactionReason = "threshold" | "manual" | "overflow";
+/**
+ * Why a compaction pass ran (DESIGN §9, the Python Hermes Agent's names): `manual` (`/compress`,
+ * `hermes sessions compact`), `pre_api` (before a model call), `post_tool` (before the model call that follows
+ * tool results), `overflow` (the provider rejected a request as too long), `between_turns` (micro-compaction),
+ * `proactive_prune` (tool results pruned below the threshold).
+ */
+export type CompactionReason =
+  | "manual"
+  | "pre_api"
+  | "post_tool"
+  | "overflow"
+  | "between_turns"
+  | "proactive_prune";
+
+export type { CompactionKind, PassOutcome } from "../store/store.ts";
 
 export interface CompactionOutcome {
   /** True when the transcript changed (a compaction event, a log row and one post_compaction call happened). */
   changed: boolean;
-  kind?: "summarize" | "prune_tool_results";
+  /** How the pass ended; every pass is logged with it. */
+  outcome: PassOutcome;
+  kind?: CompactionKind;
   before_tokens: number;
   after_tokens: number;
+  /** Active messages before − after. */
   messages_removed: number;
+  /** after_tokens ÷ the compaction threshold. */
+  occupancy: number;
   /** Why nothing changed (no-op, refused, lease held elsewhere, cooldown, breaker, failure). */
   note?: string;
 }
 
+/** How full a session is: its estimated next prompt against the compaction threshold. */
+export interface Occupancy {
+  tokens: number;
+  threshold_tokens: number;
+  window_tokens: number;
+  /** tokens ÷ threshold_tokens. */
+  occupancy: number;
+}
+
 export interface Compactor {
-  /** Before every model call: compacts when the estimate is over threshold × context_window. */
-  beforeModelCall(sessionId: string, options: { signal?: AbortSignal }): Promise<CompactionOutcome | null>;
+  /**
+   * Before every model call: compacts when the estimate is over threshold × context_window. `afterTools`:
+   * the call follows tool results of this turn (reason `post_tool`, else `pre_api`).
+   */
+  beforeModelCall(
+    sessionId: string,
+    options: { signal?: AbortSignal; afterTools?: boolean },
+  ): Promise<CompactionOutcome | null>;
   /** The provider rejected a request as too long: one bounded attempt; true when the transcript shrank. */
   recoverOverflow(sessionId: string, options: { signal?: AbortSignal }): Promise<boolean>;
   /** `/compress [focus]` and `hermes sessions compact`: forced, bypasses cooldown and breaker. */
   compact(sessionId: string, options: { focus?: string; signal?: AbortSignal }): Promise<CompactionOutcome>;
+  /**
+   * After a completed user turn: micro-compaction and proactive pruning, when configured; null when nothing
+   * was due. Never throws for a compaction failure (it is logged); rejects only when `signal` aborts.
+   */
+  afterTurn(sessionId: string, options: { signal?: AbortSignal }): Promise<CompactionOutcome | null>;
+  /** The rows to append for a tool result: itself, or (too large) its full text archived and a cut copy. */
+  fitToolResult(sessionId: string, message: AppendMessage): AppendMessage[];
+  /** The session's current occupancy (cheap: the estimate before a model call). */
+  occupancy(sessionId: string): Promise<Occupancy>;
 }
 
 /** Recurring work in a session: `/loop` and `/heartbeat` (loops/). */

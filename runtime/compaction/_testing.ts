@@ -160,6 +160,21 @@ export function orphanProblems(
   return problems;
 }
 
+/**
+ * Why strict chat templates (llama.cpp, vLLM) would reject `messages`: two consecutive messages of one role,
+ * tool results excepted.
+ */
+export function roleProblems(messages: readonly { role: string }[]): string[] {
+  const problems: string[] = [];
+  for (let i = 1; i < messages.length; i++) {
+    const role = messages[i]!.role;
+    if (role !== "tool" && role === messages[i - 1]!.role) {
+      problems.push(`messages ${i - 1} and ${i}: ${role}, ${role}`);
+    }
+  }
+  return problems;
+}
+
 /** Resolves with the first line a child process prints that satisfies `accept`. */
 export async function waitForLine(
   lines: AsyncIterator<string>,

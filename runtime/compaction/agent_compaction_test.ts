@@ -11,8 +11,17 @@ import {
   ProviderError,
 } from "../providers/provider.ts";
 import type { Tool } from "../tools/tool.ts";
-import { compactorFor, type Fixture, fixture, orphanProblems, SHORT_SUMMARY } from "./_testing.ts";
+import type { Compactor } from "../agent/seams.ts";
+import {
+  compactorFor,
+  type Fixture,
+  fixture,
+  orphanProblems,
+  roleProblems,
+  SHORT_SUMMARY,
+} from "./_testing.ts";
 import { approxTokens } from "./estimate.ts";
+import { sessionOccupancy } from "./occupancy.ts";
 import { SUMMARY_PREFIX } from "./summary.ts";
 
 const WINDOW = 6000;
@@ -38,7 +47,7 @@ function strictModel(window: number) {
           finish_reason: "stop",
         });
       }
-      violations.push(...orphanProblems(request.messages));
+      violations.push(...orphanProblems(request.messages), ...roleProblems(request.messages));
       if (tokens > window) {
         return Promise.reject(
           new ProviderError(`HTTP 400 context_length_exceeded: ${tokens} > ${window}`, {
@@ -75,7 +84,12 @@ const readLog: Tool = {
   run: (args) => Promise.resolve({ status: "ok", content: `log ${args.n}: `.padEnd(1200, "x") }),
 };
 
-function agentFor(fx: Fixture, provider: Provider, contextWindow: number) {
+function agentFor(
+  fx: Fixture,
+  provider: Provider,
+  contextWindow: number,
+  compactor: Compactor = compactorFor(fx, { provider, context_window: contextWindow }),
+) {
   fx.store.appendMessages(fx.sessionId, [{ role: "system", content: SYSTEM }]);
   return new Agent({
     store: fx.store,
@@ -89,7 +103,7 @@ function agentFor(fx: Fixture, provider: Provider, contextWindow: number) {
     log: silentLogger,
     budget: new Budget(),
     toolContext: { job_dir: fx.dir, env: {} },
-    compactor: compactorFor(fx, { provider, context_window: contextWindow }),
+    compactor,
   });
 }
 
@@ -103,7 +117,11 @@ Deno.test("agent + compaction: a long session crosses the threshold repeatedly a
   const compactions = fx.events.filter((e) => e.type === "compaction");
   assert.ok(compactions.length >= 3, `expected several compactions, got ${compactions.length}`);
   assert.ok(compactions.some((e) => e.kind === "summarize"), "at least one summary");
-  assert.deepEqual(model.violations, [], "no request ever separated a tool call from its results");
+  assert.deepEqual(
+    model.violations,
+    [],
+    "no request separated a tool call from its results or had two messages of one role in a row",
+  );
   assert.equal(fx.postCompaction.length, compactions.length);
   for (const [i, { tokens, messages }] of model.requests.entries()) {
     assert.ok(tokens < WINDOW * 0.75 + 400, `request ${i}: ${tokens} tokens`);
@@ -138,4 +156,58 @@ Deno.test("agent + compaction: a request rejected as too long is compacted once 
   assert.ok(compactions.every((e) => e.reason === "overflow"));
   assert.deepEqual(model.violations, []);
   assert.ok(model.requests.every((r) => r.tokens <= WINDOW));
+});
+
+Deno.test("agent + compaction: /status shows the session's occupancy, as RPC session.get computes it", async () => {
+  await using fx = await fixture(new ManualClock());
+  const model = strictModel(WINDOW);
+  const agent = agentFor(fx, model.provider, WINDOW);
+  await agent.prompt(FIRST, { source: "job" });
+  const stored = await sessionOccupancy(fx.store, fx.sessionId, { context_window: WINDOW });
+  assert.ok(stored.tokens > 0);
+  assert.equal(stored.threshold_tokens, 4500);
+  assert.equal(stored.occupancy, stored.tokens / 4500);
+  const status = (await agent.input("/status", { source: "cli" })).final;
+  assert.match(
+    status,
+    new RegExp(
+      `^context: ~${stored.tokens} tokens, ${
+        Math.round(stored.occupancy * 100)
+      }% of the compaction threshold ` +
+        `\\(4500 of a 6000-token window\\)$`,
+      "m",
+    ),
+  );
+});
+
+Deno.test("agent + compaction: micro-compaction runs after each turn; requests keep every user message", async () => {
+  await using fx = await fixture(new ManualClock());
+  const model = strictModel(WINDOW);
+  const compactor = compactorFor(fx, {
+    provider: model.provider,
+    context_window: WINDOW,
+    config: { micro: { enabled: true, threshold: 0.5 } },
+  });
+  const agent = agentFor(fx, model.provider, WINDOW, compactor);
+  await agent.prompt(FIRST, { source: "job" });
+  for (let i = 1; i < 25; i++) await agent.prompt(`step ${i}: read more logs`, { source: "job" });
+  const micro = fx.events.filter((e) => e.type === "compaction" && e.kind === "micro_summarize");
+  assert.ok(micro.length >= 5, `${micro.length} micro passes`);
+  assert.deepEqual(model.violations, []);
+  for (const [i, { messages }] of model.requests.entries()) {
+    const users = messages.filter((m) => m.role === "user").map((m) => m.content).join("\n\n");
+    const asked = [FIRST, ...Array.from({ length: 24 }, (_, k) => `step ${k + 1}: read more logs`)];
+    const seen = asked.filter((text) => users.includes(text)).length;
+    assert.ok(seen >= 1 && asked.slice(0, seen).every((text) => users.includes(text)), `request ${i}`);
+  }
+});
+
+Deno.test("agent + compaction: a compactor that fails between turns does not fail the turn", async () => {
+  await using fx = await fixture(new ManualClock());
+  const model = strictModel(WINDOW);
+  const real = compactorFor(fx, { provider: model.provider, context_window: WINDOW });
+  const failing: Compactor = { ...real, afterTurn: () => Promise.reject(new Error("store is gone")) };
+  const agent = agentFor(fx, model.provider, WINDOW, failing);
+  const result = await agent.prompt(FIRST, { source: "job" });
+  assert.match(result.final, /^done with turn/);
 });

@@ -132,7 +132,10 @@ Deno.test("boundaries: random transcripts never split a tool call from its resul
     }
     const protect_first = Math.floor(random() * 6);
     const protect_last = 1 + Math.floor(random() * 10);
-    const { head, tail } = selectBoundaries(m, { protect_first, protect_last });
+    const budget = random() < 0.5
+      ? {}
+      : { tailBudget: random() * 3000, tokens: (i: number) => 10 + (i * 37) % 300 };
+    const { head, tail } = selectBoundaries(m, { protect_first, protect_last, ...budget });
     assert.ok(head <= tail && tail <= m.length);
     const summary = msg("user", { kind: "summary" });
     const compacted = head < tail ? [...m.slice(0, head), summary, ...m.slice(tail)] : m;
@@ -140,4 +143,48 @@ Deno.test("boundaries: random transcripts never split a tool call from its resul
     assert.ok(m.length - tail >= Math.min(protect_last, m.length - head), `trial ${trial}: tail too short`);
     assert.ok(head >= Math.min(m.length, 1 + protect_first), `trial ${trial}: head too short`);
   }
+});
+
+Deno.test("boundaries: the tail takes trailing messages up to the token budget, never fewer than protect_last", () => {
+  const m = [
+    msg("system"),
+    msg("user"),
+    ...Array.from({ length: 10 }, (_, i) => msg(i % 2 ? "user" : "assistant")),
+  ];
+  const tokens = () => 100;
+  // 350 tokens hold three messages; the floor of 2 is below that.
+  assert.deepEqual(selectBoundaries(m, { protect_first: 1, protect_last: 2, tailBudget: 350, tokens }), {
+    head: 2,
+    tail: 9,
+  });
+  // The floor wins over a budget that holds fewer messages.
+  assert.deepEqual(selectBoundaries(m, { protect_first: 1, protect_last: 5, tailBudget: 150, tokens }), {
+    head: 2,
+    tail: 7,
+  });
+  // Without a budget the floor alone decides (as for /compress).
+  assert.deepEqual(selectBoundaries(m, { protect_first: 1, protect_last: 2 }), { head: 2, tail: 10 });
+});
+
+Deno.test("boundaries: the budget walk stops short of a tool-call span it would split", () => {
+  const m = [
+    msg("system"),
+    msg("user"),
+    msg("assistant"),
+    call("a", "b"),
+    result("a"),
+    result("b"),
+    msg("assistant"),
+  ];
+  const tokens = (i: number) => (i === 3 ? 500 : 100);
+  // 250 tokens reach into the results of the call: the tail starts after the span rather than split it.
+  assert.deepEqual(selectBoundaries(m, { protect_first: 1, protect_last: 1, tailBudget: 250, tokens }), {
+    head: 2,
+    tail: 6,
+  });
+  // 1000 tokens hold the whole span and the message before it.
+  assert.deepEqual(selectBoundaries(m, { protect_first: 1, protect_last: 1, tailBudget: 1000, tokens }), {
+    head: 2,
+    tail: 2,
+  });
 });

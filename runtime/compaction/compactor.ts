@@ -1,10 +1,10 @@
 /**
- * The Compactor (DESIGN §9): decides when to compact, takes the session's durable lease, prunes old tool
- * results or summarises the middle of the transcript with the model, and commits in one short transaction.
- * The lease is held — and refreshed — across the summary call, but no transaction is: appends go on meanwhile.
+ * The Compactor (DESIGN §9): decides when to compact, takes the session's durable lease, plans a pass (hard:
+ * hard.ts, micro: micro.ts, proactive pruning), and commits in one short transaction. The lease is held — and
+ * refreshed — across a summary call, but no transaction is: appends go on meanwhile. Every pass, committed or
+ * not, is logged (telemetry.ts); a committed one emits `compaction` and calls `post_compaction` once.
  */
 import type { Clock } from "../core/clock.ts";
-import { parseDuration } from "../core/duration.ts";
 import { errorMessage } from "../core/errors.ts";
 import type { EventBus } from "../core/events.ts";
 import type { Hooks } from "../core/hooks.ts";
@@ -13,15 +13,14 @@ import type { Logger } from "../core/log.ts";
 import { currentProcess, type ProcessIdentity } from "../core/process_identity.ts";
 import type { Provider } from "../providers/provider.ts";
 import type { CompactionOutcome, CompactionReason, Compactor } from "../agent/seams.ts";
-import type { CommitRequest, Store } from "../store/store.ts";
-import { selectBoundaries } from "./boundaries.ts";
-import { approxTokens, estimateFromInput, estimateTokens } from "./estimate.ts";
+import type { CompactionKind, PassMeasures, Store } from "../store/store.ts";
+import { fitToolResult } from "./cut.ts";
+import { CALIBRATION_KEY, calibrationFrom, estimateFromInput, measure } from "./estimate.ts";
 import {
   afterEffective,
   afterIneffective,
   afterSummaryFailure,
   afterSummarySuccess,
-  BREAKER_WINDOW_MS,
   GUARD_KEY,
   guardBlock,
   guardFrom,
@@ -29,10 +28,15 @@ import {
   readGuard,
   writeGuard,
 } from "./guard.ts";
+import { planHard } from "./hard.ts";
+import { planMicro } from "./micro.ts";
+import { occupancyFor, storedRatio } from "./occupancy.ts";
+import { layout, type Plan, type PlanContext, summaryTokensOf } from "./plan.ts";
 import { planPrune } from "./prune.ts";
 import { loadPlanRows, type PlanRow, withTokens } from "./rows.ts";
-import { summaryContent } from "./summary.ts";
+import { scaledTo, type Settings, settingsFrom } from "./settings.ts";
 import { summariseMiddle } from "./summary_call.ts";
+import { Telemetry } from "./telemetry.ts";
 
 export interface CompactorOptions {
   store: Store;
@@ -60,75 +64,133 @@ export interface CompactorOptions {
   breaker_window_ms?: number;
 }
 
-interface Settings {
-  enabled: boolean;
-  limit: number;
-  protect_first: number;
-  protect_last: number;
-  prune: boolean;
-  summaryModel: string;
-  leaseTtlMs: number;
-  totalTimeoutMs: number;
-  idleTimeoutMs: number;
-  breakerWindowMs: number;
-}
+type Mode = "hard" | "micro" | "prune";
 
-interface Attempt {
+interface Pass {
   sessionId: string;
   reason: CompactionReason;
+  mode: Mode;
   focus?: string;
   signal?: AbortSignal;
+  /** performance.now() when the pass began (durations are logged, never compared in tests). */
+  started: number;
 }
 
+const KIND_OF: Record<Mode, CompactionKind> = {
+  hard: "summarize",
+  micro: "micro_summarize",
+  prune: "prune_tool_results",
+};
+
 export function createCompactor(options: CompactorOptions): Compactor {
-  const { store, clock, config } = options;
+  const { store, clock } = options;
   const log = options.log.child("compaction");
-  const summaryTimeout = config.summary_timeout;
-  const settings: Settings = {
-    enabled: config.enabled ?? true,
-    limit: (config.threshold ?? 0.75) * options.context_window,
-    protect_first: config.protect_first ?? 3,
-    protect_last: config.protect_last ?? 20,
-    prune: config.prune_tool_results ?? true,
-    summaryModel: options.summary_model ?? config.summary_model ?? options.model,
-    leaseTtlMs: options.lease_ttl_ms ?? 60_000,
-    totalTimeoutMs: options.summary_timeout_ms ??
-      (summaryTimeout === undefined ? 300_000 : parseDuration(summaryTimeout)),
-    idleTimeoutMs: options.summary_idle_timeout_ms ?? 120_000,
-    breakerWindowMs: options.breaker_window_ms ?? BREAKER_WINDOW_MS,
-  };
+  const settings: Settings = settingsFrom(options);
   const identity = options.identity ?? currentProcess();
+  const telemetry = new Telemetry({ store, events: options.events, log, settings, clock });
+  /** Calibration ratios by session, as last read or measured by this process (advisory: a cache). */
+  const ratios = new Map<string, number>();
 
-  const unchanged = (attempt: Attempt, tokens: number, note: string): CompactionOutcome => {
-    log.info(`session ${attempt.sessionId}: ${attempt.reason} compaction did nothing: ${note}`);
-    return { changed: false, before_tokens: tokens, after_tokens: tokens, messages_removed: 0, note };
-  };
-
-  const failed = (attempt: Attempt, tokens: number, reason: string): CompactionOutcome => {
-    log.warn(`session ${attempt.sessionId}: ${attempt.reason} compaction failed: ${reason}`);
-    options.events.emit(attempt.sessionId, {
-      type: "compaction.failed",
-      reason: attempt.reason,
-      error: reason,
-    });
-    return { changed: false, before_tokens: tokens, after_tokens: tokens, messages_removed: 0, note: reason };
-  };
-
-  /** Guard bookkeeping: automatic attempts record everything; forced ones only clear guards on success. */
-  const updateGuard = async (attempt: Attempt, change: (state: GuardState) => GuardState | null) => {
-    const next = change(await readGuard(store, attempt.sessionId));
-    if (next) await writeGuard(store, attempt.sessionId, next);
+  const ratioOf = async (sessionId: string): Promise<number> => {
+    let ratio = ratios.get(sessionId);
+    if (ratio === undefined) {
+      ratio = await storedRatio(store, sessionId);
+      ratios.set(sessionId, ratio);
+    }
+    return ratio;
   };
 
   /** The estimate of the next request, read cheaply (the newest reading and what was stored after it). */
-  const estimate = async (sessionId: string) => estimateFromInput(await store.estimateInput(sessionId));
+  const estimate = async (sessionId: string) =>
+    estimateFromInput(await store.estimateInput(sessionId), await ratioOf(sessionId));
 
-  const run = async (attempt: Attempt): Promise<CompactionOutcome> => {
-    attempt.signal?.throwIfAborted();
-    const { sessionId } = attempt;
-    if (attempt.reason === "threshold") {
+  /** The calibration of this pass: the newest usable reading's ratio, else the last one known. */
+  const calibrate = async (sessionId: string, rows: readonly PlanRow[]): Promise<number> => {
+    const known = await ratioOf(sessionId);
+    const measured = calibrationFrom(rows);
+    if (measured === null || measured === known) return known;
+    ratios.set(sessionId, measured);
+    try {
+      await store.setState(sessionId, CALIBRATION_KEY, { ratio: measured });
+    } catch (error) {
+      log.warn(`session ${sessionId}: could not store the token calibration: ${errorMessage(error)}`);
+    }
+    return measured;
+  };
+
+  const outcomeOf = (
+    pass: Pass,
+    tokens: number,
+    result: Omit<CompactionOutcome, "before_tokens" | "after_tokens" | "messages_removed" | "occupancy">,
+  ): CompactionOutcome => ({
+    ...result,
+    kind: result.kind ?? KIND_OF[pass.mode],
+    before_tokens: tokens,
+    after_tokens: tokens,
+    messages_removed: 0,
+    occupancy: telemetry.occupancy(tokens),
+  });
+
+  /** A pass that changed nothing: logged, reported (blocked or failed events), never thrown. */
+  const unchanged = async (
+    pass: Pass,
+    facts: {
+      outcome: Exclude<CompactionOutcome["outcome"], "committed">;
+      tokens: number;
+      note: string;
+      why: string;
+      kind?: CompactionKind;
+      until?: number;
+      summaryTokens?: number;
+    },
+  ): Promise<CompactionOutcome> => {
+    const kind = facts.kind ?? KIND_OF[pass.mode];
+    await telemetry.unchanged({
+      sessionId: pass.sessionId,
+      reason: pass.reason,
+      kind,
+      outcome: facts.outcome,
+      tokens: facts.tokens,
+      note: facts.note,
+      why: facts.why,
+      measures: measuresOf(pass, { absorbed: [], ratio: 1, summaryTokens: facts.summaryTokens ?? 0 }),
+      ...(facts.until !== undefined ? { until: facts.until } : {}),
+    });
+    return outcomeOf(pass, facts.tokens, { changed: false, outcome: facts.outcome, kind, note: facts.note });
+  };
+
+  const measuresOf = (
+    pass: Pass,
+    facts: { absorbed: readonly PlanRow[]; ratio: number; summaryTokens: number },
+  ): PassMeasures => ({
+    thresholdTokens: settings.limit,
+    windowTokens: settings.windowTokens,
+    durationMs: Math.round(performance.now() - pass.started),
+    absorbedMessages: facts.absorbed.length,
+    absorbedTokens: measure(facts.absorbed, facts.ratio),
+    summaryTokens: facts.summaryTokens,
+  });
+
+  /** Guard bookkeeping outside a commit (refusals and failures). */
+  const updateGuard = async (sessionId: string, change: (state: GuardState) => GuardState | null) => {
+    const next = change(await readGuard(store, sessionId));
+    if (next) await writeGuard(store, sessionId, next);
+  };
+
+  const run = async (pass: Pass): Promise<CompactionOutcome> => {
+    pass.signal?.throwIfAborted();
+    const { sessionId } = pass;
+    if (pass.reason !== "manual") {
       const block = guardBlock(await readGuard(store, sessionId), clock.now());
-      if (block) return unchanged(attempt, await estimate(sessionId), block);
+      if (block) {
+        return await unchanged(pass, {
+          outcome: block.reason,
+          tokens: await estimate(sessionId),
+          note: block.note,
+          why: block.reason,
+          until: block.until,
+        });
+      }
     }
     const holder: ProcessIdentity = { ...identity, nonce: crypto.randomUUID() };
     const taken = await store.acquireLease({
@@ -139,17 +201,18 @@ export function createCompactor(options: CompactorOptions): Compactor {
     });
     if (!taken.acquired) {
       const { holder: other, expires_at } = taken.current;
-      return unchanged(
-        attempt,
-        await estimate(sessionId),
-        `another compaction holds the lease (pid ${other.pid} on ${other.host}, until ${
+      return await unchanged(pass, {
+        outcome: "nothing_to_do",
+        tokens: await estimate(sessionId),
+        why: "lease_held",
+        note: `another compaction holds the lease (pid ${other.pid} on ${other.host}, until ${
           new Date(expires_at).toISOString()
         })`,
-      );
+      });
     }
     if (taken.took_over) log.info(`session ${sessionId}: took over a compaction lease (${taken.took_over})`);
     try {
-      return await compactHoldingLease(attempt, holder.nonce);
+      return await holdingLease(pass, holder.nonce);
     } finally {
       try {
         await store.releaseLease({ sessionId, nonce: holder.nonce });
@@ -163,153 +226,174 @@ export function createCompactor(options: CompactorOptions): Compactor {
     }
   };
 
-  const compactHoldingLease = async (attempt: Attempt, nonce: string): Promise<CompactionOutcome> => {
-    const { sessionId } = attempt;
-    const active = await loadPlanRows(store, sessionId);
-    const before = estimateTokens(active);
-    const { head, tail } = selectBoundaries(active, settings);
-    if (head >= tail) {
-      return unchanged(
-        attempt,
-        before,
-        "nothing to compact: every message is protected (head, tail or tool call)",
-      );
-    }
-    const middle = active.slice(head, tail);
-    if (middle.every((m) => m.kind === "summary")) {
-      return unchanged(attempt, before, "nothing to compact: nothing new since the last summary");
-    }
-    const watermark = active.reduce((max, m) => Math.max(max, m.seq), 0);
-    const detail = { watermark, head, tail: active.length - tail, holder_pid: identity.pid };
-
-    if (attempt.reason !== "manual" && settings.prune) {
-      const prune = planPrune(middle);
-      // Judged as the next estimate will see it: after a compaction the old reading is stale, so chars/4.
-      if (prune.archive.length > 0 && sumTokens(active) - prune.savedTokens < settings.limit) {
-        return commit(attempt, before, {
-          sessionId,
-          nonce,
-          now: clock.now(),
-          kind: "prune_tool_results",
-          reason: attempt.reason,
-          archive: prune.archive,
-          insert: prune.insert,
-          beforeTokens: before,
-          detail,
-        });
-      }
-    }
-
-    const summary = await summarise(attempt, middle, nonce);
-    if (!summary.ok) {
-      if (!summary.leaseLost && attempt.reason !== "manual") {
-        await updateGuard(attempt, (state) => afterSummaryFailure(state, clock.now()));
-      }
-      return failed(attempt, before, summary.error);
-    }
-    const content = summaryContent(summary.text, middle.length);
-    const replacedTokens = sumTokens(middle);
-    const summaryTokens = approxTokens({ content });
-    if (summaryTokens >= replacedTokens) {
-      if (attempt.reason !== "manual") {
-        await updateGuard(
-          attempt,
-          (state) =>
-            afterIneffective(afterSummarySuccess(state), {
-              now: clock.now(),
-              windowMs: settings.breakerWindowMs,
-            }),
-        );
-      }
-      return unchanged(
-        attempt,
-        before,
-        `refused: the summary (${summaryTokens} tokens) is not smaller than the ${middle.length} messages it would replace (${replacedTokens} tokens)`,
-      );
-    }
-    return commit(attempt, before, {
-      sessionId,
-      nonce,
-      now: clock.now(),
-      kind: "summarize",
-      reason: attempt.reason,
-      archive: middle.map((m) => m.id),
-      insert: [{ role: "user", content, kind: "summary", pos: middle[0]!.pos }],
-      beforeTokens: before,
-      detail: {
-        ...detail,
-        summary_model: settings.summaryModel,
-        ...(attempt.focus ? { focus: attempt.focus } : {}),
-      },
+  const holdingLease = async (pass: Pass, nonce: string): Promise<CompactionOutcome> => {
+    const { sessionId } = pass;
+    const rows = await loadPlanRows(store, sessionId);
+    const ratio = await calibrate(sessionId, rows);
+    const before = measure(rows, ratio);
+    options.events.emit(sessionId, {
+      type: "compaction.start",
+      reason: pass.reason,
+      kind: KIND_OF[pass.mode],
+      before_tokens: before,
     });
+    const ctx: PlanContext = {
+      sessionId,
+      rows,
+      ratio,
+      // After an overflow the configured window is wrong: the request that was too long bounds the real one.
+      settings: pass.reason === "overflow" ? scaledTo(settings, before) : settings,
+      reason: pass.reason,
+      before,
+      ...(pass.focus ? { focus: pass.focus } : {}),
+      summarise: (replaced) => summarise(pass, replaced, nonce),
+    };
+    const plan = pass.mode === "micro"
+      ? await planMicro({ ...ctx, microLimit: settings.microLimit ?? settings.limit })
+      : pass.mode === "prune"
+      ? proactivePlan(ctx)
+      : await planHard(ctx);
+    const automatic = pass.reason !== "manual";
+    switch (plan.type) {
+      case "nothing":
+        return await unchanged(pass, {
+          outcome: "nothing_to_do",
+          tokens: before,
+          note: plan.note,
+          why: plan.why,
+        });
+      case "failed":
+        if (!plan.leaseLost && automatic) {
+          await updateGuard(sessionId, (state) => afterSummaryFailure(state, clock.now()));
+        }
+        return await unchanged(pass, {
+          outcome: "failed",
+          tokens: before,
+          note: plan.note,
+          why: plan.leaseLost ? "lease_lost" : "summary_failed",
+        });
+      case "refused":
+        if (automatic) {
+          await updateGuard(
+            sessionId,
+            (state) =>
+              afterIneffective(afterSummarySuccess(state), {
+                now: clock.now(),
+                windowMs: settings.breakerWindowMs,
+              }),
+          );
+        }
+        return await unchanged(pass, {
+          outcome: "refused_growth",
+          tokens: before,
+          note: plan.note,
+          why: "not_smaller",
+          summaryTokens: plan.summaryTokens,
+        });
+      case "commit":
+        return await commit(pass, { nonce, before, ratio, plan });
+    }
   };
 
-  const summarise = (attempt: Attempt, middle: readonly PlanRow[], nonce: string) =>
+  /** `proactive_prune`: old tool results of the middle, only when that frees at least `prune_min`. */
+  const proactivePlan = (ctx: PlanContext): Plan => {
+    const { middle } = layout(ctx);
+    const prune = planPrune(middle, ctx.sessionId);
+    const saved = Math.ceil(prune.savedTokens * ctx.ratio);
+    if (prune.archive.length === 0 || saved < (settings.pruneMin ?? 0)) {
+      return {
+        type: "nothing",
+        why: "below_prune_min",
+        note: `pruning would free ${saved} tokens, less than compaction.prune_min (${settings.pruneMin})`,
+      };
+    }
+    return {
+      type: "commit",
+      kind: "prune_tool_results",
+      archive: prune.archive,
+      insert: prune.insert,
+      absorbed: ctx.rows.filter((r) => prune.archive.includes(r.id)),
+      summaryTokens: summaryTokensOf(ctx.rows, ctx.ratio),
+      detail: { saved_tokens: saved },
+    };
+  };
+
+  const summarise = (pass: Pass, replaced: readonly PlanRow[], nonce: string) =>
     summariseMiddle(store, {
-      middle,
+      middle: replaced,
       provider: options.provider,
       model: settings.summaryModel,
-      contextWindow: options.context_window,
-      ...(attempt.focus ? { focus: attempt.focus } : {}),
-      lease: { sessionId: attempt.sessionId, nonce, ttlMs: settings.leaseTtlMs },
+      contextWindow: settings.summaryWindow,
+      ...(pass.focus ? { focus: pass.focus } : {}),
+      lease: { sessionId: pass.sessionId, nonce, ttlMs: settings.leaseTtlMs },
       clock,
       idleTimeoutMs: settings.idleTimeoutMs,
       totalTimeoutMs: settings.totalTimeoutMs,
-      ...(attempt.signal ? { signal: attempt.signal } : {}),
+      ...(pass.signal ? { signal: pass.signal } : {}),
       onLeaseError: (error) => log.warn(`could not refresh the compaction lease: ${errorMessage(error)}`),
     });
 
   const commit = async (
-    attempt: Attempt,
-    before: number,
-    request: Omit<CommitRequest, "estimate" | "state">,
+    pass: Pass,
+    facts: { nonce: string; before: number; ratio: number; plan: Extract<Plan, { type: "commit" }> },
   ): Promise<CompactionOutcome> => {
-    const manual = attempt.reason === "manual";
+    const { sessionId } = pass;
+    const { plan, before, ratio } = facts;
+    const manual = pass.reason === "manual";
     // The guard changes in the commit's transaction, judged by the estimate of the committed transcript.
     const nextGuard = (state: GuardState, after: number): GuardState | null => {
-      const summarised = request.kind === "summarize" ? afterSummarySuccess(state) : state;
+      if (plan.kind === "micro_summarize") return afterSummarySuccess(state);
+      if (pass.reason === "proactive_prune") return null;
+      const summarised = plan.kind === "summarize" ? afterSummarySuccess(state) : state;
       if (after >= settings.limit) {
         return manual
           ? null
-          : afterIneffective(summarised, { now: request.now, windowMs: settings.breakerWindowMs });
+          : afterIneffective(summarised, { now: clock.now(), windowMs: settings.breakerWindowMs });
       }
       return afterEffective(summarised);
     };
     const result = await store.commitCompaction({
-      ...request,
-      estimate: (rows) => estimateTokens(withTokens(rows)),
+      sessionId,
+      nonce: facts.nonce,
+      now: clock.now(),
+      kind: plan.kind,
+      reason: pass.reason,
+      archive: plan.archive,
+      insert: plan.insert,
+      beforeTokens: before,
+      detail: { ...plan.detail, holder_pid: identity.pid },
+      measures: measuresOf(pass, { absorbed: plan.absorbed, ratio, summaryTokens: plan.summaryTokens }),
+      estimate: (committed) => measure(withTokens(committed), ratio),
       state: { key: GUARD_KEY, update: (stored, after) => nextGuard(guardFrom(stored), after) ?? undefined },
     });
-    if (!result.committed) return failed(attempt, before, `nothing written: ${result.reason}`);
+    if (!result.committed) {
+      return await unchanged(pass, {
+        outcome: "failed",
+        kind: plan.kind,
+        tokens: before,
+        note: `nothing written: ${result.reason}`,
+        why: "commit_refused",
+      });
+    }
     const outcome: CompactionOutcome = {
       changed: true,
-      kind: request.kind,
+      outcome: "committed",
+      kind: plan.kind,
       before_tokens: before,
       after_tokens: result.afterTokens,
-      messages_removed: request.archive.length,
+      messages_removed: result.log.messages_removed,
+      occupancy: result.log.occupancy ?? telemetry.occupancy(result.afterTokens),
     };
-    log.info(
-      `session ${attempt.sessionId}: ${request.kind} (${attempt.reason}) ${before} → ${result.afterTokens} tokens, ` +
-        `${request.archive.length} messages archived`,
-    );
-    options.events.emit(attempt.sessionId, {
-      type: "compaction",
-      kind: request.kind,
-      reason: attempt.reason,
-      before_tokens: before,
-      after_tokens: result.afterTokens,
-      messages_removed: request.archive.length,
-      compaction_id: result.compactionId,
-    });
+    telemetry.committed({ sessionId, reason: pass.reason, outcome, compactionId: result.compactionId });
     try {
       await options.hooks.postCompaction({
-        session_id: attempt.sessionId,
-        old_session_id: attempt.sessionId,
-        kind: request.kind,
-        reason: attempt.reason,
+        session_id: sessionId,
+        old_session_id: "",
+        kind: plan.kind,
+        reason: pass.reason,
         before_tokens: before,
         after_tokens: result.afterTokens,
-        messages_removed: request.archive.length,
+        messages_removed: outcome.messages_removed,
       });
     } catch (error) {
       log.warn(`post_compaction hook failed: ${errorMessage(error)}`);
@@ -317,33 +401,80 @@ export function createCompactor(options: CompactorOptions): Compactor {
     return outcome;
   };
 
+  const pass = (
+    sessionId: string,
+    reason: CompactionReason,
+    mode: Mode,
+    extra: { focus?: string; signal?: AbortSignal } = {},
+  ): Pass => ({ sessionId, reason, mode, started: performance.now(), ...extra });
+
+  /** Between turns: proactive pruning (when it frees enough), then micro-compaction (above its threshold). */
+  const afterTurn = async (sessionId: string, signal?: AbortSignal): Promise<CompactionOutcome | null> => {
+    let outcome: CompactionOutcome | null = null;
+    if (settings.pruneMin !== null) {
+      const tokens = await estimate(sessionId);
+      if (tokens < settings.limit && await pruneWorthIt(sessionId)) {
+        outcome = await run(pass(sessionId, "proactive_prune", "prune", signalOf(signal)));
+      }
+    }
+    if (settings.microLimit !== null && await estimate(sessionId) >= settings.microLimit) {
+      outcome = await run(pass(sessionId, "between_turns", "micro", signalOf(signal)));
+    }
+    return outcome;
+  };
+
+  /** Whether pruning the middle now frees at least `prune_min` (checked before taking the lease). */
+  const pruneWorthIt = async (sessionId: string): Promise<boolean> => {
+    const rows = await loadPlanRows(store, sessionId);
+    const ratio = await ratioOf(sessionId);
+    const { middle } = layout({ rows, ratio, settings, reason: "proactive_prune" });
+    return Math.ceil(planPrune(middle, sessionId).savedTokens * ratio) >= (settings.pruneMin ?? Infinity);
+  };
+
   return {
     async beforeModelCall(sessionId, callOptions) {
       if (!settings.enabled) return null;
       // Before every model call: reads the newest reading and what came after it, not every active row.
       if (await estimate(sessionId) < settings.limit) return null;
-      return await run({ sessionId, reason: "threshold", ...signalOf(callOptions) });
+      const reason = callOptions.afterTools ? "post_tool" : "pre_api";
+      return await run(pass(sessionId, reason, "hard", signalOf(callOptions.signal)));
     },
     async recoverOverflow(sessionId, callOptions) {
       if (!settings.enabled) {
         log.info(`session ${sessionId}: context overflow, but compaction is disabled`);
         return false;
       }
-      return (await run({ sessionId, reason: "overflow", ...signalOf(callOptions) })).changed;
+      return (await run(pass(sessionId, "overflow", "hard", signalOf(callOptions.signal)))).changed;
     },
     compact(sessionId, callOptions) {
       const focus = callOptions.focus?.trim();
-      return run({ sessionId, reason: "manual", ...(focus ? { focus } : {}), ...signalOf(callOptions) });
+      return run(
+        pass(sessionId, "manual", "hard", { ...(focus ? { focus } : {}), ...signalOf(callOptions.signal) }),
+      );
+    },
+    async afterTurn(sessionId, callOptions) {
+      if (!settings.enabled) return null;
+      try {
+        return await afterTurn(sessionId, callOptions.signal);
+      } catch (error) {
+        if (callOptions.signal?.aborted) throw error;
+        log.warn(`session ${sessionId}: compaction between turns failed: ${errorMessage(error)}`);
+        return null;
+      }
+    },
+    fitToolResult(sessionId, message) {
+      if (!settings.enabled) return [message];
+      return fitToolResult(message, { maxTokens: settings.maxToolResult, sessionId });
+    },
+    async occupancy(sessionId) {
+      return occupancyFor(await estimate(sessionId), {
+        threshold: settings.limit,
+        window: settings.windowTokens,
+      });
     },
   };
 }
 
-function sumTokens(rows: readonly PlanRow[]): number {
-  let total = 0;
-  for (const r of rows) total += r.tokens;
-  return total;
-}
-
-function signalOf(options: { signal?: AbortSignal }): { signal?: AbortSignal } {
-  return options.signal ? { signal: options.signal } : {};
+function signalOf(signal: AbortSignal | undefined): { signal?: AbortSignal } {
+  return signal ? { signal } : {};
 }

@@ -50,7 +50,7 @@ Deno.test("compactor: pruning old tool results alone gets under the threshold, s
   const after = await fx.store.activeMessages(fx.sessionId);
   assert.equal(after.length, before.length, "placeholders stand in for the results, one for one");
   const pruned = after.filter((m) => m.kind === "pruned");
-  assert.equal(pruned.length, outcome?.messages_removed);
+  assert.equal(outcome?.messages_removed, 0, "active messages before − after");
   assert.ok(pruned.length > 0);
   for (const p of pruned) {
     const original = (await fx.store.allMessages(fx.sessionId)).find((m) =>
@@ -59,7 +59,11 @@ Deno.test("compactor: pruning old tool results alone gets under the threshold, s
     assert.equal(original.role, "tool");
     assert.match(original.content, /^log \d+ x+$/, "the original result is kept, archived");
     assert.equal(p.pos, original.pos);
-    assert.match(p.content, /^\[tool result pruned by compaction: 400 characters from shell/);
+    assert.equal(
+      p.content,
+      `[tool result pruned by compaction: 400 characters from shell; the original is archived: ` +
+        `hermes sessions show ${fx.sessionId} --all]`,
+    );
   }
   // The first three messages after the system prompt and the last 20 are untouched.
   assert.deepEqual(ids(after.slice(0, 4)), ids(before.slice(0, 4)));
@@ -68,7 +72,13 @@ Deno.test("compactor: pruning old tool results alone gets under the threshold, s
   assert.ok(estimateMessages(after) < LIMIT);
   assert.equal(fx.events.filter((e) => e.type === "compaction").length, 1);
   assert.equal(fx.postCompaction.length, 1);
-  assert.deepEqual((await logRows(fx)).map((r) => [r.kind, r.reason]), [["prune_tool_results", "threshold"]]);
+  const log = await logRows(fx);
+  assert.deepEqual(log.map((r) => [r.kind, r.reason, r.outcome]), [[
+    "prune_tool_results",
+    "pre_api",
+    "committed",
+  ]]);
+  assert.equal(log[0]!.absorbed_messages, pruned.length);
 });
 
 Deno.test("compactor: the middle is summarised when pruning is not enough; head and tail stay verbatim", async () => {
@@ -114,26 +124,30 @@ Deno.test("compactor: the middle is summarised when pruning is not enough; head 
 
   assert.deepEqual(outcome, {
     changed: true,
+    outcome: "committed",
     kind: "summarize",
     before_tokens: log[0]!.before_tokens,
     after_tokens: estimateMessages(after),
-    messages_removed: archived.length,
+    messages_removed: archived.length - 1,
+    occupancy: log[0]!.occupancy,
   });
+  assert.equal(log[0]!.occupancy, outcome!.after_tokens / LIMIT);
   assert.ok(outcome!.after_tokens < LIMIT && outcome!.after_tokens < outcome!.before_tokens);
   const event = fx.events.find((e) => e.type === "compaction")!;
   assert.equal(event.kind, "summarize");
-  assert.equal(event.reason, "threshold");
+  assert.equal(event.reason, "pre_api");
   assert.equal(event.before_tokens, outcome!.before_tokens);
   assert.equal(event.after_tokens, outcome!.after_tokens);
-  assert.equal(event.messages_removed, archived.length);
+  assert.equal(event.messages_removed, archived.length - 1);
+  assert.equal(event.occupancy, outcome!.occupancy);
   assert.deepEqual(fx.postCompaction, [{
     session_id: fx.sessionId,
-    old_session_id: fx.sessionId,
+    old_session_id: "",
     kind: "summarize",
-    reason: "threshold",
+    reason: "pre_api",
     before_tokens: outcome!.before_tokens,
     after_tokens: outcome!.after_tokens,
-    messages_removed: archived.length,
+    messages_removed: archived.length - 1,
   }]);
   assert.equal(await fx.store.readLease(fx.sessionId), undefined, "the lease is released");
 });
@@ -186,9 +200,22 @@ Deno.test("compactor: a summary that is not smaller is refused: nothing written,
     /^refused: the summary \(\d+ tokens\) is not smaller than the 58 messages/,
   );
   assert.deepEqual(await fx.store.allMessages(fx.sessionId), before);
-  assert.equal(fx.events.length, 0);
+  assert.deepEqual(fx.events.map((e) => e.type), ["compaction.start", "compaction.blocked"]);
+  const blocked = fx.events[1]!;
+  assert.ok(blocked.type === "compaction.blocked");
+  assert.deepEqual([blocked.reason, blocked.kind, blocked.trigger, blocked.until], [
+    "refused_growth",
+    "summarize",
+    "pre_api",
+    null,
+  ]);
   assert.equal(fx.postCompaction.length, 0);
-  assert.equal((await logRows(fx)).length, 0);
+  const log = await logRows(fx);
+  assert.deepEqual(log.map((r) => [r.outcome, r.before_tokens, r.after_tokens, r.messages_removed]), [
+    ["refused_growth", outcome!.before_tokens, outcome!.before_tokens, 0],
+  ]);
+  assert.deepEqual(log[0]!.detail, { why: "not_smaller" }, "the log holds no transcript text");
+  assert.ok(log[0]!.summary_tokens! > 10_000, "the size of the refused summary");
   assert.equal((await fx.store.getState<GuardState>(fx.sessionId, GUARD_KEY))?.ineffective, 1);
 });
 
@@ -259,7 +286,7 @@ Deno.test("compactor: a failing summary call keeps the transcript and arms the 6
   assert.equal(first?.changed, false);
   assert.equal(first?.note, "summary call failed: HTTP 503 overloaded");
   const failedEvent = fx.events.find((e) => e.type === "compaction.failed")!;
-  assert.equal(failedEvent.reason, "threshold");
+  assert.equal(failedEvent.reason, "pre_api");
   assert.equal(failedEvent.error, "summary call failed: HTTP 503 overloaded");
   assert.deepEqual(await fx.store.allMessages(fx.sessionId), before);
 
@@ -397,6 +424,10 @@ Deno.test("compactor: a lease held by another live process means no compaction a
   assert.equal((await compactor.compact(fx.sessionId, {})).changed, false);
   assert.equal(model.requests.length, 0);
   assert.deepEqual(await fx.store.allMessages(fx.sessionId), before);
+  assert.deepEqual((await logRows(fx)).map((r) => [r.outcome, r.reason, r.detail]), [
+    ["nothing_to_do", "pre_api", { why: "lease_held" }],
+    ["nothing_to_do", "manual", { why: "lease_held" }],
+  ]);
 });
 
 Deno.test("compactor: a lease stolen during the summary call means nothing is written", async () => {
@@ -415,9 +446,11 @@ Deno.test("compactor: a lease stolen during the summary call means nothing is wr
   assert.equal(outcome?.changed, false);
   assert.match(outcome?.note ?? "", /^nothing written: the lease was taken over by pid/);
   assert.deepEqual(await fx.store.allMessages(fx.sessionId), before);
-  assert.equal((await logRows(fx)).length, 0);
+  assert.deepEqual((await logRows(fx)).map((r) => [r.outcome, r.detail]), [["failed", {
+    why: "commit_refused",
+  }]]);
   assert.equal(fx.postCompaction.length, 0);
-  assert.equal(fx.events.map((e) => e.type).join(), "compaction.failed");
+  assert.equal(fx.events.map((e) => e.type).join(), "compaction.start,compaction.failed");
   assert.equal(
     (await fx.store.readLease(fx.sessionId))?.holder.nonce,
     "thief",
@@ -449,7 +482,14 @@ Deno.test("compactor: a lease that expires during the summary call means nothing
   assert.equal(outcome?.changed, false);
   assert.match(outcome?.note ?? "", /lease lost: the lease expired at/);
   assert.deepEqual(await fx.store.allMessages(fx.sessionId), before);
-  assert.equal((await logRows(fx)).length, 0);
+  assert.deepEqual((await logRows(fx)).map((r) => [r.outcome, r.detail]), [["failed", {
+    why: "lease_lost",
+  }]]);
+  assert.equal(
+    await fx.store.getState(fx.sessionId, GUARD_KEY),
+    undefined,
+    "a lost lease is not the model's failure: no cooldown",
+  );
 });
 
 Deno.test("compactor: cancelling during the summary call rejects, releases the lease, changes nothing", async () => {

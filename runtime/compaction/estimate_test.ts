@@ -3,7 +3,14 @@ import { ManualClock } from "../core/_testing.ts";
 import { currentProcess } from "../core/process_identity.ts";
 import { fixture } from "./_testing.ts";
 import type { Store } from "../store/store.ts";
-import { approxTokens, estimateFromInput, estimateMessages } from "./estimate.ts";
+import {
+  approxTokens,
+  calibrationFrom,
+  estimateFromInput,
+  estimateMessages,
+  type EstimateRow,
+  estimateTokens,
+} from "./estimate.ts";
 
 /** The whole-transcript estimate, checked against the cheap one the compactor runs before every model call. */
 async function estimate(store: Store, sessionId: string): Promise<number> {
@@ -89,4 +96,32 @@ Deno.test("estimate: the cheap input reads only from the newest reading on, and 
   assert.equal(commit.committed, true);
   assert.equal((await fx.store.estimateInput(fx.sessionId)).reading, null, "the old reading is stale now");
   assert.equal(await estimate(fx.store, fx.sessionId), 10 + 100 + 50 * 10 + 20);
+});
+
+Deno.test("estimate: the calibration ratio is the newest usable reading over chars/4 of what it measured", () => {
+  const row = (seq: number, extra: Partial<EstimateRow> = {}): EstimateRow => ({
+    seq,
+    role: "user",
+    kind: "message",
+    tokens: 100,
+    prompt_tokens: null,
+    completion_tokens: null,
+    ...extra,
+  });
+  const reading = (seq: number, prompt: number) => row(seq, { role: "assistant", prompt_tokens: prompt });
+  assert.equal(calibrationFrom([row(1), row(2)]), null, "no reading");
+  assert.equal(calibrationFrom([row(1), row(2), reading(3, 300), row(4)]), 1.5);
+  assert.equal(calibrationFrom([row(1), reading(2, 50), row(3), reading(4, 600)]), 2, "the newest reading");
+  assert.equal(
+    calibrationFrom([row(1), reading(2, 300), row(3, { kind: "summary" })]),
+    null,
+    "a reading older than a compaction measured another transcript",
+  );
+  assert.equal(calibrationFrom([row(1), reading(2, 1)]), 0.25, "a broken usage report is clamped");
+  assert.equal(calibrationFrom([row(1), reading(2, 100_000)]), 4);
+  assert.equal(
+    estimateTokens([row(1), reading(2, 300), row(3)], 2),
+    300 + 100 + 200,
+    "later rows are scaled",
+  );
 });

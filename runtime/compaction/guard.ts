@@ -41,17 +41,32 @@ export async function writeGuard(store: Store, sessionId: string, state: GuardSt
   await store.setState(sessionId, GUARD_KEY, state);
 }
 
+export interface GuardBlock {
+  reason: "breaker" | "cooldown";
+  /** Epoch ms when automatic compaction may run again. */
+  until: number;
+  note: string;
+}
+
 /** Why automatic compaction may not run at `now`, or null when it may. */
-export function guardBlock(state: GuardState, now: number): string | null {
+export function guardBlock(state: GuardState, now: number): GuardBlock | null {
   if (state.breaker_until !== null && now < state.breaker_until) {
-    return `automatic compaction is paused until ${
-      iso(state.breaker_until)
-    } after ${state.ineffective} ineffective attempts in a row`;
+    return {
+      reason: "breaker",
+      until: state.breaker_until,
+      note: `automatic compaction is paused until ${
+        iso(state.breaker_until)
+      } after ${state.ineffective} ineffective attempts in a row`,
+    };
   }
   if (state.cooldown_until !== null && now < state.cooldown_until) {
-    return `summary calls are cooling down until ${
-      iso(state.cooldown_until)
-    } after ${state.failures} failed attempt(s)`;
+    return {
+      reason: "cooldown",
+      until: state.cooldown_until,
+      note: `summary calls are cooling down until ${
+        iso(state.cooldown_until)
+      } after ${state.failures} failed attempt(s)`,
+    };
   }
   return null;
 }

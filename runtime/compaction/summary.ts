@@ -2,11 +2,25 @@
  * The summary request: renders the middle of the transcript (including a previous summary, which is updated
  * rather than nested) into one request for a structured summary that fits the summary model's window.
  */
+import type { Role } from "../core/types.ts";
 import type { ModelRequest } from "../providers/provider.ts";
 import type { PlanRow } from "./rows.ts";
 
 /** Marks a summary in the store, in exports and for the model. */
 export const SUMMARY_PREFIX = "[Hermes compaction summary]";
+
+/**
+ * The role a summary is stored with, chosen against the messages around it so that it does not repeat a
+ * neighbour's role (strict chat templates reject `user, user`): an assistant message — the agent's own account
+ * of its earlier work — unless that repeats a neighbour, then a user message. Where neither avoids a repeat
+ * (between a user and an assistant message), assistant; the request builder then joins it with its neighbour
+ * (runtime/agent/_transcript.ts).
+ */
+export function summaryRole(before: Role | undefined, after: Role | undefined): "assistant" | "user" {
+  const repeats = (role: Role) => role === before || role === after;
+  if (!repeats("assistant")) return "assistant";
+  return repeats("user") ? "assistant" : "user";
+}
 
 const SECTIONS = ["Goal", "Constraints", "Progress", "Decisions", "Files and identifiers", "Next steps"];
 
@@ -99,6 +113,13 @@ still relevant, revise what changed, and add what is new.\n\n<previous-summary>\
 export function summaryContent(summary: string, replaced: number): string {
   return `${SUMMARY_PREFIX} ${replaced} earlier messages of this session were compacted into this summary; ` +
     `the originals are archived in the session store.\n\n${summary.trim()}`;
+}
+
+/** The content of the rolling summary micro-compaction keeps (it replaces the previous one). */
+export function rollingSummaryContent(summary: string): string {
+  return `${SUMMARY_PREFIX} The agent's earlier work in this session (assistant messages, tool calls and ` +
+    `their results) is summarised here; the user messages are kept where they were, and the originals are ` +
+    `archived in the session store.\n\n${summary.trim()}`;
 }
 
 function stripPrefix(content: string): string {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { PlanRow } from "./rows.ts";
-import { planRendering, SUMMARY_PREFIX, summaryContent, summaryRequest } from "./summary.ts";
+import { planRendering, SUMMARY_PREFIX, summaryContent, summaryRequest, summaryRole } from "./summary.ts";
 
 function row(id: number, chars: number, extra: Partial<PlanRow> = {}): PlanRow {
   return {
@@ -67,4 +67,16 @@ Deno.test("summary: the previous summary is given whole, without its marker, and
   assert.ok(text.includes('[assistant] \n  -> calls shell({"command":"make test"})'));
   assert.ok(text.includes("[tool result (shell)] ok"));
   assert.ok(text.endsWith("Pay particular attention to: test failures"));
+});
+
+Deno.test("summary: its role repeats neither neighbour when it can; assistant otherwise", () => {
+  assert.equal(summaryRole("user", "user"), "assistant");
+  assert.equal(summaryRole("tool", "user"), "assistant");
+  assert.equal(summaryRole("tool", "assistant"), "user");
+  assert.equal(summaryRole("assistant", "assistant"), "user");
+  assert.equal(summaryRole("system", "assistant"), "user");
+  assert.equal(summaryRole("user", undefined), "assistant");
+  // Between a user and an assistant message no role avoids a repeat: the request builder joins it.
+  assert.equal(summaryRole("user", "assistant"), "assistant");
+  assert.equal(summaryRole("assistant", "user"), "assistant");
 });

@@ -1,6 +1,7 @@
 /** Maps zod issues on a YAML document to `file:line:col` messages with key paths and "did you mean". */
 import { type Document, isMap, isPair, isScalar, type LineCounter } from "yaml";
 import type { z } from "zod";
+import { nearest } from "../core/suggest.ts";
 
 export function keyPath(path: readonly PropertyKey[]): string {
   let out = "";
@@ -64,30 +65,6 @@ export function knownKeys(schema: z.ZodType, path: readonly PropertyKey[]): stri
   unwrap();
   const def = (current as { _zod: { def: Record<string, unknown> } })._zod.def;
   return def.type === "object" ? Object.keys(def.shape as object) : [];
-}
-
-export function nearest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Math.max(2, Math.floor(word.length / 3)) + 1;
-  for (const candidate of candidates) {
-    const d = distance(word.toLowerCase(), candidate.toLowerCase());
-    if (d < bestDistance) (best = candidate, bestDistance = d);
-  }
-  return best;
-}
-
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let previous = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const current = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
-      previous = current;
-    }
-  }
-  return row[b.length]!;
 }
 
 /** One line for the first zod issue: `file:line:col: key path: message`. */

@@ -42,13 +42,14 @@ export interface ResolveContext extends LoadJobOptions {
 /** A validated job merged over config.yaml, with inputs resolved and templates substituted. */
 export function resolveJob(spec: JobFile, context: ResolveContext): ResolvedJob {
   const merged = mergeConfig(spec, context.config);
-  const env = Object.fromEntries(Object.entries(merged.env ?? {}).map(([k, v]) => [k, String(v)]));
   const where = context.locate ?? (() => context.file);
   if (context.validateOnly) {
     checkTemplates(merged, where);
+    const env = Object.fromEntries(Object.entries(merged.env ?? {}).map(([k, v]) => [k, String(v)]));
     return { spec: merged, path: context.path, dir: context.dir, inputs: {}, env };
   }
   const inputs = resolveInputs(merged, context.inputs ?? {}, context.file);
+  const env = renderEnv(merged.env, { inputs, env: context.env ?? {} }, where);
   const substitute = (text: string, keyPath: (string | number)[]) =>
     render(text, { inputs, env: { ...context.env, ...env } }, () => where(keyPath));
   const resolved: JobFile = { ...merged };
@@ -57,6 +58,31 @@ export function resolveJob(spec: JobFile, context: ResolveContext): ResolvedJob 
   if (merged.steps) resolved.steps = merged.steps.map((s, i) => substitute(s, ["steps", i]));
   if (merged.output?.file) {
     resolved.output = { ...merged.output, file: substitute(merged.output.file, ["output", "file"]) };
+  }
+  if (merged.mcp_servers) {
+    resolved.mcp_servers = Object.fromEntries(
+      Object.entries(merged.mcp_servers).map(([name, entry]) => [name, {
+        ...entry,
+        ...(entry.env && !Array.isArray(entry.env)
+          ? {
+            env: Object.fromEntries(
+              Object.entries(entry.env).map((
+                [key, value],
+              ) => [key, substitute(value, ["mcp_servers", name, "env", key])]),
+            ),
+          }
+          : {}),
+        ...(entry.headers
+          ? {
+            headers: Object.fromEntries(
+              Object.entries(entry.headers).map((
+                [key, value],
+              ) => [key, substitute(value, ["mcp_servers", name, "headers", key])]),
+            ),
+          }
+          : {}),
+      }]),
+    );
   }
   return { spec: resolved, path: context.path, dir: context.dir, inputs, env };
 }
@@ -72,6 +98,15 @@ function checkTemplates(spec: JobFile, where: (keyPath: (string | number)[]) => 
   check(spec.system, ["system"]);
   spec.steps?.forEach((step, i) => check(step, ["steps", i]));
   check(spec.output?.file, ["output", "file"]);
+  for (const [name, value] of Object.entries(spec.env ?? {})) check(String(value), ["env", name]);
+  for (const [name, entry] of Object.entries(spec.mcp_servers ?? {})) {
+    for (const [key, value] of Object.entries(entry.headers ?? {})) {
+      check(value, ["mcp_servers", name, "headers", key]);
+    }
+    if (entry.env && !Array.isArray(entry.env)) {
+      for (const [key, value] of Object.entries(entry.env)) check(value, ["mcp_servers", name, "env", key]);
+    }
+  }
 }
 
 /** A job's sections override config.yaml's key by key; plugins are concatenated (global first). */
@@ -83,6 +118,8 @@ export function mergeConfig(spec: JobFile, config: UserConfig | undefined): JobF
     if (base) (merged as Record<string, unknown>)[key] = { ...base, ...(spec[key] ?? {}) };
   }
   if (config.plugins?.length) merged.plugins = [...config.plugins, ...(spec.plugins ?? [])];
+  // Servers merge by name: a job's entry replaces config.yaml's entry of the same name as a whole.
+  if (config.mcp_servers) merged.mcp_servers = { ...config.mcp_servers, ...(spec.mcp_servers ?? {}) };
   return merged;
 }
 
@@ -130,6 +167,23 @@ function convertInput(name: string, raw: string, type: "string" | "number" | "bo
     throw new ValidationError(`Invalid --input ${name}=${raw}: expected true or false`);
   }
   return raw;
+}
+
+/**
+ * The job's `env:` as strings given to tools, `{{ env.X }}` (the process environment: `GH_TOKEN: "{{
+ * env.GH_TOKEN }}"` passes the runner's token on) and `{{ inputs.x }}` substituted. The spec keeps the
+ * templates, so a stored session holds no secret value and `--resume` renders them again.
+ */
+export function renderEnv(
+  env: JobFile["env"],
+  scope: { inputs: Record<string, InputValue>; env: Record<string, string> },
+  where: (keyPath: (string | number)[]) => string,
+): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env ?? {}).map((
+      [name, value],
+    ) => [name, render(String(value), scope, () => where(["env", name]))]),
+  );
 }
 
 /** Substitutes `{{ inputs.x }}` and `{{ env.X }}`; an unknown reference is an error, never "". */

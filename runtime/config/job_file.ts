@@ -7,6 +7,7 @@ import { dirname, resolve } from "node:path";
 import type { z } from "zod";
 import { ValidationError } from "../core/errors.ts";
 import { type LoadJobOptions, type ResolvedJob, resolveJob } from "./job.ts";
+import { assertRunnable, JobProblems } from "./job_checks.ts";
 import { JobFile, UserConfig } from "./job_schema.ts";
 import { describeIssue, offsetOf, position } from "./_yaml_positions.ts";
 import { entryRelativeTo } from "./plugin_entry.ts";
@@ -18,7 +19,11 @@ function validate<T extends z.ZodType>(schema: T, file: string, parsed: YamlSour
   }
   const result = schema.safeParse(parsed.value);
   if (result.success) return result.data;
-  throw new ValidationError(describeIssue(file, parsed.doc, parsed.lines, schema, result.error.issues[0]!));
+  // Every issue, one line each (an unknown-keys issue once per key), so one pass fixes the whole file.
+  const issues = result.error.issues.flatMap((issue): z.core.$ZodIssue[] =>
+    issue.code === "unrecognized_keys" ? issue.keys.map((key) => ({ ...issue, keys: [key] })) : [issue]
+  );
+  throw new JobProblems(issues.map((issue) => describeIssue(file, parsed.doc, parsed.lines, schema, issue)));
 }
 
 function readText(path: string, what: string): string {
@@ -47,6 +52,19 @@ export function loadUserConfig(path: string): UserConfig | undefined {
   // Global plugins live beside config.yaml: their paths and path grants resolve against its directory.
   const dir = dirname(resolve(path));
   if (config.plugins) config.plugins = config.plugins.map((entry) => entryRelativeTo(entry, dir));
+  // So do global MCP servers' cwd and sandbox paths (a job's resolve against the job's directory).
+  for (const [name, entry] of Object.entries(config.mcp_servers ?? {})) {
+    const sandbox = entry.sandbox === "off" || entry.sandbox === undefined ? entry.sandbox : {
+      ...entry.sandbox,
+      ...(entry.sandbox.read ? { read: entry.sandbox.read.map((path) => resolve(dir, path)) } : {}),
+      ...(entry.sandbox.write ? { write: entry.sandbox.write.map((path) => resolve(dir, path)) } : {}),
+    };
+    config.mcp_servers![name] = {
+      ...entry,
+      ...(entry.command !== undefined ? { cwd: resolve(dir, entry.cwd ?? ".") } : {}),
+      ...(sandbox !== undefined ? { sandbox } : {}),
+    };
+  }
   return config;
 }
 
@@ -58,16 +76,21 @@ export function loadJob(path: string, options: LoadJobOptions = {}): ResolvedJob
   const absolute = resolve(path);
   const locate = (keyPath: (string | number)[]) =>
     `${path}:${position(parsed.lines, offsetOf(parsed.doc, keyPath))}`;
-  return resolveJob(spec, { ...options, path: absolute, dir: dirname(absolute), file: path, locate });
+  const job = resolveJob(spec, { ...options, path: absolute, dir: dirname(absolute), file: path, locate });
+  assertRunnable(job.spec, { dir: job.dir, locate, templated: options.validateOnly === true });
+  return job;
 }
 
 /** Validates a job given as an object (JSON-RPC `job.run {job}` and `session.create {job}`). */
 export function jobFromObject(value: unknown, dir: string, options: LoadJobOptions = {}): ResolvedJob {
   const result = JobFile.safeParse(value);
   if (!result.success) {
-    const issue = result.error.issues[0]!;
-    const where = issue.path.map(String).join(".") || "(root)";
-    throw new ValidationError(`job: ${where}: ${issue.message}`);
+    throw new JobProblems(result.error.issues.map((issue) => {
+      const where = issue.path.map(String).join(".") || "(root)";
+      return `job: ${where}: ${issue.message}`;
+    }));
   }
-  return resolveJob(result.data, { ...options, path: null, dir, file: "job" });
+  const job = resolveJob(result.data, { ...options, path: null, dir, file: "job" });
+  assertRunnable(job.spec, { dir, locate: () => "job", templated: options.validateOnly === true });
+  return job;
 }

@@ -32,7 +32,9 @@ export const ModelConfig = z.strictObject({
   script: z.string().min(1).describe(
     "provider: scripted: the replies file (YAML or JSON), relative to the job file",
   ).optional(),
-  stream: z.boolean().describe("Stream replies (default true); the idle timeout then measures inactivity")
+  stream: z.boolean().describe(
+    "Stream replies (default false); the idle timeout then measures inactivity, not the whole reply",
+  )
     .optional(),
   request_timeout: Duration.describe(
     "Per attempt: until the reply starts, then between streamed chunks (default 120s)",
@@ -43,6 +45,36 @@ export const ModelConfig = z.strictObject({
 });
 
 const PathList = z.array(z.string().min(1));
+/** `tools.shell.sandbox` (DESIGN §3, README "Tools and their scopes"; defaults in runtime/tools/shell_sandbox.ts). */
+const ShellSandboxConfig = z.union([
+  z.literal("off").describe(
+    "Explicit opt-out: commands run on the host unsandboxed; a warning is printed and the result says sandbox: off",
+  ),
+  z.strictObject({
+    write: PathList.describe(
+      "Host paths commands may write, relative to the job file; created when missing (default: the listed " +
+        "tools.write_file.paths, else none — a private /tmp is always writable)",
+    ).optional(),
+    read: PathList.describe(
+      "When given, the only host paths visible, relative to the job file, plus the system directories " +
+        "programs need (default: the whole host, read-only, with secrets such as ~/.ssh and the store hidden)",
+    ).optional(),
+    hide: PathList.describe(
+      "More host paths shown empty inside, relative to the job file (added to the secrets hidden by default)",
+    ).optional(),
+    net: z.union([
+      z.boolean(),
+      // Refused with a reason (a refinement, so the message reaches the user rather than "invalid input").
+      z.array(z.string()).refine(() => false, {
+        message: "a host list cannot be enforced for shell commands (the sandbox gives them the host's " +
+          "whole network or none): use net: true, or the http_fetch tool with hosts",
+      }),
+    ]).describe(
+      "Network: false (default) = none, only a private loopback; true = the host's network (host lists are refused)",
+    ).optional(),
+  }).describe("The OS sandbox settings"),
+], { error: 'expected "off" or a mapping {write, read, hide, net}' })
+  .describe("The OS sandbox (bubblewrap) around every command; off = explicit opt-out");
 export const ToolsConfig = z.strictObject({
   shell: z.strictObject({
     allow: z.array(z.string().min(1)).describe(
@@ -57,6 +89,7 @@ export const ToolsConfig = z.strictObject({
       "Per command; the command and everything it started are killed then (default 60s)",
     ).optional(),
     max_output: Size.describe("Output kept per command, head and tail (default 64KiB)").optional(),
+    sandbox: ShellSandboxConfig.optional(),
   }).describe("Run shell commands matching allow and not deny").optional(),
   read_file: z.strictObject({
     paths: PathList.describe("Roots that may be read, relative to the job file (default: the job directory)")
@@ -124,6 +157,15 @@ export const LimitsConfig = z.strictObject({
   ).optional(),
 });
 
+export const MicroCompactionConfig = z.strictObject({
+  enabled: z.boolean().describe(
+    "Between turns, fold the oldest assistant exchange into one rolling summary (default false)",
+  ).optional(),
+  threshold: z.number().gt(0).max(1).describe(
+    "Fold while the estimated prompt exceeds this share of context_window (default 0.5)",
+  ).optional(),
+});
+
 export const CompactionConfig = z.strictObject({
   enabled: z.boolean().describe("Compact long sessions automatically (default true)").optional(),
   threshold: z.number().gt(0).max(1).describe(
@@ -131,10 +173,29 @@ export const CompactionConfig = z.strictObject({
   ).optional(),
   protect_first: z.number().int().min(0).describe("Leading messages always kept verbatim (default 3)")
     .optional(),
-  protect_last: z.number().int().min(1).describe("Trailing messages always kept verbatim (default 20)")
+  protect_last: z.number().int().min(1).describe(
+    "Trailing messages always kept verbatim, at least (default 20); tail_budget may keep more",
+  ).optional(),
+  tail_budget: z.number().gt(0).max(1).describe(
+    "The protected tail takes trailing messages up to this share of context_window, walked backwards by " +
+      "tokens (default 0.25); tool results in it beyond that budget may be pruned",
+  ).optional(),
+  max_tool_result: z.number().gt(0).max(1).describe(
+    "A tool result larger than this share of context_window is cut to its head and tail when it is " +
+      "stored; the full text stays archived (default 0.2)",
+  ).optional(),
+  prune_min: z.number().int().min(1).describe(
+    "Between turns, below the threshold, prune old tool results when that frees at least this many " +
+      "tokens (default: no proactive pruning)",
+  ).optional(),
+  micro: MicroCompactionConfig.describe("Micro-compaction: a rolling summary kept up to date between turns")
     .optional(),
   summary_model: z.string().min(1).describe("Model that writes summaries (default: the session's model)")
     .optional(),
+  summary_context_window: z.number().int().positive().describe(
+    "Context window of summary_model in tokens (default: context_window); larger middles are summarised " +
+      "in chunks that fit",
+  ).optional(),
   prune_tool_results: z.boolean().describe(
     "Replace old tool results by placeholders before summarising (default true)",
   ).optional(),
@@ -175,6 +236,66 @@ export const OutputConfig = z.strictObject({
   ).optional(),
 });
 
+/** One `mcp_servers` entry (DESIGN §13, README "MCP servers"): a stdio command or a Streamable HTTP url. */
+export const McpServerEntry = z.strictObject({
+  command: z.string().min(1).describe("Program that starts a stdio MCP server, e.g. npx").optional(),
+  args: z.array(z.string()).describe("Arguments of command").optional(),
+  env: z.union([
+    z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).describe(
+      "Names passed through from Hermes's environment",
+    ),
+    z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).describe(
+      "Names and values; {{ env.NAME }} is substituted",
+    ),
+  ]).describe(
+    "The server's environment variables: names passed through, or name: value (nothing else of the host's " +
+      "environment but PATH, HOME, USER, LOGNAME, SHELL and TERM)",
+  ).optional(),
+  cwd: z.string().min(1).describe(
+    "Working directory of command, relative to the job file (default: its directory)",
+  )
+    .optional(),
+  url: z.url().describe("Endpoint of a Streamable HTTP MCP server (instead of command)").optional(),
+  headers: z.record(z.string(), z.string()).describe(
+    "HTTP headers sent to url; {{ env.NAME }} is substituted, e.g. Authorization: Bearer {{ env.TOKEN }}",
+  ).optional(),
+  tools: z.strictObject({
+    allow: z.array(z.string().min(1)).describe(
+      'Tool-name patterns offered to the model, e.g. "read_*" (default: all)',
+    )
+      .optional(),
+    deny: z.array(z.string().min(1)).describe("Tool-name patterns never offered, even when allowed")
+      .optional(),
+  }).describe("Which of the server's tools the model sees, as mcp__SERVER__TOOL").optional(),
+  timeout: Duration.describe("Per tool call; the request is cancelled when it passes (default 60s)")
+    .optional(),
+  startup_timeout: Duration.describe("Bound on starting the server and its initialize answer (default 30s)")
+    .optional(),
+  required: z.boolean().describe(
+    "A server that fails to start stops the run with exit 2 before any model call (default false: a warning event)",
+  ).optional(),
+  sandbox: z.union([
+    z.literal("off").describe("Explicit opt-out: the stdio server runs on the host unsandboxed"),
+    z.strictObject({
+      read: PathList.describe(
+        "More host paths visible read-only, relative to the job file (always: the command's install directory, " +
+          "cwd and the paths named in args)",
+      ).optional(),
+      write: PathList.describe("Host paths the server may write, relative to the job file (default none)")
+        .optional(),
+      net: z.boolean().describe("Network: false (default) = none; true = the host's network (npx installs)")
+        .optional(),
+    }).describe("The OS sandbox settings of a stdio server"),
+  ], { error: 'expected "off" or a mapping {read, write, net}' })
+    .describe("The OS sandbox (bubblewrap) around a stdio server; off = explicit opt-out").optional(),
+}).refine((entry) => (entry.command === undefined) !== (entry.url === undefined), {
+  message: "expected exactly one of command (stdio) or url (Streamable HTTP)",
+});
+const McpServers = z.record(
+  z.string().regex(/^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$/, "expected letters, digits, '-' or single '_'"),
+  McpServerEntry,
+).describe("MCP servers whose tools are offered as mcp__NAME__TOOL (DESIGN §13)");
+
 export const JobFile = z.strictObject({
   $schema: z.string().describe("JSON Schema of this file, for editors").optional(),
   name: Name.describe("Job name: lower-case letters, digits, '.', '_' or '-'"),
@@ -195,6 +316,7 @@ export const JobFile = z.strictObject({
     .optional(),
   plugins: z.array(PluginEntry).describe("Plugins loaded for this job, each in its own sandboxed process")
     .optional(),
+  mcp_servers: McpServers.optional(),
   limits: LimitsConfig.describe("Limits per prompt").optional(),
   compaction: CompactionConfig.describe("Keeping long sessions under the context window").optional(),
   loops: LoopsConfig.describe("/loop settings").optional(),
@@ -208,6 +330,7 @@ export const UserConfig = z.strictObject({
   model: ModelConfig.describe("Default model").optional(),
   tools: ToolsConfig.describe("Default tools").optional(),
   plugins: z.array(PluginEntry).describe("Global plugins, loaded for every session").optional(),
+  mcp_servers: McpServers.optional(),
   limits: LimitsConfig.describe("Default limits per prompt").optional(),
   compaction: CompactionConfig.describe("Default compaction settings").optional(),
   loops: LoopsConfig.describe("Default /loop settings").optional(),
@@ -219,6 +342,7 @@ export type UserConfig = z.infer<typeof UserConfig>;
 export type ModelConfig = z.infer<typeof ModelConfig>;
 export type ToolsConfig = z.infer<typeof ToolsConfig>;
 export type PluginEntry = z.infer<typeof PluginEntry>;
+export type McpServerEntry = z.infer<typeof McpServerEntry>;
 export type LimitsConfig = z.infer<typeof LimitsConfig>;
 export type CompactionConfig = z.infer<typeof CompactionConfig>;
 export type LoopsConfig = z.infer<typeof LoopsConfig>;

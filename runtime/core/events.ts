@@ -14,15 +14,29 @@ export interface EventFields {
   message:
     | { role: "user"; content: string; source: "cli" | "rpc" | "acp" | "job" }
     | { role: "assistant"; content: string; tool_calls?: ToolCall[] };
-  "tool.call": { tool: string; tool_call_id: string; args: Record<string, unknown> };
+  /** `server`: the MCP server of an `mcp__SERVER__TOOL` call (DESIGN §13). */
+  "tool.call": { tool: string; tool_call_id: string; args: Record<string, unknown>; server?: string };
   "tool.result": {
     tool: string;
     tool_call_id: string;
     status: "ok" | "error" | "denied";
     content: string;
     duration_ms: number;
+    server?: string;
   };
-  "tool.denied": { tool: string; tool_call_id: string; reason: string };
+  "tool.denied": { tool: string; tool_call_id: string; reason: string; server?: string };
+  /** A progress notification of a running MCP tool call. */
+  "tool.progress": {
+    tool: string;
+    tool_call_id: string;
+    server: string;
+    progress: number;
+    total: number | null;
+    message: string | null;
+  };
+  /** An MCP server that failed to start (not `required`: the run goes on without its tools). */
+  "mcp.error": { server: string; error: string };
+  /** A committed compaction pass (DESIGN §9). */
   compaction: {
     kind: string;
     reason: string;
@@ -30,19 +44,31 @@ export interface EventFields {
     after_tokens: number;
     messages_removed: number;
     compaction_id: number;
-    /** after ÷ threshold (§9); not sent yet. */
-    occupancy?: number;
+    /** after_tokens ÷ the compaction threshold: how much headroom the session has left. */
+    occupancy: number;
   };
-  /** Not sent yet (§7). */
-  "compaction.start": { reason: string };
-  /** Not sent yet (§7). */
-  "compaction.blocked": { reason: "breaker" | "cooldown" | "refused_growth" };
+  /** A compaction pass took the lease and starts working (a summary call may follow). */
+  "compaction.start": { reason: string; kind: string; before_tokens: number };
+  /**
+   * Automatic compaction was wanted but did not happen: the breaker is open, summary calls are cooling down,
+   * or the result would not have been smaller (`refused_growth`). `trigger` is the pass's reason.
+   */
+  "compaction.blocked": {
+    reason: "breaker" | "cooldown" | "refused_growth";
+    kind: string;
+    trigger: string;
+    before_tokens: number;
+    /** When automatic compaction may run again (breaker, cooldown). */
+    until: string | null;
+  };
   /** A compaction pass that failed (its summary call, typically); the transcript is unchanged. */
   "compaction.failed": { reason: string; error: string };
-  /** A slash command's output. Not sent yet (§7). */
+  /** A slash command's output (every command run: a job step, `-p`, RPC, ACP, a loop tick). */
   command: { name: string; output: string };
-  /** The run has the OS sandbox off, and why. Not sent yet (§7). */
-  sandbox: { reason: string };
+  /** An interval below its floor was raised to it (`/loop 5s …` under `loops.min_interval`). */
+  "interval.raised": { command: string; setting: string; requested_ms: number; interval_ms: number };
+  /** The session runs its shell tool without the OS sandbox (`tools.shell.sandbox: off`), and why. */
+  sandbox: { mode: "off"; reason: string };
   "loop.tick": { tick: number; prompt: string; interval_ms: number | null; times: number | null };
   "loop.end": { reason: string | null; status: "paused" | "done"; ticks: number };
   "heartbeat.tick": { tick: number; prompt: string; interval_ms: number };
@@ -67,6 +93,8 @@ export interface RunResultFields {
   compactions: number;
   terminal_reason: string;
   error: string | null;
+  /** Present only when the shell tool ran without the OS sandbox (`tools.shell.sandbox: off`). */
+  sandbox?: "off";
 }
 
 export type EventType = keyof EventFields;

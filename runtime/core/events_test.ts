@@ -87,7 +87,8 @@ Deno.test("listeners narrow on type", () => {
   assert.deepEqual(ids, ["c1", "rpc"]);
 });
 
-// The vocabulary of DESIGN §7 (plus `compaction.failed`): renaming or removing an event changes this line.
+// The vocabulary of DESIGN §7 (plus `compaction.failed`, `interval.raised`, MCP's `tool.progress` and `mcp.error`): renaming or removing an event
+// changes this line.
 assertType<
   Equal<
     EventType,
@@ -97,11 +98,14 @@ assertType<
     | "tool.call"
     | "tool.result"
     | "tool.denied"
+    | "tool.progress"
+    | "mcp.error"
     | "compaction"
     | "compaction.start"
     | "compaction.blocked"
     | "compaction.failed"
     | "command"
+    | "interval.raised"
     | "sandbox"
     | "loop.tick"
     | "loop.end"
@@ -116,6 +120,6 @@ assertType<
 assertType<
   Equal<
     EventInput<"tool.denied">,
-    { type: "tool.denied"; tool: string; tool_call_id: string; reason: string }
+    { type: "tool.denied"; tool: string; tool_call_id: string; reason: string; server?: string }
   >
 >();

@@ -40,6 +40,12 @@ export interface PostToolCallPayload {
   duration_ms: number;
   status: string;
 }
+/**
+ * After a committed compaction (DESIGN §10). `old_session_id` is "" when the compaction happened in place
+ * (always, in Hermes); `kind` is summarize | micro_summarize | prune_tool_results; `reason` is manual | pre_api |
+ * post_tool | overflow | between_turns | proactive_prune; `messages_removed` is active messages before − after
+ * (null when unknown).
+ */
 export interface PostCompactionPayload {
   session_id: string;
   old_session_id: string;
@@ -47,7 +53,7 @@ export interface PostCompactionPayload {
   reason: string;
   before_tokens: number;
   after_tokens: number;
-  messages_removed: number;
+  messages_removed: number | null;
 }
 export interface SessionDeletePayload {
   /** The first affected id (every payload has one); all ids are in `deleted_ids`. */

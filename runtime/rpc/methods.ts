@@ -7,6 +7,7 @@ import type { Clock } from "../core/clock.ts";
 import { NotFoundError, RunError, ValidationError } from "../core/errors.ts";
 import type { EventBus } from "../core/events.ts";
 import { jobFromObject, loadJob } from "../config/job_file.ts";
+import { JobProblems } from "../config/job_checks.ts";
 import type { Logger } from "../core/log.ts";
 import type { Redactor } from "../core/redact.ts";
 import { runJob } from "../session/run_job.ts";
@@ -207,7 +208,10 @@ export function createMethods(options: MethodsOptions): MethodTable {
           : jobFromObject(p.job, cwd, { validateOnly: true, ...(config ? { config } : {}) });
         return { valid: true, name: job.spec.name };
       } catch (error) {
-        if (error instanceof ValidationError) return { valid: false, error: error.message };
+        if (error instanceof ValidationError) {
+          const errors = error instanceof JobProblems ? error.problems : [error.message];
+          return { valid: false, error: errors[0]!, errors };
+        }
         throw error;
       }
     }),

@@ -6,7 +6,7 @@ import { Agent } from "../agent/agent.ts";
 import type { Clock } from "../core/clock.ts";
 import type { EventBus } from "../core/events.ts";
 import { type Hooks, noHooks } from "../core/hooks.ts";
-import type { ResolvedJob } from "../config/job.ts";
+import { renderEnv, type ResolvedJob } from "../config/job.ts";
 import type { JobFile } from "../config/job_schema.ts";
 import { ValidationError } from "../core/errors.ts";
 import { createCompactor } from "../compaction/mod.ts";
@@ -16,11 +16,12 @@ import { Budget } from "../agent/limits.ts";
 import type { Logger } from "../core/log.ts";
 import { createProvider, type ResolvedModel, resolveModel } from "../providers/model.ts";
 import { schemaInstruction } from "./output_schema.ts";
-import { currentProcess } from "../core/process_identity.ts";
+import { currentProcess, type ProcessIdentity } from "../core/process_identity.ts";
 import type { Provider } from "../providers/provider.ts";
 import { newSessionId, type Store } from "../store/store.ts";
 import type { PluginInfo } from "../../plugins/host.ts";
 import { builtinTools } from "../tools/builtin.ts";
+import { checkToolSandbox, type ToolSandbox } from "../tools/shell_sandbox.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { SessionStatus } from "../core/types.ts";
 
@@ -42,7 +43,7 @@ export interface OpenSessionOptions {
   /** Applied to plugin error text before it reaches events. */
   redact?: (text: string) => string;
   /** Wraps the built-in tools (ACP asks the editor before a call outside the allow-lists). */
-  wrapTools?: (tools: Tool[], job: ResolvedJob) => Tool[];
+  wrapTools?: (tools: Tool[], job: ResolvedJob, sandbox: ToolSandbox | null) => Tool[];
 }
 
 export interface LiveSession {
@@ -59,6 +60,8 @@ export interface LiveSession {
   readonly compactor: Compactor;
   /** The plugins loaded for this session: what each registered and was granted. */
   readonly plugins: readonly PluginInfo[];
+  /** The shell tool's OS sandbox: `off` when the job opted out (the result says so), null without shell. */
+  readonly sandbox: "on" | "off" | null;
   /** Records the end (status, reason), fires on_session_end, emits session.end and stops plugins. */
   finish(status: SessionStatus, reason: string): Promise<void>;
 }
@@ -74,6 +77,17 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     ? (await store.getSession(await store.resolveSessionId(options.resume)))!
     : undefined;
   const id = resumed?.id ?? newSessionId(clock.now());
+  const me = currentProcess();
+  // One turn at a time per session across processes (DESIGN §5): claimed before plugins start.
+  if (resumed) await claim(store, id, me);
+  // The shell tool's OS sandbox is probed before anything starts: a machine that cannot run it is exit 2
+  // before any model call, never a silent downgrade. The store's own files are hidden from commands.
+  const sandbox = await checkToolSandbox(spec.tools, {
+    job_dir: job.dir,
+    env: options.env,
+    hide: store.files,
+    log: log.child("sandbox"),
+  });
   // Plugins start before the session row exists, so a plugin that is refused leaves no "running" session.
   // The host is imported only by jobs that have plugins: it is start-up time the others need not pay.
   const plugins = spec.plugins?.length
@@ -88,10 +102,25 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
       ...(options.signal ? { signal: options.signal } : {}),
     })
     : undefined;
-  const builtins = builtinTools(spec.tools, { job_dir: job.dir });
+  const builtins = builtinTools(spec.tools, { job_dir: job.dir, ...(sandbox ? { sandbox } : {}) });
+  // MCP servers start before the first model call (a required one that fails is exit 2); the SDK is
+  // imported only by jobs that have servers.
+  const mcp = spec.mcp_servers && Object.keys(spec.mcp_servers).length
+    ? await (await import("../mcp/mod.ts")).startMcpServers(spec.mcp_servers, {
+      job_dir: job.dir,
+      env: options.env,
+      events,
+      session_id: id,
+      log: log.child("mcp"),
+    }).catch(async (error) => {
+      await plugins?.stop();
+      throw error;
+    })
+    : undefined;
   const tools = [
-    ...(options.wrapTools ? options.wrapTools(builtins, job) : builtins),
+    ...(options.wrapTools ? options.wrapTools(builtins, job, sandbox) : builtins),
     ...(plugins?.tools() ?? []),
+    ...(mcp?.tools ?? []),
   ];
   if (!resumed) {
     await store.createSession({
@@ -99,10 +128,10 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
       job: spec.name,
       job_path: job.path,
       model: model.name,
-      config_json: JSON.stringify({ spec, dir: job.dir, path: job.path, inputs: job.inputs, env: job.env }),
+      // Not job.env: its rendered values may hold secrets; spec.env keeps the templates (storedJob).
+      config_json: JSON.stringify({ spec, dir: job.dir, path: job.path, inputs: job.inputs }),
     });
   }
-  const me = currentProcess();
   await store.updateSession(id, {
     status: "running",
     ended_at: null,
@@ -168,6 +197,9 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     if (system) await store.appendMessages(id, [{ role: "system", content: system }]);
   }
   events.emit(id, { type: "session.start", job: spec.name, model: model.name, resumed: !!options.resume });
+  if (sandbox?.mode === "off") {
+    events.emit(id, { type: "sandbox", mode: "off", reason: "tools.shell.sandbox is off in the job" });
+  }
   await hooks.onSessionStart({ session_id: id });
 
   let finished = false;
@@ -182,6 +214,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     recurring,
     compactor,
     plugins: plugins?.plugins ?? [],
+    sandbox: sandbox?.mode ?? null,
     async finish(status, reason) {
       if (finished) return;
       finished = true;
@@ -195,9 +228,19 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
         log.warn(`on_session_end failed: ${error}`)
       );
       events.emit(id, { type: "session.end", status, reason });
-      await plugins?.stop();
+      await Promise.all([plugins?.stop(), mcp?.stop()]);
     },
   };
+}
+
+async function claim(store: Store, id: string, me: ProcessIdentity): Promise<void> {
+  const claimed = await store.claimSession(id, me);
+  if (claimed.claimed) return;
+  const { owner } = claimed;
+  throw new ValidationError(
+    `Cannot resume session ${id}: it is in use by pid ${owner.pid} on ${owner.host} (started ${owner.started}); ` +
+      "run it again once that process has finished",
+  );
 }
 
 function toolEnv(env: Record<string, string>, jobEnv: Record<string, string>): Record<string, string> {
@@ -207,16 +250,25 @@ function toolEnv(env: Record<string, string>, jobEnv: Record<string, string>): R
   return { ...base, ...jobEnv };
 }
 
-/** The job a stored session was started with (saved in its row), for `--resume` without the job file. */
-export async function storedJob(store: Store, id: string): Promise<ResolvedJob> {
+/**
+ * The job a stored session was started with (saved in its row), for `--resume` without the job file. Its
+ * `env:` templates are rendered again with `env`, the process environment now (without it, as stored).
+ */
+export async function storedJob(
+  store: Store,
+  id: string,
+  options: { env?: Record<string, string> } = {},
+): Promise<ResolvedJob> {
   const session = (await store.getSession(await store.resolveSessionId(id)))!;
   const saved = JSON.parse(session.config_json) as Partial<ResolvedJob> & { spec?: JobFile };
   if (!saved.spec) throw new ValidationError(`Cannot resume session ${session.id}: it has no stored job`);
-  return {
-    spec: saved.spec,
-    path: saved.path ?? null,
-    dir: saved.dir ?? Deno.cwd(),
-    inputs: saved.inputs ?? {},
-    env: saved.env ?? {},
-  };
+  const inputs = saved.inputs ?? {};
+  const env = options.env && saved.spec.env
+    ? renderEnv(
+      saved.spec.env,
+      { inputs, env: options.env },
+      (path) => `session ${session.id}: ${path.join(".")}`,
+    )
+    : saved.env ?? Object.fromEntries(Object.entries(saved.spec.env ?? {}).map(([k, v]) => [k, String(v)]));
+  return { spec: saved.spec, path: saved.path ?? null, dir: saved.dir ?? Deno.cwd(), inputs, env };
 }

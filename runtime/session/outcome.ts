@@ -87,10 +87,30 @@ export interface Answer {
   schema?: SchemaCheck;
   /** Why it ended well (default `completed`; `loop_done` or `loop_paused` after a loop ended by itself). */
   reason?: string;
+  /** The finish reason of the model call that gave the answer (none when a slash command did). */
+  finish_reason?: string;
 }
 
-/** An answer that misses `output.schema` or is empty fails the work; any other answer succeeds. */
+/** Finish reasons that mean the answer is not whole: the provider cut it (DESIGN §4). */
+const CUT = new Map([
+  ["length", {
+    terminal_reason: "output_truncated",
+    error: "The model's final answer was cut off by the output token limit (finish_reason: length)",
+  }],
+  ["content_filter", {
+    terminal_reason: "content_filtered",
+    error:
+      "The model's final answer was withheld by the provider's content filter (finish_reason: content_filter)",
+  }],
+]);
+
+/**
+ * An answer the provider cut (output limit, content filter), that misses `output.schema` or is empty fails
+ * the work; any other answer succeeds.
+ */
 export function endingOfAnswer(answer: Answer): Ending {
+  const cut = answer.finish_reason === undefined ? undefined : CUT.get(answer.finish_reason);
+  if (cut) return { status: "failed", exit_code: ExitCode.failed, ...cut };
   if (answer.schema && !answer.schema.ok) {
     return {
       status: "failed",
@@ -132,6 +152,8 @@ export interface ResultFacts {
   ended: number;
   /** `compaction` events of the session during the work. */
   compactions: number;
+  /** `off` when the shell tool ran without the OS sandbox: the result says so (DESIGN §3, §10). */
+  sandbox?: "on" | "off" | null;
 }
 
 export function buildResult(ending: Ending, facts: ResultFacts): RunResult {
@@ -153,5 +175,19 @@ export function buildResult(ending: Ending, facts: ResultFacts): RunResult {
     compactions: facts.compactions,
     terminal_reason: ending.terminal_reason,
     error: ending.error,
+    ...(facts.sandbox === "off" ? { sandbox: "off" as const } : {}),
   };
+}
+
+/**
+ * The result of work that finished but whose report could not be delivered (a CI output file that cannot
+ * be written): a failure, exit 1, so that what is printed and the process's exit code agree. A result that
+ * already failed keeps its own ending.
+ */
+export function failedDelivery(
+  result: RunResult,
+  failure: { terminal_reason: string; error: string },
+): RunResult {
+  if (result.status !== "success") return result;
+  return { ...result, status: "failed", exit_code: ExitCode.failed, ...failure };
 }

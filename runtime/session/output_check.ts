@@ -1,5 +1,5 @@
 /** Checks a final answer against `output.schema` (JSON Schema → zod). Import lazily: it loads zod. */
-import { z } from "zod";
+import { compileJsonSchema } from "../config/job_checks.ts";
 import type { SchemaCheck } from "./output_schema.ts";
 
 export function checkAgainstSchema(text: string, schema: Record<string, unknown>): SchemaCheck {
@@ -10,7 +10,7 @@ export function checkAgainstSchema(text: string, schema: Record<string, unknown>
   } catch (error) {
     return { ok: false, error: `the answer is not JSON (${(error as Error).message})` };
   }
-  const result = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]).safeParse(value);
+  const result = compileJsonSchema(schema).safeParse(value);
   if (result.success) return { ok: true, value };
   const issue = result.error.issues[0]!;
   const path = issue.path.map(String).join(".") || "(root)";

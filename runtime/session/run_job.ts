@@ -4,14 +4,14 @@
  * which is also emitted as the last event. Used by `hermes run`, RPC `job.run` and the daemon.
  */
 import { dirname, resolve } from "node:path";
-import { ValidationError } from "../core/errors.ts";
+import { errorMessage, ValidationError } from "../core/errors.ts";
 import type { ResolvedJob } from "../config/job.ts";
 import { startTimeout } from "../agent/limits.ts";
 import { isRecurringActive } from "../../loops/recurring_active.ts";
 import { openSession, type OpenSessionOptions } from "./live_session.ts";
-import type { RunResult } from "./outcome.ts";
+import { failedDelivery, type RunResult } from "./outcome.ts";
 import { runTurn } from "./turn.ts";
-import type { CommandSource } from "../agent/slash.ts";
+import { type CommandSource, parseSlash } from "../agent/slash.ts";
 import type { Store } from "../store/store.ts";
 
 export type { RunResult } from "./outcome.ts";
@@ -22,11 +22,18 @@ export interface RunJobOptions extends OpenSessionOptions {
   /** `-p`: replaces the job's prompt and steps. */
   prompt?: string;
   source?: CommandSource;
+  /**
+   * Delivers the result where a CI runner reads it (`GITHUB_OUTPUT`), before it is emitted or printed; may
+   * turn it into a failure when that fails, so the result reported and the exit code agree.
+   */
+  publish?: (result: RunResult) => RunResult | Promise<RunResult>;
 }
 
 interface Progress {
   inputs: string[];
   next: number;
+  /** The highest message id when `inputs[next]` was about to be sent: a user row after it means it was. */
+  mark?: number;
 }
 
 const PROGRESS_KEY = "run.progress";
@@ -37,6 +44,7 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
   const started = clock.now();
   const resumeId = options.resume === undefined ? undefined : await store.resolveSessionId(options.resume);
   const progress = await planInputs(store, resumeId, spec, options);
+  const resumeFirst = resumeId !== undefined && await wasSent(store, resumeId, progress);
 
   // Started before the session opens: plugin start-up counts against limits.timeout too.
   const timeout = startTimeout(spec.limits?.timeout);
@@ -60,8 +68,13 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
       ...(options.signal ? { interrupt: options.signal } : {}),
       ...(options.interruptExitCode ? { interruptExitCode: options.interruptExitCode } : {}),
       ...(spec.output?.schema ? { schema: spec.output.schema } : {}),
+      ...(resumeFirst ? { resumeFirst } : {}),
+      beforeInput: async (index) => {
+        const mark = Number((await store.transcriptVersion(sessionId)).split(":")[1]) || 0;
+        await store.setState(sessionId, PROGRESS_KEY, { ...progress, next: progress.next + index, mark });
+      },
       onInput: (index) =>
-        store.setState(sessionId, PROGRESS_KEY, { ...progress, next: progress.next + index + 1 }),
+        store.setState(sessionId, PROGRESS_KEY, { inputs: progress.inputs, next: progress.next + index + 1 }),
     }));
   } finally {
     timeout.clear();
@@ -69,12 +82,35 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
 
   if (result.status === "success" && spec.output?.file) {
     const text = result.output !== null ? JSON.stringify(result.output, null, 2) + "\n" : result.final;
-    writeOutputFile(resolve(job.dir, spec.output.file), text);
+    const path = resolve(job.dir, spec.output.file);
+    try {
+      writeOutputFile(path, text);
+    } catch (error) {
+      result = failedDelivery(result, {
+        terminal_reason: "output_file_error",
+        error: `Cannot write output.file ${path}: ${errorMessage(error)}`,
+      });
+    }
   }
+  if (options.publish) result = await options.publish(result);
   await live.finish(result.status, result.terminal_reason);
   const { type: _type, session_id: _id, ...fields } = result;
   events.emit(live.id, { type: "result", ...fields });
   return result;
+}
+
+/**
+ * The step a resumed run starts with was sent by the run that stopped: its user turn is stored, so it is
+ * finished (agent.resume), not sent again. A slash command step is run again: its output is stored with
+ * its line, so a stored one finished, and commands are cheap to repeat.
+ */
+async function wasSent(store: Store, sessionId: string, progress: Progress): Promise<boolean> {
+  const text = progress.inputs[progress.next];
+  const { mark } = progress;
+  if (mark === undefined || text === undefined || parseSlash(text)) return false;
+  return (await store.allMessages(sessionId)).some((m) =>
+    m.id > mark && m.role === "user" && m.content === text
+  );
 }
 
 /** What this run executes: `-p` replaces prompt and steps; a resumed run continues where it stopped. */

@@ -9,13 +9,14 @@ import type { EventBus } from "../core/events.ts";
 import { type Hooks, noHooks } from "../core/hooks.ts";
 import { mergeConfig, type ResolvedJob } from "../config/job.ts";
 import { jobFromObject, loadJob } from "../config/job_file.ts";
-import type { JobFile, UserConfig } from "../config/job_schema.ts";
+import type { JobFile, McpServerEntry, UserConfig } from "../config/job_schema.ts";
 import { openSession, type OpenSessionOptions, storedJob } from "./live_session.ts";
 import type { Logger } from "../core/log.ts";
 import { SessionBusyError } from "../store/errors.ts";
 import type { CommandSource } from "../agent/slash.ts";
 import type { Store } from "../store/store.ts";
 import type { Tool } from "../tools/tool.ts";
+import type { ToolSandbox } from "../tools/shell_sandbox.ts";
 import { ServedSession } from "./served_session.ts";
 
 export type InputValue = string | number | boolean;
@@ -44,7 +45,7 @@ export interface SessionHubOptions {
    * Wraps a session's built-in tools (ACP asks the client before a call outside the allow-lists). Passed to
    * `openSession` as `wrapTools`; see runtime/acp/permission.ts.
    */
-  wrapTools?: (tools: Tool[], job: ResolvedJob) => Tool[];
+  wrapTools?: (tools: Tool[], job: ResolvedJob, sandbox: ToolSandbox | null) => Tool[];
 }
 
 export interface CreateSessionParams {
@@ -55,6 +56,8 @@ export interface CreateSessionParams {
   model?: string;
   /** A system prompt added after the job's own. */
   system?: string;
+  /** More MCP servers (ACP `mcpServers`), added to the job's; an entry replaces the job's of that name. */
+  mcp_servers?: Record<string, McpServerEntry>;
   /** Directory for this session (default: the hub's `cwd`). */
   cwd?: string;
 }
@@ -99,6 +102,12 @@ export class SessionHub {
       const system = job.spec.system ? `${job.spec.system}\n\n${params.system}` : params.system;
       job = { ...job, spec: { ...job.spec, system } };
     }
+    if (params.mcp_servers && Object.keys(params.mcp_servers).length) {
+      job = {
+        ...job,
+        spec: { ...job.spec, mcp_servers: { ...job.spec.mcp_servers, ...params.mcp_servers } },
+      };
+    }
     return await this.#open(job, { ...(params.model !== undefined ? { model: params.model } : {}) });
   }
 
@@ -112,7 +121,7 @@ export class SessionHub {
     if (known) return known;
     const busy = await store.findBusySessions([id]);
     if (busy.length > 0) throw new SessionBusyError("open the session", busy);
-    const opening = this.#open(await storedJob(store, id), { resume: id });
+    const opening = this.#open(await storedJob(store, id, { env: this.options.env }), { resume: id });
     this.#opening.set(id, opening);
     try {
       return await opening;

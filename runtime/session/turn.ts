@@ -50,8 +50,11 @@ export interface TurnOptions
   timeout?: AbortSignal;
   /** When the work began (default: now). */
   started?: number;
-  /** Called after each input has run (`hermes run` records its progress for `--resume`). */
+  /** Called before each input runs and after it has run (`hermes run` records its progress for `--resume`). */
+  beforeInput?: (index: number) => unknown;
   onInput?: (index: number) => unknown;
+  /** The first input's user turn is already stored (a resumed run): it is finished, not sent again. */
+  resumeFirst?: boolean;
 }
 
 /**
@@ -67,7 +70,9 @@ export async function runTurn(
   const id = live.id;
   const started = options.started ?? clock.now();
   const before = (await store.getSession(id))!;
-  const turnsBefore = live.budget.turns;
+  // Limits count per prompt: this turn's budget starts fresh (DESIGN §4).
+  const endBudget = live.budget.begin();
+  const callsBefore = live.budget.calls;
   // A timeout passed in belongs to the caller, who clears it.
   const timeout = options.timeout
     ? { signal: options.timeout, clear: () => {} }
@@ -91,7 +96,13 @@ export async function runTurn(
   try {
     const list = typeof inputs === "string" ? [inputs] : inputs;
     for (const [index, text] of list.entries()) {
-      final = (await live.agent.input(text, { source, signal })).final;
+      finishReason = undefined; // a slash command's output has none
+      await options.beforeInput?.(index);
+      const resume = index === 0 && options.resumeFirst;
+      final = (await (resume
+        ? live.agent.resume(text, { source, signal })
+        : live.agent.input(text, { source, signal })))
+        .final;
       await options.onInput?.(index);
     }
     let reason = "completed";
@@ -112,7 +123,14 @@ export async function runTurn(
       }
       if (check.ok) output = check.value;
     }
-    ending = endingOfAnswer({ final, reason, ...(check ? { schema: check } : {}) });
+    // One answer can go past limits.max_tokens by itself: it ends with the limit, not as a success.
+    const over = live.budget.exceeded();
+    ending = over ? endingOfError({ caught: over, timeout: timeout.signal }) : endingOfAnswer({
+      final,
+      reason,
+      ...(check ? { schema: check } : {}),
+      ...(finishReason !== undefined ? { finish_reason: finishReason } : {}),
+    });
   } catch (caught) {
     ending = endingOfError({ ...options, caught, timeout: timeout.signal });
     if (caught instanceof ValidationError && ending.terminal_reason === "invalid_input") refused = caught;
@@ -122,6 +140,7 @@ export async function runTurn(
   } finally {
     timeout.clear();
     unsubscribe();
+    endBudget();
   }
   const after = (await store.getSession(id))!;
   const result = buildResult(ending, {
@@ -129,12 +148,13 @@ export async function runTurn(
     job: live.job.spec.name,
     final,
     output,
-    turns: live.budget.turns - turnsBefore,
+    turns: live.budget.calls - callsBefore,
     before,
     after,
     started,
     ended: clock.now(),
     compactions,
+    sandbox: live.sandbox,
   });
   return {
     result,

@@ -126,4 +126,31 @@ export const migrations: readonly string[] = [
     WHERE active = 1 AND role = 'assistant' AND prompt_tokens IS NOT NULL;
   CREATE INDEX messages_compaction_rows ON messages(session_id, seq) WHERE active = 1 AND kind <> 'message';
   `,
+  // 4: compaction telemetry (DESIGN §9): every pass is logged, committed or not, content-free, with what it
+  // measured and the session's running totals. Rows from before this version were all committed passes.
+  `
+  ALTER TABLE compaction_log ADD COLUMN outcome TEXT NOT NULL DEFAULT 'committed';
+  ALTER TABLE compaction_log ADD COLUMN threshold_tokens INTEGER;
+  ALTER TABLE compaction_log ADD COLUMN window_tokens INTEGER;
+  ALTER TABLE compaction_log ADD COLUMN occupancy REAL;
+  ALTER TABLE compaction_log ADD COLUMN duration_ms INTEGER;
+  ALTER TABLE compaction_log ADD COLUMN absorbed_messages INTEGER;
+  ALTER TABLE compaction_log ADD COLUMN absorbed_tokens INTEGER;
+  ALTER TABLE compaction_log ADD COLUMN summary_tokens INTEGER;
+  ALTER TABLE compaction_log ADD COLUMN total_passes INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE compaction_log ADD COLUMN total_committed INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE compaction_log ADD COLUMN total_hard INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE compaction_log ADD COLUMN total_saved_tokens INTEGER NOT NULL DEFAULT 0;
+  UPDATE compaction_log SET
+    total_passes = (SELECT count(*) FROM compaction_log c
+      WHERE c.session_id = compaction_log.session_id AND c.id <= compaction_log.id),
+    total_committed = (SELECT count(*) FROM compaction_log c
+      WHERE c.session_id = compaction_log.session_id AND c.id <= compaction_log.id),
+    total_hard = (SELECT count(*) FROM compaction_log c
+      WHERE c.session_id = compaction_log.session_id AND c.id <= compaction_log.id AND c.kind = 'summarize'),
+    total_saved_tokens = (SELECT coalesce(sum(c.before_tokens - c.after_tokens), 0) FROM compaction_log c
+      WHERE c.session_id = compaction_log.session_id AND c.id <= compaction_log.id);
+  DROP INDEX compaction_log_session;
+  CREATE INDEX compaction_log_session ON compaction_log(session_id, id);
+  `,
 ];

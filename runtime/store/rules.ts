@@ -3,7 +3,7 @@
  * taken from its holder, and why a lease no longer belongs to a holder. Pure; callers may use them too.
  */
 import { isProvablyDead } from "../core/process_identity.ts";
-import type { Lease, LeaseRef, RunRow } from "./store.ts";
+import type { CompactionKind, Lease, LeaseRef, PassOutcome, RunRow } from "./store.ts";
 
 /** Why `current` may be taken over at `now` (expired, or its holder is provably dead), or null. */
 export function leaseTakeover(current: Lease, now: number): "expired" | "dead_holder" | null {
@@ -32,4 +32,54 @@ export function isStaleClaim(row: RunRow, now: number): boolean {
     pid: row.holder_pid ?? 0,
     started: row.holder_started ?? "",
   });
+}
+
+/** A session's running compaction totals, carried on every compaction-log row. */
+export interface PassTotals {
+  total_passes: number;
+  total_committed: number;
+  /** Committed hard compactions (kind `summarize`). */
+  total_hard: number;
+  /** Sum of before − after over committed passes (negative when passes grew the transcript). */
+  total_saved_tokens: number;
+}
+
+export const NO_TOTALS: Readonly<PassTotals> = {
+  total_passes: 0,
+  total_committed: 0,
+  total_hard: 0,
+  total_saved_tokens: 0,
+};
+
+/** The totals after one more pass. */
+export function nextTotals(
+  previous: Readonly<PassTotals>,
+  pass: { kind: CompactionKind; outcome: PassOutcome; before: number; after: number },
+): PassTotals {
+  const committed = pass.outcome === "committed";
+  return {
+    total_passes: previous.total_passes + 1,
+    total_committed: previous.total_committed + (committed ? 1 : 0),
+    total_hard: previous.total_hard + (committed && pass.kind === "summarize" ? 1 : 0),
+    total_saved_tokens: previous.total_saved_tokens + (committed ? pass.before - pass.after : 0),
+  };
+}
+
+/** Tokens after a pass as a share of the compaction threshold; null when the threshold is unknown. */
+export function occupancyOf(afterTokens: number, thresholdTokens: number | null | undefined): number | null {
+  return thresholdTokens ? afterTokens / thresholdTokens : null;
+}
+
+/**
+ * May `holder` claim a session whose row has `status` and `owner` (claimSession)? Yes unless a live other
+ * process owns it: a finished session's owner is history; a dead owner left it; the owner itself may.
+ */
+export function claimable(
+  status: string,
+  owner: { host: string; pid: number; started: string },
+  holder: { host: string; pid: number; started: string },
+): boolean {
+  if (status !== "running" && status !== "idle") return true;
+  if (owner.host === holder.host && owner.pid === holder.pid && owner.started === holder.started) return true;
+  return isProvablyDead(owner);
 }

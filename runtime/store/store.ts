@@ -64,7 +64,15 @@ export interface SessionOps {
   ): Promise<void>;
   /** Makes `holder` the owner unless the owner is no longer `expected` (compare-and-set; one process wins). */
   adoptSession(id: string, change: { expected: SessionOwner; holder: ProcessIdentity }): Promise<boolean>;
+  /**
+   * One turn at a time per session across processes (DESIGN §5): makes `holder` the owner unless a live
+   * process owns the session (`running` or `idle` with an owner that is not provably dead and not `holder`).
+   * Atomic: of two processes claiming at once, one wins; the other is told who holds it.
+   */
+  claimSession(id: string, holder: ProcessIdentity): Promise<SessionClaim>;
 }
+
+export type SessionClaim = { claimed: true } | { claimed: false; owner: ProcessIdentity };
 
 // ---- messages ----
 
@@ -72,6 +80,11 @@ export interface AppendMessage extends Message {
   kind?: MessageKind;
   prompt_tokens?: number | null;
   completion_tokens?: number | null;
+  /**
+   * false stores the row archived (not in the active transcript, still shown by `sessions show --all`): the
+   * full text of a tool result that is cut at insertion, appended just before its cut copy. Default true.
+   */
+  active?: boolean;
 }
 
 /** An active row without its content (its size only): what compaction plans and estimates with. */
@@ -158,7 +171,16 @@ export interface LeaseOps {
 
 // ---- compaction commit and log ----
 
-export type CompactionKind = "summarize" | "prune_tool_results";
+export type CompactionKind = "summarize" | "micro_summarize" | "prune_tool_results";
+
+/** How a compaction pass ended (DESIGN §9): only `committed` changed the transcript. */
+export type PassOutcome =
+  | "committed"
+  | "refused_growth"
+  | "cooldown"
+  | "breaker"
+  | "failed"
+  | "nothing_to_do";
 
 export interface ReplacementRow {
   role: Role;
@@ -170,19 +192,34 @@ export interface ReplacementRow {
   name?: string;
 }
 
+/** Content-free measurements of one pass, logged with it. Tokens are the compactor's estimate. */
+export interface PassMeasures {
+  /** The hard compaction threshold in tokens (threshold × window); occupancy is after ÷ this. */
+  thresholdTokens: number;
+  windowTokens: number;
+  durationMs: number;
+  /** Rows the pass archived (summarised, folded or pruned) and their tokens. */
+  absorbedMessages: number;
+  absorbedTokens: number;
+  /** Tokens of the session's (rolling) summary after the pass; 0 when there is none. */
+  summaryTokens: number;
+}
+
 export interface CommitRequest {
   sessionId: string;
   /** The lease nonce this compaction holds. */
   nonce: string;
   now: number;
   kind: CompactionKind;
-  /** Why it ran: `threshold`, `manual`, `overflow`. */
+  /** Why it ran: `pre_api`, `post_tool`, `manual`, `overflow`, `between_turns`, `proactive_prune`. */
   reason: string;
   /** Ids of the active rows being replaced. */
   archive: readonly number[];
   insert: readonly ReplacementRow[];
   beforeTokens: number;
   detail: Record<string, unknown>;
+  /** Logged with the row; absent measures are logged as null. */
+  measures?: PassMeasures;
   /** Estimates the committed transcript (its active rows, prompt order); runs inside the transaction. */
   estimate(rows: readonly TranscriptRow[]): number;
   /** One session state value changed in the same transaction; `update` returns undefined to leave it. */
@@ -190,29 +227,64 @@ export interface CommitRequest {
 }
 
 export type CommitResult =
-  | { committed: true; compactionId: number; afterTokens: number }
+  | { committed: true; compactionId: number; afterTokens: number; log: CompactionLogRow }
   | { committed: false; reason: string };
 
+/** A pass that changed nothing, logged without a lease (refused, blocked by a guard, failed, no-op). */
+export interface PassRecord {
+  sessionId: string;
+  now: number;
+  kind: CompactionKind;
+  reason: string;
+  outcome: Exclude<PassOutcome, "committed">;
+  /** The estimate the pass saw; `after` equals it (nothing changed). */
+  tokens: number;
+  measures?: PassMeasures;
+  /** Content-free detail (codes and numbers, never transcript text). */
+  detail?: Record<string, unknown>;
+}
+
+/**
+ * One compaction pass. `messages_removed` is active rows before − after; the `total_*` columns are the
+ * session's running totals including this row (passes, committed passes, committed `summarize` passes, and
+ * tokens saved: the sum of before − after over committed passes, negative when passes grew the transcript).
+ */
 export interface CompactionLogRow {
   id: number;
   session_id: string;
   kind: CompactionKind;
   reason: string;
+  outcome: PassOutcome;
   before_tokens: number;
   after_tokens: number;
   messages_removed: number;
   created_at: number;
   detail: Record<string, unknown>;
+  threshold_tokens: number | null;
+  window_tokens: number | null;
+  /** after_tokens ÷ threshold_tokens; null when the threshold is unknown. */
+  occupancy: number | null;
+  duration_ms: number | null;
+  absorbed_messages: number | null;
+  absorbed_tokens: number | null;
+  summary_tokens: number | null;
+  total_passes: number;
+  total_committed: number;
+  total_hard: number;
+  total_saved_tokens: number;
 }
 
 export interface CompactionOps {
   /**
    * One transaction: re-checks that `nonce` holds an unexpired lease (else writes nothing), archives the
    * replaced rows (active = 0, tagged with the log id; all of them still active, else writes nothing),
-   * inserts the replacements at the positions of the rows they stand for and logs the compaction. Rows
-   * appended since the compaction started keep their positions, after the compacted set.
+   * inserts the replacements at the positions of the rows they stand for and logs the compaction (outcome
+   * `committed`, with the running totals). Rows appended since the compaction started keep their positions,
+   * after the compacted set.
    */
   commitCompaction(request: CommitRequest): Promise<CommitResult>;
+  /** Logs a pass that changed nothing (no lease needed), with the running totals; resolves with its row. */
+  recordCompactionPass(record: PassRecord): Promise<CompactionLogRow>;
   /** The session's compaction log, oldest first. */
   compactionLog(sessionId: string): Promise<CompactionLogRow[]>;
 }
@@ -455,5 +527,7 @@ export interface Store
     PluginStateOps,
     SearchOps,
     AdminOps {
+  /** Local files that hold the store (a SQLite file and its WAL), hidden from sandboxed tools; none for a server. */
+  readonly files: readonly string[];
   close(): Promise<void>;
 }

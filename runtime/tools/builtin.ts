@@ -10,10 +10,16 @@ import { shellTool } from "./shell.ts";
 import { listDirTool, readFileTool, writeFileTool } from "./files.ts";
 import { httpFetchTool } from "./http_fetch.ts";
 import { pathScope } from "./paths.ts";
+import { shellSandboxSettings, type ToolSandbox } from "./shell_sandbox.ts";
 
 export interface BuiltinToolsOptions {
   /** Directory of the job file. */
   job_dir: string;
+  /**
+   * What `checkToolSandbox` returned for this job (the session runs it before any model call). Without
+   * it the shell tool probes bubblewrap on its first call and hides only the default secrets.
+   */
+  sandbox?: ToolSandbox | null;
   /** Used by http_fetch; default `globalThis.fetch`. */
   fetch?: typeof fetch;
 }
@@ -39,6 +45,11 @@ export function builtinTools(config: ToolsConfig | undefined, options: BuiltinTo
       cwd: resolve(jobDir, shell.cwd ?? "."),
       timeoutMs: parseDuration(shell.timeout ?? DEFAULTS.shellTimeout),
       maxOutput: parseSize(shell.max_output ?? DEFAULTS.shellMaxOutput),
+      sandbox: options.sandbox?.mode === "off"
+        ? "off"
+        : options.sandbox?.mode === "on"
+        ? options.sandbox
+        : shellSandboxSettings(config, { job_dir: jobDir }),
     }));
   }
   if (read_file) {

@@ -1,12 +1,16 @@
 /**
  * `read_file {path}`, `write_file {path, content}` and `list_dir {path}`, each confined to its roots
- * (paths.ts). Reads are capped at `max_bytes` (default 256KiB), writes refuse content over `max_bytes`
- * (default 1MiB) and create missing parent directories inside the root, listings are capped at
- * `max_entries` (default 1000).
+ * (paths.ts) and reached without following symlinks (scoped_open.ts), so a path swapped between the check
+ * and the use cannot lead out of a root. Only regular files are read or written (a FIFO, socket or device
+ * is refused without being opened); a file with more than one hard link is not written. Reads are capped
+ * at `max_bytes` (default 256KiB), writes refuse content over `max_bytes` (default 1MiB) and create missing
+ * parent directories inside the root, listings are capped at `max_entries` (default 1000). Every call is
+ * synchronous file-system work on regular files only, so nothing in it can block past the call's signal.
  */
-import { dirname } from "node:path";
-import { denied, type Tool, type ToolOutcome } from "./tool.ts";
-import { type PathScope, resolveInScope } from "./paths.ts";
+import fs from "node:fs";
+import { denied, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
+import type { PathScope } from "./paths.ts";
+import { type Intent, type Opened, openInScope } from "./scoped_open.ts";
 import { CappedBytes } from "./_capped.ts";
 
 export function readFileTool(scope: PathScope, options: { maxBytes: number }): Tool {
@@ -16,28 +20,21 @@ export function readFileTool(scope: PathScope, options: { maxBytes: number }): T
       description: "Read a text file. Relative paths are resolved against the job directory.",
       parameters: objectSchema({ path: "Path of the file to read" }),
     },
-    run: (args) =>
-      withPath(scope, args, async (path, requested) => {
-        const info = await Deno.stat(path);
-        if (info.isDirectory) return error(`Cannot read "${requested}": it is a directory; use list_dir`);
+    run: (args, context) =>
+      withFile(scope, args, context, "read", ({ fd, stat }, requested) => {
         const content = new CappedBytes(options.maxBytes);
-        const file = await Deno.open(path);
-        try {
-          const buffer = new Uint8Array(64 * 1024);
-          for (let n = await file.read(buffer); n !== null; n = await file.read(buffer)) {
-            if (content.push(buffer.slice(0, n))) break;
-          }
-        } finally {
-          file.close();
+        const buffer = new Uint8Array(64 * 1024);
+        for (let n = fs.readSync(fd, buffer); n > 0; n = fs.readSync(fd, buffer)) {
+          if (content.push(buffer.slice(0, n))) break;
         }
         if (content.bytes.subarray(0, 8192).includes(0)) {
-          return { status: "ok", content: `"${requested}" is a binary file (${info.size} bytes); not shown` };
+          return { status: "ok", content: `"${requested}" is a binary file (${stat.size} bytes); not shown` };
         }
         const text = new TextDecoder().decode(content.bytes);
         if (!content.truncated) return { status: "ok", content: text };
         return {
           status: "ok",
-          content: `${text}\n[file truncated at ${options.maxBytes} bytes of ${info.size}]`,
+          content: `${text}\n[file truncated at ${options.maxBytes} bytes of ${stat.size}]`,
         };
       }),
   };
@@ -50,21 +47,24 @@ export function writeFileTool(scope: PathScope, options: { maxBytes: number }): 
       description: "Write a text file, replacing it if it exists and creating missing directories.",
       parameters: objectSchema({ path: "Path of the file to write", content: "The complete new content" }),
     },
-    run: (args) =>
-      withPath(scope, args, async (path, requested) => {
-        if (typeof args.content !== "string") {
-          return error(`invalid arguments for write_file: "content" must be a string`);
+    run: (args, context) => {
+      if (typeof args.content !== "string") {
+        return Promise.resolve(error(`invalid arguments for write_file: "content" must be a string`));
+      }
+      const bytes = new TextEncoder().encode(args.content);
+      if (bytes.length > options.maxBytes && typeof args.path === "string") {
+        return Promise.resolve(error(
+          `Cannot write "${args.path}" as the content is ${bytes.length} bytes: tools.write_file.max_bytes is ${options.maxBytes}`,
+        ));
+      }
+      return withFile(scope, args, context, "write", ({ fd }, requested) => {
+        fs.ftruncateSync(fd, 0);
+        for (let written = 0; written < bytes.length;) {
+          written += fs.writeSync(fd, bytes, written, bytes.length - written);
         }
-        const bytes = new TextEncoder().encode(args.content);
-        if (bytes.length > options.maxBytes) {
-          return error(
-            `Cannot write "${requested}" as the content is ${bytes.length} bytes: tools.write_file.max_bytes is ${options.maxBytes}`,
-          );
-        }
-        await Deno.mkdir(dirname(path), { recursive: true });
-        await Deno.writeFile(path, bytes);
         return { status: "ok", content: `wrote ${bytes.length} bytes to ${requested}` };
-      }),
+      });
+    },
   };
 }
 
@@ -75,11 +75,14 @@ export function listDirTool(scope: PathScope, options: { maxEntries: number }): 
       description: "List a directory: one entry per line, sorted, directories end with '/'.",
       parameters: objectSchema({ path: "Path of the directory to list" }),
     },
-    run: (args) =>
-      withPath(scope, args, async (path, requested) => {
+    run: (args, context) =>
+      withFile(scope, args, context, "list", (opened, requested) => {
         const names: string[] = [];
-        for await (const entry of Deno.readDir(path)) {
-          names.push(entry.name + (await isDirectory(entry, `${path}/${entry.name}`) ? "/" : ""));
+        // `opened.at` names the directory the descriptor holds, whatever its path has become since.
+        for (const entry of Deno.readDirSync(opened.at)) {
+          const directory = entry.isDirectory ||
+            (entry.isSymlink && isDirectory(`${opened.at}/${entry.name}`));
+          names.push(entry.name + (directory ? "/" : ""));
         }
         if (names.length === 0) return { status: "ok", content: `(${requested} is empty)` };
         names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
@@ -93,31 +96,46 @@ export function listDirTool(scope: PathScope, options: { maxEntries: number }): 
   };
 }
 
-async function withPath(
+/** Validates the path, opens it in scope for `intent`, runs `act` on the descriptor and closes it. */
+function withFile(
   scope: PathScope,
   args: Record<string, unknown>,
-  act: (path: string, requested: string) => Promise<ToolOutcome>,
+  context: ToolContext,
+  intent: Intent,
+  act: (opened: Opened & { ok: true }, requested: string) => ToolOutcome,
 ): Promise<ToolOutcome> {
   const requested = args.path;
   if (typeof requested !== "string" || requested === "") {
-    return error(`invalid arguments for ${scope.tool}: "path" must be a non-empty string`);
+    return Promise.resolve(error(`invalid arguments for ${scope.tool}: "path" must be a non-empty string`));
   }
+  if (context.signal.aborted) return Promise.resolve(error("cancelled"));
   try {
-    const scoped = await resolveInScope(scope, requested);
-    if (!scoped.ok) return denied(scoped.reason);
-    return await act(scoped.path, requested);
+    const opened = openInScope(scope, requested, intent);
+    if (!opened.ok) {
+      return Promise.resolve(opened.status === "denied" ? denied(opened.reason) : error(opened.reason));
+    }
+    try {
+      return Promise.resolve(act(opened, requested));
+    } finally {
+      fs.closeSync(opened.fd);
+    }
   } catch (cause) {
-    if (cause instanceof Deno.errors.NotFound) return error(`"${requested}" does not exist`);
-    return error(
+    const code = (cause as { code?: string } | null)?.code;
+    if (code === "ENOENT" || cause instanceof Deno.errors.NotFound) {
+      return Promise.resolve(error(`"${requested}" does not exist`));
+    }
+    if (code === "ENOTDIR" || cause instanceof Deno.errors.NotADirectory) {
+      return Promise.resolve(error(`"${requested}" does not exist (a parent is not a directory)`));
+    }
+    return Promise.resolve(error(
       `${scope.tool} "${requested}" failed: ${cause instanceof Error ? cause.message : String(cause)}`,
-    );
+    ));
   }
 }
 
-async function isDirectory(entry: Deno.DirEntry, path: string): Promise<boolean> {
-  if (!entry.isSymlink) return entry.isDirectory;
+function isDirectory(path: string): boolean {
   try {
-    return (await Deno.stat(path)).isDirectory;
+    return Deno.statSync(path).isDirectory;
   } catch {
     return false;
   }

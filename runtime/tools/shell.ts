@@ -3,23 +3,31 @@
  * and `tools.shell.deny` first (rules in shell_policy.ts); a denied call never runs. Without `allow`,
  * every command that is not denied may run: listing `shell` in the job enables it.
  *
- * An allowed command runs with `bash -c` (or `sh -c` where bash is missing) in its own process group,
- * in `cwd` (resolved against the job directory; default the job directory), with exactly the
- * session's tool environment, stdin closed, stdout and stderr combined and capped at `max_output`.
- * On timeout or cancellation the whole group is killed with SIGKILL; processes the command left in the
- * background are killed when it exits.
+ * An allowed command runs with the host's bash (or sh where there is no bash) `-c`, inside the OS sandbox
+ * (shell_sandbox.ts: read-only host with secrets hidden, only the write roots writable, private /tmp, no
+ * network, own PID namespace and /proc), in `cwd` (resolved against the job directory; default the job
+ * directory), with exactly the session's tool environment, stdin closed, stdout and stderr combined and
+ * capped at `max_output`. On timeout or cancellation the command is killed with SIGKILL; when it ends,
+ * everything it started is killed with its PID namespace (`setsid` and double forks included). With
+ * `sandbox: off` the command runs on the host in its own process group, which is what gets killed.
  */
 import { resolve } from "node:path";
 import { denied, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
 import { checkShellCommand, type ShellRules } from "./shell_policy.ts";
+import { findShell, sandboxPolicy, type ShellSandbox } from "./shell_sandbox.ts";
 import { CappedBytes, readCapped } from "./_capped.ts";
 import { formatDuration } from "../core/duration.ts";
+import { errorMessage, ValidationError } from "../core/errors.ts";
+import { probeSandbox, type SandboxProbe } from "../sandbox/probe.ts";
+import { type Bubblewrap, wrapCommand } from "../sandbox/sandbox.ts";
 
 export interface ShellToolOptions extends ShellRules {
   /** Absolute working directory. */
   cwd: string;
   timeoutMs: number;
   maxOutput: number;
+  /** The OS sandbox of every command, or "off" (the explicit opt-out). */
+  sandbox: ShellSandbox | "off";
 }
 
 /** Longer command lines are refused rather than checked. */
@@ -31,11 +39,22 @@ export function shellTool(options: ShellToolOptions): Tool {
     ...(options.deny ? { deny: options.deny } : {}),
   };
   const allowed = options.allow ? ` Allowed commands: ${options.allow.join(", ")}.` : "";
+  // Probed on the first call when the session did not (checkToolSandbox); a failure fails every call.
+  let probed: Promise<SandboxProbe> | undefined;
+  const bwrapFor = async (sandbox: ShellSandbox, context: ToolContext): Promise<Bubblewrap> => {
+    if (sandbox.bwrap) return sandbox.bwrap;
+    const probe = await (probed ??= probeSandbox({ path: context.env.PATH ?? "" }));
+    if (!probe.ok) {
+      throw new ValidationError(`Cannot run shell in its OS sandbox: ${probe.reason}; ${probe.hint}`);
+    }
+    return probe;
+  };
   return {
     spec: {
       name: "shell",
       description: `Run a shell command with bash and return its combined stdout and stderr.${allowed} ` +
-        "Redirections to files are not allowed; use read_file and write_file for files.",
+        "Redirections to files are not allowed; use read_file and write_file for files." +
+        sandboxNote(options.sandbox),
       parameters: {
         type: "object",
         properties: { command: { type: "string", description: "The command line to run" } },
@@ -56,24 +75,55 @@ export function shellTool(options: ShellToolOptions): Tool {
       }
       const reason = checkShellCommand(command, rules);
       if (reason) return denied(reason);
-      return await runCommand(command, options, context);
+      let spawn: () => Deno.ChildProcess;
+      try {
+        spawn = await spawner(command, options, context, bwrapFor);
+      } catch (error) {
+        if (!(error instanceof ValidationError)) throw error;
+        return { status: "error", content: `error: ${errorMessage(error)}` };
+      }
+      return await runCommand(spawn, options, context);
     },
   };
 }
 
-async function runCommand(
+/**
+ * How to start `command`: wrapped in bwrap (its policy resolved now, so grants follow what the paths name
+ * at this call), or on the host for `sandbox: off`. Throws a ValidationError for what the call cannot do.
+ */
+async function spawner(
   command: string,
   options: ShellToolOptions,
   context: ToolContext,
-): Promise<ToolOutcome> {
-  if (context.signal.aborted) return { status: "error", content: "error: cancelled" };
+  bwrapFor: (sandbox: ShellSandbox, context: ToolContext) => Promise<Bubblewrap>,
+): Promise<() => Deno.ChildProcess> {
   const cwd = resolve(options.cwd);
   try {
     if (!(await Deno.stat(cwd)).isDirectory) throw new Deno.errors.NotADirectory();
   } catch {
-    return { status: "error", content: `error: Cannot run shell in "${cwd}": it is not a directory` };
+    throw new ValidationError(`Cannot run shell in "${cwd}": it is not a directory`);
   }
-  const child = spawnShell(command, cwd, context.env);
+  const shell = findShell(context.env.PATH);
+  const io = { stdin: "null", stdout: "piped", stderr: "piped" } as const;
+  if (options.sandbox === "off") {
+    // A new process group, so that a timeout can kill everything the command started.
+    const host = { args: ["-c", command], cwd, env: context.env, clearEnv: true, detached: true, ...io };
+    return () => new Deno.Command(shell, host).spawn();
+  }
+  const bwrap = await bwrapFor(options.sandbox, context);
+  const policy = sandboxPolicy(options.sandbox, { env: context.env, cwd });
+  const wrapped = wrapCommand([shell, "-c", command], policy, { bwrap });
+  // Its own process group too: a kill reaches bwrap, whose death takes the sandbox's PID namespace along.
+  return () => new Deno.Command(wrapped.cmd, { ...wrapped, detached: true, ...io }).spawn();
+}
+
+async function runCommand(
+  spawn: () => Deno.ChildProcess,
+  options: ShellToolOptions,
+  context: ToolContext,
+): Promise<ToolOutcome> {
+  if (context.signal.aborted) return { status: "error", content: "error: cancelled" };
+  const child = spawn();
   const output = new CappedBytes(options.maxOutput);
   let stopped: "timeout" | "cancelled" | null = null;
   const killGroup = () => {
@@ -118,25 +168,12 @@ async function runCommand(
   return { status: "error", content: join(header, text) };
 }
 
-function spawnShell(command: string, cwd: string, env: Record<string, string>): Deno.ChildProcess {
-  const spawn = (shell: string) =>
-    new Deno.Command(shell, {
-      args: ["-c", command],
-      cwd,
-      env,
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      // A new process group, so that a timeout can kill everything the command started.
-      detached: true,
-    }).spawn();
-  try {
-    return spawn("bash");
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-    return spawn("sh");
-  }
+/** What the model should know about where its commands run, so it does not waste calls finding out. */
+function sandboxNote(sandbox: ShellSandbox | "off"): string {
+  if (sandbox === "off") return "";
+  const writable = sandbox.write.map((root) => root.path);
+  return ` Commands run in a sandbox: files are read-only except ${[...writable, "/tmp"].join(", ")}` +
+    `${sandbox.net ? "" : "; there is no network"}.`;
 }
 
 function join(header: string, text: string): string {

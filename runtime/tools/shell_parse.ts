@@ -28,6 +28,8 @@ export interface Redirect {
 export interface SimpleCommand {
   /** Names of variables assigned before the command (`FOO=1 cmd`) or on their own (`FOO=1`). */
   assignments: string[];
+  /** The same assignments as words (`FOO=$x`), for their values: see `assignmentOf`. */
+  assigned: Word[];
   /** The command and its arguments; empty for bare assignments and for redirections of a compound. */
   words: Word[];
   redirects: Redirect[];
@@ -58,6 +60,20 @@ export function staticValue(word: Word): string | null {
     value += part.literal;
   }
   return value;
+}
+
+/**
+ * A word of the form `NAME=value` (or `NAME+=value`) as its name and its value as a word; null for other
+ * words. Used for assignments before a command and for those given to `env`, `export`, `declare`, ….
+ */
+export function assignmentOf(word: Word): { name: string; value: Word } | null {
+  const match = ASSIGNMENT.exec(word.raw);
+  const first = word.parts[0];
+  if (!match || match[2] === "[" || !first || !("literal" in first)) return null;
+  const prefix = match[0];
+  if (!first.literal.startsWith(prefix)) return null;
+  const parts = [{ literal: first.literal.slice(prefix.length) }, ...word.parts.slice(1)];
+  return { name: match[1]!, value: { parts: mergeLiterals(parts), raw: word.raw.slice(prefix.length) } };
 }
 
 const MAX_DEPTH = 32;
@@ -132,7 +148,7 @@ class Parser {
     }
     if (redirects.length > 0) {
       const text = this.#src.slice(start, this.#pos).trim();
-      this.#out.push({ assignments: [], words: [], redirects, text });
+      this.#out.push({ assignments: [], assigned: [], words: [], redirects, text });
     }
   }
 
@@ -168,17 +184,19 @@ class Parser {
     // `for NAME in WORDS` runs nothing itself; substitutions in WORDS were already collected.
     if (head === "for") i = words.length;
     const assignments: string[] = [];
+    const assigned: Word[] = [];
     for (; i < words.length; i++) {
       const match = ASSIGNMENT.exec(words[i]!.word.raw);
       if (!match) break;
       if (match[2] === "[") throw new ParseError("array element assignments are not supported");
       assignments.push(match[1]!);
+      assigned.push(words[i]!.word);
     }
     const commandWords = words.slice(i);
     if (commandWords.length === 0 && redirects.length === 0 && assignments.length === 0) return;
     const textStart = commandWords[0]?.start ?? start;
     const text = this.#src.slice(textStart, end).trim();
-    this.#out.push({ assignments, words: commandWords.map((w) => w.word), redirects, text });
+    this.#out.push({ assignments, assigned, words: commandWords.map((w) => w.word), redirects, text });
   }
 
   #tryRedirect(): Redirect | null {

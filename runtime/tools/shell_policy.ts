@@ -23,6 +23,15 @@
  * any denylist over a general-purpose shell can be worked around by an allowed interpreter.
  */
 import { parseShell, type SimpleCommand, staticValue, type Word } from "./shell_parse.ts";
+import {
+  baseName,
+  INTERPRETERS,
+  type Reading,
+  readingsOf,
+  RUNTIME_ARGUMENT,
+  SHELLS,
+  WRAPPERS,
+} from "./shell_readings.ts";
 
 export interface ShellRules {
   allow?: readonly string[];
@@ -39,43 +48,13 @@ const STAR = null;
 /** A pattern or a command as a sequence of characters; null is `*` in a pattern, a dynamic part in a command. */
 type Glob = (string | null)[];
 
-const SHELLS = new Set(["bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "fish", "rbash"]);
 const OPAQUE = new Set(["source", "."]);
-const INTERPRETERS = new Set([...SHELLS, ...OPAQUE, "eval"]);
-const WRAPPERS = new Set([
-  "env",
-  "exec",
-  "command",
-  "builtin",
-  "nohup",
-  "nice",
-  "ionice",
-  "timeout",
-  "xargs",
-  "sudo",
-  "doas",
-  "su",
-  "runuser",
-  "setsid",
-  "stdbuf",
-  "time",
-  "find",
-  "watch",
-  "strace",
-  "ltrace",
-  "chroot",
-  "flock",
-  "taskset",
-  "unbuffer",
-  "parallel",
-  "script",
-  "ssh",
-  "busybox",
-  "systemd-run",
-]);
 const PROTECTED_ENV = /^(PATH|IFS|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|LD_\w*|DYLD_\w*)$/;
 const SAFE_TARGETS = new Set(["/dev/null", "/dev/stdout", "/dev/stderr"]);
 const MAX_DEPTH = 8;
+/** Later words of a wrapper read as the start of a command; a line with more is opaque. */
+const MAX_WRAPPED = 128;
+const EMPTY: Word = { parts: [{ literal: "" }], raw: "" };
 
 interface Mode {
   /** False for wrapped commands: only the outer command has to be allowed. */
@@ -114,31 +93,78 @@ class Policy {
           `descriptors such as 2>&1 are allowed — use read_file and write_file for files`;
       }
     }
-    if (command.words.length === 0) return null;
-    if (
-      mode.allow && this.#allow &&
-      !this.#allow.some((p) => p.some((g) => coversAll(g, toGlob(command.words, false).glob)))
-    ) {
-      return `${quote(text)} is not in tools.shell.allow`;
+    if (command.words.length === 0) {
+      // `GIT_EDITOR=…` alone still sets what a later command runs.
+      return this.#checkReadings(readingsOf([EMPTY], command.assigned), text, mode);
     }
-    return this.#checkRun(command.words, text, mode.depth);
+    if (mode.allow && !this.#allows(command.words)) return `${quote(text)} is not in tools.shell.allow`;
+    return this.#checkRun(command.words, text, mode, command.assigned);
   }
 
-  /** Deny patterns against a command and against what it runs. */
-  #checkRun(words: Word[], text: string, depth: number): string | null {
-    if (depth > MAX_DEPTH) return `cannot check ${quote(text)}: commands are nested too deeply`;
+  #allows(words: Word[]): boolean {
+    return !this.#allow || this.#allow.some((p) => p.some((g) => coversAll(g, toGlob(words, false).glob)));
+  }
+
+  /** Deny patterns against a command and its other readings, and the checks of what it runs. */
+  #checkRun(words: Word[], text: string, mode: Mode, assigned: Word[] = []): string | null {
+    if (mode.depth > MAX_DEPTH) return `cannot check ${quote(text)}: commands are nested too deeply`;
     const head = staticValue(words[0]!);
     // Where a wrapper's command starts depends on the wrapper's options, so every word may start it.
     const wrapper = head !== null && WRAPPERS.has(baseName(head));
     if (this.#denied(words, wrapper)) return `${quote(text)} matches tools.shell.deny`;
     if (head === null) return this.#opaque(text);
-    const own = this.#checkInterpreter(words, text, depth, true);
-    if (own !== undefined || !wrapper) return own ?? null;
+    const own = this.#checkInterpreter(words, text, mode.depth, true);
+    if (own) return own;
+    const readings = this.#checkReadings(readingsOf(words, assigned), text, mode);
+    if (readings || !wrapper) return readings;
+    let starts = 0;
     for (let i = 1; i < words.length; i++) {
       const value = staticValue(words[i]!);
-      if (value === null || !INTERPRETERS.has(baseName(value))) continue;
-      const wrapped = this.#checkInterpreter(words.slice(i), text, depth, false);
-      if (wrapped) return wrapped;
+      if (value === null) continue;
+      if (INTERPRETERS.has(baseName(value))) {
+        const wrapped = this.#checkInterpreter(words.slice(i), text, mode.depth, false);
+        if (wrapped) return wrapped;
+      }
+      // A later word may be the wrapped command: what it would run is checked against deny only.
+      if (!/^[^-\s=][^\s=]*$/.test(value)) continue;
+      if (++starts > MAX_WRAPPED) {
+        return this.#opaque(text, `more than ${MAX_WRAPPED} words that may be commands`);
+      }
+      const readings = readingsOf(words.slice(i), [], { nested: true });
+      const later = this.#checkReadings(readings, text, { allow: false, depth: mode.depth });
+      if (later) return later;
+    }
+    return null;
+  }
+
+  /** The verdict on other readings of a command (shell_readings.ts); `text` is the command as written. */
+  #checkReadings(readings: Reading[], text: string, mode: Mode): string | null {
+    // What the line would run first: a definite denial says more than "cannot be checked".
+    const ordered = [...readings.filter((r) => !("opaque" in r)), ...readings.filter((r) => "opaque" in r)];
+    for (const reading of ordered) {
+      if ("opaque" in reading) {
+        const reason = this.#opaque(text, reading.opaque);
+        if (reason) return reason;
+        continue;
+      }
+      const inner: Mode = { allow: mode.allow && reading.allow, depth: mode.depth + 1 };
+      const by = ` (run by ${quote(text)} through ${reading.via})`;
+      if ("script" in reading) {
+        const reason = this.checkSource(reading.script, inner);
+        if (reason) return reason + by;
+        continue;
+      }
+      if (inner.allow && !this.#allows(reading.command)) {
+        return `${quote(wordsText(reading.command))} is not in tools.shell.allow${by}`;
+      }
+      if (reading.final) {
+        const head = staticValue(reading.command[0]!);
+        const wrapper = head !== null && WRAPPERS.has(baseName(head));
+        if (this.#denied(reading.command, wrapper)) return `${quote(text)} matches tools.shell.deny`;
+        continue;
+      }
+      const reason = this.#checkRun(reading.command, text, inner);
+      if (reason) return reason;
     }
     return null;
   }
@@ -170,9 +196,11 @@ class Policy {
     return this.#deny.some((p) => p.some((g) => intersects(g, glob, starts)));
   }
 
-  #opaque(text: string): string | null {
+  #opaque(text: string, why?: string): string | null {
     if (this.#deny.length === 0) return null;
-    return `${quote(text)} runs commands that cannot be checked against tools.shell.deny`;
+    return `${quote(text)} runs commands that cannot be checked against tools.shell.deny${
+      why ? ` (${why})` : ""
+    }`;
   }
 }
 
@@ -212,8 +240,9 @@ function quote(text: string): string {
   return `"${text.length > 200 ? `${text.slice(0, 200)}…` : text}"`;
 }
 
-function baseName(path: string): string {
-  return path.slice(path.lastIndexOf("/") + 1);
+/** A command's words as text (dynamic parts as written), for messages. */
+function wordsText(words: Word[]): string {
+  return words.map((word) => word.raw).join(" ");
 }
 
 /**
@@ -225,7 +254,7 @@ function toGlob(words: Word[], everyWord: boolean): { glob: Glob; starts: number
   const starts: number[] = [];
   words.forEach((word, i) => {
     if (i > 0) glob.push(" ");
-    if (i === 0 || everyWord) {
+    if (i === 0 || (everyWord && word !== RUNTIME_ARGUMENT)) {
       starts.push(glob.length);
       const value = staticValue(word);
       if (value?.includes("/")) starts.push(glob.length + value.lastIndexOf("/") + 1);

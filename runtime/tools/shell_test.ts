@@ -1,13 +1,41 @@
+/**
+ * The shell tool through the real OS sandbox (the temp directory is its write root, so a denied command
+ * could have written there), and on the host for what `sandbox: off` keeps. Skipped with the reason where
+ * bwrap cannot run, except in CI.
+ */
 import assert from "node:assert/strict";
 import { shellTool, type ShellToolOptions } from "./shell.ts";
 import type { ToolContext } from "./tool.ts";
+import type { ShellSandbox } from "./shell_sandbox.ts";
 import { exists as pathExists } from "../core/fs.ts";
+import { probeSandbox } from "../sandbox/probe.ts";
 
 const ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", HERMES_TEST_VALUE: "from-context" };
+const probe = await probeSandbox({ path: ENV.PATH });
+const ignore = !probe.ok && Deno.env.get("CI") !== "true";
+if (!probe.ok) {
+  console.warn(`shell tests ${ignore ? "skipped" : "will fail"}: ${probe.reason}; ${probe.hint}`);
+}
+
+/** A sandbox whose only write root is `dir`. */
+function sandboxIn(dir: string): ShellSandbox {
+  if (!probe.ok) throw new Error(`the sandbox does not work here: ${probe.reason}`);
+  return { bwrap: probe, read: null, write: [{ path: dir, required: true }], hide: [], net: false };
+}
+
+function test(name: string, fn: () => Promise<void>): void {
+  Deno.test({ name, ignore, fn });
+}
 
 async function setup(options: Partial<ShellToolOptions> = {}) {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "hermes-shell-" }));
-  const tool = shellTool({ cwd: dir, timeoutMs: 30_000, maxOutput: 64 * 1024, ...options });
+  const tool = shellTool({
+    cwd: dir,
+    timeoutMs: 30_000,
+    maxOutput: 64 * 1024,
+    sandbox: sandboxIn(dir),
+    ...options,
+  });
   const context = (signal = new AbortController().signal): ToolContext => ({
     session_id: "s1",
     job_dir: dir,
@@ -19,14 +47,14 @@ async function setup(options: Partial<ShellToolOptions> = {}) {
   return { dir, tool, run, exists };
 }
 
-Deno.test("shell: the spec is the contract's `shell {command}`", async () => {
+test("shell: the spec is the contract's `shell {command}`", async () => {
   const { tool } = await setup({ allow: ["git *"] });
   assert.equal(tool.spec.name, "shell");
   assert.deepEqual((tool.spec.parameters as { required: string[] }).required, ["command"]);
   assert.match(tool.spec.description, /Allowed commands: git \*/);
 });
 
-Deno.test("shell: every smuggling form is denied and never executed", async () => {
+test("shell: every smuggling form is denied and never executed", async () => {
   const { run, exists } = await setup({ allow: ["echo *", "git *", "true"], deny: ["git push *"] });
   const forms = [
     "echo hi; touch marker",
@@ -62,7 +90,7 @@ Deno.test("shell: every smuggling form is denied and never executed", async () =
   assert.equal(exact.content, `denied: "touch marker" is not in tools.shell.allow`);
 });
 
-Deno.test("shell: file redirections are denied and create nothing", async () => {
+test("shell: file redirections are denied and create nothing", async () => {
   const { run, exists } = await setup({ allow: ["echo *"] });
   for (
     const command of [
@@ -82,7 +110,7 @@ Deno.test("shell: file redirections are denied and create nothing", async () => 
   assert.deepEqual(devNull, { status: "ok", content: "shown\n" });
 });
 
-Deno.test("shell: deny wins over allow and a denied push never runs", async () => {
+test("shell: deny wins over allow and a denied push never runs", async () => {
   const { run, exists } = await setup({ allow: ["git *", "touch *"], deny: ["git push *", "touch marker"] });
   assert.deepEqual(await run("git push origin main"), {
     status: "denied",
@@ -92,7 +120,7 @@ Deno.test("shell: deny wins over allow and a denied push never runs", async () =
   assert.equal(await exists("marker"), false);
 });
 
-Deno.test("shell: deny-only rules catch wrapped commands", async () => {
+test("shell: deny-only rules catch wrapped commands", async () => {
   const { run, exists } = await setup({ deny: ["touch *"] });
   for (
     const command of [
@@ -110,7 +138,7 @@ Deno.test("shell: deny-only rules catch wrapped commands", async () => {
   assert.deepEqual(await run("echo allowed"), { status: "ok", content: "allowed\n" });
 });
 
-Deno.test("shell: allowed commands run with quoting intact", async () => {
+test("shell: allowed commands run with quoting intact", async () => {
   const { run } = await setup({ allow: ["echo *", "git *", "grep *"] });
   assert.deepEqual(await run("echo hi"), { status: "ok", content: "hi\n" });
   assert.deepEqual(await run("echo 'a;b' \"c && d\""), { status: "ok", content: "a;b c && d\n" });
@@ -120,28 +148,31 @@ Deno.test("shell: allowed commands run with quoting intact", async () => {
   assert.match(git.content, /^git version \d/);
 });
 
-Deno.test("shell: env is exactly the context env and cwd is the configured directory", async () => {
-  const { dir, run } = await setup();
-  await Deno.mkdir(`${dir}/sub`);
-  const env = await run("env");
-  assert.equal(env.status, "ok");
-  const names = env.content.trim().split("\n").map((line) => line.slice(0, line.indexOf("=")));
-  // bash itself adds PWD, SHLVL and _.
-  assert.deepEqual(names.filter((n) => !["PWD", "SHLVL", "_", "OLDPWD"].includes(n)).sort(), [
-    "HERMES_TEST_VALUE",
-    "PATH",
-  ]);
-  assert.equal((await run("pwd")).content, `${dir}\n`);
-  const sub = shellTool({ cwd: `${dir}/sub`, timeoutMs: 30_000, maxOutput: 1024 });
-  const context = { session_id: "s", job_dir: dir, env: ENV, signal: new AbortController().signal };
-  assert.equal((await sub.run({ command: "pwd" }, context)).content, `${dir}/sub\n`);
-  const missing = shellTool({ cwd: `${dir}/nope`, timeoutMs: 30_000, maxOutput: 1024 });
-  const outcome = await missing.run({ command: "pwd" }, context);
-  assert.equal(outcome.status, "error");
-  assert.match(outcome.content, /not a directory/);
-});
+for (const mode of ["sandboxed", "off"] as const) {
+  test(`shell (${mode}): env is exactly the context env and cwd is the configured directory`, async () => {
+    const { dir, run } = await setup(mode === "off" ? { sandbox: "off" } : {});
+    await Deno.mkdir(`${dir}/sub`);
+    const env = await run("env");
+    assert.equal(env.status, "ok");
+    const names = env.content.trim().split("\n").map((line) => line.slice(0, line.indexOf("=")));
+    // bash itself adds PWD, SHLVL and _.
+    assert.deepEqual(names.filter((n) => !["PWD", "SHLVL", "_", "OLDPWD"].includes(n)).sort(), [
+      "HERMES_TEST_VALUE",
+      "PATH",
+    ]);
+    assert.equal((await run("pwd")).content, `${dir}\n`);
+    const sandbox = mode === "off" ? "off" : sandboxIn(dir);
+    const sub = shellTool({ cwd: `${dir}/sub`, timeoutMs: 30_000, maxOutput: 1024, sandbox });
+    const context = { session_id: "s", job_dir: dir, env: ENV, signal: new AbortController().signal };
+    assert.equal((await sub.run({ command: "pwd" }, context)).content, `${dir}/sub\n`);
+    const missing = shellTool({ cwd: `${dir}/nope`, timeoutMs: 30_000, maxOutput: 1024, sandbox });
+    const outcome = await missing.run({ command: "pwd" }, context);
+    assert.equal(outcome.status, "error");
+    assert.match(outcome.content, /not a directory/);
+  });
+}
 
-Deno.test("shell: a non-zero exit is an error that carries the exit code and output", async () => {
+test("shell: a non-zero exit is an error that carries the exit code and output", async () => {
   const { run } = await setup();
   assert.deepEqual(await run("echo out; echo err >&2; exit 3"), {
     status: "error",
@@ -151,7 +182,7 @@ Deno.test("shell: a non-zero exit is an error that carries the exit code and out
   assert.deepEqual(await run("true"), { status: "ok", content: "(no output)" });
 });
 
-Deno.test("shell: output is capped with a note", async () => {
+test("shell: output is capped with a note", async () => {
   const { run } = await setup({ maxOutput: 1000 });
   const outcome = await run("seq 1 5000");
   assert.equal(outcome.status, "ok");
@@ -160,28 +191,53 @@ Deno.test("shell: output is capped with a note", async () => {
   assert.ok(outcome.content.startsWith("1\n2\n3\n"));
 });
 
-Deno.test("shell: a timeout kills the whole process group", async () => {
-  const { run } = await setup({ timeoutMs: 1000 });
-  const started = performance.now();
-  const outcome = await run("echo started; sleep 5; echo finished");
-  const elapsed = performance.now() - started;
-  assert.equal(outcome.status, "error");
-  assert.equal(outcome.content, "timed out after 1s (killed)\nstarted\n");
-  assert.ok(elapsed < 4000, `took ${elapsed} ms`);
-});
+for (const mode of ["sandboxed", "off"] as const) {
+  test(`shell (${mode}): a timeout kills the command and what it started`, async () => {
+    const { run } = await setup({ timeoutMs: 1000, ...(mode === "off" ? { sandbox: "off" as const } : {}) });
+    const started = performance.now();
+    const outcome = await run("echo started; sleep 5; echo finished");
+    const elapsed = performance.now() - started;
+    assert.equal(outcome.status, "error");
+    assert.equal(outcome.content, "timed out after 1s (killed)\nstarted\n");
+    assert.ok(elapsed < 4000, `took ${elapsed} ms`);
+  });
+}
 
-Deno.test("shell: background processes do not outlive the command", async () => {
-  const { run } = await setup({ timeoutMs: 20_000 });
+test("shell (off): background processes in the command's group do not outlive it", async () => {
+  const { run } = await setup({ timeoutMs: 20_000, sandbox: "off" });
+  const marker = String(800_000 + Math.floor(Math.random() * 99_999));
   const started = performance.now();
-  const outcome = await run("sleep 30 & echo $!");
+  const outcome = await run(`sleep ${marker} & echo $!`);
   assert.equal(outcome.status, "ok");
   assert.ok(performance.now() - started < 15_000);
-  const pid = Number(outcome.content.trim());
-  assert.ok(pid > 0, outcome.content);
-  assert.equal(await processState(pid), "gone or zombie");
+  assert.ok(Number(outcome.content.trim()) > 0, outcome.content);
+  // Matched by its unique argument, not its pid, which a busy machine may already have reused.
+  assert.deepEqual(hostSleeps(marker), []);
 });
 
-Deno.test("shell: aborting the signal kills the command", async () => {
+test("shell: nothing the command started outlives it, setsid and detached children included", async () => {
+  const { run } = await setup({ timeoutMs: 20_000 });
+  const marker = String(900_000 + Math.floor(Math.random() * 99_999));
+  const outcome = await run(
+    `sleep ${marker} & setsid sleep ${marker} > /dev/null 2>&1 < /dev/null & ` +
+      `(setsid nohup sleep ${marker} > /dev/null 2>&1 &) ; echo started`,
+  );
+  assert.deepEqual(outcome, { status: "ok", content: "started\n" });
+  // The kernel tears the PID namespace down right after bwrap exits; wait for that, then look.
+  await settle(() => hostSleeps(marker).length === 0);
+  assert.deepEqual(hostSleeps(marker), []);
+});
+
+test("shell: a timeout also ends setsid children", async () => {
+  const { run } = await setup({ timeoutMs: 1000 });
+  const marker = String(900_000 + Math.floor(Math.random() * 99_999));
+  const outcome = await run(`setsid sleep ${marker} > /dev/null 2>&1 < /dev/null & sleep ${marker}`);
+  assert.match(outcome.content, /^timed out after 1s \(killed\)/);
+  await settle(() => hostSleeps(marker).length === 0);
+  assert.deepEqual(hostSleeps(marker), []);
+});
+
+test("shell: aborting the signal kills the command", async () => {
   const { run } = await setup();
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), 200);
@@ -193,7 +249,7 @@ Deno.test("shell: aborting the signal kills the command", async () => {
   assert.ok(performance.now() - started < 4000);
 });
 
-Deno.test("shell: invalid arguments are errors, not runs", async () => {
+test("shell: invalid arguments are errors, not runs", async () => {
   const { tool, dir } = await setup();
   const context = { session_id: "s", job_dir: dir, env: ENV, signal: new AbortController().signal };
   for (const args of [{}, { command: 3 }, { command: "  " }]) {
@@ -203,12 +259,79 @@ Deno.test("shell: invalid arguments are errors, not runs", async () => {
   }
 });
 
-async function processState(pid: number): Promise<string> {
-  try {
-    const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state === "Z" || state === "X" ? "gone or zombie" : `running (${state})`;
-  } catch {
-    return "gone or zombie";
-  }
+/** Polls until `done()` holds (the kernel reaps a namespace asynchronously); the assertion follows. */
+async function settle(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 25));
 }
+
+/** Host processes running exactly `sleep <seconds>`, by pid. */
+function hostSleeps(seconds: string): number[] {
+  const found: number[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const argv = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).split("\0");
+      if (argv[0]?.endsWith("sleep") && argv[1] === seconds) found.push(Number(entry.name));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return found;
+}
+
+test("shell: deny sees through git's global options and push's other names; allowed git runs", async () => {
+  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "hermes-shell-git-" }));
+  const repo = `${base}/repo`;
+  const git = async (args: string[], cwd = base) => {
+    const out = await new Deno.Command("git", { args, cwd, stdout: "piped", stderr: "piped" }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    return new TextDecoder().decode(out.stdout);
+  };
+  await git(["init", "-q", "--bare", "remote.git"]);
+  await git(["init", "-q", "-b", "main", "repo"]);
+  await Deno.writeTextFile(`${repo}/a.txt`, "a\n");
+  await git(["add", "a.txt"], repo);
+  await git(["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "first"], repo);
+  await git(["remote", "add", "origin", "../remote.git"], repo);
+  const execPath = (await git(["--exec-path"])).trim();
+  const options = { cwd: repo, timeoutMs: 30_000, maxOutput: 64 * 1024, sandbox: sandboxIn(base) };
+  const guarded = shellTool({ ...options, allow: ["git *"], deny: ["git push *"] });
+  const context: ToolContext = {
+    session_id: "s",
+    job_dir: repo,
+    env: ENV,
+    signal: new AbortController().signal,
+  };
+  const run = (tool: typeof guarded, command: string) => tool.run({ command }, context);
+  const remoteRefs = () => git(["for-each-ref"], `${base}/remote.git`);
+
+  for (
+    const command of [
+      "git push origin main",
+      "git -C . push origin main",
+      "git -c k=v push origin main",
+      "git --no-pager push origin main",
+      "git -P push origin main",
+      "git --git-dir=.git --work-tree=. push origin main",
+      `git --exec-path=${execPath} push origin main`,
+      "git send-pack ../remote.git main",
+      "git -c alias.p=push p origin main",
+      "git -c 'alias.p=!git push origin main' p",
+      `${execPath}/git-push origin main`,
+    ]
+  ) {
+    const outcome = await run(guarded, command);
+    assert.equal(outcome.status, "denied", `${command}: ${outcome.content}`);
+  }
+  assert.equal(await remoteRefs(), "", "nothing was pushed");
+  assert.equal((await run(guarded, "git status --short")).status, "ok");
+  const log = await run(guarded, "git -C . log --oneline");
+  assert.equal(log.status, "ok");
+  assert.match(log.content, /first/);
+  // The same push without the deny pattern does push: the denials above are what stopped it.
+  const open = shellTool({ ...options, allow: ["git *"] });
+  const pushed = await run(open, "git -C . push -q origin main");
+  assert.equal(pushed.status, "ok", pushed.content);
+  assert.match(await remoteRefs(), /refs\/heads\/main/);
+  await Deno.remove(base, { recursive: true });
+});

@@ -131,4 +131,29 @@ export function sessionContract(name: string, open: OpenStore): void {
     const unowned = await fx.store.createSession({ job: "j" });
     assert.equal(await fx.store.adoptSession(unowned.id, { expected: none, holder: first }), true);
   });
+
+  Deno.test(`${name}: claimSession takes a session nobody live owns and refuses one a live process owns`, async () => {
+    await using fx = await open();
+    const other = await fx.connect();
+    // A holder on another host is never provably dead: it stands for a live process elsewhere.
+    const [a, b] = [liveHolder({ host: "host-a" }), liveHolder({ host: "host-b" })];
+    const s = await fx.store.createSession({ job: "j" });
+    assert.deepEqual(await fx.store.claimSession(s.id, a), { claimed: true });
+    assert.deepEqual(await fx.store.claimSession(s.id, a), { claimed: true }, "the owner may claim again");
+    const refused = await other.claimSession(s.id, b);
+    assert.equal(refused.claimed, false);
+    assert.deepEqual(!refused.claimed && [refused.owner.host, refused.owner.pid], ["host-a", a.pid]);
+    assert.equal((await fx.store.getSession(s.id))!.owner_host, "host-a", "a refusal changes nothing");
+    // A finished session's owner is history; a provably dead owner left it.
+    await fx.store.updateSession(s.id, { status: "success" });
+    assert.deepEqual(await other.claimSession(s.id, b), { claimed: true });
+    const orphan = await fx.store.createSession({ job: "j" });
+    await fx.store.updateSession(orphan.id, ownedBy(await deadHolder()));
+    assert.deepEqual(await other.claimSession(orphan.id, b), { claimed: true });
+    // Two processes claiming at once: exactly one wins.
+    const raced = await fx.store.createSession({ job: "j" });
+    const results = await Promise.all([fx.store.claimSession(raced.id, a), other.claimSession(raced.id, b)]);
+    assert.equal(results.filter((r) => r.claimed).length, 1);
+    await assert.rejects(fx.store.claimSession("missing", a), NotFoundError);
+  });
 }

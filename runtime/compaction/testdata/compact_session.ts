@@ -5,7 +5,8 @@
  *   and blocks there.
  * - `pause-release`: prints "in-release" after the commit, while releasing the lease, and blocks there.
  * The pauses hold this process's connection only (see `pauseInside`): the store file is not changed.
- * Usage: deno run -A compact_session.ts DB SESSION_ID MODE
+ * PASS is `hard` (a forced compaction, the default) or `micro` (a micro-compaction between turns).
+ * Usage: deno run -A compact_session.ts DB SESSION_ID MODE [PASS]
  */
 import { systemClock } from "../../core/clock.ts";
 import { EventBus } from "../../core/events.ts";
@@ -16,7 +17,12 @@ import { pauseInside } from "../../store/sqlite/_testing.ts";
 import { openSqliteStore } from "../../store/sqlite/sqlite_store.ts";
 import { createCompactor } from "../compactor.ts";
 
-const [dbPath, sessionId, mode] = Deno.args as [string, string, "hang" | "pause-commit" | "pause-release"];
+const [dbPath, sessionId, mode, pass = "hard"] = Deno.args as [
+  string,
+  string,
+  "hang" | "pause-commit" | "pause-release",
+  ("hard" | "micro")?,
+];
 const store = openSqliteStore(dbPath);
 const say = (line: string) => Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
 if (mode === "pause-commit") pauseInside(store, "commit", () => say("in-commit"));
@@ -40,12 +46,14 @@ const compactor = createCompactor({
   provider,
   model: "m",
   context_window: 4000,
-  config: { prune_tool_results: false },
+  config: { prune_tool_results: false, micro: { enabled: true, threshold: 0.5 } },
   events: new EventBus(systemClock),
   hooks: noHooks,
   clock: systemClock,
   log: silentLogger,
 });
-const outcome = await compactor.compact(sessionId, {});
+const outcome = pass === "micro"
+  ? await compactor.afterTurn(sessionId, {})
+  : await compactor.compact(sessionId, {});
 say(JSON.stringify(outcome));
 await store.close();

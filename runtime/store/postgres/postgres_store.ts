@@ -105,6 +105,7 @@ export async function openPostgresStore(
     ...adminOps(db),
     clock,
     url: display,
+    files: [],
     async close() {
       await serverClock.settle();
       await sql.end({ timeout: 5 });

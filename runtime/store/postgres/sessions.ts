@@ -3,7 +3,8 @@ import { NotFoundError } from "../../core/errors.ts";
 import type { ResolveOptions, SessionOps, SessionPatch } from "../store.ts";
 import { newSessionId } from "../session_id.ts";
 import type { PgDb, Q } from "./_db.ts";
-import { toSession } from "./_rows.ts";
+import { readIdentity, toSession } from "./_rows.ts";
+import { claimable } from "../rules.ts";
 
 export function sessionOps(db: PgDb): SessionOps {
   const { sql } = db;
@@ -46,6 +47,21 @@ export function sessionOps(db: PgDb): SessionOps {
           AND owner_started IS NOT DISTINCT FROM ${expected.owner_started}::text`;
       return result.count === 1;
     },
+    claimSession: (id, holder) =>
+      db.tx(async (q) => {
+        const [row] = await q`
+          SELECT status, owner_host, owner_pid, owner_started FROM sessions WHERE id = ${id} FOR UPDATE`;
+        if (!row) throw new NotFoundError(`Cannot claim session ${id}: no such session`);
+        const owner = readIdentity(row, "owner");
+        if (row.owner_pid !== null && !claimable(String(row.status), owner, holder)) {
+          return { claimed: false as const, owner };
+        }
+        await q`
+          UPDATE sessions SET owner_host = ${holder.host}, owner_pid = ${holder.pid},
+            owner_started = ${holder.started}, updated_at = ${db.clock.now()}
+          WHERE id = ${id}`;
+        return { claimed: true as const };
+      }),
   };
 }
 

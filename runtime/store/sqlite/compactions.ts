@@ -3,9 +3,20 @@
  * that re-checks the lease, archives the replaced rows (active = 0, tagged with the log id), inserts the
  * replacements at the positions of the rows they stand for, and logs the compaction. Rows appended since the
  * compaction started are not touched: their positions already place them after the compacted set.
+ * Passes that changed nothing are logged too (`recordCompactionPass`), each row with the session's running
+ * totals, read from its previous row (index `compaction_log_session (session_id, id)`).
  */
-import type { CommitRequest, CommitResult, CompactionKind, CompactionOps } from "../store.ts";
-import { leaseLostReason } from "../rules.ts";
+import type {
+  CommitRequest,
+  CommitResult,
+  CompactionKind,
+  CompactionLogRow,
+  CompactionOps,
+  PassMeasures,
+  PassOutcome,
+  PassRecord,
+} from "../store.ts";
+import { leaseLostReason, nextTotals, NO_TOTALS, occupancyOf, type PassTotals } from "../rules.ts";
 import { jsonList, type Row, settle, type SqliteDb } from "./_db.ts";
 import { getState, setState } from "./kv.ts";
 import { readLease } from "./leases.ts";
@@ -24,22 +35,11 @@ export function compactionOps(db: SqliteDb): CompactionOps {
           throw error;
         }
       }),
+    recordCompactionPass: (record) => settle(() => db.immediate(() => recordPass(db, record))),
     compactionLog: (sessionId) =>
       settle(() =>
         (db.stmt("SELECT * FROM compaction_log WHERE session_id = ? ORDER BY id").all(sessionId) as Row[])
-          .map(
-            (row) => ({
-              id: Number(row.id),
-              session_id: String(row.session_id),
-              kind: String(row.kind) as CompactionKind,
-              reason: String(row.reason),
-              before_tokens: Number(row.before_tokens),
-              after_tokens: Number(row.after_tokens),
-              messages_removed: Number(row.messages_removed),
-              created_at: Number(row.created_at),
-              detail: row.detail === null ? {} : JSON.parse(String(row.detail)),
-            }),
-          )
+          .map(toLogRow)
       ),
   };
 }
@@ -48,20 +48,18 @@ function commit(db: SqliteDb, request: CommitRequest): CommitResult {
   const { sessionId, now } = request;
   const lost = leaseLostReason(readLease(db, sessionId), { sessionId, nonce: request.nonce, now });
   if (lost) return { committed: false, reason: lost };
-  const compactionId = Number(
-    db.stmt(
-      `INSERT INTO compaction_log (session_id, kind, reason, before_tokens, after_tokens, messages_removed,
-         created_at, detail) VALUES (?, ?, ?, ?, 0, ?, ?, ?)`,
-    ).run(
-      sessionId,
-      request.kind,
-      request.reason,
-      request.beforeTokens,
-      request.archive.length,
-      now,
-      JSON.stringify(request.detail),
-    ).lastInsertRowid,
-  );
+  const compactionId = insertLog(db, {
+    sessionId,
+    now,
+    kind: request.kind,
+    reason: request.reason,
+    outcome: "committed",
+    before: request.beforeTokens,
+    after: 0,
+    removed: request.archive.length - request.insert.length,
+    measures: request.measures,
+    detail: request.detail,
+  });
   const archived = db.stmt(
     `UPDATE messages SET active = 0, compaction_id = ?
      WHERE session_id = ? AND active = 1 AND id IN (SELECT value FROM json_each(?))`,
@@ -71,10 +69,143 @@ function commit(db: SqliteDb, request: CommitRequest): CommitResult {
   }
   insertMessages(db, sessionId, request.insert, now);
   const afterTokens = request.estimate(transcriptRows(db, sessionId));
-  db.stmt("UPDATE compaction_log SET after_tokens = ? WHERE id = ?").run(afterTokens, compactionId);
+  const totals = nextTotals(previousTotals(db, sessionId, compactionId), {
+    kind: request.kind,
+    outcome: "committed",
+    before: request.beforeTokens,
+    after: afterTokens,
+  });
+  db.stmt(
+    `UPDATE compaction_log SET after_tokens = ?, occupancy = ?, total_passes = ?, total_committed = ?,
+       total_hard = ?, total_saved_tokens = ? WHERE id = ?`,
+  ).run(
+    afterTokens,
+    occupancyOf(afterTokens, request.measures?.thresholdTokens),
+    totals.total_passes,
+    totals.total_committed,
+    totals.total_hard,
+    totals.total_saved_tokens,
+    compactionId,
+  );
   if (request.state) {
     const next = request.state.update(getState(db, sessionId, request.state.key), afterTokens);
     if (next !== undefined) setState(db, sessionId, request.state.key, next);
   }
-  return { committed: true, compactionId, afterTokens };
+  return { committed: true, compactionId, afterTokens, log: readLog(db, compactionId) };
+}
+
+function recordPass(db: SqliteDb, record: PassRecord): CompactionLogRow {
+  const id = insertLog(db, {
+    sessionId: record.sessionId,
+    now: record.now,
+    kind: record.kind,
+    reason: record.reason,
+    outcome: record.outcome,
+    before: record.tokens,
+    after: record.tokens,
+    removed: 0,
+    measures: record.measures,
+    detail: record.detail ?? {},
+  });
+  return readLog(db, id);
+}
+
+interface LogInsert {
+  sessionId: string;
+  now: number;
+  kind: CompactionKind;
+  reason: string;
+  outcome: PassOutcome;
+  before: number;
+  after: number;
+  removed: number;
+  measures: PassMeasures | undefined;
+  detail: Record<string, unknown>;
+}
+
+/** Inserts one log row with its running totals; the caller holds the write transaction. */
+function insertLog(db: SqliteDb, row: LogInsert): number {
+  const totals = nextTotals(previousTotals(db, row.sessionId, null), {
+    kind: row.kind,
+    outcome: row.outcome,
+    before: row.before,
+    after: row.after,
+  });
+  const m = row.measures;
+  return Number(
+    db.stmt(
+      `INSERT INTO compaction_log (session_id, kind, reason, outcome, before_tokens, after_tokens,
+         messages_removed, created_at, detail, threshold_tokens, window_tokens, occupancy, duration_ms,
+         absorbed_messages, absorbed_tokens, summary_tokens, total_passes, total_committed, total_hard,
+         total_saved_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      row.sessionId,
+      row.kind,
+      row.reason,
+      row.outcome,
+      row.before,
+      row.after,
+      row.removed,
+      row.now,
+      JSON.stringify(row.detail),
+      m?.thresholdTokens ?? null,
+      m?.windowTokens ?? null,
+      occupancyOf(row.after, m?.thresholdTokens),
+      m?.durationMs ?? null,
+      m?.absorbedMessages ?? null,
+      m?.absorbedTokens ?? null,
+      m?.summaryTokens ?? null,
+      totals.total_passes,
+      totals.total_committed,
+      totals.total_hard,
+      totals.total_saved_tokens,
+    ).lastInsertRowid,
+  );
+}
+
+/** The totals of the session's last logged pass before `before` (null: the last one), or zeros. */
+function previousTotals(db: SqliteDb, sessionId: string, before: number | null): PassTotals {
+  const row = db.stmt(
+    `SELECT total_passes, total_committed, total_hard, total_saved_tokens FROM compaction_log
+     WHERE session_id = ? AND id < ? ORDER BY id DESC LIMIT 1`,
+  ).get(sessionId, before ?? Number.MAX_SAFE_INTEGER) as Row | undefined;
+  if (!row) return NO_TOTALS;
+  return {
+    total_passes: Number(row.total_passes),
+    total_committed: Number(row.total_committed),
+    total_hard: Number(row.total_hard),
+    total_saved_tokens: Number(row.total_saved_tokens),
+  };
+}
+
+function readLog(db: SqliteDb, id: number): CompactionLogRow {
+  return toLogRow(db.stmt("SELECT * FROM compaction_log WHERE id = ?").get(id) as Row);
+}
+
+const intOrNull = (value: unknown) => value === null || value === undefined ? null : Number(value);
+
+function toLogRow(row: Row): CompactionLogRow {
+  return {
+    id: Number(row.id),
+    session_id: String(row.session_id),
+    kind: String(row.kind) as CompactionKind,
+    reason: String(row.reason),
+    outcome: String(row.outcome) as PassOutcome,
+    before_tokens: Number(row.before_tokens),
+    after_tokens: Number(row.after_tokens),
+    messages_removed: Number(row.messages_removed),
+    created_at: Number(row.created_at),
+    detail: row.detail === null ? {} : JSON.parse(String(row.detail)),
+    threshold_tokens: intOrNull(row.threshold_tokens),
+    window_tokens: intOrNull(row.window_tokens),
+    occupancy: intOrNull(row.occupancy),
+    duration_ms: intOrNull(row.duration_ms),
+    absorbed_messages: intOrNull(row.absorbed_messages),
+    absorbed_tokens: intOrNull(row.absorbed_tokens),
+    summary_tokens: intOrNull(row.summary_tokens),
+    total_passes: Number(row.total_passes),
+    total_committed: Number(row.total_committed),
+    total_hard: Number(row.total_hard),
+    total_saved_tokens: Number(row.total_saved_tokens),
+  };
 }

@@ -43,7 +43,7 @@ export function messageOps(db: SqliteDb): MessageOps {
             seq,
             pos: seq,
             kind: m.kind ?? "message",
-            active: true,
+            active: m.active ?? true,
             prompt_tokens: m.prompt_tokens ?? null,
             completion_tokens: m.completion_tokens ?? null,
             created_at: now,
@@ -90,7 +90,7 @@ export function insertMessages(
   let seq = Number(top.s);
   const insert = db.stmt(
     `INSERT INTO messages (session_id, seq, pos, role, content, tool_calls, tool_call_id, name, kind,
-       prompt_tokens, completion_tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       active, prompt_tokens, completion_tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   return rows.map((m) => {
     seq++;
@@ -104,6 +104,7 @@ export function insertMessages(
       m.tool_call_id ?? null,
       m.name ?? null,
       m.kind ?? "message",
+      m.active === false ? 0 : 1,
       m.prompt_tokens ?? null,
       m.completion_tokens ?? null,
       now,

@@ -12,14 +12,18 @@ export function searchOps(db: SqliteDb): SearchOps {
     syncSearchIndex: () => settle(() => syncSearchIndex(db)),
     searchMessages: ({ terms, job, limit, order }) =>
       settle(() => {
-        syncSearchIndex(db);
+        const tail = syncOrIndexTail(db);
         const columns =
           "m.session_id, s.job, s.archived_at, m.seq, m.role, m.kind, m.active, m.created_at, m.content";
-        const sql = `SELECT ${columns} FROM messages_fts f JOIN messages m ON m.id = f.rowid
-          JOIN sessions s ON s.id = m.session_id WHERE messages_fts MATCH ? ${
-          job === undefined ? "" : "AND s.job = ?"
+        const source = tail
+          ? `(SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ?1 UNION ALL
+              SELECT rowid, rank FROM temp.messages_fts_tail WHERE messages_fts_tail MATCH ?1) f`
+          : "messages_fts f";
+        const sql = `SELECT ${columns} FROM ${source} JOIN messages m ON m.id = f.rowid
+          JOIN sessions s ON s.id = m.session_id WHERE ${tail ? "1" : "messages_fts MATCH ?1"} ${
+          job === undefined ? "" : "AND s.job = ?2"
         }
-          ORDER BY ${order === "relevance" ? "f.rank" : "f.rowid DESC"} LIMIT ?`;
+          ORDER BY ${order === "relevance" ? "f.rank" : "f.rowid DESC"} LIMIT ?${job === undefined ? 2 : 3}`;
         const params = job === undefined
           ? [matchExpression(terms), limit]
           : [matchExpression(terms), job, limit];
@@ -36,6 +40,28 @@ export function searchOps(db: SqliteDb): SearchOps {
         }));
       }),
   };
+}
+
+/**
+ * Brings the index up to date; on a read-only store (which cannot), indexes the messages it lacks in a
+ * temporary table instead and returns true, so a search there still sees every message.
+ */
+function syncOrIndexTail(db: SqliteDb): boolean {
+  try {
+    syncSearchIndex(db);
+    return false;
+  } catch (error) {
+    if (!/readonly database/.test(error instanceof Error ? error.message : String(error))) throw error;
+  }
+  const upto = Number((db.stmt("SELECT value FROM meta WHERE key = 'fts_upto'").get() as Row).value);
+  db.db.exec("PRAGMA temp_store = MEMORY");
+  db.db.exec("DROP TABLE IF EXISTS temp.messages_fts_tail");
+  db.db.exec("CREATE VIRTUAL TABLE temp.messages_fts_tail USING fts5(content)");
+  db.db.prepare(
+    "INSERT INTO temp.messages_fts_tail (rowid, content) SELECT id, content FROM messages WHERE id > ?",
+  )
+    .run(upto);
+  return true;
 }
 
 function syncSearchIndex(db: SqliteDb): number {

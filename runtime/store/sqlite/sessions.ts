@@ -6,6 +6,7 @@ import { newSessionId } from "../session_id.ts";
 import { type Row, settle, type SqliteDb } from "./_db.ts";
 import { OWNER } from "./_holder.ts";
 import { toSession } from "./_rows.ts";
+import { claimable } from "../rules.ts";
 
 export function sessionOps(db: SqliteDb): SessionOps {
   return {
@@ -68,6 +69,22 @@ export function sessionOps(db: SqliteDb): SessionOps {
             ).changes,
           ) === 1
         )
+      ),
+    claimSession: (id, holder) =>
+      settle(() =>
+        db.immediate(() => {
+          const row = db.stmt(`SELECT status, ${OWNER.names} FROM sessions WHERE id = ?`).get(id) as
+            | Row
+            | undefined;
+          if (!row) throw new NotFoundError(`Cannot claim session ${id}: no such session`);
+          const owner = OWNER.read(row);
+          if (row.owner_pid !== null && !claimable(String(row.status), owner, holder)) {
+            return { claimed: false as const, owner };
+          }
+          db.stmt(`UPDATE sessions SET ${OWNER.assign}, updated_at = ? WHERE id = ?`)
+            .run(...OWNER.values(holder), db.clock.now(), id);
+          return { claimed: true as const };
+        })
       ),
   };
 }

@@ -3,6 +3,7 @@
  * process on a machine, schema versioned by runtime/store/_migrations.ts. Operations run synchronously
  * inside (each write a short `BEGIN IMMEDIATE` transaction, nothing awaited in one) and hand back promises.
  */
+import { resolve } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { type Clock, systemClock } from "../../core/clock.ts";
 import type { Store } from "../store.ts";
@@ -28,12 +29,9 @@ export interface SqliteStoreOptions {
 
 /** Opens (creating if needed, mode 0600) and migrates the store at `path` (or `:memory:`). */
 export function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Store {
-  if (path !== ":memory:") createPrivate(path);
-  const connection = new DatabaseSync(path);
-  connection.exec(`PRAGMA busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
-  connection.exec("PRAGMA journal_mode = WAL");
-  connection.exec("PRAGMA synchronous = NORMAL");
-  connection.exec("PRAGMA foreign_keys = ON");
+  const connection = path === ":memory:" || createPrivate(path)
+    ? openWritable(path, options)
+    : openReadOnly(path);
   const db = new SqliteDb(connection, options.clock ?? systemClock);
   migrate(db);
   const store: Store = {
@@ -46,19 +44,57 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
     ...pluginStateOps(db),
     ...searchOps(db),
     ...adminOps(db),
+    files: path === ":memory:" ? [] : ["", "-wal", "-shm"].map((suffix) => resolve(path) + suffix),
     close: () => settle(() => db.close()),
   };
   Object.defineProperty(store, SQLITE_HANDLE, { value: db });
   return store;
 }
 
-/** A new store file is created readable by its owner only; SQLite gives its -wal and -shm files that mode too. */
-function createPrivate(path: string): void {
+function openWritable(path: string, options: SqliteStoreOptions): DatabaseSync {
+  const connection = new DatabaseSync(path);
+  connection.exec(`PRAGMA busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
+  connection.exec("PRAGMA journal_mode = WAL");
+  connection.exec("PRAGMA synchronous = NORMAL");
+  connection.exec("PRAGMA foreign_keys = ON");
+  return connection;
+}
+
+/**
+ * A store on a read-only file system or without write permission: reads work (`sessions list|show|search`),
+ * writes fail with SQLITE_READONLY. `immutable` because SQLite cannot create the WAL index (-shm) there.
+ */
+function openReadOnly(path: string): DatabaseSync {
+  const connection = new DatabaseSync(new URL(`file://${encodeURI(resolve(path))}?immutable=1`), {
+    readOnly: true,
+  });
+  connection.exec("PRAGMA foreign_keys = ON");
+  return connection;
+}
+
+/**
+ * A new store file — or an empty one someone created — is readable by its owner only; SQLite gives its -wal
+ * and -shm files that mode too. False when the file exists but cannot be written (open it read-only).
+ */
+function createPrivate(path: string): boolean {
   try {
     Deno.openSync(path, { createNew: true, write: true, mode: 0o600 }).close();
+    return true;
   } catch (error) {
     if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
   }
+  try {
+    Deno.openSync(path, { write: true }).close();
+  } catch (error) {
+    if (error instanceof Deno.errors.PermissionDenied || isReadOnlyFs(error)) return false;
+    throw error;
+  }
+  if (Deno.statSync(path).size === 0) Deno.chmodSync(path, 0o600);
+  return true;
+}
+
+function isReadOnlyFs(error: unknown): boolean {
+  return error instanceof Error && /\(os error 30\)/.test(error.message); // EROFS
 }
 
 function migrate(db: SqliteDb): void {

@@ -71,7 +71,7 @@ Deno.test("sqlite: a new file is private (0600), WAL, and reopening does not re-
   }
 });
 
-Deno.test("sqlite: an existing file keeps its mode", async () => {
+Deno.test("sqlite: an existing store keeps its mode; a pre-existing empty file gets 0600 like a new one", async () => {
   const dir = await Deno.makeTempDir();
   const path = `${dir}/state.db`;
   await Deno.writeFile(path, new Uint8Array(), { mode: 0o640 });
@@ -79,9 +79,17 @@ Deno.test("sqlite: an existing file keeps its mode", async () => {
   const store = openSqliteStore(path);
   try {
     await store.createSession({ job: "j" });
-    assert.equal((await Deno.stat(path)).mode! & 0o777, 0o640);
+    assert.equal((await Deno.stat(path)).mode! & 0o777, 0o600);
   } finally {
     await store.close();
+  }
+  await Deno.chmod(path, 0o640);
+  const again = openSqliteStore(path);
+  try {
+    await again.createSession({ job: "j" });
+    assert.equal((await Deno.stat(path)).mode! & 0o777, 0o640, "the owner's choice for a store with data");
+  } finally {
+    await again.close();
     await Deno.remove(dir, { recursive: true });
   }
 });

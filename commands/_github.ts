@@ -1,0 +1,92 @@
+/**
+ * GitHub Actions plumbing for `hermes run` (DESIGN §4): step outputs (`GITHUB_OUTPUT`), the job summary
+ * (`GITHUB_STEP_SUMMARY`) and, with `GITHUB_ACTIONS=true`, an `::error::` annotation when the run did not
+ * succeed.
+ *
+ * An output file that cannot be written fails the run (exit 1), before anything is printed: later steps read
+ * these outputs, and a step that exits 0 with outputs missing lets a pipeline go on with empty values — what
+ * `core.setOutput` in GitHub's own toolkit does too (it throws). The summary is only for people: a summary
+ * that cannot be written is a warning and the run keeps its ending.
+ */
+import { errorMessage } from "../runtime/core/errors.ts";
+import { failedDelivery, type RunResult } from "../runtime/session/outcome.ts";
+
+export interface GitHubTarget {
+  env: Record<string, string>;
+  redact: (text: string) => string;
+  /** Writes one line to stderr. */
+  err: (line: string) => void;
+}
+
+/** Writes the result for the runner and returns it, failed if the step outputs could not be written. */
+export function publishToGitHub(target: GitHubTarget, result: RunResult): RunResult {
+  const { env } = target;
+  if (env.GITHUB_OUTPUT) {
+    try {
+      Deno.writeTextFileSync(env.GITHUB_OUTPUT, outputLines(target, result), { append: true });
+    } catch (error) {
+      result = failedDelivery(result, {
+        terminal_reason: "ci_output_error",
+        error: `Cannot write the step outputs to GITHUB_OUTPUT (${env.GITHUB_OUTPUT}): ${
+          errorMessage(error)
+        }`,
+      });
+    }
+  }
+  if (env.GITHUB_STEP_SUMMARY) {
+    try {
+      Deno.writeTextFileSync(env.GITHUB_STEP_SUMMARY, summary(target, result), { append: true });
+    } catch (error) {
+      target.err(
+        `hermes: warning: cannot write GITHUB_STEP_SUMMARY (${env.GITHUB_STEP_SUMMARY}): ${
+          errorMessage(error)
+        }`,
+      );
+    }
+  }
+  if (env.GITHUB_ACTIONS === "true" && result.status !== "success") {
+    const message = `${result.status} (${result.terminal_reason}): ${result.error ?? ""}`;
+    target.err(`::error title=Hermes ${escapeProperty(result.job)}::${escapeData(target.redact(message))}`);
+  }
+  return result;
+}
+
+/** `name=value` lines; a value that may hold a newline uses the `name<<DELIMITER` heredoc form. */
+function outputLines(target: GitHubTarget, result: RunResult): string {
+  const delimiter = `HERMES_${crypto.randomUUID().replaceAll("-", "")}`;
+  const values: [string, string][] = [
+    ["session_id", result.session_id],
+    ["status", result.status],
+    ["exit_code", String(result.exit_code)],
+    ["terminal_reason", result.terminal_reason],
+    ["error", target.redact(result.error ?? "")],
+    ["output", target.redact(JSON.stringify(result.output))],
+    ["final", target.redact(result.final)],
+  ];
+  const lines = values.flatMap(([name, value]) =>
+    /[\r\n]/.test(value) || name === "final"
+      ? [`${name}<<${delimiter}`, value, delimiter]
+      : [`${name}=${value}`]
+  );
+  return lines.join("\n") + "\n";
+}
+
+function summary(target: GitHubTarget, result: RunResult): string {
+  const head = `### Hermes: ${result.job} — ${result.status}\n\n` +
+    `Session \`${result.session_id}\`, ${result.turns} turns, ${result.duration_ms} ms.\n\n`;
+  const why = result.status === "success"
+    ? ""
+    : `**Status:** ${result.status} · **Terminal reason:** \`${result.terminal_reason}\` · **Exit code:** ${result.exit_code}\n\n` +
+      `**Error:** ${target.redact(result.error ?? "")}\n\n`;
+  const final = target.redact(result.final);
+  return head + why + (final.trim() === "" ? "" : `${final}\n\n`);
+}
+
+// Workflow command escaping (actions/toolkit `command.ts`): data and property values differ.
+function escapeData(text: string): string {
+  return text.replaceAll("%", "%25").replaceAll("\r", "%0D").replaceAll("\n", "%0A");
+}
+
+function escapeProperty(text: string): string {
+  return escapeData(text).replaceAll(":", "%3A").replaceAll(",", "%2C");
+}

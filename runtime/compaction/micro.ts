@@ -1,0 +1,90 @@
+/**
+ * The micro-compaction plan (kind `micro_summarize`, reason `between_turns`): the oldest complete assistant
+ * exchanges of the middle — as many as it takes to get under the micro threshold, at least one — are folded
+ * with the previous rolling summary into a new one that replaces it. User messages are never absorbed: they
+ * stay verbatim, in order. The new summary takes the place of the newest exchange it folds, so it sits after
+ * the user messages whose work it tells and before the next one.
+ */
+import { measure } from "./estimate.ts";
+import { completeExchanges, layout, type Plan, type PlanContext } from "./plan.ts";
+import type { PlanRow } from "./rows.ts";
+import { tokensOf } from "./rows.ts";
+import { rollingSummaryContent, summaryRole } from "./summary.ts";
+
+/** Characters of exchanges one pass folds at most: a fifth of what a summary request of that window holds. */
+const FOLD_SHARE = 0.2;
+/** What a first rolling summary is expected to cost (its marker and a short structured summary). */
+const FIRST_SUMMARY_TOKENS = 150;
+
+export async function planMicro(ctx: PlanContext & { microLimit: number }): Promise<Plan> {
+  const { rows, ratio, settings, before } = ctx;
+  const { head, tail } = layout(ctx);
+  const exchanges = completeExchanges(rows, head, tail);
+  if (exchanges.length === 0) {
+    return {
+      type: "nothing",
+      why: "no_exchange",
+      note: "nothing to fold: no complete assistant exchange outside the protected head and tail",
+    };
+  }
+  const foldChars = settings.summaryWindow * 4 * FOLD_SHARE;
+  const previous = rows.filter((r) => r.kind === "summary");
+  // The new summary replaces the previous one and is about its size; a first one costs its scaffolding.
+  const previousTokens = measure(previous, ratio);
+  const selected: PlanRow[][] = [];
+  let remaining = before - previousTokens + Math.max(previousTokens, Math.ceil(FIRST_SUMMARY_TOKENS * ratio));
+  let chars = 0;
+  for (const exchange of exchanges) {
+    const size = exchange.reduce((n, r) => n + r.chars, 0);
+    if (selected.length > 0 && chars + size > foldChars) break;
+    selected.push(exchange);
+    chars += size;
+    remaining -= measure(exchange, ratio);
+    if (remaining < ctx.microLimit) break;
+  }
+  const folded = selected.flat();
+  const newest = selected.at(-1)!;
+  const replaced = [...previous, ...folded];
+  const summary = await ctx.summarise(replaced);
+  if (!summary.ok) return { type: "failed", note: summary.error, leaseLost: summary.leaseLost };
+  const content = rollingSummaryContent(summary.text);
+  const summaryTokens = Math.ceil(tokensOf(content.length) * ratio);
+  const replacedTokens = measure(replaced, ratio);
+  if (summaryTokens >= replacedTokens) {
+    return {
+      type: "refused",
+      summaryTokens,
+      note: `refused: the rolling summary (${summaryTokens} tokens) is not smaller than the ${
+        previous.length ? "previous summary and the " : ""
+      }${folded.length} messages it would replace (${replacedTokens} tokens)`,
+    };
+  }
+  return {
+    type: "commit",
+    kind: "micro_summarize",
+    archive: replaced.map((r) => r.id),
+    insert: [{
+      role: roleAt(rows, newest, new Set(replaced.map((r) => r.id))),
+      content,
+      kind: "summary",
+      pos: newest[0]!.pos,
+    }],
+    absorbed: replaced,
+    summaryTokens,
+    detail: {
+      head,
+      tail: rows.length - tail,
+      exchanges: selected.length,
+      watermark: rows.reduce((max, m) => Math.max(max, m.seq), 0),
+      summary_model: settings.summaryModel,
+    },
+  };
+}
+
+/** The summary's role where `exchange` was, against its neighbours once the replaced rows are gone. */
+function roleAt(rows: readonly PlanRow[], exchange: readonly PlanRow[], replaced: ReadonlySet<number>) {
+  const start = rows.indexOf(exchange[0]!);
+  let before = start - 1;
+  while (before >= 0 && replaced.has(rows[before]!.id)) before--;
+  return summaryRole(rows[before]?.role, rows[start + exchange.length]?.role);
+}

@@ -1,0 +1,88 @@
+/**
+ * What a compaction pass decides once it holds the lease: nothing, a refusal, a failure, or a set of rows to
+ * archive and replacements to insert. The planners (hard.ts, micro.ts, proactive pruning) share this shape
+ * and the one token basis (`measure` with the pass's calibration ratio).
+ */
+import type { CompactionKind, ReplacementRow } from "../store/store.ts";
+import type { CompactionReason } from "../agent/seams.ts";
+import { blockedCuts, selectBoundaries } from "./boundaries.ts";
+import { measure } from "./estimate.ts";
+import type { PlanRow } from "./rows.ts";
+import type { Settings } from "./settings.ts";
+import type { SummariseResult } from "./summary_call.ts";
+
+export type Plan =
+  | { type: "nothing"; note: string; why: string }
+  | { type: "refused"; note: string; summaryTokens: number }
+  | { type: "failed"; note: string; leaseLost: boolean }
+  | {
+    type: "commit";
+    kind: CompactionKind;
+    archive: number[];
+    insert: ReplacementRow[];
+    /** The archived rows (for the absorbed counts). */
+    absorbed: PlanRow[];
+    /** Tokens of the session's summary after this commit (0: none). */
+    summaryTokens: number;
+    detail: Record<string, unknown>;
+  };
+
+export interface PlanContext {
+  sessionId: string;
+  /** The active rows, prompt order. */
+  rows: PlanRow[];
+  ratio: number;
+  settings: Settings;
+  reason: CompactionReason;
+  focus?: string;
+  /** Tokens of `rows` on the pass's basis. */
+  before: number;
+  /** One summary of `rows` (previous summaries among them are updated, not nested). */
+  summarise(rows: readonly PlanRow[]): Promise<SummariseResult>;
+}
+
+/**
+ * The middle and its surroundings, with the tail walked by the tail budget on the pass's basis. A manual pass
+ * (`/compress`, `hermes sessions compact`) is asked to compact as much as it may: its tail is the
+ * `protect_last` floor alone.
+ */
+export function layout(ctx: Pick<PlanContext, "rows" | "ratio" | "settings" | "reason">) {
+  const { rows, ratio, settings } = ctx;
+  const { head, tail } = selectBoundaries(rows, {
+    protect_first: settings.protect_first,
+    protect_last: settings.protect_last,
+    ...(ctx.reason === "manual" ? {} : { tailBudget: settings.tailBudget }),
+    tokens: (i) => rows[i]!.tokens * ratio,
+  });
+  return { head, tail, middle: rows.slice(head, tail), tailRows: rows.slice(tail) };
+}
+
+/** Tokens of the session's active summary rows. */
+export function summaryTokensOf(rows: readonly PlanRow[], ratio: number): number {
+  return measure(rows.filter((r) => r.kind === "summary"), ratio);
+}
+
+/**
+ * The complete assistant exchanges of `rows[head, tail)`, oldest first: runs of assistant messages, tool calls
+ * and tool results between two user messages (or a summary), with every tool call answered inside the run.
+ * A run the tail cuts, or that ends the transcript, is not complete.
+ */
+export function completeExchanges(rows: readonly PlanRow[], head: number, tail: number): PlanRow[][] {
+  const blocked = blockedCuts(rows);
+  const boundary = (r: PlanRow | undefined) => r !== undefined && (r.role === "user" || r.kind === "summary");
+  const exchanges: PlanRow[][] = [];
+  let i = head;
+  while (i < tail) {
+    if (boundary(rows[i]) || rows[i]!.role === "system") {
+      i++;
+      continue;
+    }
+    let end = i;
+    while (end < rows.length && !boundary(rows[end]) && rows[end]!.role !== "system") end++;
+    if (end <= tail && end < rows.length && !blocked[i] && !blocked[end]) {
+      exchanges.push(rows.slice(i, end));
+    }
+    i = end;
+  }
+  return exchanges;
+}

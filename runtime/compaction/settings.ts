@@ -1,0 +1,97 @@
+/**
+ * Compaction settings in tokens, from the job's `compaction:` keys and the model's window, with the defaults
+ * (DESIGN §3, §9): hard threshold 0.75 of the window; head 3 messages; tail at least 20 messages and up to a
+ * quarter of the window; a single tool result above a fifth of the window is cut when it is stored;
+ * micro-compaction off, at half the window when on; no proactive pruning unless `prune_min` is set.
+ */
+import { parseDuration } from "../core/duration.ts";
+import type { CompactionConfig } from "../config/job_schema.ts";
+import { BREAKER_WINDOW_MS } from "./guard.ts";
+
+export const DEFAULTS = {
+  threshold: 0.75,
+  protect_first: 3,
+  protect_last: 20,
+  tail_budget: 0.25,
+  max_tool_result: 0.2,
+  micro_threshold: 0.5,
+} as const;
+
+export interface Settings {
+  enabled: boolean;
+  windowTokens: number;
+  /** threshold and tail_budget as shares of the window, for `scaledTo`. */
+  thresholdShare: number;
+  tailShare: number;
+  /** The hard threshold in tokens; occupancy is measured against it. */
+  limit: number;
+  protect_first: number;
+  protect_last: number;
+  tailBudget: number;
+  /** Tool results above this many chars/4 tokens are cut at insertion. */
+  maxToolResult: number;
+  prune: boolean;
+  /** Proactive pruning between turns frees at least this many tokens, or does not commit (null: off). */
+  pruneMin: number | null;
+  /** Micro-compaction runs between turns above this many tokens (null: off). */
+  microLimit: number | null;
+  summaryModel: string;
+  summaryWindow: number;
+  leaseTtlMs: number;
+  totalTimeoutMs: number;
+  idleTimeoutMs: number;
+  breakerWindowMs: number;
+}
+
+export interface SettingsInput {
+  config: CompactionConfig;
+  model: string;
+  summary_model?: string;
+  context_window: number;
+  lease_ttl_ms?: number;
+  summary_timeout_ms?: number;
+  summary_idle_timeout_ms?: number;
+  breaker_window_ms?: number;
+}
+
+export function settingsFrom(input: SettingsInput): Settings {
+  const { config } = input;
+  const window = input.context_window;
+  const micro = config.micro;
+  const thresholdShare = config.threshold ?? DEFAULTS.threshold;
+  const tailShare = config.tail_budget ?? DEFAULTS.tail_budget;
+  return {
+    enabled: config.enabled ?? true,
+    windowTokens: window,
+    thresholdShare,
+    tailShare,
+    limit: Math.floor(thresholdShare * window),
+    protect_first: config.protect_first ?? DEFAULTS.protect_first,
+    protect_last: config.protect_last ?? DEFAULTS.protect_last,
+    tailBudget: Math.floor(tailShare * window),
+    maxToolResult: Math.floor((config.max_tool_result ?? DEFAULTS.max_tool_result) * window),
+    prune: config.prune_tool_results ?? true,
+    pruneMin: config.prune_min ?? null,
+    microLimit: micro?.enabled ? Math.floor((micro.threshold ?? DEFAULTS.micro_threshold) * window) : null,
+    summaryModel: input.summary_model ?? config.summary_model ?? input.model,
+    summaryWindow: config.summary_context_window ?? window,
+    leaseTtlMs: input.lease_ttl_ms ?? 60_000,
+    totalTimeoutMs: input.summary_timeout_ms ??
+      (config.summary_timeout === undefined ? 300_000 : parseDuration(config.summary_timeout)),
+    idleTimeoutMs: input.summary_idle_timeout_ms ?? 120_000,
+    breakerWindowMs: input.breaker_window_ms ?? BREAKER_WINDOW_MS,
+  };
+}
+
+/**
+ * The settings of a pass whose real window is smaller than configured — the provider rejected a request of
+ * `window` tokens as too long: threshold and tail budget are taken as shares of that instead.
+ */
+export function scaledTo(settings: Settings, window: number): Settings {
+  if (window >= settings.windowTokens) return settings;
+  return {
+    ...settings,
+    limit: Math.floor(settings.thresholdShare * window),
+    tailBudget: Math.floor(settings.tailShare * window),
+  };
+}

@@ -1,0 +1,112 @@
+/**
+ * What `run` and `daemon` would refuse in a valid-looking job, checked before any model call: a cron
+ * expression or time zone croner rejects, an `output.schema` that does not compile, `provider: scripted`
+ * without `model.script`, a plugin path that does not exist, an `output.file` outside the job directory.
+ * Used by loadJob / jobFromObject, so `validate`, RPC `job.validate`, `run` and the daemon refuse the same.
+ */
+import { existsSync } from "node:fs";
+import { isAbsolute, relative, resolve } from "node:path";
+import { Cron } from "croner";
+import { z } from "zod";
+import { ValidationError } from "../core/errors.ts";
+import type { JobFile, ScheduleConfig } from "./job_schema.ts";
+
+/** Every problem of one file, one `file:line:col: key.path: …` line each; the message holds them all. */
+export class JobProblems extends ValidationError {
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[]) {
+    super(problems.join("\n"));
+    this.problems = problems;
+  }
+}
+
+/** `file:line:col` (or the file) of a key path. */
+export type Locate = (keyPath: (string | number)[]) => string;
+
+export interface CheckContext {
+  dir: string;
+  locate: Locate;
+  /** Templates are not substituted yet: only the literal part of `output.file` is checked. */
+  templated: boolean;
+}
+
+export function jobProblems(spec: JobFile, context: CheckContext): string[] {
+  const problems: string[] = [];
+  const at = (keyPath: (string | number)[], message: string) =>
+    problems.push(`${context.locate(keyPath)}: ${keyPath.map(String).join(".")}: ${message}`);
+  if (spec.schedule) {
+    try {
+      compileCron(spec.schedule, (key) => `${context.locate(["schedule", key])}: schedule.${key}`);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      problems.push(error.message);
+    }
+  }
+  if (spec.output?.schema) {
+    try {
+      compileJsonSchema(spec.output.schema);
+    } catch (error) {
+      at(["output", "schema"], `not a usable JSON Schema: ${(error as Error).message}`);
+    }
+  }
+  const provider = spec.model?.provider ?? (spec.model?.script ? "scripted" : "openai");
+  if (provider === "scripted" && !spec.model?.script) {
+    at(["model", "provider"], "provider scripted needs model.script (a replies file)");
+  }
+  spec.plugins?.forEach((entry, i) => {
+    const path = resolve(context.dir, entry.path);
+    if (!existsSync(path)) at(["plugins", i, "path"], `no such file or directory "${entry.path}" (${path})`);
+  });
+  const file = spec.output?.file;
+  if (file !== undefined) {
+    // Before substitution only the text up to the first template is known; its directory part must stay in.
+    const literal = context.templated && file.includes("{{") ? file.slice(0, file.indexOf("{{")) : file;
+    const known = context.templated && file.includes("{{")
+      ? literal.slice(0, literal.lastIndexOf("/") + 1)
+      : literal;
+    if (known !== "" && escapes(context.dir, known)) {
+      at(["output", "file"], `"${file}" is outside the job directory ${context.dir}`);
+    }
+  }
+  return problems;
+}
+
+/** Throws every problem of `spec` at once. */
+export function assertRunnable(spec: JobFile, context: CheckContext): void {
+  const problems = jobProblems(spec, context);
+  if (problems.length > 0) throw new JobProblems(problems);
+}
+
+function escapes(dir: string, path: string): boolean {
+  const rel = relative(dir, resolve(dir, path));
+  return rel === ".." || rel.startsWith("../") || isAbsolute(rel);
+}
+
+/** croner, 5 fields or 6 with seconds, in the schedule's IANA time zone; `where(key)` prefixes errors. */
+export function compileCron(schedule: ScheduleConfig, where: (key: "cron" | "timezone") => string): Cron {
+  const timezone = schedule.timezone ?? null;
+  if (timezone !== null) {
+    try {
+      new Intl.DateTimeFormat("en", { timeZone: timezone });
+    } catch {
+      throw new ValidationError(
+        `${where("timezone")}: unknown time zone "${timezone}" (expected an IANA name like Europe/Paris)`,
+      );
+    }
+  }
+  try {
+    return new Cron(schedule.cron, { mode: "5-or-6-parts", ...(timezone ? { timezone } : {}) });
+  } catch (error) {
+    const reason = (error instanceof Error ? error.message : String(error)).replace(/^CronPattern: /, "");
+    throw new ValidationError(
+      `${
+        where("cron")
+      }: invalid cron "${schedule.cron}": ${reason} (expected 5 fields, or 6 with seconds first)`,
+    );
+  }
+}
+
+/** `output.schema` as the checker of final answers compiles it (JSON Schema → zod). */
+export function compileJsonSchema(schema: Record<string, unknown>): z.ZodType {
+  return z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
+}

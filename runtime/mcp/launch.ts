@@ -1,0 +1,176 @@
+/**
+ * How one `mcp_servers` entry is reached (DESIGN §13): a stdio command wrapped in the OS sandbox, or a
+ * Streamable HTTP url. The SDK does the protocol; this module only decides what is spawned, with which
+ * environment and which grants.
+ *
+ * A stdio server sees only what it needs to start (`visible: only_granted`): the system directories, the
+ * directory of its command (and the install prefix above a `bin/` or `node_modules/.bin/`), its cwd, the
+ * paths its args name, and the entry's `sandbox.read`; it may write only `sandbox.write` (and ~/.npm for
+ * npx, whose cache it is); no network unless `sandbox.net`. bwrap's `--die-with-parent` and its PID
+ * namespace kill the server and its children when Hermes dies, even by SIGKILL.
+ */
+import { basename, delimiter, dirname, isAbsolute, resolve } from "node:path";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { McpServerEntry } from "../config/job_schema.ts";
+import { ValidationError } from "../core/errors.ts";
+import { probeSandbox } from "../sandbox/probe.ts";
+import { type Bubblewrap, wrapCommand } from "../sandbox/sandbox.ts";
+import { SYSTEM_DIRS } from "../sandbox/policy.ts";
+
+/**
+ * The SDK adds these from Hermes's own environment to whatever env it is given: they are always set
+ * here, so their values are ours to choose.
+ */
+const BASE_ENV = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"] as const;
+
+export interface LaunchContext {
+  job_dir: string;
+  /** The process environment snapshot (config loading's), source of `env:` names and the base. */
+  env: Record<string, string>;
+  /** Lines the server writes to stderr (kept for error messages, logged at debug). */
+  onStderr: (line: string) => void;
+  /** Cached probe, shared by the session's servers. */
+  bwrap: () => Promise<Bubblewrap>;
+}
+
+/** The server's environment: the base (always set) and what the entry lists (names or values), nothing else. */
+export function serverEnv(entry: McpServerEntry, env: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/", TERM: "dumb" };
+  const listed = Array.isArray(entry.env) ? entry.env : [];
+  for (const name of [...BASE_ENV, ...listed]) if (env[name] !== undefined) out[name] = env[name]!;
+  for (const name of BASE_ENV) out[name] ??= "";
+  return Array.isArray(entry.env) ? out : { ...out, ...entry.env };
+}
+
+/** A fresh transport for one start of the server (a restart needs a new one). */
+export async function createTransport(entry: McpServerEntry, context: LaunchContext): Promise<Transport> {
+  if (entry.url !== undefined) {
+    const { StreamableHTTPClientTransport } = await import(
+      "@modelcontextprotocol/sdk/client/streamableHttp.js"
+    );
+    return new StreamableHTTPClientTransport(new URL(entry.url), {
+      requestInit: { headers: entry.headers ?? {} },
+    });
+  }
+  const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+  const command = entry.command!;
+  const args = entry.args ?? [];
+  const cwd = resolve(context.job_dir, entry.cwd ?? ".");
+  const env = serverEnv(entry, context.env);
+  let params: { command: string; args: string[]; env: Record<string, string>; cwd: string };
+  if (entry.sandbox === "off") {
+    params = { command, args, env, cwd };
+  } else {
+    const bwrap = await context.bwrap();
+    const wrapped = wrapCommand(
+      [command, ...args],
+      sandboxPolicy(entry, { cwd, env, job_dir: context.job_dir }),
+      {
+        bwrap,
+      },
+    );
+    params = { command: wrapped.cmd, args: wrapped.args, env: wrapped.env, cwd: wrapped.cwd };
+  }
+  const transport = new StdioClientTransport({ ...params, stderr: "pipe" });
+  let buffered = "";
+  transport.stderr?.on("data", (chunk: Uint8Array | string) => {
+    buffered += typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk);
+    const lines = buffered.split("\n");
+    buffered = lines.pop() ?? "";
+    for (const line of lines) if (line.trim()) context.onStderr(line);
+  });
+  return transport;
+}
+
+/** Probes bubblewrap once; a machine without it cannot start sandboxed servers (say why and how). */
+export function bwrapOnce(env: Record<string, string>): () => Promise<Bubblewrap> {
+  let probing: Promise<Bubblewrap> | undefined;
+  return () =>
+    probing ??= probeSandbox({
+      ...(env.HERMES_BWRAP ? { bwrap: env.HERMES_BWRAP } : {}),
+      ...(env.PATH ? { path: env.PATH } : {}),
+    }).then((probe) => {
+      if (!probe.ok) {
+        throw new ValidationError(
+          `Cannot start an MCP server in its OS sandbox: ${probe.reason}; ${
+            probe.hint.replace("`sandbox: off`", "`sandbox: off` on the server")
+          }`,
+        );
+      }
+      const { ok: _ok, ...bwrap } = probe;
+      return bwrap;
+    });
+}
+
+export function sandboxPolicy(
+  entry: McpServerEntry,
+  at: { cwd: string; env: Record<string, string>; job_dir: string },
+) {
+  const sandbox = entry.sandbox === "off" ? {} : entry.sandbox ?? {};
+  const fromJob = (path: string) => resolve(at.job_dir, path);
+  const read = [
+    ...commandDirs(entry.command!, at.env.PATH ?? ""),
+    at.cwd,
+    ...(entry.args ?? []).flatMap((arg) => namedPath(arg, at.cwd)),
+    ...(sandbox.read ?? []).map(fromJob),
+  ].filter((path) => !SYSTEM_DIRS.some((dir) => path === dir || path.startsWith(`${dir}/`)));
+  const write = (sandbox.write ?? []).map(fromJob);
+  // npx keeps its downloads in ~/.npm; without it every start would fail to write its cache.
+  const npmCache = at.env.HOME ? `${at.env.HOME}/.npm` : null;
+  if (npmCache && ["npx", "npm"].includes(basename(entry.command!))) {
+    Deno.mkdirSync(npmCache, { recursive: true });
+    write.push(npmCache);
+  }
+  return {
+    visible: "only_granted" as const,
+    read: [...new Set(read)],
+    write,
+    net: sandbox.net ?? false,
+    env: at.env,
+    cwd: at.cwd,
+  };
+}
+
+/** The command's directory and, for `…/bin/x` or `…/node_modules/.bin/x`, the install prefix above it. */
+function commandDirs(command: string, path: string): string[] {
+  const found = isAbsolute(command) || command.includes("/") ? resolve(command) : which(command, path);
+  if (found === null) return [];
+  const dirs = new Set<string>();
+  for (const file of [found, realPath(found)]) {
+    if (file === null) continue;
+    const dir = dirname(file);
+    dirs.add(["bin", ".bin"].includes(basename(dir)) ? dirname(dir) : dir);
+  }
+  return [...dirs];
+}
+
+/** An argument that names an existing path (`./docs`, `/srv/data`, `server.js`) is made visible. */
+function namedPath(arg: string, cwd: string): string[] {
+  if (arg.startsWith("-") || arg.includes("=")) return [];
+  const path = resolve(cwd, arg);
+  try {
+    Deno.statSync(path);
+    return [path];
+  } catch {
+    return [];
+  }
+}
+
+function which(command: string, path: string): string | null {
+  for (const dir of path.split(delimiter).filter(Boolean)) {
+    try {
+      if (Deno.statSync(`${dir}/${command}`).isFile) return `${dir}/${command}`;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+function realPath(path: string): string | null {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * A session's MCP servers (DESIGN §13): all started at once before the first model call, their allowed
+ * tools offered as `mcp__SERVER__TOOL` through the ordinary tool path (pre_tool_call hooks, tool.* events
+ * with `server`, redaction), stopped with the session. A server that fails to start is a warning
+ * (`mcp.error`) — or, with `required: true`, a ValidationError (exit 2) after the others are stopped.
+ */
+import type { McpServerEntry } from "../config/job_schema.ts";
+import { errorMessage, ValidationError } from "../core/errors.ts";
+import type { EventBus } from "../core/events.ts";
+import type { Logger } from "../core/log.ts";
+import type { Tool } from "../tools/tool.ts";
+import { McpConnection } from "./connection.ts";
+import { toOutcome } from "./convert.ts";
+import { bwrapOnce } from "./launch.ts";
+import { exposedName, filteredOut } from "./names.ts";
+
+export interface McpToolStatus {
+  /** The server's name for it. */
+  name: string;
+  /** What the model sees. */
+  exposed: string;
+  offered: boolean;
+  /** Why it is not offered. */
+  reason: string | null;
+}
+
+export interface McpServerStatus {
+  name: string;
+  transport: "stdio" | "http";
+  required: boolean;
+  started: boolean;
+  error: string | null;
+  start_ms: number | null;
+  tools: McpToolStatus[];
+}
+
+export interface McpServers {
+  /** The offered tools of every started server. */
+  readonly tools: Tool[];
+  readonly status: McpServerStatus[];
+  stop(): Promise<void>;
+}
+
+export interface StartMcpOptions {
+  job_dir: string;
+  /** Process environment snapshot: `env:` names are taken from it. */
+  env: Record<string, string>;
+  events: EventBus;
+  session_id: string;
+  log: Logger;
+  /** `hermes mcp list`: report a required server that fails instead of throwing. */
+  reportOnly?: boolean;
+}
+
+export async function startMcpServers(
+  entries: Readonly<Record<string, McpServerEntry>>,
+  options: StartMcpOptions,
+): Promise<McpServers> {
+  const bwrap = bwrapOnce(options.env);
+  const connections = Object.entries(entries).map(([name, entry]) =>
+    new McpConnection(name, entry, { job_dir: options.job_dir, env: options.env, bwrap })
+  );
+  const status = await Promise.all(connections.map(async (connection): Promise<McpServerStatus> => {
+    const started = performance.now();
+    const base = {
+      name: connection.name,
+      transport: connection.entry.url !== undefined ? "http" as const : "stdio" as const,
+      required: connection.entry.required ?? false,
+    };
+    try {
+      await connection.start();
+      return {
+        ...base,
+        started: true,
+        error: null,
+        start_ms: Math.round(performance.now() - started),
+        tools: [],
+      };
+    } catch (error) {
+      return { ...base, started: false, error: errorMessage(error), start_ms: null, tools: [] };
+    }
+  }));
+  const stop = () => Promise.all(connections.map((c) => c.stop())).then(() => {});
+  const failedRequired = status.filter((s) => !s.started && s.required);
+  if (failedRequired.length && !options.reportOnly) {
+    await stop();
+    throw new ValidationError(
+      failedRequired.map((s) => `Cannot start required MCP server "${s.name}": ${s.error}`).join("; "),
+    );
+  }
+  const tools: Tool[] = [];
+  const taken = new Set<string>();
+  connections.forEach((connection, index) => {
+    const server = status[index]!;
+    if (!server.started) {
+      options.log.warn(`MCP server "${server.name}" did not start: ${server.error}`);
+      if (!options.reportOnly) {
+        options.events.emit(options.session_id, {
+          type: "mcp.error",
+          server: server.name,
+          error: server.error!,
+        });
+      }
+      return;
+    }
+    for (const info of connection.tools) {
+      const exposed = exposedName(connection.name, info.name);
+      const reason = filteredOut(info.name, connection.entry.tools) ??
+        (taken.has(exposed) ? `its name ${exposed} is taken by another tool of the server` : null);
+      server.tools.push({ name: info.name, exposed, offered: reason === null, reason });
+      if (reason !== null) continue;
+      taken.add(exposed);
+      tools.push(mcpTool(connection, info, exposed, options.events));
+    }
+  });
+  return { tools, status, stop };
+}
+
+function mcpTool(
+  connection: McpConnection,
+  info: McpConnection["tools"][number],
+  exposed: string,
+  events: EventBus,
+): Tool {
+  return {
+    spec: {
+      name: exposed,
+      description: info.description ?? `${info.name} (MCP server ${connection.name})`,
+      parameters: info.inputSchema,
+    },
+    server: connection.name,
+    async run(args, context) {
+      try {
+        const result = await connection.call(info.name, args, {
+          signal: context.signal,
+          onProgress: (p) =>
+            events.emit(context.session_id, {
+              type: "tool.progress",
+              tool: exposed,
+              tool_call_id: context.tool_call_id ?? "",
+              server: connection.name,
+              progress: p.progress,
+              total: p.total ?? null,
+              message: p.message ?? null,
+            }),
+        });
+        return toOutcome(result);
+      } catch (error) {
+        context.signal.throwIfAborted();
+        return { status: "error", content: `error: ${errorMessage(error)}` };
+      }
+    },
+  };
+}

@@ -1,0 +1,215 @@
+/**
+ * What `tools.shell.sandbox` means (DESIGN §3; issue 11): the defaults, the check a session runs before
+ * its first model call, and the bubblewrap policy of each command (runtime/sandbox does the mounting).
+ *
+ * Defaults, chosen like Codex's non-interactive default (read-only, only the workspace writable):
+ * - read: the whole host, read-only, with secrets hidden (HIDDEN_IN_HOME below $HOME, the Hermes home and
+ *   store, /etc/shadow, SSH host keys); `read: [...]` instead shows only those paths and the system
+ *   directories programs need;
+ * - write: the roots listed in `tools.write_file.paths` (what the job already lets the model write), else
+ *   nothing; a private /tmp is always writable. Not the job directory: it holds the job file, its plugins
+ *   and often a `.git` whose hooks and config run later, outside any sandbox;
+ * - net: false — an empty network namespace; `true` shares the host's network (no host lists: the sandbox
+ *   cannot enforce them for arbitrary programs, so the schema refuses them);
+ * - env: only the session's tool environment; a fresh PID namespace and /proc; everything started inside
+ *   is killed when the command ends.
+ */
+import { resolve } from "node:path";
+import type { ToolsConfig } from "../config/job_schema.ts";
+import { ValidationError } from "../core/errors.ts";
+import type { Logger } from "../core/log.ts";
+import { probeSandbox } from "../sandbox/probe.ts";
+import { type Bubblewrap, type SandboxPolicy, wrapCommand } from "../sandbox/sandbox.ts";
+
+/** The shell tool's sandbox settings, paths absolute. */
+export interface ShellSandbox {
+  /** null: not probed yet (the tool probes on its first call, with the tool environment's PATH). */
+  bwrap: Bubblewrap | null;
+  /** null: the whole host read-only; else the only visible paths. */
+  read: string[] | null;
+  /** `required` roots were listed in `sandbox.write` (created at the check); others are skipped while missing. */
+  write: { path: string; required: boolean }[];
+  hide: string[];
+  net: boolean;
+}
+
+/** What `checkToolSandbox` hands to `builtinTools`: the settings with a working bwrap, or the opt-out. */
+export type ToolSandbox = ({ mode: "on" } & ShellSandbox & { bwrap: Bubblewrap }) | { mode: "off" };
+
+/** Below $HOME: credentials, keys, tokens and shell histories. Hidden in every sandbox. */
+export const HIDDEN_IN_HOME = [
+  ".ssh",
+  ".gnupg",
+  ".aws",
+  ".azure",
+  ".config/gcloud",
+  ".config/gh",
+  ".config/hub",
+  ".config/git/credentials",
+  ".config/op",
+  ".docker",
+  ".kube",
+  ".netrc",
+  ".git-credentials",
+  ".npmrc",
+  ".pypirc",
+  ".cargo/credentials",
+  ".cargo/credentials.toml",
+  ".gem/credentials",
+  ".m2/settings.xml",
+  ".gradle/gradle.properties",
+  ".terraform.d",
+  ".vault-token",
+  ".password-store",
+  ".local/share/keyrings",
+  ".hermes",
+  ".bash_history",
+  ".zsh_history",
+  ".python_history",
+  ".psql_history",
+  ".mysql_history",
+] as const;
+const HIDDEN_ON_HOST = ["/etc/shadow", "/etc/gshadow"] as const;
+
+/** "on" or "off" for a job with a shell tool (the run's result carries `sandbox: "off"`); null without one. */
+export function sandboxMode(tools: ToolsConfig | undefined): "on" | "off" | null {
+  if (!tools?.shell) return null;
+  return tools.shell.sandbox === "off" ? "off" : "on";
+}
+
+/** The settings `tools` ask for, paths resolved against the job directory; "off" for the opt-out. */
+export function shellSandboxSettings(
+  tools: ToolsConfig | undefined,
+  options: { job_dir: string; hide?: readonly string[] },
+): ShellSandbox | "off" {
+  const config = tools?.shell?.sandbox;
+  if (config === "off") return "off";
+  const at = (path: string) => resolve(options.job_dir, path);
+  const listed = tools?.write_file?.paths;
+  const write = config?.write
+    ? config.write.map((path) => ({ path: at(path), required: true }))
+    : (listed ?? []).map((path) => ({ path: at(path), required: false }));
+  return {
+    bwrap: null,
+    read: config?.read ? config.read.map(at) : null,
+    write,
+    hide: [...(config?.hide ?? []).map(at), ...(options.hide ?? [])],
+    // A host list never gets here (the schema refuses it); anything but true is no network.
+    net: config?.net === true,
+  };
+}
+
+export interface ToolSandboxOptions {
+  job_dir: string;
+  /** The process environment snapshot: PATH (to find bwrap), HOME, HERMES_HOME, HERMES_BWRAP. */
+  env: Readonly<Record<string, string>>;
+  /** More host paths to hide: the Hermes home and the store file in use (`--home`, `--db`). */
+  hide?: readonly string[];
+  /** Where the `sandbox: off` warning goes. */
+  log?: Logger;
+}
+
+/**
+ * Run by the session opener before any model call when the job has a shell tool: finds and tries
+ * bubblewrap, creates the listed write roots, and checks the policy resolves (cwd visible, …). Throws a
+ * ValidationError (exit 2) with the reason and how to fix it or opt out; warns for `sandbox: off`.
+ * Returns null without a shell tool.
+ */
+export async function checkToolSandbox(
+  tools: ToolsConfig | undefined,
+  options: ToolSandboxOptions,
+): Promise<ToolSandbox | null> {
+  if (!tools?.shell) return null;
+  const { env } = options;
+  const hide = [
+    ...(options.hide ?? []),
+    ...(env.HERMES_HOME ? [resolve(env.HERMES_HOME)] : []),
+    ...(env.HOME ? homeSecrets(env.HOME) : []),
+  ];
+  const settings = shellSandboxSettings(tools, { job_dir: options.job_dir, hide });
+  if (settings === "off") {
+    options.log?.warn(
+      "tools.shell.sandbox is off: shell commands run on this host unsandboxed, with its files, network " +
+        "and processes reachable; the result is marked sandbox: off",
+    );
+    return { mode: "off" };
+  }
+  const probe = await probeSandbox({
+    ...(env.HERMES_BWRAP ? { bwrap: env.HERMES_BWRAP } : {}),
+    path: env.PATH ?? "",
+  });
+  if (!probe.ok) {
+    throw new ValidationError(`Cannot run the shell tool in its OS sandbox: ${probe.reason}; ${probe.hint}`);
+  }
+  const { ok: _ok, ...bwrap } = probe;
+  for (const root of settings.write) {
+    if (root.required) Deno.mkdirSync(root.path, { recursive: true });
+  }
+  const cwd = resolve(options.job_dir, tools.shell.cwd ?? ".");
+  try {
+    wrapCommand(["true"], sandboxPolicy(settings, { env: {}, cwd }), { bwrap });
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    throw new ValidationError(`tools.shell.sandbox: ${error.message}`);
+  }
+  return { mode: "on", ...settings, bwrap };
+}
+
+/** The bwrap policy of one command: grants re-resolved now, secrets of the tool environment's HOME hidden. */
+export function sandboxPolicy(
+  sandbox: ShellSandbox,
+  call: { env: Record<string, string>; cwd: string },
+): SandboxPolicy {
+  const home = call.env.HOME;
+  return {
+    visible: sandbox.read ? "only_granted" : "all",
+    // The working directory stays visible when it lies in a directory made private (/tmp, /run).
+    read: sandbox.read ?? [call.cwd],
+    write: sandbox.write.filter((root) => root.required || exists(root.path)).map((root) => root.path),
+    hide: [...new Set([...sandbox.hide, ...(home ? homeSecrets(home) : []), ...hostSecrets()])],
+    net: sandbox.net,
+    env: call.env,
+    cwd: call.cwd,
+  };
+}
+
+/** The shell to run commands with: bash from PATH (or the usual places), else sh; absolute, found on the host. */
+export function findShell(path: string | undefined): string {
+  const dirs = [...(path ?? "").split(":").filter((dir) => dir.startsWith("/")), "/bin", "/usr/bin"];
+  for (const name of ["bash", "sh"]) {
+    for (const dir of dirs) {
+      try {
+        if (Deno.statSync(`${dir}/${name}`).isFile) return `${dir}/${name}`;
+      } catch {
+        // not here
+      }
+    }
+  }
+  return "sh";
+}
+
+function homeSecrets(home: string): string[] {
+  return HIDDEN_IN_HOME.map((name) => resolve(home, name));
+}
+
+/** /etc/shadow and friends, and the SSH host keys (their public halves stay visible). */
+function hostSecrets(): string[] {
+  const keys: string[] = [];
+  try {
+    for (const entry of Deno.readDirSync("/etc/ssh")) {
+      if (/^ssh_host_.*_key$/.test(entry.name)) keys.push(`/etc/ssh/${entry.name}`);
+    }
+  } catch {
+    // no /etc/ssh
+  }
+  return [...HIDDEN_ON_HOST, ...keys];
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,158 @@
+/** `hermes validate` and RPC `job.validate` refuse what `run` or `daemon` would, each with file:line:col. */
+import assert from "node:assert/strict";
+import { hermes, tempDir, writeFiles } from "./_cli.ts";
+import { RpcClient } from "./_rpc_client.ts";
+
+const MODEL = "model: { provider: scripted, script: ./r.yaml }";
+
+/** Job bodies that validate before, each refused by run or daemon; the line:col is where the key path is. */
+const REFUSED: Record<string, { yaml: string; error: RegExp }> = {
+  "cron.yaml": {
+    yaml: `name: c\n${MODEL}\nprompt: x\nschedule:\n  cron: "61 * * * *"\n`,
+    error: /cron\.yaml:5:9: schedule\.cron: invalid cron "61 \* \* \* \*"/,
+  },
+  "zone.yaml": {
+    yaml: `name: z\n${MODEL}\nprompt: x\nschedule: { cron: "0 9 * * *", timezone: Mars/Olympus }\n`,
+    error: /zone\.yaml:4:42: schedule\.timezone: unknown time zone "Mars\/Olympus"/,
+  },
+  "schema.yaml": {
+    yaml: `name: s\n${MODEL}\nprompt: x\noutput:\n  schema: { type: objec }\n`,
+    error: /schema\.yaml:5:11: output\.schema: not a usable JSON Schema: Unsupported type: objec/,
+  },
+  "noscript.yaml": {
+    yaml: `name: n\nmodel:\n  provider: scripted\nprompt: x\n`,
+    error: /noscript\.yaml:3:13: model\.provider: provider scripted needs model\.script/,
+  },
+  "plugin.yaml": {
+    yaml: `name: p\n${MODEL}\nprompt: x\nplugins:\n  - path: ./plugins/missing.ts\n`,
+    error: /plugin\.yaml:5:11: plugins\.0\.path: no such file or directory "\.\/plugins\/missing\.ts"/,
+  },
+  "escape.yaml": {
+    yaml: `name: e\n${MODEL}\nprompt: x\noutput: { file: ../outside.md }\n`,
+    error: /escape\.yaml:4:17: output\.file: "\.\.\/outside\.md" is outside the job directory/,
+  },
+  "escape_template.yaml": {
+    yaml: `name: t\n${MODEL}\ninputs: { n: { type: string, default: a } }\nprompt: x\n` +
+      `output: { file: "../{{ inputs.n }}.md" }\n`,
+    error: /escape_template\.yaml:5:17: output\.file: "\.\.\/\{\{ inputs\.n \}\}\.md" is outside/,
+  },
+};
+
+/** The valid neighbours of each refused case: they must keep validating and running. */
+const ACCEPTED = {
+  "ok.yaml": `name: ok\n${MODEL}\nprompt: x\nschedule: { cron: "0 9 * * 1-5", timezone: Europe/Paris }\n` +
+    `output: { file: "./out/{{ inputs.n }}.md", schema: { type: object } }\n` +
+    `inputs: { n: { type: string, default: report } }\nplugins: [{ path: ./plugin.ts }]\n`,
+  "r.yaml": `- content: '{"ok": true}'\n`,
+  "plugin.ts": "export function register() {}\n",
+};
+
+async function fixture(): Promise<string> {
+  const dir = await tempDir();
+  await writeFiles(dir, ACCEPTED);
+  for (const [name, { yaml }] of Object.entries(REFUSED)) await writeFiles(dir, { [`bad/${name}`]: yaml });
+  await writeFiles(dir, { "bad/r.yaml": ACCEPTED["r.yaml"], "bad/x.replies.yaml": "- content: hi\n" });
+  await writeFiles(dir, { "bad/config.yaml": "not: a job\n" });
+  return dir;
+}
+
+Deno.test("validate refuses what run or daemon would, each with file:line:col and the key path", async () => {
+  const dir = await fixture();
+  for (const [name, { error }] of Object.entries(REFUSED)) {
+    const { code, stdout, stderr } = await hermes(["validate", `bad/${name}`], { cwd: dir, home: dir });
+    assert.equal(code, 2, `${name}: ${stderr}`);
+    assert.equal(stdout, "");
+    assert.match(stderr, error, name);
+  }
+  const ok = await hermes(["validate", "ok.yaml"], { cwd: dir, home: dir });
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.equal(ok.stdout, "ok.yaml: ok (ok)\n");
+});
+
+Deno.test("run refuses the same before any model call; the valid neighbour runs", async () => {
+  const dir = await fixture();
+  for (const name of ["schema.yaml", "noscript.yaml", "plugin.yaml", "escape.yaml", "escape_template.yaml"]) {
+    const { code, stderr } = await hermes(["run", `bad/${name}`, "--output", "json"], {
+      cwd: dir,
+      home: dir,
+    });
+    assert.equal(code, 2, `${name}: ${stderr}`);
+    // run checks output.file after substitution: the whole resolved path.
+    const substituted = /escape_template\.yaml:5:17: output\.file: "\.\.\/a\.md" is outside/;
+    assert.match(stderr, name === "escape_template.yaml" ? substituted : REFUSED[name]!.error);
+  }
+  const sessions = await hermes(["sessions", "list", "--json"], { cwd: dir, home: dir });
+  assert.deepEqual(JSON.parse(sessions.stdout), [], "no session was started: no model call");
+  const ok = await hermes(["run", "ok.yaml", "--output", "json"], { cwd: dir, home: dir });
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.deepEqual(JSON.parse(await Deno.readTextFile(`${dir}/out/report.md`)), { ok: true });
+  const daemon = await hermes(["daemon", "bad/cron.yaml"], { cwd: dir, home: dir });
+  assert.equal(daemon.code, 2);
+  assert.match(daemon.stderr, REFUSED["cron.yaml"]!.error);
+});
+
+Deno.test("validate DIR checks every job file in it (not replies or config.yaml) and every error of a file", async () => {
+  const dir = await fixture();
+  await writeFiles(dir, {
+    "many/two.yaml": `name: Two\n${MODEL}\npromt: x\nlimits: { max_turns: 0 }\noutput: { file: /etc/x }\n`,
+    "many/r.yaml": ACCEPTED["r.yaml"],
+  });
+  const { code, stdout, stderr } = await hermes(["validate", "bad", "--json"], { cwd: dir, home: dir });
+  assert.equal(code, 2);
+  const results = JSON.parse(stdout) as { file: string; valid: boolean; errors?: string[] }[];
+  const names = results.map((r) => r.file.replace(/^bad\//, ""));
+  assert.deepEqual(names, [...Object.keys(REFUSED), "r.yaml"].sort());
+  assert.ok(!names.includes("config.yaml") && !names.includes("x.replies.yaml"));
+  for (const r of results) {
+    if (r.file === "bad/r.yaml") continue; // a replies file named like a job is reported as one
+    assert.equal(r.valid, false, r.file);
+    assert.match(r.errors!.join("\n"), REFUSED[r.file.replace(/^bad\//, "")]!.error);
+  }
+  assert.equal(stderr, "");
+  // Every error of one file, each on its own line with its position.
+  const many = await hermes(["validate", "many/two.yaml"], { cwd: dir, home: dir });
+  assert.equal(many.code, 2);
+  const lines = many.stderr.trim().split("\n");
+  assert.equal(lines.length, 3, many.stderr);
+  assert.match(lines.join("\n"), /two\.yaml:1:7: name: /);
+  assert.match(lines.join("\n"), /two\.yaml:3:1: unknown key "promt" \(did you mean "prompt"\?\)/);
+  assert.match(lines.join("\n"), /two\.yaml:4:22: limits\.max_turns: /);
+  const semantic = await hermes(["validate", "bad/escape.yaml", "bad/plugin.yaml", "ok.yaml"], {
+    cwd: dir,
+    home: dir,
+  });
+  assert.equal(semantic.code, 2);
+  assert.equal(semantic.stderr.trim().split("\n").length, 2);
+  assert.match(semantic.stdout, /ok\.yaml: ok/);
+  const both = await writeFiles(dir, {
+    "both.yaml":
+      `name: b\nmodel: { provider: scripted }\nprompt: x\noutput: { file: ../x, schema: { type: nope } }\n`,
+  });
+  const all = await hermes(["validate", `${both}/both.yaml`], { cwd: dir, home: dir });
+  assert.equal(all.stderr.trim().split("\n").length, 3, all.stderr);
+});
+
+Deno.test("RPC job.validate refuses the same, with every error", async () => {
+  const dir = await fixture();
+  await using client = new RpcClient({ home: dir, cwd: dir });
+  for (const [name, { error }] of Object.entries(REFUSED)) {
+    const reply = (await client.request("job.validate", { path: `bad/${name}` })).result as {
+      valid: boolean;
+      error: string;
+      errors: string[];
+    };
+    assert.equal(reply.valid, false, name);
+    assert.match(reply.error, error);
+    assert.match(reply.errors[0]!, error);
+  }
+  const inline = (await client.request("job.validate", {
+    job: { name: "i", model: { provider: "scripted" }, prompt: "x", output: { file: "../x" } },
+  })).result as { valid: boolean; errors: string[] };
+  assert.equal(inline.valid, false);
+  assert.deepEqual(inline.errors.map((e) => e.replace(/: [^:]*$/, "")), [
+    "job: model.provider",
+    "job: output.file",
+  ]);
+  const ok = (await client.request("job.validate", { path: "ok.yaml" })).result;
+  assert.deepEqual(ok, { valid: true, name: "ok" });
+});
