@@ -22,6 +22,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   plugins: () => import("./commands/plugins.ts"),
   mcp: () => import("./commands/mcp.ts"),
   daemon: () => import("./commands/daemon.ts"),
+  doctor: () => import("./commands/doctor.ts"),
 };
 
 const GLOBAL_WITH_VALUE = new Set(["--home", "--db", "--log-level"]);
@@ -52,6 +53,11 @@ function findCommand(argv: string[]): { name: string | undefined; rest: string[]
   const at = firstWord(argv);
   if (at === -1) return { name: undefined, rest: argv };
   return { name: argv[at], rest: [...argv.slice(0, at), ...argv.slice(at + 1)] };
+}
+
+/** The arguments that are neither flags nor values of global flags. */
+function words(argv: string[]): string[] {
+  return argv.filter((arg, i) => !arg.startsWith("-") && !GLOBAL_WITH_VALUE.has(argv[i - 1] ?? ""));
 }
 
 function firstWord(argv: string[]): number {
@@ -87,7 +93,15 @@ function dbPathOf(argv: string[], env: Record<string, string>): string {
 }
 
 export async function main(argv: string[], env: Record<string, string>): Promise<number> {
-  const write = (line: string) => console.error(line);
+  // A status line (TTY progress) stays at the bottom: every other stderr line is written above it.
+  let statusLine = "";
+  const encoder = new TextEncoder();
+  const writeStderr = (text: string) => {
+    const bytes = encoder.encode(text);
+    let written = 0;
+    while (written < bytes.length) written += Deno.stderr.writeSync(bytes.subarray(written));
+  };
+  const write = (line: string) => writeStderr(statusLine ? `\r\x1b[2K${line}\n${statusLine}` : `${line}\n`);
   const { name, rest } = findCommand(argv);
   const logLevelText = globalValue(argv, "--log-level") ?? env.HERMES_LOG_LEVEL ?? "info";
   const quiet = argv.includes("--quiet") || argv.includes("-q");
@@ -102,7 +116,7 @@ export async function main(argv: string[], env: Record<string, string>): Promise
       return ExitCode.success;
     }
     if (name === undefined) return await help([], asksHelp);
-    if (name === "help") return await help(rest.filter((arg) => !arg.startsWith("-")), true);
+    if (name === "help") return await help(words(rest), true);
     const load = COMMANDS[name];
     if (!load) throw unknownCommand(name, [...Object.keys(COMMANDS), "help"]);
     if (asksHelp) {
@@ -125,7 +139,6 @@ export async function main(argv: string[], env: Record<string, string>): Promise
     const onTerm = onSignal("SIGTERM");
     Deno.addSignalListener("SIGINT", onInt);
     Deno.addSignalListener("SIGTERM", onTerm);
-    const encoder = new TextEncoder();
     const cli: Cli = {
       args: rest,
       env,
@@ -149,6 +162,11 @@ export async function main(argv: string[], env: Record<string, string>): Promise
         while (written < bytes.length) written += await Deno.stdout.write(bytes.subarray(written));
       },
       err: write,
+      status: (text) => {
+        if (text === statusLine) return;
+        writeStderr(`\r\x1b[2K${text}`);
+        statusLine = text;
+      },
       openStore: () => openStoreAt(dbPath, systemClock),
     };
     try {

@@ -30,8 +30,10 @@ export interface Cli {
   stdin: ReadableStream<Uint8Array>;
   /** Writes product text to stdout (awaits backpressure). */
   out(text: string): Promise<void>;
-  /** Writes a line to stderr. */
+  /** Writes a line to stderr (above the status line, if one is shown). */
   err(line: string): void;
+  /** Replaces the one-line status shown at the bottom of a terminal's stderr ("" clears it); TTY only. */
+  status(text: string): void;
   openStore(): Store;
 }
 

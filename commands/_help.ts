@@ -181,6 +181,12 @@ export const COMMANDS: Record<string, CommandHelp> = {
     flags: { json: JSON_FLAG },
     notes: "The MCP servers of a job (or of config.yaml), their status and tools.",
   },
+  doctor: {
+    usage: ["hermes doctor [--json]"],
+    flags: { json: JSON_FLAG },
+    notes:
+      "Can this machine run the OS sandbox, plugins and the store? One line per check; exit 1 when one fails.",
+  },
   rpc: {
     usage: ["hermes rpc [--max-line SIZE]"],
     flags: { "max-line": { value: "SIZE", text: "largest accepted request line, e.g. 16MiB" } },

@@ -51,6 +51,16 @@ export async function main(cli: Cli): Promise<number> {
       await print(cli, host.plugins.map((info) => ({ info })), values.json === true);
       return 0;
     }
+    // All together first, so names are what a run gives them (same-named files are qualified together).
+    const together = await startPlugins(target.entries, options).catch((error) => {
+      if (error instanceof ValidationError) return null;
+      throw error;
+    });
+    if (together) {
+      await together.stop();
+      await print(cli, together.plugins.map((info) => ({ info })), values.json === true);
+      return 0;
+    }
     // One at a time in the sense of failures: a broken plugin is reported without hiding the others.
     const rows = await Promise.all(target.entries.map(async (entry) => {
       try {

@@ -1,6 +1,7 @@
 /** `hermes run JOB.yaml | -p PROMPT`: run a job to completion; the product goes to stdout. */
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { applyRunFlags } from "./run_flags.ts";
+import { type Progress, runProgress } from "./run_progress.ts";
 import { ExitCode, ValidationError } from "../runtime/core/errors.ts";
 import { EventBus } from "../runtime/core/events.ts";
 import { exists } from "../runtime/core/fs.ts";
@@ -45,6 +46,7 @@ export async function main(cli: Cli): Promise<number> {
   const config = files?.loadUserConfig(configPath);
 
   let store: Store | undefined;
+  let progress: Progress | undefined;
   try {
     let job: ResolvedJob;
     if (jobPath !== undefined && files) {
@@ -70,7 +72,8 @@ export async function main(cli: Cli): Promise<number> {
     const writes: Promise<void>[] = [];
     const emitLine = (event: HermesEvent) => writes.push(cli.out(cli.redact(JSON.stringify(event)) + "\n"));
     if (format === "stream-json") events.subscribe(emitLine);
-    events.subscribe((event) => progress(cli, event));
+    progress = runProgress(cli);
+    events.subscribe(progress.onEvent);
     const result = await runJob({
       job,
       store,
@@ -95,6 +98,7 @@ export async function main(cli: Cli): Promise<number> {
     if (result.error) cli.err(cli.redact(`hermes: ${result.error}`));
     return result.exit_code;
   } finally {
+    progress?.stop();
     await store?.close();
   }
 }
@@ -103,29 +107,4 @@ async function readStdin(cli: Cli): Promise<string> {
   const text = await new Response(cli.stdin).text();
   if (text.trim() === "") throw new ValidationError("hermes run: -p - read an empty prompt from stdin");
   return text;
-}
-
-function progress(cli: Cli, event: HermesEvent): void {
-  if (cli.quiet) return;
-  switch (event.type) {
-    case "tool.call":
-      cli.log.info(`tool ${event.tool} ${JSON.stringify(event.args).slice(0, 200)}`);
-      break;
-    case "tool.denied":
-      cli.log.warn(`tool ${event.tool} ${event.reason}`);
-      break;
-    case "provider.retry":
-      cli.log.warn(`model call failed (${event.error}); retry ${event.attempt} in ${event.delay_ms} ms`);
-      break;
-    case "compaction":
-      cli.log.info(`compacted: ${event.before_tokens} → ${event.after_tokens} tokens`);
-      break;
-    case "loop.tick":
-    case "heartbeat.tick":
-      cli.log.info(`${event.type} ${event.tick}`);
-      break;
-    case "plugin.error":
-      cli.log.warn(`plugin ${event.plugin}: ${event.error}`);
-      break;
-  }
 }

@@ -28,9 +28,10 @@ const GLOBAL_WITH_VALUE = new Set(["--home", "--db", "--log-level"]);
 
 export async function main(cli: Cli): Promise<number> {
   const { name, rest } = splitSubcommand(cli.args);
-  if (name === undefined) {
-    cli.err(commandHelp("sessions")!);
-    return 2;
+  if (name === undefined || name === "help") {
+    if (name === undefined) cli.err(commandHelp("sessions")!);
+    else await cli.out(commandHelp("sessions")! + "\n");
+    return name === undefined ? 2 : 0;
   }
   const load = SUBCOMMANDS[name];
   if (!load) {

@@ -3,6 +3,7 @@
  * outcome in one write. A turn that throws records nothing, so the tick is not counted and stays due.
  */
 import type { AgentLike } from "../runtime/agent/seams.ts";
+import { parseSlash } from "../runtime/agent/slash.ts";
 import type { RecurringContext } from "./_context.ts";
 import { afterBeat, HEARTBEAT_KEY, type HeartbeatState } from "./heartbeat_state.ts";
 import { afterTick, LOOP_KEY, type LoopState } from "./loop_state.ts";
@@ -33,13 +34,12 @@ export async function runLoopTick(
       times: state.times,
     });
     await tickHook(ctx, sessionId, "loop", tick);
-    const text = tickPrompt({
-      prompt: state.prompt,
-      tick,
-      interval_ms: state.interval_ms,
-      times: state.times,
-    });
-    const { final } = await agent.prompt(text, { source: state.source, ...(signal ? { signal } : {}) });
+    const turn = { source: state.source, ...(signal ? { signal } : {}) };
+    // `/loop 10m /status`: a prompt that is a slash command runs that command each tick (DESIGN §6).
+    const { final } = parseSlash(state.prompt) ? await agent.input(state.prompt, turn) : await agent.prompt(
+      tickPrompt({ prompt: state.prompt, tick, interval_ms: state.interval_ms, times: state.times }),
+      turn,
+    );
     const endedAt = ctx.clock.now();
     const decision = await decideAfterTick({
       reply: final,

@@ -185,12 +185,19 @@ export class Daemon {
     for (const row of await this.#o.store.liveClaims()) {
       if (row.holder_nonce === this.#holder.nonce) continue;
       foreign = true;
-      if (!this.#entries.has(row.job) || !isStaleClaim(row, now)) continue;
-      if (await this.#o.store.takeOverClaim(row, this.#holder, { now, lease_ms: this.#o.leaseMs })) {
-        this.#o.log.warn(
-          `${row.job}: taking over slot ${iso(row.slot)} from ${row.holder_host}:${row.holder_pid}`,
-        );
+      const entry = this.#entries.get(row.job);
+      if (!entry || !isStaleClaim(row, now)) continue;
+      // DESIGN §12: by default a crashed slot is recorded, never started twice; `rerun` opts into a takeover.
+      const on_crash = entry.job.schedule.on_crash ?? "skip";
+      const lease = { now, lease_ms: this.#o.leaseMs, on_crash };
+      const from = `${row.holder_host}:${row.holder_pid}`;
+      if (await this.#o.store.takeOverClaim(row, this.#holder, lease)) {
+        this.#o.log.warn(`${row.job}: taking over slot ${iso(row.slot)} from ${from}`);
         this.#start(row.job, row.slot);
+      } else if (on_crash === "skip" && row.status === "running") {
+        this.#o.log.warn(
+          `${row.job}: slot ${iso(row.slot)} stopped with ${from}; not run again (on_crash: skip)`,
+        );
       }
     }
     this.#nextScanAt = now + (foreign ? this.#o.reclaimPollMs : this.#o.scanMs);

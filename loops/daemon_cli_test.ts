@@ -14,10 +14,13 @@ schedule: { cron: "* * * * * *" }
 `;
 const REPLIES = "- content: tock\n  delay: 200ms\n";
 
-async function workspace(): Promise<{ dir: string; home: string; jobs: string }> {
+async function workspace(schedule = ""): Promise<{ dir: string; home: string; jobs: string }> {
   const dir = await Deno.makeTempDir({ prefix: "hermes-daemon-cli-" });
   await Deno.mkdir(`${dir}/jobs`);
-  await Deno.writeTextFile(`${dir}/jobs/tick.yaml`, JOB);
+  await Deno.writeTextFile(
+    `${dir}/jobs/tick.yaml`,
+    JOB.replace('"* * * * * *" }', `"* * * * * *"${schedule} }`),
+  );
   await Deno.writeTextFile(`${dir}/jobs/tick.replies.yaml`, REPLIES);
   return { dir, home: `${dir}/home`, jobs: `${dir}/jobs` };
 }
@@ -36,8 +39,15 @@ function spawnDaemon(home: string, jobs: string) {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-Deno.test("two daemons on one store, one SIGKILLed mid-run: every slot runs exactly once, none lost", async () => {
-  const { dir, home, jobs } = await workspace();
+for (const onCrash of ["skip", "rerun"] as const) {
+  Deno.test(`two daemons on one store, one SIGKILLed mid-run (on_crash: ${onCrash}): no slot lost or run twice`, async () => {
+    await killOneMidRun(onCrash);
+  });
+}
+
+async function killOneMidRun(onCrash: "skip" | "rerun"): Promise<void> {
+  // skip is the default: the job says nothing for it.
+  const { dir, home, jobs } = await workspace(onCrash === "rerun" ? ", on_crash: rerun" : "");
   const first = spawnDaemon(home, jobs);
   const second = spawnDaemon(home, jobs);
   const daemons = new Map([[first.child.pid, first], [second.child.pid, second]]);
@@ -88,22 +98,31 @@ Deno.test("two daemons on one store, one SIGKILLed mid-run: every slot runs exac
     for (let i = 1; i < slots.length; i++) {
       assert.equal(slots[i]! - slots[i - 1]!, 1000, `a slot is missing after ${slots[i - 1]}`);
     }
-    assert.deepEqual(rows.filter((r) => r.status !== "success"), [], "every slot succeeded");
     const taken = rows.find((r) => r.slot === killedSlot)!;
-    assert.match(
-      taken.note ?? "",
-      new RegExp(`^taken over from .*:${killed}$`),
-      "the killed run was taken over",
-    );
-    assert.match(log, /taking over slot/);
-    // One finished session per slot; the killed attempt left one unfinished session behind.
+    if (onCrash === "rerun") {
+      assert.deepEqual(rows.filter((r) => r.status !== "success"), [], "every slot succeeded");
+      assert.match(
+        taken.note ?? "",
+        new RegExp(`^taken over from .*:${killed}$`),
+        "the killed run was taken over",
+      );
+      assert.match(log, /taking over slot/);
+    } else {
+      assert.deepEqual(rows.filter((r) => r.status !== "success"), [taken], "every other slot succeeded");
+      assert.equal(taken.status, "crashed", "the killed slot is recorded, never started twice");
+      assert.match(taken.note ?? "", new RegExp(`^holder .*:${killed} died mid-run; not run again`));
+      assert.doesNotMatch(log, /taking over slot/);
+    }
+    // One finished session per run; the killed attempt's session is interrupted, not left running.
     const sessions = sqliteHandle(store).stmt("SELECT id, status FROM sessions WHERE job = 'tick'").all() as {
       id: string;
       status: string;
     }[];
     const succeeded = new Set(sessions.filter((s) => s.status === "success").map((s) => s.id));
-    assert.deepEqual(new Set(rows.map((r) => r.session_id)), succeeded);
-    assert.ok(sessions.length - succeeded.size <= 1, "at most the killed attempt is unfinished");
+    assert.deepEqual(new Set(rows.filter((r) => r.status === "success").map((r) => r.session_id)), succeeded);
+    const unfinished = sessions.filter((s) => s.status !== "success");
+    assert.ok(unfinished.length <= 1, "at most the killed attempt is unfinished");
+    assert.deepEqual(unfinished.map((s) => s.status), unfinished.length ? ["interrupted"] : []);
   } finally {
     for (const { child } of daemons.values()) {
       try {
@@ -116,7 +135,7 @@ Deno.test("two daemons on one store, one SIGKILLed mid-run: every slot runs exac
     await store?.close();
     await Deno.remove(dir, { recursive: true });
   }
-});
+}
 
 Deno.test("hermes daemon: no job arguments is a usage error; status --json lists jobs and runs", async () => {
   const { dir, home, jobs } = await workspace();

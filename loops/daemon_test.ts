@@ -189,10 +189,42 @@ Deno.test("catch_up: one runs the most recent missed slot once at start-up; none
   ]);
 });
 
-Deno.test("a slot whose holder died is taken over once and run; a live holder's slot is left alone", async () => {
+Deno.test("on_crash: skip (default): a slot whose holder died is recorded crashed and not run; its session is interrupted", async () => {
+  await using h = await harness({ "a.yaml": job("a", '{ cron: "* * * * *" }') }, T0 + 30_000);
+  const child = new Deno.Command("sleep", { args: ["30"], stdout: "null", stderr: "null" }).spawn();
+  const dead: ProcessIdentity = {
+    host: Deno.hostname(),
+    pid: child.pid,
+    started: processStartTime(child.pid)!,
+    nonce: "d",
+  };
+  child.kill("SIGKILL");
+  await child.status;
+  await h.store.claimSlots([{ job: "a", slot: T0 }], dead, { now: T0, lease_ms: 60_000 });
+  const session = await h.store.createSession({ job: "a" });
+  await h.store.updateSession(session.id, {
+    owner_host: dead.host,
+    owner_pid: dead.pid,
+    owner_started: dead.started,
+  });
+  await serve(h.daemon(), h.clock, 1_000);
+  assert.deepEqual(h.runs, [], "never started twice");
+  const [a] = await h.rows("a");
+  assert.equal(a!.status, "crashed");
+  assert.match(a!.note!, /died mid-run; not run again \(schedule\.on_crash: skip\)/);
+  const after = (await h.store.getSession(session.id))!;
+  assert.deepEqual([after.status, after.terminal_reason, after.owner_pid], [
+    "interrupted",
+    "holder_died",
+    null,
+  ]);
+  assert.ok(h.logs.some((l) => l.includes("not run again (on_crash: skip)")));
+});
+
+Deno.test("on_crash: rerun: a slot whose holder died is taken over once and run; a live holder's slot is left alone", async () => {
   await using h = await harness({
-    "a.yaml": job("a", '{ cron: "* * * * *" }'),
-    "b.yaml": job("b", '{ cron: "* * * * *" }'),
+    "a.yaml": job("a", '{ cron: "* * * * *", on_crash: rerun }'),
+    "b.yaml": job("b", '{ cron: "* * * * *", on_crash: rerun }'),
   }, T0 + 30_000);
   const child = new Deno.Command("sleep", { args: ["30"], stdout: "null", stderr: "null" }).spawn();
   const dead: ProcessIdentity = {

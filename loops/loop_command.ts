@@ -2,7 +2,7 @@
 import { formatDuration } from "../runtime/core/duration.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
 import type { AgentLike } from "../runtime/agent/seams.ts";
-import type { CommandContext, SlashCommand } from "../runtime/agent/slash.ts";
+import { type CommandContext, parseSlash, type SlashCommand } from "../runtime/agent/slash.ts";
 import type { RecurringContext } from "./_context.ts";
 import { runLoopTick } from "./_turns.ts";
 import { RECURRING_COMMANDS } from "./recurring_commands.ts";
@@ -36,6 +36,10 @@ async function start(ctx: RecurringContext, agent: AgentLike, args: LoopStart, c
   const sessionId = agent.sessionId;
   if (args.until !== null && !ctx.judge) {
     throw new ValidationError("Cannot use /loop --until: no model is available to judge the condition");
+  }
+  const command = parseSlash(args.prompt)?.name;
+  if (command === "loop" || command === "heartbeat") {
+    throw new ValidationError(`Cannot loop /${command}: a loop runs a prompt or another slash command`);
   }
   const notes: string[] = [];
   let interval = args.interval_ms;
@@ -85,7 +89,7 @@ async function start(ctx: RecurringContext, agent: AgentLike, args: LoopStart, c
     ...(args.until !== null ? [`until ${args.until}`] : []),
   ];
   const header = `Loop started: ${[pace, ...bounds].join(", ")} — "${args.prompt}".`;
-  const { state: after, final } = await runLoopTick(ctx, agent, state, context.signal);
+  const { state: after, final } = await firstTick(ctx, agent, state, context.signal);
   let footer: string;
   if (!after || after.id !== state.id) footer = "The loop was replaced during its first tick.";
   else if (after.status === "active") {
@@ -95,6 +99,20 @@ async function start(ctx: RecurringContext, agent: AgentLike, args: LoopStart, c
       describeReason(after.reason)
     }.`;}
   return [header, ...notes, "", final, "", footer].join("\n");
+}
+
+/** The first tick runs inside the command; a loop whose command fails there (unknown, say) does not stay. */
+async function firstTick(ctx: RecurringContext, agent: AgentLike, state: LoopState, signal: AbortSignal) {
+  try {
+    return await runLoopTick(ctx, agent, state, signal);
+  } catch (error) {
+    const current = await ctx.store.getState<LoopState>(agent.sessionId, LOOP_KEY);
+    if (current?.id === state.id && parseSlash(state.prompt)) {
+      await ctx.store.setState(agent.sessionId, LOOP_KEY, endLoop(current, "stopped", ctx.clock.now()));
+      ctx.events.emit(agent.sessionId, { type: "loop.end", reason: "stopped", status: "done", ticks: 0 });
+    }
+    throw error;
+  }
 }
 
 async function control(ctx: RecurringContext, sessionId: string, action: LoopControl): Promise<string> {

@@ -11,7 +11,13 @@ import type { Store } from "../runtime/store/store.ts";
 import type { ToolSpec } from "../runtime/core/types.ts";
 import { compileJsonSchema, type SchemaCheck } from "./json_schema.ts";
 import { type PluginManifest, readManifest } from "./manifest.ts";
-import { grantedEnv, missingGrants, permissionFlags, type Permissions } from "./permissions.ts";
+import {
+  grantedEnv,
+  missingGrants,
+  permissionFlags,
+  type Permissions,
+  resolveRunGrant,
+} from "./permissions.ts";
 import { oneLine, preflight } from "./preflight.ts";
 import { PluginFailure, PluginProcess } from "./process.ts";
 import type { HookName } from "./sdk.ts";
@@ -89,8 +95,10 @@ export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Prom
     if (problem) fail(`config${problem.startsWith("(root)") ? problem.slice(6) : `.${problem}`}`);
   }
   let flags: string[] = [];
+  let runnable = granted;
   try {
-    flags = permissionFlags(granted, { root: manifest.root, job_dir: options.job_dir });
+    runnable = resolveRunGrant(granted, { job_dir: options.job_dir, path: options.env.PATH });
+    flags = permissionFlags(runnable, { root: manifest.root, job_dir: options.job_dir });
   } catch (error) {
     fail(errorMessage(error));
   }
@@ -108,7 +116,7 @@ export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Prom
     deno_path: options.deno_path,
     ...(options.launcher ? { launcher: options.launcher } : {}),
     flags,
-    env: grantedEnv(granted, options.env),
+    env: grantedEnv(runnable, options.env),
     cwd: options.job_dir,
     max_memory_mb,
     log: options.log.child(manifest.name),

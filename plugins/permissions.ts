@@ -2,7 +2,7 @@
  * Plugin permissions (DESIGN §10): what a plugin requests in plugin.json must be covered by what the job
  * grants, and the grant becomes the plugin subprocess's `--allow-*` flags and environment.
  */
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import {
   PATH_PERMISSIONS,
   PERMISSION_NAMES,
@@ -77,14 +77,45 @@ export function permissionFlags(granted: Permissions, options: { root: string; j
   return flags;
 }
 
-/** The plugin's environment: only the granted variables (all of them for `env: true`). */
+/**
+ * The plugin's environment: only the granted variables (all of them for `env: true`) — plus, when it may
+ * run programs, a PATH to find them: the directories of its resolved `run` programs (`run: true`: the host's
+ * PATH). Deno resolves a bare program name against PATH, at start for `--allow-run=` and at each spawn.
+ */
 export function grantedEnv(granted: Permissions, env: Record<string, string>): Record<string, string> {
   const grant = granted.env;
-  if (grant === true) return { ...env };
-  if (!grant) return {};
-  return Object.fromEntries(
-    grant.filter((name) => env[name] !== undefined).map((name) => [name, env[name]!]),
+  const given = grant === true ? { ...env } : Object.fromEntries(
+    (grant || []).filter((name) => env[name] !== undefined).map((name) => [name, env[name]!]),
   );
+  if (given.PATH !== undefined || !granted.run) return given;
+  const path = granted.run === true
+    ? env.PATH
+    : [...new Set(granted.run.filter((p) => p.startsWith("/")).map((p) => dirname(p)))].join(":");
+  return path ? { ...given, PATH: path } : given;
+}
+
+/**
+ * The grant with its `run` program names made absolute: a name with a slash against the job directory, a
+ * bare name on the host's PATH (checked at load, so a missing program is a load error naming it).
+ */
+export function resolveRunGrant(
+  granted: Permissions,
+  options: { job_dir: string; path: string | undefined },
+): Permissions {
+  if (!Array.isArray(granted.run)) return granted;
+  return { ...granted, run: granted.run.map((name) => resolveProgram(name, options)) };
+}
+
+function resolveProgram(name: string, options: { job_dir: string; path: string | undefined }): string {
+  if (name.includes("/")) return resolve(options.job_dir, name);
+  const dirs = (options.path ?? "").split(":").filter((dir) => dir.startsWith("/"));
+  for (const dir of dirs) {
+    try {
+      const info = Deno.statSync(`${dir}/${name}`);
+      if (info.isFile && ((info.mode ?? 0o111) & 0o111) !== 0) return `${dir}/${name}`;
+    } catch { /* not in this directory */ }
+  }
+  throw new RangeError(`Cannot grant run "${name}": no such program on PATH (${dirs.join(":") || "empty"})`);
 }
 
 /** A grant written as the permissions requested (for `hermes plugins check`). */

@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { entryRelativeTo, grantedEnv, missingGrants, permissionFlags } from "./permissions.ts";
+import {
+  entryRelativeTo,
+  grantedEnv,
+  missingGrants,
+  permissionFlags,
+  resolveRunGrant,
+} from "./permissions.ts";
 
 const where = { root: "/plugins/memory", job_dir: "/jobs/nightly" };
 
@@ -101,4 +107,31 @@ Deno.test("entryRelativeTo anchors a config.yaml entry's paths at HERMES_HOME", 
     },
   );
   assert.deepEqual(entryRelativeTo({ path: "/p.ts" }, "/h"), { path: "/p.ts" });
+});
+
+Deno.test("run grants resolve to absolute programs on the host's PATH, and the plugin gets their directories", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(`${dir}/bin`);
+    await Deno.writeTextFile(`${dir}/bin/tool`, "#!/bin/sh\n");
+    await Deno.chmod(`${dir}/bin/tool`, 0o755);
+    await Deno.writeTextFile(`${dir}/bin/data`, "not executable");
+    const path = `/nonexistent:${dir}/bin`;
+    const resolved = resolveRunGrant({ run: ["tool", "./local.sh"] }, { job_dir: "/jobs/j", path });
+    assert.deepEqual(resolved.run, [`${dir}/bin/tool`, "/jobs/j/local.sh"]);
+    assert.deepEqual(grantedEnv(resolved, { PATH: path, SECRET: "x" }), { PATH: `${dir}/bin:/jobs/j` });
+    assert.throws(
+      () => resolveRunGrant({ run: ["data"] }, { job_dir: "/", path }),
+      /Cannot grant run "data": no such program on PATH/,
+    );
+    // Nothing to run: no PATH; run: true: the host's; a granted PATH is kept as granted.
+    assert.deepEqual(grantedEnv({}, { PATH: path }), {});
+    assert.deepEqual(grantedEnv({ run: true }, { PATH: path }), { PATH: path });
+    assert.deepEqual(grantedEnv({ run: [`${dir}/bin/tool`], env: ["PATH"] }, { PATH: "/mine" }), {
+      PATH: "/mine",
+    });
+    assert.deepEqual(resolveRunGrant({ run: false }, { job_dir: "/", path }), { run: false });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

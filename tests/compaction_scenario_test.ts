@@ -142,3 +142,20 @@ compaction: { max_tool_result: 0.1 }
     await server.close();
   }
 });
+
+Deno.test("scenario: a summary_context_window too small for one summary request is named at session start", async () => {
+  const dir = await writeFiles(await tempDir(), {
+    "job.yaml": `name: tiny-summary
+model: { provider: scripted, script: ./r.yaml }
+prompt: hello
+compaction: { summary_model: tiny, summary_context_window: 800 }
+`,
+    "r.yaml": "- content: hi\n",
+  });
+  const { code, stderr } = await runEvents(dir);
+  assert.equal(code, 0, stderr);
+  assert.match(
+    stderr,
+    /\[compaction\] the summary model's window \(800 tokens, compaction\.summary_context_window\)/,
+  );
+});

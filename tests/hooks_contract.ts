@@ -38,7 +38,7 @@ export function hooksContract(name: string, make: () => Promise<HooksSubject>): 
       });
       await hooks.postCompaction({
         session_id,
-        old_session_id: session_id,
+        old_session_id: "",
         kind: "summarize",
         reason: "manual",
         before_tokens: 10,

@@ -51,6 +51,31 @@ Deno.test("limits per prompt (rpc): max_turns 1 and max_tokens 100 hold for each
   assert.equal((await client.finish()).code, 0);
 });
 
+Deno.test("limits per prompt (rpc): each tick of a loop driven in the background has its own max_turns", async () => {
+  const dir = await writeFiles(await tempDir("hermes-limits-"), {
+    "job.yaml": job("{ max_turns: 1 }") + "loops: { min_interval: 1s }\n",
+    "replies.yaml": "- { match: tick, content: ticked }\n- { match: tick, content: ticked }\n" +
+      "- { match: tick, content: ticked }\n- { match: after, content: still answering }\n",
+  });
+  await using client = new RpcClient({ home: dir, cwd: dir });
+  const created = await client.request("session.create", { job: "job.yaml" });
+  const session_id = (created.result as { session_id: string }).session_id;
+  const started = await client.request("session.command", { session_id, command: "/loop 1s tick --times 3" });
+  assert.equal(started.error, undefined, JSON.stringify(started.error));
+  for (let i = 0; i < 400 && !client.events(session_id).some((e) => e.type === "loop.end"); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  const end = client.events(session_id).find((e) => e.type === "loop.end");
+  assert.deepEqual(end && [end.status, end.ticks], ["done", 3], JSON.stringify(end));
+  const after = (await client.request("session.prompt", { session_id, text: "after" })).result as Record<
+    string,
+    unknown
+  >;
+  assert.equal(after.status, "success", JSON.stringify(after));
+  assert.equal(after.final, "still answering");
+  assert.equal((await client.finish()).code, 0);
+});
+
 Deno.test("limits per prompt (run --resume -p): each run of a session has its own max_turns", async () => {
   const dir = await dirFor("{ max_turns: 1 }");
   const first = await hermes(["run", "job.yaml", "-p", "first", "--output", "json"], { cwd: dir, home: dir });

@@ -27,8 +27,9 @@ async function waitForUserRow(dbPath: string, content: string): Promise<void> {
 Deno.test("session claim: a second --resume of a running session is refused naming the holder, then works", async () => {
   const dir = await writeFiles(await tempDir(), {
     "job.yaml": "name: chat\nmodel: { provider: scripted, script: ./r.yaml }\nprompt: hello\n",
-    "r.yaml": "- { match: hello, content: hi }\n- { match: slow, content: late, delay: 60s }\n" +
-      "- { match: other, content: other answer }\n",
+    // "other" first: after the interrupted "slow", the model sees both in one user message.
+    "r.yaml": "- { match: hello, content: hi }\n- { match: other, content: other answer }\n" +
+      "- { match: slow, content: late, delay: 60s }\n",
   });
   const first = await hermes(["run", "job.yaml", "--output", "json"], { cwd: dir, home: dir });
   assert.equal(first.code, 0, first.stderr);

@@ -25,7 +25,7 @@ const REFUSED: Record<string, { yaml: string; error: RegExp }> = {
   },
   "plugin.yaml": {
     yaml: `name: p\n${MODEL}\nprompt: x\nplugins:\n  - path: ./plugins/missing.ts\n`,
-    error: /plugin\.yaml:5:11: plugins\.0\.path: no such file or directory "\.\/plugins\/missing\.ts"/,
+    error: /plugin\.yaml:5:11: plugins\[0\]\.path: no such file or directory "\.\/plugins\/missing\.ts"/,
   },
   "escape.yaml": {
     yaml: `name: e\n${MODEL}\nprompt: x\noutput: { file: ../outside.md }\n`,
@@ -155,4 +155,21 @@ Deno.test("RPC job.validate refuses the same, with every error", async () => {
   ]);
   const ok = (await client.request("job.validate", { path: "ok.yaml" })).result;
   assert.deepEqual(ok, { valid: true, name: "ok" });
+});
+
+Deno.test("validate: a job's plugin is located in the job even after config.yaml's global plugins", async () => {
+  const dir = await fixture();
+  const home = await writeFiles(await tempDir(), {
+    "global.ts": "export function register() {}\n",
+    "config.yaml": "plugins: [{ path: ./global.ts }, { path: ./gone.ts }]\n",
+  });
+  const { code, stderr } = await hermes(["validate", "bad/plugin.yaml"], { cwd: dir, home });
+  assert.equal(code, 2);
+  const lines = stderr.trim().split("\n");
+  assert.equal(lines.length, 2, stderr);
+  assert.match(lines[0]!, /config\.yaml: plugins\[1\]\.path: no such file or directory ".*\/gone\.ts"/);
+  assert.match(lines[1]!, REFUSED["plugin.yaml"]!.error);
+  await writeFiles(home, { "config.yaml": "plugins: [{ path: ./global.ts }]\n" });
+  const ok = await hermes(["validate", "ok.yaml"], { cwd: dir, home });
+  assert.equal(ok.code, 0, ok.stderr);
 });

@@ -1,6 +1,8 @@
 /** `hermes sessions compact` through the real CLI, with the session's own (scripted) model. */
 import assert from "node:assert/strict";
 import { tempStore } from "../../runtime/session_admin/_fixture.ts";
+import { ROOT, tempDir, writeFiles } from "../../tests/_cli.ts";
+import { startOpenAIServer } from "../../tests/openai_server.ts";
 import { hermes, isUserError } from "./_test_support.ts";
 
 const SUMMARY = [
@@ -87,4 +89,50 @@ Deno.test("sessions compact exits 1 and changes nothing when the summary call fa
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stdout, /nothing compacted: .*model unavailable/);
   assert.equal((await fx.store.activeMessages(id)).length, 6);
+});
+
+Deno.test("sessions compact tells the stored job's own plugins: the memory plugin re-injects its rules", async () => {
+  const RULES = "RULE-42: never push to main";
+  const server = await startOpenAIServer([
+    { content: "Here is a very detailed answer. ".repeat(80) },
+    { content: "second answer" },
+    { match: "<messages>", content: "## Goal\nTriage.\n## Progress\nTwo answers given." },
+    { content: "third answer" },
+  ]);
+  try {
+    const dir = await writeFiles(await tempDir(), {
+      "job.yaml": `name: seed
+model: { name: m, base_url: "${server.url}", api_key_env: TEST_KEY }
+prompt: first question
+steps: [second question]
+compaction: { protect_first: 1, protect_last: 2 }
+plugins:
+  - path: ${ROOT}/examples/plugins/memory
+    permissions: { read: ["./notes"] }
+    config: { rules: "${RULES}", every_turn: false }
+`,
+    });
+    const env = { TEST_KEY: "k" };
+    const first = await hermes(["run", "job.yaml", "--output", "json"], { cwd: dir, home: dir, env });
+    assert.equal(first.code, 0, first.stderr);
+    const id = JSON.parse(first.stdout).session_id;
+    const compacted = await hermes(["sessions", "compact", id, "--json"], { cwd: dir, home: dir, env });
+    assert.equal(compacted.code, 0, compacted.stderr);
+    assert.equal(JSON.parse(compacted.stdout).changed, true);
+    const again = await hermes(["run", "-p", "third question", "--resume", id], { cwd: dir, home: dir, env });
+    assert.equal(again.code, 0, again.stderr);
+    const lastUser = (i: number) =>
+      (server.requests[i]!.messages as { role: string; content: string }[]).filter((m) => m.role === "user")
+        .at(-1)!.content;
+    assert.equal(server.requests.length, 4);
+    assert.match(lastUser(0), /RULE-42/);
+    assert.doesNotMatch(lastUser(1), /RULE-42/, "every_turn: false");
+    assert.match(
+      lastUser(3),
+      /^third question[\s\S]*RULE-42/,
+      "re-injected: the plugin learned of the compaction",
+    );
+  } finally {
+    await server.close();
+  }
 });

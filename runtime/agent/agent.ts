@@ -160,6 +160,9 @@ export class Agent implements AgentLike {
     const signal = this.#signal(options.signal);
     signal.throwIfAborted();
     this.#busy = true;
+    // Outside any prompt (a loop tick driven in the background of a served session) this turn is its own
+    // prompt for the limits; inside one (runTurn) it counts with it.
+    const endBudget = budget.begin();
     let modelCalls = 0;
     let promptTokens = 0;
     let completionTokens = 0;
@@ -224,6 +227,7 @@ export class Agent implements AgentLike {
       }
     } finally {
       this.#busy = false;
+      endBudget();
       if (modelCalls > 0) {
         await store.addUsage(this.sessionId, {
           turns: modelCalls,

@@ -97,6 +97,7 @@ export async function planHard(ctx: PlanContext): Promise<Plan> {
     detail: {
       ...detail,
       summary_model: settings.summaryModel,
+      summary_calls: summary.calls,
       ...(extra.archive.length ? { tail_pruned: extra.archive.length } : {}),
       ...(ctx.focus ? { focused: true } : {}),
     },

@@ -77,6 +77,7 @@ export async function planMicro(ctx: PlanContext & { microLimit: number }): Prom
       exchanges: selected.length,
       watermark: rows.reduce((max, m) => Math.max(max, m.seq), 0),
       summary_model: settings.summaryModel,
+      summary_calls: summary.calls,
     },
   };
 }

@@ -47,34 +47,64 @@ export interface RenderPlan {
   omitted: number;
 }
 
+/** Characters of the messages one summary request may carry: about 60 % of the summary model's window. */
+export function requestBudget(contextWindow: number): number {
+  return Math.max(4000, Math.floor(contextWindow * 0.6 * 4));
+}
+
+/** The longest summary a request asks for (its `max_tokens`). */
+export function summaryMaxTokens(contextWindow: number): number {
+  return Math.min(4096, Math.max(512, Math.floor(contextWindow / 8)));
+}
+
+/** Characters `r` takes in a summary request when clipped to `cap`. */
+export function renderedSize(r: PlanRow, cap: number): number {
+  let n = FRAME_CHARS + Math.min(r.chars, cap) + (r.name?.length ?? 0);
+  for (const call of r.tool_calls ?? []) {
+    n += FRAME_CHARS + call.name.length + Math.min(call.arguments.length, cap);
+  }
+  return n;
+}
+
+/** The largest cap at which `rows` fit `budget` characters, or -1. */
+export function fittingCap(rows: readonly PlanRow[], budget: number): number {
+  const totals = CLIP_STEPS.map(() => 0);
+  for (const r of rows) CLIP_STEPS.forEach((cap, i) => (totals[i]! += renderedSize(r, cap)));
+  const fitting = totals.findIndex((total) => total <= budget);
+  return fitting < 0 ? -1 : CLIP_STEPS[fitting]!;
+}
+
+export const SMALLEST_CAP = CLIP_STEPS.at(-1)!;
+
+/**
+ * Tokens the smallest possible summary request takes: the instructions, a running summary as long as a
+ * summary may be, one message at the smallest cap, and the answer. A summary model's window below this
+ * cannot take even one chunk.
+ */
+export function smallestRequestTokens(contextWindow: number): number {
+  const chars = INSTRUCTIONS.length + FRAME_CHARS + SMALLEST_CAP + 400;
+  return Math.ceil(chars / 4) + 2 * summaryMaxTokens(contextWindow);
+}
+
 /** Chooses the largest per-message cap at which the middle fits about 60 % of the summary model's window. */
-export function planRendering(middle: readonly PlanRow[], contextWindow: number): RenderPlan {
+export function planRendering(middle: readonly PlanRow[], contextWindow: number, reserved = 0): RenderPlan {
   const previous = middle.filter((r) => r.kind === "summary");
   const rest = middle.filter((r) => r.kind !== "summary");
-  const budget = Math.max(4000, Math.floor(contextWindow * 0.6 * 4)) -
-    previous.reduce((n, r) => n + r.chars, 0);
-  const size = (r: PlanRow, cap: number) => {
-    let n = FRAME_CHARS + Math.min(r.chars, cap) + (r.name?.length ?? 0);
-    for (const call of r.tool_calls ?? []) {
-      n += FRAME_CHARS + call.name.length + Math.min(call.arguments.length, cap);
-    }
-    return n;
-  };
-  const totals = CLIP_STEPS.map(() => 0);
-  for (const r of rest) CLIP_STEPS.forEach((cap, i) => (totals[i]! += size(r, cap)));
-  const fitting = totals.findIndex((total) => total <= budget);
-  if (fitting >= 0) return { previous, shown: rest, cap: CLIP_STEPS[fitting]!, omitted: 0 };
+  const budget = requestBudget(contextWindow) - reserved - previous.reduce((n, r) => n + r.chars, 0);
+  const cap = fittingCap(rest, budget);
+  if (cap >= 0) return { previous, shown: rest, cap, omitted: 0 };
   // Still too long at the smallest cap: keep the newest rows, which matter most for what comes next.
-  const cap = CLIP_STEPS.at(-1)!;
   let start = rest.length;
-  for (let used = 0; start > 0 && used + size(rest[start - 1]!, cap) <= budget; start--) {
-    used += size(rest[start - 1]!, cap);
+  for (let used = 0; start > 0 && used + renderedSize(rest[start - 1]!, SMALLEST_CAP) <= budget; start--) {
+    used += renderedSize(rest[start - 1]!, SMALLEST_CAP);
   }
-  return { previous, shown: rest.slice(start), cap, omitted: start };
+  return { previous, shown: rest.slice(start), cap: SMALLEST_CAP, omitted: start };
 }
 
 export interface SummaryInput {
   plan: RenderPlan;
+  /** The summary so far, from the previous chunk of this pass: it stands in for `plan.previous`. */
+  running?: string;
   /** Content of the rows in `plan`: whole for previous summaries, the first `plan.cap` characters for the rest. */
   contents: ReadonlyMap<number, string>;
   model: string;
@@ -85,7 +115,9 @@ export interface SummaryInput {
 
 export function summaryRequest(input: SummaryInput): ModelRequest {
   const { plan, contents } = input;
-  const previous = plan.previous.map((r) => stripPrefix(contents.get(r.id) ?? ""));
+  const previous = input.running !== undefined
+    ? [input.running]
+    : plan.previous.map((r) => stripPrefix(contents.get(r.id) ?? ""));
   const lines = plan.shown.map((r) => renderRow(r, contents.get(r.id) ?? "", plan.cap));
   if (plan.omitted) lines.unshift(`[${plan.omitted} older messages omitted for length]`);
   const parts = [
@@ -105,7 +137,7 @@ still relevant, revise what changed, and add what is new.\n\n<previous-summary>\
       { role: "user", content: parts.join("\n\n") },
     ],
     tools: [],
-    max_tokens: Math.min(4096, Math.max(512, Math.floor(input.contextWindow / 8))),
+    max_tokens: summaryMaxTokens(input.contextWindow),
   };
 }
 

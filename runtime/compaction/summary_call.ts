@@ -1,6 +1,8 @@
 /**
- * The summary call: one model request for the middle of the transcript, bounded by an idle timeout and a total
- * ceiling, while the compaction lease is kept alive. No transaction is open meanwhile, so appends go on.
+ * The summary call: model requests for the middle of the transcript (one, or one per chunk), each bounded by
+ * an idle timeout and a total ceiling, while the compaction lease is kept alive. No transaction is open
+ * meanwhile, so appends go on. Calls stream when the provider does (`model.stream`): every streamed piece
+ * resets the idle timeout, so it measures inactivity.
  */
 import type { Clock } from "../core/clock.ts";
 import { errorMessage } from "../core/errors.ts";
@@ -8,13 +10,17 @@ import type { ModelRequest, Provider } from "../providers/provider.ts";
 import type { LeaseRef, Store } from "../store/store.ts";
 import { keepLease } from "./lease.ts";
 import type { PlanRow } from "./rows.ts";
-import { planRendering, summaryRequest } from "./summary.ts";
+import { planChunks } from "./chunks.ts";
+import { summaryRequest } from "./summary.ts";
 
 export interface SummariseOptions {
   middle: readonly PlanRow[];
   provider: Provider;
   model: string;
+  /** The summary model's window. */
   contextWindow: number;
+  /** It is smaller than the session's: chunk rather than clip messages hard. */
+  smallerModel?: boolean;
   focus?: string;
   lease: LeaseRef & { ttlMs: number };
   clock: Clock;
@@ -25,21 +31,18 @@ export interface SummariseOptions {
   onLeaseError?: (error: unknown) => void;
 }
 
-export type SummariseResult = { ok: true; text: string } | { ok: false; error: string; leaseLost: boolean };
+export type SummariseResult =
+  | { ok: true; text: string; /** Model calls it took (one per chunk). */ calls: number }
+  | { ok: false; error: string; leaseLost: boolean };
 
-/** Loads what the request shows, calls the model and keeps the lease refreshed until it answers. */
+/**
+ * Loads what each request shows, calls the model — once, or once per chunk when the middle is larger than the
+ * summary model's window holds (chunks.ts), each chunk updating the summary so far — and keeps the lease
+ * refreshed until the last answer.
+ */
 export async function summariseMiddle(store: Store, options: SummariseOptions): Promise<SummariseResult> {
-  const plan = planRendering(options.middle, options.contextWindow);
-  const contents = new Map([
-    ...await store.messageContents(plan.previous.map((r) => r.id), null),
-    ...await store.messageContents(plan.shown.map((r) => r.id), plan.cap),
-  ]);
-  const request = summaryRequest({
-    plan,
-    contents,
-    model: options.model,
-    contextWindow: options.contextWindow,
-    ...(options.focus ? { focus: options.focus } : {}),
+  const plans = planChunks(options.middle, options.contextWindow, {
+    smallerModel: options.smallerModel ?? false,
   });
   const kept = keepLease(store, {
     ...options.lease,
@@ -48,13 +51,28 @@ export async function summariseMiddle(store: Store, options: SummariseOptions): 
   });
   const signals = options.signal ? [options.signal, kept.lost] : [kept.lost];
   try {
-    const text = await callSummary(options.provider, request, {
-      clock: options.clock,
-      idleTimeoutMs: options.idleTimeoutMs,
-      totalTimeoutMs: options.totalTimeoutMs,
-      signal: AbortSignal.any(signals),
-    });
-    return { ok: true, text };
+    let running: string | undefined;
+    for (const plan of plans) {
+      const contents = new Map([
+        ...await store.messageContents(plan.previous.map((r) => r.id), null),
+        ...await store.messageContents(plan.shown.map((r) => r.id), plan.cap),
+      ]);
+      const request = summaryRequest({
+        plan,
+        contents,
+        model: options.model,
+        contextWindow: options.contextWindow,
+        ...(running !== undefined ? { running } : {}),
+        ...(options.focus ? { focus: options.focus } : {}),
+      });
+      running = await callSummary(options.provider, request, {
+        clock: options.clock,
+        idleTimeoutMs: options.idleTimeoutMs,
+        totalTimeoutMs: options.totalTimeoutMs,
+        signal: AbortSignal.any(signals),
+      });
+    }
+    return { ok: true, text: running ?? "", calls: plans.length };
   } catch (error) {
     if (options.signal?.aborted) throw options.signal.reason;
     if (kept.lost.aborted) return { ok: false, error: errorMessage(kept.lost.reason), leaseLost: true };

@@ -2,15 +2,7 @@
 import { type Document, isMap, isPair, isScalar, type LineCounter } from "yaml";
 import type { z } from "zod";
 import { nearest } from "../core/suggest.ts";
-
-export function keyPath(path: readonly PropertyKey[]): string {
-  let out = "";
-  for (const part of path) {
-    if (typeof part === "number") out += `[${part}]`;
-    else out += out ? `.${String(part)}` : String(part);
-  }
-  return out || "(root)";
-}
+import { keyPath } from "./key_path.ts";
 
 /** Offset of the node at `path` (or of the key `key` inside it), for line/column reporting. */
 export function offsetOf(doc: Document, path: readonly PropertyKey[], key?: string): number {

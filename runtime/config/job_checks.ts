@@ -10,6 +10,7 @@ import { Cron } from "croner";
 import { z } from "zod";
 import { ValidationError } from "../core/errors.ts";
 import type { JobFile, ScheduleConfig } from "./job_schema.ts";
+import { keyPath } from "./key_path.ts";
 
 /** Every problem of one file, one `file:line:col: key.path: …` line each; the message holds them all. */
 export class JobProblems extends ValidationError {
@@ -28,12 +29,14 @@ export interface CheckContext {
   locate: Locate;
   /** Templates are not substituted yet: only the literal part of `output.file` is checked. */
   templated: boolean;
+  /** How many of `spec.plugins` came first from config.yaml (named so in errors, without a position). */
+  configPlugins?: number;
 }
 
 export function jobProblems(spec: JobFile, context: CheckContext): string[] {
   const problems: string[] = [];
-  const at = (keyPath: (string | number)[], message: string) =>
-    problems.push(`${context.locate(keyPath)}: ${keyPath.map(String).join(".")}: ${message}`);
+  const at = (path: (string | number)[], message: string) =>
+    problems.push(`${context.locate(path)}: ${keyPath(path)}: ${message}`);
   if (spec.schedule) {
     try {
       compileCron(spec.schedule, (key) => `${context.locate(["schedule", key])}: schedule.${key}`);
@@ -53,9 +56,13 @@ export function jobProblems(spec: JobFile, context: CheckContext): string[] {
   if (provider === "scripted" && !spec.model?.script) {
     at(["model", "provider"], "provider scripted needs model.script (a replies file)");
   }
+  const fromConfig = context.configPlugins ?? 0;
   spec.plugins?.forEach((entry, i) => {
     const path = resolve(context.dir, entry.path);
-    if (!existsSync(path)) at(["plugins", i, "path"], `no such file or directory "${entry.path}" (${path})`);
+    if (existsSync(path)) return;
+    if (i < fromConfig) {
+      problems.push(`config.yaml: plugins[${i}].path: no such file or directory "${entry.path}"`);
+    } else at(["plugins", i - fromConfig, "path"], `no such file or directory "${entry.path}" (${path})`);
   });
   const file = spec.output?.file;
   if (file !== undefined) {

@@ -77,7 +77,12 @@ export function loadJob(path: string, options: LoadJobOptions = {}): ResolvedJob
   const locate = (keyPath: (string | number)[]) =>
     `${path}:${position(parsed.lines, offsetOf(parsed.doc, keyPath))}`;
   const job = resolveJob(spec, { ...options, path: absolute, dir: dirname(absolute), file: path, locate });
-  assertRunnable(job.spec, { dir: job.dir, locate, templated: options.validateOnly === true });
+  assertRunnable(job.spec, {
+    dir: job.dir,
+    locate,
+    templated: options.validateOnly === true,
+    configPlugins: options.config?.plugins?.length ?? 0,
+  });
   return job;
 }
 
@@ -91,6 +96,11 @@ export function jobFromObject(value: unknown, dir: string, options: LoadJobOptio
     }));
   }
   const job = resolveJob(result.data, { ...options, path: null, dir, file: "job" });
-  assertRunnable(job.spec, { dir, locate: () => "job", templated: options.validateOnly === true });
+  assertRunnable(job.spec, {
+    dir,
+    locate: () => "job",
+    templated: options.validateOnly === true,
+    configPlugins: options.config?.plugins?.length ?? 0,
+  });
   return job;
 }

@@ -223,6 +223,10 @@ export const ScheduleConfig = z.strictObject({
   ).optional(),
   catch_up: z.enum(["one", "none"]).describe("After downtime: run one missed slot (one, default) or none")
     .optional(),
+  on_crash: z.enum(["skip", "rerun"]).describe(
+    "A slot whose daemon died mid-run: skip (default) records it crashed and never starts it twice; " +
+      "rerun takes it over once (its side effects may repeat)",
+  ).optional(),
 });
 
 export const OutputConfig = z.strictObject({

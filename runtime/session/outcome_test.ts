@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { RunError, ValidationError } from "../core/errors.ts";
 import { LimitError } from "../agent/limits.ts";
-import { buildResult, type Ending, endingOfAnswer, endingOfError } from "./outcome.ts";
+import { buildResult, type Ending, endingOfAnswer, endingOfError, failedDelivery } from "./outcome.ts";
 
 const idle = () => new AbortController().signal;
 const aborted = (reason?: unknown) => AbortSignal.abort(reason);
@@ -158,4 +158,38 @@ Deno.test("buildResult: the §4 object in its printed key order, usage and durat
       error: null,
     }),
   );
+});
+
+Deno.test("endingOfAnswer: an answer the provider cut fails (exit 1), whatever its text; stop succeeds", () => {
+  const cut = endingOfAnswer({ final: "half an ans", finish_reason: "length" });
+  assert.deepEqual([cut.status, cut.terminal_reason, cut.exit_code], ["failed", "output_truncated", 1]);
+  const filtered = endingOfAnswer({ final: "", finish_reason: "content_filter" });
+  assert.deepEqual([filtered.status, filtered.terminal_reason], ["failed", "content_filtered"]);
+  assert.equal(endingOfAnswer({ final: "whole", finish_reason: "stop" }).status, "success");
+  assert.equal(endingOfAnswer({ final: "a command's output" }).status, "success");
+  assert.equal(endingOfAnswer({ final: "x", finish_reason: "constructor" }).status, "success");
+});
+
+Deno.test("failedDelivery: a success whose report could not be delivered fails; a failure keeps its ending", () => {
+  const ok = buildResult(endingOfAnswer({ final: "fine" }), {
+    session_id: "s",
+    job: "j",
+    final: "fine",
+    output: null,
+    turns: 1,
+    before: { prompt_tokens: 0, completion_tokens: 0 },
+    after: { prompt_tokens: 0, completion_tokens: 0 },
+    started: 0,
+    ended: 1,
+    compactions: 0,
+  });
+  const failed = failedDelivery(ok, { terminal_reason: "ci_output_error", error: "cannot write" });
+  assert.deepEqual([failed.status, failed.exit_code, failed.terminal_reason, failed.error], [
+    "failed",
+    1,
+    "ci_output_error",
+    "cannot write",
+  ]);
+  const limited = { ...ok, status: "limit" as const, exit_code: 3, terminal_reason: "max_turns" };
+  assert.equal(failedDelivery(limited, { terminal_reason: "x", error: "y" }), limited);
 });

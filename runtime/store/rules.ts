@@ -83,3 +83,8 @@ export function claimable(
   if (owner.host === holder.host && owner.pid === holder.pid && owner.started === holder.started) return true;
   return isProvablyDead(owner);
 }
+
+/** The note of a slot whose holder died mid-run and that is not run again (`schedule.on_crash: skip`). */
+export function crashedNote(previous: string): string {
+  return `holder ${previous} died mid-run; not run again (schedule.on_crash: skip)`;
+}

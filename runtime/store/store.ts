@@ -307,8 +307,10 @@ export type ClaimOutcome =
 
 /**
  * One (job, slot). Status: `running` (first attempt) → `rerunning` (taken over once from a dead or silent
- * holder) → `success | failed | limit | interrupted`; `skipped` (overrun, or missed with `catch_up: none`);
- * `abandoned` (its holder died and the slot was superseded, or died again after the takeover).
+ * holder, `schedule.on_crash: rerun`) → `success | failed | limit | interrupted`; `crashed` (its holder died
+ * mid-run and `on_crash: skip` keeps it from running twice); `skipped` (overrun, or missed with
+ * `catch_up: none`); `abandoned` (its holder died and the slot was superseded, or died again after the
+ * takeover).
  */
 export interface RunRow {
   job: string;
@@ -351,10 +353,16 @@ export interface ScheduleOps {
   /** Every live (`running`, `rerunning`) claim. */
   liveClaims(): Promise<RunRow[]>;
   /**
-   * Takes over `row` if it is still held by the same nonce and stale: a `running` row becomes `rerunning`
-   * under `holder` (once); a stale `rerunning` row is abandoned. True when `holder` should run the slot.
+   * Takes over `row` if it is still held by the same nonce and stale: with `on_crash: "rerun"` (the default
+   * here) a `running` row becomes `rerunning` under `holder` (once); with `"skip"` it is recorded `crashed`
+   * and never started again; a stale `rerunning` row is abandoned. The sessions of the job its holder left
+   * `running` become `interrupted` in the same transaction. True when `holder` should run the slot.
    */
-  takeOverClaim(row: RunRow, holder: ProcessIdentity, lease: ClaimLease): Promise<boolean>;
+  takeOverClaim(
+    row: RunRow,
+    holder: ProcessIdentity,
+    lease: ClaimLease & { on_crash?: "skip" | "rerun" },
+  ): Promise<boolean>;
   /** Extends the lease of `holder`'s live claims; returns the claims it still holds. */
   renewClaims(holder: ProcessIdentity, lease: ClaimLease): Promise<{ job: string; slot: number }[]>;
   /** Records how runs ended, in one transaction; false for each run its holder no longer owns. */

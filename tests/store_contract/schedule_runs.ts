@@ -118,6 +118,51 @@ export function scheduleContract(name: string, open: OpenStore): void {
     assert.equal((await row(a, "dead", 1)).status, "success");
   });
 
+  Deno.test(`${name}: takeOverClaim with on_crash skip: the slot is recorded crashed, never run again; the dead holder's sessions are interrupted`, async () => {
+    const { fx, a, b } = await stores();
+    await using _ = fx;
+    const dead = await deadHolder();
+    const alive = liveHolder({ host: "elsewhere" });
+    await a.claimSlots([{ job: "j", slot: 1 }], dead, lease);
+    const owned = (holder: ProcessIdentity) => ({
+      owner_host: holder.host,
+      owner_pid: holder.pid,
+      owner_started: holder.started,
+    });
+    const left = await a.createSession({ job: "j" });
+    await a.updateSession(left.id, owned(dead));
+    const finished = await a.createSession({ job: "j", status: "success" });
+    await a.updateSession(finished.id, owned(dead));
+    const other = await a.createSession({ job: "j" });
+    await a.updateSession(other.id, owned(alive));
+    const skip = { ...lease, on_crash: "skip" as const };
+    assert.equal(await b.takeOverClaim(await row(a, "j", 1), liveHolder(), skip), false, "not run again");
+    const crashed = await row(a, "j", 1);
+    assert.equal(crashed.status, "crashed");
+    assert.equal(crashed.finished_at, lease.now);
+    assert.match(
+      crashed.note!,
+      new RegExp(`^holder ${Deno.hostname()}:${dead.pid} died mid-run; not run again`),
+    );
+    assert.deepEqual(await a.liveClaims(), []);
+    assert.equal(
+      await a.takeOverClaim(crashed, liveHolder(), lease),
+      false,
+      "a crashed slot is never taken over",
+    );
+    const status = async (id: string) => {
+      const s = (await a.getSession(id))!;
+      return [s.status, s.terminal_reason, s.owner_pid];
+    };
+    assert.deepEqual(await status(left.id), ["interrupted", "holder_died", null]);
+    assert.deepEqual((await status(finished.id))[0], "success", "a finished session keeps its ending");
+    assert.deepEqual(
+      await status(other.id),
+      ["running", null, alive.pid],
+      "another owner's session is untouched",
+    );
+  });
+
   Deno.test(`${name}: a holder that dies after taking over is not run a third time: the slot is abandoned`, async () => {
     const { fx, a, b } = await stores();
     await using _ = fx;

@@ -8,7 +8,7 @@
  */
 import type { ProcessIdentity } from "../../core/process_identity.ts";
 import type { ClaimOutcome, RunFinish, RunRow, ScheduleOps, SlotClaim } from "../store.ts";
-import { isStaleClaim } from "../rules.ts";
+import { crashedNote, isStaleClaim } from "../rules.ts";
 import { json, type PgDb, type Q } from "./_db.ts";
 import { toRunRow } from "./_rows.ts";
 
@@ -90,7 +90,7 @@ export function scheduleOps(db: PgDb): ScheduleOps {
         return inserted.size === 1;
       }),
     liveClaims: () => liveClaims(sql),
-    takeOverClaim: (row, holder, { now, lease_ms }) =>
+    takeOverClaim: (row, holder, { now, lease_ms, on_crash = "rerun" }) =>
       db.tx(async (q) => {
         await lockJobs(q, [row.job]);
         const [found] = await q`
@@ -99,8 +99,17 @@ export function scheduleOps(db: PgDb): ScheduleOps {
         const current = found && toRunRow(found);
         if (!current || !isStaleClaim(current, now)) return false;
         const previous = `${current.holder_host}:${current.holder_pid}`;
+        await interruptSessionsOf(q, current, now);
         if (current.status === "rerunning") {
           await abandon(q, current, `holder ${previous} died after taking the slot over; not run again`, now);
+          return false;
+        }
+        if (on_crash === "skip") {
+          await q`
+            UPDATE schedule_runs SET status = 'crashed', finished_at = ${now}, lease_expires_at = NULL,
+              note = ${crashedNote(previous)}
+            WHERE job = ${current.job} AND slot = ${current.slot} AND holder_nonce = ${current.holder_nonce}
+              AND status IN ('running', 'rerunning')`;
           return false;
         }
         await q`
@@ -204,7 +213,22 @@ function heldRow(claim: SlotClaim, holder: ProcessIdentity, at: { now: number; e
   };
 }
 
+/**
+ * The sessions of `row`'s job that its dead (or silent) holder left `running`: they are `interrupted`, not
+ * running forever. A holder that is alive after all records its own ending over this when it finishes.
+ */
+async function interruptSessionsOf(q: Q, row: RunRow, now: number): Promise<void> {
+  await q`
+    UPDATE sessions SET status = 'interrupted', terminal_reason = 'holder_died', ended_at = ${now},
+      updated_at = ${now}, owner_pid = NULL
+    WHERE job = ${row.job} AND status = 'running'
+      AND owner_host IS NOT DISTINCT FROM ${row.holder_host}::text
+      AND owner_pid IS NOT DISTINCT FROM ${row.holder_pid}::integer
+      AND owner_started IS NOT DISTINCT FROM ${row.holder_started}::text`;
+}
+
 async function abandon(q: Q, row: RunRow, note: string, now: number): Promise<void> {
+  await interruptSessionsOf(q, row, now);
   await q`
     UPDATE schedule_runs SET status = 'abandoned', finished_at = ${now}, note = ${note}
     WHERE job = ${row.job} AND slot = ${row.slot} AND holder_nonce = ${row.holder_nonce}

@@ -7,7 +7,7 @@
  */
 import type { ProcessIdentity } from "../../core/process_identity.ts";
 import type { ClaimOutcome, RunFinish, RunRow, ScheduleOps, SlotClaim } from "../store.ts";
-import { isStaleClaim } from "../rules.ts";
+import { crashedNote, isStaleClaim } from "../rules.ts";
 import { type Row, settle, type SqliteDb } from "./_db.ts";
 import { HOLDER } from "./_holder.ts";
 import { toRunRow } from "./_rows.ts";
@@ -67,7 +67,7 @@ export function scheduleOps(db: SqliteDb): ScheduleOps {
         )
       ),
     liveClaims: () => settle(() => liveClaims(db)),
-    takeOverClaim: (row, holder, { now, lease_ms }) =>
+    takeOverClaim: (row, holder, { now, lease_ms, on_crash = "rerun" }) =>
       settle(() =>
         db.immediate(() => {
           const found = db.stmt(
@@ -76,8 +76,16 @@ export function scheduleOps(db: SqliteDb): ScheduleOps {
           const current = found && toRunRow(found);
           if (!current || !isStaleClaim(current, now)) return false;
           const previous = `${current.holder_host}:${current.holder_pid}`;
+          interruptSessionsOf(db, current, now);
           if (current.status === "rerunning") {
             abandon(db, current, `holder ${previous} died after taking the slot over; not run again`, now);
+            return false;
+          }
+          if (on_crash === "skip") {
+            db.stmt(
+              `UPDATE schedule_runs SET status = 'crashed', finished_at = ?, lease_expires_at = NULL, note = ?
+               WHERE job = ? AND slot = ? AND holder_nonce = ? AND ${LIVE}`,
+            ).run(now, crashedNote(previous), current.job, current.slot, current.holder_nonce);
             return false;
           }
           db.stmt(
@@ -166,7 +174,20 @@ function heldRow(claim: SlotClaim, holder: ProcessIdentity, leaseExpiresAt: numb
   };
 }
 
+/**
+ * The sessions of `row`'s job that its dead (or silent) holder left `running`: they are `interrupted`, not
+ * running forever. A holder that is alive after all records its own ending over this when it finishes.
+ */
+function interruptSessionsOf(db: SqliteDb, row: RunRow, now: number): void {
+  db.stmt(
+    `UPDATE sessions SET status = 'interrupted', terminal_reason = 'holder_died', ended_at = ?, updated_at = ?,
+       owner_pid = NULL
+     WHERE job = ? AND status = 'running' AND owner_host IS ? AND owner_pid IS ? AND owner_started IS ?`,
+  ).run(now, now, row.job, row.holder_host, row.holder_pid, row.holder_started);
+}
+
 function abandon(db: SqliteDb, row: RunRow, note: string, now: number): void {
+  interruptSessionsOf(db, row, now);
   db.stmt(
     `UPDATE schedule_runs SET status = 'abandoned', finished_at = ?, note = ?
      WHERE job = ? AND slot = ? AND holder_nonce = ? AND ${LIVE}`,

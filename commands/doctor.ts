@@ -1,0 +1,101 @@
+/**
+ * `hermes doctor [--json]`: can this machine run what Hermes promises — the OS sandbox for the shell tool
+ * and plugins, deno for plugin subprocesses, a writable store? One line per check; exit 1 when one fails.
+ */
+import { dirname } from "node:path";
+import { type Cli, parseCommandArgs } from "./_cli.ts";
+import { probeSandbox } from "../runtime/sandbox/probe.ts";
+import { findDeno } from "../plugins/deno_path.ts";
+import { errorMessage } from "../runtime/core/errors.ts";
+
+export interface Check {
+  name: "sandbox" | "plugins" | "store";
+  ok: boolean;
+  detail: string;
+  /** How to fix it, when it failed. */
+  hint?: string;
+}
+
+export async function main(cli: Cli): Promise<number> {
+  const { values } = parseCommandArgs("doctor", cli.args, { json: { type: "boolean" } });
+  const checks = [await sandboxCheck(cli.env), await pluginsCheck(cli.env), await storeCheck(cli.dbPath)];
+  if (values.json) await cli.out(JSON.stringify({ ok: checks.every((c) => c.ok), checks }) + "\n");
+  else {
+    for (const check of checks) {
+      const hint = check.ok || !check.hint ? "" : ` (${check.hint})`;
+      await cli.out(`${check.name.padEnd(8)} ${check.ok ? "ok  " : "FAIL"} ${check.detail}${hint}\n`);
+    }
+  }
+  return checks.every((c) => c.ok) ? 0 : 1;
+}
+
+async function sandboxCheck(env: Record<string, string>): Promise<Check> {
+  const probe = await probeSandbox({
+    ...(env.HERMES_BWRAP ? { bwrap: env.HERMES_BWRAP } : {}),
+    path: env.PATH ?? "",
+  });
+  return probe.ok
+    ? {
+      name: "sandbox",
+      ok: true,
+      detail: `bubblewrap ${probe.version} at ${probe.path} runs a sandboxed command`,
+    }
+    : { name: "sandbox", ok: false, detail: probe.reason, hint: probe.hint };
+}
+
+async function pluginsCheck(env: Record<string, string>): Promise<Check> {
+  let deno: string;
+  try {
+    deno = findDeno(env);
+  } catch (error) {
+    return {
+      name: "plugins",
+      ok: false,
+      detail: errorMessage(error),
+      hint: "install deno or set HERMES_DENO",
+    };
+  }
+  try {
+    const { success, stdout } = await new Deno.Command(deno, { args: ["--version"], stderr: "null" })
+      .output();
+    const version = new TextDecoder().decode(stdout).split("\n")[0] ?? "";
+    if (success) return { name: "plugins", ok: true, detail: `${version} at ${deno}` };
+    return {
+      name: "plugins",
+      ok: false,
+      detail: `${deno} --version failed`,
+      hint: "set HERMES_DENO to a working deno",
+    };
+  } catch (error) {
+    return { name: "plugins", ok: false, detail: `Cannot run ${deno}: ${errorMessage(error)}` };
+  }
+}
+
+/** The store file (or, before the first run, its directory) must be writable. */
+async function storeCheck(dbPath: string): Promise<Check> {
+  if (/^postgres(ql)?:\/\//.test(dbPath)) {
+    return { name: "store", ok: true, detail: "a PostgreSQL URL (not probed by doctor)" };
+  }
+  const target = await Deno.stat(dbPath).then(() => dbPath, () => dirname(dbPath));
+  try {
+    await Deno.mkdir(dirname(dbPath), { recursive: true, mode: 0o700 });
+    const file = await Deno.open(target === dbPath ? dbPath : `${target}/.hermes-doctor-${Deno.pid}`, {
+      write: true,
+      create: target !== dbPath,
+    });
+    file.close();
+    if (target !== dbPath) await Deno.remove(`${target}/.hermes-doctor-${Deno.pid}`);
+    return {
+      name: "store",
+      ok: true,
+      detail: `${dbPath} is writable${target === dbPath ? "" : " (not created yet)"}`,
+    };
+  } catch (error) {
+    return {
+      name: "store",
+      ok: false,
+      detail: `Cannot write the store ${dbPath}: ${errorMessage(error)}`,
+      hint: "use a writable --home or --db",
+    };
+  }
+}

@@ -1,0 +1,57 @@
+import assert from "node:assert/strict";
+import { hermes, tempDir } from "../tests/_cli.ts";
+
+const hasBwrap = (() => {
+  try {
+    return new Deno.Command("bwrap", { args: ["--version"], stdout: "null", stderr: "null" }).outputSync()
+      .success;
+  } catch {
+    return false;
+  }
+})();
+const ignore = !hasBwrap && Deno.env.get("CI") !== "true";
+if (ignore) console.log("doctor sandbox test skipped: bubblewrap (bwrap) is not installed");
+
+interface Report {
+  ok: boolean;
+  checks: { name: string; ok: boolean; detail: string; hint?: string }[];
+}
+const byName = (report: Report) => Object.fromEntries(report.checks.map((c) => [c.name, c]));
+
+Deno.test(
+  { name: "doctor: every check passes on a machine with bwrap, deno and a writable home", ignore },
+  async () => {
+    const home = await tempDir();
+    const r = await hermes(["doctor", "--json"], { home });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const checks = byName(JSON.parse(r.stdout));
+    assert.match(checks.sandbox!.detail, /^bubblewrap \S+ at \/.*bwrap runs a sandboxed command$/);
+    assert.match(checks.plugins!.detail, /^deno \d/);
+    assert.match(checks.store!.detail, /state\.db is writable \(not created yet\)/);
+    const text = await hermes(["doctor"], { home });
+    assert.match(text.stdout, /^sandbox +ok /m);
+  },
+);
+
+Deno.test("doctor: a missing sandbox and an unwritable store fail with how to fix them, exit 1", async () => {
+  const dir = await tempDir();
+  await Deno.writeTextFile(`${dir}/file`, "");
+  const r = await hermes(["doctor", "--json"], {
+    home: `${dir}/file/home`,
+    env: { HERMES_BWRAP: `${dir}/no-bwrap`, HERMES_DENO: `${dir}/no-deno` },
+  });
+  assert.equal(r.code, 1, r.stderr);
+  const report: Report = JSON.parse(r.stdout);
+  assert.equal(report.ok, false);
+  const checks = byName(report);
+  assert.equal(checks.sandbox!.ok, false);
+  assert.match(checks.sandbox!.hint!, /bubblewrap/);
+  assert.equal(checks.plugins!.ok, false);
+  assert.equal(checks.store!.ok, false);
+  assert.match(checks.store!.detail, /^Cannot write the store .*file\/home\/state\.db/);
+  const text = await hermes(["doctor"], {
+    home: `${dir}/file/home`,
+    env: { HERMES_BWRAP: `${dir}/no-bwrap` },
+  });
+  assert.match(text.stdout, /^sandbox +FAIL .*\(.*\)$/m);
+});

@@ -1,0 +1,172 @@
+/**
+ * One compaction pass (DESIGN §9): the guards of automatic passes (breaker, cooldown), the durable lease, the
+ * plan (hard.ts, micro.ts, proactive.ts), then the commit (commit.ts) or a pass that changed nothing — each
+ * logged once (telemetry.ts). The lease is held, and refreshed, across a summary call; no transaction is.
+ */
+import { errorMessage } from "../core/errors.ts";
+import type { ProcessIdentity } from "../core/process_identity.ts";
+import type { CompactionOutcome } from "../agent/seams.ts";
+import type { Store } from "../store/store.ts";
+import { commitPlan } from "./commit.ts";
+import { measure } from "./estimate.ts";
+import {
+  afterIneffective,
+  afterSummaryFailure,
+  afterSummarySuccess,
+  guardBlock,
+  type GuardState,
+  readGuard,
+  writeGuard,
+} from "./guard.ts";
+import { planHard } from "./hard.ts";
+import { planMicro } from "./micro.ts";
+import type { PlanContext } from "./plan.ts";
+import { proactivePlan } from "./proactive.ts";
+import { loadPlanRows, type PlanRow } from "./rows.ts";
+import { KIND_OF, type Pass, type PassDeps, unchanged } from "./pass_outcome.ts";
+import { scaledTo } from "./settings.ts";
+import { summariseMiddle } from "./summary_call.ts";
+
+export async function runPass(deps: PassDeps, pass: Pass): Promise<CompactionOutcome> {
+  pass.signal?.throwIfAborted();
+  const { store, clock, log, settings, calibration } = deps;
+  const { sessionId } = pass;
+  if (pass.reason !== "manual") {
+    const block = guardBlock(await readGuard(store, sessionId), clock.now());
+    if (block) {
+      return await unchanged(deps, pass, {
+        outcome: block.reason,
+        tokens: await calibration.estimate(sessionId),
+        note: block.note,
+        why: block.reason,
+        until: block.until,
+      });
+    }
+  }
+  const holder: ProcessIdentity = { ...deps.identity, nonce: crypto.randomUUID() };
+  const taken = await store.acquireLease({ sessionId, holder, now: clock.now(), ttlMs: settings.leaseTtlMs });
+  if (!taken.acquired) {
+    const { holder: other, expires_at } = taken.current;
+    return await unchanged(deps, pass, {
+      outcome: "nothing_to_do",
+      tokens: await calibration.estimate(sessionId),
+      why: "lease_held",
+      note: `another compaction holds the lease (pid ${other.pid} on ${other.host}, until ${
+        new Date(expires_at).toISOString()
+      })`,
+    });
+  }
+  if (taken.took_over) log.info(`session ${sessionId}: took over a compaction lease (${taken.took_over})`);
+  try {
+    return await holdingLease(deps, pass, holder.nonce);
+  } finally {
+    try {
+      await store.releaseLease({ sessionId, nonce: holder.nonce });
+    } catch (error) {
+      log.warn(
+        `session ${sessionId}: could not release the compaction lease (it will expire): ${
+          errorMessage(error)
+        }`,
+      );
+    }
+  }
+}
+
+async function holdingLease(deps: PassDeps, pass: Pass, nonce: string): Promise<CompactionOutcome> {
+  const { store, clock, settings } = deps;
+  const { sessionId } = pass;
+  const rows = await loadPlanRows(store, sessionId);
+  const ratio = await deps.calibration.calibrate(sessionId, rows);
+  const before = measure(rows, ratio);
+  deps.events.emit(sessionId, {
+    type: "compaction.start",
+    reason: pass.reason,
+    kind: KIND_OF[pass.mode],
+    before_tokens: before,
+  });
+  const ctx: PlanContext = {
+    sessionId,
+    rows,
+    ratio,
+    // After an overflow the configured window is wrong: the request that was too long bounds the real one.
+    settings: pass.reason === "overflow" ? scaledTo(settings, before) : settings,
+    reason: pass.reason,
+    before,
+    ...(pass.focus ? { focus: pass.focus } : {}),
+    summarise: (replaced) => summarise(deps, pass, replaced, nonce),
+  };
+  const plan = pass.mode === "micro"
+    ? await planMicro({ ...ctx, microLimit: settings.microLimit ?? settings.limit })
+    : pass.mode === "prune"
+    ? proactivePlan(ctx, settings.pruneMin ?? 0)
+    : await planHard(ctx);
+  const automatic = pass.reason !== "manual";
+  switch (plan.type) {
+    case "nothing":
+      return await unchanged(deps, pass, {
+        outcome: "nothing_to_do",
+        tokens: before,
+        note: plan.note,
+        why: plan.why,
+      });
+    case "failed":
+      if (!plan.leaseLost && automatic) {
+        await updateGuard(store, sessionId, (state) => afterSummaryFailure(state, clock.now()));
+      }
+      return await unchanged(deps, pass, {
+        outcome: "failed",
+        tokens: before,
+        note: plan.note,
+        why: plan.leaseLost ? "lease_lost" : "summary_failed",
+      });
+    case "refused":
+      if (automatic) {
+        await updateGuard(
+          store,
+          sessionId,
+          (state) =>
+            afterIneffective(afterSummarySuccess(state), {
+              now: clock.now(),
+              windowMs: settings.breakerWindowMs,
+            }),
+        );
+      }
+      return await unchanged(deps, pass, {
+        outcome: "refused_growth",
+        tokens: before,
+        note: plan.note,
+        why: "not_smaller",
+        summaryTokens: plan.summaryTokens,
+      });
+    case "commit":
+      return await commitPlan(deps, pass, { nonce, before, ratio, plan });
+  }
+}
+
+/** Guard bookkeeping outside a commit (refusals and failures). */
+async function updateGuard(
+  store: Store,
+  sessionId: string,
+  change: (state: GuardState) => GuardState | null,
+) {
+  const next = change(await readGuard(store, sessionId));
+  if (next) await writeGuard(store, sessionId, next);
+}
+
+function summarise(deps: PassDeps, pass: Pass, replaced: readonly PlanRow[], nonce: string) {
+  const { settings, log } = deps;
+  return summariseMiddle(deps.store, {
+    middle: replaced,
+    provider: deps.provider,
+    model: settings.summaryModel,
+    contextWindow: settings.summaryWindow,
+    smallerModel: settings.summaryWindow < settings.windowTokens,
+    ...(pass.focus ? { focus: pass.focus } : {}),
+    lease: { sessionId: pass.sessionId, nonce, ttlMs: settings.leaseTtlMs },
+    clock: deps.clock,
+    idleTimeoutMs: settings.idleTimeoutMs,
+    totalTimeoutMs: settings.totalTimeoutMs,
+    ...(pass.signal ? { signal: pass.signal } : {}),
+    onLeaseError: (error) => log.warn(`could not refresh the compaction lease: ${errorMessage(error)}`),
+  });
+}
