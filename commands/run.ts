@@ -4,6 +4,7 @@ import { applyRunFlags } from "./run_flags.ts";
 import { type Progress, runProgress } from "./run_progress.ts";
 import { ExitCode, ValidationError } from "../runtime/core/errors.ts";
 import { EventBus } from "../runtime/core/events.ts";
+import { redactValue } from "../runtime/core/redact.ts";
 import { exists } from "../runtime/core/fs.ts";
 import { mergeConfig, parseInputFlags, type ResolvedJob, resolveJob } from "../runtime/config/job.ts";
 import type { JobFile } from "../runtime/config/job_schema.ts";
@@ -70,7 +71,7 @@ export async function main(cli: Cli): Promise<number> {
     store ??= cli.openStore();
     const events = new EventBus(cli.clock);
     const writes: Promise<void>[] = [];
-    const emitLine = (event: HermesEvent) => writes.push(cli.out(cli.redact(JSON.stringify(event)) + "\n"));
+    const emitLine = (event: HermesEvent) => writes.push(cli.out(JSON.stringify(redactValue(event, cli.redact)) + "\n"));
     if (format === "stream-json") events.subscribe(emitLine);
     progress = runProgress(cli);
     events.subscribe(progress.onEvent);
@@ -91,7 +92,7 @@ export async function main(cli: Cli): Promise<number> {
       ...(values.model !== undefined ? { model: values.model } : {}),
     });
     await Promise.all(writes);
-    if (format === "json") await cli.out(cli.redact(JSON.stringify(result)) + "\n");
+    if (format === "json") await cli.out(JSON.stringify(redactValue(result, cli.redact)) + "\n");
     else if (format === "text" && result.status === "success") {
       await cli.out(cli.redact(result.final.replace(/\n+$/, "")) + "\n");
     }

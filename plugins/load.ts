@@ -21,7 +21,8 @@ import {
 import { oneLine, preflight } from "./preflight.ts";
 import { PluginFailure, PluginProcess } from "./process.ts";
 import type { HookName } from "./sdk.ts";
-import { PluginStateTable } from "./state.ts";
+import { pluginIdentity, PluginStateTable } from "./state.ts";
+import type { Redactor } from "../runtime/core/redact.ts";
 
 export const HOOK_NAMES: readonly HookName[] = [
   "on_session_start",
@@ -55,6 +56,8 @@ export interface LoadOptions {
   signal?: AbortSignal;
   /** The plugin's manifest when already read (startPlugins reads them all to keep names distinct). */
   manifest?: PluginManifest;
+  /** Replaces secrets in every payload sent to the plugin (DESIGN §12). */
+  redact?: Redactor;
 }
 
 export interface Registrations {
@@ -111,7 +114,8 @@ export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Prom
   if (refused) fail(refused);
 
   let loaded = false;
-  const state = new PluginStateTable(options.store, manifest.name);
+  // Keyed by the plugin's identity, not its self-declared name: another plugin cannot claim it.
+  const state = new PluginStateTable(options.store, pluginIdentity(manifest));
   const process = new PluginProcess({
     deno_path: options.deno_path,
     ...(options.launcher ? { launcher: options.launcher } : {}),
@@ -122,6 +126,7 @@ export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Prom
     log: options.log.child(manifest.name),
     serve: (method, params) => state.serve(method, params),
     onFailure: (failure) => loaded && options.onFailure(manifest.name, failure),
+    ...(options.redact ? { redact: options.redact } : {}),
   });
   try {
     const reply = await process.call(

@@ -4,9 +4,21 @@
  * here, before the store sees them.
  */
 import type { Store } from "../runtime/store/store.ts";
+import type { PluginManifest } from "./manifest.ts";
 
 const MAX_KEY_LENGTH = 512;
 const MAX_VALUE_BYTES = 1024 * 1024;
+
+/**
+ * Whose state it is: the plugin's real path — its directory, or its module file for a single-file plugin —
+ * never the name it declares, so a second plugin declaring `"name": "vault"` gets a state of its own.
+ * Upgrading a plugin in place (new files, new version, even a new name in plugin.json) keeps its state;
+ * moving or copying it elsewhere starts empty. Symlinks are resolved, so a link to a plugin's directory is
+ * that plugin (and runs its code).
+ */
+export function pluginIdentity(manifest: Pick<PluginManifest, "root">): string {
+  return `path:${manifest.root}`;
+}
 
 export class PluginStateTable {
   #store: Store;

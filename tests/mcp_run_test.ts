@@ -277,7 +277,7 @@ mcp_servers:
   });
 }
 
-Deno.test("mcp: a job that names no server and one that is refused by its schema", async () => {
+Deno.test("mcp: command with url, or an unset {{ env.X }} in headers, is exit 2; a plain entry validates", async () => {
   const dir = await writeFiles(await tempDir(), {
     "job.yaml": `name: bad
 prompt: hi
@@ -288,6 +288,13 @@ mcp_servers:
   const both = await hermes(["validate", "job.yaml"], { cwd: dir, home: dir });
   assert.equal(both.code, 2);
   assert.match(both.stderr, /exactly one of command \(stdio\) or url/);
+  await Deno.writeTextFile(
+    `${dir}/job.yaml`,
+    'name: unset\nprompt: hi\nmcp_servers:\n  r: { url: "http://h/mcp", headers: { A: "{{ env.NOPE_X }}" } }\n',
+  );
+  const unset = await hermes(["run", "job.yaml"], { cwd: dir, home: dir });
+  assert.equal(unset.code, 2);
+  assert.match(unset.stderr, /job\.yaml:\d+:\d+: unknown template reference "\{\{ env\.NOPE_X \}\}"/);
   await Deno.writeTextFile(
     `${dir}/job.yaml`,
     "name: ok\nprompt: hi\nmcp_servers:\n  fs: { command: node }\n",
@@ -323,6 +330,9 @@ mcp_servers:
       /unknown tool/,
       "not in tools.allow",
     );
+    const db = new TextDecoder().decode(await Deno.readFile(`${dir}/state.db`));
+    assert.ok(db.includes("Bearer {{ env.SEARCH_TOKEN }}"), "the stored job keeps the template");
+    assert.ok(!db.includes("t-123"), "and not the token");
   } finally {
     await server.close();
   }

@@ -75,6 +75,9 @@ Deno.test("rpc: a session from a job runs a scripted tool call; ordered events a
   const roles = (got.messages as { role: string }[]).map((m) => m.role);
   assert.deepEqual(roles, ["system", "user", "assistant", "tool", "assistant"]);
   assert.equal(got.live, true);
+  const occupancy = got.occupancy as { tokens: number; threshold_tokens: number; occupancy: number };
+  assert.ok(occupancy.tokens > 0 && occupancy.threshold_tokens > 0, JSON.stringify(occupancy));
+  assert.equal(occupancy.occupancy, occupancy.tokens / occupancy.threshold_tokens);
   const list = result(await client.request("session.list")).sessions as { id: string; live: boolean }[];
   assert.deepEqual(list.map((s) => [s.id, s.live]), [[id, true]]);
   const { code } = await client.finish();
@@ -331,6 +334,7 @@ Deno.test("rpc: a stored session is resumed on demand; delete and archive act on
   const start = client.events(stored).find((e) => e.type === "session.start")!;
   assert.equal(start.resumed, true);
   const got = result(await client.request("session.get", { session_id: stored }));
+  assert.equal(typeof (got.occupancy as { occupancy: number }).occupancy, "number", "a resumed session too");
   assert.deepEqual((got.messages as { content: string }[]).filter((_, i) => i > 0).map((m) => m.content), [
     "first",
     "first answer",

@@ -59,30 +59,17 @@ export function resolveJob(spec: JobFile, context: ResolveContext): ResolvedJob 
   if (merged.output?.file) {
     resolved.output = { ...merged.output, file: substitute(merged.output.file, ["output", "file"]) };
   }
-  if (merged.mcp_servers) {
-    resolved.mcp_servers = Object.fromEntries(
-      Object.entries(merged.mcp_servers).map(([name, entry]) => [name, {
-        ...entry,
-        ...(entry.env && !Array.isArray(entry.env)
-          ? {
-            env: Object.fromEntries(
-              Object.entries(entry.env).map((
-                [key, value],
-              ) => [key, substitute(value, ["mcp_servers", name, "env", key])]),
-            ),
-          }
-          : {}),
-        ...(entry.headers
-          ? {
-            headers: Object.fromEntries(
-              Object.entries(entry.headers).map((
-                [key, value],
-              ) => [key, substitute(value, ["mcp_servers", name, "headers", key])]),
-            ),
-          }
-          : {}),
-      }]),
-    );
+  // MCP headers and env values keep their {{ env.X }} templates, so the stored job holds no secret values;
+  // each start of the server substitutes them (runtime/mcp). Checked here: a missing variable is exit 2.
+  for (const [name, entry] of Object.entries(merged.mcp_servers ?? {})) {
+    for (const [key, value] of Object.entries(entry.headers ?? {})) {
+      substitute(value, ["mcp_servers", name, "headers", key]);
+    }
+    if (entry.env && !Array.isArray(entry.env)) {
+      for (const [key, value] of Object.entries(entry.env)) {
+        substitute(value, ["mcp_servers", name, "env", key]);
+      }
+    }
   }
   return { spec: resolved, path: context.path, dir: context.dir, inputs, env };
 }
@@ -120,6 +107,7 @@ export function mergeConfig(spec: JobFile, config: UserConfig | undefined): JobF
   if (config.plugins?.length) merged.plugins = [...config.plugins, ...(spec.plugins ?? [])];
   // Servers merge by name: a job's entry replaces config.yaml's entry of the same name as a whole.
   if (config.mcp_servers) merged.mcp_servers = { ...config.mcp_servers, ...(spec.mcp_servers ?? {}) };
+  if (config.redact?.length) merged.redact = [...new Set([...config.redact, ...(spec.redact ?? [])])];
   return merged;
 }
 

@@ -300,6 +300,8 @@ const McpServers = z.record(
   McpServerEntry,
 ).describe("MCP servers whose tools are offered as mcp__NAME__TOOL (DESIGN §13)");
 
+const SecretNames = z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected a variable name"));
+
 export const JobFile = z.strictObject({
   $schema: z.string().describe("JSON Schema of this file, for editors").optional(),
   name: Name.describe("Job name: lower-case letters, digits, '.', '_' or '-'"),
@@ -311,6 +313,10 @@ export const JobFile = z.strictObject({
   ).optional(),
   env: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).describe(
     "Extra environment for tools",
+  ).optional(),
+  redact: SecretNames.describe(
+    "More variables whose values are secret: replaced before anything is stored or printed (always: *_KEY, " +
+      "*_TOKEN, *_SECRET, *PASSWORD* and model.api_key_env)",
   ).optional(),
   prompt: z.string().describe("The first user turn; {{ inputs.x }} and {{ env.X }} are substituted")
     .optional(),
@@ -335,6 +341,8 @@ export const UserConfig = z.strictObject({
   tools: ToolsConfig.describe("Default tools").optional(),
   plugins: z.array(PluginEntry).describe("Global plugins, loaded for every session").optional(),
   mcp_servers: McpServers.optional(),
+  redact: SecretNames.describe("Variables whose values are secret in every job (added to a job's redact:)")
+    .optional(),
   limits: LimitsConfig.describe("Default limits per prompt").optional(),
   compaction: CompactionConfig.describe("Default compaction settings").optional(),
   loops: LoopsConfig.describe("Default /loop settings").optional(),

@@ -1,27 +1,73 @@
-/** Secrets (values of *_KEY, *_TOKEN, *_SECRET, *PASSWORD* variables and API keys) never leave the process. */
+/**
+ * Secrets (values of *_KEY, *_TOKEN, *_SECRET, *PASSWORD* variables, API keys and names a job lists in
+ * `redact:`) never leave the process: they are replaced on values — strings inside objects — before
+ * anything is stored or printed. Redacting serialized JSON would miss a secret holding `"`, `\` or a tab,
+ * because JSON escapes those characters.
+ */
 const SECRET_NAME = /(_KEY|_TOKEN|_SECRET)$|PASSWORD|^(OPENAI_API_KEY|API_KEY)$/i;
+/** Shorter values would replace ordinary words ("on", "true") everywhere. */
 const MIN_SECRET_LENGTH = 6;
 
 export type Redactor = (text: string) => string;
+
+/** Secret value → the variable name shown in its place. */
+export type Secrets = Map<string, string>;
 
 export function isSecretName(name: string): boolean {
   return SECRET_NAME.test(name);
 }
 
-/** Builds a redactor that replaces every secret value found in `env` (plus `extra`) with `[REDACTED:NAME]`. */
-export function createRedactor(env: Record<string, string>, extra: Record<string, string> = {}): Redactor {
-  const secrets: [string, string][] = [];
-  for (const [name, value] of Object.entries({ ...env, ...extra })) {
-    if (isSecretName(name) && value.length >= MIN_SECRET_LENGTH) secrets.push([value, name]);
-  }
-  if (secrets.length === 0) return (text) => text;
+export interface FindSecretsOptions {
+  /** More variable names whose values are secret (a job's `model.api_key_env` and `redact:`). */
+  names?: readonly string[];
+  /** Values secret whatever their name (e.g. an API key given directly). */
+  extra?: Record<string, string>;
+}
+
+/** The secret values of `env`: variables with a secret-looking name or one of `options.names`. */
+export function findSecrets(env: Record<string, string>, options: FindSecretsOptions = {}): Secrets {
+  const named = new Set(options.names ?? []);
+  const secrets: Secrets = new Map();
+  const add = (name: string, value: string) => {
+    if (value.length >= MIN_SECRET_LENGTH && !secrets.has(value)) secrets.set(value, name);
+  };
+  for (const [name, value] of Object.entries(env)) if (isSecretName(name) || named.has(name)) add(name, value);
+  for (const [name, value] of Object.entries(options.extra ?? {})) add(name, value);
+  return secrets;
+}
+
+/** A redactor that replaces every value of `secrets` with `[REDACTED:NAME]`. */
+export function redactorOf(secrets: Secrets): Redactor {
+  if (secrets.size === 0) return (text) => text;
   // Longest first, so a secret that contains another is replaced whole.
-  secrets.sort((a, b) => b[0].length - a[0].length);
+  const ordered = [...secrets].sort((a, b) => b[0].length - a[0].length);
   return (text) => {
     let out = text;
-    for (const [value, name] of secrets) {
+    for (const [value, name] of ordered) {
       if (out.includes(value)) out = out.split(value).join(`[REDACTED:${name}]`);
     }
     return out;
   };
+}
+
+/** Builds a redactor that replaces every secret value found in `env` (plus `extra`) with `[REDACTED:NAME]`. */
+export function createRedactor(env: Record<string, string>, extra: Record<string, string> = {}): Redactor {
+  return redactorOf(findSecrets(env, { extra }));
+}
+
+/**
+ * Redacts every string inside `value`: arrays and plain objects are copied with their strings redacted;
+ * anything else (numbers, functions, class instances such as Uint8Array) is returned as it is.
+ */
+export function redactValue<T>(value: T, redact: Redactor): T {
+  if (typeof value === "string") return redact(value) as T;
+  if (Array.isArray(value)) return value.map((item) => redactValue(item, redact)) as T;
+  if (value !== null && typeof value === "object") {
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) return value;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = redactValue(v, redact);
+    return out as T;
+  }
+  return value;
 }

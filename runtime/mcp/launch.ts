@@ -39,7 +39,25 @@ export function serverEnv(entry: McpServerEntry, env: Record<string, string>): R
   const listed = Array.isArray(entry.env) ? entry.env : [];
   for (const name of [...BASE_ENV, ...listed]) if (env[name] !== undefined) out[name] = env[name]!;
   for (const name of BASE_ENV) out[name] ??= "";
-  return Array.isArray(entry.env) ? out : { ...out, ...entry.env };
+  if (Array.isArray(entry.env) || entry.env === undefined) return out;
+  return { ...out, ...expandAll(entry.env, env) };
+}
+
+/** `{{ env.NAME }}` in header and env values, substituted at each start (the stored job keeps the template). */
+export function expandAll(
+  values: Record<string, string>,
+  env: Record<string, string>,
+): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(values).map(([key, value]) => [
+      key,
+      value.replace(/\{\{\s*env\.([A-Za-z_][\w-]*)\s*\}\}/g, (_all, name: string) => {
+        const found = env[name];
+        if (found === undefined) throw new Error(`{{ env.${name} }} in ${key} is not set`);
+        return found;
+      }),
+    ]),
+  );
 }
 
 /** A fresh transport for one start of the server (a restart needs a new one). */
@@ -49,7 +67,7 @@ export async function createTransport(entry: McpServerEntry, context: LaunchCont
       "@modelcontextprotocol/sdk/client/streamableHttp.js"
     );
     return new StreamableHTTPClientTransport(new URL(entry.url), {
-      requestInit: { headers: entry.headers ?? {} },
+      requestInit: { headers: expandAll(entry.headers ?? {}, context.env) },
     });
   }
   const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");

@@ -11,6 +11,11 @@ import { JobProblems } from "../config/job_checks.ts";
 import type { Logger } from "../core/log.ts";
 import type { Redactor } from "../core/redact.ts";
 import { runJob } from "../session/run_job.ts";
+import { storedJob } from "../session/live_session.ts";
+import { sessionOccupancy } from "../compaction/mod.ts";
+import type { Occupancy } from "../agent/seams.ts";
+import { DEFAULT_CONTEXT_WINDOW } from "../providers/model.ts";
+import type { Store } from "../store/store.ts";
 import { archiveSessions, deleteSessions } from "../session_admin/remove.ts";
 import { SessionBusyError } from "../store/errors.ts";
 import { redactDeep } from "../session_admin/records.ts";
@@ -165,7 +170,8 @@ export function createMethods(options: MethodsOptions): MethodTable {
       const id = await store.resolveSessionId(p.session_id);
       const live = hub.find(id);
       const transcript = await readTranscript(store, id, { redact, ...(p.all ? { all: true } : {}) });
-      return { ...transcript, live: live !== undefined, busy: live?.busy ?? false };
+      const occupancy = live ? await live.live.compactor.occupancy(id) : await storedOccupancy(store, id);
+      return { ...transcript, live: live !== undefined, busy: live?.busy ?? false, occupancy };
     }),
   );
   methods.set(
@@ -289,4 +295,14 @@ export function mapRuntimeError(error: unknown): RpcError | undefined {
     return new RpcError(ErrorCode.runFailed, error.message, { reason: error.reason });
   }
   return undefined;
+}
+
+/** How full a stored session is against its own job's window and compaction settings (null: no stored job). */
+async function storedOccupancy(store: Store, id: string): Promise<Occupancy | null> {
+  const job = await storedJob(store, id).catch(() => undefined);
+  if (!job) return null;
+  return await sessionOccupancy(store, id, {
+    context_window: job.spec.model?.context_window ?? DEFAULT_CONTEXT_WINDOW,
+    ...(job.spec.compaction ? { compaction: job.spec.compaction } : {}),
+  });
 }

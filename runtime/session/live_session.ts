@@ -19,6 +19,9 @@ import { schemaInstruction } from "./output_schema.ts";
 import { currentProcess, type ProcessIdentity } from "../core/process_identity.ts";
 import type { Provider } from "../providers/provider.ts";
 import { newSessionId, type Store } from "../store/store.ts";
+import { redactingStore } from "../store/redacting_store.ts";
+import { type Redactor, redactorOf } from "../core/redact.ts";
+import { sessionSecrets } from "./secrets.ts";
 import type { PluginInfo } from "../../plugins/host.ts";
 import { builtinTools } from "../tools/builtin.ts";
 import { checkToolSandbox, type ToolSandbox } from "../tools/shell_sandbox.ts";
@@ -62,6 +65,10 @@ export interface LiveSession {
   readonly plugins: readonly PluginInfo[];
   /** The shell tool's OS sandbox: `off` when the job opted out (the result says so), null without shell. */
   readonly sandbox: "on" | "off" | null;
+  /** The session's store view: every value written through it has the session's secrets replaced. */
+  readonly store: Store;
+  /** Replaces the session's secrets (process environment, `model.api_key_env`, `redact:`). */
+  readonly redact: Redactor;
   /** Records the end (status, reason), fires on_session_end, emits session.end and stops plugins. */
   finish(status: SessionStatus, reason: string): Promise<void>;
 }
@@ -69,7 +76,12 @@ export interface LiveSession {
 const TOOL_ENV_NAMES = ["PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "TMPDIR", "SHELL"];
 
 export async function openSession(options: OpenSessionOptions): Promise<LiveSession> {
-  const { job, store, events, clock, log } = options;
+  const { job, events, clock, log } = options;
+  // Secrets are replaced before they reach the store or an event listener (DESIGN §12).
+  const secrets = sessionSecrets(options.env, job);
+  const redact = redactorOf(secrets);
+  events.addSecrets(secrets);
+  const store = redactingStore(options.store, redact);
   const spec = job.spec;
   const model = resolveModel(spec.model, { env: options.env, dir: job.dir, override: options.model });
   const provider = await createProvider(model, { env: options.env, clock });
@@ -98,7 +110,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
       log: log.child("plugins"),
       session_id: id,
       env: options.env,
-      ...(options.redact ? { redact: options.redact } : {}),
+      redact,
       ...(options.signal ? { signal: options.signal } : {}),
     })
     : undefined;
@@ -215,6 +227,8 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     compactor,
     plugins: plugins?.plugins ?? [],
     sandbox: sandbox?.mode ?? null,
+    store,
+    redact,
     async finish(status, reason) {
       if (finished) return;
       finished = true;

@@ -5,6 +5,7 @@
  */
 import { dirname, resolve } from "node:path";
 import { errorMessage, ValidationError } from "../core/errors.ts";
+import { redactValue } from "../core/redact.ts";
 import type { ResolvedJob } from "../config/job.ts";
 import { startTimeout } from "../agent/limits.ts";
 import { isRecurringActive } from "../../loops/recurring_active.ts";
@@ -39,7 +40,8 @@ interface Progress {
 const PROGRESS_KEY = "run.progress";
 
 export async function runJob(options: RunJobOptions): Promise<RunResult> {
-  const { job, store, events, clock, log } = options;
+  const { job, events, clock, log } = options;
+  let store = options.store;
   const spec = job.spec;
   const started = clock.now();
   const resumeId = options.resume === undefined ? undefined : await store.resolveSessionId(options.resume);
@@ -55,6 +57,8 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
     const { resume: _resume, ...sessionOptions } = options;
     live = await openSession({ ...sessionOptions, signal, ...(resumeId ? { resume: resumeId } : {}) });
     const sessionId = live.id;
+    // From here every write goes through the session's redacting view (progress holds the prompts).
+    store = live.store;
     await store.setState(sessionId, PROGRESS_KEY, progress);
     ({ result } = await runTurn(live, progress.inputs.slice(progress.next), {
       store,
@@ -80,6 +84,8 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
     timeout.clear();
   }
 
+  // Secrets are replaced in the result (final, output, error) before it is written, emitted or printed.
+  result = redactValue(result, live.redact);
   if (result.status === "success" && spec.output?.file) {
     const text = result.output !== null ? JSON.stringify(result.output, null, 2) + "\n" : result.final;
     const path = resolve(job.dir, spec.output.file);

@@ -2,7 +2,7 @@
  * The stable JSON shapes of `hermes sessions` (list, show, export, search). Field names are part of the CLI
  * contract: add fields freely, never rename or remove one. Times are ISO 8601 strings (UTC, milliseconds).
  */
-import type { Redactor } from "../core/redact.ts";
+import { type Redactor, redactValue } from "../core/redact.ts";
 import type { MessageKind, Role, StoredMessage, ToolCall } from "../core/types.ts";
 
 export type { SessionSummary } from "../store/store.ts";
@@ -48,12 +48,7 @@ export function toMessageRecord(message: StoredMessage, redact: Redactor): Messa
 
 /** Redacts every string inside a JSON value (redacting serialized JSON would miss escaped secrets). */
 export function redactDeep(value: unknown, redact: Redactor): unknown {
-  if (typeof value === "string") return redact(value);
-  if (Array.isArray(value)) return value.map((item) => redactDeep(item, redact));
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactDeep(v, redact)]));
-  }
-  return value;
+  return redactValue(value, redact);
 }
 
 export function isoTime(epochMs: number): string {
