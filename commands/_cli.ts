@@ -9,6 +9,7 @@ import { COMMANDS } from "./_help.ts";
 import type { Logger, LogLevel } from "../runtime/core/log.ts";
 import type { Redactor } from "../runtime/core/redact.ts";
 import type { Store } from "../runtime/store/store.ts";
+import { isPostgresUrl } from "../runtime/store/postgres/_url.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 
 export interface Cli {
@@ -34,7 +35,11 @@ export interface Cli {
   err(line: string): void;
   /** Replaces the one-line status shown at the bottom of a terminal's stderr ("" clears it); TTY only. */
   status(text: string): void;
-  openStore(): Store;
+  /**
+   * Opens the store at `dbPath` (a SQLite file or a postgres:// URL); on PostgreSQL, `clock` then follows
+   * the database's clock, so that leases and claims from every host are judged on one time line.
+   */
+  openStore(): Promise<Store>;
 }
 
 export const globalOptions = {
@@ -88,19 +93,59 @@ function parseError(error: unknown, options: ParseArgsOptionsConfig): string {
   return message.replace(/\. To specify.*$/, "");
 }
 
-/** Opens the store, creating HOME when needed; a store that cannot be used is an error naming the file. */
-export function openStoreAt(dbPath: string, clock: Clock): Store {
+/** Where the store is: --db > HERMES_DATABASE_URL > config.yaml's `store.url` > HOME/state.db. */
+export async function storeLocation(
+  home: string,
+  given: { flag: string | undefined; env: Record<string, string> },
+): Promise<string> {
+  return given.flag ?? given.env.HERMES_DATABASE_URL ?? await configuredStoreUrl(`${home}/config.yaml`) ??
+    `${home}/state.db`;
+}
+
+async function configuredStoreUrl(path: string): Promise<string | undefined> {
+  let text: string;
   try {
-    Deno.mkdirSync(dirname(dbPath), { recursive: true, mode: 0o700 });
+    text = await Deno.readTextFile(path);
+  } catch {
+    return undefined; // absent, or unreadable: the commands that read config.yaml report that
+  }
+  // Validating config.yaml loads yaml and zod (~20 ms): only a file with a top-level `store:` pays for it here.
+  if (!/^store\s*:/m.test(text)) return undefined;
+  const { loadUserConfig } = await import("../runtime/config/job_file.ts");
+  return loadUserConfig(path)?.store?.url;
+}
+
+/** A store with the clock its leases and claims are judged by: `clock` on SQLite, the database's on PostgreSQL. */
+export type OpenedStore = Store & { readonly clock: Clock };
+
+/**
+ * Opens the store at `location`: a postgres:// URL (its module, ~19 ms to load, is imported only then) or a
+ * SQLite file, creating HOME when needed. A store that cannot be used is one error line naming it.
+ */
+export async function openStoreAt(location: string, clock: Clock): Promise<OpenedStore> {
+  if (isPostgresUrl(location)) {
+    const { openPostgresStore } = await import("../runtime/store/postgres/postgres_store.ts");
+    try {
+      return await openPostgresStore(location);
+    } catch (error) {
+      // A driver's message may span lines (a server's DETAIL): the user gets one line.
+      if (error instanceof ValidationError) {
+        throw new ValidationError(error.message.replace(/\s*\n\s*/g, " "), { cause: error });
+      }
+      throw error;
+    }
+  }
+  try {
+    Deno.mkdirSync(dirname(location), { recursive: true, mode: 0o700 });
   } catch (error) {
-    throw new RunError(`Cannot create the store ${dbPath}: ${errorMessage(error)}`, {
+    throw new RunError(`Cannot create the store ${location}: ${errorMessage(error)}`, {
       reason: "store_error",
     });
   }
   try {
-    return openSqliteStore(dbPath, { clock });
+    return Object.assign(openSqliteStore(location, { clock }), { clock });
   } catch (error) {
-    throw storeFailure(error, dbPath) ?? error;
+    throw storeFailure(error, location) ?? error;
   }
 }
 

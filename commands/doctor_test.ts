@@ -1,16 +1,8 @@
 import assert from "node:assert/strict";
 import { hermes, tempDir } from "../tests/_cli.ts";
+import { sandboxTests } from "../runtime/sandbox/_testing.ts";
 
-const hasBwrap = (() => {
-  try {
-    return new Deno.Command("bwrap", { args: ["--version"], stdout: "null", stderr: "null" }).outputSync()
-      .success;
-  } catch {
-    return false;
-  }
-})();
-const ignore = !hasBwrap && Deno.env.get("CI") !== "true";
-if (ignore) console.log("doctor sandbox test skipped: bubblewrap (bwrap) is not installed");
+const { ignore } = await sandboxTests("doctor's sandbox test");
 
 interface Report {
   ok: boolean;

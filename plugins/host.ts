@@ -20,6 +20,7 @@ import { pluginHooks, type Report } from "./dispatch.ts";
 import { type LoadedPlugin, loadPlugin } from "./load.ts";
 import { distinctNames, type PluginManifest, readManifest } from "./manifest.ts";
 import { PluginFailure } from "./process.ts";
+import { BUILTIN_TOOL_NAMES } from "../runtime/tools/names.ts";
 import type { CommandCallContext, HookName, ToolCallContext } from "./sdk.ts";
 
 export interface StartPluginsOptions {
@@ -38,7 +39,7 @@ export interface StartPluginsOptions {
   deno_path?: string;
   /** Aborts start-up (plugins already started are stopped). */
   signal?: AbortSignal;
-  /** Applied to error texts put in events (logs are redacted by the logger). */
+  /** Applied to error texts put in events and to every payload sent to a plugin (DESIGN §12). */
   redact?: (text: string) => string;
   /** false: do not check entries' `config` against `config_schema` (inspecting plugins without a job). */
   validate_config?: boolean;
@@ -93,6 +94,7 @@ export async function startPlugins(
       launcher,
       env: options.env ?? {},
       onFailure: (plugin, failure) => report(plugin, failure.hook, failure.session_id, failure),
+      ...(options.redact ? { redact: options.redact } : {}),
       ...(options.validate_config === false ? { validate_config: false } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     })
@@ -115,8 +117,11 @@ async function readManifests(entries: readonly PluginEntry[], jobDir: string): P
   return read.map((r) => (r as PromiseFulfilledResult<PluginManifest>).value);
 }
 
+/** A name registered twice, or a tool taking a built-in's name (a plugin `shell` would bypass its allow-lists). */
 function duplicateProblem(plugins: LoadedPlugin[]): ValidationError | undefined {
-  const owners = new Map<string, string>();
+  const owners = new Map<string, string>(
+    BUILTIN_TOOL_NAMES.map((name) => [`tool "${name}"`, "the built-in tools"]),
+  );
   for (const plugin of plugins) {
     const names = [
       `plugin "${plugin.manifest.name}"`,
@@ -127,7 +132,9 @@ function duplicateProblem(plugins: LoadedPlugin[]): ValidationError | undefined 
       const owner = owners.get(name);
       if (owner !== undefined) {
         return new ValidationError(
-          `Cannot load plugin "${plugin.manifest.name}": ${name} is already registered by plugin "${owner}"`,
+          `Cannot load plugin "${plugin.manifest.name}": ${name} is already registered by ${
+            owner === "the built-in tools" ? owner : `plugin "${owner}"`
+          }`,
         );
       }
       owners.set(name, plugin.manifest.name);

@@ -39,6 +39,8 @@ const COMMAND_NAME = /^[a-z][a-z0-9_.-]*$/;
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 export const DEFAULT_HOOK_TIMEOUT = "30s";
 export const DEFAULT_MAX_MEMORY = "256MiB";
+/** The cap counts the resident set of the whole process tree; below this a plugin could not start. */
+const MIN_MEMORY_MB = 64;
 
 export interface LoadOptions {
   job_dir: string;
@@ -106,7 +108,13 @@ export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Prom
     fail(errorMessage(error));
   }
   const timeout_ms = parseDuration(entry.hook_timeout ?? DEFAULT_HOOK_TIMEOUT);
-  const max_memory_mb = Math.max(1, Math.ceil(parseSize(entry.max_memory ?? DEFAULT_MAX_MEMORY) / 1024 ** 2));
+  const max_memory_mb = Math.ceil(parseSize(entry.max_memory ?? DEFAULT_MAX_MEMORY) / 1024 ** 2);
+  if (max_memory_mb < MIN_MEMORY_MB) {
+    fail(
+      `max_memory ${entry.max_memory} is below ${MIN_MEMORY_MB}MiB: the cap counts the whole process, and ` +
+        "the Deno runtime alone holds about 30 MiB",
+    );
+  }
   const refused = await preflight(manifest.entry, manifest.root, {
     deno_path: options.deno_path,
     ...(options.signal ? { signal: options.signal } : {}),

@@ -8,6 +8,8 @@ import { errorMessage } from "../runtime/core/errors.ts";
 import type { Logger } from "../runtime/core/log.ts";
 import { readLines } from "../runtime/core/lines.ts";
 import { pluginMain } from "./_plugin_main.ts";
+import { type Redactor, redactValue } from "../runtime/core/redact.ts";
+import { watchMemory } from "./_memory_watch.ts";
 
 /** The subprocess's main module: the self-contained runner, as a `data:` URL (see _plugin_main.ts). */
 const RUNNER_URL = `data:application/javascript;base64,${btoa(`(${pluginMain.toString()})();\n`)}`;
@@ -52,6 +54,8 @@ export interface SpawnOptions {
   serve(method: string, params: Record<string, unknown>): Promise<unknown>;
   /** Called once when the process fails outside `stop()`. */
   onFailure(failure: PluginFailure): void;
+  /** Replaces secrets in every payload sent to the plugin (DESIGN §12). */
+  redact?: Redactor;
 }
 
 export interface CallOptions {
@@ -96,6 +100,7 @@ export class PluginProcess {
   // One timer for all calls, armed for the earliest deadline: cheaper than a timer per call.
   #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   #deadlineAt = Infinity;
+  #stopWatch: () => Promise<void>;
 
   constructor(options: SpawnOptions) {
     this.#options = options;
@@ -124,7 +129,15 @@ export class PluginProcess {
     this.pid = this.#child.pid;
     this.#writer = this.#child.stdin.getWriter();
     this.#pumps = Promise.all([this.#readStdout(), this.#readStderr()]).then(() => {});
-    this.#child.status.then((status) => this.#exited(status));
+    this.#stopWatch = watchMemory(this.pid, options.max_memory_mb * 1024 ** 2, (bytes) =>
+      this.#fail(
+        `the plugin process exceeded its memory limit (max_memory ${options.max_memory_mb} MiB): it held ` +
+          `${Math.round(bytes / 1024 ** 2)} MiB`,
+      ));
+    this.#child.status.then((status) => {
+      this.#stopWatch();
+      return this.#exited(status);
+    });
   }
 
   get failure(): PluginFailure | undefined {
@@ -153,7 +166,11 @@ export class PluginProcess {
           reject(error);
         },
       });
-      this.#send({ id, method, params });
+      this.#send({
+        id,
+        method,
+        params: this.#options.redact ? redactValue(params, this.#options.redact) : params,
+      });
     });
   }
 
@@ -174,6 +191,7 @@ export class PluginProcess {
     clearTimeout(timer);
     if (!exited) this.#kill();
     await this.#child.status;
+    await this.#stopWatch();
     // A grandchild (with a `run` grant) may have inherited the pipes and keep them open.
     const drained = await Promise.race([
       this.#pumps.then(() => true),
@@ -272,7 +290,8 @@ export class PluginProcess {
 
   #logLine(params: Record<string, unknown> | undefined): void {
     const level = params?.level === "error" ? "error" : params?.level === "warn" ? "warn" : "info";
-    this.#options.log[level](String(params?.message ?? ""));
+    // One line per call: a newline in the text must not forge a host log line of its own.
+    this.#options.log[level](oneLogLine(String(params?.message ?? "")));
   }
 
   #readStdout(): Promise<void> {
@@ -289,7 +308,7 @@ export class PluginProcess {
           }
         }
         if (message?.jsonrpc === "2.0") this.#receive(message);
-        else this.#options.log.info(line);
+        else this.#options.log.info(oneLogLine(line));
       },
       onOversize: () => this.#fail(`sent an oversized message (over ${MAX_MESSAGE_BYTES} bytes)`),
     });
@@ -301,9 +320,19 @@ export class PluginProcess {
       signal: this.#stopReading.signal,
       onLine: (line) => {
         if (OUT_OF_MEMORY.test(line)) this.#sawOutOfMemory = true;
-        this.#options.log.info(line);
+        this.#options.log.info(oneLogLine(line));
       },
       onOversize: () => {},
     });
   }
+}
+
+/** Control characters (newlines, carriage returns, escape sequences) written as escapes, JSON-style. */
+export function oneLogLine(text: string): string {
+  // deno-lint-ignore no-control-regex
+  return text.replace(/[\u0000-\u0008\u000a-\u001f\u007f\u2028\u2029]/g, (c) => {
+    if (c === "\n") return "\\n";
+    if (c === "\r") return "\\r";
+    return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+  });
 }

@@ -1,17 +1,9 @@
 /** The shell tool's OS sandbox through `hermes run`: probed before any model call, marked when off. */
 import assert from "node:assert/strict";
 import { hermes, runEvents, tempDir, writeFiles } from "./_cli.ts";
+import { sandboxTests } from "../runtime/sandbox/_testing.ts";
 
-const hasBwrap = (() => {
-  try {
-    return new Deno.Command("bwrap", { args: ["--version"], stdout: "null", stderr: "null" }).outputSync()
-      .success;
-  } catch {
-    return false;
-  }
-})();
-const ignore = !hasBwrap && Deno.env.get("CI") !== "true";
-if (ignore) console.log("sandbox run tests skipped: bubblewrap (bwrap) is not installed");
+const { ignore } = await sandboxTests("sandbox run tests");
 
 function job(sandbox: string): string {
   return `name: sandboxed

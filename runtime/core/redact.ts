@@ -31,7 +31,9 @@ export function findSecrets(env: Record<string, string>, options: FindSecretsOpt
   const add = (name: string, value: string) => {
     if (value.length >= MIN_SECRET_LENGTH && !secrets.has(value)) secrets.set(value, name);
   };
-  for (const [name, value] of Object.entries(env)) if (isSecretName(name) || named.has(name)) add(name, value);
+  for (const [name, value] of Object.entries(env)) {
+    if (isSecretName(name) || named.has(name)) add(name, value);
+  }
   for (const [name, value] of Object.entries(options.extra ?? {})) add(name, value);
   return secrets;
 }

@@ -83,17 +83,24 @@ export class McpConnection {
     try {
       this.#closed = false;
       await Promise.race([client.connect(transport, { timeout: this.startupTimeoutMs }), deadline]);
-      const listed = await Promise.race([
-        client.listTools(undefined, { timeout: this.startupTimeoutMs }),
-        deadline,
-      ]);
-      this.#tools = listed.tools.map((
-        tool: { name: string; description?: string; inputSchema: unknown },
-      ) => ({
-        name: tool.name,
-        description: tool.description,
-        inputSchema: tool.inputSchema as Record<string, unknown>,
-      }));
+      // tools/list is paginated: follow nextCursor until the server has listed them all.
+      const tools: McpToolInfo[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await Promise.race([
+          client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: this.startupTimeoutMs }),
+          deadline,
+        ]);
+        for (const tool of page.tools as { name: string; description?: string; inputSchema: unknown }[]) {
+          tools.push({
+            name: tool.name,
+            description: tool.description,
+            inputSchema: tool.inputSchema as Record<string, unknown>,
+          });
+        }
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+      this.#tools = tools;
       this.#client = client;
     } catch (error) {
       this.#closed = true;

@@ -6,13 +6,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { probeSandbox } from "./probe.ts";
+import { sandboxTests } from "./_testing.ts";
 import { type Bubblewrap, type SandboxPolicy, wrapCommand } from "./sandbox.ts";
 
-const probe = await probeSandbox({ path: Deno.env.get("PATH") ?? "" });
-const ignore = !probe.ok && Deno.env.get("CI") !== "true";
-if (!probe.ok) {
-  console.warn(`sandbox tests ${ignore ? "skipped" : "will fail"}: ${probe.reason}; ${probe.hint}`);
-}
+const { probe, ignore } = await sandboxTests("sandbox tests");
 
 function bwrap(): Bubblewrap {
   if (!probe.ok) throw new Error(`the sandbox does not work here: ${probe.reason}; ${probe.hint}`);

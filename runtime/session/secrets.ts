@@ -7,7 +7,10 @@ import { findSecrets, type Secrets } from "../core/redact.ts";
 import type { ResolvedJob } from "../config/job.ts";
 
 export function sessionSecrets(env: Record<string, string>, job: ResolvedJob): Secrets {
-  const names = [...(job.spec.redact ?? []), ...(job.spec.model?.api_key_env ? [job.spec.model.api_key_env] : [])];
+  const names = [
+    ...(job.spec.redact ?? []),
+    ...(job.spec.model?.api_key_env ? [job.spec.model.api_key_env] : []),
+  ];
   const secrets = findSecrets({ ...env, ...job.env }, { names });
   // A job variable that shadows a process one hides the process value above: both are secrets.
   for (const [value, name] of findSecrets(env, { names })) if (!secrets.has(value)) secrets.set(value, name);

@@ -10,14 +10,10 @@ import type { Tool, ToolContext } from "./tool.ts";
 import { ToolsConfig } from "../config/job_schema.ts";
 import { ValidationError } from "../core/errors.ts";
 import { createLogger } from "../core/log.ts";
-import { probeSandbox } from "../sandbox/probe.ts";
+import { sandboxTests } from "../sandbox/_testing.ts";
 
 const PATH = "/usr/local/bin:/usr/bin:/bin";
-const probe = await probeSandbox({ path: PATH });
-const ignore = !probe.ok && Deno.env.get("CI") !== "true";
-if (!probe.ok) {
-  console.warn(`sandbox tests ${ignore ? "skipped" : "will fail"}: ${probe.reason}; ${probe.hint}`);
-}
+const { ignore } = await sandboxTests("shell sandbox tests", PATH);
 
 interface Job {
   dir: string;

@@ -8,14 +8,10 @@ import { shellTool, type ShellToolOptions } from "./shell.ts";
 import type { ToolContext } from "./tool.ts";
 import type { ShellSandbox } from "./shell_sandbox.ts";
 import { exists as pathExists } from "../core/fs.ts";
-import { probeSandbox } from "../sandbox/probe.ts";
+import { sandboxTests } from "../sandbox/_testing.ts";
 
 const ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", HERMES_TEST_VALUE: "from-context" };
-const probe = await probeSandbox({ path: ENV.PATH });
-const ignore = !probe.ok && Deno.env.get("CI") !== "true";
-if (!probe.ok) {
-  console.warn(`shell tests ${ignore ? "skipped" : "will fail"}: ${probe.reason}; ${probe.hint}`);
-}
+const { probe, ignore } = await sandboxTests("shell tests", ENV.PATH);
 
 /** A sandbox whose only write root is `dir`. */
 function sandboxIn(dir: string): ShellSandbox {
