@@ -3,7 +3,7 @@
  * where errors become exit codes.
  */
 import type { Cli } from "./commands/_cli.ts";
-import { systemClock } from "./runtime/core/clock.ts";
+import { type Clock, systemClock } from "./runtime/core/clock.ts";
 import { errorMessage, ExitCode, RunError, ValidationError } from "./runtime/core/errors.ts";
 import { createLogger, type LogLevel } from "./runtime/core/log.ts";
 import { createRedactor } from "./runtime/core/redact.ts";
@@ -88,9 +88,6 @@ function homeOf(argv: string[], env: Record<string, string>): string {
   return globalValue(argv, "--home") ?? env.HERMES_HOME ?? `${env.HOME ?? "."}/.hermes`;
 }
 
-function dbPathOf(argv: string[], env: Record<string, string>): string {
-  return globalValue(argv, "--db") ?? `${homeOf(argv, env)}/state.db`;
-}
 
 export async function main(argv: string[], env: Record<string, string>): Promise<number> {
   // A status line (TTY progress) stays at the bottom: every other stderr line is written above it.
@@ -105,6 +102,7 @@ export async function main(argv: string[], env: Record<string, string>): Promise
   const { name, rest } = findCommand(argv);
   const logLevelText = globalValue(argv, "--log-level") ?? env.HERMES_LOG_LEVEL ?? "info";
   const quiet = argv.includes("--quiet") || argv.includes("-q");
+  let location: string | undefined;
   try {
     if (!LOG_LEVELS.has(logLevelText)) {
       throw new ValidationError(`Invalid --log-level "${logLevelText}": expected error, warn, info or debug`);
@@ -124,9 +122,16 @@ export async function main(argv: string[], env: Record<string, string>): Promise
       return await help(name === "sessions" && sub !== undefined ? [name, sub] : [name], true);
     }
     // Loaded only now, so `--version` and `--help` do not pay for SQLite.
-    const [{ openStoreAt }, command] = await Promise.all([import("./commands/_cli.ts"), load()]);
+    const [{ openStoreAt, storeLocation }, command] = await Promise.all([
+      import("./commands/_cli.ts"),
+      load(),
+    ]);
     const home = homeOf(argv, env);
-    const dbPath = dbPathOf(argv, env);
+    const dbPath = location = await storeLocation(home, { flag: globalValue(argv, "--db"), env });
+    // The commands' clock: this host's, until a PostgreSQL store is opened; then the database's, so that
+    // leases and slot claims stamped by every host share one time line.
+    let storeClock: Clock = systemClock;
+    const clock: Clock = { now: () => storeClock.now(), sleep: (ms, signal) => storeClock.sleep(ms, signal) };
     const redact = createRedactor(env);
     const controller = new AbortController();
     let received: "SIGINT" | "SIGTERM" | null = null;
@@ -147,7 +152,7 @@ export async function main(argv: string[], env: Record<string, string>): Promise
       logLevel,
       quiet,
       isTTY: Deno.stderr.isTerminal(),
-      clock: systemClock,
+      clock,
       log: createLogger({ level: logLevel, write, redact }),
       redact,
       signal: controller.signal,
@@ -167,7 +172,11 @@ export async function main(argv: string[], env: Record<string, string>): Promise
         writeStderr(`\r\x1b[2K${text}`);
         statusLine = text;
       },
-      openStore: () => openStoreAt(dbPath, systemClock),
+      openStore: async () => {
+        const store = await openStoreAt(dbPath, systemClock);
+        storeClock = store.clock;
+        return store;
+      },
     };
     try {
       return await command.main(cli);
@@ -185,7 +194,10 @@ export async function main(argv: string[], env: Record<string, string>): Promise
       return error.exitCode;
     }
     if (error instanceof Deno.errors.BrokenPipe) return ExitCode.success;
-    const store = (await import("./commands/_cli.ts")).storeFailure(error, dbPathOf(argv, env));
+    const store = (await import("./commands/_cli.ts")).storeFailure(
+      error,
+      location ?? globalValue(argv, "--db") ?? `${homeOf(argv, env)}/state.db`,
+    );
     if (store) {
       write(`hermes: ${store.message}`);
       return store.exitCode;

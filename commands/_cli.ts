@@ -9,7 +9,7 @@ import { COMMANDS } from "./_help.ts";
 import type { Logger, LogLevel } from "../runtime/core/log.ts";
 import type { Redactor } from "../runtime/core/redact.ts";
 import type { Store } from "../runtime/store/store.ts";
-import { isPostgresUrl } from "../runtime/store/postgres/_url.ts";
+import { isPostgresUrl, redactUrl } from "../runtime/store/postgres/_url.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 
 export interface Cli {
@@ -129,10 +129,12 @@ export async function openStoreAt(location: string, clock: Clock): Promise<Opene
       return await openPostgresStore(location);
     } catch (error) {
       // A driver's message may span lines (a server's DETAIL): the user gets one line.
-      if (error instanceof ValidationError) {
-        throw new ValidationError(error.message.replace(/\s*\n\s*/g, " "), { cause: error });
-      }
-      throw error;
+      const line = errorMessage(error).replace(/\s*\n\s*/g, " ");
+      if (error instanceof ValidationError) throw new ValidationError(line, { cause: error });
+      throw new RunError(`Cannot use the store at ${redactUrl(location)}: ${line}`, {
+        reason: "store_error",
+        cause: error,
+      });
     }
   }
   try {

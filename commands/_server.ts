@@ -13,7 +13,7 @@ export async function serveWith(
   serve: (context: ServerContext) => Promise<unknown>,
 ): Promise<number> {
   const config = loadUserConfig(`${cli.home}/config.yaml`);
-  const store = cli.openStore();
+  const store = await cli.openStore();
   try {
     const scope = await globalHooks(cli, store);
     try {

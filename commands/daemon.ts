@@ -28,7 +28,7 @@ export async function main(cli: Cli): Promise<number> {
     );
   }
   const graceMs = values.grace === undefined ? undefined : flagDuration("--grace", values.grace);
-  const store = cli.openStore();
+  const store = await cli.openStore();
   try {
     const daemon = new Daemon({
       store,
@@ -89,7 +89,7 @@ async function runSession(
 }
 
 async function status(cli: Cli, paths: string[], json: boolean): Promise<number> {
-  const store = cli.openStore();
+  const store = await cli.openStore();
   try {
     const daemons = liveDaemons(cli.home);
     const sources = paths.length > 0 ? paths : [...new Set(daemons.flatMap((d) => d.paths))];

@@ -53,7 +53,7 @@ export async function main(cli: Cli): Promise<number> {
     if (jobPath !== undefined && files) {
       job = files.loadJob(jobPath, { inputs, env: cli.env, ...(config ? { config } : {}) });
     } else if (values.resume !== undefined) {
-      store = cli.openStore();
+      store = await cli.openStore();
       job = await storedJob(store, values.resume, { env: cli.env });
     } else if (prompt !== undefined) {
       // Built here, not read from a file: only config.yaml's part needed validating, and it was.
@@ -68,7 +68,7 @@ export async function main(cli: Cli): Promise<number> {
     }
     job = applyRunFlags(job, values, { oneShot: jobPath === undefined && values.resume === undefined });
     const format = values.output ?? job.spec.output?.format ?? "text";
-    store ??= cli.openStore();
+    store ??= await cli.openStore();
     const events = new EventBus(cli.clock);
     const writes: Promise<void>[] = [];
     const emitLine = (event: HermesEvent) => writes.push(cli.out(JSON.stringify(redactValue(event, cli.redact)) + "\n"));

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { ValidationError } from "../runtime/core/errors.ts";
 import { fixture, notAborted, rejection } from "./_testing.ts";
-import { PluginStateTable } from "./state.ts";
+import { pluginIdentity, PluginStateTable } from "./state.ts";
 
 const EXAMPLES = new URL("../examples/plugins/", import.meta.url).pathname;
 const RULES = "Never push to main.\nAlways run the tests.";
@@ -63,7 +63,11 @@ Deno.test("memory with every_turn: false re-injects the rules on the first call 
   assert.deepEqual(await call("s1", 4), []);
   assert.deepEqual(await call("s2", 1), injected, "another session starts with the rules");
   await host.hooks.onSessionDelete({ session_id: "s1", reason: "delete", deleted_ids: ["s1", "s2"] });
-  assert.deepEqual(await new PluginStateTable(f.store, "memory").list(), []);
+  assert.deepEqual(
+    await new PluginStateTable(f.store, pluginIdentity({ root: Deno.realPathSync(`${EXAMPLES}memory`) }))
+      .list(),
+    [],
+  );
   const badConfig = await rejection(
     f.start([{
       path: `${EXAMPLES}memory`,
@@ -86,7 +90,10 @@ Deno.test("sidecar-index keeps per-session entries and drops them all in one on_
     await index.run("", { session_id: "a", source: "cli", signal: notAborted }),
     "2 tool calls\n- shell (ok, 3 ms)\n- read_file (ok, 3 ms)",
   );
-  const state = new PluginStateTable(f.store, "sidecar-index");
+  const state = new PluginStateTable(
+    f.store,
+    pluginIdentity({ root: Deno.realPathSync(`${EXAMPLES}sidecar-index`) }),
+  );
   assert.deepEqual(await state.list(), ["session/a", "session/b", "session/c", "session/keep"]);
   await host.hooks.onSessionDelete({ session_id: "a", reason: "prune", deleted_ids: ["a", "b", "c"] });
   assert.deepEqual(await state.list(), ["session/keep"]);

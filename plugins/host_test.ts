@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { RunError, ValidationError } from "../runtime/core/errors.ts";
 import { fixture, notAborted, rejection } from "./_testing.ts";
-import { PluginStateTable } from "./state.ts";
+import { pluginIdentity, PluginStateTable } from "./state.ts";
 
 const RECORDER = `
 const seen = [];
@@ -198,8 +198,10 @@ Deno.test("ctx.state round-trips through the store, survives a restart and is sc
   assert.equal(await run(second, "del", "a:1"), "true");
   assert.equal(await run(second, "del", "a:1"), "false");
   assert.equal(await run(second, "keys", ""), "a:2,b:1");
-  assert.deepEqual(await new PluginStateTable(f.store, "one").get("b:1"), { v: "z" });
-  assert.deepEqual(await new PluginStateTable(f.store, "two").list(), []);
+  assert.deepEqual(await new PluginStateTable(f.store, pluginIdentity({ root: `${f.dir}/one` })).get("b:1"), {
+    v: "z",
+  });
+  assert.deepEqual(await new PluginStateTable(f.store, pluginIdentity({ root: `${f.dir}/two` })).list(), []);
 });
 
 Deno.test("ctx.config is validated against config_schema and given to register", async () => {

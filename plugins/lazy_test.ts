@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createLogger } from "../runtime/core/log.ts";
 import { fixture } from "./_testing.ts";
 import { lazyPlugins } from "./lazy.ts";
-import { PluginStateTable } from "./state.ts";
+import { pluginIdentity, PluginStateTable } from "./state.ts";
 
 Deno.test("lazy plugins start on the first hook call; one on_session_delete carries every id", async () => {
   await using f = await fixture();
@@ -14,7 +14,7 @@ Deno.test("lazy plugins start on the first hook call; one on_session_delete carr
       });
     }`,
   });
-  const state = new PluginStateTable(f.store, "recorder");
+  const state = new PluginStateTable(f.store, pluginIdentity({ root: `${f.dir}/recorder.js` }));
   const lazy = lazyPlugins([{ path: "recorder.js" }], {
     job_dir: f.dir,
     store: f.store,

@@ -68,9 +68,9 @@ Deno.test("a plugin allocating without bound is killed at its heap cap and the h
     }`,
     "healthy.js": HEALTHY,
   });
-  const host = await f.start([{ path: "hog.js", max_memory: "32MB" }, { path: "healthy.js" }]);
+  const host = await f.start([{ path: "hog.js", max_memory: "64MiB" }, { path: "healthy.js" }]);
   await host.hooks.postLlmCall({ session_id: "s1", assistant_message: { content: "" }, turn: 1 });
-  assert.match(host.failure("hog")!, /exceeded its memory limit \(max_memory 31 MiB\)/);
+  assert.match(host.failure("hog")!, /exceeded its memory limit \(max_memory 64 MiB\)/);
   assert.deepEqual(f.events.map((e) => [e.plugin, e.hook]), [["hog", "post_llm_call"]]);
   assert.ok(await gone(host.plugins[0]!.pid));
   const ping = host.commands().find((c) => c.name === "ping")!;

@@ -15,7 +15,7 @@ export interface SessionsContext {
 }
 
 export async function withStore<T>(cli: Cli, fn: (store: Store) => T | Promise<T>): Promise<T> {
-  const store = cli.openStore();
+  const store = await cli.openStore();
   try {
     return await fn(store);
   } finally {

@@ -71,8 +71,15 @@ export function jobProblems(spec: JobFile, context: CheckContext): string[] {
     const known = context.templated && file.includes("{{")
       ? literal.slice(0, literal.lastIndexOf("/") + 1)
       : literal;
-    if (known !== "" && escapes(context.dir, known)) {
-      at(["output", "file"], `"${file}" is outside the job directory ${context.dir}`);
+    // The write roots a job grants may hold it too (run_job checks the real path again before any call).
+    const sandbox = spec.tools?.shell?.sandbox;
+    const roots = [
+      ...(spec.tools?.write_file?.paths ?? []),
+      ...(sandbox && sandbox !== "off" ? sandbox.write ?? [] : []),
+    ].map((root) => resolve(context.dir, root));
+    const target = resolve(context.dir, known);
+    if (known !== "" && escapes(context.dir, known) && roots.every((root) => escapes(root, target))) {
+      at(["output", "file"], `"${file}" is outside the job directory ${context.dir} and every write root`);
     }
   }
   return problems;

@@ -347,6 +347,11 @@ export const UserConfig = z.strictObject({
   compaction: CompactionConfig.describe("Default compaction settings").optional(),
   loops: LoopsConfig.describe("Default /loop settings").optional(),
   heartbeat: HeartbeatConfig.describe("Default /heartbeat settings").optional(),
+  store: z.strictObject({
+    url: z.string().regex(/^postgres(ql)?:\/\//).describe(
+      "The PostgreSQL store shared by every host (postgres://user@host/db); --db and HERMES_DATABASE_URL override it",
+    ),
+  }).describe("Where sessions are stored (default: HERMES_HOME/state.db, SQLite)").optional(),
 });
 
 export type JobFile = z.infer<typeof JobFile>;

@@ -3,7 +3,7 @@
  * (turn.ts: limits, loops, structured output) → write `output.file` → finish the session → the §4 result,
  * which is also emitted as the last event. Used by `hermes run`, RPC `job.run` and the daemon.
  */
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 import { errorMessage, ValidationError } from "../core/errors.ts";
 import { redactValue } from "../core/redact.ts";
 import type { ResolvedJob } from "../config/job.ts";
@@ -12,6 +12,7 @@ import { isRecurringActive } from "../../loops/recurring_active.ts";
 import { openSession, type OpenSessionOptions } from "./live_session.ts";
 import { failedDelivery, type RunResult } from "./outcome.ts";
 import { runTurn } from "./turn.ts";
+import { outputFileScope, writeOutputFile } from "./output_file.ts";
 import { type CommandSource, parseSlash } from "../agent/slash.ts";
 import type { Store } from "../store/store.ts";
 
@@ -44,6 +45,8 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
   let store = options.store;
   const spec = job.spec;
   const started = clock.now();
+  // Before any model call: an output.file outside the job directory and write roots is exit 2.
+  const outputScope = outputFileScope(job);
   const resumeId = options.resume === undefined ? undefined : await store.resolveSessionId(options.resume);
   const progress = await planInputs(store, resumeId, spec, options);
   const resumeFirst = resumeId !== undefined && await wasSent(store, resumeId, progress);
@@ -86,11 +89,11 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
 
   // Secrets are replaced in the result (final, output, error) before it is written, emitted or printed.
   result = redactValue(result, live.redact);
-  if (result.status === "success" && spec.output?.file) {
+  if (result.status === "success" && spec.output?.file && outputScope) {
     const text = result.output !== null ? JSON.stringify(result.output, null, 2) + "\n" : result.final;
     const path = resolve(job.dir, spec.output.file);
     try {
-      writeOutputFile(path, text);
+      writeOutputFile(outputScope, spec.output.file, text);
     } catch (error) {
       result = failedDelivery(result, {
         terminal_reason: "output_file_error",
@@ -147,9 +150,4 @@ async function planInputs(
     throw new ValidationError(`Nothing to run: job "${spec.name}" has no prompt or steps (pass -p "prompt")`);
   }
   return { inputs, next: 0 };
-}
-
-function writeOutputFile(path: string, text: string): void {
-  Deno.mkdirSync(dirname(path), { recursive: true });
-  Deno.writeTextFileSync(path, text);
 }

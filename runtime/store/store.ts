@@ -524,6 +524,51 @@ export interface AdminOps {
   orphanedSessions(keys: readonly string[]): Promise<OrphanedSession[]>;
 }
 
+// ---- what the store holds, and copying sessions between stores (`hermes store info|migrate`) ----
+
+/** The rows of each table, for `hermes store info` and for verifying a copy. */
+export interface StoreCounts {
+  sessions: number;
+  messages: number;
+  session_state: number;
+  compaction_log: number;
+  schedule_runs: number;
+  plugin_state: number;
+}
+
+export interface StoreInfo {
+  backend: "sqlite" | "postgres";
+  /** The migrations applied. */
+  schema_version: number;
+  counts: StoreCounts;
+}
+
+/**
+ * One session with everything that belongs to it, as stored (ids of messages and log rows excepted: the
+ * receiving store numbers its own). What a copy to another store carries.
+ */
+export interface SessionExport {
+  session: SessionRow;
+  /** Every row, those replaced by compaction included, by seq. */
+  messages: StoredMessage[];
+  /** The per-session key/value rows, by key. */
+  state: { key: string; value: unknown }[];
+  /** The compaction log, oldest first. */
+  compactions: CompactionLogRow[];
+}
+
+export interface CopyOps {
+  storeInfo(): Promise<StoreInfo>;
+  /** Every session id, archived ones included, oldest first. */
+  sessionIds(): Promise<string[]>;
+  exportSession(id: string): Promise<SessionExport | undefined>;
+  /**
+   * Stores an exported session verbatim (its id, seqs, positions, active flags and times) in one transaction;
+   * the next append follows its highest seq. False, writing nothing, when a session with that id exists.
+   */
+  importSession(data: SessionExport): Promise<boolean>;
+}
+
 export interface Store
   extends
     SessionOps,
@@ -534,7 +579,8 @@ export interface Store
     ScheduleOps,
     PluginStateOps,
     SearchOps,
-    AdminOps {
+    AdminOps,
+    CopyOps {
   /** Local files that hold the store (a SQLite file and its WAL), hidden from sandboxed tools; none for a server. */
   readonly files: readonly string[];
   close(): Promise<void>;

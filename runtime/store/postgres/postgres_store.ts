@@ -13,6 +13,7 @@ import { PgDb, type Sql, TYPES } from "./_db.ts";
 import { migrations } from "./_migrations.ts";
 import { clientOptions, parsePostgresUrl, redactUrl } from "./_url.ts";
 import { adminOps } from "./admin.ts";
+import { copyOps } from "./copy.ts";
 import { compactionOps } from "./compactions.ts";
 import { stateOps } from "./kv.ts";
 import { leaseOps } from "./leases.ts";
@@ -103,6 +104,7 @@ export async function openPostgresStore(
     ...pluginStateOps(db),
     ...searchOps(db),
     ...adminOps(db),
+    ...copyOps(db),
     clock,
     url: display,
     files: [],

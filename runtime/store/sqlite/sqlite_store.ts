@@ -11,6 +11,7 @@ import { migrations } from "../_migrations.ts";
 import { settle, SqliteDb } from "./_db.ts";
 import { SQLITE_HANDLE } from "./_handle.ts";
 import { adminOps } from "./admin.ts";
+import { copyOps } from "./copy.ts";
 import { compactionOps } from "./compactions.ts";
 import { stateOps } from "./kv.ts";
 import { leaseOps } from "./leases.ts";
@@ -44,6 +45,7 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
     ...pluginStateOps(db),
     ...searchOps(db),
     ...adminOps(db),
+    ...copyOps(db),
     files: path === ":memory:" ? [] : ["", "-wal", "-shm"].map((suffix) => resolve(path) + suffix),
     close: () => settle(() => db.close()),
   };

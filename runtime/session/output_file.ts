@@ -1,0 +1,51 @@
+/**
+ * `output.file` (after templating: `./out/{{ inputs.branch }}.md` with `--input branch=../../x`) may only
+ * be written inside the job directory or a write root the job grants (`tools.write_file.paths`,
+ * `tools.shell.sandbox.write`). Checked on the real path before any model call (exit 2), and written
+ * through scoped_open, which follows no symlink: one planted by a tool during the run (`ln -s / out`)
+ * cannot redirect the write, and a file with other hard links is refused.
+ */
+import fs from "node:fs";
+import { ValidationError } from "../core/errors.ts";
+import type { ResolvedJob } from "../config/job.ts";
+import { candidateInScope, type PathScope, pathScope } from "../tools/paths.ts";
+import { openInScope } from "../tools/scoped_open.ts";
+import { resolve } from "node:path";
+
+/** The scope `output.file` is written in (roots' real paths fixed now), or undefined without one. */
+export function outputFileScope(job: ResolvedJob): PathScope | undefined {
+  const file = job.spec.output?.file;
+  if (file === undefined) return undefined;
+  const shellSandbox = job.spec.tools?.shell?.sandbox;
+  const roots = [
+    ".",
+    ...(job.spec.tools?.write_file?.paths ?? []),
+    ...(shellSandbox && shellSandbox !== "off" ? shellSandbox.write ?? [] : []),
+  ];
+  const scope = pathScope("write_file", job.dir, roots);
+  const found = candidateInScope(scope, resolve(scope.jobDir, file), file);
+  if (!found.ok) {
+    throw new ValidationError(
+      `Cannot write output.file "${file}": it resolves outside the job directory ${scope.jobDir} and every ` +
+        `write root (tools.write_file.paths, tools.shell.sandbox.write)`,
+    );
+  }
+  return scope;
+}
+
+/** Writes (replaces) `output.file` inside `scope`; throws with the reason when it cannot. */
+export function writeOutputFile(scope: PathScope, file: string, text: string): void {
+  const opened = openInScope(scope, file, "write");
+  if (!opened.ok) {
+    throw new Error(opened.reason.replace("tools.write_file.paths", "the job directory and write roots"));
+  }
+  try {
+    const bytes = new TextEncoder().encode(text);
+    fs.ftruncateSync(opened.fd, 0);
+    for (let written = 0; written < bytes.length;) {
+      written += fs.writeSync(opened.fd, bytes, written, bytes.length - written);
+    }
+  } finally {
+    fs.closeSync(opened.fd);
+  }
+}

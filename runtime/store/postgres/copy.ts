@@ -1,0 +1,108 @@
+/**
+ * What the store holds, and whole sessions out and in verbatim (`hermes store info|migrate`): a copy keeps
+ * ids, seqs, positions, active flags and times, and sets the session's `last_seq` to its highest copied seq
+ * so that the next append follows it.
+ */
+import type { CopyOps, SessionExport, StoreCounts } from "../store.ts";
+import { json, type PgDb, pgText, type Q } from "./_db.ts";
+import { messageColumns, toMessage, toSession } from "./_rows.ts";
+import { compactionOps } from "./compactions.ts";
+
+export function copyOps(db: PgDb): CopyOps {
+  const { sql } = db;
+  const { compactionLog } = compactionOps(db);
+  return {
+    async storeInfo() {
+      const [row] = await sql`
+        SELECT (SELECT coalesce(max(version), 0) FROM schema_version) AS version,
+          (SELECT count(*) FROM sessions) AS sessions, (SELECT count(*) FROM messages) AS messages,
+          (SELECT count(*) FROM session_kv) AS session_state,
+          (SELECT count(*) FROM compaction_log) AS compaction_log,
+          (SELECT count(*) FROM schedule_runs) AS schedule_runs,
+          (SELECT count(*) FROM plugin_state) AS plugin_state`;
+      const r = row!;
+      const counts: StoreCounts = {
+        sessions: Number(r.sessions),
+        messages: Number(r.messages),
+        session_state: Number(r.session_state),
+        compaction_log: Number(r.compaction_log),
+        schedule_runs: Number(r.schedule_runs),
+        plugin_state: Number(r.plugin_state),
+      };
+      return { backend: "postgres", schema_version: Number(r.version), counts };
+    },
+    async sessionIds() {
+      const rows = await sql`SELECT id FROM sessions ORDER BY created_at, n`;
+      return rows.map((r) => String(r.id));
+    },
+    async exportSession(id) {
+      const [row] = await sql`SELECT * FROM sessions WHERE id = ${id}`;
+      if (!row) return undefined;
+      const messages = await sql`
+        SELECT ${messageColumns(sql)} FROM messages WHERE session_id = ${id} ORDER BY seq`;
+      const state = await sql`SELECT key, value FROM session_kv WHERE session_id = ${id} ORDER BY key`;
+      return {
+        session: toSession(row),
+        messages: messages.map(toMessage),
+        state: state.map((r) => ({ key: String(r.key), value: JSON.parse(String(r.value)) })),
+        compactions: await compactionLog(id),
+      };
+    },
+    importSession: (data) => db.tx((q) => importSession(q, data)),
+  };
+}
+
+async function importSession(q: Q, data: SessionExport): Promise<boolean> {
+  const s = data.session;
+  const lastSeq = data.messages.reduce((max, m) => Math.max(max, m.seq), 0);
+  const inserted = await q`
+    INSERT INTO sessions (id, job, job_path, status, terminal_reason, parent_id, created_at, updated_at,
+      ended_at, archived_at, config_json, model, prompt_tokens, completion_tokens, turns, owner_host,
+      owner_pid, owner_started, last_seq)
+    VALUES (${s.id}, ${pgText(s.job)}, ${pgText(s.job_path)}, ${s.status}, ${s.terminal_reason},
+      ${s.parent_id}, ${s.created_at}, ${s.updated_at}, ${s.ended_at}, ${s.archived_at},
+      ${pgText(s.config_json)}, ${pgText(s.model)}, ${s.prompt_tokens}, ${s.completion_tokens}, ${s.turns},
+      ${s.owner_host}, ${s.owner_pid}, ${s.owner_started}, ${lastSeq})
+    ON CONFLICT (id) DO NOTHING RETURNING id`;
+  if (inserted.length === 0) return false;
+  if (data.messages.length > 0) {
+    const rows = data.messages.map((m) => ({
+      seq: m.seq,
+      pos: m.pos,
+      role: m.role,
+      content: pgText(m.content),
+      tool_calls: m.tool_calls?.length ? pgText(JSON.stringify(m.tool_calls)) : null,
+      tool_call_id: pgText(m.tool_call_id),
+      name: pgText(m.name),
+      kind: m.kind,
+      active: m.active,
+      prompt_tokens: m.prompt_tokens,
+      completion_tokens: m.completion_tokens,
+      created_at: m.created_at,
+    }));
+    await q`
+      INSERT INTO messages (session_id, seq, pos, role, content, tool_calls, tool_call_id, name, kind, active,
+        prompt_tokens, completion_tokens, created_at)
+      SELECT ${s.id}::text, r.seq, r.pos, r.role, r.content, r.tool_calls, r.tool_call_id, r.name, r.kind,
+        r.active, r.prompt_tokens, r.completion_tokens, r.created_at
+      FROM jsonb_to_recordset(${json(q, rows)}) AS r(seq bigint, pos double precision, role text,
+        content text, tool_calls text, tool_call_id text, name text, kind text, active boolean,
+        prompt_tokens integer, completion_tokens integer, created_at bigint)`;
+  }
+  for (const { key, value } of data.state) {
+    await q`INSERT INTO session_kv (session_id, key, value, updated_at)
+      VALUES (${s.id}, ${key}, ${pgText(JSON.stringify(value))}, ${s.updated_at})`;
+  }
+  for (const c of data.compactions) {
+    await q`
+      INSERT INTO compaction_log (session_id, kind, reason, outcome, before_tokens, after_tokens,
+        messages_removed, created_at, detail, threshold_tokens, window_tokens, occupancy, duration_ms,
+        absorbed_messages, absorbed_tokens, summary_tokens, total_passes, total_committed, total_hard,
+        total_saved_tokens)
+      VALUES (${s.id}, ${c.kind}, ${c.reason}, ${c.outcome}, ${c.before_tokens}, ${c.after_tokens},
+        ${c.messages_removed}, ${c.created_at}, ${JSON.stringify(c.detail)}, ${c.threshold_tokens},
+        ${c.window_tokens}, ${c.occupancy}, ${c.duration_ms}, ${c.absorbed_messages}, ${c.absorbed_tokens},
+        ${c.summary_tokens}, ${c.total_passes}, ${c.total_committed}, ${c.total_hard}, ${c.total_saved_tokens})`;
+  }
+  return true;
+}

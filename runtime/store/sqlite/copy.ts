@@ -1,0 +1,132 @@
+/**
+ * What the store holds, and whole sessions out and in verbatim (`hermes store info|migrate`): a copy keeps
+ * ids, seqs, positions, active flags and times, so the receiving store shows the same transcripts.
+ */
+import type { CopyOps, SessionExport, StoreCounts } from "../store.ts";
+import { type Row, settle, type SqliteDb } from "./_db.ts";
+import { toMessage, toSession } from "./_rows.ts";
+import { compactionOps } from "./compactions.ts";
+
+const TABLES: Record<keyof StoreCounts, string> = {
+  sessions: "sessions",
+  messages: "messages",
+  session_state: "session_kv",
+  compaction_log: "compaction_log",
+  schedule_runs: "schedule_runs",
+  plugin_state: "plugin_state",
+};
+
+export function copyOps(db: SqliteDb): CopyOps {
+  const { compactionLog } = compactionOps(db);
+  return {
+    storeInfo: () =>
+      settle(() => {
+        const version = db.stmt("PRAGMA user_version").get() as Row;
+        const counts = Object.fromEntries(
+          Object.entries(TABLES).map((
+            [name, table],
+          ) => [name, Number((db.stmt(`SELECT count(*) AS n FROM ${table}`).get() as Row).n)]),
+        ) as unknown as StoreCounts;
+        return { backend: "sqlite" as const, schema_version: Number(version.user_version), counts };
+      }),
+    sessionIds: () =>
+      settle(() =>
+        (db.stmt("SELECT id FROM sessions ORDER BY created_at, rowid").all() as Row[]).map((r) => String(r.id))
+      ),
+    async exportSession(id) {
+      const row = db.stmt("SELECT * FROM sessions WHERE id = ?").get(id) as Row | undefined;
+      if (!row) return undefined;
+      const messages = (db.stmt("SELECT * FROM messages WHERE session_id = ? ORDER BY seq").all(id) as Row[])
+        .map(toMessage);
+      const state = (db.stmt("SELECT key, value FROM session_kv WHERE session_id = ? ORDER BY key").all(
+        id,
+      ) as Row[]).map((r) => ({ key: String(r.key), value: JSON.parse(String(r.value)) }));
+      return { session: toSession(row), messages, state, compactions: await compactionLog(id) };
+    },
+    importSession: (data) => settle(() => db.immediate(() => importSession(db, data))),
+  };
+}
+
+function importSession(db: SqliteDb, data: SessionExport): boolean {
+  const s = data.session;
+  const inserted = db.stmt(
+    `INSERT INTO sessions (id, job, job_path, status, terminal_reason, parent_id, created_at, updated_at,
+       ended_at, archived_at, config_json, model, prompt_tokens, completion_tokens, turns, owner_host,
+       owner_pid, owner_started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (id) DO NOTHING`,
+  ).run(
+    s.id,
+    s.job,
+    s.job_path,
+    s.status,
+    s.terminal_reason,
+    s.parent_id,
+    s.created_at,
+    s.updated_at,
+    s.ended_at,
+    s.archived_at,
+    s.config_json,
+    s.model,
+    s.prompt_tokens,
+    s.completion_tokens,
+    s.turns,
+    s.owner_host,
+    s.owner_pid,
+    s.owner_started,
+  );
+  if (Number(inserted.changes) === 0) return false;
+  const message = db.stmt(
+    `INSERT INTO messages (session_id, seq, pos, role, content, tool_calls, tool_call_id, name, kind, active,
+       prompt_tokens, completion_tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  for (const m of data.messages) {
+    message.run(
+      s.id,
+      m.seq,
+      m.pos,
+      m.role,
+      m.content,
+      m.tool_calls?.length ? JSON.stringify(m.tool_calls) : null,
+      m.tool_call_id ?? null,
+      m.name ?? null,
+      m.kind,
+      m.active ? 1 : 0,
+      m.prompt_tokens,
+      m.completion_tokens,
+      m.created_at,
+    );
+  }
+  const state = db.stmt("INSERT INTO session_kv (session_id, key, value, updated_at) VALUES (?, ?, ?, ?)");
+  for (const { key, value } of data.state) state.run(s.id, key, JSON.stringify(value), s.updated_at);
+  const log = db.stmt(
+    `INSERT INTO compaction_log (session_id, kind, reason, outcome, before_tokens, after_tokens,
+       messages_removed, created_at, detail, threshold_tokens, window_tokens, occupancy, duration_ms,
+       absorbed_messages, absorbed_tokens, summary_tokens, total_passes, total_committed, total_hard,
+       total_saved_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  for (const c of data.compactions) {
+    log.run(
+      s.id,
+      c.kind,
+      c.reason,
+      c.outcome,
+      c.before_tokens,
+      c.after_tokens,
+      c.messages_removed,
+      c.created_at,
+      JSON.stringify(c.detail),
+      c.threshold_tokens,
+      c.window_tokens,
+      c.occupancy,
+      c.duration_ms,
+      c.absorbed_messages,
+      c.absorbed_tokens,
+      c.summary_tokens,
+      c.total_passes,
+      c.total_committed,
+      c.total_hard,
+      c.total_saved_tokens,
+    );
+  }
+  return true;
+}
