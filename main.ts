@@ -23,6 +23,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   mcp: () => import("./commands/mcp.ts"),
   daemon: () => import("./commands/daemon.ts"),
   doctor: () => import("./commands/doctor.ts"),
+  store: () => import("./commands/store.ts"),
 };
 
 const GLOBAL_WITH_VALUE = new Set(["--home", "--db", "--log-level"]);
@@ -87,7 +88,6 @@ function globalValue(argv: string[], flag: string): string | undefined {
 function homeOf(argv: string[], env: Record<string, string>): string {
   return globalValue(argv, "--home") ?? env.HERMES_HOME ?? `${env.HOME ?? "."}/.hermes`;
 }
-
 
 export async function main(argv: string[], env: Record<string, string>): Promise<number> {
   // A status line (TTY progress) stays at the bottom: every other stderr line is written above it.

@@ -19,7 +19,10 @@ interface CommandHelp {
 
 export const GLOBAL_FLAGS: Record<string, FlagHelp> = {
   home: { value: "DIR", text: "Hermes home (default $HERMES_HOME or ~/.hermes); the store is HOME/state.db" },
-  db: { value: "FILE", text: "the store file (default HOME/state.db)" },
+  db: {
+    value: "FILE|URL",
+    text: "the store: a SQLite file or postgres://… (also $HERMES_DATABASE_URL, config.yaml store.url)",
+  },
   "log-level": { value: "LEVEL", text: "error, warn, info (default) or debug; also $HERMES_LOG_LEVEL" },
   quiet: { short: "q", text: "only errors on stderr" },
   help: { short: "h", text: "show this help" },
@@ -180,6 +183,16 @@ export const COMMANDS: Record<string, CommandHelp> = {
     usage: ["hermes mcp list [JOB.yaml] [--json]"],
     flags: { json: JSON_FLAG },
     notes: "The MCP servers of a job (or of config.yaml), their status and tools.",
+  },
+  store: {
+    usage: ["hermes store info [--json]", "hermes store migrate --to postgres://… [--json]"],
+    flags: {
+      to: { value: "URL", text: "with migrate: the PostgreSQL store to copy this store's sessions into" },
+      json: JSON_FLAG,
+    },
+    notes: "info: backend, schema version and row counts. migrate: copies every session (compacted rows, " +
+      "state and compaction log included), then verifies counts and a checksum per session; re-running " +
+      "copies only what is missing.",
   },
   doctor: {
     usage: ["hermes doctor [--json]"],

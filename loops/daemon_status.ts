@@ -126,7 +126,9 @@ export function formatStatus(daemons: DaemonRecord[], jobs: JobStatus[]): string
     for (const run of job.last_runs) {
       const session = run.session_id ? `  session ${run.session_id}` : "";
       const note = run.note ? `  (${run.note})` : "";
-      lines.push(`  ${run.slot}  ${run.status}${session}${note}`);
+      // Which host (and pid) ran the slot: with several daemons on one PostgreSQL store, any of them may.
+      const holder = run.holder ? `  by ${run.holder}` : "";
+      lines.push(`  ${run.slot}  ${run.status}${holder}${session}${note}`);
     }
   }
   return lines.join("\n");

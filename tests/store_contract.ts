@@ -5,6 +5,7 @@
  */
 import { adminContract } from "./store_contract/admin.ts";
 import { compactionContract } from "./store_contract/compactions.ts";
+import { copyContract } from "./store_contract/copy.ts";
 import { leaseContract } from "./store_contract/leases.ts";
 import { listingContract } from "./store_contract/listing.ts";
 import { messageContract } from "./store_contract/messages.ts";
@@ -26,4 +27,5 @@ export function storeContract(name: string, open: OpenStore): void {
   searchContract(name, open);
   listingContract(name, open);
   adminContract(name, open);
+  copyContract(name, open);
 }

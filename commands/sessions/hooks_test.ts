@@ -14,7 +14,9 @@ const RECORDER = `export async function register(ctx) {
 `;
 
 function pluginState(store: Store, key: string): unknown {
-  const row = sqliteHandle(store).stmt("SELECT value FROM plugin_state WHERE plugin = 'recorder' AND key = ?")
+  const row = sqliteHandle(store).stmt(
+    "SELECT value FROM plugin_state WHERE plugin LIKE 'path:%/recorder.js' AND key = ?",
+  )
     .get(key);
   return row ? JSON.parse(String(row.value)) : undefined;
 }

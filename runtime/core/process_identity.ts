@@ -19,9 +19,18 @@ export function processStartTime(pid: number): string | null {
   }
 }
 
+/**
+ * The name of this host in holders and owners: HERMES_HOST_ID when set (several hosts simulated on one
+ * machine, or a stable name for a container whose hostname changes), else the hostname. Read from the process
+ * environment like the hostname itself: it is a fact about the process, the same for every caller.
+ */
+export function thisHost(): string {
+  return Deno.env.get("HERMES_HOST_ID") || Deno.hostname();
+}
+
 export function currentProcess(): ProcessIdentity {
   return {
-    host: Deno.hostname(),
+    host: thisHost(),
     pid: Deno.pid,
     started: processStartTime(Deno.pid) ?? "unknown",
     nonce: crypto.randomUUID(),
@@ -33,7 +42,7 @@ export function currentProcess(): ProcessIdentity {
  * process that started at another time. A holder on another host is never provably dead.
  */
 export function isProvablyDead(holder: { host: string; pid: number; started: string }): boolean {
-  if (holder.host !== Deno.hostname()) return false;
+  if (holder.host !== thisHost()) return false;
   const started = processStartTime(holder.pid);
   if (started === null) {
     try {

@@ -23,14 +23,23 @@ export function outputFileScope(job: ResolvedJob): PathScope | undefined {
     ...(shellSandbox && shellSandbox !== "off" ? shellSandbox.write ?? [] : []),
   ];
   const scope = pathScope("write_file", job.dir, roots);
-  const found = candidateInScope(scope, resolve(scope.jobDir, file), file);
-  if (!found.ok) {
+  const found = inScope(scope, file);
+  if (!found) {
     throw new ValidationError(
       `Cannot write output.file "${file}": it resolves outside the job directory ${scope.jobDir} and every ` +
         `write root (tools.write_file.paths, tools.shell.sandbox.write)`,
     );
   }
   return scope;
+}
+
+/** False when `file` resolves outside; true too when it cannot be resolved (the write then says why). */
+function inScope(scope: PathScope, file: string): boolean {
+  try {
+    return candidateInScope(scope, resolve(scope.jobDir, file), file).ok;
+  } catch {
+    return true;
+  }
 }
 
 /** Writes (replaces) `output.file` inside `scope`; throws with the reason when it cannot. */

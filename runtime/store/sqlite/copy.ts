@@ -31,7 +31,9 @@ export function copyOps(db: SqliteDb): CopyOps {
       }),
     sessionIds: () =>
       settle(() =>
-        (db.stmt("SELECT id FROM sessions ORDER BY created_at, rowid").all() as Row[]).map((r) => String(r.id))
+        (db.stmt("SELECT id FROM sessions ORDER BY created_at, rowid").all() as Row[]).map((r) =>
+          String(r.id)
+        )
       ),
     async exportSession(id) {
       const row = db.stmt("SELECT * FROM sessions WHERE id = ?").get(id) as Row | undefined;
