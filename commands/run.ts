@@ -71,7 +71,8 @@ export async function main(cli: Cli): Promise<number> {
     store ??= await cli.openStore();
     const events = new EventBus(cli.clock);
     const writes: Promise<void>[] = [];
-    const emitLine = (event: HermesEvent) => writes.push(cli.out(JSON.stringify(redactValue(event, cli.redact)) + "\n"));
+    const emitLine = (event: HermesEvent) =>
+      writes.push(cli.out(JSON.stringify(redactValue(event, cli.redact)) + "\n"));
     if (format === "stream-json") events.subscribe(emitLine);
     progress = runProgress(cli);
     events.subscribe(progress.onEvent);

@@ -15,9 +15,7 @@ import type { PluginSet } from "../runtime/agent/seams.ts";
 import type { CommandContext, SlashCommand } from "../runtime/agent/slash.ts";
 import type { Store } from "../runtime/store/store.ts";
 import type { Tool, ToolContext, ToolOutcome } from "../runtime/tools/tool.ts";
-import { findDeno } from "./deno_path.ts";
-import { probeSandbox } from "../runtime/sandbox/probe.ts";
-import type { Bubblewrap } from "../runtime/sandbox/sandbox.ts";
+import { findDeno, parentDeathLauncher } from "./deno_path.ts";
 import { pluginHooks, type Report } from "./dispatch.ts";
 import { type LoadedPlugin, loadPlugin } from "./load.ts";
 import { distinctNames, type PluginManifest, readManifest } from "./manifest.ts";
@@ -83,8 +81,7 @@ export async function startPlugins(
     }
   };
   const denoPath = entries.length ? options.deno_path ?? findDeno(options.env ?? {}) : "";
-  // Every plugin process runs in the OS sandbox; a machine that cannot run it is exit 2, never a downgrade.
-  const bwrap = entries.length ? await pluginSandbox(options.env ?? {}) : undefined;
+  const launcher = entries.length ? parentDeathLauncher() : [];
   // Read first: single-file plugins' names depend on which others share them.
   const manifests = distinctNames(await readManifests(entries, options.job_dir));
   const settled = await Promise.allSettled(entries.map((entry, i) =>
@@ -94,7 +91,7 @@ export async function startPlugins(
       store: options.store,
       log: options.log,
       deno_path: denoPath,
-      ...(bwrap ? { bwrap } : {}),
+      launcher,
       env: options.env ?? {},
       onFailure: (plugin, failure) => report(plugin, failure.hook, failure.session_id, failure),
       ...(options.redact ? { redact: options.redact } : {}),
@@ -110,19 +107,6 @@ export async function startPlugins(
     throw problem;
   }
   return new Host(plugins, report);
-}
-
-async function pluginSandbox(env: Record<string, string>): Promise<Bubblewrap> {
-  const probe = await probeSandbox({
-    ...(env.HERMES_BWRAP ? { bwrap: env.HERMES_BWRAP } : {}),
-    path: env.PATH ?? "",
-  });
-  if (probe.ok) return probe;
-  throw new ValidationError(
-    `Cannot start plugins: they run in the OS sandbox and ${probe.reason}; ${
-      probe.hint.replace(/,? or opt out explicitly.*$/, "")
-    }`,
-  );
 }
 
 /** Every entry's manifest; the first failure in plugin order is thrown. */

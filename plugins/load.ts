@@ -23,8 +23,6 @@ import { PluginFailure, PluginProcess } from "./process.ts";
 import type { HookName } from "./sdk.ts";
 import { pluginIdentity, PluginStateTable } from "./state.ts";
 import type { Redactor } from "../runtime/core/redact.ts";
-import type { Bubblewrap } from "../runtime/sandbox/sandbox.ts";
-import { pluginPolicy, realPathGrant } from "./sandbox_policy.ts";
 
 export const HOOK_NAMES: readonly HookName[] = [
   "on_session_start",
@@ -49,8 +47,8 @@ export interface LoadOptions {
   store: Store;
   log: Logger;
   deno_path: string;
-  /** The probed bubblewrap every plugin process runs in (DESIGN §10); absent only in protocol tests. */
-  bwrap?: Bubblewrap;
+  /** Command words run before deno, so the plugin dies with its host (see `parentDeathLauncher`). */
+  launcher?: readonly string[];
   /** The parent environment; only the granted variables reach the plugin. */
   env: Record<string, string>;
   /** A loaded plugin's process failed (not called for failures while loading). */
@@ -104,10 +102,7 @@ export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Prom
   let flags: string[] = [];
   let runnable = granted;
   try {
-    runnable = realPathGrant(
-      resolveRunGrant(granted, { job_dir: options.job_dir, path: options.env.PATH }),
-      options.job_dir,
-    );
+    runnable = resolveRunGrant(granted, { job_dir: options.job_dir, path: options.env.PATH });
     flags = permissionFlags(runnable, { root: manifest.root, job_dir: options.job_dir });
   } catch (error) {
     fail(errorMessage(error));
@@ -131,19 +126,7 @@ export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Prom
   const state = new PluginStateTable(options.store, pluginIdentity(manifest));
   const process = new PluginProcess({
     deno_path: options.deno_path,
-    ...(options.bwrap
-      ? {
-        sandbox: {
-          bwrap: options.bwrap,
-          policy: pluginPolicy(runnable, {
-            root: manifest.root,
-            deno_path: options.deno_path,
-            env: {},
-            job_dir: Deno.realPathSync(options.job_dir),
-          }),
-        },
-      }
-      : {}),
+    ...(options.launcher ? { launcher: options.launcher } : {}),
     flags,
     env: grantedEnv(runnable, options.env),
     cwd: options.job_dir,

@@ -10,7 +10,6 @@ import { readLines } from "../runtime/core/lines.ts";
 import { pluginMain } from "./_plugin_main.ts";
 import { type Redactor, redactValue } from "../runtime/core/redact.ts";
 import { watchMemory } from "./_memory_watch.ts";
-import { type Bubblewrap, type SandboxPolicy, wrapCommand } from "../runtime/sandbox/sandbox.ts";
 
 /** The subprocess's main module: the self-contained runner, as a `data:` URL (see _plugin_main.ts). */
 const RUNNER_URL = `data:application/javascript;base64,${btoa(`(${pluginMain.toString()})();\n`)}`;
@@ -42,12 +41,8 @@ export class PluginFailure extends Error {
 
 export interface SpawnOptions {
   deno_path: string;
-  /**
-   * The OS sandbox the process runs in (bwrap: its own namespaces, `--die-with-parent`, so nothing it
-   * started outlives it or the host); `policy.env` is replaced by `env` + RUNTIME_ENV. Without it (tests of
-   * the protocol only) deno runs directly.
-   */
-  sandbox?: { bwrap: Bubblewrap; policy: SandboxPolicy };
+  /** Command words run before deno (`parentDeathLauncher()`), or none. */
+  launcher?: readonly string[];
   /** `--allow-*` flags. */
   flags: string[];
   env: Record<string, string>;
@@ -122,15 +117,12 @@ export class PluginProcess {
       ...options.flags,
       RUNNER_URL,
     ];
-    const env = { ...options.env, ...RUNTIME_ENV };
-    const command = options.sandbox
-      ? wrapCommand(argv, { ...options.sandbox.policy, env }, { bwrap: options.sandbox.bwrap })
-      : { cmd: argv[0]!, args: argv.slice(1), env, cwd: options.cwd };
-    this.#child = new Deno.Command(command.cmd, {
-      args: command.args,
-      cwd: command.cwd,
+    const launcher = options.launcher ?? [];
+    this.#child = new Deno.Command(launcher[0] ?? argv[0]!, {
+      args: [...(launcher.length ? [...launcher.slice(1)] : []), ...argv.slice(launcher.length ? 0 : 1)],
+      cwd: options.cwd,
       clearEnv: true,
-      env: command.env,
+      env: { ...options.env, ...RUNTIME_ENV },
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",

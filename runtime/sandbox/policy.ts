@@ -172,8 +172,7 @@ function realCwd(cwd: string, visible: "all" | "only_granted", mounts: readonly 
   }
   const inside = (root: string) => real === root || real.startsWith(`${root}/`);
   const mount = mounts.findLast((mount) => inside(mount.path));
-  // An emptied directory is a fine working directory: it shows nothing (a plugin's job directory).
-  if (mount?.kind === "read" || mount?.kind === "write" || mount?.kind === "hide_dir") return real;
+  if (mount?.kind === "read" || mount?.kind === "write") return real;
   if (mount === undefined) {
     if (visible === "all" && !PRIVATE_DIRS.some(inside)) return real;
     if (visible === "only_granted" && SYSTEM_DIRS.some(inside)) return real;

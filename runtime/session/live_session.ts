@@ -142,6 +142,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
       model: model.name,
       // Not job.env: its rendered values may hold secrets; spec.env keeps the templates (storedJob).
       config_json: JSON.stringify({ spec, dir: job.dir, path: job.path, inputs: job.inputs }),
+      owner: { host: me.host, pid: me.pid, started: me.started },
     });
   }
   await store.updateSession(id, {

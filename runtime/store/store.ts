@@ -27,6 +27,8 @@ export interface NewSession {
   parent_id?: string | null;
   status?: SessionStatus;
   id?: string;
+  /** The process that runs it, written with the row: a kill between creating and owning leaves no orphan. */
+  owner?: { host: string; pid: number; started: string };
 }
 
 /** Columns a caller may change; `updated_at` is set by the store. */

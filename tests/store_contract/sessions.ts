@@ -28,6 +28,18 @@ export function sessionContract(name: string, open: OpenStore): void {
     assert.equal(await fx.store.getSession("missing"), undefined);
   });
 
+  Deno.test(`${name}: a session created with its owner is owned from its first row`, async () => {
+    await using fx = await open();
+    const owner = { host: "h1", pid: 4242, started: "123" };
+    const owned = await fx.store.createSession({ job: "j", owner });
+    assert.deepEqual(
+      [owned.owner_host, owned.owner_pid, owned.owner_started],
+      [owner.host, owner.pid, owner.started],
+    );
+    const unowned = await fx.store.createSession({ job: "j" });
+    assert.deepEqual([unowned.owner_host, unowned.owner_pid, unowned.owner_started], [null, null, null]);
+  });
+
   Deno.test(`${name}: resolveSessionId takes an id, a unique prefix or latest`, async () => {
     const clock = new SetClock();
     await using fx = await open({ clock });

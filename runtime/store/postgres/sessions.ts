@@ -12,12 +12,14 @@ export function sessionOps(db: PgDb): SessionOps {
     async createSession(input) {
       const now = db.clock.now();
       const [row] = await sql`
-        INSERT INTO sessions (id, job, job_path, status, parent_id, created_at, updated_at, config_json, model)
+        INSERT INTO sessions (id, job, job_path, status, parent_id, created_at, updated_at, config_json, model,
+          owner_host, owner_pid, owner_started)
         VALUES (${input.id ?? newSessionId(now)}, ${input.job}, ${input.job_path ?? null},
           ${input.status ?? "running"}, ${input.parent_id ?? null}, ${now}, ${now}, ${
         input.config_json ?? "{}"
       },
-          ${input.model ?? null})
+          ${input.model ?? null}, ${input.owner?.host ?? null}, ${input.owner?.pid ?? null},
+          ${input.owner?.started ?? null})
         RETURNING *`;
       return toSession(row!);
     },

@@ -16,8 +16,8 @@ export function sessionOps(db: SqliteDb): SessionOps {
         const id = input.id ?? newSessionId(now);
         db.immediate(() =>
           db.stmt(
-            `INSERT INTO sessions (id, job, job_path, status, parent_id, created_at, updated_at, config_json, model)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+            `INSERT INTO sessions (id, job, job_path, status, parent_id, created_at, updated_at, config_json, model,
+               owner_host, owner_pid, owner_started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           ).run(
             id,
             input.job,
@@ -28,6 +28,9 @@ export function sessionOps(db: SqliteDb): SessionOps {
             now,
             input.config_json ?? "{}",
             input.model ?? null,
+            input.owner?.host ?? null,
+            input.owner?.pid ?? null,
+            input.owner?.started ?? null,
           )
         );
         return getSession(db, id)!;
