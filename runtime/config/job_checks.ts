@@ -4,7 +4,6 @@
  * without `model.script`, a plugin path that does not exist, an `output.file` outside the job directory.
  * Used by loadJob / jobFromObject, so `validate`, RPC `job.validate`, `run` and the daemon refuse the same.
  */
-import { existsSync } from "node:fs";
 import { isAbsolute, relative, resolve } from "node:path";
 import { Cron } from "croner";
 import { z } from "zod";
@@ -123,4 +122,14 @@ export function compileCron(schedule: ScheduleConfig, where: (key: "cron" | "tim
 /** `output.schema` as the checker of final answers compiles it (JSON Schema → zod). */
 export function compileJsonSchema(schema: Record<string, unknown>): z.ZodType {
   return z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
+}
+
+/** Deno.statSync rather than node:fs, whose import boots Deno's Node layer on every job load. */
+function existsSync(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -5,11 +5,9 @@
  * through scoped_open, which follows no symlink: one planted by a tool during the run (`ln -s / out`)
  * cannot redirect the write, and a file with other hard links is refused.
  */
-import fs from "node:fs";
 import { ValidationError } from "../core/errors.ts";
 import type { ResolvedJob } from "../config/job.ts";
 import { candidateInScope, type PathScope, pathScope } from "../tools/paths.ts";
-import { openInScope } from "../tools/scoped_open.ts";
 import { resolve } from "node:path";
 
 /** The scope `output.file` is written in (roots' real paths fixed now), or undefined without one. */
@@ -42,8 +40,15 @@ function inScope(scope: PathScope, file: string): boolean {
   }
 }
 
-/** Writes (replaces) `output.file` inside `scope`; throws with the reason when it cannot. */
-export function writeOutputFile(scope: PathScope, file: string, text: string): void {
+/**
+ * Writes (replaces) `output.file` inside `scope`; throws with the reason when it cannot. node:fs (Deno's
+ * Node layer, ~10 ms to boot) loads only for jobs that write one.
+ */
+export async function writeOutputFile(scope: PathScope, file: string, text: string): Promise<void> {
+  const [{ default: fs }, { openInScope }] = await Promise.all([
+    import("node:fs"),
+    import("../tools/scoped_open.ts"),
+  ]);
   const opened = openInScope(scope, file, "write");
   if (!opened.ok) {
     throw new Error(opened.reason.replace("tools.write_file.paths", "the job directory and write roots"));

@@ -93,7 +93,7 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
     const text = result.output !== null ? JSON.stringify(result.output, null, 2) + "\n" : result.final;
     const path = resolve(job.dir, spec.output.file);
     try {
-      writeOutputFile(outputScope, spec.output.file, text);
+      await writeOutputFile(outputScope, spec.output.file, text);
     } catch (error) {
       result = failedDelivery(result, {
         terminal_reason: "output_file_error",

@@ -7,10 +7,10 @@
  * parent directories inside the root, listings are capped at `max_entries` (default 1000). Every call is
  * synchronous file-system work on regular files only, so nothing in it can block past the call's signal.
  */
-import fs from "node:fs";
+import type NodeFs from "node:fs";
 import { denied, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
 import type { PathScope } from "./paths.ts";
-import { type Intent, type Opened, openInScope } from "./scoped_open.ts";
+import type { Intent, Opened } from "./scoped_open.ts";
 import { CappedBytes } from "./_capped.ts";
 
 export function readFileTool(scope: PathScope, options: { maxBytes: number }): Tool {
@@ -21,7 +21,7 @@ export function readFileTool(scope: PathScope, options: { maxBytes: number }): T
       parameters: objectSchema({ path: "Path of the file to read" }),
     },
     run: (args, context) =>
-      withFile(scope, args, context, "read", ({ fd, stat }, requested) => {
+      withFile(scope, args, context, "read", ({ fd, stat }, requested, fs) => {
         const content = new CappedBytes(options.maxBytes);
         const buffer = new Uint8Array(64 * 1024);
         for (let n = fs.readSync(fd, buffer); n > 0; n = fs.readSync(fd, buffer)) {
@@ -57,7 +57,7 @@ export function writeFileTool(scope: PathScope, options: { maxBytes: number }): 
           `Cannot write "${args.path}" as the content is ${bytes.length} bytes: tools.write_file.max_bytes is ${options.maxBytes}`,
         ));
       }
-      return withFile(scope, args, context, "write", ({ fd }, requested) => {
+      return withFile(scope, args, context, "write", ({ fd }, requested, fs) => {
         fs.ftruncateSync(fd, 0);
         for (let written = 0; written < bytes.length;) {
           written += fs.writeSync(fd, bytes, written, bytes.length - written);
@@ -97,25 +97,30 @@ export function listDirTool(scope: PathScope, options: { maxEntries: number }): 
 }
 
 /** Validates the path, opens it in scope for `intent`, runs `act` on the descriptor and closes it. */
-function withFile(
+async function withFile(
   scope: PathScope,
   args: Record<string, unknown>,
   context: ToolContext,
   intent: Intent,
-  act: (opened: Opened & { ok: true }, requested: string) => ToolOutcome,
+  act: (opened: Opened & { ok: true }, requested: string, fs: typeof NodeFs) => ToolOutcome,
 ): Promise<ToolOutcome> {
   const requested = args.path;
   if (typeof requested !== "string" || requested === "") {
-    return Promise.resolve(error(`invalid arguments for ${scope.tool}: "path" must be a non-empty string`));
+    return error(`invalid arguments for ${scope.tool}: "path" must be a non-empty string`);
   }
-  if (context.signal.aborted) return Promise.resolve(error("cancelled"));
+  if (context.signal.aborted) return error("cancelled");
+  // node:fs boots Deno's Node layer (~10 ms): it loads with the first file call, not with every session.
+  const [{ default: fs }, { openInScope }] = await Promise.all([
+    import("node:fs"),
+    import("./scoped_open.ts"),
+  ]);
   try {
     const opened = openInScope(scope, requested, intent);
     if (!opened.ok) {
       return Promise.resolve(opened.status === "denied" ? denied(opened.reason) : error(opened.reason));
     }
     try {
-      return Promise.resolve(act(opened, requested));
+      return Promise.resolve(act(opened, requested, fs));
     } finally {
       fs.closeSync(opened.fd);
     }
