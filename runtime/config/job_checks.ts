@@ -10,6 +10,7 @@ import { z } from "zod";
 import { ValidationError } from "../core/errors.ts";
 import type { JobFile, ScheduleConfig } from "./job_schema.ts";
 import { keyPath } from "./key_path.ts";
+import { existsSync } from "../core/fs.ts";
 
 /** Every problem of one file, one `file:line:col: key.path: …` line each; the message holds them all. */
 export class JobProblems extends ValidationError {
@@ -58,7 +59,7 @@ export function jobProblems(spec: JobFile, context: CheckContext): string[] {
   const fromConfig = context.configPlugins ?? 0;
   spec.plugins?.forEach((entry, i) => {
     const path = resolve(context.dir, entry.path);
-    if (existsSync(path)) return;
+    if (existsSync(path, { follow: true })) return;
     if (i < fromConfig) {
       problems.push(`config.yaml: plugins[${i}].path: no such file or directory "${entry.path}"`);
     } else at(["plugins", i - fromConfig, "path"], `no such file or directory "${entry.path}" (${path})`);
@@ -122,14 +123,4 @@ export function compileCron(schedule: ScheduleConfig, where: (key: "cron" | "tim
 /** `output.schema` as the checker of final answers compiles it (JSON Schema → zod). */
 export function compileJsonSchema(schema: Record<string, unknown>): z.ZodType {
   return z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
-}
-
-/** Deno.statSync rather than node:fs, whose import boots Deno's Node layer on every job load. */
-function existsSync(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -12,3 +12,25 @@ export async function exists(path: string): Promise<boolean> {
     return false;
   }
 }
+
+/**
+ * `exists` for synchronous callers (policy building, job checks). `follow: true` asks about what a final
+ * symbolic link points at, so a dangling link does not exist.
+ */
+export function existsSync(path: string, options: { follow?: boolean } = {}): boolean {
+  try {
+    options.follow ? Deno.statSync(path) : Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The real path of `path`, or null when it cannot be resolved (missing, a dangling link, no permission). */
+export function realPathOrNull(path: string): string | null {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return null;
+  }
+}

@@ -16,6 +16,7 @@ import { ValidationError } from "../core/errors.ts";
 import { probeSandbox } from "../sandbox/probe.ts";
 import { type Bubblewrap, wrapCommand } from "../sandbox/sandbox.ts";
 import { SYSTEM_DIRS } from "../sandbox/policy.ts";
+import { realPathOrNull } from "../core/fs.ts";
 
 /**
  * The SDK adds these from Hermes's own environment to whatever env it is given: they are always set
@@ -154,7 +155,7 @@ function commandDirs(command: string, path: string): string[] {
   const found = isAbsolute(command) || command.includes("/") ? resolve(command) : which(command, path);
   if (found === null) return [];
   const dirs = new Set<string>();
-  for (const file of [found, realPath(found)]) {
+  for (const file of [found, realPathOrNull(found)]) {
     if (file === null) continue;
     const dir = dirname(file);
     dirs.add(["bin", ".bin"].includes(basename(dir)) ? dirname(dir) : dir);
@@ -183,12 +184,4 @@ function which(command: string, path: string): string | null {
     }
   }
   return null;
-}
-
-function realPath(path: string): string | null {
-  try {
-    return Deno.realPathSync(path);
-  } catch {
-    return null;
-  }
 }

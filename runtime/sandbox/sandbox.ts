@@ -19,6 +19,7 @@ import {
   type SandboxPolicy,
   SYSTEM_DIRS,
 } from "./policy.ts";
+import { realPathOrNull } from "../core/fs.ts";
 
 export type { SandboxPolicy } from "./policy.ts";
 
@@ -117,7 +118,7 @@ function baseMounts(policy: ResolvedPolicy): string[] {
   if (policy.visible === "all") {
     for (const dir of PRIVATE_DIRS) if (dir !== "/tmp" && lstat(dir)?.isDirectory) args.push("--tmpfs", dir);
     // A resolv.conf that links into /run (systemd-resolved, resolvconf) must survive the private /run.
-    const resolv = policy.net ? realPath("/etc/resolv.conf") : null;
+    const resolv = policy.net ? realPathOrNull("/etc/resolv.conf") : null;
     if (resolv && PRIVATE_DIRS.some((dir) => resolv.startsWith(`${dir}/`))) {
       args.push("--ro-bind", resolv, resolv);
     }
@@ -128,14 +129,6 @@ function baseMounts(policy: ResolvedPolicy): string[] {
 function lstat(path: string): Deno.FileInfo | null {
   try {
     return Deno.lstatSync(path);
-  } catch {
-    return null;
-  }
-}
-
-function realPath(path: string): string | null {
-  try {
-    return Deno.realPathSync(path);
   } catch {
     return null;
   }

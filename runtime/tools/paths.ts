@@ -11,6 +11,7 @@
  * path; scoped_open.ts then reaches it without following any symlink, so what is checked is what is used.
  */
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { existsSync } from "../core/fs.ts";
 
 export interface PathScope {
   /** Tool name, for messages (`tools.<tool>.paths`). */
@@ -68,19 +69,10 @@ export function realPathOf(path: string): string | null {
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound)) throw error;
     }
-    if (lexists(current)) return null;
+    if (existsSync(current)) return null;
     const parent = dirname(current);
     if (parent === current) return null;
     missing.push(basename(current));
     current = parent;
-  }
-}
-
-function lexists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
   }
 }

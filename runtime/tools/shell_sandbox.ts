@@ -20,6 +20,7 @@ import { ValidationError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { probeSandbox } from "../sandbox/probe.ts";
 import { type Bubblewrap, type SandboxPolicy, wrapCommand } from "../sandbox/sandbox.ts";
+import { existsSync } from "../core/fs.ts";
 
 /** The shell tool's sandbox settings, paths absolute. */
 export interface ShellSandbox {
@@ -165,7 +166,9 @@ export function sandboxPolicy(
     visible: sandbox.read ? "only_granted" : "all",
     // The working directory stays visible when it lies in a directory made private (/tmp, /run).
     read: sandbox.read ?? [call.cwd],
-    write: sandbox.write.filter((root) => root.required || exists(root.path)).map((root) => root.path),
+    write: sandbox.write.filter((root) => root.required || existsSync(root.path, { follow: true })).map((
+      root,
+    ) => root.path),
     hide: [...new Set([...sandbox.hide, ...(home ? homeSecrets(home) : []), ...hostSecrets()])],
     net: sandbox.net,
     env: call.env,
@@ -203,13 +206,4 @@ function hostSecrets(): string[] {
     // no /etc/ssh
   }
   return [...HIDDEN_ON_HOST, ...keys];
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -1,0 +1,74 @@
+/**
+ * Stored rows → the store's records, for every implementation: a row is the column → value object a driver
+ * returns (SQLite's numbers and 0/1, PostgreSQL's strings and booleans alike).
+ */
+import type { MessageKind, Role, SessionRow, SessionStatus, StoredMessage } from "../core/types.ts";
+import type { RunRow } from "./store.ts";
+
+type Record = { readonly [column: string]: unknown };
+
+export const text = (value: unknown): string | null =>
+  value === null || value === undefined ? null : String(value);
+export const int = (value: unknown): number | null =>
+  value === null || value === undefined ? null : Number(value);
+
+export function toSession(row: Record): SessionRow {
+  return {
+    id: String(row.id),
+    job: String(row.job),
+    job_path: text(row.job_path),
+    status: String(row.status) as SessionStatus,
+    terminal_reason: text(row.terminal_reason),
+    parent_id: text(row.parent_id),
+    created_at: Number(row.created_at),
+    updated_at: Number(row.updated_at),
+    ended_at: int(row.ended_at),
+    archived_at: int(row.archived_at),
+    config_json: String(row.config_json),
+    model: text(row.model),
+    prompt_tokens: Number(row.prompt_tokens),
+    completion_tokens: Number(row.completion_tokens),
+    turns: Number(row.turns),
+    owner_host: text(row.owner_host),
+    owner_pid: int(row.owner_pid),
+    owner_started: text(row.owner_started),
+  };
+}
+
+export function toMessage(row: Record): StoredMessage {
+  const message: StoredMessage = {
+    id: Number(row.id),
+    session_id: String(row.session_id),
+    seq: Number(row.seq),
+    pos: Number(row.pos),
+    role: String(row.role) as Role,
+    content: String(row.content),
+    kind: String(row.kind) as MessageKind,
+    // SQLite stores 0/1, PostgreSQL a boolean.
+    active: row.active === true || Number(row.active) === 1,
+    prompt_tokens: int(row.prompt_tokens),
+    completion_tokens: int(row.completion_tokens),
+    created_at: Number(row.created_at),
+  };
+  if (row.tool_calls !== null) message.tool_calls = JSON.parse(String(row.tool_calls));
+  if (row.tool_call_id !== null) message.tool_call_id = String(row.tool_call_id);
+  if (row.name !== null) message.name = String(row.name);
+  return message;
+}
+
+export function toRunRow(row: Record): RunRow {
+  return {
+    job: String(row.job),
+    slot: Number(row.slot),
+    status: String(row.status),
+    holder_host: text(row.holder_host),
+    holder_pid: int(row.holder_pid),
+    holder_started: text(row.holder_started),
+    holder_nonce: text(row.holder_nonce),
+    claimed_at: Number(row.claimed_at),
+    lease_expires_at: int(row.lease_expires_at),
+    finished_at: int(row.finished_at),
+    session_id: text(row.session_id),
+    note: text(row.note),
+  };
+}
