@@ -8,12 +8,10 @@
  *    newest few are pruned in the same commit — and when the middle is empty (everything is protected), they
  *    are pruned alone.
  */
-import { measure } from "./estimate.ts";
-import { layout, type Plan, type PlanContext, summaryTokensOf } from "./plan.ts";
+import { layout, type Plan, type PlanContext, summariseSmaller, summaryTokensOf } from "./plan.ts";
 import { mergePlans, planPrune, type PrunePlan, tailBeyondNewest } from "./prune.ts";
 import type { PlanRow } from "./rows.ts";
 import { summaryContent, summaryRole } from "./summary.ts";
-import { tokensOf } from "./rows.ts";
 
 const NO_PRUNE: PrunePlan = { archive: [], insert: [], savedTokens: 0 };
 
@@ -65,19 +63,13 @@ export async function planHard(ctx: PlanContext): Promise<Plan> {
   const inMiddle = new Set(middle.map((r) => r.id));
   const previous = rows.filter((r) => r.kind === "summary" && !inMiddle.has(r.id));
   const replaced: PlanRow[] = [...previous, ...middle];
-  const summary = await ctx.summarise(replaced);
-  if (!summary.ok) return { type: "failed", note: summary.error, leaseLost: summary.leaseLost };
-  const content = summaryContent(summary.text, middle.length);
-  const summaryTokens = Math.ceil(tokensOf(content.length) * ratio);
-  const replacedTokens = measure(replaced, ratio);
-  if (summaryTokens >= replacedTokens) {
-    return {
-      type: "refused",
-      summaryTokens,
-      note:
-        `refused: the summary (${summaryTokens} tokens) is not smaller than the ${replaced.length} messages it would replace (${replacedTokens} tokens)`,
-    };
-  }
+  const summary = await summariseSmaller(ctx, replaced, {
+    wrap: (text) => summaryContent(text, middle.length),
+    subject: "summary",
+    what: `the ${replaced.length} messages`,
+  });
+  if (!("ok" in summary)) return summary;
+  const { content, summaryTokens, replacedTokens } = summary;
   const extra = before - replacedTokens + summaryTokens >= settings.limit ? tailPrune : NO_PRUNE;
   return {
     type: "commit",

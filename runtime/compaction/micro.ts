@@ -6,9 +6,8 @@
  * the user messages whose work it tells and before the next one.
  */
 import { measure } from "./estimate.ts";
-import { completeExchanges, layout, type Plan, type PlanContext } from "./plan.ts";
+import { completeExchanges, layout, type Plan, type PlanContext, summariseSmaller } from "./plan.ts";
 import type { PlanRow } from "./rows.ts";
-import { tokensOf } from "./rows.ts";
 import { rollingSummaryContent, summaryRole } from "./summary.ts";
 
 /** Characters of exchanges one pass folds at most: a fifth of what a summary request of that window holds. */
@@ -45,20 +44,13 @@ export async function planMicro(ctx: PlanContext & { microLimit: number }): Prom
   const folded = selected.flat();
   const newest = selected.at(-1)!;
   const replaced = [...previous, ...folded];
-  const summary = await ctx.summarise(replaced);
-  if (!summary.ok) return { type: "failed", note: summary.error, leaseLost: summary.leaseLost };
-  const content = rollingSummaryContent(summary.text);
-  const summaryTokens = Math.ceil(tokensOf(content.length) * ratio);
-  const replacedTokens = measure(replaced, ratio);
-  if (summaryTokens >= replacedTokens) {
-    return {
-      type: "refused",
-      summaryTokens,
-      note: `refused: the rolling summary (${summaryTokens} tokens) is not smaller than the ${
-        previous.length ? "previous summary and the " : ""
-      }${folded.length} messages it would replace (${replacedTokens} tokens)`,
-    };
-  }
+  const summary = await summariseSmaller(ctx, replaced, {
+    wrap: rollingSummaryContent,
+    subject: "rolling summary",
+    what: `the ${previous.length ? "previous summary and the " : ""}${folded.length} messages`,
+  });
+  if (!("ok" in summary)) return summary;
+  const { content, summaryTokens } = summary;
   return {
     type: "commit",
     kind: "micro_summarize",

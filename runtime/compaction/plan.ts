@@ -7,7 +7,7 @@ import type { CompactionKind, ReplacementRow } from "../store/store.ts";
 import type { CompactionReason } from "../agent/seams.ts";
 import { blockedCuts, selectBoundaries } from "./boundaries.ts";
 import { measure } from "./estimate.ts";
-import type { PlanRow } from "./rows.ts";
+import { type PlanRow, tokensOf } from "./rows.ts";
 import type { Settings } from "./settings.ts";
 import type { SummariseResult } from "./summary_call.ts";
 
@@ -85,4 +85,39 @@ export function completeExchanges(rows: readonly PlanRow[], head: number, tail: 
     i = end;
   }
   return exchanges;
+}
+
+/** A summary that passed the anti-growth rule: its content and both sides of the comparison. */
+export interface SmallerSummary {
+  ok: true;
+  content: string;
+  summaryTokens: number;
+  replacedTokens: number;
+  calls: number;
+}
+
+/**
+ * Summarises `replaced`, wraps the text with `wrap`, and applies the anti-growth rule every summarising pass
+ * shares (DESIGN §9): a summary no smaller than the rows it replaces is refused. `what` names what would be
+ * replaced, for the refusal note.
+ */
+export async function summariseSmaller(
+  ctx: Pick<PlanContext, "summarise" | "ratio">,
+  replaced: readonly PlanRow[],
+  options: { wrap: (text: string) => string; what: string; subject: string },
+): Promise<SmallerSummary | Extract<Plan, { type: "refused" | "failed" }>> {
+  const summary = await ctx.summarise(replaced);
+  if (!summary.ok) return { type: "failed", note: summary.error, leaseLost: summary.leaseLost };
+  const content = options.wrap(summary.text);
+  const summaryTokens = Math.ceil(tokensOf(content.length) * ctx.ratio);
+  const replacedTokens = measure(replaced, ctx.ratio);
+  if (summaryTokens >= replacedTokens) {
+    return {
+      type: "refused",
+      summaryTokens,
+      note:
+        `refused: the ${options.subject} (${summaryTokens} tokens) is not smaller than ${options.what} it would replace (${replacedTokens} tokens)`,
+    };
+  }
+  return { ok: true, content, summaryTokens, replacedTokens, calls: summary.calls };
 }
