@@ -1,5 +1,6 @@
 /**
- * Plugin host benchmark (DESIGN §11): plugin start (spawn → registered, target ≤ 80 ms), hook round trip
+ * Plugin host benchmark (DESIGN §11): plugin start in the OS sandbox (spawn → registered, target ≤ 80 ms,
+ * alternating with the same start unsandboxed), hook round trip
  * host → plugin → host (target ≤ 0.5 ms median), and the hooks of one agent turn with 5 plugins each
  * observing every hook (target ≤ 3 ms). Each hook measurement is interleaved with the same exchange over
  * raw pipes to `deno` echo processes, so the ratio stays meaningful on a loaded machine. Each figure is the
@@ -8,7 +9,10 @@
  */
 import { pathToFileURL } from "node:url";
 import { startPlugins } from "../plugins/host.ts";
-import { PluginProcess } from "../plugins/process.ts";
+import { pluginArgv, PluginProcess } from "../plugins/process.ts";
+import { pluginCommand } from "../plugins/sandbox_policy.ts";
+import { probeSandbox } from "../runtime/sandbox/probe.ts";
+import type { Bubblewrap } from "../runtime/sandbox/sandbox.ts";
 import { silentLogger } from "../runtime/core/log.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import { interleave, median, ratio, report, spread } from "./_stats.ts";
@@ -68,16 +72,16 @@ try {
     paths.push(path);
   }
 
-  // Start: spawn → registered (the subprocess alone), and startPlugins() as a whole (preflight included).
-  const spawn: number[] = [];
-  const full: number[] = [];
-  for (let i = 0; i < 15; i++) {
+  // Start: spawn → registered (the subprocess alone) in bubblewrap and on the host (`sandbox: off`),
+  // alternating, and startPlugins() as a whole (sandbox probe and preflight included).
+  const probe = await probeSandbox({ path: Deno.env.get("PATH") ?? "" });
+  if (!probe.ok) throw new Error(`the plugin bench needs the OS sandbox: ${probe.reason}; ${probe.hint}`);
+  const { ok: _ok, ...bwrap } = probe;
+  const argv = pluginArgv(Deno.execPath(), { flags: [`--allow-read=${paths[0]}`], max_memory_mb: 256 });
+  const startOne = async (sandbox: Bubblewrap | "off") => {
     const t0 = performance.now();
     const process = new PluginProcess({
-      deno_path: Deno.execPath(),
-      flags: [`--allow-read=${paths[0]}`],
-      env: {},
-      cwd: dir,
+      command: pluginCommand(argv, { sandbox, granted: {}, root: paths[0]!, job_dir: dir, env: {} }),
       max_memory_mb: 256,
       log: silentLogger,
       serve: () => Promise.resolve(null),
@@ -87,13 +91,28 @@ try {
       timeout_ms: 10_000,
       label: "register",
     });
-    spawn.push(performance.now() - t0);
+    const took = performance.now() - t0;
     await process.stop();
-
-    const t1 = performance.now();
-    const host = await startPlugins([{ path: paths[0]! }], { job_dir: dir, store, log: silentLogger });
-    full.push(performance.now() - t1);
-    await host.stop();
+    return took;
+  };
+  const sandboxed: number[] = [];
+  const unsandboxed: number[] = [];
+  const full: number[] = [];
+  const fullOff: number[] = [];
+  for (let i = 0; i < 15; i++) {
+    sandboxed.push(await startOne(bwrap));
+    unsandboxed.push(await startOne("off"));
+    for (
+      const [entry, into] of [[{ path: paths[0]! }, full], [
+        { path: paths[0]!, sandbox: "off" as const },
+        fullOff,
+      ]] as const
+    ) {
+      const t1 = performance.now();
+      const host = await startPlugins([entry], { job_dir: dir, store, log: silentLogger });
+      into.push(performance.now() - t1);
+      await host.stop();
+    }
   }
 
   const payload = { session_id: "bench", assistant_message: { content: "ok" }, turn: 1 };
@@ -127,8 +146,11 @@ try {
   await five.stop();
   await rawFive.close();
 
-  report("plugin start, spawn → registered (15 starts)", spread(spawn), "≤ 80 ms");
-  report("startPlugins() of one plugin, preflight included (15 starts)", spread(full));
+  report("plugin start in the sandbox, spawn → registered (15 starts)", spread(sandboxed), "≤ 80 ms");
+  report("  the same start on the host (sandbox: off)", spread(unsandboxed));
+  report("  ratio", ratio(sandboxed, unsandboxed));
+  report("startPlugins() of one plugin, probe and preflight included (15 starts)", spread(full));
+  report("  the same with sandbox: off", spread(fullOff));
   report("hook round trip host → plugin → host (20 × 250)", spread(hook.a), "≤ 0.5 ms median");
   report("  same exchange over raw pipes to one echo process", spread(hook.b));
   report("  ratio", ratio(hook.a, hook.b));

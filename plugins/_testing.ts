@@ -7,6 +7,15 @@ import type { Store } from "../runtime/store/store.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import { type PluginHost, startPlugins, type StartPluginsOptions } from "./host.ts";
 import type { PluginEntry } from "../runtime/config/job_schema.ts";
+import { sandboxTests } from "../runtime/sandbox/_testing.ts";
+
+/** Plugins run inside bubblewrap: where it cannot run, their tests skip (the reason printed; CI fails). */
+export const { ignore: withoutSandbox } = await sandboxTests("plugin tests");
+
+/** A test that starts plugin processes (in the real sandbox). */
+export function pluginTest(name: string, fn: () => Promise<void>): void {
+  Deno.test({ name, ignore: withoutSandbox, fn });
+}
 
 export interface Fixture extends AsyncDisposable {
   /** The job directory (a fresh temp dir). */

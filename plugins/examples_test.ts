@@ -1,13 +1,13 @@
 /** The example plugins in examples/plugins/, each loaded from its real location and exercised. */
 import assert from "node:assert/strict";
 import { ValidationError } from "../runtime/core/errors.ts";
-import { fixture, notAborted, rejection } from "./_testing.ts";
+import { fixture, notAborted, pluginTest, rejection } from "./_testing.ts";
 import { pluginIdentity, PluginStateTable } from "./state.ts";
 
 const EXAMPLES = new URL("../examples/plugins/", import.meta.url).pathname;
 const RULES = "Never push to main.\nAlways run the tests.";
 
-Deno.test("whoami answers with the session id and the command's source", async () => {
+pluginTest("whoami answers with the session id and the command's source", async () => {
   await using f = await fixture();
   const host = await f.start([{ path: `${EXAMPLES}whoami.ts` }]);
   const [whoami] = host.commands();
@@ -20,7 +20,7 @@ Deno.test("whoami answers with the session id and the command's source", async (
   }
 });
 
-Deno.test("memory injects the rules from its notes file on every model call by default", async () => {
+pluginTest("memory injects the rules from its notes file on every model call by default", async () => {
   await using f = await fixture();
   await f.write({ "notes/rules.md": `${RULES}\n` });
   const refused = await rejection(f.start([{ path: `${EXAMPLES}memory` }]));
@@ -38,71 +38,77 @@ Deno.test("memory injects the rules from its notes file on every model call by d
   ]);
 });
 
-Deno.test("memory with every_turn: false re-injects the rules on the first call after each compaction", async () => {
-  await using f = await fixture();
-  const host = await f.start([{
-    path: `${EXAMPLES}memory`,
-    permissions: { read: ["./notes"] },
-    config: { rules: RULES, every_turn: false },
-  }]);
-  const call = (session_id: string, turn: number) =>
-    host.hooks.preLlmCall({ session_id, user_message: "go", turn });
-  const injected = [`Project rules (keep following them):\n${RULES}`];
-  assert.deepEqual(await call("s1", 1), injected, "the session's first call");
-  assert.deepEqual(await call("s1", 2), []);
-  await host.hooks.postCompaction({
-    session_id: "s1",
-    old_session_id: "",
-    kind: "micro_summarize",
-    reason: "between_turns",
-    before_tokens: 9000,
-    after_tokens: 2000,
-    messages_removed: 30,
-  });
-  assert.deepEqual(await call("s1", 3), injected, "the first call after the compaction");
-  assert.deepEqual(await call("s1", 4), []);
-  assert.deepEqual(await call("s2", 1), injected, "another session starts with the rules");
-  await host.hooks.onSessionDelete({ session_id: "s1", reason: "delete", deleted_ids: ["s1", "s2"] });
-  assert.deepEqual(
-    await new PluginStateTable(f.store, pluginIdentity({ root: Deno.realPathSync(`${EXAMPLES}memory`) }))
-      .list(),
-    [],
-  );
-  const badConfig = await rejection(
-    f.start([{
+pluginTest(
+  "memory with every_turn: false re-injects the rules on the first call after each compaction",
+  async () => {
+    await using f = await fixture();
+    const host = await f.start([{
       path: `${EXAMPLES}memory`,
       permissions: { read: ["./notes"] },
-      config: { every_turn: "yes" },
-    }]),
-  );
-  assert.match(badConfig.message, /config\.every_turn: .*expected boolean/);
-});
+      config: { rules: RULES, every_turn: false },
+    }]);
+    const call = (session_id: string, turn: number) =>
+      host.hooks.preLlmCall({ session_id, user_message: "go", turn });
+    const injected = [`Project rules (keep following them):\n${RULES}`];
+    assert.deepEqual(await call("s1", 1), injected, "the session's first call");
+    assert.deepEqual(await call("s1", 2), []);
+    await host.hooks.postCompaction({
+      session_id: "s1",
+      old_session_id: "",
+      kind: "micro_summarize",
+      reason: "between_turns",
+      before_tokens: 9000,
+      after_tokens: 2000,
+      messages_removed: 30,
+    });
+    assert.deepEqual(await call("s1", 3), injected, "the first call after the compaction");
+    assert.deepEqual(await call("s1", 4), []);
+    assert.deepEqual(await call("s2", 1), injected, "another session starts with the rules");
+    await host.hooks.onSessionDelete({ session_id: "s1", reason: "delete", deleted_ids: ["s1", "s2"] });
+    assert.deepEqual(
+      await new PluginStateTable(f.store, pluginIdentity({ root: Deno.realPathSync(`${EXAMPLES}memory`) }))
+        .list(),
+      [],
+    );
+    const badConfig = await rejection(
+      f.start([{
+        path: `${EXAMPLES}memory`,
+        permissions: { read: ["./notes"] },
+        config: { every_turn: "yes" },
+      }]),
+    );
+    assert.match(badConfig.message, /config\.every_turn: .*expected boolean/);
+  },
+);
 
-Deno.test("sidecar-index keeps per-session entries and drops them all in one on_session_delete", async () => {
-  await using f = await fixture();
-  const host = await f.start([{ path: `${EXAMPLES}sidecar-index` }]);
-  const tool = (session_id: string, tool_name: string) =>
-    host.hooks.postToolCall({ session_id, tool_name, args: {}, result: "", duration_ms: 3, status: "ok" });
-  for (const id of ["a", "b", "c", "keep"]) await tool(id, "shell");
-  await tool("a", "read_file");
-  const index = host.commands().find((c) => c.name === "index")!;
-  assert.equal(
-    await index.run("", { session_id: "a", source: "cli", signal: notAborted }),
-    "2 tool calls\n- shell (ok, 3 ms)\n- read_file (ok, 3 ms)",
-  );
-  const state = new PluginStateTable(
-    f.store,
-    pluginIdentity({ root: Deno.realPathSync(`${EXAMPLES}sidecar-index`) }),
-  );
-  assert.deepEqual(await state.list(), ["session/a", "session/b", "session/c", "session/keep"]);
-  await host.hooks.onSessionDelete({ session_id: "a", reason: "prune", deleted_ids: ["a", "b", "c"] });
-  assert.deepEqual(await state.list(), ["session/keep"]);
-  assert.ok(
-    f.logs.some((line) => line.includes("[sidecar-index] prune: dropped the index of 3 of 3 sessions")),
-  );
-});
+pluginTest(
+  "sidecar-index keeps per-session entries and drops them all in one on_session_delete",
+  async () => {
+    await using f = await fixture();
+    const host = await f.start([{ path: `${EXAMPLES}sidecar-index` }]);
+    const tool = (session_id: string, tool_name: string) =>
+      host.hooks.postToolCall({ session_id, tool_name, args: {}, result: "", duration_ms: 3, status: "ok" });
+    for (const id of ["a", "b", "c", "keep"]) await tool(id, "shell");
+    await tool("a", "read_file");
+    const index = host.commands().find((c) => c.name === "index")!;
+    assert.equal(
+      await index.run("", { session_id: "a", source: "cli", signal: notAborted }),
+      "2 tool calls\n- shell (ok, 3 ms)\n- read_file (ok, 3 ms)",
+    );
+    const state = new PluginStateTable(
+      f.store,
+      pluginIdentity({ root: Deno.realPathSync(`${EXAMPLES}sidecar-index`) }),
+    );
+    assert.deepEqual(await state.list(), ["session/a", "session/b", "session/c", "session/keep"]);
+    await host.hooks.onSessionDelete({ session_id: "a", reason: "prune", deleted_ids: ["a", "b", "c"] });
+    assert.deepEqual(await state.list(), ["session/keep"]);
+    assert.ok(
+      f.logs.some((line) => line.includes("[sidecar-index] prune: dropped the index of 3 of 3 sessions")),
+    );
+  },
+);
 
-Deno.test("lookup's tool reaches the one host:port it is granted and nothing else", async () => {
+pluginTest("lookup's tool reaches the one host:port it is granted and nothing else", async () => {
   await using f = await fixture();
   const glossary = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
     const term = decodeURIComponent(new URL(request.url).pathname.slice(1));

@@ -4,6 +4,7 @@ import { noHooks } from "../runtime/core/hooks.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import { startPlugins } from "./host.ts";
 import { lazyPlugins } from "./lazy.ts";
+import { withoutSandbox } from "./_testing.ts";
 
 const PASS_THROUGH = `export function register(ctx) {
   for (const hook of ["on_session_start", "on_session_end", "post_llm_call", "post_tool_call", "post_compaction",
@@ -41,7 +42,7 @@ hooksContract("plugin host (subprocess)", async () => {
       await cleanup();
     },
   };
-});
+}, { ignore: withoutSandbox });
 
 hooksContract("lazy global plugins", async () => {
   const { options, cleanup } = await setup();
@@ -54,4 +55,4 @@ hooksContract("lazy global plugins", async () => {
       await cleanup();
     },
   };
-});
+}, { ignore: withoutSandbox });

@@ -6,6 +6,7 @@
  * `plugin.error` event and skipped afterwards; an observer that throws is reported and ignored;
  * `pre_tool_call` fails closed.
  */
+import { resolve } from "node:path";
 import { errorMessage, RunError, ValidationError } from "../runtime/core/errors.ts";
 import type { EventInput } from "../runtime/core/events.ts";
 import type { Hooks } from "../runtime/core/hooks.ts";
@@ -15,7 +16,9 @@ import type { PluginSet } from "../runtime/agent/seams.ts";
 import type { CommandContext, SlashCommand } from "../runtime/agent/slash.ts";
 import type { Store } from "../runtime/store/store.ts";
 import type { Tool, ToolContext, ToolOutcome } from "../runtime/tools/tool.ts";
-import { findDeno, parentDeathLauncher } from "./deno_path.ts";
+import { findDeno } from "./deno_path.ts";
+import { probeSandbox } from "../runtime/sandbox/probe.ts";
+import type { Bubblewrap } from "../runtime/sandbox/sandbox.ts";
 import { pluginHooks, type Report } from "./dispatch.ts";
 import { type LoadedPlugin, loadPlugin } from "./load.ts";
 import { distinctNames, type PluginManifest, readManifest } from "./manifest.ts";
@@ -81,7 +84,7 @@ export async function startPlugins(
     }
   };
   const denoPath = entries.length ? options.deno_path ?? findDeno(options.env ?? {}) : "";
-  const launcher = entries.length ? parentDeathLauncher() : [];
+  const bwrap = await pluginSandbox(entries, options);
   // Read first: single-file plugins' names depend on which others share them.
   const manifests = distinctNames(await readManifests(entries, options.job_dir));
   const settled = await Promise.allSettled(entries.map((entry, i) =>
@@ -91,7 +94,9 @@ export async function startPlugins(
       store: options.store,
       log: options.log,
       deno_path: denoPath,
-      launcher,
+      ...(bwrap ? { bwrap } : {}),
+      // A plugin granted `read: true` still does not see the store: its state is served by the host.
+      hide: [...options.store.files, ...(options.env?.HERMES_HOME ? [resolve(options.env.HERMES_HOME)] : [])],
       env: options.env ?? {},
       onFailure: (plugin, failure) => report(plugin, failure.hook, failure.session_id, failure),
       ...(options.redact ? { redact: options.redact } : {}),
@@ -107,6 +112,39 @@ export async function startPlugins(
     throw problem;
   }
   return new Host(plugins, report);
+}
+
+/**
+ * The bubblewrap every sandboxed entry runs in, probed once before any plugin starts: a machine that cannot
+ * run it is exit 2 saying how to fix it or opt out, never a silent downgrade. Entries with `sandbox: off`
+ * are warned about (the session marks its result).
+ */
+async function pluginSandbox(
+  entries: readonly PluginEntry[],
+  options: StartPluginsOptions,
+): Promise<Bubblewrap | undefined> {
+  for (const entry of entries.filter((entry) => entry.sandbox === "off")) {
+    options.log.warn(
+      `plugin ${entry.path} has sandbox: off: it runs on this host without the OS sandbox, bounded only by ` +
+        "Deno's permissions; the result is marked sandbox: off",
+    );
+  }
+  const sandboxed = entries.find((entry) => entry.sandbox !== "off");
+  if (sandboxed === undefined) return undefined;
+  const env = options.env ?? {};
+  const probe = await probeSandbox({
+    ...(env.HERMES_BWRAP ? { bwrap: env.HERMES_BWRAP } : {}),
+    path: env.PATH ?? "",
+  });
+  if (!probe.ok) {
+    throw new ValidationError(
+      `Cannot start plugin ${sandboxed.path} in its OS sandbox: ${probe.reason}; ${
+        probe.hint.replace("`sandbox: off`", "`sandbox: off` on the plugin entry")
+      }`,
+    );
+  }
+  const { ok: _ok, ...bwrap } = probe;
+  return bwrap;
 }
 
 /** Every entry's manifest; the first failure in plugin order is thrown. */

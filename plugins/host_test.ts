@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { RunError, ValidationError } from "../runtime/core/errors.ts";
-import { fixture, notAborted, rejection } from "./_testing.ts";
+import { fixture, notAborted, pluginTest, rejection } from "./_testing.ts";
 import { pluginIdentity, PluginStateTable } from "./state.ts";
 
 const RECORDER = `
@@ -20,7 +20,7 @@ export function register(ctx) {
 }
 `;
 
-Deno.test("observers get their payloads; a throwing observer is reported and ignored", async () => {
+pluginTest("observers get their payloads; a throwing observer is reported and ignored", async () => {
   await using f = await fixture();
   await f.write({ "recorder.js": RECORDER, "thrower.js": THROWING_OBSERVER });
   const host = await f.start([{ path: "./thrower.js" }, { path: "./recorder.js" }]);
@@ -46,26 +46,33 @@ Deno.test("observers get their payloads; a throwing observer is reported and ign
   assert.equal(await host.commands().find((c) => c.name === "alive")!.run("", context), "yes");
 });
 
-Deno.test("pre_llm_call collects non-empty strings in plugin order; a throwing one adds nothing", async () => {
-  await using f = await fixture();
-  await f.write({
-    "a.js":
-      `export function register(ctx) { ctx.registerHook("pre_llm_call", (e) => "A saw " + e.user_message); }`,
-    "b.js": `export function register(ctx) { ctx.registerHook("pre_llm_call", () => "  "); }`,
-    "c.js":
-      `export function register(ctx) { ctx.registerHook("pre_llm_call", () => { throw new Error("c fails"); }); }`,
-    "d.js":
-      `export function register(ctx) { ctx.registerHook("pre_llm_call", async (e) => "D turn " + e.turn); }`,
-  });
-  const host = await f.start(["a", "b", "c", "d"].map((n) => ({ path: `${n}.js` })));
-  assert.deepEqual(await host.hooks.preLlmCall({ session_id: "s1", user_message: "hi", turn: 3 }), [
-    "A saw hi",
-    "D turn 3",
-  ]);
-  assert.deepEqual(f.events.map((e) => [e.type, e.plugin, e.hook]), [["plugin.error", "c", "pre_llm_call"]]);
-});
+pluginTest(
+  "pre_llm_call collects non-empty strings in plugin order; a throwing one adds nothing",
+  async () => {
+    await using f = await fixture();
+    await f.write({
+      "a.js":
+        `export function register(ctx) { ctx.registerHook("pre_llm_call", (e) => "A saw " + e.user_message); }`,
+      "b.js": `export function register(ctx) { ctx.registerHook("pre_llm_call", () => "  "); }`,
+      "c.js":
+        `export function register(ctx) { ctx.registerHook("pre_llm_call", () => { throw new Error("c fails"); }); }`,
+      "d.js":
+        `export function register(ctx) { ctx.registerHook("pre_llm_call", async (e) => "D turn " + e.turn); }`,
+    });
+    const host = await f.start(["a", "b", "c", "d"].map((n) => ({ path: `${n}.js` })));
+    assert.deepEqual(await host.hooks.preLlmCall({ session_id: "s1", user_message: "hi", turn: 3 }), [
+      "A saw hi",
+      "D turn 3",
+    ]);
+    assert.deepEqual(f.events.map((e) => [e.type, e.plugin, e.hook]), [[
+      "plugin.error",
+      "c",
+      "pre_llm_call",
+    ]]);
+  },
+);
 
-Deno.test("pre_tool_call: block, modify, allow, and a throwing plugin blocks (fails closed)", async () => {
+pluginTest("pre_tool_call: block, modify, allow, and a throwing plugin blocks (fails closed)", async () => {
   await using f = await fixture();
   await f.write({
     "guard.js": `export function register(ctx) {
@@ -105,7 +112,7 @@ Deno.test("pre_tool_call: block, modify, allow, and a throwing plugin blocks (fa
   ]]);
 });
 
-Deno.test("commands get (raw_args, {session_id, source}); a throwing command is a RunError", async () => {
+pluginTest("commands get (raw_args, {session_id, source}); a throwing command is a RunError", async () => {
   await using f = await fixture();
   await f.write({
     "cmd.js": `export function register(ctx) {
@@ -132,7 +139,7 @@ Deno.test("commands get (raw_args, {session_id, source}); a throwing command is 
   assert.deepEqual(f.events.map((e) => [e.session_id, e.plugin, e.hook]), [["s9", "cmd", "command /fail"]]);
 });
 
-Deno.test("tool arguments are validated against the JSON Schema before the plugin is called", async () => {
+pluginTest("tool arguments are validated against the JSON Schema before the plugin is called", async () => {
   await using f = await fixture();
   await f.write({
     "tool.js": `let calls = 0;
@@ -167,44 +174,53 @@ Deno.test("tool arguments are validated against the JSON Schema before the plugi
   assert.deepEqual(f.events.map((e) => [e.plugin, e.hook]), [["tool", "tool add"]]);
 });
 
-Deno.test("ctx.state round-trips through the store, survives a restart and is scoped per plugin", async () => {
-  await using f = await fixture();
-  const source = `export function register(ctx) {
+pluginTest(
+  "ctx.state round-trips through the store, survives a restart and is scoped per plugin",
+  async () => {
+    await using f = await fixture();
+    const source = `export function register(ctx) {
     ctx.registerCommand("put", { description: "", handler: async (args) => { const [k, v] = args.split(" "); await ctx.state.set(k, { v }); return "ok"; } });
     ctx.registerCommand("get", { description: "", handler: async (k) => JSON.stringify(await ctx.state.get(k)) ?? "missing" });
     ctx.registerCommand("del", { description: "", handler: async (k) => String(await ctx.state.delete(k)) });
     ctx.registerCommand("keys", { description: "", handler: async (p) => (await ctx.state.list(p || undefined)).join(",") });
   }`;
-  await f.write({
-    "one/plugin.json": manifest("one"),
-    "one/mod.js": source,
-    "two/plugin.json": manifest("two"),
-  });
-  await f.write({ "two/mod.js": source.replaceAll(`ctx.registerCommand("`, `ctx.registerCommand("two-`) });
-  const context = { session_id: "s1", source: "cli" as const, signal: notAborted };
-  const run = async (host: Awaited<ReturnType<typeof f.start>>, name: string, args: string) =>
-    await host.commands().find((c) => c.name === name)!.run(args, context);
+    await f.write({
+      "one/plugin.json": manifest("one"),
+      "one/mod.js": source,
+      "two/plugin.json": manifest("two"),
+    });
+    await f.write({ "two/mod.js": source.replaceAll(`ctx.registerCommand("`, `ctx.registerCommand("two-`) });
+    const context = { session_id: "s1", source: "cli" as const, signal: notAborted };
+    const run = async (host: Awaited<ReturnType<typeof f.start>>, name: string, args: string) =>
+      await host.commands().find((c) => c.name === name)!.run(args, context);
 
-  const first = await f.start([{ path: "one" }, { path: "two" }]);
-  assert.equal(await run(first, "put", "a:1 x"), "ok");
-  assert.equal(await run(first, "put", "a:2 y"), "ok");
-  assert.equal(await run(first, "put", "b:1 z"), "ok");
-  assert.equal(await run(first, "two-get", "a:1"), "missing");
-  await first.stop();
+    const first = await f.start([{ path: "one" }, { path: "two" }]);
+    assert.equal(await run(first, "put", "a:1 x"), "ok");
+    assert.equal(await run(first, "put", "a:2 y"), "ok");
+    assert.equal(await run(first, "put", "b:1 z"), "ok");
+    assert.equal(await run(first, "two-get", "a:1"), "missing");
+    await first.stop();
 
-  const second = await f.start([{ path: "one" }]);
-  assert.equal(await run(second, "get", "a:1"), JSON.stringify({ v: "x" }));
-  assert.equal(await run(second, "keys", "a:"), "a:1,a:2");
-  assert.equal(await run(second, "del", "a:1"), "true");
-  assert.equal(await run(second, "del", "a:1"), "false");
-  assert.equal(await run(second, "keys", ""), "a:2,b:1");
-  assert.deepEqual(await new PluginStateTable(f.store, pluginIdentity({ root: `${f.dir}/one` })).get("b:1"), {
-    v: "z",
-  });
-  assert.deepEqual(await new PluginStateTable(f.store, pluginIdentity({ root: `${f.dir}/two` })).list(), []);
-});
+    const second = await f.start([{ path: "one" }]);
+    assert.equal(await run(second, "get", "a:1"), JSON.stringify({ v: "x" }));
+    assert.equal(await run(second, "keys", "a:"), "a:1,a:2");
+    assert.equal(await run(second, "del", "a:1"), "true");
+    assert.equal(await run(second, "del", "a:1"), "false");
+    assert.equal(await run(second, "keys", ""), "a:2,b:1");
+    assert.deepEqual(
+      await new PluginStateTable(f.store, pluginIdentity({ root: `${f.dir}/one` })).get("b:1"),
+      {
+        v: "z",
+      },
+    );
+    assert.deepEqual(
+      await new PluginStateTable(f.store, pluginIdentity({ root: `${f.dir}/two` })).list(),
+      [],
+    );
+  },
+);
 
-Deno.test("ctx.config is validated against config_schema and given to register", async () => {
+pluginTest("ctx.config is validated against config_schema and given to register", async () => {
   await using f = await fixture();
   await f.write({
     "cfg/plugin.json": JSON.stringify({
@@ -229,7 +245,7 @@ Deno.test("ctx.config is validated against config_schema and given to register",
   );
 });
 
-Deno.test("requested ⊄ granted refuses the load and names each missing grant", async () => {
+pluginTest("requested ⊄ granted refuses the load and names each missing grant", async () => {
   await using f = await fixture();
   await f.write({
     "needy/plugin.json": JSON.stringify({
@@ -256,7 +272,7 @@ Deno.test("requested ⊄ granted refuses the load and names each missing grant",
   assert.equal(host.plugins[0]!.name, "needy");
 });
 
-Deno.test("load errors are one-line ValidationErrors naming the plugin", async () => {
+pluginTest("load errors are one-line ValidationErrors naming the plugin", async () => {
   await using f = await fixture();
   await f.write({
     "syntax.ts": "export function register(ctx {\n",
@@ -305,71 +321,80 @@ Deno.test("load errors are one-line ValidationErrors naming the plugin", async (
   assert.match(worker.message, /isolation "worker" is not supported/);
 });
 
-Deno.test("one bad plugin stops the others and names itself; duplicate registrations are refused", async () => {
-  await using f = await fixture();
-  await f.write({
-    "a.js":
-      `export function register(ctx) { ctx.registerCommand("hello", { description: "", handler: () => "a" }); }`,
-    "b.js":
-      `export function register(ctx) { ctx.registerCommand("hello", { description: "", handler: () => "b" }); }`,
-  });
-  const duplicate = await rejection(f.start([{ path: "a.js" }, { path: "b.js" }]));
-  assert.equal(
-    duplicate.message,
-    'Cannot load plugin "b": command "/hello" is already registered by plugin "a"',
-  );
-  const twice = await rejection(f.start([{ path: "a.js" }, { path: "./a.js" }]));
-  assert.equal(twice.message, 'Cannot load plugin "a": plugin "a" is already registered by plugin "a"');
-  const missing = await rejection(f.start([{ path: "a.js" }, { path: "gone.js" }]));
-  assert.match(missing.message, /^Cannot load plugin "gone\.js"/);
-});
+pluginTest(
+  "one bad plugin stops the others and names itself; duplicate registrations are refused",
+  async () => {
+    await using f = await fixture();
+    await f.write({
+      "a.js":
+        `export function register(ctx) { ctx.registerCommand("hello", { description: "", handler: () => "a" }); }`,
+      "b.js":
+        `export function register(ctx) { ctx.registerCommand("hello", { description: "", handler: () => "b" }); }`,
+    });
+    const duplicate = await rejection(f.start([{ path: "a.js" }, { path: "b.js" }]));
+    assert.equal(
+      duplicate.message,
+      'Cannot load plugin "b": command "/hello" is already registered by plugin "a"',
+    );
+    const twice = await rejection(f.start([{ path: "a.js" }, { path: "./a.js" }]));
+    assert.equal(twice.message, 'Cannot load plugin "a": plugin "a" is already registered by plugin "a"');
+    const missing = await rejection(f.start([{ path: "a.js" }, { path: "gone.js" }]));
+    assert.match(missing.message, /^Cannot load plugin "gone\.js"/);
+  },
+);
 
 function manifest(name: string): string {
   return JSON.stringify({ name, version: "1.0.0", entry: "mod.js", description: `the ${name} plugin` });
 }
 
-Deno.test("plugin console output and ctx.log reach the host's log prefixed with the plugin name", async () => {
-  await using f = await fixture();
-  await f.write({
-    "chatty.js": `export function register(ctx) {
+pluginTest(
+  "plugin console output and ctx.log reach the host's log prefixed with the plugin name",
+  async () => {
+    await using f = await fixture();
+    await f.write({
+      "chatty.js": `export function register(ctx) {
       console.log("from console.log");
       console.table([{ a: 1 }]);
       Deno.stdout.writeSync(new TextEncoder().encode("raw stdout\\n"));
       ctx.log.warn("from ctx.log");
       ctx.registerCommand("hi", { description: "", handler: () => { console.error("from a handler"); return "hi"; } });
     }`,
-  });
-  const host = await f.start([{ path: "chatty.js" }]);
-  assert.equal(
-    await host.commands()[0]!.run("", { session_id: "s", source: "cli", signal: notAborted }),
-    "hi",
-  );
-  await host.stop(); // drains stderr
-  for (
-    const text of ["info: [chatty] from console.log", "warn: [chatty] from ctx.log", "[chatty] raw stdout"]
-  ) {
-    assert.ok(f.logs.some((line) => line.includes(text)), `${text} in ${f.logs.join("\n")}`);
-  }
-  assert.ok(f.logs.some((line) => /\[chatty\] .*│ .*a/.test(line)), "console.table is forwarded");
-  assert.ok(f.logs.some((line) => line.includes("[chatty] from a handler")));
-});
+    });
+    const host = await f.start([{ path: "chatty.js" }]);
+    assert.equal(
+      await host.commands()[0]!.run("", { session_id: "s", source: "cli", signal: notAborted }),
+      "hi",
+    );
+    await host.stop(); // drains stderr
+    for (
+      const text of ["info: [chatty] from console.log", "warn: [chatty] from ctx.log", "[chatty] raw stdout"]
+    ) {
+      assert.ok(f.logs.some((line) => line.includes(text)), `${text} in ${f.logs.join("\n")}`);
+    }
+    assert.ok(f.logs.some((line) => /\[chatty\] .*│ .*a/.test(line)), "console.table is forwarded");
+    assert.ok(f.logs.some((line) => line.includes("[chatty] from a handler")));
+  },
+);
 
-Deno.test("a cancelled command or tool call rejects with the signal's reason and the plugin goes on", async () => {
-  await using f = await fixture();
-  await f.write({
-    "slow.js": `export function register(ctx) {
+pluginTest(
+  "a cancelled command or tool call rejects with the signal's reason and the plugin goes on",
+  async () => {
+    await using f = await fixture();
+    await f.write({
+      "slow.js": `export function register(ctx) {
       ctx.registerCommand("slow", { description: "", handler: () => new Promise((r) => setTimeout(() => r("late"), 300)) });
       ctx.registerCommand("fast", { description: "", handler: () => "fast" });
     }`,
-  });
-  const host = await f.start([{ path: "slow.js" }]);
-  const [slow, fast] = host.commands();
-  const controller = new AbortController();
-  const pending = slow!.run("", { session_id: "s", source: "rpc", signal: controller.signal });
-  controller.abort(new DOMException("cancelled by the client", "AbortError"));
-  assert.match((await rejection(pending)).message, /cancelled by the client/);
-  assert.equal(await fast!.run("", { session_id: "s", source: "rpc", signal: notAborted }), "fast");
-  await new Promise((r) => setTimeout(r, 400)); // the late answer arrives and is dropped
-  assert.equal(f.events.length, 0);
-  assert.equal(host.failure("slow"), undefined);
-});
+    });
+    const host = await f.start([{ path: "slow.js" }]);
+    const [slow, fast] = host.commands();
+    const controller = new AbortController();
+    const pending = slow!.run("", { session_id: "s", source: "rpc", signal: controller.signal });
+    controller.abort(new DOMException("cancelled by the client", "AbortError"));
+    assert.match((await rejection(pending)).message, /cancelled by the client/);
+    assert.equal(await fast!.run("", { session_id: "s", source: "rpc", signal: notAborted }), "fast");
+    await new Promise((r) => setTimeout(r, 400)); // the late answer arrives and is dropped
+    assert.equal(f.events.length, 0);
+    assert.equal(host.failure("slow"), undefined);
+  },
+);

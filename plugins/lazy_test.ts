@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { createLogger } from "../runtime/core/log.ts";
-import { fixture } from "./_testing.ts";
+import { fixture, pluginTest } from "./_testing.ts";
 import { lazyPlugins } from "./lazy.ts";
 import { pluginIdentity, PluginStateTable } from "./state.ts";
 
-Deno.test("lazy plugins start on the first hook call; one on_session_delete carries every id", async () => {
+pluginTest("lazy plugins start on the first hook call; one on_session_delete carries every id", async () => {
   await using f = await fixture();
   await f.write({
     "recorder.js": `export async function register(ctx) {

@@ -1,7 +1,7 @@
 /** Plugin processes that hang, crash or run out of memory are killed; none outlives the host. */
 import { parentDeathLauncher } from "./deno_path.ts";
 import assert from "node:assert/strict";
-import { fixture, notAborted, processAlive, rejection } from "./_testing.ts";
+import { fixture, notAborted, pluginTest, processAlive, rejection } from "./_testing.ts";
 
 const SPINNER = `export function register(ctx) {
   ctx.registerHook("on_session_start", () => { for (;;) {} });
@@ -18,31 +18,34 @@ async function gone(pid: number): Promise<boolean> {
   return !processAlive(pid);
 }
 
-Deno.test("a hook spinning forever is killed at hook_timeout and skipped afterwards; the session goes on", async () => {
-  await using f = await fixture();
-  await f.write({ "spinner.js": SPINNER, "healthy.js": HEALTHY });
-  const host = await f.start([{ path: "spinner.js", hook_timeout: "1s" }, { path: "healthy.js" }]);
-  const pid = host.plugins[0]!.pid;
-  const started = Date.now();
-  await host.hooks.onSessionStart({ session_id: "s1" });
-  assert.ok(Date.now() - started < 10_000, "the hook call returns after the timeout");
-  assert.ok(await gone(pid), "the spinning process was killed");
-  assert.match(host.failure("spinner")!, /did not answer on_session_start within 1s/);
-  assert.deepEqual(f.events.map((e) => [e.type, e.session_id, e.plugin, e.hook]), [
-    ["plugin.error", "s1", "spinner", "on_session_start"],
-  ]);
-  // Skipped from now on: no second error, no block from a dead plugin, other plugins unaffected.
-  await host.hooks.postLlmCall({ session_id: "s1", assistant_message: { content: "" }, turn: 1 });
-  assert.deepEqual(
-    await host.hooks.preToolCall({ session_id: "s1", tool_name: "shell", args: {}, tool_call_id: "c" }),
-    { action: "allow" },
-  );
-  assert.equal(f.events.length, 1);
-  const ping = host.commands().find((c) => c.name === "ping")!;
-  assert.equal(await ping.run("", { session_id: "s1", source: "job", signal: notAborted }), "pong");
-});
+pluginTest(
+  "a hook spinning forever is killed at hook_timeout and skipped afterwards; the session goes on",
+  async () => {
+    await using f = await fixture();
+    await f.write({ "spinner.js": SPINNER, "healthy.js": HEALTHY });
+    const host = await f.start([{ path: "spinner.js", hook_timeout: "1s" }, { path: "healthy.js" }]);
+    const pid = host.plugins[0]!.pid;
+    const started = Date.now();
+    await host.hooks.onSessionStart({ session_id: "s1" });
+    assert.ok(Date.now() - started < 10_000, "the hook call returns after the timeout");
+    assert.ok(await gone(pid), "the spinning process was killed");
+    assert.match(host.failure("spinner")!, /did not answer on_session_start within 1s/);
+    assert.deepEqual(f.events.map((e) => [e.type, e.session_id, e.plugin, e.hook]), [
+      ["plugin.error", "s1", "spinner", "on_session_start"],
+    ]);
+    // Skipped from now on: no second error, no block from a dead plugin, other plugins unaffected.
+    await host.hooks.postLlmCall({ session_id: "s1", assistant_message: { content: "" }, turn: 1 });
+    assert.deepEqual(
+      await host.hooks.preToolCall({ session_id: "s1", tool_name: "shell", args: {}, tool_call_id: "c" }),
+      { action: "allow" },
+    );
+    assert.equal(f.events.length, 1);
+    const ping = host.commands().find((c) => c.name === "ping")!;
+    assert.equal(await ping.run("", { session_id: "s1", source: "job", signal: notAborted }), "pong");
+  },
+);
 
-Deno.test("a pre_tool_call that times out blocks the tool call", async () => {
+pluginTest("a pre_tool_call that times out blocks the tool call", async () => {
   await using f = await fixture();
   await f.write({ "spinner.js": SPINNER });
   const host = await f.start([{ path: "spinner.js", hook_timeout: "1s" }]);
@@ -60,7 +63,7 @@ Deno.test("a pre_tool_call that times out blocks the tool call", async () => {
   assert.ok(await gone(host.plugins[0]!.pid));
 });
 
-Deno.test("a plugin allocating without bound is killed at its heap cap and the host survives", async () => {
+pluginTest("a plugin allocating without bound is killed at its heap cap and the host survives", async () => {
   await using f = await fixture();
   await f.write({
     "hog.js": `export function register(ctx) {
@@ -77,7 +80,7 @@ Deno.test("a plugin allocating without bound is killed at its heap cap and the h
   assert.equal(await ping.run("", { session_id: "s1", source: "job", signal: notAborted }), "pong");
 });
 
-Deno.test("a plugin that exits in a hook or while idle is failed and reported", async () => {
+pluginTest("a plugin that exits in a hook or while idle is failed and reported", async () => {
   await using f = await fixture();
   await f.write({
     "quitter.js": `export function register(ctx) { ctx.registerHook("on_loop_tick", () => Deno.exit(7)); }`,
@@ -99,7 +102,7 @@ Deno.test("a plugin that exits in a hook or while idle is failed and reported", 
   ]);
 });
 
-Deno.test("stop() ends every plugin process, even one stuck in a hook", async () => {
+pluginTest("stop() ends every plugin process, even one stuck in a hook", async () => {
   await using f = await fixture();
   await f.write({ "spinner.js": SPINNER, "healthy.js": HEALTHY });
   const host = await f.start([{ path: "spinner.js" }, { path: "healthy.js" }]);
@@ -111,79 +114,125 @@ Deno.test("stop() ends every plugin process, even one stuck in a hook", async ()
   assert.equal(f.events.length, 0, "stopping is not a plugin error");
 });
 
-Deno.test("plugins exit when the host is SIGKILLed: idle, waiting and spinning ones", async () => {
-  await using f = await fixture();
-  await f.write({
-    "idle.js": HEALTHY,
-    "waiting.js": `export function register(ctx) {
-      ctx.registerHook("on_session_start", () => new Promise((resolve) => setTimeout(resolve, 60_000)));
-    }`,
-    // Never reads its stdin again: only the kernel's parent-death signal (setpriv) can end it.
-    "spinning.js": `export function register(ctx) {
-      ctx.registerHook("on_session_start", () => { while (true) {} });
-    }`,
-  });
-  const script = new URL("./testdata/start_and_wait.ts", import.meta.url).pathname;
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      script,
-      "idle.js",
-      "waiting.js",
-      ...(parentDeathLauncher().length ? ["spinning.js"] : []),
-    ],
-    cwd: f.dir,
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  while (!text.includes("\n")) text += (await reader.read()).value ?? "";
-  const pids = JSON.parse(text) as number[];
-  assert.equal(pids.length, parentDeathLauncher().length ? 3 : 2);
-  assert.ok(pids.every(processAlive));
-  child.kill("SIGKILL");
-  await child.status;
-  await reader.cancel();
-  for (const pid of pids) assert.ok(await gone(pid), `plugin ${pid} outlived its host`);
-});
+for (const sandbox of ["on", "off"] as const) {
+  pluginTest(
+    `plugins exit when the host is SIGKILLed: idle, waiting and spinning ones (sandbox ${sandbox})`,
+    async () => {
+      await using f = await fixture();
+      await f.write({
+        "idle.js": HEALTHY,
+        "waiting.js": `export function register(ctx) {
+        ctx.registerHook("on_session_start", () => new Promise((resolve) => setTimeout(resolve, 60_000)));
+      }`,
+        // Never reads its stdin again: only the kernel can end it (bwrap's --die-with-parent and its PID
+        // namespace, or, unsandboxed, setpriv's parent-death signal).
+        "spinning.js": `export function register(ctx) {
+        ctx.registerHook("on_session_start", () => { while (true) {} });
+      }`,
+      });
+      const spinning = sandbox === "on" || parentDeathLauncher().length > 0;
+      const script = new URL("./testdata/start_and_wait.ts", import.meta.url).pathname;
+      const child = new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "-A",
+          script,
+          ...(sandbox === "off" ? ["--off"] : []),
+          "idle.js",
+          "waiting.js",
+          ...(spinning ? ["spinning.js"] : []),
+        ],
+        cwd: f.dir,
+        stdout: "piped",
+        stderr: "inherit",
+      }).spawn();
+      const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+      let text = "";
+      while (!text.includes("\n")) text += (await reader.read()).value ?? "";
+      const pids = (JSON.parse(text) as number[]).flatMap(withDescendants);
+      assert.ok(pids.length >= (spinning ? 3 : 2));
+      assert.ok(pids.every(processAlive));
+      child.kill("SIGKILL");
+      await child.status;
+      await reader.cancel();
+      for (const pid of pids) assert.ok(await gone(pid), `plugin process ${pid} outlived its host`);
+    },
+  );
+}
 
-Deno.test("stop() returns even when a grandchild holds the plugin's pipes open", async () => {
+pluginTest("stop() returns even when a grandchild holds the plugin's pipes open", async () => {
   await using f = await fixture();
+  const marker = String(5_000_000 + Math.floor(Math.random() * 1_000_000));
   await f.write({
     "spawner.js": `export function register(ctx) {
-      ctx.registerCommand("spawn", { description: "", handler: () => String(new Deno.Command("/bin/sleep", { args: ["30"] }).spawn().pid) });
+      ctx.registerCommand("spawn", { description: "", handler: () => { new Deno.Command("/bin/sleep", { args: ["${marker}"] }).spawn(); return "spawned"; } });
     }`,
   });
   const host = await f.start([{ path: "spawner.js", permissions: { run: ["/bin/sleep"] } }]);
-  const grandchild = Number(
-    await host.commands()[0]!.run("", { session_id: "s", source: "cli", signal: notAborted }),
+  await host.commands()[0]!.run("", { session_id: "s", source: "cli", signal: notAborted });
+  // Inside the sandbox the plugin sees its own PID namespace: find the grandchild by its arguments.
+  const grandchild = descendants(host.plugins[0]!.pid).find((pid) =>
+    cmdline(pid) === `/bin/sleep\0${marker}\0`
   );
-  try {
-    assert.ok(processAlive(grandchild));
-    const started = Date.now();
-    await host.stop();
-    assert.ok(Date.now() - started < 10_000);
-    assert.ok(!processAlive(host.plugins[0]!.pid));
-  } finally {
-    Deno.kill(grandchild, "SIGKILL");
-  }
+  assert.ok(grandchild !== undefined && processAlive(grandchild));
+  const started = Date.now();
+  await host.stop();
+  assert.ok(Date.now() - started < 10_000);
+  assert.ok(!processAlive(host.plugins[0]!.pid));
+  assert.ok(await gone(grandchild), "the grandchild dies with the plugin's sandbox");
 });
 
-Deno.test("an oversized protocol message fails the plugin; a large answer under the limit is fine", async () => {
-  await using f = await fixture();
-  await f.write({
-    "big.js": `export function register(ctx) {
+/** `pid` and every process below it (host pids). */
+function withDescendants(pid: number): number[] {
+  return [pid, ...descendants(pid)];
+}
+
+function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      children.set(ppid, [...children.get(ppid) ?? [], Number(entry.name)]);
+    } catch {
+      // gone
+    }
+  }
+  const found: number[] = [];
+  const queue = [pid];
+  while (queue.length) {
+    const next = children.get(queue.shift()!) ?? [];
+    found.push(...next);
+    queue.push(...next);
+  }
+  return found;
+}
+
+function cmdline(pid: number): string {
+  try {
+    return Deno.readTextFileSync(`/proc/${pid}/cmdline`);
+  } catch {
+    return "";
+  }
+}
+
+pluginTest(
+  "an oversized protocol message fails the plugin; a large answer under the limit is fine",
+  async () => {
+    await using f = await fixture();
+    await f.write({
+      "big.js": `export function register(ctx) {
       ctx.registerCommand("big", { description: "", handler: (n) => "x".repeat(Number(n)) });
     }`,
-  });
-  const host = await f.start([{ path: "big.js" }]);
-  const big = host.commands()[0]!;
-  const context = { session_id: "s1", source: "cli" as const, signal: notAborted };
-  assert.equal((await big.run(String(4 * 1024 * 1024), context)).length, 4 * 1024 * 1024);
-  const error = await rejection(big.run(String(20 * 1024 * 1024), context));
-  assert.match(error.message, /\/big \(plugin "big"\) failed: sent an oversized message/);
-  assert.deepEqual(f.events.map((e) => [e.plugin, e.hook]), [["big", "command /big"]]);
-  assert.ok(await gone(host.plugins[0]!.pid));
-});
+    });
+    const host = await f.start([{ path: "big.js" }]);
+    const big = host.commands()[0]!;
+    const context = { session_id: "s1", source: "cli" as const, signal: notAborted };
+    assert.equal((await big.run(String(4 * 1024 * 1024), context)).length, 4 * 1024 * 1024);
+    const error = await rejection(big.run(String(20 * 1024 * 1024), context));
+    assert.match(error.message, /\/big \(plugin "big"\) failed: sent an oversized message/);
+    assert.deepEqual(f.events.map((e) => [e.plugin, e.hook]), [["big", "command /big"]]);
+    assert.ok(await gone(host.plugins[0]!.pid));
+  },
+);

@@ -12,6 +12,7 @@ import type { ToolSpec } from "../runtime/core/types.ts";
 import { compileJsonSchema, type SchemaCheck } from "./json_schema.ts";
 import { type PluginManifest, readManifest } from "./manifest.ts";
 import {
+  absoluteGrant,
   grantedEnv,
   missingGrants,
   permissionFlags,
@@ -19,7 +20,9 @@ import {
   resolveRunGrant,
 } from "./permissions.ts";
 import { oneLine, preflight } from "./preflight.ts";
-import { PluginFailure, PluginProcess } from "./process.ts";
+import { pluginArgv, PluginFailure, PluginProcess } from "./process.ts";
+import { type PluginCommand, pluginCommand } from "./sandbox_policy.ts";
+import type { Bubblewrap } from "../runtime/sandbox/sandbox.ts";
 import type { HookName } from "./sdk.ts";
 import { pluginIdentity, PluginStateTable } from "./state.ts";
 import type { Redactor } from "../runtime/core/redact.ts";
@@ -47,8 +50,10 @@ export interface LoadOptions {
   store: Store;
   log: Logger;
   deno_path: string;
-  /** Command words run before deno, so the plugin dies with its host (see `parentDeathLauncher`). */
-  launcher?: readonly string[];
+  /** The working bubblewrap (`probeSandbox`); needed unless the entry says `sandbox: off`. */
+  bwrap?: Bubblewrap;
+  /** Host paths hidden from a plugin granted `read: true` (the store's files, the Hermes home). */
+  hide?: readonly string[];
   /** The parent environment; only the granted variables reach the plugin. */
   env: Record<string, string>;
   /** A loaded plugin's process failed (not called for failures while loading). */
@@ -99,14 +104,6 @@ export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Prom
     );
     if (problem) fail(`config${problem.startsWith("(root)") ? problem.slice(6) : `.${problem}`}`);
   }
-  let flags: string[] = [];
-  let runnable = granted;
-  try {
-    runnable = resolveRunGrant(granted, { job_dir: options.job_dir, path: options.env.PATH });
-    flags = permissionFlags(runnable, { root: manifest.root, job_dir: options.job_dir });
-  } catch (error) {
-    fail(errorMessage(error));
-  }
   const timeout_ms = parseDuration(entry.hook_timeout ?? DEFAULT_HOOK_TIMEOUT);
   const max_memory_mb = Math.ceil(parseSize(entry.max_memory ?? DEFAULT_MAX_MEMORY) / 1024 ** 2);
   if (max_memory_mb < MIN_MEMORY_MB) {
@@ -114,6 +111,25 @@ export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Prom
       `max_memory ${entry.max_memory} is below ${MIN_MEMORY_MB}MiB: the cap counts the whole process, and ` +
         "the Deno runtime alone holds about 30 MiB",
     );
+  }
+  let command: PluginCommand | undefined;
+  try {
+    const runnable = resolveRunGrant(granted, { job_dir: options.job_dir, path: options.env.PATH });
+    const flags = permissionFlags(runnable, { root: manifest.root, job_dir: options.job_dir });
+    const sandbox = entry.sandbox === "off" ? "off" : options.bwrap;
+    if (sandbox === undefined) throw new TypeError("Cannot start a plugin in its sandbox: no bwrap given");
+    command = pluginCommand(pluginArgv(options.deno_path, { flags, max_memory_mb }), {
+      sandbox,
+      granted: absoluteGrant(runnable, options.job_dir),
+      root: manifest.root,
+      job_dir: options.job_dir,
+      env: grantedEnv(runnable, options.env),
+      ...(options.hide ? { hide: options.hide } : {}),
+      ...(options.env.HOME ? { home: options.env.HOME } : {}),
+    });
+  } catch (error) {
+    if (error instanceof TypeError) throw error;
+    fail(errorMessage(error));
   }
   const refused = await preflight(manifest.entry, manifest.root, {
     deno_path: options.deno_path,
@@ -125,11 +141,7 @@ export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Prom
   // Keyed by the plugin's identity, not its self-declared name: another plugin cannot claim it.
   const state = new PluginStateTable(options.store, pluginIdentity(manifest));
   const process = new PluginProcess({
-    deno_path: options.deno_path,
-    ...(options.launcher ? { launcher: options.launcher } : {}),
-    flags,
-    env: grantedEnv(runnable, options.env),
-    cwd: options.job_dir,
+    command: command!,
     max_memory_mb,
     log: options.log.child(manifest.name),
     serve: (method, params) => state.serve(method, params),

@@ -54,6 +54,16 @@ export function missingGrants(requested: Permissions, granted: Permissions, jobD
   return missing;
 }
 
+/** The grant with its path lists (`read`, `write`, `ffi`) resolved against the job directory. */
+export function absoluteGrant(granted: Permissions, jobDir: string): Permissions {
+  const out: Permissions = { ...granted };
+  for (const name of PATH_PERMISSIONS) {
+    const grant = granted[name];
+    if (Array.isArray(grant)) out[name] = grant.map((item) => resolveItem(name, item, jobDir));
+  }
+  return out;
+}
+
 /**
  * `--allow-*` flags for a grant: `false`/absent/empty → no flag, `true` → the bare flag, a list →
  * comma-joined values. The plugin's own root (its directory, or its single module file) is always readable.

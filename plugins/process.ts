@@ -10,6 +10,7 @@ import { readLines } from "../runtime/core/lines.ts";
 import { pluginMain } from "./_plugin_main.ts";
 import { type Redactor, redactValue } from "../runtime/core/redact.ts";
 import { watchMemory } from "./_memory_watch.ts";
+import type { PluginCommand } from "./sandbox_policy.ts";
 
 /** The subprocess's main module: the self-contained runner, as a `data:` URL (see _plugin_main.ts). */
 const RUNNER_URL = `data:application/javascript;base64,${btoa(`(${pluginMain.toString()})();\n`)}`;
@@ -39,14 +40,29 @@ export class PluginFailure extends Error {
   }
 }
 
+/** The plugin runner's deno command line: the runtime flags, the grant's `--allow-*` flags, the heap cap. */
+export function pluginArgv(
+  deno_path: string,
+  options: { flags: readonly string[]; max_memory_mb: number },
+): string[] {
+  return [
+    deno_path,
+    "run",
+    "--no-prompt",
+    "--no-npm",
+    "--no-remote",
+    "--no-config",
+    "--no-lock",
+    "--unstable-lazy-dynamic-imports",
+    `--v8-flags=--max-old-space-size=${options.max_memory_mb}`,
+    ...options.flags,
+    RUNNER_URL,
+  ];
+}
+
 export interface SpawnOptions {
-  deno_path: string;
-  /** Command words run before deno (`parentDeathLauncher()`), or none. */
-  launcher?: readonly string[];
-  /** `--allow-*` flags. */
-  flags: string[];
-  env: Record<string, string>;
-  cwd: string;
+  /** What to spawn (`pluginCommand`: `pluginArgv` in the sandbox, or on the host); env is all it gets. */
+  command: PluginCommand;
   max_memory_mb: number;
   /** Receives the plugin's console output and `ctx.log` lines (already prefixed). */
   log: Logger;
@@ -104,25 +120,12 @@ export class PluginProcess {
 
   constructor(options: SpawnOptions) {
     this.#options = options;
-    const argv = [
-      options.deno_path,
-      "run",
-      "--no-prompt",
-      "--no-npm",
-      "--no-remote",
-      "--no-config",
-      "--no-lock",
-      "--unstable-lazy-dynamic-imports",
-      `--v8-flags=--max-old-space-size=${options.max_memory_mb}`,
-      ...options.flags,
-      RUNNER_URL,
-    ];
-    const launcher = options.launcher ?? [];
-    this.#child = new Deno.Command(launcher[0] ?? argv[0]!, {
-      args: [...(launcher.length ? [...launcher.slice(1)] : []), ...argv.slice(launcher.length ? 0 : 1)],
-      cwd: options.cwd,
+    const { command } = options;
+    this.#child = new Deno.Command(command.cmd, {
+      args: command.args,
+      cwd: command.cwd,
       clearEnv: true,
-      env: { ...options.env, ...RUNTIME_ENV },
+      env: { ...command.env, ...RUNTIME_ENV },
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { ValidationError } from "../runtime/core/errors.ts";
-import { fixture, notAborted, rejection } from "./_testing.ts";
+import { fixture, notAborted, pluginTest, rejection } from "./_testing.ts";
 
 /** A tool that tries one privileged operation; the arguments come from the test at run time. */
 const PROBER = `
@@ -59,7 +59,7 @@ async function setUp() {
   };
 }
 
-Deno.test("a plugin granted nothing is denied every privileged operation and the host goes on", async () => {
+pluginTest("a plugin granted nothing is denied every privileged operation and the host goes on", async () => {
   await using s = await setUp();
   const host = await s.f.start([{ path: "prober" }], {
     env: { OPENAI_API_KEY: "sk-parent-secret-123456", HOME: "/root" },
@@ -102,7 +102,7 @@ Deno.test("a plugin granted nothing is denied every privileged operation and the
   assert.deepEqual(await probe!.run({ op: "ping" }, context(s.f.dir)), { status: "ok", content: "pong" });
 });
 
-Deno.test("with the matching grants the same operations succeed", async () => {
+pluginTest("with the matching grants the same operations succeed", async () => {
   await using s = await setUp();
   await s.f.write({ "out/.keep": "" });
   const host = await s.f.start([{
@@ -146,54 +146,60 @@ Deno.test("with the matching grants the same operations succeed", async () => {
   );
 });
 
-Deno.test("env: true shows the granted environment only (plus Deno's shim switch), never the host's own", async () => {
-  await using s = await setUp();
-  const host = await s.f.start([{ path: "prober", permissions: { env: true } }], {
-    env: { ALPHA: "1", BETA: "2" },
-  });
-  assert.deepEqual(await host.tools()[0]!.run({ op: "env_all" }, context(s.f.dir)), {
-    status: "ok",
-    content: "ALPHA,BETA,DENO_DISABLE_NODE_SHIM",
-  });
-});
-
-Deno.test("static, literal dynamic, JSON, text, npm, jsr, remote and data imports are refused at load", async () => {
-  await using s = await setUp();
-  const o = s.outside;
-  const cases: [string, string][] = [
-    ["static", `import { secret } from "${o}/secret.js";`],
-    ["static-relative", `import "../../../../../../../../${o}/secret.js";`],
-    ["json", `import data from "${o}/secret.json" with { type: "json" };`],
-    ["text", `import text from "${o}/secret.txt" with { type: "text" };`],
-    ["passwd", `import text from "/etc/passwd" with { type: "text" };`],
-    ["dynamic-literal", `export const later = () => import("${o}/secret.js");`],
-    ["npm", `import "npm:yaml";`],
-    ["jsr", `import "jsr:@std/path";`],
-    ["remote", `import "https://example.com/mod.ts";`],
-    ["data", `import "data:text/javascript,export default 1";`],
-  ];
-  for (const [name, code] of cases) {
-    await s.f.write({
-      [`${name}/plugin.json`]: JSON.stringify({ name, version: "1", entry: "mod.js" }),
-      [`${name}/mod.js`]: `${code}\nexport function register() {}\n`,
+pluginTest(
+  "env: true shows the granted environment only (plus Deno's shim switch), never the host's own",
+  async () => {
+    await using s = await setUp();
+    const host = await s.f.start([{ path: "prober", permissions: { env: true } }], {
+      env: { ALPHA: "1", BETA: "2" },
     });
-    const error = await rejection(s.f.start([{ path: name }]));
-    assert.ok(error instanceof ValidationError, `${name}: ${error}`);
-    assert.match(error.message, new RegExp(`^Cannot load plugin "${name}" \\(${name}\\): `), name);
-    assert.match(error.message, /outside the plugin's directory|is refused/, `${name}: ${error.message}`);
-  }
-  // A symbolic link inside the plugin's directory that points outside it is refused too.
-  await s.f.write({
-    "linked/plugin.json": JSON.stringify({ name: "linked", version: "1", entry: "mod.js" }),
-  });
-  await s.f.write({
-    "linked/mod.js": `import { secret } from "./secret.js";\nexport function register() {}\n`,
-  });
-  await Deno.symlink(`${o}/secret.js`, `${s.f.dir}/linked/secret.js`);
-  assert.match((await rejection(s.f.start([{ path: "linked" }]))).message, /\(real path .*\) is outside/);
-});
+    assert.deepEqual(await host.tools()[0]!.run({ op: "env_all" }, context(s.f.dir)), {
+      status: "ok",
+      content: "ALPHA,BETA,DENO_DISABLE_NODE_SHIM",
+    });
+  },
+);
 
-Deno.test("imports inside the plugin's own directory and node: built-ins load and run", async () => {
+pluginTest(
+  "static, literal dynamic, JSON, text, npm, jsr, remote and data imports are refused at load",
+  async () => {
+    await using s = await setUp();
+    const o = s.outside;
+    const cases: [string, string][] = [
+      ["static", `import { secret } from "${o}/secret.js";`],
+      ["static-relative", `import "../../../../../../../../${o}/secret.js";`],
+      ["json", `import data from "${o}/secret.json" with { type: "json" };`],
+      ["text", `import text from "${o}/secret.txt" with { type: "text" };`],
+      ["passwd", `import text from "/etc/passwd" with { type: "text" };`],
+      ["dynamic-literal", `export const later = () => import("${o}/secret.js");`],
+      ["npm", `import "npm:yaml";`],
+      ["jsr", `import "jsr:@std/path";`],
+      ["remote", `import "https://example.com/mod.ts";`],
+      ["data", `import "data:text/javascript,export default 1";`],
+    ];
+    for (const [name, code] of cases) {
+      await s.f.write({
+        [`${name}/plugin.json`]: JSON.stringify({ name, version: "1", entry: "mod.js" }),
+        [`${name}/mod.js`]: `${code}\nexport function register() {}\n`,
+      });
+      const error = await rejection(s.f.start([{ path: name }]));
+      assert.ok(error instanceof ValidationError, `${name}: ${error}`);
+      assert.match(error.message, new RegExp(`^Cannot load plugin "${name}" \\(${name}\\): `), name);
+      assert.match(error.message, /outside the plugin's directory|is refused/, `${name}: ${error.message}`);
+    }
+    // A symbolic link inside the plugin's directory that points outside it is refused too.
+    await s.f.write({
+      "linked/plugin.json": JSON.stringify({ name: "linked", version: "1", entry: "mod.js" }),
+    });
+    await s.f.write({
+      "linked/mod.js": `import { secret } from "./secret.js";\nexport function register() {}\n`,
+    });
+    await Deno.symlink(`${o}/secret.js`, `${s.f.dir}/linked/secret.js`);
+    assert.match((await rejection(s.f.start([{ path: "linked" }]))).message, /\(real path .*\) is outside/);
+  },
+);
+
+pluginTest("imports inside the plugin's own directory and node: built-ins load and run", async () => {
   await using s = await setUp();
   await s.f.write({
     "local/plugin.json": JSON.stringify({ name: "local", version: "1", entry: "src/mod.ts" }),

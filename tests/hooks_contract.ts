@@ -12,8 +12,14 @@ export interface HooksSubject {
   close(): Promise<void>;
 }
 
-export function hooksContract(name: string, make: () => Promise<HooksSubject>): void {
+export function hooksContract(
+  name: string,
+  make: () => Promise<HooksSubject>,
+  options: { ignore?: boolean } = {},
+): void {
   const session_id = "contract-session";
+  const test = (title: string, fn: () => Promise<void>) =>
+    Deno.test({ name: title, ignore: options.ignore ?? false, fn });
   const withSubject = (fn: (s: HooksSubject) => Promise<void>) => async () => {
     const subject = await make();
     try {
@@ -23,7 +29,7 @@ export function hooksContract(name: string, make: () => Promise<HooksSubject>): 
     }
   };
 
-  Deno.test(
+  test(
     `${name}: every observer hook resolves`,
     withSubject(async ({ hooks }) => {
       await hooks.onSessionStart({ session_id });
@@ -51,7 +57,7 @@ export function hooksContract(name: string, make: () => Promise<HooksSubject>): 
     }),
   );
 
-  Deno.test(
+  test(
     `${name}: pre_llm_call returns the injected strings in order`,
     withSubject(async (subject) => {
       const texts = await subject.hooks.preLlmCall({ session_id, user_message: "hello", turn: 1 });
@@ -59,7 +65,7 @@ export function hooksContract(name: string, make: () => Promise<HooksSubject>): 
     }),
   );
 
-  Deno.test(
+  test(
     `${name}: pre_tool_call of a pass-through implementation allows`,
     withSubject(async ({ hooks }) => {
       const decision = await hooks.preToolCall({

@@ -71,3 +71,57 @@ Deno.test("run: a shell job on a machine without a working sandbox is exit 2 bef
   assert.equal(off.code, 0, off.stderr);
   assert.equal(JSON.parse(off.stdout).sandbox, "off");
 });
+
+const PLUGIN_JOB = (entry: string) =>
+  `name: with-plugin
+model: { provider: scripted, script: ./replies.yaml }
+prompt: Hello.
+plugins:
+  - { path: ./greeter.js${entry} }
+`;
+const GREETER = `export function register(ctx) {
+  ctx.registerHook("pre_llm_call", () => "greeted");
+}`;
+
+Deno.test("run: plugins on a machine without a working sandbox are exit 2 before any model call", async () => {
+  const dir = await writeFiles(await tempDir(), {
+    "job.yaml": PLUGIN_JOB(""),
+    "greeter.js": GREETER,
+    "replies.yaml": "- content: Hi.\n",
+  });
+  const env = { HERMES_BWRAP: `${dir}/no-bwrap-here` };
+  const r = await hermes(["run", "job.yaml", "--output", "json"], { cwd: dir, home: dir, env });
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(
+    r.stderr,
+    /^hermes: Cannot start plugin \.\/greeter\.js in its OS sandbox: .*`sandbox: off` on the plugin entry/,
+  );
+  assert.equal(r.stderr.trimEnd().split("\n").length, 1, r.stderr);
+  assert.equal(r.stdout, "");
+  const list = await hermes(["sessions", "list", "--json"], { cwd: dir, home: dir });
+  assert.deepEqual(JSON.parse(list.stdout), [], "nothing was stored");
+  // The explicit opt-out runs there, warned about and marked.
+  await Deno.writeTextFile(`${dir}/job.yaml`, PLUGIN_JOB(", sandbox: off"));
+  const off = await runEvents(dir, { env });
+  assert.equal(off.code, 0, off.stderr);
+  assert.match(
+    off.stderr,
+    /plugin \.\/greeter\.js has sandbox: off: it runs on this host without the OS sandbox/,
+  );
+  assert.equal(off.events.find((e) => e.type === "sandbox")?.reason, "plugin ./greeter.js has sandbox: off");
+  assert.equal(off.events.at(-1)!.sandbox, "off");
+});
+
+Deno.test({ name: "run: a sandboxed plugin runs and the result is not marked", ignore }, async () => {
+  const dir = await writeFiles(await tempDir(), {
+    "job.yaml": PLUGIN_JOB(""),
+    "greeter.js": GREETER,
+    "replies.yaml": "- content: Hi.\n",
+  });
+  const { code, stderr, events } = await runEvents(dir);
+  assert.equal(code, 0, stderr);
+  assert.equal(events.at(-1)!.status, "success");
+  assert.equal("sandbox" in events.at(-1)!, false);
+  assert.equal(events.some((e) => e.type === "sandbox"), false);
+  assert.equal(stderr.includes("sandbox: off"), false);
+});

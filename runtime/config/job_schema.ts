@@ -136,6 +136,10 @@ export const PluginEntry = z.strictObject({
   isolation: z.enum(["subprocess", "worker"]).describe(
     "subprocess (default, a sandbox) or worker (trusted plugins only: a soft boundary)",
   ).optional(),
+  sandbox: z.literal("off").describe(
+    "Explicit opt-out: the plugin process runs on the host without the OS sandbox (only Deno's " +
+      "permissions hold); a warning is printed and the result says sandbox: off",
+  ).optional(),
 });
 
 export const InputSpec = z.strictObject({

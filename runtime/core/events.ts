@@ -68,7 +68,7 @@ export interface EventFields {
   command: { name: string; output: string };
   /** An interval below its floor was raised to it (`/loop 5s …` under `loops.min_interval`). */
   "interval.raised": { command: string; setting: string; requested_ms: number; interval_ms: number };
-  /** The session runs its shell tool without the OS sandbox (`tools.shell.sandbox: off`), and why. */
+  /** Something of the session runs without the OS sandbox (an explicit `sandbox: off`), and which. */
   sandbox: { mode: "off"; reason: string };
   "loop.tick": { tick: number; prompt: string; interval_ms: number | null; times: number | null };
   "loop.end": { reason: string | null; status: "paused" | "done"; ticks: number };
@@ -94,7 +94,7 @@ export interface RunResultFields {
   compactions: number;
   terminal_reason: string;
   error: string | null;
-  /** Present only when the shell tool ran without the OS sandbox (`tools.shell.sandbox: off`). */
+  /** Present only when the shell tool, a plugin or an MCP server ran without the OS sandbox (`sandbox: off`). */
   sandbox?: "off";
 }
 

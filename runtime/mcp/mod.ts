@@ -57,6 +57,14 @@ export async function startMcpServers(
   options: StartMcpOptions,
 ): Promise<McpServers> {
   const bwrap = bwrapOnce(options.env);
+  for (const [name, entry] of Object.entries(entries)) {
+    if (entry.command !== undefined && entry.sandbox === "off" && !options.reportOnly) {
+      options.log.warn(
+        `MCP server "${name}" has sandbox: off: it runs on this host without the OS sandbox; the result is ` +
+          "marked sandbox: off",
+      );
+    }
+  }
   const connections = Object.entries(entries).map(([name, entry]) =>
     new McpConnection(name, entry, { job_dir: options.job_dir, env: options.env, bwrap })
   );

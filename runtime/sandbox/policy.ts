@@ -26,7 +26,11 @@ export interface SandboxPolicy {
   net: boolean | readonly string[];
   /** The whole environment of the command; nothing of the parent's is inherited. */
   env: Readonly<Record<string, string>>;
-  /** Working directory inside (absolute, must exist and be visible). */
+  /**
+   * Working directory inside (absolute, must exist). Where only granted paths are visible, a cwd that is
+   * not one of them is shown as an empty directory: relative paths keep meaning what they mean on the
+   * host (`./notes` below it, when granted), and nothing else of it is seen.
+   */
   cwd: string;
 }
 
@@ -43,6 +47,8 @@ export interface ResolvedPolicy {
   mounts: Mount[];
   net: boolean;
   cwd: string;
+  /** The cwd is not visible otherwise and is shown as an empty directory. */
+  cwd_empty: boolean;
 }
 
 /** Directories bound read-only (or recreated as the same symlink) in `only_granted` mode. */
@@ -79,7 +85,7 @@ export function resolvePolicy(policy: SandboxPolicy): ResolvedPolicy {
     refusePlantedLink(path, writeRoots);
   }
   const mounts = orderMounts(candidates, visible);
-  return { visible, mounts, net: policy.net !== false, cwd: realCwd(policy.cwd, visible, mounts) };
+  return { visible, mounts, net: policy.net !== false, ...realCwd(policy.cwd, visible, mounts) };
 }
 
 /** The real path of a grant, or null for a missing read/hide path; throws for what cannot be granted. */
@@ -159,7 +165,11 @@ function depth(path: string): number {
   return path.split("/").length;
 }
 
-function realCwd(cwd: string, visible: "all" | "only_granted", mounts: readonly Mount[]): string {
+function realCwd(
+  cwd: string,
+  visible: "all" | "only_granted",
+  mounts: readonly Mount[],
+): { cwd: string; cwd_empty: boolean } {
   if (!isAbsolute(cwd)) {
     throw new ValidationError(`Cannot run in "${cwd}" in the sandbox: the path is relative`);
   }
@@ -172,10 +182,13 @@ function realCwd(cwd: string, visible: "all" | "only_granted", mounts: readonly 
   }
   const inside = (root: string) => real === root || real.startsWith(`${root}/`);
   const mount = mounts.findLast((mount) => inside(mount.path));
-  if (mount?.kind === "read" || mount?.kind === "write") return real;
+  const shown = { cwd: real, cwd_empty: false };
+  if (mount?.kind === "read" || mount?.kind === "write") return shown;
   if (mount === undefined) {
-    if (visible === "all" && !PRIVATE_DIRS.some(inside)) return real;
-    if (visible === "only_granted" && SYSTEM_DIRS.some(inside)) return real;
+    if (visible === "all" && !PRIVATE_DIRS.some(inside)) return shown;
+    if (visible === "only_granted") {
+      return SYSTEM_DIRS.some(inside) ? shown : { cwd: real, cwd_empty: true };
+    }
   }
   throw new ValidationError(
     `Cannot run in "${cwd}" in the sandbox: it is not visible there (grant it with read or write)`,

@@ -84,17 +84,17 @@ Deno.test("sandbox policy: parents mount first; a read grant inside a write root
     }]);
   }));
 
-Deno.test("sandbox policy: the working directory must be visible inside", () =>
+Deno.test("sandbox policy: the working directory is visible, or (only granted) shown empty", () =>
   withDir(async (dir) => {
     await Deno.mkdir(join(dir, "plugin"));
     await Deno.mkdir(join(dir, "elsewhere"));
     const only = { visible: "only_granted" as const, read: [join(dir, "plugin")] };
-    assert.equal(resolvePolicy(policy(dir, { ...only, cwd: join(dir, "plugin") })).cwd, join(dir, "plugin"));
-    assert.equal(resolvePolicy(policy(dir, { ...only, cwd: "/usr/bin" })).cwd, "/usr/bin");
-    assert.throws(
-      () => resolvePolicy(policy(dir, { ...only, cwd: join(dir, "elsewhere") })),
-      /it is not visible there/,
-    );
+    const inPlugin = resolvePolicy(policy(dir, { ...only, cwd: join(dir, "plugin") }));
+    assert.deepEqual([inPlugin.cwd, inPlugin.cwd_empty], [join(dir, "plugin"), false]);
+    assert.equal(resolvePolicy(policy(dir, { ...only, cwd: "/usr/bin" })).cwd_empty, false);
+    // Not granted: it exists inside, empty, so relative paths keep their meaning and nothing is seen.
+    const elsewhere = resolvePolicy(policy(dir, { ...only, cwd: join(dir, "elsewhere") }));
+    assert.deepEqual([elsewhere.cwd, elsewhere.cwd_empty], [join(dir, "elsewhere"), true]);
     // In `all` mode the host's /tmp is replaced by a private one: a temp dir is visible only when granted.
     assert.equal(resolvePolicy(policy(dir, { cwd: dir })).cwd, dir);
     assert.throws(() => resolvePolicy(policy(dir, { read: [], cwd: dir })), /it is not visible there/);

@@ -3,14 +3,16 @@
  * runs it. bubblewrap does the namespace work; this module only decides the flags:
  * - a new user, PID (own /proc), IPC, UTS and cgroup namespace, and a new network namespace unless
  *   the policy grants the network;
- * - the host root read-only (or, `only_granted`, only the system directories needed to exec), the write
- *   roots read-write, a private /tmp, /var/tmp and /run, a fresh /dev, /proc/sys read-only;
+ * - the host root read-only (or, `only_granted`, a read-only root holding only the system directories
+ *   needed to exec and the grants), the write roots read-write, a private /tmp, /var/tmp and /run, a
+ *   fresh /dev, /proc/sys read-only;
  * - `--die-with-parent`: bwrap exits with the command's status (or is killed on a timeout), its PID-1
  *   reaper inside then gets SIGKILL, and the kernel kills everything left in the PID namespace (`setsid`
  *   children included) — right after, not before, the caller sees bwrap's exit;
  * - `--new-session`, so a command cannot push keystrokes into the caller's terminal (TIOCSTI).
  * The environment travels in the spawn's environment, not as `--setenv` argv: argv of every process is
- * world-readable in the host's /proc, environ is not.
+ * world-readable in the host's /proc, environ is not. bwrap adds PWD; `env -u PWD` takes it out again
+ * unless the policy sets it.
  */
 import {
   PRIVATE_DIRS,
@@ -76,6 +78,7 @@ export function wrapCommand(
     "--die-with-parent",
     "--new-session",
     ...baseMounts(resolved),
+    ...(resolved.cwd_empty ? ["--dir", resolved.cwd] : []),
     ...resolved.mounts.flatMap((mount) => {
       switch (mount.kind) {
         case "read":
@@ -90,9 +93,13 @@ export function wrapCommand(
     }),
     // Read-only only now: grants below a hidden directory need their mount points created first.
     ...resolved.mounts.flatMap((mount) => mount.kind === "hide_dir" ? ["--remount-ro", mount.path] : []),
+    // The root bwrap builds for `only_granted` is a tmpfs: writable until made read-only, last of all.
+    ...(resolved.visible === "only_granted" ? ["--remount-ro", "/"] : []),
     "--chdir",
     resolved.cwd,
     "--",
+    // bwrap always sets PWD; the environment is to be exactly the policy's.
+    ...(policy.env.PWD === undefined ? [envProgram(), "-u", "PWD", "--"] : []),
     ...argv,
   ];
   return { cmd: options.bwrap.path, args, env: { ...policy.env }, clearEnv: true, cwd: resolved.cwd };
@@ -124,6 +131,11 @@ function baseMounts(policy: ResolvedPolicy): string[] {
     }
   }
   return args;
+}
+
+/** coreutils' env, in the system directories every sandbox shows. */
+function envProgram(): string {
+  return lstat("/usr/bin/env")?.isFile || lstat("/usr/bin/env")?.isSymlink ? "/usr/bin/env" : "/bin/env";
 }
 
 function lstat(path: string): Deno.FileInfo | null {

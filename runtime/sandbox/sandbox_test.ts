@@ -134,6 +134,31 @@ sandboxTest("only granted paths are visible in `only_granted` mode", async (dir)
 });
 
 sandboxTest(
+  "`only_granted`: a cwd that is not granted is an empty directory; the root is read-only",
+  async (dir) => {
+    await Deno.mkdir(join(dir, "job/notes"), { recursive: true });
+    await Deno.writeTextFile(join(dir, "job/secret.txt"), "job secret");
+    await Deno.writeTextFile(join(dir, "job/notes/n.txt"), "granted note");
+    const run = await sandboxed(
+      "pwd; ls -A | tr '\\n' ' '; echo; cat notes/n.txt; echo; cat secret.txt; " +
+        "touch /planted || echo ROOT-READONLY; touch x; touch /tmp/t && echo TMP-OK",
+      join(dir, "job"),
+      { read: [join(dir, "job/notes")], visible: "only_granted" },
+    );
+    const lines = run.stdout.split("\n");
+    assert.equal(lines[0], join(dir, "job"));
+    assert.equal(lines[1], "notes "); // only the grant's mount point
+    assert.equal(lines[2], "granted note");
+    assert.match(run.stdout, /ROOT-READONLY/);
+    assert.match(run.stdout, /TMP-OK/);
+    // This cwd lies in /tmp, private inside: what is written there never reaches the host.
+    assert.equal(await exists(join(dir, "job/x")), false);
+    assert.equal(run.stdout.includes("job secret"), false);
+    assert.match(run.stderr, /secret\.txt: No such file or directory/);
+  },
+);
+
+sandboxTest(
   "a symlink to / inside a granted root reaches the sandbox's root, not the host's",
   async (dir) => {
     await Deno.mkdir(join(dir, "plugin"));

@@ -152,7 +152,7 @@ export interface ResultFacts {
   ended: number;
   /** `compaction` events of the session during the work. */
   compactions: number;
-  /** `off` when the shell tool ran without the OS sandbox: the result says so (DESIGN §3, §10). */
+  /** `off` when something ran without the OS sandbox (`sandbox: off`): the result says so (DESIGN §3, §10). */
   sandbox?: "on" | "off" | null;
 }
 

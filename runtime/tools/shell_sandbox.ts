@@ -3,7 +3,7 @@
  * its first model call, and the bubblewrap policy of each command (runtime/sandbox does the mounting).
  *
  * Defaults, chosen like Codex's non-interactive default (read-only, only the workspace writable):
- * - read: the whole host, read-only, with secrets hidden (HIDDEN_IN_HOME below $HOME, the Hermes home and
+ * - read: the whole host, read-only, with secrets hidden (below $HOME, see sandbox/host_secrets.ts; the Hermes home and
  *   store, /etc/shadow, SSH host keys); `read: [...]` instead shows only those paths and the system
  *   directories programs need;
  * - write: the roots listed in `tools.write_file.paths` (what the job already lets the model write), else
@@ -21,6 +21,7 @@ import type { Logger } from "../core/log.ts";
 import { probeSandbox } from "../sandbox/probe.ts";
 import { type Bubblewrap, type SandboxPolicy, wrapCommand } from "../sandbox/sandbox.ts";
 import { existsSync } from "../core/fs.ts";
+import { homeSecrets, hostSecrets } from "../sandbox/host_secrets.ts";
 
 /** The shell tool's sandbox settings, paths absolute. */
 export interface ShellSandbox {
@@ -36,41 +37,6 @@ export interface ShellSandbox {
 
 /** What `checkToolSandbox` hands to `builtinTools`: the settings with a working bwrap, or the opt-out. */
 export type ToolSandbox = ({ mode: "on" } & ShellSandbox & { bwrap: Bubblewrap }) | { mode: "off" };
-
-/** Below $HOME: credentials, keys, tokens and shell histories. Hidden in every sandbox. */
-export const HIDDEN_IN_HOME = [
-  ".ssh",
-  ".gnupg",
-  ".aws",
-  ".azure",
-  ".config/gcloud",
-  ".config/gh",
-  ".config/hub",
-  ".config/git/credentials",
-  ".config/op",
-  ".docker",
-  ".kube",
-  ".netrc",
-  ".git-credentials",
-  ".npmrc",
-  ".pypirc",
-  ".cargo/credentials",
-  ".cargo/credentials.toml",
-  ".gem/credentials",
-  ".m2/settings.xml",
-  ".gradle/gradle.properties",
-  ".terraform.d",
-  ".vault-token",
-  ".password-store",
-  ".local/share/keyrings",
-  ".hermes",
-  ".bash_history",
-  ".zsh_history",
-  ".python_history",
-  ".psql_history",
-  ".mysql_history",
-] as const;
-const HIDDEN_ON_HOST = ["/etc/shadow", "/etc/gshadow"] as const;
 
 /** "on" or "off" for a job with a shell tool (the run's result carries `sandbox: "off"`); null without one. */
 export function sandboxMode(tools: ToolsConfig | undefined): "on" | "off" | null {
@@ -189,21 +155,4 @@ export function findShell(path: string | undefined): string {
     }
   }
   return "sh";
-}
-
-function homeSecrets(home: string): string[] {
-  return HIDDEN_IN_HOME.map((name) => resolve(home, name));
-}
-
-/** /etc/shadow and friends, and the SSH host keys (their public halves stay visible). */
-function hostSecrets(): string[] {
-  const keys: string[] = [];
-  try {
-    for (const entry of Deno.readDirSync("/etc/ssh")) {
-      if (/^ssh_host_.*_key$/.test(entry.name)) keys.push(`/etc/ssh/${entry.name}`);
-    }
-  } catch {
-    // no /etc/ssh
-  }
-  return [...HIDDEN_ON_HOST, ...keys];
 }

@@ -228,16 +228,18 @@ Deno.test("shell sandbox: where the sandbox cannot start, the check fails with t
   await Deno.remove(dir, { recursive: true });
 });
 
-sandboxTest("the check refuses a policy that cannot work (cwd not visible) before any command", async () => {
+sandboxTest("with read: [...] a cwd outside the grants is an empty directory holding only them", async () => {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "hermes-shell-cwd-" }));
   await Deno.mkdir(`${dir}/docs`);
+  await Deno.writeTextFile(`${dir}/docs/a.md`, "doc");
+  await Deno.writeTextFile(`${dir}/job.yaml`, "name: secret-job");
   const config = ToolsConfig.parse({ shell: { sandbox: { read: ["./docs"] } } });
-  await assert.rejects(
-    checkToolSandbox(config, { job_dir: dir, env: { PATH } }),
-    /^ValidationError: tools\.shell\.sandbox: Cannot run in ".*" in the sandbox: it is not visible there/,
-  );
-  const fixed = ToolsConfig.parse({ shell: { cwd: "./docs", sandbox: { read: ["./docs"] } } });
-  assert.equal((await checkToolSandbox(fixed, { job_dir: dir, env: { PATH } }))?.mode, "on");
+  const sandbox = await checkToolSandbox(config, { job_dir: dir, env: { PATH } });
+  assert.equal(sandbox?.mode, "on");
+  const shell: Tool = builtinTools(config, { job_dir: dir, sandbox: sandbox! })[0]!;
+  const run = await shell.run({ command: "ls -A; cat docs/a.md; cat job.yaml" }, context(dir));
+  assert.match(run.content, /\ndocs\ndoc/); // after "exit code 1": cat job.yaml failed
+  assert.match(run.content, /job\.yaml: No such file or directory/);
   await Deno.remove(dir, { recursive: true });
 });
 

@@ -1,0 +1,109 @@
+/**
+ * How one plugin process is spawned (DESIGN §10): inside the OS sandbox (bubblewrap), with a policy derived
+ * from the same grant that becomes its `--allow-*` flags. Two layers hold the same line, so what Deno's
+ * permission checks miss (a symlink's target, a child process, a hard-coded path) the kernel still refuses:
+ * - visible: the plugin's root (its real directory, or its single module file), the directory of the deno
+ *   binary, the system directories programs need, and the granted `read`, `ffi` and `run` paths. `read: true`
+ *   shows the host read-only, with the store and credentials hidden;
+ * - writable: only the granted `write` paths (they must exist: a bind needs a target), and a private /tmp.
+ *   `write: true` is refused: it would make the host writable, which no sandbox then bounds;
+ * - network: none unless `net` is granted; a host list is enforced by Deno's `--allow-net`, the sandbox
+ *   then shares the host's network (bubblewrap has no per-host filter);
+ * - environment: the granted variables only (bwrap adds PWD, the working directory's path);
+ * - cwd: the job directory, shown empty unless granted, so relative paths (`./notes`) mean what they mean on
+ *   the host;
+ * - processes: own PID namespace and /proc; everything inside dies with the plugin or with Hermes.
+ * `sandbox: off` on the entry runs it on the host as before (Deno's permissions only, `setpriv --pdeathsig`).
+ */
+import { basename, dirname, isAbsolute } from "node:path";
+import { realPathOrNull } from "../runtime/core/fs.ts";
+import { homeSecrets, hostSecrets } from "../runtime/sandbox/host_secrets.ts";
+import { SYSTEM_DIRS } from "../runtime/sandbox/policy.ts";
+import { type Bubblewrap, type SandboxPolicy, wrapCommand } from "../runtime/sandbox/sandbox.ts";
+import { parentDeathLauncher } from "./deno_path.ts";
+import type { Permissions } from "./permissions.ts";
+
+/** What `new Deno.Command(cmd, { args, env, cwd, clearEnv: true })` starts. */
+export interface PluginCommand {
+  cmd: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+}
+
+export interface PluginCommandOptions {
+  /** The working bubblewrap, or "off" for an entry that opted out. */
+  sandbox: Bubblewrap | "off";
+  /** The grant with `run` programs resolved to absolute paths (`resolveRunGrant`), paths absolute. */
+  granted: Permissions;
+  /** The plugin's real directory, or its module file. */
+  root: string;
+  job_dir: string;
+  /** The plugin's whole environment (`grantedEnv`). */
+  env: Record<string, string>;
+  /** Host paths hidden when `read: true` shows the host (the store's files, the Hermes home). */
+  hide?: readonly string[];
+  /** $HOME of the host, whose credentials are hidden when `read: true` shows the host. */
+  home?: string;
+}
+
+/** `argv` (deno and its arguments) as the plugin's process: wrapped in the sandbox, or on the host. */
+export function pluginCommand(argv: readonly string[], options: PluginCommandOptions): PluginCommand {
+  if (options.sandbox === "off") {
+    const [cmd, ...args] = [...parentDeathLauncher(), ...argv];
+    return { cmd: cmd!, args, env: options.env, cwd: options.job_dir };
+  }
+  const wrapped = wrapCommand(argv, pluginSandboxPolicy(argv[0]!, options), { bwrap: options.sandbox });
+  return { cmd: wrapped.cmd, args: wrapped.args, env: wrapped.env, cwd: wrapped.cwd };
+}
+
+/** The bubblewrap policy of a plugin run by the deno at `denoPath`. Throws RangeError for `write: true`. */
+export function pluginSandboxPolicy(denoPath: string, options: PluginCommandOptions): SandboxPolicy {
+  const { granted } = options;
+  if (granted.write === true) {
+    throw new RangeError(
+      "Cannot grant write: true inside the OS sandbox: it would make the whole host writable; list the " +
+        "paths the plugin writes (write: [./out]) or opt out with sandbox: off on the entry",
+    );
+  }
+  const list = (grant: boolean | string[] | undefined) => Array.isArray(grant) ? grant : [];
+  const programs = granted.run === true
+    ? (options.env.PATH ?? "").split(":").filter(isAbsolute)
+    : list(granted.run).flatMap(programDirs);
+  const read = [
+    options.root,
+    ...programDirs(denoPath),
+    ...list(granted.read),
+    ...list(granted.ffi),
+    ...programs,
+  ].filter((path) => !SYSTEM_DIRS.some((dir) => path === dir || path.startsWith(`${dir}/`)));
+  const showsHost = granted.read === true;
+  return {
+    visible: showsHost ? "all" : "only_granted",
+    read: [...new Set(read)],
+    write: list(granted.write),
+    ...(showsHost
+      ? {
+        hide: [
+          ...(options.hide ?? []),
+          ...(options.home ? homeSecrets(options.home) : []),
+          ...hostSecrets(),
+        ],
+      }
+      : {}),
+    net: granted.net === true || list(granted.net).length > 0,
+    env: options.env,
+    cwd: options.job_dir,
+  };
+}
+
+/** A program's directory (the link's and the target's) and, above a `bin/`, its install prefix. */
+function programDirs(program: string): string[] {
+  const dirs = new Set<string>();
+  for (const file of [program, realPathOrNull(program)]) {
+    if (file === null) continue;
+    const dir = dirname(file);
+    dirs.add(basename(dir) === "bin" && dirname(dir) !== "/" ? dirname(dir) : dir);
+  }
+  return [...dirs];
+}
