@@ -141,6 +141,9 @@ async function print(cli: Cli, rows: Row[], json: boolean): Promise<void> {
     const lines = [
       `✓ ${p.name} ${p.version} (${p.path})${p.description ? `\n  ${p.description}` : ""}`,
       `  permissions: ${describeGrant(p.granted)}`,
+      p.sandbox === "off"
+        ? "  sandbox: off (runs on the host, bounded by Deno's permissions only)"
+        : "  sandbox: bubblewrap (sees its own directory and its grants, nothing else)",
     ];
     if (p.hooks.length) lines.push(`  hooks: ${p.hooks.join(", ")}`);
     for (const c of p.commands) {

@@ -21,7 +21,7 @@ Deno.test("plugins check: exit 0 with the registrations, exit 2 with one line fo
     assert.equal(ok.code, 0, ok.stderr);
     assert.match(
       ok.stdout,
-      /^✓ whoami 0\.0\.0 \(.*examples\/plugins\/whoami\.ts\)\n {2}permissions: none\n {2}command \/whoami — /,
+      /^✓ whoami 0\.0\.0 \(.*examples\/plugins\/whoami\.ts\)\n {2}permissions: none\n {2}sandbox: bubblewrap .*\n {2}command \/whoami — /,
     );
 
     await Deno.writeTextFile(`${dir}/broken.ts`, "export function register(ctx {\n");
@@ -99,12 +99,12 @@ Deno.test("plugins list of a directory lists every plugin and reports a broken o
     await Deno.writeTextFile(`${dir}/c/m.js`, `export function register() {}`);
     const listed = await hermes(["plugins", "list", dir], dir);
     assert.equal(listed.code, 2);
-    assert.match(listed.stdout, /✓ a 0\.0\.0 .*\n {2}permissions: none\n {2}hooks: on_session_end\n/);
+    assert.match(listed.stdout, /✓ a 0\.0\.0 .*\n {2}permissions: none\n {2}sandbox: bubblewrap .*\n {2}hooks: on_session_end\n/);
     assert.match(
       listed.stdout,
       /✗ .*b\.js\n {2}error: Cannot load plugin "b" .*does not export a register\(ctx\) function\n/,
     );
-    assert.match(listed.stdout, /✓ c 2\.0\.0 .*\n {2}permissions: none\n {2}registers nothing\n/);
+    assert.match(listed.stdout, /✓ c 2\.0\.0 .*\n {2}permissions: none\n {2}sandbox: bubblewrap .*\n {2}registers nothing\n/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -56,6 +56,8 @@ export interface PluginInfo {
   entry: string;
   requested: LoadedPlugin["manifest"]["requested"];
   granted: LoadedPlugin["granted"];
+  /** `bubblewrap`: the plugin runs in the OS sandbox; `off`: the entry opted out. */
+  sandbox: "bubblewrap" | "off";
   hooks: HookName[];
   commands: { name: string; description: string }[];
   tools: { name: string; description: string; parameters: Record<string, unknown> }[];
@@ -282,6 +284,7 @@ function info(plugin: LoadedPlugin): PluginInfo {
     entry: manifest.entry,
     requested: manifest.requested,
     granted: plugin.granted,
+    sandbox: plugin.sandboxed ? "bubblewrap" : "off",
     hooks: registrations.hooks,
     commands: registrations.commands,
     tools: registrations.tools,

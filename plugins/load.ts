@@ -76,6 +76,8 @@ export interface Registrations {
 export interface LoadedPlugin {
   manifest: PluginManifest;
   granted: Permissions;
+  /** False for an entry with `sandbox: off`. */
+  sandboxed: boolean;
   timeout_ms: number;
   max_memory_mb: number;
   process: PluginProcess;
@@ -162,7 +164,17 @@ export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Prom
       ]),
     );
     loaded = true;
-    return { manifest, granted, timeout_ms, max_memory_mb, process, registrations, argumentChecks };
+    const sandboxed = entry.sandbox !== "off";
+    return {
+      manifest,
+      granted,
+      sandboxed,
+      timeout_ms,
+      max_memory_mb,
+      process,
+      registrations,
+      argumentChecks,
+    };
   } catch (error) {
     await process.stop();
     if (error instanceof ValidationError) throw error;
