@@ -43,7 +43,14 @@ async function sandboxed(argv: string[], policy: SandboxPolicy): Promise<number>
   return elapsed;
 }
 
-const shellPolicy: SandboxPolicy = { read: [dir], write: [`${dir}/out`], net: false, env, cwd: dir };
+// PWD set as the shell tool's policy sets it (tools/shell_sandbox.ts); the plugin policy leaves it out.
+const shellPolicy: SandboxPolicy = {
+  read: [dir],
+  write: [`${dir}/out`],
+  net: false,
+  env: { ...env, PWD: dir },
+  cwd: dir,
+};
 const pluginPolicy: SandboxPolicy = {
   visible: "only_granted",
   read: [dir, dirname(deno)],

@@ -137,7 +137,8 @@ export function sandboxPolicy(
     ) => root.path),
     hide: [...new Set([...sandbox.hide, ...(home ? homeSecrets(home) : []), ...hostSecrets()])],
     net: sandbox.net,
-    env: call.env,
+    // bwrap sets PWD to the working directory, as the shell itself would; saying so spares an exec.
+    env: { ...call.env, PWD: call.cwd },
     cwd: call.cwd,
   };
 }
