@@ -122,12 +122,13 @@ export async function main(argv: string[], env: Record<string, string>): Promise
       return await help(name === "sessions" && sub !== undefined ? [name, sub] : [name], true);
     }
     // Loaded only now, so `--version` and `--help` do not pay for SQLite.
-    const [{ openStoreAt, storeLocation }, command] = await Promise.all([
+    const [{ hostName, openStoreAt, storeLocation }, command] = await Promise.all([
       import("./commands/_cli.ts"),
       load(),
     ]);
     const home = homeOf(argv, env);
     const dbPath = location = await storeLocation(home, { flag: globalValue(argv, "--db"), env });
+    const host = hostName(env);
     // The commands' clock: this host's, until a PostgreSQL store is opened; then the database's, so that
     // leases and slot claims stamped by every host share one time line.
     let storeClock: Clock = systemClock;
@@ -149,6 +150,7 @@ export async function main(argv: string[], env: Record<string, string>): Promise
       env,
       home,
       dbPath,
+      host,
       logLevel,
       quiet,
       isTTY: Deno.stderr.isTerminal(),
@@ -173,7 +175,7 @@ export async function main(argv: string[], env: Record<string, string>): Promise
         statusLine = text;
       },
       openStore: async () => {
-        const store = await openStoreAt(dbPath, systemClock);
+        const store = await openStoreAt(dbPath, { clock: systemClock, host });
         storeClock = store.clock;
         return store;
       },

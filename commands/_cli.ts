@@ -19,6 +19,8 @@ export interface Cli {
   env: Record<string, string>;
   home: string;
   dbPath: string;
+  /** This host's name in the holders and owners this process writes (`hostName`). */
+  host: string;
   logLevel: LogLevel;
   quiet: boolean;
   isTTY: boolean;
@@ -102,6 +104,15 @@ export async function storeLocation(
     `${home}/state.db`;
 }
 
+/**
+ * The name of this host in holders and owners: HERMES_HOST_ID when set (several hosts simulated on one
+ * machine, or a stable name for a container whose hostname changes), else the hostname. Read once, here:
+ * every lease, claim and liveness judgement of the process gets it passed in.
+ */
+export function hostName(env: Record<string, string>): string {
+  return env.HERMES_HOST_ID || Deno.hostname();
+}
+
 async function configuredStoreUrl(path: string): Promise<string | undefined> {
   let text: string;
   try {
@@ -120,13 +131,17 @@ export type OpenedStore = Store & { readonly clock: Clock };
 
 /**
  * Opens the store at `location`: a postgres:// URL (its module, ~19 ms to load, is imported only then) or a
- * SQLite file, creating HOME when needed. A store that cannot be used is one error line naming it.
+ * SQLite file, creating HOME when needed. `host` names this host in holders (`hostName`). A store that
+ * cannot be used is one error line naming it.
  */
-export async function openStoreAt(location: string, clock: Clock): Promise<OpenedStore> {
+export async function openStoreAt(
+  location: string,
+  { clock, host }: { clock: Clock; host: string },
+): Promise<OpenedStore> {
   if (isPostgresUrl(location)) {
     const { openPostgresStore } = await import("../runtime/store/postgres/postgres_store.ts");
     try {
-      return await openPostgresStore(location);
+      return await openPostgresStore(location, { host });
     } catch (error) {
       // A driver's message may span lines (a server's DETAIL): the user gets one line.
       const line = errorMessage(error).replace(/\s*\n\s*/g, " ");
@@ -145,7 +160,7 @@ export async function openStoreAt(location: string, clock: Clock): Promise<Opene
     });
   }
   try {
-    return Object.assign(openSqliteStore(location, { clock }), { clock });
+    return Object.assign(openSqliteStore(location, { clock, host }), { clock });
   } catch (error) {
     throw storeFailure(error, location) ?? error;
   }

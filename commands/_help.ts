@@ -187,12 +187,13 @@ export const COMMANDS: Record<string, CommandHelp> = {
   store: {
     usage: ["hermes store info [--json]", "hermes store migrate --to postgres://… [--json]"],
     flags: {
-      to: { value: "URL", text: "with migrate: the PostgreSQL store to copy this store's sessions into" },
+      to: { value: "URL", text: "with migrate: the PostgreSQL store to copy this store into" },
       json: JSON_FLAG,
     },
-    notes: "info: backend, schema version and row counts. migrate: copies every session (compacted rows, " +
-      "state and compaction log included), then verifies counts and a checksum per session; re-running " +
-      "copies only what is missing.",
+    notes: "info: backend, schema version and row counts. migrate: copies every session (archived ones, " +
+      "compacted rows, state and compaction log included), the schedule run history and plugin state, then " +
+      "verifies counts and a checksum per session and every other row; re-running copies only what is " +
+      "missing, and exit 1 names what differs.",
   },
   doctor: {
     usage: ["hermes doctor [--json]"],

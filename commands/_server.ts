@@ -24,6 +24,7 @@ export async function serveWith(
         log: cli.log,
         redact: cli.redact,
         env: cli.env,
+        host: cli.host,
         config,
         version: VERSION,
         hooks: scope.hooks,

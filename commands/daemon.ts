@@ -6,6 +6,7 @@
 import { resolve } from "node:path";
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { parseDuration } from "../runtime/core/duration.ts";
+import { currentProcess } from "../runtime/core/process_identity.ts";
 import { errorMessage, ValidationError } from "../runtime/core/errors.ts";
 import { EventBus } from "../runtime/core/events.ts";
 import { loadJob, loadUserConfig } from "../runtime/config/job_file.ts";
@@ -35,6 +36,7 @@ export async function main(cli: Cli): Promise<number> {
       clock: cli.clock,
       log: cli.log,
       paths: positionals,
+      identity: currentProcess(cli.host),
       runner: (run, { signal }) => runSession(cli, store, run.path, { signal }),
       resumer: (session, { signal }) =>
         runSession(cli, store, session.path, { signal, resume: session.session_id }),
@@ -80,6 +82,7 @@ async function runSession(
     clock: cli.clock,
     log: cli.log.child(job.spec.name),
     env: cli.env,
+    host: cli.host,
     signal: options.signal,
     source: "job",
     ...(options.resume ? { resume: options.resume } : {}),
@@ -91,7 +94,7 @@ async function runSession(
 async function status(cli: Cli, paths: string[], json: boolean): Promise<number> {
   const store = await cli.openStore();
   try {
-    const daemons = liveDaemons(cli.home);
+    const daemons = liveDaemons(cli.home, cli.host);
     const sources = paths.length > 0 ? paths : [...new Set(daemons.flatMap((d) => d.paths))];
     const jobs: ScheduledJob[] = [];
     for (const source of sources) {

@@ -99,12 +99,18 @@ Deno.test("plugins list of a directory lists every plugin and reports a broken o
     await Deno.writeTextFile(`${dir}/c/m.js`, `export function register() {}`);
     const listed = await hermes(["plugins", "list", dir], dir);
     assert.equal(listed.code, 2);
-    assert.match(listed.stdout, /✓ a 0\.0\.0 .*\n {2}permissions: none\n {2}sandbox: bubblewrap .*\n {2}hooks: on_session_end\n/);
+    assert.match(
+      listed.stdout,
+      /✓ a 0\.0\.0 .*\n {2}permissions: none\n {2}sandbox: bubblewrap .*\n {2}hooks: on_session_end\n/,
+    );
     assert.match(
       listed.stdout,
       /✗ .*b\.js\n {2}error: Cannot load plugin "b" .*does not export a register\(ctx\) function\n/,
     );
-    assert.match(listed.stdout, /✓ c 2\.0\.0 .*\n {2}permissions: none\n {2}sandbox: bubblewrap .*\n {2}registers nothing\n/);
+    assert.match(
+      listed.stdout,
+      /✓ c 2\.0\.0 .*\n {2}permissions: none\n {2}sandbox: bubblewrap .*\n {2}registers nothing\n/,
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -83,6 +83,7 @@ export async function main(cli: Cli): Promise<number> {
       clock: cli.clock,
       log: cli.log,
       env: cli.env,
+      host: cli.host,
       signal: cli.signal,
       interruptExitCode: () => cli.signalName() === "SIGTERM" ? ExitCode.terminated : ExitCode.interrupted,
       source: prompt !== undefined ? "cli" : "job",

@@ -1,14 +1,17 @@
 /**
  * `hermes store info [--json]`: the store's backend, schema version and row counts.
- * `hermes store migrate --to postgres://… [--json]`: copies every session of this store into a PostgreSQL
- * store, then verifies each copied session by its row counts and a checksum of its content; sessions the
- * target already holds are not copied again (a re-run copies nothing and verifies everything).
+ * `hermes store migrate --to postgres://… [--json]`: copies everything this store holds into a PostgreSQL
+ * store — every session (archived ones, compacted rows, state and compaction log included), the schedule run
+ * history and live claims, and plugin state — then verifies it: each session by its row counts and a
+ * checksum of its content, each other row by its values. What the target already holds is not copied again
+ * (a re-run copies nothing and verifies everything). Compaction leases are not copied: they name processes
+ * of this store and last seconds.
  */
 import { type Cli, openStoreAt, parseCommandArgs } from "./_cli.ts";
 import { systemClock } from "../runtime/core/clock.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
 import { isPostgresUrl, redactUrl } from "../runtime/store/postgres/_url.ts";
-import type { SessionExport, Store, StoreInfo } from "../runtime/store/store.ts";
+import type { PluginStateRow, RunRow, SessionExport, Store, StoreInfo } from "../runtime/store/store.ts";
 
 export async function main(cli: Cli): Promise<number> {
   const { values, positionals } = parseCommandArgs("store", cli.args, {
@@ -61,6 +64,43 @@ interface Mismatch {
   problem: string;
 }
 
+/** How many rows of one kind there were, and what became of them. */
+interface Tally {
+  rows: number;
+  copied: number;
+  already_present: number;
+  verified: number;
+}
+
+/** How the rows of one kind outside sessions were copied (`schedule_runs`, `plugin_state`). */
+interface RowsReport extends Tally {
+  /** Each row the target holds otherwise, named by its key (`job` and `slot`, or `plugin` and `key`). */
+  mismatches: (Record<string, string | number> & { problem: string })[];
+}
+
+/** Rows that belong to no session, copied and verified a group at a time (a job's runs, a plugin's values). */
+interface GroupedRows<T> {
+  groups(store: Store): Promise<string[]>;
+  rows(store: Store, group: string): Promise<T[]>;
+  put(store: Store, rows: readonly T[]): Promise<number>;
+  /** The row's key, as the report names it. */
+  key(row: T): Record<string, string | number>;
+}
+
+const SCHEDULE_RUNS: GroupedRows<RunRow> = {
+  groups: (store) => store.scheduleRunJobs(),
+  rows: (store, job) => store.exportScheduleRuns(job),
+  put: (store, rows) => store.importScheduleRuns(rows),
+  key: (row) => ({ job: row.job, slot: row.slot }),
+};
+
+const PLUGIN_STATE: GroupedRows<PluginStateRow> = {
+  groups: (store) => store.statefulPlugins(),
+  rows: (store, plugin) => store.exportPluginState(plugin),
+  put: (store, rows) => store.importPluginState(rows),
+  key: (row) => ({ plugin: row.plugin, key: row.key }),
+};
+
 async function migrate(cli: Cli, to: string, json: boolean): Promise<number> {
   if (!isPostgresUrl(to)) {
     throw new ValidationError(`hermes store migrate: --to must be a postgres:// URL, got "${to}"`);
@@ -70,48 +110,121 @@ async function migrate(cli: Cli, to: string, json: boolean): Promise<number> {
   }
   const source = await cli.openStore();
   try {
-    const target = await openStoreAt(to, systemClock);
+    const target = await openStoreAt(to, { clock: systemClock, host: cli.host });
     try {
-      const ids = await source.sessionIds();
-      let copied = 0;
-      let messages = 0;
-      const mismatches: Mismatch[] = [];
-      for (const [i, id] of ids.entries()) {
-        if (cli.isTTY) cli.status(`copying session ${i + 1}/${ids.length}`);
-        const data = await source.exportSession(id);
-        if (!data) continue; // deleted since it was listed
-        if (await target.importSession(data)) {
-          copied++;
-          messages += data.messages.length;
-        }
-        const problem = await verify(data, target);
-        if (problem) mismatches.push({ session_id: id, problem });
-      }
-      cli.status("");
+      const sessions = await copySessions(cli, { from: source, to: target });
+      if (cli.isTTY) cli.status("copying schedule runs and plugin state");
       const report = {
         to: redactUrl(to),
-        sessions: ids.length,
-        copied,
-        already_present: ids.length - copied,
-        messages_copied: messages,
-        verified: ids.length - mismatches.length,
-        mismatches,
+        ...sessions,
+        schedule_runs: await copyRows(SCHEDULE_RUNS, { from: source, to: target }),
+        plugin_state: await copyRows(PLUGIN_STATE, { from: source, to: target }),
       };
+      cli.status("");
+      const rowMismatches = [...report.schedule_runs.mismatches, ...report.plugin_state.mismatches];
       if (json) await cli.out(JSON.stringify(report) + "\n");
       else {
-        await cli.out(
-          `copied ${copied} of ${ids.length} sessions (${messages} messages) to ${report.to}; ` +
-            `${report.already_present} were already there; ${report.verified} verified (counts and checksum)\n`,
-        );
-        for (const m of mismatches) cli.err(`hermes store migrate: session ${m.session_id}: ${m.problem}`);
+        await cli.out(formatMigration(report));
+        for (const m of report.mismatches) {
+          cli.err(`hermes store migrate: session ${m.session_id}: ${m.problem}`);
+        }
+        for (const { problem, ...key } of rowMismatches) {
+          const name = Object.entries(key).map(([k, v]) => `${k} ${v}`).join(", ");
+          cli.err(`hermes store migrate: ${name}: ${problem}`);
+        }
       }
-      return mismatches.length === 0 ? 0 : 1;
+      return report.mismatches.length + rowMismatches.length === 0 ? 0 : 1;
     } finally {
       await target.close();
     }
   } finally {
     await source.close();
   }
+}
+
+/** Copies every session the target lacks, then verifies each one; the fields of the report (a CLI contract). */
+async function copySessions(cli: Cli, stores: { from: Store; to: Store }) {
+  const ids = await stores.from.sessionIds();
+  let copied = 0;
+  let messages = 0;
+  const mismatches: Mismatch[] = [];
+  for (const [i, id] of ids.entries()) {
+    if (cli.isTTY) cli.status(`copying session ${i + 1}/${ids.length}`);
+    const data = await stores.from.exportSession(id);
+    if (!data) continue; // deleted since it was listed
+    if (await stores.to.importSession(data)) {
+      copied++;
+      messages += data.messages.length;
+    }
+    const problem = await verify(data, stores.to);
+    if (problem) mismatches.push({ session_id: id, problem });
+  }
+  return {
+    sessions: ids.length,
+    copied,
+    already_present: ids.length - copied,
+    messages_copied: messages,
+    verified: ids.length - mismatches.length,
+    mismatches,
+  };
+}
+
+function formatMigration(
+  report: Awaited<ReturnType<typeof copySessions>> & {
+    to: string;
+    schedule_runs: RowsReport;
+    plugin_state: RowsReport;
+  },
+): string {
+  const line = (name: string, tally: Tally, detail = "") =>
+    `  ${
+      name.padEnd(14)
+    } ${tally.copied} of ${tally.rows}${detail}; ${tally.already_present} already there; ` +
+    `${tally.verified} verified`;
+  const nothing = report.copied + report.schedule_runs.copied + report.plugin_state.copied === 0;
+  return [
+    nothing ? `nothing new to copy to ${report.to}: it holds everything already` : `copied to ${report.to}:`,
+    line("sessions", { ...report, rows: report.sessions }, ` (${report.messages_copied} messages)`) +
+    " (counts and checksum)",
+    line("schedule runs", report.schedule_runs),
+    line("plugin state", report.plugin_state),
+  ].join("\n") + "\n";
+}
+
+/** Copies every group of `kind`, then checks that the target holds each copied row as this store does. */
+async function copyRows<T extends object>(
+  kind: GroupedRows<T>,
+  stores: { from: Store; to: Store },
+): Promise<RowsReport> {
+  const report: RowsReport = { rows: 0, copied: 0, already_present: 0, verified: 0, mismatches: [] };
+  const keyOf = (row: T) => canonical(kind.key(row));
+  for (const group of await kind.groups(stores.from)) {
+    const rows = await kind.rows(stores.from, group);
+    report.rows += rows.length;
+    report.copied += await kind.put(stores.to, rows);
+    const theirs = new Map((await kind.rows(stores.to, group)).map((row) => [keyOf(row), row]));
+    for (const row of rows) {
+      const problem = rowProblem(row, theirs.get(keyOf(row)));
+      if (problem) report.mismatches.push({ ...kind.key(row), problem });
+      else report.verified++;
+    }
+  }
+  report.already_present = report.rows - report.copied;
+  return report;
+}
+
+/** Null when both rows hold the same values, else the first column that differs. */
+function rowProblem(mine: object, theirs: object | undefined): string | null {
+  if (!theirs) return "missing from the target";
+  for (const [column, value] of Object.entries(mine)) {
+    const [a, b] = [canonical(value), canonical((theirs as Record<string, unknown>)[column])];
+    if (a !== b) return `${column} is ${clip(a)} here, ${clip(b)} in the target (copied before it changed?)`;
+  }
+  return null;
+}
+
+function clip(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
 /** Null when the target holds the session as the source does: the same row counts and checksum. */

@@ -186,7 +186,7 @@ export class Daemon {
       if (row.holder_nonce === this.#holder.nonce) continue;
       foreign = true;
       const entry = this.#entries.get(row.job);
-      if (!entry || !isStaleClaim(row, now)) continue;
+      if (!entry || !isStaleClaim(row, { now, host: this.#holder.host })) continue;
       // DESIGN §12: by default a crashed slot is recorded, never started twice; `rerun` opts into a takeover.
       const on_crash = entry.job.schedule.on_crash ?? "skip";
       const lease = { now, lease_ms: this.#o.leaseMs, on_crash };

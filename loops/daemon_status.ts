@@ -42,8 +42,11 @@ export function registerDaemon(
   };
 }
 
-/** Records of daemons that may be running; records of provably dead ones are removed. */
-export function liveDaemons(home: string): DaemonRecord[] {
+/**
+ * Records of daemons that may be running; records of daemons provably dead on `host` (this host, as
+ * holders name it) are removed.
+ */
+export function liveDaemons(home: string, host: string): DaemonRecord[] {
   const records: DaemonRecord[] = [];
   let entries: Deno.DirEntry[];
   try {
@@ -56,7 +59,7 @@ export function liveDaemons(home: string): DaemonRecord[] {
     const file = `${home}/daemons/${entry.name}`;
     try {
       const record = JSON.parse(Deno.readTextFileSync(file)) as DaemonRecord;
-      if (isProvablyDead(record)) Deno.removeSync(file);
+      if (isProvablyDead(record, host)) Deno.removeSync(file);
       else records.push(record);
     } catch {
       // a record being written or removed right now

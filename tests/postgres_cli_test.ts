@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { clientOptions, parsePostgresUrl } from "../runtime/store/postgres/_url.ts";
-import { hermes, tempDir, writeFiles } from "./_cli.ts";
+import { hermes, spawnHermes, tempDir, writeFiles } from "./_cli.ts";
 
 const URL_VARIABLE = "HERMES_TEST_POSTGRES_URL";
 const serverUrl = Deno.env.get(URL_VARIABLE);
@@ -28,8 +28,8 @@ async function freshDatabase(url: string): Promise<{ url: string; drop(): Promis
   };
 }
 
-async function runJson(args: string[], home: string, env: Record<string, string> = {}) {
-  const result = await hermes(args, { home, env });
+async function runJson(args: string[], home: string, env: Record<string, string> = {}, cwd?: string) {
+  const result = await hermes(args, { home, env, ...(cwd ? { cwd } : {}) });
   assert.equal(result.code, 0, result.stderr);
   return JSON.parse(result.stdout);
 }
@@ -95,8 +95,47 @@ pgTest(
   },
 );
 
+const COUNTER_PLUGIN = `export function register(ctx) {
+  ctx.registerCommand("count", {
+    description: "counts in the plugin's own state",
+    handler: async () => {
+      const n = ((await ctx.state.get("n")) ?? 0) + 1;
+      await ctx.state.set("n", n);
+      return "count " + n;
+    },
+  });
+}
+`;
+
+/** A `store migrate` report of `rows` rows of one kind, `copied` of them now, all verified. */
+const verified = (rows: number, copied: number) => ({
+  rows,
+  copied,
+  already_present: rows - copied,
+  verified: rows,
+  mismatches: [],
+});
+
+/** Runs `hermes daemon` on the SQLite store in `home` until it has finished `runs` slots, then stops it. */
+async function daemonRuns(home: string, jobs: string, runs: number): Promise<void> {
+  const daemon = spawnHermes(["daemon", jobs], { home });
+  try {
+    for (let i = 0;; i++) {
+      const status = await runJson(["daemon", "status", jobs, "--json"], home);
+      const done = status.jobs[0].last_runs.filter((r: { status: string }) => r.status === "success");
+      if (done.length >= runs) break;
+      if (i === 100) assert.fail(`the daemon finished ${done.length} of ${runs} runs in time`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  } finally {
+    daemon.kill("SIGTERM");
+    const { code, stderr } = await daemon.output();
+    assert.equal(code, 0, new TextDecoder().decode(stderr));
+  }
+}
+
 pgTest(
-  "store migrate round-trips the example sessions, verifies them, and copies nothing twice",
+  "store migrate round-trips sessions, schedule history and plugin state, verifies them, and copies nothing twice",
   async (url) => {
     const home = await tempDir();
     const ids: string[] = [];
@@ -104,33 +143,97 @@ pgTest(
       const run = await hermes(["run", job, "--output", "json"], { home });
       ids.push(JSON.parse(run.stdout).session_id);
     }
+    assert.equal((await hermes(["sessions", "archive", ids[1]!], { home })).code, 0);
+    const dir = await writeFiles(await tempDir(), {
+      "r.yaml": "- content: tick done\n",
+      "counter.ts": COUNTER_PLUGIN,
+      "count.yaml": "name: count\nmodel: { provider: scripted, script: ./r.yaml }\nprompt: hi\n" +
+        "plugins: [{ path: ./counter.ts }]\n",
+      "jobs/tick.yaml": `name: tick
+model: { provider: scripted, script: ../r.yaml }
+prompt: tick
+schedule: { cron: "* * * * * *" }
+`,
+    });
+    const count = async (db: string[]) => {
+      const run = await runJson(
+        ["run", "count.yaml", "-p", "/count", "--output", "json", ...db],
+        home,
+        {},
+        dir,
+      );
+      return run.final;
+    };
+    assert.deepEqual([await count([]), await count([])], ["count 1", "count 2"]);
+    await daemonRuns(home, `${dir}/jobs`, 2);
+
     const first = await runJson(["store", "migrate", "--to", url, "--json"], home);
+    const sessions = (await runJson(["store", "info", "--json"], home)).counts.sessions;
     assert.deepEqual(
       [first.sessions, first.copied, first.already_present, first.verified, first.mismatches],
-      [2, 2, 0, 2, []],
+      [sessions, sessions, 0, sessions, []],
     );
+    const runs = first.schedule_runs.rows;
+    assert.ok(runs >= 2, `${runs} schedule runs`);
+    assert.deepEqual([first.schedule_runs, first.plugin_state], [verified(runs, runs), verified(1, 1)]);
+
     const again = await runJson(["store", "migrate", "--to", url, "--json"], home);
     assert.deepEqual(
       [again.copied, again.already_present, again.verified, again.messages_copied],
-      [0, 2, 2, 0],
+      [0, sessions, sessions, 0],
     );
+    assert.deepEqual([again.schedule_runs, again.plugin_state], [verified(runs, 0), verified(1, 0)]);
+    const text = await hermes(["store", "migrate", "--to", url], { home });
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /^nothing new to copy to postgres:\/\/.*: it holds everything already\n/);
+    assert.match(
+      text.stdout,
+      new RegExp(`\\n  schedule runs  0 of ${runs}; ${runs} already there; ${runs} verified\\n`),
+    );
+
     for (const id of ids) {
       const sqlite = await hermes(["sessions", "show", id, "--all", "--json"], { home });
       const pg = await hermes(["sessions", "show", id, "--all", "--json", "--db", url], { home });
       assert.equal(sqlite.code, 0, sqlite.stderr);
       assert.equal(pg.stdout, sqlite.stdout);
-      const text = await hermes(["sessions", "show", id, "--all"], { home });
+      const shown = await hermes(["sessions", "show", id, "--all"], { home });
       assert.equal(
         (await hermes(["sessions", "show", id, "--all", "--db", url], { home })).stdout,
-        text.stdout,
+        shown.stdout,
       );
     }
+    const archived = await runJson(["sessions", "list", "--archived", "--json", "--db", url], home);
+    assert.deepEqual(archived.map((s: { id: string }) => s.id), [ids[1]]);
+    // The schedule history reads the same from PostgreSQL, and the plugin goes on counting from its state.
+    const history = async (db: string[]) =>
+      (await runJson(["daemon", "status", `${dir}/jobs`, "--json", ...db], home)).jobs[0].last_runs;
+    assert.deepEqual(await history(["--db", url]), await history([]));
+    assert.equal(await count(["--db", url]), "count 3");
+    assert.equal(await count([]), "count 3", "the SQLite store is left as it was");
     const [mine, theirs] = await Promise.all([
       runJson(["store", "info", "--json"], home),
       runJson(["store", "info", "--json", "--db", url], home),
     ]);
-    assert.equal(theirs.counts.messages, mine.counts.messages);
-    assert.equal(theirs.counts.sessions, mine.counts.sessions);
+    assert.deepEqual(theirs.counts, mine.counts);
+    // A value that changed here since it was copied is named, and the target keeps its copy.
+    assert.equal(await count([]), "count 4");
+    const changed = await hermes(["store", "migrate", "--to", url, "--json"], { home });
+    assert.equal(changed.code, 1, changed.stderr);
+    const { plugin_state, schedule_runs } = JSON.parse(changed.stdout);
+    assert.deepEqual(plugin_state.mismatches, [{
+      plugin: `path:${dir}/counter.ts`,
+      key: "n",
+      problem: "value is 4 here, 3 in the target (copied before it changed?)",
+    }]);
+    assert.deepEqual([plugin_state.verified, schedule_runs.verified], [0, runs]);
+    const told = await hermes(["store", "migrate", "--to", url], { home });
+    assert.equal(told.code, 1);
+    assert.equal(
+      told.stderr,
+      `hermes store migrate: plugin path:${dir}/counter.ts, key n: value is 4 here, 3 in the target ` +
+        "(copied before it changed?)\n",
+    );
+    assert.equal(await count(["--db", url]), "count 4", "the target went on from its own value, 3");
   },
 );
 

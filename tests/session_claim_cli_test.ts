@@ -73,6 +73,37 @@ Deno.test("session claim: a second --resume of a running session is refused nami
   }
 });
 
+Deno.test("session claim: HERMES_HOST_ID names the owner; a killed owner is provably dead only on its own host", async () => {
+  const dir = await writeFiles(await tempDir(), {
+    "job.yaml": "name: chat\nmodel: { provider: scripted, script: ./r.yaml }\nprompt: hello\n",
+    "r.yaml": "- { match: hello, content: hi }\n- { match: other, content: other answer }\n" +
+      "- { match: slow, content: late, delay: 60s }\n",
+  });
+  const onHost = (host: string) => ({ cwd: dir, home: dir, env: { HERMES_HOST_ID: host } });
+  const first = await hermes(["run", "job.yaml", "--output", "json"], onHost("host-a"));
+  assert.equal(first.code, 0, first.stderr);
+  const id = JSON.parse(first.stdout).session_id;
+  const holder = spawnHermes(["run", "--resume", id, "-p", "slow"], onHost("host-a"));
+  await waitForUserRow(`${dir}/state.db`, "slow");
+  holder.kill("SIGKILL");
+  await holder.output();
+
+  // From another (simulated) host the dead owner cannot be proven dead: refused, naming its host.
+  const elsewhere = await hermes(
+    ["run", "--resume", id, "-p", "other", "--output", "json"],
+    onHost("host-b"),
+  );
+  assert.equal(elsewhere.code, 2, elsewhere.stderr);
+  assert.match(
+    elsewhere.stderr,
+    new RegExp(`Cannot resume session ${id}: it is in use by pid ${holder.pid} on host-a `),
+  );
+  // On its own host it is: the session is taken over.
+  const here = await hermes(["run", "--resume", id, "-p", "other", "--output", "json"], onHost("host-a"));
+  assert.equal(here.code, 0, here.stderr);
+  assert.equal(JSON.parse(here.stdout).final, "other answer");
+});
+
 Deno.test("session claim: a transcript two writers interleaved is sent repaired, tool results behind their calls", async () => {
   const server = await startOpenAIServer([{ content: "repaired" }]);
   try {

@@ -9,6 +9,7 @@
 import { parseCommandArgs } from "../_cli.ts";
 import { createCompactor } from "../../runtime/compaction/mod.ts";
 import { EventBus } from "../../runtime/core/events.ts";
+import { currentProcess } from "../../runtime/core/process_identity.ts";
 import type { Hooks } from "../../runtime/core/hooks.ts";
 import { createProvider, resolveModel } from "../../runtime/providers/model.ts";
 import { storedJob } from "../../runtime/session/live_session.ts";
@@ -63,6 +64,7 @@ async function compactStored(
     hooks: session.hooks,
     clock: cli.clock,
     log: cli.log,
+    identity: currentProcess(cli.host),
   });
   const outcome = await compactor.compact(id, {
     signal: cli.signal,

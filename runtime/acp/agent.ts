@@ -93,6 +93,7 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
     clock: options.clock,
     log,
     env: options.env,
+    host: options.host,
     config: options.config,
     cwd: Deno.cwd(),
     source: "acp",

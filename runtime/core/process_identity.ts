@@ -20,17 +20,12 @@ export function processStartTime(pid: number): string | null {
 }
 
 /**
- * The name of this host in holders and owners: HERMES_HOST_ID when set (several hosts simulated on one
- * machine, or a stable name for a container whose hostname changes), else the hostname. Read from the process
- * environment like the hostname itself: it is a fact about the process, the same for every caller.
+ * This process under a fresh nonce, named `host` in holders and owners. The CLI passes the host name its
+ * configuration chose (HERMES_HOST_ID, else the hostname); without one, the hostname.
  */
-export function thisHost(): string {
-  return Deno.env.get("HERMES_HOST_ID") || Deno.hostname();
-}
-
-export function currentProcess(): ProcessIdentity {
+export function currentProcess(host: string = Deno.hostname()): ProcessIdentity {
   return {
-    host: thisHost(),
+    host,
     pid: Deno.pid,
     started: processStartTime(Deno.pid) ?? "unknown",
     nonce: crypto.randomUUID(),
@@ -38,11 +33,15 @@ export function currentProcess(): ProcessIdentity {
 }
 
 /**
- * True only when the holder is provably gone: same host, and its pid is absent or now belongs to a
- * process that started at another time. A holder on another host is never provably dead.
+ * True only when the holder is provably gone: on `host` (the host this process runs on, as it names itself
+ * in holders), and its pid is absent or now belongs to a process that started at another time. A holder on
+ * another host is never provably dead.
  */
-export function isProvablyDead(holder: { host: string; pid: number; started: string }): boolean {
-  if (holder.host !== thisHost()) return false;
+export function isProvablyDead(
+  holder: { host: string; pid: number; started: string },
+  host: string,
+): boolean {
+  if (holder.host !== host) return false;
   const started = processStartTime(holder.pid);
   if (started === null) {
     try {

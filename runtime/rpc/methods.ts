@@ -230,7 +230,7 @@ export function createMethods(options: MethodsOptions): MethodTable {
         ...(p.job !== undefined ? { job: p.job } : {}),
         ...(p.inputs ? { inputs: p.inputs } : {}),
       }, hub.options.source);
-      const { events, clock, env, signal } = hub.options;
+      const { events, clock, env, host, signal } = hub.options;
       const result = await runJob({
         job,
         store,
@@ -238,6 +238,7 @@ export function createMethods(options: MethodsOptions): MethodTable {
         clock,
         log,
         env,
+        host,
         source: "rpc",
         ...(signal ? { signal } : {}),
         ...(p.model !== undefined ? { model: p.model } : {}),

@@ -59,6 +59,7 @@ export async function serveRpc(options: ServeRpcOptions): Promise<ServeRpcResult
     clock: options.clock,
     log,
     env: options.env,
+    host: options.host,
     config: options.config,
     cwd: options.cwd,
     source: "rpc",

@@ -36,6 +36,8 @@ export interface OpenSessionOptions {
   log: Logger;
   /** The process environment snapshot (model keys, `OPENAI_BASE_URL`, tool PATH). */
   env: Record<string, string>;
+  /** This host's name in the session's owner and compaction leases (the CLI's `hostName`). */
+  host: string;
   /** Aborts every turn of this session. */
   signal?: AbortSignal;
   /** Continue this stored session (id, prefix or `latest`) instead of starting a new one. */
@@ -63,7 +65,10 @@ export interface LiveSession {
   readonly compactor: Compactor;
   /** The plugins loaded for this session: what each registered and was granted. */
   readonly plugins: readonly PluginInfo[];
-  /** The shell tool's OS sandbox: `off` when the job opted out (the result says so), null without shell. */
+  /**
+   * `off` when the shell tool, a plugin or an MCP server opted out of the OS sandbox (the result says so);
+   * `on` for a sandboxed shell tool; null otherwise.
+   */
   readonly sandbox: "on" | "off" | null;
   /** The session's store view: every value written through it has the session's secrets replaced. */
   readonly store: Store;
@@ -89,7 +94,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     ? (await store.getSession(await store.resolveSessionId(options.resume)))!
     : undefined;
   const id = resumed?.id ?? newSessionId(clock.now());
-  const me = currentProcess();
+  const me = currentProcess(options.host);
   // One turn at a time per session across processes (DESIGN §5): claimed before plugins start.
   if (resumed) await claim(store, id, me);
   // The shell tool's OS sandbox is probed before anything starts: a machine that cannot run it is exit 2
@@ -164,6 +169,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     hooks,
     clock,
     log,
+    identity: me,
     ...(spec.compaction?.summary_model ? { summary_model: spec.compaction.summary_model } : {}),
   });
   const agent = new Agent({
@@ -210,9 +216,8 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     if (system) await store.appendMessages(id, [{ role: "system", content: system }]);
   }
   events.emit(id, { type: "session.start", job: spec.name, model: model.name, resumed: !!options.resume });
-  if (sandbox?.mode === "off") {
-    events.emit(id, { type: "sandbox", mode: "off", reason: "tools.shell.sandbox is off in the job" });
-  }
+  const optedOut = sandboxOptOuts(spec);
+  for (const reason of optedOut) events.emit(id, { type: "sandbox", mode: "off", reason });
   await hooks.onSessionStart({ session_id: id });
 
   let finished = false;
@@ -227,7 +232,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     recurring,
     compactor,
     plugins: plugins?.plugins ?? [],
-    sandbox: sandbox?.mode ?? null,
+    sandbox: optedOut.length ? "off" : sandbox?.mode ?? null,
     store,
     redact,
     async finish(status, reason) {
@@ -286,4 +291,18 @@ export async function storedJob(
     )
     : saved.env ?? Object.fromEntries(Object.entries(saved.spec.env ?? {}).map(([k, v]) => [k, String(v)]));
   return { spec: saved.spec, path: saved.path ?? null, dir: saved.dir ?? Deno.cwd(), inputs, env };
+}
+
+/** Why this job runs something outside the OS sandbox: one reason per explicit `sandbox: off`. */
+function sandboxOptOuts(spec: ResolvedJob["spec"]): string[] {
+  return [
+    ...(spec.tools?.shell?.sandbox === "off" ? ["tools.shell.sandbox is off in the job"] : []),
+    ...(spec.plugins ?? []).filter((p) => p.sandbox === "off").map((p) =>
+      `plugin ${p.path} has sandbox: off`
+    ),
+    ...Object.entries(spec.mcp_servers ?? {}).filter(([, s]) =>
+      s.command !== undefined && s.sandbox === "off"
+    )
+      .map(([name]) => `MCP server "${name}" has sandbox: off`),
+  ];
 }

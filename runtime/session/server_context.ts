@@ -14,6 +14,8 @@ export interface ServerContext {
   log: Logger;
   redact: Redactor;
   env: Record<string, string>;
+  /** This host's name in session owners and leases (the CLI's `hostName`). */
+  host: string;
   config: UserConfig | undefined;
   version: string;
   /** The global plugins' hooks (for delete/archive). */

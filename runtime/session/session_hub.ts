@@ -28,6 +28,8 @@ export interface SessionHubOptions {
   log: Logger;
   /** The process environment snapshot. */
   env: Record<string, string>;
+  /** This host's name in session owners and leases. */
+  host: string;
   /** HERMES_HOME/config.yaml, already loaded. */
   config: UserConfig | undefined;
   /** Relative job paths and job-less sessions resolve against this directory. */
@@ -136,7 +138,7 @@ export class SessionHub {
   }
 
   async #open(job: ResolvedJob, extra: { resume?: string; model?: string }): Promise<ServedSession> {
-    const { store, events, clock, log, env } = this.options;
+    const { store, events, clock, log, env, host } = this.options;
     const bound: { id?: string } = {}; // onDelta may fire only once the session id is known
     const onDelta = this.options.onDelta;
     const lifetime = new AbortController();
@@ -147,6 +149,7 @@ export class SessionHub {
       clock,
       log,
       env,
+      host,
       signal: AbortSignal.any([lifetime.signal, ...(this.options.signal ? [this.options.signal] : [])]),
       ...extra,
       ...(onDelta ? { onDelta: (text: string) => bound.id !== undefined && onDelta(bound.id, text) } : {}),

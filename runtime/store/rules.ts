@@ -5,10 +5,16 @@
 import { isProvablyDead } from "../core/process_identity.ts";
 import type { CompactionKind, Lease, LeaseRef, PassOutcome, RunRow } from "./store.ts";
 
-/** Why `current` may be taken over at `now` (expired, or its holder is provably dead), or null. */
-export function leaseTakeover(current: Lease, now: number): "expired" | "dead_holder" | null {
-  if (current.expires_at <= now) return "expired";
-  if (isProvablyDead(current.holder)) return "dead_holder";
+/**
+ * Why `current` may be taken over at `now` by a process on `host` (expired, or its holder is provably dead),
+ * or null.
+ */
+export function leaseTakeover(
+  current: Lease,
+  at: { now: number; host: string },
+): "expired" | "dead_holder" | null {
+  if (current.expires_at <= at.now) return "expired";
+  if (isProvablyDead(current.holder, at.host)) return "dead_holder";
   return null;
 }
 
@@ -24,14 +30,17 @@ export function leaseLostReason(current: Lease | undefined, ref: LeaseRef & { no
   return null;
 }
 
-/** True when a live claim's holder can no longer be running it: lease expired, or provably dead. */
-export function isStaleClaim(row: RunRow, now: number): boolean {
-  if ((row.lease_expires_at ?? 0) < now) return true;
+/**
+ * True when a live claim's holder can no longer be running it, as judged at `now` on `host`: lease expired,
+ * or provably dead.
+ */
+export function isStaleClaim(row: RunRow, at: { now: number; host: string }): boolean {
+  if ((row.lease_expires_at ?? 0) < at.now) return true;
   return isProvablyDead({
     host: row.holder_host ?? "",
     pid: row.holder_pid ?? 0,
     started: row.holder_started ?? "",
-  });
+  }, at.host);
 }
 
 /** A session's running compaction totals, carried on every compaction-log row. */
@@ -72,16 +81,21 @@ export function occupancyOf(afterTokens: number, thresholdTokens: number | null 
 
 /**
  * May `holder` claim a session whose row has `status` and `owner` (claimSession)? Yes unless a live other
- * process owns it: a finished session's owner is history; a dead owner left it; the owner itself may.
+ * process owns it: a finished session's owner is history; a dead owner (provably, on `host`) left it; the
+ * owner itself may.
  */
 export function claimable(
   status: string,
-  owner: { host: string; pid: number; started: string },
-  holder: { host: string; pid: number; started: string },
+  who: {
+    owner: { host: string; pid: number; started: string };
+    holder: { host: string; pid: number; started: string };
+    host: string;
+  },
 ): boolean {
+  const { owner, holder } = who;
   if (status !== "running" && status !== "idle") return true;
   if (owner.host === holder.host && owner.pid === holder.pid && owner.started === holder.started) return true;
-  return isProvablyDead(owner);
+  return isProvablyDead(owner, who.host);
 }
 
 /** The note of a slot whose holder died mid-run and that is not run again (`schedule.on_crash: skip`). */

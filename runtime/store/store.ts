@@ -559,6 +559,21 @@ export interface SessionExport {
   compactions: CompactionLogRow[];
 }
 
+/** One plugin's stored value (`ctx.state`), as a copy carries it. */
+export interface PluginStateRow {
+  plugin: string;
+  key: string;
+  /** The stored value (JSON). */
+  value: unknown;
+  updated_at: number;
+}
+
+/**
+ * Copying a store: sessions one at a time, then the rows that belong to no session (schedule runs by job,
+ * plugin state by plugin). Compaction leases are not copied: each names a process of the source store and
+ * lives for seconds. Imports store rows verbatim and leave what the receiving store already has, so that a
+ * copy run again adds only what is new.
+ */
 export interface CopyOps {
   storeInfo(): Promise<StoreInfo>;
   /** Every session id, archived ones included, oldest first. */
@@ -569,6 +584,24 @@ export interface CopyOps {
    * the next append follows its highest seq. False, writing nothing, when a session with that id exists.
    */
   importSession(data: SessionExport): Promise<boolean>;
+  /** Every job with schedule-run rows (run history or live claims), sorted. */
+  scheduleRunJobs(): Promise<string[]>;
+  /** The job's schedule-run rows as stored, oldest slot first. */
+  exportScheduleRuns(job: string): Promise<RunRow[]>;
+  /**
+   * Stores schedule-run rows verbatim (status, holder, lease, times, session) in one transaction; a row whose
+   * (job, slot) the store already has is left as it is. Resolves with how many rows were stored.
+   */
+  importScheduleRuns(rows: readonly RunRow[]): Promise<number>;
+  /** Every plugin with stored state, sorted. */
+  statefulPlugins(): Promise<string[]>;
+  /** The plugin's values with their update times, by key. */
+  exportPluginState(plugin: string): Promise<PluginStateRow[]>;
+  /**
+   * Stores plugin values verbatim in one transaction; a (plugin, key) the store already has is left as it
+   * is. Resolves with how many values were stored.
+   */
+  importPluginState(rows: readonly PluginStateRow[]): Promise<number>;
 }
 
 export interface Store

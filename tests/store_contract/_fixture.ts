@@ -21,8 +21,12 @@ export interface StoreFixture extends AsyncDisposable {
   appendFromProcess?(sessionId: string, count: number, tag: string): Promise<void>;
 }
 
-/** Opens a fresh store whose rows are stamped by `clock` (default: the system clock). */
-export type OpenStore = (options?: { clock?: Clock }) => Promise<StoreFixture>;
+/**
+ * Opens a fresh store whose rows are stamped by `clock` (default: the system clock), used by a process on
+ * `host`, the name its holders carry and the one host whose dead holders it may prove dead (default: the
+ * hostname).
+ */
+export type OpenStore = (options?: { clock?: Clock; host?: string }) => Promise<StoreFixture>;
 
 /** A clock the test sets explicitly, so rows get the times it needs. */
 export class SetClock implements Clock {

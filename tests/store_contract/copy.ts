@@ -1,7 +1,7 @@
 /** Contract: what the store holds (`store info`), and whole sessions exported and imported verbatim. */
 import assert from "node:assert/strict";
 import type { SessionExport } from "../../runtime/store/store.ts";
-import { compactRows, type OpenStore } from "./_fixture.ts";
+import { compactRows, liveHolder, type OpenStore, SetClock } from "./_fixture.ts";
 
 /** An export without the ids the receiving store numbers itself. */
 function comparable(data: SessionExport) {
@@ -77,5 +77,71 @@ export function copyContract(name: string, open: OpenStore): void {
     const [next] = await b.appendMessages(s.id, [{ role: "user", content: "five" }]);
     assert.equal(next!.seq, 5, "the next append follows the highest copied seq");
     assert.equal((await b.storeInfo()).counts.messages, 5);
+  });
+
+  Deno.test(`${name}: schedule runs and plugin state are exported and imported verbatim; present rows are kept`, async () => {
+    const clock = new SetClock(Date.UTC(2026, 0, 2));
+    await using source = await open({ clock });
+    await using target = await open();
+    const a = source.store;
+    const me = liveHolder();
+    const lease = { now: Date.UTC(2026, 0, 2), lease_ms: 60_000 };
+    await a.claimSlots([{ job: "nightly", slot: 1_000 }, { job: "hourly", slot: 10 }], me, lease);
+    await a.finishRuns([{
+      claim: { job: "nightly", slot: 1_000 },
+      holder: me,
+      outcome: { status: "success", session_id: "s-1", now: lease.now + 5, note: "done" },
+    }]);
+    await a.claimSlots([{ job: "nightly", slot: 2_000, note: "catch-up" }], me, lease);
+    await a.recordSkipped({ job: "hourly", slot: 5, note: "missed" }, me, lease.now);
+    await a.setPluginState("counter", "n", 3);
+    clock.at += 1_000;
+    await a.setPluginState("counter", "list", ["a", { b: null }]);
+    await a.setPluginState("audit", "seen", { ids: [1, 2] });
+
+    assert.deepEqual(await a.scheduleRunJobs(), ["hourly", "nightly"]);
+    const nightly = await a.exportScheduleRuns("nightly");
+    assert.deepEqual(nightly.map((r) => [r.slot, r.status, r.note, r.session_id]), [
+      [1_000, "success", "done", "s-1"],
+      [2_000, "running", "catch-up", null],
+    ]);
+    assert.equal(nightly[1]!.holder_nonce, me.nonce, "a live claim keeps its holder and lease");
+    assert.equal(nightly[1]!.lease_expires_at, lease.now + lease.lease_ms);
+    assert.deepEqual((await a.exportScheduleRuns("hourly")).map((r) => [r.slot, r.status]), [
+      [5, "skipped"],
+      [10, "running"],
+    ]);
+    assert.deepEqual(await a.exportScheduleRuns("missing"), []);
+    assert.deepEqual(await a.statefulPlugins(), ["audit", "counter"]);
+    const counter = await a.exportPluginState("counter");
+    assert.deepEqual(counter, [
+      { plugin: "counter", key: "list", value: ["a", { b: null }], updated_at: clock.at },
+      { plugin: "counter", key: "n", value: 3, updated_at: clock.at - 1_000 },
+    ]);
+
+    const b = target.store;
+    // The target already has one of the slots and one of the keys, with other values: they are kept.
+    await b.recordSkipped({ job: "nightly", slot: 1_000, note: "theirs" }, liveHolder(), 7);
+    await b.setPluginState("counter", "n", 99);
+    const runs = [...nightly, ...await a.exportScheduleRuns("hourly")];
+    assert.equal(await b.importScheduleRuns(runs), 3);
+    assert.equal(await b.importScheduleRuns(runs), 0, "a second import stores nothing");
+    assert.equal(await b.importScheduleRuns([]), 0);
+    assert.deepEqual(await b.exportScheduleRuns("hourly"), await a.exportScheduleRuns("hourly"));
+    const [theirs, copied] = await b.exportScheduleRuns("nightly");
+    assert.deepEqual([theirs!.status, theirs!.note], ["skipped", "theirs"]);
+    assert.deepEqual(copied, nightly[1]);
+    const plugins = [...counter, ...await a.exportPluginState("audit")];
+    assert.equal(await b.importPluginState(plugins), 2);
+    assert.equal(await b.importPluginState(plugins), 0, "a second import stores nothing");
+    assert.equal(await b.getPluginState("counter", "n"), 99);
+    assert.deepEqual(await b.getPluginState("counter", "list"), ["a", { b: null }]);
+    assert.deepEqual(await b.exportPluginState("audit"), await a.exportPluginState("audit"));
+    assert.deepEqual((await b.liveClaims()).map((r) => `${r.job} ${r.slot}`).sort(), [
+      "hourly 10",
+      "nightly 2000",
+    ]);
+    const { counts } = await b.storeInfo();
+    assert.deepEqual([counts.schedule_runs, counts.plugin_state], [4, 3]);
   });
 }

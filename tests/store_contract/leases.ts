@@ -99,6 +99,41 @@ export function leaseContract(name: string, open: OpenStore): void {
     assert.equal((await acquire(liveHolder(), NOW + TTL)).acquired, true);
   });
 
+  Deno.test(`${name}: "this host" is the one the store is opened for, not the machine's hostname`, async () => {
+    await using fx = await open({ host: "hermes-test-host-a" });
+    const now = Date.now(); // findBusySessions judges expiry by the store's clock
+    const sessionId = (await fx.store.createSession({ job: "j" })).id;
+    const acquire = (holder = liveHolder({ host: "hermes-test-host-a" })) =>
+      fx.store.acquireLease({ sessionId, holder, now, ttlMs: TTL });
+    const dead = await deadHolder();
+    await acquire(dead);
+    assert.equal((await acquire()).acquired, false, "a dead holder named by the hostname is another host's");
+    assert.deepEqual(await fx.store.findBusySessions([sessionId]), [{
+      id: sessionId,
+      reason: `compacting in pid ${dead.pid} on ${dead.host}, lease until ${
+        new Date(now + TTL).toISOString()
+      }`,
+    }]);
+    const other = (await fx.store.createSession({ job: "j" })).id;
+    await fx.store.acquireLease({
+      sessionId: other,
+      holder: { ...dead, host: "hermes-test-host-a" },
+      now,
+      ttlMs: TTL,
+    });
+    const taken = await fx.store.acquireLease({
+      sessionId: other,
+      holder: liveHolder({ host: "hermes-test-host-a" }),
+      now,
+      ttlMs: TTL,
+    });
+    assert.equal(
+      taken.acquired && taken.took_over,
+      "dead_holder",
+      "one named as the store's host is provably dead",
+    );
+  });
+
   Deno.test(`${name}: a stale holder can neither release nor refresh the new holder's lease`, async () => {
     const { fx, store, sessionId, acquire } = await session();
     await using _ = fx;

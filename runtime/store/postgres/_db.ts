@@ -27,10 +27,13 @@ const DEADLOCK = "40P01";
 export class PgDb {
   readonly sql: Sql;
   readonly clock: Clock;
+  /** This process's host, as holders name it: only its holders can be proven dead. */
+  readonly host: string;
 
-  constructor(sql: Sql, clock: Clock) {
+  constructor(sql: Sql, context: { clock: Clock; host: string }) {
     this.sql = sql;
-    this.clock = clock;
+    this.clock = context.clock;
+    this.host = context.host;
   }
 
   /** Runs `fn` in one transaction (BEGIN … COMMIT, ROLLBACK when it throws). */

@@ -49,7 +49,7 @@ export function adminOps(db: PgDb): AdminOps {
       }),
     pruneSessions: (request) => pruneSessions(db, request),
     findBusySessions: (ids) => findBusySessions(db, sql, ids),
-    orphanedSessions: (keys) => orphanedSessions(sql, keys),
+    orphanedSessions: (keys) => orphanedSessions(db, keys),
   };
 }
 

@@ -1,11 +1,11 @@
 /**
- * What the store holds, and whole sessions out and in verbatim (`hermes store info|migrate`): a copy keeps
- * ids, seqs, positions, active flags and times, and sets the session's `last_seq` to its highest copied seq
- * so that the next append follows it.
+ * What the store holds, and its rows out and in verbatim (`hermes store info|migrate`): whole sessions (a
+ * copy keeps ids, seqs, positions, active flags and times, and sets the session's `last_seq` to its highest
+ * copied seq so that the next append follows it), schedule runs and plugin state.
  */
-import type { CopyOps, SessionExport, StoreCounts } from "../store.ts";
+import type { CopyOps, PluginStateRow, RunRow, SessionExport, StoreCounts } from "../store.ts";
 import { json, type PgDb, pgText, type Q } from "./_db.ts";
-import { messageColumns, toMessage, toSession } from "./_rows.ts";
+import { messageColumns, toMessage, toRunRow, toSession } from "./_rows.ts";
 import { compactionOps } from "./compactions.ts";
 
 export function copyOps(db: PgDb): CopyOps {
@@ -49,7 +49,54 @@ export function copyOps(db: PgDb): CopyOps {
       };
     },
     importSession: (data) => db.tx((q) => importSession(q, data)),
+    async scheduleRunJobs() {
+      const rows = await sql`SELECT DISTINCT job FROM schedule_runs ORDER BY job`;
+      return rows.map((r) => String(r.job));
+    },
+    async exportScheduleRuns(job) {
+      return (await sql`SELECT * FROM schedule_runs WHERE job = ${job} ORDER BY slot`).map(toRunRow);
+    },
+    importScheduleRuns: (rows) =>
+      rows.length === 0 ? Promise.resolve(0) : db.tx((q) => importScheduleRuns(q, rows)),
+    async statefulPlugins() {
+      const rows = await sql`SELECT DISTINCT plugin FROM plugin_state ORDER BY plugin`;
+      return rows.map((r) => String(r.plugin));
+    },
+    async exportPluginState(plugin) {
+      const rows = await sql`SELECT * FROM plugin_state WHERE plugin = ${plugin} ORDER BY key`;
+      return rows.map((r) => ({
+        plugin: String(r.plugin),
+        key: String(r.key),
+        value: JSON.parse(String(r.value)),
+        updated_at: Number(r.updated_at),
+      }));
+    },
+    importPluginState: (rows) =>
+      rows.length === 0 ? Promise.resolve(0) : db.tx((q) => importPluginState(q, rows)),
   };
+}
+
+async function importScheduleRuns(q: Q, rows: readonly RunRow[]): Promise<number> {
+  const inserted = await q`
+    INSERT INTO schedule_runs (job, slot, status, holder_host, holder_pid, holder_started, holder_nonce,
+      claimed_at, lease_expires_at, finished_at, session_id, note)
+    SELECT r.job, r.slot, r.status, r.holder_host, r.holder_pid, r.holder_started, r.holder_nonce,
+      r.claimed_at, r.lease_expires_at, r.finished_at, r.session_id, r.note
+    FROM jsonb_to_recordset(${json(q, rows.map((r) => ({ ...r, note: pgText(r.note) })))}) AS r(job text,
+      slot bigint, status text, holder_host text, holder_pid integer, holder_started text, holder_nonce text,
+      claimed_at bigint, lease_expires_at bigint, finished_at bigint, session_id text, note text)
+    ON CONFLICT (job, slot) DO NOTHING`;
+  return inserted.count;
+}
+
+async function importPluginState(q: Q, rows: readonly PluginStateRow[]): Promise<number> {
+  const values = rows.map((r) => ({ ...r, value: JSON.stringify(r.value) }));
+  const inserted = await q`
+    INSERT INTO plugin_state (plugin, key, value, updated_at)
+    SELECT r.plugin, r.key, r.value, r.updated_at
+    FROM jsonb_to_recordset(${json(q, values)}) AS r(plugin text, key text, value text, updated_at bigint)
+    ON CONFLICT (plugin, key) DO NOTHING`;
+  return inserted.count;
 }
 
 async function importSession(q: Q, data: SessionExport): Promise<boolean> {

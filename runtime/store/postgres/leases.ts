@@ -29,7 +29,7 @@ export function leaseOps(db: PgDb): LeaseOps {
           if (inserted.count === 1) return { acquired: true, lease };
           const current = await readLease(q, sessionId, { lock: true });
           if (!current) continue;
-          const tookOver = leaseTakeover(current, now);
+          const tookOver = leaseTakeover(current, { now, host: db.host });
           if (!tookOver) return { acquired: false, current };
           await q`
             UPDATE compaction_leases SET holder_host = ${holder.host}, holder_pid = ${holder.pid},

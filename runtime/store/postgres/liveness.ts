@@ -18,14 +18,16 @@ export async function findBusySessions(db: PgDb, q: Q, ids: readonly string[]): 
       AND status IN ('running', 'idle')`;
   for (const row of owners) {
     const holder = readIdentity(row, "owner");
-    if (!isProvablyDead(holder)) busy.set(String(row.id), `running in pid ${holder.pid} on ${holder.host}`);
+    if (!isProvablyDead(holder, db.host)) {
+      busy.set(String(row.id), `running in pid ${holder.pid} on ${holder.host}`);
+    }
   }
   const leases = await q`
     SELECT session_id, holder_host, holder_pid, holder_started, holder_nonce, expires_at FROM compaction_leases
     WHERE session_id IN (SELECT value FROM jsonb_array_elements_text(${list})) AND expires_at > ${db.clock.now()}`;
   for (const row of leases) {
     const holder = readIdentity(row, "holder");
-    if (isProvablyDead(holder)) continue;
+    if (isProvablyDead(holder, db.host)) continue;
     const id = String(row.session_id);
     const compacting = `compacting in pid ${holder.pid} on ${holder.host}, lease until ${
       new Date(Number(row.expires_at)).toISOString()
@@ -35,8 +37,9 @@ export async function findBusySessions(db: PgDb, q: Q, ids: readonly string[]): 
   return ids.filter((id) => busy.has(id)).map((id) => ({ id, reason: busy.get(id)! }));
 }
 
-export async function orphanedSessions(q: Q, keys: readonly string[]): Promise<OrphanedSession[]> {
+export async function orphanedSessions(db: PgDb, keys: readonly string[]): Promise<OrphanedSession[]> {
   if (keys.length === 0) return [];
+  const q = db.sql;
   const rows = await q`
     SELECT s.id, s.job, s.owner_host, s.owner_pid, s.owner_started, json_object_agg(kv.key, kv.value) AS state
     FROM session_kv kv JOIN sessions s ON s.id = kv.session_id
@@ -54,6 +57,9 @@ export async function orphanedSessions(q: Q, keys: readonly string[]): Promise<O
       Object.entries(row.state as Record<string, string>).map(([key, text]) => [key, JSON.parse(text)]),
     ),
   })).filter((s) =>
-    isProvablyDead({ host: s.owner_host ?? "", pid: Number(s.owner_pid), started: s.owner_started ?? "" })
+    isProvablyDead(
+      { host: s.owner_host ?? "", pid: Number(s.owner_pid), started: s.owner_started ?? "" },
+      db.host,
+    )
   );
 }

@@ -35,6 +35,11 @@ export interface PostgresStoreOptions {
   maxConnections?: number;
   /** Milliseconds a statement waits for a row or advisory lock another process holds. Default 10 000. */
   busyTimeoutMs?: number;
+  /**
+   * The name of this host in holders and owners, whose dead processes the store may take leases, claims and
+   * sessions over from (the CLI's HERMES_HOST_ID, else the hostname). Default: the hostname.
+   */
+  host?: string;
 }
 
 /** A Store on PostgreSQL, with the clock its leases and claims should be judged by. */
@@ -93,7 +98,7 @@ export async function openPostgresStore(
     throw error;
   }
   const clock = options.clock ?? serverClock;
-  const db = new PgDb(sql, clock);
+  const db = new PgDb(sql, { clock, host: options.host ?? Deno.hostname() });
   return {
     ...sessionOps(db),
     ...messageOps(db),

@@ -5,36 +5,15 @@
  * variable the tests are skipped with a visible reason, except under CI=true, where that is a failure.
  */
 import assert from "node:assert/strict";
-import postgres from "postgres";
 import { ValidationError } from "../../core/errors.ts";
 import { type OpenStore, storeContract } from "../../../tests/store_contract.ts";
 import { liveHolder } from "../../../tests/store_contract/_fixture.ts";
 import { migrations } from "./_migrations.ts";
-import { clientOptions, parsePostgresUrl } from "./_url.ts";
+import { admin, freshSchema, URL_VARIABLE } from "./_testing.ts";
 import { openPostgresStore, type PostgresStore } from "./postgres_store.ts";
 
-const URL_VARIABLE = "HERMES_TEST_POSTGRES_URL";
 const url = Deno.env.get(URL_VARIABLE);
 const APPENDER = new URL("./testdata/append_messages.ts", import.meta.url).pathname;
-
-/** Runs `fn` on a one-connection client of the test server (for creating and dropping schemas). */
-async function admin<T>(serverUrl: string, fn: (sql: postgres.Sql) => Promise<T>): Promise<T> {
-  const sql = postgres({
-    ...clientOptions(parsePostgresUrl(serverUrl)),
-    max: 1,
-    onnotice: () => {},
-    fetch_types: false,
-  });
-  try {
-    return await fn(sql);
-  } finally {
-    await sql.end({ timeout: 5 });
-  }
-}
-
-function freshSchema(): string {
-  return `hermes_test_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
-}
 
 function pgStore(serverUrl: string): OpenStore {
   return async (options = {}) => {

@@ -51,7 +51,7 @@ export function scheduleOps(db: PgDb): ScheduleOps {
         const outcomes = claims.map((claim): ClaimOutcome => {
           const rows = live.get(claim.job) ?? [];
           if (rows.some((row) => row.slot === claim.slot)) return { outcome: "taken" };
-          const running = rows.find((row) => !isStaleClaim(row, now));
+          const running = rows.find((row) => !isStaleClaim(row, { now, host: db.host }));
           if (running) {
             const note = `overrun: the run of slot ${new Date(running.slot).toISOString()} is still going`;
             return add(claim, "skipped", note)
@@ -97,7 +97,7 @@ export function scheduleOps(db: PgDb): ScheduleOps {
           SELECT * FROM schedule_runs WHERE job = ${row.job} AND slot = ${row.slot}
             AND holder_nonce = ${row.holder_nonce} AND status IN ('running', 'rerunning')`;
         const current = found && toRunRow(found);
-        if (!current || !isStaleClaim(current, now)) return false;
+        if (!current || !isStaleClaim(current, { now, host: db.host })) return false;
         const previous = `${current.holder_host}:${current.holder_pid}`;
         await interruptSessionsOf(q, current, now);
         if (current.status === "rerunning") {

@@ -55,7 +55,7 @@ export function sessionOps(db: PgDb): SessionOps {
           SELECT status, owner_host, owner_pid, owner_started FROM sessions WHERE id = ${id} FOR UPDATE`;
         if (!row) throw new NotFoundError(`Cannot claim session ${id}: no such session`);
         const owner = readIdentity(row, "owner");
-        if (row.owner_pid !== null && !claimable(String(row.status), owner, holder)) {
+        if (row.owner_pid !== null && !claimable(String(row.status), { owner, holder, host: db.host })) {
           return { claimed: false as const, owner };
         }
         await q`

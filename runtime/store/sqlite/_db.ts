@@ -10,12 +10,15 @@ export type Row = Record<string, SQLInputValue>;
 export class SqliteDb {
   readonly db: DatabaseSync;
   readonly clock: Clock;
+  /** This process's host, as holders name it: only its holders can be proven dead. */
+  readonly host: string;
   #statements = new Map<string, StatementSync>();
   #inTransaction = false;
 
-  constructor(db: DatabaseSync, clock: Clock) {
+  constructor(db: DatabaseSync, context: { clock: Clock; host: string }) {
     this.db = db;
-    this.clock = clock;
+    this.clock = context.clock;
+    this.host = context.host;
   }
 
   /** A cached prepared statement. */

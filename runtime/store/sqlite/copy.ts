@@ -1,10 +1,11 @@
 /**
- * What the store holds, and whole sessions out and in verbatim (`hermes store info|migrate`): a copy keeps
- * ids, seqs, positions, active flags and times, so the receiving store shows the same transcripts.
+ * What the store holds, and its rows out and in verbatim (`hermes store info|migrate`): whole sessions (a
+ * copy keeps ids, seqs, positions, active flags and times, so the receiving store shows the same
+ * transcripts), schedule runs and plugin state.
  */
-import type { CopyOps, SessionExport, StoreCounts } from "../store.ts";
+import type { CopyOps, PluginStateRow, RunRow, SessionExport, StoreCounts } from "../store.ts";
 import { type Row, settle, type SqliteDb } from "./_db.ts";
-import { toMessage, toSession } from "./_rows.ts";
+import { toMessage, toRunRow, toSession } from "./_rows.ts";
 import { compactionOps } from "./compactions.ts";
 
 const TABLES: Record<keyof StoreCounts, string> = {
@@ -46,7 +47,76 @@ export function copyOps(db: SqliteDb): CopyOps {
       return { session: toSession(row), messages, state, compactions: await compactionLog(id) };
     },
     importSession: (data) => settle(() => db.immediate(() => importSession(db, data))),
+    scheduleRunJobs: () =>
+      settle(() =>
+        (db.stmt("SELECT DISTINCT job FROM schedule_runs ORDER BY job").all() as Row[]).map((r) =>
+          String(r.job)
+        )
+      ),
+    exportScheduleRuns: (job) =>
+      settle(() =>
+        (db.stmt("SELECT * FROM schedule_runs WHERE job = ? ORDER BY slot").all(job) as Row[]).map(toRunRow)
+      ),
+    importScheduleRuns: (rows) => settle(() => db.immediate(() => importScheduleRuns(db, rows))),
+    statefulPlugins: () =>
+      settle(() =>
+        (db.stmt("SELECT DISTINCT plugin FROM plugin_state ORDER BY plugin").all() as Row[]).map((r) =>
+          String(r.plugin)
+        )
+      ),
+    exportPluginState: (plugin) =>
+      settle(() =>
+        (db.stmt("SELECT * FROM plugin_state WHERE plugin = ? ORDER BY key").all(plugin) as Row[]).map((
+          r,
+        ) => ({
+          plugin: String(r.plugin),
+          key: String(r.key),
+          value: JSON.parse(String(r.value)),
+          updated_at: Number(r.updated_at),
+        }))
+      ),
+    importPluginState: (rows) => settle(() => db.immediate(() => importPluginState(db, rows))),
   };
+}
+
+function importScheduleRuns(db: SqliteDb, rows: readonly RunRow[]): number {
+  const insert = db.stmt(
+    `INSERT INTO schedule_runs (job, slot, status, holder_host, holder_pid, holder_started, holder_nonce,
+       claimed_at, lease_expires_at, finished_at, session_id, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (job, slot) DO NOTHING`,
+  );
+  let stored = 0;
+  for (const r of rows) {
+    stored += Number(
+      insert.run(
+        r.job,
+        r.slot,
+        r.status,
+        r.holder_host,
+        r.holder_pid,
+        r.holder_started,
+        r.holder_nonce,
+        r.claimed_at,
+        r.lease_expires_at,
+        r.finished_at,
+        r.session_id,
+        r.note,
+      ).changes,
+    );
+  }
+  return stored;
+}
+
+function importPluginState(db: SqliteDb, rows: readonly PluginStateRow[]): number {
+  const insert = db.stmt(
+    `INSERT INTO plugin_state (plugin, key, value, updated_at) VALUES (?, ?, ?, ?)
+     ON CONFLICT (plugin, key) DO NOTHING`,
+  );
+  let stored = 0;
+  for (const r of rows) {
+    stored += Number(insert.run(r.plugin, r.key, JSON.stringify(r.value), r.updated_at).changes);
+  }
+  return stored;
 }
 
 function importSession(db: SqliteDb, data: SessionExport): boolean {

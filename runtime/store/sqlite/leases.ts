@@ -15,7 +15,7 @@ export function leaseOps(db: SqliteDb): LeaseOps {
       settle(() =>
         db.immediate(() => {
           const current = readLease(db, sessionId);
-          const tookOver = current ? leaseTakeover(current, now) : null;
+          const tookOver = current ? leaseTakeover(current, { now, host: db.host }) : null;
           if (current && !tookOver) return { acquired: false as const, current };
           const lease: Lease = { session_id: sessionId, holder, acquired_at: now, expires_at: now + ttlMs };
           db.stmt(

@@ -17,7 +17,9 @@ export function findBusySessions(db: SqliteDb, ids: readonly string[]): BusySess
   ).all(list) as Row[];
   for (const row of owners) {
     const holder = OWNER.read(row);
-    if (!isProvablyDead(holder)) busy.set(String(row.id), `running in pid ${holder.pid} on ${holder.host}`);
+    if (!isProvablyDead(holder, db.host)) {
+      busy.set(String(row.id), `running in pid ${holder.pid} on ${holder.host}`);
+    }
   }
   const leases = db.stmt(
     `SELECT session_id, ${HOLDER.names}, expires_at FROM compaction_leases
@@ -25,7 +27,7 @@ export function findBusySessions(db: SqliteDb, ids: readonly string[]): BusySess
   ).all(list, db.clock.now()) as Row[];
   for (const row of leases) {
     const holder = HOLDER.read(row);
-    if (isProvablyDead(holder)) continue;
+    if (isProvablyDead(holder, db.host)) continue;
     const id = String(row.session_id);
     const compacting = `compacting in pid ${holder.pid} on ${holder.host}, lease until ${
       new Date(Number(row.expires_at)).toISOString()
@@ -62,6 +64,9 @@ export function orphanedSessions(db: SqliteDb, keys: readonly string[]): Orphane
     session.state[String(row.key)] = JSON.parse(String(row.value));
   }
   return [...sessions.values()].filter((s) =>
-    isProvablyDead({ host: s.owner_host ?? "", pid: Number(s.owner_pid), started: s.owner_started ?? "" })
+    isProvablyDead(
+      { host: s.owner_host ?? "", pid: Number(s.owner_pid), started: s.owner_started ?? "" },
+      db.host,
+    )
   );
 }

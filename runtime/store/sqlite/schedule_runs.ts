@@ -33,7 +33,7 @@ export function scheduleOps(db: SqliteDb): ScheduleOps {
           return claims.map((claim): ClaimOutcome => {
             const rows = live.get(claim.job) ?? [];
             if (rows.some((row) => row.slot === claim.slot)) return { outcome: "taken" };
-            const running = rows.find((row) => !isStaleClaim(row, now));
+            const running = rows.find((row) => !isStaleClaim(row, { now, host: db.host }));
             if (running) {
               const note = `overrun: the run of slot ${new Date(running.slot).toISOString()} is still going`;
               return add(claim, "skipped", note)
@@ -74,7 +74,7 @@ export function scheduleOps(db: SqliteDb): ScheduleOps {
             `SELECT * FROM schedule_runs WHERE job = ? AND slot = ? AND holder_nonce = ? AND ${LIVE}`,
           ).get(row.job, row.slot, row.holder_nonce) as Row | undefined;
           const current = found && toRunRow(found);
-          if (!current || !isStaleClaim(current, now)) return false;
+          if (!current || !isStaleClaim(current, { now, host: db.host })) return false;
           const previous = `${current.holder_host}:${current.holder_pid}`;
           interruptSessionsOf(db, current, now);
           if (current.status === "rerunning") {

@@ -81,7 +81,7 @@ export function sessionOps(db: SqliteDb): SessionOps {
             | undefined;
           if (!row) throw new NotFoundError(`Cannot claim session ${id}: no such session`);
           const owner = OWNER.read(row);
-          if (row.owner_pid !== null && !claimable(String(row.status), owner, holder)) {
+          if (row.owner_pid !== null && !claimable(String(row.status), { owner, holder, host: db.host })) {
             return { claimed: false as const, owner };
           }
           db.stmt(`UPDATE sessions SET ${OWNER.assign}, updated_at = ? WHERE id = ?`)

@@ -26,6 +26,11 @@ export interface SqliteStoreOptions {
   clock?: Clock;
   /** Milliseconds a writer waits for another process's transaction. Default 10 000. */
   busyTimeoutMs?: number;
+  /**
+   * The name of this host in holders and owners, whose dead processes the store may take leases, claims and
+   * sessions over from (the CLI's HERMES_HOST_ID, else the hostname). Default: the hostname.
+   */
+  host?: string;
 }
 
 /** Opens (creating if needed, mode 0600) and migrates the store at `path` (or `:memory:`). */
@@ -33,7 +38,10 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
   const connection = path === ":memory:" || createPrivate(path)
     ? openWritable(path, options)
     : openReadOnly(path);
-  const db = new SqliteDb(connection, options.clock ?? systemClock);
+  const db = new SqliteDb(connection, {
+    clock: options.clock ?? systemClock,
+    host: options.host ?? Deno.hostname(),
+  });
   migrate(db);
   const store: Store = {
     ...sessionOps(db),
