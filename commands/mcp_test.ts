@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
 import { hermes, ROOT, tempDir, writeFiles } from "../tests/_cli.ts";
 import { referenceServers } from "../runtime/mcp/_testing.ts";
+import { withoutSandbox } from "../tests/_sandbox.ts";
 
-Deno.test("hermes mcp list: each server, whether it starts, its tools offered or filtered; --json", async () => {
+Deno.test({
+  name: "hermes mcp list: each server, whether it starts, its tools offered or filtered; --json",
+  ignore: withoutSandbox,
+}, async () => {
   const { everything } = await referenceServers();
   const dir = await writeFiles(await tempDir(), {
     "job.yaml": `name: list

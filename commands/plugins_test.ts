@@ -1,5 +1,6 @@
 /** `hermes plugins list|check` as a user runs it: a real CLI subprocess. */
 import assert from "node:assert/strict";
+import { withoutSandbox } from "../tests/_sandbox.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -14,7 +15,10 @@ async function hermes(args: string[], home: string) {
   return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
 }
 
-Deno.test("plugins check: exit 0 with the registrations, exit 2 with one line for a broken plugin", async () => {
+Deno.test({
+  name: "plugins check: exit 0 with the registrations, exit 2 with one line for a broken plugin",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await Deno.makeTempDir({ prefix: "hermes-plugins-cli-" });
   try {
     const ok = await hermes(["plugins", "check", "examples/plugins/whoami.ts"], dir);
@@ -43,7 +47,11 @@ Deno.test("plugins check: exit 0 with the registrations, exit 2 with one line fo
   }
 });
 
-Deno.test("plugins list --json of a job shows each plugin's grant and registrations; check refuses a short grant", async () => {
+Deno.test({
+  name:
+    "plugins list --json of a job shows each plugin's grant and registrations; check refuses a short grant",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await Deno.makeTempDir({ prefix: "hermes-plugins-cli-" });
   try {
     const examples = `${ROOT}examples/plugins`;
@@ -83,7 +91,10 @@ Deno.test("plugins list --json of a job shows each plugin's grant and registrati
   }
 });
 
-Deno.test("plugins list of a directory lists every plugin and reports a broken one without hiding the rest", async () => {
+Deno.test({
+  name: "plugins list of a directory lists every plugin and reports a broken one without hiding the rest",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await Deno.makeTempDir({ prefix: "hermes-plugins-cli-" });
   try {
     await Deno.writeTextFile(

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import * as acp from "@agentclientprotocol/sdk";
 import { MAIN, tempDir, writeFiles } from "./_cli.ts";
+import { withoutSandbox } from "./_sandbox.ts";
 
 const JOB = `name: acpjob
 model: { provider: scripted, script: ./replies.yaml }
@@ -109,7 +110,11 @@ async function jobDir(): Promise<string> {
   });
 }
 
-Deno.test("acp: initialize, session/new from a job, streamed prompt, commands, cancel, then session/load replays", async () => {
+Deno.test({
+  name:
+    "acp: initialize, session/new from a job, streamed prompt, commands, cancel, then session/load replays",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await jobDir();
   const agent = spawnAgent(dir);
   const sessionId = await withClient(agent, async (ctx) => {
@@ -198,7 +203,10 @@ Deno.test("acp: initialize, session/new from a job, streamed prompt, commands, c
   });
 });
 
-Deno.test("acp: a tool call outside the allow-lists asks the client: allow once runs it, reject does not", async () => {
+Deno.test({
+  name: "acp: a tool call outside the allow-lists asks the client: allow once runs it, reject does not",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await jobDir();
   const agent = spawnAgent(dir);
   await withClient(agent, async (ctx) => {

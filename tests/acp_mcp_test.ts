@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import * as acp from "@agentclientprotocol/sdk";
 import { MAIN, tempDir, writeFiles } from "./_cli.ts";
 import { httpEverything, referenceServers } from "../runtime/mcp/_testing.ts";
+import { withoutSandbox } from "./_sandbox.ts";
 
 const REPLIES =
   `- { match: echo, tool_calls: [{ name: mcp__my-files__echo, arguments: { message: via acp } }] }
@@ -13,7 +14,10 @@ const REPLIES =
 - { match: remote, content: summed }
 `;
 
-Deno.test("acp: session/new mcpServers (stdio with env values, HTTP) are offered as mcp__NAME__TOOL", async () => {
+Deno.test({
+  name: "acp: session/new mcpServers (stdio with env values, HTTP) are offered as mcp__NAME__TOOL",
+  ignore: withoutSandbox,
+}, async () => {
   const { everything } = await referenceServers();
   const http = await httpEverything();
   const dir = await writeFiles(await tempDir("hermes-acp-mcp-"), {

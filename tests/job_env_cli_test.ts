@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { hermes, tempDir, writeFiles } from "./_cli.ts";
+import { withoutSandbox } from "./_sandbox.ts";
 
 const JOB = `name: envjob
 model: { provider: scripted, script: ./r.yaml }
@@ -39,7 +40,10 @@ async function toolOutputs(dir: string, args: string[], env: Record<string, stri
   };
 }
 
-Deno.test("job env: {{ env.X }} and {{ inputs.x }} are substituted for tools; the store keeps the templates", async () => {
+Deno.test({
+  name: "job env: {{ env.X }} and {{ inputs.x }} are substituted for tools; the store keeps the templates",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await writeFiles(await tempDir(), { "job.yaml": JOB, "r.yaml": REPLIES });
   const first = await toolOutputs(dir, ["job.yaml", "-p", "show", "--input", "label=ci"], {
     GH_TOKEN: TOKEN,

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { hermes, ROOT, runEvents, spawnHermes, tempDir, writeFiles } from "./_cli.ts";
 import { startOpenAIServer } from "./openai_server.ts";
 import { httpEverything, referenceServers } from "../runtime/mcp/_testing.ts";
+import { withoutSandbox } from "./_sandbox.ts";
 
 const TESTDATA = `${ROOT}/runtime/mcp/testdata`;
 type Event = Record<string, unknown>;
@@ -21,7 +22,10 @@ function resultOf(events: Event[], tool: string, index = 0): Event {
   return result;
 }
 
-Deno.test("mcp: server-everything tools through hermes run: results, errors, progress, env, hooks", async () => {
+Deno.test({
+  name: "mcp: server-everything tools through hermes run: results, errors, progress, env, hooks",
+  ignore: withoutSandbox,
+}, async () => {
   const { everything } = await referenceServers();
   const dir = await writeFiles(await tempDir(), {
     "job.yaml": `name: everything
@@ -121,7 +125,10 @@ plugins:
   assert.equal(next.status, "ok", "the server answers the next call");
 });
 
-Deno.test("mcp: server-filesystem offers only allowed tools and refuses a path outside its directory", async () => {
+Deno.test({
+  name: "mcp: server-filesystem offers only allowed tools and refuses a path outside its directory",
+  ignore: withoutSandbox,
+}, async () => {
   const { filesystem } = await referenceServers();
   const dir = await tempDir();
   const model = await startOpenAIServer([
@@ -172,7 +179,10 @@ mcp_servers:
   }
 });
 
-Deno.test("mcp: a server that exits mid-call is a tool error, restarted once at most, and the run goes on", async () => {
+Deno.test({
+  name: "mcp: a server that exits mid-call is a tool error, restarted once at most, and the run goes on",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await writeFiles(await tempDir(), {
     "job.yaml": `name: crash
 model: { provider: scripted, script: ./r.yaml }
@@ -205,7 +215,11 @@ mcp_servers:
   assert.match(String(gone.content), /already restarted once/);
 });
 
-Deno.test("mcp: a server that never answers initialize: required is exit 2 before any model call, else a warning", async () => {
+Deno.test({
+  name:
+    "mcp: a server that never answers initialize: required is exit 2 before any model call, else a warning",
+  ignore: withoutSandbox,
+}, async () => {
   const model = await startOpenAIServer([{ content: "went on without it" }]);
   try {
     const job = (required: boolean) =>
@@ -256,7 +270,10 @@ async function waitFor(what: string, check: () => Promise<boolean>): Promise<voi
 }
 
 for (const signal of ["SIGTERM", "SIGKILL"] as const) {
-  Deno.test(`mcp: the stdio server dies with hermes on ${signal} (no orphan)`, async () => {
+  Deno.test({
+    name: `mcp: the stdio server dies with hermes on ${signal} (no orphan)`,
+    ignore: withoutSandbox,
+  }, async () => {
     const dir = await tempDir();
     const marker = `${dir}/marker`;
     await Deno.mkdir(marker);

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import * as acp from "@agentclientprotocol/sdk";
 import { hermes, MAIN, tempDir, writeFiles } from "./_cli.ts";
 import { RpcClient } from "./_rpc_client.ts";
+import { withoutSandbox } from "./_sandbox.ts";
 
 const job = (limits: string) =>
   `name: limited\nmodel: { provider: scripted, script: ./replies.yaml }\nlimits: ${limits}\n` +
@@ -26,7 +27,11 @@ async function dirFor(limits: string): Promise<string> {
   });
 }
 
-Deno.test("limits per prompt (rpc): max_turns 1 and max_tokens 100 hold for each session.prompt, not the session", async () => {
+Deno.test({
+  name:
+    "limits per prompt (rpc): max_turns 1 and max_tokens 100 hold for each session.prompt, not the session",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await dirFor("{ max_turns: 1, max_tokens: 100 }");
   await using client = new RpcClient({ home: dir, cwd: dir });
   const created = await client.request("session.create", { job: "job.yaml" });
@@ -51,7 +56,10 @@ Deno.test("limits per prompt (rpc): max_turns 1 and max_tokens 100 hold for each
   assert.equal((await client.finish()).code, 0);
 });
 
-Deno.test("limits per prompt (rpc): each tick of a loop driven in the background has its own max_turns", async () => {
+Deno.test({
+  name: "limits per prompt (rpc): each tick of a loop driven in the background has its own max_turns",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await writeFiles(await tempDir("hermes-limits-"), {
     "job.yaml": job("{ max_turns: 1 }") + "loops: { min_interval: 1s }\n",
     "replies.yaml": "- { match: tick, content: ticked }\n- { match: tick, content: ticked }\n" +
@@ -76,7 +84,10 @@ Deno.test("limits per prompt (rpc): each tick of a loop driven in the background
   assert.equal((await client.finish()).code, 0);
 });
 
-Deno.test("limits per prompt (run --resume -p): each run of a session has its own max_turns", async () => {
+Deno.test({
+  name: "limits per prompt (run --resume -p): each run of a session has its own max_turns",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await dirFor("{ max_turns: 1 }");
   const first = await hermes(["run", "job.yaml", "-p", "first", "--output", "json"], { cwd: dir, home: dir });
   assert.equal(first.code, 0, first.stderr);
@@ -95,7 +106,11 @@ Deno.test("limits per prompt (run --resume -p): each run of a session has its ow
   assert.equal(JSON.parse(tool.stdout).terminal_reason, "max_turns");
 });
 
-Deno.test("limits per prompt (acp): max_turns 1 holds for each session/prompt; the limit still stops a tool round", async () => {
+Deno.test({
+  name:
+    "limits per prompt (acp): max_turns 1 holds for each session/prompt; the limit still stops a tool round",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await dirFor("{ max_turns: 1 }");
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", MAIN, "acp", "--home", dir],

@@ -1,6 +1,7 @@
 /** Plugin loading through `hermes run`: same-named single-file plugins, and plugins that may run programs. */
 import assert from "node:assert/strict";
 import { hermes, tempDir, writeFiles } from "./_cli.ts";
+import { withoutSandbox } from "./_sandbox.ts";
 
 const counter = (command: string) =>
   `export function register(ctx) {
@@ -28,7 +29,10 @@ async function finals(dir: string, job: string, prompts: string[]): Promise<stri
   return out;
 }
 
-Deno.test("single-file plugins with the same file name in different directories load together", async () => {
+Deno.test({
+  name: "single-file plugins with the same file name in different directories load together",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await writeFiles(await tempDir(), {
     "r.yaml": "- content: hi\n",
     "a/mod.ts": counter("from-a"),
@@ -55,7 +59,10 @@ Deno.test("single-file plugins with the same file name in different directories 
   assert.deepEqual((JSON.parse(list.stdout) as { name: string }[]).map((p) => p.name), names);
 });
 
-Deno.test("the same plugin listed twice, or two commands of one name, are still refused", async () => {
+Deno.test({
+  name: "the same plugin listed twice, or two commands of one name, are still refused",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await writeFiles(await tempDir(), {
     "r.yaml": "- content: hi\n",
     "a/mod.ts": counter("same"),
@@ -88,7 +95,10 @@ const RUNNER = `export function register(ctx) {
 }
 `;
 
-Deno.test("a plugin granted run: [prog] starts and can run it; other programs stay refused", async () => {
+Deno.test({
+  name: "a plugin granted run: [prog] starts and can run it; other programs stay refused",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await writeFiles(await tempDir(), {
     "r.yaml": "- content: hi\n",
     "runner.ts": RUNNER,

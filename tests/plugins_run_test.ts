@@ -2,10 +2,14 @@
 import assert from "node:assert/strict";
 import { hermes, ROOT, runEvents, tempDir, writeFiles } from "./_cli.ts";
 import { startOpenAIServer } from "./openai_server.ts";
+import { withoutSandbox } from "./_sandbox.ts";
 
 const RULES = "RULE-42: never push to main";
 
-Deno.test("seed: memory plugin rules reach the model again after a compaction", async () => {
+Deno.test({
+  name: "seed: memory plugin rules reach the model again after a compaction",
+  ignore: withoutSandbox,
+}, async () => {
   const long = "Here is a very detailed answer. ".repeat(80);
   const server = await startOpenAIServer([
     { content: long },
@@ -46,7 +50,10 @@ plugins:
   }
 });
 
-Deno.test("a plugin whose hook hangs is killed at hook_timeout and the run still exits 0", async () => {
+Deno.test({
+  name: "a plugin whose hook hangs is killed at hook_timeout and the run still exits 0",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await writeFiles(await tempDir(), {
     "job.yaml": `name: hang
 model: { provider: scripted, script: ./r.yaml }
@@ -70,7 +77,10 @@ plugins:
   assert.equal(events.at(-1)!.final, "still here");
 });
 
-Deno.test("plugin commands work as job steps and with run -p; an unknown command is exit 2", async () => {
+Deno.test({
+  name: "plugin commands work as job steps and with run -p; an unknown command is exit 2",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await writeFiles(await tempDir(), {
     "job.yaml": `name: who
 model: { provider: scripted, script: ./r.yaml }

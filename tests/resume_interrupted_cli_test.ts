@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { sqliteHandle } from "../runtime/store/sqlite/_testing.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import { hermes, spawnHermes, tempDir, writeFiles } from "./_cli.ts";
+import { withoutSandbox } from "./_sandbox.ts";
 
 const JOB = `name: steps
 model: { provider: scripted, script: ./r.yaml }
@@ -35,7 +36,11 @@ async function waitForMessages(dbPath: string, count: number): Promise<void> {
   throw new Error(`store never reached ${count} messages`);
 }
 
-Deno.test("resume: a step killed during its tool call is finished, not re-sent; the tool is reported as may have run", async () => {
+Deno.test({
+  name:
+    "resume: a step killed during its tool call is finished, not re-sent; the tool is reported as may have run",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await writeFiles(await tempDir(), {
     "job.yaml": JOB,
     "r.yaml": `- { match: step one, tool_calls: [{ name: shell, arguments: { command: "sleep 3" } }] }\n`,
@@ -73,7 +78,10 @@ Deno.test("resume: a step killed during its tool call is finished, not re-sent; 
   }
 });
 
-Deno.test("resume: a run killed between steps goes on with the next one, each prompt sent once", async () => {
+Deno.test({
+  name: "resume: a run killed between steps goes on with the next one, each prompt sent once",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await writeFiles(await tempDir(), {
     "job.yaml": JOB,
     "r.yaml": "- { match: step one, content: one done }\n- { match: step two, content: never, delay: 60s }\n",

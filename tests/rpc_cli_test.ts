@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { ROOT, tempDir, writeFiles } from "./_cli.ts";
 import { RpcClient, type RpcMessage } from "./_rpc_client.ts";
+import { withoutSandbox } from "./_sandbox.ts";
 
 const JOB = `name: rpcjob
 model: { provider: scripted, script: ./replies.yaml }
@@ -28,7 +29,10 @@ async function create(
   return result(await client.request("session.create", params)).session_id as string;
 }
 
-Deno.test("rpc: a session from a job runs a scripted tool call; ordered events arrive before the result", async () => {
+Deno.test({
+  name: "rpc: a session from a job runs a scripted tool call; ordered events arrive before the result",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await jobDir(`- tool_calls: [{ name: shell, arguments: { command: "echo hello-from-shell" } }]
 - content: The shell said hello.
 `);
@@ -87,7 +91,10 @@ Deno.test("rpc: a session from a job runs a scripted tool call; ordered events a
   assert.equal(end.status, "success");
 });
 
-Deno.test("rpc: two sessions prompted concurrently both finish, and turns of one session are queued", async () => {
+Deno.test({
+  name: "rpc: two sessions prompted concurrently both finish, and turns of one session are queued",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await jobDir(`- { match: alpha, delay: 400ms, content: alpha done }
 - { match: beta, delay: 400ms, content: beta done }
 - { match: first, delay: 300ms, content: first done }
@@ -123,7 +130,10 @@ Deno.test("rpc: two sessions prompted concurrently both finish, and turns of one
   assert.equal((await client.finish()).code, 0);
 });
 
-Deno.test("rpc: session.cancel stops the running turn and the session stays usable", async () => {
+Deno.test({
+  name: "rpc: session.cancel stops the running turn and the session stays usable",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await jobDir(`- { match: slow, delay: 60s, content: never }
 - { match: again, content: back again }
 `);
@@ -147,7 +157,10 @@ Deno.test("rpc: session.cancel stops the running turn and the session stays usab
   assert.equal((await client.finish()).code, 0);
 });
 
-Deno.test("rpc: each error class answers with its code and the server stays up", async () => {
+Deno.test({
+  name: "rpc: each error class answers with its code and the server stays up",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await jobDir("- content: fine\n");
   await writeFiles(dir, {
     "bad.yaml": "name: bad\nmodel: { provider: scripted, script: ./replies.yaml }\npromt: hi\n",
@@ -243,7 +256,10 @@ Deno.test("rpc: each error class answers with its code and the server stays up",
   assert.equal(responses.filter((m) => (m as RpcMessage).id === null).length, 5);
 });
 
-Deno.test("rpc: EOF with work in flight delivers every response, then exits 0", async () => {
+Deno.test({
+  name: "rpc: EOF with work in flight delivers every response, then exits 0",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await jobDir(`- { match: slow, delay: 500ms, content: slow answer }
 - { match: run, delay: 300ms, content: job answer }
 `);
@@ -273,7 +289,10 @@ Deno.test("rpc: EOF with work in flight delivers every response, then exits 0", 
   assert.deepEqual(byId("ping").result, {});
 });
 
-Deno.test("rpc: shutdown finishes in-flight requests, answers last and exits 0 with stdin still open", async () => {
+Deno.test({
+  name: "rpc: shutdown finishes in-flight requests, answers last and exits 0 with stdin still open",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await jobDir("- { delay: 300ms, content: done before shutdown }\n");
   await using client = new RpcClient({ home: dir, cwd: dir });
   await client.write(
@@ -290,31 +309,37 @@ Deno.test("rpc: shutdown finishes in-flight requests, answers last and exits 0 w
   assert.equal((run.result as { status: string }).status, "success");
 });
 
-Deno.test("rpc: a client that closes our stdout does not hang the process", async () => {
-  const dir = await jobDir("- { delay: 60s, content: never }\n");
-  await using client = new RpcClient({ home: dir, cwd: dir });
-  const id = await create(client);
-  await client.send({
-    jsonrpc: "2.0",
-    id: "slow",
-    method: "session.prompt",
-    params: { session_id: id, text: "x" },
-  });
-  await client.waitFor((m) => (m as RpcMessage).params?.type === "turn.start");
-  await client.closeStdout();
-  // Keep writing: the next response fails with BrokenPipe and the server stops, interrupting the turn.
-  const status = client.child.status;
-  let exited = false;
-  status.then(() => exited = true);
-  for (let i = 0; i < 200 && !exited; i++) {
-    await client.send({ jsonrpc: "2.0", id: i, method: "ping" }).catch(() => {});
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  assert.ok(exited, "the server exited after its stdout was closed");
-  assert.equal((await status).code, 0);
-});
+Deno.test(
+  { name: "rpc: a client that closes our stdout does not hang the process", ignore: withoutSandbox },
+  async () => {
+    const dir = await jobDir("- { delay: 60s, content: never }\n");
+    await using client = new RpcClient({ home: dir, cwd: dir });
+    const id = await create(client);
+    await client.send({
+      jsonrpc: "2.0",
+      id: "slow",
+      method: "session.prompt",
+      params: { session_id: id, text: "x" },
+    });
+    await client.waitFor((m) => (m as RpcMessage).params?.type === "turn.start");
+    await client.closeStdout();
+    // Keep writing: the next response fails with BrokenPipe and the server stops, interrupting the turn.
+    const status = client.child.status;
+    let exited = false;
+    status.then(() => exited = true);
+    for (let i = 0; i < 200 && !exited; i++) {
+      await client.send({ jsonrpc: "2.0", id: i, method: "ping" }).catch(() => {});
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.ok(exited, "the server exited after its stdout was closed");
+    assert.equal((await status).code, 0);
+  },
+);
 
-Deno.test("rpc: a stored session is resumed on demand; delete and archive act on sessions", async () => {
+Deno.test({
+  name: "rpc: a stored session is resumed on demand; delete and archive act on sessions",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await jobDir(`- { match: first, content: first answer }
 - { match: later, content: later answer }
 - { match: other, content: other answer }
@@ -354,7 +379,10 @@ Deno.test("rpc: a stored session is resumed on demand; delete and archive act on
   assert.equal((await client.finish()).code, 0);
 });
 
-Deno.test("rpc: session.compact reports the compaction outcome; delete refuses a session with a running turn", async () => {
+Deno.test({
+  name: "rpc: session.compact reports the compaction outcome; delete refuses a session with a running turn",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await jobDir(`- { match: hello, content: hi there }
 - { match: slow, delay: 60s, content: never }
 `);
@@ -418,7 +446,10 @@ loops: { min_interval: 1s }
   assert.equal((await client.finish()).code, 0);
 });
 
-Deno.test("rpc: a turn that hits a limit or fails is a result with its status, not an error", async () => {
+Deno.test({
+  name: "rpc: a turn that hits a limit or fails is a result with its status, not an error",
+  ignore: withoutSandbox,
+}, async () => {
   const job = `${JOB}limits: { max_turns: 1 }\n`;
   const dir = await jobDir(`- tool_calls: [{ name: shell, arguments: { command: "echo once" } }]\n`, job);
   await using client = new RpcClient({ home: dir, cwd: dir });
@@ -442,7 +473,10 @@ Deno.test("rpc: a turn that hits a limit or fails is a result with its status, n
   assert.equal((await client.finish()).code, 0);
 });
 
-Deno.test("rpc: plugins.list reports what each session's plugins registered", async () => {
+Deno.test({
+  name: "rpc: plugins.list reports what each session's plugins registered",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await writeFiles(await tempDir(), {
     "job.yaml": `name: withplugin
 model: { provider: scripted, script: ./replies.yaml }

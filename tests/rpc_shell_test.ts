@@ -1,6 +1,7 @@
 /** `hermes rpc` from a shell pipeline: bash pipes three requests through it and checks the answers with jq. */
 import assert from "node:assert/strict";
 import { MAIN, tempDir, writeFiles } from "./_cli.ts";
+import { withoutSandbox } from "./_sandbox.ts";
 
 const SCRIPT = String.raw`
 set -euo pipefail
@@ -20,29 +21,36 @@ jq -se '[.[] | select(.method == "event" and .params.type == "tool.result")] | l
 jq -r 'select(.method == "event" and .params.type == "tool.result") | .params.content' out.jsonl
 `;
 
-Deno.test("rpc shell: printf | hermes rpc | jq answers three requests", async () => {
-  const jq = await new Deno.Command("bash", { args: ["-c", "command -v jq"], stdout: "null", stderr: "null" })
-    .output();
-  assert.equal(jq.code, 0, "jq must be installed (apt-get install -y jq)");
-  const dir = await writeFiles(await tempDir("hermes-rpc-shell-"), {
-    "job.yaml": `name: greet
+Deno.test(
+  { name: "rpc shell: printf | hermes rpc | jq answers three requests", ignore: withoutSandbox },
+  async () => {
+    const jq = await new Deno.Command("bash", {
+      args: ["-c", "command -v jq"],
+      stdout: "null",
+      stderr: "null",
+    })
+      .output();
+    assert.equal(jq.code, 0, "jq must be installed (apt-get install -y jq)");
+    const dir = await writeFiles(await tempDir("hermes-rpc-shell-"), {
+      "job.yaml": `name: greet
 model: { provider: scripted, script: ./replies.yaml }
 inputs: { who: { type: string, required: true } }
 prompt: Greet {{ inputs.who }}.
 tools:
   shell: { allow: ["echo *"] }
 `,
-    "replies.yaml": `- tool_calls: [{ name: shell, arguments: { command: "echo checked" } }]
+      "replies.yaml": `- tool_calls: [{ name: shell, arguments: { command: "echo checked" } }]
 - content: Hello, shell!
 `,
-  });
-  const { code, stdout, stderr } = await new Deno.Command("bash", {
-    args: ["-c", SCRIPT],
-    env: { JOB_DIR: dir, DENO: Deno.execPath(), MAIN, NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder().decode(stdout);
-  assert.equal(code, 0, `${text}\n${new TextDecoder().decode(stderr)}`);
-  assert.deepEqual(text.trim().split("\n"), ["true", "true", "true", "true", "true", "checked"]);
-});
+    });
+    const { code, stdout, stderr } = await new Deno.Command("bash", {
+      args: ["-c", SCRIPT],
+      env: { JOB_DIR: dir, DENO: Deno.execPath(), MAIN, NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(stdout);
+    assert.equal(code, 0, `${text}\n${new TextDecoder().decode(stderr)}`);
+    assert.deepEqual(text.trim().split("\n"), ["true", "true", "true", "true", "true", "checked"]);
+  },
+);

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { sqliteHandle } from "../runtime/store/sqlite/_testing.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import { hermes, runEvents, spawnHermes, tempDir, writeFiles } from "./_cli.ts";
+import { withoutSandbox } from "./_sandbox.ts";
 
 const TOOL_JOB = `name: tooljob
 model: { provider: scripted, script: ./replies.yaml }
@@ -21,7 +22,10 @@ async function jobDir(files: Record<string, string>): Promise<string> {
   return await writeFiles(await tempDir(), files);
 }
 
-Deno.test("run: allowed shell and write_file, --output json matches the contract, store holds every message", async () => {
+Deno.test({
+  name: "run: allowed shell and write_file, --output json matches the contract, store holds every message",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await jobDir({ "job.yaml": TOOL_JOB, "replies.yaml": TOOL_REPLIES });
   const { code, stdout, stderr } = await hermes(["run", "job.yaml", "--output", "json"], {
     cwd: dir,
@@ -75,7 +79,10 @@ Deno.test("run: allowed shell and write_file, --output json matches the contract
   }
 });
 
-Deno.test("run: stream-json prints ordered events with increasing seq, ending with the result", async () => {
+Deno.test({
+  name: "run: stream-json prints ordered events with increasing seq, ending with the result",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await jobDir({ "job.yaml": TOOL_JOB, "replies.yaml": TOOL_REPLIES });
   const { code, stderr, events } = await runEvents(dir);
   assert.equal(code, 0, stderr);
@@ -108,7 +115,10 @@ const SMUGGLING = [
   "echo ok\ntouch marker",
 ];
 
-Deno.test("run: a disallowed command and every smuggling form is denied and never runs", async () => {
+Deno.test({
+  name: "run: a disallowed command and every smuggling form is denied and never runs",
+  ignore: withoutSandbox,
+}, async () => {
   const calls = SMUGGLING.map((command) =>
     `    - { name: shell, arguments: { command: ${JSON.stringify(command)} } }`
   );
@@ -158,21 +168,24 @@ Deno.test("run: bad input exits 2 with one line naming the problem and no stack 
   }
 });
 
-Deno.test("run: a model that keeps calling tools hits max_turns → exit 3", async () => {
-  const replies = Array.from(
-    { length: 10 },
-    () => `- tool_calls: [{ name: shell, arguments: { command: "echo again" } }]`,
-  )
-    .join("\n");
-  const job = TOOL_JOB + "limits: { max_turns: 3 }\n";
-  const dir = await jobDir({ "job.yaml": job, "replies.yaml": replies + "\n" });
-  const { code, stdout } = await hermes(["run", "job.yaml", "--output", "json"], { cwd: dir, home: dir });
-  assert.equal(code, 3);
-  const result = JSON.parse(stdout);
-  assert.equal(result.status, "limit");
-  assert.equal(result.terminal_reason, "max_turns");
-  assert.equal(result.turns, 3);
-});
+Deno.test(
+  { name: "run: a model that keeps calling tools hits max_turns → exit 3", ignore: withoutSandbox },
+  async () => {
+    const replies = Array.from(
+      { length: 10 },
+      () => `- tool_calls: [{ name: shell, arguments: { command: "echo again" } }]`,
+    )
+      .join("\n");
+    const job = TOOL_JOB + "limits: { max_turns: 3 }\n";
+    const dir = await jobDir({ "job.yaml": job, "replies.yaml": replies + "\n" });
+    const { code, stdout } = await hermes(["run", "job.yaml", "--output", "json"], { cwd: dir, home: dir });
+    assert.equal(code, 3);
+    const result = JSON.parse(stdout);
+    assert.equal(result.status, "limit");
+    assert.equal(result.terminal_reason, "max_turns");
+    assert.equal(result.turns, 3);
+  },
+);
 
 Deno.test("run: a slow model hits limits.timeout → exit 3 within 2 s of the limit", async () => {
   const dir = await jobDir({
@@ -237,7 +250,10 @@ Deno.test("run: output.schema validates, repairs once, and fails with schema_mis
   assert.equal(result.status, "failed");
 });
 
-Deno.test("run: GITHUB_OUTPUT and GITHUB_STEP_SUMMARY receive session_id, status and the answer", async () => {
+Deno.test({
+  name: "run: GITHUB_OUTPUT and GITHUB_STEP_SUMMARY receive session_id, status and the answer",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await jobDir({ "job.yaml": TOOL_JOB, "replies.yaml": TOOL_REPLIES });
   const env = { GITHUB_OUTPUT: `${dir}/gh_output`, GITHUB_STEP_SUMMARY: `${dir}/gh_summary` };
   const { code, stdout } = await hermes(["run", "job.yaml"], { cwd: dir, home: dir, env });
@@ -270,7 +286,10 @@ Deno.test("run: SIGTERM stops at a safe point with exit 143 and an interrupted r
   }
 });
 
-Deno.test("run: SIGKILL mid-run keeps every committed message and the store opens cleanly", async () => {
+Deno.test({
+  name: "run: SIGKILL mid-run keeps every committed message and the store opens cleanly",
+  ignore: withoutSandbox,
+}, async () => {
   const replies = [
     `- tool_calls: [{ name: shell, arguments: { command: "echo one" } }]`,
     `- tool_calls: [{ name: shell, arguments: { command: "echo two" } }]`,

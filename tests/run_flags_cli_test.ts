@@ -1,6 +1,7 @@
 /** `hermes run` flags peers' users expect: --max-turns, --timeout, and for one-shot -p runs --tools and --allow. */
 import assert from "node:assert/strict";
 import { hermes, tempDir, writeFiles } from "./_cli.ts";
+import { withoutSandbox } from "./_sandbox.ts";
 
 const READ_REPLIES = `- tool_calls: [{ name: read_file, arguments: { path: README.md } }]
 - content: It says hello.
@@ -45,7 +46,10 @@ Deno.test("run -p --tools read_file,list_dir offers those tools rooted at the cu
   assert.notEqual(denied.status, "ok");
 });
 
-Deno.test("run -p --allow PATTERN offers shell with that pattern only (repeatable)", async () => {
+Deno.test({
+  name: "run -p --allow PATTERN offers shell with that pattern only (repeatable)",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await oneShotDir(`- tool_calls:
     - { name: shell, arguments: { command: "echo allowed" } }
     - { name: shell, arguments: { command: "pwd" } }

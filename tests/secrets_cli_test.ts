@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { hermes, tempDir, writeFiles } from "./_cli.ts";
+import { withoutSandbox } from "./_sandbox.ts";
 
 const TOKEN = "sk-live-4f9a8b7c6d5e";
 const CRED = "plain-named-credential-77";
@@ -36,7 +37,10 @@ async function storeBytes(dir: string): Promise<string> {
   return text;
 }
 
-Deno.test("secrets never reach the store (db and WAL); viewing it without the environment shows none", async () => {
+Deno.test({
+  name: "secrets never reach the store (db and WAL); viewing it without the environment shows none",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await writeFiles(await tempDir(), { "job.yaml": JOB, "r.yaml": REPLIES });
   const run = await hermes(["run", "job.yaml", "-p", "show", "--output", "stream-json"], {
     cwd: dir,
@@ -77,7 +81,10 @@ Deno.test("secrets never reach the store (db and WAL); viewing it without the en
 
 const AWKWARD = 'pa"ss\\wo\trd-99';
 
-Deno.test('a secret holding ", \\ and a tab is redacted in --output json and stream-json', async () => {
+Deno.test({
+  name: 'a secret holding ", \\ and a tab is redacted in --output json and stream-json',
+  ignore: withoutSandbox,
+}, async () => {
   const replies =
     `- { match: show, tool_calls: [{ name: shell, arguments: { command: "printenv DB_PASSWORD" } }] }
 - { match: show, content: ${JSON.stringify(`leaked ${AWKWARD} here`)} }

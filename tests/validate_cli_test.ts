@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { hermes, tempDir, writeFiles } from "./_cli.ts";
 import { RpcClient } from "./_rpc_client.ts";
+import { withoutSandbox } from "./_sandbox.ts";
 
 const MODEL = "model: { provider: scripted, script: ./r.yaml }";
 
@@ -69,7 +70,10 @@ Deno.test("validate refuses what run or daemon would, each with file:line:col an
   assert.equal(ok.stdout, "ok.yaml: ok (ok)\n");
 });
 
-Deno.test("run refuses the same before any model call; the valid neighbour runs", async () => {
+Deno.test({
+  name: "run refuses the same before any model call; the valid neighbour runs",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await fixture();
   for (const name of ["schema.yaml", "noscript.yaml", "plugin.yaml", "escape.yaml", "escape_template.yaml"]) {
     const { code, stderr } = await hermes(["run", `bad/${name}`, "--output", "json"], {

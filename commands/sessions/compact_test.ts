@@ -4,6 +4,7 @@ import { tempStore } from "../../runtime/session_admin/_fixture.ts";
 import { ROOT, tempDir, writeFiles } from "../../tests/_cli.ts";
 import { startOpenAIServer } from "../../tests/openai_server.ts";
 import { hermes, isUserError } from "./_test_support.ts";
+import { withoutSandbox } from "../../tests/_sandbox.ts";
 
 const SUMMARY = [
   "## Goal\nShip the release.",
@@ -91,7 +92,10 @@ Deno.test("sessions compact exits 1 and changes nothing when the summary call fa
   assert.equal((await fx.store.activeMessages(id)).length, 6);
 });
 
-Deno.test("sessions compact tells the stored job's own plugins: the memory plugin re-injects its rules", async () => {
+Deno.test({
+  name: "sessions compact tells the stored job's own plugins: the memory plugin re-injects its rules",
+  ignore: withoutSandbox,
+}, async () => {
   const RULES = "RULE-42: never push to main";
   const server = await startOpenAIServer([
     { content: "Here is a very detailed answer. ".repeat(80) },

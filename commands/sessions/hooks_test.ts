@@ -4,6 +4,7 @@ import { sqliteHandle } from "../../runtime/store/sqlite/_testing.ts";
 import { addSessions, tempStore } from "../../runtime/session_admin/_fixture.ts";
 import type { Store } from "../../runtime/store/store.ts";
 import { hermes, isUserError } from "./_test_support.ts";
+import { withoutSandbox } from "../../tests/_sandbox.ts";
 
 const RECORDER = `export async function register(ctx) {
   await ctx.state.set("started", true);
@@ -21,7 +22,10 @@ function pluginState(store: Store, key: string): unknown {
   return row ? JSON.parse(String(row.value)) : undefined;
 }
 
-Deno.test("sessions delete, archive and prune call on_session_delete on global plugins exactly once each", async () => {
+Deno.test({
+  name: "sessions delete, archive and prune call on_session_delete on global plugins exactly once each",
+  ignore: withoutSandbox,
+}, async () => {
   await using fx = await tempStore(Date.now() - 10 * 86_400_000);
   await Deno.writeTextFile(`${fx.dir}/recorder.js`, RECORDER);
   await Deno.writeTextFile(`${fx.dir}/config.yaml`, "plugins:\n  - path: ./recorder.js\n");

@@ -4,6 +4,7 @@ import type { JobFile } from "../config/job_schema.ts";
 import { builtinTools } from "../tools/builtin.ts";
 import type { Tool, ToolContext } from "../tools/tool.ts";
 import { askingTools, liftAllowLists, type PermissionRequest } from "./permission.ts";
+import { withoutSandbox } from "../../tests/_sandbox.ts";
 
 async function setup(answer: boolean | Error) {
   const dir = await Deno.makeTempDir({ prefix: "hermes-permission-" });
@@ -37,7 +38,10 @@ async function setup(answer: boolean | Error) {
   return { run, asked, outside, cleanup };
 }
 
-Deno.test("askingTools: an allowed call runs without asking; one outside the allow-list runs once allowed", async () => {
+Deno.test({
+  name: "askingTools: an allowed call runs without asking; one outside the allow-list runs once allowed",
+  ignore: withoutSandbox,
+}, async () => {
   const { run, asked, outside, cleanup } = await setup(true);
   try {
     assert.deepEqual(await run("shell", { command: "echo inside" }), { status: "ok", content: "inside\n" });

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { builtinTools } from "./builtin.ts";
 import type { Tool, ToolContext } from "./tool.ts";
 import { ToolsConfig } from "../config/job_schema.ts";
+import { withoutSandbox } from "../../tests/_sandbox.ts";
 
 async function jobDir(): Promise<string> {
   return await Deno.realPath(await Deno.makeTempDir({ prefix: "hermes-builtin-" }));
@@ -40,7 +41,10 @@ Deno.test("builtinTools: only listed tools are offered; {} enables a tool with d
   assert.deepEqual(all.map(argumentsOf), [["command"], ["path"], ["path", "content"], ["path"], ["url"]]);
 });
 
-Deno.test("builtinTools: defaults — job directory roots, 64KiB shell output, no hosts", async () => {
+Deno.test({
+  name: "builtinTools: defaults — job directory roots, 64KiB shell output, no hosts",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await jobDir();
   const tools = byName(builtinTools({ shell: {}, write_file: {}, http_fetch: {} }, { job_dir: dir }));
   const shell = await tools.get("shell")!.run({ command: "pwd; seq 1 20000" }, context(dir));
@@ -59,7 +63,10 @@ Deno.test("builtinTools: defaults — job directory roots, 64KiB shell output, n
   );
 });
 
-Deno.test("builtinTools: config values resolve against the job directory and are applied", async () => {
+Deno.test({
+  name: "builtinTools: config values resolve against the job directory and are applied",
+  ignore: withoutSandbox,
+}, async () => {
   const dir = await jobDir();
   await Deno.mkdir(`${dir}/work`);
   const fetched: string[] = [];
