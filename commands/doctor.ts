@@ -4,7 +4,8 @@
  */
 import { dirname } from "node:path";
 import { type Cli, parseCommandArgs } from "./_cli.ts";
-import { probeSandbox } from "../runtime/sandbox/probe.ts";
+import { probeSandbox, type SandboxProbe } from "../runtime/sandbox/probe.ts";
+import { pluginCommand } from "../plugins/sandbox_policy.ts";
 import { findDeno } from "../plugins/deno_path.ts";
 import { errorMessage } from "../runtime/core/errors.ts";
 
@@ -18,7 +19,11 @@ export interface Check {
 
 export async function main(cli: Cli): Promise<number> {
   const { values } = parseCommandArgs("doctor", cli.args, { json: { type: "boolean" } });
-  const checks = [await sandboxCheck(cli.env), await pluginsCheck(cli.env), await storeCheck(cli.dbPath)];
+  const probe = await probeSandbox({
+    ...(cli.env.HERMES_BWRAP ? { bwrap: cli.env.HERMES_BWRAP } : {}),
+    path: cli.env.PATH ?? "",
+  });
+  const checks = [sandboxCheck(probe), await pluginsCheck(cli.env, probe), await storeCheck(cli.dbPath)];
   if (values.json) await cli.out(JSON.stringify({ ok: checks.every((c) => c.ok), checks }) + "\n");
   else {
     for (const check of checks) {
@@ -29,11 +34,7 @@ export async function main(cli: Cli): Promise<number> {
   return checks.every((c) => c.ok) ? 0 : 1;
 }
 
-async function sandboxCheck(env: Record<string, string>): Promise<Check> {
-  const probe = await probeSandbox({
-    ...(env.HERMES_BWRAP ? { bwrap: env.HERMES_BWRAP } : {}),
-    path: env.PATH ?? "",
-  });
+function sandboxCheck(probe: SandboxProbe): Check {
   return probe.ok
     ? {
       name: "sandbox",
@@ -43,7 +44,8 @@ async function sandboxCheck(env: Record<string, string>): Promise<Check> {
     : { name: "sandbox", ok: false, detail: probe.reason, hint: probe.hint };
 }
 
-async function pluginsCheck(env: Record<string, string>): Promise<Check> {
+/** deno must run, and run inside the plugin sandbox (the policy every plugin gets, granted nothing). */
+async function pluginsCheck(env: Record<string, string>, probe: SandboxProbe): Promise<Check> {
   let deno: string;
   try {
     deno = findDeno(env);
@@ -55,15 +57,49 @@ async function pluginsCheck(env: Record<string, string>): Promise<Check> {
       hint: "install deno or set HERMES_DENO",
     };
   }
-  try {
-    const { success, stdout } = await new Deno.Command(deno, { args: ["--version"], stderr: "null" })
-      .output();
-    const version = new TextDecoder().decode(stdout).split("\n")[0] ?? "";
-    if (success) return { name: "plugins", ok: true, detail: `${version} at ${deno}` };
+  const plain = await versionOf(deno, [deno, "--version"]);
+  if (!plain.ok) return plain;
+  if (!probe.ok) {
     return {
       name: "plugins",
       ok: false,
-      detail: `${deno} --version failed`,
+      detail: `${plain.detail}, but plugins run in the OS sandbox, which cannot start here`,
+      hint: "fix the sandbox (above), or opt out with `sandbox: off` on each plugin entry",
+    };
+  }
+  const { ok: _ok, ...bwrap } = probe;
+  const dir = await Deno.makeTempDir({ prefix: "hermes-doctor-" });
+  try {
+    const wrapped = pluginCommand([deno, "--version"], {
+      sandbox: bwrap,
+      granted: {},
+      root: dir,
+      job_dir: dir,
+      env: {},
+    });
+    const sandboxed = await versionOf(deno, [wrapped.cmd, ...wrapped.args], wrapped.env);
+    return sandboxed.ok
+      ? { name: "plugins", ok: true, detail: `${plain.detail}, runs in the plugin sandbox` }
+      : { ...sandboxed, detail: `${deno} runs, but not in the plugin sandbox: ${sandboxed.detail}` };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+async function versionOf(deno: string, argv: string[], env?: Record<string, string>): Promise<Check> {
+  try {
+    const { success, stdout, stderr } = await new Deno.Command(argv[0]!, {
+      args: argv.slice(1),
+      ...(env ? { env, clearEnv: true } : {}),
+      stdin: "null",
+    }).output();
+    const version = new TextDecoder().decode(stdout).split("\n")[0] ?? "";
+    if (success) return { name: "plugins", ok: true, detail: `${version} at ${deno}` };
+    const why = new TextDecoder().decode(stderr).trim().split("\n")[0] ?? "";
+    return {
+      name: "plugins",
+      ok: false,
+      detail: `${deno} --version failed${why ? `: ${why}` : ""}`,
       hint: "set HERMES_DENO to a working deno",
     };
   } catch (error) {

@@ -18,7 +18,7 @@ Deno.test(
     assert.equal(r.code, 0, r.stdout + r.stderr);
     const checks = byName(JSON.parse(r.stdout));
     assert.match(checks.sandbox!.detail, /^bubblewrap \S+ at \/.*bwrap runs a sandboxed command$/);
-    assert.match(checks.plugins!.detail, /^deno \d/);
+    assert.match(checks.plugins!.detail, /^deno \d.*, runs in the plugin sandbox$/);
     assert.match(checks.store!.detail, /state\.db is writable \(not created yet\)/);
     const text = await hermes(["doctor"], { home });
     assert.match(text.stdout, /^sandbox +ok /m);
@@ -46,4 +46,9 @@ Deno.test("doctor: a missing sandbox and an unwritable store fail with how to fi
     env: { HERMES_BWRAP: `${dir}/no-bwrap` },
   });
   assert.match(text.stdout, /^sandbox +FAIL .*\(.*\)$/m);
+  // deno itself works there, but plugins need the sandbox: said, with both ways out.
+  assert.match(
+    text.stdout,
+    /^plugins +FAIL deno \d.*but plugins run in the OS sandbox, which cannot start here \(.*`sandbox: off` on each plugin entry\)$/m,
+  );
 });
