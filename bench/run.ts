@@ -12,6 +12,8 @@ const scripts = [
   "micro_compaction_bench.ts",
   "mcp_bench.ts",
   "daemon_bench.ts",
+  "postgres_turn_bench.ts",
+  "postgres_daemon_bench.ts",
 ];
 const only = Deno.args;
 for (const script of scripts) {
