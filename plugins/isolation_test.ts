@@ -43,6 +43,32 @@ pluginTest("a plugin under max_memory holding ArrayBuffers keeps running", async
   assert.deepEqual(f.events, []);
 });
 
+pluginTest(
+  "files a plugin's program writes to /tmp or /dev/shm (memory no resident set shows) stay under max_memory",
+  async () => {
+    await using f = await fixture();
+    await f.write({
+      "filler.js": `export function register(ctx) {
+      ctx.registerCommand("fill", { description: "", handler: async () => {
+        const script = "for d in /tmp /dev/shm; do head -c 400000000 /dev/zero > $d/fill; echo $d $(stat -c %s $d/fill); done";
+        const out = await new Deno.Command("/bin/bash", { args: ["-c", script] }).output();
+        return new TextDecoder().decode(out.stdout);
+      } });
+    }`,
+    });
+    const host = await f.start([{
+      path: "filler.js",
+      max_memory: "96MiB",
+      permissions: { run: ["/bin/bash"] },
+    }]);
+    const out = String(await host.commands()[0]!.run("", context));
+    for (const dir of ["/tmp", "/dev/shm"]) {
+      const held = Number(new RegExp(`${dir} (\\d+)`).exec(out)?.[1]);
+      assert.ok(held > 0 && held <= 96 * 1024 ** 2, `${dir}: ${out}`);
+    }
+  },
+);
+
 pluginTest("max_memory below what the Deno runtime needs is refused at load", async () => {
   await using f = await fixture();
   await f.write({ "small.js": "export function register() {}" });

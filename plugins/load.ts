@@ -126,6 +126,7 @@ export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Prom
       root: manifest.root,
       job_dir: options.job_dir,
       env: grantedEnv(runnable, options.env),
+      max_memory_bytes: max_memory_mb * 1024 ** 2,
       ...(options.hide ? { hide: options.hide } : {}),
       ...(options.env.HOME ? { home: options.env.HOME } : {}),
     });

@@ -5,8 +5,9 @@
  * - visible: the plugin's root (its real directory, or its single module file), the directory of the deno
  *   binary, the system directories programs need, and the granted `read`, `ffi` and `run` paths. `read: true`
  *   shows the host read-only, with the store and credentials hidden;
- * - writable: only the granted `write` paths (they must exist: a bind needs a target), and a private /tmp.
- *   `write: true` is refused: it would make the host writable, which no sandbox then bounds;
+ * - writable: only the granted `write` paths (they must exist: a bind needs a target), and a private /tmp
+ *   and /dev/shm, each bounded by `max_memory` (files there are memory no resident set shows). `write: true`
+ *   is refused: it would make the host writable, which no sandbox then bounds;
  * - network: none unless `net` is granted; a host list is enforced by Deno's `--allow-net`, the sandbox
  *   then shares the host's network (bubblewrap has no per-host filter);
  * - environment: the granted variables only (bwrap adds PWD, the working directory's path);
@@ -45,6 +46,11 @@ export interface PluginCommandOptions {
   hide?: readonly string[];
   /** $HOME of the host, whose credentials are hidden when `read: true` shows the host. */
   home?: string;
+  /**
+   * The plugin's `max_memory` in bytes: its private /tmp and /dev/shm may hold no more each, since files
+   * there live in memory outside any process's resident set (which the watchdog counts).
+   */
+  max_memory_bytes?: number;
 }
 
 /** `argv` (deno and its arguments) as the plugin's process: wrapped in the sandbox, or on the host. */
@@ -92,6 +98,7 @@ export function pluginSandboxPolicy(denoPath: string, options: PluginCommandOpti
       }
       : {}),
     net: granted.net === true || list(granted.net).length > 0,
+    ...(options.max_memory_bytes ? { scratch_bytes: options.max_memory_bytes } : {}),
     env: options.env,
     cwd: options.job_dir,
   };

@@ -24,6 +24,11 @@ export interface SandboxPolicy {
    * A host list is NOT filtered here: the caller enforces it (Deno's `--allow-net` for plugins).
    */
   net: boolean | readonly string[];
+  /**
+   * Bytes each private scratch filesystem (/tmp, /var/tmp, /run, /dev/shm) may hold; unbounded when absent.
+   * Files there live in memory but in no process's resident set, so a memory cap must bound them too.
+   */
+  scratch_bytes?: number;
   /** The whole environment of the command; nothing of the parent's is inherited. */
   env: Readonly<Record<string, string>>;
   /**

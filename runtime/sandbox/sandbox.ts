@@ -5,7 +5,8 @@
  *   the policy grants the network;
  * - the host root read-only (or, `only_granted`, a read-only root holding only the system directories
  *   needed to exec and the grants), the write roots read-write, a private /tmp, /var/tmp and /run, a
- *   fresh /dev, /proc/sys read-only;
+ *   fresh read-only /dev with a private /dev/shm (scratch filesystems sized by `scratch_bytes`), /proc/sys
+ *   read-only;
  * - `--die-with-parent`: bwrap exits with the command's status (or is killed on a timeout), its PID-1
  *   reaper inside then gets SIGKILL, and the kernel kills everything left in the PID namespace (`setsid`
  *   children included) — right after, not before, the caller sees bwrap's exit;
@@ -77,7 +78,7 @@ export function wrapCommand(
     ...(resolved.net ? [] : ["--unshare-net"]),
     "--die-with-parent",
     "--new-session",
-    ...baseMounts(resolved),
+    ...baseMounts(resolved, policy.scratch_bytes),
     ...(resolved.cwd_empty ? ["--dir", resolved.cwd] : []),
     ...resolved.mounts.flatMap((mount) => {
       switch (mount.kind) {
@@ -105,7 +106,10 @@ export function wrapCommand(
   return { cmd: options.bwrap.path, args, env: { ...policy.env }, clearEnv: true, cwd: resolved.cwd };
 }
 
-function baseMounts(policy: ResolvedPolicy): string[] {
+function baseMounts(policy: ResolvedPolicy, scratchBytes: number | undefined): string[] {
+  const scratch = (
+    dir: string,
+  ) => [...(scratchBytes ? ["--size", String(scratchBytes)] : []), "--tmpfs", dir];
   const args: string[] = [];
   if (policy.visible === "all") {
     args.push("--ro-bind", "/", "/");
@@ -120,10 +124,14 @@ function baseMounts(policy: ResolvedPolicy): string[] {
     }
   }
   args.push("--dev", "/dev", "--proc", "/proc");
+  // bwrap's /dev is a writable tmpfs: only /dev/shm stays writable (bounded like /tmp when asked); device
+  // nodes can still be written on a read-only mount.
+  if (scratchBytes) args.push(...scratch("/dev/shm"));
+  args.push("--remount-ro", "/dev");
   for (const path of PROC_READ_ONLY) args.push("--ro-bind-try", path, path);
-  args.push("--tmpfs", "/tmp");
+  args.push(...scratch("/tmp"));
   if (policy.visible === "all") {
-    for (const dir of PRIVATE_DIRS) if (dir !== "/tmp" && lstat(dir)?.isDirectory) args.push("--tmpfs", dir);
+    for (const dir of PRIVATE_DIRS) if (dir !== "/tmp" && lstat(dir)?.isDirectory) args.push(...scratch(dir));
     // A resolv.conf that links into /run (systemd-resolved, resolvconf) must survive the private /run.
     const resolv = policy.net ? realPathOrNull("/etc/resolv.conf") : null;
     if (resolv && PRIVATE_DIRS.some((dir) => resolv.startsWith(`${dir}/`))) {

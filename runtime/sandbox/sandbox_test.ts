@@ -158,6 +158,26 @@ sandboxTest(
   },
 );
 
+sandboxTest("scratch_bytes bounds /tmp and /dev/shm; /dev is read-only but its devices work", async (dir) => {
+  const run = await sandboxed(
+    "head -c 500000 /dev/zero > /tmp/small && echo SMALL-OK; rm /tmp/small; " +
+      "head -c 3000000 /dev/zero > /tmp/big; echo tmp $(stat -c %s /tmp/big); " +
+      "head -c 3000000 /dev/zero > /dev/shm/big; echo shm $(stat -c %s /dev/shm/big); " +
+      "echo x > /dev/planted || echo DEV-READONLY; echo y > /dev/null && echo NULL-OK",
+    dir,
+    { scratch_bytes: 1024 * 1024 },
+  );
+  assert.ok(Number(/tmp (\d+)/.exec(run.stdout)?.[1]) <= 1024 * 1024, run.stdout);
+  assert.ok(Number(/shm (\d+)/.exec(run.stdout)?.[1]) <= 1024 * 1024, run.stdout);
+  assert.match(run.stderr, /No space left on device/);
+  assert.match(run.stdout, /DEV-READONLY/);
+  assert.match(run.stdout, /NULL-OK/);
+  // Unbounded without it (the shell tool's scratch space), and a write under the bound always fits.
+  const free = await sandboxed("head -c 3000000 /dev/zero > /tmp/big; stat -c %s /tmp/big", dir);
+  assert.equal(free.stdout.trim(), "3000000");
+  assert.match(run.stdout, /SMALL-OK/);
+});
+
 sandboxTest(
   "a symlink to / inside a granted root reaches the sandbox's root, not the host's",
   async (dir) => {
