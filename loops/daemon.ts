@@ -100,6 +100,9 @@ export class Daemon {
       }, log)
       : null;
     try {
+      // Dead claims first: a restarted daemon settles its predecessor's slots by on_crash before catch-up
+      // or the next slot could supersede them (recorded `abandoned` instead).
+      await this.#scan(clock.now());
       await this.#catchUp(clock.now());
       log.info(
         `daemon serving ${this.#entries.size} scheduled job(s) as ${this.#holder.host}:${this.#holder.pid}`,

@@ -221,6 +221,27 @@ Deno.test("on_crash: skip (default): a slot whose holder died is recorded crashe
   assert.ok(h.logs.some((l) => l.includes("not run again (on_crash: skip)")));
 });
 
+Deno.test("a restarted daemon settles its predecessor's dead claim by on_crash before catching up a newer slot", async () => {
+  // A minute after the dead claim: catch-up would claim the newer slot, which would supersede (abandon) it.
+  await using h = await harness({ "a.yaml": job("a", '{ cron: "* * * * *" }') }, T0 + 60_500);
+  const child = new Deno.Command("sleep", { args: ["30"], stdout: "null", stderr: "null" }).spawn();
+  const dead: ProcessIdentity = {
+    host: Deno.hostname(),
+    pid: child.pid,
+    started: processStartTime(child.pid)!,
+    nonce: "d",
+  };
+  child.kill("SIGKILL");
+  await child.status;
+  await h.store.claimSlots([{ job: "a", slot: T0 }], dead, { now: T0, lease_ms: 120_000 });
+  await serve(h.daemon(), h.clock, 1_000);
+  assert.deepEqual((await h.rows("a")).map((r) => [r.slot / 60_000, r.status]), [
+    [0, "crashed"],
+    [1, "success"],
+  ]);
+  assert.deepEqual(h.runs.map((r) => (r.slot - T0) / 60_000), [1]);
+});
+
 Deno.test("on_crash: rerun: a slot whose holder died is taken over once and run; a live holder's slot is left alone", async () => {
   await using h = await harness({
     "a.yaml": job("a", '{ cron: "* * * * *", on_crash: rerun }'),
