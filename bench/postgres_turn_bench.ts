@@ -19,14 +19,8 @@
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { clientOptions, parsePostgresUrl } from "../runtime/store/postgres/_url.ts";
-import { interleave, median, ratio, report, spread } from "./_stats.ts";
-import { type Exchange, startTimedServer } from "./_timed_server.ts";
-
-/** Tool rounds per process; the first SKIP are left out (JIT warm-up, first connections). */
-const TOOL_ROUNDS = 30;
-const SKIP = 5;
-const MAIN = new URL("../main.ts", import.meta.url).pathname;
-const RAW_CLIENT = new URL("./_raw_client.ts", import.meta.url).pathname;
+import { interleave, ratio, report, spread } from "./_stats.ts";
+import { roundSamples, SKIP, TOOL_ROUNDS, toolRounds } from "./_tool_rounds.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -42,62 +36,29 @@ if (!serverUrl) {
 const rounds = Number(values.rounds);
 const database = `hermes_turn_bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
 const pgUrl = serverUrl.replace(/^(postgres(?:ql)?:\/\/[^/?#]*)(\/[^?#]*)?/, `$1/${database}`);
-const dir = await Deno.makeTempDir({ prefix: "hermes-pg-turn-bench-" });
-const server = await startTimedServer({ model: "bench-model" });
-const env: Record<string, string> = {
-  PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-  HOME: dir,
-  DENO_DIR: Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`,
-  OPENAI_API_KEY: "bench",
-};
-const toolRound = { tool_calls: [{ name: "read_file", arguments: { path: "note.txt" } }] };
+await using bench = await toolRounds("hermes-pg-turn-bench-");
 
 await admin(`CREATE DATABASE ${database}`);
 try {
-  await Deno.writeTextFile(`${dir}/note.txt`, "a short note\n");
-  await Deno.writeTextFile(
-    `${dir}/job.yaml`,
-    [
-      "name: turn-bench",
-      `model: { name: bench-model, base_url: "${server.url}", context_window: 100000000 }`,
-      "compaction: { enabled: true }",
-      "tools: { read_file: {} }",
-      "limits: { max_turns: 100000 }",
-      "prompt: go",
-      "",
-    ].join("\n"),
-  );
-  const stores = { sqlite: `${dir}/state.db`, postgres: pgUrl };
-  type Case = keyof typeof stores | "raw";
-  const perRound: Record<Case, number[]> = { sqlite: [], postgres: [], raw: [] };
-  const gaps: Record<Case, number[]> = { sqlite: [], postgres: [], raw: [] };
-  const record = (name: Case, exchanges: Exchange[]) => {
-    const measured = exchanges.slice(SKIP);
-    perRound[name].push(median(measured.slice(1).map((e, i) => e.arrived - measured[i]!.arrived)));
-    gaps[name].push(median(measured.slice(1).map((e, i) => e.arrived - measured[i]!.responded)));
-  };
-  const body = `${dir}/body.json`;
+  const stores = { sqlite: `${bench.dir}/state.db`, postgres: pgUrl };
+  const samples = roundSamples(["sqlite", "postgres", "raw"] as const);
+  const { perRound, gaps } = samples;
+  const body = `${bench.dir}/body.json`;
   const run = (name: keyof typeof stores) => async () => {
-    const exchanges = await timedRun(["run", `${dir}/job.yaml`, "--db", stores[name], "--quiet"]);
-    const last = server.upstream.requests.at(-1)?.messages?.at(-1);
-    if (last?.role !== "tool" || !String(last.content).includes("a short note")) {
-      throw new Error(`The tool round did not run read_file: last message ${JSON.stringify(last)}`);
-    }
+    samples.record(name, await bench.timedRun(["run", bench.job, "--db", stores[name], "--quiet"]));
     // The raw baseline posts a request of the same size as the middle of a run.
-    await Deno.writeTextFile(body, JSON.stringify(server.upstream.requests.at(-TOOL_ROUNDS / 2)));
-    record(name, exchanges);
+    await bench.saveMiddleRequest(body);
     return 0;
   };
   await interleave({
     sqlite: run("sqlite"),
     postgres: run("postgres"),
     raw: async () => {
-      record("raw", await timedRaw(body, TOOL_ROUNDS));
+      samples.record("raw", await bench.timedRaw(body));
       return 0;
     },
   }, { rounds, warmup: 1 });
-  // interleave's warm-up round also pushed one sample per case: drop it.
-  for (const samples of [...Object.values(perRound), ...Object.values(gaps)]) samples.shift();
+  samples.dropWarmup();
 
   console.log(`(median of tool rounds ${SKIP + 1}–${TOOL_ROUNDS} per process; ${rounds} processes per case)`);
   report("raw HTTP round trip (bare fetch, same request)", spread(perRound.raw));
@@ -114,9 +75,7 @@ try {
   );
   report("turn overhead, PostgreSQL / SQLite", ratio(overhead("postgres"), overhead("sqlite")));
 } finally {
-  await server.close();
   await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-  await Deno.remove(dir, { recursive: true });
 }
 
 async function admin(statement: string): Promise<void> {
@@ -126,37 +85,4 @@ async function admin(statement: string): Promise<void> {
   } finally {
     await sql.end({ timeout: 5 });
   }
-}
-
-/** Runs hermes against a script of TOOL_ROUNDS tool calls and an answer; the exchanges it made. */
-async function timedRun(args: string[]): Promise<Exchange[]> {
-  server.upstream.replace([...Array.from({ length: TOOL_ROUNDS }, () => toolRound), { content: "done" }]);
-  server.exchanges.length = 0;
-  await deno(["run", "-A", MAIN, ...args]);
-  if (server.exchanges.length !== TOOL_ROUNDS + 1) {
-    throw new Error(`expected ${TOOL_ROUNDS + 1} model calls, the server saw ${server.exchanges.length}`);
-  }
-  return [...server.exchanges];
-}
-
-async function timedRaw(bodyFile: string, count: number): Promise<Exchange[]> {
-  server.upstream.replace(Array.from({ length: count }, () => toolRound));
-  server.exchanges.length = 0;
-  await deno(["run", "-A", RAW_CLIENT, `${server.url}/chat/completions`, bodyFile, String(count)]);
-  return [...server.exchanges];
-}
-
-async function deno(args: string[]): Promise<string> {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args,
-    cwd: dir,
-    env,
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder();
-  if (code !== 0) throw new Error(`deno ${args.join(" ")} exited ${code}: ${text.decode(stderr)}`);
-  return text.decode(stdout);
 }

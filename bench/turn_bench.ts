@@ -14,14 +14,8 @@
  */
 import { DatabaseSync } from "node:sqlite";
 import { parseArgs } from "node:util";
-import { interleave, median, ratio, report, spread } from "./_stats.ts";
-import { type Exchange, startTimedServer } from "./_timed_server.ts";
-
-/** Tool rounds per process; the first SKIP are left out (JIT warm-up, first connection). */
-const TOOL_ROUNDS = 30;
-const SKIP = 5;
-const MAIN = new URL("../main.ts", import.meta.url).pathname;
-const RAW_CLIENT = new URL("./_raw_client.ts", import.meta.url).pathname;
+import { interleave, ratio, report, spread } from "./_stats.ts";
+import { roundSamples, SKIP, TOOL_ROUNDS, toolRounds } from "./_tool_rounds.ts";
 
 interface Shape {
   label: string;
@@ -37,133 +31,52 @@ type ShapeName = keyof typeof SHAPES;
 
 const { values } = parseArgs({ args: Deno.args, options: { rounds: { type: "string", default: "8" } } });
 const rounds = Number(values.rounds);
-const dir = await Deno.makeTempDir({ prefix: "hermes-turn-bench-" });
-const server = await startTimedServer({ model: "bench-model" });
-const env: Record<string, string> = {
-  PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-  HOME: dir,
-  DENO_DIR: Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`,
-  OPENAI_API_KEY: "bench",
-};
-const toolRound = { tool_calls: [{ name: "read_file", arguments: { path: "note.txt" } }] };
+await using bench = await toolRounds("hermes-turn-bench-");
+const { dir } = bench;
 
-try {
-  await Deno.writeTextFile(`${dir}/note.txt`, "a short note\n");
-  await Deno.writeTextFile(
-    `${dir}/job.yaml`,
-    [
-      "name: turn-bench",
-      `model: { name: bench-model, base_url: "${server.url}", context_window: 100000000 }`,
-      "compaction: { enabled: true }",
-      "tools: { read_file: {} }",
-      "limits: { max_turns: 100000 }",
-      "prompt: go",
-      "",
-    ].join("\n"),
+// One real run (one tool round, then an answer) creates the session every shape starts from.
+const seeded = await bench.seed(["run", bench.job, "--db", `${dir}/seed.db`, "--output", "json", "--quiet"]);
+const sessionId = (JSON.parse(seeded) as { session_id: string }).session_id;
+for (const [name, shape] of Object.entries(SHAPES)) {
+  await Deno.copyFile(`${dir}/seed.db`, `${dir}/${name}.db`);
+  seedRows(`${dir}/${name}.db`, sessionId, shape);
+}
+const bodies = { small: `${dir}/body-small.json`, wide: `${dir}/body-wide.json` };
+const samples = roundSamples(["raw", "rawWide", "small", "wide", "deep"] as const);
+const { perRound, gaps } = samples;
+const resumed = (name: ShapeName) => async () => {
+  const exchanges = await bench.timedRun(
+    ["run", "--resume", sessionId, "-p", "go", "--db", await freshCopy(name), "--quiet"],
   );
-  const sessionId = await seedSession(`${dir}/seed.db`);
-  for (const [name, shape] of Object.entries(SHAPES)) {
-    await Deno.copyFile(`${dir}/seed.db`, `${dir}/${name}.db`);
-    seedRows(`${dir}/${name}.db`, sessionId, shape);
-  }
-  const bodies = { small: `${dir}/body-small.json`, wide: `${dir}/body-wide.json` };
-  type Case = ShapeName | "raw" | "rawWide";
-  const perRound: Record<Case, number[]> = { raw: [], rawWide: [], small: [], wide: [], deep: [] };
-  const gaps: Record<Case, number[]> = { raw: [], rawWide: [], small: [], wide: [], deep: [] };
-  const record = (name: Case, exchanges: Exchange[]) => {
-    const measured = exchanges.slice(SKIP);
-    perRound[name].push(median(measured.slice(1).map((e, i) => e.arrived - measured[i]!.arrived)));
-    gaps[name].push(median(measured.slice(1).map((e, i) => e.arrived - measured[i]!.responded)));
-  };
-  const resumed = (name: ShapeName) => async () => {
-    const exchanges = await timedRun(
-      ["run", "--resume", sessionId, "-p", "go", "--db", await freshCopy(name), "--quiet"],
-      TOOL_ROUNDS,
-    );
-    const last = server.upstream.requests.at(-1)?.messages?.at(-1);
-    if (last?.role !== "tool" || !String(last.content).includes("a short note")) {
-      throw new Error(`The tool round did not run read_file: last message ${JSON.stringify(last)}`);
-    }
-    if (name === "small" || name === "wide") {
-      await Deno.writeTextFile(bodies[name], JSON.stringify(server.upstream.requests.at(-TOOL_ROUNDS / 2)));
-    }
-    record(name, exchanges);
-    return 0;
-  };
-  const raw = (name: "raw" | "rawWide", body: string) => async () => {
-    record(name, await timedRaw(body, TOOL_ROUNDS));
-    return 0;
-  };
-  await interleave({
-    small: resumed("small"),
-    raw: raw("raw", bodies.small),
-    wide: resumed("wide"),
-    rawWide: raw("rawWide", bodies.wide),
-    deep: resumed("deep"),
-  }, { rounds, warmup: 1 });
-  // interleave's warm-up round also pushed one sample per case: drop it.
-  for (const samples of [...Object.values(perRound), ...Object.values(gaps)]) samples.shift();
+  if (name === "small" || name === "wide") await bench.saveMiddleRequest(bodies[name]);
+  samples.record(name, exchanges);
+  return 0;
+};
+const raw = (name: "raw" | "rawWide", body: string) => async () => {
+  samples.record(name, await bench.timedRaw(body));
+  return 0;
+};
+await interleave({
+  small: resumed("small"),
+  raw: raw("raw", bodies.small),
+  wide: resumed("wide"),
+  rawWide: raw("rawWide", bodies.wide),
+  deep: resumed("deep"),
+}, { rounds, warmup: 1 });
+samples.dropWarmup();
 
-  console.log(`(median of tool rounds ${SKIP + 1}–${TOOL_ROUNDS} per process; ${rounds} processes per case)`);
-  report("raw HTTP round trip (bare fetch, same request)", spread(perRound.raw));
-  report("hermes: time per tool round (100 stored rows)", spread(perRound.small));
-  const overhead = perRound.small.map((ms, i) => ms - perRound.raw[i]!);
-  report("turn overhead = tool round − raw round trip", spread(overhead), "≤ 2 ms median");
-  for (const [name, shape] of Object.entries(SHAPES) as [ShapeName, Shape][]) {
-    report(`per-turn gap, ${shape.label}`, spread(gaps[name]));
-  }
-  report("  10 000 active / 100 stored", ratio(gaps.wide, gaps.small), "≤ 1.5×");
-  report("  50 000 stored, 43 active / 100 stored", ratio(gaps.deep, gaps.small), "≤ 1.2×");
-  report("for reference: raw client's gap, 100-row request", spread(gaps.raw));
-  report("for reference: raw client's gap, 10 000-row request", spread(gaps.rawWide));
-} finally {
-  await server.close();
-  await Deno.remove(dir, { recursive: true });
+console.log(`(median of tool rounds ${SKIP + 1}–${TOOL_ROUNDS} per process; ${rounds} processes per case)`);
+report("raw HTTP round trip (bare fetch, same request)", spread(perRound.raw));
+report("hermes: time per tool round (100 stored rows)", spread(perRound.small));
+const overhead = perRound.small.map((ms, i) => ms - perRound.raw[i]!);
+report("turn overhead = tool round − raw round trip", spread(overhead), "≤ 2 ms median");
+for (const [name, shape] of Object.entries(SHAPES) as [ShapeName, Shape][]) {
+  report(`per-turn gap, ${shape.label}`, spread(gaps[name]));
 }
-
-/** One real run (one tool round, then an answer) creates the session every shape starts from. */
-async function seedSession(db: string): Promise<string> {
-  server.upstream.replace([toolRound, { content: "seeded" }]);
-  const output = await hermes(["run", `${dir}/job.yaml`, "--db", db, "--output", "json", "--quiet"]);
-  return (JSON.parse(output) as { session_id: string }).session_id;
-}
-
-/** Runs hermes against a script of `toolRounds` tool calls and an answer; the exchanges it made. */
-async function timedRun(args: string[], toolRounds: number): Promise<Exchange[]> {
-  server.upstream.replace([...Array.from({ length: toolRounds }, () => toolRound), { content: "done" }]);
-  server.exchanges.length = 0;
-  await hermes(args);
-  if (server.exchanges.length !== toolRounds + 1) {
-    throw new Error(`expected ${toolRounds + 1} model calls, the server saw ${server.exchanges.length}`);
-  }
-  return [...server.exchanges];
-}
-
-async function timedRaw(bodyFile: string, count: number): Promise<Exchange[]> {
-  server.upstream.replace(Array.from({ length: count }, () => toolRound));
-  server.exchanges.length = 0;
-  await deno(["run", "-A", RAW_CLIENT, `${server.url}/chat/completions`, bodyFile, String(count)]);
-  return [...server.exchanges];
-}
-
-function hermes(args: string[]): Promise<string> {
-  return deno(["run", "-A", MAIN, ...args]);
-}
-
-async function deno(args: string[]): Promise<string> {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args,
-    cwd: dir,
-    env,
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder();
-  if (code !== 0) throw new Error(`deno ${args.join(" ")} exited ${code}: ${text.decode(stderr)}`);
-  return text.decode(stdout);
-}
+report("  10 000 active / 100 stored", ratio(gaps.wide, gaps.small), "≤ 1.5×");
+report("  50 000 stored, 43 active / 100 stored", ratio(gaps.deep, gaps.small), "≤ 1.2×");
+report("for reference: raw client's gap, 100-row request", spread(gaps.raw));
+report("for reference: raw client's gap, 10 000-row request", spread(gaps.rawWide));
 
 /** Each run works on a copy, so every run of a shape starts from the same rows. */
 async function freshCopy(name: ShapeName): Promise<string> {
