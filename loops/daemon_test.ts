@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { ManualClock } from "../runtime/core/_testing.ts";
 import { createLogger } from "../runtime/core/log.ts";
-import { currentProcess, type ProcessIdentity, processStartTime } from "../runtime/core/process_identity.ts";
+import { currentProcess, type ProcessIdentity } from "../runtime/core/process_identity.ts";
 import type { Store } from "../runtime/store/store.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import { advance, advanceUntil } from "./_test_support.ts";
+import { deadHolder, ownedBy } from "../tests/store_contract/_fixture.ts";
 import { Daemon, type ScheduledRun, type ScheduledRunner } from "./daemon.ts";
 import { loadScheduledJobs } from "./daemon_jobs.ts";
 
@@ -191,22 +192,10 @@ Deno.test("catch_up: one runs the most recent missed slot once at start-up; none
 
 Deno.test("on_crash: skip (default): a slot whose holder died is recorded crashed and not run; its session is interrupted", async () => {
   await using h = await harness({ "a.yaml": job("a", '{ cron: "* * * * *" }') }, T0 + 30_000);
-  const child = new Deno.Command("sleep", { args: ["30"], stdout: "null", stderr: "null" }).spawn();
-  const dead: ProcessIdentity = {
-    host: Deno.hostname(),
-    pid: child.pid,
-    started: processStartTime(child.pid)!,
-    nonce: "d",
-  };
-  child.kill("SIGKILL");
-  await child.status;
+  const dead = await deadHolder();
   await h.store.claimSlots([{ job: "a", slot: T0 }], dead, { now: T0, lease_ms: 60_000 });
   const session = await h.store.createSession({ job: "a" });
-  await h.store.updateSession(session.id, {
-    owner_host: dead.host,
-    owner_pid: dead.pid,
-    owner_started: dead.started,
-  });
+  await h.store.updateSession(session.id, ownedBy(dead));
   await serve(h.daemon(), h.clock, 1_000);
   assert.deepEqual(h.runs, [], "never started twice");
   const [a] = await h.rows("a");
@@ -224,15 +213,7 @@ Deno.test("on_crash: skip (default): a slot whose holder died is recorded crashe
 Deno.test("a restarted daemon settles its predecessor's dead claim by on_crash before catching up a newer slot", async () => {
   // A minute after the dead claim: catch-up would claim the newer slot, which would supersede (abandon) it.
   await using h = await harness({ "a.yaml": job("a", '{ cron: "* * * * *" }') }, T0 + 60_500);
-  const child = new Deno.Command("sleep", { args: ["30"], stdout: "null", stderr: "null" }).spawn();
-  const dead: ProcessIdentity = {
-    host: Deno.hostname(),
-    pid: child.pid,
-    started: processStartTime(child.pid)!,
-    nonce: "d",
-  };
-  child.kill("SIGKILL");
-  await child.status;
+  const dead = await deadHolder();
   await h.store.claimSlots([{ job: "a", slot: T0 }], dead, { now: T0, lease_ms: 120_000 });
   await serve(h.daemon(), h.clock, 1_000);
   assert.deepEqual((await h.rows("a")).map((r) => [r.slot / 60_000, r.status]), [
@@ -247,15 +228,7 @@ Deno.test("on_crash: rerun: a slot whose holder died is taken over once and run;
     "a.yaml": job("a", '{ cron: "* * * * *", on_crash: rerun }'),
     "b.yaml": job("b", '{ cron: "* * * * *", on_crash: rerun }'),
   }, T0 + 30_000);
-  const child = new Deno.Command("sleep", { args: ["30"], stdout: "null", stderr: "null" }).spawn();
-  const dead: ProcessIdentity = {
-    host: Deno.hostname(),
-    pid: child.pid,
-    started: processStartTime(child.pid)!,
-    nonce: "d",
-  };
-  child.kill("SIGKILL");
-  await child.status;
+  const dead = await deadHolder();
   const alive: ProcessIdentity = { ...currentProcess(), nonce: "alive" };
   await h.store.claimSlots([{ job: "a", slot: T0 }], dead, { now: T0, lease_ms: 60_000 });
   await h.store.claimSlots([{ job: "b", slot: T0 }], alive, { now: T0, lease_ms: 60_000 });
@@ -361,14 +334,7 @@ Deno.test("job loading: bad schedules name file:line:col; unscheduled named file
 
 Deno.test("a served job's session whose loop outlived its process is adopted by one daemon and resumed", async () => {
   await using h = await harness({ "a.yaml": job("a", '{ cron: "0 0 1 1 *" }') });
-  const child = new Deno.Command("sleep", { args: ["30"], stdout: "null", stderr: "null" }).spawn();
-  const dead = {
-    owner_host: Deno.hostname(),
-    owner_pid: child.pid,
-    owner_started: processStartTime(child.pid)!,
-  };
-  child.kill("SIGKILL");
-  await child.status;
+  const dead = ownedBy(await deadHolder());
   const me = currentProcess();
   const session = async (jobName: string, owner: typeof dead, loop: "active" | "done") => {
     const id = (await h.store.createSession({ job: jobName })).id;
