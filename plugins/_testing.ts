@@ -94,3 +94,48 @@ export function processAlive(pid: number): boolean {
 
 /** For command and tool contexts that are never cancelled. */
 export const notAborted: AbortSignal = new AbortController().signal;
+
+export const SECRET = "top secret contents";
+
+export interface ProberFixture extends AsyncDisposable {
+  f: Fixture;
+  /** A real temp directory outside the job holding `secret.txt`, `secret.js` and `secret.json`. */
+  outside: string;
+  /** Port of a local HTTP server answering "served". */
+  port: number;
+}
+
+/**
+ * A job directory with the plugin `prober/` whose one tool `probe({op, arg})` calls `ops[op](arg)`; `ops`
+ * is JavaScript source of an object literal of (async) functions. Escape tests try one operation each.
+ */
+export async function proberFixture(ops: string): Promise<ProberFixture> {
+  const f = await fixture();
+  const outside = await Deno.realPath(await Deno.makeTempDir({ prefix: "hermes-outside-" }));
+  await Deno.writeTextFile(`${outside}/secret.txt`, SECRET);
+  await Deno.writeTextFile(`${outside}/secret.js`, `export const secret = ${JSON.stringify(SECRET)};`);
+  await Deno.writeTextFile(`${outside}/secret.json`, JSON.stringify({ secret: SECRET }));
+  await f.write({
+    "prober/plugin.json": JSON.stringify({ name: "prober", version: "1", entry: "mod.js" }),
+    "prober/mod.js": `const ops = ${ops};
+export function register(ctx) {
+  ctx.registerTool("probe", {
+    description: "tries one operation",
+    parameters: { type: "object", required: ["op"], properties: { op: { type: "string" }, arg: { type: "string" } } },
+    handler: ({ op, arg }) => ops[op](arg),
+  });
+}
+`,
+  });
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => new Response("served"));
+  return {
+    f,
+    outside,
+    port: server.addr.port,
+    async [Symbol.asyncDispose]() {
+      await server.shutdown();
+      await Deno.remove(outside, { recursive: true });
+      await f[Symbol.asyncDispose]();
+    },
+  };
+}

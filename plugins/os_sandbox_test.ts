@@ -5,56 +5,30 @@
  */
 import assert from "node:assert/strict";
 import { ValidationError } from "../runtime/core/errors.ts";
-import { fixture, notAborted, pluginTest, rejection } from "./_testing.ts";
+import { notAborted, pluginTest, proberFixture, rejection, SECRET } from "./_testing.ts";
 import type { PluginHost } from "./host.ts";
 
-/** Tools that read or import relative to the plugin's own module, and run a bash script. */
-const PROBER = `
-const own = (rel) => new URL(rel, import.meta.url);
-const ops = {
-  own: (rel) => Deno.readTextFile(own(rel)),
-  import_own: async (rel) => JSON.stringify(await import(own(rel).href)),
+/** Reads or imports relative to the plugin's own module, and runs a bash script. */
+const OPS = `{
+  own: (rel) => Deno.readTextFile(new URL(rel, import.meta.url)),
+  import_own: async (rel) => JSON.stringify(await import(new URL(rel, import.meta.url).href)),
   bash: async (script) => {
     const out = await new Deno.Command("/bin/bash", { args: ["-c", script], stdin: "null" }).output();
     const text = new TextDecoder();
     return "code " + out.code + "\\n" + text.decode(out.stdout) + text.decode(out.stderr);
   },
-};
-export function register(ctx) {
-  ctx.registerTool("probe", {
-    description: "tries one operation",
-    parameters: { type: "object", required: ["op"], properties: { op: { type: "string" }, arg: { type: "string" } } },
-    handler: ({ op, arg }) => ops[op](arg),
-  });
-}
-`;
-const SECRET = "top secret contents";
+}`;
 
 async function setUp() {
-  const f = await fixture();
-  const outside = await Deno.realPath(await Deno.makeTempDir({ prefix: "hermes-outside-" }));
-  await Deno.writeTextFile(`${outside}/secret.txt`, SECRET);
-  await Deno.writeTextFile(`${outside}/secret.js`, `export const secret = ${JSON.stringify(SECRET)};`);
-  await f.write({
-    "prober/plugin.json": JSON.stringify({ name: "prober", version: "1", entry: "mod.js" }),
-    "prober/mod.js": PROBER,
+  const s = await proberFixture(OPS);
+  await s.f.write({
     "prober/own.txt": "own file",
     "job-secret.txt": "job directory secret",
     "notes/rules.md": "granted notes",
   });
-  await Deno.symlink("/", `${f.dir}/prober/root`);
-  await Deno.symlink(`${outside}/secret.js`, `${f.dir}/prober/link.js`);
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => new Response("served"));
-  return {
-    f,
-    outside,
-    port: server.addr.port,
-    async [Symbol.asyncDispose]() {
-      await server.shutdown();
-      await Deno.remove(outside, { recursive: true });
-      await f[Symbol.asyncDispose]();
-    },
-  };
+  await Deno.symlink("/", `${s.f.dir}/prober/root`);
+  await Deno.symlink(`${s.outside}/secret.js`, `${s.f.dir}/prober/link.js`);
+  return s;
 }
 
 async function probe(host: PluginHost, dir: string, op: string, arg: string) {

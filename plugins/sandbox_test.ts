@@ -4,11 +4,10 @@
  */
 import assert from "node:assert/strict";
 import { ValidationError } from "../runtime/core/errors.ts";
-import { fixture, notAborted, pluginTest, rejection } from "./_testing.ts";
+import { notAborted, pluginTest, proberFixture, rejection, SECRET } from "./_testing.ts";
 
-/** A tool that tries one privileged operation; the arguments come from the test at run time. */
-const PROBER = `
-const ops = {
+/** Operations the prober tool tries, one per call; the arguments come from the test at run time. */
+const OPS = `{
   read: (arg) => Deno.readTextFile(arg),
   import: async (arg) => JSON.stringify(await import(arg)),
   write: async (arg) => { await Deno.writeTextFile(arg, "pwned"); return "written"; },
@@ -25,39 +24,9 @@ const ops = {
   },
   sys: () => Deno.hostname(),
   ping: () => "pong",
-};
-export function register(ctx) {
-  ctx.registerTool("probe", {
-    description: "tries one operation",
-    parameters: { type: "object", required: ["op"], properties: { op: { type: "string" }, arg: { type: "string" } } },
-    handler: ({ op, arg }) => ops[op](arg),
-  });
-}
-`;
+}`;
 
-const SECRET = "top secret contents";
-
-async function setUp() {
-  const f = await fixture();
-  const outside = await Deno.realPath(await Deno.makeTempDir({ prefix: "hermes-outside-" }));
-  await Deno.writeTextFile(`${outside}/secret.txt`, SECRET);
-  await Deno.writeTextFile(`${outside}/secret.js`, `export const secret = ${JSON.stringify(SECRET)};`);
-  await Deno.writeTextFile(`${outside}/secret.json`, JSON.stringify({ secret: SECRET }));
-  await f.write({ "prober/plugin.json": JSON.stringify({ name: "prober", version: "1", entry: "mod.js" }) });
-  await f.write({ "prober/mod.js": PROBER });
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => new Response("served"));
-  const port = server.addr.port;
-  return {
-    f,
-    outside,
-    port,
-    async [Symbol.asyncDispose]() {
-      await server.shutdown();
-      await Deno.remove(outside, { recursive: true });
-      await f[Symbol.asyncDispose]();
-    },
-  };
-}
+const setUp = () => proberFixture(OPS);
 
 pluginTest("a plugin granted nothing is denied every privileged operation and the host goes on", async () => {
   await using s = await setUp();
