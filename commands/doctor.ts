@@ -4,7 +4,7 @@
  */
 import { dirname } from "node:path";
 import { type Cli, parseCommandArgs } from "./_cli.ts";
-import { probeSandbox, type SandboxProbe } from "../runtime/sandbox/probe.ts";
+import { probeOptions, probeSandbox, type SandboxProbe } from "../runtime/sandbox/probe.ts";
 import { pluginCommand } from "../plugins/sandbox_policy.ts";
 import { findDeno } from "../plugins/deno_path.ts";
 import { errorMessage } from "../runtime/core/errors.ts";
@@ -19,10 +19,7 @@ export interface Check {
 
 export async function main(cli: Cli): Promise<number> {
   const { values } = parseCommandArgs("doctor", cli.args, { json: { type: "boolean" } });
-  const probe = await probeSandbox({
-    ...(cli.env.HERMES_BWRAP ? { bwrap: cli.env.HERMES_BWRAP } : {}),
-    path: cli.env.PATH ?? "",
-  });
+  const probe = await probeSandbox(probeOptions(cli.env));
   const checks = [sandboxCheck(probe), await pluginsCheck(cli.env, probe), await storeCheck(cli.dbPath)];
   if (values.json) await cli.out(JSON.stringify({ ok: checks.every((c) => c.ok), checks }) + "\n");
   else {

@@ -17,7 +17,7 @@ import type { CommandContext, SlashCommand } from "../runtime/agent/slash.ts";
 import type { Store } from "../runtime/store/store.ts";
 import type { Tool, ToolContext, ToolOutcome } from "../runtime/tools/tool.ts";
 import { findDeno } from "./deno_path.ts";
-import { probeSandbox } from "../runtime/sandbox/probe.ts";
+import { probeOptions, probeSandbox, type SandboxProbe } from "../runtime/sandbox/probe.ts";
 import type { Bubblewrap } from "../runtime/sandbox/sandbox.ts";
 import { pluginHooks, type Report } from "./dispatch.ts";
 import { type LoadedPlugin, loadPlugin } from "./load.ts";
@@ -44,6 +44,8 @@ export interface StartPluginsOptions {
   signal?: AbortSignal;
   /** Applied to error texts put in events and to every payload sent to a plugin (DESIGN §12). */
   redact?: (text: string) => string;
+  /** The session's shared sandbox probe (`probeOnce`); default: probe at start. */
+  probe?: () => Promise<SandboxProbe>;
   /** false: do not check entries' `config` against `config_schema` (inspecting plugins without a job). */
   validate_config?: boolean;
 }
@@ -133,11 +135,7 @@ async function pluginSandbox(
   }
   const sandboxed = entries.find((entry) => entry.sandbox !== "off");
   if (sandboxed === undefined) return undefined;
-  const env = options.env ?? {};
-  const probe = await probeSandbox({
-    ...(env.HERMES_BWRAP ? { bwrap: env.HERMES_BWRAP } : {}),
-    path: env.PATH ?? "",
-  });
+  const probe = await (options.probe ?? (() => probeSandbox(probeOptions(options.env ?? {}))))();
   if (!probe.ok) {
     throw new ValidationError(
       `Cannot start plugin ${sandboxed.path} in its OS sandbox: ${probe.reason}; ${

@@ -13,7 +13,7 @@ import { basename, delimiter, dirname, isAbsolute, resolve } from "node:path";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServerEntry } from "../config/job_schema.ts";
 import { ValidationError } from "../core/errors.ts";
-import { probeSandbox } from "../sandbox/probe.ts";
+import type { SandboxProbe } from "../sandbox/probe.ts";
 import { type Bubblewrap, wrapCommand } from "../sandbox/sandbox.ts";
 import { SYSTEM_DIRS } from "../sandbox/policy.ts";
 import { realPathOrNull } from "../core/fs.ts";
@@ -101,14 +101,10 @@ export async function createTransport(entry: McpServerEntry, context: LaunchCont
   return transport;
 }
 
-/** Probes bubblewrap once; a machine without it cannot start sandboxed servers (say why and how). */
-export function bwrapOnce(env: Record<string, string>): () => Promise<Bubblewrap> {
-  let probing: Promise<Bubblewrap> | undefined;
+/** The bubblewrap of `probe`; a machine without it cannot start sandboxed servers (say why and how). */
+export function sandboxFor(probe: () => Promise<SandboxProbe>): () => Promise<Bubblewrap> {
   return () =>
-    probing ??= probeSandbox({
-      ...(env.HERMES_BWRAP ? { bwrap: env.HERMES_BWRAP } : {}),
-      ...(env.PATH ? { path: env.PATH } : {}),
-    }).then((probe) => {
+    probe().then((probe) => {
       if (!probe.ok) {
         throw new ValidationError(
           `Cannot start an MCP server in its OS sandbox: ${probe.reason}; ${

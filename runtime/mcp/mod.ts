@@ -11,7 +11,8 @@ import type { Logger } from "../core/log.ts";
 import type { Tool } from "../tools/tool.ts";
 import { McpConnection } from "./connection.ts";
 import { toOutcome } from "./convert.ts";
-import { bwrapOnce } from "./launch.ts";
+import { sandboxFor } from "./launch.ts";
+import { probeOnce, probeOptions, type SandboxProbe } from "../sandbox/probe.ts";
 import { exposedName, filteredOut } from "./names.ts";
 
 export interface McpToolStatus {
@@ -50,13 +51,15 @@ export interface StartMcpOptions {
   log: Logger;
   /** `hermes mcp list`: report a required server that fails instead of throwing. */
   reportOnly?: boolean;
+  /** The session's shared sandbox probe (`probeOnce`); default: one probe for these servers. */
+  probe?: () => Promise<SandboxProbe>;
 }
 
 export async function startMcpServers(
   entries: Readonly<Record<string, McpServerEntry>>,
   options: StartMcpOptions,
 ): Promise<McpServers> {
-  const bwrap = bwrapOnce(options.env);
+  const bwrap = sandboxFor(options.probe ?? probeOnce(probeOptions(options.env)));
   for (const [name, entry] of Object.entries(entries)) {
     if (entry.command !== undefined && entry.sandbox === "off" && !options.reportOnly) {
       options.log.warn(

@@ -50,6 +50,17 @@ export async function probeSandbox(options: ProbeOptions = {}): Promise<SandboxP
   };
 }
 
+/** Where `probeSandbox` looks, from the process environment: HERMES_BWRAP, else PATH. */
+export function probeOptions(env: Readonly<Record<string, string>>): ProbeOptions {
+  return { ...(env.HERMES_BWRAP ? { bwrap: env.HERMES_BWRAP } : {}), path: env.PATH ?? "" };
+}
+
+/** One probe shared by every user of a session (shell tool, plugins, MCP servers), run on first use. */
+export function probeOnce(options: ProbeOptions): () => Promise<SandboxProbe> {
+  let probing: Promise<SandboxProbe> | undefined;
+  return () => probing ??= probeSandbox(options);
+}
+
 function hintFor(error: string): string {
   if (/namespace|uid map|setgroups|Operation not permitted|Permission denied/i.test(error)) {
     return "allow unprivileged user namespaces (`sysctl kernel.unprivileged_userns_clone=1`; Ubuntu 24.04+: " +

@@ -24,6 +24,7 @@ import { type Redactor, redactorOf } from "../core/redact.ts";
 import { sessionSecrets } from "./secrets.ts";
 import type { PluginInfo } from "../../plugins/host.ts";
 import { builtinTools } from "../tools/builtin.ts";
+import { probeOnce, probeOptions } from "../sandbox/probe.ts";
 import { checkToolSandbox, type ToolSandbox } from "../tools/shell_sandbox.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { SessionStatus } from "../core/types.ts";
@@ -99,11 +100,14 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   if (resumed) await claim(store, id, me);
   // The shell tool's OS sandbox is probed before anything starts: a machine that cannot run it is exit 2
   // before any model call, never a silent downgrade. The store's own files are hidden from commands.
+  // One bubblewrap probe serves the shell tool, the plugins and the MCP servers of this session.
+  const probe = probeOnce(probeOptions(options.env));
   const sandbox = await checkToolSandbox(spec.tools, {
     job_dir: job.dir,
     env: options.env,
     hide: store.files,
     log: log.child("sandbox"),
+    probe,
   });
   // Plugins start before the session row exists, so a plugin that is refused leaves no "running" session.
   // The host is imported only by jobs that have plugins: it is start-up time the others need not pay.
@@ -115,6 +119,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
       log: log.child("plugins"),
       session_id: id,
       env: options.env,
+      probe,
       redact,
       ...(options.signal ? { signal: options.signal } : {}),
     })
@@ -129,6 +134,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
       events,
       session_id: id,
       log: log.child("mcp"),
+      probe,
     }).catch(async (error) => {
       await plugins?.stop();
       throw error;

@@ -18,7 +18,7 @@ import { resolve } from "node:path";
 import type { ToolsConfig } from "../config/job_schema.ts";
 import { ValidationError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
-import { probeSandbox } from "../sandbox/probe.ts";
+import { probeOptions, probeSandbox, type SandboxProbe } from "../sandbox/probe.ts";
 import { type Bubblewrap, type SandboxPolicy, wrapCommand } from "../sandbox/sandbox.ts";
 import { existsSync } from "../core/fs.ts";
 import { homeSecrets, hostSecrets } from "../sandbox/host_secrets.ts";
@@ -74,6 +74,8 @@ export interface ToolSandboxOptions {
   hide?: readonly string[];
   /** Where the `sandbox: off` warning goes. */
   log?: Logger;
+  /** The session's shared probe (`probeOnce`); default: probe now. */
+  probe?: () => Promise<SandboxProbe>;
 }
 
 /**
@@ -101,10 +103,7 @@ export async function checkToolSandbox(
     );
     return { mode: "off" };
   }
-  const probe = await probeSandbox({
-    ...(env.HERMES_BWRAP ? { bwrap: env.HERMES_BWRAP } : {}),
-    path: env.PATH ?? "",
-  });
+  const probe = await (options.probe ?? (() => probeSandbox(probeOptions(env))))();
   if (!probe.ok) {
     throw new ValidationError(`Cannot run the shell tool in its OS sandbox: ${probe.reason}; ${probe.hint}`);
   }
