@@ -30,6 +30,7 @@ import { clientOptions, parsePostgresUrl } from "../runtime/store/postgres/_url.
 import { compileSchedule } from "../loops/cron_slots.ts";
 import type { DaemonSamples } from "./_daemon_process.ts";
 import { median, percentile, ratio, report, spread } from "./_stats.ts";
+import { benchPostgresUrl } from "./_postgres_url.ts";
 
 const JOBS = 1_000;
 const WARMUP_MS = 2_000;
@@ -44,13 +45,7 @@ const { values } = parseArgs({
     daemons: { type: "string", default: "4" },
   },
 });
-const url = values.url ?? Deno.env.get("HERMES_TEST_POSTGRES_URL");
-if (!url) {
-  console.log(
-    "postgres daemon bench skipped: no PostgreSQL server (pass --url postgres://… or set HERMES_TEST_POSTGRES_URL)",
-  );
-  Deno.exit(0);
-}
+const url = benchPostgresUrl(values.url, "postgres daemon bench");
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 /** Daemon processes on PostgreSQL (`--daemons 1` separates the store's cost from the contention's). */

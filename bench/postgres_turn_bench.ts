@@ -20,19 +20,14 @@ import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { clientOptions, parsePostgresUrl } from "../runtime/store/postgres/_url.ts";
 import { interleave, ratio, report, spread } from "./_stats.ts";
+import { benchPostgresUrl } from "./_postgres_url.ts";
 import { roundSamples, SKIP, TOOL_ROUNDS, toolRounds } from "./_tool_rounds.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
   options: { url: { type: "string" }, rounds: { type: "string", default: "8" } },
 });
-const serverUrl = values.url ?? Deno.env.get("HERMES_TEST_POSTGRES_URL");
-if (!serverUrl) {
-  console.log(
-    "postgres turn bench skipped: no PostgreSQL server (pass --url postgres://… or set HERMES_TEST_POSTGRES_URL)",
-  );
-  Deno.exit(0);
-}
+const serverUrl = benchPostgresUrl(values.url, "postgres turn bench");
 const rounds = Number(values.rounds);
 const database = `hermes_turn_bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
 const pgUrl = serverUrl.replace(/^(postgres(?:ql)?:\/\/[^/?#]*)(\/[^?#]*)?/, `$1/${database}`);
@@ -79,7 +74,7 @@ try {
 }
 
 async function admin(statement: string): Promise<void> {
-  const sql = postgres({ ...clientOptions(parsePostgresUrl(serverUrl!)), max: 1, onnotice: () => {} });
+  const sql = postgres({ ...clientOptions(parsePostgresUrl(serverUrl)), max: 1, onnotice: () => {} });
   try {
     await sql.unsafe(statement);
   } finally {

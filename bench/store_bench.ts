@@ -17,6 +17,7 @@ import { openPostgresStore } from "../runtime/store/postgres/postgres_store.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import type { Store } from "../runtime/store/store.ts";
 import { interleave, ratio, report, spread } from "./_stats.ts";
+import { benchPostgresUrl } from "./_postgres_url.ts";
 
 const BLOCK = 300;
 const BATCH = 50;
@@ -24,13 +25,7 @@ const { values } = parseArgs({
   args: Deno.args,
   options: { url: { type: "string" }, rounds: { type: "string", default: "8" } },
 });
-const url = values.url ?? Deno.env.get("HERMES_TEST_POSTGRES_URL");
-if (!url) {
-  console.log(
-    "store bench skipped: no PostgreSQL server (pass --url postgres://… or set HERMES_TEST_POSTGRES_URL)",
-  );
-  Deno.exit(0);
-}
+const url = benchPostgresUrl(values.url, "store bench");
 
 const schema = `hermes_bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
 const dir = await Deno.makeTempDir({ prefix: "hermes-store-bench-" });
