@@ -17,8 +17,7 @@
  *   deno run -A bench/postgres_turn_bench.ts [--url postgres://…] [--rounds N]
  */
 import { parseArgs } from "node:util";
-import postgres from "postgres";
-import { clientOptions, parsePostgresUrl } from "../runtime/store/postgres/_url.ts";
+import { scratchDatabase } from "../runtime/store/postgres/_testing.ts";
 import { interleave, ratio, report, spread } from "./_stats.ts";
 import { benchPostgresUrl } from "./_postgres_url.ts";
 import { roundSamples, SKIP, TOOL_ROUNDS, toolRounds } from "./_tool_rounds.ts";
@@ -29,55 +28,40 @@ const { values } = parseArgs({
 });
 const serverUrl = benchPostgresUrl(values.url, "postgres turn bench");
 const rounds = Number(values.rounds);
-const database = `hermes_turn_bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
-const pgUrl = serverUrl.replace(/^(postgres(?:ql)?:\/\/[^/?#]*)(\/[^?#]*)?/, `$1/${database}`);
 await using bench = await toolRounds("hermes-pg-turn-bench-");
 
-await admin(`CREATE DATABASE ${database}`);
-try {
-  const stores = { sqlite: `${bench.dir}/state.db`, postgres: pgUrl };
-  const samples = roundSamples(["sqlite", "postgres", "raw"] as const);
-  const { perRound, gaps } = samples;
-  const body = `${bench.dir}/body.json`;
-  const run = (name: keyof typeof stores) => async () => {
-    samples.record(name, await bench.timedRun(["run", bench.job, "--db", stores[name], "--quiet"]));
-    // The raw baseline posts a request of the same size as the middle of a run.
-    await bench.saveMiddleRequest(body);
+await using database = await scratchDatabase(serverUrl, "hermes_turn_bench");
+const stores = { sqlite: `${bench.dir}/state.db`, postgres: database.url };
+const samples = roundSamples(["sqlite", "postgres", "raw"] as const);
+const { perRound, gaps } = samples;
+const body = `${bench.dir}/body.json`;
+const run = (name: keyof typeof stores) => async () => {
+  samples.record(name, await bench.timedRun(["run", bench.job, "--db", stores[name], "--quiet"]));
+  // The raw baseline posts a request of the same size as the middle of a run.
+  await bench.saveMiddleRequest(body);
+  return 0;
+};
+await interleave({
+  sqlite: run("sqlite"),
+  postgres: run("postgres"),
+  raw: async () => {
+    samples.record("raw", await bench.timedRaw(body));
     return 0;
-  };
-  await interleave({
-    sqlite: run("sqlite"),
-    postgres: run("postgres"),
-    raw: async () => {
-      samples.record("raw", await bench.timedRaw(body));
-      return 0;
-    },
-  }, { rounds, warmup: 1 });
-  samples.dropWarmup();
+  },
+}, { rounds, warmup: 1 });
+samples.dropWarmup();
 
-  console.log(`(median of tool rounds ${SKIP + 1}–${TOOL_ROUNDS} per process; ${rounds} processes per case)`);
-  report("raw HTTP round trip (bare fetch, same request)", spread(perRound.raw));
-  report("time per tool round, SQLite store", spread(perRound.sqlite));
-  report("time per tool round, PostgreSQL store (Unix socket)", spread(perRound.postgres));
-  const overhead = (name: keyof typeof stores) => perRound[name].map((ms, i) => ms - perRound.raw[i]!);
-  report("turn overhead, SQLite", spread(overhead("sqlite")), "≤ 2 ms median");
-  report("turn overhead, PostgreSQL", spread(overhead("postgres")));
-  report("per-turn gap, SQLite", spread(gaps.sqlite));
-  report("per-turn gap, PostgreSQL", spread(gaps.postgres));
-  report(
-    "PostgreSQL − SQLite, per tool round",
-    spread(perRound.postgres.map((ms, i) => ms - perRound.sqlite[i]!)),
-  );
-  report("turn overhead, PostgreSQL / SQLite", ratio(overhead("postgres"), overhead("sqlite")));
-} finally {
-  await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-}
-
-async function admin(statement: string): Promise<void> {
-  const sql = postgres({ ...clientOptions(parsePostgresUrl(serverUrl)), max: 1, onnotice: () => {} });
-  try {
-    await sql.unsafe(statement);
-  } finally {
-    await sql.end({ timeout: 5 });
-  }
-}
+console.log(`(median of tool rounds ${SKIP + 1}–${TOOL_ROUNDS} per process; ${rounds} processes per case)`);
+report("raw HTTP round trip (bare fetch, same request)", spread(perRound.raw));
+report("time per tool round, SQLite store", spread(perRound.sqlite));
+report("time per tool round, PostgreSQL store (Unix socket)", spread(perRound.postgres));
+const overhead = (name: keyof typeof stores) => perRound[name].map((ms, i) => ms - perRound.raw[i]!);
+report("turn overhead, SQLite", spread(overhead("sqlite")), "≤ 2 ms median");
+report("turn overhead, PostgreSQL", spread(overhead("postgres")));
+report("per-turn gap, SQLite", spread(gaps.sqlite));
+report("per-turn gap, PostgreSQL", spread(gaps.postgres));
+report(
+  "PostgreSQL − SQLite, per tool round",
+  spread(perRound.postgres.map((ms, i) => ms - perRound.sqlite[i]!)),
+);
+report("turn overhead, PostgreSQL / SQLite", ratio(overhead("postgres"), overhead("sqlite")));

@@ -4,30 +4,13 @@
  * Without the variable the server tests are skipped with a visible reason, except under CI=true.
  */
 import assert from "node:assert/strict";
-import postgres from "postgres";
-import { clientOptions, parsePostgresUrl } from "../runtime/store/postgres/_url.ts";
+import { admin, scratchDatabase } from "../runtime/store/postgres/_testing.ts";
 import { hermes, spawnHermes, tempDir, writeFiles } from "./_cli.ts";
 
 const URL_VARIABLE = "HERMES_TEST_POSTGRES_URL";
 const serverUrl = Deno.env.get(URL_VARIABLE);
 
 /** A fresh, empty database on the test server; its URL, and a function that drops it. */
-async function freshDatabase(url: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `hermes_cli_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
-  const admin = () => postgres({ ...clientOptions(parsePostgresUrl(url)), max: 1, onnotice: () => {} });
-  const sql = admin();
-  await sql.unsafe(`CREATE DATABASE ${name}`);
-  await sql.end({ timeout: 5 });
-  return {
-    url: url.replace(/^(postgres(?:ql)?:\/\/[^/?#]*)(\/[^?#]*)?/, `$1/${name}`),
-    async drop() {
-      const sql = admin();
-      await sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await sql.end({ timeout: 5 });
-    },
-  };
-}
-
 async function runJson(args: string[], home: string, env: Record<string, string> = {}, cwd?: string) {
   const result = await hermes(args, { home, env, ...(cwd ? { cwd } : {}) });
   assert.equal(result.code, 0, result.stderr);
@@ -37,12 +20,8 @@ async function runJson(args: string[], home: string, env: Record<string, string>
 function pgTest(name: string, fn: (url: string) => Promise<void>): void {
   if (serverUrl) {
     Deno.test(`postgres cli: ${name}`, async () => {
-      const db = await freshDatabase(serverUrl);
-      try {
-        await fn(db.url);
-      } finally {
-        await db.drop();
-      }
+      await using db = await scratchDatabase(serverUrl, "hermes_cli");
+      await fn(db.url);
     });
   } else if (Deno.env.get("CI") === "true") {
     Deno.test(`postgres cli: ${name}`, () => {
@@ -234,6 +213,21 @@ schedule: { cron: "* * * * * *" }
         "(copied before it changed?)\n",
     );
     assert.equal(await count(["--db", url]), "count 4", "the target went on from its own value, 3");
+  },
+);
+
+pgTest(
+  "a store whose schema is newer than this Hermes is one exit-2 line; the current one opens",
+  async (url) => {
+    const home = await tempDir();
+    const info = await runJson(["store", "info", "--db", url, "--json"], home);
+    const version = Number(info.schema_version);
+    await admin(url, (sql) => sql`INSERT INTO schema_version VALUES (${version + 1}, 0)`);
+    const refused = await hermes(["sessions", "list", "--db", url], { home });
+    assert.equal(refused.code, 2);
+    const lines = refused.stderr.trimEnd().split("\n");
+    assert.equal(lines.length, 1, refused.stderr);
+    assert.match(lines[0]!, new RegExp(`schema version is ${version + 1}, newer than this Hermes supports`));
   },
 );
 

@@ -9,9 +9,8 @@
  * the slots of every job due then, so the daemon killed mid-run holds a slot of each.
  */
 import assert from "node:assert/strict";
-import postgres from "postgres";
 import { openPostgresStore, type PostgresStore } from "../runtime/store/postgres/postgres_store.ts";
-import { clientOptions, parsePostgresUrl } from "../runtime/store/postgres/_url.ts";
+import { scratchDatabase } from "../runtime/store/postgres/_testing.ts";
 import { crashedNote } from "../runtime/store/rules.ts";
 import type { RunRow } from "../runtime/store/store.ts";
 import { hermes, MAIN, ROOT } from "./_cli.ts";
@@ -34,21 +33,6 @@ schedule: { cron: "* * * * * *", on_crash: ${mode} }
 // Long enough that a poll every 20 ms finds a daemon inside the model call, short of the next slot.
 const REPLY_DELAY = "400ms";
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function withDatabase(url: string, fn: (url: string) => Promise<void>): Promise<void> {
-  const name = `hermes_daemons_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
-  const admin = async (statement: string) => {
-    const sql = postgres({ ...clientOptions(parsePostgresUrl(url)), max: 1, onnotice: () => {} });
-    await sql.unsafe(statement);
-    await sql.end({ timeout: 5 });
-  };
-  await admin(`CREATE DATABASE ${name}`);
-  try {
-    await fn(url.replace(/^(postgres(?:ql)?:\/\/[^/?#]*)(\/[^?#]*)?/, `$1/${name}`));
-  } finally {
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  }
-}
 
 interface Daemon {
   host: string;
@@ -261,7 +245,10 @@ async function threeDaemonsOneKilled(url: string): Promise<void> {
 const NAME = "3 daemons (distinct host ids) on one PostgreSQL, jobs every second for 30 s, one SIGKILLed " +
   "mid-run and restarted: every slot has one record, none run twice, the killed one per on_crash";
 if (serverUrl) {
-  Deno.test(`postgres daemons: ${NAME}`, () => withDatabase(serverUrl, threeDaemonsOneKilled));
+  Deno.test(`postgres daemons: ${NAME}`, async () => {
+    await using db = await scratchDatabase(serverUrl, "hermes_daemons");
+    await threeDaemonsOneKilled(db.url);
+  });
 } else if (Deno.env.get("CI") === "true") {
   Deno.test(`postgres daemons: ${NAME}`, () => {
     assert.fail(`${URL_VARIABLE} is not set, so this PostgreSQL test did not run; .ci/run sets it`);

@@ -31,3 +31,21 @@ export function freshSchema(): string {
 export function dropSchema(serverUrl: string, schema: string): Promise<unknown> {
   return admin(serverUrl, (sql) => sql`DROP SCHEMA IF EXISTS ${sql(schema)} CASCADE`);
 }
+
+/** A fresh database on the test server, for a test that runs `hermes` processes against its URL. */
+export interface ScratchDatabase extends AsyncDisposable {
+  /** `serverUrl` naming the new database. */
+  url: string;
+}
+
+/** Creates a database no other test uses; disposing it drops it (connections still open included). */
+export async function scratchDatabase(serverUrl: string, prefix: string): Promise<ScratchDatabase> {
+  const name = `${prefix}_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  await admin(serverUrl, (sql) => sql.unsafe(`CREATE DATABASE ${name}`));
+  return {
+    url: serverUrl.replace(/^(postgres(?:ql)?:\/\/[^/?#]*)(\/[^?#]*)?/, `$1/${name}`),
+    async [Symbol.asyncDispose]() {
+      await admin(serverUrl, (sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    },
+  };
+}
