@@ -3,7 +3,8 @@
  * returns (SQLite's numbers and 0/1, PostgreSQL's strings and booleans alike).
  */
 import type { MessageKind, Role, SessionRow, SessionStatus, StoredMessage } from "../core/types.ts";
-import type { RunRow } from "./store.ts";
+import type { CompactionKind, CompactionLogRow, PassOutcome, RunRow } from "./store.ts";
+import type { PassTotals } from "./rules.ts";
 
 type Record = { readonly [column: string]: unknown };
 
@@ -70,5 +71,38 @@ export function toRunRow(row: Record): RunRow {
     finished_at: int(row.finished_at),
     session_id: text(row.session_id),
     note: text(row.note),
+  };
+}
+
+/** The running totals a compaction log row carries. */
+export function toTotals(row: Record): PassTotals {
+  return {
+    total_passes: Number(row.total_passes),
+    total_committed: Number(row.total_committed),
+    total_hard: Number(row.total_hard),
+    total_saved_tokens: Number(row.total_saved_tokens),
+  };
+}
+
+export function toLogRow(row: Record): CompactionLogRow {
+  return {
+    id: Number(row.id),
+    session_id: String(row.session_id),
+    kind: String(row.kind) as CompactionKind,
+    reason: String(row.reason),
+    outcome: String(row.outcome) as PassOutcome,
+    before_tokens: Number(row.before_tokens),
+    after_tokens: Number(row.after_tokens),
+    messages_removed: Number(row.messages_removed),
+    created_at: Number(row.created_at),
+    detail: row.detail === null ? {} : JSON.parse(String(row.detail)),
+    threshold_tokens: int(row.threshold_tokens),
+    window_tokens: int(row.window_tokens),
+    occupancy: int(row.occupancy),
+    duration_ms: int(row.duration_ms),
+    absorbed_messages: int(row.absorbed_messages),
+    absorbed_tokens: int(row.absorbed_tokens),
+    summary_tokens: int(row.summary_tokens),
+    ...toTotals(row),
   };
 }

@@ -16,8 +16,9 @@ import type {
   PassMeasures,
   PassOutcome,
 } from "../store.ts";
-import { leaseLostReason, nextTotals, NO_TOTALS, occupancyOf, type PassTotals } from "../rules.ts";
-import { json, type PgDb, type Q, type Row } from "./_db.ts";
+import { leaseLostReason, nextTotals, NO_TOTALS, occupancyOf } from "../rules.ts";
+import { json, type PgDb, type Q } from "./_db.ts";
+import { toLogRow, toTotals } from "../_records.ts";
 import { getState, setState } from "./kv.ts";
 import { readLease } from "./leases.ts";
 import { insertMessages, transcriptRows } from "./messages.ts";
@@ -127,7 +128,7 @@ async function writeLog(q: Q, row: LogInsert, into?: number): Promise<Compaction
     SELECT total_passes, total_committed, total_hard, total_saved_tokens FROM compaction_log
     WHERE session_id = ${row.sessionId} ${into === undefined ? q`` : q`AND id < ${into}`}
     ORDER BY id DESC LIMIT 1`;
-  const totals = nextTotals(previous ? readTotals(previous) : NO_TOTALS, {
+  const totals = nextTotals(previous ? toTotals(previous) : NO_TOTALS, {
     kind: row.kind,
     outcome: row.outcome,
     before: row.before,
@@ -157,38 +158,4 @@ async function writeLog(q: Q, row: LogInsert, into?: number): Promise<Compaction
     ? await q`INSERT INTO compaction_log ${q(values)} RETURNING *`
     : await q`UPDATE compaction_log SET ${q(values)} WHERE id = ${into} RETURNING *`;
   return toLogRow(written!);
-}
-
-function readTotals(row: Row): PassTotals {
-  return {
-    total_passes: Number(row.total_passes),
-    total_committed: Number(row.total_committed),
-    total_hard: Number(row.total_hard),
-    total_saved_tokens: Number(row.total_saved_tokens),
-  };
-}
-
-const numberOrNull = (value: unknown) => value === null || value === undefined ? null : Number(value);
-
-function toLogRow(row: Row): CompactionLogRow {
-  return {
-    id: Number(row.id),
-    session_id: String(row.session_id),
-    kind: String(row.kind) as CompactionKind,
-    reason: String(row.reason),
-    outcome: String(row.outcome) as PassOutcome,
-    before_tokens: Number(row.before_tokens),
-    after_tokens: Number(row.after_tokens),
-    messages_removed: Number(row.messages_removed),
-    created_at: Number(row.created_at),
-    detail: row.detail === null ? {} : JSON.parse(String(row.detail)),
-    threshold_tokens: numberOrNull(row.threshold_tokens),
-    window_tokens: numberOrNull(row.window_tokens),
-    occupancy: numberOrNull(row.occupancy),
-    duration_ms: numberOrNull(row.duration_ms),
-    absorbed_messages: numberOrNull(row.absorbed_messages),
-    absorbed_tokens: numberOrNull(row.absorbed_tokens),
-    summary_tokens: numberOrNull(row.summary_tokens),
-    ...readTotals(row),
-  };
 }

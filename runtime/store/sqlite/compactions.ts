@@ -18,6 +18,7 @@ import type {
 } from "../store.ts";
 import { leaseLostReason, nextTotals, NO_TOTALS, occupancyOf, type PassTotals } from "../rules.ts";
 import { jsonList, type Row, settle, type SqliteDb } from "./_db.ts";
+import { toLogRow, toTotals } from "../_records.ts";
 import { getState, setState } from "./kv.ts";
 import { readLease } from "./leases.ts";
 import { insertMessages, transcriptRows } from "./messages.ts";
@@ -169,43 +170,9 @@ function previousTotals(db: SqliteDb, sessionId: string, before: number | null):
     `SELECT total_passes, total_committed, total_hard, total_saved_tokens FROM compaction_log
      WHERE session_id = ? AND id < ? ORDER BY id DESC LIMIT 1`,
   ).get(sessionId, before ?? Number.MAX_SAFE_INTEGER) as Row | undefined;
-  if (!row) return NO_TOTALS;
-  return {
-    total_passes: Number(row.total_passes),
-    total_committed: Number(row.total_committed),
-    total_hard: Number(row.total_hard),
-    total_saved_tokens: Number(row.total_saved_tokens),
-  };
+  return row ? toTotals(row) : NO_TOTALS;
 }
 
 function readLog(db: SqliteDb, id: number): CompactionLogRow {
   return toLogRow(db.stmt("SELECT * FROM compaction_log WHERE id = ?").get(id) as Row);
-}
-
-const intOrNull = (value: unknown) => value === null || value === undefined ? null : Number(value);
-
-function toLogRow(row: Row): CompactionLogRow {
-  return {
-    id: Number(row.id),
-    session_id: String(row.session_id),
-    kind: String(row.kind) as CompactionKind,
-    reason: String(row.reason),
-    outcome: String(row.outcome) as PassOutcome,
-    before_tokens: Number(row.before_tokens),
-    after_tokens: Number(row.after_tokens),
-    messages_removed: Number(row.messages_removed),
-    created_at: Number(row.created_at),
-    detail: row.detail === null ? {} : JSON.parse(String(row.detail)),
-    threshold_tokens: intOrNull(row.threshold_tokens),
-    window_tokens: intOrNull(row.window_tokens),
-    occupancy: intOrNull(row.occupancy),
-    duration_ms: intOrNull(row.duration_ms),
-    absorbed_messages: intOrNull(row.absorbed_messages),
-    absorbed_tokens: intOrNull(row.absorbed_tokens),
-    summary_tokens: intOrNull(row.summary_tokens),
-    total_passes: Number(row.total_passes),
-    total_committed: Number(row.total_committed),
-    total_hard: Number(row.total_hard),
-    total_saved_tokens: Number(row.total_saved_tokens),
-  };
 }
