@@ -43,6 +43,40 @@ export function isStaleClaim(row: RunRow, at: { now: number; host: string }): bo
   }, at.host);
 }
 
+/** What a claim of one (job, slot) does, given the job's live claims (DESIGN §12). */
+export type SlotDecision =
+  | { action: "taken" }
+  | { action: "overrun"; running_slot: number; note: string }
+  | { action: "claim"; abandon: { row: RunRow; note: string }[] };
+
+/**
+ * The rule of `claimSlots`, for every backend: a slot already claimed is taken; a live run of the job
+ * (holder not stale) makes the slot an overrun, recorded skipped; otherwise the slot is claimed, and the
+ * job's stale claims are abandoned as superseded.
+ */
+export function slotDecision(
+  live: readonly RunRow[],
+  slot: number,
+  at: { now: number; host: string },
+): SlotDecision {
+  if (live.some((row) => row.slot === slot)) return { action: "taken" };
+  const running = live.find((row) => !isStaleClaim(row, at));
+  if (running) {
+    return {
+      action: "overrun",
+      running_slot: running.slot,
+      note: `overrun: the run of slot ${new Date(running.slot).toISOString()} is still going`,
+    };
+  }
+  return {
+    action: "claim",
+    abandon: live.map((row) => ({
+      row,
+      note: `holder ${row.holder_host}:${row.holder_pid} died; superseded by a newer slot`,
+    })),
+  };
+}
+
 /** A session's running compaction totals, carried on every compaction-log row. */
 export interface PassTotals {
   total_passes: number;

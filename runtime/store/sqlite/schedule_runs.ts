@@ -7,7 +7,7 @@
  */
 import type { ProcessIdentity } from "../../core/process_identity.ts";
 import type { ClaimOutcome, RunFinish, RunRow, ScheduleOps, SlotClaim } from "../store.ts";
-import { crashedNote, isStaleClaim } from "../rules.ts";
+import { crashedNote, isStaleClaim, slotDecision } from "../rules.ts";
 import { type Row, settle, type SqliteDb } from "./_db.ts";
 import { HOLDER } from "./_holder.ts";
 import { toRunRow } from "./_rows.ts";
@@ -31,23 +31,14 @@ export function scheduleOps(db: SqliteDb): ScheduleOps {
               note,
             });
           return claims.map((claim): ClaimOutcome => {
-            const rows = live.get(claim.job) ?? [];
-            if (rows.some((row) => row.slot === claim.slot)) return { outcome: "taken" };
-            const running = rows.find((row) => !isStaleClaim(row, { now, host: db.host }));
-            if (running) {
-              const note = `overrun: the run of slot ${new Date(running.slot).toISOString()} is still going`;
-              return add(claim, "skipped", note)
-                ? { outcome: "overrun", running_slot: running.slot }
+            const decision = slotDecision(live.get(claim.job) ?? [], claim.slot, { now, host: db.host });
+            if (decision.action === "taken") return { outcome: "taken" };
+            if (decision.action === "overrun") {
+              return add(claim, "skipped", decision.note)
+                ? { outcome: "overrun", running_slot: decision.running_slot }
                 : { outcome: "taken" };
             }
-            for (const row of rows) {
-              abandon(
-                db,
-                row,
-                `holder ${row.holder_host}:${row.holder_pid} died; superseded by a newer slot`,
-                now,
-              );
-            }
+            for (const { row, note } of decision.abandon) abandon(db, row, note, now);
             if (!add(claim, "running", claim.note ?? null)) return { outcome: "taken" };
             live.set(claim.job, [heldRow(claim, holder, now + lease_ms)]);
             return { outcome: "claimed" };

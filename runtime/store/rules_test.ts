@@ -1,0 +1,39 @@
+import assert from "node:assert/strict";
+import { slotDecision } from "./rules.ts";
+import type { RunRow } from "./store.ts";
+
+const HOST = "this-host";
+const row = (slot: number, holder: Partial<RunRow> = {}): RunRow => ({
+  job: "j",
+  slot,
+  status: "running",
+  holder_host: "other-host",
+  holder_pid: 42,
+  holder_started: "1",
+  holder_nonce: "n",
+  claimed_at: 0,
+  lease_expires_at: 10_000,
+  finished_at: null,
+  session_id: null,
+  note: null,
+  ...holder,
+});
+
+Deno.test("slotDecision: a slot already live is taken; a live run of the job makes the next an overrun", () => {
+  assert.deepEqual(slotDecision([row(1_000)], 1_000, { now: 5_000, host: HOST }), { action: "taken" });
+  assert.deepEqual(slotDecision([row(1_000)], 2_000, { now: 5_000, host: HOST }), {
+    action: "overrun",
+    running_slot: 1_000,
+    note: "overrun: the run of slot 1970-01-01T00:00:01.000Z is still going",
+  });
+});
+
+Deno.test("slotDecision: with no live run the slot is claimed; a stale claim is abandoned as superseded", () => {
+  assert.deepEqual(slotDecision([], 2_000, { now: 5_000, host: HOST }), { action: "claim", abandon: [] });
+  // Lease expired: stale whatever the host (another host's holder is never provably dead before that).
+  const expired = row(1_000, { lease_expires_at: 4_000 });
+  assert.deepEqual(slotDecision([expired], 2_000, { now: 5_000, host: HOST }), {
+    action: "claim",
+    abandon: [{ row: expired, note: "holder other-host:42 died; superseded by a newer slot" }],
+  });
+});
