@@ -2,8 +2,8 @@
  * Domain rules every store implementation applies inside its operations: when a lease or a slot claim may be
  * taken from its holder, and why a lease no longer belongs to a holder. Pure; callers may use them too.
  */
-import { isProvablyDead } from "../core/process_identity.ts";
-import type { CompactionKind, Lease, LeaseRef, PassOutcome, RunRow } from "./store.ts";
+import { isProvablyDead, type ProcessIdentity } from "../core/process_identity.ts";
+import type { BusySession, CompactionKind, Lease, LeaseRef, PassOutcome, RunRow } from "./store.ts";
 
 /**
  * Why `current` may be taken over at `now` by a process on `host` (expired, or its holder is provably dead),
@@ -41,6 +41,32 @@ export function isStaleClaim(row: RunRow, at: { now: number; host: string }): bo
     pid: row.holder_pid ?? 0,
     started: row.holder_started ?? "",
   }, at.host);
+}
+
+/**
+ * Why each of `ids` is in use, for every backend: its owner (a run, a daemon loop) or the holder of an
+ * unexpired compaction lease, unless provably dead on `host`. Sessions in use by nobody are left out.
+ */
+export function busyReasons(
+  ids: readonly string[],
+  found: {
+    owners: readonly { id: string; holder: ProcessIdentity }[];
+    leases: readonly { session_id: string; holder: ProcessIdentity; expires_at: number }[];
+  },
+  host: string,
+): BusySession[] {
+  const busy = new Map<string, string>();
+  for (const { id, holder } of found.owners) {
+    if (!isProvablyDead(holder, host)) busy.set(id, `running in pid ${holder.pid} on ${holder.host}`);
+  }
+  for (const { session_id: id, holder, expires_at } of found.leases) {
+    if (isProvablyDead(holder, host)) continue;
+    const compacting = `compacting in pid ${holder.pid} on ${holder.host}, lease until ${
+      new Date(expires_at).toISOString()
+    }`;
+    busy.set(id, busy.has(id) ? `${busy.get(id)}; ${compacting}` : compacting);
+  }
+  return ids.filter((id) => busy.has(id)).map((id) => ({ id, reason: busy.get(id)! }));
 }
 
 /** What a claim of one (job, slot) does, given the job's live claims (DESIGN §12). */

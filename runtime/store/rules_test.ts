@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { slotDecision } from "./rules.ts";
+import { busyReasons, slotDecision } from "./rules.ts";
 import type { RunRow } from "./store.ts";
 
 const HOST = "this-host";
@@ -36,4 +36,21 @@ Deno.test("slotDecision: with no live run the slot is claimed; a stale claim is 
     action: "claim",
     abandon: [{ row: expired, note: "holder other-host:42 died; superseded by a newer slot" }],
   });
+});
+
+Deno.test("busyReasons: a live owner and a live lease holder are named; a provably dead one is not", async () => {
+  const child = new Deno.Command("sleep", { args: ["30"], stdout: "null", stderr: "null" }).spawn();
+  const dead = { host: HOST, pid: child.pid, started: "dead-start", nonce: "d" };
+  child.kill("SIGKILL");
+  await child.status;
+  const elsewhere = { host: "other-host", pid: 7, started: "1", nonce: "o" };
+  const reasons = busyReasons(["a", "b", "c"], {
+    owners: [{ id: "a", holder: elsewhere }, { id: "c", holder: dead }],
+    leases: [{ session_id: "a", holder: elsewhere, expires_at: 0 }],
+  }, HOST);
+  assert.deepEqual(reasons, [{
+    id: "a",
+    reason:
+      "running in pid 7 on other-host; compacting in pid 7 on other-host, lease until 1970-01-01T00:00:00.000Z",
+  }]);
 });

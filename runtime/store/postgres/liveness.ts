@@ -5,36 +5,28 @@
  */
 import { isProvablyDead } from "../../core/process_identity.ts";
 import type { BusySession, OrphanedSession } from "../store.ts";
+import { busyReasons } from "../rules.ts";
 import { json, type PgDb, type Q } from "./_db.ts";
 import { readIdentity } from "./_rows.ts";
 
 export async function findBusySessions(db: PgDb, q: Q, ids: readonly string[]): Promise<BusySession[]> {
   if (ids.length === 0) return [];
   const list = json(q, ids);
-  const busy = new Map<string, string>();
   const owners = await q`
     SELECT id, owner_host, owner_pid, owner_started FROM sessions
     WHERE id IN (SELECT value FROM jsonb_array_elements_text(${list})) AND owner_pid IS NOT NULL
       AND status IN ('running', 'idle')`;
-  for (const row of owners) {
-    const holder = readIdentity(row, "owner");
-    if (!isProvablyDead(holder, db.host)) {
-      busy.set(String(row.id), `running in pid ${holder.pid} on ${holder.host}`);
-    }
-  }
   const leases = await q`
     SELECT session_id, holder_host, holder_pid, holder_started, holder_nonce, expires_at FROM compaction_leases
     WHERE session_id IN (SELECT value FROM jsonb_array_elements_text(${list})) AND expires_at > ${db.clock.now()}`;
-  for (const row of leases) {
-    const holder = readIdentity(row, "holder");
-    if (isProvablyDead(holder, db.host)) continue;
-    const id = String(row.session_id);
-    const compacting = `compacting in pid ${holder.pid} on ${holder.host}, lease until ${
-      new Date(Number(row.expires_at)).toISOString()
-    }`;
-    busy.set(id, busy.has(id) ? `${busy.get(id)}; ${compacting}` : compacting);
-  }
-  return ids.filter((id) => busy.has(id)).map((id) => ({ id, reason: busy.get(id)! }));
+  return busyReasons(ids, {
+    owners: owners.map((row) => ({ id: String(row.id), holder: readIdentity(row, "owner") })),
+    leases: leases.map((row) => ({
+      session_id: String(row.session_id),
+      holder: readIdentity(row, "holder"),
+      expires_at: Number(row.expires_at),
+    })),
+  }, db.host);
 }
 
 export async function orphanedSessions(db: PgDb, keys: readonly string[]): Promise<OrphanedSession[]> {

@@ -5,36 +5,28 @@
  */
 import { isProvablyDead } from "../../core/process_identity.ts";
 import type { BusySession, OrphanedSession } from "../store.ts";
+import { busyReasons } from "../rules.ts";
 import { jsonList, type Row, type SqliteDb } from "./_db.ts";
 import { HOLDER, OWNER } from "./_holder.ts";
 
 export function findBusySessions(db: SqliteDb, ids: readonly string[]): BusySession[] {
   const list = jsonList(ids);
-  const busy = new Map<string, string>();
   const owners = db.stmt(
     `SELECT id, ${OWNER.names} FROM sessions
      WHERE id IN (SELECT value FROM json_each(?)) AND owner_pid IS NOT NULL AND status IN ('running', 'idle')`,
   ).all(list) as Row[];
-  for (const row of owners) {
-    const holder = OWNER.read(row);
-    if (!isProvablyDead(holder, db.host)) {
-      busy.set(String(row.id), `running in pid ${holder.pid} on ${holder.host}`);
-    }
-  }
   const leases = db.stmt(
     `SELECT session_id, ${HOLDER.names}, expires_at FROM compaction_leases
      WHERE session_id IN (SELECT value FROM json_each(?)) AND expires_at > ?`,
   ).all(list, db.clock.now()) as Row[];
-  for (const row of leases) {
-    const holder = HOLDER.read(row);
-    if (isProvablyDead(holder, db.host)) continue;
-    const id = String(row.session_id);
-    const compacting = `compacting in pid ${holder.pid} on ${holder.host}, lease until ${
-      new Date(Number(row.expires_at)).toISOString()
-    }`;
-    busy.set(id, busy.has(id) ? `${busy.get(id)}; ${compacting}` : compacting);
-  }
-  return ids.filter((id) => busy.has(id)).map((id) => ({ id, reason: busy.get(id)! }));
+  return busyReasons(ids, {
+    owners: owners.map((row) => ({ id: String(row.id), holder: OWNER.read(row) })),
+    leases: leases.map((row) => ({
+      session_id: String(row.session_id),
+      holder: HOLDER.read(row),
+      expires_at: Number(row.expires_at),
+    })),
+  }, db.host);
 }
 
 export function orphanedSessions(db: SqliteDb, keys: readonly string[]): OrphanedSession[] {
