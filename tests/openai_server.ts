@@ -27,6 +27,11 @@ export interface OpenAIServerOptions {
   model?: string;
   /** Streamed content is sent in pieces of at most this many characters (default 4). */
   chunkChars?: number;
+  /**
+   * Awaited before each chat completion is answered (after it is recorded in `requests`): a test holds a
+   * model call until it has seen what it waits for.
+   */
+  gate?: (body: ChatRequestBody) => Promise<void>;
 }
 
 export interface OpenAIServer {
@@ -102,6 +107,7 @@ export async function startOpenAIServer(
     }
     requests.push(body);
     if (unauthorized) return rejectKey(request);
+    await options.gate?.(body);
     const entry = pick(body);
     if (!entry) return errorResponse(500, "script exhausted", "server_error", "script_exhausted");
     completions++;

@@ -140,20 +140,17 @@ export function occupancyOf(afterTokens: number, thresholdTokens: number | null 
 }
 
 /**
- * May `holder` claim a session whose row has `status` and `owner` (claimSession)? Yes unless a live other
- * process owns it: a finished session's owner is history; a dead owner (provably, on `host`) left it; the
- * owner itself may.
+ * May `holder` claim a session owned by `owner` (claimSession)? Whatever the session's status: yes when
+ * nobody owns it (a run that ends clears its owner), when `holder` owns it already, or when the owner is
+ * provably dead on `host`. A finished session with an owner is being resumed by that owner right now: its
+ * status changes only after the claim, so status cannot decide.
  */
 export function claimable(
-  status: string,
-  who: {
-    owner: { host: string; pid: number; started: string };
-    holder: { host: string; pid: number; started: string };
-    host: string;
-  },
+  owner: { host: string; pid: number; started: string } | null,
+  who: { holder: { host: string; pid: number; started: string }; host: string },
 ): boolean {
-  const { owner, holder } = who;
-  if (status !== "running" && status !== "idle") return true;
+  if (owner === null) return true;
+  const { holder } = who;
   if (owner.host === holder.host && owner.pid === holder.pid && owner.started === holder.started) return true;
   return isProvablyDead(owner, who.host);
 }

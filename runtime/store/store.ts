@@ -67,9 +67,10 @@ export interface SessionOps {
   /** Makes `holder` the owner unless the owner is no longer `expected` (compare-and-set; one process wins). */
   adoptSession(id: string, change: { expected: SessionOwner; holder: ProcessIdentity }): Promise<boolean>;
   /**
-   * One turn at a time per session across processes (DESIGN §5): makes `holder` the owner unless a live
-   * process owns the session (`running` or `idle` with an owner that is not provably dead and not `holder`).
-   * Atomic: of two processes claiming at once, one wins; the other is told who holds it.
+   * One turn at a time per session across processes: one compare-and-set on the owner, whatever the
+   * session's status. `holder` becomes the owner when nobody owns the session (a run clears its owner when
+   * it ends), when it owns it already, or when the owner is provably dead on this host. Of any number of
+   * processes claiming at once, one wins; the others are told who holds it.
    */
   claimSession(id: string, holder: ProcessIdentity): Promise<SessionClaim>;
 }

@@ -156,8 +156,8 @@ export function sessionContract(name: string, open: OpenStore): void {
     assert.equal(refused.claimed, false);
     assert.deepEqual(!refused.claimed && [refused.owner.host, refused.owner.pid], ["host-a", a.pid]);
     assert.equal((await fx.store.getSession(s.id))!.owner_host, "host-a", "a refusal changes nothing");
-    // A finished session's owner is history; a provably dead owner left it.
-    await fx.store.updateSession(s.id, { status: "success" });
+    // A run that ends clears its owner: then anyone may claim it; a provably dead owner left it too.
+    await fx.store.updateSession(s.id, { status: "success", owner_pid: null });
     assert.deepEqual(await other.claimSession(s.id, b), { claimed: true });
     const orphan = await fx.store.createSession({ job: "j" });
     await fx.store.updateSession(orphan.id, ownedBy(await deadHolder()));
@@ -167,5 +167,35 @@ export function sessionContract(name: string, open: OpenStore): void {
     const results = await Promise.all([fx.store.claimSession(raced.id, a), other.claimSession(raced.id, b)]);
     assert.equal(results.filter((r) => r.claimed).length, 1);
     await assert.rejects(fx.store.claimSession("missing", a), NotFoundError);
+  });
+
+  Deno.test(`${name}: claimSession is one compare-and-set whatever the status: a just-claimed finished session is refused`, async () => {
+    await using fx = await open();
+    const other = await fx.connect();
+    const [a, b] = [liveHolder({ host: "host-a" }), liveHolder({ host: "host-b" })];
+    for (const status of ["success", "failed", "interrupted", "limit", "running", "idle"] as const) {
+      const s = await fx.store.createSession({ job: "j", status });
+      assert.deepEqual(await fx.store.claimSession(s.id, a), { claimed: true }, `${status}: unowned is free`);
+      // The claimant has not changed the status yet (it does so after the claim): still refused.
+      const refused = await other.claimSession(s.id, b);
+      assert.equal(refused.claimed, false, `${status}: a claimed session is refused`);
+      assert.deepEqual(!refused.claimed && [refused.owner.host, refused.owner.pid], ["host-a", a.pid]);
+      assert.equal((await fx.store.getSession(s.id))!.status, status, "a claim changes only the owner");
+    }
+  });
+
+  Deno.test(`${name}: claimSession: of many claimants at once on many connections exactly one wins`, async () => {
+    await using fx = await open();
+    const stores = [fx.store, ...await Promise.all([1, 2, 3].map(() => fx.connect()))];
+    for (let trial = 0; trial < 10; trial++) {
+      const s = await fx.store.createSession({ job: "j", status: "success" });
+      const holders = stores.map((_, i) => liveHolder({ host: `host-${i}` }));
+      const results = await Promise.all(stores.map((store, i) => store.claimSession(s.id, holders[i]!)));
+      const winners = results.flatMap((r, i) => r.claimed ? [i] : []);
+      assert.equal(winners.length, 1, `trial ${trial}: one winner, got ${winners.length}`);
+      const owner = (await fx.store.getSession(s.id))!.owner_host;
+      assert.equal(owner, `host-${winners[0]}`, "the winner owns it");
+      for (const r of results) if (!r.claimed) assert.equal(r.owner.host, owner, "losers name the winner");
+    }
   });
 }

@@ -52,17 +52,21 @@ export function sessionOps(db: PgDb): SessionOps {
     claimSession: (id, holder) =>
       db.tx(async (q) => {
         const [row] = await q`
-          SELECT status, owner_host, owner_pid, owner_started FROM sessions WHERE id = ${id} FOR UPDATE`;
+          SELECT owner_host, owner_pid, owner_started FROM sessions WHERE id = ${id} FOR UPDATE`;
         if (!row) throw new NotFoundError(`Cannot claim session ${id}: no such session`);
-        const owner = readIdentity(row, "owner");
-        if (row.owner_pid !== null && !claimable(String(row.status), { owner, holder, host: db.host })) {
-          return { claimed: false as const, owner };
-        }
-        await q`
+        const owner = row.owner_pid === null ? null : readIdentity(row, "owner");
+        if (!claimable(owner, { holder, host: db.host })) return { claimed: false as const, owner: owner! };
+        // A compare-and-set on the owner read (the row is locked, so it holds; the condition says why).
+        const [changed] = await q`
           UPDATE sessions SET owner_host = ${holder.host}, owner_pid = ${holder.pid},
             owner_started = ${holder.started}, updated_at = ${db.clock.now()}
-          WHERE id = ${id}`;
-        return { claimed: true as const };
+          WHERE id = ${id} AND owner_host IS NOT DISTINCT FROM ${row.owner_host}::text
+            AND owner_pid IS NOT DISTINCT FROM ${row.owner_pid}::integer
+            AND owner_started IS NOT DISTINCT FROM ${row.owner_started}::text
+          RETURNING owner_pid`;
+        if (changed) return { claimed: true as const };
+        const [now] = await q`SELECT owner_host, owner_pid, owner_started FROM sessions WHERE id = ${id}`;
+        return { claimed: false as const, owner: readIdentity(now!, "owner") };
       }),
   };
 }

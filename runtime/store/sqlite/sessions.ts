@@ -76,17 +76,25 @@ export function sessionOps(db: SqliteDb): SessionOps {
     claimSession: (id, holder) =>
       settle(() =>
         db.immediate(() => {
-          const row = db.stmt(`SELECT status, ${OWNER.names} FROM sessions WHERE id = ?`).get(id) as
-            | Row
-            | undefined;
+          const row = db.stmt(`SELECT ${OWNER.names} FROM sessions WHERE id = ?`).get(id) as Row | undefined;
           if (!row) throw new NotFoundError(`Cannot claim session ${id}: no such session`);
-          const owner = OWNER.read(row);
-          if (row.owner_pid !== null && !claimable(String(row.status), { owner, holder, host: db.host })) {
-            return { claimed: false as const, owner };
-          }
-          db.stmt(`UPDATE sessions SET ${OWNER.assign}, updated_at = ? WHERE id = ?`)
-            .run(...OWNER.values(holder), db.clock.now(), id);
-          return { claimed: true as const };
+          const owner = row.owner_pid === null ? null : OWNER.read(row);
+          if (!claimable(owner, { holder, host: db.host })) return { claimed: false as const, owner: owner! };
+          // A compare-and-set on the owner read: it changes the row only if nobody claimed it in between.
+          const changed = db.stmt(
+            `UPDATE sessions SET ${OWNER.assign}, updated_at = ?
+             WHERE id = ? AND owner_host IS ? AND owner_pid IS ? AND owner_started IS ?`,
+          ).run(
+            ...OWNER.values(holder),
+            db.clock.now(),
+            id,
+            row.owner_host ?? null,
+            row.owner_pid ?? null,
+            row.owner_started ?? null,
+          ).changes;
+          if (Number(changed) === 1) return { claimed: true as const };
+          const now = db.stmt(`SELECT ${OWNER.names} FROM sessions WHERE id = ?`).get(id) as Row;
+          return { claimed: false as const, owner: OWNER.read(now) };
         })
       ),
   };
