@@ -50,10 +50,16 @@ export interface OpenAIServer {
   close(): Promise<void>;
 }
 
-interface Reply {
+/** One assistant reply as the server puts it on the wire (see {@linkcode completionResponse}). */
+export interface Reply {
   content: string;
   toolCalls: { id: string; name: string; arguments: string }[];
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  usage: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    total_tokens: number;
+    prompt_tokens_details?: { cached_tokens: number };
+  };
 }
 
 export async function startOpenAIServer(
@@ -139,34 +145,12 @@ export async function startOpenAIServer(
       });
     }
     const reply = buildReply(entry, body, completions);
-    const id = `chatcmpl-${completions}`;
-    if (body.stream) {
-      return streamResponse(reply, { id, model: body.model ?? model, chunkChars, body, wire });
-    }
-    return Response.json({
-      id,
-      object: "chat.completion",
-      created: Math.floor(Date.now() / 1000),
+    return completionResponse(reply, {
+      id: `chatcmpl-${completions}`,
       model: body.model ?? model,
-      choices: [{
-        index: 0,
-        message: {
-          role: "assistant",
-          content: reply.content === "" && reply.toolCalls.length ? null : reply.content,
-          ...(reply.toolCalls.length
-            ? {
-              tool_calls: reply.toolCalls.map((c) => ({
-                id: c.id,
-                ...(wire.untyped_tool_calls ? {} : { type: "function" }),
-                function: { name: c.name, arguments: c.arguments },
-              })),
-            }
-            : {}),
-        },
-        finish_reason: finishReason(reply, wire),
-        logprobs: null,
-      }],
-      usage: reply.usage,
+      chunkChars,
+      body,
+      wire,
     });
   };
 
@@ -192,6 +176,43 @@ export async function startOpenAIServer(
       return server.shutdown();
     },
   };
+}
+
+/**
+ * A chat completion answering `body` with `reply`, as OpenAI sends it: an SSE stream when the request asked
+ * for one (usage in a last chunk when `stream_options.include_usage`), else one JSON object.
+ */
+export function completionResponse(
+  reply: Reply,
+  options: { id: string; model: string; chunkChars: number; body: ChatRequestBody; wire?: WireQuirks },
+): Response {
+  const wire = options.wire ?? {};
+  if (options.body.stream) return streamResponse(reply, { ...options, wire });
+  return Response.json({
+    id: options.id,
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model: options.model,
+    choices: [{
+      index: 0,
+      message: {
+        role: "assistant",
+        content: reply.content === "" && reply.toolCalls.length ? null : reply.content,
+        ...(reply.toolCalls.length
+          ? {
+            tool_calls: reply.toolCalls.map((c) => ({
+              id: c.id,
+              ...(wire.untyped_tool_calls ? {} : { type: "function" }),
+              function: { name: c.name, arguments: c.arguments },
+            })),
+          }
+          : {}),
+      },
+      finish_reason: finishReason(reply, wire),
+      logprobs: null,
+    }],
+    usage: reply.usage,
+  });
 }
 
 function buildReply(entry: ScriptEntry, body: ChatRequestBody, completion: number): Reply {
@@ -281,7 +302,7 @@ function split(text: string, size: number): string[] {
   return pieces;
 }
 
-function textOf(content: unknown): string {
+export function textOf(content: unknown): string {
   if (typeof content === "string") return content;
   if (Array.isArray(content)) {
     return content.map((
@@ -304,7 +325,7 @@ function rejectKey(request: Request): Response {
   );
 }
 
-function errorResponse(
+export function errorResponse(
   status: number,
   message: string,
   type: string,
@@ -315,7 +336,7 @@ function errorResponse(
 }
 
 /** Resolves true after `ms`, or false as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
   if (signal.aborted) return Promise.resolve(false);
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
