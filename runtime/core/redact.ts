@@ -2,8 +2,11 @@
  * Secrets (values of *_KEY, *_TOKEN, *_SECRET, *PASSWORD* variables, API keys and names a job lists in
  * `redact:`) never leave the process: they are replaced on values — strings inside objects — before
  * anything is stored or printed. Redacting serialized JSON would miss a secret holding `"`, `\` or a tab,
- * because JSON escapes those characters.
+ * because JSON escapes those characters; the escaped, percent-encoded and base64 forms a tool may print
+ * are recognised inside strings too (secret_forms.ts).
  */
+import { secretPattern, secretStarts } from "./secret_forms.ts";
+
 const SECRET_NAME = /(_KEY|_TOKEN|_SECRET)$|PASSWORD|^(OPENAI_API_KEY|API_KEY)$/i;
 /** Shorter values would replace ordinary words ("on", "true") everywhere. */
 const MIN_SECRET_LENGTH = 6;
@@ -38,18 +41,27 @@ export function findSecrets(env: Record<string, string>, options: FindSecretsOpt
   return secrets;
 }
 
-/** A redactor that replaces every value of `secrets` with `[REDACTED:NAME]`. */
+/**
+ * A redactor that replaces every value of `secrets` with `[REDACTED:NAME]`, in any of the renderings of
+ * secret_forms.ts (JSON-escaped, percent-encoded, base64) as well as raw.
+ */
 export function redactorOf(secrets: Secrets): Redactor {
   if (secrets.size === 0) return (text) => text;
   // Longest first, so a secret that contains another is replaced whole.
   const ordered = [...secrets].sort((a, b) => b[0].length - a[0].length);
-  return (text) => {
-    let out = text;
-    for (const [value, name] of ordered) {
-      if (out.includes(value)) out = out.split(value).join(`[REDACTED:${name}]`);
-    }
-    return out;
-  };
+  const names = ordered.map(([, name]) => name);
+  // A first character no rendering starts with is skipped at once (the whole pattern is slow to try).
+  const starts = new Set(ordered.flatMap(([value]) => secretStarts(value)));
+  const first = `[${[...starts].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join("")}]`;
+  const pattern = new RegExp(
+    `(?=${first})(?:${ordered.map(([value]) => `(${secretPattern(value)})`).join("|")})`,
+    "g",
+  );
+  return (text) =>
+    text.replace(pattern, (...groups) => {
+      const at = groups.slice(1, names.length + 1).findIndex((group) => group !== undefined);
+      return `[REDACTED:${names[at]}]`;
+    });
 }
 
 /** Builds a redactor that replaces every secret value found in `env` (plus `extra`) with `[REDACTED:NAME]`. */

@@ -2,7 +2,8 @@
  * The store boundary of redaction (DESIGN §12): a view of a store whose every call gets its arguments
  * with secrets replaced — message contents, tool arguments, summaries, session config, plugin and session
  * state — so neither the database nor its WAL ever holds a secret value, and viewing a store needs no
- * environment. Every method is covered, not a list of writes: a write added later is redacted too.
+ * environment (the raw value and its JSON-escaped, percent-encoded and base64 renderings, see redact.ts).
+ * Every method is covered, not a list of writes: a write added later is redacted too.
  */
 import { type Redactor, redactValue } from "../core/redact.ts";
 import type { Store } from "./store.ts";
