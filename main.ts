@@ -154,6 +154,7 @@ export async function main(argv: string[], env: Record<string, string>): Promise
       logLevel,
       quiet,
       isTTY: Deno.stderr.isTerminal(),
+      stdoutIsTTY: Deno.stdout.isTerminal(),
       clock,
       log: createLogger({ level: logLevel, write, redact }),
       redact,

@@ -23,7 +23,10 @@ export interface Cli {
   host: string;
   logLevel: LogLevel;
   quiet: boolean;
+  /** Whether stderr is a terminal. */
   isTTY: boolean;
+  /** Whether stdout is a terminal (text output is then rendered with visible control characters). */
+  stdoutIsTTY: boolean;
   clock: Clock;
   log: Logger;
   redact: Redactor;

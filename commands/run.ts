@@ -5,6 +5,7 @@ import { type Progress, runProgress } from "./run_progress.ts";
 import { ExitCode, ValidationError } from "../runtime/core/errors.ts";
 import { EventBus } from "../runtime/core/events.ts";
 import { redactValue } from "../runtime/core/redact.ts";
+import { visibleText } from "../runtime/core/visible.ts";
 import { exists } from "../runtime/core/fs.ts";
 import { mergeConfig, parseInputFlags, type ResolvedJob, resolveJob } from "../runtime/config/job.ts";
 import type { JobFile } from "../runtime/config/job_schema.ts";
@@ -96,9 +97,11 @@ export async function main(cli: Cli): Promise<number> {
     await Promise.all(writes);
     if (format === "json") await cli.out(JSON.stringify(redactValue(result, cli.redact)) + "\n");
     else if (format === "text" && result.status === "success") {
-      await cli.out(cli.redact(result.final.replace(/\n+$/, "")) + "\n");
+      // Exact bytes for a pipe; a terminal gets control characters as visible escapes.
+      const final = cli.redact(result.final.replace(/\n+$/, ""));
+      await cli.out((cli.stdoutIsTTY ? visibleText(final) : final) + "\n");
     }
-    if (result.error) cli.err(cli.redact(`hermes: ${result.error}`));
+    if (result.error) cli.err(visibleText(cli.redact(`hermes: ${result.error}`)));
     return result.exit_code;
   } finally {
     progress?.stop();

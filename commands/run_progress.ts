@@ -1,10 +1,12 @@
 /**
  * `hermes run` progress on stderr (stdout carries only the product). On a terminal, outside CI: a status
  * line redrawn in place — turn counter and the time spent waiting on the model — and one line per tool call.
- * Otherwise plain log lines. Colors only on a terminal and never with NO_COLOR.
+ * Otherwise plain log lines. Colors only on a terminal and never with NO_COLOR. What a line quotes from
+ * a tool call or its result is rendered with visible escapes for control characters (visible.ts).
  */
 import type { Cli } from "./_cli.ts";
 import type { HermesEvent } from "../runtime/core/events.ts";
+import { visibleText } from "../runtime/core/visible.ts";
 
 export interface Progress {
   onEvent(event: HermesEvent): void;
@@ -55,11 +57,11 @@ function liveProgress(cli: Cli, options: { color: boolean }): Progress {
           draw();
           return;
         case "tool.call":
-          cli.err(`  ${paint("36", event.tool)} ${oneLine(JSON.stringify(event.args))}`);
+          cli.err(`  ${paint("36", visibleText(event.tool))} ${oneLine(JSON.stringify(event.args))}`);
           return;
         case "tool.result":
           if (event.status !== "ok") {
-            cli.err(`  ${paint("33", event.tool)} ${event.status}: ${oneLine(event.content)}`);
+            cli.err(`  ${paint("33", visibleText(event.tool))} ${event.status}: ${oneLine(event.content)}`);
           }
           return;
         case "result":
@@ -78,7 +80,7 @@ function liveProgress(cli: Cli, options: { color: boolean }): Progress {
 }
 
 function oneLine(text: string): string {
-  const flat = text.replace(/\s+/g, " ");
+  const flat = visibleText(text.replace(/\s+/g, " "));
   return flat.length > 160 ? `${flat.slice(0, 159)}…` : flat;
 }
 

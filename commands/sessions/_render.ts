@@ -1,4 +1,9 @@
-/** Human-readable renderings for a terminal: the session table, a transcript, search hits. */
+/**
+ * Human-readable renderings for a terminal: the session table, a transcript, search hits. Stored text is
+ * shown with its control characters as visible escapes (runtime/core/visible.ts): tool output cannot drive
+ * the reviewer's terminal, and nothing after a NUL or a CR is hidden.
+ */
+import { visibleText } from "../../runtime/core/visible.ts";
 import type { MessageRecord, SessionSummary, Transcript } from "../../runtime/session_admin/mod.ts";
 import type { SearchHit } from "../../runtime/session_admin/mod.ts";
 
@@ -15,7 +20,7 @@ export function renderTable(sessions: readonly SessionSummary[]): string {
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
-  return [line(header), ...rows.map(line)].join("\n") + "\n";
+  return visibleText([line(header), ...rows.map(line)].join("\n") + "\n");
 }
 
 export function renderTranscript({ session: s, messages }: Transcript): string {
@@ -30,7 +35,7 @@ export function renderTranscript({ session: s, messages }: Transcript): string {
   ];
   const status = `${s.status}${s.terminal_reason ? ` (${s.terminal_reason})` : ""}`;
   const head = `session ${s.id} · job ${s.job} · ${status}\n${facts.join(" · ")}\n`;
-  return head + messages.map(renderMessage).join("");
+  return visibleText(head + messages.map(renderMessage).join(""));
 }
 
 function renderMessage(m: MessageRecord): string {
@@ -47,11 +52,13 @@ function renderMessage(m: MessageRecord): string {
 
 export function renderHits(hits: readonly SearchHit[]): string {
   if (hits.length === 0) return "";
-  return hits.map((h) => {
-    const marks = [h.kind !== "message" ? `[${h.kind}]` : "", h.active ? "" : "[compacted]"]
-      .concat(h.session_archived ? ["[archived]"] : []).filter(Boolean);
-    return `${h.session_id} #${h.seq} ${h.role}${marks.length ? ` ${marks.join(" ")}` : ""}  ${h.snippet}`;
-  }).join("\n") + "\n";
+  return visibleText(
+    hits.map((h) => {
+      const marks = [h.kind !== "message" ? `[${h.kind}]` : "", h.active ? "" : "[compacted]"]
+        .concat(h.session_archived ? ["[archived]"] : []).filter(Boolean);
+      return `${h.session_id} #${h.seq} ${h.role}${marks.length ? ` ${marks.join(" ")}` : ""}  ${h.snippet}`;
+    }).join("\n") + "\n",
+  );
 }
 
 function indent(text: string): string {

@@ -1,5 +1,9 @@
-/** Logs go to stderr only; stdout is the product. */
+/**
+ * Logs go to stderr only; stdout is the product. A line is redacted, and its control characters are
+ * rendered visibly: messages quote commands, tool output and errors from servers.
+ */
 import type { Redactor } from "./redact.ts";
+import { visibleText } from "./visible.ts";
 
 export type LogLevel = "error" | "warn" | "info" | "debug";
 const RANK: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };
@@ -25,7 +29,7 @@ export function createLogger(options: LoggerOptions): Logger {
   const redact = options.redact ?? ((t: string) => t);
   const prefix = options.prefix ? `[${options.prefix}] ` : "";
   const at = (level: LogLevel) => (message: string) => {
-    if (RANK[level] <= threshold) options.write(redact(`hermes ${level}: ${prefix}${message}`));
+    if (RANK[level] <= threshold) options.write(visibleText(redact(`hermes ${level}: ${prefix}${message}`)));
   };
   return {
     error: at("error"),

@@ -99,7 +99,8 @@ export function insertMessages(
       seq,
       m.pos ?? seq,
       m.role,
-      m.content,
+      // node:sqlite reads TEXT up to its first NUL: stored as U+FFFD (as on PostgreSQL), what follows is kept.
+      m.content.includes("\0") ? m.content.replaceAll("\0", "\uFFFD") : m.content,
       m.tool_calls?.length ? JSON.stringify(m.tool_calls) : null,
       m.tool_call_id ?? null,
       m.name ?? null,
