@@ -7,7 +7,7 @@
  * (shell_sandbox.ts: read-only host with secrets hidden, only the write roots writable, private /tmp, no
  * network, own PID namespace and /proc), in `cwd` (resolved against the job directory; default the job
  * directory), with exactly the session's tool environment, stdin closed, stdout and stderr combined and
- * capped at `max_output`. On timeout or cancellation the command is killed with SIGKILL; when it ends,
+ * capped at `max_output`, and git settings that ignore planted configuration (shell_git_env.ts). On timeout or cancellation the command is killed with SIGKILL; when it ends,
  * everything it started is killed with its PID namespace (`setsid` and double forks included). With
  * `sandbox: off` the command runs on the host in its own process group, which is what gets killed.
  */
@@ -16,6 +16,7 @@ import { denied, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts
 import { checkShellCommand, type ShellRules } from "./shell_policy.ts";
 import { findShell, sandboxPolicy, type ShellSandbox } from "./shell_sandbox.ts";
 import { CappedBytes, readCapped } from "./_capped.ts";
+import { gitEnvironment } from "./shell_git_env.ts";
 import { formatDuration } from "../core/duration.ts";
 import { errorMessage, ValidationError } from "../core/errors.ts";
 import { probeSandbox, type SandboxProbe } from "../sandbox/probe.ts";
@@ -105,13 +106,15 @@ async function spawner(
   }
   const shell = findShell(context.env.PATH);
   const io = { stdin: "null", stdout: "piped", stderr: "piped" } as const;
+  const writeRoots = options.sandbox === "off" ? [] : options.sandbox.write.map((root) => root.path);
+  const env = gitEnvironment(context.env, { writeRoots, realPath });
   if (options.sandbox === "off") {
     // A new process group, so that a timeout can kill everything the command started.
-    const host = { args: ["-c", command], cwd, env: context.env, clearEnv: true, detached: true, ...io };
+    const host = { args: ["-c", command], cwd, env, clearEnv: true, detached: true, ...io };
     return () => new Deno.Command(shell, host).spawn();
   }
   const bwrap = await bwrapFor(options.sandbox, context);
-  const policy = sandboxPolicy(options.sandbox, { env: context.env, cwd });
+  const policy = sandboxPolicy(options.sandbox, { env, cwd });
   const wrapped = wrapCommand([shell, "-c", command], policy, { bwrap });
   // Its own process group too: a kill reaches bwrap, whose death takes the sandbox's PID namespace along.
   return () => new Deno.Command(wrapped.cmd, { ...wrapped, detached: true, ...io }).spawn();
@@ -174,6 +177,14 @@ function sandboxNote(sandbox: ShellSandbox | "off"): string {
   const writable = sandbox.write.map((root) => root.path);
   return ` Commands run in a sandbox: files are read-only except ${[...writable, "/tmp"].join(", ")}` +
     `${sandbox.net ? "" : "; there is no network"}.`;
+}
+
+function realPath(path: string): string | null {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return null;
+  }
 }
 
 function join(header: string, text: string): string {

@@ -12,11 +12,14 @@
  *   an alias from a config file or a `git-X` program on PATH: opaque.
  * - Commands git runs: values of `-c` keys such as core.sshCommand, core.fsmonitor, diff.external,
  *   filter.*.clean; options such as `rebase -x`, `--upload-pack`, `--receive-pack`, `--exec`,
- *   `filter-branch --tree-filter`; `submodule foreach`; `bisect run`. Keys naming files whose contents
- *   run or configure (core.hooksPath, include.path, protocol.*.allow for ext::) are opaque.
+ *   `filter-branch --tree-filter`; `submodule foreach`; `bisect run`; `git config KEY VALUE` writing such
+ *   a key. Keys naming files, repositories or URLs whose contents run or configure (core.hooksPath,
+ *   include.path, init.templateDir, remote.*.vcs, url.*.insteadOf, protocol.*.allow for ext::) are opaque,
+ *   as are `--git-dir` and `--work-tree` (a planted repository's config).
  *
  * What no reading of the line can see: aliases, hooks, filters and helpers already in config files or the
- * repository (`git commit` runs `.git/hooks/pre-commit`), and what those programs do.
+ * repository (`git commit` runs `.git/hooks/pre-commit`), and what those programs do. Every command runs
+ * with settings that switch the fixed-name ones off and ignore planted global config (shell_git_env.ts).
  */
 import { parseShell, staticValue, type Word } from "./shell_parse.ts";
 import { baseName, literalWord, type Reading } from "./shell_readings.ts";
@@ -66,7 +69,8 @@ const PUSHES = /^(send-pack|http-push|remote-[a-z0-9+.-]+)$/;
 
 /** `-c` keys whose value is a command git runs (lower-case; `*` is one subsection). */
 const COMMAND_KEYS = new RegExp(
-  "^(core\\.(editor|sshcommand|fsmonitor|askpass|gitproxy)|sequence\\.editor|diff\\.external|" +
+  "^(core\\.(editor|sshcommand|fsmonitor|askpass|gitproxy|alternaterefscommand)|sequence\\.editor|" +
+    "diff\\.external|gpg\\.ssh\\.defaultkeycommand|trailer\\.[^.]+\\.(command|cmd)|" +
     "diff\\.[^.]+\\.(command|textconv)|merge\\.[^.]+\\.driver|filter\\.[^.]+\\.(clean|smudge|process)|" +
     "credential(\\..+)?\\.helper|gpg(\\.[^.]+)?\\.program|uploadpack\\.packobjectshook|" +
     "remote\\.[^.]+\\.(uploadpack|receivepack)|sendemail\\.(sendmailcmd|tocmd|cccmd|smtpserver)|" +
@@ -74,8 +78,17 @@ const COMMAND_KEYS = new RegExp(
 );
 /** Pagers run only on a terminal: their commands are checked against deny only. */
 const PAGER_KEYS = /^(core\.pager|pager\.[^.]+)$/;
-/** `-c` keys that bring in commands from files or from URLs (`ext::cmd`). */
-const OPAQUE_KEYS = /^(core\.hookspath|include\.path|includeif\..+\.path|protocol(\..+)?\.allow)$/;
+/**
+ * `-c` keys that bring in commands from files, other repositories or URLs (`ext::cmd`): hooks, included
+ * files, templates (with hooks), remote helpers (`remote.X.vcs` runs `git-remote-X`), rewritten URLs, another
+ * work tree.
+ */
+const OPAQUE_KEYS = new RegExp(
+  "^(core\\.(hookspath|worktree)|include\\.path|includeif\\..+\\.path|protocol(\\..+)?\\.allow|" +
+    "init\\.templatedir|remote\\.[^.]+\\.vcs|url\\..+\\.(insteadof|pushinsteadof))$",
+);
+/** `submodule.X.update=!cmd` runs cmd on `git submodule update`; its other values name a strategy. */
+const SUBMODULE_UPDATE = /^submodule\..+\.update$/;
 const BOOLEAN = /^(true|false|yes|no|on|off|1|0)$/i;
 
 /** Per command: options whose value is a shell command. */
@@ -179,7 +192,41 @@ export function gitReadings(words: readonly Word[]): Reading[] {
     });
   }
   readings.push(...optionPayloads(name, rest));
+  if (name === "config") readings.push(...configWrites(rest));
   return readings;
+}
+
+/** Options of `git config` that take a value in the next word. */
+const CONFIG_VALUED = new Set(["-f", "--file", "--blob", "--type", "--default", "--comment", "--value"]);
+
+/**
+ * `git config [--file F] KEY VALUE` (also `set KEY VALUE`, `--add`, `--replace-all`) writes a setting a later
+ * git command runs: the value is read as if it were given with `-c` now.
+ */
+function configWrites(rest: readonly Word[]): Reading[] {
+  const args: (string | null)[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const value = staticValue(rest[i]!);
+    if (args.length === 0 && value !== null && (value.startsWith("-") || value === "set")) {
+      if (CONFIG_VALUED.has(value)) i++;
+      continue;
+    }
+    args.push(value);
+  }
+  const [key, value] = args;
+  if (key === undefined || value === undefined) return [];
+  if (key === null) return [{ opaque: "git config writes a setting only known at run time" }];
+  const lower = key.toLowerCase();
+  if (value === null) {
+    const runs = lower.startsWith("alias.") || settingReadings(lower, "x").length > 0;
+    return runs ? [{ opaque: `git config writes ${key} with a value only known at run time` }] : [];
+  }
+  if (lower.startsWith("alias.") && value.startsWith("!")) {
+    return [{ script: value.slice(1), allow: true, via: `git config ${key}` }];
+  }
+  return settingReadings(lower, value).map((reading) =>
+    "via" in reading ? { ...reading, via: `git config ${key}` } : reading
+  );
 }
 
 function parseGlobals(words: readonly Word[]): Parsed {
@@ -234,11 +281,16 @@ function recordValue(parsed: Parsed, option: string, value: string | null): void
     }
   } else if (option === "--exec-path") {
     parsed.opaque.push("--exec-path makes git run its programs from another directory");
+  } else if (option === "--git-dir" || option === "--work-tree") {
+    parsed.opaque.push(`${option} points git at a repository, and its configuration, the line does not show`);
   }
 }
 
 function settingReadings(key: string, value: string): Reading[] {
   if (OPAQUE_KEYS.test(key)) return [{ opaque: `-c ${key} brings in commands from elsewhere` }];
+  if (SUBMODULE_UPDATE.test(key)) {
+    return value.startsWith("!") ? [{ script: value.slice(1), allow: true, via: `-c ${key}` }] : [];
+  }
   const pager = PAGER_KEYS.test(key);
   if (!pager && !COMMAND_KEYS.test(key)) return [];
   if (key === "core.fsmonitor" && BOOLEAN.test(value)) return [];

@@ -125,6 +125,85 @@ Deno.test("git deny: what cannot be read is refused while deny patterns exist", 
   );
 });
 
+Deno.test("git deny: every program-running key, also when written with git config for later", () => {
+  for (
+    const command of [
+      "git -c gpg.ssh.defaultKeyCommand='git push' commit -S -m x",
+      "git -c core.alternateRefsCommand='git push' fetch ../other",
+      "git -c 'submodule.lib.update=!git push' submodule update",
+      "git -c trailer.sign.command='git push' interpret-trailers",
+      "git -c gpg.ssh.program='git push' commit -S -m x",
+      "git -c credential.https://x.helper='!git push' fetch",
+      "git config core.fsmonitor 'git push'",
+      "git config --global alias.p '!git push'",
+      "git -C out/repo config set core.sshCommand 'git push'",
+      "git config --file out/home/.gitconfig core.fsmonitor 'git push origin main'",
+      "git config --add remote.origin.uploadpack 'git push'",
+      "git config filter.x.clean 'git push'",
+      "git config 'submodule.lib.update' '!git push'",
+    ]
+  ) {
+    assert.match(deniedBoth(command), /matches tools\.shell\.deny/, command);
+  }
+});
+
+Deno.test("git deny: another HOME, config file, repository or program directory cannot be checked", () => {
+  for (
+    const command of [
+      "HOME=../out git status",
+      "XDG_CONFIG_HOME=../out git status",
+      "HOME=out/home; git status",
+      "export HOME=out/home",
+      "env HOME=out/home git status",
+      "GIT_DIR=out/planted.git git status",
+      "GIT_WORK_TREE=out git status",
+      "GIT_COMMON_DIR=out/planted.git git status",
+      "GIT_CONFIG=out/c git status",
+      "GIT_CONFIG_GLOBAL=out/c git status",
+      "GIT_CONFIG_SYSTEM=out/c git status",
+      "GIT_CONFIG_NOSYSTEM=0 git status",
+      "GIT_TEMPLATE_DIR=out/t git init out/x",
+      "unset GIT_CONFIG_COUNT; git status",
+      "unset GIT_CONFIG_GLOBAL HOME",
+      "export -n GIT_CONFIG_NOSYSTEM",
+      "env -u GIT_CONFIG_COUNT git status",
+      "env --unset=GIT_CONFIG_GLOBAL git status",
+      "env -i git -C out/planted status",
+      "git --git-dir=out/planted.git status",
+      "git --git-dir out/planted.git log",
+      "git --work-tree=out status",
+      "git -c init.templateDir=out/t init out/y",
+      "git -c remote.origin.vcs=evil fetch origin",
+      "git -c url.ext::sh.insteadOf=origin fetch origin",
+      "git -c core.worktree=out status",
+      "git -c core.hooksPath=out/hooks commit -m x",
+      "git config include.path ../out/x",
+      "git config remote.origin.vcs evil",
+      "git config url.ext::sh.insteadOf origin",
+      "git config init.templateDir out/t",
+      'git config core.sshCommand "$CMD"',
+    ]
+  ) {
+    assert.match(deniedBoth(command), /cannot be checked against tools\.shell\.deny|matches/, command);
+  }
+  // Allowed as ever: -C (planted repository config is switched off by the environment), reading config,
+  // harmless values, other variables.
+  for (
+    const command of [
+      "git -C out/repo status",
+      "git config user.name x",
+      "git config --get core.fsmonitor",
+      "git config core.fsmonitor false",
+      "git config submodule.lib.update rebase",
+      "GIT_AUTHOR_NAME=x git commit -m y",
+      "HOMEPAGE=x git status",
+    ]
+  ) {
+    allowed(command);
+    assert.equal(checkShellCommand(command, denyOnly), null, command);
+  }
+});
+
 Deno.test("git deny: wrappers see through to git's grammar", () => {
   for (
     const command of [

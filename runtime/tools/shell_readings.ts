@@ -10,8 +10,8 @@
  *   core.fsmonitor=…`, `GIT_EXTERNAL_DIFF=…`, `rebase -x`, …) — checked like commands of the line;
  * - arguments filled in at run time: `{}` of find/xargs/parallel and what xargs/parallel append;
  * - command strings given to wrappers (`su -c '…'`, `flock -c '…'`, `watch '…'`, `script -c '…'`);
- * - what cannot be known (an alias from a config file, `--config-env`, `GIT_CONFIG_*`): opaque, denied
- *   when any deny pattern exists.
+ * - what cannot be known (an alias from a config file, `--config-env`, `GIT_CONFIG_*`, `HOME=…`,
+ *   `GIT_DIR=…`, `unset GIT_CONFIG_COUNT`): opaque, denied when any deny pattern exists.
  */
 import { assignmentOf, staticValue, type Word } from "./shell_parse.ts";
 import { gitReadings } from "./shell_git.ts";
@@ -68,8 +68,13 @@ const COMMAND_ENV =
   /^(GIT_(EXTERNAL_DIFF|SSH|SSH_COMMAND|EDITOR|SEQUENCE_EDITOR|ASKPASS|PROXY_COMMAND)|SSH_ASKPASS|EDITOR|VISUAL)$/;
 /** Pagers only run on a terminal, which a tool call has not: checked against deny only. */
 const PAGER_ENV = /^(GIT_PAGER|PAGER|MANPAGER)$/;
-/** Variables that bring in configuration or programs the line does not show. */
-const OPAQUE_ENV = /^GIT_(CONFIG(_\w+)?|EXEC_PATH|TEMPLATE_DIR)$/;
+/**
+ * Variables that point git (and other programs) at configuration, repositories or programs the line does
+ * not show: a `.gitconfig` under another HOME, a planted repository, git's own settings (shell_git_env.ts
+ * sets GIT_CONFIG_* for every command; changing or removing them would undo that).
+ */
+const OPAQUE_ENV =
+  /^(GIT_(CONFIG(_\w+)?|EXEC_PATH|TEMPLATE_DIR|DIR|WORK_TREE|COMMON_DIR|CEILING_DIRECTORIES)|HOME|XDG_CONFIG_HOME)$/;
 /** Leading options considered per program; a longer run is read as opaque. */
 const MAX_OPTIONS = 32;
 
@@ -98,7 +103,7 @@ export function readingsOf(
   const head = staticValue(words[0]!);
   if (head === null) return [];
   const name = baseName(head);
-  const readings = [...environmentReadings(assigned, words, name)];
+  const readings = [...environmentReadings(assigned, words, name), ...unsetReadings(name, words)];
   if (name === "git" || name.startsWith("git-")) readings.push(...gitReadings(words));
   else if (WRAPPERS.has(name)) readings.push(...wrapperReadings(name, words, options.nested ?? false));
   // Wrappers are read at every word instead; interpreters by their own grammar.
@@ -124,6 +129,33 @@ function environmentReadings(assigned: readonly Word[], words: readonly Word[], 
     else if (value.trim() !== "") readings.push({ script: value, allow: command, via: name });
   }
   return readings;
+}
+
+/** `unset NAME`, `export -n NAME`, `env -u NAME` and `env -i` of the variables above. */
+function unsetReadings(name: string, words: readonly Word[]): Reading[] {
+  const values = words.slice(1).map(staticValue);
+  let names: (string | null)[] = [];
+  if (name === "unset") names = values;
+  else if (name === "export" && values.some((v) => v !== null && /^-\w*n/.test(v))) names = values;
+  else if (name === "env") {
+    for (let i = 0; i < values.length; i++) {
+      const value = values[i]!;
+      if (value === null) names.push(null);
+      else if (
+        value === "-i" || value === "-" || value === "--ignore-environment" || /^-[^-]*i/.test(value)
+      ) {
+        return [{ opaque: "env -i drops the git settings every command runs with" }];
+      } else if (value === "-u" || value === "--unset") names.push(values[++i] ?? null);
+      else if (/^-u./.test(value)) names.push(value.slice(2));
+      else if (value.startsWith("--unset=")) names.push(value.slice(8));
+      else if (!value.startsWith("-")) break;
+    }
+  }
+  const hit = names.find((n) => n === null || OPAQUE_ENV.test(n));
+  if (hit === undefined) return [];
+  return [{
+    opaque: `${name} ${hit ?? "a variable only known at run time"} changes which git configuration applies`,
+  }];
 }
 
 /** The `NAME=value` words an env-setting program passes on: all of export's, those before env's command. */
