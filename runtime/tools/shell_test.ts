@@ -152,7 +152,8 @@ for (const mode of ["sandboxed", "off"] as const) {
     assert.equal(env.status, "ok");
     const names = env.content.trim().split("\n").map((line) => line.slice(0, line.indexOf("=")));
     // bash itself adds PWD, SHLVL and _; the git settings of shell_git_env.ts are added to every command.
-    const added = (n: string) => ["PWD", "SHLVL", "_", "OLDPWD", "GIT_TERMINAL_PROMPT"].includes(n) ||
+    const added = (n: string) =>
+      ["PWD", "SHLVL", "_", "OLDPWD", "GIT_TERMINAL_PROMPT"].includes(n) ||
       n.startsWith("GIT_CONFIG_");
     assert.deepEqual(names.filter((n) => !added(n)).sort(), ["HERMES_TEST_VALUE", "PATH"]);
     assert.match(env.content, /^GIT_CONFIG_NOSYSTEM=1$/m);
