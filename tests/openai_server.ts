@@ -230,7 +230,15 @@ function buildReply(entry: ScriptEntry, body: ChatRequestBody, completion: numbe
   return {
     content,
     toolCalls,
-    usage: { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens },
+    usage: {
+      prompt_tokens,
+      completion_tokens,
+      total_tokens: prompt_tokens + completion_tokens,
+      // Sent only when the script says, as servers without a prompt cache (llama.cpp, Ollama) omit it.
+      ...(entry.usage?.cached_tokens === undefined
+        ? {}
+        : { prompt_tokens_details: { cached_tokens: entry.usage.cached_tokens } }),
+    },
   };
 }
 

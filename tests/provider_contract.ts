@@ -81,14 +81,18 @@ export function providerContract(name: string, make: ContractFactory): void {
     const script: ScriptEntry[] = [
       { content: "counted", usage: { prompt_tokens: 11, completion_tokens: 7 } },
       { content: "estimated answer" },
+      { content: "cached", usage: { prompt_tokens: 40, completion_tokens: 2, cached_tokens: 32 } },
     ];
     await withSubject(make, script, async (provider) => {
       const given = await provider.complete(ask("count me"));
-      assert.deepEqual(given.usage, { prompt_tokens: 11, completion_tokens: 7 });
+      // No cache reported: 0 cached tokens, not a missing field.
+      assert.deepEqual(given.usage, { prompt_tokens: 11, completion_tokens: 7, cached_tokens: 0 });
       const estimated = await provider.complete(ask("a prompt of some length"));
       assert.ok(estimated.usage, "usage is null");
       assert.ok(estimated.usage.prompt_tokens > 0 && Number.isInteger(estimated.usage.prompt_tokens));
       assert.ok(estimated.usage.completion_tokens > 0 && Number.isInteger(estimated.usage.completion_tokens));
+      const cached = await provider.complete(ask("again"));
+      assert.deepEqual(cached.usage, { prompt_tokens: 40, completion_tokens: 2, cached_tokens: 32 });
     });
   });
 

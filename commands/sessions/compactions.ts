@@ -1,7 +1,8 @@
 /**
  * `hermes sessions compactions ID [--json]`: the session's compaction report (DESIGN §9) — passes, their
  * outcomes, hard compactions, net tokens saved and occupancy over time — from the content-free compaction
- * log, so it shows nothing of the transcript.
+ * log, so it shows nothing of the transcript — and the share of the session's prompt tokens the provider
+ * served from its prompt cache.
  */
 import { parseCommandArgs } from "../_cli.ts";
 import { compactionReport, renderReport } from "../../runtime/compaction/report.ts";
@@ -14,7 +15,8 @@ export async function compactions(ctx: SessionsContext): Promise<number> {
   const ref = exactlyOneId(COMMAND, positionals);
   const report = await withStore(ctx.cli, async (store) => {
     const [id] = await store.resolveSessionIds([ref], { action: "report compactions of session" });
-    return compactionReport(id!, await store.compactionLog(id!));
+    const session = await store.getSession(id!);
+    return compactionReport(id!, await store.compactionLog(id!), session ?? undefined);
   });
   await ctx.cli.out(values.json ? JSON.stringify(report) + "\n" : renderReport(report));
   return 0;

@@ -166,6 +166,7 @@ export class Agent implements AgentLike {
     let modelCalls = 0;
     let promptTokens = 0;
     let completionTokens = 0;
+    let cachedTokens = 0;
     try {
       // Close tool calls a killed run left open before anything follows them.
       await this.#transcript.closeDanglingToolCalls();
@@ -197,6 +198,7 @@ export class Agent implements AgentLike {
         budget.record(response.usage);
         promptTokens += response.usage?.prompt_tokens ?? 0;
         completionTokens += response.usage?.completion_tokens ?? 0;
+        cachedTokens += response.usage?.cached_tokens ?? 0;
         const assistant: AppendMessage = {
           ...response.message,
           prompt_tokens: response.usage?.prompt_tokens ?? null,
@@ -218,7 +220,9 @@ export class Agent implements AgentLike {
           },
           turn,
         });
-        this.#emit({ type: "turn.end", turn, usage: response.usage, finish_reason: response.finish_reason });
+        const usage = response.usage &&
+          { ...response.usage, cached_tokens: response.usage.cached_tokens ?? 0 };
+        this.#emit({ type: "turn.end", turn, usage, finish_reason: response.finish_reason });
         if (calls.length === 0) {
           await this.#betweenTurns(signal);
           return { final: response.message.content, model_calls: modelCalls };
@@ -233,6 +237,7 @@ export class Agent implements AgentLike {
           turns: modelCalls,
           prompt_tokens: promptTokens,
           completion_tokens: completionTokens,
+          cached_tokens: cachedTokens,
         });
       }
     }

@@ -2,7 +2,8 @@
  * The compaction report of one session (`hermes sessions compactions ID`), built from its content-free
  * compaction log: how many passes and of which outcome, how many hard compactions fired (ideally none when
  * micro-compaction keeps up), net tokens saved, and occupancy — tokens after each pass as a share of the
- * compaction threshold — over time.
+ * compaction threshold — over time; and the prompt cache: the share of the session's prompt tokens the
+ * provider reported as served from its cache, which every rewrite of earlier messages lowers.
  */
 import type { CompactionKind, CompactionLogRow, PassOutcome } from "../store/store.ts";
 
@@ -27,11 +28,23 @@ export interface CompactionReport {
   net_tokens_saved: number;
   /** Occupancy after the passes that have one: the last, the median and the highest. */
   occupancy: { last: number | null; median: number | null; max: number | null };
+  /** The session's prompt tokens and those the provider reported cached; the share is null without any. */
+  prompt_cache: { prompt_tokens: number; cached_tokens: number; cached_share: number | null };
   /** Every pass, oldest first (the log rows as stored). */
   log: CompactionLogRow[];
 }
 
-export function compactionReport(sessionId: string, log: readonly CompactionLogRow[]): CompactionReport {
+/** The session's usage counters the report reads (its `sessions` row). */
+export interface SessionUsage {
+  prompt_tokens: number;
+  cached_tokens: number;
+}
+
+export function compactionReport(
+  sessionId: string,
+  log: readonly CompactionLogRow[],
+  usage: SessionUsage = { prompt_tokens: 0, cached_tokens: 0 },
+): CompactionReport {
   const outcomes = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<PassOutcome, number>;
   const committed = Object.fromEntries(KINDS.map((k) => [k, 0])) as Record<CompactionKind, number>;
   for (const row of log) {
@@ -55,6 +68,11 @@ export function compactionReport(sessionId: string, log: readonly CompactionLogR
       median: sorted.length ? median(sorted) : null,
       max: sorted.at(-1) ?? null,
     },
+    prompt_cache: {
+      prompt_tokens: usage.prompt_tokens,
+      cached_tokens: usage.cached_tokens,
+      cached_share: usage.prompt_tokens > 0 ? usage.cached_tokens / usage.prompt_tokens : null,
+    },
     log: [...log],
   };
 }
@@ -68,7 +86,14 @@ const percent = (share: number | null) => share === null ? "-" : `${Math.round(s
 
 /** The report as text: a summary, then one line per pass. */
 export function renderReport(report: CompactionReport): string {
-  if (report.passes === 0) return `session ${report.session_id}: no compaction passes yet\n`;
+  const cache = report.prompt_cache;
+  const cacheLine = cache.cached_share === null ? [] : [
+    `prompt cache: ${percent(cache.cached_share)} of ${cache.prompt_tokens} prompt tokens cached ` +
+    `(${cache.cached_tokens}, as the provider reported)`,
+  ];
+  if (report.passes === 0) {
+    return [`session ${report.session_id}: no compaction passes yet`, ...cacheLine, ""].join("\n");
+  }
   const c = report.committed;
   const lines = [
     `session ${report.session_id}: ${report.passes} compaction passes, ${report.outcomes.committed} committed ` +
@@ -77,6 +102,7 @@ export function renderReport(report: CompactionReport): string {
     `outcomes: ${OUTCOMES.map((o) => `${o} ${report.outcomes[o]}`).join(", ")}`,
     `occupancy (tokens after a pass ÷ compaction threshold): last ${percent(report.occupancy.last)}, ` +
     `median ${percent(report.occupancy.median)}, max ${percent(report.occupancy.max)}`,
+    ...cacheLine,
     "",
   ];
   const header = ["#", "TIME", "KIND", "REASON", "OUTCOME", "TOKENS", "OCCUPANCY", "ABSORBED", "MS"];

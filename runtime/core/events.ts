@@ -75,7 +75,7 @@ export interface EventFields {
   "heartbeat.tick": { tick: number; prompt: string; interval_ms: number };
   "plugin.error": { plugin: string; hook: string | null; error: string };
   "provider.retry": { attempt: number; delay_ms: number; status: number | null; error: string };
-  "turn.end": { turn: number; usage: Usage | null; finish_reason: string };
+  "turn.end": { turn: number; usage: Required<Usage> | null; finish_reason: string };
   "session.end": { status: SessionStatus; reason: string };
   /** The §4 result object; the last event of a run. */
   result: RunResultFields;
@@ -89,7 +89,8 @@ export interface RunResultFields {
   final: string;
   output: unknown;
   turns: number;
-  usage: Usage;
+  /** `cached_tokens`: the provider-reported cached prompt tokens, summed (0 when it reported none). */
+  usage: Required<Usage>;
   duration_ms: number;
   compactions: number;
   terminal_reason: string;

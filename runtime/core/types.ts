@@ -38,6 +38,12 @@ export interface StoredMessage extends Message {
 export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
+  /**
+   * Prompt tokens the provider served from its prompt cache (Chat Completions
+   * `usage.prompt_tokens_details.cached_tokens`), part of `prompt_tokens`. Providers leave it out when the
+   * server reports none; events and results always carry it (0 then).
+   */
+  cached_tokens?: number;
 }
 
 export interface ToolSpec {
@@ -65,6 +71,8 @@ export interface SessionRow {
   model: string | null;
   prompt_tokens: number;
   completion_tokens: number;
+  /** Cached prompt tokens the provider reported, summed like prompt_tokens. */
+  cached_tokens: number;
   turns: number;
   owner_host: string | null;
   owner_pid: number | null;

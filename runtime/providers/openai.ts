@@ -341,7 +341,11 @@ function response(
 
 function usageOf(usage: OpenAI.CompletionUsage | null | undefined): Usage | null {
   if (!usage) return null;
-  return { prompt_tokens: usage.prompt_tokens ?? 0, completion_tokens: usage.completion_tokens ?? 0 };
+  return {
+    prompt_tokens: usage.prompt_tokens ?? 0,
+    completion_tokens: usage.completion_tokens ?? 0,
+    cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
+  };
 }
 
 function newCallId(): string {

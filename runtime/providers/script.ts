@@ -22,7 +22,12 @@ export const ScriptEntrySchema = z.strictObject({
   tool_calls: z.array(ToolCall).optional(),
   /** Wait this long before answering (e.g. "2s"), to simulate a slow model. */
   delay: Duration.optional(),
-  usage: z.strictObject({ prompt_tokens: Count.optional(), completion_tokens: Count.optional() }).optional(),
+  usage: z.strictObject({
+    prompt_tokens: Count.optional(),
+    completion_tokens: Count.optional(),
+    /** Prompt tokens reported as served from the provider's cache (`prompt_tokens_details.cached_tokens`). */
+    cached_tokens: Count.optional(),
+  }).optional(),
   /** Fail this call instead of answering (test server: HTTP status and message). */
   error: z.strictObject({
     status: z.number().int().min(100).max(599),

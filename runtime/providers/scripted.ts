@@ -84,6 +84,7 @@ export function createScriptedProvider(script: readonly ScriptEntry[], options: 
         usage: {
           prompt_tokens: entry.usage?.prompt_tokens ?? Math.ceil(promptChars / 4),
           completion_tokens: entry.usage?.completion_tokens ?? Math.ceil(content.length / 4),
+          cached_tokens: entry.usage?.cached_tokens ?? 0,
         },
         finish_reason: toolCalls.length ? "tool_calls" : "stop",
       };

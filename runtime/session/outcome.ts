@@ -145,8 +145,8 @@ export interface ResultFacts {
   /** Model calls made by this work. */
   turns: number;
   /** The session's stored token counters before and after the work. */
-  before: Usage;
-  after: Usage;
+  before: Required<Usage>;
+  after: Required<Usage>;
   /** Clock readings (ms) when the work started and ended. */
   started: number;
   ended: number;
@@ -170,6 +170,7 @@ export function buildResult(ending: Ending, facts: ResultFacts): RunResult {
     usage: {
       prompt_tokens: facts.after.prompt_tokens - facts.before.prompt_tokens,
       completion_tokens: facts.after.completion_tokens - facts.before.completion_tokens,
+      cached_tokens: facts.after.cached_tokens - facts.before.cached_tokens,
     },
     duration_ms: facts.ended - facts.started,
     compactions: facts.compactions,

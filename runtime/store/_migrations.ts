@@ -153,4 +153,6 @@ export const migrations: readonly string[] = [
   DROP INDEX compaction_log_session;
   CREATE INDEX compaction_log_session ON compaction_log(session_id, id);
   `,
+  // 5: cached prompt tokens the provider reported, summed per session like prompt_tokens.
+  `ALTER TABLE sessions ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;`,
 ];

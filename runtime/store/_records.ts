@@ -29,6 +29,7 @@ export function toSession(row: Record): SessionRow {
     model: text(row.model),
     prompt_tokens: Number(row.prompt_tokens),
     completion_tokens: Number(row.completion_tokens),
+    cached_tokens: Number(row.cached_tokens ?? 0),
     turns: Number(row.turns),
     owner_host: text(row.owner_host),
     owner_pid: int(row.owner_pid),

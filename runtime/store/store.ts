@@ -62,7 +62,7 @@ export interface SessionOps {
   /** Adds one run's model calls and token counts to the session's totals. */
   addUsage(
     id: string,
-    usage: { turns: number; prompt_tokens: number; completion_tokens: number },
+    usage: { turns: number; prompt_tokens: number; completion_tokens: number; cached_tokens?: number },
   ): Promise<void>;
   /** Makes `holder` the owner unless the owner is no longer `expected` (compare-and-set; one process wins). */
   adoptSession(id: string, change: { expected: SessionOwner; holder: ProcessIdentity }): Promise<boolean>;

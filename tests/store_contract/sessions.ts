@@ -111,16 +111,21 @@ export function sessionContract(name: string, open: OpenStore): void {
     const clock = new SetClock();
     await using fx = await open({ clock });
     const s = await fx.store.createSession({ job: "j" });
-    await fx.store.addUsage(s.id, { turns: 2, prompt_tokens: 100, completion_tokens: 10 });
+    assert.equal(s.cached_tokens, 0);
+    await fx.store.addUsage(s.id, { turns: 2, prompt_tokens: 100, completion_tokens: 10, cached_tokens: 60 });
     clock.at += 5;
     await fx.store.addUsage(s.id, { turns: 1, prompt_tokens: 50, completion_tokens: 5 });
     const row = (await fx.store.getSession(s.id))!;
-    assert.deepEqual([row.turns, row.prompt_tokens, row.completion_tokens, row.updated_at], [
-      3,
-      150,
-      15,
-      clock.at,
-    ]);
+    assert.deepEqual(
+      [row.turns, row.prompt_tokens, row.completion_tokens, row.cached_tokens, row.updated_at],
+      [
+        3,
+        150,
+        15,
+        60,
+        clock.at,
+      ],
+    );
   });
 
   Deno.test(`${name}: adoptSession is a compare-and-set on the owner: one adopter wins`, async () => {

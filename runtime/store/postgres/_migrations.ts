@@ -131,4 +131,6 @@ export const migrations: readonly string[] = [
     PRIMARY KEY (plugin, key)
   );
   `,
+  // 2: cached prompt tokens the provider reported, summed per session like prompt_tokens.
+  `ALTER TABLE sessions ADD COLUMN cached_tokens bigint NOT NULL DEFAULT 0;`,
 ];

@@ -38,7 +38,8 @@ export function sessionOps(db: PgDb): SessionOps {
     async addUsage(id, usage) {
       await sql`
         UPDATE sessions SET turns = turns + ${usage.turns}, prompt_tokens = prompt_tokens + ${usage.prompt_tokens},
-          completion_tokens = completion_tokens + ${usage.completion_tokens}, updated_at = ${db.clock.now()}
+          completion_tokens = completion_tokens + ${usage.completion_tokens},
+          cached_tokens = cached_tokens + ${usage.cached_tokens ?? 0}, updated_at = ${db.clock.now()}
         WHERE id = ${id}`;
     },
     async adoptSession(id, { expected, holder }) {

@@ -124,7 +124,7 @@ function importSession(db: SqliteDb, data: SessionExport): boolean {
   const inserted = db.stmt(
     `INSERT INTO sessions (id, job, job_path, status, terminal_reason, parent_id, created_at, updated_at,
        ended_at, archived_at, config_json, model, prompt_tokens, completion_tokens, turns, owner_host,
-       owner_pid, owner_started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       owner_pid, owner_started, cached_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (id) DO NOTHING`,
   ).run(
     s.id,
@@ -145,6 +145,7 @@ function importSession(db: SqliteDb, data: SessionExport): boolean {
     s.owner_host,
     s.owner_pid,
     s.owner_started,
+    s.cached_tokens ?? 0,
   );
   if (Number(inserted.changes) === 0) return false;
   const message = db.stmt(

@@ -52,8 +52,16 @@ export function sessionOps(db: SqliteDb): SessionOps {
         db.immediate(() =>
           db.stmt(
             `UPDATE sessions SET turns = turns + ?, prompt_tokens = prompt_tokens + ?,
-             completion_tokens = completion_tokens + ?, updated_at = ? WHERE id = ?`,
-          ).run(usage.turns, usage.prompt_tokens, usage.completion_tokens, db.clock.now(), id)
+             completion_tokens = completion_tokens + ?, cached_tokens = cached_tokens + ?, updated_at = ?
+             WHERE id = ?`,
+          ).run(
+            usage.turns,
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            usage.cached_tokens ?? 0,
+            db.clock.now(),
+            id,
+          )
         );
       }),
     adoptSession: (id, { expected, holder }) =>
