@@ -1,6 +1,7 @@
 /**
  * Micro-compaction through the real CLI and the OpenAI-compatible test server (issue 13): a 300-turn,
- * tool-heavy session, run once with micro-compaction and once without. With it, every request keeps every user
+ * tool-heavy session, run once with micro-compaction and once without. `payback: 1000` makes every fold pay
+ * (as for a provider without a prompt cache), so the folding itself is what is tested here. With it, every request keeps every user
  * message verbatim, never carries two rolling summaries, and fewer hard compactions fire; both ways every
  * request stays under the window and passes the strict-template check.
  */
@@ -38,7 +39,7 @@ prompt: "step 1: check the build"
 steps: [${steps.join(", ")}]
 tools:
   read_file: { paths: ["."] }
-compaction: { micro: { enabled: ${micro}, threshold: 0.5 } }
+compaction: { micro: { enabled: ${micro}, threshold: 0.5, payback: 1000 } }
 `,
       "build.log": "ok: all 412 tests passed in 3m12s\n".repeat(60),
     });

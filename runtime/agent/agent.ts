@@ -47,12 +47,21 @@ export class Agent implements AgentLike {
   #busy = false;
   #turn = 0;
   #transcript: Transcript;
+  /** The tool definitions every request carries, in one stable order (by name). */
+  #toolSpecs: Tool["spec"][];
+  /** chars/4 of the tool definitions: what every request carries besides the transcript. */
+  #overheadTokens: number;
 
   constructor(options: AgentOptions) {
     this.#o = options;
     this.sessionId = options.sessionId;
     this.#transcript = new Transcript(options.store, options.sessionId);
     this.#tools = new Map(options.tools.map((t) => [t.spec.name, t]));
+    // The prompt prefix stays byte-identical between requests (a warm provider cache): the same tools in the
+    // same order whatever order plugins and MCP servers registered them in.
+    this.#toolSpecs = [...this.#tools.values()].map((t) => t.spec)
+      .sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    this.#overheadTokens = Math.ceil(JSON.stringify(this.#toolSpecs).length / 4);
     this.addCommand({
       name: "status",
       description: "Show the session's status",
@@ -182,7 +191,11 @@ export class Agent implements AgentLike {
       while (true) {
         signal.throwIfAborted();
         budget.beforeModelCall();
-        await this.#o.compactor?.beforeModelCall(this.sessionId, { signal, afterTools: modelCalls > 0 });
+        await this.#o.compactor?.beforeModelCall(this.sessionId, {
+          signal,
+          afterTools: modelCalls > 0,
+          overheadTokens: this.#overheadTokens,
+        });
         this.#turn++;
         const turn = this.#turn;
         const injected = (await hooks.preLlmCall({ session_id: this.sessionId, user_message: text, turn }))
@@ -259,7 +272,7 @@ export class Agent implements AgentLike {
       const request = {
         model: this.#o.model,
         messages: await this.#requestMessages(injected),
-        tools: [...this.#tools.values()].map((t) => t.spec),
+        tools: this.#toolSpecs,
         ...(this.#o.maxOutputTokens ? { max_tokens: this.#o.maxOutputTokens } : {}),
         ...(this.#o.temperature !== undefined ? { temperature: this.#o.temperature } : {}),
       };
@@ -272,7 +285,8 @@ export class Agent implements AgentLike {
       } catch (error) {
         if (error instanceof ProviderError && error.contextOverflow && !recovered && this.#o.compactor) {
           recovered = true;
-          if (await this.#o.compactor.recoverOverflow(this.sessionId, { signal })) continue;
+          const options = { signal, overheadTokens: this.#overheadTokens };
+          if (await this.#o.compactor.recoverOverflow(this.sessionId, options)) continue;
         }
         throw error;
       }

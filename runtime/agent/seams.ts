@@ -74,14 +74,19 @@ export interface Occupancy {
 export interface Compactor {
   /**
    * Before every model call: compacts when the estimate is over threshold × context_window. `afterTools`:
-   * the call follows tool results of this turn (reason `post_tool`, else `pre_api`).
+   * the call follows tool results of this turn (reason `post_tool`, else `pre_api`). `overheadTokens`:
+   * chars/4 of what every request carries besides the transcript (the tool definitions). Rejects with a
+   * `RunError` (reason `context_too_large`) when even the irreducible part of the request exceeds the window.
    */
   beforeModelCall(
     sessionId: string,
-    options: { signal?: AbortSignal; afterTools?: boolean },
+    options: { signal?: AbortSignal; afterTools?: boolean; overheadTokens?: number },
   ): Promise<CompactionOutcome | null>;
   /** The provider rejected a request as too long: one bounded attempt; true when the transcript shrank. */
-  recoverOverflow(sessionId: string, options: { signal?: AbortSignal }): Promise<boolean>;
+  recoverOverflow(
+    sessionId: string,
+    options: { signal?: AbortSignal; overheadTokens?: number },
+  ): Promise<boolean>;
   /** `/compress [focus]` and `hermes sessions compact`: forced, bypasses cooldown and breaker. */
   compact(sessionId: string, options: { focus?: string; signal?: AbortSignal }): Promise<CompactionOutcome>;
   /**

@@ -1,9 +1,11 @@
 /**
  * Where a compaction may cut: the protected head (system prompt + `protect_first`), the protected tail, and
- * the middle between them. The tail is walked backwards by tokens: it takes trailing messages while they fit
- * `tailBudget`, but never fewer than `protect_last` messages (a floor), and always reaches back to the latest
- * real user message. A cut never separates an assistant tool call from its tool results: the budget walk
- * stops short of a tool-call span it would split, the floor and the head move outward instead.
+ * the middle between them. The tail's protection is a token budget first: walked backwards, it takes up to
+ * `protect_last` trailing messages while they fit `tailBudget` — `protect_last` is a preference that gives
+ * way when its messages are too big (without a budget, as for `/compress`, it is the tail). The tail always
+ * reaches back to the latest real user message (the tail-yield rung of hard.ts cuts what is too big in it).
+ * A cut never separates an assistant tool call from its tool results: the budget walk stops short of a
+ * tool-call span it would split, and the head moves outward instead.
  */
 import type { PlanRow } from "./rows.ts";
 
@@ -13,7 +15,7 @@ export type BoundaryRow = Pick<PlanRow, "role" | "kind" | "tool_calls" | "tool_c
 export interface BoundaryOptions {
   protect_first: number;
   protect_last: number;
-  /** Tokens the tail may take beyond the `protect_last` floor (absent: the floor alone). */
+  /** Tokens the tail may take (absent: the last `protect_last` messages, whatever their size). */
   tailBudget?: number;
   /** Tokens of `messages[i]` on the caller's basis (needed with `tailBudget`). */
   tokens?: (i: number) => number;
@@ -36,17 +38,29 @@ export function selectBoundaries(messages: readonly BoundaryRow[], options: Boun
   if (options.tailBudget !== undefined && options.tokens) {
     let start = n;
     let used = 0;
-    while (start > head && used + options.tokens(start - 1) <= options.tailBudget) {
+    while (start > tail && used + options.tokens(start - 1) <= options.tailBudget) {
       used += options.tokens(--start);
     }
     // Inside a tool-call span, step forward to its end rather than split it (the budget is a ceiling).
-    while (start < tail && blocked[start]) start++;
-    tail = Math.min(tail, start);
+    while (start < n && blocked[start]) start++;
+    tail = start;
   }
+  tail = Math.max(head, Math.min(tail, currentRoundStart(messages)));
   const lastUser = lastRealUserIndex(messages);
   if (lastUser >= head && lastUser < tail) tail = lastUser;
   while (tail > head && blocked[tail]) tail--;
   return { head, tail };
+}
+
+/**
+ * Where the current tool round starts: the last message that is not a tool result (the assistant message
+ * whose calls the trailing results answer, or the newest message itself). It is never compacted away: the
+ * model has just asked for those results.
+ */
+export function currentRoundStart(messages: readonly BoundaryRow[]): number {
+  let i = messages.length - 1;
+  while (i > 0 && messages[i]!.role === "tool") i--;
+  return Math.max(0, i);
 }
 
 /** The latest user message typed or injected as a turn (not a compaction summary). */

@@ -140,27 +140,29 @@ Deno.test("boundaries: random transcripts never split a tool call from its resul
     const summary = msg("user", { kind: "summary" });
     const compacted = head < tail ? [...m.slice(0, head), summary, ...m.slice(tail)] : m;
     assert.deepEqual(orphanProblems(compacted), [], `trial ${trial}: head ${head} tail ${tail}`);
-    assert.ok(m.length - tail >= Math.min(protect_last, m.length - head), `trial ${trial}: tail too short`);
+    // Without a budget protect_last is the tail; with one it gives way, down to the newest message.
+    const least = "tailBudget" in budget ? 1 : protect_last;
+    assert.ok(m.length - tail >= Math.min(least, m.length - head), `trial ${trial}: tail too short`);
     assert.ok(head >= Math.min(m.length, 1 + protect_first), `trial ${trial}: head too short`);
   }
 });
 
-Deno.test("boundaries: the tail takes trailing messages up to the token budget, never fewer than protect_last", () => {
+Deno.test("boundaries: the tail is a token budget first; protect_last is a preference that gives way", () => {
   const m = [
     msg("system"),
     msg("user"),
     ...Array.from({ length: 10 }, (_, i) => msg(i % 2 ? "user" : "assistant")),
   ];
   const tokens = () => 100;
-  // 350 tokens hold three messages; the floor of 2 is below that.
+  // 350 tokens would hold three messages; protect_last asks for two, and gets them.
   assert.deepEqual(selectBoundaries(m, { protect_first: 1, protect_last: 2, tailBudget: 350, tokens }), {
     head: 2,
-    tail: 9,
+    tail: 10,
   });
-  // The floor wins over a budget that holds fewer messages.
+  // protect_last 5 does not fit 150 tokens: the budget wins, down to the newest message.
   assert.deepEqual(selectBoundaries(m, { protect_first: 1, protect_last: 5, tailBudget: 150, tokens }), {
     head: 2,
-    tail: 7,
+    tail: 11,
   });
   // Without a budget the floor alone decides (as for /compress).
   assert.deepEqual(selectBoundaries(m, { protect_first: 1, protect_last: 2 }), { head: 2, tail: 10 });
@@ -182,9 +184,37 @@ Deno.test("boundaries: the budget walk stops short of a tool-call span it would 
     head: 2,
     tail: 6,
   });
-  // 1000 tokens hold the whole span and the message before it.
-  assert.deepEqual(selectBoundaries(m, { protect_first: 1, protect_last: 1, tailBudget: 1000, tokens }), {
+  // 1000 tokens hold the whole span and the message before it, which protect_last 5 asks for.
+  assert.deepEqual(selectBoundaries(m, { protect_first: 1, protect_last: 5, tailBudget: 1000, tokens }), {
     head: 2,
     tail: 2,
   });
+  // protect_last 1 with room to spare: the tail does not grow past it.
+  assert.deepEqual(selectBoundaries(m, { protect_first: 1, protect_last: 1, tailBudget: 1000, tokens }), {
+    head: 2,
+    tail: 6,
+  });
+});
+
+Deno.test("boundaries: the current tool round stays in the tail even when the budget holds none of it", () => {
+  const m = [
+    msg("system"),
+    msg("user"),
+    msg("assistant"),
+    msg("user"),
+    call("a", "b"),
+    result("a"),
+    result("b"),
+  ];
+  const tokens = (i: number) => (i >= 4 ? 5000 : 10);
+  // A prompt in the head, then one long turn: the round just asked for is kept, not compacted.
+  assert.deepEqual(selectBoundaries(m, { protect_first: 0, protect_last: 1, tailBudget: 100, tokens }), {
+    head: 1,
+    tail: 3,
+  });
+  const single = [msg("system"), msg("user"), call("c"), result("c"), call("d"), result("d")];
+  assert.deepEqual(
+    selectBoundaries(single, { protect_first: 1, protect_last: 1, tailBudget: 100, tokens: () => 5000 }),
+    { head: 2, tail: 4 },
+  );
 });

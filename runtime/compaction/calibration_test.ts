@@ -66,8 +66,9 @@ Deno.test("calibration: the provider's next real prompt_tokens calibrates the es
   assert.equal((await compactor.occupancy(fx.sessionId)).tokens, 1000 + 5 + 200, "reading + 0.5 × 400");
 });
 
-Deno.test("calibration: the ineffective verdict is judged on the calibrated basis, not on chars/4", async () => {
-  for (const [ratio, strikes] of [[1.5, 1], [0.5, 0]] as const) {
+Deno.test("calibration: the tail budget and the verdict are judged on the calibrated basis, not on chars/4", async () => {
+  const tails: number[] = [];
+  for (const ratio of [0.5, 1.5]) {
     await using fx = await fixture(new ManualClock());
     await fx.store.appendMessages(fx.sessionId, transcript(30, { textChars: 1200 }));
     const chars4 = estimateMessages(await fx.store.activeMessages(fx.sessionId));
@@ -80,16 +81,20 @@ Deno.test("calibration: the ineffective verdict is judged on the calibrated basi
       },
       { role: "user", content: "go on" },
     ]);
+    // protect_last's 20 messages are about 2 100 chars/4 tokens: inside a 2 400-token budget at 0.5, not at 1.5.
     const outcome = await compactorFor(fx, {
       provider: scriptedModel(),
-      config: { prune_tool_results: false },
+      config: { prune_tool_results: false, tail_budget: 0.6 },
     })
       .beforeModelCall(fx.sessionId, {});
     assert.equal(outcome?.changed, true);
     const left = estimateMessages(await fx.store.activeMessages(fx.sessionId)); // chars/4: no reading since
-    assert.ok(left < 3000 && left * 1.5 >= 3000, `the case needs ${left} < 3000 ≤ 1.5 × ${left}`);
     assert.equal(outcome!.after_tokens, Math.ceil(left * ratio));
+    assert.ok(outcome!.after_tokens < 3000, `ratio ${ratio}: under the threshold on the calibrated basis`);
     const guard = await fx.store.getState<{ ineffective: number }>(fx.sessionId, GUARD_KEY);
-    assert.equal(guard?.ineffective, strikes, `ratio ${ratio}`);
+    assert.equal(guard?.ineffective, 0, `ratio ${ratio}`);
+    tails.push(Number((await fx.store.compactionLog(fx.sessionId))[0]!.detail.tail));
   }
+  assert.equal(tails[0], 20, "at 0.5 the 20 messages fit the budget");
+  assert.ok(tails[1]! < 20, `at 1.5 they do not: a tail of ${tails[1]}`);
 });

@@ -8,6 +8,7 @@ import type { CompactionOutcome } from "../agent/seams.ts";
 import {
   afterEffective,
   afterIneffective,
+  afterSummaryFailure,
   afterSummarySuccess,
   GUARD_KEY,
   guardFrom,
@@ -29,6 +30,7 @@ export async function commitPlan(
     // Micro passes keep strikes as they are: folding one exchange is not meant to get under the threshold.
     if (plan.kind === "micro_summarize") return afterSummarySuccess(state);
     if (pass.reason === "proactive_prune") return null;
+    if (plan.fallback) return afterFallback(state, { why: plan.fallback.why, after, now: clock.now() });
     const summarised = plan.kind === "summarize" ? afterSummarySuccess(state) : state;
     if (after >= settings.limit) {
       return pass.reason === "manual"
@@ -36,6 +38,22 @@ export async function commitPlan(
         : afterIneffective(summarised, { now: clock.now(), windowMs: settings.breakerWindowMs });
     }
     return afterEffective(summarised);
+  };
+  /**
+   * The fallback keeps the strikes that led to it (only a summary that worked clears them, so the breaker
+   * does open on summaries refused again and again); a failed call arms the cooldown, a refused one strikes.
+   */
+  const afterFallback = (state: GuardState, at: { why: string; after: number; now: number }) => {
+    const windowMs = settings.breakerWindowMs;
+    let next = at.why === "summary_failed"
+      ? afterSummaryFailure(state, at.now)
+      : at.why === "refused_growth"
+      ? afterIneffective(afterSummarySuccess(state), { now: at.now, windowMs })
+      : state;
+    if (at.after >= settings.limit && at.why !== "refused_growth") {
+      next = afterIneffective(next, { now: at.now, windowMs });
+    }
+    return next;
   };
   const result = await store.commitCompaction({
     sessionId,
@@ -70,6 +88,18 @@ export async function commitPlan(
     occupancy: result.log.occupancy ?? telemetry.occupancy(result.afterTokens),
   };
   telemetry.committed({ sessionId, reason: pass.reason, outcome, compactionId: result.compactionId });
+  if (plan.fallback) {
+    telemetry.fellBack({
+      sessionId,
+      trigger: pass.reason,
+      why: plan.fallback.why,
+      note: plan.fallback.note,
+      dropped: Number(plan.detail.dropped ?? 0),
+      before,
+      ...(plan.fallback.until !== undefined ? { until: plan.fallback.until } : {}),
+    });
+  }
+  if (plan.kind === "summarize") telemetry.compactedTimes(sessionId, result.log.total_hard);
   try {
     await deps.hooks.postCompaction({
       session_id: sessionId,

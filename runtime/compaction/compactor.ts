@@ -16,6 +16,9 @@ import type { CompactionOutcome, Compactor } from "../agent/seams.ts";
 import type { Store } from "../store/store.ts";
 import { Calibration } from "./calibration.ts";
 import { fitToolResult } from "./cut.ts";
+import { measure } from "./estimate.ts";
+import { ContextTooLargeError, irreducibleTokens } from "./floor.ts";
+import { loadPlanRows } from "./rows.ts";
 import { occupancyFor } from "./occupancy.ts";
 import { runPass } from "./pass.ts";
 import { newPass, type PassDeps } from "./pass_outcome.ts";
@@ -48,6 +51,8 @@ export interface CompactorOptions {
   summary_idle_timeout_ms?: number;
   /** How long two ineffective compactions in a row pause automatic compaction. Default 15 min. */
   breaker_window_ms?: number;
+  /** Requests over which a micro fold must pay for itself (default 8; Infinity: every fold pays). */
+  micro_payback_requests?: number;
 }
 
 export function createCompactor(options: CompactorOptions): Compactor {
@@ -76,6 +81,18 @@ export function createCompactor(options: CompactorOptions): Compactor {
     );
   }
 
+  /** Whether the next request fits the window: the transcript's estimate plus what every request carries. */
+  const fitsWindow = async (sessionId: string, overheadTokens: number) => {
+    const rows = await loadPlanRows(store, sessionId);
+    const ratio = await calibration.ratioOf(sessionId);
+    const tokens = measure(rows, ratio) + Math.ceil(overheadTokens * ratio);
+    return {
+      fits: tokens <= settings.windowTokens,
+      tokens,
+      irreducible: irreducibleTokens(rows, ratio, overheadTokens),
+    };
+  };
+
   /** Between turns: proactive pruning (when it frees enough), then micro-compaction (above its threshold). */
   const betweenTurns = async (sessionId: string, signal?: AbortSignal): Promise<CompactionOutcome | null> => {
     let outcome: CompactionOutcome | null = null;
@@ -97,15 +114,33 @@ export function createCompactor(options: CompactorOptions): Compactor {
       // Before every model call: reads the newest reading and what came after it, not every active row.
       if (await calibration.estimate(sessionId) < settings.limit) return null;
       const reason = callOptions.afterTools ? "post_tool" : "pre_api";
-      return await runPass(deps, newPass(sessionId, reason, "hard", { signal: callOptions.signal }));
+      const overheadTokens = callOptions.overheadTokens ?? 0;
+      const pass = () =>
+        runPass(deps, newPass(sessionId, reason, "hard", { signal: callOptions.signal, overheadTokens }));
+      const outcome = await pass();
+      // The floor: no request over the window goes out. The ladder gets there unless the irreducible part
+      // alone is too big (then the run fails, naming the sizes) or another process holds the lease.
+      const fit = await fitsWindow(sessionId, overheadTokens);
+      if (fit.fits) return outcome;
+      if (fit.irreducible.total > settings.windowTokens) {
+        throw new ContextTooLargeError(fit.irreducible, settings.windowTokens, fit.tokens);
+      }
+      log.warn(
+        `session ${sessionId}: the next request is about ${fit.tokens} tokens, over the ` +
+          `${settings.windowTokens}-token window, and compaction could not run now (${outcome?.note ?? ""})`,
+      );
+      return outcome;
     },
     async recoverOverflow(sessionId, callOptions) {
       if (!settings.enabled) {
         log.info(`session ${sessionId}: context overflow, but compaction is disabled`);
         return false;
       }
-      return (await runPass(deps, newPass(sessionId, "overflow", "hard", { signal: callOptions.signal })))
-        .changed;
+      const overheadTokens = callOptions.overheadTokens ?? 0;
+      return (await runPass(
+        deps,
+        newPass(sessionId, "overflow", "hard", { signal: callOptions.signal, overheadTokens }),
+      )).changed;
     },
     compact(sessionId, callOptions) {
       const focus = callOptions.focus?.trim();

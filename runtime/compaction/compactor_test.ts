@@ -37,9 +37,9 @@ Deno.test("compactor: under the threshold nothing happens and no model is called
   assert.equal(fx.events.length, 0);
 });
 
-Deno.test("compactor: pruning old tool results alone gets under the threshold, so no model call", async () => {
+Deno.test("compactor: pruning old tool results alone gets down to the low-water mark, so no model call", async () => {
   await using fx = await fixture(new ManualClock());
-  await fx.store.appendMessages(fx.sessionId, transcript(20));
+  await fx.store.appendMessages(fx.sessionId, transcript(10, { toolChars: 1200 }));
   const before = await fx.store.activeMessages(fx.sessionId);
   assert.ok(estimateMessages(before) >= LIMIT);
   const model = scriptedModel();
@@ -61,15 +61,17 @@ Deno.test("compactor: pruning old tool results alone gets under the threshold, s
     assert.equal(p.pos, original.pos);
     assert.equal(
       p.content,
-      `[tool result pruned by compaction: 400 characters from shell; the original is archived: ` +
+      `[tool result pruned by compaction: 1200 characters from shell; the original is archived: ` +
         `hermes sessions show ${fx.sessionId} --all]`,
     );
   }
-  // The first three messages after the system prompt and the last 20 are untouched.
+  // The first three messages after the system prompt and the tail (within its budget) are untouched.
+  const tail = Number((await logRows(fx))[0]!.detail.tail);
+  assert.ok(tail >= 4, `a tail of ${tail}`);
   assert.deepEqual(ids(after.slice(0, 4)), ids(before.slice(0, 4)));
-  assert.deepEqual(ids(after.slice(-20)), ids(before.slice(-20)));
+  assert.deepEqual(ids(after.slice(-tail)), ids(before.slice(-tail)));
   assert.deepEqual(orphanProblems(after), []);
-  assert.ok(estimateMessages(after) < LIMIT);
+  assert.ok(estimateMessages(after) <= LIMIT * 2 / 3, "down to the low-water mark (half the window)");
   assert.equal(fx.events.filter((e) => e.type === "compaction").length, 1);
   assert.equal(fx.postCompaction.length, 1);
   const log = await logRows(fx);
@@ -86,7 +88,12 @@ Deno.test("compactor: the middle is summarised when pruning is not enough; head 
   await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
   const before = await fx.store.activeMessages(fx.sessionId);
   const model = scriptedModel();
-  const compactor = compactorFor(fx, { provider: model, summary_model: "cheap-model" });
+  // A tail budget that holds protect_last's 20 messages: they stay, the budget does not make them give way.
+  const compactor = compactorFor(fx, {
+    provider: model,
+    summary_model: "cheap-model",
+    config: { tail_budget: 0.5 },
+  });
   const outcome = await compactor.beforeModelCall(fx.sessionId, {});
   assert.equal(model.requests.length, 1);
   const request = model.requests[0]!;
@@ -188,38 +195,54 @@ Deno.test("compactor: /compress is forced, summarises even under the threshold, 
   assert.equal(fx.postCompaction[0]?.reason, "manual");
 });
 
-Deno.test("compactor: a summary that is not smaller is refused: nothing written, one ineffective strike", async () => {
+/** Appends rounds until the session is over the threshold again (as a run's next turns would). */
+async function grow(fx: { store: Store; sessionId: string }) {
+  while (estimateMessages(await fx.store.activeMessages(fx.sessionId)) < LIMIT) {
+    await fx.store.appendMessages(fx.sessionId, transcript(4, { textChars: 600 }).slice(2));
+  }
+}
+
+const fallbackOf = async (fx: { store: Store; sessionId: string }) =>
+  (await logRows(fx)).filter((r) => r.outcome === "committed").map((r) => r.detail.fallback ?? null);
+
+Deno.test("compactor: a summary that is not smaller is refused, and the fallback drops the middle behind one marker", async () => {
   await using fx = await fixture(new ManualClock());
   await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
   const before = await fx.store.allMessages(fx.sessionId);
   const model = scriptedModel(() => "z".repeat(40_000));
   const outcome = await compactorFor(fx, { provider: model }).beforeModelCall(fx.sessionId, {});
-  assert.equal(outcome?.changed, false);
+  assert.equal(model.requests.length, 1);
+  assert.deepEqual([outcome?.changed, outcome?.kind], [true, "summarize"]);
+  assert.ok(outcome!.after_tokens < LIMIT, `${outcome!.after_tokens} tokens`);
+  const after = await fx.store.activeMessages(fx.sessionId);
+  const markers = after.filter((m) => m.kind === "summary");
+  assert.equal(markers.length, 1, "one marker");
+  const dropped = before.length - after.length + 1;
   assert.match(
-    outcome?.note ?? "",
-    /^refused: the summary \(\d+ tokens\) is not smaller than the 58 messages/,
+    markers[0]!.content,
+    new RegExp(`^\\[Hermes compaction marker\\] ${dropped} earlier messages`),
   );
-  assert.deepEqual(await fx.store.allMessages(fx.sessionId), before);
-  assert.deepEqual(fx.events.map((e) => e.type), ["compaction.start", "compaction.blocked"]);
-  const blocked = fx.events[1]!;
-  assert.ok(blocked.type === "compaction.blocked");
-  assert.deepEqual([blocked.reason, blocked.kind, blocked.trigger, blocked.until], [
+  assert.match(markers[0]!.content, /stay searchable/);
+  assert.match(markers[0]!.content, /"follow-up 1"/, "the dropped user requests are quoted");
+  assert.ok(!markers[0]!.content.includes("zzzz"), "the refused summary is not used");
+  assert.deepEqual(orphanProblems(after), []);
+  const all = await fx.store.allMessages(fx.sessionId);
+  assert.equal(all.length, before.length + 1, "the dropped rows are archived, not deleted");
+  const blocked = fx.events.find((e) => e.type === "compaction.blocked");
+  assert.ok(blocked?.type === "compaction.blocked");
+  assert.deepEqual([blocked.reason, blocked.kind, blocked.trigger, blocked.until, blocked.fallback], [
     "refused_growth",
     "summarize",
     "pre_api",
     null,
+    true,
   ]);
-  assert.equal(fx.postCompaction.length, 0);
-  const log = await logRows(fx);
-  assert.deepEqual(log.map((r) => [r.outcome, r.before_tokens, r.after_tokens, r.messages_removed]), [
-    ["refused_growth", outcome!.before_tokens, outcome!.before_tokens, 0],
-  ]);
-  assert.deepEqual(log[0]!.detail, { why: "not_smaller" }, "the log holds no transcript text");
-  assert.ok(log[0]!.summary_tokens! > 10_000, "the size of the refused summary");
+  assert.equal(fx.postCompaction.length, 1);
+  assert.deepEqual(await fallbackOf(fx), ["refused_growth"]);
   assert.equal((await fx.store.getState<GuardState>(fx.sessionId, GUARD_KEY))?.ineffective, 1);
 });
 
-Deno.test("compactor: two ineffective compactions stop automatic compaction; /compress still works; one probe later", async () => {
+Deno.test("compactor: two refused summaries pause summary calls — not compaction; /compress still works; one probe later", async () => {
   const clock = new ManualClock();
   await using fx = await fixture(clock);
   await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
@@ -227,31 +250,50 @@ Deno.test("compactor: two ineffective compactions stop automatic compaction; /co
   const model = scriptedModel(() => answer);
   const compactor = compactorFor(fx, { provider: model });
   await compactor.beforeModelCall(fx.sessionId, {});
+  await grow(fx);
   await compactor.beforeModelCall(fx.sessionId, {});
   assert.equal(model.requests.length, 2);
+  await grow(fx);
   const paused = await compactor.beforeModelCall(fx.sessionId, {});
-  assert.equal(model.requests.length, 2, "the breaker is open: no model call");
-  assert.match(paused?.note ?? "", /automatic compaction is paused until .* after 2 ineffective attempts/);
+  assert.equal(model.requests.length, 2, "the breaker is open: no summary call");
+  assert.equal(paused?.changed, true, "the fallback still brings the session under the threshold");
+  assert.ok(paused!.after_tokens < LIMIT);
+  const blocked = fx.events.filter((e) => e.type === "compaction.blocked").at(-1);
+  assert.ok(blocked?.type === "compaction.blocked");
+  assert.deepEqual([blocked.reason, blocked.fallback], ["breaker", true]);
+  assert.ok(blocked.until !== null);
 
   await clock.advance(15 * 60_000 - 1);
+  await grow(fx);
   await compactor.beforeModelCall(fx.sessionId, {});
   assert.equal(model.requests.length, 2, "still inside the recovery window");
   await clock.advance(1);
+  await grow(fx);
   await compactor.beforeModelCall(fx.sessionId, {});
   assert.equal(model.requests.length, 3, "one probe after the window");
+  await grow(fx);
   await compactor.beforeModelCall(fx.sessionId, {});
-  assert.equal(model.requests.length, 3, "the failed probe re-opens the breaker");
+  assert.equal(model.requests.length, 3, "the refused probe re-opens the breaker");
+  assert.deepEqual(await fallbackOf(fx), [
+    "refused_growth",
+    "refused_growth",
+    "breaker",
+    "breaker",
+    "refused_growth",
+    "breaker",
+  ]);
 
   answer = SHORT_SUMMARY;
+  await grow(fx);
   const forced = await compactor.compact(fx.sessionId, {});
   assert.equal(forced.changed, true, "manual compaction bypasses the breaker");
   assert.equal(model.requests.length, 4);
 });
 
-Deno.test("compactor: a compaction that leaves the session over the threshold counts as ineffective", async () => {
+Deno.test("compactor: protect_last gives way — when its messages are over the tail budget the tail is shorter", async () => {
   const clock = new ManualClock();
   await using fx = await fixture(clock);
-  // Every message is big, so the protected tail alone is over the threshold.
+  // Every message is big, so protect_last's 20 messages alone are over the threshold.
   await fx.store.appendMessages(fx.sessionId, transcript(40, { textChars: 2500 }));
   const model = scriptedModel();
   const compactor = compactorFor(fx, {
@@ -260,18 +302,15 @@ Deno.test("compactor: a compaction that leaves the session over the threshold co
   });
   const first = await compactor.beforeModelCall(fx.sessionId, {});
   assert.equal(first?.changed, true);
-  assert.ok(first!.after_tokens >= LIMIT);
-  assert.equal((await fx.store.getState<GuardState>(fx.sessionId, GUARD_KEY))?.ineffective, 1);
-  await fx.store.appendMessages(fx.sessionId, transcript(2, { textChars: 2500 }).slice(2));
-  const second = await compactor.beforeModelCall(fx.sessionId, {});
-  assert.equal(second?.changed, true);
-  const third = await compactor.beforeModelCall(fx.sessionId, {});
-  assert.equal(third?.changed, false);
-  assert.match(third?.note ?? "", /paused/);
-  assert.equal(model.requests.length, 2);
+  assert.ok(first!.after_tokens < LIMIT, `${first!.after_tokens} tokens`);
+  const after = await fx.store.activeMessages(fx.sessionId);
+  assert.equal(after.at(-1)!.content, "follow-up 40", "the latest user message stays verbatim");
+  assert.ok(Number((await logRows(fx))[0]!.detail.tail) < 20, "fewer than protect_last messages");
+  assert.equal((await fx.store.getState<GuardState>(fx.sessionId, GUARD_KEY))?.ineffective, 0);
+  assert.deepEqual(orphanProblems(after), []);
 });
 
-Deno.test("compactor: a failing summary call keeps the transcript and arms the 60 s → 300 s → 900 s cooldown", async () => {
+Deno.test("compactor: a failing summary call is followed by the fallback, and arms the 60 s → 300 s → 900 s cooldown", async () => {
   const clock = new ManualClock();
   await using fx = await fixture(clock);
   await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
@@ -283,24 +322,33 @@ Deno.test("compactor: a failing summary call keeps the transcript and arms the 6
   });
   const compactor = compactorFor(fx, { provider: model });
   const first = await compactor.beforeModelCall(fx.sessionId, {});
-  assert.equal(first?.changed, false);
-  assert.equal(first?.note, "summary call failed: HTTP 503 overloaded");
-  const failedEvent = fx.events.find((e) => e.type === "compaction.failed")!;
-  assert.equal(failedEvent.reason, "pre_api");
-  assert.equal(failedEvent.error, "summary call failed: HTTP 503 overloaded");
-  assert.deepEqual(await fx.store.allMessages(fx.sessionId), before);
+  assert.equal(first?.changed, true);
+  assert.ok(first!.after_tokens < LIMIT);
+  const blocked = fx.events.find((e) => e.type === "compaction.blocked");
+  assert.ok(blocked?.type === "compaction.blocked");
+  assert.deepEqual([blocked.reason, blocked.fallback], ["summary_failed", true]);
+  const all = await fx.store.allMessages(fx.sessionId);
+  assert.deepEqual(
+    all.filter((m) => before.some((b) => b.id === m.id)).map((m) => m.content),
+    before.map((m) => m.content),
+    "every row is still stored",
+  );
 
   // The cooldown is durable: another process (a fresh store and compactor on the same file) sees it.
   const other = openSqliteStore(fx.path, { clock });
   try {
     await clock.advance(59_000);
+    await grow(fx);
     const otherModel = scriptedModel();
-    const blocked = await compactorFor({ ...fx, store: other }, { provider: otherModel }).beforeModelCall(
+    const fallback = await compactorFor({ ...fx, store: other }, { provider: otherModel }).beforeModelCall(
       fx.sessionId,
       {},
     );
-    assert.match(blocked?.note ?? "", /cooling down until .* after 1 failed attempt/);
-    assert.equal(otherModel.requests.length, 0);
+    assert.equal(fallback?.changed, true);
+    assert.equal(otherModel.requests.length, 0, "no summary call while cooling down");
+    const cooling = fx.events.filter((e) => e.type === "compaction.blocked").at(-1);
+    assert.ok(cooling?.type === "compaction.blocked");
+    assert.equal(cooling.reason, "cooldown");
   } finally {
     await other.close();
   }
@@ -311,16 +359,16 @@ Deno.test("compactor: a failing summary call keeps the transcript and arms the 6
   ]];
   for (const [advance, calls] of ladder) {
     await clock.advance(advance);
-    await compactor.beforeModelCall(fx.sessionId, {});
+    await grow(fx);
+    const outcome = await compactor.beforeModelCall(fx.sessionId, {});
     assert.equal(model.requests.length, calls, `after advancing ${advance} ms`);
+    assert.ok(outcome!.after_tokens < LIMIT, "every pass brings the session under the threshold");
   }
   assert.equal((await fx.store.getState<GuardState>(fx.sessionId, GUARD_KEY))?.failures, 5);
-  assert.equal(fx.events.filter((e) => e.type === "compaction").length, 0);
-  assert.equal(fx.postCompaction.length, 0);
-  assert.deepEqual(await fx.store.allMessages(fx.sessionId), before);
 
   // /compress is not gated by the cooldown, and a success clears it.
   fail = false;
+  await grow(fx);
   assert.equal((await compactor.compact(fx.sessionId, {})).changed, true);
   assert.deepEqual(
     await fx.store.getState<GuardState>(fx.sessionId, GUARD_KEY),
@@ -328,11 +376,10 @@ Deno.test("compactor: a failing summary call keeps the transcript and arms the 6
   );
 });
 
-Deno.test("compactor: a summary call with no progress is abandoned after the idle timeout", async () => {
+Deno.test("compactor: a summary call with no progress is abandoned after the idle timeout, then the fallback", async () => {
   const clock = new ManualClock();
   await using fx = await fixture(clock);
   await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
-  const before = await fx.store.allMessages(fx.sessionId);
   const called = Promise.withResolvers<void>();
   const model = scriptedModel((_, options) =>
     new Promise<string>((_, reject) => {
@@ -347,9 +394,8 @@ Deno.test("compactor: a summary call with no progress is abandoned after the idl
   await tick();
   await clock.advance(1);
   const outcome = await pending;
-  assert.equal(outcome?.changed, false);
-  assert.equal(outcome?.note, "summary call failed: the summary call was idle for 5000 ms");
-  assert.deepEqual(await fx.store.allMessages(fx.sessionId), before);
+  assert.equal(outcome?.changed, true);
+  assert.deepEqual(await fallbackOf(fx), ["summary_failed"]);
   assert.equal(await fx.store.readLease(fx.sessionId), undefined);
 });
 
@@ -382,7 +428,8 @@ Deno.test("compactor: a summary call that keeps streaming is still stopped at it
   assert.equal(settled, false, "steady progress keeps the idle timer from firing");
   await clock.advance(500);
   const outcome = await pending;
-  assert.equal(outcome?.note, "summary call failed: the summary call exceeded its 10000 ms ceiling");
+  assert.equal(outcome?.changed, true);
+  assert.deepEqual(await fallbackOf(fx), ["summary_failed"]);
 });
 
 Deno.test("compactor: overflow recovery compacts even under the threshold and reports whether it shrank", async () => {
@@ -394,8 +441,7 @@ Deno.test("compactor: overflow recovery compacts even under the threshold and re
   assert.equal(await compactor.recoverOverflow(fx.sessionId, {}), true);
   assert.equal(fx.events.find((e) => e.type === "compaction")?.reason, "overflow");
   assert.equal(fx.postCompaction[0]?.reason, "overflow");
-  // Everything left is protected: a second attempt has nothing to do.
-  assert.equal(await compactor.recoverOverflow(fx.sessionId, {}), false);
+  assert.deepEqual(orphanProblems(await fx.store.activeMessages(fx.sessionId)), []);
 });
 
 Deno.test("compactor: a short session has nothing to compact", async () => {

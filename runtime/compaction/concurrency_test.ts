@@ -41,7 +41,9 @@ Deno.test("two processes: B appends while A summarises; B's messages follow the 
     await release.promise;
     return SHORT_SUMMARY;
   });
-  const pending = compactorFor(fx, { provider: model }).beforeModelCall(fx.sessionId, {});
+  // A tail budget that holds protect_last's 20 messages, so the tail is exactly those.
+  const compactor = compactorFor(fx, { provider: model, config: { tail_budget: 0.5 } });
+  const pending = compactor.beforeModelCall(fx.sessionId, {});
   await called.promise;
 
   const b = new Deno.Command(Deno.execPath(), {

@@ -15,14 +15,26 @@ export function fitToolResult(
   const limit = options.maxTokens * 4;
   const { content } = message;
   if (content.length <= limit) return [message];
+  const cut = cutText(content, limit, {
+    why: "it was larger than compaction.max_tool_result",
+    sessionId: options.sessionId,
+  });
+  return [{ ...message, active: false }, { ...message, content: cut }];
+}
+
+/**
+ * `content` in at most `limit` characters (when it is longer): its head and end around a marker that says
+ * how much was cut, why, and where the whole text is.
+ */
+export function cutText(content: string, limit: number, options: { why: string; sessionId: string }): string {
+  if (content.length <= limit) return content;
   const marker = (omitted: number) =>
-    `\n\n[… ${omitted} ${CUT_MARKER} (it was larger than compaction.max_tool_result); ` +
+    `\n\n[… ${omitted} ${CUT_MARKER} (${options.why}); ` +
     `the full text is archived: hermes sessions show ${options.sessionId} --all …]\n\n`;
   // The marker's length depends on the count it prints; measure it with the largest count it can print.
   const keep = Math.max(0, limit - marker(content.length).length);
   const headChars = Math.ceil(keep / 2);
   const tailChars = keep - headChars;
-  const cut = content.slice(0, headChars) + marker(content.length - keep) +
+  return content.slice(0, headChars) + marker(content.length - keep) +
     (tailChars > 0 ? content.slice(content.length - tailChars) : "");
-  return [{ ...message, active: false }, { ...message, content: cut }];
 }

@@ -14,6 +14,21 @@ import { rollingSummaryContent, summaryRole } from "./summary.ts";
 const FOLD_SHARE = 0.2;
 /** What a first rolling summary is expected to cost (its marker and a short structured summary). */
 const FIRST_SUMMARY_TOKENS = 150;
+/** A cached prompt token's price as a share of an uncached one (what providers bill, roughly). */
+export const CACHED_PRICE = 0.1;
+/** Tokens a summary request carries besides the rows it shows (instructions, framing) and its answer. */
+const CALL_OVERHEAD_TOKENS = 700;
+
+/**
+ * Whether a fold pays for itself: it removes `removed` tokens from each of the next `horizon` requests, and
+ * costs its summary call plus the prompt cache it breaks — everything after the fold point is billed once
+ * more at the uncached price.
+ */
+export function foldPays(
+  facts: { removed: number; callTokens: number; rewritten: number; horizon: number },
+): boolean {
+  return facts.removed * facts.horizon >= facts.callTokens + facts.rewritten * (1 - CACHED_PRICE);
+}
 
 export async function planMicro(ctx: PlanContext & { microLimit: number }): Promise<Plan> {
   const { rows, ratio, settings, before } = ctx;
@@ -44,6 +59,23 @@ export async function planMicro(ctx: PlanContext & { microLimit: number }): Prom
   const folded = selected.flat();
   const newest = selected.at(-1)!;
   const replaced = [...previous, ...folded];
+  const foldedTokens = measure(folded, ratio);
+  const firstFolded = rows.indexOf(previous[0] ?? folded[0]!);
+  const pays = foldPays({
+    removed: foldedTokens - Math.max(0, Math.ceil(FIRST_SUMMARY_TOKENS * ratio) - previousTokens),
+    callTokens: measure(replaced, ratio) + CALL_OVERHEAD_TOKENS,
+    rewritten: measure(rows.slice(firstFolded), ratio),
+    horizon: settings.microPayback,
+  });
+  if (!pays) {
+    return {
+      type: "nothing",
+      why: "does_not_pay",
+      note:
+        `folding ${folded.length} messages (${foldedTokens} tokens) would not pay for its summary call and ` +
+        `the prompt cache it breaks over the next ${settings.microPayback} requests`,
+    };
+  }
   const summary = await summariseSmaller(ctx, replaced, {
     wrap: rollingSummaryContent,
     subject: "rolling summary",

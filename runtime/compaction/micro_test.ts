@@ -18,6 +18,7 @@ import {
 import { estimateMessages } from "./estimate.ts";
 import { GUARD_KEY, type GuardState } from "./guard.ts";
 import { completeExchanges } from "./plan.ts";
+import { foldPays } from "./micro.ts";
 import { withTokens } from "./rows.ts";
 import { SUMMARY_PREFIX } from "./summary.ts";
 
@@ -32,7 +33,13 @@ Deno.test("micro: under its threshold, or when off, nothing runs between turns",
   await using fx = await fixture(new ManualClock());
   await fx.store.appendMessages(fx.sessionId, transcript(8));
   const model = scriptedModel();
-  assert.equal(await compactorFor(fx, { provider: model, config: MICRO }).afterTurn(fx.sessionId, {}), null);
+  assert.equal(
+    await compactorFor(fx, { provider: model, config: MICRO, micro_payback_requests: Infinity }).afterTurn(
+      fx.sessionId,
+      {},
+    ),
+    null,
+  );
   await fx.store.appendMessages(fx.sessionId, transcript(8).slice(2));
   assert.ok(estimateMessages(await fx.store.activeMessages(fx.sessionId)) >= 2000);
   assert.equal(await compactorFor(fx, { provider: model }).afterTurn(fx.sessionId, {}), null, "micro is off");
@@ -47,7 +54,7 @@ Deno.test("micro: the oldest exchanges fold into one rolling summary; user messa
   const usersBefore = await users(fx);
   let round = 0;
   const model = scriptedModel(() => `rolling summary ${++round}`);
-  const compactor = compactorFor(fx, { provider: model, config: MICRO });
+  const compactor = compactorFor(fx, { provider: model, config: MICRO, micro_payback_requests: Infinity });
   const outcome = await compactor.afterTurn(fx.sessionId, {});
   assert.deepEqual([outcome?.kind, outcome?.outcome], ["micro_summarize", "committed"]);
   assert.ok(outcome!.after_tokens < 2000, "folded until under the micro threshold");
@@ -123,18 +130,33 @@ Deno.test("micro: the oldest exchanges fold into one rolling summary; user messa
   assert.equal(fx.postCompaction.length, 2, "post_compaction once per committed pass");
 });
 
-Deno.test("micro: a rolling summary that is not smaller is refused and counts as ineffective", async () => {
+Deno.test("micro: a rolling summary that is not smaller is refused, and is no strike against hard compaction", async () => {
   await using fx = await fixture(new ManualClock());
   await fx.store.appendMessages(fx.sessionId, transcript(14));
   const before = await fx.store.allMessages(fx.sessionId);
-  const compactor = compactorFor(fx, { provider: scriptedModel(() => "z".repeat(20_000)), config: MICRO });
+  const compactor = compactorFor(fx, {
+    provider: scriptedModel(() => "z".repeat(20_000)),
+    config: MICRO,
+    micro_payback_requests: Infinity,
+  });
   const outcome = await compactor.afterTurn(fx.sessionId, {});
   assert.equal(outcome?.outcome, "refused_growth");
   assert.deepEqual(await fx.store.allMessages(fx.sessionId), before);
   assert.equal(fx.postCompaction.length, 0);
   assert.deepEqual(fx.events.map((e) => e.type), ["compaction.start", "compaction.blocked"]);
-  assert.equal((await fx.store.getState<GuardState>(fx.sessionId, GUARD_KEY))?.ineffective, 1);
+  assert.equal((await fx.store.getState<GuardState>(fx.sessionId, GUARD_KEY))?.ineffective, 0);
+  // Refused again and again, it never opens the breaker that would pause hard summaries.
+  await compactor.afterTurn(fx.sessionId, {});
+  await compactor.afterTurn(fx.sessionId, {});
+  assert.deepEqual(await fx.store.getState<GuardState>(fx.sessionId, GUARD_KEY), {
+    ineffective: 0,
+    breaker_until: null,
+    failures: 0,
+    cooldown_until: null,
+  });
   assert.deepEqual((await fx.store.compactionLog(fx.sessionId)).map((r) => [r.kind, r.outcome]), [
+    ["micro_summarize", "refused_growth"],
+    ["micro_summarize", "refused_growth"],
     ["micro_summarize", "refused_growth"],
   ]);
 });
@@ -146,14 +168,18 @@ Deno.test("micro: a failing summary call arms the cooldown; micro never throws b
   const model = scriptedModel(() => {
     throw new ProviderError("HTTP 503 overloaded", { status: 503 });
   });
-  const compactor = compactorFor(fx, { provider: model, config: MICRO });
+  const compactor = compactorFor(fx, { provider: model, config: MICRO, micro_payback_requests: Infinity });
   assert.equal((await compactor.afterTurn(fx.sessionId, {}))?.outcome, "failed");
   assert.equal((await compactor.afterTurn(fx.sessionId, {}))?.outcome, "cooldown");
   assert.equal(model.requests.length, 1);
   // A store that fails is logged, not thrown: the turn that just completed stays completed.
   const broken = { ...fx.store, estimateInput: () => Promise.reject(new Error("database is locked")) };
   assert.equal(
-    await compactorFor({ ...fx, store: broken }, { provider: model, config: MICRO }).afterTurn(
+    await compactorFor({ ...fx, store: broken }, {
+      provider: model,
+      config: MICRO,
+      micro_payback_requests: Infinity,
+    }).afterTurn(
       fx.sessionId,
       {},
     ),
@@ -172,7 +198,8 @@ Deno.test("micro: a lease held by another process means no fold, logged as nothi
     ttlMs: 60_000,
   });
   const model = scriptedModel();
-  const outcome = await compactorFor(fx, { provider: model, config: MICRO }).afterTurn(fx.sessionId, {});
+  const outcome = await compactorFor(fx, { provider: model, config: MICRO, micro_payback_requests: Infinity })
+    .afterTurn(fx.sessionId, {});
   assert.equal(outcome?.outcome, "nothing_to_do");
   assert.equal(model.requests.length, 0);
 });
@@ -278,4 +305,26 @@ Deno.test("micro: complete exchanges are the runs between user messages, never c
   assert.deepEqual(ids(2, 4), [], "a run the tail cuts is not complete");
   assert.deepEqual(ids(3, 9), [[7]], "a run that starts inside a tool-call span is not folded");
   assert.deepEqual(ids(4, 9), [[5], [7]], "after the span, a run may start at the answer");
+});
+
+Deno.test("micro: a fold runs only when it pays for its summary call and the prompt cache it breaks", async () => {
+  await using fx = await fixture(new ManualClock());
+  // Small exchanges: folding a few of them saves less over 8 requests than the call and the rewrite cost.
+  await fx.store.appendMessages(fx.sessionId, transcript(14));
+  const model = scriptedModel();
+  const outcome = await compactorFor(fx, { provider: model, config: MICRO }).afterTurn(fx.sessionId, {});
+  assert.deepEqual([outcome?.outcome, outcome?.changed], ["nothing_to_do", false]);
+  assert.match(outcome?.note ?? "", /would not pay for its summary call/);
+  assert.equal(model.requests.length, 0, "no summary call was paid for");
+  assert.deepEqual((await fx.store.compactionLog(fx.sessionId)).map((r) => r.detail.why), ["does_not_pay"]);
+  // A provider without a prompt cache (a long payback horizon): the same fold pays.
+  const paying = compactorFor(fx, { provider: model, config: { micro: { enabled: true, payback: 100 } } });
+  assert.equal((await paying.afterTurn(fx.sessionId, {}))?.outcome, "committed");
+  assert.equal(model.requests.length, 1);
+});
+
+Deno.test("micro: the payback rule", () => {
+  assert.equal(foldPays({ removed: 1000, callTokens: 1700, rewritten: 4000, horizon: 8 }), true);
+  assert.equal(foldPays({ removed: 300, callTokens: 1000, rewritten: 4000, horizon: 8 }), false);
+  assert.equal(foldPays({ removed: 300, callTokens: 1000, rewritten: 4000, horizon: 20 }), true);
 });

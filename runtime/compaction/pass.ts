@@ -13,6 +13,7 @@ import {
   afterIneffective,
   afterSummaryFailure,
   afterSummarySuccess,
+  type GuardBlock,
   guardBlock,
   type GuardState,
   readGuard,
@@ -31,9 +32,13 @@ export async function runPass(deps: PassDeps, pass: Pass): Promise<CompactionOut
   pass.signal?.throwIfAborted();
   const { store, clock, log, settings, calibration } = deps;
   const { sessionId } = pass;
-  if (pass.reason !== "manual") {
+  // The breaker and cooldowns stop summary calls, nothing else: a hard pass goes on to the fallback (it
+  // must never let an over-window request out), pruning needs no model.
+  let summaryBlocked: GuardBlock | undefined;
+  if (pass.reason !== "manual" && pass.mode !== "prune") {
     const block = guardBlock(await readGuard(store, sessionId), clock.now());
-    if (block) {
+    if (block && pass.mode === "hard") summaryBlocked = block;
+    else if (block) {
       return await unchanged(deps, pass, {
         outcome: block.reason,
         tokens: await calibration.estimate(sessionId),
@@ -58,7 +63,7 @@ export async function runPass(deps: PassDeps, pass: Pass): Promise<CompactionOut
   }
   if (taken.took_over) log.info(`session ${sessionId}: took over a compaction lease (${taken.took_over})`);
   try {
-    return await holdingLease(deps, pass, holder.nonce);
+    return await holdingLease(deps, pass, holder.nonce, summaryBlocked);
   } finally {
     try {
       await store.releaseLease({ sessionId, nonce: holder.nonce });
@@ -72,7 +77,12 @@ export async function runPass(deps: PassDeps, pass: Pass): Promise<CompactionOut
   }
 }
 
-async function holdingLease(deps: PassDeps, pass: Pass, nonce: string): Promise<CompactionOutcome> {
+async function holdingLease(
+  deps: PassDeps,
+  pass: Pass,
+  nonce: string,
+  summaryBlocked: GuardBlock | undefined,
+): Promise<CompactionOutcome> {
   const { store, clock, settings } = deps;
   const { sessionId } = pass;
   const rows = await loadPlanRows(store, sessionId);
@@ -86,6 +96,9 @@ async function holdingLease(deps: PassDeps, pass: Pass, nonce: string): Promise<
   });
   const ctx: PlanContext = {
     sessionId,
+    store,
+    overheadTokens: Math.ceil((pass.overheadTokens ?? 0) * ratio),
+    ...(summaryBlocked ? { summaryBlocked } : {}),
     rows,
     ratio,
     // After an overflow the configured window is wrong: the request that was too long bounds the real one.
@@ -120,7 +133,10 @@ async function holdingLease(deps: PassDeps, pass: Pass, nonce: string): Promise<
         why: plan.leaseLost ? "lease_lost" : "summary_failed",
       });
     case "refused":
-      if (automatic) {
+      // A micro pass's refusal is no strike against hard compaction: it only says one fold did not pay.
+      if (pass.mode === "micro") {
+        await updateGuard(store, sessionId, afterSummarySuccess);
+      } else if (automatic) {
         await updateGuard(
           store,
           sessionId,

@@ -24,6 +24,8 @@ export interface Pass {
   mode: Mode;
   focus?: string;
   signal?: AbortSignal;
+  /** chars/4 tokens every request carries besides the rows (the tool definitions). */
+  overheadTokens?: number;
   /** performance.now() when the pass began (durations are logged, never compared in tests). */
   started: number;
 }
@@ -52,7 +54,7 @@ export function newPass(
   sessionId: string,
   reason: CompactionReason,
   mode: Mode,
-  extra: { focus?: string; signal?: AbortSignal | undefined } = {},
+  extra: { focus?: string; signal?: AbortSignal | undefined; overheadTokens?: number } = {},
 ): Pass {
   const { signal, ...rest } = extra;
   return { sessionId, reason, mode, started: performance.now(), ...rest, ...(signal ? { signal } : {}) };

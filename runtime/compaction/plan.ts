@@ -3,13 +3,14 @@
  * archive and replacements to insert. The planners (hard.ts, micro.ts, proactive pruning) share this shape
  * and the one token basis (`measure` with the pass's calibration ratio).
  */
-import type { CompactionKind, ReplacementRow } from "../store/store.ts";
+import type { CompactionKind, ReplacementRow, Store } from "../store/store.ts";
 import type { CompactionReason } from "../agent/seams.ts";
 import { blockedCuts, selectBoundaries } from "./boundaries.ts";
 import { measure } from "./estimate.ts";
 import { type PlanRow, tokensOf } from "./rows.ts";
 import type { Settings } from "./settings.ts";
 import type { SummariseResult } from "./summary_call.ts";
+import type { FallbackWhy } from "./fallback.ts";
 
 export type Plan =
   | { type: "nothing"; note: string; why: string }
@@ -24,11 +25,20 @@ export type Plan =
     absorbed: PlanRow[];
     /** Tokens of the session's summary after this commit (0: none). */
     summaryTokens: number;
+    /** The deterministic fallback ran instead of a summary, and why. */
+    fallback?: { why: FallbackWhy; note: string; until?: number };
+    /** Summary calls this pass attempted (their outcome is told by `fallback`). */
+    summaryCalls?: number;
     detail: Record<string, unknown>;
   };
 
 export interface PlanContext {
   sessionId: string;
+  store: Store;
+  /** Tokens every request carries besides the rows (the tool definitions), on the pass's basis. */
+  overheadTokens?: number;
+  /** Summary calls are paused (breaker) or cooling down: the ladder skips to the fallback. */
+  summaryBlocked?: { reason: "breaker" | "cooldown"; note: string; until: number };
   /** The active rows, prompt order. */
   rows: PlanRow[];
   ratio: number;

@@ -15,6 +15,11 @@ export const DEFAULTS = {
   tail_budget: 0.25,
   max_tool_result: 0.2,
   micro_threshold: 0.5,
+  low_water: 0.5,
+  /** About the distance between two passes, in requests. */
+  micro_payback_requests: 8,
+  /** Share of the window the fallback's marker may take. */
+  marker_share: 0.08,
 } as const;
 
 export interface Settings {
@@ -25,6 +30,11 @@ export interface Settings {
   tailShare: number;
   /** The hard threshold in tokens; occupancy is measured against it. */
   limit: number;
+  /** An automatic hard pass brings the transcript down to this many tokens when it can. */
+  lowWater: number;
+  lowWaterShare: number;
+  /** Characters the fallback's marker may take. */
+  markerChars: number;
   protect_first: number;
   protect_last: number;
   tailBudget: number;
@@ -35,6 +45,8 @@ export interface Settings {
   pruneMin: number | null;
   /** Micro-compaction runs between turns above this many tokens (null: off). */
   microLimit: number | null;
+  /** Requests over which a micro fold must pay for its summary call and the cache it breaks. */
+  microPayback: number;
   summaryModel: string;
   summaryWindow: number;
   leaseTtlMs: number;
@@ -52,6 +64,7 @@ export interface SettingsInput {
   summary_timeout_ms?: number;
   summary_idle_timeout_ms?: number;
   breaker_window_ms?: number;
+  micro_payback_requests?: number;
 }
 
 export function settingsFrom(input: SettingsInput): Settings {
@@ -60,7 +73,11 @@ export function settingsFrom(input: SettingsInput): Settings {
   const micro = config.micro;
   const thresholdShare = config.threshold ?? DEFAULTS.threshold;
   const tailShare = config.tail_budget ?? DEFAULTS.tail_budget;
+  const lowWaterShare = Math.min(config.low_water ?? DEFAULTS.low_water, thresholdShare);
   return {
+    lowWater: Math.floor(lowWaterShare * window),
+    lowWaterShare,
+    markerChars: Math.max(800, Math.floor(DEFAULTS.marker_share * window * 4)),
     enabled: config.enabled ?? true,
     windowTokens: window,
     thresholdShare,
@@ -73,6 +90,7 @@ export function settingsFrom(input: SettingsInput): Settings {
     prune: config.prune_tool_results ?? true,
     pruneMin: config.prune_min ?? null,
     microLimit: micro?.enabled ? Math.floor((micro.threshold ?? DEFAULTS.micro_threshold) * window) : null,
+    microPayback: input.micro_payback_requests ?? micro?.payback ?? DEFAULTS.micro_payback_requests,
     summaryModel: input.summary_model ?? config.summary_model ?? input.model,
     summaryWindow: config.summary_context_window ?? window,
     leaseTtlMs: input.lease_ttl_ms ?? 60_000,
@@ -92,6 +110,8 @@ export function scaledTo(settings: Settings, window: number): Settings {
   return {
     ...settings,
     limit: Math.floor(settings.thresholdShare * window),
+    lowWater: Math.floor(settings.lowWaterShare * window),
     tailBudget: Math.floor(settings.tailShare * window),
+    markerChars: Math.max(800, Math.floor(DEFAULTS.marker_share * window * 4)),
   };
 }

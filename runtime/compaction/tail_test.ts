@@ -5,6 +5,8 @@ import type { AppendMessage } from "../store/store.ts";
 import { compactorFor, fixture, orphanProblems, roleProblems, scriptedModel } from "./_testing.ts";
 import { estimateMessages } from "./estimate.ts";
 import { PRUNED_PREFIX } from "./prune.ts";
+import { CUT_MARKER } from "./cut.ts";
+import { RunError } from "../core/errors.ts";
 
 const LIMIT = 3000; // 0.75 × the fixture's 4000-token window; the tail budget is 1000 tokens
 
@@ -46,34 +48,110 @@ Deno.test("tail: when protect_last covers everything, tool results beyond the ne
   assert.deepEqual(orphanProblems(after), []);
 });
 
-Deno.test("tail: a summary that leaves the transcript over the threshold also prunes the tail, in one commit", async () => {
-  await using fx = await fixture(new ManualClock());
-  const messages = oneLongTurn(0, 0);
-  for (let i = 1; i <= 12; i++) {
+/** system, a first prompt, `turns` short exchanges, then the latest prompt and `rounds` tool rounds after it. */
+function longCurrentTurn(turns: number, rounds: number, chars: number, perRound = 1): AppendMessage[] {
+  const messages: AppendMessage[] = [
+    { role: "system", content: "You triage CI." },
+    { role: "user", content: "FIRST: look at the nightly build." },
+  ];
+  for (let i = 1; i <= turns; i++) {
     messages.push(
-      { role: "assistant", content: "", tool_calls: [{ id: `c${i}`, name: "read_file", arguments: "{}" }] },
-      { role: "tool", tool_call_id: `c${i}`, name: "read_file", content: `read ${i} `.padEnd(2400, "x") },
-      { role: "assistant", content: `answer ${i}` },
+      { role: "assistant", content: `answer ${i} `.padEnd(600, "y") },
       { role: "user", content: `step ${i}` },
     );
   }
-  await fx.store.appendMessages(fx.sessionId, messages);
+  messages.at(-1)!.content = "LATEST: read every log until you know.";
+  for (let i = 1; i <= rounds; i++) {
+    const ids = Array.from({ length: perRound }, (_, k) => `c${i}_${k}`);
+    messages.push(
+      {
+        role: "assistant",
+        content: "",
+        tool_calls: ids.map((id) => ({ id, name: "read_file", arguments: "{}" })),
+      },
+      ...ids.map((id) => ({
+        role: "tool" as const,
+        tool_call_id: id,
+        name: "read_file",
+        content: `read ${id} `.padEnd(chars - 4, "x") + " END",
+      })),
+    );
+  }
+  return messages;
+}
+
+Deno.test("tail: the tail yields — the middle is summarised and the current turn's older results are pruned, in one commit", async () => {
+  await using fx = await fixture(new ManualClock());
+  await fx.store.appendMessages(fx.sessionId, longCurrentTurn(8, 8, 1600));
   const model = scriptedModel();
-  const compactor = compactorFor(fx, { provider: model, config: { protect_last: 16, tail_budget: 0.05 } });
-  const outcome = await compactor.beforeModelCall(fx.sessionId, {});
+  const outcome = await compactorFor(fx, { provider: model }).beforeModelCall(fx.sessionId, {
+    afterTools: true,
+  });
   assert.equal(model.requests.length, 1);
   assert.deepEqual([outcome?.kind, outcome?.outcome], ["summarize", "committed"]);
   assert.ok(outcome!.after_tokens < LIMIT, `${outcome!.after_tokens} tokens`);
   const after = await fx.store.activeMessages(fx.sessionId);
   assert.equal(after.filter((m) => m.kind === "summary").length, 1);
-  const tail = after.slice(-16);
-  assert.deepEqual(
-    tail.filter((m) => m.role === "tool").map((m) => m.kind),
-    ["pruned", "pruned", "pruned", "message"],
-    "the last 16 messages stay, the newest result whole",
-  );
-  assert.ok(tail.every((m) => m.role !== "user" || m.kind === "message"), "user messages verbatim");
+  const latest = after.findIndex((m) => m.content === "LATEST: read every log until you know.");
+  assert.ok(latest > 0, "the latest user message is verbatim");
+  const results = after.slice(latest).filter((m) => m.role === "tool");
+  assert.equal(results.length, 8, "one result per call: nothing of the current turn is dropped");
+  assert.equal(results.at(-1)!.kind, "message", "the current round's result is whole");
+  assert.ok(results.slice(0, -3).every((m) => m.kind === "pruned"), "older results of the turn are pruned");
   assert.equal((await fx.store.compactionLog(fx.sessionId)).length, 1, "one pass, one row");
   assert.deepEqual(roleProblems(after), []);
   assert.deepEqual(orphanProblems(after), []);
+});
+
+Deno.test("tail: results of the current round too big for the window are cut to fit, head and end kept", async () => {
+  await using fx = await fixture(new ManualClock());
+  await fx.store.appendMessages(fx.sessionId, longCurrentTurn(2, 1, 6000, 3));
+  const before = await fx.store.activeMessages(fx.sessionId);
+  assert.ok(estimateMessages(before) > 4000, "over the window");
+  const outcome = await compactorFor(fx, { provider: scriptedModel() }).beforeModelCall(fx.sessionId, {
+    afterTools: true,
+  });
+  assert.equal(outcome?.changed, true);
+  const after = await fx.store.activeMessages(fx.sessionId);
+  assert.ok(estimateMessages(after) <= LIMIT, `${estimateMessages(after)} tokens`);
+  const results = after.filter((m) => m.role === "tool");
+  assert.equal(results.length, 3);
+  for (const [k, r] of results.entries()) {
+    assert.ok(r.content.startsWith(`read c1_${k} xxx`), "its head is kept");
+    assert.ok(r.content.endsWith("x END"), "and its end");
+    assert.match(r.content, new RegExp(CUT_MARKER));
+  }
+  const archived = (await fx.store.allMessages(fx.sessionId)).filter((m) => !m.active && m.role === "tool");
+  assert.deepEqual(archived.map((m) => m.content.length), [6000, 6000, 6000], "the whole texts are archived");
+  assert.deepEqual(orphanProblems(after), []);
+});
+
+Deno.test("tail: only an irreducible part larger than the window fails, naming the sizes", async () => {
+  await using fx = await fixture(new ManualClock());
+  const messages = longCurrentTurn(6, 0, 0);
+  messages[0]!.content = "rules ".repeat(3000); // an 18 000-character system prompt: 4 500 tokens
+  await fx.store.appendMessages(fx.sessionId, messages);
+  const compactor = compactorFor(fx, { provider: scriptedModel() });
+  await assert.rejects(
+    () => compactor.beforeModelCall(fx.sessionId, { overheadTokens: 120 }),
+    (error: Error) => {
+      assert.ok(error instanceof RunError);
+      assert.equal(error.reason, "context_too_large");
+      assert.match(
+        error.message,
+        /^Cannot fit the next request into the model's 4000-token context window: its irreducible part alone is about 4\d{3} tokens \(system prompt 4500, tool definitions 120, latest user message 10, current tool round 0\)/,
+      );
+      return true;
+    },
+  );
+  // The allowed case: a system prompt that fits leaves a run that goes on.
+  await using ok = await fixture(new ManualClock());
+  const fits = longCurrentTurn(40, 0, 0);
+  fits[0]!.content = "rules ".repeat(1000);
+  await ok.store.appendMessages(ok.sessionId, fits);
+  const outcome = await compactorFor(ok, { provider: scriptedModel() }).beforeModelCall(ok.sessionId, {
+    overheadTokens: 120,
+  });
+  assert.equal(outcome?.changed, true);
+  assert.ok(outcome!.after_tokens + 120 <= 4000);
 });

@@ -12,6 +12,7 @@ import type { CompactionOutcome } from "../agent/seams.ts";
 import { occupancyOf } from "../store/rules.ts";
 import type { CompactionKind, PassMeasures, PassOutcome, Store } from "../store/store.ts";
 import type { Settings } from "./settings.ts";
+import type { FallbackWhy } from "./fallback.ts";
 
 export interface UnchangedPass {
   sessionId: string;
@@ -79,6 +80,45 @@ export class Telemetry {
     } catch (error) {
       this.#log.warn(`session ${pass.sessionId}: could not log a compaction pass: ${errorMessage(error)}`);
     }
+  }
+
+  /**
+   * The deterministic fallback ran instead of a summary: `compaction.blocked` (with `fallback: true`) and a
+   * warning on stderr, since what the session knew of the dropped messages is now a marker.
+   */
+  fellBack(pass: {
+    sessionId: string;
+    trigger: string;
+    why: FallbackWhy;
+    note: string;
+    dropped: number;
+    before: number;
+    until?: number;
+  }): void {
+    this.#log.warn(
+      `session ${pass.sessionId}: no summary (${pass.note}); the fallback dropped ${pass.dropped} earlier ` +
+        `messages behind one marker to fit the context window — they stay archived and searchable ` +
+        `(hermes sessions show ${pass.sessionId} --all)`,
+    );
+    this.#events.emit(pass.sessionId, {
+      type: "compaction.blocked",
+      reason: pass.why,
+      kind: "summarize",
+      trigger: pass.trigger,
+      before_tokens: pass.before,
+      until: pass.until === undefined ? null : new Date(pass.until).toISOString(),
+      fallback: true,
+    });
+  }
+
+  /** After the session's `count`-th hard compaction: from the second on, details of early work may be lost. */
+  compactedTimes(sessionId: string, count: number): void {
+    // Every time up to 4, then at each power of two: visible, without a line per pass on a 4k window.
+    if (count < 2 || (count > 4 && (count & (count - 1)) !== 0)) return;
+    this.#log.warn(
+      `session ${sessionId}: context compacted ${count} times, details of earlier work may be lost ` +
+        `(the originals are archived: hermes sessions show ${sessionId} --all)`,
+    );
   }
 
   /** A committed pass: its row was written by the commit; this reports it. */

@@ -168,6 +168,10 @@ export const MicroCompactionConfig = z.strictObject({
   threshold: z.number().gt(0).max(1).describe(
     "Fold while the estimated prompt exceeds this share of context_window (default 0.5)",
   ).optional(),
+  payback: z.number().int().positive().describe(
+    "A fold runs only when the tokens it removes from this many following requests pay for its summary " +
+      "call and the prompt cache it breaks (default 8; raise it for a provider without a prompt cache)",
+  ).optional(),
 });
 
 export const CompactionConfig = z.strictObject({
@@ -175,14 +179,19 @@ export const CompactionConfig = z.strictObject({
   threshold: z.number().gt(0).max(1).describe(
     "Compact when the estimated prompt exceeds this share of context_window (default 0.75)",
   ).optional(),
+  low_water: z.number().gt(0).max(1).describe(
+    "An automatic compaction brings the prompt down to this share of context_window when it can, so the " +
+      "next one is far away and the prompt cache stays warm (default 0.5, at most threshold)",
+  ).optional(),
   protect_first: z.number().int().min(0).describe("Leading messages always kept verbatim (default 3)")
     .optional(),
   protect_last: z.number().int().min(1).describe(
-    "Trailing messages always kept verbatim, at least (default 20); tail_budget may keep more",
+    "Trailing messages kept verbatim when they fit tail_budget (default 20): a preference that gives way",
   ).optional(),
   tail_budget: z.number().gt(0).max(1).describe(
-    "The protected tail takes trailing messages up to this share of context_window, walked backwards by " +
-      "tokens (default 0.25); tool results in it beyond that budget may be pruned",
+    "The protected tail takes up to protect_last trailing messages within this share of context_window, " +
+      "walked backwards by tokens (default 0.25); when the context is still too big the tail yields down to " +
+      "the latest user message and the current tool round, its tool results cut to fit",
   ).optional(),
   max_tool_result: z.number().gt(0).max(1).describe(
     "A tool result larger than this share of context_window is cut to its head and tail when it is " +

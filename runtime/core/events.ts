@@ -55,12 +55,18 @@ export interface EventFields {
    * or the result would not have been smaller (`refused_growth`). `trigger` is the pass's reason.
    */
   "compaction.blocked": {
-    reason: "breaker" | "cooldown" | "refused_growth";
+    /** `summary_failed` and `infeasible` come with the fallback (a summary failed, or was not worth a call). */
+    reason: "breaker" | "cooldown" | "refused_growth" | "summary_failed" | "infeasible";
     kind: string;
     trigger: string;
     before_tokens: number;
     /** When automatic compaction may run again (breaker, cooldown). */
     until: string | null;
+    /**
+     * The deterministic fallback ran instead: the middle was dropped behind one marker (archived, still
+     * searchable), so the request fits the window all the same.
+     */
+    fallback?: boolean;
   };
   /** A compaction pass that failed (its summary call, typically); the transcript is unchanged. */
   "compaction.failed": { reason: string; error: string };
