@@ -90,7 +90,10 @@ Deno.test("two processes: B appends while A folds a micro pass; B's messages fol
     await release.promise;
     return SHORT_SUMMARY;
   });
-  const pending = compactorFor(fx, { provider: model, config: { micro: { enabled: true, threshold: 0.5 } } })
+  const pending = compactorFor(fx, {
+    provider: model,
+    config: { micro: { enabled: true, threshold: 0.5, payback: 1000 } },
+  })
     .afterTurn(fx.sessionId, {});
   await called.promise;
   const b = new Deno.Command(Deno.execPath(), {
@@ -162,7 +165,7 @@ for (const pass of PASSES) {
   const retry = (store: Store, fx: Fixture) => {
     const compactor = compactorFor({ ...fx, store }, {
       provider: scriptedModel(),
-      config: { micro: { enabled: true, threshold: 0.5 } },
+      config: { micro: { enabled: true, threshold: 0.5, payback: 1000 } },
     });
     return pass === "micro" ? compactor.afterTurn(fx.sessionId, {}) : compactor.compact(fx.sessionId, {});
   };

@@ -106,7 +106,7 @@ async function holdingLease(
     reason: pass.reason,
     before,
     ...(pass.focus ? { focus: pass.focus } : {}),
-    summarise: (replaced) => summarise(deps, pass, replaced, nonce),
+    summarise: (replaced) => summarise(deps, pass, replaced, { nonce, ratio }),
   };
   const plan = pass.mode === "micro"
     ? await planMicro({ ...ctx, microLimit: settings.microLimit ?? settings.limit })
@@ -169,13 +169,21 @@ async function updateGuard(
   if (next) await writeGuard(store, sessionId, next);
 }
 
-function summarise(deps: PassDeps, pass: Pass, replaced: readonly PlanRow[], nonce: string) {
+function summarise(
+  deps: PassDeps,
+  pass: Pass,
+  replaced: readonly PlanRow[],
+  facts: { nonce: string; ratio: number },
+) {
   const { settings, log } = deps;
+  const { nonce } = facts;
   return summariseMiddle(deps.store, {
     middle: replaced,
     provider: deps.provider,
     model: settings.summaryModel,
-    contextWindow: settings.summaryWindow,
+    // Requests are sized in chars/4; where the provider counts more tokens per character (the calibration
+    // ratio), the summary model's window holds fewer characters, and a request must still fit it.
+    contextWindow: Math.floor(settings.summaryWindow / Math.max(1, facts.ratio)),
     smallerModel: settings.summaryWindow < settings.windowTokens,
     ...(pass.focus ? { focus: pass.focus } : {}),
     lease: { sessionId: pass.sessionId, nonce, ttlMs: settings.leaseTtlMs },

@@ -46,7 +46,7 @@ const compactor = createCompactor({
   provider,
   model: "m",
   context_window: 4000,
-  config: { prune_tool_results: false, micro: { enabled: true, threshold: 0.5 } },
+  config: { prune_tool_results: false, micro: { enabled: true, threshold: 0.5, payback: 1000 } },
   events: new EventBus(systemClock),
   hooks: noHooks,
   clock: systemClock,
