@@ -65,6 +65,8 @@ async function compactStored(
     clock: cli.clock,
     log: cli.log,
     identity: currentProcess(cli.host),
+    // Summary calls stall by the same model.idle_timeout as the agent's own calls.
+    ...(model.idle_timeout_ms ? { summary_idle_timeout_ms: model.idle_timeout_ms } : {}),
   });
   const outcome = await compactor.compact(id, {
     signal: cli.signal,

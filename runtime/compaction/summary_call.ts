@@ -6,6 +6,7 @@
  */
 import type { Clock } from "../core/clock.ts";
 import { errorMessage } from "../core/errors.ts";
+import { watchStall } from "../core/stall.ts";
 import type { ModelRequest, Provider } from "../providers/provider.ts";
 import type { LeaseRef, Store } from "../store/store.ts";
 import { keepLease } from "./lease.ts";
@@ -82,16 +83,9 @@ export async function summariseMiddle(store: Store, options: SummariseOptions): 
   }
 }
 
-export class SummaryTimeoutError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "SummaryTimeoutError";
-  }
-}
-
 export interface SummaryCallOptions {
   clock: Clock;
-  /** No progress (response, streamed text or retry notice) for this long aborts the call. */
+  /** No progress (bytes received, streamed text or retry notice) for this long aborts the call. */
   idleTimeoutMs: number;
   /** The whole call may not take longer than this. */
   totalTimeoutMs: number;
@@ -104,28 +98,16 @@ export async function callSummary(
   request: ModelRequest,
   options: SummaryCallOptions,
 ): Promise<string> {
-  const { clock } = options;
-  const deadline = new AbortController();
-  const timers = new AbortController();
-  const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
-  let lastActivity = clock.now();
-  const touch = () => (lastActivity = clock.now());
+  // The same watch bounds agent model calls (runtime/core/stall.ts): an idle bound and a ceiling.
+  const watch = watchStall(options.clock, {
+    idleMs: options.idleTimeoutMs,
+    ceilingMs: options.totalTimeoutMs,
+    idleMessage: (ms) => `the summary call was idle for ${ms} ms`,
+    ceilingMessage: (ms) => `the summary call exceeded its ${ms} ms ceiling`,
+  });
+  const touch = () => watch.touch();
   const ignore = () => {};
-  const total = clock.sleep(options.totalTimeoutMs, timers.signal).then(() =>
-    deadline.abort(
-      new SummaryTimeoutError(`the summary call exceeded its ${options.totalTimeoutMs} ms ceiling`),
-    )
-  ).catch(ignore);
-  const idle = (async () => {
-    while (!timers.signal.aborted) {
-      const wait = lastActivity + options.idleTimeoutMs - clock.now();
-      if (wait <= 0) {
-        deadline.abort(new SummaryTimeoutError(`the summary call was idle for ${options.idleTimeoutMs} ms`));
-        return;
-      }
-      await clock.sleep(wait, timers.signal).catch(ignore);
-    }
-  })();
+  const signal = options.signal ? AbortSignal.any([options.signal, watch.signal]) : watch.signal;
   let onAbort = ignore;
   const aborted = new Promise<never>((_, reject) => {
     onAbort = () => reject(signal.reason);
@@ -134,7 +116,12 @@ export async function callSummary(
   });
   try {
     // The race keeps a provider that ignores its signal from holding the compaction past its deadline.
-    const completion = provider.complete(request, { signal, onDelta: touch, onRetry: touch });
+    const completion = provider.complete(request, {
+      signal,
+      onDelta: touch,
+      onRetry: touch,
+      onProgress: touch,
+    });
     completion.catch(ignore);
     const response = await Promise.race([completion, aborted]);
     const text = response.message.content.trim();
@@ -143,7 +130,6 @@ export async function callSummary(
   } finally {
     signal.removeEventListener("abort", onAbort);
     aborted.catch(ignore);
-    timers.abort();
-    await Promise.all([total, idle]);
+    await watch.stop();
   }
 }

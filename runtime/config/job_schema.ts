@@ -36,8 +36,13 @@ export const ModelConfig = z.strictObject({
     "Stream replies (default false); the idle timeout then measures inactivity, not the whole reply",
   )
     .optional(),
+  idle_timeout: Duration.describe(
+    "Longest the model may send nothing: after the request, then between bytes of the reply, streaming or " +
+      "not (default 120s); a stall is not retried: the run ends failed, terminal_reason stalled (exit 1)",
+  ).optional(),
   request_timeout: Duration.describe(
-    "Per attempt: until the reply starts, then between streamed chunks (default 120s)",
+    "Ceiling on one model call, its retries and their waits included, however steadily bytes arrive " +
+      "(default 10m); separate from limits.timeout: the run ends failed, terminal_reason stalled (exit 1)",
   ).optional(),
   max_retries: z.number().int().min(0).max(10).describe(
     "Retries on 408, 429, 5xx and connection errors (default 3)",

@@ -18,6 +18,9 @@ export interface ResolvedModel {
   /** Absolute path of the scripted replies. */
   script?: string;
   stream: boolean;
+  /** model.idle_timeout: no byte for this long stalls a model call (agent and summary calls). */
+  idle_timeout_ms?: number;
+  /** model.request_timeout: the ceiling of one model call. */
   request_timeout_ms?: number;
   max_retries?: number;
 }
@@ -44,6 +47,7 @@ export function resolveModel(
   };
   if (spec?.max_output_tokens !== undefined) model.max_output_tokens = spec.max_output_tokens;
   if (spec?.temperature !== undefined) model.temperature = spec.temperature;
+  if (spec?.idle_timeout !== undefined) model.idle_timeout_ms = parseDuration(spec.idle_timeout);
   if (spec?.request_timeout !== undefined) model.request_timeout_ms = parseDuration(spec.request_timeout);
   if (spec?.max_retries !== undefined) model.max_retries = spec.max_retries;
   if (provider === "scripted") {
@@ -75,7 +79,8 @@ export async function createProvider(
     stream: model.stream,
     clock: options.clock,
     ...(model.base_url ? { baseURL: model.base_url } : {}),
-    ...(model.request_timeout_ms ? { timeoutMs: model.request_timeout_ms } : {}),
+    ...(model.idle_timeout_ms ? { idleTimeoutMs: model.idle_timeout_ms } : {}),
+    ...(model.request_timeout_ms ? { ceilingMs: model.request_timeout_ms } : {}),
     ...(model.max_retries !== undefined ? { maxRetries: model.max_retries } : {}),
   });
 }

@@ -6,6 +6,7 @@
 import OpenAI from "openai";
 import { type Clock, systemClock } from "../core/clock.ts";
 import { formatDuration } from "../core/duration.ts";
+import { StallError, watchStall } from "../core/stall.ts";
 import {
   type CompleteOptions,
   type ModelRequest,
@@ -23,8 +24,13 @@ export interface OpenAIProviderOptions {
   apiKey: string;
   /** Stream replies (default true); content deltas go to `onDelta`. */
   stream?: boolean;
-  /** Per attempt: until the response starts, then (streaming) between chunks. Default 120 s. */
-  timeoutMs?: number;
+  /**
+   * Longest the server may send nothing: until the response starts, then between bytes of its body, streaming
+   * or not. Default 120 s. A stalled attempt is not retried: the call fails with a StallError.
+   */
+  idleTimeoutMs?: number;
+  /** Ceiling on one call, its retries and their waits included (a trickle that never ends). Default 10 min. */
+  ceilingMs?: number;
   /** Retries after the first attempt on 408, 429, 5xx, connection errors and timeouts. Default 3. */
   maxRetries?: number;
   /** First backoff delay when the server sends no Retry-After; doubles per retry up to 8 s. Default 500 ms. */
@@ -63,39 +69,41 @@ interface Failure {
   retryAfterMs?: number;
 }
 
-class AttemptTimeout extends Error {
-  constructor(ms: number) {
-    super(`no response within ${formatDuration(ms)}`);
-    this.name = "AttemptTimeout";
-  }
-}
-
 /**
- * Set by {@linkcode watchingFetch} when a streamed body carried the `data: [DONE]` sentinel. The SDK ends its
- * iteration the same way on `[DONE]` and on a connection closed early; only the sentinel says the answer is
- * whole when a server (llama.cpp, some proxies) sends no `finish_reason`.
+ * What {@linkcode watchingFetch} observes of one attempt's response: every byte that arrives (`progress`, the
+ * idle watch), and whether a streamed body carried the `data: [DONE]` sentinel. The SDK ends its iteration
+ * the same way on `[DONE]` and on a connection closed early; only the sentinel says the answer is whole when
+ * a server (llama.cpp, some proxies) sends no `finish_reason`.
  */
 interface StreamWatch {
+  stream: boolean;
   done: boolean;
+  /** Bytes received so far (headers count as progress, not bytes). */
+  bytes: number;
+  progress: () => void;
 }
 
 /** The RequestInit field that carries an attempt's StreamWatch to the fetch wrapper (never sent). */
 const STREAM_WATCH = "hermesStreamWatch";
 const DONE_LINE = /(^|\n)data: ?\[DONE\]/;
 
-/** Wraps fetch so that a request carrying a StreamWatch records whether its body held `data: [DONE]`. */
+/** Wraps fetch so that a request carrying a StreamWatch reports its progress and sees `data: [DONE]`. */
 function watchingFetch(inner: typeof fetch): typeof fetch {
   return async (input, init) => {
     const watch = (init as Record<string, unknown> | undefined)?.[STREAM_WATCH] as StreamWatch | undefined;
     const response = await inner(input, init);
-    if (!watch || !response.body) return response;
+    if (!watch) return response;
+    watch.progress();
+    if (!response.body) return response;
     const decoder = new TextDecoder();
     let tail = "\n";
     const body = response.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
         transform(chunk, controller) {
+          watch.bytes += chunk.byteLength;
+          watch.progress();
           controller.enqueue(chunk);
-          if (watch.done) return;
+          if (!watch.stream || watch.done) return;
           // The sentinel may be split across reads: keep a short tail of the text seen so far.
           const text = tail + decoder.decode(chunk, { stream: true });
           if (DONE_LINE.test(text)) watch.done = true;
@@ -121,7 +129,8 @@ class IncompleteStream extends Error {
 export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
   const baseURL = (options.baseURL ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
   const clock = options.clock ?? systemClock;
-  const timeoutMs = options.timeoutMs ?? 120_000;
+  const idleTimeoutMs = options.idleTimeoutMs ?? 120_000;
+  const ceilingMs = options.ceilingMs ?? 600_000;
   const maxRetries = options.maxRetries ?? 3;
   const retryBaseMs = options.retryBaseMs ?? 500;
   const stream = options.stream ?? true;
@@ -135,51 +144,57 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
     webhookSecret: null,
     logLevel: "off",
     maxRetries: 0,
-    // Our clock-driven timer is the real timeout; the SDK's (10 min by default) must never fire first.
-    timeout: Math.max(timeoutMs + 1_000, 600_000),
+    // Our clock-driven watches are the real timeouts; the SDK's must never fire first.
+    timeout: Math.max(idleTimeoutMs, ceilingMs) + 60_000,
     fetch: watchingFetch(options.fetch ?? globalThis.fetch),
   });
 
   const attempt = async (
     request: ModelRequest,
-    signal: AbortSignal | undefined,
-    onDelta: ((text: string) => void) | undefined,
+    signal: AbortSignal,
+    callbacks: Pick<CompleteOptions, "onDelta" | "onProgress">,
   ): Promise<ModelResponse> => {
     const controller = new AbortController();
-    const forward = () => controller.abort(signal?.reason);
-    signal?.addEventListener("abort", forward, { once: true });
-    let timer: AbortController | undefined;
-    const armTimer = () => {
-      timer?.abort();
-      const current = new AbortController();
-      timer = current;
-      clock.sleep(timeoutMs, current.signal).then(
-        () => controller.abort(new AttemptTimeout(timeoutMs)),
-        () => {},
-      );
+    const watch: StreamWatch = {
+      stream,
+      done: false,
+      bytes: 0,
+      progress: () => {
+        idle.touch();
+        callbacks.onProgress?.();
+      },
     };
-    armTimer();
+    const idle = watchStall(clock, {
+      idleMs: idleTimeoutMs,
+      idleMessage: (ms) =>
+        `the server sent nothing for ${formatDuration(ms)} ${
+          watch.bytes ? "in the middle of its reply" : "after the request"
+        } (model.idle_timeout)`,
+    });
+    const stop = AbortSignal.any([signal, idle.signal]);
+    const forward = () => controller.abort(stop.reason);
+    stop.addEventListener("abort", forward, { once: true });
+    if (stop.aborted) forward();
+    const fetchOptions = { [STREAM_WATCH]: watch } as unknown as NonNullable<
+      OpenAI.RequestOptions["fetchOptions"]
+    >;
     try {
       const body = toRequestBody(request);
       if (!stream) {
-        const completion = await client.chat.completions.create(body, { signal: controller.signal });
+        const completion = await client.chat.completions.create(body, {
+          signal: controller.signal,
+          fetchOptions,
+        });
         return fromCompletion(completion);
       }
-      const watch: StreamWatch = { done: false };
       const chunks = await client.chat.completions.create(
         { ...body, stream: true, stream_options: { include_usage: true } },
-        {
-          signal: controller.signal,
-          fetchOptions: { [STREAM_WATCH]: watch } as unknown as NonNullable<
-            OpenAI.RequestOptions["fetchOptions"]
-          >,
-        },
+        { signal: controller.signal, fetchOptions },
       );
       const accumulator = new StreamAccumulator();
       for await (const chunk of chunks) {
-        armTimer();
         const text = accumulator.add(chunk);
-        if (text) onDelta?.(text);
+        if (text) callbacks.onDelta?.(text);
       }
       // The SDK ends iteration quietly when the request is aborted; surface why.
       controller.signal.throwIfAborted();
@@ -187,47 +202,72 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
     } catch (error) {
       throw controller.signal.aborted ? controller.signal.reason : error;
     } finally {
-      timer?.abort();
-      signal?.removeEventListener("abort", forward);
+      stop.removeEventListener("abort", forward);
+      await idle.stop();
     }
   };
 
   return {
     name: "openai",
     async complete(request: ModelRequest, callOptions: CompleteOptions = {}): Promise<ModelResponse> {
-      const { signal, onRetry, onDelta } = callOptions;
-      for (let retries = 0;; retries++) {
-        signal?.throwIfAborted();
-        let streamed = false;
-        const forwardDelta = onDelta &&
-          ((text: string) => {
-            streamed = true;
-            onDelta(text);
-          });
-        try {
-          return await attempt(request, signal, forwardDelta);
-        } catch (error) {
-          if (signal?.aborted) throw signal.reason;
-          const failure = judge(error, { redact, now: clock.now() });
-          const where = `Cannot complete model call to ${baseURL}`;
-          if (failure.contextOverflow) {
-            throw new ProviderError(
-              `${where}: the prompt is too long for the model's context (${failure.detail})`,
-              {
-                status: failure.status,
-                contextOverflow: true,
-              },
-            );
+      const { signal, onRetry, onDelta, onProgress } = callOptions;
+      const where = `Cannot complete model call to ${baseURL}`;
+      const ceiling = watchStall(clock, {
+        ceilingMs,
+        ceilingMessage: (ms) => `no complete answer within ${formatDuration(ms)} (model.request_timeout)`,
+      });
+      const callSignal = signal ? AbortSignal.any([signal, ceiling.signal]) : ceiling.signal;
+      // A stall ends the call at once, named with where it happened; the caller's own abort stays as it is.
+      const stalled = (error: unknown) =>
+        !signal?.aborted && error instanceof StallError
+          ? new StallError(`${where}: ${error.message}`, error.kind)
+          : error;
+      try {
+        for (let retries = 0;; retries++) {
+          callSignal.throwIfAborted();
+          let streamed = false;
+          const forwardDelta = onDelta &&
+            ((text: string) => {
+              streamed = true;
+              onDelta(text);
+            });
+          try {
+            return await attempt(request, callSignal, {
+              ...(forwardDelta ? { onDelta: forwardDelta } : {}),
+              ...(onProgress ? { onProgress } : {}),
+            });
+          } catch (error) {
+            if (callSignal.aborted) throw callSignal.reason;
+            if (error instanceof StallError) throw error;
+            const failure = judge(error, { redact, now: clock.now() });
+            if (failure.contextOverflow) {
+              throw new ProviderError(
+                `${where}: the prompt is too long for the model's context (${failure.detail})`,
+                {
+                  status: failure.status,
+                  contextOverflow: true,
+                },
+              );
+            }
+            // Text already handed to onDelta cannot be taken back, so a broken stream is not replayed.
+            if (!failure.retryable || retries >= maxRetries || streamed) {
+              const after = retries === 0 ? "" : ` after ${retries} ${retries === 1 ? "retry" : "retries"}`;
+              throw new ProviderError(`${where}: ${failure.detail}${after}`, { status: failure.status });
+            }
+            const delay = failure.retryAfterMs ?? backoff(retries + 1, retryBaseMs);
+            onRetry?.({
+              attempt: retries + 1,
+              delay_ms: delay,
+              status: failure.status,
+              error: failure.detail,
+            });
+            await clock.sleep(delay, callSignal);
           }
-          // Text already handed to onDelta cannot be taken back, so a broken stream is not replayed.
-          if (!failure.retryable || retries >= maxRetries || streamed) {
-            const after = retries === 0 ? "" : ` after ${retries} ${retries === 1 ? "retry" : "retries"}`;
-            throw new ProviderError(`${where}: ${failure.detail}${after}`, { status: failure.status });
-          }
-          const delay = failure.retryAfterMs ?? backoff(retries + 1, retryBaseMs);
-          onRetry?.({ attempt: retries + 1, delay_ms: delay, status: failure.status, error: failure.detail });
-          await clock.sleep(delay, signal);
         }
+      } catch (error) {
+        throw stalled(error);
+      } finally {
+        await ceiling.stop();
       }
     },
   };
@@ -357,7 +397,7 @@ function judge(error: unknown, context: { redact: Redactor; now: number }): Fail
     const line = context.redact(text).split("\n")[0]!.trim();
     return line.length > 300 ? `${line.slice(0, 297)}...` : line;
   };
-  if (error instanceof AttemptTimeout || error instanceof OpenAI.APIConnectionTimeoutError) {
+  if (error instanceof OpenAI.APIConnectionTimeoutError) {
     return {
       status: null,
       detail: oneLine(`timed out: ${error.message}`),

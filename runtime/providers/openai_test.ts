@@ -5,6 +5,7 @@ import type { Message, ToolSpec } from "../core/types.ts";
 import { type OpenAIServer, startOpenAIServer } from "../../tests/openai_server.ts";
 import { providerContract } from "../../tests/provider_contract.ts";
 import { createOpenAIProvider, type OpenAIProviderOptions } from "./openai.ts";
+import { StallError } from "../core/stall.ts";
 import type { ScriptEntry } from "./script.ts";
 
 const API_KEY = "sk-test-9f8e7d6c5b4a39281706";
@@ -181,31 +182,81 @@ Deno.test("openai: aborting during a retry sleep rejects at once", async () => {
   });
 });
 
-Deno.test("openai: a request that outlives timeoutMs is retried, then fails as a timeout", async () => {
+Deno.test("openai: a server that sends nothing for idleTimeoutMs stalls the call, not retried", async () => {
   const slow: ScriptEntry = { delay: "60s", content: "too late" };
   await withServer([slow, slow], async (server) => {
     const clock = new ManualClock();
     const retries: RetryInfo[] = [];
-    const provider = providerFor(server, { clock, timeoutMs: 5_000, maxRetries: 1, retryBaseMs: 100 });
-    const pending = provider.complete(ask("slow"), {
-      onRetry: (info) => {
-        retries.push(info);
-        setTimeout(() => clock.advance(info.delay_ms), 0);
-      },
-    });
+    const provider = providerFor(server, { clock, idleTimeoutMs: 5_000, maxRetries: 3, retryBaseMs: 100 });
+    const pending = provider.complete(ask("slow"), { onRetry: (info) => retries.push(info) });
     await until(() => server.requests.length === 1);
-    await clock.advance(5_000);
-    await until(() => server.requests.length === 2);
-    await clock.advance(5_000);
+    await clock.advance(4_999);
+    let settled = false;
+    pending.then(() => settled = true, () => settled = true);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(settled, false, "the idle bound has not passed yet");
+    await clock.advance(1);
     await assert.rejects(pending, (error) => {
-      assert.ok(error instanceof ProviderError);
-      assert.equal(error.status, null);
-      assert.match(error.message, /timed out: no response within 5s after 1 retry$/);
+      assert.ok(error instanceof StallError);
+      assert.equal(error.reason, "stalled");
+      assert.equal(error.kind, "idle");
+      assert.match(
+        error.message,
+        /^Cannot complete model call to http:\/\/127\.0\.0\.1:\d+\/v1: the server sent nothing for 5s after the request \(model\.idle_timeout\)$/,
+      );
       return true;
     });
-    assert.equal(retries.length, 1);
-    assert.equal(retries[0]!.status, null);
+    assert.equal(retries.length, 0, "a stall is not retried");
+    assert.equal(server.requests.length, 1);
   });
+});
+
+Deno.test("openai: bytes arriving keep a call alive past idleTimeoutMs, but not past its ceiling", async () => {
+  // A server that trickles SSE keep-alive comments and never answers.
+  const stopped = new AbortController();
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {}, signal: stopped.signal }, () => {
+    let timer: ReturnType<typeof setInterval> | undefined;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        timer = setInterval(() => controller.enqueue(new TextEncoder().encode(": ping\n\n")), 20);
+      },
+      cancel() {
+        clearInterval(timer);
+      },
+    });
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  });
+  try {
+    const clock = new ManualClock();
+    let progress = 0;
+    const provider = createOpenAIProvider({
+      model: "m",
+      baseURL: `http://127.0.0.1:${server.addr.port}/v1`,
+      apiKey: API_KEY,
+      clock,
+      idleTimeoutMs: 1_000,
+      ceilingMs: 10_000,
+    });
+    const pending = provider.complete(ask("go"), { onProgress: () => progress++ });
+    let settled = false;
+    pending.then(() => settled = true, () => settled = true);
+    // Ten idle bounds pass in steps of 999 ms, bytes arriving in each, up to the 10 s ceiling.
+    for (const step of [...Array(10).fill(999), 10]) {
+      const seen = progress;
+      await until(() => progress > seen);
+      if (step === 10) assert.equal(settled, false, "steady bytes keep the idle bound from firing");
+      await clock.advance(step);
+    }
+    await assert.rejects(pending, (error) => {
+      assert.ok(error instanceof StallError);
+      assert.equal(error.kind, "ceiling");
+      assert.match(error.message, /no complete answer within 10s \(model\.request_timeout\)$/);
+      return true;
+    });
+  } finally {
+    stopped.abort();
+    await server.finished;
+  }
 });
 
 Deno.test("openai: a refused connection is retried and reported without a status", async () => {

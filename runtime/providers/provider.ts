@@ -30,6 +30,8 @@ export interface CompleteOptions {
   onRetry?: (info: RetryInfo) => void;
   /** Streamed text as it arrives (only when the provider streams). */
   onDelta?: (text: string) => void;
+  /** Bytes of the response arrived (headers or body, streaming or not): the call is making progress. */
+  onProgress?: () => void;
 }
 
 export interface Provider {
