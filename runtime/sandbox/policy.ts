@@ -29,6 +29,8 @@ export interface SandboxPolicy {
    * Files there live in memory but in no process's resident set, so a memory cap must bound them too.
    */
   scratch_bytes?: number;
+  /** Resource limits of every process inside (`DEFAULT_LIMITS` where absent). */
+  limits?: Partial<ResourceLimits>;
   /** The whole environment of the command; nothing of the parent's is inherited. */
   env: Readonly<Record<string, string>>;
   /**
@@ -38,6 +40,30 @@ export interface SandboxPolicy {
    */
   cwd: string;
 }
+
+/**
+ * What one sandboxed command may consume, held by rlimits set on bwrap before it starts (inherited by
+ * everything inside). The process cap holds per user namespace, so per sandbox, when Hermes runs as root;
+ * as another user the kernel also counts that user's processes outside (see README "Sandbox").
+ */
+export interface ResourceLimits {
+  /** Processes and threads (RLIMIT_NPROC): a fork bomb stops here. */
+  processes: number;
+  /** Writable data per process in bytes (RLIMIT_DATA: heap and private mappings, not reservations). */
+  memory: number;
+  /** Largest file one process may write, in bytes (RLIMIT_FSIZE): in /tmp and in write roots alike. */
+  file_size: number;
+}
+
+export const DEFAULT_LIMITS: ResourceLimits = {
+  processes: 512,
+  memory: 4 * 1024 ** 3,
+  file_size: 1024 ** 3,
+};
+
+/** Bytes each of /tmp and /var/tmp may hold where the caller names no size; /run and /dev/shm hold less. */
+export const DEFAULT_SCRATCH_BYTES = 512 * 1024 ** 2;
+export const SMALL_SCRATCH_BYTES = 64 * 1024 ** 2;
 
 export type MountKind = "read" | "write" | "hide_dir" | "hide_file";
 
@@ -51,6 +77,9 @@ export interface ResolvedPolicy {
   visible: "all" | "only_granted";
   mounts: Mount[];
   net: boolean;
+  /** Unix sockets may be created: only with the host's whole network (`net: true`). */
+  unix_sockets: boolean;
+  limits: ResourceLimits;
   cwd: string;
   /** The cwd is not visible otherwise and is shown as an empty directory. */
   cwd_empty: boolean;
@@ -90,7 +119,15 @@ export function resolvePolicy(policy: SandboxPolicy): ResolvedPolicy {
     refusePlantedLink(path, writeRoots);
   }
   const mounts = orderMounts(candidates, visible);
-  return { visible, mounts, net: policy.net !== false, ...realCwd(policy.cwd, visible, mounts) };
+  return {
+    visible,
+    mounts,
+    net: policy.net !== false,
+    // A host list shares the host's network for the caller to filter; host sockets stay out of reach.
+    unix_sockets: policy.net === true,
+    limits: { ...DEFAULT_LIMITS, ...policy.limits },
+    ...realCwd(policy.cwd, visible, mounts),
+  };
 }
 
 /** The real path of a grant, or null for a missing read/hide path; throws for what cannot be granted. */

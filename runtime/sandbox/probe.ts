@@ -4,6 +4,10 @@
  * and not on the first tool call. A failure says why and how to fix it or opt out.
  */
 import { type Bubblewrap, wrapCommand } from "./sandbox.ts";
+import { findLauncher, installFilter } from "./launcher.ts";
+import { seccompArch } from "./seccomp.ts";
+import { findPidsCgroup } from "./cgroup.ts";
+import { type HostFacts, readHostFacts, sandboxBlocker } from "./blockers.ts";
 
 export type SandboxProbe = ({ ok: true } & Bubblewrap) | { ok: false; reason: string; hint: string };
 
@@ -12,6 +16,10 @@ export interface ProbeOptions {
   bwrap?: string;
   /** The PATH to search, as given by config loading (this module reads no environment). */
   path?: string;
+  /** Where the seccomp filter file is kept (`$TMPDIR`, default /tmp). */
+  tmp?: string;
+  /** What the kernel and the container allow (read from /proc when absent; tests pass their own). */
+  facts?: HostFacts;
 }
 
 const OPT_OUT = "or opt out explicitly with `sandbox: off` (a warning is printed and results are marked)";
@@ -38,37 +46,70 @@ export async function probeSandbox(options: ProbeOptions = {}): Promise<SandboxP
       hint: INSTALL,
     };
   }
-  const bwrap: Bubblewrap = { path, version: number, disableUserns: atLeast(number, [0, 8]) };
+  const launcher = findLauncher();
+  if (launcher === null) {
+    return {
+      ok: false,
+      reason: "no dash or bash at /usr/bin or /bin to start bubblewrap with its limits and seccomp filter",
+      hint: `install dash or bash, ${OPT_OUT}`,
+    };
+  }
+  const arch = seccompArch();
+  if (arch === null) {
+    return {
+      ok: false,
+      reason:
+        `the sandbox's seccomp filter (no host unix sockets) supports x86_64 and aarch64; this is ${Deno.build.arch}`,
+      hint: `run on x86_64 or aarch64, ${OPT_OUT}`,
+    };
+  }
+  let filter: string;
+  try {
+    filter = installFilter(arch, options.tmp ?? "/tmp");
+  } catch (error) {
+    return {
+      ok: false,
+      reason: `Cannot write the sandbox's seccomp filter below ${options.tmp ?? "/tmp"}: ${String(error)}`,
+      hint: `set TMPDIR to a writable directory, ${OPT_OUT}`,
+    };
+  }
+  const bwrap: Bubblewrap = {
+    path,
+    version: number,
+    disableUserns: atLeast(number, [0, 8]),
+    launcher,
+    seccomp: { path: filter, arch },
+    cgroup: findPidsCgroup(),
+  };
   const wrapped = wrapCommand(["true"], { read: [], write: [], net: false, env: {}, cwd: "/" }, { bwrap });
   const smoke = await run(wrapped.cmd, wrapped.args);
   if (smoke?.code === 0) return { ok: true, ...bwrap };
   const error = firstLine(smoke?.stderr ?? "it could not be started");
+  const blocker = sandboxBlocker(error, { ...(options.facts ?? readHostFacts()), bwrap: path });
   return {
     ok: false,
-    reason: `bubblewrap ${number} cannot create a sandbox here: ${error}`,
-    hint: hintFor(error),
+    reason: `bubblewrap ${number} cannot create a sandbox here: ${error}${
+      blocker ? ` — ${blocker.cause}` : ""
+    }`,
+    hint: `${
+      blocker?.fix ?? "check that bubblewrap works (`bwrap --ro-bind / / --unshare-all true`)"
+    }, ${OPT_OUT}`,
   };
 }
 
 /** Where `probeSandbox` looks, from the process environment: HERMES_BWRAP, else PATH. */
 export function probeOptions(env: Readonly<Record<string, string>>): ProbeOptions {
-  return { ...(env.HERMES_BWRAP ? { bwrap: env.HERMES_BWRAP } : {}), path: env.PATH ?? "" };
+  return {
+    ...(env.HERMES_BWRAP ? { bwrap: env.HERMES_BWRAP } : {}),
+    path: env.PATH ?? "",
+    ...(env.TMPDIR ? { tmp: env.TMPDIR } : {}),
+  };
 }
 
 /** One probe shared by every user of a session (shell tool, plugins, MCP servers), run on first use. */
 export function probeOnce(options: ProbeOptions): () => Promise<SandboxProbe> {
   let probing: Promise<SandboxProbe> | undefined;
   return () => probing ??= probeSandbox(options);
-}
-
-function hintFor(error: string): string {
-  if (/namespace|uid map|setgroups|Operation not permitted|Permission denied/i.test(error)) {
-    return "allow unprivileged user namespaces (`sysctl kernel.unprivileged_userns_clone=1`; Ubuntu 24.04+: " +
-      "`sysctl kernel.apparmor_restrict_unprivileged_userns=0` or an AppArmor profile for bwrap; in a " +
-      "container, run it with user namespaces allowed, e.g. Docker `--security-opt seccomp=unconfined " +
-      `--security-opt apparmor=unconfined\`), ${OPT_OUT}`;
-  }
-  return `check that bubblewrap works (\`bwrap --ro-bind / / --unshare-all true\`), ${OPT_OUT}`;
 }
 
 function findBwrap(path: string): string | null {

@@ -15,11 +15,16 @@
  * world-readable in the host's /proc, environ is not. bwrap adds PWD; `env -u PWD` takes it out again
  * unless the policy sets it.
  */
+import { filterIntact, launchArgs, type Launcher } from "./launcher.ts";
+import type { SeccompArch } from "./seccomp.ts";
+import type { PidsCgroup } from "./cgroup.ts";
 import {
+  DEFAULT_SCRATCH_BYTES,
   PRIVATE_DIRS,
   type ResolvedPolicy,
   resolvePolicy,
   type SandboxPolicy,
+  SMALL_SCRATCH_BYTES,
   SYSTEM_DIRS,
 } from "./policy.ts";
 import { realPathOrNull } from "../core/fs.ts";
@@ -34,6 +39,12 @@ export interface Bubblewrap {
   version: string;
   /** bwrap ≥ 0.8 can forbid nested user namespaces inside (kernel attack surface, mount games). */
   disableUserns: boolean;
+  /** The host shell that sets the rlimits and opens the filter before it `exec`s bwrap. */
+  launcher: Launcher;
+  /** The seccomp filter file (`installFilter`) that refuses new AF_UNIX sockets without the network. */
+  seccomp: { path: string; arch: SeccompArch };
+  /** Where each command gets its own pids cgroup (`findPidsCgroup`); null: the process cap is an rlimit. */
+  cgroup: PidsCgroup | null;
 }
 
 /** Spawn exactly this (`new Deno.Command(w.cmd, { args: w.args, env: w.env, clearEnv: true, cwd: w.cwd })`). */
@@ -78,7 +89,8 @@ export function wrapCommand(
     ...(resolved.net ? [] : ["--unshare-net"]),
     "--die-with-parent",
     "--new-session",
-    ...baseMounts(resolved, policy.scratch_bytes),
+    ...(resolved.unix_sockets ? [] : ["--seccomp", "3"]),
+    ...baseMounts(resolved, policy.scratch_bytes ?? DEFAULT_SCRATCH_BYTES),
     ...(resolved.cwd_empty ? ["--dir", resolved.cwd] : []),
     ...resolved.mounts.flatMap((mount) => {
       switch (mount.kind) {
@@ -103,13 +115,31 @@ export function wrapCommand(
     ...(policy.env.PWD === undefined ? [envProgram(), "-u", "PWD", "--"] : []),
     ...argv,
   ];
-  return { cmd: options.bwrap.path, args, env: { ...policy.env }, clearEnv: true, cwd: resolved.cwd };
+  const { launcher, seccomp } = options.bwrap;
+  if (!resolved.unix_sockets && !filterIntact(seccomp.path, seccomp.arch)) {
+    throw new Error(`Cannot start the sandbox: its seccomp filter ${seccomp.path} was changed or removed`);
+  }
+  return {
+    cmd: launcher.path,
+    args: launchArgs(launcher, { path: options.bwrap.path, args }, {
+      limits: resolved.limits,
+      filter: resolved.unix_sockets ? null : seccomp.path,
+      cgroup: options.bwrap.cgroup?.parent ?? null,
+    }),
+    env: { ...policy.env },
+    clearEnv: true,
+    cwd: resolved.cwd,
+  };
 }
 
-function baseMounts(policy: ResolvedPolicy, scratchBytes: number | undefined): string[] {
-  const scratch = (
-    dir: string,
-  ) => [...(scratchBytes ? ["--size", String(scratchBytes)] : []), "--tmpfs", dir];
+function baseMounts(policy: ResolvedPolicy, scratchBytes: number): string[] {
+  // /tmp and /var/tmp get the scratch size; /run and /dev/shm hold sockets, pids and small segments.
+  const scratch = (dir: string) => {
+    const bytes = dir === "/tmp" || dir === "/var/tmp"
+      ? scratchBytes
+      : Math.min(scratchBytes, SMALL_SCRATCH_BYTES);
+    return ["--size", String(bytes), "--tmpfs", dir];
+  };
   const args: string[] = [];
   if (policy.visible === "all") {
     args.push("--ro-bind", "/", "/");
@@ -126,7 +156,7 @@ function baseMounts(policy: ResolvedPolicy, scratchBytes: number | undefined): s
   args.push("--dev", "/dev", "--proc", "/proc");
   // bwrap's /dev is a writable tmpfs: only /dev/shm stays writable (bounded like /tmp when asked); device
   // nodes can still be written on a read-only mount.
-  if (scratchBytes) args.push(...scratch("/dev/shm"));
+  args.push(...scratch("/dev/shm"));
   args.push("--remount-ro", "/dev");
   for (const path of PROC_READ_ONLY) args.push("--ro-bind-try", path, path);
   args.push(...scratch("/tmp"));

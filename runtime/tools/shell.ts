@@ -19,7 +19,7 @@ import { CappedBytes, readCapped } from "./_capped.ts";
 import { gitEnvironment } from "./shell_git_env.ts";
 import { formatDuration } from "../core/duration.ts";
 import { errorMessage, ValidationError } from "../core/errors.ts";
-import { probeSandbox, type SandboxProbe } from "../sandbox/probe.ts";
+import { probeOptions, probeSandbox, type SandboxProbe } from "../sandbox/probe.ts";
 import { type Bubblewrap, wrapCommand } from "../sandbox/sandbox.ts";
 
 export interface ShellToolOptions extends ShellRules {
@@ -44,7 +44,7 @@ export function shellTool(options: ShellToolOptions): Tool {
   let probed: Promise<SandboxProbe> | undefined;
   const bwrapFor = async (sandbox: ShellSandbox, context: ToolContext): Promise<Bubblewrap> => {
     if (sandbox.bwrap) return sandbox.bwrap;
-    const probe = await (probed ??= probeSandbox({ path: context.env.PATH ?? "" }));
+    const probe = await (probed ??= probeSandbox(probeOptions(context.env)));
     if (!probe.ok) {
       throw new ValidationError(`Cannot run shell in its OS sandbox: ${probe.reason}; ${probe.hint}`);
     }
