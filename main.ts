@@ -2,6 +2,7 @@
  * hermes — the CLI edge. Parses the global flags, dispatches to commands/, and is the one place
  * where errors become exit codes.
  */
+import { resolve } from "node:path";
 import type { Cli } from "./commands/_cli.ts";
 import { type Clock, systemClock } from "./runtime/core/clock.ts";
 import { errorMessage, ExitCode, RunError, ValidationError } from "./runtime/core/errors.ts";
@@ -147,7 +148,8 @@ export async function main(argv: string[], env: Record<string, string>): Promise
     Deno.addSignalListener("SIGTERM", onTerm);
     const cli: Cli = {
       args: rest,
-      env,
+      // The home in effect, however it was chosen (--home, HERMES_HOME, ~/.hermes): sandboxes hide it.
+      env: { ...env, HERMES_HOME: resolve(home) },
       home,
       dbPath,
       host,

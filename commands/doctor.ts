@@ -32,13 +32,20 @@ export async function main(cli: Cli): Promise<number> {
 }
 
 function sandboxCheck(probe: SandboxProbe): Check {
-  return probe.ok
-    ? {
-      name: "sandbox",
-      ok: true,
-      detail: `bubblewrap ${probe.version} at ${probe.path} runs a sandboxed command`,
-    }
-    : { name: "sandbox", ok: false, detail: probe.reason, hint: probe.hint };
+  if (!probe.ok) return { name: "sandbox", ok: false, detail: probe.reason, hint: probe.hint };
+  const processes = probe.cgroup
+    ? `a pids cgroup per command (cgroup v${probe.cgroup.version}, in ${probe.cgroup.parent})`
+    : Deno.uid() === 0
+    ? "RLIMIT_NPROC only, which does not bind uid 0: no cap on processes (run as another user, or give " +
+      "Hermes a writable cgroup with the pids controller)"
+    : "RLIMIT_NPROC (counts all of this user's processes; a writable pids cgroup would count the command's own)";
+  return {
+    name: "sandbox",
+    ok: true,
+    detail: `bubblewrap ${probe.version} at ${probe.path} runs a sandboxed command; no host unix sockets ` +
+      `without the network (seccomp, ${probe.seccomp.arch}); limits: processes by ${processes}, memory and ` +
+      "file size by rlimits (RLIMIT_DATA, RLIMIT_FSIZE), /tmp and /dev/shm by tmpfs size",
+  };
 }
 
 /** deno must run, and run inside the plugin sandbox (the policy every plugin gets, granted nothing). */

@@ -17,7 +17,10 @@ Deno.test(
     const r = await hermes(["doctor", "--json"], { home });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     const checks = byName(JSON.parse(r.stdout));
-    assert.match(checks.sandbox!.detail, /^bubblewrap \S+ at \/.*bwrap runs a sandboxed command$/);
+    assert.match(
+      checks.sandbox!.detail,
+      /^bubblewrap \S+ at \/.*bwrap runs a sandboxed command; no host unix sockets without the network \(seccomp, (x86_64|aarch64)\); limits: processes by (a pids cgroup per command|RLIMIT_NPROC)/,
+    );
     assert.match(checks.plugins!.detail, /^deno \d.*, runs in the plugin sandbox$/);
     assert.match(checks.store!.detail, /state\.db is writable \(not created yet\)/);
     const text = await hermes(["doctor"], { home });

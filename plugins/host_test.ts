@@ -265,12 +265,36 @@ pluginTest("requested ⊄ granted refuses the load and names each missing grant"
     'Cannot load plugin "needy" (needy): it requests permissions the job does not grant: ' +
       "read ./notes, net api.example.com:443, env TOKEN, run (any)",
   );
-  const host = await f.start([{
+  // A host list next to run cannot hold for the programs it runs: refused, not granted in name only.
+  const unenforceable = await rejection(f.start([{
     path: "needy",
     permissions: { read: ["."], net: ["api.example.com"], env: ["HOME", "TOKEN"], run: true },
+  }]));
+  assert.ok(unenforceable instanceof ValidationError);
+  assert.match(
+    unenforceable.message,
+    /^Cannot load plugin "needy" \(needy\): permissions\.net lists hosts \(api\.example\.com\) but permissions\.run is granted too: .*grant net: true/,
+  );
+  const host = await f.start([{
+    path: "needy",
+    permissions: { read: ["."], net: true, env: ["HOME", "TOKEN"], run: true },
   }]);
   assert.equal(host.plugins[0]!.name, "needy");
 });
+
+pluginTest(
+  "a host list alone is granted: Deno's --allow-net holds it for the plugin's own code",
+  async () => {
+    await using f = await fixture();
+    await f.write({ "fetcher.js": `export function register(ctx) {}` });
+    const host = await f.start([{ path: "fetcher.js", permissions: { net: ["api.example.com:443"] } }]);
+    assert.equal(host.plugins[0]!.name, "fetcher");
+    const ffi = await rejection(
+      f.start([{ path: "fetcher.js", permissions: { net: ["api.example.com:443"], ffi: true } }]),
+    );
+    assert.match(String(ffi), /permissions\.ffi is granted too/);
+  },
+);
 
 pluginTest("load errors are one-line ValidationErrors naming the plugin", async () => {
   await using f = await fixture();

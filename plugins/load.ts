@@ -86,6 +86,26 @@ export interface LoadedPlugin {
   argumentChecks: Map<string, SchemaCheck>;
 }
 
+/**
+ * A host list holds for the plugin's own code (Deno's --allow-net) but not for a program it runs or native
+ * code it loads: those would get the host's whole network (the OS sandbox shares it or gives none), so the
+ * combination is refused rather than granted in name only.
+ */
+function unenforceableHosts(granted: Permissions): string | null {
+  if (!Array.isArray(granted.net) || granted.net.length === 0) return null;
+  const escapes = [
+    ...(granted.run === true || (Array.isArray(granted.run) && granted.run.length) ? ["run"] : []),
+    ...(granted.ffi === true || (Array.isArray(granted.ffi) && granted.ffi.length) ? ["ffi"] : []),
+  ];
+  if (escapes.length === 0) return null;
+  return `permissions.net lists hosts (${granted.net.join(", ")}) but permissions.${
+    escapes.join(" and ")
+  } is ` +
+    "granted too: a program it runs or native code it loads is not bound by the host list and would reach " +
+    "every host; drop " + escapes.join(" and ") +
+    ", or grant net: true to give the host's whole network openly";
+}
+
 export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Promise<LoadedPlugin> {
   if (entry.isolation === "worker") {
     throw new ValidationError(
@@ -99,6 +119,8 @@ export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Prom
   const granted = entry.permissions ?? {};
   const missing = missingGrants(manifest.requested, granted, options.job_dir);
   if (missing.length) fail(`it requests permissions the job does not grant: ${missing.join(", ")}`);
+  const unenforceable = unenforceableHosts(granted);
+  if (unenforceable) fail(unenforceable);
   const config = entry.config ?? {};
   if (manifest.config_schema && options.validate_config !== false) {
     const problem = checkerFor(manifest.config_schema, (why) => fail(`plugin.json config_schema: ${why}`))(

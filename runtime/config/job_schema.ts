@@ -50,6 +50,19 @@ export const ModelConfig = z.strictObject({
 });
 
 const PathList = z.array(z.string().min(1));
+/** Resource limits inside the OS sandbox (defaults in runtime/sandbox/policy.ts). */
+const SandboxLimits = z.strictObject({
+  processes: z.number().int().min(8).describe(
+    "Processes and threads at once (a pids cgroup where the host delegates one, else RLIMIT_NPROC; default 512)",
+  ).optional(),
+  memory: Size.describe("Writable memory per process (RLIMIT_DATA; default 4GiB)").optional(),
+  file_size: Size.describe("Largest file a process may write, in /tmp and write roots (default 1GiB)")
+    .optional(),
+  tmp: Size.describe(
+    "Size of the private /tmp and of /var/tmp (default 512MiB; /run and /dev/shm: at most 64MiB)",
+  )
+    .optional(),
+}).describe("Resource limits of each sandboxed process tree");
 /** `tools.shell.sandbox` (DESIGN §3, README "Tools and their scopes"; defaults in runtime/tools/shell_sandbox.ts). */
 const ShellSandboxConfig = z.union([
   z.literal("off").describe(
@@ -77,8 +90,9 @@ const ShellSandboxConfig = z.union([
     ]).describe(
       "Network: false (default) = none, only a private loopback; true = the host's network (host lists are refused)",
     ).optional(),
+    limits: SandboxLimits.optional(),
   }).describe("The OS sandbox settings"),
-], { error: 'expected "off" or a mapping {write, read, hide, net}' })
+], { error: 'expected "off" or a mapping {write, read, hide, net, limits}' })
   .describe("The OS sandbox (bubblewrap) around every command; off = explicit opt-out");
 export const ToolsConfig = z.strictObject({
   shell: z.strictObject({
@@ -307,8 +321,9 @@ export const McpServerEntry = z.strictObject({
         .optional(),
       net: z.boolean().describe("Network: false (default) = none; true = the host's network (npx installs)")
         .optional(),
+      limits: SandboxLimits.optional(),
     }).describe("The OS sandbox settings of a stdio server"),
-  ], { error: 'expected "off" or a mapping {read, write, net}' })
+  ], { error: 'expected "off" or a mapping {read, write, net, limits}' })
     .describe("The OS sandbox (bubblewrap) around a stdio server; off = explicit opt-out").optional(),
 }).refine((entry) => (entry.command === undefined) !== (entry.url === undefined), {
   message: "expected exactly one of command (stdio) or url (Streamable HTTP)",

@@ -15,7 +15,7 @@ import type { McpServerEntry } from "../config/job_schema.ts";
 import { ValidationError } from "../core/errors.ts";
 import type { SandboxProbe } from "../sandbox/probe.ts";
 import { type Bubblewrap, wrapCommand } from "../sandbox/sandbox.ts";
-import { SYSTEM_DIRS } from "../sandbox/policy.ts";
+import { configuredLimits, SYSTEM_DIRS } from "../sandbox/policy.ts";
 import { realPathOrNull } from "../core/fs.ts";
 
 /**
@@ -141,6 +141,7 @@ export function sandboxPolicy(
     read: [...new Set(read)],
     write,
     net: sandbox.net ?? false,
+    ...configuredLimits(sandbox.limits),
     env: at.env,
     cwd: at.cwd,
   };

@@ -5,6 +5,7 @@
  */
 import { dirname, isAbsolute, resolve } from "node:path";
 import { ValidationError } from "../core/errors.ts";
+import { parseSize } from "../core/duration.ts";
 
 export interface SandboxPolicy {
   /** Host paths readable inside (absolute). A missing one is skipped: there is nothing to read. */
@@ -235,4 +236,24 @@ function realCwd(
   throw new ValidationError(
     `Cannot run in "${cwd}" in the sandbox: it is not visible there (grant it with read or write)`,
   );
+}
+
+/** A job's `sandbox.limits` (sizes as written: `64MiB`) as the policy's `limits` and `scratch_bytes`. */
+export function configuredLimits(
+  config:
+    | {
+      processes?: number | undefined;
+      memory?: string | number | undefined;
+      file_size?: string | number | undefined;
+      tmp?: string | number | undefined;
+    }
+    | undefined,
+): Pick<SandboxPolicy, "limits" | "scratch_bytes"> {
+  if (!config) return {};
+  const limits: Partial<ResourceLimits> = {
+    ...(config.processes !== undefined ? { processes: config.processes } : {}),
+    ...(config.memory !== undefined ? { memory: parseSize(config.memory) } : {}),
+    ...(config.file_size !== undefined ? { file_size: parseSize(config.file_size) } : {}),
+  };
+  return { limits, ...(config.tmp !== undefined ? { scratch_bytes: parseSize(config.tmp) } : {}) };
 }

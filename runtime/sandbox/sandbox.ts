@@ -27,7 +27,10 @@ import {
   SMALL_SCRATCH_BYTES,
   SYSTEM_DIRS,
 } from "./policy.ts";
-import { realPathOrNull } from "../core/fs.ts";
+import { existsSync, realPathOrNull } from "../core/fs.ts";
+import { enclosingRepo, withoutCredentials } from "./git_repo.ts";
+import { createHash } from "node:crypto";
+import { dirname, join } from "node:path";
 
 export type { SandboxPolicy } from "./policy.ts";
 
@@ -104,6 +107,7 @@ export function wrapCommand(
           return ["--ro-bind", "/dev/null", mount.path];
       }
     }),
+    ...gitConfigMasks(resolved, policy, options.bwrap).flatMap((mask) => ["--ro-bind", mask.copy, mask.path]),
     // Read-only only now: grants below a hidden directory need their mount points created first.
     ...resolved.mounts.flatMap((mount) => mount.kind === "hide_dir" ? ["--remount-ro", mount.path] : []),
     // The root bwrap builds for `only_granted` is a tmpfs: writable until made read-only, last of all.
@@ -169,6 +173,54 @@ function baseMounts(policy: ResolvedPolicy, scratchBytes: number): string[] {
     }
   }
   return args;
+}
+
+/**
+ * Repository configs visible inside that hold credentials (a CI checkout's extraheader token, a
+ * credential section, a URL with a password), each covered by a copy without them — unless the policy
+ * grants that config file itself. Copies live beside the seccomp filter, in Hermes's private directory.
+ */
+function gitConfigMasks(
+  resolved: ResolvedPolicy,
+  policy: SandboxPolicy,
+  bwrap: Bubblewrap,
+): { path: string; copy: string }[] {
+  const granted = new Set([...policy.read, ...policy.write].map((path) => realPathOrNull(path)));
+  const dirs = [
+    resolved.cwd,
+    ...resolved.mounts.filter((m) => m.kind === "read" || m.kind === "write").map((m) => m.path),
+  ];
+  const configs = new Set(dirs.map((dir) => enclosingRepo(dir)?.config).filter((path) => path !== undefined));
+  const masks: { path: string; copy: string }[] = [];
+  for (const config of configs) {
+    if (granted.has(config) || !visibleInside(config, resolved)) continue;
+    let text: string;
+    try {
+      text = Deno.readTextFileSync(config);
+    } catch {
+      continue;
+    }
+    const clean = withoutCredentials(text);
+    if (clean === null) continue;
+    const copy = join(
+      dirname(bwrap.seccomp.path),
+      `gitconfig-${createHash("sha256").update(clean).digest("hex")}`,
+    );
+    if (!existsSync(copy)) {
+      const staging = `${copy}.${crypto.randomUUID()}`;
+      Deno.writeTextFileSync(staging, clean, { mode: 0o444, createNew: true });
+      Deno.renameSync(staging, copy);
+    }
+    masks.push({ path: config, copy });
+  }
+  return masks;
+}
+
+function visibleInside(path: string, resolved: ResolvedPolicy): boolean {
+  const inside = (root: string) => path === root || path.startsWith(`${root}/`);
+  const mount = resolved.mounts.findLast((mount) => inside(mount.path));
+  if (mount) return mount.kind === "read" || mount.kind === "write";
+  return resolved.visible === "all" && !PRIVATE_DIRS.some(inside);
 }
 
 /** coreutils' env, in the system directories every sandbox shows. */

@@ -20,7 +20,9 @@ import { ValidationError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { probeOptions, probeSandbox, type SandboxProbe } from "../sandbox/probe.ts";
 import { type Bubblewrap, type SandboxPolicy, wrapCommand } from "../sandbox/sandbox.ts";
-import { existsSync } from "../core/fs.ts";
+import { existsSync, realPathOrNull } from "../core/fs.ts";
+import { enclosingRepo } from "../sandbox/git_repo.ts";
+import { configuredLimits, PRIVATE_DIRS } from "../sandbox/policy.ts";
 import { homeSecrets, hostSecrets } from "../sandbox/host_secrets.ts";
 
 /** The shell tool's sandbox settings, paths absolute. */
@@ -33,6 +35,8 @@ export interface ShellSandbox {
   write: { path: string; required: boolean }[];
   hide: string[];
   net: boolean;
+  /** `sandbox.limits`, as policy fields (defaults where absent). */
+  limits?: Pick<SandboxPolicy, "limits" | "scratch_bytes">;
 }
 
 /** What `checkToolSandbox` hands to `builtinTools`: the settings with a working bwrap, or the opt-out. */
@@ -63,6 +67,7 @@ export function shellSandboxSettings(
     hide: [...(config?.hide ?? []).map(at), ...(options.hide ?? [])],
     // A host list never gets here (the schema refuses it); anything but true is no network.
     net: config?.net === true,
+    limits: configuredLimits(config?.limits),
   };
 }
 
@@ -129,17 +134,27 @@ export function sandboxPolicy(
   const home = call.env.HOME;
   return {
     visible: sandbox.read ? "only_granted" : "all",
-    // The working directory stays visible when it lies in a directory made private (/tmp, /run).
-    read: sandbox.read ?? [call.cwd],
+    // The working directory stays visible when it lies in a directory made private (/tmp, /run), and so
+    // does the repository it is in (read-only unless a write root), so git works there.
+    read: sandbox.read ?? [call.cwd, ...privateRepo(call.cwd)],
     write: sandbox.write.filter((root) => root.required || existsSync(root.path, { follow: true })).map((
       root,
     ) => root.path),
     hide: [...new Set([...sandbox.hide, ...(home ? homeSecrets(home) : []), ...hostSecrets()])],
     net: sandbox.net,
+    ...sandbox.limits,
     // bwrap sets PWD to the working directory, as the shell itself would; saying so spares an exec.
     env: { ...call.env, PWD: call.cwd },
     cwd: call.cwd,
   };
+}
+
+/** The repository `cwd` lies in, when that is below a directory the sandbox makes private (/tmp, …). */
+function privateRepo(cwd: string): string[] {
+  const repo = enclosingRepo(realPathOrNull(cwd) ?? cwd);
+  if (repo === null) return [];
+  const below = (dir: string) => repo.root.startsWith(`${dir}/`);
+  return PRIVATE_DIRS.some(below) ? [repo.root, ...repo.outside] : [];
 }
 
 /** The shell to run commands with: bash from PATH (or the usual places), else sh; absolute, found on the host. */
