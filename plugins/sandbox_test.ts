@@ -80,7 +80,8 @@ pluginTest("with the matching grants the same operations succeed", async () => {
       read: ["/etc/passwd", s.outside],
       write: ["./out"],
       env: ["OPENAI_API_KEY"],
-      net: [`127.0.0.1:${s.port}`],
+      // true: a host list next to run and ffi is refused at load (they are not bound by it).
+      net: true,
       run: ["/bin/true"],
       ffi: true,
       sys: ["hostname"],
