@@ -13,6 +13,7 @@ import { scheduleContract } from "./store_contract/schedule_runs.ts";
 import { searchContract } from "./store_contract/search.ts";
 import { sessionContract } from "./store_contract/sessions.ts";
 import { stateContract } from "./store_contract/state.ts";
+import { stepContract } from "./store_contract/steps.ts";
 import type { OpenStore } from "./store_contract/_fixture.ts";
 
 export type { OpenStore, StoreFixture } from "./store_contract/_fixture.ts";
@@ -20,6 +21,7 @@ export type { OpenStore, StoreFixture } from "./store_contract/_fixture.ts";
 export function storeContract(name: string, open: OpenStore): void {
   sessionContract(name, open);
   messageContract(name, open);
+  stepContract(name, open);
   stateContract(name, open);
   leaseContract(name, open);
   compactionContract(name, open);

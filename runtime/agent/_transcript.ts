@@ -35,7 +35,17 @@ export class Transcript {
   /** Appends (one transaction) and keeps the cache in step. */
   async append(messages: AppendMessage[]): Promise<void> {
     // Rows appended archived (the full text of a cut tool result) are not part of the active transcript.
-    const stored = (await this.#store.appendMessages(this.#sessionId, messages)).filter((m) => m.active);
+    this.#cached((await this.#store.appendMessages(this.#sessionId, messages)).filter((m) => m.active));
+  }
+
+  /** Appends a step's user turn unless it was sent already (store.sendStep); true when it was appended now. */
+  async sendStep(step: number, message: AppendMessage): Promise<boolean> {
+    const stored = await this.#store.sendStep(this.#sessionId, step, message);
+    if (stored) this.#cached([stored]);
+    return stored !== null;
+  }
+
+  #cached(stored: StoredMessage[]): void {
     const cache = this.#cache;
     if (!cache) return;
     cache.messages.push(...stored);

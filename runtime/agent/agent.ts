@@ -145,16 +145,6 @@ export class Agent implements AgentLike {
     return run;
   }
 
-  /**
-   * Finishes a prompt whose user turn is already stored (a run killed mid-step, resumed): nothing is sent
-   * twice. An answer already stored after it is the result; else the model continues from the transcript.
-   */
-  resume(text: string, options: TurnOptions): Promise<TurnResult> {
-    const run = this.#queue.then(() => this.#runTurn(text, options, { stored: true }));
-    this.#queue = run.catch(() => {});
-    return run;
-  }
-
   #signal(extra?: AbortSignal): AbortSignal {
     const signals = [this.#o.signal, extra].filter((s): s is AbortSignal => s !== undefined);
     return signals.length === 1 ? signals[0]! : AbortSignal.any(signals);
@@ -164,7 +154,7 @@ export class Agent implements AgentLike {
     this.#o.events.emit(this.sessionId, event);
   }
 
-  async #runTurn(text: string, options: TurnOptions, mode: { stored?: boolean } = {}): Promise<TurnResult> {
+  async #runTurn(text: string, options: TurnOptions): Promise<TurnResult> {
     const { store, hooks, budget } = this.#o;
     const signal = this.#signal(options.signal);
     signal.throwIfAborted();
@@ -179,14 +169,19 @@ export class Agent implements AgentLike {
     try {
       // Close tool calls a killed run left open before anything follows them.
       await this.#transcript.closeDanglingToolCalls();
-      if (mode.stored) {
+      const user = { role: "user" as const, content: text };
+      const sent = options.step === undefined
+        ? (await this.#transcript.append([user]), true)
+        : await this.#transcript.sendStep(options.step, user);
+      if (sent) {
+        this.#emit({ type: "message", role: "user", content: text, source: options.source });
+      } else {
+        // A killed run sent this step: nothing is sent twice. An answer stored after it is the result; else
+        // the model continues from the transcript.
         const last = (await this.#transcript.active()).at(-1);
         if (last?.role === "assistant" && !last.tool_calls?.length) {
           return { final: last.content, model_calls: 0 };
         }
-      } else {
-        await this.#transcript.append([{ role: "user", content: text }]);
-        this.#emit({ type: "message", role: "user", content: text, source: options.source });
       }
       while (true) {
         signal.throwIfAborted();

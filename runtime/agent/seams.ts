@@ -10,6 +10,11 @@ import type { AppendMessage, CompactionKind, PassOutcome } from "../store/store.
 export interface TurnOptions {
   source: CommandSource;
   signal?: AbortSignal;
+  /**
+   * The step record (store.startStep) this prompt sends: its user turn is stored with the record, once. A
+   * step a killed run had sent already is finished from the transcript instead, never sent again.
+   */
+  step?: number;
 }
 
 export interface TurnResult {

@@ -31,11 +31,17 @@ export interface RunJobOptions extends OpenSessionOptions {
   publish?: (result: RunResult) => RunResult | Promise<RunResult>;
 }
 
+/**
+ * What a run executes, kept for `--resume`: its inputs and the session's step number of the first (steps are
+ * numbered across the session's runs). Each step's record (store.startStep) says whether it is done and
+ * whether its user turn was sent, so a resume after any number of kills sends no step twice.
+ */
 interface Progress {
   inputs: string[];
+  /** The first input a run starts from (the first not done). */
   next: number;
-  /** The highest message id when `inputs[next]` was about to be sent: a user row after it means it was. */
-  mark?: number;
+  /** Absent until the planning run opened the session, and in progress stored before step records. */
+  first?: number;
 }
 
 const PROGRESS_KEY = "run.progress";
@@ -48,8 +54,7 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
   // Before any model call: an output.file outside the job directory and write roots is exit 2.
   const outputScope = outputFileScope(job);
   const resumeId = options.resume === undefined ? undefined : await store.resolveSessionId(options.resume);
-  const progress = await planInputs(store, resumeId, spec, options);
-  const resumeFirst = resumeId !== undefined && await wasSent(store, resumeId, progress);
+  let progress = await planInputs(store, resumeId, spec, options);
 
   // Started before the session opens: plugin start-up counts against limits.timeout too.
   const timeout = startTimeout(spec.limits?.timeout);
@@ -62,8 +67,12 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
     const sessionId = live.id;
     // From here every write goes through the session's redacting view (progress holds the prompts).
     store = live.store;
+    const first = progress.first ??
+      ((await store.sessionSteps(sessionId)).at(-1)?.step ?? 0) + 1 - progress.next;
+    progress = { ...progress, first };
     await store.setState(sessionId, PROGRESS_KEY, progress);
-    ({ result } = await runTurn(live, progress.inputs.slice(progress.next), {
+    const { inputs, next } = progress;
+    ({ result } = await runTurn(live, inputs.slice(next), {
       store,
       events,
       clock,
@@ -75,13 +84,14 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
       ...(options.signal ? { interrupt: options.signal } : {}),
       ...(options.interruptExitCode ? { interruptExitCode: options.interruptExitCode } : {}),
       ...(spec.output?.schema ? { schema: spec.output.schema } : {}),
-      ...(resumeFirst ? { resumeFirst } : {}),
       beforeInput: async (index) => {
-        const mark = Number((await store.transcriptVersion(sessionId)).split(":")[1]) || 0;
-        await store.setState(sessionId, PROGRESS_KEY, { ...progress, next: progress.next + index, mark });
+        const text = inputs[next + index]!;
+        const step = first + next + index;
+        await store.startStep(sessionId, { step, input: text });
+        // A slash command is run again instead: its output is stored with its line, and commands are cheap.
+        return parseSlash(text) ? {} : { step };
       },
-      onInput: (index) =>
-        store.setState(sessionId, PROGRESS_KEY, { inputs: progress.inputs, next: progress.next + index + 1 }),
+      onInput: (index) => store.finishStep(sessionId, first + next + index),
     }));
   } finally {
     timeout.clear();
@@ -108,18 +118,16 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
   return result;
 }
 
-/**
- * The step a resumed run starts with was sent by the run that stopped: its user turn is stored, so it is
- * finished (agent.resume), not sent again. A slash command step is run again: its output is stored with
- * its line, so a stored one finished, and commands are cheap to repeat.
- */
-async function wasSent(store: Store, sessionId: string, progress: Progress): Promise<boolean> {
-  const text = progress.inputs[progress.next];
-  const { mark } = progress;
-  if (mark === undefined || text === undefined || parseSlash(text)) return false;
-  return (await store.allMessages(sessionId)).some((m) =>
-    m.id > mark && m.role === "user" && m.content === text
+/** The first of `progress`'s inputs whose step is not done (progress from before step records: `next`). */
+async function firstPending(store: Store, sessionId: string, progress: Progress): Promise<number> {
+  const { first } = progress;
+  if (first === undefined) return progress.next;
+  const done = new Set(
+    (await store.sessionSteps(sessionId)).filter((r) => r.status === "done").map((r) => r.step),
   );
+  let next = progress.next;
+  while (next < progress.inputs.length && done.has(first + next)) next++;
+  return next;
 }
 
 /** What this run executes: `-p` replaces prompt and steps; a resumed run continues where it stopped. */
@@ -137,9 +145,12 @@ async function planInputs(
   }
   if (resumeId) {
     const stored = await store.getState<Progress>(resumeId, PROGRESS_KEY);
-    if (stored && stored.next < stored.inputs.length) return stored;
+    const next = stored ? await firstPending(store, resumeId, stored) : 0;
+    if (stored && next < stored.inputs.length) return { ...stored, next };
     // Steps done but a loop or heartbeat still active: the run goes straight to driving it.
-    if (await isRecurringActive(store, resumeId)) return stored ?? { inputs: [], next: 0 };
+    if (await isRecurringActive(store, resumeId)) {
+      return stored ? { ...stored, next } : { inputs: [], next: 0 };
+    }
     throw new ValidationError(
       `Cannot resume session ${resumeId}: it has nothing left to run (pass -p "prompt" to continue it)`,
     );

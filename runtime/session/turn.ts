@@ -50,11 +50,12 @@ export interface TurnOptions
   timeout?: AbortSignal;
   /** When the work began (default: now). */
   started?: number;
-  /** Called before each input runs and after it has run (`hermes run` records its progress for `--resume`). */
-  beforeInput?: (index: number) => unknown;
+  /**
+   * Called before each input runs and after it has run (`hermes run` records each step for `--resume`);
+   * `step` names the step record the input's user turn is sent with, once.
+   */
+  beforeInput?: (index: number) => Promise<{ step?: number } | void>;
   onInput?: (index: number) => unknown;
-  /** The first input's user turn is already stored (a resumed run): it is finished, not sent again. */
-  resumeFirst?: boolean;
 }
 
 /**
@@ -97,12 +98,9 @@ export async function runTurn(
     const list = typeof inputs === "string" ? [inputs] : inputs;
     for (const [index, text] of list.entries()) {
       finishReason = undefined; // a slash command's output has none
-      await options.beforeInput?.(index);
-      const resume = index === 0 && options.resumeFirst;
-      final = (await (resume
-        ? live.agent.resume(text, { source, signal })
-        : live.agent.input(text, { source, signal })))
-        .final;
+      const step = (await options.beforeInput?.(index))?.step;
+      final =
+        (await live.agent.input(text, { source, signal, ...(step !== undefined ? { step } : {}) })).final;
       await options.onInput?.(index);
     }
     let reason = "completed";

@@ -155,4 +155,19 @@ export const migrations: readonly string[] = [
   `,
   // 5: cached prompt tokens the provider reported, summed per session like prompt_tokens.
   `ALTER TABLE sessions ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;`,
+  // 6: a durable record of each step a run sends, so that a resume after any number of kills
+  // sends a step at most once. `message_seq` is the user row that sent it, stored in the same transaction.
+  `
+  CREATE TABLE session_steps (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    step INTEGER NOT NULL,
+    input TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    message_seq INTEGER,
+    status TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (session_id, step)
+  );
+  `,
 ];

@@ -3,7 +3,7 @@
  * returns (SQLite's numbers and 0/1, PostgreSQL's strings and booleans alike).
  */
 import type { MessageKind, Role, SessionRow, SessionStatus, StoredMessage } from "../core/types.ts";
-import type { CompactionKind, CompactionLogRow, PassOutcome, RunRow } from "./store.ts";
+import type { CompactionKind, CompactionLogRow, PassOutcome, RunRow, StepRecord } from "./store.ts";
 import type { PassTotals } from "./rules.ts";
 
 type Record = { readonly [column: string]: unknown };
@@ -56,6 +56,19 @@ export function toMessage(row: Record): StoredMessage {
   if (row.tool_call_id !== null) message.tool_call_id = String(row.tool_call_id);
   if (row.name !== null) message.name = String(row.name);
   return message;
+}
+
+export function toStep(row: Record): StepRecord {
+  return {
+    session_id: String(row.session_id),
+    step: Number(row.step),
+    input: String(row.input),
+    attempt: Number(row.attempt),
+    message_seq: int(row.message_seq),
+    status: String(row.status) as StepRecord["status"],
+    started_at: Number(row.started_at),
+    updated_at: Number(row.updated_at),
+  };
 }
 
 export function toRunRow(row: Record): RunRow {

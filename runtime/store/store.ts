@@ -133,6 +133,42 @@ export interface MessageOps {
   estimateInput(sessionId: string): Promise<EstimateInput>;
 }
 
+// ---- steps: what a run sends, once (a resume after any number of kills sends no step twice) ----
+
+/**
+ * One step of a session (a run's prompt or one of its steps), numbered from 1 across the session's runs.
+ * `attempt` counts the runs that started it; `message_seq` is the seq of the user row that sent it (null
+ * until it is sent, and for a slash command, which is run again instead).
+ */
+export interface StepRecord {
+  session_id: string;
+  step: number;
+  input: string;
+  attempt: number;
+  message_seq: number | null;
+  status: "started" | "done";
+  started_at: number;
+  updated_at: number;
+}
+
+export interface StepOps {
+  /**
+   * Starts step `step` (attempt 1) or starts it again (attempt + 1) in one transaction; a done step is
+   * returned unchanged. Resolves with the record as it is now.
+   */
+  startStep(sessionId: string, step: { step: number; input: string }): Promise<StepRecord>;
+  /**
+   * Sends the step: appends `message` (its user turn) and records its seq on the step, in one transaction,
+   * unless the step was sent already. Resolves with the stored row, or null when it had been sent (nothing
+   * is appended). Rejects when the step was never started.
+   */
+  sendStep(sessionId: string, step: number, message: AppendMessage): Promise<StoredMessage | null>;
+  /** Marks the step done. */
+  finishStep(sessionId: string, step: number): Promise<void>;
+  /** The session's step records, by step. */
+  sessionSteps(sessionId: string): Promise<StepRecord[]>;
+}
+
 // ---- per-session key/value (loop and heartbeat state, compaction guards) ----
 
 export interface StateOps {
@@ -609,6 +645,7 @@ export interface Store
   extends
     SessionOps,
     MessageOps,
+    StepOps,
     StateOps,
     LeaseOps,
     CompactionOps,

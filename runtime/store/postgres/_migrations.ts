@@ -133,4 +133,19 @@ export const migrations: readonly string[] = [
   `,
   // 2: cached prompt tokens the provider reported, summed per session like prompt_tokens.
   `ALTER TABLE sessions ADD COLUMN cached_tokens bigint NOT NULL DEFAULT 0;`,
+  // 3: a durable record of each step a run sends, so that a resume after any number of kills sends a
+  // step at most once. `message_seq` is the user row that sent it, stored in the same transaction.
+  `
+  CREATE TABLE session_steps (
+    session_id text COLLATE "C" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    step integer NOT NULL,
+    input text NOT NULL,
+    attempt integer NOT NULL,
+    message_seq bigint,
+    status text NOT NULL,
+    started_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    PRIMARY KEY (session_id, step)
+  );
+  `,
 ];

@@ -16,6 +16,7 @@ import { adminOps } from "./admin.ts";
 import { copyOps } from "./copy.ts";
 import { compactionOps } from "./compactions.ts";
 import { stateOps } from "./kv.ts";
+import { stepOps } from "./steps.ts";
 import { leaseOps } from "./leases.ts";
 import { messageOps } from "./messages.ts";
 import { pluginStateOps } from "./plugin_state.ts";
@@ -102,6 +103,7 @@ export async function openPostgresStore(
   return {
     ...sessionOps(db),
     ...messageOps(db),
+    ...stepOps(db),
     ...stateOps(db),
     ...leaseOps(db),
     ...compactionOps(db),

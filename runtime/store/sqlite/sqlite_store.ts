@@ -14,6 +14,7 @@ import { adminOps } from "./admin.ts";
 import { copyOps } from "./copy.ts";
 import { compactionOps } from "./compactions.ts";
 import { stateOps } from "./kv.ts";
+import { stepOps } from "./steps.ts";
 import { leaseOps } from "./leases.ts";
 import { messageOps } from "./messages.ts";
 import { pluginStateOps } from "./plugin_state.ts";
@@ -46,6 +47,7 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
   const store: Store = {
     ...sessionOps(db),
     ...messageOps(db),
+    ...stepOps(db),
     ...stateOps(db),
     ...leaseOps(db),
     ...compactionOps(db),
