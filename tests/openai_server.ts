@@ -32,6 +32,8 @@ export interface OpenAIServerOptions {
    * model call until it has seen what it waits for.
    */
   gate?: (body: ChatRequestBody) => Promise<void>;
+  /** Answers a request from what it holds (a model that follows the transcript); the script is used when it returns undefined. */
+  respond?: (body: ChatRequestBody) => ScriptEntry | undefined;
 }
 
 export interface OpenAIServer {
@@ -114,7 +116,7 @@ export async function startOpenAIServer(
     requests.push(body);
     if (unauthorized) return rejectKey(request);
     await options.gate?.(body);
-    const entry = pick(body);
+    const entry = options.respond?.(body) ?? pick(body);
     if (!entry) return errorResponse(500, "script exhausted", "server_error", "script_exhausted");
     completions++;
     if (entry.delay) {

@@ -151,6 +151,12 @@ async function planInputs(
     if (await isRecurringActive(store, resumeId)) {
       return stored ? { ...stored, next } : { inputs: [], next: 0 };
     }
+    // Killed after its last step was done, before the run ended: the step is finished again from the
+    // transcript (its stored answer is the result; nothing is sent), so the run reports how it ended.
+    const last = stored?.inputs.at(-1);
+    if (stored && last !== undefined && !parseSlash(last) && stored.first !== undefined) {
+      if ((await store.getSession(resumeId))?.status === "running") return { ...stored, next: next - 1 };
+    }
     throw new ValidationError(
       `Cannot resume session ${resumeId}: it has nothing left to run (pass -p "prompt" to continue it)`,
     );
