@@ -27,7 +27,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   store: () => import("./commands/store.ts"),
 };
 
-const GLOBAL_WITH_VALUE = new Set(["--home", "--db", "--log-level"]);
+const GLOBAL_WITH_VALUE = new Set(["--home", "--db", "--log-level", "--policy"]);
 const LOG_LEVELS = new Set(["error", "warn", "info", "debug"]);
 
 /** `hermes help [COMMAND [SUBCOMMAND]]` and `COMMAND [SUBCOMMAND] --help`; the help text costs no parser. */
@@ -152,6 +152,7 @@ export async function main(argv: string[], env: Record<string, string>): Promise
       env: { ...env, HERMES_HOME: resolve(home) },
       home,
       dbPath,
+      policyFile: globalValue(argv, "--policy") ?? env.HERMES_POLICY,
       host,
       logLevel,
       quiet,

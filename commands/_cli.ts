@@ -19,6 +19,8 @@ export interface Cli {
   env: Record<string, string>;
   home: string;
   dbPath: string;
+  /** The trust policy file (`--policy`, else `HERMES_POLICY`), replacing config.yaml's `policy:`. */
+  policyFile: string | undefined;
   /** This host's name in the holders and owners this process writes (`hostName`). */
   host: string;
   logLevel: LogLevel;
@@ -50,6 +52,7 @@ export interface Cli {
 export const globalOptions = {
   home: { type: "string" },
   db: { type: "string" },
+  policy: { type: "string" },
   "log-level": { type: "string" },
   quiet: { type: "boolean", short: "q" },
   help: { type: "boolean", short: "h" },

@@ -23,6 +23,10 @@ export const GLOBAL_FLAGS: Record<string, FlagHelp> = {
     value: "FILE|URL",
     text: "the store: a SQLite file or postgres://… (also $HERMES_DATABASE_URL, config.yaml store.url)",
   },
+  policy: {
+    value: "FILE",
+    text: "trust policy bounding what job files may ask for (also $HERMES_POLICY; replaces config.yaml policy:)",
+  },
   "log-level": { value: "LEVEL", text: "error, warn, info (default) or debug; also $HERMES_LOG_LEVEL" },
   quiet: { short: "q", text: "only errors on stderr" },
   help: { short: "h", text: "show this help" },
@@ -69,6 +73,10 @@ export const COMMANDS: Record<string, CommandHelp> = {
       allow: {
         value: "PATTERN",
         text: "offer shell, allowing commands matching PATTERN, e.g. 'git *' (repeatable)",
+      },
+      untrusted: {
+        text: "hold the job file to the strict built-in policy: sandbox on, writes only in its directory, no " +
+          "network, env templates, plugins or MCP servers of its own, endpoint from config.yaml",
       },
     },
     notes: "Exit codes: 0 success, 1 failed, 2 invalid input, 3 limit reached, 130 SIGINT, 143 SIGTERM.",

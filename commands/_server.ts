@@ -12,7 +12,7 @@ export async function serveWith(
   cli: Cli,
   serve: (context: ServerContext) => Promise<unknown>,
 ): Promise<number> {
-  const config = loadUserConfig(`${cli.home}/config.yaml`);
+  const config = loadUserConfig(`${cli.home}/config.yaml`, { policy: cli.policyFile });
   const store = await cli.openStore();
   try {
     const scope = await globalHooks(cli, store);

@@ -73,7 +73,7 @@ async function runSession(
   path: string,
   options: { signal: AbortSignal; resume?: string },
 ): Promise<{ session_id: string; status: string }> {
-  const config = loadUserConfig(`${cli.home}/config.yaml`);
+  const config = loadUserConfig(`${cli.home}/config.yaml`, { policy: cli.policyFile });
   const job = loadJob(path, { env: cli.env, ...(config ? { config } : {}) });
   const result = await runJob({
     job,

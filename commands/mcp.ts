@@ -17,7 +17,7 @@ export async function main(cli: Cli): Promise<number> {
   if (sub !== "list" || extra.length > 0) {
     throw new ValidationError("hermes mcp: expected `mcp list [JOB.yaml] [--json]`");
   }
-  const loaded = loadUserConfig(`${cli.home}/config.yaml`);
+  const loaded = loadUserConfig(`${cli.home}/config.yaml`, { policy: cli.policyFile });
   const config = loaded ? { config: loaded } : {};
   let servers: Record<string, McpServerEntry>;
   let dir: string;

@@ -28,6 +28,7 @@ export async function main(cli: Cli): Promise<number> {
     timeout: { type: "string" },
     tools: { type: "string" },
     allow: { type: "string", multiple: true },
+    untrusted: { type: "boolean" },
   });
   if (positionals.length > 1) {
     throw new ValidationError(
@@ -45,14 +46,18 @@ export async function main(cli: Cli): Promise<number> {
   const files = jobPath !== undefined || await exists(configPath)
     ? await import("../runtime/config/job_file.ts")
     : undefined;
-  const config = files?.loadUserConfig(configPath);
+  const config = files?.loadUserConfig(configPath, { policy: cli.policyFile });
+  const untrusted = values.untrusted === true;
+  if (untrusted && jobPath === undefined) {
+    throw new ValidationError("hermes run: --untrusted holds a job file to its policy; give JOB.yaml");
+  }
 
   let store: Store | undefined;
   let progress: Progress | undefined;
   try {
     let job: ResolvedJob;
     if (jobPath !== undefined && files) {
-      job = files.loadJob(jobPath, { inputs, env: cli.env, ...(config ? { config } : {}) });
+      job = files.loadJob(jobPath, { inputs, env: cli.env, untrusted, ...(config ? { config } : {}) });
     } else if (values.resume !== undefined) {
       store = await cli.openStore();
       job = await storedJob(store, values.resume, { env: cli.env });

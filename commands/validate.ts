@@ -20,7 +20,7 @@ export async function main(cli: Cli): Promise<number> {
   if (positionals.length === 0) {
     throw new ValidationError("hermes validate: expected at least one JOB.yaml or DIR");
   }
-  const config = loadUserConfig(`${cli.home}/config.yaml`);
+  const config = loadUserConfig(`${cli.home}/config.yaml`, { policy: cli.policyFile });
   const results: FileResult[] = [];
   for (const file of jobFiles(positionals)) {
     try {

@@ -28,6 +28,8 @@ export interface LoadJobOptions {
   config?: UserConfig;
   /** Parse and validate only: skip input and template resolution. */
   validateOnly?: boolean;
+  /** Hold the job to the strict built-in policy of `hermes run --untrusted` (policy.ts). */
+  untrusted?: boolean;
 }
 
 export interface ResolveContext extends LoadJobOptions {

@@ -9,6 +9,8 @@ import { ValidationError } from "../core/errors.ts";
 import { type LoadJobOptions, type ResolvedJob, resolveJob } from "./job.ts";
 import { assertRunnable, JobProblems } from "./job_checks.ts";
 import { JobFile, UserConfig } from "./job_schema.ts";
+import { boundedLimits, type PolicyContext, policyProblems, untrustedPolicy } from "./policy.ts";
+import { type Policy, PolicyConfig } from "./policy_schema.ts";
 import { describeIssue, offsetOf, position } from "./_yaml_positions.ts";
 import { entryRelativeTo } from "./plugin_entry.ts";
 import { parseYamlSource, type YamlSource } from "./yaml_source.ts";
@@ -40,15 +42,36 @@ function readText(path: string, what: string): string {
   }
 }
 
-export function loadUserConfig(path: string): UserConfig | undefined {
+export interface UserConfigOptions {
+  /** A policy file (`--policy`, `HERMES_POLICY`): it replaces config.yaml's `policy:`. */
+  policy?: string | undefined;
+}
+
+/**
+ * Loads config.yaml (undefined when there is none and no policy file), with the trust policy in force
+ * attached as `policies`.
+ */
+export function loadUserConfig(path: string, options: UserConfigOptions = {}): UserConfig | undefined {
+  const policy = options.policy !== undefined ? loadPolicy(options.policy) : undefined;
   let text: string;
   try {
     text = Deno.readTextFileSync(path);
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return undefined;
+    if (error instanceof Deno.errors.NotFound) return policy ? { policies: [policy] } : undefined;
     throw new ValidationError(`Cannot read config "${path}": ${(error as Error).message}`);
   }
-  const config = validate(UserConfig, path, parseYamlSource(path, text));
+  const parsed = parseYamlSource(path, text);
+  const config: UserConfig = validate(UserConfig, path, parsed);
+  if (policy) config.policies = [policy];
+  else if (config.policy) {
+    config.policies = [{
+      rules: config.policy,
+      source: `the policy of ${path}`,
+      dir: dirname(resolve(path)),
+      locate: (rule) =>
+        `${path}:${position(parsed.lines, offsetOf(parsed.doc, ["policy", ...rule.split(".")]))}`,
+    }];
+  }
   // Global plugins live beside config.yaml: their paths and path grants resolve against its directory.
   const dir = dirname(resolve(path));
   if (config.plugins) config.plugins = config.plugins.map((entry) => entryRelativeTo(entry, dir));
@@ -68,6 +91,38 @@ export function loadUserConfig(path: string): UserConfig | undefined {
   return config;
 }
 
+/** Loads a trust policy file (policy_schema.ts); relative roots resolve against its directory. */
+export function loadPolicy(path: string): Policy {
+  const parsed = parseYamlSource(path, readText(path, "policy file"));
+  const rules = validate(PolicyConfig, path, parsed);
+  return {
+    rules,
+    source: `policy ${path}`,
+    dir: dirname(resolve(path)),
+    locate: (rule) => `${path}:${position(parsed.lines, offsetOf(parsed.doc, rule.split(".")))}`,
+  };
+}
+
+/**
+ * Refuses (exit 2, one line per problem) a job asking for more than a policy in force allows: config.yaml's
+ * or the policy file's, and `--untrusted`'s built-in one.
+ */
+function enforcePolicies(spec: JobFile, options: LoadJobOptions, context: PolicyContext): Policy[] {
+  const policies = [
+    ...(options.config?.policies ?? []),
+    ...(options.untrusted ? [untrustedPolicy(context.dir)] : []),
+  ];
+  const problems = policies.flatMap((policy) => policyProblems(spec, policy, context));
+  if (problems.length > 0) throw new JobProblems(problems);
+  return policies;
+}
+
+function bounded(job: ResolvedJob, policies: readonly Policy[]): ResolvedJob {
+  if (!policies.some((policy) => policy.rules.limits)) return job;
+  const limits = boundedLimits(job.spec.limits, policies);
+  return limits ? { ...job, spec: { ...job.spec, limits } } : job;
+}
+
 /** Loads, validates and resolves a job file. */
 export function loadJob(path: string, options: LoadJobOptions = {}): ResolvedJob {
   const text = readText(path, "job file");
@@ -76,7 +131,11 @@ export function loadJob(path: string, options: LoadJobOptions = {}): ResolvedJob
   const absolute = resolve(path);
   const locate = (keyPath: (string | number)[]) =>
     `${path}:${position(parsed.lines, offsetOf(parsed.doc, keyPath))}`;
-  const job = resolveJob(spec, { ...options, path: absolute, dir: dirname(absolute), file: path, locate });
+  const policies = enforcePolicies(spec, options, { dir: dirname(absolute), locate });
+  const job = bounded(
+    resolveJob(spec, { ...options, path: absolute, dir: dirname(absolute), file: path, locate }),
+    policies,
+  );
   assertRunnable(job.spec, {
     dir: job.dir,
     locate,
@@ -95,7 +154,8 @@ export function jobFromObject(value: unknown, dir: string, options: LoadJobOptio
       return `job: ${where}: ${issue.message}`;
     }));
   }
-  const job = resolveJob(result.data, { ...options, path: null, dir, file: "job" });
+  const policies = enforcePolicies(result.data, options, { dir, locate: () => "job" });
+  const job = bounded(resolveJob(result.data, { ...options, path: null, dir, file: "job" }), policies);
   assertRunnable(job.spec, {
     dir,
     locate: () => "job",

@@ -1,5 +1,7 @@
 /** The job-file schema (DESIGN §3): one zod schema gives types, validation and `hermes schema`. */
 import { z } from "zod";
+import { PolicyConfig } from "./policy_schema.ts";
+import type { Policy } from "./policy_schema.ts";
 
 const durationPattern = /^\s*(\d+(\.\d+)?\s*(ms|s|m|h|d)\s*)+$/;
 export const Duration = z.string().regex(durationPattern, "expected a duration like 30s, 5m or 1h30m");
@@ -385,10 +387,14 @@ export const UserConfig = z.strictObject({
       "The PostgreSQL store shared by every host (postgres://user@host/db); --db and HERMES_DATABASE_URL override it",
     ),
   }).describe("Where sessions are stored (default: HERMES_HOME/state.db, SQLite)").optional(),
+  policy: PolicyConfig.describe(
+    "Trust policy: what job files may ask for (--policy FILE and HERMES_POLICY replace it)",
+  ).optional(),
 });
 
 export type JobFile = z.infer<typeof JobFile>;
-export type UserConfig = z.infer<typeof UserConfig>;
+/** config.yaml as loaded: the trust policies in force are attached (policy.ts, job_file.ts). */
+export type UserConfig = z.infer<typeof UserConfig> & { policies?: readonly Policy[] };
 export type ModelConfig = z.infer<typeof ModelConfig>;
 export type ToolsConfig = z.infer<typeof ToolsConfig>;
 export type PluginEntry = z.infer<typeof PluginEntry>;

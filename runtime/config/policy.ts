@@ -1,0 +1,379 @@
+/**
+ * Holding a job file to the host's trust policies (policy_schema.ts). The job's own values are judged —
+ * config.yaml, the environment and CLI flags are the host's — and what the job leaves to a default that
+ * grants something (read_file's job directory, http_fetch without hosts, a plugin's `true` grants) is judged
+ * as what it grants. Every refusal is one line naming the job key (file:line:col), the policy and its rule;
+ * the run exits 2 before any model call.
+ */
+import { resolve, sep } from "node:path";
+import { parseDuration } from "../core/duration.ts";
+import type { JobFile, PluginEntry } from "./job_schema.ts";
+import { keyPath } from "./key_path.ts";
+import type { Policy, PolicyConfig } from "./policy_schema.ts";
+
+type Path = (string | number)[];
+
+export interface PolicyContext {
+  /** The job directory (its relative paths resolve against it). */
+  dir: string;
+  /** `file:line:col` of a key path of the job. */
+  locate: (path: Path) => string;
+}
+
+/** The strict built-in policy of `hermes run --untrusted`, for a job in `dir`. */
+export function untrustedPolicy(dir: string): Policy {
+  return {
+    source: "--untrusted",
+    dir,
+    rules: {
+      models: { base_urls: [], api_key_envs: [] },
+      env: [],
+      sandbox_off: false,
+      read: [dir],
+      write: [dir],
+      network: { sandbox: false, hosts: [] },
+      plugins: [],
+      mcp: { commands: [], urls: [] },
+    },
+  };
+}
+
+/** Every way `spec` asks for more than `policy` allows, one line each (empty: within the policy). */
+export function policyProblems(spec: JobFile, policy: Policy, context: PolicyContext): string[] {
+  const problems: string[] = [];
+  const rules = policy.rules;
+  const refuse = (path: Path, rule: string, why: string) => {
+    const at = policy.locate ? ` at ${policy.locate(rule)}` : "";
+    problems.push(
+      `${context.locate(path)}: ${keyPath(path)}: refused by ${policy.source} (${rule}${at}): ${why}`,
+    );
+  };
+  const inJob = (path: string) => realPath(resolve(context.dir, path));
+  const roots = (list: readonly string[]) => list.map((root) => realPath(resolve(policy.dir, root)));
+  const under = (path: string, list: readonly string[]) =>
+    roots(list).some((root) => path === root || path.startsWith(root.endsWith(sep) ? root : root + sep));
+  const describe = (list: readonly string[]) => list.length ? list.join(", ") : "nothing";
+
+  // Endpoints and keys.
+  const model = spec.model;
+  if (model?.base_url !== undefined && rules.models?.base_urls) {
+    if (!matchesAny(model.base_url, rules.models.base_urls)) {
+      refuse(
+        ["model", "base_url"],
+        "models.base_urls",
+        `${model.base_url} is not allowed (allowed: ${describe(rules.models.base_urls)})`,
+      );
+    }
+  }
+  if (model?.api_key_env !== undefined && rules.models?.api_key_envs) {
+    if (!matchesAny(model.api_key_env, rules.models.api_key_envs)) {
+      refuse(
+        ["model", "api_key_env"],
+        "models.api_key_envs",
+        `${model.api_key_env} is not allowed (allowed: ${describe(rules.models.api_key_envs)})`,
+      );
+    }
+  }
+
+  // The environment a job reads.
+  const envRule = rules.env;
+  if (envRule) {
+    for (const { path, name } of envTemplates(spec)) {
+      if (!matchesAny(name, envRule)) {
+        refuse(
+          path,
+          "env",
+          `{{ env.${name} }} reads a variable that is not allowed (allowed: ${describe(envRule)})`,
+        );
+      }
+    }
+    for (const [server, entry] of Object.entries(spec.mcp_servers ?? {})) {
+      if (!Array.isArray(entry.env)) continue;
+      entry.env.forEach((name, i) => {
+        if (!matchesAny(name, envRule)) {
+          refuse(
+            ["mcp_servers", server, "env", i],
+            "env",
+            `passes ${name}, which is not allowed (allowed: ${describe(envRule)})`,
+          );
+        }
+      });
+    }
+    spec.plugins?.forEach((plugin, i) =>
+      grantProblems(
+        plugin.permissions?.env,
+        ["plugins", i, "permissions", "env"],
+        envRule,
+        "env",
+        refuse,
+        (n) => n,
+      )
+    );
+  }
+
+  // Sandboxes turned off.
+  if (rules.sandbox_off === false) {
+    const why = "this policy does not let a job turn the OS sandbox off";
+    if (spec.tools?.shell?.sandbox === "off") refuse(["tools", "shell", "sandbox"], "sandbox_off", why);
+    spec.plugins?.forEach((plugin, i) => {
+      if (plugin.sandbox === "off") refuse(["plugins", i, "sandbox"], "sandbox_off", why);
+      if (plugin.isolation === "worker") {
+        refuse(["plugins", i, "isolation"], "sandbox_off", "isolation: worker is not a sandbox; " + why);
+      }
+    });
+    for (const [server, entry] of Object.entries(spec.mcp_servers ?? {})) {
+      if (entry.sandbox === "off") refuse(["mcp_servers", server, "sandbox"], "sandbox_off", why);
+    }
+  }
+
+  // Read and write roots.
+  for (const [kind, list] of [["read", rules.read], ["write", rules.write]] as const) {
+    if (!list) continue;
+    for (const { path, value } of grantedPaths(spec, kind)) {
+      const absolute = inJob(value);
+      if (!under(absolute, list)) {
+        refuse(path, kind, `${absolute} is not under an allowed root (allowed: ${describe(roots(list))})`);
+      }
+    }
+    spec.plugins?.forEach((plugin, i) => {
+      const grant = plugin.permissions?.[kind];
+      const path: Path = ["plugins", i, "permissions", kind];
+      if (grant === true) {
+        refuse(path, kind, `true grants every path; list paths under ${describe(roots(list))}`);
+      } else if (Array.isArray(grant)) {
+        grant.forEach((value, j) => {
+          const absolute = inJob(value);
+          if (!under(absolute, list)) {
+            refuse(
+              [...path, j],
+              kind,
+              `${absolute} is not under an allowed root (allowed: ${describe(roots(list))})`,
+            );
+          }
+        });
+      }
+    });
+  }
+
+  // Network.
+  const network = rules.network;
+  if (network?.sandbox === false) {
+    const why = "this policy does not let a job give a sandbox the host's network";
+    const sandbox = spec.tools?.shell?.sandbox;
+    if (sandbox !== undefined && sandbox !== "off" && sandbox.net !== undefined && sandbox.net !== false) {
+      refuse(["tools", "shell", "sandbox", "net"], "network.sandbox", why);
+    }
+    for (const [server, entry] of Object.entries(spec.mcp_servers ?? {})) {
+      if (entry.sandbox !== undefined && entry.sandbox !== "off" && entry.sandbox.net === true) {
+        refuse(["mcp_servers", server, "sandbox", "net"], "network.sandbox", why);
+      }
+    }
+  }
+  if (network?.hosts) {
+    const hosts = network.hosts;
+    const fetch = spec.tools?.http_fetch;
+    if (fetch && !fetch.hosts) {
+      refuse(
+        ["tools", "http_fetch"],
+        "network.hosts",
+        `http_fetch without hosts reaches any host; list hosts among ${describe(hosts)}`,
+      );
+    }
+    fetch?.hosts?.forEach((host, i) => {
+      if (!matchesAny(host, hosts)) {
+        refuse(
+          ["tools", "http_fetch", "hosts", i],
+          "network.hosts",
+          `${host} is not allowed (allowed: ${describe(hosts)})`,
+        );
+      }
+    });
+    spec.plugins?.forEach((plugin, i) =>
+      grantProblems(
+        plugin.permissions?.net,
+        ["plugins", i, "permissions", "net"],
+        hosts,
+        "network.hosts",
+        refuse,
+        (host) => host,
+      )
+    );
+  }
+
+  // Plugins.
+  if (rules.plugins) {
+    spec.plugins?.forEach((plugin: PluginEntry, i) => {
+      const absolute = inJob(plugin.path);
+      if (!under(absolute, rules.plugins!)) {
+        refuse(
+          ["plugins", i, "path"],
+          "plugins",
+          `${absolute} is not under an allowed root (allowed: ${describe(roots(rules.plugins!))})`,
+        );
+      }
+    });
+  }
+
+  // MCP servers.
+  const mcp = rules.mcp;
+  for (const [server, entry] of Object.entries(spec.mcp_servers ?? {})) {
+    if (entry.command !== undefined && mcp?.commands && !matchesAny(entry.command, mcp.commands)) {
+      refuse(
+        ["mcp_servers", server, "command"],
+        "mcp.commands",
+        `${entry.command} is not allowed (allowed: ${describe(mcp.commands)})`,
+      );
+    }
+    if (entry.url !== undefined && mcp?.urls && !matchesAny(entry.url, mcp.urls)) {
+      refuse(
+        ["mcp_servers", server, "url"],
+        "mcp.urls",
+        `${entry.url} is not allowed (allowed: ${describe(mcp.urls)})`,
+      );
+    }
+  }
+
+  // Limits.
+  const ceilings = rules.limits ?? {};
+  const limits = spec.limits ?? {};
+  for (const key of ["max_turns", "max_tokens"] as const) {
+    const ceiling = ceilings[key];
+    const value = limits[key];
+    if (ceiling !== undefined && value !== undefined && value > ceiling) {
+      refuse(["limits", key], `limits.${key}`, `${value} is above the ceiling ${ceiling}`);
+    }
+  }
+  if (ceilings.timeout !== undefined && limits.timeout !== undefined) {
+    if (parseDuration(limits.timeout) > parseDuration(ceilings.timeout)) {
+      refuse(
+        ["limits", "timeout"],
+        "limits.timeout",
+        `${limits.timeout} is above the ceiling ${ceilings.timeout}`,
+      );
+    }
+  }
+  return problems;
+}
+
+/** The limits of a resolved job with every policy ceiling applied (an unset limit becomes the ceiling). */
+export function boundedLimits(limits: JobFile["limits"], policies: readonly Policy[]): JobFile["limits"] {
+  let out = limits;
+  for (const { rules } of policies) {
+    const ceilings = rules.limits;
+    if (!ceilings) continue;
+    const next = { ...out };
+    for (const key of ["max_turns", "max_tokens"] as const) {
+      const ceiling = ceilings[key];
+      if (ceiling !== undefined && (next[key] === undefined || next[key]! > ceiling)) next[key] = ceiling;
+    }
+    const timeout = ceilings.timeout;
+    if (timeout !== undefined) {
+      if (next.timeout === undefined || parseDuration(next.timeout) > parseDuration(timeout)) {
+        next.timeout = timeout;
+      }
+    }
+    out = next;
+  }
+  return out;
+}
+
+/** A plugin grant (`true` or a list) against a list of patterns. */
+function grantProblems(
+  grant: boolean | string[] | undefined,
+  path: Path,
+  allowed: readonly string[],
+  rule: string,
+  refuse: (path: Path, rule: string, why: string) => void,
+  value: (item: string) => string,
+): void {
+  const list = allowed.length ? allowed.join(", ") : "nothing";
+  if (grant === true) refuse(path, rule, `true grants everything; list names among ${list}`);
+  else if (Array.isArray(grant)) {
+    grant.forEach((item, i) => {
+      if (!matchesAny(value(item), allowed)) {
+        refuse([...path, i], rule, `${item} is not allowed (allowed: ${list})`);
+      }
+    });
+  }
+}
+
+/** The paths a job's tools and servers are granted, with their key paths (defaults included). */
+function grantedPaths(spec: JobFile, kind: "read" | "write"): { path: Path; value: string }[] {
+  const found: { path: Path; value: string }[] = [];
+  const list = (values: readonly string[] | undefined, path: Path) =>
+    values?.forEach((value, i) => found.push({ path: [...path, i], value }));
+  const tools = spec.tools ?? {};
+  const shell = tools.shell?.sandbox;
+  if (kind === "read") {
+    for (const tool of ["read_file", "list_dir"] as const) {
+      const config = tools[tool];
+      if (!config) continue;
+      // Without paths the tool reads the job directory.
+      if (config.paths) list(config.paths, ["tools", tool, "paths"]);
+      else found.push({ path: ["tools", tool], value: "." });
+    }
+    if (shell && shell !== "off") list(shell.read, ["tools", "shell", "sandbox", "read"]);
+    if (tools.shell?.cwd !== undefined) {
+      found.push({ path: ["tools", "shell", "cwd"], value: tools.shell.cwd });
+    }
+  } else {
+    list(tools.write_file?.paths, ["tools", "write_file", "paths"]);
+    if (shell && shell !== "off") list(shell.write, ["tools", "shell", "sandbox", "write"]);
+    if (spec.output?.file !== undefined && !/\{\{/.test(spec.output.file)) {
+      found.push({ path: ["output", "file"], value: spec.output.file });
+    }
+  }
+  for (const [server, entry] of Object.entries(spec.mcp_servers ?? {})) {
+    const sandbox = entry.sandbox;
+    if (sandbox && sandbox !== "off") list(sandbox[kind], ["mcp_servers", server, "sandbox", kind]);
+    if (kind === "read" && entry.cwd !== undefined) {
+      found.push({ path: ["mcp_servers", server, "cwd"], value: entry.cwd });
+    }
+  }
+  return found;
+}
+
+/** Every `{{ env.NAME }}` in the job's strings, with its key path. */
+function envTemplates(spec: JobFile): { path: Path; name: string }[] {
+  const found: { path: Path; name: string }[] = [];
+  const walk = (value: unknown, path: Path) => {
+    if (typeof value === "string") {
+      for (const match of value.matchAll(/\{\{\s*env\.([A-Za-z_][\w-]*)\s*\}\}/g)) {
+        found.push({ path, name: match[1]! });
+      }
+    } else if (Array.isArray(value)) value.forEach((item, i) => walk(item, [...path, i]));
+    else if (value !== null && typeof value === "object") {
+      for (const [key, item] of Object.entries(value)) walk(item, [...path, key]);
+    }
+  };
+  walk(spec, []);
+  return found;
+}
+
+/** `*` matches anything (a host pattern `*.example.com` does not match `example.com`). */
+export function matchesAny(value: string, patterns: readonly string[]): boolean {
+  return patterns.some((pattern) => globRegExp(pattern).test(value));
+}
+
+function globRegExp(pattern: string): RegExp {
+  const source = pattern.split("*").map((part) => part.replace(/[\\^$.+?()[\]{}|/-]/g, "\\$&")).join(".*");
+  return new RegExp(`^${source}$`);
+}
+
+/** The real path of `path`, or of its nearest existing parent with the rest appended. */
+function realPath(path: string): string {
+  let head = path;
+  let tail = "";
+  for (;;) {
+    try {
+      return Deno.realPathSync(head) + tail;
+    } catch {
+      const at = head.lastIndexOf(sep);
+      if (at <= 0) return path;
+      tail = head.slice(at) + tail;
+      head = head.slice(0, at);
+    }
+  }
+}
+
+export type { Policy, PolicyConfig };

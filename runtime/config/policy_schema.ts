@@ -1,0 +1,68 @@
+/**
+ * A trust policy: the host's bounds on what a job file may ask for (`--policy FILE`, `HERMES_POLICY`, or
+ * `policy:` in config.yaml). Every key is optional; an absent key does not bound. Lists of patterns take
+ * `*` as "anything"; paths are roots (relative ones resolve against the policy file's directory).
+ */
+import { z } from "zod";
+
+// As job_schema.ts's (which imports this module's types, so this one cannot import it).
+const Duration = z.string().regex(
+  /^\s*(\d+(\.\d+)?\s*(ms|s|m|h|d)\s*)+$/,
+  "expected a duration like 30s, 5m or 1h30m",
+);
+
+const Patterns = z.array(z.string().min(1));
+const Roots = z.array(z.string().min(1));
+
+export const PolicyConfig = z.strictObject({
+  models: z.strictObject({
+    base_urls: Patterns.describe(
+      'model.base_url a job may name, e.g. "https://api.openai.com/*" ([]: none — the endpoint comes from config.yaml or the environment)',
+    ).optional(),
+    api_key_envs: Patterns.describe("model.api_key_env names a job may name ([]: none)").optional(),
+  }).describe("Model endpoints a job may send its key and transcript to").optional(),
+  env: Patterns.describe(
+    "Environment variables a job may read: {{ env.NAME }} anywhere, MCP env pass-through, plugin env grants ([]: none)",
+  ).optional(),
+  sandbox_off: z.boolean().describe(
+    "May a job turn an OS sandbox off (tools.shell.sandbox, plugins' sandbox or isolation: worker, MCP servers' sandbox)? Default true",
+  ).optional(),
+  read: Roots.describe(
+    "Roots every read grant of a job must lie under (file tools, shell sandbox read, plugin and MCP read grants)",
+  ).optional(),
+  write: Roots.describe(
+    "Roots every write grant of a job must lie under (write_file, shell sandbox write, plugin and MCP write grants)",
+  ).optional(),
+  network: z.strictObject({
+    sandbox: z.boolean().describe(
+      "May a shell sandbox or an MCP server's sandbox have the host's network (net: true)? Default true",
+    ).optional(),
+    hosts: Patterns.describe(
+      "Hosts (host or host:port patterns) http_fetch and plugin net grants may name ([]: none)",
+    ).optional(),
+  }).describe("Network a job may grant its tools, plugins and servers").optional(),
+  plugins: Roots.describe("Roots a job's plugin paths must lie under ([]: no plugins)").optional(),
+  mcp: z.strictObject({
+    commands: Patterns.describe('Commands a job\'s stdio MCP servers may run, e.g. "npx" ([]: none)')
+      .optional(),
+    urls: Patterns.describe("URLs a job's HTTP MCP servers may use ([]: none)").optional(),
+  }).describe("MCP servers a job may start or reach").optional(),
+  limits: z.strictObject({
+    max_turns: z.number().int().positive().describe("Ceiling of limits.max_turns").optional(),
+    timeout: Duration.describe("Ceiling of limits.timeout").optional(),
+    max_tokens: z.number().int().positive().describe("Ceiling of limits.max_tokens").optional(),
+  }).describe("Ceilings of a job's limits (also applied when the job sets none)").optional(),
+});
+
+export type PolicyConfig = z.infer<typeof PolicyConfig>;
+
+/** A policy with where it came from, for messages. */
+export interface Policy {
+  rules: PolicyConfig;
+  /** `policy FILE`, `config.yaml policy`, `--untrusted`. */
+  source: string;
+  /** `FILE:line:col` of a rule (its key path), when the policy came from a file. */
+  locate?: (rule: string) => string;
+  /** Directory relative roots resolve against. */
+  dir: string;
+}
