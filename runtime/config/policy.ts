@@ -287,7 +287,7 @@ function grantProblems(
   value: (item: string) => string,
 ): void {
   const list = allowed.length ? allowed.join(", ") : "nothing";
-  if (grant === true) refuse(path, rule, `true grants everything; list names among ${list}`);
+  if (grant === true) refuse(path, rule, `true grants everything (allowed: ${list})`);
   else if (Array.isArray(grant)) {
     grant.forEach((item, i) => {
       if (!matchesAny(value(item), allowed)) {
