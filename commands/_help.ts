@@ -25,7 +25,8 @@ export const GLOBAL_FLAGS: Record<string, FlagHelp> = {
   },
   policy: {
     value: "FILE",
-    text: "trust policy bounding what job files may ask for (also $HERMES_POLICY; replaces config.yaml policy:)",
+    text:
+      "trust policy bounding what job files may ask for (also $HERMES_POLICY; replaces config.yaml policy:)",
   },
   "log-level": { value: "LEVEL", text: "error, warn, info (default) or debug; also $HERMES_LOG_LEVEL" },
   quiet: { short: "q", text: "only errors on stderr" },
@@ -75,7 +76,8 @@ export const COMMANDS: Record<string, CommandHelp> = {
         text: "offer shell, allowing commands matching PATTERN, e.g. 'git *' (repeatable)",
       },
       untrusted: {
-        text: "hold the job file to the strict built-in policy: sandbox on, writes only in its directory, no " +
+        text:
+          "hold the job file to the strict built-in policy: sandbox on, writes only in its directory, no " +
           "network, env templates, plugins or MCP servers of its own, endpoint from config.yaml",
       },
     },

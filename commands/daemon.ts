@@ -29,6 +29,7 @@ export async function main(cli: Cli): Promise<number> {
     );
   }
   const graceMs = values.grace === undefined ? undefined : flagDuration("--grace", values.grace);
+  refuseBeyondPolicy(cli, positionals);
   const store = await cli.openStore();
   try {
     const daemon = new Daemon({
@@ -74,7 +75,14 @@ async function runSession(
   options: { signal: AbortSignal; resume?: string },
 ): Promise<{ session_id: string; status: string }> {
   const config = loadUserConfig(`${cli.home}/config.yaml`, { policy: cli.policyFile });
-  const job = loadJob(path, { env: cli.env, ...(config ? { config } : {}) });
+  let job;
+  try {
+    job = loadJob(path, { env: cli.env, ...(config ? { config } : {}) });
+  } catch (error) {
+    // Recorded as the slot's note too; the log says why it failed (a policy edited since start, …).
+    cli.log.warn(errorMessage(error));
+    throw error;
+  }
   const result = await runJob({
     job,
     store,
@@ -89,6 +97,16 @@ async function runSession(
   });
   if (result.error) cli.log.warn(cli.redact(`${job.spec.name}: ${result.error}`));
   return { session_id: result.session_id, status: result.status };
+}
+
+/** The scheduled jobs named now, held to the trust policy in force: a refusal is exit 2 before serving. */
+function refuseBeyondPolicy(cli: Cli, paths: string[]): void {
+  const config = loadUserConfig(`${cli.home}/config.yaml`, { policy: cli.policyFile });
+  if (!config?.policies?.length) return;
+  const { files, named } = jobFiles(paths);
+  for (const file of files) {
+    if (loadScheduledJob(file, named.has(file))) loadJob(file, { validateOnly: true, config });
+  }
 }
 
 async function status(cli: Cli, paths: string[], json: boolean): Promise<number> {

@@ -364,3 +364,13 @@ tools:
   assert.equal(oneShot.code, 2);
   assert.match(oneShot.stderr, /--untrusted holds a job file to its policy/);
 });
+
+Deno.test("policy: hermes daemon refuses a scheduled job beyond the policy at start, exit 2", async () => {
+  const job =
+    `name: tick\n${SCRIPTED}prompt: tick\nlimits: { max_turns: 50 }\nschedule: { cron: "* * * * * *" }\n`;
+  const dir = await project(job, "limits: { max_turns: 10 }\n");
+  const run = await hermes(["--policy", "policy.yaml", "daemon", "job.yaml"], { cwd: dir, home: dir });
+  assert.equal(run.code, 2, run.stderr);
+  assert.match(run.stderr, /^hermes: \S*job\.yaml:4:\d+: limits\.max_turns: refused by policy policy\.yaml/m);
+  assert.deepEqual(await sessions(dir), [], "no session was started");
+});
