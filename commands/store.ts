@@ -231,7 +231,7 @@ function clip(text: string): string {
 async function verify(data: SessionExport, target: Store): Promise<string | null> {
   const copy = await target.exportSession(data.session.id);
   if (!copy) return "missing from the target";
-  for (const part of ["messages", "state", "compactions"] as const) {
+  for (const part of ["messages", "state", "compactions", "steps"] as const) {
     if (copy[part].length !== data[part].length) {
       return `${part}: ${data[part].length} here, ${copy[part].length} in the target`;
     }
@@ -247,6 +247,7 @@ export async function checksum(data: SessionExport): Promise<string> {
     messages: data.messages.map(({ id: _id, ...m }) => m),
     state: data.state,
     compactions: data.compactions.map(({ id: _id, ...c }) => c),
+    steps: data.steps,
   };
   const bytes = new TextEncoder().encode(canonical(content));
   const digest = await crypto.subtle.digest("SHA-256", bytes);

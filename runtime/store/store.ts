@@ -594,6 +594,8 @@ export interface SessionExport {
   state: { key: string; value: unknown }[];
   /** The compaction log, oldest first. */
   compactions: CompactionLogRow[];
+  /** The step records, by step. */
+  steps: StepRecord[];
 }
 
 /** One plugin's stored value (`ctx.state`), as a copy carries it. */

@@ -54,8 +54,17 @@ export function copyContract(name: string, open: OpenStore): void {
       pos: rows[0]!.pos,
     }]);
     await a.setState(s.id, "loop", { tick: 4 });
+    await a.startStep(s.id, { step: 1, input: "one" });
+    await a.startStep(s.id, { step: 1, input: "one" });
+    await a.finishStep(s.id, 1);
+    await a.startStep(s.id, { step: 2, input: "two" });
     await a.updateSession(s.id, { status: "success", archived_at: 5 });
     const data = (await a.exportSession(s.id))!;
+    assert.deepEqual(data.steps.map((r) => [r.step, r.attempt, r.status]), [[1, 2, "done"], [
+      2,
+      1,
+      "started",
+    ]]);
     assert.deepEqual(data.messages.map((m) => [m.seq, m.content, m.active]), [
       [1, "one", false],
       [2, "two", false],

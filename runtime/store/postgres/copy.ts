@@ -6,6 +6,7 @@
 import type { CopyOps, PluginStateRow, RunRow, SessionExport, StoreCounts } from "../store.ts";
 import { json, type PgDb, pgText, type Q } from "./_db.ts";
 import { messageColumns, toMessage, toRunRow, toSession } from "./_rows.ts";
+import { toStep } from "../_records.ts";
 import { compactionOps } from "./compactions.ts";
 
 export function copyOps(db: PgDb): CopyOps {
@@ -46,6 +47,7 @@ export function copyOps(db: PgDb): CopyOps {
         messages: messages.map(toMessage),
         state: state.map((r) => ({ key: String(r.key), value: JSON.parse(String(r.value)) })),
         compactions: await compactionLog(id),
+        steps: (await sql`SELECT * FROM session_steps WHERE session_id = ${id} ORDER BY step`).map(toStep),
       };
     },
     importSession: (data) => db.tx((q) => importSession(q, data)),
@@ -135,6 +137,12 @@ async function importSession(q: Q, data: SessionExport): Promise<boolean> {
       FROM jsonb_to_recordset(${json(q, rows)}) AS r(seq bigint, pos double precision, role text,
         content text, tool_calls text, tool_call_id text, name text, kind text, active boolean,
         prompt_tokens integer, completion_tokens integer, created_at bigint)`;
+  }
+  for (const r of data.steps) {
+    await q`
+      INSERT INTO session_steps (session_id, step, input, attempt, message_seq, status, started_at, updated_at)
+      VALUES (${s.id}, ${r.step}, ${pgText(r.input)}, ${r.attempt}, ${r.message_seq}, ${r.status},
+        ${r.started_at}, ${r.updated_at})`;
   }
   for (const { key, value } of data.state) {
     await q`INSERT INTO session_kv (session_id, key, value, updated_at)

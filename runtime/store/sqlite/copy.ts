@@ -7,6 +7,7 @@ import type { CopyOps, PluginStateRow, RunRow, SessionExport, StoreCounts } from
 import { type Row, settle, type SqliteDb } from "./_db.ts";
 import { toMessage, toRunRow, toSession } from "./_rows.ts";
 import { compactionOps } from "./compactions.ts";
+import { toStep } from "../_records.ts";
 
 const TABLES: Record<keyof StoreCounts, string> = {
   sessions: "sessions",
@@ -44,7 +45,10 @@ export function copyOps(db: SqliteDb): CopyOps {
       const state = (db.stmt("SELECT key, value FROM session_kv WHERE session_id = ? ORDER BY key").all(
         id,
       ) as Row[]).map((r) => ({ key: String(r.key), value: JSON.parse(String(r.value)) }));
-      return { session: toSession(row), messages, state, compactions: await compactionLog(id) };
+      const steps =
+        (db.stmt("SELECT * FROM session_steps WHERE session_id = ? ORDER BY step").all(id) as Row[])
+          .map(toStep);
+      return { session: toSession(row), messages, state, compactions: await compactionLog(id), steps };
     },
     importSession: (data) => settle(() => db.immediate(() => importSession(db, data))),
     scheduleRunJobs: () =>
@@ -168,6 +172,13 @@ function importSession(db: SqliteDb, data: SessionExport): boolean {
       m.completion_tokens,
       m.created_at,
     );
+  }
+  const step = db.stmt(
+    `INSERT INTO session_steps (session_id, step, input, attempt, message_seq, status, started_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  for (const r of data.steps) {
+    step.run(s.id, r.step, r.input, r.attempt, r.message_seq, r.status, r.started_at, r.updated_at);
   }
   const state = db.stmt("INSERT INTO session_kv (session_id, key, value, updated_at) VALUES (?, ?, ?, ?)");
   for (const { key, value } of data.state) state.run(s.id, key, JSON.stringify(value), s.updated_at);
