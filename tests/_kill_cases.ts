@@ -22,6 +22,7 @@ export async function doubleKill(backend: Backend): Promise<void> {
   checkInvariants(report, STEPS, `${backend.name} double kill`);
   assert.equal(report.kills, 2);
   assert.deepEqual(report.steps.map((r) => r.attempt), [3, 1], "step one started by three runs");
+  assert.match(report.stderr, /step 1 of session \S+ \(attempt 3\) was sent by a run that stopped/);
   // Each step's one round of two tool calls ran once each; nothing ran while a model call was killed.
   assert.equal(report.effects.length, 4);
   assert.equal(new Set(report.effects).size, 4);

@@ -39,6 +39,8 @@ export interface KillReport {
   /** Tool call ids in the order the tool ran them. */
   effects: string[];
   requests: ChatRequestBody[];
+  /** What the last run printed on stderr. */
+  stderr: string;
 }
 
 const INTERRUPTED = /^error: (interrupted, may have run|the tool call did not run)/;
@@ -153,6 +155,7 @@ export async function runWithKills(plan: KillRun): Promise<KillReport> {
         messages: await store.allMessages(result.session_id),
         effects,
         requests: server.requests,
+        stderr: final.stderr,
       };
     } finally {
       await store.close();

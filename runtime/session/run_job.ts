@@ -87,7 +87,13 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
       beforeInput: async (index) => {
         const text = inputs[next + index]!;
         const step = first + next + index;
-        await store.startStep(sessionId, { step, input: text });
+        const record = await store.startStep(sessionId, { step, input: text });
+        if (record.attempt > 1 && record.message_seq !== null) {
+          log.info(
+            `step ${step} of session ${sessionId} (attempt ${record.attempt}) was sent by a run that stopped: ` +
+              "finishing it from the transcript, not sending it again",
+          );
+        }
         // A slash command is run again instead: its output is stored with its line, and commands are cheap.
         return parseSlash(text) ? {} : { step };
       },
