@@ -2,7 +2,10 @@
  * OS sandbox overhead (DESIGN §11: a `shell` tool call inside the sandbox ≤ +10 ms over unsandboxed;
  * plugin start ≤ 80 ms). Spawn → exit of `bash -c true`, plain and through bwrap in both visibility modes
  * (wrapCommand's own path resolution included, as a tool call pays it), and of a `deno` hello-world, plain
- * and in a plugin-style `only_granted` sandbox; interleaved A B A B in one run.
+ * and in a plugin-style `only_granted` sandbox; and a sandboxed `cat` with the issue-21 mechanisms (the
+ * launcher shell's rlimits, a pids cgroup where writable, the seccomp filter on fd 3, sized scratch
+ * filesystems, .git/config masks) against the same bwrap call without them (bwrap spawned directly, no
+ * seccomp), as before; interleaved A B A B in one run.
  * Run: `deno run -A bench/sandbox_bench.ts [rounds]`.
  */
 import { dirname } from "node:path";
@@ -40,6 +43,21 @@ async function sandboxed(argv: string[], policy: SandboxPolicy): Promise<number>
   if (!out.success) {
     throw new Error(`sandboxed ${argv[0]} exited ${out.code}: ${new TextDecoder().decode(out.stderr)}`);
   }
+  return elapsed;
+}
+
+/** The same call as before issue 21: bwrap spawned directly, without launcher, rlimits, cgroup or seccomp. */
+async function withoutV2(argv: string[], policy: SandboxPolicy): Promise<number> {
+  const started = performance.now();
+  const wrapped = wrapCommand(argv, policy, { bwrap });
+  const at = wrapped.args.indexOf(bwrap.path);
+  const args = wrapped.args.slice(at + 1);
+  const seccomp = args.indexOf("--seccomp");
+  if (seccomp >= 0) args.splice(seccomp, 2);
+  const out = await new Deno.Command(bwrap.path, { ...wrapped, args, stdin: "null", stdout: "null" })
+    .output();
+  const elapsed = performance.now() - started;
+  if (!out.success) throw new Error(`${argv[0]} exited ${out.code}: ${new TextDecoder().decode(out.stderr)}`);
   return elapsed;
 }
 
@@ -82,6 +100,14 @@ try {
   report("bash -c true, sandboxed (visible: only_granted)", spread(shell.only_granted));
   report("shell call overhead (all)", delta(shell.all, shell.plain), "≤ +10 ms");
   report("shell call overhead (only_granted)", delta(shell.only_granted, shell.plain), "≤ +10 ms");
+  const cat = ["bash", "-c", `cat ${dir}/hello.js`];
+  const v2 = await interleave({
+    before: () => withoutV2(cat, shellPolicy),
+    now: () => sandboxed(cat, shellPolicy),
+  }, { rounds, warmup: 3 });
+  report("sandboxed cat, without the issue-21 mechanisms", spread(v2.before));
+  report("sandboxed cat, with them (limits, cgroup, seccomp)", spread(v2.now));
+  report("cost of the issue-21 mechanisms", delta(v2.now, v2.before), "≤ +3 ms");
   const plugin = await interleave({
     plain: () => spawn(deno, denoArgs, { cwd: dir, env: { NO_COLOR: "1" } }),
     sandboxed: () => sandboxed([deno, ...denoArgs], pluginPolicy),

@@ -10,7 +10,10 @@
  * - `--die-with-parent`: bwrap exits with the command's status (or is killed on a timeout), its PID-1
  *   reaper inside then gets SIGKILL, and the kernel kills everything left in the PID namespace (`setsid`
  *   children included) — right after, not before, the caller sees bwrap's exit;
- * - `--new-session`, so a command cannot push keystrokes into the caller's terminal (TIOCSTI).
+ * - `--new-session`, so a command cannot push keystrokes into the caller's terminal (TIOCSTI);
+ * - without the host's whole network, a seccomp filter that refuses new unix sockets (seccomp.ts);
+ * - resource limits set by the launcher shell before it execs bwrap (launcher.ts, cgroup.ts);
+ * - repository configs holding credentials covered by copies without them (git_repo.ts).
  * The environment travels in the spawn's environment, not as `--setenv` argv: argv of every process is
  * world-readable in the host's /proc, environ is not. bwrap adds PWD; `env -u PWD` takes it out again
  * unless the policy sets it.
