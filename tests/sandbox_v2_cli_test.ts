@@ -255,3 +255,32 @@ Deno.test("sandbox v2 (CLI): a sandbox that cannot start names the blocker in do
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("sandbox v2 (CLI): an MCP server whose sandbox cannot start is exit 2 before any model call", async () => {
+  const dir = await tempDir("hermes-v2-");
+  try {
+    const job = (sandbox: string) =>
+      `name: mcp-nosandbox
+model: { provider: scripted, script: ./replies.yaml }
+prompt: Hello.
+mcp_servers:
+  quiet: { command: "true"${sandbox} }
+`;
+    await writeFiles(dir, { "job.yaml": job(""), "replies.yaml": "- content: Hi.\n" });
+    const env = { HERMES_BWRAP: join(dir, "no-bwrap-here") };
+    const r = await hermes(["run", "job.yaml"], { cwd: dir, home: dir, env });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(
+      r.stderr,
+      /^hermes: MCP server "quiet": Cannot start an MCP server in its OS sandbox: .*`sandbox: off` on the server/,
+    );
+    assert.equal(r.stdout, "");
+    // The explicit opt-out runs (the server itself then fails to speak MCP: a warning, not a stop).
+    await Deno.writeTextFile(join(dir, "job.yaml"), job(", sandbox: off"));
+    const off = await hermes(["run", "job.yaml", "--output", "json"], { cwd: dir, home: dir, env });
+    assert.equal(off.code, 0, off.stderr);
+    assert.equal(JSON.parse(off.stdout).sandbox, "off");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -68,6 +68,17 @@ export async function startMcpServers(
       );
     }
   }
+  // A sandbox that cannot start is exit 2 before any model call, as for the shell tool and plugins: never a
+  // run that quietly goes on without the servers it asked for.
+  const sandboxed = Object.entries(entries).find(([, entry]) =>
+    entry.command !== undefined && entry.sandbox !== "off"
+  );
+  if (sandboxed && !options.reportOnly) {
+    await bwrap().catch((error) => {
+      if (!(error instanceof ValidationError)) throw error;
+      throw new ValidationError(`MCP server "${sandboxed[0]}": ${error.message}`);
+    });
+  }
   const connections = Object.entries(entries).map(([name, entry]) =>
     new McpConnection(name, entry, { job_dir: options.job_dir, env: options.env, bwrap })
   );
