@@ -99,7 +99,9 @@ export function pluginSandboxPolicy(denoPath: string, options: PluginCommandOpti
       : {}),
     net: granted.net === true || list(granted.net).length > 0,
     ...(options.max_memory_bytes ? { scratch_bytes: options.max_memory_bytes } : {}),
-    env: options.env,
+    // deno must resolve a cache directory even though the plugin loads nothing from it; without HOME it
+    // asks the passwd database, which the sandbox does not show (and a CI user's home may not exist).
+    env: { DENO_DIR: "/tmp/.deno", ...options.env },
     cwd: options.job_dir,
   };
 }

@@ -117,7 +117,7 @@ pluginTest("with the matching grants the same operations succeed", async () => {
 });
 
 pluginTest(
-  "env: true shows the granted environment only (plus Deno's shim switch), never the host's own",
+  "env: true shows the granted environment only (plus Deno's shim switch and cache dir), never the host's own",
   async () => {
     await using s = await setUp();
     const host = await s.f.start([{ path: "prober", permissions: { env: true } }], {
@@ -125,7 +125,7 @@ pluginTest(
     });
     assert.deepEqual(await host.tools()[0]!.run({ op: "env_all" }, context(s.f.dir)), {
       status: "ok",
-      content: "ALPHA,BETA,DENO_DISABLE_NODE_SHIM",
+      content: "ALPHA,BETA,DENO_DIR,DENO_DISABLE_NODE_SHIM",
     });
   },
 );

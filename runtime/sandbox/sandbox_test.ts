@@ -375,7 +375,7 @@ sandboxTest("a deno plugin process reads its own directory and nothing through i
     policyFor(join(dir, "plugin"), {
       visible: "only_granted",
       read: [join(dir, "plugin"), join(deno, "..")],
-      env: { NO_COLOR: "1" },
+      env: { NO_COLOR: "1", DENO_DIR: "/tmp/.deno" }, // as plugins get it (passwd is not shown)
     }),
     { bwrap: bwrap() },
   );
