@@ -35,9 +35,9 @@ async function spawn(cmd: string, args: string[], options: { cwd: string; env: R
   return elapsed;
 }
 
-async function sandboxed(argv: string[], policy: SandboxPolicy): Promise<number> {
+async function sandboxed(argv: string[], policy: SandboxPolicy, using = bwrap): Promise<number> {
   const started = performance.now();
-  const wrapped = wrapCommand(argv, policy, { bwrap });
+  const wrapped = wrapCommand(argv, policy, { bwrap: using });
   const out = await new Deno.Command(wrapped.cmd, { ...wrapped, stdin: "null", stdout: "null" }).output();
   const elapsed = performance.now() - started;
   if (!out.success) {
@@ -104,10 +104,16 @@ try {
   const v2 = await interleave({
     before: () => withoutV2(cat, shellPolicy),
     now: () => sandboxed(cat, shellPolicy),
+    // Where a pids cgroup is used, also without it (rlimits only), to show what the cgroup costs.
+    rlimits_only: () => sandboxed(cat, shellPolicy, { ...bwrap, cgroup: null }),
   }, { rounds, warmup: 3 });
   report("sandboxed cat, without the issue-21 mechanisms", spread(v2.before));
   report("sandboxed cat, with them (limits, cgroup, seccomp)", spread(v2.now));
   report("cost of the issue-21 mechanisms", delta(v2.now, v2.before), "≤ +3 ms");
+  if (bwrap.cgroup) {
+    report("sandboxed cat, with them but no pids cgroup", spread(v2.rlimits_only));
+    report("cost without the pids cgroup", delta(v2.rlimits_only, v2.before), "≤ +3 ms");
+  }
   const plugin = await interleave({
     plain: () => spawn(deno, denoArgs, { cwd: dir, env: { NO_COLOR: "1" } }),
     sandboxed: () => sandboxed([deno, ...denoArgs], pluginPolicy),

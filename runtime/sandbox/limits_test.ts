@@ -51,7 +51,8 @@ limitTest("processes: a fork bomb is stopped at the cap, the command under it st
     { limits: { processes: 40 } },
   );
   const count = Number(/procs (\d+)/.exec(run.stdout)?.[1]);
-  assert.ok(count > 10 && count <= 40, `processes held to the cap: ${run.stdout}${run.stderr}`);
+  // As a non-root user without a pids cgroup the cap also counts that user's processes outside (RLIMIT_NPROC).
+  assert.ok(count >= 3 && count <= 40, `processes held to the cap: ${run.stdout}${run.stderr}`);
   assert.match(run.stdout, /refused: Resource temporarily unavailable/);
   assert.match(run.stdout, /normal command ran/);
 });
