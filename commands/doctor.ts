@@ -34,11 +34,12 @@ export async function main(cli: Cli): Promise<number> {
 function sandboxCheck(probe: SandboxProbe): Check {
   if (!probe.ok) return { name: "sandbox", ok: false, detail: probe.reason, hint: probe.hint };
   const processes = probe.cgroup
-    ? `a pids cgroup per command (cgroup v${probe.cgroup.version}, in ${probe.cgroup.parent})`
+    ? `a pids cgroup per command (cgroup v${probe.cgroup.version}, in ${probe.cgroup.parent}; RLIMIT_NPROC ` +
+      "does not bind uid 0)"
     : Deno.uid() === 0
     ? "RLIMIT_NPROC only, which does not bind uid 0: no cap on processes (run as another user, or give " +
       "Hermes a writable cgroup with the pids controller)"
-    : "RLIMIT_NPROC (counts all of this user's processes; a writable pids cgroup would count the command's own)";
+    : "RLIMIT_NPROC (it counts all of this user's processes, inside and outside the sandbox)";
   return {
     name: "sandbox",
     ok: true,

@@ -1,8 +1,8 @@
 /**
  * Where a sandboxed command can get its own pids cgroup: a directory of this process's cgroup that has
  * the pids controller (cgroup v2 with `pids` in its subtree_control, or the v1 pids hierarchy) and that
- * this user may create children in. The launcher makes `hermes-<pid>` there, sets `pids.max` and moves
- * itself in before it `exec`s bwrap. A cgroup is the cap that holds for uid 0, which RLIMIT_NPROC never
+ * this user may create children in. Each command gets `hermes.<ms>.<random>` there with its `pids.max`
+ * (`commandCgroup`); the launcher moves itself in before it `exec`s bwrap. A cgroup is the cap that holds for uid 0, which RLIMIT_NPROC never
  * binds (the kernel exempts the root user whatever the namespace), and for every uid it counts only the
  * command's own processes. Null where no such directory exists: rlimits only.
  */
@@ -50,7 +50,7 @@ function mountedAt(mountinfo: string, fstype: string, option: string | null, pat
 }
 
 function canCreateChild(parent: string): boolean {
-  const probe = `${parent}/hermes-probe-${Deno.pid}`;
+  const probe = `${parent}/hermes.probe.${Deno.pid}`;
   try {
     Deno.mkdirSync(probe);
     Deno.removeSync(probe);
@@ -66,4 +66,30 @@ function readOrNull(path: string): string | null {
   } catch {
     return null;
   }
+}
+
+/** Empty per-command cgroups older than this are removed; younger ones may be about to be joined. */
+const STALE_MS = 30_000;
+
+/**
+ * A fresh cgroup below `parent` holding at most `processes` tasks, for one command's launcher to join
+ * (`echo $$ > cgroup.procs`). Made here rather than by the launcher: dash has no builtin mkdir, and an
+ * exec per command would cost more than the cgroup. Finished ones are removed on later calls (rmdir
+ * refuses a cgroup that still holds a process, so a running command keeps its own).
+ */
+export function commandCgroup(parent: string, processes: number, now = Date.now()): string {
+  for (const entry of Deno.readDirSync(parent)) {
+    // hermes.<created ms>.<random>: the creation time is in the name (cgroupfs reports no birth time).
+    const born = /^hermes\.(\d+)\./.exec(entry.name)?.[1];
+    if (!entry.isDirectory || born === undefined || now - Number(born) < STALE_MS) continue;
+    try {
+      Deno.removeSync(`${parent}/${entry.name}`);
+    } catch {
+      // still in use, or removed by another process meanwhile
+    }
+  }
+  const dir = `${parent}/hermes.${now}.${crypto.randomUUID().slice(0, 8)}`;
+  Deno.mkdirSync(dir);
+  Deno.writeTextFileSync(`${dir}/pids.max`, String(Math.max(1, Math.floor(processes))));
+  return dir;
 }

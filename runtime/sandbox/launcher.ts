@@ -43,13 +43,10 @@ export function launchArgs(
   const kib = (bytes: number) => Math.max(1, Math.floor(bytes / 1024));
   const blocks = (bytes: number) => Math.max(1, Math.floor(bytes / 512));
   const processes = Math.max(1, Math.floor(limits.processes));
-  // $1 is the pids cgroup parent (or empty). Cgroups of launchers that are gone are removed first (rmdir
-  // fails, harmlessly, while anything still runs in one); this launcher's gets its pid, which bwrap keeps.
-  const cgroup = `cg=$1; shift; if [ -n "$cg" ]; then ` +
-    `for d in "$cg"/hermes-*; do [ -d "/proc/\${d##*-}" ] || rmdir "$d" 2>/dev/null; done; ` +
-    `mkdir "$cg/hermes-$$" && echo ${processes} > "$cg/hermes-$$/pids.max" && ` +
-    `echo $$ > "$cg/hermes-$$/cgroup.procs" || ` +
-    `{ echo "hermes: cannot create the sandbox's pids cgroup in $cg" >&2; exit 125; }; fi; `;
+  // $1 is the command's own pids cgroup (commandCgroup), or empty: the launcher moves itself in, and bwrap,
+  // which it becomes, and everything bwrap starts stay there.
+  const cgroup = `cg=$1; shift; if [ -n "$cg" ]; then echo $$ > "$cg/cgroup.procs" || ` +
+    `{ echo "hermes: cannot join the sandbox's pids cgroup $cg" >&2; exit 125; }; fi; `;
   // A limit that cannot be set stops the command: running it unbounded would be a silent downgrade.
   const script = cgroup + [
     `ulimit ${launcher.processes_flag} ${processes}`,

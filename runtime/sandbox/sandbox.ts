@@ -20,7 +20,7 @@
  */
 import { filterIntact, launchArgs, type Launcher } from "./launcher.ts";
 import type { SeccompArch } from "./seccomp.ts";
-import type { PidsCgroup } from "./cgroup.ts";
+import { commandCgroup, type PidsCgroup } from "./cgroup.ts";
 import {
   DEFAULT_SCRATCH_BYTES,
   PRIVATE_DIRS,
@@ -131,7 +131,9 @@ export function wrapCommand(
     args: launchArgs(launcher, { path: options.bwrap.path, args }, {
       limits: resolved.limits,
       filter: resolved.unix_sockets ? null : seccomp.path,
-      cgroup: options.bwrap.cgroup?.parent ?? null,
+      cgroup: options.bwrap.cgroup
+        ? commandCgroup(options.bwrap.cgroup.parent, resolved.limits.processes)
+        : null,
     }),
     env: { ...policy.env },
     clearEnv: true,
