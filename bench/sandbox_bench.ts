@@ -74,7 +74,7 @@ const pluginPolicy: SandboxPolicy = {
   read: [dir, dirname(deno)],
   write: [],
   net: false,
-  env: { NO_COLOR: "1" },
+  env: { NO_COLOR: "1", DENO_DIR: "/tmp/.deno" }, // as plugins get it
   cwd: dir,
 };
 const denoArgs = ["run", "--no-prompt", "--no-npm", "--no-remote", "--no-config", "--no-lock", "hello.js"];
