@@ -5,7 +5,8 @@
  * Real CLI; the endpoint tests talk to a scripted OpenAI-compatible server that counts requests.
  */
 import assert from "node:assert/strict";
-import { hermes, tempDir, writeFiles } from "./_cli.ts";
+import { hermes, ROOT, tempDir, writeFiles } from "./_cli.ts";
+import { withoutSandbox } from "./_sandbox.ts";
 import { RpcClient } from "./_rpc_client.ts";
 import { startOpenAIServer } from "./openai_server.ts";
 
@@ -373,4 +374,33 @@ Deno.test("policy: hermes daemon refuses a scheduled job beyond the policy at st
   assert.equal(run.code, 2, run.stderr);
   assert.match(run.stderr, /^hermes: \S*job\.yaml:4:\d+: limits\.max_turns: refused by policy policy\.yaml/m);
   assert.deepEqual(await sessions(dir), [], "no session was started");
+});
+
+Deno.test({
+  name: "run --untrusted: shell commands see only the job directory and system directories, not the host",
+  ignore: withoutSandbox,
+}, async () => {
+  const outside = `${ROOT}/deno.json`;
+  const replies = `- tool_calls: [{ name: shell, arguments: { command: "cat ${outside}" } }]
+- tool_calls: [{ name: shell, arguments: { command: "cat mine.txt" } }]
+- content: done
+`;
+  const dir = await project(`name: u\n${SCRIPTED}prompt: go\ntools:\n  shell: { allow: ["cat *"] }\n`, "", {
+    "r.yaml": replies,
+    "mine.txt": "inside the job directory\n",
+  });
+  const results = async (args: string[]) => {
+    const run = await hermes(["run", "job.yaml", "--output", "stream-json", ...args], {
+      cwd: dir,
+      home: dir,
+    });
+    assert.equal(run.code, 0, run.stderr);
+    return run.stdout.trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.type === "tool.result");
+  };
+  const trusted = await results([]);
+  assert.equal(trusted[0].status, "ok", "without --untrusted the host is visible read-only");
+  const [host, own] = await results(["--untrusted"]);
+  assert.equal(host.status, "error");
+  assert.match(host.content, /No such file or directory/);
+  assert.equal(own.content, "inside the job directory\n");
 });

@@ -117,10 +117,25 @@ function enforcePolicies(spec: JobFile, options: LoadJobOptions, context: Policy
   return policies;
 }
 
-function bounded(job: ResolvedJob, policies: readonly Policy[]): ResolvedJob {
-  if (!policies.some((policy) => policy.rules.limits)) return job;
-  const limits = boundedLimits(job.spec.limits, policies);
-  return limits ? { ...job, spec: { ...job.spec, limits } } : job;
+/**
+ * The resolved job with what the policies impose: limit ceilings (an unset limit becomes the ceiling) and,
+ * for `--untrusted`, a shell sandbox that shows only the job directory (and the system directories
+ * programs need) instead of the whole host.
+ */
+function bounded(job: ResolvedJob, policies: readonly Policy[], untrusted: boolean): ResolvedJob {
+  let spec = job.spec;
+  if (policies.some((policy) => policy.rules.limits)) {
+    const limits = boundedLimits(spec.limits, policies);
+    if (limits) spec = { ...spec, limits };
+  }
+  const shell = spec.tools?.shell;
+  if (untrusted && shell && shell.sandbox !== "off" && !shell.sandbox?.read) {
+    spec = {
+      ...spec,
+      tools: { ...spec.tools, shell: { ...shell, sandbox: { ...shell.sandbox, read: ["."] } } },
+    };
+  }
+  return spec === job.spec ? job : { ...job, spec };
 }
 
 /** Loads, validates and resolves a job file. */
@@ -135,6 +150,7 @@ export function loadJob(path: string, options: LoadJobOptions = {}): ResolvedJob
   const job = bounded(
     resolveJob(spec, { ...options, path: absolute, dir: dirname(absolute), file: path, locate }),
     policies,
+    options.untrusted === true,
   );
   assertRunnable(job.spec, {
     dir: job.dir,
@@ -155,7 +171,11 @@ export function jobFromObject(value: unknown, dir: string, options: LoadJobOptio
     }));
   }
   const policies = enforcePolicies(result.data, options, { dir, locate: () => "job" });
-  const job = bounded(resolveJob(result.data, { ...options, path: null, dir, file: "job" }), policies);
+  const job = bounded(
+    resolveJob(result.data, { ...options, path: null, dir, file: "job" }),
+    policies,
+    options.untrusted === true,
+  );
   assertRunnable(job.spec, {
     dir,
     locate: () => "job",
