@@ -2,8 +2,8 @@
  * How one plugin process is spawned (DESIGN §10): inside the OS sandbox (bubblewrap), with a policy derived
  * from the same grant that becomes its `--allow-*` flags. Two layers hold the same line, so what Deno's
  * permission checks miss (a symlink's target, a child process, a hard-coded path) the kernel still refuses:
- * - visible: the plugin's root (its real directory, or its single module file), the directory of the deno
- *   binary, the system directories programs need, and the granted `read`, `ffi` and `run` paths. `read: true`
+ * - visible: the plugin's root (its real directory, or its single module file), the deno binary (that
+ *   one file), the system directories programs need, and the granted `read`, `ffi` and `run` paths. `read: true`
  *   shows the host read-only, with the store and credentials hidden;
  * - writable: only the granted `write` paths (they must exist: a bind needs a target), and a private /tmp
  *   and /dev/shm, each bounded by `max_memory` (files there are memory no resident set shows). `write: true`
@@ -59,7 +59,11 @@ export function pluginCommand(argv: readonly string[], options: PluginCommandOpt
     const [cmd, ...args] = [...parentDeathLauncher(), ...argv];
     return { cmd: cmd!, args, env: options.env, cwd: options.job_dir };
   }
-  const wrapped = wrapCommand(argv, pluginSandboxPolicy(argv[0]!, options), { bwrap: options.sandbox });
+  // The binary itself runs inside, not a link to it: only that one file of its install is shown.
+  const deno = realPathOrNull(argv[0]!) ?? argv[0]!;
+  const wrapped = wrapCommand([deno, ...argv.slice(1)], pluginSandboxPolicy(deno, options), {
+    bwrap: options.sandbox,
+  });
   return { cmd: wrapped.cmd, args: wrapped.args, env: wrapped.env, cwd: wrapped.cwd };
 }
 
@@ -78,7 +82,9 @@ export function pluginSandboxPolicy(denoPath: string, options: PluginCommandOpti
     : list(granted.run).flatMap(programDirs);
   const read = [
     options.root,
-    ...programDirs(denoPath),
+    // Deno is one self-contained file. Its directory or install prefix could hold anything: a deno under
+    // /tmp/ci/bin or $HOME/.npm would show all of /tmp/ci or the npm cache, and the job directory with it.
+    realPathOrNull(denoPath) ?? denoPath,
     ...list(granted.read),
     ...list(granted.ffi),
     ...programs,

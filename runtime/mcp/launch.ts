@@ -125,6 +125,7 @@ export function sandboxPolicy(
   const fromJob = (path: string) => resolve(at.job_dir, path);
   const read = [
     ...commandDirs(entry.command!, at.env.PATH ?? ""),
+    ...interpreterDirs(entry.command!, at.env.PATH ?? ""),
     at.cwd,
     ...(entry.args ?? []).flatMap((arg) => namedPath(arg, at.cwd)),
     ...(sandbox.read ?? []).map(fromJob),
@@ -155,9 +156,36 @@ function commandDirs(command: string, path: string): string[] {
   for (const file of [found, realPathOrNull(found)]) {
     if (file === null) continue;
     const dir = dirname(file);
-    dirs.add(["bin", ".bin"].includes(basename(dir)) ? dirname(dir) : dir);
+    // `/bin/sh`'s prefix would be the root, which no sandbox shows (and /bin is shown anyway).
+    dirs.add(["bin", ".bin"].includes(basename(dir)) && dirname(dir) !== "/" ? dirname(dir) : dir);
   }
   return [...dirs];
+}
+
+/**
+ * The directories of a script command's interpreter (`#!/usr/bin/env node`, `#!/opt/node/bin/node`): the
+ * npm bins of reference servers are such scripts, and a node installed outside the system directories
+ * (nvm, actions/setup-node, a tarball in /opt) is otherwise missing inside ("env: 'node': No such file").
+ */
+function interpreterDirs(command: string, path: string): string[] {
+  const found = isAbsolute(command) || command.includes("/") ? resolve(command) : which(command, path);
+  if (found === null) return [];
+  let head: string;
+  try {
+    using file = Deno.openSync(found);
+    const bytes = new Uint8Array(256);
+    head = new TextDecoder().decode(bytes.subarray(0, file.readSync(bytes) ?? 0));
+  } catch {
+    return [];
+  }
+  const words = /^#!\s*(\S+)(?:[ \t]+([^\n]*))?/.exec(head);
+  if (!words) return [];
+  const [program, rest] = [words[1]!, (words[2] ?? "").trim().split(/\s+/)];
+  // `env [-S] NAME …`: NAME is looked up on the PATH the server gets.
+  const name = basename(program) === "env"
+    ? rest.find((word) => word !== "" && !word.startsWith("-"))
+    : program;
+  return name === undefined ? [] : commandDirs(name, path);
 }
 
 /** An argument that names an existing path (`./docs`, `/srv/data`, `server.js`) is made visible. */

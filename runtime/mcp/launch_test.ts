@@ -50,3 +50,22 @@ Deno.test("mcp launch: the sandbox shows the command's install prefix, cwd and n
   assert.equal(npx.net, true);
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("mcp launch: a script command's interpreter outside the system directories is shown too", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.mkdir(`${dir}/node/bin`, { recursive: true });
+  await Deno.writeTextFile(`${dir}/node/bin/node`, "");
+  await Deno.mkdir(`${dir}/srv/.bin`, { recursive: true });
+  await Deno.writeTextFile(`${dir}/srv/.bin/by-env`, "#!/usr/bin/env node\nconsole.log(1)\n");
+  await Deno.writeTextFile(`${dir}/srv/.bin/by-path`, `#!${dir}/node/bin/node --flag\n`);
+  await Deno.writeTextFile(`${dir}/srv/.bin/plain`, "\x7fELF binary\n");
+  const at = { cwd: dir, env: { PATH: `${dir}/node/bin:/usr/bin` }, job_dir: dir };
+  const read = (command: string) => sandboxPolicy({ command }, at).read;
+  assert.ok(read(`${dir}/srv/.bin/by-env`).includes(`${dir}/node`), "env NAME is looked up on PATH");
+  assert.ok(read(`${dir}/srv/.bin/by-path`).includes(`${dir}/node`), "an absolute interpreter");
+  assert.ok(!read(`${dir}/srv/.bin/plain`).includes(`${dir}/node`), "no shebang, nothing more");
+  // A system interpreter adds nothing (the system directories are always shown).
+  await Deno.writeTextFile(`${dir}/srv/.bin/sh`, "#!/bin/sh\n");
+  assert.deepEqual(read(`${dir}/srv/.bin/sh`).sort(), [dir, `${dir}/srv`].sort());
+  await Deno.remove(dir, { recursive: true });
+});
