@@ -57,7 +57,7 @@ export async function toolRounds(prefix: string): Promise<ToolRounds> {
     job,
     [
       "name: turn-bench",
-      `model: { name: bench-model, base_url: "${server.url}", context_window: 100000000 }`,
+      `model: { name: bench-model, base_url: "${server.url}", api_key_env: none, context_window: 100000000 }`,
       "compaction: { enabled: true }",
       "tools: { read_file: {} }",
       "limits: { max_turns: 100000 }",

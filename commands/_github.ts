@@ -1,7 +1,8 @@
 /**
  * GitHub Actions plumbing for `hermes run` (DESIGN §4): step outputs (`GITHUB_OUTPUT`), the job summary
- * (`GITHUB_STEP_SUMMARY`) and, with `GITHUB_ACTIONS=true`, an `::error::` annotation when the run did not
- * succeed.
+ * (`GITHUB_STEP_SUMMARY`) and, with `GITHUB_ACTIONS=true`, `::error::` annotations when the run did not
+ * succeed — on every exit path, a job-file error (exit 2) included: each `file:line:col: message` problem
+ * becomes an annotation on that line of the file, so the pull request marks it.
  *
  * An output file that cannot be written fails the run (exit 1), before anything is printed: later steps read
  * these outputs, and a step that exits 0 with outputs missing lets a pipeline go on with empty values — what
@@ -18,12 +19,21 @@ export interface GitHubTarget {
   err: (line: string) => void;
 }
 
+export interface Published {
+  /** The absolute path `output.file` was written to, when it was. */
+  output_file?: string | undefined;
+}
+
 /** Writes the result for the runner and returns it, failed if the step outputs could not be written. */
-export function publishToGitHub(target: GitHubTarget, result: RunResult): RunResult {
+export function publishToGitHub(
+  target: GitHubTarget,
+  result: RunResult,
+  published: Published = {},
+): RunResult {
   const { env } = target;
   if (env.GITHUB_OUTPUT) {
     try {
-      Deno.writeTextFileSync(env.GITHUB_OUTPUT, outputLines(target, result), { append: true });
+      Deno.writeTextFileSync(env.GITHUB_OUTPUT, outputLines(target, result, published), { append: true });
     } catch (error) {
       result = failedDelivery(result, {
         terminal_reason: "ci_output_error",
@@ -45,14 +55,38 @@ export function publishToGitHub(target: GitHubTarget, result: RunResult): RunRes
     }
   }
   if (env.GITHUB_ACTIONS === "true" && result.status !== "success") {
-    const message = `${result.status} (${result.terminal_reason}): ${result.error ?? ""}`;
-    target.err(`::error title=Hermes ${escapeProperty(result.job)}::${escapeData(target.redact(message))}`);
+    for (const line of annotations(result, env.GITHUB_WORKSPACE)) target.err(target.redact(line));
   }
   return result;
 }
 
+/** A problem line of a job file (the form every job-file error and `hermes validate` print). */
+const LOCATED = /^(.+?):(\d+):(\d+): (.+)$/;
+
+/**
+ * `::error::` workflow commands: one per located problem (`file=,line=,col=`, the path relative to the
+ * workspace when it lies inside), else one for the whole ending.
+ */
+export function annotations(result: RunResult, workspace?: string): string[] {
+  const title = `title=Hermes ${escapeProperty(result.job)}`;
+  const lines = (result.error ?? "").split("\n").filter((line) => line.trim() !== "");
+  if (!lines.some((line) => LOCATED.test(line))) {
+    const message = `${result.status} (${result.terminal_reason}): ${result.error ?? ""}`;
+    return [`::error ${title}::${escapeData(message)}`];
+  }
+  return lines.map((line) => {
+    const at = LOCATED.exec(line);
+    if (!at) return `::error ${title}::${escapeData(line)}`;
+    const [, file, row, col, message] = at;
+    const shown = workspace && file!.startsWith(`${workspace.replace(/\/$/, "")}/`)
+      ? file!.slice(workspace.replace(/\/$/, "").length + 1)
+      : file!;
+    return `::error file=${escapeProperty(shown)},line=${row},col=${col},${title}::${escapeData(message!)}`;
+  });
+}
+
 /** `name=value` lines; a value that may hold a newline uses the `name<<DELIMITER` heredoc form. */
-function outputLines(target: GitHubTarget, result: RunResult): string {
+function outputLines(target: GitHubTarget, result: RunResult, published: Published): string {
   const delimiter = `HERMES_${crypto.randomUUID().replaceAll("-", "")}`;
   const values: [string, string][] = [
     ["session_id", result.session_id],
@@ -62,6 +96,7 @@ function outputLines(target: GitHubTarget, result: RunResult): string {
     ["error", target.redact(result.error ?? "")],
     ["output", target.redact(JSON.stringify(result.output))],
     ["final", target.redact(result.final)],
+    ["output_file", published.output_file ?? ""],
   ];
   const lines = values.flatMap(([name, value]) =>
     /[\r\n]/.test(value) || name === "final"
@@ -73,13 +108,21 @@ function outputLines(target: GitHubTarget, result: RunResult): string {
 
 function summary(target: GitHubTarget, result: RunResult): string {
   const head = `### Hermes: ${result.job} — ${result.status}\n\n` +
-    `Session \`${result.session_id}\`, ${result.turns} turns, ${result.duration_ms} ms.\n\n`;
+    (result.session_id === ""
+      ? `No session was started (${result.duration_ms} ms).\n\n`
+      : `Session \`${result.session_id}\`, ${plural(result.turns, "turn")}, ${result.duration_ms} ms.\n\n`);
+  const error = target.redact(result.error ?? "");
   const why = result.status === "success"
     ? ""
     : `**Status:** ${result.status} · **Terminal reason:** \`${result.terminal_reason}\` · **Exit code:** ${result.exit_code}\n\n` +
-      `**Error:** ${target.redact(result.error ?? "")}\n\n`;
+      // One problem per line (a job file may have several): a Markdown line break keeps them apart.
+      `**Error:** ${error.replaceAll("\n", "  \n")}\n\n`;
   const final = target.redact(result.final);
   return head + why + (final.trim() === "" ? "" : `${final}\n\n`);
+}
+
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
 // Workflow command escaping (actions/toolkit `command.ts`): data and property values differ.

@@ -2,7 +2,7 @@
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { applyRunFlags } from "./run_flags.ts";
 import { type Progress, runProgress } from "./run_progress.ts";
-import { ExitCode, ValidationError } from "../runtime/core/errors.ts";
+import { ExitCode, RunError, ValidationError } from "../runtime/core/errors.ts";
 import { EventBus } from "../runtime/core/events.ts";
 import { redactValue } from "../runtime/core/redact.ts";
 import { visibleText } from "../runtime/core/visible.ts";
@@ -12,12 +12,75 @@ import type { JobFile } from "../runtime/config/job_schema.ts";
 import { storedJob } from "../runtime/session/live_session.ts";
 import { runJob } from "../runtime/session/run_job.ts";
 import { publishToGitHub } from "./_github.ts";
+import { buildResult, endingOfError, type RunResult } from "../runtime/session/outcome.ts";
+import { basename, resolve } from "node:path";
 import type { Store } from "../runtime/store/store.ts";
 import type { HermesEvent } from "../runtime/core/events.ts";
 
 const FORMATS = new Set(["text", "json", "stream-json"]);
 
+/**
+ * Every exit path reports: a run that stops before it has a session (a job-file error, a bad flag, a
+ * sandbox that cannot start, exit 2; a store that cannot open, exit 1) still writes the CI outputs, the
+ * step summary and annotations, and the result object with `--output json`/`stream-json`, before the error
+ * lines go to stderr.
+ */
 export async function main(cli: Cli): Promise<number> {
+  const started = cli.clock.now();
+  const seen: Seen = {};
+  try {
+    return await execute(cli, seen);
+  } catch (error) {
+    if (!seen.reported && (error instanceof ValidationError || error instanceof RunError)) {
+      await reportUnstarted(cli, error, seen, started);
+    }
+    throw error;
+  }
+}
+
+/** What the run got to know before it stopped, for the report of a run that never started. */
+interface Seen {
+  format?: string;
+  job?: string;
+  jobPath?: string;
+  /** The result was published and printed already. */
+  reported?: boolean;
+}
+
+async function reportUnstarted(cli: Cli, error: Error, seen: Seen, started: number): Promise<void> {
+  const ending = endingOfError({ caught: error, timeout: new AbortController().signal });
+  const zero = { prompt_tokens: 0, completion_tokens: 0 };
+  const job = seen.job ?? (seen.jobPath ? basename(seen.jobPath).replace(/\.ya?ml$/, "") : "oneshot");
+  const result: RunResult = buildResult(ending, {
+    session_id: "",
+    job,
+    final: "",
+    output: null,
+    turns: 0,
+    before: zero,
+    after: zero,
+    started,
+    ended: cli.clock.now(),
+    compactions: 0,
+  });
+  publishToGitHub(cli, result);
+  const format = seen.format ?? outputFlag(cli.args) ?? "text";
+  if (format === "json" || format === "stream-json") {
+    await cli.out(JSON.stringify(redactValue(result, cli.redact)) + "\n");
+  }
+}
+
+/** `--output X` / `-o X` / `--output=X` from raw arguments, for a failure before they were parsed. */
+function outputFlag(args: readonly string[]): string | undefined {
+  let found: string | undefined;
+  args.forEach((arg, i) => {
+    if (arg === "--output" || arg === "-o") found = args[i + 1];
+    else if (arg.startsWith("--output=")) found = arg.slice("--output=".length);
+  });
+  return found !== undefined && FORMATS.has(found) ? found : undefined;
+}
+
+async function execute(cli: Cli, seen: Seen): Promise<number> {
   const { values, positionals } = parseCommandArgs("run", cli.args, {
     prompt: { type: "string", short: "p" },
     input: { type: "string", short: "i", multiple: true },
@@ -41,6 +104,7 @@ export async function main(cli: Cli): Promise<number> {
   const prompt = values.prompt === "-" ? await readStdin(cli) : values.prompt;
   const inputs = parseInputFlags(values.input ?? []);
   const jobPath = positionals[0];
+  if (jobPath !== undefined) seen.jobPath = jobPath;
   const configPath = `${cli.home}/config.yaml`;
   // Reading YAML files loads yaml and zod (~20 ms); a one-shot `-p` without config.yaml needs neither.
   const files = jobPath !== undefined || await exists(configPath)
@@ -72,8 +136,11 @@ export async function main(cli: Cli): Promise<number> {
     } else {
       throw new ValidationError("hermes run: expected JOB.yaml, -p PROMPT, or --resume SESSION");
     }
+    seen.job = job.spec.name;
     job = applyRunFlags(job, values, { oneShot: jobPath === undefined && values.resume === undefined });
     const format = values.output ?? job.spec.output?.format ?? "text";
+    seen.format = format;
+    const outputFile = job.spec.output?.file ? resolve(job.dir, job.spec.output.file) : undefined;
     store ??= await cli.openStore();
     const events = new EventBus(cli.clock);
     const writes: Promise<void>[] = [];
@@ -94,7 +161,10 @@ export async function main(cli: Cli): Promise<number> {
       interruptExitCode: () => cli.signalName() === "SIGTERM" ? ExitCode.terminated : ExitCode.interrupted,
       source: prompt !== undefined ? "cli" : "job",
       redact: cli.redact,
-      publish: (result) => publishToGitHub(cli, result),
+      publish: (result) => {
+        seen.reported = true;
+        return publishToGitHub(cli, result, result.status === "success" ? { output_file: outputFile } : {});
+      },
       ...(prompt !== undefined ? { prompt } : {}),
       ...(values.resume !== undefined ? { resume: values.resume } : {}),
       ...(values.model !== undefined ? { model: values.model } : {}),

@@ -58,7 +58,7 @@ async function startMockLlm(dir: string, rules: Rule[]) {
 
 function job(url: string, stream: boolean): string {
   return `name: wild
-model: { name: mock, base_url: "${url}", stream: ${stream}, max_retries: 2 }
+model: { name: mock, base_url: "${url}", api_key_env: none, stream: ${stream}, max_retries: 2 }
 prompt: List this directory, then say what is in it.
 tools: { list_dir: { paths: ["."] } }
 `;

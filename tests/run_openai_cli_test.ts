@@ -69,3 +69,27 @@ Deno.test("run (openai): 500 until retries run out → exit 1, provider_error", 
     await server.close();
   }
 });
+
+Deno.test("run (openai): api_key_env naming an unset variable is exit 2 before any request; none runs keyless", async () => {
+  await using server = await startOpenAIServer([{ content: "keyless answer" }])
+    .then((s) => Object.assign(s, { [Symbol.asyncDispose]: () => s.close() }));
+  const dir = await writeFiles(await tempDir(), { "job.yaml": job(server.url) });
+  const env = { GITHUB_OUTPUT: `${dir}/out` };
+  const unset = await hermes(["run", "job.yaml", "--output", "json"], { cwd: dir, home: dir, env });
+  assert.equal(unset.code, 2, unset.stderr);
+  assert.match(
+    unset.stderr,
+    /^hermes: Cannot call the model: TEST_API_KEY \(model\.api_key_env\) is not set; set it, or api_key_env: none/m,
+  );
+  assert.equal(JSON.parse(unset.stdout).terminal_reason, "invalid_input");
+  assert.match(await Deno.readTextFile(env.GITHUB_OUTPUT), /^exit_code=2$/m);
+  assert.equal(server.requests.length, 0, "no request went out");
+  await Deno.writeTextFile(
+    `${dir}/job.yaml`,
+    job(server.url).replace("api_key_env: TEST_API_KEY", "api_key_env: none"),
+  );
+  const keyless = await hermes(["run", "job.yaml"], { cwd: dir, home: dir });
+  assert.equal(keyless.code, 0, keyless.stderr);
+  assert.equal(keyless.stdout, "keyless answer\n");
+  assert.equal(server.requests.length, 1);
+});

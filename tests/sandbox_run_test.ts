@@ -58,7 +58,8 @@ Deno.test("run: a shell job on a machine without a working sandbox is exit 2 bef
   assert.equal(r.code, 2, r.stderr);
   assert.match(r.stderr, /^hermes: Cannot run the shell tool in its OS sandbox: .*sandbox: off/);
   assert.equal(r.stderr.trimEnd().split("\n").length, 1, r.stderr);
-  assert.equal(r.stdout, "");
+  const result = JSON.parse(r.stdout);
+  assert.deepEqual([result.exit_code, result.terminal_reason, result.session_id], [2, "invalid_input", ""]);
   const list = await hermes(["sessions", "list", "--json"], { cwd: dir, home: dir });
   assert.deepEqual(JSON.parse(list.stdout), [], "nothing was stored");
   // The explicit opt-out still runs there.
@@ -97,7 +98,8 @@ Deno.test("run: plugins on a machine without a working sandbox are exit 2 before
     /^hermes: Cannot start plugin \.\/greeter\.js in its OS sandbox: .*`sandbox: off` on the plugin entry/,
   );
   assert.equal(r.stderr.trimEnd().split("\n").length, 1, r.stderr);
-  assert.equal(r.stdout, "");
+  const result = JSON.parse(r.stdout);
+  assert.deepEqual([result.exit_code, result.terminal_reason, result.session_id], [2, "invalid_input", ""]);
   const list = await hermes(["sessions", "list", "--json"], { cwd: dir, home: dir });
   assert.deepEqual(JSON.parse(list.stdout), [], "nothing was stored");
   // The explicit opt-out runs there, warned about and marked.

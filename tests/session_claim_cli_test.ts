@@ -43,7 +43,7 @@ Deno.test("session claim: a second --resume of a running session is refused nami
       home: dir,
     });
     assert.equal(refused.code, 2);
-    assert.equal(refused.stdout, "");
+    assert.equal(JSON.parse(refused.stdout).exit_code, 2, "the refusal is a result object too");
     assert.match(
       refused.stderr,
       new RegExp(`Cannot resume session ${id}: it is in use by pid ${holder.pid} on `),

@@ -59,6 +59,19 @@ export function knownKeys(schema: z.ZodType, path: readonly PropertyKey[]): stri
   return def.type === "object" ? Object.keys(def.shape as object) : [];
 }
 
+/** Names other agents give what Hermes calls otherwise (no edit distance finds them). */
+const SYNONYMS: Record<string, string> = {
+  bash: "shell",
+  sh: "shell",
+  exec: "shell",
+  terminal: "shell",
+  fetch: "http_fetch",
+  web_fetch: "http_fetch",
+  read: "read_file",
+  write: "write_file",
+  ls: "list_dir",
+};
+
 /** One line for the first zod issue: `file:line:col: key path: message`. */
 export function describeIssue(
   file: string,
@@ -70,7 +83,9 @@ export function describeIssue(
   if (issue.code === "unrecognized_keys") {
     const key = issue.keys[0]!;
     const where = position(lineCounter, offsetOf(doc, issue.path, key));
-    const suggestion = nearest(key, knownKeys(schema, issue.path));
+    const known = knownKeys(schema, issue.path);
+    const synonym = SYNONYMS[key];
+    const suggestion = nearest(key, known) ?? (synonym && known.includes(synonym) ? synonym : undefined);
     const full = keyPath([...issue.path, key]);
     return `${file}:${where}: unknown key "${full}"${suggestion ? ` (did you mean "${suggestion}"?)` : ""}`;
   }

@@ -75,6 +75,16 @@ Deno.test("an unknown key names file:line:col, the key path and the nearest know
   );
 });
 
+Deno.test("an unknown tool other agents name otherwise is pointed at Hermes's name (bash → shell)", async () => {
+  const path = await jobFile(`name: x\nprompt: hi\ntools:\n  bash: {}\n`);
+  assert.equal(errorOf(() => loadJob(path)), `${path}:4:3: unknown key "tools.bash" (did you mean "shell"?)`);
+  const fetch = await jobFile(`name: x\nprompt: hi\ntools:\n  web_fetch: {}\n`);
+  assert.match(
+    errorOf(() => loadJob(fetch)),
+    /unknown key "tools.web_fetch" \(did you mean "http_fetch"\?\)/,
+  );
+});
+
 Deno.test("a wrong type names the position and key path", async () => {
   const path = await jobFile(`name: x\nprompt: hi\nlimits:\n  max_turns: many\n`);
   assert.match(errorOf(() => loadJob(path)), new RegExp(`^${path}:4:14: limits\\.max_turns: .*number`));

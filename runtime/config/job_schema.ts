@@ -22,7 +22,8 @@ export const ModelConfig = z.strictObject({
     "Endpoint base URL, e.g. https://openrouter.ai/api/v1 (default: $OPENAI_BASE_URL, else OpenAI)",
   ).optional(),
   api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).describe(
-    "Name of the environment variable holding the API key (default OPENAI_API_KEY)",
+    "Name of the environment variable holding the API key (default OPENAI_API_KEY); unset is exit 2 " +
+      "before any model call. `none`: the server takes no key (a local llama.cpp, vLLM or Ollama)",
   ).optional(),
   context_window: z.number().int().positive().describe(
     "The model's context window in tokens; compaction keeps requests under it",

@@ -6,6 +6,8 @@ import type { ModelConfig } from "../config/job_schema.ts";
 import type { Provider } from "./provider.ts";
 
 export const DEFAULT_CONTEXT_WINDOW = 128_000;
+/** `api_key_env: none`: the server takes no key (a local llama.cpp, vLLM, Ollama, a test server). */
+export const KEYLESS = "none";
 
 export interface ResolvedModel {
   provider: "openai" | "scripted";
@@ -66,15 +68,18 @@ export async function createProvider(
     const { createScriptedProvider, loadScript } = await import("./scripted.ts");
     return createScriptedProvider(loadScript(model.script!), { clock: options.clock });
   }
-  const apiKey = options.env[model.api_key_env];
-  if (!apiKey && !model.base_url) {
+  const apiKey = model.api_key_env === KEYLESS ? "" : options.env[model.api_key_env];
+  if (model.api_key_env !== KEYLESS && !apiKey) {
+    // Before any request: a request without its key fails later, and far less clearly.
     throw new ValidationError(
-      `Cannot call OpenAI: ${model.api_key_env} is not set (set it, or model.base_url for a local server)`,
+      `Cannot call the model: ${model.api_key_env} (model.api_key_env) is not set; set it, or ` +
+        `api_key_env: ${KEYLESS} for a server that takes no key`,
     );
   }
   const { createOpenAIProvider } = await import("./openai.ts");
   return createOpenAIProvider({
     model: model.name,
+    // The SDK insists on a key; a keyless server ignores this one.
     apiKey: apiKey || "not-needed",
     stream: model.stream,
     clock: options.clock,
