@@ -84,9 +84,14 @@ export const COMMANDS: Record<string, CommandHelp> = {
     notes: "Exit codes: 0 success, 1 failed, 2 invalid input, 3 limit reached, 130 SIGINT, 143 SIGTERM.",
   },
   validate: {
-    usage: ["hermes validate JOB.yaml|DIR... [--json]"],
-    flags: { json: { text: "print one JSON array of {file, valid, job, errors}" } },
-    notes: "A directory means every *.yaml job file in it (not *.replies.yaml or config.yaml). Exit 0 or 2.",
+    usage: ["hermes validate JOB.yaml|DIR... [--json] [--deep]"],
+    flags: {
+      json: { text: "print one JSON array of {file, valid, job, errors}" },
+      deep: { text: "also start the job's plugins and MCP servers (as run does) and stop them" },
+    },
+    notes: "Checks this machine too (the OS sandbox a shell tool, plugin or MCP server needs). A directory " +
+      "means the job files in it: *.yaml with a top-level name: and prompt:, steps:, schedule:, model: or " +
+      "tools: (or the job.schema.json modeline); the other YAML files are named as skipped. Exit 0 or 2.",
   },
   schema: { usage: ["hermes schema"], flags: {}, notes: "Prints the JSON Schema of job files." },
   sessions: {

@@ -1,11 +1,18 @@
 /**
- * `hermes validate JOB.yaml|DIR...`: everything `run` or `daemon` would refuse, without a model call; every
- * problem of a file, one `file:line:col: key.path: …` line each. Exit 0 when every file is valid, else 2.
+ * `hermes validate JOB.yaml|DIR... [--deep]`: everything `run` or `daemon` would refuse on this machine,
+ * without a model call; every problem of a file, one `file:line:col: key.path: …` line each. Exit 0 when
+ * every file is valid, else 2. `--deep` also starts the plugins and MCP servers (validate_machine.ts).
+ *
+ * A directory stands for the job files in it: `*.yaml`/`*.yml` files whose text has a top-level `name:` and
+ * one of `prompt:`, `steps:`, `schedule:`, `model:`, `tools:`, `plugins:` or `mcp_servers:`, or that carry
+ * the modeline `# yaml-language-server: $schema=…job.schema.json`. Other YAML (replies, config.yaml, a
+ * workflow, compose files) is skipped, and each skipped file is named on stderr.
  */
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
 import { loadJob, loadUserConfig } from "../runtime/config/job_file.ts";
 import { JobProblems } from "../runtime/config/job_checks.ts";
+import { checkMachine } from "./validate_machine.ts";
 
 interface FileResult {
   file: string;
@@ -16,15 +23,28 @@ interface FileResult {
 }
 
 export async function main(cli: Cli): Promise<number> {
-  const { values, positionals } = parseCommandArgs("validate", cli.args, { json: { type: "boolean" } });
+  const { values, positionals } = parseCommandArgs("validate", cli.args, {
+    json: { type: "boolean" },
+    deep: { type: "boolean" },
+  });
   if (positionals.length === 0) {
     throw new ValidationError("hermes validate: expected at least one JOB.yaml or DIR");
   }
   const config = loadUserConfig(`${cli.home}/config.yaml`, { policy: cli.policyFile });
   const results: FileResult[] = [];
-  for (const file of jobFiles(positionals)) {
+  const { files, skipped } = jobFiles(positionals);
+  for (const { file, reason } of skipped) cli.err(`hermes: skipped ${file}: ${reason}`);
+  for (const file of files) {
     try {
       const job = loadJob(file, { validateOnly: true, ...(config ? { config } : {}) });
+      const machine = await checkMachine(job, job.locate, {
+        env: cli.env,
+        clock: cli.clock,
+        deep: values.deep === true,
+        signal: cli.signal,
+      });
+      for (const line of machine.warnings) cli.err(`hermes: warning: ${line}`);
+      if (machine.problems.length > 0) throw new JobProblems(machine.problems);
       results.push({ file, valid: true, job: job.spec.name });
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
@@ -42,9 +62,24 @@ export async function main(cli: Cli): Promise<number> {
   return results.every((r) => r.valid) ? 0 : 2;
 }
 
-/** Files as given; a directory stands for its *.yaml / *.yml job files (not replies files or config.yaml). */
-function jobFiles(paths: readonly string[]): string[] {
+/** Keys only a job file has at its top level (with `name:`). */
+const JOB_KEYS = /^(prompt|steps|schedule|model|tools|plugins|mcp_servers)\s*:/m;
+const MODELINE = /^#\s*yaml-language-server:\s*\$schema=\S*job\.schema\.json/m;
+
+/** Whether the text of a YAML file is a job file (see the module comment); the reason when it is not. */
+export function notAJob(text: string): string | null {
+  if (MODELINE.test(text)) return null;
+  if (/^name\s*:/m.test(text) && JOB_KEYS.test(text)) return null;
+  return "not a job file (no top-level name: with prompt:, steps:, schedule:, model: or tools:, and no " +
+    "job.schema.json modeline)";
+}
+
+/** Files as given; a directory stands for the job files in it, the other YAML files are skipped. */
+function jobFiles(
+  paths: readonly string[],
+): { files: string[]; skipped: { file: string; reason: string }[] } {
   const files: string[] = [];
+  const skipped: { file: string; reason: string }[] = [];
   for (const path of paths) {
     let isDirectory = false;
     try {
@@ -54,15 +89,27 @@ function jobFiles(paths: readonly string[]): string[] {
       files.push(path);
       continue;
     }
-    const inside = [...Deno.readDirSync(path)]
-      .filter((e) => e.isFile && /\.ya?ml$/.test(e.name) && !/\.replies\.ya?ml$/.test(e.name))
-      .filter((e) => !/^config\.ya?ml$/.test(e.name))
+    const yaml = [...Deno.readDirSync(path)]
+      .filter((e) => e.isFile && /\.ya?ml$/.test(e.name))
       .map((e) => `${path.replace(/\/$/, "")}/${e.name}`)
       .sort();
+    const inside: string[] = [];
+    for (const file of yaml) {
+      let reason: string | null;
+      try {
+        reason = notAJob(Deno.readTextFileSync(file));
+      } catch (error) {
+        reason = `cannot be read: ${error instanceof Error ? error.message : String(error)}`;
+      }
+      if (reason === null) inside.push(file);
+      else skipped.push({ file, reason });
+    }
     if (inside.length === 0) {
-      throw new ValidationError(`hermes validate: no *.yaml job files in directory "${path}"`);
+      throw new ValidationError(
+        `Cannot validate directory "${path}": it holds no job files (*.yaml with name: and prompt:, steps:, schedule:, model: or tools:)`,
+      );
     }
     files.push(...inside);
   }
-  return files;
+  return { files, skipped };
 }

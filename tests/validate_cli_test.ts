@@ -95,7 +95,7 @@ Deno.test({
   assert.match(daemon.stderr, REFUSED["cron.yaml"]!.error);
 });
 
-Deno.test("validate DIR checks every job file in it (not replies or config.yaml) and every error of a file", async () => {
+Deno.test("validate DIR checks the job files in it, names the other YAML files skipped, and every error of a file", async () => {
   const dir = await fixture();
   await writeFiles(dir, {
     "many/two.yaml": `name: Two\n${MODEL}\npromt: x\nlimits: { max_turns: 0 }\noutput: { file: /etc/x }\n`,
@@ -105,14 +105,16 @@ Deno.test("validate DIR checks every job file in it (not replies or config.yaml)
   assert.equal(code, 2);
   const results = JSON.parse(stdout) as { file: string; valid: boolean; errors?: string[] }[];
   const names = results.map((r) => r.file.replace(/^bad\//, ""));
-  assert.deepEqual(names, [...Object.keys(REFUSED), "r.yaml"].sort());
-  assert.ok(!names.includes("config.yaml") && !names.includes("x.replies.yaml"));
+  assert.deepEqual(names, Object.keys(REFUSED).sort());
   for (const r of results) {
-    if (r.file === "bad/r.yaml") continue; // a replies file named like a job is reported as one
     assert.equal(r.valid, false, r.file);
     assert.match(r.errors!.join("\n"), REFUSED[r.file.replace(/^bad\//, "")]!.error);
   }
-  assert.equal(stderr, "");
+  // Replies, config.yaml and any other YAML are not job files: each is named as skipped.
+  assert.deepEqual(
+    stderr.trim().split("\n").map((line) => /^hermes: skipped (\S+): not a job file/.exec(line)?.[1]),
+    ["bad/config.yaml", "bad/r.yaml", "bad/x.replies.yaml"],
+  );
   // Every error of one file, each on its own line with its position.
   const many = await hermes(["validate", "many/two.yaml"], { cwd: dir, home: dir });
   assert.equal(many.code, 2);
@@ -176,4 +178,82 @@ Deno.test("validate: a job's plugin is located in the job even after config.yaml
   await writeFiles(home, { "config.yaml": "plugins: [{ path: ./global.ts }]\n" });
   const ok = await hermes(["validate", "ok.yaml"], { cwd: dir, home });
   assert.equal(ok.code, 0, ok.stderr);
+});
+
+Deno.test("validate DIR: a workflow or compose file is skipped; a job without prompt (run with -p) or with the modeline is checked", async () => {
+  const dir = await writeFiles(await tempDir(), {
+    "jobs/ci.yaml": "name: CI\non: [push]\njobs: { build: { runs-on: ubuntu-latest } }\n",
+    "jobs/compose.yaml": "name: app\nservices: { db: { image: postgres } }\n",
+    "jobs/tools-only.yaml": `name: t\n${MODEL}\ntools: { list_dir: {} }\n`,
+    "jobs/modeline.yml": "# yaml-language-server: $schema=../job.schema.json\nname: m\npromt: typo\n",
+    "jobs/r.yaml": "- content: hi\n",
+  });
+  const { code, stderr } = await hermes(["validate", "jobs"], { cwd: dir, home: dir });
+  assert.equal(code, 2, stderr);
+  assert.match(stderr, /^hermes: skipped jobs\/ci\.yaml: not a job file/m);
+  assert.match(stderr, /^hermes: skipped jobs\/compose\.yaml: not a job file/m);
+  assert.match(stderr, /^hermes: jobs\/modeline\.yml:3:1: unknown key "promt"/m);
+  const only = await hermes(["validate", "jobs/tools-only.yaml"], { cwd: dir, home: dir });
+  assert.equal(only.code, 0, only.stderr);
+  const none = await hermes(["validate", "jobs/none"], { cwd: dir, home: dir });
+  assert.equal(none.code, 2);
+});
+
+Deno.test("validate agrees with run on this machine: a sandboxed shell tool, plugin or MCP server without a working sandbox is exit 2", async () => {
+  const dir = await writeFiles(await tempDir(), {
+    "shell.yaml": `name: s\n${MODEL}\nprompt: x\ntools:\n  shell: { allow: ["git *"] }\n`,
+    "off.yaml": `name: o\n${MODEL}\nprompt: x\ntools:\n  shell: { allow: ["git *"], sandbox: off }\n`,
+    "plugin.yaml": `name: p\n${MODEL}\nprompt: x\nplugins:\n  - path: ./plugin.ts\n`,
+    "plugin.ts": "export function register() {}\n",
+    "r.yaml": "- content: hi\n",
+  });
+  const env = { HERMES_BWRAP: `${dir}/no-bwrap-here` };
+  const v = await hermes(["validate", "shell.yaml", "off.yaml", "plugin.yaml"], { cwd: dir, home: dir, env });
+  assert.equal(v.code, 2, v.stderr);
+  assert.match(
+    v.stderr,
+    /^hermes: shell\.yaml:5:10: tools\.shell: Cannot run the shell tool in its OS sandbox here: /m,
+  );
+  assert.match(
+    v.stderr,
+    /^hermes: plugin\.yaml:5:5: plugins\[0\]: Cannot run plugin \.\/plugin\.ts in its OS sandbox here: /m,
+  );
+  assert.match(v.stdout, /^off\.yaml: ok \(o\)$/m, "the explicit opt-out validates there, as it runs");
+  const run = await hermes(["run", "shell.yaml"], { cwd: dir, home: dir, env });
+  assert.equal(run.code, 2, "run refuses it too");
+});
+
+Deno.test({
+  name:
+    "validate --deep starts plugins and MCP servers as run does: one that cannot start is exit 2; the others pass",
+  ignore: withoutSandbox,
+  fn: async () => {
+    const dir = await writeFiles(await tempDir(), {
+      "job.yaml": `name: d\n${MODEL}\nprompt: x\nplugins:\n  - path: ./broken.ts\n`,
+      "broken.ts": "export function register() { throw new Error('cannot register'); }\n",
+      "mcp.yaml":
+        `name: m\n${MODEL}\nprompt: x\nmcp_servers:\n  gone: { command: ./no-such-server, required: true }\n` +
+        `  optional: { command: ./no-such-server }\n`,
+      "good.yaml": `name: g\n${MODEL}\nprompt: x\nplugins:\n  - path: ./good.ts\n`,
+      "good.ts": "export function register() {}\n",
+      "r.yaml": "- content: hi\n",
+    });
+    const shallow = await hermes(["validate", "job.yaml", "mcp.yaml"], { cwd: dir, home: dir });
+    assert.equal(shallow.code, 0, shallow.stderr);
+    const deep = await hermes(["validate", "--deep", "job.yaml", "mcp.yaml", "good.yaml"], {
+      cwd: dir,
+      home: dir,
+    });
+    assert.equal(deep.code, 2, deep.stderr);
+    assert.match(
+      deep.stderr,
+      /^hermes: job\.yaml:5:3: plugins: Cannot load plugin "broken" .*cannot register/m,
+    );
+    assert.match(deep.stderr, /^hermes: mcp\.yaml:5:9: mcp_servers\.gone: the server does not start: /m);
+    assert.match(
+      deep.stderr,
+      /^hermes: warning: mcp\.yaml:6:13: mcp_servers\.optional: the server does not start/m,
+    );
+    assert.match(deep.stdout, /^good\.yaml: ok \(g\)$/m);
+  },
 });

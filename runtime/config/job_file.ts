@@ -138,8 +138,11 @@ function bounded(job: ResolvedJob, policies: readonly Policy[], untrusted: boole
   return spec === job.spec ? job : { ...job, spec };
 }
 
-/** Loads, validates and resolves a job file. */
-export function loadJob(path: string, options: LoadJobOptions = {}): ResolvedJob {
+/** Loads, validates and resolves a job file; `locate` names the `file:line:col` of a key path in it. */
+export function loadJob(
+  path: string,
+  options: LoadJobOptions = {},
+): ResolvedJob & { locate: (keyPath: (string | number)[]) => string } {
   const text = readText(path, "job file");
   const parsed = parseYamlSource(path, text);
   const spec = validate(JobFile, path, parsed);
@@ -158,7 +161,7 @@ export function loadJob(path: string, options: LoadJobOptions = {}): ResolvedJob
     templated: options.validateOnly === true,
     configPlugins: options.config?.plugins?.length ?? 0,
   });
-  return job;
+  return { ...job, locate };
 }
 
 /** Validates a job given as an object (JSON-RPC `job.run {job}` and `session.create {job}`). */

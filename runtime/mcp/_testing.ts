@@ -28,9 +28,14 @@ export async function referenceServers(): Promise<ReferenceServers> {
     dir: CACHE,
   };
   const ready = join(CACHE, "ready");
+  const failed = join(tmpdir(), "hermes-mcp-reference.failed");
   const lock = join(tmpdir(), "hermes-mcp-reference.lock");
   for (;;) {
     if (await exists(ready)) return bins;
+    // A failed install fails every test file that waited for it at once, not one after another.
+    const failure = await Deno.readTextFile(failed).catch(() => null);
+    const failedAt = (await Deno.stat(failed).catch(() => null))?.mtime?.getTime() ?? 0;
+    if (failure !== null && Date.now() - failedAt < STALE_MS) throw new Error(failure);
     try {
       await Deno.mkdir(lock);
     } catch (error) {
@@ -43,7 +48,7 @@ export async function referenceServers(): Promise<ReferenceServers> {
     try {
       if (!(await exists(ready))) {
         await Deno.mkdir(CACHE, { recursive: true });
-        const out = await new Deno.Command("npm", {
+        const out = await installWithin(INSTALL_TIMEOUT_MS, failed, {
           args: [
             "install",
             "--no-audit",
@@ -54,19 +59,47 @@ export async function referenceServers(): Promise<ReferenceServers> {
             EVERYTHING,
             FILESYSTEM,
           ],
-          stdout: "piped",
-          stderr: "piped",
-        }).output();
+        });
         if (out.code !== 0) {
-          throw new Error(
-            `npm install of the MCP reference servers failed: ${new TextDecoder().decode(out.stderr)}`,
-          );
+          const message = `npm install of the MCP reference servers failed: ${
+            new TextDecoder().decode(out.stderr)
+          }`;
+          await Deno.writeTextFile(failed, message);
+          throw new Error(message);
         }
+        await Deno.remove(failed).catch(() => {});
         await Deno.writeTextFile(ready, new Date().toISOString());
       }
     } finally {
       await Deno.remove(lock, { recursive: true }).catch(() => {});
     }
+  }
+}
+
+/**
+ * npm retries a registry it cannot reach (or whose certificate it does not trust) for minutes: the install
+ * is bounded, so a test that needs the servers fails saying why instead of hanging the suite.
+ */
+const INSTALL_TIMEOUT_MS = 180_000;
+
+async function installWithin(
+  ms: number,
+  failed: string,
+  { args }: { args: string[] },
+): Promise<Deno.CommandOutput> {
+  const child = new Deno.Command("npm", { args, stdin: "null", stdout: "piped", stderr: "piped" }).spawn();
+  const timer = setTimeout(() => child.kill("SIGKILL"), ms);
+  try {
+    const out = await child.output();
+    if (out.signal === "SIGKILL") {
+      const message = `npm install of the MCP reference servers did not finish within ${ms / 1000} s ` +
+        "(is the npm registry reachable, and its certificate trusted by this user's npm config?)";
+      await Deno.writeTextFile(failed, message);
+      throw new Error(message);
+    }
+    return out;
+  } finally {
+    clearTimeout(timer);
   }
 }
 
