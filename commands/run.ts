@@ -50,7 +50,7 @@ interface Seen {
 async function reportUnstarted(cli: Cli, error: Error, seen: Seen, started: number): Promise<void> {
   const ending = endingOfError({ caught: error, timeout: new AbortController().signal });
   const zero = { prompt_tokens: 0, completion_tokens: 0 };
-  const job = seen.job ?? (seen.jobPath ? basename(seen.jobPath).replace(/\.ya?ml$/, "") : "oneshot");
+  const job = seen.job ?? (seen.jobPath ? nameIn(seen.jobPath) : "oneshot");
   const result: RunResult = buildResult(ending, {
     session_id: "",
     job,
@@ -68,6 +68,16 @@ async function reportUnstarted(cli: Cli, error: Error, seen: Seen, started: numb
   if (format === "json" || format === "stream-json") {
     await cli.out(JSON.stringify(redactValue(result, cli.redact)) + "\n");
   }
+}
+
+/** The `name:` of a job file that did not load (the summary and annotations name the job), else its file name. */
+function nameIn(path: string): string {
+  let text = "";
+  try {
+    text = Deno.readTextFileSync(path);
+  } catch { /* unreadable: its file name */ }
+  return /^name:\s*["']?([a-z0-9._-]+)["']?\s*(#.*)?$/m.exec(text)?.[1] ??
+    basename(path).replace(/\.ya?ml$/, "");
 }
 
 /** `--output X` / `-o X` / `--output=X` from raw arguments, for a failure before they were parsed. */

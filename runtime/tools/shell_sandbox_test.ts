@@ -157,19 +157,23 @@ sandboxTest("no network unless net: true", async () => {
   const accepting = (async () => {
     for await (const connection of listener) connection.close();
   })();
-  const connect = `${Deno.execPath()} eval --quiet 'const c = await Deno.connect({ hostname: "127.0.0.1", ` +
-    `port: ${port} }); c.close(); console.log("connected")'`;
+  // bash's /dev/tcp from a script in the job directory, not a deno client: a deno under /tmp (npx with HOME
+  // there) is hidden by the private /tmp, and the tool's policy refuses redirections on the command line.
+  const script = `exec 3<>/dev/tcp/127.0.0.1/${port} && echo connected\n`;
+  const connect = "bash ./connect.sh";
   try {
-    await job({ shell: {} }, async ({ run }) => {
+    await job({ shell: {} }, async ({ dir, run }) => {
+      await Deno.writeTextFile(`${dir}/connect.sh`, script);
       const refused = await run(connect);
-      assert.equal(refused.status, "error");
+      assert.equal(refused.status, "error", refused.content);
       assert.match(refused.content, /Connection refused/);
       assert.deepEqual(await run("tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"), {
         status: "ok",
         content: "lo\n",
       });
     });
-    await job({ shell: { sandbox: { net: true } } }, async ({ run }) => {
+    await job({ shell: { sandbox: { net: true } } }, async ({ dir, run }) => {
+      await Deno.writeTextFile(`${dir}/connect.sh`, script);
       assert.deepEqual(await run(connect), { status: "ok", content: "connected\n" });
     });
   } finally {

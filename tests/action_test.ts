@@ -1,0 +1,139 @@
+/**
+ * The GitHub Action (action.yml) run step by step through a runner emulation (tests/_actions_runner.ts):
+ * the install steps find deno and bubblewrap already here, doctor runs, and the job runs through the real
+ * CLI — a success, a model failure (exit 1, a model server that answers 500) and a job-file error (exit 2),
+ * each with the outputs and annotations it must write.
+ */
+import assert from "node:assert/strict";
+import { dirname } from "node:path";
+import { ROOT, tempDir, writeFiles } from "./_cli.ts";
+import { runAction } from "./_actions_runner.ts";
+import { startOpenAIServer } from "./openai_server.ts";
+
+function runnerEnv(): Record<string, string> {
+  const env = Deno.env.toObject();
+  return {
+    PATH: `${dirname(Deno.execPath())}:${env.PATH ?? "/usr/bin:/bin"}`,
+    HOME: env.HOME ?? "/tmp",
+    ...(env.DENO_DIR ? { DENO_DIR: env.DENO_DIR } : {}),
+    NO_COLOR: "1",
+  };
+}
+
+const SCHEMA = "output: { schema: { type: object, required: [labels] }, file: ./out/labels.json }\n";
+
+Deno.test("action: a successful job sets every output, writes the result file and the summary, annotates nothing", async () => {
+  const dir = await writeFiles(await tempDir(), {
+    "jobs/triage.yaml": "name: triage\nmodel: { provider: scripted, script: ./r.yaml }\n" +
+      "inputs: { repo: { type: string, required: true } }\nprompt: Label {{ inputs.repo }}\n" + SCHEMA,
+    "jobs/r.yaml": `- content: '{"labels": ["bug"]}'\n`,
+    "jobs/out/.keep": "",
+  });
+  const run = await runAction({
+    actionPath: ROOT,
+    workspace: dir,
+    with: { job: "jobs/triage.yaml", inputs: "repo=octo/cat\n\n# a comment\n", home: `${dir}/home` },
+    env: runnerEnv(),
+  });
+  assert.equal(run.failed, null, run.log);
+  assert.deepEqual(run.skipped, ["Cache Deno downloads"], "uses: steps are the only ones skipped");
+  assert.match(run.log, /^sandbox\s+ok/m, "doctor ran");
+  const { outputs } = run;
+  assert.equal(outputs.status, "success");
+  assert.equal(outputs.exit_code, "0");
+  assert.equal(outputs.terminal_reason, "completed");
+  assert.match(outputs.session_id!, /^\d{8}-\d{6}-[0-9a-f]{6}$/);
+  assert.equal(outputs.final, '{"labels": ["bug"]}');
+  assert.deepEqual(JSON.parse(outputs.output!), { labels: ["bug"] });
+  assert.equal(outputs.output_file, `${dir}/jobs/out/labels.json`);
+  assert.deepEqual(JSON.parse(await Deno.readTextFile(outputs.output_file!)), { labels: ["bug"] });
+  assert.equal(outputs.error, "");
+  const result = JSON.parse(await Deno.readTextFile(outputs.result!));
+  assert.equal(result.session_id, outputs.session_id);
+  assert.equal(result.status, "success");
+  assert.match(run.summary, /### Hermes: triage — success/);
+  assert.match(run.summary, /1 turn, /, "one turn, not 1 turns");
+  assert.doesNotMatch(run.log, /::error/);
+  // The job's prompt got the input: the session is in the home the action was given.
+  assert.ok((await Deno.stat(`${dir}/home/state.db`)).isFile);
+});
+
+Deno.test("action: a model failure is exit 1 with its reason in the outputs, the summary and an ::error:: annotation", async () => {
+  const failure = { error: { status: 500, message: "model backend down" } };
+  const server = await startOpenAIServer([failure, failure]);
+  try {
+    const dir = await writeFiles(await tempDir(), {
+      "job.yaml":
+        `name: remote\nmodel: { name: m, base_url: "${server.url}", api_key_env: none, max_retries: 1 }\n` +
+        "prompt: hi\n",
+    });
+    const run = await runAction({
+      actionPath: ROOT,
+      workspace: dir,
+      with: { job: "job.yaml", doctor: "false", args: "--max-turns 5" },
+      env: runnerEnv(),
+    });
+    assert.deepEqual(run.failed, { step: "Run Hermes", code: 1 }, run.log);
+    assert.equal(run.outputs.status, "failed");
+    assert.equal(run.outputs.exit_code, "1");
+    assert.equal(run.outputs.terminal_reason, "provider_error");
+    assert.match(run.outputs.error!, /500/);
+    assert.notEqual(run.outputs.session_id, "");
+    assert.equal(run.outputs.output_file, "");
+    assert.equal(JSON.parse(await Deno.readTextFile(run.outputs.result!)).exit_code, 1);
+    assert.match(run.summary, /\*\*Terminal reason:\*\* `provider_error` · \*\*Exit code:\*\* 1/);
+    assert.match(run.log, /^::error title=Hermes remote::failed \(provider_error\): /m);
+    assert.doesNotMatch(run.log, /^sandbox\s+ok/m, "doctor: false skips it");
+    assert.equal(server.requests.length, 2, "the request and its one retry went out");
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("action: a job-file error is exit 2 with outputs, the result file, the summary and a line annotation", async () => {
+  const dir = await writeFiles(await tempDir(), {
+    "job.yaml":
+      "name: broken\nmodel: { provider: scripted, script: ./r.yaml }\nprompt: hi\ntools:\n  bash: {}\n",
+    "r.yaml": "- content: never\n",
+  });
+  const run = await runAction({
+    actionPath: ROOT,
+    workspace: dir,
+    with: { job: "job.yaml", doctor: "false" },
+    env: runnerEnv(),
+  });
+  assert.deepEqual(run.failed, { step: "Run Hermes", code: 2 }, run.log);
+  assert.equal(run.outputs.status, "failed");
+  assert.equal(run.outputs.exit_code, "2");
+  assert.equal(run.outputs.terminal_reason, "invalid_input");
+  assert.equal(run.outputs.session_id, "");
+  assert.equal(run.outputs.error, 'job.yaml:5:3: unknown key "tools.bash" (did you mean "shell"?)');
+  const result = JSON.parse(await Deno.readTextFile(run.outputs.result!));
+  assert.deepEqual([result.exit_code, result.status], [2, "failed"]);
+  assert.match(run.summary, /### Hermes: broken — failed/);
+  assert.match(run.summary, /\*\*Exit code:\*\* 2/);
+  assert.match(
+    run.log,
+    /^::error file=job\.yaml,line=5,col=3,title=Hermes broken::unknown key "tools\.bash" \(did you mean "shell"\?\)$/m,
+  );
+  // The problem-matcher form is printed too, for logs read without annotations.
+  assert.match(run.log, /^hermes: job\.yaml:5:3: unknown key "tools\.bash"/m);
+});
+
+Deno.test("action: the problem matcher matches the error lines hermes prints", async () => {
+  const matcher = JSON.parse(await Deno.readTextFile(`${ROOT}/.github/hermes-problem-matcher.json`));
+  const [{ pattern: [pattern] }] = matcher.problemMatcher;
+  const regexp = new RegExp(pattern.regexp);
+  const line = "hermes: jobs/a.yaml:12:7: limits.max_turns: Too small: expected number to be >0";
+  const match = regexp.exec(line)!;
+  assert.deepEqual(
+    [match[pattern.file], match[pattern.line], match[pattern.column], match[pattern.message]],
+    ["jobs/a.yaml", "12", "7", "limits.max_turns: Too small: expected number to be >0"],
+  );
+  assert.equal(
+    regexp.exec('hermes: Unknown command "rn"'),
+    null,
+    "a line without a position is not a problem",
+  );
+  assert.equal(regexp.exec("hermes info: tool shell → ok, 2 B, 3 ms"), null);
+});
