@@ -49,7 +49,7 @@ interface Seen {
 
 async function reportUnstarted(cli: Cli, error: Error, seen: Seen, started: number): Promise<void> {
   const ending = endingOfError({ caught: error, timeout: new AbortController().signal });
-  const zero = { prompt_tokens: 0, completion_tokens: 0 };
+  const zero = { prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0 };
   const job = seen.job ?? (seen.jobPath ? nameIn(seen.jobPath) : "oneshot");
   const result: RunResult = buildResult(ending, {
     session_id: "",

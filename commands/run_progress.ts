@@ -66,7 +66,9 @@ function liveProgress(cli: Cli, options: { color: boolean }): Progress {
           return;
         case "tool.result":
           if (event.status !== "ok") {
-            cli.err(`  ${paint("33", visibleText(event.tool))} ${event.status}: ${oneLine(withoutStatus(event))}`);
+            cli.err(
+              `  ${paint("33", visibleText(event.tool))} ${event.status}: ${oneLine(withoutStatus(event))}`,
+            );
           }
           return;
         case "result":
