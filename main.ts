@@ -10,6 +10,7 @@ import { createLogger, type LogLevel } from "./runtime/core/log.ts";
 import { createRedactor } from "./runtime/core/redact.ts";
 import { didYouMean } from "./runtime/core/suggest.ts";
 import { VERSION } from "./runtime/core/version.ts";
+import { retryLine } from "./runtime/store/retry.ts";
 
 type CommandModule = { main(cli: Cli): Promise<number> };
 // Literal import paths keep every module statically reachable for `deno bundle` / `deno compile`.
@@ -128,7 +129,8 @@ export async function main(argv: string[], env: Record<string, string>): Promise
       load(),
     ]);
     const home = homeOf(argv, env);
-    const dbPath = location = await storeLocation(home, { flag: globalValue(argv, "--db"), env });
+    const configured = await storeLocation(home, { flag: globalValue(argv, "--db"), env });
+    const dbPath = location = configured.location;
     const host = hostName(env);
     // The commands' clock: this host's, until a PostgreSQL store is opened; then the database's, so that
     // leases and slot claims stamped by every host share one time line.
@@ -146,6 +148,7 @@ export async function main(argv: string[], env: Record<string, string>): Promise
     const onTerm = onSignal("SIGTERM");
     Deno.addSignalListener("SIGINT", onInt);
     Deno.addSignalListener("SIGTERM", onTerm);
+    const log = createLogger({ level: logLevel, write, redact });
     const cli: Cli = {
       args: rest,
       // The home in effect, however it was chosen (--home, HERMES_HOME, ~/.hermes): sandboxes hide it.
@@ -159,7 +162,7 @@ export async function main(argv: string[], env: Record<string, string>): Promise
       isTTY: Deno.stderr.isTerminal(),
       stdoutIsTTY: Deno.stdout.isTerminal(),
       clock,
-      log: createLogger({ level: logLevel, write, redact }),
+      log,
       redact,
       signal: controller.signal,
       signalName: () => received,
@@ -179,7 +182,12 @@ export async function main(argv: string[], env: Record<string, string>): Promise
         statusLine = text;
       },
       openStore: async () => {
-        const store = await openStoreAt(dbPath, { clock: systemClock, host });
+        const store = await openStoreAt(dbPath, {
+          clock: systemClock,
+          host,
+          // Each retry is one stderr line: a database blip is visible, and not an error.
+          retry: { budgetMs: configured.retryMs, onRetry: (notice) => log.warn(retryLine(notice)) },
+        });
         storeClock = store.clock;
         return store;
       },

@@ -11,6 +11,16 @@ import type { Redactor } from "../runtime/core/redact.ts";
 import type { Store } from "../runtime/store/store.ts";
 import { isPostgresUrl, redactUrl } from "../runtime/store/postgres/_url.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
+import { isTransientSqliteError } from "../runtime/store/sqlite/faults.ts";
+import {
+  DEFAULT_RETRY_MS,
+  type RetryNotice,
+  type RetryPolicy,
+  StoreUnavailableError,
+  withRetry,
+} from "../runtime/store/retry.ts";
+import { retryingStore } from "../runtime/store/retrying_store.ts";
+import { systemClock } from "../runtime/core/clock.ts";
 
 export interface Cli {
   /** Arguments after the subcommand name (global flags included; parse them with `globalOptions`). */
@@ -101,13 +111,19 @@ function parseError(error: unknown, options: ParseArgsOptionsConfig): string {
   return message.replace(/\. To specify.*$/, "");
 }
 
-/** Where the store is: --db > HERMES_DATABASE_URL > config.yaml's `store.url` > HOME/state.db. */
+/**
+ * Where the store is (--db > HERMES_DATABASE_URL > config.yaml's `store.url` > HOME/state.db) and how long
+ * its transient faults are waited out (config.yaml's `store.retry`, default 60 s).
+ */
 export async function storeLocation(
   home: string,
   given: { flag: string | undefined; env: Record<string, string> },
-): Promise<string> {
-  return given.flag ?? given.env.HERMES_DATABASE_URL ?? await configuredStoreUrl(`${home}/config.yaml`) ??
-    `${home}/state.db`;
+): Promise<{ location: string; retryMs: number }> {
+  const configured = await configuredStore(`${home}/config.yaml`);
+  return {
+    location: given.flag ?? given.env.HERMES_DATABASE_URL ?? configured?.url ?? `${home}/state.db`,
+    retryMs: configured?.retry ?? DEFAULT_RETRY_MS,
+  };
 }
 
 /**
@@ -119,7 +135,7 @@ export function hostName(env: Record<string, string>): string {
   return env.HERMES_HOST_ID || Deno.hostname();
 }
 
-async function configuredStoreUrl(path: string): Promise<string | undefined> {
+async function configuredStore(path: string): Promise<{ url?: string; retry?: number } | undefined> {
   let text: string;
   try {
     text = await Deno.readTextFile(path);
@@ -129,7 +145,19 @@ async function configuredStoreUrl(path: string): Promise<string | undefined> {
   // Validating config.yaml loads yaml and zod (~20 ms): only a file with a top-level `store:` pays for it here.
   if (!/^store\s*:/m.test(text)) return undefined;
   const { loadUserConfig } = await import("../runtime/config/job_file.ts");
-  return loadUserConfig(path)?.store?.url;
+  const store = loadUserConfig(path)?.store;
+  if (!store) return undefined;
+  const { parseDuration } = await import("../runtime/core/duration.ts");
+  return {
+    ...(store.url !== undefined ? { url: store.url } : {}),
+    ...(store.retry !== undefined ? { retry: parseDuration(store.retry) } : {}),
+  };
+}
+
+/** How the store's transient faults are waited out: for `budgetMs`, each retry told to `onRetry`. */
+export interface StoreRetry {
+  budgetMs: number;
+  onRetry?: (notice: RetryNotice) => void;
 }
 
 /** A store with the clock its leases and claims are judged by: `clock` on SQLite, the database's on PostgreSQL. */
@@ -142,13 +170,26 @@ export type OpenedStore = Store & { readonly clock: Clock };
  */
 export async function openStoreAt(
   location: string,
-  { clock, host }: { clock: Clock; host: string },
+  { clock, host, retry }: { clock: Clock; host: string; retry?: StoreRetry },
 ): Promise<OpenedStore> {
+  const policy: RetryPolicy = { budgetMs: retry?.budgetMs ?? DEFAULT_RETRY_MS, clock: systemClock };
+  const onRetry = retry?.onRetry;
   if (isPostgresUrl(location)) {
-    const { openPostgresStore } = await import("../runtime/store/postgres/postgres_store.ts");
+    const [{ openPostgresStore }, { isTransientPgError }] = await Promise.all([
+      import("../runtime/store/postgres/postgres_store.ts"),
+      import("../runtime/store/postgres/faults.ts"),
+    ]);
+    const where = redactUrl(location);
+    const options = { policy, transient: isTransientPgError, where, ...(onRetry ? { onRetry } : {}) };
     try {
-      return await openPostgresStore(location, { host });
+      const store = await withRetry(
+        "connect",
+        () => openPostgresStore(location, { host, commitCheck: options }),
+        options,
+      );
+      return retryingStore(store, options);
     } catch (error) {
+      if (error instanceof StoreUnavailableError) throw error;
       // A driver's message may span lines (a server's DETAIL): the user gets one line.
       const line = errorMessage(error).replace(/\s*\n\s*/g, " ");
       if (error instanceof ValidationError) throw new ValidationError(line, { cause: error });
@@ -165,8 +206,15 @@ export async function openStoreAt(
       reason: "store_error",
     });
   }
+  const options = {
+    policy,
+    transient: isTransientSqliteError,
+    where: location,
+    ...(onRetry ? { onRetry } : {}),
+  };
   try {
-    return Object.assign(openSqliteStore(location, { clock, host }), { clock });
+    const store = await withRetry("open", async () => openSqliteStore(location, { clock, host }), options);
+    return retryingStore(Object.assign(store, { clock }), options);
   } catch (error) {
     throw storeFailure(error, location) ?? error;
   }
@@ -195,8 +243,11 @@ const SQLITE_PROBLEMS: [code: number, message: string, problem: string][] = [
   ],
 ];
 
-/** A SQLite failure as one line naming the store file, or null for any other error. */
-export function storeFailure(error: unknown, dbPath: string): RunError | null {
+/**
+ * A SQLite failure as one line naming the store file, or null for any other error. A file that is not a
+ * SQLite store is bad input (exit 2): the --db or --home given names the wrong file.
+ */
+export function storeFailure(error: unknown, dbPath: string): RunError | ValidationError | null {
   const { code, errcode } = error as { code?: string; errcode?: number };
   if (code !== "ERR_SQLITE_ERROR") return null;
   const message = errorMessage(error);
@@ -204,5 +255,8 @@ export function storeFailure(error: unknown, dbPath: string): RunError | null {
     (typeof errcode === "number" && (errcode & 0xff) === n) || message.includes(text)
   );
   const problem = known?.[2] ?? message;
+  if (known?.[0] === 26) {
+    return new ValidationError(`Cannot use the store ${dbPath}: ${problem}`, { cause: error });
+  }
   return new RunError(`Cannot use the store ${dbPath}: ${problem}`, { reason: "store_error", cause: error });
 }

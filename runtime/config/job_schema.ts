@@ -338,6 +338,11 @@ const McpServers = z.record(
 
 const SecretNames = z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected a variable name"));
 
+const StoreRetry = Duration.describe(
+  "How long transient store faults (database restarting, connection lost, busy) are waited out before " +
+    "the run fails with terminal_reason store_unavailable (default 60s; 0s: not at all)",
+).optional();
+
 export const JobFile = z.strictObject({
   $schema: z.string().describe("JSON Schema of this file, for editors").optional(),
   name: Name.describe("Job name: lower-case letters, digits, '.', '_' or '-'"),
@@ -369,6 +374,7 @@ export const JobFile = z.strictObject({
   heartbeat: HeartbeatConfig.describe("/heartbeat settings").optional(),
   schedule: ScheduleConfig.describe("Cron schedule served by hermes daemon").optional(),
   output: OutputConfig.describe("Where and how the result is written").optional(),
+  store: z.strictObject({ retry: StoreRetry }).describe("How this job's runs treat store faults").optional(),
 });
 
 /** `HERMES_HOME/config.yaml`: user-wide defaults. */
@@ -386,7 +392,8 @@ export const UserConfig = z.strictObject({
   store: z.strictObject({
     url: z.string().regex(/^postgres(ql)?:\/\//).describe(
       "The PostgreSQL store shared by every host (postgres://user@host/db); --db and HERMES_DATABASE_URL override it",
-    ),
+    ).optional(),
+    retry: StoreRetry,
   }).describe("Where sessions are stored (default: HERMES_HOME/state.db, SQLite)").optional(),
   policy: PolicyConfig.describe(
     "Trust policy: what job files may ask for (--policy FILE and HERMES_POLICY replace it)",

@@ -81,6 +81,18 @@ export interface EventFields {
   "heartbeat.tick": { tick: number; prompt: string; interval_ms: number };
   "plugin.error": { plugin: string; hook: string | null; error: string };
   "provider.retry": { attempt: number; delay_ms: number; status: number | null; error: string };
+  /**
+   * A store operation met a transient fault (the database restarting, a lost connection, a lock held past
+   * its timeout) and is tried again after `delay_ms`; `elapsed_ms` of the `budget_ms` (store.retry) used.
+   */
+  "store.retry": {
+    operation: string;
+    attempt: number;
+    delay_ms: number;
+    elapsed_ms: number;
+    budget_ms: number;
+    error: string;
+  };
   "turn.end": { turn: number; usage: Required<Usage> | null; finish_reason: string };
   "session.end": { status: SessionStatus; reason: string };
   /** The §4 result object; the last event of a run. */

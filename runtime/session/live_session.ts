@@ -246,17 +246,20 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     async finish(status, reason) {
       if (finished) return;
       finished = true;
-      await store.updateSession(id, {
+      // Plugins and MCP servers are stopped even when the end cannot be recorded (the store is down).
+      const recorded = store.updateSession(id, {
         status,
         terminal_reason: reason,
         ended_at: clock.now(),
         owner_pid: null,
-      });
+      }).then(() => null, (error: unknown) => ({ error }));
+      const failure = await recorded;
       await hooks.onSessionEnd({ session_id: id, status, reason }).catch((error) =>
         log.warn(`on_session_end failed: ${error}`)
       );
       events.emit(id, { type: "session.end", status, reason });
       await Promise.all([plugins?.stop(), mcp?.stop()]);
+      if (failure) throw failure.error;
     },
   };
 }

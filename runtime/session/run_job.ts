@@ -10,7 +10,11 @@ import type { ResolvedJob } from "../config/job.ts";
 import { startTimeout } from "../agent/limits.ts";
 import { isRecurringActive } from "../../loops/recurring_active.ts";
 import { openSession, type OpenSessionOptions } from "./live_session.ts";
-import { failedDelivery, type RunResult } from "./outcome.ts";
+import { buildResult, endingOfError, failedDelivery, type RunResult } from "./outcome.ts";
+import { parseDuration } from "../core/duration.ts";
+import { StoreUnavailableError } from "../store/retry.ts";
+import { retryScope } from "../store/retrying_store.ts";
+import type { LiveSession } from "./live_session.ts";
 import { runTurn } from "./turn.ts";
 import { outputFileScope, writeOutputFile } from "./output_file.ts";
 import { type CommandSource, parseSlash } from "../agent/slash.ts";
@@ -48,12 +52,20 @@ const PROGRESS_KEY = "run.progress";
 
 export async function runJob(options: RunJobOptions): Promise<RunResult> {
   const { job, events, clock, log } = options;
-  let store = options.store;
   const spec = job.spec;
+  // The job's store.retry, and each retry a `store.retry` event of this run's session once it has one.
+  let eventsTo: string | undefined;
+  let store = retryScope(options.store, {
+    ...(spec.store?.retry !== undefined ? { budgetMs: parseDuration(spec.store.retry) } : {}),
+    onRetry: (notice) => {
+      if (eventsTo !== undefined) events.emit(eventsTo, { type: "store.retry", ...notice });
+    },
+  });
   const started = clock.now();
   // Before any model call: an output.file outside the job directory and write roots is exit 2.
   const outputScope = outputFileScope(job);
   const resumeId = options.resume === undefined ? undefined : await store.resolveSessionId(options.resume);
+  eventsTo = resumeId;
   let progress = await planInputs(store, resumeId, spec, options);
 
   // Started before the session opens: plugin start-up counts against limits.timeout too.
@@ -63,8 +75,8 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
   try {
     const signal = AbortSignal.any([timeout.signal, ...(options.signal ? [options.signal] : [])]);
     const { resume: _resume, ...sessionOptions } = options;
-    live = await openSession({ ...sessionOptions, signal, ...(resumeId ? { resume: resumeId } : {}) });
-    const sessionId = live.id;
+    live = await openSession({ ...sessionOptions, store, signal, ...(resumeId ? { resume: resumeId } : {}) });
+    const sessionId = eventsTo = live.id;
     // From here every write goes through the session's redacting view (progress holds the prompts).
     store = live.store;
     const first = progress.first ??
@@ -99,6 +111,11 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
       },
       onInput: (index) => store.finishStep(sessionId, first + next + index),
     }));
+  } catch (error) {
+    // The store stayed unreachable past store.retry outside the turn (recording progress): the run
+    // still ends with its result, as one that failed.
+    if (!(error instanceof StoreUnavailableError) || !live) throw error;
+    result = storeUnavailableResult(live, error, { started, ended: clock.now() });
   } finally {
     timeout.clear();
   }
@@ -118,7 +135,13 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
     }
   }
   if (options.publish) result = await options.publish(result);
-  await live.finish(result.status, result.terminal_reason);
+  try {
+    await live.finish(result.status, result.terminal_reason);
+  } catch (error) {
+    if (!(error instanceof StoreUnavailableError)) throw error;
+    // The end could not be recorded: the session stays resumable (its owner, this process, is gone by then).
+    result = failedDelivery(result, { terminal_reason: "store_unavailable", error: error.message });
+  }
   const { type: _type, session_id: _id, ...fields } = result;
   events.emit(live.id, { type: "result", ...fields });
   return result;
@@ -173,4 +196,25 @@ async function planInputs(
     throw new ValidationError(`Nothing to run: job "${spec.name}" has no prompt or steps (pass -p "prompt")`);
   }
   return { inputs, next: 0 };
+}
+
+/** The result of a run the store failed under, outside a turn (which reports its own failures). */
+function storeUnavailableResult(
+  live: LiveSession,
+  error: StoreUnavailableError,
+  times: { started: number; ended: number },
+): RunResult {
+  const none = { prompt_tokens: 0, completion_tokens: 0 };
+  return buildResult(endingOfError({ caught: error, timeout: new AbortController().signal }), {
+    session_id: live.id,
+    job: live.job.spec.name,
+    final: "",
+    output: null,
+    turns: 0,
+    before: none,
+    after: none,
+    ...times,
+    compactions: 0,
+    sandbox: live.sandbox,
+  });
 }

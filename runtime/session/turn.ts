@@ -22,6 +22,8 @@ import {
 import { repairPrompt, type SchemaCheck } from "./output_schema.ts";
 import type { CommandSource } from "../agent/slash.ts";
 import type { Store } from "../store/store.ts";
+import { StoreUnavailableError } from "../store/retry.ts";
+import type { Usage } from "../core/types.ts";
 
 export interface TurnOutcome {
   result: RunResult;
@@ -140,7 +142,15 @@ export async function runTurn(
     unsubscribe();
     endBudget();
   }
-  const after = (await store.getSession(id))!;
+  let after: Usage = before;
+  try {
+    after = (await store.getSession(id))!;
+  } catch (caught) {
+    // The turn's work is done or failed already; only its usage cannot be read back. The result says the
+    // store was unavailable rather than claim a success the store may not have recorded.
+    if (!(caught instanceof StoreUnavailableError)) throw caught;
+    if (ending.status === "success") ending = endingOfError({ caught, timeout: timeout.signal });
+  }
   const result = buildResult(ending, {
     session_id: id,
     job: live.job.spec.name,

@@ -2,9 +2,17 @@
  * The PostgreSQL connection pool of one store, and the transactions every write runs in: short, READ
  * COMMITTED, nothing awaited inside but the database. A transaction the server aborted as a deadlock
  * victim is run again (its work is database work only, so running it again is safe).
+ *
+ * A transaction whose connection broke after its work was done (a server restart while COMMIT was on the
+ * wire) may have committed or not: the client cannot tell from the error. Each transaction therefore
+ * learns its id first, and after such a break the server is asked (`txid_status`, once it answers again,
+ * waiting as `retry` allows) whether it committed: if it did, its result is returned as if nothing had
+ * happened; if not, the error is rethrown and the operation may run again. A write is never done twice.
  */
 import type postgres from "postgres";
 import type { Clock } from "../../core/clock.ts";
+import { type RetryNotice, type RetryPolicy, withRetry } from "../retry.ts";
+import { isConnectionLoss, isTransientPgError } from "./faults.ts";
 
 /** int8 columns (epoch milliseconds, ids, counts) as numbers: every value the store keeps is below 2^53. */
 export const TYPES = {
@@ -24,27 +32,64 @@ export type Row = postgres.Row;
 
 const DEADLOCK = "40P01";
 
+/** How long to wait for the server to tell whether a cut-off transaction committed. */
+export interface CommitCheck {
+  policy: RetryPolicy;
+  onRetry?: (notice: RetryNotice) => void;
+  where: string;
+}
+
+/** The server still runs the old transaction's backend: ask again. */
+class StillInProgress extends Error {
+  override name = "StillInProgress";
+}
+
 export class PgDb {
   readonly sql: Sql;
   readonly clock: Clock;
   /** This process's host, as holders name it: only its holders can be proven dead. */
   readonly host: string;
+  readonly #check: CommitCheck;
 
-  constructor(sql: Sql, context: { clock: Clock; host: string }) {
+  constructor(sql: Sql, context: { clock: Clock; host: string; commitCheck: CommitCheck }) {
     this.sql = sql;
     this.clock = context.clock;
     this.host = context.host;
+    this.#check = context.commitCheck;
   }
 
   /** Runs `fn` in one transaction (BEGIN … COMMIT, ROLLBACK when it throws). */
   async tx<T>(fn: (q: Q) => Promise<T>): Promise<T> {
     for (let attempt = 1;; attempt++) {
+      let done: { xid: number; value: T } | undefined;
       try {
-        return await this.sql.begin((q) => fn(q)) as T;
+        return await this.sql.begin(async (q) => {
+          // Sent ahead of the work on the same connection: no extra round trip.
+          const xid = q`SELECT txid_current() AS xid`.execute();
+          const value = await fn(q);
+          done = { xid: Number((await xid)[0]!.xid), value };
+          return value;
+        }) as T;
       } catch (error) {
+        if (done && isConnectionLoss(error)) {
+          if (await this.#committed(done.xid)) return done.value;
+          throw error;
+        }
         if (attempt >= 3 || (error as { code?: string }).code !== DEADLOCK) throw error;
       }
     }
+  }
+
+  /** Whether transaction `xid` committed, asked of the server as soon as it answers. */
+  #committed(xid: number): Promise<boolean> {
+    return withRetry("the commit check", async () => {
+      const [row] = await this.sql`SELECT txid_status(${xid}::bigint) AS status`;
+      if (row!.status === "in progress") throw new StillInProgress(`transaction ${xid} is still in progress`);
+      return row!.status === "committed";
+    }, {
+      ...this.#check,
+      transient: (error) => error instanceof StillInProgress || isTransientPgError(error),
+    });
   }
 }
 

@@ -20,7 +20,8 @@ export function messageOps(db: PgDb): MessageOps {
   return {
     async appendMessages(sessionId, messages) {
       const now = db.clock.now();
-      const inserted = await insertMessages(sql, sessionId, messages, now);
+      // In a transaction, not autocommit: a COMMIT cut off by a restart is resolved, never appended twice.
+      const inserted = await db.tx((q) => insertMessages(q, sessionId, messages, now));
       return messages.map((m, i): StoredMessage => {
         const { id, seq } = inserted[i]!;
         return {

@@ -9,8 +9,11 @@ import type { Clock } from "../../core/clock.ts";
 import { errorMessage, ValidationError } from "../../core/errors.ts";
 import type { Store } from "../store.ts";
 import { ServerClock } from "./_clock.ts";
-import { PgDb, type Sql, TYPES } from "./_db.ts";
+import { type CommitCheck, PgDb, type Sql, TYPES } from "./_db.ts";
+import { systemClock } from "../../core/clock.ts";
+import { DEFAULT_RETRY_MS } from "../retry.ts";
 import { migrations } from "./_migrations.ts";
+import { isTransientPgError } from "./faults.ts";
 import { clientOptions, parsePostgresUrl, redactUrl } from "./_url.ts";
 import { adminOps } from "./admin.ts";
 import { copyOps } from "./copy.ts";
@@ -41,6 +44,11 @@ export interface PostgresStoreOptions {
    * sessions over from (the CLI's HERMES_HOST_ID, else the hostname). Default: the hostname.
    */
   host?: string;
+  /**
+   * How long to wait for the server, after a connection broke during a COMMIT, to tell whether it
+   * committed (default: store.retry's default on the system clock).
+   */
+  commitCheck?: Omit<CommitCheck, "where">;
 }
 
 /** A Store on PostgreSQL, with the clock its leases and claims should be judged by. */
@@ -89,6 +97,8 @@ export async function openPostgresStore(
     try {
       await serverClock.sync();
     } catch (error) {
+      // A server restarting or not up yet is waited out by the caller (retry.ts); anything else is final.
+      if (isTransientPgError(error)) throw error;
       throw new ValidationError(`Cannot connect to the store at ${display}: ${errorMessage(error)}`, {
         cause: error,
       });
@@ -99,7 +109,15 @@ export async function openPostgresStore(
     throw error;
   }
   const clock = options.clock ?? serverClock;
-  const db = new PgDb(sql, { clock, host: options.host ?? Deno.hostname() });
+  const db = new PgDb(sql, {
+    clock,
+    host: options.host ?? Deno.hostname(),
+    commitCheck: {
+      policy: { budgetMs: DEFAULT_RETRY_MS, clock: systemClock },
+      ...options.commitCheck,
+      where: display,
+    },
+  });
   return {
     ...sessionOps(db),
     ...messageOps(db),

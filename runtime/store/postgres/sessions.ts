@@ -9,20 +9,22 @@ import { claimable } from "../rules.ts";
 export function sessionOps(db: PgDb): SessionOps {
   const { sql } = db;
   return {
-    async createSession(input) {
-      const now = db.clock.now();
-      const [row] = await sql`
+    // Writes that must not happen twice run in a transaction (see _db.ts: a lost COMMIT is resolved).
+    createSession: (input) =>
+      db.tx(async (sql) => {
+        const now = db.clock.now();
+        const [row] = await sql`
         INSERT INTO sessions (id, job, job_path, status, parent_id, created_at, updated_at, config_json, model,
           owner_host, owner_pid, owner_started)
         VALUES (${input.id ?? newSessionId(now)}, ${input.job}, ${input.job_path ?? null},
           ${input.status ?? "running"}, ${input.parent_id ?? null}, ${now}, ${now}, ${
-        input.config_json ?? "{}"
-      },
+          input.config_json ?? "{}"
+        },
           ${input.model ?? null}, ${input.owner?.host ?? null}, ${input.owner?.pid ?? null},
           ${input.owner?.started ?? null})
         RETURNING *`;
-      return toSession(row!);
-    },
+        return toSession(row!);
+      }),
     getSession: (id) => getSession(sql, id),
     resolveSessionId: (ref) => resolveSessionId(sql, ref),
     resolveSessionIds: (refs, options) => resolveSessionIds(sql, refs, options),
@@ -36,18 +38,22 @@ export function sessionOps(db: PgDb): SessionOps {
       await sql`UPDATE sessions SET ${sql(patch, keys)}, updated_at = ${now} WHERE id = ${id}`;
     },
     async addUsage(id, usage) {
-      await sql`
+      await db.tx((sql) =>
+        sql`
         UPDATE sessions SET turns = turns + ${usage.turns}, prompt_tokens = prompt_tokens + ${usage.prompt_tokens},
           completion_tokens = completion_tokens + ${usage.completion_tokens},
           cached_tokens = cached_tokens + ${usage.cached_tokens ?? 0}, updated_at = ${db.clock.now()}
-        WHERE id = ${id}`;
+        WHERE id = ${id}`
+      );
     },
     async adoptSession(id, { expected, holder }) {
-      const result = await sql`
+      const result = await db.tx((sql) =>
+        sql`
         UPDATE sessions SET owner_host = ${holder.host}, owner_pid = ${holder.pid}, owner_started = ${holder.started}
         WHERE id = ${id} AND owner_host IS NOT DISTINCT FROM ${expected.owner_host}::text
           AND owner_pid IS NOT DISTINCT FROM ${expected.owner_pid}::integer
-          AND owner_started IS NOT DISTINCT FROM ${expected.owner_started}::text`;
+          AND owner_started IS NOT DISTINCT FROM ${expected.owner_started}::text`
+      );
       return result.count === 1;
     },
     claimSession: (id, holder) =>
