@@ -213,7 +213,11 @@ export async function openStoreAt(
     ...(onRetry ? { onRetry } : {}),
   };
   try {
-    const store = await withRetry("open", async () => openSqliteStore(location, { clock, host }), options);
+    const store = await withRetry(
+      "open",
+      () => Promise.resolve().then(() => openSqliteStore(location, { clock, host })),
+      options,
+    );
     return retryingStore(Object.assign(store, { clock }), options);
   } catch (error) {
     throw storeFailure(error, location) ?? error;
