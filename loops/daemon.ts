@@ -9,6 +9,7 @@ import { errorMessage } from "../runtime/core/errors.ts";
 import type { Logger } from "../runtime/core/log.ts";
 import { currentProcess, type ProcessIdentity } from "../runtime/core/process_identity.ts";
 import { isStaleClaim } from "../runtime/store/rules.ts";
+import { StoreUnavailableError } from "../runtime/store/retry.ts";
 import type { SlotClaim, Store } from "../runtime/store/store.ts";
 import { loadScheduledJobs, type ScheduledJob } from "./daemon_jobs.ts";
 import { reloadJobs, type ScheduledEntry } from "./job_reload.ts";
@@ -45,6 +46,8 @@ export interface DaemonOptions {
   scanMs?: number;
   /** Reload job files when they change on disk (default true). */
   watch?: boolean;
+  /** After the store stayed unavailable past store.retry, how long to pause before trying again (default 1 s). */
+  outagePauseMs?: number;
 }
 
 const RELOAD_SETTLE_MS = 200;
@@ -72,6 +75,7 @@ export class Daemon {
       reclaimPollMs: 250,
       scanMs: 30_000,
       watch: true,
+      outagePauseMs: 1_000,
       ...options,
     };
     this.#holder = options.identity ?? currentProcess();
@@ -100,23 +104,42 @@ export class Daemon {
       }, log)
       : null;
     try {
-      // Dead claims first: a restarted daemon settles its predecessor's slots by on_crash before catch-up
-      // or the next slot could supersede them (recorded `abandoned` instead).
-      await this.#scan(clock.now());
-      await this.#catchUp(clock.now());
-      log.info(
-        `daemon serving ${this.#entries.size} scheduled job(s) as ${this.#holder.host}:${this.#holder.pid}`,
-      );
+      // Catching up (again after the store was unavailable) comes before serving slots.
+      let catchUp = true;
+      let announced = false;
       while (!signal.aborted) {
-        const now = clock.now();
-        if (this.#reloadAt !== null && now >= this.#reloadAt) {
-          this.#reloadAt = null;
-          this.#entries = reloadJobs(this.#entries, this.#o.paths, now, log) ?? this.#entries;
+        try {
+          if (catchUp) {
+            // Dead claims first: a restarted daemon settles its predecessor's slots by on_crash before
+            // catch-up or the next slot could supersede them (recorded `abandoned` instead).
+            await this.#scan(clock.now());
+            await this.#catchUp(clock.now());
+            catchUp = false;
+            if (!announced) {
+              log.info(
+                `daemon serving ${this.#entries.size} scheduled job(s) as ${this.#holder.host}:${this.#holder.pid}`,
+              );
+            } else log.info("the store is back: serving the schedules again");
+            announced = true;
+          }
+          const now = clock.now();
+          if (this.#reloadAt !== null && now >= this.#reloadAt) {
+            this.#reloadAt = null;
+            this.#entries = reloadJobs(this.#entries, this.#o.paths, now, log) ?? this.#entries;
+          }
+          await this.#startDue(now);
+          if (now >= this.#nextScanAt) await this.#scan(now);
+          if (now >= this.#nextRenewAt) await this.#renew(now);
+          await this.#sleepUntil(this.#nextWake(), signal);
+        } catch (error) {
+          // A store outage longer than store.retry stops no daemon: it waits, then catches up the slots
+          // it missed as each job's catch_up says (and settles dead claims by on_crash) once it is back.
+          if (!(error instanceof StoreUnavailableError)) throw error;
+          log.warn(`${errorMessage(error)}; the daemon keeps running and tries again`);
+          catchUp = true;
+          announced = true;
+          await this.#sleepUntil(clock.now() + this.#o.outagePauseMs, signal);
         }
-        await this.#startDue(now);
-        if (now >= this.#nextScanAt) await this.#scan(now);
-        if (now >= this.#nextRenewAt) await this.#renew(now);
-        await this.#sleepUntil(this.#nextWake(), signal);
       }
     } finally {
       await watch?.close();

@@ -8,6 +8,7 @@ import { errorMessage } from "../runtime/core/errors.ts";
 import type { Logger } from "../runtime/core/log.ts";
 import type { ProcessIdentity } from "../runtime/core/process_identity.ts";
 import type { Store } from "../runtime/store/store.ts";
+import { StoreUnavailableError } from "../runtime/store/retry.ts";
 
 /** One due run: the job file and the slot it is for. */
 export interface ScheduledRun {
@@ -46,6 +47,8 @@ export interface ClaimedRunsOptions {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+/** Pause between attempts to record run ends while the store is unavailable. */
+const RECORD_RETRY_MS = 1_000;
 
 /** One (job, slot) as a map key. */
 export function claimKey(job: string, slot: number): string {
@@ -120,14 +123,27 @@ export class ClaimedRuns {
   }
 
   async #record(): Promise<void> {
-    const batch = this.#ended;
-    this.#ended = [];
     const { store, clock, log, holder } = this.#o;
-    const now = clock.now();
-    // Runs that end together are recorded in one transaction.
-    const recorded = await store.finishRuns(
-      batch.map(({ run, outcome }) => ({ claim: run, holder, outcome: { ...outcome, now } })),
-    );
+    let batch: Ended[];
+    let recorded: boolean[];
+    for (;;) {
+      batch = this.#ended;
+      this.#ended = [];
+      const now = clock.now();
+      try {
+        // Runs that end together are recorded in one transaction.
+        recorded = await store.finishRuns(
+          batch.map(({ run, outcome }) => ({ claim: run, holder, outcome: { ...outcome, now } })),
+        );
+        break;
+      } catch (error) {
+        // The store stayed unavailable past store.retry: the ends are kept and recorded once it is back.
+        if (!(error instanceof StoreUnavailableError)) throw error;
+        log.warn(`cannot record ${batch.length} run end(s) yet: ${errorMessage(error)}`);
+        this.#ended = [...batch, ...this.#ended];
+        await clock.sleep(RECORD_RETRY_MS);
+      }
+    }
     batch.forEach(({ run, outcome, recorded: done }, i) => {
       const session = outcome.session_id ? ` (session ${outcome.session_id})` : "";
       if (recorded[i]) log.info(`${run.job}: slot ${iso(run.slot)} ${outcome.status}${session}`);

@@ -2,6 +2,7 @@
  * The methods of `hermes rpc` (DESIGN §8) with their zod param schemas. Results are plain JSON; secrets in
  * results and events are redacted. Error codes are listed in protocol.ts.
  */
+import { StoreUnavailableError } from "../store/retry.ts";
 import { z } from "zod";
 import type { Clock } from "../core/clock.ts";
 import { NotFoundError, RunError, ValidationError } from "../core/errors.ts";
@@ -290,6 +291,9 @@ export function mapRuntimeError(error: unknown): RpcError | undefined {
   if (error instanceof NotFoundError) return new RpcError(ErrorCode.sessionNotFound, error.message);
   if (error instanceof SessionBusyError) {
     return new RpcError(ErrorCode.sessionBusy, error.message, { busy: error.busy });
+  }
+  if (error instanceof StoreUnavailableError) {
+    return new RpcError(ErrorCode.storeUnavailable, error.message, { reason: error.reason });
   }
   if (error instanceof ValidationError) return new RpcError(ErrorCode.invalidInput, error.message);
   if (error instanceof RunError) {

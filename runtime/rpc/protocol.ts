@@ -17,6 +17,9 @@
  * - `-32004` invalid input: a job file or inline job fails validation, a missing input, an unknown slash command
  * - `-32005` run failed: the session could not run (provider set-up, plugin start-up)
  * - `-32006` server shutting down: the request arrived after `shutdown`
+ * - `-32007` store unavailable: the store could not be reached (or stayed locked) for longer than
+ *   `store.retry`; nothing was changed by the request, the server keeps serving, and the request may be sent
+ *   again (`data.reason` is `store_unavailable`)
  */
 
 export type JsonRpcId = string | number | null;
@@ -33,6 +36,7 @@ export const ErrorCode = {
   invalidInput: -32004,
   runFailed: -32005,
   shuttingDown: -32006,
+  storeUnavailable: -32007,
 } as const;
 
 /** An error answered to the client as `{code, message, data?}`. */
