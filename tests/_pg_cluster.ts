@@ -24,12 +24,20 @@ async function run(argv: string[], asPostgres: boolean): Promise<string> {
   return text;
 }
 
-export async function throwawayCluster(): Promise<Cluster | { skip: string }> {
+/** Why no throwaway cluster can be made here, or undefined when one can. */
+export async function clusterSkipReason(): Promise<string | undefined> {
   try {
     await Deno.stat(`${PG_BIN}/initdb`);
+    await Deno.stat(`${PG_BIN}/pg_ctl`);
+    return undefined;
   } catch {
-    return { skip: `no PostgreSQL binaries at ${PG_BIN} (install postgresql-15)` };
+    return `no PostgreSQL binaries at ${PG_BIN} (install postgresql-15)`;
   }
+}
+
+export async function throwawayCluster(): Promise<Cluster | { skip: string }> {
+  const skip = await clusterSkipReason();
+  if (skip) return { skip };
   const root = Deno.uid() === 0;
   const dir = await Deno.makeTempDir({ prefix: "hermes-pgc-" });
   await Deno.chmod(dir, 0o755);
