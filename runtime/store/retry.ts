@@ -40,6 +40,8 @@ export interface RetryOptions {
   onRetry?: (notice: RetryNotice) => void;
   /** Where the store is, for the give-up message. */
   where: string;
+  /** An earlier operation gave up already (the store is down): this one is tried once, and says so. */
+  down?: { budgetMs: number };
 }
 
 /** The store could not be reached, or stayed locked, for longer than `store.retry`. */
@@ -74,11 +76,18 @@ export async function withRetry<T>(
       const elapsed = now - firstFailure;
       const delay = Math.min(backoffDelay(attempt, policy), Math.max(0, policy.budgetMs - elapsed));
       if (elapsed >= policy.budgetMs || delay <= 0) {
+        const why = options.down
+          ? `still unavailable since an earlier operation waited out store.retry (${
+            seconds(options.down.budgetMs)
+          })`
+          : `still failing after ${seconds(elapsed)}, ${attempt} attempt${
+            attempt === 1 ? "" : "s"
+          }; store.retry is ${seconds(policy.budgetMs)}`;
         throw new StoreUnavailableError(
-          `Cannot reach the store ${options.where}: ${oneLine(error)} (still failing after ${
-            seconds(elapsed)
-          }, ${attempt} attempt${attempt === 1 ? "" : "s"}; store.retry is ${seconds(policy.budgetMs)})`,
-          { cause: error },
+          `Cannot reach the store ${options.where}: ${oneLine(error)} (${why})`,
+          {
+            cause: error,
+          },
         );
       }
       options.onRetry?.({

@@ -155,10 +155,18 @@ Deno.test("SQLite busy past its timeout is waited out by the retrying store; the
   again.exec("BEGIN IMMEDIATE");
   const impatient = retryScope(store, { budgetMs: 0 });
   const failed = await impatient.appendMessages(session.id, [{ role: "user", content: "x" }]).catch((e) => e);
+  assert.ok(failed instanceof StoreUnavailableError, String(failed));
+  // Once an operation gave up, the store counts as down: the next one (whatever its budget) tries once.
+  const started = Date.now();
+  const down = await store.appendMessages(session.id, [{ role: "user", content: "y" }]).catch((e) => e);
+  assert.ok(down instanceof StoreUnavailableError, String(down));
+  assert.match(down.message, /still unavailable since an earlier operation waited out store\.retry/);
+  assert.ok(Date.now() - started < 10_000);
   again.exec("ROLLBACK");
   again.close();
-  assert.ok(failed instanceof StoreUnavailableError, String(failed));
-  assert.deepEqual((await store.allMessages(session.id)).map((m) => m.content), ["hello"]);
+  // Back: the next operation succeeds, and the store is up again.
+  await store.appendMessages(session.id, [{ role: "user", content: "z" }]);
+  assert.deepEqual((await store.allMessages(session.id)).map((m) => m.content), ["hello", "z"]);
   await store.close();
   await Deno.remove(dir, { recursive: true });
 });

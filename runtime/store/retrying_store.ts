@@ -10,7 +10,7 @@
  * (an upsert, setting columns, a delete by key). So a retried append stores its messages once, in order.
  */
 import type { Store } from "./store.ts";
-import { type RetryNotice, type RetryPolicy, withRetry } from "./retry.ts";
+import { type RetryNotice, type RetryPolicy, StoreUnavailableError, withRetry } from "./retry.ts";
 
 export interface RetryingOptions {
   policy: RetryPolicy;
@@ -29,24 +29,58 @@ export interface RetryScope {
 }
 
 const RETRYING = Symbol("hermes.retrying");
-type Retrying = Store & { [RETRYING]: { inner: Store; options: RetryingOptions } };
+/**
+ * Shared by a store and its scoped views: once an operation gave up, the store counts as down, and the next
+ * operations try once each (no second budget per call: a run that has to record its end after an outage
+ * ends in seconds, not minutes) until one succeeds.
+ */
+interface Health {
+  down: boolean;
+}
+interface RetryingState {
+  inner: Store;
+  options: RetryingOptions;
+  health: Health;
+}
+type Retrying = Store & { [RETRYING]: RetryingState };
 
 /** Not retried: closing is not a store operation, and the store is gone after it. */
 const PASS_THROUGH = new Set<PropertyKey>(["close"]);
 
-export function retryingStore<S extends Store>(store: S, options: RetryingOptions): S {
+export function retryingStore<S extends Store>(
+  store: S,
+  options: RetryingOptions,
+  health: Health = { down: false },
+): S {
   const wrapped = new Map<PropertyKey, unknown>();
+  const once = {
+    ...options,
+    policy: { ...options.policy, budgetMs: 0 },
+    down: { budgetMs: options.policy.budgetMs },
+  };
   return new Proxy(store, {
     get(target, property) {
-      if (property === RETRYING) return { inner: store, options };
+      if (property === RETRYING) return { inner: store, options, health } satisfies RetryingState;
       const value = Reflect.get(target, property, target);
       if (typeof value !== "function" || PASS_THROUGH.has(property)) {
         return typeof value === "function" ? value.bind(target) : value;
       }
       let method = wrapped.get(property);
       if (!method) {
-        method = (...args: unknown[]) =>
-          withRetry(String(property), () => value.apply(target, args), options);
+        method = async (...args: unknown[]) => {
+          try {
+            const result = await withRetry(
+              String(property),
+              () => value.apply(target, args),
+              health.down ? once : options,
+            );
+            health.down = false;
+            return result;
+          } catch (error) {
+            if (error instanceof StoreUnavailableError) health.down = true;
+            throw error;
+          }
+        };
         wrapped.set(property, method);
       }
       return method;
@@ -61,11 +95,11 @@ export function retryingStore<S extends Store>(store: S, options: RetryingOption
 export function retryScope<S extends Store>(store: S, scope: RetryScope): S {
   const state = (store as unknown as Partial<Retrying>)[RETRYING];
   if (!state) return store;
-  const { options } = state;
+  const { options, health } = state;
   const listeners = [options.onRetry, scope.onRetry].filter((f) => f !== undefined);
   return retryingStore(state.inner as S, {
     ...options,
     policy: scope.budgetMs === undefined ? options.policy : { ...options.policy, budgetMs: scope.budgetMs },
     onRetry: (notice) => listeners.forEach((listener) => listener(notice)),
-  });
+  }, health);
 }
