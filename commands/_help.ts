@@ -211,10 +211,18 @@ export const COMMANDS: Record<string, CommandHelp> = {
       "missing, and exit 1 names what differs.",
   },
   doctor: {
-    usage: ["hermes doctor [--json]"],
-    flags: { json: JSON_FLAG },
+    usage: ["hermes doctor [--json] [--full]"],
+    flags: {
+      json: JSON_FLAG,
+      full: {
+        text: "check the SQLite store with the full integrity_check (default: the faster quick_check)",
+      },
+    },
     notes:
-      "Can this machine run the OS sandbox, plugins and the store? One line per check; exit 1 when one fails.",
+      "Can this machine run the OS sandbox, plugins and the store? The store check reads without changing " +
+      "anything: a SQLite file must be SQLite, intact and of a known schema version; a PostgreSQL store must " +
+      "be reachable with a known schema version (pending migrations are named). One line per check; exit 1 " +
+      "when one fails.",
   },
   rpc: {
     usage: ["hermes rpc [--max-line SIZE]"],

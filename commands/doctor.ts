@@ -1,6 +1,7 @@
 /**
- * `hermes doctor [--json]`: can this machine run what Hermes promises — the OS sandbox for the shell tool
- * and plugins, deno for plugin subprocesses, a writable store? One line per check; exit 1 when one fails.
+ * `hermes doctor [--json] [--full]`: can this machine run what Hermes promises — the OS sandbox for the
+ * shell tool and plugins, deno for plugin subprocesses, a store that is reachable, intact and writable?
+ * One line per check; exit 1 when one fails.
  */
 import { dirname } from "node:path";
 import { type Cli, parseCommandArgs } from "./_cli.ts";
@@ -8,6 +9,8 @@ import { probeOptions, probeSandbox, type SandboxProbe } from "../runtime/sandbo
 import { pluginCommand } from "../plugins/sandbox_policy.ts";
 import { findDeno } from "../plugins/deno_path.ts";
 import { errorMessage } from "../runtime/core/errors.ts";
+import { isPostgresUrl } from "../runtime/store/postgres/_url.ts";
+import { sqliteHealth } from "../runtime/store/sqlite/health.ts";
 
 export interface Check {
   name: "sandbox" | "plugins" | "store";
@@ -18,9 +21,16 @@ export interface Check {
 }
 
 export async function main(cli: Cli): Promise<number> {
-  const { values } = parseCommandArgs("doctor", cli.args, { json: { type: "boolean" } });
+  const { values } = parseCommandArgs("doctor", cli.args, {
+    json: { type: "boolean" },
+    full: { type: "boolean" },
+  });
   const probe = await probeSandbox(probeOptions(cli.env));
-  const checks = [sandboxCheck(probe), await pluginsCheck(cli.env, probe), await storeCheck(cli.dbPath)];
+  const checks = [
+    sandboxCheck(probe),
+    await pluginsCheck(cli.env, probe),
+    await storeCheck(cli.dbPath, { full: values.full ?? false }),
+  ];
   if (values.json) await cli.out(JSON.stringify({ ok: checks.every((c) => c.ok), checks }) + "\n");
   else {
     for (const check of checks) {
@@ -112,11 +122,28 @@ async function versionOf(deno: string, argv: string[], env?: Record<string, stri
   }
 }
 
-/** The store file (or, before the first run, its directory) must be writable. */
-async function storeCheck(dbPath: string): Promise<Check> {
-  if (/^postgres(ql)?:\/\//.test(dbPath)) {
-    return { name: "store", ok: true, detail: "a PostgreSQL URL (not probed by doctor)" };
+/**
+ * The store must be usable: a PostgreSQL server reachable with a schema this Hermes knows; a SQLite file
+ * that is SQLite, intact (quick_check, or integrity_check with --full), of a known schema, and writable
+ * (or, before the first run, its directory).
+ */
+async function storeCheck(dbPath: string, options: { full: boolean }): Promise<Check> {
+  if (isPostgresUrl(dbPath)) {
+    const { postgresHealth } = await import("../runtime/store/postgres/health.ts");
+    return { name: "store", ...await postgresHealth(dbPath) };
   }
+  const exists = await Deno.stat(dbPath).then(() => true, () => false);
+  if (exists) {
+    const health = sqliteHealth(dbPath, options);
+    if (!health.ok) return { name: "store", ...health };
+    const writable = await writableCheck(dbPath);
+    return writable.ok ? { name: "store", ...health, detail: `${health.detail}; writable` } : writable;
+  }
+  return await writableCheck(dbPath);
+}
+
+/** The store file (or, before the first run, its directory) must be writable. */
+async function writableCheck(dbPath: string): Promise<Check> {
   const target = await Deno.stat(dbPath).then(() => dbPath, () => dirname(dbPath));
   try {
     await Deno.mkdir(dirname(dbPath), { recursive: true, mode: 0o700 });

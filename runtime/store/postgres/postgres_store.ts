@@ -87,7 +87,7 @@ export async function openPostgresStore(
     onnotice: () => {},
     // Reconnect at once: waiting between attempts is retry.ts's (the client's own backoff grows to 20 s,
     // which would overrun store.retry and hide the attempts from it).
-    backoff: 0,
+    backoff: () => 0,
     types: TYPES,
     connection: {
       application_name: target.application_name ?? "hermes",
