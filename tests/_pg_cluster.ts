@@ -35,7 +35,10 @@ export async function clusterSkipReason(): Promise<string | undefined> {
   }
 }
 
-export async function throwawayCluster(): Promise<Cluster | { skip: string }> {
+/** `password`: logins need it (scram-sha-256), so a wrong one is refused; default: trust. */
+export async function throwawayCluster(
+  options: { password?: string } = {},
+): Promise<Cluster | { skip: string }> {
   const skip = await clusterSkipReason();
   if (skip) return { skip };
   const root = Deno.uid() === 0;
@@ -44,18 +47,23 @@ export async function throwawayCluster(): Promise<Cluster | { skip: string }> {
   if (root) await run(["chown", "postgres", dir], false);
   const data = `${dir}/data`;
   const port = 20_000 + Math.floor(Math.random() * 20_000);
-  await run(
-    [`${PG_BIN}/initdb`, "-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"],
-    root,
-  );
-  const options = `-k ${dir} -p ${port} -c listen_addresses='' -c fsync=off`;
+  const auth = ["-A", "trust"];
+  if (options.password !== undefined) {
+    await Deno.writeTextFile(`${dir}/pwfile`, options.password + "\n");
+    if (root) await run(["chown", "postgres", `${dir}/pwfile`], false);
+    auth.splice(0, 2, "-A", "scram-sha-256", `--pwfile=${dir}/pwfile`);
+  }
+  await run([`${PG_BIN}/initdb`, "-D", data, ...auth, "-U", "postgres", "--no-sync", "-E", "UTF8"], root);
+  const serverOptions = `-k ${dir} -p ${port} -c listen_addresses='' -c fsync=off`;
   const pgctl = (...args: string[]) =>
     run([`${PG_BIN}/pg_ctl`, "-D", data, "-l", `${dir}/log`, "-w", "-t", "60", ...args], root);
-  const start = async () => void await pgctl("-o", options, "start");
+  const start = async () => void await pgctl("-o", serverOptions, "start");
   const crash = async () => void await pgctl("-m", "immediate", "stop");
   await start();
   return {
-    url: `postgres://postgres@/postgres?host=${dir}&port=${port}`,
+    url: `postgres://postgres${
+      options.password !== undefined ? `:${encodeURIComponent(options.password)}` : ""
+    }@/postgres?host=${dir}&port=${port}`,
     crash,
     start,
     async restart(downMs) {

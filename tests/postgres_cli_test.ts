@@ -246,7 +246,7 @@ Deno.test("postgres cli: an unreachable server is waited out for store.retry, th
   }
   assert.match(
     lines.at(-1)!,
-    /^hermes: Cannot reach the store postgres:\/\/u:\*\*\*@\/x\?host=.*: .* store\.retry is 1s\)$/,
+    /^hermes: Cannot use the store postgres:\/\/u:\*\*\*@\/x\?host=.*: .* store\.retry is 1s\)$/,
   );
   assert.doesNotMatch(result.stderr, /s3cret|internal error/);
 });

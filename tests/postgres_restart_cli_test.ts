@@ -131,7 +131,7 @@ async function giveUpThenResume(cluster: Cluster): Promise<void> {
   assert.equal(result.exit_code, 1);
   assert.equal(result.terminal_reason, "store_unavailable");
   assert.equal(result.session_id, sessionId);
-  assert.match(result.error, /Cannot reach the store .*store\.retry is 2s/);
+  assert.match(result.error, /Cannot use the store .*store\.retry is 2s/);
   // Once the store is back, the session resumes where it stopped: nothing lost, nothing twice.
   const again = await spawn(dir, cluster.url, ["run", "--resume", sessionId, "--output", "json"]).output;
   assertNoInternalError(again.stdout + again.stderr);

@@ -84,7 +84,7 @@ export async function withRetry<T>(
             attempt === 1 ? "" : "s"
           }; store.retry is ${seconds(policy.budgetMs)}`;
         throw new StoreUnavailableError(
-          `Cannot reach the store ${options.where}: ${oneLine(error)} (${why})`,
+          `Cannot use the store ${options.where}: ${oneLine(error)} (${why})`,
           {
             cause: error,
           },

@@ -71,7 +71,7 @@ Deno.test("past the budget the store is unavailable; a fault that is not transie
   assert.equal(failed.exitCode, 1);
   assert.match(
     failed.message,
-    /^Cannot reach the store postgres:\/\/h\/db: connect ECONNREFUSED .* store\.retry is 10s\)$/,
+    /^Cannot use the store postgres:\/\/h\/db: connect ECONNREFUSED .* store\.retry is 10s\)$/,
   );
   // It waited out the whole budget, never more.
   assert.equal(clock.now(), 10_000);
