@@ -204,7 +204,7 @@ function storeUnavailableResult(
   error: StoreUnavailableError,
   times: { started: number; ended: number },
 ): RunResult {
-  const none = { prompt_tokens: 0, completion_tokens: 0 };
+  const none = { prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0 };
   return buildResult(endingOfError({ caught: error, timeout: new AbortController().signal }), {
     session_id: live.id,
     job: live.job.spec.name,

@@ -142,7 +142,7 @@ export async function runTurn(
     unsubscribe();
     endBudget();
   }
-  let after: Usage = before;
+  let after: Required<Usage> = before;
   try {
     after = (await store.getSession(id))!;
   } catch (caught) {
