@@ -43,7 +43,12 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
     clock: options.clock ?? systemClock,
     host: options.host ?? Deno.hostname(),
   });
-  migrate(db);
+  try {
+    migrate(db);
+  } catch (error) {
+    db.close(); // a busy or foreign file: the caller may try again, and must not inherit this connection
+    throw error;
+  }
   const store: Store = {
     ...sessionOps(db),
     ...messageOps(db),
