@@ -14,6 +14,7 @@
  * - A tool call outside the job's allow-lists: `session/request_permission` (allow once / reject).
  * - Slash commands (`/status`, `/compress`, `/loop`, …) are announced with `available_commands_update`.
  */
+import { StoreUnavailableError } from "../store/retry.ts";
 import * as acp from "@agentclientprotocol/sdk";
 import { z } from "zod";
 import { errorMessage, NotFoundError, ValidationError } from "../core/errors.ts";
@@ -36,6 +37,7 @@ export interface ServeAcpOptions extends ServerContext {
 const ALLOW_ONCE = "allow_once";
 const REJECT_ONCE = "reject_once";
 const RUN_FAILED = -32005;
+const STORE_UNAVAILABLE = -32007;
 
 const HermesMeta = z.strictObject({
   job: z.string().min(1).optional(),
@@ -233,5 +235,7 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
 function rethrowAsRequestError(error: unknown): never {
   if (error instanceof acp.RequestError) throw error;
   if (error instanceof ValidationError) throw acp.RequestError.invalidParams(undefined, error.message);
+  // The same application code as `hermes rpc`: the store stayed unavailable past store.retry.
+  if (error instanceof StoreUnavailableError) throw new acp.RequestError(STORE_UNAVAILABLE, error.message);
   throw new acp.RequestError(RUN_FAILED, errorMessage(error));
 }
