@@ -10,12 +10,15 @@ export function stepOps(db: PgDb): StepOps {
   return {
     async startStep(sessionId, { step, input }) {
       const now = db.clock.now();
-      await sql`
+      // In a transaction: a COMMIT cut off by a restart is resolved (_db.ts), so an attempt counts once.
+      await db.tx((q) =>
+        q`
         INSERT INTO session_steps (session_id, step, input, attempt, status, started_at, updated_at)
         VALUES (${sessionId}, ${step}, ${input}, 1, 'started', ${now}, ${now})
         ON CONFLICT (session_id, step) DO UPDATE SET attempt = session_steps.attempt + 1,
           updated_at = excluded.updated_at
-        WHERE session_steps.status <> 'done'`;
+        WHERE session_steps.status <> 'done'`
+      );
       return (await readStep(sql, sessionId, step))!;
     },
     sendStep: (sessionId, step, message) =>
