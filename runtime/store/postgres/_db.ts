@@ -83,7 +83,15 @@ export class PgDb {
   /** Whether transaction `xid` committed, asked of the server as soon as it answers. */
   #committed(xid: number): Promise<boolean> {
     return withRetry("the commit check", async () => {
-      const [row] = await this.sql`SELECT txid_status(${xid}::bigint) AS status`;
+      let row;
+      try {
+        [row] = await this.sql`SELECT txid_status(${xid}::bigint) AS status`;
+      } catch (error) {
+        // The server came back from a crash without ever having logged this transaction id: it did not
+        // commit (a commit is logged, and the id with it).
+        if (/is in the future/.test(String((error as Error).message))) return false;
+        throw error;
+      }
       if (row!.status === "in progress") throw new StillInProgress(`transaction ${xid} is still in progress`);
       return row!.status === "committed";
     }, {
