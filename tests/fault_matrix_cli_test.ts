@@ -40,7 +40,13 @@ async function assertFault(dir: string, fault: Fault): Promise<void> {
   assert.doesNotMatch(stdout + stderr, /internal error/i, what);
   assert.doesNotMatch(stdout + stderr, /^\s+at .+:\d+:\d+\)?$/m, `a stack trace: ${what}`);
   assert.ok([fault.code].flat().includes(code), `exit ${code}: ${what}`);
-  assert.equal(stdout, "", what);
+  if (fault.args.includes("json")) {
+    // A run reports even when it never started: its result object says why.
+    const result = JSON.parse(stdout);
+    assert.equal(result.status, "failed", what);
+    assert.equal(result.exit_code, code, what);
+    if (code === 1) assert.equal(result.terminal_reason, "store_unavailable", what);
+  } else assert.equal(stdout, "", what);
   const lines = stderr.trimEnd().split("\n").filter((l) => !/^hermes warn: store unavailable \(/.test(l));
   assert.equal(lines.length, 1, what);
   assert.match(lines[0]!, fault.line, what);
