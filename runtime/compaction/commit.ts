@@ -47,10 +47,10 @@ export async function commitPlan(
     const windowMs = settings.breakerWindowMs;
     let next = at.why === "summary_failed"
       ? afterSummaryFailure(state, at.now)
-      : at.why === "refused_growth"
+      : at.why === "refused_growth" || at.why === "not_a_summary"
       ? afterIneffective(afterSummarySuccess(state), { now: at.now, windowMs })
       : state;
-    if (at.after >= settings.limit && at.why !== "refused_growth") {
+    if (at.after >= settings.limit && at.why !== "refused_growth" && at.why !== "not_a_summary") {
       next = afterIneffective(next, { now: at.now, windowMs });
     }
     return next;

@@ -163,13 +163,16 @@ Deno.test("compactor: a later summary updates the previous one instead of nestin
   await using fx = await fixture(new ManualClock());
   await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }));
   let round = 0;
-  const model = scriptedModel(() => `summary number ${++round}`);
+  const model = scriptedModel(() => `## Goal\nship\n## Progress\nsummary number ${++round}`);
   const compactor = compactorFor(fx, { provider: model });
   assert.equal((await compactor.beforeModelCall(fx.sessionId, {}))?.changed, true);
   await fx.store.appendMessages(fx.sessionId, transcript(20, { textChars: 600 }).slice(2));
   assert.equal((await compactor.beforeModelCall(fx.sessionId, {}))?.changed, true);
   const second = model.requests[1]!.messages[1]!.content;
-  assert.match(second, /<previous-summary>\nsummary number 1\n<\/previous-summary>/);
+  assert.match(
+    second,
+    /<previous-summary>\n## Goal\nship\n## Progress\nsummary number 1\n<\/previous-summary>/,
+  );
   assert.ok(!second.includes(SUMMARY_PREFIX), "the marker is not fed back to the model");
   const summaries = (await fx.store.activeMessages(fx.sessionId)).filter((m) => m.kind === "summary");
   assert.equal(summaries.length, 1);

@@ -1,6 +1,6 @@
 /**
  * The deterministic fallback of hard compaction: when a summary cannot be had — the call failed, timed out,
- * was refused as not smaller, is paused by the breaker or a cooldown, or cannot help (the middle is too small
+ * was refused as not smaller or as no summary at all, is paused by the breaker or a cooldown, or cannot help (the middle is too small
  * to be worth a call) — the middle is dropped and ONE marker takes its place. The marker says how many
  * messages were dropped and that they stay searchable (they are archived through the same lease and commit
  * as a summary, never deleted), quotes the user requests among them (clipped, newest kept), and keeps what
@@ -14,18 +14,28 @@ import { SUMMARY_PREFIX } from "./summary.ts";
 export const MARKER_PREFIX = "[Hermes compaction marker]";
 
 /** Why the fallback ran instead of a summary (a content-free code for the log and events). */
-export type FallbackWhy = "summary_failed" | "refused_growth" | "breaker" | "cooldown" | "infeasible";
+export type FallbackWhy =
+  | "summary_failed"
+  | "refused_growth"
+  | "not_a_summary"
+  | "breaker"
+  | "cooldown"
+  | "infeasible";
 
 const WHY_TEXT: Record<FallbackWhy, string> = {
   summary_failed: "the summary call failed",
   refused_growth: "the summary was not smaller than what it would replace",
+  not_a_summary: "the summary model's answer was not a summary",
   breaker: "summary calls are paused after ineffective attempts",
   cooldown: "summary calls are cooling down after a failure",
   infeasible: "too little to summarise",
 };
 
-/** Characters one quoted user request keeps. */
+/** Characters a quoted user request keeps: the newest ones in full, older ones by their beginning. */
 const QUOTE_CHARS = 240;
+const SHORT_QUOTE_CHARS = 40;
+const KNEW_BEFORE = "What the session knew before:\n";
+const REQUESTS = "User requests among them, oldest first";
 
 export interface MarkerInput {
   sessionId: string;
@@ -36,7 +46,7 @@ export interface MarkerInput {
   budgetChars: number;
 }
 
-/** The marker's content; reads the user requests and the previous summary among `dropped`. */
+/** The marker's content; reads the user requests and the previous summary or marker among `dropped`. */
 export async function markerContent(store: Store, input: MarkerInput): Promise<string> {
   const { dropped } = input;
   const previous = dropped.filter((r) => r.kind === "summary");
@@ -45,40 +55,59 @@ export async function markerContent(store: Store, input: MarkerInput): Promise<s
     [...previous.map((r) => r.id), ...users.map((r) => r.id)],
     null,
   );
-  const count = dropped.length - previous.length +
-    previous.reduce((n, r) => n + droppedBefore(contents.get(r.id)), 0);
+  const before = previous.map((r) => parsePrevious(contents.get(r.id) ?? ""));
+  const count = dropped.length - previous.length + before.reduce((n, p) => n + p.dropped, 0);
   const header =
     `${MARKER_PREFIX} ${count} earlier messages of this session were dropped to fit the context ` +
     `window (${WHY_TEXT[input.why]}). They are archived, not deleted, and stay searchable: ` +
     `hermes sessions search TEXT, hermes sessions show ${input.sessionId} --all.`;
-  let room = input.budgetChars - header.length;
+  // What a previous summary said gets up to a third of the room; the user requests the rest, newest first.
+  let room = input.budgetChars - header.length - 4;
+  const knew = before.map((p) => p.knew).filter((t) => t !== "").join("\n\n");
+  const knewShown = knew ? clip(knew, Math.max(0, Math.floor(room / 3) - KNEW_BEFORE.length)) : "";
+  if (knewShown) room -= KNEW_BEFORE.length + knewShown.length + 2;
+  const requests = [
+    ...before.flatMap((p) => p.requests),
+    ...users.map((r) => contents.get(r.id) ?? ""),
+  ];
+  const lines: string[] = [];
+  room -= REQUESTS.length + 40;
+  for (let i = requests.length - 1; i >= 0; i--) {
+    let line = quote(requests[i]!, QUOTE_CHARS);
+    if (line.length + 1 > room) line = quote(requests[i]!, SHORT_QUOTE_CHARS);
+    if (line.length + 1 > room) break;
+    lines.unshift(line);
+    room -= line.length + 1;
+  }
   const parts = [header];
-  // The previous summary or marker gets up to half of what is left; the newest user requests the rest.
-  const earlier = previous.map((r) => bodyOf(contents.get(r.id) ?? "")).filter((t) => t !== "").join("\n\n");
-  const earlierShown = earlier ? clip(earlier, Math.max(0, Math.floor(room / 2) - 40)) : "";
-  room -= earlierShown.length + (earlierShown ? 40 : 0);
-  const quotes: string[] = [];
-  for (let i = users.length - 1; i >= 0; i--) {
-    const quote = `- ${JSON.stringify(clip(contents.get(users[i]!.id) ?? "", QUOTE_CHARS))}`;
-    if (quote.length + 1 > room - 60) break;
-    quotes.unshift(quote);
-    room -= quote.length + 1;
+  if (requests.length) {
+    const more = requests.length - lines.length;
+    parts.push(`${REQUESTS}${more ? ` (${more} older ones not quoted)` : ""}:\n${lines.join("\n")}`);
   }
-  if (users.length) {
-    const more = users.length - quotes.length;
-    parts.push(
-      `User requests among them, oldest first${more ? ` (${more} older ones not quoted)` : ""}:\n` +
-        quotes.join("\n"),
-    );
-  }
-  if (earlierShown) parts.push(`What the session knew before:\n${earlierShown}`);
+  if (knewShown) parts.push(KNEW_BEFORE + knewShown);
   return parts.join("\n\n");
 }
 
-/** How many messages a previous marker said were dropped (0 for a summary: its rows are counted by it). */
-function droppedBefore(content: string | undefined): number {
-  const match = content?.match(/^\[Hermes compaction marker\] (\d+) /);
-  return match ? Number(match[1]) : 0;
+/** What a previous summary or marker carries into a new marker. */
+function parsePrevious(content: string): { dropped: number; requests: string[]; knew: string } {
+  if (!content.startsWith(MARKER_PREFIX)) return { dropped: 0, requests: [], knew: bodyOf(content) };
+  const dropped = Number(content.match(/^\[Hermes compaction marker\] (\d+) /)?.[1] ?? 0);
+  const at = content.indexOf(KNEW_BEFORE);
+  const knew = at < 0 ? "" : content.slice(at + KNEW_BEFORE.length);
+  const requests: string[] = [];
+  for (const line of (at < 0 ? content : content.slice(0, at)).split("\n")) {
+    if (!line.startsWith('- "')) continue;
+    try {
+      requests.push(JSON.parse(line.slice(2)));
+    } catch {
+      // A line that is not one of ours is left out.
+    }
+  }
+  return { dropped, requests, knew };
+}
+
+function quote(text: string, chars: number): string {
+  return `- ${JSON.stringify(clip(text.replace(/\s+/g, " ").trim(), chars))}`;
 }
 
 function bodyOf(content: string): string {

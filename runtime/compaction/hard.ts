@@ -130,7 +130,12 @@ export async function planHard(ctx: PlanContext): Promise<Plan> {
     } else if (!automatic || (summary.type === "failed" && summary.leaseLost)) {
       return summary;
     } else {
-      fallback = { why: summary.type === "failed" ? "summary_failed" : "refused_growth", note: summary.note };
+      const why = summary.type === "failed"
+        ? "summary_failed"
+        : summary.notSummary
+        ? "not_a_summary"
+        : "refused_growth";
+      fallback = { why, note: summary.note };
       calls = 1;
     }
   }

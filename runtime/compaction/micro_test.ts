@@ -53,7 +53,7 @@ Deno.test("micro: the oldest exchanges fold into one rolling summary; user messa
   const before = await fx.store.activeMessages(fx.sessionId);
   const usersBefore = await users(fx);
   let round = 0;
-  const model = scriptedModel(() => `rolling summary ${++round}`);
+  const model = scriptedModel(() => `## Goal\nship\n## Progress\nrolling summary ${++round}`);
   const compactor = compactorFor(fx, { provider: model, config: MICRO, micro_payback_requests: Infinity });
   const outcome = await compactor.afterTurn(fx.sessionId, {});
   assert.deepEqual([outcome?.kind, outcome?.outcome], ["micro_summarize", "committed"]);
@@ -114,7 +114,7 @@ Deno.test("micro: the oldest exchanges fold into one rolling summary; user messa
   assert.equal(second?.outcome, "committed");
   assert.match(
     model.requests[1]!.messages[1]!.content,
-    /<previous-summary>\nrolling summary 1\n<\/previous-summary>/,
+    /<previous-summary>\n## Goal\nship\n## Progress\nrolling summary 1\n<\/previous-summary>/,
   );
   const now = await fx.store.activeMessages(fx.sessionId);
   assert.deepEqual(

@@ -11,10 +11,16 @@ import { type PlanRow, tokensOf } from "./rows.ts";
 import type { Settings } from "./settings.ts";
 import type { SummariseResult } from "./summary_call.ts";
 import type { FallbackWhy } from "./fallback.ts";
+import { looksLikeSummary } from "./summary.ts";
 
 export type Plan =
   | { type: "nothing"; note: string; why: string }
-  | { type: "refused"; note: string; summaryTokens: number }
+  | {
+    type: "refused";
+    note: string;
+    summaryTokens: number; /** The answer was no summary at all. */
+    notSummary?: boolean;
+  }
   | { type: "failed"; note: string; leaseLost: boolean }
   | {
     type: "commit";
@@ -127,6 +133,14 @@ export async function summariseSmaller(
       summaryTokens,
       note:
         `refused: the ${options.subject} (${summaryTokens} tokens) is not smaller than ${options.what} it would replace (${replacedTokens} tokens)`,
+    };
+  }
+  if (!looksLikeSummary(summary.text)) {
+    return {
+      type: "refused",
+      summaryTokens,
+      notSummary: true,
+      note: `refused: the ${options.subject} has none of the sections asked for (it is not a summary)`,
     };
   }
   return { ok: true, content, summaryTokens, replacedTokens, calls: summary.calls };

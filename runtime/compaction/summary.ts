@@ -31,6 +31,15 @@ ${SECTIONS.map((s) => `## ${s}`).join("\n")}
 Keep exact file paths, commands, identifiers, URLs, numbers and error messages. Record what was tried and what \
 failed. Do not invent anything; write "none" for an empty section. Answer with the summary only.`;
 
+/**
+ * Whether a summary model's answer is a summary at all: it has at least two of the sections asked for. An
+ * answer without them (noise, a refusal, a chat template's leftovers) would replace the middle with nothing.
+ */
+export function looksLikeSummary(text: string): boolean {
+  const headings = new Set([...text.matchAll(/^#{1,3}\s*(.+?)\s*$/gm)].map((m) => m[1]!.toLowerCase()));
+  return SECTIONS.filter((s) => headings.has(s.toLowerCase())).length >= 2;
+}
+
 /** Per-message caps tried in turn until the rendered middle fits the summary request budget. */
 const CLIP_STEPS = [8000, 2000, 500, 160];
 /** Characters a rendered message adds around its content (role tag, clip marker, newline). */

@@ -55,8 +55,11 @@ export interface EventFields {
    * or the result would not have been smaller (`refused_growth`). `trigger` is the pass's reason.
    */
   "compaction.blocked": {
-    /** `summary_failed` and `infeasible` come with the fallback (a summary failed, or was not worth a call). */
-    reason: "breaker" | "cooldown" | "refused_growth" | "summary_failed" | "infeasible";
+    /**
+     * `summary_failed`, `not_a_summary` and `infeasible` come with the fallback (a summary failed, was no
+     * summary, or was not worth a call).
+     */
+    reason: "breaker" | "cooldown" | "refused_growth" | "summary_failed" | "not_a_summary" | "infeasible";
     kind: string;
     trigger: string;
     before_tokens: number;
