@@ -63,7 +63,7 @@ Deno.test("chunks: a smaller summary model gets requests that fit it, each foldi
   const model = scriptedModel((request) => {
     const tokens = request.messages.reduce((n, m) => n + approxTokens(m), 0) + (request.max_tokens ?? 0);
     if (tokens > SUMMARY_WINDOW) tooLong.push(tokens);
-    return `summary of chunk ${++call}`;
+    return `## Goal\nship\n## Progress\nsummary of chunk ${++call}`;
   });
   const compactor = compactorFor(fx, {
     provider: model,
@@ -79,7 +79,9 @@ Deno.test("chunks: a smaller summary model gets requests that fit it, each foldi
   for (let i = 1; i < model.requests.length; i++) {
     assert.match(
       model.requests[i]!.messages[1]!.content,
-      new RegExp(`<previous-summary>\\nsummary of chunk ${i}\\n</previous-summary>`),
+      new RegExp(
+        `<previous-summary>\\n## Goal\\nship\\n## Progress\\nsummary of chunk ${i}\\n</previous-summary>`,
+      ),
     );
   }
   const summary = (await fx.store.activeMessages(fx.sessionId)).find((m) => m.kind === "summary")!;

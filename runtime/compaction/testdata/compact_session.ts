@@ -35,7 +35,7 @@ const provider: Provider = {
       return new Promise(() => {});
     }
     return Promise.resolve({
-      message: { role: "assistant", content: "## Goal\nsurvive a crash" },
+      message: { role: "assistant", content: "## Goal\nsurvive a crash\n## Progress\nnone" },
       usage: null,
       finish_reason: "stop",
     });

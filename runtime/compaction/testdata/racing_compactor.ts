@@ -41,7 +41,7 @@ const provider: Provider = {
     say("summarising");
     await untilGo();
     return {
-      message: { role: "assistant", content: "## Goal\nwin the race" },
+      message: { role: "assistant", content: "## Goal\nwin the race\n## Progress\nnone" },
       usage: null,
       finish_reason: "stop",
     };
