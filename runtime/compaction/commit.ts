@@ -37,7 +37,8 @@ export async function commitPlan(
         ? null
         : afterIneffective(summarised, { now: clock.now(), windowMs: settings.breakerWindowMs });
     }
-    return afterEffective(summarised);
+    // Strikes are about summaries: a prune that worked says nothing about the next summary call.
+    return plan.kind === "summarize" ? afterEffective(summarised) : summarised;
   };
   /**
    * The fallback keeps the strikes that led to it (only a summary that worked clears them, so the breaker

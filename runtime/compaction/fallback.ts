@@ -70,15 +70,19 @@ export async function markerContent(store: Store, input: MarkerInput): Promise<s
     ...before.flatMap((p) => p.requests),
     ...users.map((r) => contents.get(r.id) ?? ""),
   ];
-  const lines: string[] = [];
   room -= REQUESTS.length + 40;
-  for (let i = requests.length - 1; i >= 0; i--) {
-    let line = quote(requests[i]!, QUOTE_CHARS);
-    if (line.length + 1 > room) line = quote(requests[i]!, SHORT_QUOTE_CHARS);
-    if (line.length + 1 > room) break;
-    lines.unshift(line);
-    room -= line.length + 1;
+  // Every request gets at least its beginning (as many as fit, newest first); then the newest get more.
+  const lines = requests.map((text) => quote(text, SHORT_QUOTE_CHARS));
+  let first = 0;
+  let used = lines.reduce((n, l) => n + l.length + 1, 0);
+  while (first < lines.length && used > room) used -= lines[first++]!.length + 1;
+  for (let i = lines.length - 1; i >= first; i--) {
+    const full = quote(requests[i]!, QUOTE_CHARS);
+    if (used + full.length - lines[i]!.length > room) break;
+    used += full.length - lines[i]!.length;
+    lines[i] = full;
   }
+  lines.splice(0, first);
   const parts = [header];
   if (requests.length) {
     const more = requests.length - lines.length;
