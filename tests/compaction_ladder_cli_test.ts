@@ -107,7 +107,7 @@ const FAILING: [SummaryBehaviour, string, string][] = [
 ];
 for (const [summary, why, compaction] of FAILING) {
   Deno.test(`ladder CLI: at 16k with a summary model that answers ${summary}, the fallback keeps the run going`, async () => {
-    const corpus = toolHeavyCorpus({ turns: 60 });
+    const corpus = toolHeavyCorpus({ turns: 100 });
     const run = await play(corpus, 16_000, { summary, hangMs: 60_000, compaction });
     assertFloor(run, summary, corpus);
     const blocked = fallbacks(run);

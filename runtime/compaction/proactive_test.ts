@@ -16,7 +16,8 @@ Deno.test("proactive prune: below the threshold, pruning that frees at least pru
   const outcome = await compactorFor(fx, {
     provider: model,
     context_window: 8000,
-    config: { prune_min: 500 },
+    // A tail budget that holds the last 20 messages, so they are the tail.
+    config: { prune_min: 500, tail_budget: 0.25 },
   })
     .afterTurn(fx.sessionId, {});
   assert.deepEqual([outcome?.kind, outcome?.outcome], ["prune_tool_results", "committed"]);

@@ -1,7 +1,8 @@
 /**
  * Compaction settings in tokens, from the job's `compaction:` keys and the model's window, with the defaults
- * (DESIGN §3, §9): hard threshold 0.75 of the window; head 3 messages; tail at least 20 messages and up to a
- * quarter of the window; a single tool result above a fifth of the window is cut when it is stored;
+ * (DESIGN §3, §9): hard threshold 0.75 of the window, compacting down to half of it; head 3 messages; tail up
+ * to 20 messages within 12 % of the window (a small tail makes each rewrite cheap to re-cache); a single tool
+ * result above 15 % of the window is cut when it is stored;
  * micro-compaction off, at half the window when on; no proactive pruning unless `prune_min` is set.
  */
 import { parseDuration } from "../core/duration.ts";
@@ -12,8 +13,8 @@ export const DEFAULTS = {
   threshold: 0.75,
   protect_first: 3,
   protect_last: 20,
-  tail_budget: 0.25,
-  max_tool_result: 0.2,
+  tail_budget: 0.12,
+  max_tool_result: 0.15,
   micro_threshold: 0.5,
   low_water: 0.5,
   /** About the distance between two passes, in requests. */

@@ -8,7 +8,7 @@ import { PRUNED_PREFIX } from "./prune.ts";
 import { CUT_MARKER } from "./cut.ts";
 import { RunError } from "../core/errors.ts";
 
-const LIMIT = 3000; // 0.75 × the fixture's 4000-token window; the tail budget is 1000 tokens
+const LIMIT = 3000; // 0.75 × the fixture's 4000-token window
 
 /** system, a prompt, then `reads` × [tool call, `chars`-character result], all in one turn. */
 function oneLongTurn(reads: number, chars: number): AppendMessage[] {
@@ -31,9 +31,10 @@ Deno.test("tail: when protect_last covers everything, tool results beyond the ne
   const before = await fx.store.activeMessages(fx.sessionId);
   assert.ok(estimateMessages(before) >= LIMIT);
   const model = scriptedModel();
-  const outcome = await compactorFor(fx, { provider: model }).beforeModelCall(fx.sessionId, {
-    afterTools: true,
-  });
+  const outcome = await compactorFor(fx, { provider: model, config: { tail_budget: 0.25 } }).beforeModelCall(
+    fx.sessionId,
+    { afterTools: true },
+  );
   assert.equal(model.requests.length, 0, "no summary: there is no middle");
   assert.deepEqual([outcome?.kind, outcome?.outcome], ["prune_tool_results", "committed"]);
   assert.equal(fx.events.find((e) => e.type === "compaction")?.reason, "post_tool");

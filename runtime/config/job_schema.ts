@@ -212,12 +212,12 @@ export const CompactionConfig = z.strictObject({
   ).optional(),
   tail_budget: z.number().gt(0).max(1).describe(
     "The protected tail takes up to protect_last trailing messages within this share of context_window, " +
-      "walked backwards by tokens (default 0.25); when the context is still too big the tail yields down to " +
+      "walked backwards by tokens (default 0.12); when the context is still too big the tail yields down to " +
       "the latest user message and the current tool round, its tool results cut to fit",
   ).optional(),
   max_tool_result: z.number().gt(0).max(1).describe(
     "A tool result larger than this share of context_window is cut to its head and tail when it is " +
-      "stored; the full text stays archived (default 0.2)",
+      "stored; the full text stays archived (default 0.15)",
   ).optional(),
   prune_min: z.number().int().min(1).describe(
     "Between turns, below the threshold, prune old tool results when that frees at least this many " +
