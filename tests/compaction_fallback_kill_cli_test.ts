@@ -12,7 +12,7 @@ import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import { hermes, spawnHermes, tempDir } from "./_cli.ts";
 import { startCorpusServer, toolHeavyCorpus } from "./corpus/mod.ts";
 
-const TURNS = 30;
+const TURNS = 60;
 const WINDOW = 16_000;
 
 type KillPoint = "summary_request" | "after_fallback";

@@ -5,7 +5,10 @@ import { hermes, isUserError } from "./_test_support.ts";
 
 Deno.test("sessions compactions reports passes, outcomes, hard compactions and occupancy, content-free", async () => {
   await using fx = await tempStore();
-  await Deno.writeTextFile(`${fx.dir}/replies.json`, JSON.stringify([{ content: "## Goal\nShip it." }]));
+  await Deno.writeTextFile(
+    `${fx.dir}/replies.json`,
+    JSON.stringify([{ content: "## Goal\nShip it.\n## Progress\nDone." }]),
+  );
   const spec = {
     name: "release",
     model: { provider: "scripted", script: "replies.json", context_window: 4000 },

@@ -32,12 +32,13 @@ Keep exact file paths, commands, identifiers, URLs, numbers and error messages. 
 failed. Do not invent anything; write "none" for an empty section. Answer with the summary only.`;
 
 /**
- * Whether a summary model's answer is a summary at all: it has at least two of the sections asked for. An
- * answer without them (noise, a refusal, a chat template's leftovers) would replace the middle with nothing.
+ * Whether a summary model's answer is a summary at all: it names at least two of the sections asked for (as
+ * headings, bold or "Name:" labels — models format them variously). An answer naming none (noise, a refusal, a
+ * chat template's leftovers) would replace the middle with nothing.
  */
 export function looksLikeSummary(text: string): boolean {
-  const headings = new Set([...text.matchAll(/^#{1,3}\s*(.+?)\s*$/gm)].map((m) => m[1]!.toLowerCase()));
-  return SECTIONS.filter((s) => headings.has(s.toLowerCase())).length >= 2;
+  const lower = text.toLowerCase();
+  return SECTIONS.filter((s) => new RegExp(`\\b${s.toLowerCase()}\\b`).test(lower)).length >= 2;
 }
 
 /** Per-message caps tried in turn until the rendered middle fits the summary request budget. */

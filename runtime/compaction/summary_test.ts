@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import type { PlanRow } from "./rows.ts";
-import { planRendering, SUMMARY_PREFIX, summaryContent, summaryRequest, summaryRole } from "./summary.ts";
+import {
+  looksLikeSummary,
+  planRendering,
+  SUMMARY_PREFIX,
+  summaryContent,
+  summaryRequest,
+  summaryRole,
+} from "./summary.ts";
 
 function row(id: number, chars: number, extra: Partial<PlanRow> = {}): PlanRow {
   return {
@@ -79,4 +86,13 @@ Deno.test("summary: its role repeats neither neighbour when it can; assistant ot
   // Between a user and an assistant message no role avoids a repeat: the request builder joins it.
   assert.equal(summaryRole("user", "assistant"), "assistant");
   assert.equal(summaryRole("assistant", "user"), "assistant");
+});
+
+Deno.test("summary: an answer is a summary when it names two of the sections asked for, however formatted", () => {
+  assert.equal(looksLikeSummary("## Goal\nship\n## Progress\nhalf done"), true);
+  assert.equal(looksLikeSummary("**Goal**: ship. **Next steps**: tag it."), true);
+  assert.equal(looksLikeSummary("Goal: triage. Progress: two answers given."), true);
+  assert.equal(looksLikeSummary("ok ok ok %%% <|im_end|> lorem ipsum 0x7f3a ??? the the the"), false);
+  assert.equal(looksLikeSummary("I cannot help with that."), false);
+  assert.equal(looksLikeSummary("Goal reached."), false, "one section is not enough");
 });
