@@ -163,3 +163,31 @@ function sleepers(marker: string): number[] {
   }
   return pids;
 }
+
+pluginTest("a program the plugin runs cannot reach a host unix socket; with net: true it can", async () => {
+  await using s = await setUp();
+  await s.f.write({ "sock/.keep": "" });
+  const path = `${s.f.dir}/sock/host.sock`;
+  const listener = Deno.listen({ transport: "unix", path });
+  const serving = (async () => {
+    for await (const conn of listener) {
+      await conn.write(new TextEncoder().encode("host answered\n")).catch(() => {});
+      conn.close();
+    }
+  })().catch(() => {});
+  try {
+    const connect = `perl -MSocket -e 'socket(my $s, AF_UNIX, SOCK_STREAM, 0) or die "socket: $!\\n"; ` +
+      `connect($s, pack_sockaddr_un("${path}")) or die "connect: $!\\n"; print scalar <$s>'`;
+    const grant = { run: ["/bin/bash", "/usr/bin/perl"], read: ["./sock"] };
+    const closed = await s.f.start([{ path: "prober", permissions: grant }]);
+    const refused = await probe(closed, s.f.dir, "bash", connect);
+    assert.match(refused.content, /socket: Operation not permitted/);
+    await closed.stop();
+    const open = await s.f.start([{ path: "prober", permissions: { ...grant, net: true } }]);
+    const reached = await probe(open, s.f.dir, "bash", connect);
+    assert.match(reached.content, /host answered/);
+  } finally {
+    listener.close();
+    await serving;
+  }
+});

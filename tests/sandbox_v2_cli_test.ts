@@ -89,6 +89,7 @@ cliTest("the Hermes home is hidden however it was chosen; credentials too; other
       cat(`${dir}/env-home/config.yaml`),
       cat(`${home}/.hermes/config.yaml`),
       `cat ${home}/notes.txt`,
+      `head -c 15 ${dir}/elsewhere/state.db 2>&1; true`,
       // The whole test directory is granted (it lies in /tmp, private otherwise): what stays hidden is
       // hidden by the rules, not by /tmp being private.
     ], `{ read: [".", ${JSON.stringify(dir)}] }`),
@@ -98,9 +99,17 @@ cliTest("the Hermes home is hidden however it was chosen; credentials too; other
   const byFlag = await run(job, { args: ["--home", `${dir}/flag-home`], env });
   const byEnv = await run(job, { env: { ...env, HERMES_HOME: `${dir}/env-home` } });
   const byDefault = await run(job, { env });
-  for (const [r, hidden] of [[byFlag, 5], [byEnv, 6], [byDefault, 7]] as const) {
+  // A store given with --db elsewhere is hidden too, and only while it is the one in use.
+  await Deno.mkdir(join(dir, "elsewhere"));
+  const made = await hermes(["sessions", "list", "--db", `${dir}/elsewhere/state.db`], { env: { DENO_DIR } });
+  assert.equal(made.code, 0, made.stderr);
+  const byDb = await run(job, { args: ["--db", `${dir}/elsewhere/state.db`], env });
+  const another = await run(job, { env });
+  assert.doesNotMatch(byDb.results[9]!, /SQLite format/, "the store in use is hidden");
+  assert.match(another.results[9]!, /SQLite format 3/, "a store not in use is an ordinary file");
+  for (const [r, hidden] of [[byFlag, 5], [byEnv, 6], [byDefault, 7], [byDb, 7]] as const) {
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.results.length, 9, r.stdout);
+    assert.equal(r.results.length, 10, r.stdout);
     for (const result of r.results.slice(0, 5)) {
       assert.doesNotMatch(result, /SECRET/, "credentials are hidden");
     }
