@@ -259,7 +259,12 @@ Deno.test("sandbox v2 (CLI): a sandbox that cannot start names the blocker in do
     const r = await hermes(["run", "job.yaml", "--output", "json"], { cwd: dir, home: dir, env });
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /^hermes: Cannot run the shell tool in its OS sandbox: .*uid map.*sandbox: off/);
-    assert.equal(r.stdout, "");
+    const result = JSON.parse(r.stdout);
+    assert.deepEqual([result.exit_code, result.terminal_reason, result.turns], [2, "invalid_input", 0]);
+    assert.match(
+      result.error,
+      /uid map: Permission denied — this host does not let bwrap create user namespaces/,
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
