@@ -5,7 +5,7 @@
  * because JSON escapes those characters; the escaped, percent-encoded and base64 forms a tool may print
  * are recognised inside strings too (secret_forms.ts).
  */
-import { secretPattern, secretStarts } from "./secret_forms.ts";
+import { base64Forms, secretPattern, secretStarts } from "./secret_forms.ts";
 
 const SECRET_NAME = /(_KEY|_TOKEN|_SECRET)$|PASSWORD|^(OPENAI_API_KEY|API_KEY)$/i;
 /** Shorter values would replace ordinary words ("on", "true") everywhere. */
@@ -41,6 +41,9 @@ export function findSecrets(env: Record<string, string>, options: FindSecretsOpt
   return secrets;
 }
 
+/** Characters that start an escaped or encoded character (JSON, percent-encoding, a form's space). */
+const ESCAPES = /[%\\+]/;
+
 /**
  * A redactor that replaces every value of `secrets` with `[REDACTED:NAME]`, in any of the renderings of
  * secret_forms.ts (JSON-escaped, percent-encoded, base64) as well as raw.
@@ -57,11 +60,16 @@ export function redactorOf(secrets: Secrets): Redactor {
     `(?=${first})(?:${ordered.map(([value]) => `(${secretPattern(value)})`).join("|")})`,
     "g",
   );
-  return (text) =>
-    text.replace(pattern, (...groups) => {
+  // Text without `%`, `\` or `+` can only hold a raw or base64 form: plain substring searches tell whether
+  // the pattern is needed at all (most text holds no secret, and the search is far cheaper).
+  const literals = ordered.flatMap(([value]) => [value, ...base64Forms(value)]);
+  return (text) => {
+    if (!ESCAPES.test(text) && !literals.some((literal) => text.includes(literal))) return text;
+    return text.replace(pattern, (...groups) => {
       const at = groups.slice(1, names.length + 1).findIndex((group) => group !== undefined);
       return `[REDACTED:${names[at]}]`;
     });
+  };
 }
 
 /** Builds a redactor that replaces every secret value found in `env` (plus `extra`) with `[REDACTED:NAME]`. */
