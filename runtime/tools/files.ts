@@ -57,7 +57,12 @@ export function writeFileTool(scope: PathScope, options: { maxBytes: number }): 
           `Cannot write "${args.path}" as the content is ${bytes.length} bytes: tools.write_file.max_bytes is ${options.maxBytes}`,
         ));
       }
+      if (typeof args.path === "string" && insideGit(args.path)) {
+        return Promise.resolve(denied(GIT_DIR(args.path)));
+      }
       return withFile(scope, args, context, "write", ({ fd }, requested, fs) => {
+        // The file actually opened, in case a symlink inside the root led into a .git directory.
+        if (insideGit(openedPath(fd) ?? "")) return denied(GIT_DIR(requested));
         fs.ftruncateSync(fd, 0);
         for (let written = 0; written < bytes.length;) {
           written += fs.writeSync(fd, bytes, written, bytes.length - written);
@@ -155,6 +160,25 @@ function objectSchema(properties: Record<string, string>): Record<string, unknow
     required: Object.keys(properties),
     additionalProperties: false,
   };
+}
+
+/**
+ * write_file does not write inside a `.git` directory: its config and hooks name programs git runs later
+ * (core.fsmonitor, filters, hooks), so planting one would let an allowed `git status` run anything.
+ */
+function insideGit(path: string): boolean {
+  return path.split("/").some((part) => part.toLowerCase() === ".git");
+}
+
+const GIT_DIR = (path: string) =>
+  `write_file does not write inside a .git directory ("${path}"): its config and hooks run programs; use git commands`;
+
+function openedPath(fd: number): string | null {
+  try {
+    return Deno.readLinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return null;
+  }
 }
 
 function error(message: string): ToolOutcome {

@@ -127,3 +127,26 @@ Deno.test("list_dir: sorted entries, directories marked, capped, confined", asyn
   await Deno.mkdir(`${jobDir}/empty`);
   assert.deepEqual(await all.run({ path: "empty" }, context), { status: "ok", content: "(empty is empty)" });
 });
+
+Deno.test("write_file: nothing is written inside a .git directory, also through a symlink", async () => {
+  const { jobDir, context } = await fixture();
+  await Deno.mkdir(`${jobDir}/out/repo/.git`, { recursive: true });
+  await Deno.writeTextFile(`${jobDir}/out/repo/.git/config`, "[core]\n");
+  await Deno.symlink(`${jobDir}/out/repo/.git`, `${jobDir}/out/gitdir`);
+  const write = writeFileTool(pathScope("write_file", jobDir, ["./out"]), { maxBytes: 1000 });
+  for (const path of ["out/repo/.git/config", "out/repo/.GIT/hooks/pre-commit", "out/gitdir/config"]) {
+    const outcome = await write.run({ path, content: "[core]\n\tfsmonitor = evil\n" }, context);
+    assert.equal(outcome.status, "denied", path);
+    assert.match(outcome.content, /does not write inside a \.git directory/);
+  }
+  assert.equal(
+    await Deno.readTextFile(`${jobDir}/out/repo/.git/config`),
+    "[core]\n",
+    "the config is untouched",
+  );
+  assert.equal((await write.run({ path: "out/repo/.gitignore", content: "x\n" }, context)).status, "ok");
+  assert.equal(
+    (await write.run({ path: "out/repo/src/.github/x.yml", content: "x\n" }, context)).status,
+    "ok",
+  );
+});
