@@ -10,6 +10,7 @@ import { EventBus } from "../runtime/core/events.ts";
 import { loadJob, loadUserConfig } from "../runtime/config/job_file.ts";
 import type { McpServerEntry } from "../runtime/config/job_schema.ts";
 import { type McpServerStatus, startMcpServers } from "../runtime/mcp/mod.ts";
+import { visibleText } from "../runtime/core/visible.ts";
 
 export async function main(cli: Cli): Promise<number> {
   const { values, positionals } = parseCommandArgs("mcp", cli.args, { json: { type: "boolean" } });
@@ -69,6 +70,6 @@ async function print(cli: Cli, servers: McpServerStatus[], json: boolean): Promi
       lines.push(`  ${t.offered ? "tool" : "filtered"} ${t.exposed}${t.reason ? ` — ${t.reason}` : ""}`);
     }
     if (s.started && s.tools.length === 0) lines.push("  no tools");
-    await cli.out(lines.join("\n") + "\n");
+    await cli.out(visibleText(lines.join("\n") + "\n"));
   }
 }

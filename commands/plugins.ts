@@ -14,6 +14,7 @@ import { type PluginInfo, startPlugins } from "../plugins/host.ts";
 import { readManifest } from "../plugins/manifest.ts";
 import { describeGrant } from "../plugins/permissions.ts";
 import { exists } from "../runtime/core/fs.ts";
+import { visibleText } from "../runtime/core/visible.ts";
 
 const JOB_FILE = /\.ya?ml$/i;
 const MODULE_FILE = /\.(ts|mts|js|mjs|tsx|jsx)$/;
@@ -134,7 +135,7 @@ async function print(cli: Cli, rows: Row[], json: boolean): Promise<void> {
   if (rows.length === 0) await cli.out("no plugins\n");
   for (const row of rows) {
     if (!("info" in row)) {
-      await cli.out(`✗ ${row.path}\n  error: ${row.error}\n`);
+      await cli.out(visibleText(`✗ ${row.path}\n  error: ${row.error}\n`));
       continue;
     }
     const p = row.info;
@@ -151,6 +152,6 @@ async function print(cli: Cli, rows: Row[], json: boolean): Promise<void> {
     }
     for (const t of p.tools) lines.push(`  tool ${t.name}${t.description ? ` — ${t.description}` : ""}`);
     if (!p.hooks.length && !p.commands.length && !p.tools.length) lines.push("  registers nothing");
-    await cli.out(lines.join("\n") + "\n");
+    await cli.out(visibleText(lines.join("\n") + "\n"));
   }
 }
