@@ -43,6 +43,8 @@ export interface OpenSessionOptions {
   signal?: AbortSignal;
   /** Continue this stored session (id, prefix or `latest`) instead of starting a new one. */
   resume?: string;
+  /** The id of the new session (default: a fresh one), when the caller needs it before the session opens. */
+  id?: string;
   /** `--model`: overrides the model name. */
   model?: string;
   onDelta?: (text: string) => void;
@@ -94,7 +96,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   const resumed = options.resume
     ? (await store.getSession(await store.resolveSessionId(options.resume)))!
     : undefined;
-  const id = resumed?.id ?? newSessionId(clock.now());
+  const id = resumed?.id ?? options.id ?? newSessionId(clock.now());
   const me = currentProcess(options.host);
   // One turn at a time per session across processes (DESIGN §5): claimed before plugins start.
   if (resumed) await claim(store, id, me);

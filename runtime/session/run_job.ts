@@ -18,7 +18,7 @@ import type { LiveSession } from "./live_session.ts";
 import { runTurn } from "./turn.ts";
 import { outputFileScope, writeOutputFile } from "./output_file.ts";
 import { type CommandSource, parseSlash } from "../agent/slash.ts";
-import type { Store } from "../store/store.ts";
+import { newSessionId, type Store } from "../store/store.ts";
 
 export type { RunResult } from "./outcome.ts";
 
@@ -65,7 +65,9 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
   // Before any model call: an output.file outside the job directory and write roots is exit 2.
   const outputScope = outputFileScope(job);
   const resumeId = options.resume === undefined ? undefined : await store.resolveSessionId(options.resume);
-  eventsTo = resumeId;
+  // A new session's id is known up front, so store retries while it opens are its events too.
+  const newId = resumeId === undefined ? newSessionId(clock.now()) : undefined;
+  eventsTo = resumeId ?? newId;
   let progress = await planInputs(store, resumeId, spec, options);
 
   // Started before the session opens: plugin start-up counts against limits.timeout too.
@@ -75,7 +77,13 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
   try {
     const signal = AbortSignal.any([timeout.signal, ...(options.signal ? [options.signal] : [])]);
     const { resume: _resume, ...sessionOptions } = options;
-    live = await openSession({ ...sessionOptions, store, signal, ...(resumeId ? { resume: resumeId } : {}) });
+    live = await openSession({
+      ...sessionOptions,
+      store,
+      signal,
+      ...(resumeId ? { resume: resumeId } : {}),
+      ...(newId ? { id: newId } : {}),
+    });
     const sessionId = eventsTo = live.id;
     // From here every write goes through the session's redacting view (progress holds the prompts).
     store = live.store;
