@@ -52,7 +52,16 @@ async function assertFault(dir: string, fault: Fault): Promise<void> {
   assert.match(lines[0]!, fault.line, what);
 }
 
-const COMMANDS = [["sessions", "list"], ["run", "-p", "hi"], ["store", "info"], ["daemon", "status"]];
+const COMMANDS = [
+  ["sessions", "list"],
+  ["sessions", "search", "hello"],
+  ["run", "-p", "hi"],
+  ["store", "info"],
+  ["daemon", "status"],
+  ["daemon", "."],
+  ["rpc"],
+  ["acp"],
+];
 
 Deno.test("fault matrix (SQLite): foreign, truncated, corrupted, unopenable, locked stores are one line each", async () => {
   const dir = await home();
