@@ -58,21 +58,27 @@ export class PgDb {
     this.#check = context.commitCheck;
   }
 
-  /** Runs `fn` in one transaction (BEGIN … COMMIT, ROLLBACK when it throws). */
-  async tx<T>(fn: (q: Q) => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` in one transaction (BEGIN … COMMIT, ROLLBACK when it throws). `verify` confirms from what the
+   * transaction wrote that it committed, for the one case the server's answer can be wrong: after a crash
+   * the server may hand a transaction id it never logged to a new transaction, whose commit then looks
+   * like ours.
+   */
+  async tx<T>(fn: (q: Q) => Promise<T>, verify?: (q: Q, value: T) => Promise<boolean>): Promise<T> {
     for (let attempt = 1;; attempt++) {
-      let done: { xid: number; value: T } | undefined;
+      let done: { xid: number; boot: string; value: T } | undefined;
       try {
         return await this.sql.begin(async (q) => {
           // Sent ahead of the work on the same connection: no extra round trip.
-          const xid = q`SELECT txid_current() AS xid`.execute();
+          const id = q`SELECT txid_current() AS xid, pg_postmaster_start_time()::text AS boot`.execute();
           const value = await fn(q);
-          done = { xid: Number((await xid)[0]!.xid), value };
+          const [row] = await id;
+          done = { xid: Number(row!.xid), boot: String(row!.boot), value };
           return value;
         }) as T;
       } catch (error) {
         if (done && isConnectionLoss(error)) {
-          if (await this.#committed(done.xid)) return done.value;
+          if (await this.#committed(done, verify)) return done.value;
           throw error;
         }
         if (attempt >= 3 || (error as { code?: string }).code !== DEADLOCK) throw error;
@@ -80,20 +86,29 @@ export class PgDb {
     }
   }
 
-  /** Whether transaction `xid` committed, asked of the server as soon as it answers. */
-  #committed(xid: number): Promise<boolean> {
+  /** Whether the cut-off transaction committed, asked of the server as soon as it answers. */
+  #committed<T>(
+    done: { xid: number; boot: string; value: T },
+    verify: ((q: Q, value: T) => Promise<boolean>) | undefined,
+  ): Promise<boolean> {
     return withRetry("the commit check", async () => {
       let row;
       try {
-        [row] = await this.sql`SELECT txid_status(${xid}::bigint) AS status`;
+        [row] = await this.sql`
+          SELECT txid_status(${done.xid}::bigint) AS status, pg_postmaster_start_time()::text AS boot`;
       } catch (error) {
         // The server came back from a crash without ever having logged this transaction id: it did not
         // commit (a commit is logged, and the id with it).
         if (/is in the future/.test(String((error as Error).message))) return false;
         throw error;
       }
-      if (row!.status === "in progress") throw new StillInProgress(`transaction ${xid} is still in progress`);
-      return row!.status === "committed";
+      if (row!.status === "in progress") {
+        throw new StillInProgress(`transaction ${done.xid} is still in progress`);
+      }
+      if (row!.status !== "committed") return false;
+      // The same server process: ids are never handed out twice, so the answer is about this transaction.
+      if (row!.boot === done.boot || !verify) return true;
+      return await verify(this.sql, done.value);
     }, {
       ...this.#check,
       transient: (error) => error instanceof StillInProgress || isTransientPgError(error),

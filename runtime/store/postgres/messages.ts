@@ -21,7 +21,19 @@ export function messageOps(db: PgDb): MessageOps {
     async appendMessages(sessionId, messages) {
       const now = db.clock.now();
       // In a transaction, not autocommit: a COMMIT cut off by a restart is resolved, never appended twice.
-      const inserted = await db.tx((q) => insertMessages(q, sessionId, messages, now));
+      const inserted = await db.tx(
+        (q) => insertMessages(q, sessionId, messages, now),
+        async (q, rows) => {
+          // After a crash: committed only if the rows are there as this append wrote them.
+          const found = await q`
+            SELECT count(*)::integer AS n FROM messages WHERE session_id = ${sessionId}
+              AND id IN (SELECT value::bigint FROM jsonb_array_elements_text(${
+            json(q, rows.map((r) => r.id))
+          }))
+              AND created_at = ${now}`;
+          return Number(found[0]!.n) === rows.length;
+        },
+      );
       return messages.map((m, i): StoredMessage => {
         const { id, seq } = inserted[i]!;
         return {
