@@ -148,6 +148,13 @@ async function execute(cli: Cli, seen: Seen): Promise<number> {
     }
     seen.job = job.spec.name;
     job = applyRunFlags(job, values, { oneShot: jobPath === undefined && values.resume === undefined });
+    if (job.spec.schedule) {
+      // A schedule is not something `run` can honour: say so rather than let a user think it is armed.
+      cli.log.warn(
+        `job "${job.spec.name}" has a schedule (cron "${job.spec.schedule.cron}"): hermes run runs it once, ` +
+          "now; only hermes daemon runs it on its schedule",
+      );
+    }
     const format = values.output ?? job.spec.output?.format ?? "text";
     seen.format = format;
     const outputFile = job.spec.output?.file ? resolve(job.dir, job.spec.output.file) : undefined;

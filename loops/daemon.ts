@@ -66,6 +66,9 @@ export class Daemon {
   #nextScanAt = 0;
   #nextRenewAt = Infinity;
   #nextAdoptAt = 0;
+  /** Slots this daemon queued (`schedule.overlap: queue`), waiting for the job's previous run to end. */
+  #queued: { job: string; slot: number }[] = [];
+  #nextQueueAt = Infinity;
 
   /** Loads the jobs; throws a ValidationError naming the file when one is invalid. */
   constructor(options: DaemonOptions) {
@@ -80,7 +83,16 @@ export class Daemon {
     };
     this.#holder = options.identity ?? currentProcess();
     this.#resumer = options.resumer;
-    this.#runs = new ClaimedRuns({ ...options, holder: this.#holder });
+    this.#runs = new ClaimedRuns({
+      ...options,
+      holder: this.#holder,
+      // A run that ended may be what a queued slot waits for: look at once.
+      onRecorded: () => {
+        if (this.#queued.length === 0) return;
+        this.#nextQueueAt = 0;
+        this.#waker.abort();
+      },
+    });
     for (const job of loadScheduledJobs(options.paths)) this.#entries.set(job.name, { job, next: null });
   }
 
@@ -130,6 +142,7 @@ export class Daemon {
           await this.#startDue(now);
           if (now >= this.#nextScanAt) await this.#scan(now);
           if (now >= this.#nextRenewAt) await this.#renew(now);
+          if (now >= this.#nextQueueAt) await this.#startQueued(now);
           await this.#sleepUntil(this.#nextWake(), signal);
         } catch (error) {
           // A store outage longer than store.retry stops no daemon: it waits, then catches up the slots
@@ -144,6 +157,7 @@ export class Daemon {
     } finally {
       await watch?.close();
       await this.#runs.stop(this.#o.graceMs, [...this.#resuming.values()]);
+      await this.#dropQueued();
     }
   }
 
@@ -159,8 +173,14 @@ export class Daemon {
         catch_up: job.catch_up,
       });
       if (plan.action === "due") entry.next = plan.slot;
-      else if (plan.action === "run") claims.push({ job: job.name, slot: plan.slot, note: "catch-up" });
-      else if (plan.action === "skip") {
+      else if (plan.action === "run") {
+        claims.push({
+          job: job.name,
+          slot: plan.slot,
+          note: "catch-up",
+          overlap: job.schedule.overlap ?? "skip",
+        });
+      } else if (plan.action === "skip") {
         const note = "missed while no daemon was running (catch_up: none)";
         await this.#o.store.recordSkipped({ job: job.name, slot: plan.slot, note }, this.#holder, now);
         this.#o.log.info(`${job.name}: slot ${iso(plan.slot)} was missed; not run (catch_up: none)`);
@@ -175,6 +195,7 @@ export class Daemon {
     const claims = due.map((e) => ({
       job: e.job.name,
       slot: dueSlot(e.next!, now, e.job.slots.latestAtOrBefore),
+      overlap: e.job.schedule.overlap ?? "skip",
     }));
     await this.#claimAndStart(claims, now);
     for (const entry of due) entry.next = entry.job.slots.nextAfter(now);
@@ -185,9 +206,29 @@ export class Daemon {
     const outcomes = await this.#o.store.claimSlots(claims, this.#holder, { now, lease_ms: this.#o.leaseMs });
     outcomes.forEach((outcome, i) => {
       const claim = claims[i]!;
-      if (outcome.outcome === "claimed") this.#start(claim.job, claim.slot);
-      else if (outcome.outcome === "taken") {
+      if (outcome.outcome === "claimed") {
+        if (outcome.cancelled) {
+          this.#o.log.warn(
+            `${claim.job}: slot ${iso(claim.slot)} came due; cancelling the run of ${
+              iso(outcome.cancelled.slot)
+            } (schedule.overlap: cancel_previous)`,
+          );
+          // Held here: interrupted now; held by another daemon: it finds the claim gone at its next renewal.
+          if (outcome.cancelled.holder_nonce === this.#holder.nonce) {
+            this.#runs.cancel(claim.job, outcome.cancelled.slot, "a newer slot replaced it");
+          }
+        }
+        this.#start(claim.job, claim.slot);
+      } else if (outcome.outcome === "taken") {
         this.#nextScanAt = Math.min(this.#nextScanAt, now + this.#o.reclaimPollMs);
+      } else if (outcome.outcome === "queued") {
+        this.#o.log.info(
+          `${claim.job}: slot ${iso(claim.slot)} queued: the run of ${
+            iso(outcome.running_slot)
+          } is still going (schedule.overlap: queue)`,
+        );
+        this.#queued.push({ job: claim.job, slot: claim.slot });
+        this.#nextQueueAt = Math.min(this.#nextQueueAt, now + this.#o.reclaimPollMs);
       } else {
         this.#o.log.warn(
           `${claim.job}: slot ${iso(claim.slot)} skipped: the run of ${
@@ -256,13 +297,43 @@ export class Daemon {
     }
   }
 
+  /** Starts queued slots whose job's previous run ended (here or in another daemon); polls while any wait. */
+  async #startQueued(now: number): Promise<void> {
+    const { started, waiting } = await this.#o.store.startQueued(this.#queued, this.#holder, {
+      now,
+      lease_ms: this.#o.leaseMs,
+    });
+    this.#queued = waiting;
+    for (const run of started) {
+      this.#o.log.info(`${run.job}: starting queued slot ${iso(run.slot)}; the previous run ended`);
+      this.#start(run.job, run.slot);
+    }
+    // The poll also keeps the waiting rows' leases fresh (well within leaseMs).
+    this.#nextQueueAt = waiting.length
+      ? now + Math.min(this.#o.reclaimPollMs, this.#o.leaseMs / 3)
+      : Infinity;
+  }
+
+  /** On stop: slots still queued never start here; recorded skipped, so the history says why. */
+  async #dropQueued(): Promise<void> {
+    if (this.#queued.length === 0) return;
+    const now = this.#o.clock.now();
+    const note = "skipped: the daemon stopped before the queued slot could start (schedule.overlap: queue)";
+    await this.#o.store.finishRuns(this.#queued.map((claim) => ({
+      claim,
+      holder: this.#holder,
+      outcome: { status: "skipped", session_id: null, now, note },
+    })));
+    this.#queued = [];
+  }
+
   async #renew(now: number): Promise<void> {
     if (this.#runs.size > 0) await this.#runs.renew(now, this.#o.leaseMs);
     this.#nextRenewAt = this.#runs.size > 0 ? now + this.#o.leaseMs / 3 : Infinity;
   }
 
   #nextWake(): number {
-    let at = Math.min(this.#nextScanAt, this.#nextRenewAt, this.#reloadAt ?? Infinity);
+    let at = Math.min(this.#nextScanAt, this.#nextRenewAt, this.#nextQueueAt, this.#reloadAt ?? Infinity);
     for (const entry of this.#entries.values()) if (entry.next !== null && entry.next < at) at = entry.next;
     return at;
   }

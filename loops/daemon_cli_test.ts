@@ -154,8 +154,12 @@ Deno.test("hermes daemon: no job arguments is a usage error; status --json lists
     assert.equal(report.jobs[0].cron, "* * * * * *");
     assert.match(report.jobs[0].next_slot, /^\d{4}-\d\d-\d\dT/);
     assert.deepEqual(report.jobs[0].last_runs, []);
+    assert.equal(report.jobs[0].overlap, "skip");
     const text = await hermes(["daemon", "status", jobs], { home });
-    assert.match(text.stdout, /^No daemon is running\.\n\ntick {2}\* \* \* \* \* \* {2}catch_up: one/);
+    assert.match(
+      text.stdout,
+      /^No daemon is running\.\n\ntick {2}\* \* \* \* \* \* {2}catch_up: one {2}overlap: skip/,
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

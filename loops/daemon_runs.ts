@@ -44,6 +44,8 @@ export interface ClaimedRunsOptions {
   log: Logger;
   holder: ProcessIdentity;
   runner: ScheduledRunner;
+  /** Called after runs that ended were recorded. */
+  onRecorded?: () => void;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -84,6 +86,14 @@ export class ClaimedRuns {
       await new Promise<void>((recorded) => this.#end({ run, outcome, recorded }));
     })().finally(() => this.#runs.delete(key));
     this.#runs.set(key, { run, controller, done });
+  }
+
+  /** Interrupts the run of (job, slot), if it runs here: its claim was cancelled (`overlap: cancel_previous`). */
+  cancel(job: string, slot: number, why: string): void {
+    const run = this.#runs.get(claimKey(job, slot));
+    if (!run) return;
+    this.#o.log.warn(`${job}: interrupting the run of slot ${iso(slot)}: ${why}`);
+    run.controller.abort(new DOMException(`the run was cancelled: ${why}`, "AbortError"));
   }
 
   /** Extends the leases of the runs in flight; a run whose claim was taken over is interrupted. */
@@ -148,10 +158,13 @@ export class ClaimedRuns {
       const session = outcome.session_id ? ` (session ${outcome.session_id})` : "";
       if (recorded[i]) log.info(`${run.job}: slot ${iso(run.slot)} ${outcome.status}${session}`);
       else {log.warn(
-          `${run.job}: slot ${iso(run.slot)} ended (${outcome.status}) after its claim was taken over`,
+          `${run.job}: slot ${
+            iso(run.slot)
+          } ended (${outcome.status}) after its claim was taken over or cancelled`,
         );}
       done();
     });
+    this.#o.onRecorded?.();
   }
 }
 

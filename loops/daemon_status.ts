@@ -74,6 +74,8 @@ export interface JobStatus {
   cron: string;
   timezone: string | null;
   catch_up: "one" | "none";
+  /** `schedule.overlap`: what a slot due while the previous run goes on does. */
+  overlap: "skip" | "queue" | "cancel_previous";
   next_slot: string | null;
   last_runs: RunSummary[];
 }
@@ -96,6 +98,7 @@ export async function jobStatus(store: Store, job: ScheduledJob, now: number, ru
     cron: job.schedule.cron,
     timezone: job.slots.timezone,
     catch_up: job.catch_up,
+    overlap: job.schedule.overlap ?? "skip",
     next_slot: next === null ? null : new Date(next).toISOString(),
     last_runs: (await store.recentRuns(job.name, runs)).map(summary),
   };
@@ -123,7 +126,10 @@ export function formatStatus(daemons: DaemonRecord[], jobs: JobStatus[]): string
   if (jobs.length === 0) lines.push("No scheduled jobs.");
   for (const job of jobs) {
     const zone = job.timezone ? ` (${job.timezone})` : "";
-    lines.push("", `${job.name}  ${job.cron}${zone}  catch_up: ${job.catch_up}  ${job.path}`);
+    lines.push(
+      "",
+      `${job.name}  ${job.cron}${zone}  catch_up: ${job.catch_up}  overlap: ${job.overlap}  ${job.path}`,
+    );
     lines.push(`  next: ${job.next_slot ?? "never"}`);
     if (job.last_runs.length === 0) lines.push("  no runs yet");
     for (const run of job.last_runs) {

@@ -154,6 +154,121 @@ Deno.test("overrun: slots that come due while the previous run goes on are skipp
   );
 });
 
+Deno.test("overlap queue: a slot due while the previous run goes on waits and runs when it ends; one at most", async () => {
+  await using h = await harness({ "a.yaml": job("a", '{ cron: "* * * * * *", overlap: queue }') });
+  const ends: number[] = [];
+  const runner: ScheduledRunner = async (run, { signal }) => {
+    h.runs.push({ ...run, at: h.clock.now() });
+    await h.clock.sleep(2_500, signal);
+    ends.push(h.clock.now());
+    return { session_id: null, status: "success" };
+  };
+  await serve(h.daemon({ runner }), h.clock, 4_400);
+  // Slot 2 waited for slot 1 (1 s → 3.5 s) and started as it ended; never two at once.
+  assert.deepEqual(h.runs.map((r) => r.slot - T0), [1_000, 2_000]);
+  assert.ok(h.runs[1]!.at >= ends[0]!, "the queued run started after the previous one ended");
+  assert.ok(h.runs[1]!.at - ends[0]! <= 300, `it started ${h.runs[1]!.at - ends[0]!} ms after`);
+  const rows = await h.rows("a");
+  assert.deepEqual(rows.map((r) => [r.slot, r.status]), [
+    [1_000, "success"],
+    [2_000, "success"],
+    [3_000, "skipped"],
+    [4_000, "skipped"],
+  ]);
+  assert.equal(rows[1]!.note, "queued (schedule.overlap: queue); started when the previous run ended");
+  assert.match(
+    rows[2]!.note!,
+    /^overrun: slot 2026-01-05T09:00:02.000Z is already queued \(schedule.overlap: queue\)$/,
+  );
+  // Slot 4 was queued behind slot 2, and the daemon stopped before it could start: the history says so.
+  assert.match(rows[3]!.note!, /^skipped: the daemon stopped before the queued slot could start/);
+});
+
+Deno.test("overlap cancel_previous: each new slot interrupts the running one, recorded cancelled", async () => {
+  await using h = await harness({ "a.yaml": job("a", '{ cron: "* * * * * *", overlap: cancel_previous }') });
+  const stopped: { slot: number; at: number; why: string }[] = [];
+  const runner: ScheduledRunner = async (run, { signal }) => {
+    h.runs.push({ ...run, at: h.clock.now() });
+    try {
+      await h.clock.sleep(2_500, signal);
+    } catch (error) {
+      stopped.push({ slot: run.slot - T0, at: h.clock.now() - T0, why: String((error as Error).message) });
+      throw error;
+    }
+    return { session_id: null, status: "success" };
+  };
+  await serve(h.daemon({ runner }), h.clock, 4_400);
+  assert.deepEqual(h.runs.map((r) => r.slot - T0), [1_000, 2_000, 3_000, 4_000]);
+  // Each run was interrupted when the next slot came due (the last one finished during the stop's grace).
+  assert.deepEqual(stopped.map((s) => [s.slot, s.at]), [[1_000, 2_000], [2_000, 3_000], [3_000, 4_000]]);
+  assert.match(stopped[0]!.why, /cancelled: a newer slot replaced it/);
+  const rows = await h.rows("a");
+  assert.deepEqual(rows.map((r) => [r.slot, r.status]), [
+    [1_000, "cancelled"],
+    [2_000, "cancelled"],
+    [3_000, "cancelled"],
+    [4_000, "success"],
+  ]);
+  assert.equal(
+    rows[0]!.note,
+    "cancelled: slot 2026-01-05T09:00:02.000Z came due while it ran (schedule.overlap: cancel_previous)",
+  );
+});
+
+Deno.test("overlap cancel_previous across two daemons: the other daemon's run is interrupted at its renewal", async () => {
+  // One job, seen by each daemon with its own copy: the first daemon's slot is second 5, the other's second 10,
+  // so the slot at 10 s is claimed by the other daemon while the first one's run of 5 s still goes on.
+  await using h = await harness({});
+  const copy = (dir: string, cron: string) =>
+    Deno.mkdir(`${h.dir}/${dir}`).then(() =>
+      Deno.writeTextFile(`${h.dir}/${dir}/a.yaml`, job("a", `{ cron: "${cron}", overlap: cancel_previous }`))
+    );
+  await copy("first", "5 * * * * *");
+  await copy("second", "10 * * * * *");
+  const other = openSqliteStore(`${h.dir}/state.db`, { clock: h.clock });
+  try {
+    const interrupted: { who: string; at: number }[] = [];
+    const runner = (who: string): ScheduledRunner => async (run, { signal }) => {
+      h.runs.push({ ...run, at: h.clock.now() });
+      try {
+        await h.clock.sleep(60_000, signal);
+      } catch (error) {
+        interrupted.push({ who, at: h.clock.now() - T0 });
+        throw error;
+      }
+      return { session_id: null, status: "success" };
+    };
+    const daemon = (who: string, store: Store) =>
+      new Daemon({
+        store,
+        clock: h.clock,
+        log: createLogger({ write: () => {} }),
+        paths: [`${h.dir}/${who}`],
+        runner: runner(who),
+        identity: { ...currentProcess(), nonce: who },
+        watch: false,
+        graceMs: 1_000,
+      });
+    const [first, second] = [daemon("first", h.store), daemon("second", other)];
+    const stop = new AbortController();
+    const running = [first.run(stop.signal), second.run(stop.signal)];
+    await advance(h.clock, 30_000);
+    stop.abort();
+    await advanceUntil(h.clock, Promise.all(running));
+    assert.deepEqual(h.runs.map((r) => r.slot - T0), [5_000, 10_000]);
+    // The first daemon's renewal (a third of the 60 s lease after its run started) found the claim gone.
+    assert.deepEqual(interrupted.map((i) => i.who), ["first", "second"]);
+    assert.equal(interrupted[0]!.at, 25_000);
+    const rows = await h.rows("a");
+    assert.deepEqual(rows.map((r) => [r.slot, r.status]), [
+      [5_000, "cancelled"],
+      [10_000, "interrupted"],
+    ]);
+  } finally {
+    await other.close();
+  }
+});
+
 Deno.test("catch_up: one runs the most recent missed slot once at start-up; none records it as skipped", async () => {
   const files = {
     "one.yaml": job("one", '{ cron: "* * * * *" }'),

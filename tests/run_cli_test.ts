@@ -368,3 +368,25 @@ Deno.test("run --resume continues a stored session: -p adds a turn to it; an unk
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /"no-such-session"/);
 });
+
+Deno.test("run: a job with a schedule runs once and says on stderr that only hermes daemon honours it", async () => {
+  const replies = "- content: ran once\n";
+  const scheduled = `name: nightly\nmodel: { provider: scripted, script: ./replies.yaml }\nprompt: go\n` +
+    `schedule: { cron: "0 9 * * 1-5", overlap: queue }\n`;
+  const dir = await jobDir({ "job.yaml": scheduled, "replies.yaml": replies });
+  const { code, stdout, stderr } = await hermes(["run", "job.yaml"], { cwd: dir, home: dir });
+  assert.equal(code, 0, stderr);
+  assert.equal(stdout, "ran once\n");
+  assert.match(
+    stderr,
+    /job "nightly" has a schedule \(cron "0 9 \* \* 1-5"\): hermes run runs it once, now; only hermes daemon runs it on its schedule/,
+  );
+  // Without a schedule, no such line.
+  const plain = await jobDir({
+    "job.yaml": scheduled.replace(/schedule:.*\n/, ""),
+    "replies.yaml": replies,
+  });
+  const unscheduled = await hermes(["run", "job.yaml"], { cwd: plain, home: plain });
+  assert.equal(unscheduled.code, 0, unscheduled.stderr);
+  assert.doesNotMatch(unscheduled.stderr, /schedule/);
+});

@@ -262,6 +262,11 @@ export const ScheduleConfig = z.strictObject({
     "A slot whose daemon died mid-run: skip (default) records it crashed and never starts it twice; " +
       "rerun takes it over once (its side effects may repeat)",
   ).optional(),
+  overlap: z.enum(["skip", "queue", "cancel_previous"]).describe(
+    "A slot due while the job's previous run still goes: skip (default) records it skipped; queue runs it " +
+      "once that run ends (at most one waits: another due meanwhile is skipped); cancel_previous interrupts " +
+      "the running one (recorded cancelled) and starts the new slot. Every decision is in the run history",
+  ).optional(),
 });
 
 export const OutputConfig = z.strictObject({

@@ -72,34 +72,84 @@ export function busyReasons(
 /** What a claim of one (job, slot) does, given the job's live claims (DESIGN §12). */
 export type SlotDecision =
   | { action: "taken" }
+  /** Recorded `skipped`: the previous run goes on (`overlap: skip`, or a slot is already queued). */
   | { action: "overrun"; running_slot: number; note: string }
-  | { action: "claim"; abandon: { row: RunRow; note: string }[] };
+  /** Recorded `queued` (`overlap: queue`): it starts once the previous run ends; `abandon` as for a claim. */
+  | { action: "queue"; running_slot: number; note: string; abandon: { row: RunRow; note: string }[] }
+  /**
+   * Claimed. `abandon`: stale claims superseded; `cancel`: the live run it replaces (`overlap:
+   * cancel_previous`), recorded `cancelled` and interrupted by its holder.
+   */
+  | {
+    action: "claim";
+    abandon: { row: RunRow; note: string }[];
+    cancel?: { row: RunRow; note: string };
+  };
+
+/** What a daemon does with a slot that comes due while the job's previous run is still going. */
+export type Overlap = "skip" | "queue" | "cancel_previous";
+
+const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
  * The rule of `claimSlots`, for every backend: a slot already claimed is taken; a live run of the job
- * (holder not stale) makes the slot an overrun, recorded skipped; otherwise the slot is claimed, and the
- * job's stale claims are abandoned as superseded.
+ * (holder not stale) makes the slot an overlap, settled by `overlap` — skipped (default), queued (at most one
+ * per job: a slot due while one is queued is skipped) or claimed with the live run cancelled; otherwise the
+ * slot is claimed, and the job's stale claims (live or queued) are abandoned as superseded.
  */
 export function slotDecision(
   live: readonly RunRow[],
   slot: number,
   at: { now: number; host: string },
+  options: { overlap?: Overlap; queued?: readonly RunRow[] } = {},
 ): SlotDecision {
-  if (live.some((row) => row.slot === slot)) return { action: "taken" };
-  const running = live.find((row) => !isStaleClaim(row, at));
-  if (running) {
-    return {
-      action: "overrun",
-      running_slot: running.slot,
-      note: `overrun: the run of slot ${new Date(running.slot).toISOString()} is still going`,
-    };
+  const queued = options.queued ?? [];
+  if (live.some((row) => row.slot === slot) || queued.some((row) => row.slot === slot)) {
+    return { action: "taken" };
   }
-  return {
-    action: "claim",
-    abandon: live.map((row) => ({
+  const overlap = options.overlap ?? "skip";
+  const running = live.find((row) => !isStaleClaim(row, at));
+  const waiting = queued.find((row) => !isStaleClaim(row, at));
+  const abandon = [
+    ...live.filter((row) => row !== running).map((row) => ({
       row,
       note: `holder ${row.holder_host}:${row.holder_pid} died; superseded by a newer slot`,
     })),
+    ...queued.filter((row) => row !== waiting).map((row) => ({
+      row,
+      note: `holder ${row.holder_host}:${row.holder_pid} died while the slot was queued; superseded`,
+    })),
+  ];
+  if (overlap === "queue" && waiting) {
+    return {
+      action: "overrun",
+      running_slot: running?.slot ?? waiting.slot,
+      note: `overrun: slot ${iso(waiting.slot)} is already queued (schedule.overlap: queue)`,
+    };
+  }
+  if (!running) return { action: "claim", abandon };
+  if (overlap === "queue") {
+    return {
+      action: "queue",
+      running_slot: running.slot,
+      note: `queued: the run of slot ${iso(running.slot)} is still going (schedule.overlap: queue)`,
+      abandon,
+    };
+  }
+  if (overlap === "cancel_previous") {
+    return {
+      action: "claim",
+      abandon,
+      cancel: {
+        row: running,
+        note: `cancelled: slot ${iso(slot)} came due while it ran (schedule.overlap: cancel_previous)`,
+      },
+    };
+  }
+  return {
+    action: "overrun",
+    running_slot: running.slot,
+    note: `overrun: the run of slot ${iso(running.slot)} is still going`,
   };
 }
 

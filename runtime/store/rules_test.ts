@@ -38,6 +38,44 @@ Deno.test("slotDecision: with no live run the slot is claimed; a stale claim is 
   });
 });
 
+Deno.test("slotDecision: overlap queue queues one slot; another due while it waits is skipped", () => {
+  const at = { now: 5_000, host: HOST };
+  assert.deepEqual(slotDecision([row(1_000)], 2_000, at, { overlap: "queue" }), {
+    action: "queue",
+    running_slot: 1_000,
+    note: "queued: the run of slot 1970-01-01T00:00:01.000Z is still going (schedule.overlap: queue)",
+    abandon: [],
+  });
+  const waiting = row(2_000, { status: "queued" });
+  assert.deepEqual(slotDecision([row(1_000)], 2_000, at, { overlap: "queue", queued: [waiting] }), {
+    action: "taken",
+  });
+  assert.deepEqual(slotDecision([row(1_000)], 3_000, at, { overlap: "queue", queued: [waiting] }), {
+    action: "overrun",
+    running_slot: 1_000,
+    note: "overrun: slot 1970-01-01T00:00:02.000Z is already queued (schedule.overlap: queue)",
+  });
+  // Nothing running: the slot is simply claimed.
+  assert.deepEqual(slotDecision([], 3_000, at, { overlap: "queue" }), { action: "claim", abandon: [] });
+});
+
+Deno.test("slotDecision: overlap cancel_previous claims the slot and cancels the live run", () => {
+  const live = row(1_000);
+  assert.deepEqual(slotDecision([live], 2_000, { now: 5_000, host: HOST }, { overlap: "cancel_previous" }), {
+    action: "claim",
+    abandon: [],
+    cancel: {
+      row: live,
+      note:
+        "cancelled: slot 1970-01-01T00:00:02.000Z came due while it ran (schedule.overlap: cancel_previous)",
+    },
+  });
+  // A stale run is superseded as before, not cancelled.
+  const expired = row(1_000, { lease_expires_at: 4_000 });
+  const decision = slotDecision([expired], 2_000, { now: 5_000, host: HOST }, { overlap: "cancel_previous" });
+  assert.equal(decision.action === "claim" && decision.cancel, undefined);
+});
+
 Deno.test("busyReasons: a live owner and a live lease holder are named; a provably dead one is not", async () => {
   const child = new Deno.Command("sleep", { args: ["30"], stdout: "null", stderr: "null" }).spawn();
   const dead = { host: HOST, pid: child.pid, started: "dead-start", nonce: "d" };

@@ -5,6 +5,7 @@
  * Times are epoch milliseconds; `now` in a request is the caller's clock.
  */
 import type { ProcessIdentity } from "../core/process_identity.ts";
+import type { Overlap } from "./rules.ts";
 import type {
   Message,
   MessageKind,
@@ -335,21 +336,28 @@ export interface SlotClaim {
   slot: number;
   /** Recorded with the claim, e.g. `catch-up`. */
   note?: string;
+  /** `schedule.overlap`: what to do when the job's previous run is still going (default skip). */
+  overlap?: Overlap;
 }
 
 export type ClaimOutcome =
-  | { outcome: "claimed" }
+  /** `cancelled`: the live run this claim replaced (`overlap: cancel_previous`), recorded `cancelled`. */
+  | { outcome: "claimed"; cancelled?: { slot: number; holder_nonce: string | null } }
   /** Another claimant holds (or held) this slot. */
   | { outcome: "taken" }
   /** The job's previous run is still going: recorded as `skipped`. */
-  | { outcome: "overrun"; running_slot: number };
+  | { outcome: "overrun"; running_slot: number }
+  /** The job's previous run is still going: recorded `queued` (`overlap: queue`); see `startQueued`. */
+  | { outcome: "queued"; running_slot: number };
 
 /**
  * One (job, slot). Status: `running` (first attempt) → `rerunning` (taken over once from a dead or silent
  * holder, `schedule.on_crash: rerun`) → `success | failed | limit | interrupted`; `crashed` (its holder died
  * mid-run and `on_crash: skip` keeps it from running twice); `skipped` (overrun, or missed with
- * `catch_up: none`); `abandoned` (its holder died and the slot was superseded, or died again after the
- * takeover).
+ * `catch_up: none`, or `schedule.overlap: queue` with a slot already queued); `queued` (`overlap: queue`:
+ * waiting for the previous run to end, then `running`); `cancelled` (`overlap: cancel_previous`: a newer slot
+ * replaced it; its holder interrupts it); `abandoned` (its holder died and the slot was superseded, or died
+ * again after the takeover).
  */
 export interface RunRow {
   job: string;
@@ -402,9 +410,22 @@ export interface ScheduleOps {
     holder: ProcessIdentity,
     lease: ClaimLease & { on_crash?: "skip" | "rerun" },
   ): Promise<boolean>;
+  /**
+   * Starts `holder`'s queued slots among `claims` whose job has no live run left: each becomes `running`
+   * under a fresh lease; the lease of one still waiting is extended. Returns the slots started and those still
+   * waiting (any other is gone: superseded).
+   */
+  startQueued(
+    claims: readonly { job: string; slot: number }[],
+    holder: ProcessIdentity,
+    lease: ClaimLease,
+  ): Promise<{ started: { job: string; slot: number }[]; waiting: { job: string; slot: number }[] }>;
   /** Extends the lease of `holder`'s live claims; returns the claims it still holds. */
   renewClaims(holder: ProcessIdentity, lease: ClaimLease): Promise<{ job: string; slot: number }[]>;
-  /** Records how runs ended, in one transaction; false for each run its holder no longer owns. */
+  /**
+   * Records how runs ended (or, for a queued slot, why it never started), in one transaction; false for each
+   * run its holder no longer owns.
+   */
   finishRuns(finishes: readonly RunFinish[]): Promise<boolean[]>;
   /** The latest slot with any row for `job`, or null. */
   lastRecordedSlot(job: string): Promise<number | null>;

@@ -258,4 +258,89 @@ export function scheduleContract(name: string, open: OpenStore): void {
     const kept = await row(a, "j", 1);
     assert.deepEqual([kept.status, kept.session_id], ["success", null]);
   });
+
+  Deno.test(`${name}: overlap queue: one slot waits as queued across connections, starts once the run ends`, async () => {
+    const { fx, a, b } = await stores();
+    await using _ = fx;
+    const [me, them] = [liveHolder(), liveHolder()];
+    await a.claimSlots([{ job: "j", slot: 1_000, overlap: "queue" }], me, lease);
+    assert.deepEqual(await b.claimSlots([{ job: "j", slot: 2_000, overlap: "queue" }], them, lease), [
+      { outcome: "queued", running_slot: 1_000 },
+    ]);
+    const queued = await row(a, "j", 2_000);
+    assert.equal(queued.status, "queued");
+    assert.equal(queued.holder_nonce, them.nonce);
+    assert.match(queued.note!, /^queued: the run of slot 1970-01-01T00:00:01.000Z is still going/);
+    // Not a backlog: a third slot due while one waits is skipped, naming the one that waits.
+    assert.deepEqual(await a.claimSlots([{ job: "j", slot: 3_000, overlap: "queue" }], me, lease), [
+      { outcome: "overrun", running_slot: 1_000 },
+    ]);
+    assert.equal((await row(a, "j", 3_000)).status, "skipped");
+    assert.match((await row(a, "j", 3_000)).note!, /slot 1970-01-01T00:00:02.000Z is already queued/);
+    // While the run goes on, the queued slot waits (only its holder may start it).
+    const waitLease = { now: lease.now + 10_000, lease_ms: lease.lease_ms };
+    assert.deepEqual(await b.startQueued([{ job: "j", slot: 2_000 }], them, waitLease), {
+      started: [],
+      waiting: [{ job: "j", slot: 2_000 }],
+    });
+    assert.equal((await row(a, "j", 2_000)).lease_expires_at, waitLease.now + lease.lease_ms);
+    assert.deepEqual(await a.startQueued([{ job: "j", slot: 2_000 }], me, lease), {
+      started: [],
+      waiting: [],
+    });
+    assert.ok(
+      await finish(a, { job: "j", slot: 1_000 }, me, { status: "success", session_id: null, now: 5 }),
+    );
+    assert.deepEqual(await b.startQueued([{ job: "j", slot: 2_000 }], them, lease), {
+      started: [{ job: "j", slot: 2_000 }],
+      waiting: [],
+    });
+    const started = await row(a, "j", 2_000);
+    assert.equal(started.status, "running");
+    assert.deepEqual((await a.liveClaims()).map((r) => r.slot), [2_000]);
+    assert.ok(
+      await finish(b, { job: "j", slot: 2_000 }, them, { status: "success", session_id: null, now: 6 }),
+    );
+  });
+
+  Deno.test(`${name}: overlap queue: a queued slot whose holder died is superseded by the next claim`, async () => {
+    const { fx, a } = await stores();
+    await using _ = fx;
+    const me = liveHolder();
+    await a.claimSlots([{ job: "j", slot: 1_000, overlap: "queue" }], me, lease);
+    await a.claimSlots([{ job: "j", slot: 2_000, overlap: "queue" }], await deadHolder(), lease);
+    assert.equal((await row(a, "j", 2_000)).status, "queued");
+    assert.deepEqual(await a.claimSlots([{ job: "j", slot: 3_000, overlap: "queue" }], me, lease), [
+      { outcome: "queued", running_slot: 1_000 },
+    ]);
+    assert.equal((await row(a, "j", 2_000)).status, "abandoned");
+  });
+
+  Deno.test(`${name}: overlap cancel_previous: the live run is recorded cancelled, its holder loses the claim`, async () => {
+    const { fx, a, b } = await stores();
+    await using _ = fx;
+    const [me, them] = [liveHolder(), liveHolder()];
+    await a.claimSlots([{ job: "j", slot: 1_000, overlap: "cancel_previous" }], me, lease);
+    assert.deepEqual(
+      await b.claimSlots([{ job: "j", slot: 2_000, overlap: "cancel_previous" }], them, lease),
+      [
+        { outcome: "claimed", cancelled: { slot: 1_000, holder_nonce: me.nonce } },
+      ],
+    );
+    const cancelled = await row(a, "j", 1_000);
+    assert.equal(cancelled.status, "cancelled");
+    assert.match(cancelled.note!, /^cancelled: slot 1970-01-01T00:00:02.000Z came due while it ran/);
+    assert.deepEqual(await a.renewClaims(me, lease), [], "the cancelled run's holder no longer holds it");
+    assert.equal(
+      await finish(a, { job: "j", slot: 1_000 }, me, { status: "interrupted", session_id: null, now: 3 }),
+      false,
+      "its late ending does not overwrite the decision",
+    );
+    assert.equal((await row(a, "j", 1_000)).status, "cancelled");
+    assert.equal((await row(a, "j", 2_000)).status, "running");
+    // The default still skips.
+    assert.deepEqual(await a.claimSlots([{ job: "j", slot: 3_000 }], me, lease), [
+      { outcome: "overrun", running_slot: 2_000 },
+    ]);
+  });
 }

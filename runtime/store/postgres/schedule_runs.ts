@@ -24,16 +24,21 @@ export function scheduleOps(db: PgDb): ScheduleOps {
       claims.length === 0 ? Promise.resolve([]) : db.tx(async (q) => {
         const jobs = [...new Set(claims.map((c) => c.job))];
         // Pipelined on the transaction's connection: the server runs them in order, the locks first.
-        const [, liveRows, taken] = await Promise.all([
+        const queueJobs = [...new Set(claims.filter((c) => c.overlap === "queue").map((c) => c.job))];
+        const [, liveRows, taken, queuedRows] = await Promise.all([
           lockJobs(q, jobs),
           liveClaims(q, jobs),
           recordedSlots(q, claims),
+          queueJobs.length ? queuedOf(q, queueJobs) : Promise.resolve([]),
         ]);
+        const queued = new Map<string, RunRow[]>();
+        for (const row of queuedRows) queued.set(row.job, [...(queued.get(row.job) ?? []), row]);
         const live = new Map<string, RunRow[]>();
         for (const row of liveRows) live.set(row.job, [...(live.get(row.job) ?? []), row]);
         const inserts: NewRun[] = [];
         const abandons: { row: RunRow; note: string }[] = [];
-        const add = (claim: SlotClaim, status: "running" | "skipped", note: string | null) => {
+        const cancels: { row: RunRow; note: string }[] = [];
+        const add = (claim: SlotClaim, status: "running" | "skipped" | "queued", note: string | null) => {
           const key = slotKey(claim);
           if (taken.has(key)) return false;
           taken.add(key);
@@ -42,26 +47,52 @@ export function scheduleOps(db: PgDb): ScheduleOps {
             slot: claim.slot,
             status,
             claimed_at: now,
-            lease_expires_at: status === "running" ? now + lease_ms : null,
-            finished_at: status === "running" ? null : now,
+            lease_expires_at: status === "skipped" ? null : now + lease_ms,
+            finished_at: status === "skipped" ? now : null,
             note,
           });
           return true;
         };
         const outcomes = claims.map((claim): ClaimOutcome => {
-          const decision = slotDecision(live.get(claim.job) ?? [], claim.slot, { now, host: db.host });
+          const decision = slotDecision(live.get(claim.job) ?? [], claim.slot, { now, host: db.host }, {
+            ...(claim.overlap ? { overlap: claim.overlap } : {}),
+            queued: queued.get(claim.job) ?? [],
+          });
           if (decision.action === "taken") return { outcome: "taken" };
           if (decision.action === "overrun") {
             return add(claim, "skipped", decision.note)
               ? { outcome: "overrun", running_slot: decision.running_slot }
               : { outcome: "taken" };
           }
+          if (decision.action === "queue") {
+            abandons.push(...decision.abandon);
+            if (!add(claim, "queued", decision.note)) return { outcome: "taken" };
+            queued.set(claim.job, [{
+              ...heldRow(claim, holder, { now, expires: now + lease_ms }),
+              status: "queued",
+            }]);
+            return { outcome: "queued", running_slot: decision.running_slot };
+          }
           abandons.push(...decision.abandon);
+          if (decision.cancel) cancels.push(decision.cancel);
           if (!add(claim, "running", claim.note ?? null)) return { outcome: "taken" };
           live.set(claim.job, [heldRow(claim, holder, { now, expires: now + lease_ms })]);
-          return { outcome: "claimed" };
+          const cancelled = decision.cancel?.row;
+          return cancelled
+            ? {
+              outcome: "claimed",
+              cancelled: { slot: cancelled.slot, holder_nonce: cancelled.holder_nonce },
+            }
+            : { outcome: "claimed" };
         });
         for (const { row, note } of abandons) await abandon(q, row, note, now);
+        for (const { row, note } of cancels) {
+          await q`
+            UPDATE schedule_runs SET status = 'cancelled', finished_at = ${now}, lease_expires_at = NULL,
+              note = ${note}
+            WHERE job = ${row.job} AND slot = ${row.slot} AND holder_nonce = ${row.holder_nonce}
+              AND status IN ('running', 'rerunning')`;
+        }
         const inserted = await insertRuns(q, holder, inserts);
         // Under the job locks every insert succeeds; one that did not lost to a claimant that did not lock.
         return outcomes.map((outcome, i) =>
@@ -114,6 +145,33 @@ export function scheduleOps(db: PgDb): ScheduleOps {
           WHERE job = ${current.job} AND slot = ${current.slot} AND holder_nonce = ${current.holder_nonce}`;
         return true;
       }),
+    startQueued: (claims, holder, { now, lease_ms }) =>
+      claims.length === 0 ? Promise.resolve({ started: [], waiting: [] }) : db.tx(async (q) => {
+        await lockJobs(q, [...new Set(claims.map((c) => c.job))]);
+        const started: { job: string; slot: number }[] = [];
+        const waiting: { job: string; slot: number }[] = [];
+        for (const claim of claims) {
+          const [row] = await q`
+            SELECT status FROM schedule_runs
+            WHERE job = ${claim.job} AND slot = ${claim.slot} AND holder_nonce = ${holder.nonce}`;
+          if (row?.status !== "queued") continue;
+          if ((await liveClaims(q, [claim.job])).length > 0) {
+            // Still waiting: its lease is kept fresh here, so other daemons do not take it for stale.
+            await q`
+              UPDATE schedule_runs SET lease_expires_at = ${now + lease_ms}
+              WHERE job = ${claim.job} AND slot = ${claim.slot} AND holder_nonce = ${holder.nonce}`;
+            waiting.push(claim);
+            continue;
+          }
+          await q`
+            UPDATE schedule_runs SET status = 'running', lease_expires_at = ${now + lease_ms},
+              note = 'queued (schedule.overlap: queue); started when the previous run ended'
+            WHERE job = ${claim.job} AND slot = ${claim.slot} AND holder_nonce = ${holder.nonce}
+              AND status = 'queued'`;
+          started.push(claim);
+        }
+        return { started, waiting };
+      }),
     async renewClaims(holder, { now, lease_ms }) {
       const rows = await sql`
         WITH renewed AS (
@@ -157,6 +215,14 @@ async function liveClaims(q: Q, jobs?: readonly string[]): Promise<RunRow[]> {
       SELECT * FROM schedule_runs WHERE status IN ('running', 'rerunning')
         AND job IN (SELECT value FROM jsonb_array_elements_text(${json(q, jobs)}))`
     : await q`SELECT * FROM schedule_runs WHERE status IN ('running', 'rerunning')`;
+  return rows.map(toRunRow);
+}
+
+/** The queued rows (`schedule.overlap: queue`) of `jobs`, found by the primary key's job prefix. */
+async function queuedOf(q: Q, jobs: readonly string[]): Promise<RunRow[]> {
+  const rows = await q`
+    SELECT * FROM schedule_runs WHERE status = 'queued'
+      AND job IN (SELECT value FROM jsonb_array_elements_text(${json(q, jobs)}))`;
   return rows.map(toRunRow);
 }
 
@@ -225,7 +291,7 @@ async function abandon(q: Q, row: RunRow, note: string, now: number): Promise<vo
   await q`
     UPDATE schedule_runs SET status = 'abandoned', finished_at = ${now}, note = ${note}
     WHERE job = ${row.job} AND slot = ${row.slot} AND holder_nonce = ${row.holder_nonce}
-      AND status IN ('running', 'rerunning')`;
+      AND status IN ('running', 'rerunning', 'queued')`;
 }
 
 /** Records how a run ended; false when its holder no longer owns the claim (it was taken over). */
@@ -236,6 +302,6 @@ async function finishRun(q: Q, { claim, holder, outcome }: RunFinish): Promise<b
     outcome.note ?? null
   }::text, note)
     WHERE job = ${claim.job} AND slot = ${claim.slot} AND holder_nonce = ${holder.nonce}
-      AND status IN ('running', 'rerunning')`;
+      AND status IN ('running', 'rerunning', 'queued')`;
   return result.count === 1;
 }

@@ -22,27 +22,74 @@ export function scheduleOps(db: SqliteDb): ScheduleOps {
           // Live rows are few (one per running job), so one indexed read serves the whole batch.
           const live = new Map<string, RunRow[]>();
           for (const row of liveClaims(db)) live.set(row.job, [...(live.get(row.job) ?? []), row]);
-          const add = (claim: SlotClaim, status: "running" | "skipped", note: string | null) =>
+          const add = (claim: SlotClaim, status: "running" | "skipped" | "queued", note: string | null) =>
             insertRun(db, claim, holder, {
               status,
               claimed_at: now,
-              lease_expires_at: status === "running" ? now + lease_ms : null,
-              finished_at: status === "running" ? null : now,
+              lease_expires_at: status === "skipped" ? null : now + lease_ms,
+              finished_at: status === "skipped" ? now : null,
               note,
             });
           return claims.map((claim): ClaimOutcome => {
-            const decision = slotDecision(live.get(claim.job) ?? [], claim.slot, { now, host: db.host });
+            const queued = claim.overlap === "queue" ? queuedOf(db, claim.job) : [];
+            const decision = slotDecision(live.get(claim.job) ?? [], claim.slot, { now, host: db.host }, {
+              ...(claim.overlap ? { overlap: claim.overlap } : {}),
+              queued,
+            });
             if (decision.action === "taken") return { outcome: "taken" };
             if (decision.action === "overrun") {
               return add(claim, "skipped", decision.note)
                 ? { outcome: "overrun", running_slot: decision.running_slot }
                 : { outcome: "taken" };
             }
+            if (decision.action === "queue") {
+              for (const { row, note } of decision.abandon) abandon(db, row, note, now);
+              return add(claim, "queued", decision.note)
+                ? { outcome: "queued", running_slot: decision.running_slot }
+                : { outcome: "taken" };
+            }
             for (const { row, note } of decision.abandon) abandon(db, row, note, now);
+            if (decision.cancel) cancel(db, decision.cancel.row, decision.cancel.note, now);
             if (!add(claim, "running", claim.note ?? null)) return { outcome: "taken" };
             live.set(claim.job, [heldRow(claim, holder, now + lease_ms)]);
-            return { outcome: "claimed" };
+            const cancelled = decision.cancel?.row;
+            return cancelled
+              ? {
+                outcome: "claimed",
+                cancelled: { slot: cancelled.slot, holder_nonce: cancelled.holder_nonce },
+              }
+              : { outcome: "claimed" };
           });
+        })
+      ),
+    startQueued: (claims, holder, { now, lease_ms }) =>
+      settle(() =>
+        db.immediate(() => {
+          const started: { job: string; slot: number }[] = [];
+          const waiting: { job: string; slot: number }[] = [];
+          for (const claim of claims) {
+            const row = db.stmt(
+              "SELECT status FROM schedule_runs WHERE job = ? AND slot = ? AND holder_nonce = ?",
+            ).get(claim.job, claim.slot, holder.nonce) as Row | undefined;
+            if (row?.status !== "queued") continue;
+            const previous = db.stmt(`SELECT slot FROM schedule_runs WHERE job = ? AND ${LIVE}`)
+              .get(claim.job) as Row | undefined;
+            if (previous) {
+              // Still waiting: its lease is kept fresh here, so other daemons do not take it for stale.
+              db.stmt(
+                "UPDATE schedule_runs SET lease_expires_at = ? WHERE job = ? AND slot = ? AND holder_nonce = ?",
+              ).run(now + lease_ms, claim.job, claim.slot, holder.nonce);
+              waiting.push(claim);
+              continue;
+            }
+            db.stmt(
+              `UPDATE schedule_runs SET status = 'running', lease_expires_at = ?,
+                 note = 'queued (schedule.overlap: queue); started when the previous run ended'
+               WHERE job = ? AND slot = ? AND holder_nonce = ? AND status = 'queued'`,
+            ).run(now + lease_ms, claim.job, claim.slot, holder.nonce);
+            started.push(claim);
+          }
+          return { started, waiting };
         })
       ),
     recordSkipped: (claim, holder, now) =>
@@ -177,11 +224,25 @@ function interruptSessionsOf(db: SqliteDb, row: RunRow, now: number): void {
   ).run(now, now, row.job, row.holder_host, row.holder_pid, row.holder_started);
 }
 
+/** A slot's queued rows (`schedule.overlap: queue`), found by the primary key's job prefix. */
+function queuedOf(db: SqliteDb, job: string): RunRow[] {
+  return (db.stmt("SELECT * FROM schedule_runs WHERE job = ? AND status = 'queued'").all(job) as Row[])
+    .map(toRunRow);
+}
+
+/** A live run replaced by a newer slot (`overlap: cancel_previous`); its holder sees the claim gone. */
+function cancel(db: SqliteDb, row: RunRow, note: string, now: number): void {
+  db.stmt(
+    `UPDATE schedule_runs SET status = 'cancelled', finished_at = ?, lease_expires_at = NULL, note = ?
+     WHERE job = ? AND slot = ? AND holder_nonce = ? AND ${LIVE}`,
+  ).run(now, note, row.job, row.slot, row.holder_nonce);
+}
+
 function abandon(db: SqliteDb, row: RunRow, note: string, now: number): void {
   interruptSessionsOf(db, row, now);
   db.stmt(
     `UPDATE schedule_runs SET status = 'abandoned', finished_at = ?, note = ?
-     WHERE job = ? AND slot = ? AND holder_nonce = ? AND ${LIVE}`,
+     WHERE job = ? AND slot = ? AND holder_nonce = ? AND status IN ('running', 'rerunning', 'queued')`,
   ).run(now, note, row.job, row.slot, row.holder_nonce);
 }
 
@@ -190,7 +251,8 @@ function finishRun(db: SqliteDb, { claim, holder, outcome }: RunFinish): boolean
   return Number(
     db.stmt(
       `UPDATE schedule_runs SET status = ?, session_id = ?, finished_at = ?, lease_expires_at = NULL,
-         note = coalesce(?, note) WHERE job = ? AND slot = ? AND holder_nonce = ? AND ${LIVE}`,
+         note = coalesce(?, note) WHERE job = ? AND slot = ? AND holder_nonce = ?
+         AND status IN ('running', 'rerunning', 'queued')`,
     ).run(
       outcome.status,
       outcome.session_id,
