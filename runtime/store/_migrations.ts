@@ -170,4 +170,7 @@ export const migrations: readonly string[] = [
     PRIMARY KEY (session_id, step)
   );
   `,
+  // 7: a session's ownership needs progress, not only a live pid: the owner renews this expiry while it is
+  // healthy, and another process may claim the session once it has passed (a wedged owner).
+  `ALTER TABLE sessions ADD COLUMN owner_expires_at INTEGER;`,
 ];

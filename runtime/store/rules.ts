@@ -197,12 +197,27 @@ export function occupancyOf(afterTokens: number, thresholdTokens: number | null 
  */
 export function claimable(
   owner: { host: string; pid: number; started: string } | null,
-  who: { holder: { host: string; pid: number; started: string }; host: string },
+  who: {
+    holder: { host: string; pid: number; started: string };
+    host: string;
+    /** The owner's renewal expiry (null: it has none) and the time now: an overdue owner is stalled. */
+    owner_expires_at?: number | null;
+    now?: number;
+  },
 ): boolean {
   if (owner === null) return true;
   const { holder } = who;
   if (owner.host === holder.host && owner.pid === holder.pid && owner.started === holder.started) return true;
+  if (isStalledOwner(who.owner_expires_at, who.now)) return true;
   return isProvablyDead(owner, who.host);
+}
+
+/**
+ * An owner whose renewal is overdue (runtime/session/owner_lease.ts): alive or not, it has stopped writing,
+ * and its session may be taken over. An owner without an expiry is judged by its pid alone.
+ */
+export function isStalledOwner(expiresAt: number | null | undefined, now: number | undefined): boolean {
+  return expiresAt !== null && expiresAt !== undefined && now !== undefined && expiresAt < now;
 }
 
 /** The note of a slot whose holder died mid-run and that is not run again (`schedule.on_crash: skip`). */

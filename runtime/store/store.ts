@@ -74,6 +74,11 @@ export interface SessionOps {
    * processes claiming at once, one wins; the others are told who holds it.
    */
   claimSession(id: string, holder: ProcessIdentity): Promise<SessionClaim>;
+  /**
+   * The owner is healthy: until `expiresAt` no other process may claim the session on the grounds that it
+   * stalled (after it, one may, however alive the owner's pid). False when `holder` no longer owns it.
+   */
+  renewOwner(id: string, holder: ProcessIdentity, expiresAt: number): Promise<boolean>;
 }
 
 export type SessionClaim = { claimed: true } | { claimed: false; owner: ProcessIdentity };
@@ -544,7 +549,7 @@ export interface PruneResult {
   skipped: BusySession[];
 }
 
-/** A session still `running`, with active recurring work, whose owner is provably dead. */
+/** A session still `running`, with active recurring work, whose owner is provably dead or stalled. */
 export interface OrphanedSession extends SessionOwner {
   id: string;
   job: string;
@@ -579,7 +584,7 @@ export interface AdminOps {
   findBusySessions(ids: readonly string[]): Promise<BusySession[]>;
   /**
    * Running, unarchived sessions holding a state under one of `keys`, whose owner is provably dead on this
-   * host, with those states: which of them keeps a session going is the caller's rule, not the store's.
+   * host or stalled (its ownership renewal overdue), with those states: which of them keeps a session going is the caller's rule, not the store's.
    */
   orphanedSessions(keys: readonly string[]): Promise<OrphanedSession[]>;
 }

@@ -174,6 +174,44 @@ export function sessionContract(name: string, open: OpenStore): void {
     await assert.rejects(fx.store.claimSession("missing", a), NotFoundError);
   });
 
+  Deno.test(`${name}: renewOwner: a live owner whose renewal is overdue is stalled and may be taken over`, async () => {
+    const clock = new SetClock(1_000_000);
+    await using fx = await open({ clock });
+    const other = await fx.connect();
+    const [a, b] = [liveHolder({ host: "host-a" }), liveHolder({ host: "host-b" })];
+    const s = await fx.store.createSession({ job: "j" });
+    assert.deepEqual(await fx.store.claimSession(s.id, a), { claimed: true });
+    assert.equal(await fx.store.renewOwner(s.id, a, clock.at + 30_000), true);
+    assert.equal(await other.renewOwner(s.id, b, clock.at + 30_000), false, "only the owner renews");
+    // Within the renewal the live owner keeps the session; past it, it is stalled, however alive its pid.
+    clock.at += 30_000;
+    assert.equal((await other.claimSession(s.id, b)).claimed, false, "not before the expiry has passed");
+    clock.at += 1;
+    assert.deepEqual(await other.claimSession(s.id, b), { claimed: true });
+    // The stalled owner learns it lost the session at its next renewal; the taker's expiry starts fresh.
+    assert.equal(await fx.store.renewOwner(s.id, a, clock.at + 30_000), false);
+    assert.equal(
+      (await fx.store.claimSession(s.id, a)).claimed,
+      false,
+      "the taker has no expiry yet: its pid holds",
+    );
+    assert.equal(await other.renewOwner(s.id, b, clock.at + 30_000), true);
+    assert.equal((await fx.store.claimSession(s.id, a)).claimed, false);
+  });
+
+  Deno.test(`${name}: orphanedSessions includes a running session whose live owner stalled`, async () => {
+    const clock = new SetClock(1_000_000);
+    await using fx = await open({ clock });
+    const a = liveHolder({ host: "host-a" });
+    const s = await fx.store.createSession({ job: "j", status: "running" });
+    await fx.store.updateSession(s.id, ownedBy(a));
+    await fx.store.setState(s.id, "loop", { active: true });
+    await fx.store.renewOwner(s.id, a, clock.at + 10_000);
+    assert.deepEqual(await fx.store.orphanedSessions(["loop"]), []);
+    clock.at += 10_001;
+    assert.deepEqual((await fx.store.orphanedSessions(["loop"])).map((o) => o.id), [s.id]);
+  });
+
   Deno.test(`${name}: claimSession is one compare-and-set whatever the status: a just-claimed finished session is refused`, async () => {
     await using fx = await open();
     const other = await fx.connect();

@@ -5,7 +5,7 @@
  */
 import { isProvablyDead } from "../../core/process_identity.ts";
 import type { BusySession, OrphanedSession } from "../store.ts";
-import { busyReasons } from "../rules.ts";
+import { busyReasons, isStalledOwner } from "../rules.ts";
 import { json, type PgDb, type Q } from "./_db.ts";
 import { readIdentity } from "./_rows.ts";
 
@@ -33,11 +33,19 @@ export async function orphanedSessions(db: PgDb, keys: readonly string[]): Promi
   if (keys.length === 0) return [];
   const q = db.sql;
   const rows = await q`
-    SELECT s.id, s.job, s.owner_host, s.owner_pid, s.owner_started, json_object_agg(kv.key, kv.value) AS state
+    SELECT s.id, s.job, s.owner_host, s.owner_pid, s.owner_started, s.owner_expires_at,
+      json_object_agg(kv.key, kv.value) AS state
     FROM session_kv kv JOIN sessions s ON s.id = kv.session_id
     WHERE kv.key IN (SELECT value FROM jsonb_array_elements_text(${json(q, keys)}))
       AND s.status = 'running' AND s.archived_at IS NULL AND s.owner_pid IS NOT NULL
     GROUP BY s.id`;
+  const now = db.clock.now();
+  const stalled = new Set(
+    rows.filter((row) =>
+      isStalledOwner(row.owner_expires_at === null ? null : Number(row.owner_expires_at), now)
+    )
+      .map((row) => String(row.id)),
+  );
   return rows.map((row): OrphanedSession => ({
     id: String(row.id),
     job: String(row.job),
@@ -49,7 +57,7 @@ export async function orphanedSessions(db: PgDb, keys: readonly string[]): Promi
       Object.entries(row.state as Record<string, string>).map(([key, text]) => [key, JSON.parse(text)]),
     ),
   })).filter((s) =>
-    isProvablyDead(
+    stalled.has(s.id) || isProvablyDead(
       { host: s.owner_host ?? "", pid: Number(s.owner_pid), started: s.owner_started ?? "" },
       db.host,
     )

@@ -49,24 +49,36 @@ export function sessionOps(db: PgDb): SessionOps {
     async adoptSession(id, { expected, holder }) {
       const result = await db.tx((sql) =>
         sql`
-        UPDATE sessions SET owner_host = ${holder.host}, owner_pid = ${holder.pid}, owner_started = ${holder.started}
+        UPDATE sessions SET owner_host = ${holder.host}, owner_pid = ${holder.pid}, owner_started = ${holder.started},
+          owner_expires_at = NULL
         WHERE id = ${id} AND owner_host IS NOT DISTINCT FROM ${expected.owner_host}::text
           AND owner_pid IS NOT DISTINCT FROM ${expected.owner_pid}::integer
           AND owner_started IS NOT DISTINCT FROM ${expected.owner_started}::text`
       );
       return result.count === 1;
     },
+    async renewOwner(id, holder, expiresAt) {
+      const result = await db.tx((sql) =>
+        sql`
+        UPDATE sessions SET owner_expires_at = ${expiresAt}
+        WHERE id = ${id} AND owner_host = ${holder.host} AND owner_pid = ${holder.pid}
+          AND owner_started = ${holder.started}`
+      );
+      return result.count === 1;
+    },
     claimSession: (id, holder) =>
       db.tx(async (q) => {
         const [row] = await q`
-          SELECT owner_host, owner_pid, owner_started FROM sessions WHERE id = ${id} FOR UPDATE`;
+          SELECT owner_host, owner_pid, owner_started, owner_expires_at FROM sessions WHERE id = ${id} FOR UPDATE`;
         if (!row) throw new NotFoundError(`Cannot claim session ${id}: no such session`);
         const owner = row.owner_pid === null ? null : readIdentity(row, "owner");
-        if (!claimable(owner, { holder, host: db.host })) return { claimed: false as const, owner: owner! };
+        const expires = row.owner_expires_at === null ? null : Number(row.owner_expires_at);
+        const who = { holder, host: db.host, owner_expires_at: expires, now: db.clock.now() };
+        if (!claimable(owner, who)) return { claimed: false as const, owner: owner! };
         // A compare-and-set on the owner read (the row is locked, so it holds; the condition says why).
         const [changed] = await q`
           UPDATE sessions SET owner_host = ${holder.host}, owner_pid = ${holder.pid},
-            owner_started = ${holder.started}, updated_at = ${db.clock.now()}
+            owner_started = ${holder.started}, owner_expires_at = NULL, updated_at = ${db.clock.now()}
           WHERE id = ${id} AND owner_host IS NOT DISTINCT FROM ${row.owner_host}::text
             AND owner_pid IS NOT DISTINCT FROM ${row.owner_pid}::integer
             AND owner_started IS NOT DISTINCT FROM ${row.owner_started}::text

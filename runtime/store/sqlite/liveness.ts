@@ -5,7 +5,7 @@
  */
 import { isProvablyDead } from "../../core/process_identity.ts";
 import type { BusySession, OrphanedSession } from "../store.ts";
-import { busyReasons } from "../rules.ts";
+import { busyReasons, isStalledOwner } from "../rules.ts";
 import { jsonList, type Row, type SqliteDb } from "./_db.ts";
 import { HOLDER, OWNER } from "./_holder.ts";
 
@@ -32,13 +32,15 @@ export function findBusySessions(db: SqliteDb, ids: readonly string[]): BusySess
 export function orphanedSessions(db: SqliteDb, keys: readonly string[]): OrphanedSession[] {
   // Which states keep a session going is the caller's rule (loops/recurring_active.ts): return them all.
   const rows = db.stmt(
-    `SELECT s.id, s.job, s.owner_host, s.owner_pid, s.owner_started, kv.key, kv.value
+    `SELECT s.id, s.job, s.owner_host, s.owner_pid, s.owner_started, s.owner_expires_at, kv.key, kv.value
      FROM session_kv kv JOIN sessions s ON s.id = kv.session_id
      WHERE kv.key IN (SELECT value FROM json_each(?))
        AND s.status = 'running' AND s.archived_at IS NULL AND s.owner_pid IS NOT NULL
      ORDER BY s.id`,
   ).all(jsonList(keys)) as Row[];
   const sessions = new Map<string, OrphanedSession>();
+  const stalled = new Set<string>();
+  const now = db.clock.now();
   for (const row of rows) {
     const id = String(row.id);
     let session = sessions.get(id);
@@ -54,9 +56,11 @@ export function orphanedSessions(db: SqliteDb, keys: readonly string[]): Orphane
       sessions.set(id, session);
     }
     session.state[String(row.key)] = JSON.parse(String(row.value));
+    const expires = row.owner_expires_at === null ? null : Number(row.owner_expires_at);
+    if (isStalledOwner(expires, now)) stalled.add(id);
   }
   return [...sessions.values()].filter((s) =>
-    isProvablyDead(
+    stalled.has(s.id) || isProvablyDead(
       { host: s.owner_host ?? "", pid: Number(s.owner_pid), started: s.owner_started ?? "" },
       db.host,
     )

@@ -69,7 +69,7 @@ export function sessionOps(db: SqliteDb): SessionOps {
         db.immediate(() =>
           Number(
             db.stmt(
-              `UPDATE sessions SET ${OWNER.assign}
+              `UPDATE sessions SET ${OWNER.assign}, owner_expires_at = NULL
                WHERE id = ? AND owner_host IS ? AND owner_pid IS ? AND owner_started IS ?`,
             ).run(
               ...OWNER.values(holder),
@@ -81,16 +81,31 @@ export function sessionOps(db: SqliteDb): SessionOps {
           ) === 1
         )
       ),
+    renewOwner: (id, holder, expiresAt) =>
+      settle(() =>
+        db.immediate(() =>
+          Number(
+            db.stmt(
+              `UPDATE sessions SET owner_expires_at = ?
+               WHERE id = ? AND owner_host = ? AND owner_pid = ? AND owner_started = ?`,
+            ).run(expiresAt, id, holder.host, holder.pid, holder.started).changes,
+          ) === 1
+        )
+      ),
     claimSession: (id, holder) =>
       settle(() =>
         db.immediate(() => {
-          const row = db.stmt(`SELECT ${OWNER.names} FROM sessions WHERE id = ?`).get(id) as Row | undefined;
+          const row = db.stmt(`SELECT ${OWNER.names}, owner_expires_at FROM sessions WHERE id = ?`).get(id) as
+            | Row
+            | undefined;
           if (!row) throw new NotFoundError(`Cannot claim session ${id}: no such session`);
           const owner = row.owner_pid === null ? null : OWNER.read(row);
-          if (!claimable(owner, { holder, host: db.host })) return { claimed: false as const, owner: owner! };
+          const expires = row.owner_expires_at === null ? null : Number(row.owner_expires_at);
+          const who = { holder, host: db.host, owner_expires_at: expires, now: db.clock.now() };
+          if (!claimable(owner, who)) return { claimed: false as const, owner: owner! };
           // A compare-and-set on the owner read: it changes the row only if nobody claimed it in between.
           const changed = db.stmt(
-            `UPDATE sessions SET ${OWNER.assign}, updated_at = ?
+            `UPDATE sessions SET ${OWNER.assign}, owner_expires_at = NULL, updated_at = ?
              WHERE id = ? AND owner_host IS ? AND owner_pid IS ? AND owner_started IS ?`,
           ).run(
             ...OWNER.values(holder),
