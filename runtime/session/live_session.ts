@@ -28,6 +28,7 @@ import { probeOnce, probeOptions } from "../sandbox/probe.ts";
 import { checkToolSandbox, type ToolSandbox } from "../tools/shell_sandbox.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { SessionStatus } from "../core/types.ts";
+import { OWNER_MARGIN_MS, ownerGuardedStore, OwnerLease, progressBound } from "./owner_lease.ts";
 
 export interface OpenSessionOptions {
   job: ResolvedJob;
@@ -89,7 +90,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   const secrets = sessionSecrets(options.env, job);
   const redact = redactorOf(secrets);
   events.addSecrets(secrets);
-  const store = redactingStore(options.store, redact);
+  let store = redactingStore(options.store, redact);
   const spec = job.spec;
   const model = resolveModel(spec.model, { env: options.env, dir: job.dir, override: options.model });
   const provider = await createProvider(model, { env: options.env, clock });
@@ -167,9 +168,39 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   });
   const hooks: Hooks = plugins?.hooks ?? noHooks;
   const budget = new Budget(spec.limits ?? {});
+  // Owning the session needs progress, not only a live pid: a stalled or wedged run gives it up (and stops).
+  let turnRunning = () => false;
+  const lease = new OwnerLease({
+    store,
+    sessionId: id,
+    holder: me,
+    clock,
+    log: log.child("owner"),
+    stallMs: progressBound(spec, model),
+    marginMs: OWNER_MARGIN_MS,
+    busy: () => turnRunning(),
+  });
+  const unsubscribe = events.subscribe((event) => {
+    if (event.session_id === id) lease.progress();
+  });
+  // Every model call of the session (turns, summaries, loop judges) reports its bytes as progress.
+  const watched: Provider = {
+    name: provider.name,
+    complete: (request, callOptions = {}) =>
+      provider.complete(request, {
+        ...callOptions,
+        onProgress: () => {
+          lease.progress();
+          callOptions.onProgress?.();
+        },
+      }),
+  };
+  const rowStore = store;
+  store = ownerGuardedStore(store, lease);
+  const signal = options.signal ? AbortSignal.any([options.signal, lease.signal]) : lease.signal;
   const compactor = createCompactor({
     store,
-    provider,
+    provider: watched,
     model: model.name,
     context_window: model.context_window,
     config: spec.compaction ?? {},
@@ -186,7 +217,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     compactor,
     store,
     sessionId: id,
-    provider,
+    provider: watched,
     model: model.name,
     tools,
     hooks,
@@ -195,11 +226,13 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     log,
     budget,
     toolContext: { job_dir: job.dir, env: toolEnv(options.env, job.env) },
-    ...(options.signal ? { signal: options.signal } : {}),
+    signal,
     ...(model.max_output_tokens ? { maxOutputTokens: model.max_output_tokens } : {}),
     ...(model.temperature !== undefined ? { temperature: model.temperature } : {}),
     ...(options.onDelta ? { onDelta: options.onDelta } : {}),
   });
+
+  turnRunning = () => agent.busy;
 
   const recurring = lazyRecurring({
     store,
@@ -215,7 +248,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
         messages: [{ role: "user" as const, content: question }],
         tools: [],
       };
-      return (await provider.complete(request, signal ? { signal } : {})).message.content;
+      return (await watched.complete(request, signal ? { signal } : {})).message.content;
     },
   });
   for (const command of recurring.commands(agent)) agent.addCommand(command);
@@ -229,6 +262,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   const optedOut = sandboxOptOuts(spec);
   for (const reason of optedOut) events.emit(id, { type: "sandbox", mode: "off", reason });
   await hooks.onSessionStart({ session_id: id });
+  await lease.start();
 
   let finished = false;
   return {
@@ -248,13 +282,27 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     async finish(status, reason) {
       if (finished) return;
       finished = true;
+      unsubscribe();
+      await lease.stop();
+      let owner = true;
+      try {
+        lease.assertOwner();
+      } catch {
+        owner = false;
+      }
+      // A run that gave the session up (stalled, taken over) leaves its row to the process that owns it now.
+      if (!owner) {
+        log.warn(`session ${id}: its end (${status}, ${reason}) is not recorded: another process may own it`);
+      }
       // Plugins and MCP servers are stopped even when the end cannot be recorded (the store is down).
-      const recorded = store.updateSession(id, {
-        status,
-        terminal_reason: reason,
-        ended_at: clock.now(),
-        owner_pid: null,
-      }).then(() => null, (error: unknown) => ({ error }));
+      const recorded = owner
+        ? rowStore.updateSession(id, {
+          status,
+          terminal_reason: reason,
+          ended_at: clock.now(),
+          owner_pid: null,
+        }).then(() => null, (error: unknown) => ({ error }))
+        : Promise.resolve(null);
       const failure = await recorded;
       await hooks.onSessionEnd({ session_id: id, status, reason }).catch((error) =>
         log.warn(`on_session_end failed: ${error}`)
