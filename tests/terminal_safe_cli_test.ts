@@ -109,5 +109,23 @@ Deno.test({
     assert.ok(ours.includes(`ANSWER ${SHOWN.join(" ")}`), ours);
     // The failed read is shown on its own progress line, its path escaped.
     assert.match(ours, /read_file error: .*missing\\u009b\\u202e\.txt/);
+
+    // A Markdown export to the terminal is escaped too; to a pipe it keeps the bytes.
+    const exportCommand = [Deno.execPath(), "run", "-A", MAIN, "--home", dir, "sessions", "export", "latest"]
+      .concat(["--format", "md"]).join(" ");
+    const exported = await new Deno.Command("script", {
+      args: ["-qec", exportCommand, "/dev/null"],
+      cwd: ROOT,
+      clearEnv: true,
+      env: { ...env, NO_COLOR: "1" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const md = new TextDecoder().decode(exported.stdout).replaceAll("\r\n", "\n");
+    assertVisible(md, "sessions export --format md on a terminal");
+    assert.ok(md.includes("clip\\x1b]52;c;aGk=\\x07"), md);
+    const piped = await hermes(["sessions", "export", "latest", "--format", "md"], { cwd: dir, home: dir });
+    assert.ok(piped.stdout.includes("clip\x1b]52;c;aGk=\x07"), "a pipe gets the exact bytes");
   },
 });

@@ -3,6 +3,7 @@ import { parseCommandArgs } from "../_cli.ts";
 import { ValidationError } from "../../runtime/core/errors.ts";
 import { EXPORT_FORMATS, type ExportFormat, exportSession } from "../../runtime/session_admin/export.ts";
 import { exactlyOneId, type SessionsContext, withStore } from "./_context.ts";
+import { visibleText } from "../../runtime/core/visible.ts";
 
 const COMMAND = "sessions export";
 const FLUSH_AT = 64 * 1024;
@@ -21,7 +22,11 @@ export async function exportCommand(ctx: SessionsContext): Promise<number> {
   await withStore(cli, async (store) => {
     const [id] = await store.resolveSessionIds([ref], { action: "export session" });
     const chunks = exportSession(store, id!, { format, redact: cli.redact });
-    if (values.output === undefined) return await writeBuffered(chunks, cli.out);
+    if (values.output === undefined) {
+      // Markdown on a terminal gets control characters as visible escapes; a pipe or a file gets the bytes.
+      const visible = format === "md" && cli.stdoutIsTTY;
+      return await writeBuffered(chunks, (text) => cli.out(visible ? visibleText(text) : text));
+    }
     // Exports hold whole transcripts: readable by the owner only, like the store itself.
     const file = await Deno.open(values.output, { write: true, create: true, truncate: true, mode: 0o600 });
     const encoder = new TextEncoder();
