@@ -59,7 +59,8 @@ export async function toolRounds(prefix: string): Promise<ToolRounds> {
       "name: turn-bench",
       `model: { name: bench-model, base_url: "${server.url}", api_key_env: none, context_window: 100000000 }`,
       "compaction: { enabled: true }",
-      "tools: { read_file: {} }",
+      // Every round really reads the file: the repeated-read note would make later rounds cheaper than a turn.
+      "tools: { read_file: { dedup: false } }",
       "limits: { max_turns: 100000 }",
       "prompt: go",
       "",

@@ -3,7 +3,8 @@
  * tool-heavy session, run once with micro-compaction and once without. `payback: 1000` makes every fold pay
  * (as for a provider without a prompt cache), so the folding itself is what is tested here. With it, every request keeps every user
  * message verbatim, never carries two rolling summaries, and fewer hard compactions fire; both ways every
- * request stays under the window and passes the strict-template check.
+ * request stays under the window and passes the strict-template check. The log is read in full every turn
+ * (`dedup: false`): the repeated-read note would keep the session too small to need either.
  */
 import assert from "node:assert/strict";
 import { roleProblems } from "../runtime/compaction/_testing.ts";
@@ -38,7 +39,7 @@ system: You watch a CI build.
 prompt: "step 1: check the build"
 steps: [${steps.join(", ")}]
 tools:
-  read_file: { paths: ["."] }
+  read_file: { paths: ["."], dedup: false }
 compaction: { micro: { enabled: ${micro}, threshold: 0.5, payback: 1000 } }
 `,
       "build.log": "ok: all 412 tests passed in 3m12s\n".repeat(60),

@@ -3,6 +3,8 @@
  * 128 000-token window, the agent reads a 58 KB log nine times in one turn. The protected tail (20 messages by
  * count) holds every result; only its token budget, pruning old results in it, keeps the requests under the
  * window. Every request is also checked against strict chat templates (no two messages of one role in a row).
+ * The repeated-read note is off (`dedup: false`): it would keep one copy of the unchanged log, and this
+ * scenario is about the tail holding nine.
  */
 import assert from "node:assert/strict";
 import { orphanProblems, roleProblems } from "../runtime/compaction/_testing.ts";
@@ -56,7 +58,7 @@ model: { name: m, base_url: "${server.url}", api_key_env: TEST_KEY, context_wind
 system: You triage CI failures.
 prompt: Read ci.log until you know which shard is flaky.
 tools:
-  read_file: { paths: ["."] }
+  read_file: { paths: ["."], dedup: false }
 `,
       "ci.log": logFile(58_000),
     });

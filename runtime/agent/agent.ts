@@ -15,6 +15,7 @@ import type { AppendMessage, Store } from "../store/store.ts";
 import { runTool, type Tool, type ToolOutcome } from "../tools/tool.ts";
 import type { Message, ToolCall } from "../core/types.ts";
 import { Transcript } from "./_transcript.ts";
+import { readKey, unchangedNote, unchangedRead } from "./read_dedup.ts";
 
 export interface AgentOptions {
   store: Store;
@@ -30,6 +31,11 @@ export interface AgentOptions {
   /** Where tools run: the job directory and the environment given to subprocesses. */
   toolContext: { job_dir: string; env: Record<string, string> };
   compactor?: Compactor;
+  /**
+   * Answer a repeated `read_file` of an unchanged file whose latest result is still verbatim in the
+   * transcript with a short note instead of a second copy (`tools.read_file.dedup`, default true).
+   */
+  readDedup?: boolean;
   maxOutputTokens?: number;
   temperature?: number;
   /** Aborts every turn (run timeout, SIGINT/SIGTERM). */
@@ -350,6 +356,21 @@ export class Agent implements AgentLike {
         outcome = { status: "error", content: `error: ${errorMessage(error)}` };
       }
     }
+    const result: AppendMessage = {
+      role: "tool",
+      tool_call_id: call.id,
+      name: call.name,
+      content: outcome.content,
+    };
+    // A result too large for the window is stored cut, its full text archived (DESIGN §9).
+    let stored = this.#o.compactor?.fitToolResult(this.sessionId, result) ?? [result];
+    if (call.name === "read_file" && !tool?.server && outcome.status === "ok") {
+      const note = await this.#repeatedRead(args, stored.find((m) => m.active !== false)?.content);
+      if (note !== null) {
+        outcome = { status: "ok", content: note };
+        stored = [{ ...result, content: note }];
+      }
+    }
     const durationMs = Math.round(performance.now() - started);
     if (outcome.status === "denied") {
       this.#emit({
@@ -360,14 +381,7 @@ export class Agent implements AgentLike {
         ...server,
       });
     }
-    const result: AppendMessage = {
-      role: "tool",
-      tool_call_id: call.id,
-      name: call.name,
-      content: outcome.content,
-    };
-    // A result too large for the window is stored cut, its full text archived (DESIGN §9).
-    await this.#transcript.append(this.#o.compactor?.fitToolResult(this.sessionId, result) ?? [result]);
+    await this.#transcript.append(stored);
     this.#emit({
       type: "tool.result",
       tool: call.name,
@@ -385,6 +399,16 @@ export class Agent implements AgentLike {
       duration_ms: durationMs,
       status: outcome.status,
     });
+  }
+
+  /** The note that stands for a repeated read of an unchanged file still in the transcript, or null. */
+  async #repeatedRead(args: Record<string, unknown>, content: string | undefined): Promise<string | null> {
+    if (!(this.#o.readDedup ?? true) || content === undefined) return null;
+    const jobDir = this.#o.toolContext.job_dir;
+    const key = readKey(args, jobDir);
+    if (key === null) return null;
+    const earlier = unchangedRead(await this.#transcript.active(), key, content, jobDir);
+    return earlier ? unchangedNote(String(args.path), earlier) : null;
   }
 
   async #status(): Promise<string> {

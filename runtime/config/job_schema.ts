@@ -117,6 +117,11 @@ export const ToolsConfig = z.strictObject({
     paths: PathList.describe("Roots that may be read, relative to the job file (default: the job directory)")
       .optional(),
     max_bytes: Size.describe("Largest file returned (default 256KiB)").optional(),
+    dedup: z.boolean().describe(
+      "Answer a repeated read of an unchanged file (same path, same content) whose latest result is still " +
+        'verbatim in the transcript with a short "unchanged since message #N" note instead of a second copy; ' +
+        "after compaction pruned or summarised that result, the file is read in full again (default true)",
+    ).optional(),
   }).describe("Read a text file inside the allowed roots").optional(),
   write_file: z.strictObject({
     paths: PathList.describe("Roots that may be written, relative to the job file").optional(),

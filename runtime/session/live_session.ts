@@ -227,6 +227,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     budget,
     toolContext: { job_dir: job.dir, env: toolEnv(options.env, job.env) },
     signal,
+    readDedup: spec.tools?.read_file?.dedup ?? true,
     ...(model.max_output_tokens ? { maxOutputTokens: model.max_output_tokens } : {}),
     ...(model.temperature !== undefined ? { temperature: model.temperature } : {}),
     ...(options.onDelta ? { onDelta: options.onDelta } : {}),
