@@ -34,6 +34,43 @@ export interface OpenAIServerOptions {
   gate?: (body: ChatRequestBody) => Promise<void>;
   /** Answers a request from what it holds (a model that follows the transcript); the script is used when it returns undefined. */
   respond?: (body: ChatRequestBody) => ScriptEntry | undefined;
+  /** What the server says about its context window, on the routes local servers answer (not under /v1). */
+  serverInfo?: ServerInfo;
+}
+
+/**
+ * - `llamaCpp`: `GET /props` answers `{default_generation_settings: {n_ctx}, n_ctx}` as llama.cpp's server;
+ * - `ollama`: `POST /api/show` answers `{parameters: "num_ctx N", model_info: {"llama.context_length": M}}`
+ *   as Ollama (each part only when given).
+ */
+export interface ServerInfo {
+  llamaCpp?: { n_ctx: number };
+  ollama?: { num_ctx?: number; context_length?: number };
+}
+
+/** The response to a local server's info route, or null when `serverInfo` does not serve `path`. */
+export function serverInfoResponse(
+  info: ServerInfo | undefined,
+  method: string,
+  path: string,
+): Response | null {
+  if (info?.llamaCpp && method === "GET" && path === "/props") {
+    const { n_ctx } = info.llamaCpp;
+    return Response.json({ default_generation_settings: { n_ctx, temperature: 0.8 }, n_ctx, total_slots: 1 });
+  }
+  if (info?.ollama && method === "POST" && path === "/api/show") {
+    const { num_ctx, context_length } = info.ollama;
+    return Response.json({
+      modelfile: "FROM qwen",
+      parameters: [`stop "<|im_end|>"`, ...(num_ctx ? [`num_ctx ${num_ctx}`] : [])].join("\n"),
+      details: { family: "llama" },
+      model_info: {
+        "general.architecture": "llama",
+        ...(context_length ? { "llama.context_length": context_length } : {}),
+      },
+    });
+  }
+  return null;
 }
 
 export interface OpenAIServer {
@@ -92,6 +129,8 @@ export async function startOpenAIServer(
     const path = new URL(request.url).pathname;
     const unauthorized = options.apiKey !== undefined &&
       request.headers.get("authorization") !== `Bearer ${options.apiKey}`;
+    const info = serverInfoResponse(options.serverInfo, request.method, path);
+    if (info) return info;
     if (request.method === "GET" && path === "/v1/models") {
       if (unauthorized) return rejectKey(request);
       return Response.json({

@@ -16,6 +16,7 @@ import { runTool, type Tool, type ToolOutcome } from "../tools/tool.ts";
 import type { Message, ToolCall } from "../core/types.ts";
 import { Transcript } from "./_transcript.ts";
 import { readKey, unchangedNote, unchangedRead } from "./read_dedup.ts";
+import { sentTokens, TokenRatio, truncatedTo } from "./real_window.ts";
 
 export interface AgentOptions {
   store: Store;
@@ -57,6 +58,9 @@ export class Agent implements AgentLike {
   #toolSpecs: Tool["spec"][];
   /** chars/4 of the tool definitions: what every request carries besides the transcript. */
   #overheadTokens: number;
+  /** Whether the provider was asked for the server's window (once per session, before its first call). */
+  #askedWindow = false;
+  #tokenRatio = new TokenRatio();
 
   constructor(options: AgentOptions) {
     this.#o = options;
@@ -192,6 +196,7 @@ export class Agent implements AgentLike {
       while (true) {
         signal.throwIfAborted();
         budget.beforeModelCall();
+        await this.#askServerWindow(signal);
         await this.#o.compactor?.beforeModelCall(this.sessionId, {
           signal,
           afterTools: modelCalls > 0,
@@ -202,7 +207,7 @@ export class Agent implements AgentLike {
         const injected = (await hooks.preLlmCall({ session_id: this.sessionId, user_message: text, turn }))
           .filter((s) => s.trim() !== "");
         this.#emit({ type: "turn.start", turn, ...(injected.length ? { injected } : {}) });
-        const response = await this.#complete(injected, signal).catch((error) => {
+        const { response, sent } = await this.#complete(injected, signal).catch((error) => {
           // Every turn.start has its turn.end (DESIGN §7), also when the model call fails or is stopped.
           const finish_reason = signal.aborted ? "aborted" : "error";
           this.#emit({ type: "turn.end", turn, usage: null, finish_reason });
@@ -213,9 +218,20 @@ export class Agent implements AgentLike {
         promptTokens += response.usage?.prompt_tokens ?? 0;
         completionTokens += response.usage?.completion_tokens ?? 0;
         cachedTokens += response.usage?.cached_tokens ?? 0;
+        const truncated = truncatedTo(sent, response.usage, this.#tokenRatio.value);
+        if (truncated === null) this.#tokenRatio.observe(sent, response.usage);
+        else {
+          this.#useWindow(
+            truncated,
+            `the server counted ${truncated} prompt tokens for a request of about ${sent}: it truncated the ` +
+              `prompt to its own context`,
+            "warn",
+          );
+        }
         const assistant: AppendMessage = {
           ...response.message,
-          prompt_tokens: response.usage?.prompt_tokens ?? null,
+          // A truncated count measured a prompt the server did not read: it must not calibrate estimates.
+          prompt_tokens: truncated === null ? response.usage?.prompt_tokens ?? null : null,
           completion_tokens: response.usage?.completion_tokens ?? null,
         };
         await this.#transcript.append([assistant]);
@@ -278,20 +294,46 @@ export class Agent implements AgentLike {
         ...(this.#o.temperature !== undefined ? { temperature: this.#o.temperature } : {}),
       };
       try {
-        return await this.#o.provider.complete(request, {
+        const response = await this.#o.provider.complete(request, {
           signal,
           onRetry,
           ...(this.#o.onDelta ? { onDelta: this.#o.onDelta } : {}),
         });
+        return { response, sent: sentTokens(request.messages) };
       } catch (error) {
         if (error instanceof ProviderError && error.contextOverflow && !recovered && this.#o.compactor) {
           recovered = true;
+          if (error.contextLimit !== null) {
+            this.#useWindow(
+              error.contextLimit,
+              `the server rejected the prompt: its context is ${error.contextLimit} tokens`,
+            );
+          }
           const options = { signal, overheadTokens: this.#overheadTokens };
           if (await this.#o.compactor.recoverOverflow(this.sessionId, options)) continue;
         }
         throw error;
       }
     }
+  }
+
+  /** Asks the provider once for the window its server runs (local llama.cpp, Ollama), and uses it. */
+  async #askServerWindow(signal: AbortSignal): Promise<void> {
+    if (this.#askedWindow || !this.#o.compactor || !this.#o.provider.serverWindow) return;
+    this.#askedWindow = true;
+    const window = await this.#o.provider.serverWindow({ signal }).catch(() => null);
+    if (window) {
+      this.#useWindow(window.tokens, `the server runs a ${window.tokens}-token context (${window.source})`);
+    }
+  }
+
+  /** Compaction counts against `tokens` from now on, when that is smaller than its window; says so once. */
+  #useWindow(tokens: number, why: string, level: "info" | "warn" = "info"): void {
+    const previous = this.#o.compactor?.useWindow(tokens);
+    if (previous === null || previous === undefined) return;
+    this.#o.log[level](
+      `${why}, less than the ${previous} tokens compaction counted with: compacting to ${tokens}`,
+    );
   }
 
   /** The active transcript as the model sees it, with hook text appended to the last user message. */

@@ -103,6 +103,12 @@ export interface Compactor {
   fitToolResult(sessionId: string, message: AppendMessage): AppendMessage[];
   /** The session's current occupancy (cheap: the estimate before a model call). */
   occupancy(sessionId: string): Promise<Occupancy>;
+  /**
+   * The server runs a smaller context than `model.context_window` (it said so, or it truncated a prompt):
+   * from now on every threshold is taken against `tokens`. Returns the window it replaced, or null when
+   * `tokens` is not smaller than the current window (nothing changes).
+   */
+  useWindow(tokens: number): number | null;
 }
 
 /** Recurring work in a session: `/loop` and `/heartbeat` (loops/). */

@@ -159,6 +159,13 @@ export function createCompactor(options: CompactorOptions): Compactor {
         return null;
       }
     },
+    useWindow(tokens) {
+      const previous = settings.windowTokens;
+      if (!(tokens > 0) || tokens >= previous) return null;
+      // One settings object is shared by every part of the compactor: replace its values in place.
+      Object.assign(settings, settingsFrom({ ...options, context_window: tokens }));
+      return previous;
+    },
     fitToolResult(sessionId, message) {
       if (!settings.enabled) return [message];
       return fitToolResult(message, { maxTokens: settings.maxToolResult, sessionId });

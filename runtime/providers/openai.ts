@@ -15,6 +15,7 @@ import {
   ProviderError,
 } from "./provider.ts";
 import { createRedactor, type Redactor } from "../core/redact.ts";
+import { isLocalEndpoint, limitInMessage, probeServerWindow } from "./server_window.ts";
 import type { Message, ToolCall, Usage } from "../core/types.ts";
 
 export interface OpenAIProviderOptions {
@@ -207,8 +208,14 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
     }
   };
 
+  const doFetch = options.fetch ?? globalThis.fetch;
   return {
     name: "openai",
+    // Only local servers are asked: a hosted API has no such route, and the probe must cost nothing there.
+    serverWindow: (probe = {}) =>
+      isLocalEndpoint(baseURL)
+        ? probeServerWindow(baseURL, { model: options.model, fetch: doFetch, ...probe })
+        : Promise.resolve(null),
     async complete(request: ModelRequest, callOptions: CompleteOptions = {}): Promise<ModelResponse> {
       const { signal, onRetry, onDelta, onProgress } = callOptions;
       const where = `Cannot complete model call to ${baseURL}`;
@@ -246,6 +253,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
                 {
                   status: failure.status,
                   contextOverflow: true,
+                  contextLimit: limitInMessage(failure.detail),
                 },
               );
             }

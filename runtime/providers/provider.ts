@@ -34,22 +34,43 @@ export interface CompleteOptions {
   onProgress?: () => void;
 }
 
+/** A context window the server itself reports, and where it came from (for the log line). */
+export interface ServerWindow {
+  tokens: number;
+  source: string;
+}
+
 export interface Provider {
   readonly name: string;
   complete(request: ModelRequest, options?: CompleteOptions): Promise<ModelResponse>;
+  /**
+   * The context window the server runs, where it can tell cheaply (a local llama.cpp or Ollama); null when
+   * it cannot. Asked once per session, before its first model call.
+   */
+  serverWindow?(options?: { signal?: AbortSignal }): Promise<ServerWindow | null>;
 }
 
-/** A provider failure after retries; `contextOverflow` marks a request rejected as too long. */
+/**
+ * A provider failure after retries; `contextOverflow` marks a request rejected as too long, and
+ * `contextLimit` the limit the error message named, when it named one.
+ */
 export class ProviderError extends RunError {
   readonly status: number | null;
   readonly contextOverflow: boolean;
+  readonly contextLimit: number | null;
   constructor(
     message: string,
-    options: { status?: number | null; contextOverflow?: boolean; cause?: unknown } = {},
+    options: {
+      status?: number | null;
+      contextOverflow?: boolean;
+      contextLimit?: number | null;
+      cause?: unknown;
+    } = {},
   ) {
     super(message, { reason: "provider_error", cause: options.cause });
     this.name = "ProviderError";
     this.status = options.status ?? null;
     this.contextOverflow = options.contextOverflow ?? false;
+    this.contextLimit = options.contextLimit ?? null;
   }
 }

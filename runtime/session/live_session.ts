@@ -194,6 +194,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
           callOptions.onProgress?.();
         },
       }),
+    ...(provider.serverWindow ? { serverWindow: provider.serverWindow.bind(provider) } : {}),
   };
   const rowStore = store;
   store = ownerGuardedStore(store, lease);
