@@ -10,6 +10,7 @@ const scripts = [
   "store_bench.ts",
   "sandbox_bench.ts",
   "micro_compaction_bench.ts",
+  "corpus_compaction_bench.ts",
   "mcp_bench.ts",
   "daemon_bench.ts",
   "postgres_turn_bench.ts",
