@@ -105,3 +105,34 @@ plugins:
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /Unknown command "\/nosuch"/);
 });
+
+Deno.test({
+  name:
+    "a plugin tool that never answers is bounded by hook_timeout: the model gets an error, the run goes on",
+  ignore: withoutSandbox,
+}, async () => {
+  const dir = await writeFiles(await tempDir(), {
+    "job.yaml": `name: hangtool
+model: { provider: scripted, script: ./r.yaml }
+prompt: look it up
+plugins:
+  - { path: ./hang.ts, hook_timeout: 1s }
+`,
+    "r.yaml": `- tool_calls: [{ name: lookup, arguments: {} }]
+- content: answered without it
+`,
+    "hang.ts": `export function register(ctx) {
+  ctx.registerTool("lookup", { description: "never answers", parameters: { type: "object" },
+    handler: () => new Promise(() => {}) });
+}
+`,
+  });
+  const started = performance.now();
+  const { code, stderr, events } = await runEvents(dir);
+  assert.equal(code, 0, stderr);
+  assert.ok(performance.now() - started < 30_000, "bounded, not hung");
+  const result = events.find((e) => e.type === "tool.result");
+  assert.equal(result?.status, "error");
+  assert.match(String(result?.content), /did not answer tool lookup within 1s/);
+  assert.equal(events.at(-1)!.final, "answered without it");
+});
