@@ -19,6 +19,10 @@ function serve(behaviour: Behaviour) {
   const server = Deno.serve(
     { port: 0, hostname: "127.0.0.1", onListen() {}, signal: stopped.signal },
     async (request) => {
+      // Only chat completions: a local server is also asked for its window (/props, /api/show).
+      if (!new URL(request.url).pathname.endsWith("/chat/completions")) {
+        return new Response("not found", { status: 404 });
+      }
       requests++;
       await request.json();
       return behaviour(request, released.promise);
