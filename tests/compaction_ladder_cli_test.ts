@@ -10,7 +10,8 @@
  */
 import assert from "node:assert/strict";
 import { orphanProblems, roleProblems } from "../runtime/compaction/_testing.ts";
-import { hermes, tempDir } from "./_cli.ts";
+import { hermes, tempDir, writeFiles } from "./_cli.ts";
+import { startOpenAIServer } from "./openai_server.ts";
 import {
   type Corpus,
   type CorpusServerOptions,
@@ -35,12 +36,15 @@ async function play(
   options: Partial<CorpusServerOptions> & { compaction?: string } = {},
 ): Promise<Run> {
   const problems: string[] = [];
+  const prefixes = new Set<string>();
   await using server = await startCorpusServer({
     corpus,
     window,
     ...options,
     inspect: (body, record) => {
       if (record.kind !== "agent") return;
+      // The cache-stable prefix: system prompt, tool list and first prompt, byte for byte.
+      prefixes.add(JSON.stringify([body.tools, body.messages?.slice(0, 2)]));
       const messages = (body.messages ?? []).map((m) => ({ ...m, role: m.role }));
       for (const p of [...roleProblems(messages), ...orphanProblems(messages as never)]) {
         problems.push(`request ${record.index}: ${p}`);
@@ -60,6 +64,9 @@ async function play(
       env: { CORPUS_KEY: "k" },
     });
     const events = stdout.trim().split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
+    if (prefixes.size !== 1) {
+      problems.push(`${prefixes.size} different prefixes (system, tools, first prompt)`);
+    }
     return { code, stdout, stderr, problems, stats: server.stats(), events };
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -99,6 +106,17 @@ for (const window of [32_000, 128_000]) {
   });
 }
 
+Deno.test("ladder CLI: a summary model with a small window gets requests that fit it (the middle in chunks)", async () => {
+  const corpus = toolHeavyCorpus({ turns: 40 });
+  const run = await play(corpus, 32_000, {
+    summaryWindow: 6_000,
+    compaction: "summary_context_window: 6000",
+  });
+  assertFloor(run, "small summary window", corpus);
+  assert.ok(run.stats.summary_calls >= 2, `${run.stats.summary_calls} summary calls`);
+  assert.ok(run.stats.max_summary_request_share <= 1, `${run.stats.max_summary_request_share}`);
+});
+
 const FAILING: [SummaryBehaviour, string, string][] = [
   ["http500", "summary_failed", ""],
   ["hang", "summary_failed", "summary_timeout: 2s"],
@@ -124,3 +142,34 @@ for (const [summary, why, compaction] of FAILING) {
     }
   });
 }
+
+Deno.test("ladder CLI: only an irreducible part over the window fails — exit 1, context_too_large, sizes named, nothing sent", async () => {
+  const server = await startOpenAIServer([{ content: "never sent" }]);
+  const dir = await writeFiles(await tempDir("hermes-ladder-"), {
+    "job.yaml": `name: too-big
+model: { name: m, base_url: "${server.url}", api_key_env: TEST_KEY, context_window: 4000 }
+system: ${JSON.stringify("Follow every rule. ".repeat(1000))}
+prompt: hello
+tools:
+  read_file: { paths: ["."] }
+`,
+  });
+  try {
+    const { code, stdout } = await hermes(["run", "job.yaml", "--output", "json"], {
+      cwd: dir,
+      home: dir,
+      env: { TEST_KEY: "k" },
+    });
+    assert.equal(code, 1);
+    const result = JSON.parse(stdout);
+    assert.deepEqual([result.status, result.terminal_reason], ["failed", "context_too_large"]);
+    assert.match(
+      result.error,
+      /^Cannot fit the next request into the model's 4000-token context window: its irreducible part alone is about \d+ tokens \(system prompt \d{4}, tool definitions \d+, latest user message \d+, current tool round 0\)/,
+    );
+    assert.equal(server.requests.length, 0, "no request over the window went out");
+  } finally {
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
