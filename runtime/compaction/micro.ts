@@ -20,14 +20,16 @@ export const CACHED_PRICE = 0.1;
 const CALL_OVERHEAD_TOKENS = 700;
 
 /**
- * Whether a fold pays for itself: it removes `removed` tokens from each of the next `horizon` requests, and
- * costs its summary call plus the prompt cache it breaks — everything after the fold point is billed once
- * more at the uncached price.
+ * Whether a fold pays for itself: it removes `removed` tokens from each of the next `horizon` requests —
+ * tokens that sat in the cached prefix, so each is worth CACHED_PRICE — and costs its summary call plus the
+ * prompt cache it breaks: everything after the fold point is billed once more at the uncached price. With a
+ * prompt cache that is rarely true (the default horizon); a long horizon stands for a provider without one.
  */
 export function foldPays(
   facts: { removed: number; callTokens: number; rewritten: number; horizon: number },
 ): boolean {
-  return facts.removed * facts.horizon >= facts.callTokens + facts.rewritten * (1 - CACHED_PRICE);
+  return facts.removed * facts.horizon * CACHED_PRICE >=
+    facts.callTokens + facts.rewritten * (1 - CACHED_PRICE);
 }
 
 export async function planMicro(ctx: PlanContext & { microLimit: number }): Promise<Plan> {

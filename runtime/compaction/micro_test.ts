@@ -318,13 +318,15 @@ Deno.test("micro: a fold runs only when it pays for its summary call and the pro
   assert.equal(model.requests.length, 0, "no summary call was paid for");
   assert.deepEqual((await fx.store.compactionLog(fx.sessionId)).map((r) => r.detail.why), ["does_not_pay"]);
   // A provider without a prompt cache (a long payback horizon): the same fold pays.
-  const paying = compactorFor(fx, { provider: model, config: { micro: { enabled: true, payback: 100 } } });
+  const paying = compactorFor(fx, { provider: model, config: { micro: { enabled: true, payback: 1000 } } });
   assert.equal((await paying.afterTurn(fx.sessionId, {}))?.outcome, "committed");
   assert.equal(model.requests.length, 1);
 });
 
 Deno.test("micro: the payback rule", () => {
-  assert.equal(foldPays({ removed: 1000, callTokens: 1700, rewritten: 4000, horizon: 8 }), true);
-  assert.equal(foldPays({ removed: 300, callTokens: 1000, rewritten: 4000, horizon: 8 }), false);
-  assert.equal(foldPays({ removed: 300, callTokens: 1000, rewritten: 4000, horizon: 20 }), true);
+  // Removed tokens were cached (worth a tenth each); the call and the re-billed suffix are paid in full.
+  assert.equal(foldPays({ removed: 1000, callTokens: 1700, rewritten: 4000, horizon: 8 }), false);
+  assert.equal(foldPays({ removed: 6000, callTokens: 7000, rewritten: 4000, horizon: 20 }), true);
+  assert.equal(foldPays({ removed: 300, callTokens: 1000, rewritten: 4000, horizon: 1000 }), true);
+  assert.equal(foldPays({ removed: 300, callTokens: 1000, rewritten: 4000, horizon: 100 }), false);
 });
