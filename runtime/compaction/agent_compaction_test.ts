@@ -185,7 +185,8 @@ Deno.test("agent + compaction: micro-compaction runs after each turn; requests k
   const compactor = compactorFor(fx, {
     provider: model.provider,
     context_window: WINDOW,
-    config: { micro: { enabled: true, threshold: 0.5 } },
+    // As for a provider without a prompt cache: every fold pays.
+    config: { micro: { enabled: true, threshold: 0.5, payback: 100_000 } },
   });
   const agent = agentFor(fx, model.provider, WINDOW, compactor);
   await agent.prompt(FIRST, { source: "job" });
