@@ -5,6 +5,7 @@
  * (`store.retry`). Past the budget it rejects with StoreUnavailableError (exit 1, `store_unavailable`).
  * Only operations that are safe to run again are retried: see retrying_store.ts.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { Clock } from "../core/clock.ts";
 import { errorMessage, RunError } from "../core/errors.ts";
 
@@ -119,3 +120,10 @@ export function retryLine(notice: RetryNotice): string {
 }
 
 export const DEFAULT_RETRY_MS = 60_000;
+
+/**
+ * The budget of the store operation being run, for waits inside a backend on its behalf (PostgreSQL's
+ * commit check): they end with the operation's `store.retry`, a job's own included. Set by the retrying
+ * store around each operation; a carrier of the caller's setting along the call, not shared state.
+ */
+export const operationBudget = new AsyncLocalStorage<number>();

@@ -10,7 +10,13 @@
  * (an upsert, setting columns, a delete by key). So a retried append stores its messages once, in order.
  */
 import type { Store } from "./store.ts";
-import { type RetryNotice, type RetryPolicy, StoreUnavailableError, withRetry } from "./retry.ts";
+import {
+  operationBudget,
+  type RetryNotice,
+  type RetryPolicy,
+  StoreUnavailableError,
+  withRetry,
+} from "./retry.ts";
 
 export interface RetryingOptions {
   policy: RetryPolicy;
@@ -69,10 +75,11 @@ export function retryingStore<S extends Store>(
       if (!method) {
         method = async (...args: unknown[]) => {
           try {
+            const chosen = health.down ? once : options;
             const result = await withRetry(
               String(property),
-              () => value.apply(target, args),
-              health.down ? once : options,
+              () => operationBudget.run(chosen.policy.budgetMs, () => value.apply(target, args)),
+              chosen,
             );
             health.down = false;
             return result;

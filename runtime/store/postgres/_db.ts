@@ -11,7 +11,7 @@
  */
 import type postgres from "postgres";
 import type { Clock } from "../../core/clock.ts";
-import { type RetryNotice, type RetryPolicy, withRetry } from "../retry.ts";
+import { operationBudget, type RetryNotice, type RetryPolicy, withRetry } from "../retry.ts";
 import { isConnectionLoss, isTransientPgError } from "./faults.ts";
 
 /** int8 columns (epoch milliseconds, ids, counts) as numbers: every value the store keeps is below 2^53. */
@@ -111,6 +111,11 @@ export class PgDb {
       return await verify(this.sql, done.value);
     }, {
       ...this.#check,
+      // No longer than the operation it is part of may wait (a job's store.retry).
+      policy: {
+        ...this.#check.policy,
+        budgetMs: Math.min(this.#check.policy.budgetMs, operationBudget.getStore() ?? Infinity),
+      },
       transient: (error) => error instanceof StillInProgress || isTransientPgError(error),
     });
   }
