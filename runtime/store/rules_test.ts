@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { busyReasons, slotDecision } from "./rules.ts";
+import { busyReasons, claimable, slotDecision } from "./rules.ts";
 import type { RunRow } from "./store.ts";
 
 const HOST = "this-host";
@@ -91,4 +91,15 @@ Deno.test("busyReasons: a live owner and a live lease holder are named; a provab
     reason:
       "running in pid 7 on other-host; compacting in pid 7 on other-host, lease until 1970-01-01T00:00:00.000Z",
   }]);
+});
+
+Deno.test("claimable: the owner alone decides — nobody, the holder itself, or a provably dead owner", () => {
+  const holder = { host: HOST, pid: 7, started: "70" };
+  const elsewhere = { host: "other-host", pid: 8, started: "80" };
+  assert.equal(claimable(null, { holder, host: HOST }), true, "nobody owns it");
+  assert.equal(claimable({ ...holder }, { holder, host: HOST }), true, "the holder claims again");
+  assert.equal(claimable(elsewhere, { holder, host: HOST }), false, "a live owner elsewhere is never dead");
+  // Deno.pid with another start time is a process that no longer exists here.
+  const gone = { host: HOST, pid: Deno.pid, started: "not-this-start" };
+  assert.equal(claimable(gone, { holder, host: HOST }), true, "a provably dead owner left it");
 });
