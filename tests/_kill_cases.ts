@@ -35,7 +35,7 @@ export async function doubleKill(backend: Backend): Promise<void> {
 
 export async function killSchedules(backend: Backend): Promise<void> {
   const one = Deno.env.get("HERMES_KILL_SEED");
-  const count = Number(Deno.env.get("HERMES_KILL_SEEDS") ?? 16);
+  const count = Number(Deno.env.get("HERMES_KILL_SEEDS") ?? 12);
   const base = one !== undefined ? Number(one) : Math.floor(Math.random() * 1e9);
   const seeds = one !== undefined ? [base] : Array.from({ length: count }, (_, i) => base + i);
   console.log(`kills (${backend.name}): seeds ${seeds.join(", ")} (HERMES_KILL_SEED=N reruns one)`);
