@@ -380,7 +380,9 @@ Deno.test({
   name: "run --untrusted: shell commands see only the job directory and system directories, not the host",
   ignore: withoutSandbox,
 }, async () => {
-  const outside = `${ROOT}/deno.json`;
+  // A host file outside the job directory and the system directories, wherever the checkout lives (a clone
+  // under /tmp is private to the sandbox either way).
+  const outside = "/etc/passwd";
   const replies = `- tool_calls: [{ name: shell, arguments: { command: "cat ${outside}" } }]
 - tool_calls: [{ name: shell, arguments: { command: "cat mine.txt" } }]
 - content: done
