@@ -17,21 +17,33 @@ export function findPidsCgroup(): PidsCgroup | null {
   const cgroups = readOrNull("/proc/self/cgroup");
   const mounts = readOrNull("/proc/self/mountinfo");
   if (cgroups === null || mounts === null) return null;
+  return pidsCgroupCandidates(cgroups, mounts, readOrNull).find((c) => canCreateChild(c.parent)) ?? null;
+}
+
+/**
+ * The directories of this process's cgroups that have the pids controller, from /proc/self/cgroup and
+ * /proc/self/mountinfo: v2 where `pids` is in the cgroup's subtree_control, v1 in the pids hierarchy.
+ */
+export function pidsCgroupCandidates(
+  cgroups: string,
+  mountinfo: string,
+  read: (path: string) => string | null,
+): PidsCgroup[] {
   const candidates: PidsCgroup[] = [];
   for (const line of cgroups.trim().split("\n")) {
     const [, controllers, path] = /^\d+:([^:]*):(.*)$/.exec(line) ?? [];
     if (path === undefined) continue;
     if (controllers === "") {
-      const dir = mountedAt(mounts, "cgroup2", null, path);
-      if (dir && (readOrNull(`${dir}/cgroup.subtree_control`) ?? "").split(/\s+/).includes("pids")) {
+      const dir = mountedAt(mountinfo, "cgroup2", null, path);
+      if (dir && (read(`${dir}/cgroup.subtree_control`) ?? "").split(/\s+/).includes("pids")) {
         candidates.push({ parent: dir, version: 2 });
       }
     } else if (controllers!.split(",").includes("pids")) {
-      const dir = mountedAt(mounts, "cgroup", "pids", path);
+      const dir = mountedAt(mountinfo, "cgroup", "pids", path);
       if (dir) candidates.push({ parent: dir, version: 1 });
     }
   }
-  return candidates.find((candidate) => canCreateChild(candidate.parent)) ?? null;
+  return candidates;
 }
 
 /** The host directory of cgroup `path` in the hierarchy mounted with `fstype` (and `option`, for v1). */
