@@ -7,9 +7,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { hermes, tempDir, writeFiles } from "./_cli.ts";
-import { sandboxTests } from "../runtime/sandbox/_testing.ts";
+import { processCap, sandboxTests } from "../runtime/sandbox/_testing.ts";
 
-const { ignore } = await sandboxTests("sandbox v2 CLI tests");
+const { ignore, probe } = await sandboxTests("sandbox v2 CLI tests");
 /** Tests give the CLI its own $HOME; Deno's cache stays where it is (else every run downloads again). */
 const DENO_DIR = Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME") ?? "/", ".cache/deno");
 
@@ -194,22 +194,29 @@ cliTest(
 );
 
 cliTest("a fork bomb and a /tmp filler are stopped; the next command runs", async (dir) => {
+  const processes = processCap(probe, 64);
+  if (processes === null) {
+    console.warn(
+      "fork bomb part skipped: running as root without a writable pids cgroup, nothing caps processes",
+    );
+  }
   await writeFiles(
     dir,
     shellJob(
       [
-        "perl -e 'fork while 1'",
+        // Not started where nothing would stop it.
+        processes === null ? "echo no process cap here" : "perl -e 'fork while 1'",
         "dd if=/dev/zero of=/tmp/fill bs=1M count=40",
         "echo still working",
       ],
-      "{ limits: { processes: 64, tmp: 16MiB } }",
+      `{ limits: { processes: ${processes ?? 512}, tmp: 16MiB } }`,
       "3s",
     ),
   );
   const r = await run(dir, { env: { HOME: dir } });
   assert.equal(r.code, 0, r.stderr);
   const [bomb, filler, normal] = r.results;
-  assert.match(bomb!, /timed out after 3s \(killed\)/);
+  if (processes !== null) assert.match(bomb!, /timed out after 3s \(killed\)/);
   assert.match(filler!, /No space left on device/);
   assert.equal(normal, "still working\n");
 });

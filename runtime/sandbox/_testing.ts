@@ -14,3 +14,32 @@ export async function sandboxTests(what: string, path = Deno.env.get("PATH") ?? 
   if (!probe.ok) console.warn(`${what} ${ignore ? "skipped" : "will fail"}: ${probe.reason}; ${probe.hint}`);
   return { probe, ignore };
 }
+
+/**
+ * A process cap that leaves `room` processes to a sandboxed command here: with a pids cgroup (root) the cap
+ * counts the command's own tasks; with RLIMIT_NPROC (any other user) it also counts every task of this
+ * user outside, which tests running in parallel keep changing, so those are added. Null as root without a
+ * writable pids cgroup: nothing caps processes there (README "Resource limits"), and tests say so.
+ */
+export function processCap(probe: SandboxProbe, room: number): number | null {
+  if (!probe.ok) return room;
+  if (probe.cgroup) return room;
+  if (Deno.uid() === 0) return null;
+  return room + userTasks() + 100;
+}
+
+/** Tasks (threads) of this user on the host, what RLIMIT_NPROC counts. */
+function userTasks(): number {
+  let tasks = 0;
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const status = Deno.readTextFileSync(`/proc/${entry.name}/status`);
+      if (Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]) !== Deno.uid()) continue;
+      tasks += Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? 1);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return tasks;
+}
