@@ -9,7 +9,7 @@ import { errorMessage, ExitCode, RunError, ValidationError } from "./runtime/cor
 import { createLogger, type LogLevel } from "./runtime/core/log.ts";
 import { createRedactor } from "./runtime/core/redact.ts";
 import { didYouMean } from "./runtime/core/suggest.ts";
-import { VERSION } from "./runtime/core/version.ts";
+import { VERSION, versionLine } from "./runtime/core/version.ts";
 import { retryLine } from "./runtime/store/retry.ts";
 
 type CommandModule = { main(cli: Cli): Promise<number> };
@@ -112,7 +112,7 @@ export async function main(argv: string[], env: Record<string, string>): Promise
     const logLevel = (quiet ? "error" : logLevelText) as LogLevel;
     const asksHelp = rest.includes("--help") || rest.includes("-h");
     if ((argv.includes("--version") || argv.includes("-V")) && (name === undefined || name === "version")) {
-      console.log(`hermes ${VERSION}`);
+      console.log(versionLine());
       return ExitCode.success;
     }
     if (name === undefined) return await help([], asksHelp);

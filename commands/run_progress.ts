@@ -87,7 +87,7 @@ function liveProgress(cli: Cli, options: { color: boolean }): Progress {
 }
 
 function oneLine(text: string): string {
-  const flat = visibleText(text.replace(/\s+/g, " "));
+  const flat = visibleText(text.replace(/\s+/g, " ").trim());
   return flat.length > 160 ? `${flat.slice(0, 159)}…` : flat;
 }
 

@@ -1,12 +1,24 @@
 /** The CLI edge: --version, --help, unknown commands and flags. */
 import assert from "node:assert/strict";
 import { VERSION } from "../runtime/core/version.ts";
-import { hermes } from "./_cli.ts";
+import { hermes, ROOT } from "./_cli.ts";
 
-Deno.test("--version prints the version and exits 0", async () => {
+/** HEAD of this checkout as `git` says, or null outside a git checkout (a copied tree). */
+async function gitHead(): Promise<string | null> {
+  const out = await new Deno.Command("git", {
+    args: ["rev-parse", "--short=12", "HEAD"],
+    cwd: ROOT,
+    stderr: "null",
+  })
+    .output().catch(() => null);
+  return out?.success ? new TextDecoder().decode(out.stdout).trim() : null;
+}
+
+Deno.test("--version prints the version and the commit (read from .git, no git process) and exits 0", async () => {
   const { code, stdout } = await hermes(["--version"]);
   assert.equal(code, 0);
-  assert.equal(stdout, `hermes ${VERSION}\n`);
+  const head = await gitHead();
+  assert.equal(stdout, head ? `hermes ${VERSION} (${head})\n` : `hermes ${VERSION}\n`);
 });
 
 Deno.test("--help lists every command on stdout; no command at all is exit 2 on stderr", async () => {
@@ -66,7 +78,10 @@ Deno.test("a mistyped flag or command is one line with a did-you-mean and no dou
 Deno.test("-V is --version; `hermes help CMD` is `hermes CMD --help`", async () => {
   const short = await hermes(["-V"]);
   assert.equal(short.code, 0);
-  assert.equal(short.stdout, `hermes ${VERSION}\n`);
+  assert.match(
+    short.stdout,
+    new RegExp(`^hermes ${VERSION.replaceAll(".", "\\.")}( \\([0-9a-f]{12}\\))?\n$`),
+  );
   for (const command of ["run", "validate", "daemon", "plugins", "rpc", "sessions"]) {
     const viaHelp = await hermes(["help", command]);
     const viaFlag = await hermes([command, "--help"]);

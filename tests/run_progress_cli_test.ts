@@ -77,3 +77,41 @@ Deno.test("without a terminal, progress is plain lines on stderr and stdout is o
   const quiet = await hermes(["run", "job.yaml", "--quiet"], { cwd: dir, home: dir });
   assert.equal(quiet.stderr, "");
 });
+
+Deno.test("a CI log of a 5-tool-round run has every tool result line, each turn, and the final status", async () => {
+  const round = (path: string) => `- tool_calls: [{ name: read_file, arguments: { path: ${path} } }]\n`;
+  const dir = await writeFiles(await tempDir(), {
+    "job.yaml": "name: rounds\nmodel: { provider: scripted, script: ./r.yaml }\nprompt: read them\n" +
+      "tools: { read_file: {} }\n",
+    "r.yaml": ["a.txt", "b.txt", "c.txt", "missing.txt", "e.txt"].map(round).join("") + "- content: DONE\n",
+    "a.txt": "alpha\n",
+    "b.txt": "x".repeat(2048),
+    "c.txt": "gamma\n",
+    "e.txt": "epsilon\n",
+  });
+  const env = { CI: "true", GITHUB_ACTIONS: "true" };
+  const { code, stdout, stderr } = await hermes(["run", "job.yaml"], { cwd: dir, home: dir, env });
+  assert.equal(code, 0, stderr);
+  assert.equal(stdout, "DONE\n");
+  const results = stderr.split("\n").filter((line) => line.startsWith("hermes info: tool read_file → "));
+  assert.equal(results.length, 5, stderr);
+  assert.match(results[0]!, /^hermes info: tool read_file → ok, 6 B, \d+ ms$/);
+  assert.match(results[1]!, /^hermes info: tool read_file → ok, 2\.0 KiB, \d+ ms$/);
+  assert.match(results[3]!, /^hermes info: tool read_file → error, \d+ B, \d+ ms: .*missing\.txt/);
+  assert.equal(stderr.match(/^hermes info: turn \d+ done: /gm)?.length, 6, "one line per model turn");
+  assert.match(
+    stderr,
+    /^hermes info: success \(completed\), exit 0: 6 turns, \d+ prompt \+ \d+ completion tokens, /m,
+  );
+  // warn: only what needs attention; debug: also what the tools returned.
+  const warn = await hermes(["run", "job.yaml", "--log-level", "warn"], { cwd: dir, home: dir, env });
+  assert.equal(warn.code, 0, warn.stderr);
+  assert.doesNotMatch(warn.stderr, /hermes info:/);
+  const debug = await hermes(["run", "job.yaml", "--log-level", "debug"], { cwd: dir, home: dir, env });
+  assert.match(debug.stderr, /^hermes debug: tool read_file result: alpha$/m);
+  assert.match(debug.stderr, /^hermes debug: session \S+: job rounds, model scripted$/m);
+  assert.equal(
+    debug.stderr.split("\n").filter((l) => l.startsWith("hermes info: tool read_file → ")).length,
+    5,
+  );
+});

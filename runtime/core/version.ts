@@ -1,2 +1,56 @@
-/** The Hermes version, shared by `--version`, JSON-RPC `initialize` and ACP. */
-export const VERSION = "0.1.0";
+/** The Hermes version, shared by `--version`, JSON-RPC `initialize` and ACP; and the commit it was built from. */
+import { dirname, isAbsolute, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const VERSION = "0.2.0";
+
+/** `deno task release` replaces this marker in dist/hermes.js with the commit (scripts/release.ts). */
+const EMBEDDED_COMMIT: string = "__HERMES_COMMIT__";
+
+/**
+ * The commit this program was built from: embedded at release time, else read from the checkout's `.git`
+ * (files only, no `git` process: `--version` stays as fast as before), else null.
+ */
+export function buildCommit(): string | null {
+  if (!EMBEDDED_COMMIT.startsWith("__")) return EMBEDDED_COMMIT || null;
+  if (!import.meta.url.startsWith("file:")) return null;
+  // runtime/core/version.ts → the checkout's root.
+  return gitCommit(dirname(dirname(dirname(fileURLToPath(import.meta.url)))));
+}
+
+/** `hermes 0.2.0 (1a2b3c4d5e6f)`, or without the commit where none is known. */
+export function versionLine(): string {
+  const commit = buildCommit();
+  return `hermes ${VERSION}${commit ? ` (${commit})` : ""}`;
+}
+
+/** HEAD's commit of the checkout at `root` (worktrees and packed refs too), shortened to 12; else null. */
+export function gitCommit(root: string): string | null {
+  try {
+    let gitDir = join(root, ".git");
+    if (Deno.statSync(gitDir).isFile) {
+      const pointer = /^gitdir:\s*(.+)$/m.exec(Deno.readTextFileSync(gitDir))?.[1]?.trim();
+      if (!pointer) return null;
+      gitDir = isAbsolute(pointer) ? pointer : join(root, pointer);
+    }
+    const head = Deno.readTextFileSync(join(gitDir, "HEAD")).trim();
+    const ref = /^ref:\s*(\S+)$/.exec(head)?.[1];
+    if (ref === undefined) return /^[0-9a-f]{40}$/.test(head) ? head.slice(0, 12) : null;
+    // A worktree keeps its HEAD; its refs live in the common directory.
+    let common = gitDir;
+    try {
+      const shared = Deno.readTextFileSync(join(gitDir, "commondir")).trim();
+      common = isAbsolute(shared) ? shared : join(gitDir, shared);
+    } catch { /* not a worktree */ }
+    for (const dir of [gitDir, common]) {
+      try {
+        return Deno.readTextFileSync(join(dir, ref)).trim().slice(0, 12);
+      } catch { /* packed, or in the other directory */ }
+    }
+    const packed = Deno.readTextFileSync(join(common, "packed-refs"));
+    const line = packed.split("\n").find((l) => l.endsWith(` ${ref}`));
+    return line ? line.slice(0, 12) : null;
+  } catch {
+    return null;
+  }
+}
