@@ -47,7 +47,7 @@ async function help(words: string[], toStdout: boolean): Promise<number> {
 
 function unknownCommand(name: string, names: string[]): ValidationError {
   return new ValidationError(
-    `Unknown command "${name}"${didYouMean(name, names)}: expected one of ${names.join(", ")}`,
+    `unknown command "${name}"${didYouMean(name, names)}: expected one of ${names.join(", ")}`,
   );
 }
 
@@ -107,7 +107,7 @@ export async function main(argv: string[], env: Record<string, string>): Promise
   let location: string | undefined;
   try {
     if (!LOG_LEVELS.has(logLevelText)) {
-      throw new ValidationError(`Invalid --log-level "${logLevelText}": expected error, warn, info or debug`);
+      throw new ValidationError(`invalid --log-level "${logLevelText}": expected error, warn, info or debug`);
     }
     const logLevel = (quiet ? "error" : logLevelText) as LogLevel;
     const asksHelp = rest.includes("--help") || rest.includes("-h");

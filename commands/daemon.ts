@@ -142,6 +142,8 @@ function flagDuration(flag: string, text: string): number {
   try {
     return parseDuration(text);
   } catch {
-    throw new ValidationError(`Invalid ${flag} "${text}": expected a duration like 30s, 5m or 1h30m`);
+    throw new ValidationError(
+      `hermes daemon: invalid ${flag} "${text}": expected a duration like 30s, 5m or 1h30m`,
+    );
   }
 }

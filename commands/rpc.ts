@@ -28,8 +28,8 @@ function lineLimit(text: string): number {
   try {
     bytes = parseSize(text);
   } catch {
-    throw new ValidationError(`Invalid --max-line "${text}": expected a size like 8MiB or 65536`);
+    throw new ValidationError(`invalid --max-line "${text}": expected a size like 8MiB or 65536`);
   }
-  if (bytes < 1024) throw new ValidationError(`Invalid --max-line "${text}": expected at least 1024 bytes`);
+  if (bytes < 1024) throw new ValidationError(`invalid --max-line "${text}": expected at least 1024 bytes`);
   return bytes;
 }

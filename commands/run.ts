@@ -109,7 +109,9 @@ async function execute(cli: Cli, seen: Seen): Promise<number> {
     );
   }
   if (values.output !== undefined && !FORMATS.has(values.output)) {
-    throw new ValidationError(`Invalid --output "${values.output}": expected text, json or stream-json`);
+    throw new ValidationError(
+      `hermes run: invalid --output "${values.output}": expected text, json or stream-json`,
+    );
   }
   const prompt = values.prompt === "-" ? await readStdin(cli) : values.prompt;
   const inputs = parseInputFlags(values.input ?? []);

@@ -37,7 +37,7 @@ export async function main(cli: Cli): Promise<number> {
   if (!load) {
     const names = Object.keys(SUBCOMMANDS);
     throw new ValidationError(
-      `Unknown command "sessions ${name}"${didYouMean(name, names)}: expected one of ${names.join(", ")}`,
+      `unknown command "sessions ${name}"${didYouMean(name, names)}: expected one of ${names.join(", ")}`,
     );
   }
   const run = await load();

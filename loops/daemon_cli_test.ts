@@ -145,7 +145,7 @@ Deno.test("hermes daemon: no job arguments is a usage error; status --json lists
     assert.match(none.stderr, /hermes daemon: expected JOB\.yaml or DIR arguments/);
     const bad = await hermes(["daemon", "--grace", "soon", jobs], { home });
     assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /Invalid --grace "soon": expected a duration/);
+    assert.match(bad.stderr, /invalid --grace "soon": expected a duration/);
     const status = await hermes(["daemon", "status", "--json", jobs], { home });
     assert.equal(status.code, 0, status.stderr);
     const report = JSON.parse(status.stdout);

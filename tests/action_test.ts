@@ -131,7 +131,7 @@ Deno.test("action: the problem matcher matches the error lines hermes prints", a
     ["jobs/a.yaml", "12", "7", "limits.max_turns: Too small: expected number to be >0"],
   );
   assert.equal(
-    regexp.exec('hermes: Unknown command "rn"'),
+    regexp.exec('hermes: unknown command "rn"'),
     null,
     "a line without a position is not a problem",
   );

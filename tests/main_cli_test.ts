@@ -43,11 +43,11 @@ Deno.test("COMMAND --help prints that command's usage and exits 0", async () => 
 Deno.test("an unknown command or --log-level is exit 2 with one line", async () => {
   const unknown = await hermes(["frobnicate"]);
   assert.equal(unknown.code, 2);
-  assert.match(unknown.stderr, /^hermes: Unknown command "frobnicate": expected one of run, /);
+  assert.match(unknown.stderr, /^hermes: unknown command "frobnicate": expected one of run, /);
   assert.equal(unknown.stderr.trim().split("\n").length, 1);
   const level = await hermes(["--log-level", "loud", "schema"]);
   assert.equal(level.code, 2);
-  assert.match(level.stderr, /Invalid --log-level "loud"/);
+  assert.match(level.stderr, /invalid --log-level "loud"/);
 });
 
 Deno.test("a mistyped flag or command is one line with a did-you-mean and no doubled prefix", async () => {
@@ -63,11 +63,11 @@ Deno.test("a mistyped flag or command is one line with a did-you-mean and no dou
   assert.equal(command.code, 2);
   assert.match(
     command.stderr,
-    /^hermes: Unknown command "sessons" \(did you mean "sessions"\?\): expected one of /,
+    /^hermes: unknown command "sessons" \(did you mean "sessions"\?\): expected one of /,
   );
   assert.equal(command.stderr.trim().split("\n").length, 1);
   const subcommand = await hermes(["sessions", "lsit"]);
-  assert.match(subcommand.stderr, /^hermes: Unknown command "sessions lsit" \(did you mean "list"\?\)/);
+  assert.match(subcommand.stderr, /^hermes: unknown command "sessions lsit" \(did you mean "list"\?\)/);
   const missing = await hermes(["run", "--output"]);
   assert.equal(missing.stderr, "hermes run: --output needs a value\n");
   // The correctly spelled flag still works.

@@ -103,7 +103,7 @@ plugins:
   assert.match(JSON.parse(oneShot.stdout).final, /cli/);
   const unknown = await hermes(["run", "job.yaml", "-p", "/nosuch"], { cwd: dir, home: dir });
   assert.equal(unknown.code, 2);
-  assert.match(unknown.stderr, /Unknown command "\/nosuch"/);
+  assert.match(unknown.stderr, /unknown command "\/nosuch"/);
 });
 
 Deno.test({

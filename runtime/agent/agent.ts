@@ -118,7 +118,7 @@ export class Agent implements AgentLike {
     if (!command) {
       const known = [...this.#commands.keys()].map((n) => `/${n}`).join(", ");
       return Promise.reject(
-        new ValidationError(`Unknown command "/${slash.name}": available commands are ${known}`),
+        new ValidationError(`unknown command "/${slash.name}": available commands are ${known}`),
       );
     }
     const signal = this.#signal(options.signal);

@@ -123,7 +123,7 @@ function resolveInputs(
     if (!(name in declared)) {
       const known = Object.keys(declared);
       throw new ValidationError(
-        `Invalid --input "${name}": ${file} declares ${known.length ? known.join(", ") : "no inputs"}`,
+        `invalid --input "${name}": ${file} declares ${known.length ? known.join(", ") : "no inputs"}`,
       );
     }
   }
@@ -147,14 +147,14 @@ function convertInput(name: string, raw: string, type: "string" | "number" | "bo
   if (type === "number") {
     const n = Number(raw);
     if (raw.trim() === "" || !Number.isFinite(n)) {
-      throw new ValidationError(`Invalid --input ${name}=${raw}: expected a number`);
+      throw new ValidationError(`invalid --input ${name}=${raw}: expected a number`);
     }
     return n;
   }
   if (type === "boolean") {
     if (/^(true|yes|1)$/i.test(raw)) return true;
     if (/^(false|no|0)$/i.test(raw)) return false;
-    throw new ValidationError(`Invalid --input ${name}=${raw}: expected true or false`);
+    throw new ValidationError(`invalid --input ${name}=${raw}: expected true or false`);
   }
   return raw;
 }
@@ -205,7 +205,7 @@ export function parseInputFlags(flags: readonly string[]): Record<string, string
   const inputs: Record<string, string> = {};
   for (const flag of flags) {
     const eq = flag.indexOf("=");
-    if (eq <= 0) throw new ValidationError(`Invalid --input "${flag}": expected NAME=VALUE`);
+    if (eq <= 0) throw new ValidationError(`invalid --input "${flag}": expected NAME=VALUE`);
     inputs[flag.slice(0, eq)] = flag.slice(eq + 1);
   }
   return inputs;

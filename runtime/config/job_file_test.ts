@@ -104,7 +104,7 @@ Deno.test("missing required input, bad number and undeclared input are errors", 
     errorOf(() => loadJob(path, { inputs: { repo: "a", n: "lots" } })),
     /--input n=lots: expected a number/,
   );
-  assert.match(errorOf(() => loadJob(path, { inputs: { repo: "a", nope: "1" } })), /Invalid --input "nope"/);
+  assert.match(errorOf(() => loadJob(path, { inputs: { repo: "a", nope: "1" } })), /invalid --input "nope"/);
   assert.equal(loadJob(path, { inputs: { repo: "a", n: "3" } }).inputs.n, 3);
 });
 

@@ -80,12 +80,12 @@ Deno.test("endingOfError: an interrupt takes its exit code when it happened and 
 
 Deno.test("endingOfError: invalid input keeps its exit code; a RunError its reason; anything else is error", () => {
   assert.deepEqual(
-    endingOfError({ caught: new ValidationError('Unknown command "/nope"'), timeout: idle() }),
+    endingOfError({ caught: new ValidationError('unknown command "/nope"'), timeout: idle() }),
     {
       status: "failed",
       terminal_reason: "invalid_input",
       exit_code: 2,
-      error: 'Unknown command "/nope"',
+      error: 'unknown command "/nope"',
     },
   );
   assert.deepEqual(
