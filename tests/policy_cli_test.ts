@@ -5,7 +5,7 @@
  * Real CLI; the endpoint tests talk to a scripted OpenAI-compatible server that counts requests.
  */
 import assert from "node:assert/strict";
-import { hermes, ROOT, tempDir, writeFiles } from "./_cli.ts";
+import { hermes, tempDir, writeFiles } from "./_cli.ts";
 import { withoutSandbox } from "./_sandbox.ts";
 import { RpcClient } from "./_rpc_client.ts";
 import { startOpenAIServer } from "./openai_server.ts";
