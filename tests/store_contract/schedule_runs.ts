@@ -199,21 +199,52 @@ export function scheduleContract(name: string, open: OpenStore): void {
     assert.equal((await row(a, "b", 1)).note, "boom");
   });
 
+  Deno.test(`${name}: a run's end is never recorded before a slot the history skipped because it was going`, async () => {
+    const { fx, a, b } = await stores();
+    await using _ = fx;
+    const me = liveHolder();
+    await a.claimSlots([{ job: "j", slot: 1_000 }], me, lease);
+    // The finishing host read its clock (+5) before the other daemon skipped slot 2 000 (+20), and wrote
+    // after it: the end is ordered after the skip, so the history never shows a skip once the run was over.
+    await b.claimSlots([{ job: "j", slot: 2_000 }], liveHolder(), { ...lease, now: lease.now + 20 });
+    assert.ok(
+      await finish(a, { job: "j", slot: 1_000 }, me, {
+        status: "success",
+        session_id: "S",
+        now: lease.now + 5,
+      }),
+    );
+    const [ran, skipped] = [await row(a, "j", 1_000), await row(a, "j", 2_000)];
+    assert.equal(skipped.status, "skipped");
+    assert.equal(ran.finished_at, lease.now + 20);
+    // A clock that reads later is kept as it is.
+    await a.claimSlots([{ job: "k", slot: 1 }], me, lease);
+    assert.ok(
+      await finish(a, { job: "k", slot: 1 }, me, { status: "success", session_id: "T", now: lease.now + 50 }),
+    );
+    assert.equal((await row(a, "k", 1)).finished_at, lease.now + 50);
+  });
+
   Deno.test(`${name}: finishRuns records several runs at once, each qualified by its holder`, async () => {
     const { fx, a } = await stores();
     await using _ = fx;
+    const end = lease.now + 9;
     const [me, them] = [liveHolder(), liveHolder()];
     await a.claimSlots([{ job: "a", slot: 1 }, { job: "b", slot: 1 }], me, lease);
     const done = await a.finishRuns([
-      { claim: { job: "a", slot: 1 }, holder: me, outcome: { status: "success", session_id: "S", now: 9 } },
-      { claim: { job: "b", slot: 1 }, holder: them, outcome: { status: "failed", session_id: null, now: 9 } },
-      { claim: { job: "z", slot: 1 }, holder: me, outcome: { status: "failed", session_id: null, now: 9 } },
+      { claim: { job: "a", slot: 1 }, holder: me, outcome: { status: "success", session_id: "S", now: end } },
+      {
+        claim: { job: "b", slot: 1 },
+        holder: them,
+        outcome: { status: "failed", session_id: null, now: end },
+      },
+      { claim: { job: "z", slot: 1 }, holder: me, outcome: { status: "failed", session_id: null, now: end } },
     ]);
     assert.deepEqual(done, [true, false, false]);
     const finished = await row(a, "a", 1);
     assert.deepEqual(
       [finished.status, finished.session_id, finished.finished_at, finished.lease_expires_at],
-      ["success", "S", 9, null],
+      ["success", "S", end, null],
     );
     assert.equal((await row(a, "b", 1)).status, "running");
     assert.deepEqual(await a.finishRuns([]), []);

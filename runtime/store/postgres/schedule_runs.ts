@@ -184,6 +184,8 @@ export function scheduleOps(db: PgDb): ScheduleOps {
     },
     finishRuns: (finishes) =>
       finishes.length === 0 ? Promise.resolve([]) : db.tx(async (q) => {
+        // Under the job locks, so a claim that saw the run still going is ordered before its finish.
+        await lockJobs(q, [...new Set(finishes.map((f) => f.claim.job))]);
         const done: boolean[] = [];
         for (const finish of finishes) done.push(await finishRun(q, finish));
         return done;
@@ -294,13 +296,17 @@ async function abandon(q: Q, row: RunRow, note: string, now: number): Promise<vo
       AND status IN ('running', 'rerunning', 'queued')`;
 }
 
-/** Records how a run ended; false when its holder no longer owns the claim (it was taken over). */
+/**
+ * Records how a run ended; false when its holder no longer owns the claim (it was taken over). The end is
+ * never recorded before a decision the job's history already holds (a slot skipped because this run was
+ * still going), whatever the finishing host's clock read before it got the lock.
+ */
 async function finishRun(q: Q, { claim, holder, outcome }: RunFinish): Promise<boolean> {
   const result = await q`
     UPDATE schedule_runs SET status = ${outcome.status}, session_id = ${outcome.session_id},
-      finished_at = ${outcome.now}, lease_expires_at = NULL, note = coalesce(${
-    outcome.note ?? null
-  }::text, note)
+      finished_at = greatest(${outcome.now}::bigint, (
+        SELECT coalesce(max(claimed_at), 0) FROM schedule_runs WHERE job = ${claim.job}
+      )), lease_expires_at = NULL, note = coalesce(${outcome.note ?? null}::text, note)
     WHERE job = ${claim.job} AND slot = ${claim.slot} AND holder_nonce = ${holder.nonce}
       AND status IN ('running', 'rerunning', 'queued')`;
   return result.count === 1;

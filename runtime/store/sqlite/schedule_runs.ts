@@ -250,13 +250,15 @@ function abandon(db: SqliteDb, row: RunRow, note: string, now: number): void {
 function finishRun(db: SqliteDb, { claim, holder, outcome }: RunFinish): boolean {
   return Number(
     db.stmt(
-      `UPDATE schedule_runs SET status = ?, session_id = ?, finished_at = ?, lease_expires_at = NULL,
-         note = coalesce(?, note) WHERE job = ? AND slot = ? AND holder_nonce = ?
+      `UPDATE schedule_runs SET status = ?, session_id = ?,
+         finished_at = max(?, (SELECT coalesce(max(claimed_at), 0) FROM schedule_runs WHERE job = ?)),
+         lease_expires_at = NULL, note = coalesce(?, note) WHERE job = ? AND slot = ? AND holder_nonce = ?
          AND status IN ('running', 'rerunning', 'queued')`,
     ).run(
       outcome.status,
       outcome.session_id,
       outcome.now,
+      claim.job,
       outcome.note ?? null,
       claim.job,
       claim.slot,
