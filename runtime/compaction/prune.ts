@@ -29,18 +29,23 @@ export function planPrune(rows: readonly PlanRow[], sessionId?: string): PrunePl
     if (row.role !== "tool" || row.kind !== "message") continue;
     const content = placeholderFor(row, sessionId);
     if (content.length * 2 > row.chars) continue;
-    plan.archive.push(row.id);
-    plan.insert.push({
-      role: "tool",
-      content,
-      kind: "pruned",
-      pos: row.pos,
-      ...(row.tool_call_id !== undefined ? { tool_call_id: row.tool_call_id } : {}),
-      ...(row.name !== undefined ? { name: row.name } : {}),
-    });
-    plan.savedTokens += row.tokens - tokensOf(content.length);
+    replaceToolResult(plan, row, content);
   }
   return plan;
+}
+
+/** Adds to `plan` the archiving of the tool result `row` and its replacement by `content`, in its place. */
+export function replaceToolResult(plan: PrunePlan, row: PlanRow, content: string): void {
+  plan.archive.push(row.id);
+  plan.insert.push({
+    role: "tool",
+    content,
+    kind: "pruned",
+    pos: row.pos,
+    ...(row.tool_call_id !== undefined ? { tool_call_id: row.tool_call_id } : {}),
+    ...(row.name !== undefined ? { name: row.name } : {}),
+  });
+  plan.savedTokens += row.tokens - tokensOf(content.length);
 }
 
 /**

@@ -8,8 +8,8 @@
 import type { Store } from "../store/store.ts";
 import { currentRoundStart, lastRealUserIndex } from "./boundaries.ts";
 import { cutText } from "./cut.ts";
-import type { PrunePlan } from "./prune.ts";
-import { type PlanRow, tokensOf } from "./rows.ts";
+import { type PrunePlan, replaceToolResult } from "./prune.ts";
+import type { PlanRow } from "./rows.ts";
 
 /** A tool result is never cut below this many characters: its head and end still say what it was. */
 export const MIN_CUT_CHARS = 600;
@@ -43,16 +43,7 @@ export async function cutToFit(
       why: "cut to fit the context window",
       sessionId: options.sessionId,
     });
-    plan.archive.push(row.id);
-    plan.insert.push({
-      role: "tool",
-      content,
-      kind: "pruned",
-      pos: row.pos,
-      ...(row.tool_call_id !== undefined ? { tool_call_id: row.tool_call_id } : {}),
-      ...(row.name !== undefined ? { name: row.name } : {}),
-    });
-    plan.savedTokens += row.tokens - tokensOf(content.length);
+    replaceToolResult(plan, row, content);
   }
   return plan;
 }

@@ -34,3 +34,12 @@ export function realPathOrNull(path: string): string | null {
     return null;
   }
 }
+
+/** The text of the file at `path`, or null when it cannot be read (missing, not a file, no permission). */
+export function readTextOrNull(path: string): string | null {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch {
+    return null;
+  }
+}

@@ -4,6 +4,8 @@
  * The probe and `hermes doctor` print the result, so the operator sees the blocker, not only "failed".
  */
 
+import { readTextOrNull } from "../core/fs.ts";
+
 /** What the host allows, as far as user namespaces and bwrap go. Null: the knob does not exist here. */
 export interface HostFacts {
   uid: number;
@@ -28,11 +30,11 @@ export interface Blocker {
 
 export function readHostFacts(): HostFacts {
   const number = (path: string) => {
-    const text = readOrNull(path);
+    const text = readTextOrNull(path);
     const value = text === null ? NaN : Number(text.trim());
     return Number.isFinite(value) ? value : null;
   };
-  const status = readOrNull("/proc/self/status") ?? "";
+  const status = readTextOrNull("/proc/self/status") ?? "";
   const field = (name: string) => new RegExp(`^${name}:\\s*(\\S+)`, "m").exec(status)?.[1];
   const capEff = BigInt(`0x${field("CapEff") ?? "0"}`);
   const seccomp = field("Seccomp");
@@ -108,7 +110,7 @@ export function sandboxBlocker(error: string, facts: HostFacts & { bwrap: string
 function containerKind(): string | null {
   if (exists("/.dockerenv")) return "Docker";
   if (exists("/run/.containerenv")) return "Podman";
-  const environ = readOrNull("/proc/1/environ");
+  const environ = readTextOrNull("/proc/1/environ");
   const kind = environ?.split("\0").find((entry) => entry.startsWith("container="))?.slice(10);
   return kind ? kind : null;
 }
@@ -119,14 +121,6 @@ function isSetuid(path: string): boolean {
     return info.uid === 0 && ((info.mode ?? 0) & 0o4000) !== 0;
   } catch {
     return false;
-  }
-}
-
-function readOrNull(path: string): string | null {
-  try {
-    return Deno.readTextFileSync(path);
-  } catch {
-    return null;
   }
 }
 

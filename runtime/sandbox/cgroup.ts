@@ -7,6 +7,8 @@
  * command's own processes. Null where no such directory exists: rlimits only.
  */
 
+import { readTextOrNull } from "../core/fs.ts";
+
 export interface PidsCgroup {
   /** The directory the per-command cgroups are made in. */
   parent: string;
@@ -14,10 +16,10 @@ export interface PidsCgroup {
 }
 
 export function findPidsCgroup(): PidsCgroup | null {
-  const cgroups = readOrNull("/proc/self/cgroup");
-  const mounts = readOrNull("/proc/self/mountinfo");
+  const cgroups = readTextOrNull("/proc/self/cgroup");
+  const mounts = readTextOrNull("/proc/self/mountinfo");
   if (cgroups === null || mounts === null) return null;
-  return pidsCgroupCandidates(cgroups, mounts, readOrNull).find((c) => canCreateChild(c.parent)) ?? null;
+  return pidsCgroupCandidates(cgroups, mounts, readTextOrNull).find((c) => canCreateChild(c.parent)) ?? null;
 }
 
 /**
@@ -69,14 +71,6 @@ function canCreateChild(parent: string): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-function readOrNull(path: string): string | null {
-  try {
-    return Deno.readTextFileSync(path);
-  } catch {
-    return null;
   }
 }
 

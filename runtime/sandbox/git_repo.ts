@@ -6,6 +6,7 @@
  * without such lines unless that config file itself is granted.
  */
 import { dirname, join, resolve } from "node:path";
+import { readTextOrNull } from "../core/fs.ts";
 
 export interface GitRepo {
   /** The worktree root (the directory holding `.git`). */
@@ -23,11 +24,11 @@ export function enclosingRepo(dir: string): GitRepo | null {
     const info = lstatOrNull(dotGit);
     if (info?.isDirectory) return { root: at, outside: [], config: join(dotGit, "config") };
     if (info?.isFile) {
-      const gitdir = /^gitdir:\s*(.+)$/m.exec(readOrNull(dotGit) ?? "")?.[1]?.trim();
+      const gitdir = /^gitdir:\s*(.+)$/m.exec(readTextOrNull(dotGit) ?? "")?.[1]?.trim();
       if (gitdir) {
         const real = realOrNull(resolve(at, gitdir));
         if (real) {
-          const common = readOrNull(join(real, "commondir"))?.trim();
+          const common = readTextOrNull(join(real, "commondir"))?.trim();
           const commonDir = common ? realOrNull(resolve(real, common)) : null;
           const base = commonDir ?? real;
           return { root: at, outside: [...new Set([real, base])], config: join(base, "config") };
@@ -64,14 +65,6 @@ export function withoutCredentials(text: string): string | null {
 function lstatOrNull(path: string): Deno.FileInfo | null {
   try {
     return Deno.lstatSync(path);
-  } catch {
-    return null;
-  }
-}
-
-function readOrNull(path: string): string | null {
-  try {
-    return Deno.readTextFileSync(path);
   } catch {
     return null;
   }

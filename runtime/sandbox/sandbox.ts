@@ -30,7 +30,7 @@ import {
   SMALL_SCRATCH_BYTES,
   SYSTEM_DIRS,
 } from "./policy.ts";
-import { realPathOrNull } from "../core/fs.ts";
+import { readTextOrNull, realPathOrNull } from "../core/fs.ts";
 import { enclosingRepo, withoutCredentials } from "./git_repo.ts";
 import { dirname, join } from "node:path";
 
@@ -208,7 +208,7 @@ function gitConfigMasks(
     if (clean === null) continue;
     // Named by a hash of the content and checked byte for byte, so the name alone is never trusted.
     const copy = join(dirname(bwrap.seccomp.path), `gitconfig-${fnv1a(clean)}`);
-    if (readOrNull(copy) !== clean) {
+    if (readTextOrNull(copy) !== clean) {
       const staging = `${copy}.${crypto.randomUUID()}`;
       Deno.writeTextFileSync(staging, clean, { mode: 0o444, createNew: true });
       Deno.renameSync(staging, copy);
@@ -222,14 +222,6 @@ function fnv1a(text: string): string {
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193) >>> 0;
   return `${hash.toString(16)}-${text.length}`;
-}
-
-function readOrNull(path: string): string | null {
-  try {
-    return Deno.readTextFileSync(path);
-  } catch {
-    return null;
-  }
 }
 
 function visibleInside(path: string, resolved: ResolvedPolicy): boolean {
