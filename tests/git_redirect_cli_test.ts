@@ -64,6 +64,8 @@ async function project(replies: unknown[], deny: boolean): Promise<Project> {
     "job.yaml": `name: git-redirect
 model: { provider: scripted, script: ./r.json }
 prompt: go
+# A committer of its own: a non-root CI user may have no identity git can guess.
+env: { GIT_AUTHOR_NAME: t, GIT_AUTHOR_EMAIL: t@example.com, GIT_COMMITTER_NAME: t, GIT_COMMITTER_EMAIL: t@example.com }
 tools:
   shell: { ${rules}, cwd: ./out/work, timeout: 30s }
   write_file: { paths: ["./out"] }
