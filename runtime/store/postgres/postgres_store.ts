@@ -26,6 +26,7 @@ import { pluginStateOps } from "./plugin_state.ts";
 import { scheduleOps } from "./schedule_runs.ts";
 import { searchOps } from "./search.ts";
 import { sessionOps } from "./sessions.ts";
+import { guardClosedSocketWrites } from "./_closed_socket_guard.ts";
 
 export interface PostgresStoreOptions {
   /**
@@ -79,6 +80,7 @@ export async function openPostgresStore(
       `Cannot open the store at ${display} in schema "${schema}": a schema name is lower-case letters, digits and _`,
     );
   }
+  const guard = guardClosedSocketWrites();
   const sql: Sql = postgres({
     ...clientOptions(target),
     max: options.maxConnections ?? 4,
@@ -109,6 +111,7 @@ export async function openPostgresStore(
     await migrate(sql, { display, schema });
   } catch (error) {
     await sql.end({ timeout: 1 });
+    guard[Symbol.dispose]();
     throw error;
   }
   const clock = options.clock ?? serverClock;
@@ -139,6 +142,7 @@ export async function openPostgresStore(
     async close() {
       await serverClock.settle();
       await sql.end({ timeout: 5 });
+      guard[Symbol.dispose]();
     },
   };
 }
