@@ -374,6 +374,19 @@ function rejectKey(request: Request): Response {
   );
 }
 
+/** One Chat Completions stream event (`data: …` line pair) with a single choice, as servers send them. */
+export function sseChunk(delta: Record<string, unknown>, finish: string | null = null): string {
+  return `data: ${
+    JSON.stringify({
+      id: "c1",
+      object: "chat.completion.chunk",
+      created: 0,
+      model: "m",
+      choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+    })
+  }\n\n`;
+}
+
 export function errorResponse(
   status: number,
   message: string,

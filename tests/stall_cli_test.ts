@@ -8,6 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { hermes, tempDir, writeFiles } from "./_cli.ts";
+import { sseChunk } from "./openai_server.ts";
 
 type Behaviour = (request: Request, hold: Promise<void>) => Response | Promise<Response>;
 
@@ -42,16 +43,6 @@ function serve(behaviour: Behaviour) {
 }
 
 const encoder = new TextEncoder();
-const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-  `data: ${
-    JSON.stringify({
-      id: "c1",
-      object: "chat.completion.chunk",
-      created: 0,
-      model: "m",
-      choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
-    })
-  }\n\n`;
 
 /** A body that sends `first`, then nothing until the test ends. */
 function thenSilence(first: string, hold: Promise<void>): ReadableStream<Uint8Array> {
@@ -116,7 +107,7 @@ for (const stream of [true, false]) {
 Deno.test("stall (stream: true): headers and two SSE chunks, then silence → stalled mid-reply, exit 1", async () => {
   await using server = serve((_request, hold) =>
     new Response(
-      thenSilence(chunk({ role: "assistant", content: "Hel" }) + chunk({ content: "lo, wor" }), hold),
+      thenSilence(sseChunk({ role: "assistant", content: "Hel" }) + sseChunk({ content: "lo, wor" }), hold),
       { headers: { "content-type": "text/event-stream" } },
     )
   );
@@ -141,12 +132,12 @@ Deno.test("stall: a reply whose pieces keep coming succeeds though it takes long
     new Response(
       new ReadableStream<Uint8Array>({
         async start(controller) {
-          controller.enqueue(encoder.encode(chunk({ role: "assistant", content: "" })));
+          controller.enqueue(encoder.encode(sseChunk({ role: "assistant", content: "" })));
           for (const piece of pieces) {
             await new Promise((resolve) => setTimeout(resolve, 500));
-            controller.enqueue(encoder.encode(chunk({ content: piece })));
+            controller.enqueue(encoder.encode(sseChunk({ content: piece })));
           }
-          controller.enqueue(encoder.encode(chunk({}, "stop") + "data: [DONE]\n\n"));
+          controller.enqueue(encoder.encode(sseChunk({}, "stop") + "data: [DONE]\n\n"));
           controller.close();
         },
       }),

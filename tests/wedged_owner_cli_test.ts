@@ -8,20 +8,11 @@
  */
 import assert from "node:assert/strict";
 import { hermes, spawnHermes, tempDir, writeFiles } from "./_cli.ts";
+import { sseChunk } from "./openai_server.ts";
 
 const encoder = new TextEncoder();
-const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-  `data: ${
-    JSON.stringify({
-      id: "c1",
-      object: "chat.completion.chunk",
-      created: 0,
-      model: "m",
-      choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
-    })
-  }\n\n`;
 const answer = (text: string) =>
-  chunk({ role: "assistant", content: text }) + chunk({}, "stop") + "data: [DONE]\n\n";
+  sseChunk({ role: "assistant", content: text }) + sseChunk({}, "stop") + "data: [DONE]\n\n";
 
 /** The first request streams keep-alives until released, then answers "late answer"; later ones answer at once. */
 function modelServer() {

@@ -9,6 +9,7 @@ import { ManualClock } from "../core/_testing.ts";
 import { createOpenAIProvider } from "../providers/openai.ts";
 import type { Provider } from "../providers/provider.ts";
 import { compactorFor, fixture, SHORT_SUMMARY, transcript } from "./_testing.ts";
+import { sseChunk } from "../../tests/openai_server.ts";
 
 const PIECES = 6;
 
@@ -18,16 +19,6 @@ function gatedServer() {
   const size = Math.floor(SHORT_SUMMARY.length / PIECES);
   const pieces = Array.from({ length: PIECES }, (_, i) => SHORT_SUMMARY.slice(i * size, (i + 1) * size));
   pieces[PIECES - 1] += SHORT_SUMMARY.slice(PIECES * size);
-  const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-    `data: ${
-      JSON.stringify({
-        id: "c1",
-        object: "chat.completion.chunk",
-        created: 0,
-        model: "m",
-        choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
-      })
-    }\n\n`;
   const received = Promise.withResolvers<void>();
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async (request) => {
     const body = await request.json();
@@ -50,11 +41,11 @@ function gatedServer() {
     let i = 0;
     const stream = new ReadableStream<Uint8Array>({
       async pull(controller) {
-        if (i === 0) controller.enqueue(encoder.encode(chunk({ role: "assistant", content: "" })));
+        if (i === 0) controller.enqueue(encoder.encode(sseChunk({ role: "assistant", content: "" })));
         await gates[i]!.promise;
-        if (i < PIECES) controller.enqueue(encoder.encode(chunk({ content: pieces[i] })));
+        if (i < PIECES) controller.enqueue(encoder.encode(sseChunk({ content: pieces[i] })));
         else {
-          controller.enqueue(encoder.encode(chunk({}, "stop") + "data: [DONE]\n\n"));
+          controller.enqueue(encoder.encode(sseChunk({}, "stop") + "data: [DONE]\n\n"));
           controller.close();
         }
         i++;
