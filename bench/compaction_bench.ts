@@ -1,5 +1,5 @@
 /**
- * Compaction bookkeeping without model time (DESIGN §11: ≤ 200 ms on a 10 000-message session), and message
+ * Compaction bookkeeping without model time (target: ≤ 200 ms on a 10 000-message session), and message
  * append throughput while another process holds (and keeps refreshing) a compaction lease vs. without one.
  * Usage: deno run -A bench/compaction_bench.ts [--rounds N]
  */

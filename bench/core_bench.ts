@@ -1,5 +1,5 @@
 /**
- * Store append throughput against raw node:sqlite inserts in the same mode (DESIGN §11: ≥ 50 %), interleaved:
+ * Store append throughput against raw node:sqlite inserts in the same mode (target: ≥ 50 %), interleaved:
  * blocks of raw inserts and store appends alternate, and each block's rate is compared with its neighbour's.
  * Turn overhead is measured on the real path in bench/turn_bench.ts, start-up in bench/startup_bench.ts.
  *

@@ -1,5 +1,5 @@
 /**
- * Plugin host benchmark (DESIGN §11): plugin start in the OS sandbox (spawn → registered, target ≤ 80 ms,
+ * Plugin host benchmark: plugin start in the OS sandbox (spawn → registered, target ≤ 80 ms,
  * alternating with the same start unsandboxed), hook round trip
  * host → plugin → host (target ≤ 0.5 ms median), and the hooks of one agent turn with 5 plugins each
  * observing every hook (target ≤ 3 ms). Each hook measurement is interleaved with the same exchange over

@@ -1,5 +1,5 @@
 /**
- * 4 daemons × 1 000 jobs on one PostgreSQL (DESIGN §11, §14): slot lateness (target p99 ≤ 50 ms), doubled
+ * 4 daemons × 1 000 jobs on one PostgreSQL: slot lateness (target p99 ≤ 50 ms), doubled
  * slots (target 0) and slot claims/s.
  *
  * Four daemon processes (bench/_daemon_process.ts), each with a host id of its own, serve the same 1 000 job

@@ -1,6 +1,5 @@
 /**
- * Per-turn cost with the store on PostgreSQL over a Unix socket against the store on SQLite (DESIGN §11,
- * §14), on the real path of bench/turn_bench.ts: `hermes run` (openSession with its compactor on, the openai
+ * Per-turn cost with the store on PostgreSQL over a Unix socket against the store on SQLite, on the real path of bench/turn_bench.ts: `hermes run` (openSession with its compactor on, the openai
  * provider over HTTP to the OpenAI-compatible test server) doing one `read_file` tool round after another,
  * each committing its messages to the store. Timing is taken at the server, so it covers everything the
  * process does between two requests.

@@ -1,5 +1,5 @@
 /**
- * JSON-RPC benchmark (DESIGN §11): round trip of the no-op `ping` through `hermes rpc` (sequential, target
+ * JSON-RPC benchmark: round trip of the no-op `ping` through `hermes rpc` (sequential, target
  * ≤ 0.2 ms median) and pipelined throughput (20 000 pings written at once, target ≥ 20 000 req/s), each beside
  * the same exchange with a raw stdin→stdout echo written in Deno: the ceiling of any stdio server.
  * Both are measured in alternating blocks (A B A B …) so they see the same machine load.

@@ -1,5 +1,5 @@
 /**
- * OS sandbox overhead (DESIGN §11: a `shell` tool call inside the sandbox ≤ +10 ms over unsandboxed;
+ * OS sandbox overhead (target: a `shell` tool call inside the sandbox ≤ +10 ms over unsandboxed;
  * plugin start ≤ 80 ms). Spawn → exit of `bash -c true`, plain and through bwrap in both visibility modes
  * (wrapCommand's own path resolution included, as a tool call pays it), and of a `deno` hello-world, plain
  * and in a plugin-style `only_granted` sandbox; and a sandboxed `cat` with the issue-21 mechanisms (the

@@ -1,5 +1,5 @@
 /**
- * Start-up (DESIGN §11), each figure interleaved with a bare `deno run` hello-world in the same run:
+ * Start-up, each figure interleaved with a bare `deno run` hello-world in the same run:
  * `hermes --version`, `hermes sessions list` on a store with 1 000 sessions (targets ≤ 1.5×), and spawn →
  * first model request of `hermes run -p hi` against the OpenAI-compatible test server (target ≤ 5×).
  *

@@ -1,5 +1,5 @@
 /**
- * The store on PostgreSQL against the store on SQLite (DESIGN §14), interleaved A B A B in one run: appends/s
+ * The store on PostgreSQL against the store on SQLite (docs/store.md), interleaved A B A B in one run: appends/s
  * (one message per call, as an agent turn stores them) and schedule slot claims/s (one claim per call, and
  * batches of 50 as a daemon claims a busy minute; each run finished, untimed, right after). PostgreSQL commits
  * with its default `synchronous_commit = on` (a WAL flush per commit), SQLite with `synchronous = NORMAL`

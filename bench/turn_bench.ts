@@ -1,5 +1,5 @@
 /**
- * Per-turn cost on the real path (DESIGN §11): `hermes run --resume` — openSession with its compactor on,
+ * Per-turn cost on the real path: `hermes run --resume` — openSession with its compactor on,
  * the openai provider over HTTP to the OpenAI-compatible test server — doing one `read_file` tool round after
  * another. Timing is taken at the server, so it covers everything the process does between two requests.
  *

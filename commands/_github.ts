@@ -1,5 +1,5 @@
 /**
- * GitHub Actions plumbing for `hermes run` (DESIGN §4): step outputs (`GITHUB_OUTPUT`), the job summary
+ * GitHub Actions plumbing for `hermes run` (docs/github-actions.md): step outputs (`GITHUB_OUTPUT`), the job summary
  * (`GITHUB_STEP_SUMMARY`) and, with `GITHUB_ACTIONS=true`, `::error::` annotations when the run did not
  * succeed — on every exit path, a job-file error (exit 2) included: each `file:line:col: message` problem
  * becomes an annotation on that line of the file, so the pull request marks it.

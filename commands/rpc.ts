@@ -1,4 +1,4 @@
-/** `hermes rpc [--max-line SIZE]`: JSON-RPC 2.0 over stdin/stdout (DESIGN §8; methods in runtime/rpc/). */
+/** `hermes rpc [--max-line SIZE]`: JSON-RPC 2.0 over stdin/stdout (docs/rpc.md; methods in runtime/rpc/). */
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { serveWith } from "./_server.ts";
 import { parseSize } from "../runtime/core/duration.ts";

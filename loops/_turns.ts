@@ -35,7 +35,7 @@ export async function runLoopTick(
     });
     await tickHook(ctx, sessionId, "loop", tick);
     const turn = { source: state.source, ...(signal ? { signal } : {}) };
-    // `/loop 10m /status`: a prompt that is a slash command runs that command each tick (DESIGN §6).
+    // `/loop 10m /status`: a prompt that is a slash command runs that command each tick (docs/slash-commands.md).
     const { final } = parseSlash(state.prompt) ? await agent.input(state.prompt, turn) : await agent.prompt(
       tickPrompt({ prompt: state.prompt, tick, interval_ms: state.interval_ms, times: state.times }),
       turn,

@@ -254,7 +254,7 @@ export class Daemon {
       foreign = true;
       const entry = this.#entries.get(row.job);
       if (!entry || !isStaleClaim(row, { now, host: this.#holder.host })) continue;
-      // DESIGN §12: by default a crashed slot is recorded, never started twice; `rerun` opts into a takeover.
+      // By default a crashed slot is recorded, never started twice; `rerun` opts into a takeover.
       const on_crash = entry.job.schedule.on_crash ?? "skip";
       const lease = { now, lease_ms: this.#o.leaseMs, on_crash };
       const from = `${row.holder_host}:${row.holder_pid}`;

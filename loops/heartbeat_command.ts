@@ -1,4 +1,4 @@
-/** The `/heartbeat` slash command (DESIGN §6). Setting a heartbeat runs nothing now: beats come when due. */
+/** The `/heartbeat` slash command (docs/slash-commands.md). Setting a heartbeat runs nothing now: beats come when due. */
 import { formatDuration } from "../runtime/core/duration.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
 import type { AgentLike } from "../runtime/agent/seams.ts";

@@ -1,4 +1,4 @@
-/** The `/loop` slash command (DESIGN §6). Starting a loop runs its first tick before returning. */
+/** The `/loop` slash command (docs/slash-commands.md). Starting a loop runs its first tick before returning. */
 import { formatDuration } from "../runtime/core/duration.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
 import type { AgentLike } from "../runtime/agent/seams.ts";

@@ -1,5 +1,5 @@
 /**
- * Recurring work in a live session (DESIGN §6): `/loop` and `/heartbeat`, and the driver that runs
+ * Recurring work in a live session (docs/slash-commands.md): `/loop` and `/heartbeat`, and the driver that runs
  * their later ticks and beats. State lives in the store, so any process that holds the session can
  * drive it; the driver sleeps on the injected clock until the next tick or beat is due.
  */

@@ -1,4 +1,4 @@
-/** The `loops:` and `heartbeat:` settings (DESIGN §3) in milliseconds, with the contract's defaults. */
+/** The `loops:` and `heartbeat:` settings (docs/job-file.md) in milliseconds, with the contract's defaults. */
 import { parseDuration } from "../runtime/core/duration.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
 import type { HeartbeatConfig, LoopsConfig } from "../runtime/config/job_schema.ts";

@@ -1,5 +1,5 @@
 /**
- * The memory cap of a plugin (DESIGN §10) counts everything its processes hold, not only the V8 heap:
+ * The memory cap of a plugin (docs/plugins.md) counts everything its processes hold, not only the V8 heap:
  * ArrayBuffers, WebAssembly memory and native allocations live outside the heap, and `--max-old-space-size`
  * does not see them. A watchdog sums the resident set (`/proc/PID/statm`) of the plugin's process tree
  * (its sandbox, deno, anything it started) every interval and reports the first sample above the cap.

@@ -1,5 +1,5 @@
 /**
- * Which `deno` runs plugin subprocesses (DESIGN §2): `HERMES_DENO`, else the running binary when it is
+ * Which `deno` runs plugin subprocesses (docs/architecture.md): `HERMES_DENO`, else the running binary when it is
  * deno itself (`deno run main.ts`), else `deno` on PATH (a `deno compile`d hermes is not deno).
  */
 import { basename } from "node:path";

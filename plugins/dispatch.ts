@@ -1,5 +1,5 @@
 /**
- * Hook dispatch (DESIGN §10): each `Hooks` method fans out to the healthy plugins that registered the
+ * Hook dispatch (docs/plugins.md): each `Hooks` method fans out to the healthy plugins that registered the
  * hook, in plugin order, all at once; every call is bounded by the plugin's hook_timeout.
  * Observers' errors are reported and ignored; `pre_llm_call` keeps non-empty strings; `pre_tool_call`
  * fails closed.

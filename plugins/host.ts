@@ -1,5 +1,5 @@
 /**
- * The plugin host (DESIGN §10): starts a job's plugins in parallel, each in its own sandboxed subprocess,
+ * The plugin host: starts a job's plugins in parallel, each in its own sandboxed subprocess,
  * and exposes them to the agent as hooks, tools and slash commands (`PluginSet`).
  *
  * Failure rules: a plugin whose process fails (timeout, crash, heap) is killed, reported once as a
@@ -42,7 +42,7 @@ export interface StartPluginsOptions {
   deno_path?: string;
   /** Aborts start-up (plugins already started are stopped). */
   signal?: AbortSignal;
-  /** Applied to error texts put in events and to every payload sent to a plugin (DESIGN §12). */
+  /** Applied to error texts put in events and to every payload sent to a plugin (docs/plugins.md). */
   redact?: (text: string) => string;
   /** The session's shared sandbox probe (`probeOnce`); default: probe at start. */
   probe?: () => Promise<SandboxProbe>;

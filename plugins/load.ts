@@ -63,7 +63,7 @@ export interface LoadOptions {
   signal?: AbortSignal;
   /** The plugin's manifest when already read (startPlugins reads them all to keep names distinct). */
   manifest?: PluginManifest;
-  /** Replaces secrets in every payload sent to the plugin (DESIGN §12). */
+  /** Replaces secrets in every payload sent to the plugin. */
   redact?: Redactor;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Resolving a plugin path (DESIGN §10): a directory with `plugin.json`, or a single module file.
+ * Resolving a plugin path (docs/plugins.md): a directory with `plugin.json`, or a single module file.
  */
 import { basename, dirname, resolve } from "node:path";
 import { z } from "zod";

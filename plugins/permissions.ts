@@ -1,5 +1,5 @@
 /**
- * Plugin permissions (DESIGN §10): what a plugin requests in plugin.json must be covered by what the job
+ * Plugin permissions (docs/plugins.md): what a plugin requests in plugin.json must be covered by what the job
  * grants, and the grant becomes the plugin subprocess's `--allow-*` flags and environment.
  */
 import { dirname, resolve } from "node:path";

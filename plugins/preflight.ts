@@ -1,5 +1,5 @@
 /**
- * Module-graph preflight (DESIGN §10). Deno loads static imports without checking read permissions, so
+ * Module-graph preflight (docs/plugins.md). Deno loads static imports without checking read permissions, so
  * before a plugin starts, `deno info --json` resolves its whole graph (static, literal dynamic and type
  * imports) and any module outside the plugin's root, or any `npm:`, `jsr:`, `http(s):` or `data:`
  * specifier, refuses the load. `node:` built-ins are allowed: they check permissions at run time.

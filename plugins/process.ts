@@ -70,7 +70,7 @@ export interface SpawnOptions {
   serve(method: string, params: Record<string, unknown>): Promise<unknown>;
   /** Called once when the process fails outside `stop()`. */
   onFailure(failure: PluginFailure): void;
-  /** Replaces secrets in every payload sent to the plugin (DESIGN §12). */
+  /** Replaces secrets in every payload sent to the plugin. */
   redact?: Redactor;
 }
 

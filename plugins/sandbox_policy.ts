@@ -1,5 +1,5 @@
 /**
- * How one plugin process is spawned (DESIGN §10): inside the OS sandbox (bubblewrap), with a policy derived
+ * How one plugin process is spawned (docs/plugins.md): inside the OS sandbox (bubblewrap), with a policy derived
  * from the same grant that becomes its `--allow-*` flags. Two layers hold the same line, so what Deno's
  * permission checks miss (a symlink's target, a child process, a hard-coded path) the kernel still refuses:
  * - visible: the plugin's root (its real directory, or its single module file), the deno binary (that

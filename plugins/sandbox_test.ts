@@ -1,5 +1,5 @@
 /**
- * Escape attempts from a plugin granted nothing (DESIGN §10): each is refused at load or fails inside the
+ * Escape attempts from a plugin granted nothing (docs/plugins.md): each is refused at load or fails inside the
  * plugin while the host goes on; with the matching grants the same operations succeed.
  */
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 /**
- * Types for plugin authors (DESIGN §10). A plugin exports `register(ctx: PluginContext)`.
+ * Types for plugin authors (docs/plugins.md). A plugin exports `register(ctx: PluginContext)`.
  *
  * The host refuses any module outside the plugin's own directory, so a plugin cannot import this file
  * by a path that leaves its directory: copy it next to the plugin (it is self-contained and has no

@@ -1,5 +1,5 @@
 /**
- * The program's layers (DESIGN §2), lowest first. A module may import its own folder and folders of lower
+ * The program's layers (docs/architecture.md), lowest first. A module may import its own folder and folders of lower
  * layers; folders of one layer may import each other only one way (no cycle). Test support (`*_test.ts`,
  * `_testing.ts`, `_fixture.ts`, `_test_support.ts`, `testdata/`) and `tests/`, `bench/` are not layered.
  */

@@ -184,7 +184,7 @@ Deno.test({
     await ctx.request(acp.methods.agent.session.load, { sessionId, cwd: dir, mcpServers: [] });
     const replay = again.updates.filter((n) => n.update.sessionUpdate !== "available_commands_update");
     assert.ok(replay.every((n) => n.sessionId === sessionId));
-    // A slash command is kept in the transcript too: its line and its output (DESIGN §6).
+    // A slash command is kept in the transcript too: its line and its output (docs/slash-commands.md).
     assert.deepEqual(texts(replay, "user_message_chunk"), ["look around", "slow", "after", "/status"]);
     const answers = texts(replay, "agent_message_chunk");
     assert.deepEqual(answers.slice(0, 2), ["all done", "still here"]);

@@ -1,5 +1,5 @@
 /**
- * DESIGN §6, §7: every slash-command step's output is kept — a `command` event, the transcript (the command
+ * Every slash-command step's output is kept (docs/slash-commands.md) — a `command` event, the transcript (the command
  * line as a user row, its output as an assistant row named `command`, so the role order stays valid) and
  * `final` when it is the last step; a `/loop` interval raised to its floor says so on stderr and in an event.
  */

@@ -1,5 +1,5 @@
 /**
- * DESIGN §4, CI plumbing: `hermes run` writes `GITHUB_OUTPUT` (session_id, status, exit_code, terminal_reason,
+ * CI plumbing (docs/github-actions.md): `hermes run` writes `GITHUB_OUTPUT` (session_id, status, exit_code, terminal_reason,
  * error, output as JSON, final), a step summary that says why a run failed, an `::error::` annotation with
  * `GITHUB_ACTIONS=true`; and an output file it cannot write fails the run with a result that says so.
  */

@@ -1,5 +1,5 @@
 /**
- * DESIGN §3: `env:` values take `{{ env.X }}` and `{{ inputs.x }}`, so a job can pass the runner's token to
+ * `env:` values (docs/job-file.md) take `{{ env.X }}` and `{{ inputs.x }}`, so a job can pass the runner's token to
  * its tools (`GH_TOKEN: "{{ env.GH_TOKEN }}"`); the stored session keeps the templates, not the secret, and
  * `--resume` renders them again. Real CLI, scripted model, the shell tool reading its environment.
  */

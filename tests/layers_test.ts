@@ -1,5 +1,5 @@
 /**
- * The layering of DESIGN §2, enforced: every production import points down a layer (or stays in its folder),
+ * The layering of docs/architecture.md, enforced: every production import points down a layer (or stays in its folder),
  * and no two folders import each other. A failure names the offending import.
  */
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 /**
- * MCP servers as tool providers (DESIGN §13) through real `hermes run` processes: the official reference
+ * MCP servers as tool providers (docs/mcp.md) through real `hermes run` processes: the official reference
  * servers from npm (installed once into a shared cache, see runtime/mcp/_testing.ts), run in the OS sandbox,
  * plus a server that exits mid-call and one that never answers `initialize`.
  */

@@ -1,5 +1,5 @@
 /**
- * DESIGN §4: limits count per prompt — per `hermes run`, per `--resume -p`, per RPC `session.prompt`, per ACP
+ * Limits count per prompt (docs/result.md) — per `hermes run`, per `--resume -p`, per RPC `session.prompt`, per ACP
  * `session/prompt` — not per live session. Real subprocesses, the scripted model.
  */
 import assert from "node:assert/strict";

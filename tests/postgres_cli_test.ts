@@ -1,5 +1,5 @@
 /**
- * The CLI on a PostgreSQL store (DESIGN §14), through real subprocesses and a real server named by
+ * The CLI on a PostgreSQL store (docs/store.md), through real subprocesses and a real server named by
  * HERMES_TEST_POSTGRES_URL (`.ci/run` starts one). Each test gets a fresh database, dropped at the end.
  * Without the variable the server tests are skipped with a visible reason, except under CI=true.
  */

@@ -1,5 +1,5 @@
 /**
- * DESIGN §4, results that never lie: an answer the provider cut is not a success, a single answer past
+ * Results that never lie (docs/result.md): an answer the provider cut is not a success, a single answer past
  * `limits.max_tokens` ends with the limit, the result printed and the exit code agree, and every
  * `turn.start` has its `turn.end` — through the real CLI, against the scripted OpenAI-compatible server.
  */

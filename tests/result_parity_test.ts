@@ -1,5 +1,5 @@
 /**
- * DESIGN §4: `hermes run`, RPC and ACP build the result object with the same code. The same job run through
+ * `hermes run`, RPC and ACP build the result object with the same code. The same job run through
  * `hermes run --output json` and through RPC `session.create` + `session.prompt` (real subprocesses, the
  * scripted model) yields the same result, ids and times aside (an interruption's `error` names what stopped:
  * the run or the server).

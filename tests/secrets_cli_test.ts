@@ -1,5 +1,5 @@
 /**
- * DESIGN §12, issue 11: secrets are replaced before they are stored or printed, on values. The raw
+ * Secrets are replaced (docs/secrets.md) before they are stored or printed, on values. The raw
  * database and its WAL hold none; `hermes sessions show/export/search` run without the variables print
  * none; a secret holding `"`, `\` and a tab is redacted in --output json and stream-json. Real CLI,
  * scripted model, the shell tool printing its environment.

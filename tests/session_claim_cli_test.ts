@@ -1,5 +1,5 @@
 /**
- * DESIGN §5: one turn at a time per session across processes. A second `hermes run --resume S` while another
+ * One turn at a time per session across processes. A second `hermes run --resume S` while another
  * process runs S is refused (exit 2, naming the holder), never interleaved; once the holder is done, resuming
  * works. A transcript that two writers interleaved before is repaired when it is loaded. Real CLI processes.
  */

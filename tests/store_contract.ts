@@ -1,5 +1,5 @@
 /**
- * The store contract (DESIGN §5): behaviour every Store implementation must show, exercised only through the
+ * The store contract (docs/store.md): behaviour every Store implementation must show, exercised only through the
  * interface, so a second implementation runs it unchanged. An implementation's test calls `storeContract`
  * with a function that opens a fresh, empty store (see runtime/store/sqlite/sqlite_store_test.ts).
  */

@@ -1,4 +1,4 @@
-/** Where `sessions delete|archive|prune|compact` get the hooks of the global plugins (DESIGN §4, §10). */
+/** Where `sessions delete|archive|prune|compact` get the hooks of the global plugins (docs/plugins.md). */
 import type { Cli } from "../_cli.ts";
 import { errorMessage } from "../../runtime/core/errors.ts";
 import { type Hooks, noHooks } from "../../runtime/core/hooks.ts";

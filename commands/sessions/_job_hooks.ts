@@ -1,6 +1,6 @@
 /**
  * The plugins of a stored session's own job for commands that compact it out of band (`sessions compact`,
- * DESIGN §9): a job's memory plugin must learn of the compaction as it would in a run. Entries that
+ * docs/compaction.md): a job's memory plugin must learn of the compaction as it would in a run. Entries that
  * config.yaml already gives (a job's plugins start with the global ones) are left to the global hooks, so no
  * plugin hears a compaction twice. Started on first use, resolved against the job's directory.
  */

@@ -2,7 +2,7 @@
  * `hermes sessions compact ID [--focus TEXT] [--json]`: a forced compaction (like `/compress`) of a stored
  * session with the model and compaction settings it was started with. Safe next to a running session: the
  * compaction lease and the commit's watermark keep whatever that run appends meanwhile. `post_compaction`
- * reaches config.yaml's plugins and the stored job's own (DESIGN §9), as it would in a run.
+ * reaches config.yaml's plugins and the stored job's own (docs/compaction.md), as it would in a run.
  * Exit 0 when the transcript changed or there was nothing to do (the note says why), 1 when it failed or a
  * plugin could not be told.
  */

@@ -1,5 +1,5 @@
 /**
- * `hermes sessions compactions ID [--json]`: the session's compaction report (DESIGN §9) — passes, their
+ * `hermes sessions compactions ID [--json]`: the session's compaction report (docs/compaction.md) — passes, their
  * outcomes, hard compactions, net tokens saved and occupancy over time — from the content-free compaction
  * log, so it shows nothing of the transcript — and the share of the session's prompt tokens the provider
  * served from its prompt cache.

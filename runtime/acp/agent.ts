@@ -9,8 +9,8 @@
  * - `session/prompt`: streams `agent_message_chunk`, `tool_call`, `tool_call_update`; a slash command's output
  *   is sent as a message chunk. Stop reasons: `end_turn`; `cancelled` after `session/cancel`;
  *   `max_turn_requests` / `max_tokens` for limits; `refusal` when the model's answer was filtered. A failed
- *   turn (provider error, timeout) is a JSON-RPC error -32005 with the §4 result in `data.result`. Every
- *   PromptResponse carries the §4 result object in `_meta.hermes.result`.
+ *   turn (provider error, timeout) is a JSON-RPC error -32005 with the result object in `data.result`. Every
+ *   PromptResponse carries the result object (docs/result.md) in `_meta.hermes.result`.
  * - A tool call outside the job's allow-lists: `session/request_permission` (allow once / reject).
  * - Slash commands (`/status`, `/compress`, `/loop`, …) are announced with `available_commands_update`.
  */

@@ -1,5 +1,5 @@
 /**
- * ACP `session/new` `mcpServers` as `mcp_servers` entries (DESIGN §8, §13): stdio entries keep their
+ * ACP `session/new` `mcpServers` as `mcp_servers` entries (docs/acp.md): stdio entries keep their
  * command, args and env values, HTTP entries their url and headers; both then run exactly like a job's
  * servers (OS sandbox, tool filtering, hooks, events). SSE, deprecated in MCP, is not offered
  * (`mcpCapabilities.sse: false`) and an SSE entry is skipped with a warning. The editor's names become

@@ -8,7 +8,7 @@ export function stopReasonOf(outcome: TurnOutcome): acp.StopReason | null {
   if (outcome.limit === "max_turns") return "max_turn_requests";
   if (outcome.limit === "max_tokens") return "max_tokens";
   const { status, terminal_reason } = outcome.result;
-  // A cut answer fails a run (DESIGN §4); ACP has a stop reason of its own for each cut.
+  // A cut answer fails a run; ACP has a stop reason of its own for each cut.
   if (terminal_reason === "content_filtered") return "refusal";
   if (terminal_reason === "output_truncated") return "max_tokens";
   if (status === "success" || terminal_reason === "empty_response") return "end_turn";

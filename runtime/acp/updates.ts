@@ -1,5 +1,5 @@
 /**
- * §7 events and stored messages as ACP `session/update` payloads: assistant text → `agent_message_chunk`,
+ * Events (docs/events.md) and stored messages as ACP `session/update` payloads: assistant text → `agent_message_chunk`,
  * a tool call → `tool_call`, its result → `tool_call_update`, a user turn that did not come from the editor
  * (a loop tick, a heartbeat) → `user_message_chunk`.
  */

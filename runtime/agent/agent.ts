@@ -127,7 +127,7 @@ export class Agent implements AgentLike {
   }
 
   /**
-   * A command's output is kept (DESIGN §6, §7): a `command` event, and in the transcript as the command line
+   * A command's output is kept (docs/slash-commands.md): a `command` event, and in the transcript as the command line
    * (user) and its output (an assistant row named `command`): a user/assistant pair keeps the role order
    * every provider accepts. While a turn runs the rows wait for it to end (they cannot go between a tool call
    * and its result) and the caller does not wait for them, so `/status` still answers at once.
@@ -208,7 +208,7 @@ export class Agent implements AgentLike {
           .filter((s) => s.trim() !== "");
         this.#emit({ type: "turn.start", turn, ...(injected.length ? { injected } : {}) });
         const { response, sent } = await this.#complete(injected, signal).catch((error) => {
-          // Every turn.start has its turn.end (DESIGN §7), also when the model call fails or is stopped.
+          // Every turn.start has its turn.end, also when the model call fails or is stopped.
           const finish_reason = signal.aborted ? "aborted" : "error";
           this.#emit({ type: "turn.end", turn, usage: null, finish_reason });
           throw error;
@@ -404,7 +404,7 @@ export class Agent implements AgentLike {
       name: call.name,
       content: outcome.content,
     };
-    // A result too large for the window is stored cut, its full text archived (DESIGN §9).
+    // A result too large for the window is stored cut, its full text archived.
     let stored = this.#o.compactor?.fitToolResult(this.sessionId, result) ?? [result];
     if (call.name === "read_file" && !tool?.server && outcome.status === "ok") {
       const note = await this.#repeatedRead(args, stored.find((m) => m.active !== false)?.content);

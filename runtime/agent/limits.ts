@@ -1,6 +1,6 @@
 /**
- * Run limits (DESIGN §3 `limits`): counted per prompt (a `hermes run`, a `--resume -p`, an RPC
- * `session.prompt`, an ACP `session/prompt`; DESIGN §4), checked before each model call and after the last.
+ * Run limits (docs/job-file.md `limits`): counted per prompt (a `hermes run`, a `--resume -p`, an RPC
+ * `session.prompt`, an ACP `session/prompt`), checked before each model call and after the last.
  */
 import { parseDuration } from "../core/duration.ts";
 import { RunError } from "../core/errors.ts";

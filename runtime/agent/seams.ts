@@ -36,7 +36,7 @@ export interface AgentLike {
 }
 
 /**
- * Why a compaction pass ran (DESIGN §9, the Python Hermes Agent's names): `manual` (`/compress`,
+ * Why a compaction pass ran (docs/compaction.md, the Python Hermes Agent's names): `manual` (`/compress`,
  * `hermes sessions compact`), `pre_api` (before a model call), `post_tool` (before the model call that follows
  * tool results), `overflow` (the provider rejected a request as too long), `between_turns` (micro-compaction),
  * `proactive_prune` (tool results pruned below the threshold).

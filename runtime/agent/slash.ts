@@ -1,4 +1,4 @@
-/** Slash commands (DESIGN §6): `/loop`, `/heartbeat`, `/compress`, `/status` and plugin commands. */
+/** Slash commands (docs/slash-commands.md): `/loop`, `/heartbeat`, `/compress`, `/status` and plugin commands. */
 
 export type CommandSource = "cli" | "rpc" | "acp" | "job";
 

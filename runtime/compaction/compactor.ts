@@ -1,5 +1,5 @@
 /**
- * The Compactor (DESIGN §9): decides when to compact, takes the session's durable lease, plans a pass (hard:
+ * The Compactor (docs/compaction.md): decides when to compact, takes the session's durable lease, plans a pass (hard:
  * hard.ts, micro: micro.ts, proactive pruning), and commits in one short transaction. The lease is held — and
  * refreshed — across a summary call, but no transaction is: appends go on meanwhile. Every pass, committed or
  * not, is logged (telemetry.ts); a committed one emits `compaction` and calls `post_compaction` once.

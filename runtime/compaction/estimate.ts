@@ -1,5 +1,5 @@
 /**
- * The one token estimator of compaction (DESIGN §9): chars/4 of each row, scaled by a calibration ratio
+ * The one token estimator of compaction (docs/compaction.md): chars/4 of each row, scaled by a calibration ratio
  * (the provider's real `prompt_tokens` ÷ the chars/4 of the rows that request carried). Every verdict of a
  * pass — before, after, the anti-growth refusal, the ineffective verdict, the tail budget — uses `measure`
  * with one ratio, so a pass can never report chars/4 on one side and the provider's count on the other.

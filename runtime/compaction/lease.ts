@@ -1,5 +1,5 @@
 /**
- * Keeping a durable compaction lease (DESIGN §9) alive while a summary runs. Taking, refreshing and releasing
+ * Keeping a durable compaction lease (docs/compaction.md) alive while a summary runs. Taking, refreshing and releasing
  * it are store operations (`acquireLease`, `refreshLease`, `releaseLease`), qualified by the holder's nonce.
  */
 import type { Clock } from "../core/clock.ts";

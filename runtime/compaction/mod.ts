@@ -1,4 +1,4 @@
-/** Compaction with durable SQLite leases (DESIGN §9). The agent loop uses `createCompactor`. */
+/** Compaction with durable SQLite leases (docs/compaction.md). The agent loop uses `createCompactor`. */
 export { type CompactorOptions, createCompactor } from "./compactor.ts";
 export { estimateMessages } from "./estimate.ts";
 export { sessionOccupancy } from "./occupancy.ts";

@@ -1,5 +1,5 @@
 /**
- * How full a stored session is (DESIGN §9): its estimated next prompt — the newest real reading plus what was
+ * How full a stored session is (docs/compaction.md): its estimated next prompt — the newest real reading plus what was
  * appended after it, at the session's calibration ratio — as a share of the compaction threshold. Cheap: it
  * reads what the check before a model call reads. For `/status` (through the compactor) and RPC `session.get`.
  */

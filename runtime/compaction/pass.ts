@@ -1,5 +1,5 @@
 /**
- * One compaction pass (DESIGN §9): the guards of automatic passes (breaker, cooldown), the durable lease, the
+ * One compaction pass (docs/compaction.md): the guards of automatic passes (breaker, cooldown), the durable lease, the
  * plan (hard.ts, micro.ts, proactive.ts), then the commit (commit.ts) or a pass that changed nothing — each
  * logged once (telemetry.ts). The lease is held, and refreshed, across a summary call; no transaction is.
  */

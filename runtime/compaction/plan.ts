@@ -114,7 +114,7 @@ export interface SmallerSummary {
 
 /**
  * Summarises `replaced`, wraps the text with `wrap`, and applies the anti-growth rule every summarising pass
- * shares (DESIGN §9): a summary no smaller than the rows it replaces is refused. `what` names what would be
+ * shares (docs/compaction.md): a summary no smaller than the rows it replaces is refused. `what` names what would be
  * replaced, for the refusal note.
  */
 export async function summariseSmaller(

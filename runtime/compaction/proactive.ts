@@ -1,5 +1,5 @@
 /**
- * `proactive_prune` (DESIGN §3 `compaction.prune_min`): between turns, below the threshold, old tool results of
+ * `proactive_prune` (docs/compaction.md `compaction.prune_min`): between turns, below the threshold, old tool results of
  * the middle are pruned only when that frees at least `prune_min` tokens, so small prunes do not commit turn
  * after turn. Checked without the lease first (`pruneWorthIt`), then planned again under it.
  */

@@ -1,5 +1,5 @@
 /**
- * Two processes compacting the same session while a third appends (DESIGN §9), on a SQLite file and on
+ * Two processes compacting the same session while a third appends (docs/compaction.md), on a SQLite file and on
  * PostgreSQL: one compaction commits, the other writes nothing, and no message is lost or reordered. Real
  * processes: the compactors are testdata/racing_compactor.ts, the appender the store's
  * testdata/append_messages.ts. PostgreSQL needs HERMES_TEST_POSTGRES_URL (`.ci/run` sets it); without it

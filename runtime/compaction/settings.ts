@@ -1,6 +1,6 @@
 /**
  * Compaction settings in tokens, from the job's `compaction:` keys and the model's window, with the defaults
- * (DESIGN §3, §9): hard threshold 0.75 of the window, compacting down to half of it; head 3 messages; tail up
+ * (docs/compaction.md): hard threshold 0.75 of the window, compacting down to half of it; head 3 messages; tail up
  * to 20 messages within 12 % of the window (a small tail makes each rewrite cheap to re-cache); a single tool
  * result above 15 % of the window is cut when it is stored;
  * micro-compaction off, at half the window when on; no proactive pruning unless `prune_min` is set.

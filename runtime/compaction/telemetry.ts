@@ -1,5 +1,5 @@
 /**
- * What a compaction pass tells the world (DESIGN §7, §9): one content-free compaction-log row per pass, the
+ * What a compaction pass tells the world (docs/compaction.md): one content-free compaction-log row per pass, the
  * `compaction` event (committed, with occupancy), `compaction.blocked` (breaker, cooldown, refused growth),
  * `compaction.failed`, and one log line. Telemetry never blocks a turn: a log row that cannot be written is
  * reported on the logger, not thrown.

@@ -1,5 +1,5 @@
 /**
- * Resolving a validated job (DESIGN §3): merge with config.yaml → inputs → `{{ inputs.x }}` / `{{ env.X }}`
+ * Resolving a validated job (docs/job-file.md): merge with config.yaml → inputs → `{{ inputs.x }}` / `{{ env.X }}`
  * substitution. Loading files (YAML and zod, both slow to import) is job_file.ts, so a one-shot
  * `hermes run -p` without files never loads them.
  */

@@ -1,5 +1,5 @@
 /**
- * Loading job files and config.yaml (DESIGN §3): YAML with positions → zod validation → resolveJob. Every
+ * Loading job files and config.yaml (docs/job-file.md): YAML with positions → zod validation → resolveJob. Every
  * error names file:line:col and exits 2. Importing this module loads yaml and zod: import it lazily on paths
  * that may not need it.
  */

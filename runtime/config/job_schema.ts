@@ -1,4 +1,4 @@
-/** The job-file schema (DESIGN §3): one zod schema gives types, validation and `hermes schema`. */
+/** The job-file schema (docs/job-file.md): one zod schema gives types, validation and `hermes schema`. */
 import { z } from "zod";
 import { PolicyConfig } from "./policy_schema.ts";
 import type { Policy } from "./policy_schema.ts";
@@ -66,7 +66,7 @@ const SandboxLimits = z.strictObject({
   )
     .optional(),
 }).describe("Resource limits of each sandboxed process tree");
-/** `tools.shell.sandbox` (DESIGN §3, README "Tools and their scopes"; defaults in runtime/tools/shell_sandbox.ts). */
+/** `tools.shell.sandbox` (docs/sandbox.md; defaults in runtime/tools/shell_sandbox.ts). */
 const ShellSandboxConfig = z.union([
   z.literal("off").describe(
     "Explicit opt-out: commands run on the host unsandboxed; a warning is printed and the result says sandbox: off",
@@ -285,7 +285,7 @@ export const OutputConfig = z.strictObject({
   ).optional(),
 });
 
-/** One `mcp_servers` entry (DESIGN §13, README "MCP servers"): a stdio command or a Streamable HTTP url. */
+/** One `mcp_servers` entry (docs/mcp.md): a stdio command or a Streamable HTTP url. */
 export const McpServerEntry = z.strictObject({
   command: z.string().min(1).describe("Program that starts a stdio MCP server, e.g. npx").optional(),
   args: z.array(z.string()).describe("Arguments of command").optional(),
@@ -344,7 +344,7 @@ export const McpServerEntry = z.strictObject({
 const McpServers = z.record(
   z.string().regex(/^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$/, "expected letters, digits, '-' or single '_'"),
   McpServerEntry,
-).describe("MCP servers whose tools are offered as mcp__NAME__TOOL (DESIGN §13)");
+).describe("MCP servers whose tools are offered to the model as mcp__NAME__TOOL");
 
 const SecretNames = z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected a variable name"));
 

@@ -1,8 +1,8 @@
 /**
- * The §7 event vocabulary, one type per event, and the bus that stamps them: one stream per process,
+ * The event vocabulary (docs/events.md), one type per event, and the bus that stamps them: one stream per process,
  * `seq` increasing per session. Emitters give `type` and the fields; the bus adds `session_id`, `seq`
  * and `ts`, so an unknown type, a missing field or an extra one fails type checking at the emit site.
- * Adding a field is fine; renaming or removing one is a contract change (§7).
+ * Adding a field is fine; renaming or removing one is a contract change.
  */
 import type { Clock } from "./clock.ts";
 import { type Redactor, redactorOf, redactValue, type Secrets } from "./redact.ts";
@@ -15,7 +15,7 @@ export interface EventFields {
   message:
     | { role: "user"; content: string; source: "cli" | "rpc" | "acp" | "job" }
     | { role: "assistant"; content: string; tool_calls?: ToolCall[] };
-  /** `server`: the MCP server of an `mcp__SERVER__TOOL` call (DESIGN §13). */
+  /** `server`: the MCP server of an `mcp__SERVER__TOOL` call. */
   "tool.call": { tool: string; tool_call_id: string; args: Record<string, unknown>; server?: string };
   "tool.result": {
     tool: string;
@@ -37,7 +37,7 @@ export interface EventFields {
   };
   /** An MCP server that failed to start (not `required`: the run goes on without its tools). */
   "mcp.error": { server: string; error: string };
-  /** A committed compaction pass (DESIGN §9). */
+  /** A committed compaction pass. */
   compaction: {
     kind: string;
     reason: string;
@@ -98,11 +98,11 @@ export interface EventFields {
   };
   "turn.end": { turn: number; usage: Required<Usage> | null; finish_reason: string };
   "session.end": { status: SessionStatus; reason: string };
-  /** The §4 result object; the last event of a run. */
+  /** The result object; the last event of a run. */
   result: RunResultFields;
 }
 
-/** The §4 result without `type` and `session_id`. */
+/** The result without `type` and `session_id`. */
 export interface RunResultFields {
   status: "success" | "failed" | "limit" | "interrupted";
   exit_code: number;
@@ -137,7 +137,7 @@ export type EventInput<T extends EventType = EventType> = T extends EventType
   ? Flat<{ type: T } & EventFields[T]>
   : never;
 
-/** A §7 event as listeners see it; switch on `type` to narrow. */
+/** An event as listeners see it; switch on `type` to narrow. */
 export type HermesEvent<T extends EventType = EventType> = T extends EventType
   ? Flat<{ type: T } & EventEnvelope & EventFields[T]>
   : never;

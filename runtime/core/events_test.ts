@@ -87,7 +87,7 @@ Deno.test("listeners narrow on type", () => {
   assert.deepEqual(ids, ["c1", "rpc"]);
 });
 
-// The vocabulary of DESIGN §7 (plus `compaction.failed`, `interval.raised`, MCP's `tool.progress` and `mcp.error`, `store.retry`): renaming or removing an event
+// The vocabulary of docs/events.md (plus `compaction.failed`, `interval.raised`, MCP's `tool.progress` and `mcp.error`, `store.retry`): renaming or removing an event
 // changes this line.
 assertType<
   Equal<

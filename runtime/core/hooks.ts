@@ -1,5 +1,5 @@
 /**
- * The lifecycle-hook seam (DESIGN §10). The runtime calls these at fixed moments; the plugin host
+ * The lifecycle-hook seam (docs/plugins.md). The runtime calls these at fixed moments; the plugin host
  * (plugins/host.ts) implements them by fanning out to plugin subprocesses. `noHooks` does nothing.
  * Payload fields are snake_case and every payload has `session_id`.
  */
@@ -41,7 +41,7 @@ export interface PostToolCallPayload {
   status: string;
 }
 /**
- * After a committed compaction (DESIGN §10). `old_session_id` is "" when the compaction happened in place
+ * After a committed compaction. `old_session_id` is "" when the compaction happened in place
  * (always, in Hermes); `kind` is summarize | micro_summarize | prune_tool_results; `reason` is manual | pre_api |
  * post_tool | overflow | between_turns | proactive_prune; `messages_removed` is active messages before − after
  * (null when unknown).

@@ -1,5 +1,5 @@
 /**
- * An MCP tool result as the text a tool result carries to the model (DESIGN §13): text blocks verbatim,
+ * An MCP tool result as the text a tool result carries to the model (docs/mcp.md): text blocks verbatim,
  * embedded text resources with their uri, structured content as JSON (unless the text blocks already carry
  * it, as the spec asks servers to do), and binary parts — images, audio, blobs — as a placeholder that
  * says what was there, since a chat tool result holds text only. `isError` makes it a tool error.

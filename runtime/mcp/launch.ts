@@ -1,5 +1,5 @@
 /**
- * How one `mcp_servers` entry is reached (DESIGN §13): a stdio command wrapped in the OS sandbox, or a
+ * How one `mcp_servers` entry is reached (docs/mcp.md): a stdio command wrapped in the OS sandbox, or a
  * Streamable HTTP url. The SDK does the protocol; this module only decides what is spawned, with which
  * environment and which grants.
  *

@@ -1,5 +1,5 @@
 /**
- * A session's MCP servers (DESIGN §13): all started at once before the first model call, their allowed
+ * A session's MCP servers (docs/mcp.md): all started at once before the first model call, their allowed
  * tools offered as `mcp__SERVER__TOOL` through the ordinary tool path (pre_tool_call hooks, tool.* events
  * with `server`, redaction), stopped with the session. A server that fails to start is a warning
  * (`mcp.error`) — or, with `required: true`, a ValidationError (exit 2) after the others are stopped.

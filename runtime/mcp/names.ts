@@ -1,5 +1,5 @@
 /**
- * How MCP tools are named for the model and which ones it is offered (DESIGN §13): `mcp__SERVER__TOOL`,
+ * How MCP tools are named for the model and which ones it is offered (docs/mcp.md): `mcp__SERVER__TOOL`,
  * kept to what chat APIs accept (`[A-Za-z0-9_-]{1,64}`), and `tools.allow` / `tools.deny` glob patterns
  * (`*` any run of characters, `?` one) on the server's own tool name.
  */

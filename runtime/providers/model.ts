@@ -1,4 +1,4 @@
-/** Which model a run talks to: flag > job > config.yaml > environment > default (DESIGN §4). */
+/** Which model a run talks to: flag > job > config.yaml > environment > default (docs/job-file.md). */
 import type { Clock } from "../core/clock.ts";
 import { parseDuration } from "../core/duration.ts";
 import { ValidationError } from "../core/errors.ts";

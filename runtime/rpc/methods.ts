@@ -1,5 +1,5 @@
 /**
- * The methods of `hermes rpc` (DESIGN §8) with their zod param schemas. Results are plain JSON; secrets in
+ * The methods of `hermes rpc` (docs/rpc.md) with their zod param schemas. Results are plain JSON; secrets in
  * results and events are redacted. Error codes are listed in protocol.ts.
  */
 import { StoreUnavailableError } from "../store/retry.ts";

@@ -1,5 +1,5 @@
 /**
- * JSON-RPC 2.0 wire shapes and the error codes of `hermes rpc` (DESIGN §8).
+ * JSON-RPC 2.0 wire shapes and the error codes of `hermes rpc` (docs/rpc.md).
  *
  * Standard codes:
  * - `-32700` parse error: the line is not JSON (answered with `id: null`; the server lives on)
@@ -12,7 +12,7 @@
  * Application codes:
  * - `-32001` session not found (unknown id or ambiguous prefix)
  * - `-32002` session busy (delete/archive of a session with a running turn, or a session another process holds)
- * - `-32003` cancelled: `session.cancel` stopped the turn (running or queued); `data.result` is the turn's §4
+ * - `-32003` cancelled: `session.cancel` stopped the turn (running or queued); `data.result` is the turn's
  *   result object (status `interrupted`, terminal_reason `cancelled`, the usage spent so far)
  * - `-32004` invalid input: a job file or inline job fails validation, a missing input, an unknown slash command
  * - `-32005` run failed: the session could not run (provider set-up, plugin start-up)

@@ -1,5 +1,5 @@
 /**
- * `hermes rpc` as a function: JSON-RPC 2.0 over newline-delimited input and output. §7 events of every open
+ * `hermes rpc` as a function: JSON-RPC 2.0 over newline-delimited input and output. Events of every open
  * session are sent as `{"jsonrpc":"2.0","method":"event","params":<event>}` notifications.
  *
  * Ending: at end of input (or after `shutdown`) it stops reading, lets every request in flight finish and

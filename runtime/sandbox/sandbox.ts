@@ -1,5 +1,5 @@
 /**
- * The OS sandbox (DESIGN §3, §10, §13): turns a command and a policy into the `bwrap` invocation that
+ * The OS sandbox (docs/sandbox.md): turns a command and a policy into the `bwrap` invocation that
  * runs it. bubblewrap does the namespace work; this module only decides the flags:
  * - a new user, PID (own /proc), IPC, UTS and cgroup namespace, and a new network namespace unless
  *   the policy grants the network;

@@ -86,7 +86,7 @@ const TOOL_ENV_NAMES = ["PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "TMPDI
 
 export async function openSession(options: OpenSessionOptions): Promise<LiveSession> {
   const { job, events, clock, log } = options;
-  // Secrets are replaced before they reach the store or an event listener (DESIGN §12).
+  // Secrets are replaced before they reach the store or an event listener.
   const secrets = sessionSecrets(options.env, job);
   const redact = redactorOf(secrets);
   events.addSecrets(secrets);
@@ -99,7 +99,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     : undefined;
   const id = resumed?.id ?? options.id ?? newSessionId(clock.now());
   const me = currentProcess(options.host);
-  // One turn at a time per session across processes (DESIGN §5): claimed before plugins start.
+  // One turn at a time per session across processes: claimed before plugins start.
   if (resumed) await claim(store, id, me);
   // The shell tool's OS sandbox is probed before anything starts: a machine that cannot run it is exit 2
   // before any model call, never a silent downgrade. The store's own files are hidden from commands.

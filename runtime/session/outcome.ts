@@ -1,5 +1,5 @@
 /**
- * How a turn or a run ended, and the §4 result object that reports it. `hermes run`, `--resume`, RPC, ACP and
+ * How a turn or a run ended, and the result object that reports it (docs/result.md). `hermes run`, `--resume`, RPC, ACP and
  * the daemon classify with these functions, so `status`, `terminal_reason` and `exit_code` agree everywhere.
  * Pure: callers pass what they observed (the error caught, the signals, the session's counters, the clock).
  */
@@ -18,7 +18,7 @@ export type Ending =
   | { status: "interrupted"; terminal_reason: "cancelled" | "interrupted"; exit_code: number; error: string };
 
 /**
- * The §4 result object (`hermes run --output json`, RPC `session.prompt` and `job.run`, ACP `_meta`): the
+ * The result object (`hermes run --output json`, RPC `session.prompt` and `job.run`, ACP `_meta`): the
  * `result` event's fields (runtime/core/events.ts, one definition) plus its type and session.
  */
 export interface RunResult extends RunResultFields {
@@ -91,7 +91,7 @@ export interface Answer {
   finish_reason?: string;
 }
 
-/** Finish reasons that mean the answer is not whole: the provider cut it (DESIGN §4). */
+/** Finish reasons that mean the answer is not whole: the provider cut it. */
 const CUT = new Map([
   ["length", {
     terminal_reason: "output_truncated",
@@ -152,12 +152,12 @@ export interface ResultFacts {
   ended: number;
   /** `compaction` events of the session during the work. */
   compactions: number;
-  /** `off` when something ran without the OS sandbox (`sandbox: off`): the result says so (DESIGN §3, §10). */
+  /** `off` when something ran without the OS sandbox (`sandbox: off`): the result says so. */
   sandbox?: "on" | "off" | null;
 }
 
 export function buildResult(ending: Ending, facts: ResultFacts): RunResult {
-  // Key order is the order `--output json` prints (DESIGN §4).
+  // Key order is the order `--output json` prints.
   return {
     type: "result",
     status: ending.status,

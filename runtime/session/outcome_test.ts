@@ -126,7 +126,7 @@ Deno.test("endingOfAnswer: success, loop reasons, schema mismatch before empty a
   });
 });
 
-Deno.test("buildResult: the §4 object in its printed key order, usage and duration as differences", () => {
+Deno.test("buildResult: the result object in its printed key order, usage and duration as differences", () => {
   const ending: Ending = { status: "success", terminal_reason: "completed", exit_code: 0, error: null };
   const result = buildResult(ending, {
     session_id: "s1",

@@ -1,5 +1,5 @@
 /**
- * `output.schema`: ask for JSON, validate the final answer, allow one repair turn (DESIGN §4). The check
+ * `output.schema`: ask for JSON, validate the final answer, allow one repair turn (docs/result.md). The check
  * itself (zod, ~10 ms to import) is output_check.ts, loaded only by jobs that have a schema.
  */
 

@@ -1,6 +1,6 @@
 /**
  * Runs a job end to end: plan its inputs (new or resumed) → open a live session → run them as one turn
- * (turn.ts: limits, loops, structured output) → write `output.file` → finish the session → the §4 result,
+ * (turn.ts: limits, loops, structured output) → write `output.file` → finish the session → the result object,
  * which is also emitted as the last event. Used by `hermes run`, RPC `job.run` and the daemon.
  */
 import { resolve } from "node:path";

@@ -1,5 +1,5 @@
 /**
- * The secrets of one session (DESIGN §12): the values of the process environment's secret-looking
+ * The secrets of one session (docs/secrets.md): the values of the process environment's secret-looking
  * variables, of the job's `model.api_key_env` and of the names in `redact:`, looked up in the process
  * environment and in the job's rendered `env:` (where a tool gets them).
  */

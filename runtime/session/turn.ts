@@ -1,5 +1,5 @@
 /**
- * Runs input as one turn of a live session and reports it as an outcome carrying the §4 result: under the
+ * Runs input as one turn of a live session and reports it as an outcome carrying the result object: under the
  * job's limits (the `limits.timeout` signal, the session's budget), stoppable by a cancel or an interrupt
  * signal, with the `output.schema` check and its one repair turn. `hermes run` (its prompt and steps), RPC
  * `session.prompt` / `session.command` / `job.run`, ACP `session/prompt` and the daemon all run turns here;
@@ -73,7 +73,7 @@ export async function runTurn(
   const id = live.id;
   const started = options.started ?? clock.now();
   const before = (await store.getSession(id))!;
-  // Limits count per prompt: this turn's budget starts fresh (DESIGN §4).
+  // Limits count per prompt: this turn's budget starts fresh.
   const endBudget = live.budget.begin();
   const callsBefore = live.budget.calls;
   // A timeout passed in belongs to the caller, who clears it.

@@ -3,7 +3,7 @@
  * Times are epoch milliseconds.
  */
 export const migrations: readonly string[] = [
-  // 1: everything the contract (DESIGN §5) needs.
+  // 1: everything the store contract needs.
   `
   CREATE TABLE sessions (
     id TEXT PRIMARY KEY,
@@ -126,7 +126,7 @@ export const migrations: readonly string[] = [
     WHERE active = 1 AND role = 'assistant' AND prompt_tokens IS NOT NULL;
   CREATE INDEX messages_compaction_rows ON messages(session_id, seq) WHERE active = 1 AND kind <> 'message';
   `,
-  // 4: compaction telemetry (DESIGN §9): every pass is logged, committed or not, content-free, with what it
+  // 4: compaction telemetry: every pass is logged, committed or not, content-free, with what it
   // measured and the session's running totals. Rows from before this version were all committed passes.
   `
   ALTER TABLE compaction_log ADD COLUMN outcome TEXT NOT NULL DEFAULT 'committed';

@@ -1,5 +1,5 @@
 /**
- * The store boundary of redaction (DESIGN §12): a view of a store whose every call gets its arguments
+ * The store boundary of redaction (docs/secrets.md): a view of a store whose every call gets its arguments
  * with secrets replaced — message contents, tool arguments, summaries, session config, plugin and session
  * state — so neither the database nor its WAL ever holds a secret value, and viewing a store needs no
  * environment (the raw value and its JSON-escaped, percent-encoded and base64 renderings, see redact.ts).

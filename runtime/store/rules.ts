@@ -69,7 +69,7 @@ export function busyReasons(
   return ids.filter((id) => busy.has(id)).map((id) => ({ id, reason: busy.get(id)! }));
 }
 
-/** What a claim of one (job, slot) does, given the job's live claims (DESIGN §12). */
+/** What a claim of one (job, slot) does, given the job's live claims. */
 export type SlotDecision =
   | { action: "taken" }
   /** Recorded `skipped`: the previous run goes on (`overlap: skip`, or a slot is already queued). */

@@ -1,5 +1,5 @@
 /**
- * The session store as an interface of domain operations (DESIGN §5). Each operation is atomic inside and
+ * The session store as an interface of domain operations (docs/store.md). Each operation is atomic inside and
  * returns a Promise, so that an embedded database (SQLite, runtime/store/sqlite/) and a network one implement
  * the same contract (tests/store_contract.ts). Callers never compose transactions or write SQL.
  * Times are epoch milliseconds; `now` in a request is the caller's clock.
@@ -183,7 +183,7 @@ export interface StateOps {
   deleteState(sessionId: string, key: string): Promise<void>;
 }
 
-// ---- compaction leases (DESIGN §9) ----
+// ---- compaction leases ----
 
 export interface Lease {
   session_id: string;
@@ -218,7 +218,7 @@ export interface LeaseOps {
 
 export type CompactionKind = "summarize" | "micro_summarize" | "prune_tool_results";
 
-/** How a compaction pass ended (DESIGN §9): only `committed` changed the transcript. */
+/** How a compaction pass ended: only `committed` changed the transcript. */
 export type PassOutcome =
   | "committed"
   | "refused_growth"

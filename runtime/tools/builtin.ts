@@ -1,5 +1,5 @@
 /**
- * The built-in tools a job enables under `tools:` (DESIGN §3). A tool is offered only when its key is
+ * The built-in tools a job enables under `tools:` (docs/job-file.md). A tool is offered only when its key is
  * present; `{}` enables it with defaults. Relative paths in the config resolve against the job directory.
  */
 import { resolve } from "node:path";

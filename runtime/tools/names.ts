@@ -1,6 +1,6 @@
 /**
  * The names of the built-in tools, whether or not a job enables them: a plugin tool may not take one
- * (DESIGN §10), or a plugin's `shell` would silently replace the built-in and its allow-lists.
+ * (docs/plugins.md), or a plugin's `shell` would silently replace the built-in and its allow-lists.
  */
 export const BUILTIN_TOOL_NAMES: readonly string[] = [
   "shell",

@@ -4,7 +4,7 @@
  * compared by prefix or sorted are `COLLATE "C"` (byte order, as in SQLite), whatever the database's locale.
  */
 export const migrations: readonly string[] = [
-  // 1: everything the contract (DESIGN §5) needs.
+  // 1: everything the store contract needs.
   `
   CREATE TABLE sessions (
     id text COLLATE "C" PRIMARY KEY,

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL store (DESIGN §14): one database shared by every Hermes process on every host, through a
+ * The PostgreSQL store (docs/store.md): one database shared by every Hermes process on every host, through a
  * small pool of `npm:postgres` connections. Schema versioned by ./_migrations.ts in a `schema_version`
  * table, migrated under an advisory lock so that processes opening a new store at once migrate it once.
  * Operations are single statements or short READ COMMITTED transactions that await nothing but the database.

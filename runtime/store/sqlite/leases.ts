@@ -1,5 +1,5 @@
 /**
- * The `compaction_leases` table (DESIGN §9): one row per session naming its holder. Taken only when free,
+ * The `compaction_leases` table (docs/compaction.md): one row per session naming its holder. Taken only when free,
  * expired, or held by a process provably dead on this host; refresh and release are qualified by the
  * holder's nonce, so a stale holder can never extend or free a newer holder's lease.
  */
