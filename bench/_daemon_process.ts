@@ -1,6 +1,6 @@
 /**
  * One daemon of bench/postgres_daemon_bench.ts, in a process of its own as a daemon on its own host is: the
- * real Daemon (loops/daemon.ts: its timer, batched claims, renewals, scans) over the real store, under a
+ * real Daemon (loops/daemon/daemon.ts: its timer, batched claims, renewals, scans) over the real store, under a
  * host id of its own, with a runner that records when it was called and succeeds at once (model calls are
  * not what is measured). Prints `ready` once its jobs are loaded and the store is open, then reads
  * `START END` (epoch ms) on stdin, serves from START to END and prints one JSON line: its samples and CPU.
@@ -16,7 +16,7 @@ import { isPostgresUrl } from "../runtime/store/postgres/_url.ts";
 import { openPostgresStore } from "../runtime/store/postgres/postgres_store.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import type { Store } from "../runtime/store/store.ts";
-import { Daemon } from "../loops/daemon.ts";
+import { Daemon } from "../loops/daemon/daemon.ts";
 
 /** What a daemon reports: one `[job, slot, lateness ms]` per run it started. */
 export interface DaemonSamples {

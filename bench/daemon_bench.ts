@@ -10,7 +10,7 @@ import { DatabaseSync } from "node:sqlite";
 import { type Clock, systemClock } from "../runtime/core/clock.ts";
 import { silentLogger } from "../runtime/core/log.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
-import { Daemon, type ScheduledRunner } from "../loops/daemon.ts";
+import { Daemon, type ScheduledRunner } from "../loops/daemon/daemon.ts";
 import { fmt, median, percentile, report } from "./_stats.ts";
 
 const JOBS = 1_000;

@@ -4,7 +4,7 @@
  *
  * Four daemon processes (bench/_daemon_process.ts), each with a host id of its own, serve the same 1 000 job
  * files through one PostgreSQL store, so every slot is contended four ways, as on four hosts sharing a
- * schedule directory. Each is the real Daemon of `hermes daemon` (loops/daemon.ts: one timer, a batched claim
+ * schedule directory. Each is the real Daemon of `hermes daemon` (loops/daemon/daemon.ts: one timer, a batched claim
  * per due instant, renewals, scans for stale claims) over the real store; only its runner is a no-op that
  * records when it was called, so this measures scheduling and claiming, not model calls (a real `hermes
  * daemon` would start 100–1 000 sessions a second here, which two cores cannot). The four processes and the
@@ -27,7 +27,7 @@ import { DatabaseSync } from "node:sqlite";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { clientOptions, parsePostgresUrl } from "../runtime/store/postgres/_url.ts";
-import { compileSchedule } from "../loops/cron_slots.ts";
+import { compileSchedule } from "../loops/daemon/cron_slots.ts";
 import type { DaemonSamples } from "./_daemon_process.ts";
 import { median, percentile, ratio, report, spread } from "./_stats.ts";
 import { benchPostgresUrl } from "./_postgres_url.ts";

@@ -61,7 +61,7 @@ async function withoutV2(argv: string[], policy: SandboxPolicy): Promise<number>
   return elapsed;
 }
 
-// PWD set as the shell tool's policy sets it (tools/shell_sandbox.ts); the plugin policy leaves it out.
+// PWD set as the shell tool's policy sets it (tools/shell/sandbox.ts); the plugin policy leaves it out.
 const shellPolicy: SandboxPolicy = {
   read: [dir],
   write: [`${dir}/out`],

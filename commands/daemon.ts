@@ -12,9 +12,9 @@ import { EventBus } from "../runtime/core/events.ts";
 import { loadJob, loadUserConfig } from "../runtime/config/job_file.ts";
 import { runJob } from "../runtime/session/run_job.ts";
 import type { Store } from "../runtime/store/store.ts";
-import { Daemon } from "../loops/daemon.ts";
-import { jobFiles, loadScheduledJob, type ScheduledJob } from "../loops/daemon_jobs.ts";
-import { formatStatus, jobStatus, liveDaemons, registerDaemon } from "../loops/daemon_status.ts";
+import { Daemon } from "../loops/daemon/daemon.ts";
+import { jobFiles, loadScheduledJob, type ScheduledJob } from "../loops/daemon/jobs.ts";
+import { formatStatus, jobStatus, liveDaemons, registerDaemon } from "../loops/daemon/status.ts";
 
 export async function main(cli: Cli): Promise<number> {
   const { values, positionals } = parseCommandArgs("daemon", cli.args, {

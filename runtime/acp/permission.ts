@@ -9,8 +9,8 @@
 import type { ResolvedJob } from "../config/job.ts";
 import type { ToolsConfig } from "../config/job_schema.ts";
 import { builtinTools } from "../tools/builtin.ts";
-import type { ToolSandbox } from "../tools/shell_sandbox.ts";
-import { checkShellCommand } from "../tools/shell_policy.ts";
+import type { ToolSandbox } from "../tools/shell/sandbox.ts";
+import { checkShellCommand } from "../tools/shell/policy.ts";
 import type { Tool, ToolOutcome } from "../tools/tool.ts";
 
 export interface PermissionRequest {

@@ -66,7 +66,7 @@ const SandboxLimits = z.strictObject({
   )
     .optional(),
 }).describe("Resource limits of each sandboxed process tree");
-/** `tools.shell.sandbox` (docs/sandbox.md; defaults in runtime/tools/shell_sandbox.ts). */
+/** `tools.shell.sandbox` (docs/sandbox.md; defaults in runtime/tools/shell/sandbox.ts). */
 const ShellSandboxConfig = z.union([
   z.literal("off").describe(
     "Explicit opt-out: commands run on the host unsandboxed; a warning is printed and the result says sandbox: off",

@@ -25,7 +25,7 @@ import { sessionSecrets } from "./secrets.ts";
 import type { PluginInfo } from "../../plugins/host.ts";
 import { builtinTools } from "../tools/builtin.ts";
 import { probeOnce, probeOptions } from "../sandbox/probe.ts";
-import { checkToolSandbox, type ToolSandbox } from "../tools/shell_sandbox.ts";
+import { checkToolSandbox, type ToolSandbox } from "../tools/shell/sandbox.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { SessionStatus } from "../core/types.ts";
 import { OWNER_MARGIN_MS, ownerGuardedStore, OwnerLease, progressBound } from "./owner_lease.ts";

@@ -16,7 +16,7 @@ import { SessionBusyError } from "../store/errors.ts";
 import type { CommandSource } from "../agent/slash.ts";
 import type { Store } from "../store/store.ts";
 import type { Tool } from "../tools/tool.ts";
-import type { ToolSandbox } from "../tools/shell_sandbox.ts";
+import type { ToolSandbox } from "../tools/shell/sandbox.ts";
 import { ServedSession } from "./served_session.ts";
 
 export type InputValue = string | number | boolean;

@@ -6,11 +6,11 @@ import { resolve } from "node:path";
 import type { ToolsConfig } from "../config/job_schema.ts";
 import { parseDuration, parseSize } from "../core/duration.ts";
 import type { Tool } from "./tool.ts";
-import { shellTool } from "./shell.ts";
+import { shellTool } from "./shell/tool.ts";
 import { listDirTool, readFileTool, writeFileTool } from "./files.ts";
 import { httpFetchTool } from "./http_fetch.ts";
 import { pathScope } from "./paths.ts";
-import { shellSandboxSettings, type ToolSandbox } from "./shell_sandbox.ts";
+import { shellSandboxSettings, type ToolSandbox } from "./shell/sandbox.ts";
 
 export interface BuiltinToolsOptions {
   /** Directory of the job file. */

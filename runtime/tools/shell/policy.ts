@@ -17,12 +17,12 @@
  *   and here-strings; files are read and written with read_file/write_file so that their roots apply.
  * - Assigning PATH, IFS, BASH_ENV, ENV, SHELLOPTS, BASHOPTS, PS4, PROMPT_COMMAND or LD_* / DYLD_*
  *   is denied: it would change which program an allowed name runs.
- * - A command line the parser cannot follow with confidence is denied (see shell_parse.ts).
+ * - A command line the parser cannot follow with confidence is denied (see parse.ts).
  *
  * The allow list is the security boundary; a deny-only configuration is a guard against mistakes, as
  * any denylist over a general-purpose shell can be worked around by an allowed interpreter.
  */
-import { parseShell, type SimpleCommand, staticValue, type Word } from "./shell_parse.ts";
+import { parseShell, type SimpleCommand, staticValue, type Word } from "./parse.ts";
 import {
   baseName,
   INTERPRETERS,
@@ -31,7 +31,7 @@ import {
   RUNTIME_ARGUMENT,
   SHELLS,
   WRAPPERS,
-} from "./shell_readings.ts";
+} from "./readings.ts";
 
 export interface ShellRules {
   allow?: readonly string[];
@@ -137,7 +137,7 @@ class Policy {
     return null;
   }
 
-  /** The verdict on other readings of a command (shell_readings.ts); `text` is the command as written. */
+  /** The verdict on other readings of a command (readings.ts); `text` is the command as written. */
   #checkReadings(readings: Reading[], text: string, mode: Mode): string | null {
     // What the line would run first: a definite denial says more than "cannot be checked".
     const ordered = [...readings.filter((r) => !("opaque" in r)), ...readings.filter((r) => "opaque" in r)];

@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../runtime/core/_testing.ts";
-import { createLogger } from "../runtime/core/log.ts";
-import { currentProcess, type ProcessIdentity } from "../runtime/core/process_identity.ts";
-import type { Store } from "../runtime/store/store.ts";
-import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
-import { advance, advanceUntil } from "./_test_support.ts";
-import { deadHolder, ownedBy } from "../tests/store_contract/_fixture.ts";
+import { ManualClock } from "../../runtime/core/_testing.ts";
+import { createLogger } from "../../runtime/core/log.ts";
+import { currentProcess, type ProcessIdentity } from "../../runtime/core/process_identity.ts";
+import type { Store } from "../../runtime/store/store.ts";
+import { openSqliteStore } from "../../runtime/store/sqlite/sqlite_store.ts";
+import { advance, advanceUntil } from "../_test_support.ts";
+import { deadHolder, ownedBy } from "../../tests/store_contract/_fixture.ts";
 import { Daemon, type ScheduledRun, type ScheduledRunner } from "./daemon.ts";
-import { loadScheduledJobs } from "./daemon_jobs.ts";
+import { loadScheduledJobs } from "./jobs.ts";
 
 const T0 = Date.UTC(2026, 0, 5, 9, 0, 0); // a Monday, on a whole minute
 const S = 1000;

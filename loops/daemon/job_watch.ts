@@ -1,8 +1,8 @@
 /** Notices edits to a daemon's job files: one non-recursive watch on each directory involved. */
 import { dirname, resolve } from "node:path";
-import { errorMessage } from "../runtime/core/errors.ts";
-import type { Logger } from "../runtime/core/log.ts";
-import { jobFiles } from "./daemon_jobs.ts";
+import { errorMessage } from "../../runtime/core/errors.ts";
+import type { Logger } from "../../runtime/core/log.ts";
+import { jobFiles } from "./jobs.ts";
 
 export interface JobWatch {
   /** Stops watching and waits for the watch loop to end. */

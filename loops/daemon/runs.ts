@@ -3,12 +3,12 @@
  * together in one transaction), kept alive by lease renewal, interrupted when the claim is lost or the
  * daemon stops.
  */
-import type { Clock } from "../runtime/core/clock.ts";
-import { errorMessage } from "../runtime/core/errors.ts";
-import type { Logger } from "../runtime/core/log.ts";
-import type { ProcessIdentity } from "../runtime/core/process_identity.ts";
-import type { Store } from "../runtime/store/store.ts";
-import { StoreUnavailableError } from "../runtime/store/retry.ts";
+import type { Clock } from "../../runtime/core/clock.ts";
+import { errorMessage } from "../../runtime/core/errors.ts";
+import type { Logger } from "../../runtime/core/log.ts";
+import type { ProcessIdentity } from "../../runtime/core/process_identity.ts";
+import type { Store } from "../../runtime/store/store.ts";
+import { StoreUnavailableError } from "../../runtime/store/retry.ts";
 
 /** One due run: the job file and the slot it is for. */
 export interface ScheduledRun {

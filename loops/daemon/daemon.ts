@@ -4,21 +4,21 @@
  * died, startup catch-up, reload of edited job files, and a clean stop that lets runs finish or interrupts
  * them.
  */
-import type { Clock } from "../runtime/core/clock.ts";
-import { errorMessage } from "../runtime/core/errors.ts";
-import type { Logger } from "../runtime/core/log.ts";
-import { currentProcess, type ProcessIdentity } from "../runtime/core/process_identity.ts";
-import { isStaleClaim } from "../runtime/store/rules.ts";
-import { StoreUnavailableError } from "../runtime/store/retry.ts";
-import type { SlotClaim, Store } from "../runtime/store/store.ts";
-import { loadScheduledJobs, type ScheduledJob } from "./daemon_jobs.ts";
+import type { Clock } from "../../runtime/core/clock.ts";
+import { errorMessage } from "../../runtime/core/errors.ts";
+import type { Logger } from "../../runtime/core/log.ts";
+import { currentProcess, type ProcessIdentity } from "../../runtime/core/process_identity.ts";
+import { isStaleClaim } from "../../runtime/store/rules.ts";
+import { StoreUnavailableError } from "../../runtime/store/retry.ts";
+import type { SlotClaim, Store } from "../../runtime/store/store.ts";
+import { loadScheduledJobs, type ScheduledJob } from "./jobs.ts";
 import { reloadJobs, type ScheduledEntry } from "./job_reload.ts";
 import { watchJobFiles } from "./job_watch.ts";
-import { ClaimedRuns, type InFlight, type ScheduledRunner } from "./daemon_runs.ts";
-import { hasActiveRecurring, RECURRING_KEYS } from "./recurring_active.ts";
+import { ClaimedRuns, type InFlight, type ScheduledRunner } from "./runs.ts";
+import { hasActiveRecurring, RECURRING_KEYS } from "../recurring_active.ts";
 import { catchUpPlan, dueSlot } from "./slot_plan.ts";
 
-export type { ScheduledRun, ScheduledRunner } from "./daemon_runs.ts";
+export type { ScheduledRun, ScheduledRunner } from "./runs.ts";
 
 /** Resumes a session whose live loop or heartbeat lost its process (`runJob` with `resume`). */
 export type SessionResumer = (

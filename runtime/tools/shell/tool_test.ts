@@ -4,11 +4,11 @@
  * bwrap cannot run, except in CI.
  */
 import assert from "node:assert/strict";
-import { shellTool, type ShellToolOptions } from "./shell.ts";
-import type { ToolContext } from "./tool.ts";
-import type { ShellSandbox } from "./shell_sandbox.ts";
-import { exists as pathExists } from "../core/fs.ts";
-import { sandboxTests } from "../sandbox/_testing.ts";
+import { shellTool, type ShellToolOptions } from "./tool.ts";
+import type { ToolContext } from "../tool.ts";
+import type { ShellSandbox } from "./sandbox.ts";
+import { exists as pathExists } from "../../core/fs.ts";
+import { sandboxTests } from "../../sandbox/_testing.ts";
 
 const ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", HERMES_TEST_VALUE: "from-context" };
 const { probe, ignore } = await sandboxTests("shell tests", ENV.PATH);
@@ -151,7 +151,7 @@ for (const mode of ["sandboxed", "off"] as const) {
     const env = await run("env");
     assert.equal(env.status, "ok");
     const names = env.content.trim().split("\n").map((line) => line.slice(0, line.indexOf("=")));
-    // bash itself adds PWD, SHLVL and _; the git settings of shell_git_env.ts are added to every command.
+    // bash itself adds PWD, SHLVL and _; the git settings of git_env.ts are added to every command.
     const added = (n: string) =>
       ["PWD", "SHLVL", "_", "OLDPWD", "GIT_TERMINAL_PROMPT"].includes(n) ||
       n.startsWith("GIT_CONFIG_");

@@ -4,13 +4,13 @@
  * makes the denial meaningful. Skipped with the reason where bwrap cannot run, except in CI.
  */
 import assert from "node:assert/strict";
-import { builtinTools } from "./builtin.ts";
-import { checkToolSandbox, sandboxMode, type ToolSandbox } from "./shell_sandbox.ts";
-import type { Tool, ToolContext } from "./tool.ts";
-import { ToolsConfig } from "../config/job_schema.ts";
-import { ValidationError } from "../core/errors.ts";
-import { createLogger } from "../core/log.ts";
-import { sandboxTests } from "../sandbox/_testing.ts";
+import { builtinTools } from "../builtin.ts";
+import { checkToolSandbox, sandboxMode, type ToolSandbox } from "./sandbox.ts";
+import type { Tool, ToolContext } from "../tool.ts";
+import { ToolsConfig } from "../../config/job_schema.ts";
+import { ValidationError } from "../../core/errors.ts";
+import { createLogger } from "../../core/log.ts";
+import { sandboxTests } from "../../sandbox/_testing.ts";
 
 const PATH = "/usr/local/bin:/usr/bin:/bin";
 const { ignore } = await sandboxTests("shell sandbox tests", PATH);

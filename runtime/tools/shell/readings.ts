@@ -2,7 +2,7 @@
  * Other readings of one simple command, so that `tools.shell.deny` (and, for what the command runs,
  * `tools.shell.allow`) judge what would actually happen, not only the words as written (issue 11):
  *
- * - option grammars: git's global options precisely (shell_git.ts); for every other program the words
+ * - option grammars: git's global options precisely (git.ts); for every other program the words
  *   after leading options, each option taken with or without one value (`kubectl -n x delete` is read as
  *   `kubectl delete` too) — a reading may be wrong, never missed, since deny applies when *some* reading
  *   matches;
@@ -13,8 +13,8 @@
  * - what cannot be known (an alias from a config file, `--config-env`, `GIT_CONFIG_*`, `HOME=…`,
  *   `GIT_DIR=…`, `unset GIT_CONFIG_COUNT`): opaque, denied when any deny pattern exists.
  */
-import { assignmentOf, staticValue, type Word } from "./shell_parse.ts";
-import { gitReadings } from "./shell_git.ts";
+import { assignmentOf, staticValue, type Word } from "./parse.ts";
+import { gitReadings } from "./git.ts";
 
 export type Reading =
   /** Another command this runs or another reading of it; `allow`: it must also pass tools.shell.allow. */
@@ -58,7 +58,7 @@ export const WRAPPERS = new Set([
 ]);
 
 export const SHELLS = new Set(["bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "fish", "rbash"]);
-/** Shells, eval and source: their own grammar is read by shell_policy.ts. */
+/** Shells, eval and source: their own grammar is read by policy.ts. */
 export const INTERPRETERS = new Set([...SHELLS, "source", ".", "eval"]);
 
 /** Builtins and wrappers that pass `NAME=value` words on as environment. */
@@ -70,7 +70,7 @@ const COMMAND_ENV =
 const PAGER_ENV = /^(GIT_PAGER|PAGER|MANPAGER)$/;
 /**
  * Variables that point git (and other programs) at configuration, repositories or programs the line does
- * not show: a `.gitconfig` under another HOME, a planted repository, git's own settings (shell_git_env.ts
+ * not show: a `.gitconfig` under another HOME, a planted repository, git's own settings (git_env.ts
  * sets GIT_CONFIG_* for every command; changing or removing them would undo that).
  */
 const OPAQUE_ENV =

@@ -19,10 +19,10 @@
  *
  * What no reading of the line can see: aliases, hooks, filters and helpers already in config files or the
  * repository (`git commit` runs `.git/hooks/pre-commit`), and what those programs do. Every command runs
- * with settings that switch the fixed-name ones off and ignore planted global config (shell_git_env.ts).
+ * with settings that switch the fixed-name ones off and ignore planted global config (git_env.ts).
  */
-import { parseShell, staticValue, type Word } from "./shell_parse.ts";
-import { baseName, literalWord, type Reading } from "./shell_readings.ts";
+import { parseShell, staticValue, type Word } from "./parse.ts";
+import { baseName, literalWord, type Reading } from "./readings.ts";
 
 const FLAGS = new Set([
   "-p",

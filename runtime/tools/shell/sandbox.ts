@@ -15,15 +15,15 @@
  *   is killed when the command ends.
  */
 import { resolve } from "node:path";
-import type { ToolsConfig } from "../config/job_schema.ts";
-import { ValidationError } from "../core/errors.ts";
-import type { Logger } from "../core/log.ts";
-import { probeOptions, probeSandbox, type SandboxProbe } from "../sandbox/probe.ts";
-import { type Bubblewrap, type SandboxPolicy, wrapCommand } from "../sandbox/sandbox.ts";
-import { existsSync, realPathOrNull } from "../core/fs.ts";
-import { enclosingRepo } from "../sandbox/git_repo.ts";
-import { configuredLimits, PRIVATE_DIRS } from "../sandbox/policy.ts";
-import { homeSecrets, hostSecrets } from "../sandbox/host_secrets.ts";
+import type { ToolsConfig } from "../../config/job_schema.ts";
+import { ValidationError } from "../../core/errors.ts";
+import type { Logger } from "../../core/log.ts";
+import { probeOptions, probeSandbox, type SandboxProbe } from "../../sandbox/probe.ts";
+import { type Bubblewrap, type SandboxPolicy, wrapCommand } from "../../sandbox/sandbox.ts";
+import { existsSync, realPathOrNull } from "../../core/fs.ts";
+import { enclosingRepo } from "../../sandbox/git_repo.ts";
+import { configuredLimits, PRIVATE_DIRS } from "../../sandbox/policy.ts";
+import { homeSecrets, hostSecrets } from "../../sandbox/host_secrets.ts";
 
 /** The shell tool's sandbox settings, paths absolute. */
 export interface ShellSandbox {

@@ -1,7 +1,7 @@
 /** Re-reading a daemon's job files after an edit: only changed files are parsed again. */
-import { errorMessage } from "../runtime/core/errors.ts";
-import type { Logger } from "../runtime/core/log.ts";
-import { jobFiles, loadScheduledJob, type ScheduledJob } from "./daemon_jobs.ts";
+import { errorMessage } from "../../runtime/core/errors.ts";
+import type { Logger } from "../../runtime/core/log.ts";
+import { jobFiles, loadScheduledJob, type ScheduledJob } from "./jobs.ts";
 
 export interface ScheduledEntry {
   job: ScheduledJob;

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { checkShellCommand, type ShellRules } from "./shell_policy.ts";
+import { checkShellCommand, type ShellRules } from "./policy.ts";
 
 const rules: ShellRules = { allow: ["git *", "echo *", "gh issue *", "grep *"], deny: ["git push *"] };
 

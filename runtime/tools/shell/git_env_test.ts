@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { gitEnvironment, SAFE_GIT_SETTINGS } from "./shell_git_env.ts";
+import { gitEnvironment, SAFE_GIT_SETTINGS } from "./git_env.ts";
 
 const files = new Set(["/home/me/.gitconfig", "/work/out/home/.gitconfig"]);
 const realPath = (path: string) => files.has(path) || path.startsWith("/work") ? path : null;

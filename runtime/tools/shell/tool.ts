@@ -1,26 +1,26 @@
 /**
  * The `shell {command}` tool. Every simple command of the line is checked against `tools.shell.allow`
- * and `tools.shell.deny` first (rules in shell_policy.ts); a denied call never runs. Without `allow`,
+ * and `tools.shell.deny` first (rules in policy.ts); a denied call never runs. Without `allow`,
  * every command that is not denied may run: listing `shell` in the job enables it.
  *
  * An allowed command runs with the host's bash (or sh where there is no bash) `-c`, inside the OS sandbox
- * (shell_sandbox.ts: read-only host with secrets hidden, only the write roots writable, private /tmp, no
+ * (sandbox.ts: read-only host with secrets hidden, only the write roots writable, private /tmp, no
  * network, own PID namespace and /proc), in `cwd` (resolved against the job directory; default the job
  * directory), with exactly the session's tool environment, stdin closed, stdout and stderr combined and
- * capped at `max_output`, and git settings that ignore planted configuration (shell_git_env.ts). On timeout or cancellation the command is killed with SIGKILL; when it ends,
+ * capped at `max_output`, and git settings that ignore planted configuration (git_env.ts). On timeout or cancellation the command is killed with SIGKILL; when it ends,
  * everything it started is killed with its PID namespace (`setsid` and double forks included). With
  * `sandbox: off` the command runs on the host in its own process group, which is what gets killed.
  */
 import { resolve } from "node:path";
-import { denied, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
-import { checkShellCommand, type ShellRules } from "./shell_policy.ts";
-import { findShell, sandboxPolicy, type ShellSandbox } from "./shell_sandbox.ts";
-import { CappedBytes, readCapped } from "./_capped.ts";
-import { gitEnvironment } from "./shell_git_env.ts";
-import { formatDuration } from "../core/duration.ts";
-import { errorMessage, ValidationError } from "../core/errors.ts";
-import { probeOptions, probeSandbox, type SandboxProbe } from "../sandbox/probe.ts";
-import { type Bubblewrap, wrapCommand } from "../sandbox/sandbox.ts";
+import { denied, type Tool, type ToolContext, type ToolOutcome } from "../tool.ts";
+import { checkShellCommand, type ShellRules } from "./policy.ts";
+import { findShell, sandboxPolicy, type ShellSandbox } from "./sandbox.ts";
+import { CappedBytes, readCapped } from "../_capped.ts";
+import { gitEnvironment } from "./git_env.ts";
+import { formatDuration } from "../../core/duration.ts";
+import { errorMessage, ValidationError } from "../../core/errors.ts";
+import { probeOptions, probeSandbox, type SandboxProbe } from "../../sandbox/probe.ts";
+import { type Bubblewrap, wrapCommand } from "../../sandbox/sandbox.ts";
 
 export interface ShellToolOptions extends ShellRules {
   /** Absolute working directory. */

@@ -2,9 +2,9 @@
  * `hermes daemon status`: which daemons run (a small file per daemon under HOME/daemons), their jobs with
  * next slots, and the last runs from the store.
  */
-import { isProvablyDead, type ProcessIdentity } from "../runtime/core/process_identity.ts";
-import type { RunRow, Store } from "../runtime/store/store.ts";
-import type { ScheduledJob } from "./daemon_jobs.ts";
+import { isProvablyDead, type ProcessIdentity } from "../../runtime/core/process_identity.ts";
+import type { RunRow, Store } from "../../runtime/store/store.ts";
+import type { ScheduledJob } from "./jobs.ts";
 
 export interface DaemonRecord {
   host: string;

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseShell, type SimpleCommand, staticValue } from "./shell_parse.ts";
+import { parseShell, type SimpleCommand, staticValue } from "./parse.ts";
 
 /** Each simple command as its words, dynamic parts shown as `<…>`. */
 function commands(source: string): string[][] {

@@ -2,10 +2,10 @@
  * `hermes daemon` as real processes on one store, running real sessions with a scripted model.
  */
 import assert from "node:assert/strict";
-import { hermes, MAIN, ROOT } from "../tests/_cli.ts";
-import type { Store } from "../runtime/store/store.ts";
-import { sqliteHandle } from "../runtime/store/sqlite/_testing.ts";
-import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
+import { hermes, MAIN, ROOT } from "../../tests/_cli.ts";
+import type { Store } from "../../runtime/store/store.ts";
+import { sqliteHandle } from "../../runtime/store/sqlite/_testing.ts";
+import { openSqliteStore } from "../../runtime/store/sqlite/sqlite_store.ts";
 
 const JOB = `name: tick
 model: { provider: scripted, script: ./tick.replies.yaml }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { checkShellCommand, type ShellRules } from "./shell_policy.ts";
+import { checkShellCommand, type ShellRules } from "./policy.ts";
 
 const push: ShellRules = {
   allow: ["git *", "echo *", "sudo *", "timeout *", "env *", "xargs *", "nice *"],
