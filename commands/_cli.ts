@@ -5,7 +5,7 @@ import { parseArgs } from "node:util";
 import type { Clock } from "../runtime/core/clock.ts";
 import { errorMessage, RunError, ValidationError } from "../runtime/core/errors.ts";
 import { didYouMean } from "../runtime/core/suggest.ts";
-import { COMMANDS } from "./_help.ts";
+import { type CommandName, COMMANDS, GLOBAL_FLAGS, parseOptions } from "./_flags.ts";
 import type { Logger, LogLevel } from "../runtime/core/log.ts";
 import type { Redactor } from "../runtime/core/redact.ts";
 import type { Store } from "../runtime/store/store.ts";
@@ -23,7 +23,7 @@ import { retryingStore } from "../runtime/store/retrying_store.ts";
 import { systemClock } from "../runtime/core/clock.ts";
 
 export interface Cli {
-  /** Arguments after the subcommand name (global flags included; parse them with `globalOptions`). */
+  /** Arguments after the subcommand name (global flags included; parse them with `parseCommandArgs`). */
   args: string[];
   /** The environment snapshot taken at start-up; the only place env is read. */
   env: Record<string, string>;
@@ -59,36 +59,17 @@ export interface Cli {
   openStore(): Promise<Store>;
 }
 
-export const globalOptions = {
-  home: { type: "string" },
-  db: { type: "string" },
-  policy: { type: "string" },
-  "log-level": { type: "string" },
-  quiet: { type: "boolean", short: "q" },
-  help: { type: "boolean", short: "h" },
-  version: { type: "boolean", short: "V" },
-} as const satisfies ParseArgsOptionsConfig;
-
 /**
- * parseArgs with the global flags merged in. A flag parseArgs refuses becomes one ValidationError line
- * naming the command and the flag, with a did-you-mean; a flag without a help line is a programming error.
+ * parseArgs with the command's flags and the global ones, as `_flags.ts` defines them. A flag parseArgs
+ * refuses becomes one ValidationError line naming the command and the flag, with a did-you-mean.
  */
-export function parseCommandArgs<T extends ParseArgsOptionsConfig>(
-  command: string,
-  args: string[],
-  options: T,
-) {
-  const documented = COMMANDS[command]?.flags ?? {};
-  for (const name of Object.keys(options)) {
-    if (!documented[name]) {
-      throw new Error(`flag --${name} of hermes ${command} has no line in commands/_help.ts`);
-    }
-  }
-  const all = { ...globalOptions, ...options };
+export function parseCommandArgs<N extends CommandName>(command: N, args: string[]) {
+  const flags: (typeof COMMANDS)[N]["flags"] = COMMANDS[command].flags;
+  const options = { ...parseOptions(GLOBAL_FLAGS), ...parseOptions(flags) };
   try {
-    return parseArgs({ args, options: all, allowPositionals: true, strict: true });
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new ValidationError(`hermes ${command}: ${parseError(error, all)}`);
+    throw new ValidationError(`hermes ${command}: ${parseError(error, options)}`);
   }
 }
 

@@ -1,240 +1,13 @@
 /**
- * Every command's usage and flags with a one-line description: the text of `hermes help CMD` /
- * `hermes CMD --help`, and the names a mistyped command or flag is matched against. No imports, so help
- * and "did you mean" cost no start-up; `parseCommandArgs` refuses a flag that is not described here.
+ * The text of `hermes --help`, `hermes help CMD` and `hermes CMD --help`, rendered from the command and flag
+ * definitions in `_flags.ts` (the same ones the parser uses). No other imports, so help costs no start-up.
  */
+import { COMMAND_NAMES, type CommandDef, COMMANDS as DEFINED, type FlagDef, GLOBAL_FLAGS } from "./_flags.ts";
 
-export interface FlagHelp {
-  short?: string;
-  /** The value's placeholder; absent for a boolean flag. */
-  value?: string;
-  text: string;
-}
+export { COMMAND_NAMES };
 
-interface CommandHelp {
-  usage: string[];
-  flags: Record<string, FlagHelp>;
-  notes?: string;
-}
-
-export const GLOBAL_FLAGS: Record<string, FlagHelp> = {
-  home: { value: "DIR", text: "Hermes home (default $HERMES_HOME or ~/.hermes); the store is HOME/state.db" },
-  db: {
-    value: "FILE|URL",
-    text: "the store: a SQLite file or postgres://… (also $HERMES_DATABASE_URL, config.yaml store.url)",
-  },
-  policy: {
-    value: "FILE",
-    text:
-      "trust policy bounding what job files may ask for (also $HERMES_POLICY; replaces config.yaml policy:)",
-  },
-  "log-level": { value: "LEVEL", text: "error, warn, info (default) or debug; also $HERMES_LOG_LEVEL" },
-  quiet: { short: "q", text: "only errors on stderr" },
-  help: { short: "h", text: "show this help" },
-  version: { short: "V", text: "print the version" },
-};
-
-const JSON_FLAG: FlagHelp = { text: "print JSON instead of text" };
-const SESSIONS_NOTE = 'ID is a session id, a unique prefix of one, or "latest". Several ids are all-or-none.';
-
-export const COMMANDS: Record<string, CommandHelp> = {
-  run: {
-    usage: [
-      "hermes run JOB.yaml [--input k=v]... [--output text|json|stream-json] [--resume SESSION] [--model NAME]",
-      'hermes run -p "prompt" [--tools read_file,list_dir] [--allow "git *"]   (prompt from stdin with -p -)',
-    ],
-    flags: {
-      prompt: {
-        short: "p",
-        value: "PROMPT",
-        text: "one-shot prompt (- reads stdin); with a job file, replaces its prompt and steps",
-      },
-      input: { short: "i", value: "k=v", text: "set a job input (repeatable)" },
-      output: {
-        short: "o",
-        value: "FORMAT",
-        text: "text (default), json (one result object) or stream-json (NDJSON events)",
-      },
-      resume: {
-        short: "r",
-        value: "SESSION",
-        text: "continue a stored session (id, unique prefix or latest)",
-      },
-      model: { short: "m", value: "NAME", text: "model name, overriding the job's and config.yaml's" },
-      "max-turns": { value: "N", text: "stop after N model turns (exit 3), overriding limits.max_turns" },
-      timeout: {
-        value: "DURATION",
-        text: "stop after this long, e.g. 90s or 15m (exit 3), overriding limits.timeout",
-      },
-      tools: {
-        value: "LIST",
-        text:
-          "offer these built-in tools, comma-separated (read_file,list_dir,write_file,http_fetch,shell), rooted at the current directory",
-      },
-      allow: {
-        value: "PATTERN",
-        text: "offer shell, allowing commands matching PATTERN, e.g. 'git *' (repeatable)",
-      },
-      untrusted: {
-        text:
-          "hold the job file to the strict built-in policy: sandbox on, writes only in its directory, no " +
-          "network, env templates, plugins or MCP servers of its own, endpoint from config.yaml",
-      },
-    },
-    notes: "Exit codes: 0 success, 1 failed, 2 invalid input, 3 limit reached, 130 SIGINT, 143 SIGTERM.",
-  },
-  validate: {
-    usage: ["hermes validate JOB.yaml|DIR... [--json] [--deep]"],
-    flags: {
-      json: { text: "print one JSON array of {file, valid, job, errors}" },
-      deep: { text: "also start the job's plugins and MCP servers (as run does) and stop them" },
-    },
-    notes: "Checks this machine too (the OS sandbox a shell tool, plugin or MCP server needs). A directory " +
-      "means the job files in it: *.yaml with a top-level name: and prompt:, steps:, schedule:, model: or " +
-      "tools: (or the job.schema.json modeline); the other YAML files are named as skipped. Exit 0 or 2.",
-  },
-  schema: { usage: ["hermes schema"], flags: {}, notes: "Prints the JSON Schema of job files." },
-  sessions: {
-    usage: [
-      "hermes sessions list|show|export|search|delete|archive|unarchive|prune|compact|compactions … [--json]",
-    ],
-    flags: {},
-    notes: "Run `hermes help sessions COMMAND` for one command's flags.",
-  },
-  "sessions list": {
-    usage: [
-      "hermes sessions list [--json] [--job NAME] [--status S] [--since 7d|DATE] [--archived] [--limit N]",
-    ],
-    flags: {
-      json: { text: "print a JSON array (the default when stdout is not a terminal)" },
-      job: { value: "NAME", text: "only sessions of this job" },
-      status: {
-        value: "STATUS",
-        text: "only sessions with this status (running, success, failed, limit, interrupted, …)",
-      },
-      since: { value: "AGE|DATE", text: "only sessions updated since, e.g. 7d or 2026-01-31" },
-      archived: { text: "list archived sessions instead" },
-      limit: { value: "N", text: "at most N sessions" },
-    },
-    notes: "Newest first; a table on a terminal, a JSON array otherwise.",
-  },
-  "sessions show": {
-    usage: ["hermes sessions show ID [--all] [--json]"],
-    flags: { all: { text: "also rows replaced by compaction ([compacted])" }, json: JSON_FLAG },
-    notes: SESSIONS_NOTE,
-  },
-  "sessions export": {
-    usage: ["hermes sessions export ID [--format jsonl|md] [-o FILE]"],
-    flags: {
-      format: { value: "FORMAT", text: "jsonl (default: a session line, then one per message) or md" },
-      output: { short: "o", value: "FILE", text: "write to FILE instead of stdout" },
-    },
-    notes: SESSIONS_NOTE,
-  },
-  "sessions search": {
-    usage: ["hermes sessions search QUERY... [--json] [--job NAME] [--limit N] [--sort newest|relevance]"],
-    flags: {
-      json: JSON_FLAG,
-      job: { value: "NAME", text: "only sessions of this job" },
-      limit: { value: "N", text: "at most N hits" },
-      sort: { value: "ORDER", text: "newest (default) or relevance" },
-    },
-    notes:
-      'Full-text search over all messages, compacted ones included; words are ANDed, "quoted phrase", prefix*.',
-  },
-  "sessions delete": {
-    usage: ["hermes sessions delete ID... [--force] [--json]"],
-    flags: { force: { text: "also sessions held by a live process" }, json: JSON_FLAG },
-    notes: SESSIONS_NOTE,
-  },
-  "sessions archive": {
-    usage: ["hermes sessions archive ID... [--force] [--json]"],
-    flags: { force: { text: "also sessions held by a live process" }, json: JSON_FLAG },
-    notes: "Hides sessions from list and keeps everything (list --archived shows them). " + SESSIONS_NOTE,
-  },
-  "sessions unarchive": {
-    usage: ["hermes sessions unarchive ID... [--json]"],
-    flags: { json: JSON_FLAG },
-    notes: SESSIONS_NOTE,
-  },
-  "sessions prune": {
-    usage: ["hermes sessions prune --older-than 30d [--job NAME] [--dry-run] [--yes] [--json]"],
-    flags: {
-      "older-than": {
-        value: "AGE",
-        text: "delete sessions not updated for this long (a unit is required: 30d, 12h)",
-      },
-      job: { value: "NAME", text: "only sessions of this job" },
-      "dry-run": { text: "list what would be deleted, delete nothing" },
-      yes: { short: "y", text: "do not ask (required when stdin is not a terminal)" },
-      json: JSON_FLAG,
-    },
-  },
-  "sessions compact": {
-    usage: ["hermes sessions compact ID [--focus TEXT] [--json]"],
-    flags: { focus: { value: "TEXT", text: "what the summary should keep" }, json: JSON_FLAG },
-    notes: "Compacts now (like /compress) with the session's own model and settings.",
-  },
-  "sessions compactions": {
-    usage: ["hermes sessions compactions ID [--json]"],
-    flags: { json: JSON_FLAG },
-    notes: "The compaction report: passes, outcomes, context occupancy. " + SESSIONS_NOTE,
-  },
-  daemon: {
-    usage: [
-      "hermes daemon [JOB.yaml | DIR]... [--grace DURATION]",
-      "hermes daemon status [JOB.yaml | DIR]... [--json]",
-    ],
-    flags: {
-      grace: { value: "DURATION", text: "on SIGTERM, let running work finish for this long" },
-      json: { text: "with status: print JSON" },
-    },
-  },
-  plugins: {
-    usage: ["hermes plugins list|check PATH [--json]"],
-    flags: { json: { text: "with list: print JSON" } },
-  },
-  mcp: {
-    usage: ["hermes mcp list [JOB.yaml] [--json]"],
-    flags: { json: JSON_FLAG },
-    notes: "The MCP servers of a job (or of config.yaml), their status and tools.",
-  },
-  store: {
-    usage: ["hermes store info [--json]", "hermes store migrate --to postgres://… [--json]"],
-    flags: {
-      to: { value: "URL", text: "with migrate: the PostgreSQL store to copy this store into" },
-      json: JSON_FLAG,
-    },
-    notes: "info: backend, schema version and row counts. migrate: copies every session (archived ones, " +
-      "compacted rows, state and compaction log included), the schedule run history and plugin state, then " +
-      "verifies counts and a checksum per session and every other row; re-running copies only what is " +
-      "missing, and exit 1 names what differs.",
-  },
-  doctor: {
-    usage: ["hermes doctor [--json] [--full]"],
-    flags: {
-      json: JSON_FLAG,
-      full: {
-        text: "check the SQLite store with the full integrity_check (default: the faster quick_check)",
-      },
-    },
-    notes:
-      "Can this machine run the OS sandbox, plugins and the store? The store check reads without changing " +
-      "anything: a SQLite file must be SQLite, intact and of a known schema version; a PostgreSQL store must " +
-      "be reachable with a known schema version (pending migrations are named). One line per check; exit 1 " +
-      "when one fails.",
-  },
-  rpc: {
-    usage: ["hermes rpc [--max-line SIZE]"],
-    flags: { "max-line": { value: "SIZE", text: "largest accepted request line, e.g. 16MiB" } },
-    notes: "JSON-RPC 2.0 over stdin/stdout, one message per line.",
-  },
-  acp: { usage: ["hermes acp"], flags: {}, notes: "Agent Client Protocol over stdin/stdout." },
-  help: { usage: ["hermes help [COMMAND]"], flags: {}, notes: "Same as `hermes COMMAND --help`." },
-};
-
-/** The top-level command names, for "did you mean". */
-export const COMMAND_NAMES = Object.keys(COMMANDS).filter((name) => !name.includes(" "));
+/** Every command by name (`"sessions prune"` for a sessions subcommand). */
+export const COMMANDS: Readonly<Record<string, CommandDef>> = DEFINED;
 
 export function overview(version: string): string {
   const usage = COMMAND_NAMES.filter((name) => name !== "help").flatMap((name) => COMMANDS[name]!.usage);
@@ -271,10 +44,20 @@ export function commandHelp(name: string): string | undefined {
   return lines.join("\n");
 }
 
-function flagLines(flags: Record<string, FlagHelp>): string[] {
+/** `-p, --prompt PROMPT` */
+export function flagHead(name: string, flag: FlagDef): string {
+  return `${flag.short ? `-${flag.short}, ` : ""}--${name}${flag.value ? ` ${flag.value}` : ""}`;
+}
+
+/** The flag's line of text, with "(repeatable)" when it may be given several times. */
+export function flagText(flag: FlagDef): string {
+  return flag.multiple ? `${flag.text} (repeatable)` : flag.text;
+}
+
+function flagLines(flags: Readonly<Record<string, FlagDef>>): string[] {
   const heads = Object.entries(flags).map(([name, flag]) =>
-    `${flag.short ? `-${flag.short}, ` : "    "}--${name}${flag.value ? ` ${flag.value}` : ""}`
+    `${flag.short ? "" : "    "}${flagHead(name, flag)}`
   );
   const width = Math.max(0, ...heads.map((head) => head.length)) + 2;
-  return Object.values(flags).map((flag, i) => `  ${heads[i]!.padEnd(width)}${flag.text}`);
+  return Object.values(flags).map((flag, i) => `  ${heads[i]!.padEnd(width)}${flagText(flag)}`);
 }

@@ -5,7 +5,7 @@ import { serveAcp } from "../runtime/acp/agent.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
 
 export function main(cli: Cli): Promise<number> {
-  const { positionals } = parseCommandArgs("acp", cli.args, {});
+  const { positionals } = parseCommandArgs("acp", cli.args);
   if (positionals.length > 0) {
     throw new ValidationError(`hermes acp: unexpected argument "${positionals[0]}"`);
   }

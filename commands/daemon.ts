@@ -17,10 +17,7 @@ import { jobFiles, loadScheduledJob, type ScheduledJob } from "../loops/daemon/j
 import { formatStatus, jobStatus, liveDaemons, registerDaemon } from "../loops/daemon/status.ts";
 
 export async function main(cli: Cli): Promise<number> {
-  const { values, positionals } = parseCommandArgs("daemon", cli.args, {
-    json: { type: "boolean" },
-    grace: { type: "string" },
-  });
+  const { values, positionals } = parseCommandArgs("daemon", cli.args);
   if (positionals[0] === "status") return await status(cli, positionals.slice(1), values.json ?? false);
   if (values.json) throw new ValidationError("hermes daemon: --json goes with `hermes daemon status`");
   if (positionals.length === 0) {

@@ -21,10 +21,7 @@ export interface Check {
 }
 
 export async function main(cli: Cli): Promise<number> {
-  const { values } = parseCommandArgs("doctor", cli.args, {
-    json: { type: "boolean" },
-    full: { type: "boolean" },
-  });
+  const { values } = parseCommandArgs("doctor", cli.args);
   const probe = await probeSandbox(probeOptions(cli.env));
   const checks = [
     sandboxCheck(probe),

@@ -13,7 +13,7 @@ import { type McpServerStatus, startMcpServers } from "../runtime/mcp/mod.ts";
 import { visibleText } from "../runtime/core/visible.ts";
 
 export async function main(cli: Cli): Promise<number> {
-  const { values, positionals } = parseCommandArgs("mcp", cli.args, { json: { type: "boolean" } });
+  const { values, positionals } = parseCommandArgs("mcp", cli.args);
   const [sub, path, ...extra] = positionals;
   if (sub !== "list" || extra.length > 0) {
     throw new ValidationError("hermes mcp: expected `mcp list [JOB.yaml] [--json]`");

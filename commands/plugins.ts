@@ -27,7 +27,7 @@ interface Target {
 }
 
 export async function main(cli: Cli): Promise<number> {
-  const { values, positionals } = parseCommandArgs("plugins", cli.args, { json: { type: "boolean" } });
+  const { values, positionals } = parseCommandArgs("plugins", cli.args);
   const [sub, path, ...extra] = positionals;
   if ((sub !== "list" && sub !== "check") || path === undefined || extra.length > 0) {
     throw new ValidationError(

@@ -6,7 +6,7 @@ import { ValidationError } from "../runtime/core/errors.ts";
 import { DEFAULT_MAX_LINE_BYTES, serveRpc } from "../runtime/rpc/serve.ts";
 
 export function main(cli: Cli): Promise<number> {
-  const { values, positionals } = parseCommandArgs("rpc", cli.args, { "max-line": { type: "string" } });
+  const { values, positionals } = parseCommandArgs("rpc", cli.args);
   if (positionals.length > 0) {
     throw new ValidationError(`hermes rpc: unexpected argument "${positionals[0]}"`);
   }

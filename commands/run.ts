@@ -91,18 +91,7 @@ function outputFlag(args: readonly string[]): string | undefined {
 }
 
 async function execute(cli: Cli, seen: Seen): Promise<number> {
-  const { values, positionals } = parseCommandArgs("run", cli.args, {
-    prompt: { type: "string", short: "p" },
-    input: { type: "string", short: "i", multiple: true },
-    output: { type: "string", short: "o" },
-    resume: { type: "string", short: "r" },
-    model: { type: "string", short: "m" },
-    "max-turns": { type: "string" },
-    timeout: { type: "string" },
-    tools: { type: "string" },
-    allow: { type: "string", multiple: true },
-    untrusted: { type: "boolean" },
-  });
+  const { values, positionals } = parseCommandArgs("run", cli.args);
   if (positionals.length > 1) {
     throw new ValidationError(
       `hermes run: expected one job file, got ${positionals.length}: ${positionals.join(" ")}`,

@@ -14,10 +14,7 @@ import { isPostgresUrl, redactUrl } from "../runtime/store/postgres/_url.ts";
 import type { PluginStateRow, RunRow, SessionExport, Store, StoreInfo } from "../runtime/store/store.ts";
 
 export async function main(cli: Cli): Promise<number> {
-  const { values, positionals } = parseCommandArgs("store", cli.args, {
-    to: { type: "string" },
-    json: { type: "boolean" },
-  });
+  const { values, positionals } = parseCommandArgs("store", cli.args);
   const [sub, ...rest] = positionals;
   if (rest.length > 0) throw new ValidationError(`hermes store: unexpected argument "${rest[0]}"`);
   if (sub === "info") {

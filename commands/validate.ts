@@ -23,10 +23,7 @@ interface FileResult {
 }
 
 export async function main(cli: Cli): Promise<number> {
-  const { values, positionals } = parseCommandArgs("validate", cli.args, {
-    json: { type: "boolean" },
-    deep: { type: "boolean" },
-  });
+  const { values, positionals } = parseCommandArgs("validate", cli.args);
   if (positionals.length === 0) {
     throw new ValidationError("hermes validate: expected at least one JOB.yaml or DIR");
   }

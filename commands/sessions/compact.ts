@@ -21,10 +21,7 @@ import { bothHooks, jobHooks } from "./_job_hooks.ts";
 const COMMAND = "sessions compact";
 
 export async function compact(ctx: SessionsContext): Promise<number> {
-  const { values, positionals } = parseCommandArgs(COMMAND, ctx.args, {
-    focus: { type: "string" },
-    json: { type: "boolean" },
-  });
+  const { values, positionals } = parseCommandArgs(COMMAND, ctx.args);
   const ref = exactlyOneId(COMMAND, positionals);
   const { cli } = ctx;
   return await withGlobalHooks(cli, async (store, hooks) => {

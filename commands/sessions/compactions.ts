@@ -11,7 +11,7 @@ import { exactlyOneId, type SessionsContext, withStore } from "./_context.ts";
 const COMMAND = "sessions compactions";
 
 export async function compactions(ctx: SessionsContext): Promise<number> {
-  const { values, positionals } = parseCommandArgs(COMMAND, ctx.args, { json: { type: "boolean" } });
+  const { values, positionals } = parseCommandArgs(COMMAND, ctx.args);
   const ref = exactlyOneId(COMMAND, positionals);
   const report = await withStore(ctx.cli, async (store) => {
     const [id] = await store.resolveSessionIds([ref], { action: "report compactions of session" });

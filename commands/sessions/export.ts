@@ -9,10 +9,7 @@ const COMMAND = "sessions export";
 const FLUSH_AT = 64 * 1024;
 
 export async function exportCommand(ctx: SessionsContext): Promise<number> {
-  const { values, positionals } = parseCommandArgs(COMMAND, ctx.args, {
-    format: { type: "string" },
-    output: { type: "string", short: "o" },
-  });
+  const { values, positionals } = parseCommandArgs(COMMAND, ctx.args);
   const ref = exactlyOneId(COMMAND, positionals);
   const format = (values.format ?? "jsonl") as ExportFormat;
   if (!EXPORT_FORMATS.includes(format)) {

@@ -16,14 +16,7 @@ const COMMAND = "sessions list";
 const STATUSES = ["running", "idle", "success", "failed", "limit", "interrupted"];
 
 export async function list(ctx: SessionsContext): Promise<number> {
-  const { values, positionals } = parseCommandArgs(COMMAND, ctx.args, {
-    json: { type: "boolean" },
-    job: { type: "string" },
-    status: { type: "string" },
-    since: { type: "string" },
-    archived: { type: "boolean" },
-    limit: { type: "string" },
-  });
+  const { values, positionals } = parseCommandArgs(COMMAND, ctx.args);
   noPositionals(COMMAND, positionals);
   if (values.status !== undefined && !STATUSES.includes(values.status)) {
     throw new ValidationError(

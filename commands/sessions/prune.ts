@@ -14,13 +14,7 @@ import { withGlobalHooks } from "./_hooks.ts";
 const COMMAND = "sessions prune";
 
 export async function prune(ctx: SessionsContext): Promise<number> {
-  const { values, positionals } = parseCommandArgs(COMMAND, ctx.args, {
-    "older-than": { type: "string" },
-    job: { type: "string" },
-    "dry-run": { type: "boolean" },
-    yes: { type: "boolean", short: "y" },
-    json: { type: "boolean" },
-  });
+  const { values, positionals } = parseCommandArgs(COMMAND, ctx.args);
   noPositionals(COMMAND, positionals);
   const olderThan = values["older-than"];
   if (olderThan === undefined) {

@@ -2,7 +2,6 @@
  * `hermes sessions delete|archive|unarchive ID...`: all or none. stdout lists the affected ids, one per line
  * (or one JSON object with --json); a summary goes to stderr.
  */
-import type { ParseArgsOptionsConfig } from "node:util";
 import { parseCommandArgs } from "../_cli.ts";
 import { ValidationError } from "../../runtime/core/errors.ts";
 import { archiveSessions, deleteSessions } from "../../runtime/session_admin/remove.ts";
@@ -10,7 +9,8 @@ import { type SessionsContext, withStore } from "./_context.ts";
 import { withGlobalHooks } from "./_hooks.ts";
 
 export async function deleteCommand(ctx: SessionsContext): Promise<number> {
-  const { values, ids } = parseIds(ctx, "delete", FORCEABLE);
+  const { values, positionals: ids } = parseCommandArgs("sessions delete", ctx.args);
+  requireIds("sessions delete", ids);
   return await withGlobalHooks(ctx.cli, async (store, hooks) => {
     const deleted = await deleteSessions(store, ids, { hooks, force: values.force ?? false });
     await report(ctx, values.json, { deleted_ids: deleted }, deleted, `deleted ${plural(deleted.length)}`);
@@ -19,7 +19,8 @@ export async function deleteCommand(ctx: SessionsContext): Promise<number> {
 }
 
 export async function archiveCommand(ctx: SessionsContext): Promise<number> {
-  const { values, ids } = parseIds(ctx, "archive", FORCEABLE);
+  const { values, positionals: ids } = parseCommandArgs("sessions archive", ctx.args);
+  requireIds("sessions archive", ids);
   return await withGlobalHooks(ctx.cli, async (store, hooks) => {
     const result = await archiveSessions(store, ids, { hooks, force: values.force ?? false });
     const note = result.unchanged.length ? `; already archived: ${result.unchanged.join(", ")}` : "";
@@ -35,7 +36,8 @@ export async function archiveCommand(ctx: SessionsContext): Promise<number> {
 }
 
 export async function unarchiveCommand(ctx: SessionsContext): Promise<number> {
-  const { values, ids } = parseIds(ctx, "unarchive", PLAIN);
+  const { values, positionals: ids } = parseCommandArgs("sessions unarchive", ctx.args);
+  requireIds("sessions unarchive", ids);
   const result = await withStore(ctx.cli, (store) => store.unarchiveSessions(ids));
   const note = result.unchanged.length ? `; not archived: ${result.unchanged.join(", ")}` : "";
   await report(
@@ -48,16 +50,10 @@ export async function unarchiveCommand(ctx: SessionsContext): Promise<number> {
   return 0;
 }
 
-const FORCEABLE = { json: { type: "boolean" }, force: { type: "boolean" } } as const;
-const PLAIN = { json: { type: "boolean" } } as const;
-
-function parseIds<T extends ParseArgsOptionsConfig>(ctx: SessionsContext, name: string, options: T) {
-  const command = `sessions ${name}`;
-  const { values, positionals } = parseCommandArgs(command, ctx.args, options);
-  if (positionals.length === 0) {
+function requireIds(command: string, ids: string[]): void {
+  if (ids.length === 0) {
     throw new ValidationError(`hermes ${command}: expected at least one session id (or "latest")`);
   }
-  return { values, ids: positionals };
 }
 
 async function report(

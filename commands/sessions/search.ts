@@ -16,12 +16,7 @@ import { renderHits } from "./_render.ts";
 const COMMAND = "sessions search";
 
 export async function search(ctx: SessionsContext): Promise<number> {
-  const { values, positionals } = parseCommandArgs(COMMAND, ctx.args, {
-    json: { type: "boolean" },
-    job: { type: "string" },
-    limit: { type: "string" },
-    sort: { type: "string" },
-  });
+  const { values, positionals } = parseCommandArgs(COMMAND, ctx.args);
   if (positionals.length === 0) throw new ValidationError(`hermes ${COMMAND}: expected a QUERY`);
   const options: SearchOptions = { redact: ctx.cli.redact };
   if (values.job !== undefined) options.job = values.job;

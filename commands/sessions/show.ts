@@ -7,10 +7,7 @@ import { renderTranscript } from "./_render.ts";
 const COMMAND = "sessions show";
 
 export async function show(ctx: SessionsContext): Promise<number> {
-  const { values, positionals } = parseCommandArgs(COMMAND, ctx.args, {
-    all: { type: "boolean" },
-    json: { type: "boolean" },
-  });
+  const { values, positionals } = parseCommandArgs(COMMAND, ctx.args);
   const ref = exactlyOneId(COMMAND, positionals);
   const transcript = await withStore(ctx.cli, async (store) => {
     const [id] = await store.resolveSessionIds([ref], { action: "show session" });

@@ -1,0 +1,266 @@
+/**
+ * Every command and flag, each defined once: the parser's options (`parseCommandArgs`), the text of
+ * `hermes help CMD` / `hermes CMD --help` (`_help.ts`), the names "did you mean" matches against, and the
+ * CLI reference (docs/cli.md, written by `deno task docs`) all come from these definitions. No imports, so
+ * help costs no start-up. A new flag is one entry here; the command reads it from `parseCommandArgs`.
+ */
+
+/** One flag: a switch when it has no `value`, else a string option whose placeholder `value` names. */
+export interface FlagDef {
+  readonly short?: string;
+  /** The value's placeholder in help (`--model NAME`); absent for a boolean switch. */
+  readonly value?: string;
+  /** May be given several times; the command gets every value, in order. */
+  readonly multiple?: boolean;
+  /** One line: what the flag does, its default and what it overrides. */
+  readonly text: string;
+}
+
+export interface CommandDef {
+  readonly usage: readonly string[];
+  readonly flags: Readonly<Record<string, FlagDef>>;
+  readonly notes?: string;
+}
+
+export const GLOBAL_FLAGS = {
+  home: { value: "DIR", text: "Hermes home (default $HERMES_HOME or ~/.hermes); the store is HOME/state.db" },
+  db: {
+    value: "FILE|URL",
+    text: "the store: a SQLite file or postgres://… (also $HERMES_DATABASE_URL, config.yaml store.url)",
+  },
+  policy: {
+    value: "FILE",
+    text:
+      "trust policy bounding what job files may ask for (also $HERMES_POLICY; replaces config.yaml policy:)",
+  },
+  "log-level": { value: "LEVEL", text: "error, warn, info (default) or debug; also $HERMES_LOG_LEVEL" },
+  quiet: { short: "q", text: "only errors on stderr" },
+  help: { short: "h", text: "show this help" },
+  version: { short: "V", text: "print the version" },
+} as const satisfies Record<string, FlagDef>;
+
+const JSON_FLAG = { text: "print JSON instead of text" } as const;
+const SESSIONS_NOTE = 'ID is a session id, a unique prefix of one, or "latest". Several ids are all-or-none.';
+
+export const COMMANDS = {
+  run: {
+    usage: [
+      "hermes run JOB.yaml [--input k=v]... [--output text|json|stream-json] [--resume SESSION] [--model NAME]",
+      'hermes run -p "prompt" [--tools read_file,list_dir] [--allow "git *"]   (prompt from stdin with -p -)',
+    ],
+    flags: {
+      prompt: {
+        short: "p",
+        value: "PROMPT",
+        text: "one-shot prompt (- reads stdin); with a job file, replaces its prompt and steps",
+      },
+      input: { short: "i", value: "k=v", multiple: true, text: "set a job input" },
+      output: {
+        short: "o",
+        value: "FORMAT",
+        text: "text (default), json (one result object) or stream-json (NDJSON events)",
+      },
+      resume: {
+        short: "r",
+        value: "SESSION",
+        text: "continue a stored session (id, unique prefix or latest)",
+      },
+      model: { short: "m", value: "NAME", text: "model name, overriding the job's and config.yaml's" },
+      "max-turns": { value: "N", text: "stop after N model turns (exit 3), overriding limits.max_turns" },
+      timeout: {
+        value: "DURATION",
+        text: "stop after this long, e.g. 90s or 15m (exit 3), overriding limits.timeout",
+      },
+      tools: {
+        value: "LIST",
+        text:
+          "offer these built-in tools, comma-separated (read_file,list_dir,write_file,http_fetch,shell), rooted at the current directory",
+      },
+      allow: {
+        value: "PATTERN",
+        multiple: true,
+        text: "offer shell, allowing commands matching PATTERN, e.g. 'git *'",
+      },
+      untrusted: {
+        text:
+          "hold the job file to the strict built-in policy: sandbox on, writes only in its directory, no " +
+          "network, env templates, plugins or MCP servers of its own, endpoint from config.yaml",
+      },
+    },
+    notes: "Exit codes: 0 success, 1 failed, 2 invalid input, 3 limit reached, 130 SIGINT, 143 SIGTERM.",
+  },
+  validate: {
+    usage: ["hermes validate JOB.yaml|DIR... [--json] [--deep]"],
+    flags: {
+      json: { text: "print one JSON array of {file, valid, job, errors}" },
+      deep: { text: "also start the job's plugins and MCP servers (as run does) and stop them" },
+    },
+    notes: "Checks this machine too (the OS sandbox a shell tool, plugin or MCP server needs). A directory " +
+      "means the job files in it: *.yaml with a top-level name: and prompt:, steps:, schedule:, model: or " +
+      "tools: (or the job.schema.json modeline); the other YAML files are named as skipped. Exit 0 or 2.",
+  },
+  schema: { usage: ["hermes schema"], flags: {}, notes: "Prints the JSON Schema of job files." },
+  sessions: {
+    usage: [
+      "hermes sessions list|show|export|search|delete|archive|unarchive|prune|compact|compactions … [--json]",
+    ],
+    flags: {},
+    notes: "Run `hermes help sessions COMMAND` for one command's flags.",
+  },
+  "sessions list": {
+    usage: [
+      "hermes sessions list [--json] [--job NAME] [--status S] [--since 7d|DATE] [--archived] [--limit N]",
+    ],
+    flags: {
+      json: { text: "print a JSON array (the default when stdout is not a terminal)" },
+      job: { value: "NAME", text: "only sessions of this job" },
+      status: {
+        value: "STATUS",
+        text: "only sessions with this status (running, success, failed, limit, interrupted, …)",
+      },
+      since: { value: "AGE|DATE", text: "only sessions created since, e.g. 7d or 2026-01-31" },
+      archived: { text: "list archived sessions instead" },
+      limit: { value: "N", text: "at most N sessions" },
+    },
+    notes: "Newest first; a table on a terminal, a JSON array otherwise.",
+  },
+  "sessions show": {
+    usage: ["hermes sessions show ID [--all] [--json]"],
+    flags: { all: { text: "also rows replaced by compaction ([compacted])" }, json: JSON_FLAG },
+    notes: SESSIONS_NOTE,
+  },
+  "sessions export": {
+    usage: ["hermes sessions export ID [--format jsonl|md] [-o FILE]"],
+    flags: {
+      format: { value: "FORMAT", text: "jsonl (default: a session line, then one per message) or md" },
+      output: { short: "o", value: "FILE", text: "write to FILE instead of stdout" },
+    },
+    notes: SESSIONS_NOTE,
+  },
+  "sessions search": {
+    usage: ["hermes sessions search QUERY... [--json] [--job NAME] [--limit N] [--sort newest|relevance]"],
+    flags: {
+      json: JSON_FLAG,
+      job: { value: "NAME", text: "only sessions of this job" },
+      limit: { value: "N", text: "at most N hits" },
+      sort: { value: "ORDER", text: "newest (default) or relevance" },
+    },
+    notes:
+      'Full-text search over all messages, compacted ones included; words are ANDed, "quoted phrase", prefix*.',
+  },
+  "sessions delete": {
+    usage: ["hermes sessions delete ID... [--force] [--json]"],
+    flags: { force: { text: "also sessions held by a live process" }, json: JSON_FLAG },
+    notes: SESSIONS_NOTE,
+  },
+  "sessions archive": {
+    usage: ["hermes sessions archive ID... [--force] [--json]"],
+    flags: { force: { text: "also sessions held by a live process" }, json: JSON_FLAG },
+    notes: "Hides sessions from list and keeps everything (list --archived shows them). " + SESSIONS_NOTE,
+  },
+  "sessions unarchive": {
+    usage: ["hermes sessions unarchive ID... [--json]"],
+    flags: { json: JSON_FLAG },
+    notes: SESSIONS_NOTE,
+  },
+  "sessions prune": {
+    usage: ["hermes sessions prune --older-than 30d [--job NAME] [--dry-run] [--yes] [--json]"],
+    flags: {
+      "older-than": {
+        value: "AGE",
+        text: "delete sessions not updated for this long (a unit is required: 30d, 12h)",
+      },
+      job: { value: "NAME", text: "only sessions of this job" },
+      "dry-run": { text: "list what would be deleted, delete nothing" },
+      yes: { short: "y", text: "do not ask (required when stdin is not a terminal)" },
+      json: JSON_FLAG,
+    },
+  },
+  "sessions compact": {
+    usage: ["hermes sessions compact ID [--focus TEXT] [--json]"],
+    flags: { focus: { value: "TEXT", text: "what the summary should keep" }, json: JSON_FLAG },
+    notes: "Compacts now (like /compress) with the session's own model and settings.",
+  },
+  "sessions compactions": {
+    usage: ["hermes sessions compactions ID [--json]"],
+    flags: { json: JSON_FLAG },
+    notes: "The compaction report: passes, outcomes, context occupancy. " + SESSIONS_NOTE,
+  },
+  daemon: {
+    usage: [
+      "hermes daemon [JOB.yaml | DIR]... [--grace DURATION]",
+      "hermes daemon status [JOB.yaml | DIR]... [--json]",
+    ],
+    flags: {
+      grace: { value: "DURATION", text: "on SIGTERM, let running work finish for this long" },
+      json: { text: "with status: print JSON" },
+    },
+  },
+  plugins: {
+    usage: ["hermes plugins list|check PATH [--json]"],
+    flags: { json: { text: "with list: print JSON" } },
+  },
+  mcp: {
+    usage: ["hermes mcp list [JOB.yaml] [--json]"],
+    flags: { json: JSON_FLAG },
+    notes: "The MCP servers of a job (or of config.yaml), their status and tools.",
+  },
+  store: {
+    usage: ["hermes store info [--json]", "hermes store migrate --to postgres://… [--json]"],
+    flags: {
+      to: { value: "URL", text: "with migrate: the PostgreSQL store to copy this store into" },
+      json: JSON_FLAG,
+    },
+    notes: "info: backend, schema version and row counts. migrate: copies every session (archived ones, " +
+      "compacted rows, state and compaction log included), the schedule run history and plugin state, then " +
+      "verifies counts and a checksum per session and every other row; re-running copies only what is " +
+      "missing, and exit 1 names what differs.",
+  },
+  doctor: {
+    usage: ["hermes doctor [--json] [--full]"],
+    flags: {
+      json: JSON_FLAG,
+      full: {
+        text: "check the SQLite store with the full integrity_check (default: the faster quick_check)",
+      },
+    },
+    notes:
+      "Can this machine run the OS sandbox, plugins and the store? The store check reads without changing " +
+      "anything: a SQLite file must be SQLite, intact and of a known schema version; a PostgreSQL store must " +
+      "be reachable with a known schema version (pending migrations are named). One line per check; exit 1 " +
+      "when one fails.",
+  },
+  rpc: {
+    usage: ["hermes rpc [--max-line SIZE]"],
+    flags: { "max-line": { value: "SIZE", text: "largest accepted request line, e.g. 16MiB" } },
+    notes: "JSON-RPC 2.0 over stdin/stdout, one message per line.",
+  },
+  acp: { usage: ["hermes acp"], flags: {}, notes: "Agent Client Protocol over stdin/stdout." },
+  help: { usage: ["hermes help [COMMAND]"], flags: {}, notes: "Same as `hermes COMMAND --help`." },
+} as const satisfies Record<string, CommandDef>;
+
+export type CommandName = keyof typeof COMMANDS;
+
+/** The top-level command names, for "did you mean". */
+export const COMMAND_NAMES = Object.keys(COMMANDS).filter((name) => !name.includes(" "));
+
+/** The parseArgs option of each flag, typed so that a string flag's value is a string (or a list). */
+export type ParseOptions<F extends Readonly<Record<string, FlagDef>>> = {
+  -readonly [K in keyof F]: {
+    type: F[K] extends { value: string } ? "string" : "boolean";
+    multiple: F[K] extends { multiple: true } ? true : false;
+    short?: string;
+  };
+};
+
+export function parseOptions<F extends Readonly<Record<string, FlagDef>>>(flags: F): ParseOptions<F> {
+  const options: Record<string, { type: "string" | "boolean"; multiple: boolean; short?: string }> = {};
+  for (const [name, flag] of Object.entries(flags)) {
+    options[name] = {
+      type: flag.value === undefined ? "boolean" : "string",
+      multiple: flag.multiple ?? false,
+      ...(flag.short === undefined ? {} : { short: flag.short }),
+    };
+  }
+  return options as ParseOptions<F>;
+}
