@@ -12,7 +12,7 @@ import type { JobFile } from "../runtime/config/job_schema.ts";
 import { storedJob } from "../runtime/session/live_session.ts";
 import { runJob } from "../runtime/session/run_job.ts";
 import { publishToGitHub } from "./_github.ts";
-import { buildResult, endingOfError, type RunResult } from "../runtime/session/outcome.ts";
+import { buildResult, endingOfError, NO_USAGE, type RunResult } from "../runtime/session/outcome.ts";
 import { basename, resolve } from "node:path";
 import type { Store } from "../runtime/store/store.ts";
 import type { HermesEvent } from "../runtime/core/events.ts";
@@ -49,7 +49,6 @@ interface Seen {
 
 async function reportUnstarted(cli: Cli, error: Error, seen: Seen, started: number): Promise<void> {
   const ending = endingOfError({ caught: error, timeout: new AbortController().signal });
-  const zero = { prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0 };
   const job = seen.job ?? (seen.jobPath ? nameIn(seen.jobPath) : "oneshot");
   const result: RunResult = buildResult(ending, {
     session_id: "",
@@ -57,8 +56,8 @@ async function reportUnstarted(cli: Cli, error: Error, seen: Seen, started: numb
     final: "",
     output: null,
     turns: 0,
-    before: zero,
-    after: zero,
+    before: NO_USAGE,
+    after: NO_USAGE,
     started,
     ended: cli.clock.now(),
     compactions: 0,

@@ -98,6 +98,7 @@ export interface Reply {
     completion_tokens: number;
     total_tokens: number;
     prompt_tokens_details?: { cached_tokens: number };
+    completion_tokens_details?: { reasoning_tokens: number };
   };
 }
 
@@ -279,6 +280,9 @@ function buildReply(entry: ScriptEntry, body: ChatRequestBody, completion: numbe
       ...(entry.usage?.cached_tokens === undefined
         ? {}
         : { prompt_tokens_details: { cached_tokens: entry.usage.cached_tokens } }),
+      ...(entry.usage?.reasoning_tokens === undefined
+        ? {}
+        : { completion_tokens_details: { reasoning_tokens: entry.usage.reasoning_tokens } }),
     },
   };
 }

@@ -36,6 +36,7 @@ Deno.test({
   const result = JSON.parse(stdout);
   assert.deepEqual(Object.keys(result).sort(), [
     "compactions",
+    "cost_usd",
     "duration_ms",
     "error",
     "exit_code",

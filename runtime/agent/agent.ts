@@ -13,7 +13,7 @@ import type { AgentLike, Compactor, TurnOptions, TurnResult } from "./seams.ts";
 import { parseSlash, type SlashCommand } from "./slash.ts";
 import type { AppendMessage, Store } from "../store/store.ts";
 import { runTool, type Tool, type ToolOutcome } from "../tools/tool.ts";
-import type { Message, ToolCall } from "../core/types.ts";
+import type { Message, ToolCall, Usage } from "../core/types.ts";
 import { Transcript } from "./_transcript.ts";
 import { readKey, unchangedNote, unchangedRead } from "./read_dedup.ts";
 import { sentTokens, TokenRatio, truncatedTo } from "./real_window.ts";
@@ -39,6 +39,11 @@ export interface AgentOptions {
   readDedup?: boolean;
   maxOutputTokens?: number;
   temperature?: number;
+  /**
+   * What a model call's usage cost (USD), or null when the model has no known price; without it every call
+   * is unpriced.
+   */
+  costOf?: (usage: Usage) => number | null;
   /** Aborts every turn (run timeout, SIGINT/SIGTERM). */
   signal?: AbortSignal;
   /** Streamed assistant text, for live output. */
@@ -173,9 +178,6 @@ export class Agent implements AgentLike {
     // prompt for the limits; inside one (runTurn) it counts with it.
     const endBudget = budget.begin();
     let modelCalls = 0;
-    let promptTokens = 0;
-    let completionTokens = 0;
-    let cachedTokens = 0;
     try {
       // Close tool calls a killed run left open before anything follows them.
       await this.#transcript.closeDanglingToolCalls();
@@ -210,14 +212,19 @@ export class Agent implements AgentLike {
         const { response, sent } = await this.#complete(injected, signal).catch((error) => {
           // Every turn.start has its turn.end, also when the model call fails or is stopped.
           const finish_reason = signal.aborted ? "aborted" : "error";
-          this.#emit({ type: "turn.end", turn, usage: null, finish_reason });
+          this.#emit({ type: "turn.end", turn, usage: null, cost_usd: null, finish_reason });
           throw error;
         });
         modelCalls++;
         budget.record(response.usage);
-        promptTokens += response.usage?.prompt_tokens ?? 0;
-        completionTokens += response.usage?.completion_tokens ?? 0;
-        cachedTokens += response.usage?.cached_tokens ?? 0;
+        const usage = response.usage && fullUsage(response.usage);
+        const cost = usage && this.#o.costOf ? this.#o.costOf(usage) : null;
+        // Recorded per call, at once: a run killed later still counts what it spent.
+        await store.addUsage(this.sessionId, {
+          turns: 1,
+          ...(usage ?? { prompt_tokens: 0, completion_tokens: 0 }),
+          cost_usd: usage ? cost : null,
+        });
         const truncated = truncatedTo(sent, response.usage, this.#tokenRatio.value);
         if (truncated === null) this.#tokenRatio.observe(sent, response.usage);
         else {
@@ -250,9 +257,7 @@ export class Agent implements AgentLike {
           },
           turn,
         });
-        const usage = response.usage &&
-          { ...response.usage, cached_tokens: response.usage.cached_tokens ?? 0 };
-        this.#emit({ type: "turn.end", turn, usage, finish_reason: response.finish_reason });
+        this.#emit({ type: "turn.end", turn, usage, cost_usd: cost, finish_reason: response.finish_reason });
         if (calls.length === 0) {
           await this.#betweenTurns(signal);
           return { final: response.message.content, model_calls: modelCalls };
@@ -262,14 +267,6 @@ export class Agent implements AgentLike {
     } finally {
       this.#busy = false;
       endBudget();
-      if (modelCalls > 0) {
-        await store.addUsage(this.sessionId, {
-          turns: modelCalls,
-          prompt_tokens: promptTokens,
-          completion_tokens: completionTokens,
-          cached_tokens: cachedTokens,
-        });
-      }
     }
   }
 
@@ -474,4 +471,15 @@ export class Agent implements AgentLike {
       `tools: ${[...this.#tools.keys()].join(", ") || "none"}`,
     ].join("\n");
   }
+}
+
+/** A provider's usage with every count present (0 where it reported none), as events and results carry it. */
+function fullUsage(usage: Usage): Required<Usage> {
+  return {
+    prompt_tokens: usage.prompt_tokens,
+    completion_tokens: usage.completion_tokens,
+    cached_tokens: usage.cached_tokens ?? 0,
+    cache_write_tokens: usage.cache_write_tokens ?? 0,
+    reasoning_tokens: usage.reasoning_tokens ?? 0,
+  };
 }

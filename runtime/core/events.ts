@@ -96,7 +96,11 @@ export interface EventFields {
     budget_ms: number;
     error: string;
   };
-  "turn.end": { turn: number; usage: Required<Usage> | null; finish_reason: string };
+  /**
+   * `cost_usd`: what this model call cost by the price table or `model.pricing`; null when the model has
+   * no known price or the provider reported no usage.
+   */
+  "turn.end": { turn: number; usage: Required<Usage> | null; cost_usd: number | null; finish_reason: string };
   "session.end": { status: SessionStatus; reason: string };
   /** The result object; the last event of a run. */
   result: RunResultFields;
@@ -110,8 +114,13 @@ export interface RunResultFields {
   final: string;
   output: unknown;
   turns: number;
-  /** `cached_tokens`: the provider-reported cached prompt tokens, summed (0 when it reported none). */
+  /**
+   * Summed over the model calls of this work; `cached_tokens` (cache reads) and `cache_write_tokens` are part
+   * of `prompt_tokens`, `reasoning_tokens` part of `completion_tokens` (each 0 when the provider reported none).
+   */
   usage: Required<Usage>;
+  /** What the work's model calls cost (USD); null when any of them was of a model without a known price. */
+  cost_usd: number | null;
   duration_ms: number;
   compactions: number;
   terminal_reason: string;

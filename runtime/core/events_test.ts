@@ -14,7 +14,13 @@ Deno.test("emit stamps session_id, seq (per session, from 1) and ts from the clo
   const first = bus.emit("a", { type: "turn.start", turn: 1 });
   await clock.advance(1_500);
   bus.emit("b", { type: "tool.denied", tool: "shell", tool_call_id: "c1", reason: "blocked" });
-  const third = bus.emit("a", { type: "turn.end", turn: 1, usage: null, finish_reason: "stop" });
+  const third = bus.emit("a", {
+    type: "turn.end",
+    turn: 1,
+    usage: null,
+    cost_usd: null,
+    finish_reason: "stop",
+  });
 
   assert.deepEqual(seen, [
     { type: "turn.start", session_id: "a", seq: 1, ts: "2026-01-02T03:04:05.000Z", turn: 1 },
@@ -34,6 +40,7 @@ Deno.test("emit stamps session_id, seq (per session, from 1) and ts from the clo
       ts: "2026-01-02T03:04:06.500Z",
       turn: 1,
       usage: null,
+      cost_usd: null,
       finish_reason: "stop",
     },
   ]);

@@ -44,6 +44,16 @@ export interface Usage {
    * server reports none; events and results always carry it (0 then).
    */
   cached_tokens?: number;
+  /**
+   * Prompt tokens written to the provider's prompt cache by this request (Anthropic
+   * `cache_creation_input_tokens`), part of `prompt_tokens` and billed at the cache-write price.
+   */
+  cache_write_tokens?: number;
+  /**
+   * Completion tokens the model spent reasoning before it answered (Chat Completions
+   * `usage.completion_tokens_details.reasoning_tokens`), part of `completion_tokens`.
+   */
+  reasoning_tokens?: number;
 }
 
 export interface ToolSpec {
@@ -73,6 +83,12 @@ export interface SessionRow {
   completion_tokens: number;
   /** Cached prompt tokens the provider reported, summed like prompt_tokens. */
   cached_tokens: number;
+  cache_write_tokens: number;
+  reasoning_tokens: number;
+  /** What the priced model calls cost (USD), summed; calls of a model without a known price add nothing … */
+  cost_usd: number;
+  /** … and are counted here instead: a run with any such call reports `cost_usd: null`. */
+  unpriced_calls: number;
   turns: number;
   owner_host: string | null;
   owner_pid: number | null;

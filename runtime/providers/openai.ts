@@ -393,6 +393,9 @@ function usageOf(usage: OpenAI.CompletionUsage | null | undefined): Usage | null
     prompt_tokens: usage.prompt_tokens ?? 0,
     completion_tokens: usage.completion_tokens ?? 0,
     cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
+    ...(usage.completion_tokens_details?.reasoning_tokens
+      ? { reasoning_tokens: usage.completion_tokens_details.reasoning_tokens }
+      : {}),
   };
 }
 

@@ -27,6 +27,28 @@ for (const stream of [true, false]) {
     const uncached = await provider.complete(ask);
     assert.deepEqual(uncached.usage, { prompt_tokens: 900, completion_tokens: 3, cached_tokens: 0 });
   });
+
+  Deno.test(`openai usage (${mode}): completion_tokens_details.reasoning_tokens becomes usage.reasoning_tokens`, async () => {
+    await using server = await asyncDisposable(
+      await startOpenAIServer([
+        { content: "a", usage: { prompt_tokens: 50, completion_tokens: 300, reasoning_tokens: 256 } },
+      ]),
+    );
+    const provider = createOpenAIProvider({
+      model: "m",
+      baseURL: server.url,
+      apiKey: "k",
+      stream,
+      maxRetries: 0,
+    });
+    const answer = await provider.complete(ask);
+    assert.deepEqual(answer.usage, {
+      prompt_tokens: 50,
+      completion_tokens: 300,
+      cached_tokens: 0,
+      reasoning_tokens: 256,
+    });
+  });
 }
 
 function asyncDisposable<T extends { close(): Promise<void> }>(server: T): T & AsyncDisposable {

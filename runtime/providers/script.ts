@@ -27,6 +27,10 @@ export const ScriptEntrySchema = z.strictObject({
     completion_tokens: Count.optional(),
     /** Prompt tokens reported as served from the provider's cache (`prompt_tokens_details.cached_tokens`). */
     cached_tokens: Count.optional(),
+    /** Prompt tokens reported as written to the provider's cache. */
+    cache_write_tokens: Count.optional(),
+    /** Completion tokens reported as reasoning (`completion_tokens_details.reasoning_tokens`). */
+    reasoning_tokens: Count.optional(),
   }).optional(),
   /** Fail this call instead of answering (test server: HTTP status and message). */
   error: z.strictObject({

@@ -85,6 +85,8 @@ export function createScriptedProvider(script: readonly ScriptEntry[], options: 
           prompt_tokens: entry.usage?.prompt_tokens ?? Math.ceil(promptChars / 4),
           completion_tokens: entry.usage?.completion_tokens ?? Math.ceil(content.length / 4),
           cached_tokens: entry.usage?.cached_tokens ?? 0,
+          ...(entry.usage?.cache_write_tokens ? { cache_write_tokens: entry.usage.cache_write_tokens } : {}),
+          ...(entry.usage?.reasoning_tokens ? { reasoning_tokens: entry.usage.reasoning_tokens } : {}),
         },
         finish_reason: toolCalls.length ? "tool_calls" : "stop",
       };

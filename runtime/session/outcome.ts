@@ -7,7 +7,7 @@ import { errorMessage, ExitCode, RunError, ValidationError } from "../core/error
 import { limitOf, type LimitReason } from "../agent/limits.ts";
 import type { SchemaCheck } from "./output_schema.ts";
 import type { RunResultFields } from "../core/events.ts";
-import type { Usage } from "../core/types.ts";
+import type { SessionRow } from "../core/types.ts";
 
 export type RunStatus = RunResultFields["status"];
 
@@ -144,9 +144,9 @@ export interface ResultFacts {
   output: unknown;
   /** Model calls made by this work. */
   turns: number;
-  /** The session's stored token counters before and after the work. */
-  before: Required<Usage>;
-  after: Required<Usage>;
+  /** The session's stored token and cost counters before and after the work. */
+  before: UsageCounters;
+  after: UsageCounters;
   /** Clock readings (ms) when the work started and ended. */
   started: number;
   ended: number;
@@ -154,6 +154,34 @@ export interface ResultFacts {
   compactions: number;
   /** `off` when something ran without the OS sandbox (`sandbox: off`): the result says so. */
   sandbox?: "on" | "off" | null;
+}
+
+/** The session's running totals a result's usage and cost are the difference of. */
+export type UsageCounters = Pick<
+  SessionRow,
+  | "prompt_tokens"
+  | "completion_tokens"
+  | "cached_tokens"
+  | "cache_write_tokens"
+  | "reasoning_tokens"
+  | "cost_usd"
+  | "unpriced_calls"
+>;
+
+/** Counters of a session that has done nothing yet. */
+export const NO_USAGE: UsageCounters = {
+  prompt_tokens: 0,
+  completion_tokens: 0,
+  cached_tokens: 0,
+  cache_write_tokens: 0,
+  reasoning_tokens: 0,
+  cost_usd: 0,
+  unpriced_calls: 0,
+};
+
+/** A sum of dollars without the float noise of adding many small prices (to a billionth of a dollar). */
+export function roundUsd(usd: number): number {
+  return Math.round(usd * 1e9) / 1e9;
 }
 
 export function buildResult(ending: Ending, facts: ResultFacts): RunResult {
@@ -171,7 +199,12 @@ export function buildResult(ending: Ending, facts: ResultFacts): RunResult {
       prompt_tokens: facts.after.prompt_tokens - facts.before.prompt_tokens,
       completion_tokens: facts.after.completion_tokens - facts.before.completion_tokens,
       cached_tokens: facts.after.cached_tokens - facts.before.cached_tokens,
+      cache_write_tokens: facts.after.cache_write_tokens - facts.before.cache_write_tokens,
+      reasoning_tokens: facts.after.reasoning_tokens - facts.before.reasoning_tokens,
     },
+    cost_usd: facts.after.unpriced_calls > facts.before.unpriced_calls
+      ? null
+      : roundUsd(facts.after.cost_usd - facts.before.cost_usd),
     duration_ms: facts.ended - facts.started,
     compactions: facts.compactions,
     terminal_reason: ending.terminal_reason,

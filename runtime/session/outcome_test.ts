@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { RunError, ValidationError } from "../core/errors.ts";
 import { LimitError } from "../agent/limits.ts";
-import { buildResult, type Ending, endingOfAnswer, endingOfError, failedDelivery } from "./outcome.ts";
+import {
+  buildResult,
+  type Ending,
+  endingOfAnswer,
+  endingOfError,
+  failedDelivery,
+  NO_USAGE,
+} from "./outcome.ts";
 
 const idle = () => new AbortController().signal;
 const aborted = (reason?: unknown) => AbortSignal.abort(reason);
@@ -134,8 +141,24 @@ Deno.test("buildResult: the result object in its printed key order, usage and du
     final: '{"a":1}',
     output: { a: 1 },
     turns: 2,
-    before: { prompt_tokens: 100, completion_tokens: 10, cached_tokens: 60 },
-    after: { prompt_tokens: 130, completion_tokens: 14, cached_tokens: 85 },
+    before: {
+      ...NO_USAGE,
+      prompt_tokens: 100,
+      completion_tokens: 10,
+      cached_tokens: 60,
+      cache_write_tokens: 5,
+      reasoning_tokens: 2,
+      cost_usd: 0.1,
+    },
+    after: {
+      ...NO_USAGE,
+      prompt_tokens: 130,
+      completion_tokens: 14,
+      cached_tokens: 85,
+      cache_write_tokens: 9,
+      reasoning_tokens: 3,
+      cost_usd: 0.3,
+    },
     started: 1_000,
     ended: 1_250,
     compactions: 1,
@@ -151,13 +174,50 @@ Deno.test("buildResult: the result object in its printed key order, usage and du
       final: '{"a":1}',
       output: { a: 1 },
       turns: 2,
-      usage: { prompt_tokens: 30, completion_tokens: 4, cached_tokens: 25 },
+      usage: {
+        prompt_tokens: 30,
+        completion_tokens: 4,
+        cached_tokens: 25,
+        cache_write_tokens: 4,
+        reasoning_tokens: 1,
+      },
+      // 0.3 - 0.1 is 0.19999999999999998 in floating point: the result reports dollars without that noise.
+      cost_usd: 0.2,
       duration_ms: 250,
       compactions: 1,
       terminal_reason: "completed",
       error: null,
     }),
   );
+});
+
+Deno.test("buildResult: cost_usd is null when any model call of the work had no known price", () => {
+  const ending: Ending = { status: "success", terminal_reason: "completed", exit_code: 0, error: null };
+  const facts = {
+    session_id: "s1",
+    job: "demo",
+    final: "x",
+    output: null,
+    turns: 2,
+    started: 0,
+    ended: 1,
+    compactions: 0,
+  };
+  const priced = buildResult(ending, { ...facts, before: NO_USAGE, after: { ...NO_USAGE, cost_usd: 0.5 } });
+  assert.equal(priced.cost_usd, 0.5);
+  const unpriced = buildResult(ending, {
+    ...facts,
+    before: { ...NO_USAGE, unpriced_calls: 1 },
+    after: { ...NO_USAGE, cost_usd: 0.5, unpriced_calls: 2 },
+  });
+  assert.equal(unpriced.cost_usd, null);
+  // Unpriced calls of an earlier run of the session do not make this run's cost unknown.
+  const later = buildResult(ending, {
+    ...facts,
+    before: { ...NO_USAGE, unpriced_calls: 1 },
+    after: { ...NO_USAGE, cost_usd: 0.5, unpriced_calls: 1 },
+  });
+  assert.equal(later.cost_usd, 0.5);
 });
 
 Deno.test("endingOfAnswer: an answer the provider cut fails (exit 1), whatever its text; stop succeeds", () => {
@@ -177,8 +237,8 @@ Deno.test("failedDelivery: a success whose report could not be delivered fails; 
     final: "fine",
     output: null,
     turns: 1,
-    before: { prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0 },
-    after: { prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0 },
+    before: NO_USAGE,
+    after: NO_USAGE,
     started: 0,
     ended: 1,
     compactions: 0,

@@ -10,7 +10,7 @@ import type { ResolvedJob } from "../config/job.ts";
 import { startTimeout } from "../agent/limits.ts";
 import { isRecurringActive } from "../../loops/recurring_active.ts";
 import { openSession, type OpenSessionOptions } from "./live_session.ts";
-import { buildResult, endingOfError, failedDelivery, type RunResult } from "./outcome.ts";
+import { buildResult, endingOfError, failedDelivery, NO_USAGE, type RunResult } from "./outcome.ts";
 import { parseDuration } from "../core/duration.ts";
 import { StoreUnavailableError } from "../store/retry.ts";
 import { retryScope } from "../store/retrying_store.ts";
@@ -212,15 +212,14 @@ function storeUnavailableResult(
   error: StoreUnavailableError,
   times: { started: number; ended: number },
 ): RunResult {
-  const none = { prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0 };
   return buildResult(endingOfError({ caught: error, timeout: new AbortController().signal }), {
     session_id: live.id,
     job: live.job.spec.name,
     final: "",
     output: null,
     turns: 0,
-    before: none,
-    after: none,
+    before: NO_USAGE,
+    after: NO_USAGE,
     ...times,
     compactions: 0,
     sandbox: live.sandbox,

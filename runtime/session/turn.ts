@@ -18,12 +18,12 @@ import {
   endingOfError,
   type RunResult,
   type Stop,
+  type UsageCounters,
 } from "./outcome.ts";
 import { repairPrompt, type SchemaCheck } from "./output_schema.ts";
 import type { CommandSource } from "../agent/slash.ts";
 import type { Store } from "../store/store.ts";
 import { StoreUnavailableError } from "../store/retry.ts";
-import type { Usage } from "../core/types.ts";
 
 export interface TurnOutcome {
   result: RunResult;
@@ -142,7 +142,7 @@ export async function runTurn(
     unsubscribe();
     endBudget();
   }
-  let after: Required<Usage> = before;
+  let after: UsageCounters = before;
   try {
     after = (await store.getSession(id))!;
   } catch (caught) {

@@ -173,4 +173,21 @@ export const migrations: readonly string[] = [
   // 7: a session's ownership needs progress, not only a live pid: the owner renews this expiry while it is
   // healthy, and another process may claim the session once it has passed (a wedged owner).
   `ALTER TABLE sessions ADD COLUMN owner_expires_at INTEGER;`,
+  // 8: the usage a run reports beyond prompt and completion (cache writes, reasoning), and its cost: summed
+  // per session, plus one row per priced call with its job and time so a daemon can cap a job's daily spend
+  // (kept when a session is deleted: money spent stays spent).
+  `
+  ALTER TABLE sessions ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE sessions ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE sessions ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0;
+  ALTER TABLE sessions ADD COLUMN unpriced_calls INTEGER NOT NULL DEFAULT 0;
+  CREATE TABLE spend (
+    id INTEGER PRIMARY KEY,
+    job TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    cost_usd REAL NOT NULL
+  );
+  CREATE INDEX spend_job_at ON spend(job, at);
+  `,
 ];

@@ -20,6 +20,18 @@ export { newSessionId } from "./session_id.ts";
 
 // ---- sessions ----
 
+/** What some model calls add to a session's totals (absent counts add nothing). */
+export interface UsageDelta {
+  turns: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_tokens?: number;
+  cache_write_tokens?: number;
+  reasoning_tokens?: number;
+  /** USD; null: the calls were of a model without a known price (counted in `unpriced_calls`). */
+  cost_usd?: number | null;
+}
+
 export interface NewSession {
   job: string;
   job_path?: string | null;
@@ -60,11 +72,13 @@ export interface SessionOps {
    */
   resolveSessionIds(refs: readonly string[], options: ResolveOptions): Promise<string[]>;
   updateSession(id: string, patch: SessionPatch): Promise<void>;
-  /** Adds one run's model calls and token counts to the session's totals. */
-  addUsage(
-    id: string,
-    usage: { turns: number; prompt_tokens: number; completion_tokens: number; cached_tokens?: number },
-  ): Promise<void>;
+  /**
+   * Adds model calls, their token counts and their cost to the session's totals; a priced cost is also
+   * recorded with the time and the session's job, for {@linkcode Store.jobSpend}.
+   */
+  addUsage(id: string, usage: UsageDelta): Promise<void>;
+  /** What the model calls of a job's sessions cost (USD) from `since` (epoch ms) on, summed. */
+  jobSpend(job: string, since: number): Promise<number>;
   /** Makes `holder` the owner unless the owner is no longer `expected` (compare-and-set; one process wins). */
   adoptSession(id: string, change: { expected: SessionOwner; holder: ProcessIdentity }): Promise<boolean>;
   /**

@@ -99,6 +99,48 @@ export function sessionContract(name: string, open: OpenStore): void {
     );
   });
 
+  Deno.test(`${name}: addUsage sums cache writes, reasoning and cost; unpriced calls are counted apart`, async () => {
+    await using fx = await open();
+    const s = await fx.store.createSession({ job: "j" });
+    await fx.store.addUsage(s.id, {
+      turns: 1,
+      prompt_tokens: 100,
+      completion_tokens: 40,
+      cached_tokens: 10,
+      cache_write_tokens: 70,
+      reasoning_tokens: 30,
+      cost_usd: 0.25,
+    });
+    await fx.store.addUsage(s.id, { turns: 2, prompt_tokens: 5, completion_tokens: 5, cost_usd: 0.5 });
+    await fx.store.addUsage(s.id, { turns: 3, prompt_tokens: 1, completion_tokens: 1, cost_usd: null });
+    const row = (await fx.store.getSession(s.id))!;
+    assert.deepEqual(
+      [row.turns, row.cache_write_tokens, row.reasoning_tokens, row.cost_usd, row.unpriced_calls],
+      [6, 70, 30, 0.75, 3],
+    );
+  });
+
+  Deno.test(`${name}: jobSpend sums a job's priced calls from a time on, across sessions, kept after delete`, async () => {
+    const clock = new SetClock();
+    await using fx = await open({ clock });
+    const a = await fx.store.createSession({ job: "nightly" });
+    const b = await fx.store.createSession({ job: "nightly" });
+    const other = await fx.store.createSession({ job: "other" });
+    await fx.store.addUsage(a.id, { turns: 1, prompt_tokens: 1, completion_tokens: 1, cost_usd: 1.5 });
+    clock.at += 1000;
+    const since = clock.at;
+    await fx.store.addUsage(a.id, { turns: 1, prompt_tokens: 1, completion_tokens: 1, cost_usd: 0.25 });
+    await fx.store.addUsage(b.id, { turns: 1, prompt_tokens: 1, completion_tokens: 1, cost_usd: 0.5 });
+    await fx.store.addUsage(b.id, { turns: 1, prompt_tokens: 1, completion_tokens: 1, cost_usd: null });
+    await fx.store.addUsage(other.id, { turns: 1, prompt_tokens: 1, completion_tokens: 1, cost_usd: 9 });
+    assert.equal(await fx.store.jobSpend("nightly", since), 0.75);
+    assert.equal(await fx.store.jobSpend("nightly", since - 1000), 2.25);
+    assert.equal(await fx.store.jobSpend("nightly", clock.at + 1), 0);
+    assert.equal(await fx.store.jobSpend("nobody", 0), 0);
+    await fx.store.deleteSessions([b.id]);
+    assert.equal(await fx.store.jobSpend("nightly", since), 0.75, "money spent stays spent");
+  });
+
   Deno.test(`${name}: resolveSessionIds on an empty store explains "latest"`, async () => {
     await using fx = await open();
     await assert.rejects(

@@ -38,13 +38,29 @@ export function sessionOps(db: PgDb): SessionOps {
       await sql`UPDATE sessions SET ${sql(patch, keys)}, updated_at = ${now} WHERE id = ${id}`;
     },
     async addUsage(id, usage) {
-      await db.tx((sql) =>
-        sql`
+      const now = db.clock.now();
+      const cost = usage.cost_usd ?? 0;
+      await db.tx(async (sql) => {
+        await sql`
         UPDATE sessions SET turns = turns + ${usage.turns}, prompt_tokens = prompt_tokens + ${usage.prompt_tokens},
           completion_tokens = completion_tokens + ${usage.completion_tokens},
-          cached_tokens = cached_tokens + ${usage.cached_tokens ?? 0}, updated_at = ${db.clock.now()}
-        WHERE id = ${id}`
-      );
+          cached_tokens = cached_tokens + ${usage.cached_tokens ?? 0},
+          cache_write_tokens = cache_write_tokens + ${usage.cache_write_tokens ?? 0},
+          reasoning_tokens = reasoning_tokens + ${usage.reasoning_tokens ?? 0},
+          cost_usd = cost_usd + ${cost}::double precision,
+          unpriced_calls = unpriced_calls + ${usage.cost_usd === null ? usage.turns : 0}, updated_at = ${now}
+        WHERE id = ${id}`;
+        if (cost > 0) {
+          await sql`
+          INSERT INTO spend (job, session_id, at, cost_usd)
+          SELECT job, id, ${now}, ${cost}::double precision FROM sessions WHERE id = ${id}`;
+        }
+      });
+    },
+    async jobSpend(job, since) {
+      const [row] = await sql`
+        SELECT coalesce(sum(cost_usd), 0) AS usd FROM spend WHERE job = ${job} AND at >= ${since}`;
+      return Number(row!.usd);
     },
     async adoptSession(id, { expected, holder }) {
       const result = await db.tx((sql) =>

@@ -128,7 +128,8 @@ function importSession(db: SqliteDb, data: SessionExport): boolean {
   const inserted = db.stmt(
     `INSERT INTO sessions (id, job, job_path, status, terminal_reason, parent_id, created_at, updated_at,
        ended_at, archived_at, config_json, model, prompt_tokens, completion_tokens, turns, owner_host,
-       owner_pid, owner_started, cached_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       owner_pid, owner_started, cached_tokens, cache_write_tokens, reasoning_tokens, cost_usd,
+       unpriced_calls) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (id) DO NOTHING`,
   ).run(
     s.id,
@@ -150,6 +151,10 @@ function importSession(db: SqliteDb, data: SessionExport): boolean {
     s.owner_pid,
     s.owner_started,
     s.cached_tokens ?? 0,
+    s.cache_write_tokens ?? 0,
+    s.reasoning_tokens ?? 0,
+    s.cost_usd ?? 0,
+    s.unpriced_calls ?? 0,
   );
   if (Number(inserted.changes) === 0) return false;
   const message = db.stmt(

@@ -49,21 +49,42 @@ export function sessionOps(db: SqliteDb): SessionOps {
       }),
     addUsage: (id, usage) =>
       settle(() => {
-        db.immediate(() =>
+        const now = db.clock.now();
+        const cost = usage.cost_usd ?? 0;
+        db.immediate(() => {
           db.stmt(
             `UPDATE sessions SET turns = turns + ?, prompt_tokens = prompt_tokens + ?,
-             completion_tokens = completion_tokens + ?, cached_tokens = cached_tokens + ?, updated_at = ?
+             completion_tokens = completion_tokens + ?, cached_tokens = cached_tokens + ?,
+             cache_write_tokens = cache_write_tokens + ?, reasoning_tokens = reasoning_tokens + ?,
+             cost_usd = cost_usd + ?, unpriced_calls = unpriced_calls + ?, updated_at = ?
              WHERE id = ?`,
           ).run(
             usage.turns,
             usage.prompt_tokens,
             usage.completion_tokens,
             usage.cached_tokens ?? 0,
-            db.clock.now(),
+            usage.cache_write_tokens ?? 0,
+            usage.reasoning_tokens ?? 0,
+            cost,
+            usage.cost_usd === null ? usage.turns : 0,
+            now,
             id,
-          )
-        );
+          );
+          if (cost > 0) {
+            db.stmt(
+              `INSERT INTO spend (job, session_id, at, cost_usd)
+               SELECT job, id, ?, ? FROM sessions WHERE id = ?`,
+            ).run(now, cost, id);
+          }
+        });
       }),
+    jobSpend: (job, since) =>
+      settle(() =>
+        Number(
+          (db.stmt(`SELECT coalesce(sum(cost_usd), 0) AS usd FROM spend WHERE job = ? AND at >= ?`)
+            .get(job, since) as { usd: number }).usd,
+        )
+      ),
     adoptSession: (id, { expected, holder }) =>
       settle(() =>
         db.immediate(() =>
