@@ -99,7 +99,14 @@ export const COMMANDS = {
       "means the job files in it: *.yaml with a top-level name: and prompt:, steps:, schedule:, model: or " +
       "tools: (or the job.schema.json modeline); the other YAML files are named as skipped. Exit 0 or 2.",
   },
-  schema: { usage: ["hermes schema"], flags: {}, notes: "Prints the JSON Schema of job files." },
+  schema: {
+    usage: ["hermes schema [job|result|events]"],
+    flags: {},
+    notes:
+      "Prints a JSON Schema: job (the default) of job files, result of the --output json result object, " +
+      "events of the --output stream-json lines and RPC event notifications (schemas/ in the repository " +
+      "holds the last two).",
+  },
   sessions: {
     usage: [
       "hermes sessions list|show|export|search|delete|archive|unarchive|prune|compact|compactions … [--json]",

@@ -64,8 +64,12 @@ async function reportUnstarted(cli: Cli, error: Error, seen: Seen, started: numb
   });
   publishToGitHub(cli, result);
   const format = seen.format ?? outputFlag(cli.args) ?? "text";
-  if (format === "json" || format === "stream-json") {
-    await cli.out(JSON.stringify(redactValue(result, cli.redact)) + "\n");
+  if (format === "json") await cli.out(JSON.stringify(redactValue(result, cli.redact)) + "\n");
+  else if (format === "stream-json") {
+    // The stream's one line is a `result` event like any run's last, with its envelope (seq 1).
+    const { type: _type, schema_version: _version, session_id, ...fields } = result;
+    const event = new EventBus(cli.clock).emit(session_id, { type: "result", ...fields });
+    await cli.out(JSON.stringify(redactValue(event, cli.redact)) + "\n");
   }
 }
 

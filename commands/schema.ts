@@ -1,9 +1,31 @@
-/** `hermes schema`: the job-file JSON Schema on stdout. */
+/**
+ * `hermes schema [job|result|events]`: a JSON Schema on stdout. `job` (the default) describes job files;
+ * `result` and `events` describe the machine-readable output (`--output json|stream-json`, RPC).
+ */
 import { type Cli, parseCommandArgs } from "./_cli.ts";
-import { jobJsonSchema } from "../runtime/config/job_schema.ts";
+import { ValidationError } from "../runtime/core/errors.ts";
+
+const SCHEMAS = {
+  job: async () => (await import("../runtime/config/job_schema.ts")).jobJsonSchema(),
+  result: async () => (await import("../runtime/core/event_schema.ts")).resultJsonSchema(),
+  events: async () => (await import("../runtime/core/event_schema.ts")).eventsJsonSchema(),
+};
 
 export async function main(cli: Cli): Promise<number> {
-  parseCommandArgs("schema", cli.args);
-  await cli.out(JSON.stringify(jobJsonSchema(), null, 2) + "\n");
+  const { positionals } = parseCommandArgs("schema", cli.args);
+  const name = positionals[0] ?? "job";
+  if (positionals.length > 1 || !Object.hasOwn(SCHEMAS, name)) {
+    throw new ValidationError(
+      `hermes schema: unknown schema "${
+        positionals.join(" ")
+      }": expected job (the default), result or events`,
+    );
+  }
+  await cli.out(schemaText(await SCHEMAS[name as keyof typeof SCHEMAS]()));
   return 0;
+}
+
+/** The text `hermes schema` prints and `schemas/*.schema.json` hold. */
+export function schemaText(schema: Record<string, unknown>): string {
+  return JSON.stringify(schema, null, 2) + "\n";
 }

@@ -43,6 +43,7 @@ Deno.test({
     "final",
     "job",
     "output",
+    "schema_version",
     "session_id",
     "status",
     "terminal_reason",

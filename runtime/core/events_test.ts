@@ -5,7 +5,7 @@ import { EventBus, type EventInput, type EventType, type HermesEvent } from "./e
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
 const assertType = <T extends true>(_proof?: T) => {};
 
-Deno.test("emit stamps session_id, seq (per session, from 1) and ts from the clock; type comes first", async () => {
+Deno.test("emit stamps schema_version, session_id, seq (per session, from 1) and ts from the clock; type comes first", async () => {
   const clock = new ManualClock(Date.UTC(2026, 0, 2, 3, 4, 5));
   const bus = new EventBus(clock);
   const seen: HermesEvent[] = [];
@@ -23,9 +23,17 @@ Deno.test("emit stamps session_id, seq (per session, from 1) and ts from the clo
   });
 
   assert.deepEqual(seen, [
-    { type: "turn.start", session_id: "a", seq: 1, ts: "2026-01-02T03:04:05.000Z", turn: 1 },
+    {
+      type: "turn.start",
+      schema_version: 1,
+      session_id: "a",
+      seq: 1,
+      ts: "2026-01-02T03:04:05.000Z",
+      turn: 1,
+    },
     {
       type: "tool.denied",
+      schema_version: 1,
       session_id: "b",
       seq: 1,
       ts: "2026-01-02T03:04:06.500Z",
@@ -35,6 +43,7 @@ Deno.test("emit stamps session_id, seq (per session, from 1) and ts from the clo
     },
     {
       type: "turn.end",
+      schema_version: 1,
       session_id: "a",
       seq: 2,
       ts: "2026-01-02T03:04:06.500Z",
@@ -46,7 +55,7 @@ Deno.test("emit stamps session_id, seq (per session, from 1) and ts from the clo
   ]);
   assert.equal(seen[0], first, "listeners get the returned event");
   assert.equal(seen[2], third);
-  assert.deepEqual(Object.keys(third).slice(0, 4), ["type", "session_id", "seq", "ts"]);
+  assert.deepEqual(Object.keys(third).slice(0, 5), ["type", "schema_version", "session_id", "seq", "ts"]);
 });
 
 Deno.test("subscribe returns an unsubscribe; seq keeps counting without listeners", () => {

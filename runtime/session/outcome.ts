@@ -6,7 +6,7 @@
 import { errorMessage, ExitCode, RunError, ValidationError } from "../core/errors.ts";
 import { limitOf, type LimitReason } from "../agent/limits.ts";
 import type { SchemaCheck } from "./output_schema.ts";
-import type { RunResultFields } from "../core/events.ts";
+import { type RunResultFields, SCHEMA_VERSION } from "../core/events.ts";
 import type { SessionRow } from "../core/types.ts";
 
 export type RunStatus = RunResultFields["status"];
@@ -23,6 +23,7 @@ export type Ending =
  */
 export interface RunResult extends RunResultFields {
   type: "result";
+  schema_version: typeof SCHEMA_VERSION;
   session_id: string;
 }
 
@@ -188,6 +189,7 @@ export function buildResult(ending: Ending, facts: ResultFacts): RunResult {
   // Key order is the order `--output json` prints.
   return {
     type: "result",
+    schema_version: SCHEMA_VERSION,
     status: ending.status,
     exit_code: ending.exit_code,
     session_id: facts.session_id,

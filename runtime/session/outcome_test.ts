@@ -167,6 +167,7 @@ Deno.test("buildResult: the result object in its printed key order, usage and du
     JSON.stringify(result),
     JSON.stringify({
       type: "result",
+      schema_version: 1,
       status: "success",
       exit_code: 0,
       session_id: "s1",

@@ -150,7 +150,7 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
     // The end could not be recorded: the session stays resumable (its owner, this process, is gone by then).
     result = failedDelivery(result, { terminal_reason: "store_unavailable", error: error.message });
   }
-  const { type: _type, session_id: _id, ...fields } = result;
+  const { type: _type, schema_version: _version, session_id: _id, ...fields } = result;
   events.emit(live.id, { type: "result", ...fields });
   return result;
 }
