@@ -16,6 +16,7 @@ import type { PluginSet } from "../runtime/agent/seams.ts";
 import type { CommandContext, SlashCommand } from "../runtime/agent/slash.ts";
 import type { Store } from "../runtime/store/store.ts";
 import type { Tool, ToolContext, ToolOutcome } from "../runtime/tools/tool.ts";
+import { nameVerdict, type ToolFilter } from "../runtime/tools/name_rules.ts";
 import { findDeno } from "./deno_path.ts";
 import { probeOptions, probeSandbox, type SandboxProbe } from "../runtime/sandbox/probe.ts";
 import type { Bubblewrap } from "../runtime/sandbox/sandbox.ts";
@@ -115,7 +116,12 @@ export async function startPlugins(
     await Promise.all(plugins.map((plugin) => plugin.process.stop()));
     throw problem;
   }
-  return new Host(plugins, report);
+  // Every entry loaded (else `problem`), so plugins[i] is entries[i].
+  return new Host(
+    plugins,
+    report,
+    entries.map((entry, i) => ({ filter: entry.tools, where: `plugins[${i}].tools` })),
+  );
 }
 
 /**
@@ -186,7 +192,15 @@ class Host implements PluginHost {
   #loaded: LoadedPlugin[];
   #report: Report;
 
-  constructor(loaded: LoadedPlugin[], report: Report) {
+  /** Each plugin's `tools: {allow, deny}` from its entry, and where that is in the job. */
+  #rules: readonly { filter: ToolFilter | undefined; where: string }[];
+
+  constructor(
+    loaded: LoadedPlugin[],
+    report: Report,
+    rules: readonly { filter: ToolFilter | undefined; where: string }[] = [],
+  ) {
+    this.#rules = rules;
     this.#loaded = loaded;
     this.#report = report;
     this.plugins = loaded.map(info);
@@ -198,9 +212,13 @@ class Host implements PluginHost {
   }
 
   tools(): Tool[] {
-    return this.#loaded.flatMap((plugin) =>
+    return this.#loaded.flatMap((plugin, index) =>
       plugin.registrations.tools.map((spec): Tool => ({
         spec,
+        permitted: nameVerdict(spec.name, this.#rules[index]?.filter, {
+          exposed: spec.name,
+          where: this.#rules[index]?.where ?? "plugins[].tools",
+        }),
         run: (args, context) => this.#runTool(plugin, spec.name, args, context),
       }))
     );

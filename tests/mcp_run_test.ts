@@ -114,8 +114,17 @@ plugins:
   const blocked = byType(events, "tool.denied")[0]!;
   assert.deepEqual([blocked.tool, blocked.server], ["mcp__everything__get-annotated-message", "everything"]);
   assert.match(String(blocked.reason), /not today/);
+  // The server's tools.deny is a rule of the tool gate: not offered, and a call is denied naming the rule.
   const filtered = resultOf(events, "mcp__everything__toggle-simulated-logging");
-  assert.match(String(filtered.content), /unknown tool/, "a denied tool is not offered, so not callable");
+  assert.equal(filtered.status, "denied");
+  assert.match(
+    String(filtered.content),
+    /^denied: mcp__everything__toggle-simulated-logging is denied by mcp_servers\.everything\.tools\.deny "toggle-\*"$/,
+  );
+  const gateDenied = byType(events, "tool.denied").find((e) =>
+    e.tool === "mcp__everything__toggle-simulated-logging"
+  );
+  assert.equal(gateDenied?.server, "everything");
 
   const late = resultOf(events, "mcp__slow__trigger-long-running-operation");
   assert.equal(late.status, "error");
@@ -342,10 +351,12 @@ mcp_servers:
     assert.equal(code, 0, stderr);
     const echo = resultOf(events, "mcp__remote__echo");
     assert.deepEqual([echo.status, echo.content, echo.server], ["ok", "Echo: over http", "remote"]);
+    // Outside tools.allow and no approver: denied, naming the rule that would allow it.
+    const outside = resultOf(events, "mcp__remote__get-sum");
+    assert.equal(outside.status, "denied");
     assert.match(
-      String(resultOf(events, "mcp__remote__get-sum").content),
-      /unknown tool/,
-      "not in tools.allow",
+      String(outside.content),
+      /mcp__remote__get-sum is not in mcp_servers\.remote\.tools\.allow; to allow it, add mcp_servers\.remote\.tools\.allow: \["get-sum"\]/,
     );
     const db = new TextDecoder().decode(await Deno.readFile(`${dir}/state.db`));
     assert.ok(db.includes("Bearer {{ env.SEARCH_TOKEN }}"), "the stored job keeps the template");

@@ -25,7 +25,7 @@ import { SessionHub } from "../session/session_hub.ts";
 import type { ServerContext } from "../session/server_context.ts";
 import type { TurnOutcome } from "../session/turn.ts";
 import { mcpServersOf } from "./mcp_servers.ts";
-import { askingTools, type PermissionAsker } from "./permission.ts";
+import type { ToolAsker } from "../tools/gate.ts";
 import { promptText, stopReasonOf } from "./prompt.ts";
 import { commandsUpdate, eventUpdate, historyUpdates, toolKind, toolTitle } from "./updates.ts";
 
@@ -67,13 +67,14 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
     }).catch((error) => log.debug(`acp: cannot send an update: ${errorMessage(error)}`));
   };
 
-  const ask: PermissionAsker = async (request) => {
+  // A tool call outside the job's allow-lists is put to the editor (the session's gate asks).
+  const ask: ToolAsker = async (request) => {
     if (!client) return false;
     const stream = streams.get(request.session_id);
     const response = await client.request(acp.methods.client.session.requestPermission, {
       sessionId: request.session_id,
       toolCall: {
-        toolCallId: stream?.toolCallId ?? `permission-${crypto.randomUUID()}`,
+        toolCallId: stream?.toolCallId ?? request.tool_call_id,
         title: toolTitle(request.tool, request.args),
         kind: toolKind(request.tool),
         status: "pending",
@@ -83,7 +84,7 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
         { optionId: ALLOW_ONCE, name: "Allow once", kind: "allow_once" },
         { optionId: REJECT_ONCE, name: "Reject", kind: "reject_once" },
       ],
-      _meta: { hermes: { reason: redact(request.reason) } },
+      _meta: { hermes: { reason: redact(request.reason), rule: request.rule } },
     }, { cancellationSignal: request.signal, stopWaitingOnCancel: true });
     return response.outcome.outcome === "selected" && response.outcome.optionId === ALLOW_ONCE;
   };
@@ -108,7 +109,7 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
       stream.streamed = true;
       void send(sessionId, { sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
     },
-    wrapTools: (tools, job, sandbox) => askingTools(tools, { job, ask, sandbox }),
+    asker: { ask, name: "the editor" },
   });
 
   const unsubscribe = options.events.subscribe((event) => {

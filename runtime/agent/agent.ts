@@ -12,7 +12,8 @@ import { type Provider, ProviderError, type RetryInfo } from "../providers/provi
 import type { AgentLike, Compactor, TurnOptions, TurnResult } from "./seams.ts";
 import { parseSlash, type SlashCommand } from "./slash.ts";
 import type { AppendMessage, Store } from "../store/store.ts";
-import { runTool, type Tool, type ToolOutcome } from "../tools/tool.ts";
+import type { Tool } from "../tools/tool.ts";
+import { type ToolAsker, ToolGate } from "../tools/gate.ts";
 import type { Message, ToolCall, Usage } from "../core/types.ts";
 import { Transcript } from "./_transcript.ts";
 import { readKey, unchangedNote, unchangedRead } from "./read_dedup.ts";
@@ -23,7 +24,12 @@ export interface AgentOptions {
   sessionId: string;
   provider: Provider;
   model: string;
+  /** Every tool of the session (built-in, plugin, MCP); each call goes through one gate (tools/gate.ts). */
   tools: readonly Tool[];
+  /** Asked about tool calls outside the job's allow-lists; absent: they are denied. */
+  asker?: ToolAsker;
+  /** How denials name the asker ("the approval command", "the editor"). */
+  askerName?: string;
   hooks: Hooks;
   events: EventBus;
   clock: Clock;
@@ -53,7 +59,7 @@ export interface AgentOptions {
 export class Agent implements AgentLike {
   readonly sessionId: string;
   #o: AgentOptions;
-  #tools: Map<string, Tool>;
+  #gate: ToolGate;
   #commands = new Map<string, SlashCommand>();
   #queue: Promise<unknown> = Promise.resolve();
   #busy = false;
@@ -71,11 +77,16 @@ export class Agent implements AgentLike {
     this.#o = options;
     this.sessionId = options.sessionId;
     this.#transcript = new Transcript(options.store, options.sessionId);
-    this.#tools = new Map(options.tools.map((t) => [t.spec.name, t]));
-    // The prompt prefix stays byte-identical between requests (a warm provider cache): the same tools in the
-    // same order whatever order plugins and MCP servers registered them in.
-    this.#toolSpecs = [...this.#tools.values()].map((t) => t.spec)
-      .sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    this.#gate = new ToolGate({
+      tools: options.tools,
+      hooks: options.hooks,
+      emit: (event) => this.#emit(event),
+      asker: options.asker,
+      askerName: options.askerName,
+    });
+    // The prompt prefix stays byte-identical between requests (a warm provider cache): the gate offers the
+    // same tools in the same order whatever order plugins and MCP servers registered them in.
+    this.#toolSpecs = this.#gate.offered.map((t) => t.spec);
     this.#overheadTokens = Math.ceil(JSON.stringify(this.#toolSpecs).length / 4);
     this.addCommand({
       name: "status",
@@ -349,94 +360,29 @@ export class Agent implements AgentLike {
   }
 
   async #runTool(call: ToolCall, signal: AbortSignal): Promise<void> {
-    const { hooks } = this.#o;
-    const started = performance.now();
-    let args: Record<string, unknown> = {};
-    let outcome: ToolOutcome | undefined;
-    try {
-      const parsed = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
-      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-        throw new Error("not an object");
-      }
-      args = parsed;
-    } catch (error) {
-      outcome = {
-        status: "error",
-        content: `error: invalid arguments for ${call.name}: ${errorMessage(error)}`,
-      };
-    }
-    const tool = this.#tools.get(call.name);
-    const server = tool?.server ? { server: tool.server } : {};
-    this.#emit({ type: "tool.call", tool: call.name, tool_call_id: call.id, args, ...server });
-    if (!outcome && !tool) outcome = { status: "error", content: `error: unknown tool "${call.name}"` };
-    if (!outcome) {
-      const decision = await hooks.preToolCall({
-        session_id: this.sessionId,
-        tool_name: call.name,
-        args,
-        tool_call_id: call.id,
-      });
-      if (decision.action === "block") {
-        outcome = { status: "denied", content: `blocked: ${decision.message}` };
-      } else if (decision.action === "modify") {
-        args = decision.args;
-      }
-    }
-    if (!outcome) {
-      try {
-        outcome = await runTool(tool!, args, {
-          ...this.#o.toolContext,
-          session_id: this.sessionId,
-          signal,
-          tool_call_id: call.id,
-        });
-      } catch (error) {
-        signal.throwIfAborted();
-        outcome = { status: "error", content: `error: ${errorMessage(error)}` };
-      }
-    }
-    const result: AppendMessage = {
-      role: "tool",
-      tool_call_id: call.id,
-      name: call.name,
-      content: outcome.content,
-    };
-    // A result too large for the window is stored cut, its full text archived.
-    let stored = this.#o.compactor?.fitToolResult(this.sessionId, result) ?? [result];
-    if (call.name === "read_file" && !tool?.server && outcome.status === "ok") {
-      const note = await this.#repeatedRead(args, stored.find((m) => m.active !== false)?.content);
-      if (note !== null) {
-        outcome = { status: "ok", content: note };
-        stored = [{ ...result, content: note }];
-      }
-    }
-    const durationMs = Math.round(performance.now() - started);
-    if (outcome.status === "denied") {
-      this.#emit({
-        type: "tool.denied",
-        tool: call.name,
-        tool_call_id: call.id,
-        reason: outcome.content,
-        ...server,
-      });
-    }
-    await this.#transcript.append(stored);
-    this.#emit({
-      type: "tool.result",
-      tool: call.name,
-      tool_call_id: call.id,
-      status: outcome.status,
-      content: outcome.content,
-      duration_ms: durationMs,
-      ...server,
-    });
-    await hooks.postToolCall({
+    await this.#gate.call(call, {
+      ...this.#o.toolContext,
       session_id: this.sessionId,
-      tool_name: call.name,
-      args,
-      result: outcome.content,
-      duration_ms: durationMs,
-      status: outcome.status,
+      signal,
+      keep: async (outcome, { tool, args }) => {
+        const result: AppendMessage = {
+          role: "tool",
+          tool_call_id: call.id,
+          name: call.name,
+          content: outcome.content,
+        };
+        // A result too large for the window is stored cut, its full text archived.
+        let stored = this.#o.compactor?.fitToolResult(this.sessionId, result) ?? [result];
+        if (call.name === "read_file" && tool && !tool.server && outcome.status === "ok") {
+          const note = await this.#repeatedRead(args, stored.find((m) => m.active !== false)?.content);
+          if (note !== null) {
+            outcome = { status: "ok", content: note };
+            stored = [{ ...result, content: note }];
+          }
+        }
+        await this.#transcript.append(stored);
+        return outcome;
+      },
     });
   }
 
@@ -468,7 +414,7 @@ export class Agent implements AgentLike {
         : []),
       `turns this run: ${budget.turns}${budget.maxTurns ? ` / ${budget.maxTurns}` : ""}`,
       `tokens this run: ${budget.tokens}${budget.maxTokens ? ` / ${budget.maxTokens}` : ""}`,
-      `tools: ${[...this.#tools.keys()].join(", ") || "none"}`,
+      `tools: ${this.#gate.offered.map((t) => t.spec.name).join(", ") || "none"}`,
     ].join("\n");
   }
 }

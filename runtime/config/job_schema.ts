@@ -160,6 +160,15 @@ export const PluginEntry = z.strictObject({
     "Bound on every hook call (default 30s); a plugin that times out is stopped",
   ).optional(),
   max_memory: Size.describe("Memory cap of the plugin process (default 256MB)").optional(),
+  tools: z.strictObject({
+    allow: z.array(z.string().min(1)).describe(
+      'Tool-name patterns of this plugin the model may call, e.g. "lookup*" (default: all)',
+    ).optional(),
+    deny: z.array(z.string().min(1)).describe(
+      "Tool-name patterns of this plugin never called, even when allowed",
+    )
+      .optional(),
+  }).describe("Which of the plugin's tools the model is offered and may call").optional(),
   isolation: z.enum(["subprocess", "worker"]).describe(
     "subprocess (default, a sandbox) or worker (trusted plugins only: a soft boundary)",
   ).optional(),
@@ -346,6 +355,23 @@ const McpServers = z.record(
   McpServerEntry,
 ).describe("MCP servers whose tools are offered to the model as mcp__NAME__TOOL");
 
+export const ApprovalConfig = z.strictObject({
+  command: z.array(z.string().min(1)).min(1).describe(
+    "Program and arguments asked about each tool call outside the job's rules: it gets the call as JSON on " +
+      'stdin ({session_id, job, tool, tool_call_id, server?, args, reason, rule}) and answers "allow" or ' +
+      '"deny" on stdout (or {"decision": "allow"}); anything else, a failure or the timeout is deny. ' +
+      "A relative program path resolves against the job file's directory, which is also its working directory",
+  ).optional(),
+  url: z.url().describe(
+    'Endpoint POSTed the same JSON; a 2xx answer "allow" or {"decision": "allow"} allows the call, anything ' +
+      "else denies it",
+  ).optional(),
+  timeout: Duration.describe("How long one answer may take before the call is denied (default 30s)")
+    .optional(),
+}).refine((entry) => (entry.command === undefined) !== (entry.url === undefined), {
+  message: "expected exactly one of command or url",
+});
+
 const SecretNames = z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected a variable name"));
 
 const StoreRetry = Duration.describe(
@@ -378,6 +404,11 @@ export const JobFile = z.strictObject({
   plugins: z.array(PluginEntry).describe("Plugins loaded for this job, each in its own sandboxed process")
     .optional(),
   mcp_servers: McpServers.optional(),
+  approval: ApprovalConfig.describe(
+    "Who decides about tool calls outside the job's allow-lists (shell allow, paths, hosts, tools.allow of " +
+      "MCP servers and plugins); deny rules are never asked about. Without it such calls go to the " +
+      "front-end (the ACP editor, an RPC client that supports tool.approve) or are denied",
+  ).optional(),
   limits: LimitsConfig.describe("Limits per prompt").optional(),
   compaction: CompactionConfig.describe("Keeping long sessions under the context window").optional(),
   loops: LoopsConfig.describe("/loop settings").optional(),
@@ -417,6 +448,7 @@ export type ModelConfig = z.infer<typeof ModelConfig>;
 export type ToolsConfig = z.infer<typeof ToolsConfig>;
 export type PluginEntry = z.infer<typeof PluginEntry>;
 export type McpServerEntry = z.infer<typeof McpServerEntry>;
+export type ApprovalConfig = z.infer<typeof ApprovalConfig>;
 export type LimitsConfig = z.infer<typeof LimitsConfig>;
 export type CompactionConfig = z.infer<typeof CompactionConfig>;
 export type LoopsConfig = z.infer<typeof LoopsConfig>;

@@ -1,7 +1,8 @@
 /**
- * A session's MCP servers (docs/mcp.md): all started at once before the first model call, their allowed
- * tools offered as `mcp__SERVER__TOOL` through the ordinary tool path (pre_tool_call hooks, tool.* events
- * with `server`, redaction), stopped with the session. A server that fails to start is a warning
+ * A session's MCP servers (docs/mcp.md): all started at once before the first model call, their tools
+ * exposed as `mcp__SERVER__TOOL` and called through the session's tool gate like every other tool (the
+ * server's `tools: {allow, deny}` there, pre_tool_call hooks, tool.* events with `server`, redaction);
+ * stopped with the session. A server that fails to start is a warning
  * (`mcp.error`) — or, with `required: true`, a ValidationError (exit 2) after the others are stopped.
  */
 import type { McpServerEntry } from "../config/job_schema.ts";
@@ -14,6 +15,7 @@ import { toOutcome } from "./convert.ts";
 import { sandboxFor } from "./launch.ts";
 import { probeOnce, probeOptions, type SandboxProbe } from "../sandbox/probe.ts";
 import { exposedName, filteredOut } from "./names.ts";
+import { nameVerdict } from "../tools/name_rules.ts";
 
 export interface McpToolStatus {
   /** The server's name for it. */
@@ -36,7 +38,7 @@ export interface McpServerStatus {
 }
 
 export interface McpServers {
-  /** The offered tools of every started server. */
+  /** The tools of every started server, each with the verdict of its server's `tools` rules. */
   readonly tools: Tool[];
   readonly status: McpServerStatus[];
   stop(): Promise<void>;
@@ -130,7 +132,7 @@ export async function startMcpServers(
       const reason = filteredOut(info.name, connection.entry.tools) ??
         (taken.has(exposed) ? `its name ${exposed} is taken by another tool of the server` : null);
       server.tools.push({ name: info.name, exposed, offered: reason === null, reason });
-      if (reason !== null) continue;
+      if (taken.has(exposed)) continue;
       taken.add(exposed);
       tools.push(mcpTool(connection, info, exposed, options.events));
     }
@@ -151,6 +153,10 @@ function mcpTool(
       parameters: info.inputSchema,
     },
     server: connection.name,
+    permitted: nameVerdict(info.name, connection.entry.tools, {
+      exposed,
+      where: `mcp_servers.${connection.name}.tools`,
+    }),
     async run(args, context) {
       try {
         const result = await connection.call(info.name, args, {

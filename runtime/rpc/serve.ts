@@ -2,6 +2,11 @@
  * `hermes rpc` as a function: JSON-RPC 2.0 over newline-delimited input and output. Events of every open
  * session are sent as `{"jsonrpc":"2.0","method":"event","params":<event>}` notifications.
  *
+ * Tool calls outside a job's allow-lists (and without the job's own `approval:`) are put to the client as a
+ * server→client request `tool.approve {session_id, tool, tool_call_id, server?, args, reason, rule}` when
+ * its `initialize` said `capabilities: {tool_approval: true}`; it answers `{decision: "allow" | "deny"}`.
+ * An error answer, or a client that did not say so, is a deny (the model is told which rule to add).
+ *
  * Ending: at end of input (or after `shutdown`) it stops reading, lets every request in flight finish and
  * delivers its response, closes the open sessions, flushes, and resolves. When the peer stops reading
  * (BrokenPipe), or `signal` aborts, running turns are interrupted at a safe point instead.
@@ -10,6 +15,7 @@ import { redactDeep } from "../session_admin/records.ts";
 import { type ByteSink, type ByteSource, LineWriter, readLines } from "../core/lines.ts";
 import { createMethods, mapRuntimeError } from "./methods.ts";
 import { RpcServer } from "./server.ts";
+import type { ToolAsker } from "../tools/gate.ts";
 import { SessionHub } from "../session/session_hub.ts";
 import type { ServerContext } from "../session/server_context.ts";
 
@@ -53,6 +59,13 @@ export async function serveRpc(options: ServeRpcOptions): Promise<ServeRpcResult
       interrupt.abort(new DOMException("the client closed its input", "AbortError"));
     },
   });
+  let clientApproves = false;
+  const ask: ToolAsker = async (request) => {
+    if (!clientApproves) return false;
+    const { signal, ...call } = request;
+    const answer = await server.request("tool.approve", call, { signal }) as { decision?: unknown } | null;
+    return answer?.decision === "allow";
+  };
   const hub = new SessionHub({
     store: options.store,
     events,
@@ -65,6 +78,7 @@ export async function serveRpc(options: ServeRpcOptions): Promise<ServeRpcResult
     source: "rpc",
     signal: interrupt.signal,
     redact,
+    asker: { ask, name: "the client" },
     ...(options.hooks ? { hooks: options.hooks } : {}),
   });
   const methods = createMethods({
@@ -80,6 +94,15 @@ export async function serveRpc(options: ServeRpcOptions): Promise<ServeRpcResult
       end("shutdown");
       await Promise.resolve(); // this request is counted as in flight from the next microtask on
       await server.idle(1);
+    },
+  });
+  const initialize = methods.get("initialize")!;
+  methods.set("initialize", {
+    handler: (params, context) => {
+      const capabilities = (params as { capabilities?: { tool_approval?: unknown } } | undefined)
+        ?.capabilities;
+      clientApproves = capabilities?.tool_approval === true;
+      return initialize.handler(params, context);
     },
   });
   const server: RpcServer = new RpcServer({ methods, writer, log, mapError: mapRuntimeError });

@@ -46,6 +46,9 @@ export class RpcServer {
   #inFlight = 0;
   #idleWaiters: { below: number; resolve: () => void }[] = [];
   #closing = false;
+  /** Requests this server sent to its client, waiting for their responses, by id. */
+  #asked = new Map<string, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  #askedCount = 0;
 
   constructor(options: RpcServerOptions) {
     this.#o = options;
@@ -69,6 +72,47 @@ export class RpcServer {
 
   notify(method: string, params: unknown): void {
     this.#o.writer.line(notificationLine(method, params));
+  }
+
+  /**
+   * Sends a request to the client (ids `hermes-1`, `hermes-2`, …) and resolves with its result; rejects with
+   * its error, or when `signal` aborts (the answer, should it come, is then ignored).
+   */
+  request(method: string, params: unknown, options: { signal?: AbortSignal } = {}): Promise<unknown> {
+    const id = `hermes-${++this.#askedCount}`;
+    const { signal } = options;
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const onAbort = () => {
+        this.#asked.delete(id);
+        reject(signal!.reason);
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const done = () => signal?.removeEventListener("abort", onAbort);
+      this.#asked.set(id, {
+        resolve: (value) => (done(), resolve(value)),
+        reject: (error) => (done(), reject(error)),
+      });
+      this.#o.writer.line(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
+    });
+  }
+
+  /** A response of the client to one of this server's requests; false when the message is not one. */
+  #response(message: Record<string, unknown>): boolean {
+    if ("method" in message || !("result" in message || "error" in message)) return false;
+    const waiting = typeof message.id === "string" ? this.#asked.get(message.id) : undefined;
+    if (!waiting) {
+      this.#o.log.debug(`rpc: ignoring a response to no request of ours (id ${JSON.stringify(message.id)})`);
+      return true;
+    }
+    this.#asked.delete(message.id as string);
+    if ("error" in message) {
+      const error = message.error as { message?: unknown } | null;
+      waiting.reject(
+        new Error(typeof error?.message === "string" ? error.message : "the client answered an error"),
+      );
+    } else waiting.resolve(message.result);
+    return true;
   }
 
   /** Answers a line longer than the size limit (the request id cannot be known). */
@@ -138,6 +182,7 @@ export class RpcServer {
         message: "Invalid request: expected an object",
       });
     }
+    if (this.#response(message as Record<string, unknown>)) return undefined;
     const { jsonrpc, method, params, id } = message as Record<string, unknown>;
     const hasId = "id" in message;
     const validId = id === null || typeof id === "string" || (typeof id === "number" && Number.isFinite(id));

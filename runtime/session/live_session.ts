@@ -25,8 +25,8 @@ import { sessionSecrets } from "./secrets.ts";
 import type { PluginInfo } from "../../plugins/host.ts";
 import { builtinTools } from "../tools/builtin.ts";
 import { probeOnce, probeOptions } from "../sandbox/probe.ts";
-import { checkToolSandbox, type ToolSandbox } from "../tools/shell/sandbox.ts";
-import type { Tool } from "../tools/tool.ts";
+import { checkToolSandbox } from "../tools/shell/sandbox.ts";
+import type { ToolAsker } from "../tools/gate.ts";
 import type { SessionStatus } from "../core/types.ts";
 import { OWNER_MARGIN_MS, ownerGuardedStore, OwnerLease, progressBound } from "./owner_lease.ts";
 
@@ -51,8 +51,17 @@ export interface OpenSessionOptions {
   onDelta?: (text: string) => void;
   /** Applied to plugin error text before it reaches events. */
   redact?: (text: string) => string;
-  /** Wraps the built-in tools (ACP asks the editor before a call outside the allow-lists). */
-  wrapTools?: (tools: Tool[], job: ResolvedJob, sandbox: ToolSandbox | null) => Tool[];
+  /**
+   * The front-end's approver of tool calls outside the job's allow-lists (ACP: the editor; RPC: a client
+   * that supports it). A job's own `approval:` takes precedence; with neither, such calls are denied.
+   */
+  asker?: FrontEndAsker;
+}
+
+/** A front-end's approver and how denials name it. */
+export interface FrontEndAsker {
+  ask: ToolAsker;
+  name: string;
 }
 
 export interface LiveSession {
@@ -143,11 +152,18 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
       throw error;
     })
     : undefined;
-  const tools = [
-    ...(options.wrapTools ? options.wrapTools(builtins, job, sandbox) : builtins),
-    ...(plugins?.tools() ?? []),
-    ...(mcp?.tools ?? []),
-  ];
+  const tools = [...builtins, ...(plugins?.tools() ?? []), ...(mcp?.tools ?? [])];
+  const env = toolEnv(options.env, job.env);
+  const asker = spec.approval
+    ? {
+      ask: (await import("../tools/approval.ts")).jobApprover(spec.approval, {
+        job: spec.name,
+        job_dir: job.dir,
+        env,
+      }),
+      name: spec.approval.command ? "the approval command" : "the approval url",
+    }
+    : options.asker;
   if (!resumed) {
     await store.createSession({
       id,
@@ -221,12 +237,13 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     provider: watched,
     model: model.name,
     tools,
+    ...(asker ? { asker: asker.ask, askerName: asker.name } : {}),
     hooks,
     events,
     clock,
     log,
     budget,
-    toolContext: { job_dir: job.dir, env: toolEnv(options.env, job.env) },
+    toolContext: { job_dir: job.dir, env },
     signal,
     readDedup: spec.tools?.read_file?.dedup ?? true,
     ...(model.max_output_tokens ? { maxOutputTokens: model.max_output_tokens } : {}),

@@ -10,13 +10,11 @@ import { type Hooks, noHooks } from "../core/hooks.ts";
 import { mergeConfig, type ResolvedJob } from "../config/job.ts";
 import { jobFromObject, loadJob } from "../config/job_file.ts";
 import type { JobFile, McpServerEntry, UserConfig } from "../config/job_schema.ts";
-import { openSession, type OpenSessionOptions, storedJob } from "./live_session.ts";
+import { type FrontEndAsker, openSession, type OpenSessionOptions, storedJob } from "./live_session.ts";
 import type { Logger } from "../core/log.ts";
 import { SessionBusyError } from "../store/errors.ts";
 import type { CommandSource } from "../agent/slash.ts";
 import type { Store } from "../store/store.ts";
-import type { Tool } from "../tools/tool.ts";
-import type { ToolSandbox } from "../tools/shell/sandbox.ts";
 import { ServedSession } from "./served_session.ts";
 
 export type InputValue = string | number | boolean;
@@ -43,11 +41,8 @@ export interface SessionHubOptions {
   redact?: (text: string) => string;
   /** Streamed assistant text of a session. */
   onDelta?: (sessionId: string, text: string) => void;
-  /**
-   * Wraps a session's built-in tools (ACP asks the client before a call outside the allow-lists). Passed to
-   * `openSession` as `wrapTools`; see runtime/acp/permission.ts.
-   */
-  wrapTools?: (tools: Tool[], job: ResolvedJob, sandbox: ToolSandbox | null) => Tool[];
+  /** The front-end's approver of tool calls outside a job's allow-lists (see runtime/tools/gate.ts). */
+  asker?: FrontEndAsker;
 }
 
 export interface CreateSessionParams {
@@ -155,7 +150,7 @@ export class SessionHub {
       ...(onDelta ? { onDelta: (text: string) => bound.id !== undefined && onDelta(bound.id, text) } : {}),
       ...(this.options.redact ? { redact: this.options.redact } : {}),
     };
-    if (this.options.wrapTools) options.wrapTools = this.options.wrapTools;
+    if (this.options.asker) options.asker = this.options.asker;
     const live = await openSession(options);
     bound.id = live.id;
     const session = new ServedSession(live, lifetime, {

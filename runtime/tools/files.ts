@@ -8,8 +8,9 @@
  * synchronous file-system work on regular files only, so nothing in it can block past the call's signal.
  */
 import type NodeFs from "node:fs";
-import { denied, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
-import type { PathScope } from "./paths.ts";
+import { dirname, resolve } from "node:path";
+import { ALLOWED, denied, type RuleVerdict, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
+import { candidateInScope, type PathScope, pathScope } from "./paths.ts";
 import type { Intent, Opened } from "./scoped_open.ts";
 import { CappedBytes } from "./_capped.ts";
 
@@ -20,8 +21,9 @@ export function readFileTool(scope: PathScope, options: { maxBytes: number }): T
       description: "Read a text file. Relative paths are resolved against the job directory.",
       parameters: objectSchema({ path: "Path of the file to read" }),
     },
+    check: (args) => checkPath(scope, args.path, "file"),
     run: (args, context) =>
-      withFile(scope, args, context, "read", ({ fd, stat }, requested, fs) => {
+      withFile(scopes(scope, context), args, context, "read", ({ fd, stat }, requested, fs) => {
         const content = new CappedBytes(options.maxBytes);
         const buffer = new Uint8Array(64 * 1024);
         for (let n = fs.readSync(fd, buffer); n > 0; n = fs.readSync(fd, buffer)) {
@@ -47,6 +49,10 @@ export function writeFileTool(scope: PathScope, options: { maxBytes: number }): 
       description: "Write a text file, replacing it if it exists and creating missing directories.",
       parameters: objectSchema({ path: "Path of the file to write", content: "The complete new content" }),
     },
+    check: (args) =>
+      typeof args.path === "string" && insideGit(args.path)
+        ? { allowed: false, reason: GIT_DIR(args.path), rule: null }
+        : checkPath(scope, args.path, "file"),
     run: (args, context) => {
       if (typeof args.content !== "string") {
         return Promise.resolve(error(`invalid arguments for write_file: "content" must be a string`));
@@ -60,7 +66,7 @@ export function writeFileTool(scope: PathScope, options: { maxBytes: number }): 
       if (typeof args.path === "string" && insideGit(args.path)) {
         return Promise.resolve(denied(GIT_DIR(args.path)));
       }
-      return withFile(scope, args, context, "write", ({ fd }, requested, fs) => {
+      return withFile(scopes(scope, context), args, context, "write", ({ fd }, requested, fs) => {
         // The file actually opened, in case a symlink inside the root led into a .git directory.
         if (insideGit(openedPath(fd) ?? "")) return denied(GIT_DIR(requested));
         fs.ftruncateSync(fd, 0);
@@ -80,8 +86,9 @@ export function listDirTool(scope: PathScope, options: { maxEntries: number }): 
       description: "List a directory: one entry per line, sorted, directories end with '/'.",
       parameters: objectSchema({ path: "Path of the directory to list" }),
     },
+    check: (args) => checkPath(scope, args.path, "directory"),
     run: (args, context) =>
-      withFile(scope, args, context, "list", (opened, requested) => {
+      withFile(scopes(scope, context), args, context, "list", (opened, requested) => {
         const names: string[] = [];
         // `opened.at` names the directory the descriptor holds, whatever its path has become since.
         for (const entry of Deno.readDirSync(opened.at)) {
@@ -99,6 +106,33 @@ export function listDirTool(scope: PathScope, options: { maxEntries: number }): 
         };
       }),
   };
+}
+
+/**
+ * Whether `path` is inside the tool's roots, before the call runs. Outside them the call may be approved
+ * (the rule to add names the directory); a path that no root could hold (a dangling symlink) may not.
+ */
+function checkPath(scope: PathScope, path: unknown, kind: "file" | "directory"): RuleVerdict {
+  if (typeof path !== "string" || path === "") return ALLOWED;
+  const absolute = resolve(scope.jobDir, path);
+  const inside = candidateInScope(scope, absolute, path);
+  if (inside.ok) return ALLOWED;
+  const anywhere = candidateInScope(everywhere(scope), absolute, path);
+  const root = kind === "file" ? dirname(absolute) : absolute;
+  return {
+    allowed: false,
+    reason: inside.reason,
+    rule: anywhere.ok ? `tools.${scope.tool}.paths: ["${root}"]` : null,
+  };
+}
+
+/** The scope of one call: the tool's roots, or every path for a call the approver allowed. */
+function scopes(scope: PathScope, context: ToolContext): PathScope {
+  return context.approved ? everywhere(scope) : scope;
+}
+
+function everywhere(scope: PathScope): PathScope {
+  return pathScope(scope.tool, scope.jobDir, ["/"]);
 }
 
 /** Validates the path, opens it in scope for `intent`, runs `act` on the descriptor and closes it. */

@@ -8,7 +8,7 @@
  * capped at `max_output` (default 256KiB) and the call at `timeout` (default 30s). The result is
  * `HTTP <status>\n<body>`; status "error" for 4xx/5xx.
  */
-import { denied, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
+import { ALLOWED, denied, type RuleVerdict, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
 import { CappedBytes, readCapped } from "./_capped.ts";
 import { formatDuration } from "../core/duration.ts";
 import { ValidationError } from "../core/errors.ts";
@@ -28,6 +28,8 @@ interface HostEntry {
 }
 
 const MAX_REDIRECTS = 5;
+/** The host list of a call the approver allowed: it and its redirects go to any host. */
+const ANY_HOST: HostEntry[] = [{ host: "", wildcard: true, port: null }];
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 export function httpFetchTool(options: HttpFetchOptions): Tool {
@@ -45,7 +47,19 @@ export function httpFetchTool(options: HttpFetchOptions): Tool {
         additionalProperties: false,
       },
     },
-    run: (args, context) => fetchAllowed(args.url, entries, options, context),
+    check(args): RuleVerdict {
+      if (typeof args.url !== "string" || args.url === "") return ALLOWED;
+      const reason = checkUrl(args.url, entries);
+      if (reason === null) return ALLOWED;
+      // Outside the host list (not an invalid or non-http URL): the approver may allow it.
+      const askable = checkUrl(args.url, ANY_HOST) === null;
+      return {
+        allowed: false,
+        reason,
+        rule: askable ? `tools.http_fetch.hosts: ["${new URL(args.url).host}"]` : null,
+      };
+    },
+    run: (args, context) => fetchAllowed(args.url, context.approved ? ANY_HOST : entries, options, context),
   };
 }
 

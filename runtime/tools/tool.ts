@@ -1,4 +1,7 @@
-/** The tool seam: built-in tools and plugin tools both implement `Tool`. */
+/**
+ * The tool seam: built-in, plugin and MCP tools all implement `Tool`; every call of one goes through the
+ * session's gate (gate.ts), which applies the job's rules (`permitted`, `check`) before the tool runs.
+ */
 import type { ToolSpec } from "../core/types.ts";
 
 export interface ToolContext {
@@ -10,7 +13,21 @@ export interface ToolContext {
   signal: AbortSignal;
   /** The model's id of this call (progress events name it). */
   tool_call_id?: string;
+  /**
+   * The approver allowed this call although it is outside the job's allow-lists: the tool lifts its
+   * allow-lists for this one call. Deny rules and the checks on the object actually used still hold.
+   */
+  approved?: boolean;
 }
+
+/**
+ * What the job's rules say about a call: allowed, or not with the reason. `rule` names what the job could
+ * add to allow it (the call is outside an allow-list, so an approver may be asked); null when a rule
+ * forbids it outright (a deny pattern, a `.git` write, an invalid URL), which nobody is asked about.
+ */
+export type RuleVerdict = { allowed: true } | { allowed: false; reason: string; rule: string | null };
+
+export const ALLOWED: RuleVerdict = { allowed: true };
 
 export type ToolStatus = "ok" | "error" | "denied";
 
@@ -24,6 +41,13 @@ export interface Tool {
   readonly spec: ToolSpec;
   /** The MCP server this tool comes from; `tool.*` events carry it. */
   readonly server?: string;
+  /**
+   * The job's rule on the tool as a whole (an MCP server's or a plugin entry's `tools: {allow, deny}`);
+   * absent: allowed. A tool not permitted is not offered to the model.
+   */
+  readonly permitted?: RuleVerdict;
+  /** The job's rules on this call's arguments, checked before it runs (default: allowed). */
+  check?(args: Record<string, unknown>): RuleVerdict;
   run(args: Record<string, unknown>, context: ToolContext): Promise<ToolOutcome>;
 }
 

@@ -12,7 +12,7 @@
  * `sandbox: off` the command runs on the host in its own process group, which is what gets killed.
  */
 import { resolve } from "node:path";
-import { denied, type Tool, type ToolContext, type ToolOutcome } from "../tool.ts";
+import { ALLOWED, denied, type RuleVerdict, type Tool, type ToolContext, type ToolOutcome } from "../tool.ts";
 import { checkShellCommand, type ShellRules } from "./policy.ts";
 import { findShell, sandboxPolicy, type ShellSandbox } from "./sandbox.ts";
 import { CappedBytes, readCapped } from "../_capped.ts";
@@ -39,6 +39,8 @@ export function shellTool(options: ShellToolOptions): Tool {
     ...(options.allow ? { allow: options.allow } : {}),
     ...(options.deny ? { deny: options.deny } : {}),
   };
+  // An approved call (outside `allow`) is held by `deny` and everything else the policy checks.
+  const denyOnly: ShellRules = options.deny ? { deny: options.deny } : {};
   const allowed = options.allow ? ` Allowed commands: ${options.allow.join(", ")}.` : "";
   // Probed on the first call when the session did not (checkToolSandbox); a failure fails every call.
   let probed: Promise<SandboxProbe> | undefined;
@@ -63,6 +65,18 @@ export function shellTool(options: ShellToolOptions): Tool {
         additionalProperties: false,
       },
     },
+    check(args): RuleVerdict {
+      const command = args.command;
+      if (typeof command !== "string" || command.trim() === "") return ALLOWED;
+      if (command.length > MAX_COMMAND_LENGTH) {
+        return { allowed: false, reason: tooLong(command), rule: null };
+      }
+      const reason = checkShellCommand(command, rules);
+      if (reason === null) return ALLOWED;
+      const askable = rules.allow !== undefined && checkShellCommand(command, denyOnly) === null;
+      const program = command.trim().split(/\s+/)[0]!;
+      return { allowed: false, reason, rule: askable ? `tools.shell.allow: ["${program} *"]` : null };
+    },
     async run(args, context) {
       const command = args.command;
       if (typeof command !== "string" || command.trim() === "") {
@@ -72,9 +86,9 @@ export function shellTool(options: ShellToolOptions): Tool {
         };
       }
       if (command.length > MAX_COMMAND_LENGTH) {
-        return denied(`the command is ${command.length} characters long; the limit is ${MAX_COMMAND_LENGTH}`);
+        return denied(tooLong(command));
       }
-      const reason = checkShellCommand(command, rules);
+      const reason = checkShellCommand(command, context.approved ? denyOnly : rules);
       if (reason) return denied(reason);
       let spawn: () => Deno.ChildProcess;
       try {
@@ -169,6 +183,10 @@ async function runCommand(
   if (status.success) return { status: "ok", content: text === "" ? "(no output)" : text };
   const header = status.signal ? `killed by signal ${status.signal}` : `exit code ${status.code}`;
   return { status: "error", content: join(header, text) };
+}
+
+function tooLong(command: string): string {
+  return `the command is ${command.length} characters long; the limit is ${MAX_COMMAND_LENGTH}`;
 }
 
 /** What the model should know about where its commands run, so it does not waste calls finding out. */

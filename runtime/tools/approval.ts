@@ -1,0 +1,115 @@
+/**
+ * The job's approver (`approval: {command | url, timeout}`): asked about each tool call outside the job's
+ * allow-lists, it answers allow or deny. The call goes to it as one JSON object — on the command's stdin, or
+ * as the body of a POST to the url — and anything but a clear "allow" within the timeout is a deny: a
+ * failing, silent or slow approver never lets a call through and never holds a run.
+ *
+ * The command runs on the host (it is the operator's program, like the job file itself), in the job's
+ * directory, with the session's tool environment, stdout read up to 64 KiB; it is killed at the timeout.
+ */
+import { isAbsolute, resolve } from "node:path";
+import type { ApprovalConfig } from "../config/job_schema.ts";
+import { parseDuration } from "../core/duration.ts";
+import type { ApprovalRequest, ToolAsker } from "./gate.ts";
+
+export const DEFAULT_APPROVAL_TIMEOUT = "30s";
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+export interface ApproverOptions {
+  job: string;
+  job_dir: string;
+  /** The session's tool environment (never the whole parent environment). */
+  env: Record<string, string>;
+  fetch?: typeof fetch;
+}
+
+/** The asker of a job's `approval:` entry. */
+export function jobApprover(config: ApprovalConfig, options: ApproverOptions): ToolAsker {
+  const timeoutMs = parseDuration(config.timeout ?? DEFAULT_APPROVAL_TIMEOUT);
+  const ask = config.command ? commandAnswer(config.command, options) : urlAnswer(config.url!, options);
+  return async (request) => {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = AbortSignal.any([request.signal, timeout]);
+    const body = JSON.stringify(payload(request, options.job));
+    try {
+      return isAllow(await ask(body, signal));
+    } catch {
+      return false;
+    }
+  };
+}
+
+function payload(request: ApprovalRequest, job: string) {
+  const { signal: _signal, ...call } = request;
+  return { job, ...call };
+}
+
+/** "allow" (any case, surrounding space) or `{"decision": "allow"}`. */
+export function isAllow(answer: string): boolean {
+  const text = answer.trim();
+  if (text.toLowerCase() === "allow") return true;
+  try {
+    const parsed = JSON.parse(text) as { decision?: unknown } | null;
+    return typeof parsed === "object" && parsed !== null && parsed.decision === "allow";
+  } catch {
+    return false;
+  }
+}
+
+function commandAnswer(
+  command: readonly string[],
+  options: ApproverOptions,
+): (body: string, signal: AbortSignal) => Promise<string> {
+  const [program, ...args] = command as [string, ...string[]];
+  const path = program.includes("/") && !isAbsolute(program) ? resolve(options.job_dir, program) : program;
+  return async (body, signal) => {
+    const child = new Deno.Command(path, {
+      args,
+      cwd: options.job_dir,
+      env: options.env,
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "null",
+      signal,
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    // A program that does not read its stdin (or exits first) must not fail the ask: its answer counts.
+    await writer.write(new TextEncoder().encode(body)).catch(() => {});
+    await writer.close().catch(() => {});
+    const [status, answer] = await Promise.all([child.status, readAll(child.stdout)]);
+    if (!status.success) return "deny";
+    return answer;
+  };
+}
+
+function urlAnswer(
+  url: string,
+  options: ApproverOptions,
+): (body: string, signal: AbortSignal) => Promise<string> {
+  const fetchUrl = options.fetch ?? globalThis.fetch;
+  return async (body, signal) => {
+    const response = await fetchUrl(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+      signal,
+      redirect: "error",
+    });
+    if (!response.ok || !response.body) {
+      await response.body?.cancel();
+      return "deny";
+    }
+    return await readAll(response.body);
+  };
+}
+
+/** The text of `stream`, the first MAX_ANSWER_BYTES of it kept (the rest is drained, so a program can exit). */
+async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = "";
+  for await (const chunk of stream) {
+    if (text.length < MAX_ANSWER_BYTES) text += decoder.decode(chunk, { stream: true });
+  }
+  return text;
+}

@@ -1,0 +1,221 @@
+/**
+ * The one door every tool call goes through — built-in, plugin and MCP alike, in this order:
+ *
+ * 1. the job's rules: the tool's `permitted` (an MCP server's or a plugin entry's `tools: {allow, deny}`)
+ *    and its `check` of the arguments (`tools.shell.allow/deny`, the `paths` roots, `http_fetch.hosts`);
+ * 2. a call outside an allow-list is put to the approver (the job's `approval:`, else the front-end's:
+ *    the ACP editor, an RPC client that supports it); without one, or when it says no, the call is denied
+ *    with a tool result naming the rule to add. A call a deny rule forbids is never asked about;
+ * 3. the `pre_tool_call` hooks (block, or modify the arguments: modified arguments run under the rules
+ *    alone, an approval covers only the arguments it was asked about);
+ * 4. the tool itself, bounded by the call's signal; it checks again on the object it actually uses
+ *    (scoped_open.ts for files, every redirect hop for http_fetch);
+ * 5. `tool.call`, `tool.denied` and `tool.result` events and `post_tool_call`, written to the session's
+ *    outlets (the store view and the event emitter), where secrets are replaced.
+ */
+import { errorMessage } from "../core/errors.ts";
+import type { EventInput } from "../core/events.ts";
+import type { Hooks } from "../core/hooks.ts";
+import type { ToolCall } from "../core/types.ts";
+import { ALLOWED, type RuleVerdict, runTool, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
+
+/** A call outside the job's allow-lists, put to an approver. */
+export interface ApprovalRequest {
+  session_id: string;
+  tool: string;
+  tool_call_id: string;
+  /** The MCP server of the tool, when it has one. */
+  server?: string;
+  args: Record<string, unknown>;
+  /** Why the rules do not allow it. */
+  reason: string;
+  /** The rule the job could add to allow such calls without asking. */
+  rule: string;
+  /** The turn's signal: aborted when the turn is cancelled or times out. */
+  signal: AbortSignal;
+}
+
+/** Resolves true to run the call once. A rejection counts as a no. */
+export type ToolAsker = (request: ApprovalRequest) => Promise<boolean>;
+
+export interface ToolGateOptions {
+  tools: readonly Tool[];
+  hooks: Hooks;
+  /** The session's event outlet. */
+  emit: (event: EventInput) => void;
+  /** Asked about calls outside the allow-lists; absent: they are denied. */
+  asker?: ToolAsker | undefined;
+  /** Names the approver in denials ("the approval command", "the editor"). */
+  askerName?: string | undefined;
+}
+
+export interface GateCallOptions extends Omit<ToolContext, "tool_call_id" | "approved"> {
+  /**
+   * Stores the call's result before `tool.result` is emitted; returns the outcome as kept (a repeated read
+   * is kept as a short note).
+   */
+  keep(
+    outcome: ToolOutcome,
+    call: { tool: Tool | undefined; args: Record<string, unknown> },
+  ): Promise<ToolOutcome>;
+}
+
+export class ToolGate {
+  #o: ToolGateOptions;
+  #tools: Map<string, Tool>;
+  /** What the model is offered: the permitted tools, in one stable order (a warm provider prefix cache). */
+  readonly offered: readonly Tool[];
+
+  constructor(options: ToolGateOptions) {
+    this.#o = options;
+    this.#tools = new Map(options.tools.map((t) => [t.spec.name, t]));
+    this.offered = [...this.#tools.values()].filter((t) => t.permitted?.allowed ?? true)
+      .sort((a, b) => a.spec.name < b.spec.name ? -1 : a.spec.name > b.spec.name ? 1 : 0);
+  }
+
+  /** A tool by the name the model calls it. */
+  tool(name: string): Tool | undefined {
+    return this.#tools.get(name);
+  }
+
+  /** Runs one call of the model through the rules, the approver, the hooks and the tool. */
+  async call(call: ToolCall, options: GateCallOptions): Promise<ToolOutcome> {
+    const { hooks, emit } = this.#o;
+    const { keep, ...context } = options;
+    const started = performance.now();
+    const parsed = parseArguments(call);
+    let args = parsed.args;
+    const tool = this.#tools.get(call.name);
+    const server = tool?.server ? { server: tool.server } : {};
+    emit({ type: "tool.call", tool: call.name, tool_call_id: call.id, args, ...server });
+    let outcome: ToolOutcome | undefined = parsed.error;
+    if (!outcome && !tool) outcome = { status: "error", content: `error: unknown tool "${call.name}"` };
+    let approved = false;
+    if (!outcome) {
+      const verdict = verdictOf(tool!, args);
+      if (!verdict.allowed) {
+        approved = await this.#ask(call, tool!, args, verdict, context);
+        if (!approved) outcome = this.#denial(verdict);
+      }
+    }
+    if (!outcome) {
+      const decision = await hooks.preToolCall({
+        session_id: context.session_id,
+        tool_name: call.name,
+        args,
+        tool_call_id: call.id,
+      });
+      if (decision.action === "block") {
+        outcome = { status: "denied", content: `blocked: ${decision.message}` };
+      } else if (decision.action === "modify") {
+        args = decision.args;
+        approved = false;
+        const verdict = verdictOf(tool!, args);
+        if (!verdict.allowed) {
+          outcome = this.#denial(verdict, "the arguments pre_tool_call gave are outside the rules: ");
+        }
+      }
+    }
+    if (!outcome) {
+      try {
+        outcome = await runTool(tool!, args, {
+          ...context,
+          tool_call_id: call.id,
+          ...(approved ? { approved } : {}),
+        });
+      } catch (error) {
+        context.signal.throwIfAborted();
+        outcome = { status: "error", content: `error: ${errorMessage(error)}` };
+      }
+    }
+    outcome = await keep(outcome, { tool, args });
+    const durationMs = Math.round(performance.now() - started);
+    if (outcome.status === "denied") {
+      emit({
+        type: "tool.denied",
+        tool: call.name,
+        tool_call_id: call.id,
+        reason: outcome.content,
+        ...server,
+      });
+    }
+    emit({
+      type: "tool.result",
+      tool: call.name,
+      tool_call_id: call.id,
+      status: outcome.status,
+      content: outcome.content,
+      duration_ms: durationMs,
+      ...server,
+    });
+    await hooks.postToolCall({
+      session_id: context.session_id,
+      tool_name: call.name,
+      args,
+      result: outcome.content,
+      duration_ms: durationMs,
+      status: outcome.status,
+    });
+    return outcome;
+  }
+
+  async #ask(
+    call: ToolCall,
+    tool: Tool,
+    args: Record<string, unknown>,
+    verdict: { reason: string; rule: string | null },
+    context: { session_id: string; signal: AbortSignal },
+  ): Promise<boolean> {
+    const { asker } = this.#o;
+    const { signal } = context;
+    if (!asker || verdict.rule === null) return false;
+    const allowed = await asker({
+      session_id: context.session_id,
+      tool: call.name,
+      tool_call_id: call.id,
+      ...(tool.server ? { server: tool.server } : {}),
+      args,
+      reason: verdict.reason,
+      rule: verdict.rule,
+      signal,
+    }).catch(() => false);
+    signal.throwIfAborted();
+    return allowed === true;
+  }
+
+  #denial(verdict: { reason: string; rule: string | null }, prefix = ""): ToolOutcome {
+    const reason = `${prefix}${verdict.reason}`;
+    if (verdict.rule === null) return { status: "denied", content: `denied: ${reason}` };
+    const { asker, askerName } = this.#o;
+    const content = asker
+      ? `denied: ${reason}: ${askerName ?? "the approver"} rejected the call; to allow such calls without ` +
+        `asking, add ${verdict.rule} to the job`
+      : `denied: ${reason}; to allow it, add ${verdict.rule} to the job, or name an approver ` +
+        "(approval: {command | url})";
+    return { status: "denied", content };
+  }
+}
+
+function verdictOf(tool: Tool, args: Record<string, unknown>): RuleVerdict {
+  const permitted = tool.permitted ?? ALLOWED;
+  if (!permitted.allowed) return permitted;
+  return tool.check?.(args) ?? ALLOWED;
+}
+
+function parseArguments(call: ToolCall): { args: Record<string, unknown>; error?: ToolOutcome } {
+  try {
+    const parsed = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+      throw new Error("not an object");
+    }
+    return { args: parsed };
+  } catch (error) {
+    return {
+      args: {},
+      error: {
+        status: "error",
+        content: `error: invalid arguments for ${call.name}: ${errorMessage(error)}`,
+      },
+    };
+  }
+}
