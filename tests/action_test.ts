@@ -1,6 +1,7 @@
 /**
  * The GitHub Action (action.yml) run step by step through a runner emulation (tests/_actions_runner.ts):
- * the install steps find deno and bubblewrap already here, doctor runs, and the job runs through the real
+ * the install steps find deno and bubblewrap already here (or install deno through npx and warn about a missing
+ * bubblewrap on a bare runner), doctor runs, and the job runs through the real
  * CLI — a success, a model failure (exit 1, a model server that answers 500) and a job-file error (exit 2),
  * each with the outputs and annotations it must write.
  */
@@ -137,3 +138,81 @@ Deno.test("action: the problem matcher matches the error lines hermes prints", a
   );
   assert.equal(regexp.exec("hermes info: tool shell → ok, 2 B, 3 ms"), null);
 });
+
+/**
+ * A runner with neither deno nor bubblewrap (nor apt-get to install it): every system tool but those three is
+ * linked into a private bin folder, and node is the only way to get deno.
+ */
+async function bareRunnerPath(dir: string, { deno }: { deno?: string } = {}): Promise<string> {
+  const bin = `${dir}/runner-bin`;
+  await Deno.mkdir(bin);
+  const hidden = new Set(["bwrap", "apt-get", "deno"]);
+  for (const folder of ["/usr/bin", "/usr/sbin"]) {
+    for await (const entry of Deno.readDir(folder)) {
+      if (hidden.has(entry.name)) continue;
+      await Deno.symlink(`${folder}/${entry.name}`, `${bin}/${entry.name}`).catch(() => {});
+    }
+  }
+  // setup-node's layout: node, npm and npx alone in their own folder.
+  const node = `${dir}/node-bin`;
+  await Deno.mkdir(node);
+  for (const tool of ["node", "npm", "npx"]) {
+    const found = Deno.env.get("PATH")!.split(":").map((p) => `${p}/${tool}`).find((p) => {
+      try {
+        return Deno.statSync(p).isFile;
+      } catch {
+        return false;
+      }
+    });
+    if (found) await Deno.symlink(Deno.realPathSync(found), `${node}/${tool}`);
+  }
+  const path = [bin, node];
+  if (deno) {
+    // A deno of another version already on the runner: the action must install the one it was asked for.
+    await Deno.mkdir(`${dir}/old-deno`);
+    await Deno.writeTextFile(`${dir}/old-deno/deno`, `#!/bin/sh\necho "deno ${deno} (stable, release)"\n`);
+    await Deno.chmod(`${dir}/old-deno/deno`, 0o755);
+    path.unshift(`${dir}/old-deno`);
+  }
+  return path.join(":");
+}
+
+/** What npx needs to reach the registry on this machine (a CA bundle for a proxy, a registry mirror). */
+function npmEnv(): Record<string, string> {
+  const names = [
+    "NODE_EXTRA_CA_CERTS",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "npm_config_registry",
+    "NPM_CONFIG_REGISTRY",
+  ];
+  return Object.fromEntries(Object.entries(Deno.env.toObject()).filter(([name]) => names.includes(name)));
+}
+
+for (const installed of [undefined, "1.46.3"]) {
+  Deno.test(`action: a runner with ${installed ? `deno ${installed}` : "no deno"} and no bubblewrap installs deno ${"2.9.6"} through npx, warns about the sandbox and still runs the job`, async () => {
+    const dir = await tempDir();
+    await writeFiles(dir, {
+      "job.yaml": "name: bare\nmodel: { provider: scripted, script: ./r.yaml }\nprompt: hi\n",
+      "r.yaml": "- content: done\n",
+    });
+    const run = await runAction({
+      actionPath: ROOT,
+      workspace: dir,
+      with: { job: "job.yaml", doctor: "false", "deno-version": "2.9.6" },
+      env: {
+        ...runnerEnv(),
+        ...npmEnv(),
+        PATH: await bareRunnerPath(dir, installed ? { deno: installed } : {}),
+      },
+    });
+    assert.equal(run.failed, null, run.log);
+    assert.match(run.log, /^deno 2\.9\.6 /m, "the Install Deno step printed the installed version");
+    assert.match(
+      run.log,
+      /^::warning title=Hermes::bubblewrap is not installed: jobs with a shell tool, plugins or MCP servers will be refused \(exit 2\) unless they set sandbox: off$/m,
+    );
+    assert.equal(run.outputs.status, "success");
+    assert.equal(run.outputs.final, "done");
+  });
+}
