@@ -23,6 +23,7 @@ export const LAYERS: Readonly<Record<string, number>> = {
   acp: 6,
   commands: 7,
   main: 8,
+  scripts: 9,
 };
 
 export interface ImportEdge {

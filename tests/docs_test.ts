@@ -1,0 +1,185 @@
+/**
+ * docs/ is the user's reference and is checked like code: the generated parts match their definitions
+ * (`deno task docs`), every relative link resolves inside the repository, and every event type, exit code,
+ * terminal reason, CLI flag, job key, hook and layer folder the program has is listed.
+ */
+import assert from "node:assert/strict";
+import { join, relative } from "node:path";
+import { formatted, generatedPages } from "../scripts/docs/generate.ts";
+import {
+  commentLinkProblems,
+  headingAnchors,
+  type LinkProblem,
+  markdownLinkProblems,
+} from "../scripts/docs/links.ts";
+import { eventReference } from "../scripts/docs/events.ts";
+import { terminalReasonsInCode } from "../scripts/docs/reasons.ts";
+import { jobKeyRows } from "../scripts/docs/job_keys.ts";
+import { hookReference } from "../scripts/docs/hooks.ts";
+import { COMMANDS, GLOBAL_FLAGS } from "../commands/_flags.ts";
+import { ExitCode } from "../runtime/core/errors.ts";
+import { LAYERS } from "./_layers.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
+const read = (page: string) => Deno.readTextFile(join(ROOT, page));
+
+async function files(dir: string, suffix: string): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (path: string): Promise<void> => {
+    for await (const entry of Deno.readDir(join(ROOT, path))) {
+      const child = path ? `${path}/${entry.name}` : entry.name;
+      if (entry.isDirectory) {
+        if (!/^(\.|node_modules$|dist$)/.test(entry.name) && child !== ".hermes-demo") await walk(child);
+      } else if (entry.name.endsWith(suffix)) found.push(child);
+    }
+  };
+  await walk(dir);
+  return found.sort();
+}
+
+const lines = (problems: LinkProblem[]) => problems.map((p) => `${p.file}:${p.line}: ${p.problem}`);
+
+Deno.test("the generated parts of docs/ are up to date (run `deno task docs` after changing a definition)", async () => {
+  const pages = await formatted(await generatedPages(ROOT));
+  const stale = pages.filter((page) => page.generated !== page.committed).map((page) => page.path);
+  assert.deepEqual(stale, [], `stale: ${stale.join(", ")} — run deno task docs`);
+});
+
+Deno.test("every relative link in README.md and docs/ names a file (and heading) of this repository", async () => {
+  const pages = ["README.md", ...await files("docs", ".md")];
+  assert.ok(pages.length > 10, "the docs pages were found");
+  const problems = (await Promise.all(pages.map((page) => markdownLinkProblems(ROOT, page)))).flat();
+  assert.deepEqual(lines(problems), []);
+});
+
+Deno.test("every docs/ page named in a source comment exists", async () => {
+  const sources = await files("", ".ts");
+  assert.ok(sources.length > 100);
+  const problems = (await Promise.all(sources.map((file) => commentLinkProblems(ROOT, file)))).flat();
+  assert.deepEqual(lines(problems), []);
+});
+
+Deno.test("the link check refuses dead files, dead headings and links out of the repository, and passes good ones", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(`${dir}/docs`);
+    await Deno.writeTextFile(`${dir}/docs/a.md`, "# A page\n\n## Store faults (`store.retry`)\n");
+    await Deno.writeTextFile(
+      `${dir}/README.md`,
+      [
+        "[good](docs/a.md) [anchor](docs/a.md#store-faults-storeretry) [self](#title) [dir](docs/)",
+        "# Title",
+        "`[not a link](nowhere.md)`",
+        "```",
+        "[in a fence](nowhere.md)",
+        "```",
+        "[dead](docs/b.md) [dead anchor](docs/a.md#store-faults) [out](../shared/DESIGN.md) [web](https://x.y/)",
+      ].join("\n"),
+    );
+    await Deno.writeTextFile(
+      `${dir}/x.ts`,
+      '/** See docs/a.md and docs/gone.md. */\nconst s = "docs/also-gone.md";\n// docs/a.md#nope\n',
+    );
+    const problems = lines(await markdownLinkProblems(dir, "README.md"));
+    assert.equal(problems.length, 4, problems.join("\n"));
+    assert.match(problems[0]!, /^README\.md:7: docs\/b\.md: docs\/b\.md does not exist/);
+    assert.match(problems[1]!, /has no heading #store-faults$/);
+    assert.match(problems[2]!, /\.\.\/shared\/DESIGN\.md leads outside the repository/);
+    assert.match(problems[3]!, /https:\/\/x\.y\/ leads outside the repository/);
+    const comments = lines(await commentLinkProblems(dir, "x.ts"));
+    assert.deepEqual(comments, [
+      "x.ts:1: docs/gone.md: docs/gone.md does not exist",
+      "x.ts:3: docs/a.md#nope: docs/a.md has no heading #nope",
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("docs/events.md lists every event type and field", async () => {
+  const reference = await eventReference(ROOT);
+  const page = await read("docs/events.md");
+  const anchors = headingAnchors(page);
+  assert.ok(reference.events.length >= 20, "the event types were read");
+  for (const event of reference.events) {
+    assert.ok(page.includes(`### \`${event.type}\``), `docs/events.md lists ${event.type}`);
+    assert.ok(anchors.has(event.type.replace(/\./g, "")));
+    const section = page.split(`### \`${event.type}\``)[1]!.split("\n### ")[0]!;
+    for (const field of event.fields) {
+      assert.ok(section.includes(`\`${field.name}\``), `docs/events.md lists ${event.type}.${field.name}`);
+    }
+  }
+});
+
+Deno.test("docs/exit-codes.md lists every exit code and every terminal reason the code can end a run with", async () => {
+  const page = await read("docs/exit-codes.md");
+  for (const [name, code] of Object.entries(ExitCode)) {
+    assert.match(page, new RegExp(`^\\| ${code} `, "m"), `exit code ${code} (${name}) has a row`);
+  }
+  const reasons = await terminalReasonsInCode(ROOT);
+  for (const reason of ["provider_error", "max_turns", "stalled", "store_unavailable", "context_too_large"]) {
+    assert.ok(reasons.has(reason), `the source scan finds ${reason}`);
+  }
+  const missing = [...reasons].filter(([reason]) => !new RegExp(`^\\| \`${reason}\` `, "m").test(page));
+  assert.deepEqual(
+    missing.map(([reason, where]) => `${reason} (${where})`),
+    [],
+    "terminal reasons without a row",
+  );
+});
+
+Deno.test("docs/cli.md lists every command and flag, docs/job-file.md every key, docs/plugins.md every hook", async () => {
+  const cli = await read("docs/cli.md");
+  for (const name of Object.keys(GLOBAL_FLAGS)) assert.ok(cli.includes(`\`--${name}\``), `--${name}`);
+  for (const [command, def] of Object.entries(COMMANDS)) {
+    const section = cli.split(`### \`hermes ${command}\``)[1]?.split("\n### ")[0];
+    assert.ok(section !== undefined, `docs/cli.md has hermes ${command}`);
+    for (const flag of Object.keys(def.flags)) {
+      assert.ok(section.includes(`\`--${flag}\``), `docs/cli.md lists hermes ${command} --${flag}`);
+    }
+  }
+  const jobFile = await read("docs/job-file.md");
+  const rows = jobKeyRows();
+  assert.ok(rows.length > 100);
+  for (const row of rows) {
+    assert.ok(jobFile.includes(`\`${row.path}\``), `docs/job-file.md lists ${row.path}`);
+    assert.notEqual(
+      row.description,
+      "",
+      `${row.path} has a .describe() text in runtime/config/job_schema.ts`,
+    );
+  }
+  const plugins = await read("docs/plugins.md");
+  const hooks = await hookReference(ROOT);
+  assert.ok(hooks.length >= 9);
+  for (const hook of hooks) {
+    assert.ok(plugins.includes(`### \`${hook.name}\``), `docs/plugins.md has ${hook.name}`);
+  }
+});
+
+Deno.test("docs/architecture.md names every layered folder", async () => {
+  const page = await read("docs/architecture.md");
+  for (const folder of Object.keys(LAYERS)) {
+    const path = folder === "main"
+      ? "main.ts"
+      : /^(commands|loops|plugins|scripts)$/.test(folder)
+      ? `${folder}/`
+      : `runtime/${folder}/`;
+    assert.ok(page.includes(`\`${path}\``), `docs/architecture.md names ${path}`);
+  }
+});
+
+Deno.test("nothing in the repository cites the contract outside it (DESIGN §n, ../shared)", async () => {
+  const texts = [...await files("", ".ts"), ...await files("", ".md"), ...await files("", ".json")]
+    .filter((file) => file !== relative(ROOT, new URL(import.meta.url).pathname));
+  const found: string[] = [];
+  for (const file of texts) {
+    const text = await read(file);
+    for (const [index, line] of text.split("\n").entries()) {
+      if (/DESIGN(\.md)? ?§|\/shared\/DESIGN|§\d/.test(line)) {
+        found.push(`${file}:${index + 1}: ${line.trim()}`);
+      }
+    }
+  }
+  assert.deepEqual(found, []);
+});
