@@ -37,7 +37,7 @@ export type EventInput<T extends EventType = EventType> = T extends EventType
   ? Flat<{ type: T } & EventFields[T]>
   : never;
 
-/** A §7 event as listeners see it; switch on `type` to narrow. */
+/** An event as listeners see it; switch on `type` to narrow. */
 export type HermesEvent<T extends EventType = EventType> = T extends EventType
   ? Flat<{ type: T } & EventEnvelope & EventFields[T]>
   : never;

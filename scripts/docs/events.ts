@@ -44,14 +44,20 @@ function fromJsonSchema(schema: Schema): EventReference {
   const events: EventDoc[] = [];
   let envelope: EventField[] = [];
   for (const [type, def] of Object.entries(defs)) {
-    const rows = keyRows(def, "", defs).filter((row) => !row.path.includes("."));
+    const rows = keyRows(def, "", defs);
     const fields = rows.map((row) => ({
       name: row.path,
       type: row.type,
       required: row.required,
       description: row.description,
     }));
-    if (envelope.length === 0) envelope = fields.filter((field) => ENVELOPE.has(field.name));
+    if (envelope.length === 0) {
+      envelope = fields.filter((field) => ENVELOPE.has(field.name)).map((field) =>
+        field.name === "type"
+          ? { ...field, type: "string", description: "The event type (the headings below)" }
+          : field
+      );
+    }
     events.push({
       type,
       description: String(def.description ?? ""),
