@@ -9,7 +9,7 @@ import { silentLogger } from "../runtime/core/log.ts";
 import { EventBus } from "../runtime/core/events.ts";
 import type { Clock } from "../runtime/core/clock.ts";
 import type { ResolvedJob } from "../runtime/config/job.ts";
-import { keyPath } from "../runtime/config/key_path.ts";
+import { keyPath } from "../runtime/core/key_path.ts";
 import { probeOnce, probeOptions } from "../runtime/sandbox/probe.ts";
 
 export interface MachineCheck {

@@ -10,7 +10,7 @@ export const LAYERS: Readonly<Record<string, number>> = {
   store: 1,
   config: 1,
   sandbox: 1,
-  providers: 2,
+  providers: 1,
   tools: 2,
   agent: 3,
   compaction: 4,

@@ -9,7 +9,8 @@ import { Cron } from "croner";
 import { z } from "zod";
 import { ValidationError } from "../core/errors.ts";
 import type { JobFile, ScheduleConfig } from "./job_schema.ts";
-import { keyPath } from "./key_path.ts";
+import { keyPath } from "../core/key_path.ts";
+import { providerOf, type ProviderRegistry, PROVIDERS } from "../providers/registry.ts";
 import { existsSync } from "../core/fs.ts";
 
 /** Every problem of one file, one `file:line:col: key.path: …` line each; the message holds them all. */
@@ -52,9 +53,11 @@ export function jobProblems(spec: JobFile, context: CheckContext): string[] {
       at(["output", "schema"], `not a usable JSON Schema: ${(error as Error).message}`);
     }
   }
-  const provider = spec.model?.provider ?? (spec.model?.script ? "scripted" : "openai");
-  if (provider === "scripted" && !spec.model?.script) {
-    at(["model", "provider"], "provider scripted needs model.script (a replies file)");
+  const provider = providerOf(spec.model);
+  for (const [key, holds] of Object.entries((PROVIDERS as ProviderRegistry)[provider]?.needs ?? {})) {
+    if ((spec.model as Record<string, unknown> | undefined)?.[key] === undefined) {
+      at(["model", "provider"], `provider ${provider} needs model.${key} (${holds})`);
+    }
   }
   const fromConfig = context.configPlugins ?? 0;
   spec.plugins?.forEach((entry, i) => {

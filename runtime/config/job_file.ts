@@ -11,9 +11,9 @@ import { assertRunnable, JobProblems } from "./job_checks.ts";
 import { JobFile, UserConfig } from "./job_schema.ts";
 import { boundedLimits, type PolicyContext, policyProblems, untrustedPolicy } from "./policy.ts";
 import { type Policy, PolicyConfig } from "./policy_schema.ts";
-import { describeIssue, offsetOf, position } from "./_yaml_positions.ts";
+import { describeIssue, offsetOf, position } from "../core/yaml_positions.ts";
 import { entryRelativeTo } from "./plugin_entry.ts";
-import { parseYamlSource, type YamlSource } from "./yaml_source.ts";
+import { parseYamlSource, type YamlSource } from "../core/yaml_source.ts";
 
 function validate<T extends z.ZodType>(schema: T, file: string, parsed: YamlSource): z.infer<T> {
   if (parsed.value === null || typeof parsed.value !== "object" || Array.isArray(parsed.value)) {

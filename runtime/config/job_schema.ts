@@ -1,10 +1,11 @@
 /** The job-file schema (docs/job-file.md): one zod schema gives types, validation and `hermes schema`. */
 import { z } from "zod";
 import { PolicyConfig } from "./policy_schema.ts";
+import { DURATION_EXPECTED, DURATION_PATTERN } from "../core/duration.ts";
+import { defaultsOf, PROVIDER_NAMES, type ProviderRegistry, PROVIDERS } from "../providers/registry.ts";
 import type { Policy } from "./policy_schema.ts";
 
-const durationPattern = /^\s*(\d+(\.\d+)?\s*(ms|s|m|h|d)\s*)+$/;
-export const Duration = z.string().regex(durationPattern, "expected a duration like 30s, 5m or 1h30m");
+export const Duration = z.string().regex(DURATION_PATTERN, DURATION_EXPECTED);
 const Size = z.union([
   z.number().int().positive(),
   z.string().regex(/^\s*\d+(\.\d+)?\s*(B|KB|KiB|MB|MiB|GB|GiB)?\s*$/i, "expected a size like 64KiB or 256MB"),
@@ -12,18 +13,24 @@ const Size = z.union([
 const Name = z.string().regex(/^[a-z0-9._-]+$/, "expected lower-case letters, digits, '.', '_' or '-'");
 
 export const ModelConfig = z.strictObject({
-  provider: z.enum(["openai", "scripted"]).describe(
-    "openai: any OpenAI-compatible Chat Completions endpoint; scripted: canned replies from model.script (offline runs, tests)",
+  provider: z.enum(PROVIDER_NAMES).describe(
+    Object.entries(PROVIDERS).map(([name, entry]) => `${name}: ${entry.about}`).join("; "),
   ).optional(),
   name: z.string().min(1).describe(
-    "Model name sent to the provider (required for openai; --model overrides it)",
+    `Model name sent to the provider (required except for ${
+      Object.entries(PROVIDERS as ProviderRegistry).filter(([, entry]) => entry.defaultModel !== undefined)
+        .map(([name]) => name).join(", ")
+    }; --model overrides it)`,
   ).optional(),
   base_url: z.url().describe(
-    "Endpoint base URL, e.g. https://openrouter.ai/api/v1 (default: $OPENAI_BASE_URL, else OpenAI)",
+    `Endpoint base URL, e.g. https://openrouter.ai/api/v1 (default: ${
+      defaultsOf("baseUrlEnv", { prefix: "$" })
+    }, ` +
+      "else the provider's own endpoint)",
   ).optional(),
   api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).describe(
-    "Name of the environment variable holding the API key (default OPENAI_API_KEY); unset is exit 2 " +
-      "before any model call. `none`: the server takes no key (a local llama.cpp, vLLM or Ollama)",
+    `Name of the environment variable holding the API key (default: ${defaultsOf("apiKeyEnv")}); unset ` +
+      "is exit 2 before any model call. `none`: the server takes no key (a local llama.cpp, vLLM or Ollama)",
   ).optional(),
   context_window: z.number().int().positive().describe(
     "The model's context window in tokens; compaction keeps requests under it",

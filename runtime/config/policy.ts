@@ -8,7 +8,7 @@
 import { resolve, sep } from "node:path";
 import { parseDuration } from "../core/duration.ts";
 import type { JobFile, PluginEntry } from "./job_schema.ts";
-import { keyPath } from "./key_path.ts";
+import { keyPath } from "../core/key_path.ts";
 import type { Policy, PolicyConfig } from "./policy_schema.ts";
 
 type Path = (string | number)[];

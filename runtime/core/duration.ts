@@ -1,3 +1,7 @@
+/** The text form of a duration in job and script files, and what to say when a value is not one. */
+export const DURATION_PATTERN = /^\s*(\d+(\.\d+)?\s*(ms|s|m|h|d)\s*)+$/;
+export const DURATION_EXPECTED = "expected a duration like 30s, 5m or 1h30m";
+
 /** Parses `30s`, `5m`, `1h30m`, `250ms`, `1d` (and bare numbers of seconds) into milliseconds. */
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 

@@ -12,8 +12,10 @@ import {
   type ModelRequest,
   type ModelResponse,
   type Provider,
+  type ProviderContext,
   ProviderError,
 } from "./provider.ts";
+import type { ResolvedModel } from "./model.ts";
 import { createRedactor, type Redactor } from "../core/redact.ts";
 import { isLocalEndpoint, limitInMessage, probeServerWindow } from "./server_window.ts";
 import type { Message, ToolCall, Usage } from "../core/types.ts";
@@ -125,6 +127,21 @@ class IncompleteStream extends Error {
     super("the stream ended before a finish_reason");
     this.name = "IncompleteStream";
   }
+}
+
+/** The registry's entry point (providers/registry.ts): the client a resolved `model:` asks for. */
+export function providerFor(model: ResolvedModel, context: ProviderContext): Provider {
+  return createOpenAIProvider({
+    model: model.name,
+    // The SDK insists on a key; a keyless server ignores this one.
+    apiKey: context.apiKey || "not-needed",
+    stream: model.stream,
+    clock: context.clock,
+    ...(model.base_url ? { baseURL: model.base_url } : {}),
+    ...(model.idle_timeout_ms ? { idleTimeoutMs: model.idle_timeout_ms } : {}),
+    ...(model.request_timeout_ms ? { ceilingMs: model.request_timeout_ms } : {}),
+    ...(model.max_retries !== undefined ? { maxRetries: model.max_retries } : {}),
+  });
 }
 
 export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {

@@ -1,6 +1,8 @@
-/** The model-provider seam. Implementations: providers/openai.ts (HTTP), providers/scripted.ts (canned). */
+/** The model-provider seam. Implementations are listed in providers/registry.ts. */
+import type { Clock } from "../core/clock.ts";
 import { RunError } from "../core/errors.ts";
 import type { Message, ToolSpec, Usage } from "../core/types.ts";
+import type { ResolvedModel } from "./model.ts";
 
 export interface ModelRequest {
   model: string;
@@ -48,6 +50,20 @@ export interface Provider {
    * it cannot. Asked once per session, before its first model call.
    */
   serverWindow?(options?: { signal?: AbortSignal }): Promise<ServerWindow | null>;
+}
+
+/** What a provider's module exports for the registry (providers/registry.ts). */
+export interface ProviderModule {
+  /** The provider a resolved `model:` asks for; a setting it cannot use is a ValidationError. */
+  providerFor(model: ResolvedModel, context: ProviderContext): Provider;
+}
+
+export interface ProviderContext {
+  /** The value of `model.api_key_env`, checked to be set; null when the server or provider takes no key. */
+  apiKey: string | null;
+  clock: Clock;
+  /** The process environment snapshot, for settings a provider reads beyond its key and endpoint. */
+  env: Readonly<Record<string, string>>;
 }
 
 /**

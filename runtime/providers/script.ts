@@ -4,7 +4,9 @@
  * and the check that makes a malformed file a located exit-2 error.
  */
 import { z } from "zod";
-import { Duration } from "../config/job_schema.ts";
+import { DURATION_EXPECTED, DURATION_PATTERN } from "../core/duration.ts";
+
+const Duration = z.string().regex(DURATION_PATTERN, DURATION_EXPECTED);
 
 const ToolCall = z.strictObject({
   /** The tool to call. */

@@ -10,12 +10,14 @@ import {
   type ModelRequest,
   type ModelResponse,
   type Provider,
+  type ProviderContext,
   ProviderError,
 } from "./provider.ts";
+import type { ResolvedModel } from "./model.ts";
 import type { ToolCall } from "../core/types.ts";
 import { type ScriptEntry, ScriptListSchema, ScriptObjectSchema } from "./script.ts";
-import { parseYamlSource } from "../config/yaml_source.ts";
-import { describeIssue } from "../config/_yaml_positions.ts";
+import { parseYamlSource } from "../core/yaml_source.ts";
+import { describeIssue } from "../core/yaml_positions.ts";
 
 /** Reads and checks a script file; a missing or malformed file is a located ValidationError (exit 2). */
 export function loadScript(path: string): ScriptEntry[] {
@@ -38,6 +40,14 @@ export function loadScript(path: string): ScriptEntry[] {
     throw new ValidationError(describeIssue(path, source.doc, source.lines, schema, result.error.issues[0]!));
   }
   return Array.isArray(result.data) ? result.data : result.data.replies;
+}
+
+/** The registry's entry point (providers/registry.ts): the replies of `model.script`. */
+export function providerFor(model: ResolvedModel, context: ProviderContext): Provider {
+  if (model.script === undefined) {
+    throw new ValidationError("model.script is required for provider scripted (a replies file)");
+  }
+  return createScriptedProvider(loadScript(model.script), { clock: context.clock });
 }
 
 export function createScriptedProvider(script: readonly ScriptEntry[], options: { clock: Clock }): Provider {

@@ -1,7 +1,7 @@
 /** Maps zod issues on a YAML document to `file:line:col` messages with key paths and "did you mean". */
 import { type Document, isMap, isPair, isScalar, type LineCounter } from "yaml";
 import type { z } from "zod";
-import { nearest } from "../core/suggest.ts";
+import { nearest } from "./suggest.ts";
 import { keyPath } from "./key_path.ts";
 
 /** Offset of the node at `path` (or of the key `key` inside it), for line/column reporting. */

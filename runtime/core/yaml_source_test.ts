@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ValidationError } from "../core/errors.ts";
+import { ValidationError } from "./errors.ts";
 import { parseYamlSource } from "./yaml_source.ts";
 
 function refusal(text: string): string {

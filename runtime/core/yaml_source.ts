@@ -3,7 +3,7 @@
  * a syntax error, an unresolved alias, an alias bomb — is one `file:line:col: …` ValidationError (exit 2).
  */
 import { type Document, isAlias, LineCounter, parseDocument, visit } from "yaml";
-import { ValidationError } from "../core/errors.ts";
+import { ValidationError } from "./errors.ts";
 
 export interface YamlSource {
   value: unknown;

@@ -1,0 +1,57 @@
+/** Which model a run talks to: flag > job > config.yaml > environment > the provider's defaults. */
+import { parseDuration } from "../core/duration.ts";
+import { ValidationError } from "../core/errors.ts";
+import { DEFAULT_CONTEXT_WINDOW, KEYLESS, type ResolvedModel } from "../providers/model.ts";
+import { providerOf, type ProviderRegistry, PROVIDERS } from "../providers/registry.ts";
+import type { ModelConfig } from "./job_schema.ts";
+
+/** A `model:` section; `provider` is any name of the registry in use. */
+export type ModelSpec = Omit<ModelConfig, "provider"> & { provider?: string | undefined };
+
+export function resolveModel(
+  spec: ModelSpec | undefined,
+  options: {
+    env: Record<string, string>;
+    dir: string;
+    override?: string | undefined;
+    providers?: ProviderRegistry;
+  },
+): ResolvedModel {
+  const registry: ProviderRegistry = options.providers ?? PROVIDERS;
+  const provider = providerOf(spec, registry);
+  const entry = registry[provider];
+  if (!entry) {
+    throw new ValidationError(
+      `Cannot use provider "${provider}": expected one of ${Object.keys(registry).join(", ")}`,
+    );
+  }
+  const name = options.override ?? spec?.name ?? options.env.HERMES_MODEL ?? entry.defaultModel ?? "";
+  if (!name) {
+    throw new ValidationError(
+      "Cannot choose a model: set model.name in the job, --model NAME, or HERMES_MODEL",
+    );
+  }
+  for (const [key, holds] of Object.entries(entry.needs ?? {})) {
+    if ((spec as Record<string, unknown> | undefined)?.[key] === undefined) {
+      throw new ValidationError(`model.${key} is required for provider ${provider} (${holds})`);
+    }
+  }
+  const model: ResolvedModel = {
+    provider,
+    name,
+    base_url: spec?.base_url ?? (entry.baseUrlEnv === null ? undefined : options.env[entry.baseUrlEnv]) ??
+      null,
+    api_key_env: spec?.api_key_env ?? entry.apiKeyEnv ?? KEYLESS,
+    context_window: spec?.context_window ?? DEFAULT_CONTEXT_WINDOW,
+    stream: spec?.stream ?? false,
+  };
+  if (spec?.max_output_tokens !== undefined) model.max_output_tokens = spec.max_output_tokens;
+  if (spec?.temperature !== undefined) model.temperature = spec.temperature;
+  if (spec?.idle_timeout !== undefined) model.idle_timeout_ms = parseDuration(spec.idle_timeout);
+  if (spec?.request_timeout !== undefined) model.request_timeout_ms = parseDuration(spec.request_timeout);
+  if (spec?.max_retries !== undefined) model.max_retries = spec.max_retries;
+  if (spec?.script !== undefined) {
+    model.script = spec.script.startsWith("/") ? spec.script : `${options.dir}/${spec.script}`;
+  }
+  return model;
+}

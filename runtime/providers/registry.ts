@@ -1,0 +1,78 @@
+/**
+ * The model providers a job can name in `model.provider`, one entry each. Everything that depends on which
+ * providers exist comes from here: the job schema's choices and their descriptions, the environment
+ * variables read when a job names none, the `model` keys a provider cannot run without (and the default
+ * provider when `model.provider` is absent), and the factory. The implementation is imported only when a
+ * session uses it, so start-up loads one provider and its SDK, not every one. Module paths stay static
+ * strings: `deno bundle` and `deno compile` must see every implementation.
+ *
+ * Adding a provider is its module, exporting `providerFor` (see ProviderModule in provider.ts), plus one
+ * entry below.
+ */
+import type { ProviderModule } from "./provider.ts";
+
+export interface ProviderEntry {
+  /** What it talks to, for the job schema's description of `model.provider`. */
+  readonly about: string;
+  /** The variable holding the API key when the job sets no `model.api_key_env`; null: it takes no key. */
+  readonly apiKeyEnv: string | null;
+  /** The variable naming the endpoint when the job sets no `model.base_url`; null: none is read. */
+  readonly baseUrlEnv: string | null;
+  /** `model.name` when neither --model, the job nor HERMES_MODEL names one; absent: a name is required. */
+  readonly defaultModel?: string;
+  /**
+   * `model` keys it cannot run without, each with what it holds. A `model:` that sets one of them and
+   * names no provider means this one.
+   */
+  readonly needs?: Readonly<Record<string, string>>;
+  readonly load: () => Promise<ProviderModule>;
+}
+
+export type ProviderRegistry = Readonly<Record<string, ProviderEntry>>;
+
+export const PROVIDERS = {
+  openai: {
+    about: "any OpenAI-compatible Chat Completions endpoint",
+    apiKeyEnv: "OPENAI_API_KEY",
+    baseUrlEnv: "OPENAI_BASE_URL",
+    load: () => import("./openai.ts"),
+  },
+  scripted: {
+    about: "canned replies from model.script (offline runs, tests)",
+    apiKeyEnv: null,
+    baseUrlEnv: null,
+    defaultModel: "scripted",
+    needs: { script: "a replies file" },
+    load: () => import("./scripted.ts"),
+  },
+} as const satisfies ProviderRegistry;
+
+export type ProviderName = keyof typeof PROVIDERS;
+
+/** The provider of a `model:` that names none and sets no key another provider needs. */
+export const DEFAULT_PROVIDER: ProviderName = "openai";
+
+/** The names a job may give `model.provider`, in registry order. */
+export const PROVIDER_NAMES = Object.keys(PROVIDERS) as [ProviderName, ...ProviderName[]];
+
+/** The provider a `model:` section means: the one it names, else the one whose needed key it sets, else the default. */
+export function providerOf(
+  spec: { readonly provider?: string | undefined } | undefined,
+  registry: ProviderRegistry = PROVIDERS,
+): string {
+  if (spec?.provider !== undefined) return spec.provider;
+  const set = (key: string) => (spec as Record<string, unknown> | undefined)?.[key] !== undefined;
+  const implied = Object.entries(registry).find(([, entry]) => Object.keys(entry.needs ?? {}).some(set));
+  return implied?.[0] ?? DEFAULT_PROVIDER;
+}
+
+/** "OPENAI_API_KEY for openai, …": the variable each provider reads for one setting (schema descriptions). */
+export function defaultsOf(
+  setting: "apiKeyEnv" | "baseUrlEnv",
+  options: { prefix?: string; registry?: ProviderRegistry } = {},
+): string {
+  const prefix = options.prefix ?? "";
+  return Object.entries(options.registry ?? PROVIDERS)
+    .flatMap(([name, entry]) => entry[setting] === null ? [] : [`${prefix}${entry[setting]} for ${name}`])
+    .join(", ");
+}
