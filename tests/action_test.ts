@@ -143,7 +143,10 @@ Deno.test("action: the problem matcher matches the error lines hermes prints", a
  * A runner with neither deno nor bubblewrap (nor apt-get to install it): every system tool but those three is
  * linked into a private bin folder, and node is the only way to get deno.
  */
-async function bareRunnerPath(dir: string, { deno }: { deno?: string } = {}): Promise<string> {
+async function bareRunnerPath(
+  dir: string,
+  { deno, aptGet }: { deno?: string; aptGet?: "fails" } = {},
+): Promise<string> {
   const bin = `${dir}/runner-bin`;
   await Deno.mkdir(bin);
   const hidden = new Set(["bwrap", "apt-get", "deno"]);
@@ -165,6 +168,14 @@ async function bareRunnerPath(dir: string, { deno }: { deno?: string } = {}): Pr
       }
     });
     if (found) await Deno.symlink(Deno.realPathSync(found), `${node}/${tool}`);
+  }
+  if (aptGet) {
+    // A package manager that cannot install (no root, no index): the sandbox is lost, not the step.
+    await Deno.writeTextFile(
+      `${bin}/apt-get`,
+      '#!/bin/sh\necho "E: Could not open lock file" >&2\nexit 100\n',
+    );
+    await Deno.chmod(`${bin}/apt-get`, 0o755);
   }
   const path = [bin, node];
   if (deno) {
@@ -189,8 +200,8 @@ function npmEnv(): Record<string, string> {
   return Object.fromEntries(Object.entries(Deno.env.toObject()).filter(([name]) => names.includes(name)));
 }
 
-for (const installed of [undefined, "1.46.3"]) {
-  Deno.test(`action: a runner with ${installed ? `deno ${installed}` : "no deno"} and no bubblewrap installs deno ${"2.9.6"} through npx, warns about the sandbox and still runs the job`, async () => {
+for (const [installed, aptGet] of [[undefined, undefined], ["1.46.3", "fails"]] as const) {
+  Deno.test(`action: a runner with ${installed ? `deno ${installed}` : "no deno"} and no bubblewrap (${aptGet ? "apt-get fails" : "no apt-get"}) installs deno ${"2.9.6"} through npx, warns about the sandbox and still runs the job`, async () => {
     const dir = await tempDir();
     await writeFiles(dir, {
       "job.yaml": "name: bare\nmodel: { provider: scripted, script: ./r.yaml }\nprompt: hi\n",
@@ -203,7 +214,10 @@ for (const installed of [undefined, "1.46.3"]) {
       env: {
         ...runnerEnv(),
         ...npmEnv(),
-        PATH: await bareRunnerPath(dir, installed ? { deno: installed } : {}),
+        PATH: await bareRunnerPath(dir, {
+          ...(installed ? { deno: installed } : {}),
+          ...(aptGet ? { aptGet } : {}),
+        }),
       },
     });
     assert.equal(run.failed, null, run.log);
@@ -211,6 +225,11 @@ for (const installed of [undefined, "1.46.3"]) {
     assert.match(
       run.log,
       /^::warning title=Hermes::bubblewrap is not installed: jobs with a shell tool, plugins or MCP servers will be refused \(exit 2\) unless they set sandbox: off$/m,
+    );
+    assert.equal(
+      /^::warning title=Hermes::could not install bubblewrap with apt-get$/m.test(run.log),
+      aptGet === "fails",
+      "a failed apt-get is a warning, not a failed step",
     );
     assert.equal(run.outputs.status, "success");
     assert.equal(run.outputs.final, "done");
