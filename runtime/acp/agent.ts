@@ -69,7 +69,7 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
 
   // A tool call outside the job's allow-lists is put to the editor (the session's gate asks).
   const ask: ToolAsker = async (request) => {
-    if (!client) return false;
+    if (!client) return null;
     const stream = streams.get(request.session_id);
     const response = await client.request(acp.methods.client.session.requestPermission, {
       sessionId: request.session_id,

@@ -61,7 +61,7 @@ export async function serveRpc(options: ServeRpcOptions): Promise<ServeRpcResult
   });
   let clientApproves = false;
   const ask: ToolAsker = async (request) => {
-    if (!clientApproves) return false;
+    if (!clientApproves) return null;
     const { signal, ...call } = request;
     const answer = await server.request("tool.approve", call, { signal }) as { decision?: unknown } | null;
     return answer?.decision === "allow";

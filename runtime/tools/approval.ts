@@ -31,8 +31,14 @@ export function jobApprover(config: ApprovalConfig, options: ApproverOptions): T
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = AbortSignal.any([request.signal, timeout]);
     const body = JSON.stringify(payload(request, options.job));
+    // The answer is raced against the signal: a program whose children keep its stdout open, or a server
+    // that trickles its body, is a deny at the timeout all the same.
+    const stopped = new Promise<never>((_, reject) => {
+      if (signal.aborted) reject(signal.reason);
+      signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+    });
     try {
-      return isAllow(await ask(body, signal));
+      return isAllow(await Promise.race([ask(body, signal), stopped]));
     } catch {
       return false;
     }

@@ -35,8 +35,11 @@ export interface ApprovalRequest {
   signal: AbortSignal;
 }
 
-/** Resolves true to run the call once. A rejection counts as a no. */
-export type ToolAsker = (request: ApprovalRequest) => Promise<boolean>;
+/**
+ * Resolves true to run the call once, false for no, null when there is nobody to ask (an RPC client that
+ * does not answer approvals: the denial then says how to allow the call). A rejection counts as a no.
+ */
+export type ToolAsker = (request: ApprovalRequest) => Promise<boolean | null>;
 
 export interface ToolGateOptions {
   tools: readonly Tool[];
@@ -94,8 +97,9 @@ export class ToolGate {
     if (!outcome) {
       const verdict = verdictOf(tool!, args);
       if (!verdict.allowed) {
-        approved = await this.#ask(call, tool!, args, verdict, context);
-        if (!approved) outcome = this.#denial(verdict);
+        const answer = await this.#ask(call, tool!, args, verdict, context);
+        approved = answer === true;
+        if (!approved) outcome = this.#denial(verdict, { asked: answer === false });
       }
     }
     if (!outcome) {
@@ -112,7 +116,9 @@ export class ToolGate {
         approved = false;
         const verdict = verdictOf(tool!, args);
         if (!verdict.allowed) {
-          outcome = this.#denial(verdict, "the arguments pre_tool_call gave are outside the rules: ");
+          outcome = this.#denial(verdict, {
+            prefix: "the arguments pre_tool_call gave are outside the rules: ",
+          });
         }
       }
     }
@@ -165,10 +171,10 @@ export class ToolGate {
     args: Record<string, unknown>,
     verdict: { reason: string; rule: string | null },
     context: { session_id: string; signal: AbortSignal },
-  ): Promise<boolean> {
+  ): Promise<boolean | null> {
     const { asker } = this.#o;
     const { signal } = context;
-    if (!asker || verdict.rule === null) return false;
+    if (!asker || verdict.rule === null) return null;
     const allowed = await asker({
       session_id: context.session_id,
       tool: call.name,
@@ -180,14 +186,17 @@ export class ToolGate {
       signal,
     }).catch(() => false);
     signal.throwIfAborted();
-    return allowed === true;
+    return allowed;
   }
 
-  #denial(verdict: { reason: string; rule: string | null }, prefix = ""): ToolOutcome {
-    const reason = `${prefix}${verdict.reason}`;
+  #denial(
+    verdict: { reason: string; rule: string | null },
+    options: { asked?: boolean; prefix?: string } = {},
+  ): ToolOutcome {
+    const reason = `${options.prefix ?? ""}${verdict.reason}`;
     if (verdict.rule === null) return { status: "denied", content: `denied: ${reason}` };
-    const { asker, askerName } = this.#o;
-    const content = asker
+    const { askerName } = this.#o;
+    const content = options.asked
       ? `denied: ${reason}: ${askerName ?? "the approver"} rejected the call; to allow such calls without ` +
         `asking, add ${verdict.rule} to the job`
       : `denied: ${reason}; to allow it, add ${verdict.rule} to the job, or name an approver ` +
