@@ -105,6 +105,7 @@ function toMessage(m: StoredMessage): Message {
   if (m.tool_calls?.length) message.tool_calls = m.tool_calls;
   if (m.tool_call_id !== undefined) message.tool_call_id = m.tool_call_id;
   if (m.name !== undefined && m.role === "tool") message.name = m.name;
+  if (m.reasoning?.length) message.reasoning = m.reasoning;
   return message;
 }
 

@@ -8,7 +8,7 @@ import type { EventBus, EventInput } from "../core/events.ts";
 import type { Hooks } from "../core/hooks.ts";
 import type { Budget } from "./limits.ts";
 import type { Logger } from "../core/log.ts";
-import { type Provider, ProviderError, type RetryInfo } from "../providers/provider.ts";
+import { type OutputSchema, type Provider, ProviderError, type RetryInfo } from "../providers/provider.ts";
 import type { AgentLike, Compactor, TurnOptions, TurnResult } from "./seams.ts";
 import { parseSlash, type SlashCommand } from "./slash.ts";
 import type { AppendMessage, Store } from "../store/store.ts";
@@ -45,6 +45,8 @@ export interface AgentOptions {
   readDedup?: boolean;
   maxOutputTokens?: number;
   temperature?: number;
+  /** `output.schema` for the provider to enforce natively (`model.structured_output` auto or native). */
+  outputSchema?: OutputSchema;
   /**
    * What a model call's usage cost (USD), or null when the model has no known price; without it every call
    * is unpriced.
@@ -300,6 +302,7 @@ export class Agent implements AgentLike {
         tools: this.#toolSpecs,
         ...(this.#o.maxOutputTokens ? { max_tokens: this.#o.maxOutputTokens } : {}),
         ...(this.#o.temperature !== undefined ? { temperature: this.#o.temperature } : {}),
+        ...(this.#o.outputSchema ? { output_schema: this.#o.outputSchema } : {}),
       };
       try {
         const response = await this.#o.provider.complete(request, {

@@ -38,7 +38,9 @@ export const ModelConfig = z.strictObject({
   max_output_tokens: z.number().int().positive().describe(
     "Most tokens one model reply may have (sent as max_tokens)",
   ).optional(),
-  temperature: z.number().min(0).max(2).describe("Sampling temperature, 0 to 2").optional(),
+  temperature: z.number().min(0).max(2).describe(
+    "Sampling temperature, 0 to 2 (not sent by provider anthropic: its API version 2026-10-21 has none)",
+  ).optional(),
   script: z.string().min(1).describe(
     "provider: scripted: the replies file (YAML or JSON), relative to the job file",
   ).optional(),
@@ -56,6 +58,14 @@ export const ModelConfig = z.strictObject({
   ).optional(),
   max_retries: z.number().int().min(0).max(10).describe(
     "Retries on 408, 429, 5xx and connection errors (default 3)",
+  ).optional(),
+  thinking: z.strictObject({
+    budget_tokens: z.number().int().min(1024).describe(
+      "Most tokens the model may spend thinking per reply (at least 1024; max_output_tokens must be larger)",
+    ),
+  }).describe(
+    "provider anthropic: extended thinking. Thinking blocks and their signatures are stored with the " +
+      "assistant message and sent back unchanged in later requests, as tool rounds require",
   ).optional(),
 });
 

@@ -50,6 +50,18 @@ export function resolveModel(
   if (spec?.idle_timeout !== undefined) model.idle_timeout_ms = parseDuration(spec.idle_timeout);
   if (spec?.request_timeout !== undefined) model.request_timeout_ms = parseDuration(spec.request_timeout);
   if (spec?.max_retries !== undefined) model.max_retries = spec.max_retries;
+  if (spec?.thinking !== undefined && provider !== "anthropic") {
+    throw new ValidationError(`model.thinking needs provider: anthropic (provider is ${provider})`);
+  }
+  if (spec?.thinking) {
+    if (spec.max_output_tokens !== undefined && spec.max_output_tokens <= spec.thinking.budget_tokens) {
+      throw new ValidationError(
+        `Cannot use model.thinking as given: max_output_tokens (${spec.max_output_tokens}) must be larger ` +
+          `than thinking.budget_tokens (${spec.thinking.budget_tokens})`,
+      );
+    }
+    model.thinking = { budget_tokens: spec.thinking.budget_tokens };
+  }
   if (spec?.script !== undefined) {
     model.script = spec.script.startsWith("/") ? spec.script : `${options.dir}/${spec.script}`;
   }

@@ -16,7 +16,17 @@ export interface Message {
   tool_call_id?: string;
   /** Tool name on `tool` messages. */
   name?: string;
+  /**
+   * Assistant messages: the reasoning the provider returned with them, signed, in order. Sent back verbatim
+   * with the message in later requests (Anthropic requires a tool round's thinking blocks back unchanged).
+   */
+  reasoning?: ReasoningBlock[];
 }
+
+/** Provider-signed reasoning: an Anthropic `thinking` block and its signature, or an encrypted one. */
+export type ReasoningBlock =
+  | { type: "thinking"; thinking: string; signature: string }
+  | { type: "redacted_thinking"; data: string };
 
 /** `summary` marks a compaction summary; `pruned` a tool result replaced by a placeholder. */
 export type MessageKind = "message" | "summary" | "pruned";

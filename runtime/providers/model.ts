@@ -26,6 +26,8 @@ export interface ResolvedModel {
   /** model.request_timeout: the ceiling of one model call. */
   request_timeout_ms?: number;
   max_retries?: number;
+  /** provider anthropic: extended thinking. */
+  thinking?: { budget_tokens: number };
 }
 
 /** Builds the provider from its registry entry; only that provider's module (and SDK) is imported. */

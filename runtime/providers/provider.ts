@@ -10,6 +10,18 @@ export interface ModelRequest {
   tools: ToolSpec[];
   max_tokens?: number;
   temperature?: number;
+  /**
+   * The job's `output.schema`, when the provider is to enforce it natively (`model.structured_output` auto or
+   * native): OpenAI `response_format` json_schema, Anthropic a forced answer tool. The final answer is then
+   * the JSON text of the structured value.
+   */
+  output_schema?: OutputSchema;
+}
+
+export interface OutputSchema {
+  /** A name for the schema (`[a-zA-Z0-9_-]`, at most 64 characters). */
+  name: string;
+  schema: Record<string, unknown>;
 }
 
 export interface ModelResponse {

@@ -37,6 +37,12 @@ export const PROVIDERS = {
     baseUrlEnv: "OPENAI_BASE_URL",
     load: () => import("./openai.ts"),
   },
+  anthropic: {
+    about: "the Anthropic Messages API (Claude), prompt caching on",
+    apiKeyEnv: "ANTHROPIC_API_KEY",
+    baseUrlEnv: "ANTHROPIC_BASE_URL",
+    load: () => import("./anthropic.ts"),
+  },
   scripted: {
     about: "canned replies from model.script (offline runs, tests)",
     apiKeyEnv: null,

@@ -21,6 +21,8 @@ export const ScriptEntrySchema = z.strictObject({
   /** Used only when the last user message contains this substring; unmatched entries are used in order. */
   match: z.string().optional(),
   content: z.string().optional(),
+  /** Test Anthropic server: the model's extended thinking, sent as a signed thinking block before the reply. */
+  thinking: z.string().optional(),
   tool_calls: z.array(ToolCall).optional(),
   /** Wait this long before answering (e.g. "2s"), to simulate a slow model. */
   delay: Duration.optional(),

@@ -249,6 +249,9 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     readDedup: spec.tools?.read_file?.dedup ?? true,
     ...(model.max_output_tokens ? { maxOutputTokens: model.max_output_tokens } : {}),
     ...(model.temperature !== undefined ? { temperature: model.temperature } : {}),
+    // The provider enforces the schema where it can (Anthropic: a forced answer tool); the instruction in the
+    // system prompt and the check of the answer stay, for providers that cannot.
+    ...(spec.output?.schema ? { outputSchema: { name: "final_answer", schema: spec.output.schema } } : {}),
     ...(options.onDelta ? { onDelta: options.onDelta } : {}),
   });
 

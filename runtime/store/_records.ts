@@ -59,6 +59,9 @@ export function toMessage(row: Record): StoredMessage {
   if (row.tool_calls !== null) message.tool_calls = JSON.parse(String(row.tool_calls));
   if (row.tool_call_id !== null) message.tool_call_id = String(row.tool_call_id);
   if (row.name !== null) message.name = String(row.name);
+  if (row.reasoning !== null && row.reasoning !== undefined) {
+    message.reasoning = JSON.parse(String(row.reasoning));
+  }
   return message;
 }
 

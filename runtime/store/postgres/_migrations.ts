@@ -168,4 +168,7 @@ export const migrations: readonly string[] = [
   );
   CREATE INDEX spend_job_at ON spend (job, at);
   `,
+  // 6: provider-signed reasoning (Anthropic thinking blocks, JSON) stored with its assistant message: it is
+  // sent back verbatim in later requests.
+  `ALTER TABLE messages ADD COLUMN reasoning text;`,
 ];

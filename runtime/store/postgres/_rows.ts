@@ -10,7 +10,7 @@ export { toMessage, toRunRow, toSession } from "../_records.ts";
 /** The columns `toMessage` reads (not the search vector). */
 export const messageColumns = (q: Q) =>
   q`id, session_id, seq, pos, role, content, tool_calls, tool_call_id, name, kind, active, prompt_tokens,
-    completion_tokens, created_at`;
+    completion_tokens, created_at, reasoning`;
 
 /** The columns `toTranscriptRow` reads: a row without its content, its size in characters instead. */
 export const transcriptColumns = (q: Q) =>

@@ -131,15 +131,16 @@ async function importSession(q: Q, data: SessionExport): Promise<boolean> {
       prompt_tokens: m.prompt_tokens,
       completion_tokens: m.completion_tokens,
       created_at: m.created_at,
+      reasoning: m.reasoning?.length ? pgText(JSON.stringify(m.reasoning)) : null,
     }));
     await q`
       INSERT INTO messages (session_id, seq, pos, role, content, tool_calls, tool_call_id, name, kind, active,
-        prompt_tokens, completion_tokens, created_at)
+        prompt_tokens, completion_tokens, created_at, reasoning)
       SELECT ${s.id}::text, r.seq, r.pos, r.role, r.content, r.tool_calls, r.tool_call_id, r.name, r.kind,
-        r.active, r.prompt_tokens, r.completion_tokens, r.created_at
+        r.active, r.prompt_tokens, r.completion_tokens, r.created_at, r.reasoning
       FROM jsonb_to_recordset(${json(q, rows)}) AS r(seq bigint, pos double precision, role text,
         content text, tool_calls text, tool_call_id text, name text, kind text, active boolean,
-        prompt_tokens integer, completion_tokens integer, created_at bigint)`;
+        prompt_tokens integer, completion_tokens integer, created_at bigint, reasoning text)`;
   }
   for (const r of data.steps) {
     await q`

@@ -103,6 +103,7 @@ export async function insertMessages(
     active: m.active ?? true,
     prompt_tokens: m.prompt_tokens ?? null,
     completion_tokens: m.completion_tokens ?? null,
+    reasoning: m.reasoning?.length ? pgText(JSON.stringify(m.reasoning)) : null,
   }));
   const inserted = await q`
     WITH base AS (
@@ -110,12 +111,13 @@ export async function insertMessages(
       RETURNING last_seq - ${rows.length} AS seq
     )
     INSERT INTO messages (session_id, seq, pos, role, content, tool_calls, tool_call_id, name, kind, active,
-      prompt_tokens, completion_tokens, created_at)
+      prompt_tokens, completion_tokens, created_at, reasoning)
     SELECT ${sessionId}::text, base.seq + r.i, coalesce(r.pos, base.seq + r.i), r.role, r.content, r.tool_calls,
-      r.tool_call_id, r.name, r.kind, r.active, r.prompt_tokens, r.completion_tokens, ${now}::bigint
+      r.tool_call_id, r.name, r.kind, r.active, r.prompt_tokens, r.completion_tokens, ${now}::bigint,
+      r.reasoning
     FROM base, jsonb_to_recordset(${json(q, payload)}) AS r(i integer, pos double precision, role text,
       content text, tool_calls text, tool_call_id text, name text, kind text, active boolean,
-      prompt_tokens integer, completion_tokens integer)
+      prompt_tokens integer, completion_tokens integer, reasoning text)
     RETURNING id, seq`;
   if (inserted.length !== rows.length) {
     throw new Error(`Cannot append messages to session "${sessionId}": no such session`);

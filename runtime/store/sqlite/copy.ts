@@ -159,7 +159,7 @@ function importSession(db: SqliteDb, data: SessionExport): boolean {
   if (Number(inserted.changes) === 0) return false;
   const message = db.stmt(
     `INSERT INTO messages (session_id, seq, pos, role, content, tool_calls, tool_call_id, name, kind, active,
-       prompt_tokens, completion_tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       prompt_tokens, completion_tokens, created_at, reasoning) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   for (const m of data.messages) {
     message.run(
@@ -176,6 +176,7 @@ function importSession(db: SqliteDb, data: SessionExport): boolean {
       m.prompt_tokens,
       m.completion_tokens,
       m.created_at,
+      m.reasoning?.length ? JSON.stringify(m.reasoning) : null,
     );
   }
   const step = db.stmt(

@@ -90,7 +90,8 @@ export function insertMessages(
   let seq = Number(top.s);
   const insert = db.stmt(
     `INSERT INTO messages (session_id, seq, pos, role, content, tool_calls, tool_call_id, name, kind,
-       active, prompt_tokens, completion_tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       active, prompt_tokens, completion_tokens, created_at, reasoning)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   return rows.map((m) => {
     seq++;
@@ -109,6 +110,7 @@ export function insertMessages(
       m.prompt_tokens ?? null,
       m.completion_tokens ?? null,
       now,
+      m.reasoning?.length ? JSON.stringify(m.reasoning) : null,
     );
     return { id: Number(result.lastInsertRowid), seq };
   });

@@ -1,0 +1,225 @@
+/**
+ * The `anthropic` provider: the Messages API through the official SDK, streaming or not, with prompt-cache
+ * breakpoints (anthropic_wire.ts), extended thinking, and `pause_turn` continued. The SDK's own retries are
+ * off: this module retries 408, 429, 5xx and 529 (overloaded) itself, honouring `retry-after`, so that every
+ * retry is reported through `onRetry`. Import it lazily; with anthropic_platform.ts it is the only module
+ * that loads `@anthropic-ai/sdk`.
+ */
+import Anthropic from "@anthropic-ai/sdk";
+import { type Clock, systemClock } from "../core/clock.ts";
+import { formatDuration } from "../core/duration.ts";
+import { StallError, watchStall } from "../core/stall.ts";
+import { createRedactor } from "../core/redact.ts";
+import type { CompleteOptions, ModelRequest, ModelResponse, Provider, ProviderContext } from "./provider.ts";
+import type { ResolvedModel } from "./model.ts";
+import { StreamAssembler } from "./anthropic_stream.ts";
+import {
+  fromWireResponse,
+  toWireRequest,
+  type WireRequest,
+  type WireResponse,
+  type WireUsage,
+} from "./anthropic_wire.ts";
+import { judgeAnthropicError, retryDelay, toProviderError } from "./anthropic_errors.ts";
+import { progressFetch, withProgress } from "./anthropic_fetch.ts";
+
+export interface AnthropicProviderOptions {
+  model: string;
+  /** Default https://api.anthropic.com. */
+  baseURL?: string;
+  apiKey: string;
+  /** Stream replies (default true); text deltas go to `onDelta`. */
+  stream?: boolean;
+  /** Extended thinking (`model.thinking`). */
+  thinking?: { budget_tokens: number };
+  /** `max_tokens` when the request names none (default 8192; thinking adds its budget). */
+  defaultMaxTokens?: number;
+  /** Longest the server may send nothing (default 120 s); a stall is not retried. */
+  idleTimeoutMs?: number;
+  /** Ceiling on one call, its retries and their waits included (default 10 min). */
+  ceilingMs?: number;
+  /** Retries after the first attempt (default 3). */
+  maxRetries?: number;
+  /** First backoff delay when the server sends no retry-after; doubles per retry up to 8 s (default 500 ms). */
+  retryBaseMs?: number;
+  /** How many `pause_turn` continuations one call follows (default 8). */
+  maxContinuations?: number;
+  clock?: Clock;
+  fetch?: typeof fetch;
+  /** A client made elsewhere (Bedrock, Vertex): used instead of one built from apiKey and baseURL. */
+  client?: Anthropic;
+  /** The provider's name and where it calls, for messages (default "anthropic" and the base URL). */
+  name?: string;
+  where?: string;
+}
+
+const DEFAULT_BASE_URL = "https://api.anthropic.com";
+
+export function providerFor(model: ResolvedModel, context: ProviderContext): Provider {
+  return createAnthropicProvider({
+    model: model.name,
+    apiKey: context.apiKey || "not-needed",
+    stream: model.stream,
+    clock: context.clock,
+    ...(model.base_url ? { baseURL: model.base_url } : {}),
+    ...(model.thinking ? { thinking: model.thinking } : {}),
+    ...(model.idle_timeout_ms ? { idleTimeoutMs: model.idle_timeout_ms } : {}),
+    ...(model.request_timeout_ms ? { ceilingMs: model.request_timeout_ms } : {}),
+    ...(model.max_retries !== undefined ? { maxRetries: model.max_retries } : {}),
+  });
+}
+
+export function createAnthropicProvider(options: AnthropicProviderOptions): Provider {
+  const baseURL = (options.baseURL ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
+  const clock = options.clock ?? systemClock;
+  const idleTimeoutMs = options.idleTimeoutMs ?? 120_000;
+  const ceilingMs = options.ceilingMs ?? 600_000;
+  const maxRetries = options.maxRetries ?? 3;
+  const retryBaseMs = options.retryBaseMs ?? 500;
+  const maxContinuations = options.maxContinuations ?? 8;
+  const stream = options.stream ?? true;
+  const redact = createRedactor({}, { API_KEY: options.apiKey });
+  const client = options.client ?? new Anthropic({
+    // Every option the SDK would otherwise read from the environment is given explicitly.
+    apiKey: options.apiKey,
+    authToken: null,
+    webhookKey: null,
+    baseURL,
+    logLevel: "off",
+    maxRetries: 0,
+    // Our clock-driven watches are the real timeouts; the SDK's must never fire first.
+    timeout: Math.max(idleTimeoutMs, ceilingMs) + 60_000,
+    fetch: progressFetch(options.fetch ?? globalThis.fetch),
+  });
+  const wireOptions = {
+    defaultMaxTokens: options.defaultMaxTokens ?? 8192,
+    ...(options.thinking ? { thinking: options.thinking } : {}),
+  };
+
+  /** One HTTP exchange: the whole reply, or its stream assembled. */
+  const exchange = async (
+    body: WireRequest,
+    signal: AbortSignal,
+    onProgress: () => void,
+    onDelta: ((text: string) => void) | undefined,
+  ): Promise<WireResponse> => {
+    const requestOptions = { signal, fetchOptions: withProgress(onProgress) } as Anthropic.RequestOptions;
+    if (!stream) {
+      const params = body as unknown as Anthropic.MessageCreateParamsNonStreaming;
+      return await client.messages.create(params, requestOptions) as unknown as WireResponse;
+    }
+    const params = { ...body, stream: true } as unknown as Anthropic.MessageCreateParamsStreaming;
+    const events = await client.messages.create(params, requestOptions);
+    const assembler = new StreamAssembler(onDelta);
+    for await (const event of events) assembler.add(event as unknown as Record<string, unknown>);
+    // The SDK ends iteration quietly when the request is aborted; surface why.
+    signal.throwIfAborted();
+    return assembler.result();
+  };
+
+  /** One attempt: the request, then its `pause_turn` continuations, merged into one reply. */
+  const attempt = async (
+    request: ModelRequest,
+    signal: AbortSignal,
+    callbacks: Pick<CompleteOptions, "onDelta" | "onProgress">,
+  ): Promise<ModelResponse> => {
+    const idle = watchStall(clock, {
+      idleMs: idleTimeoutMs,
+      idleMessage: (ms) => `the server sent nothing for ${formatDuration(ms)} (model.idle_timeout)`,
+    });
+    const touch = () => {
+      idle.touch();
+      callbacks.onProgress?.();
+    };
+    const stop = AbortSignal.any([signal, idle.signal]);
+    try {
+      const body = toWireRequest(request, wireOptions);
+      let reply = await exchange(body, stop, touch, callbacks.onDelta);
+      for (let n = 0; reply.stop_reason === "pause_turn" && n < maxContinuations; n++) {
+        // The API paused a long turn: sending its reply back as it is lets the model go on from there.
+        const next = await exchange(
+          { ...body, messages: [...body.messages, { role: "assistant", content: reply.content as never }] },
+          stop,
+          touch,
+          callbacks.onDelta,
+        );
+        reply = {
+          content: [...reply.content, ...next.content],
+          stop_reason: next.stop_reason,
+          usage: sumUsage(reply.usage, next.usage),
+        };
+      }
+      return fromWireResponse(reply, request);
+    } catch (error) {
+      throw stop.aborted ? stop.reason : error;
+    } finally {
+      await idle.stop();
+    }
+  };
+
+  const name = options.name ?? "anthropic";
+  const where = `Cannot complete model call to ${options.where ?? baseURL}`;
+  return {
+    name,
+    async complete(request: ModelRequest, callOptions: CompleteOptions = {}): Promise<ModelResponse> {
+      const { signal, onRetry, onDelta, onProgress } = callOptions;
+      const ceiling = watchStall(clock, {
+        ceilingMs,
+        ceilingMessage: (ms) => `no complete answer within ${formatDuration(ms)} (model.request_timeout)`,
+      });
+      const callSignal = signal ? AbortSignal.any([signal, ceiling.signal]) : ceiling.signal;
+      try {
+        for (let retries = 0;; retries++) {
+          callSignal.throwIfAborted();
+          let streamed = false;
+          const forwardDelta = onDelta &&
+            ((text: string) => {
+              streamed = true;
+              onDelta(text);
+            });
+          try {
+            return await attempt(request, callSignal, {
+              ...(forwardDelta ? { onDelta: forwardDelta } : {}),
+              ...(onProgress ? { onProgress } : {}),
+            });
+          } catch (error) {
+            if (callSignal.aborted) throw callSignal.reason;
+            if (error instanceof StallError) throw error;
+            const failure = judgeAnthropicError(error, { redact, now: clock.now() });
+            // Text already handed to onDelta cannot be taken back, so a broken stream is not replayed.
+            if (failure.contextOverflow || !failure.retryable || retries >= maxRetries || streamed) {
+              throw toProviderError(where, failure, retries);
+            }
+            const delay = retryDelay(failure, retries + 1, retryBaseMs);
+            onRetry?.({
+              attempt: retries + 1,
+              delay_ms: delay,
+              status: failure.status,
+              error: failure.detail,
+            });
+            await clock.sleep(delay, callSignal);
+          }
+        }
+      } catch (error) {
+        // A stall ends the call at once, named with where it happened; the caller's own abort stays as it is.
+        if (!signal?.aborted && error instanceof StallError) {
+          throw new StallError(`${where}: ${error.message}`, error.kind);
+        }
+        throw error;
+      } finally {
+        await ceiling.stop();
+      }
+    },
+  };
+}
+
+function sumUsage(a: WireResponse["usage"], b: WireResponse["usage"]): WireUsage | null {
+  if (!a || !b) return a ?? b ?? null;
+  const add = (x: number | null | undefined, y: number | null | undefined) => (x ?? 0) + (y ?? 0);
+  return {
+    input_tokens: add(a.input_tokens, b.input_tokens),
+    output_tokens: add(a.output_tokens, b.output_tokens),
+    cache_read_input_tokens: add(a.cache_read_input_tokens, b.cache_read_input_tokens),
+    cache_creation_input_tokens: add(a.cache_creation_input_tokens, b.cache_creation_input_tokens),
+  };
+}

@@ -1,0 +1,129 @@
+/**
+ * How a failed Messages API attempt is judged: retryable or not, a context overflow or not, one redacted line
+ * naming it. Anthropic answers `{"type":"error","error":{"type":"overloaded_error",…}}` with HTTP 529 when it
+ * is overloaded and 429 on rate limits, both with `retry-after`; a stream may carry the same object as an
+ * `error` event after HTTP 200.
+ */
+import Anthropic from "@anthropic-ai/sdk";
+import type { Redactor } from "../core/redact.ts";
+import { ProviderError } from "./provider.ts";
+import { IncompleteStream } from "./anthropic_stream.ts";
+
+export interface Failure {
+  status: number | null;
+  detail: string;
+  retryable: boolean;
+  contextOverflow: boolean;
+  contextLimit: number | null;
+  retryAfterMs?: number;
+}
+
+const MAX_RETRY_AFTER_MS = 60_000;
+const MAX_BACKOFF_MS = 8_000;
+/** "prompt is too long: 208310 tokens > 200000 maximum" */
+const TOO_LONG = /prompt is too long|input is too long|too many tokens|context (window|length)/i;
+const LIMIT = /> ?(\d+) maximum|maximum (?:of )?(\d+)/i;
+/** The status an error type stands for when a stream carries it without one. */
+const TYPE_STATUS: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  billing_error: 402,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529,
+};
+const STATUS_TEXT: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  408: "Request Timeout",
+  413: "Payload Too Large",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
+  529: "Overloaded",
+};
+
+export function judgeAnthropicError(error: unknown, context: { redact: Redactor; now: number }): Failure {
+  const oneLine = (text: string) => {
+    const line = context.redact(text).split("\n")[0]!.trim();
+    return line.length > 300 ? `${line.slice(0, 297)}...` : line;
+  };
+  const plain = (detail: string, retryable: boolean): Failure => ({
+    status: null,
+    detail: oneLine(detail),
+    retryable,
+    contextOverflow: false,
+    contextLimit: null,
+  });
+  if (error instanceof Anthropic.APIConnectionTimeoutError) return plain(`timed out: ${error.message}`, true);
+  if (error instanceof Anthropic.APIConnectionError) {
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
+    return plain(`connection failed${cause}`, true);
+  }
+  if (error instanceof Anthropic.APIError) {
+    const body = error.error as { error?: { type?: string; message?: string } } | undefined;
+    const type = body?.error?.type ?? error.type ?? "";
+    const message = body?.error?.message ?? error.apiMessage ?? "";
+    const inStream = typeof error.status !== "number";
+    const status = inStream ? TYPE_STATUS[type] ?? null : error.status as number;
+    const contextOverflow = (status === 400 || status === 413) && TOO_LONG.test(message);
+    const limit = LIMIT.exec(message);
+    const http = status === null
+      ? ""
+      : `HTTP ${status}${STATUS_TEXT[status] ? ` ${STATUS_TEXT[status]}` : ""}`;
+    const head = inStream ? `error event in the stream${http ? ` (${http})` : ""}` : http;
+    const text = [type, message].filter((s) => s !== "").join(": ");
+    const retryAfterMs = retryAfter(error.headers, context.now);
+    return {
+      status,
+      detail: oneLine(text ? `${head} (${text})` : head),
+      retryable: status !== null && (status === 408 || status === 409 || status === 429 || status >= 500),
+      contextOverflow,
+      contextLimit: contextOverflow && limit ? Number(limit[1] ?? limit[2]) : null,
+      // A retry-after of a 200 stream's headers is not about the error the stream carried.
+      ...(retryAfterMs === undefined || inStream ? {} : { retryAfterMs }),
+    };
+  }
+  // fetch raises TypeError when the connection drops while the body is read.
+  const retryable = error instanceof TypeError || error instanceof IncompleteStream;
+  return plain(error instanceof Error ? error.message : String(error), retryable);
+}
+
+export function toProviderError(where: string, failure: Failure, retries: number): ProviderError {
+  if (failure.contextOverflow) {
+    return new ProviderError(`${where}: the prompt is too long for the model's context (${failure.detail})`, {
+      status: failure.status,
+      contextOverflow: true,
+      contextLimit: failure.contextLimit,
+    });
+  }
+  const after = retries === 0 ? "" : ` after ${retries} ${retries === 1 ? "retry" : "retries"}`;
+  return new ProviderError(`${where}: ${failure.detail}${after}`, { status: failure.status });
+}
+
+/** The server's retry-after when it sent one, else exponential backoff with up to 25 % jitter below it. */
+export function retryDelay(failure: Failure, retry: number, baseMs: number): number {
+  if (failure.retryAfterMs !== undefined) return failure.retryAfterMs;
+  const nominal = Math.min(baseMs * 2 ** (retry - 1), MAX_BACKOFF_MS);
+  return Math.round(nominal * (1 - Math.random() * 0.25));
+}
+
+/** Reads `retry-after-ms`, or `retry-after` as seconds or an HTTP date; capped at 60 s. */
+function retryAfter(headers: Headers | undefined, now: number): number | undefined {
+  const ms = Number(headers?.get("retry-after-ms") ?? NaN);
+  if (Number.isFinite(ms) && ms >= 0) return Math.min(ms, MAX_RETRY_AFTER_MS);
+  const value = headers?.get("retry-after")?.trim();
+  if (!value) return undefined;
+  const seconds = Number(value);
+  const delay = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(value) - now;
+  if (!Number.isFinite(delay)) return undefined;
+  return Math.min(Math.max(0, Math.round(delay)), MAX_RETRY_AFTER_MS);
+}
