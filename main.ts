@@ -124,8 +124,9 @@ export async function main(argv: string[], env: Record<string, string>): Promise
       return await help(name === "sessions" && sub !== undefined ? [name, sub] : [name], true);
     }
     // Loaded only now, so `--version` and `--help` do not pay for SQLite.
-    const [{ hostName, openStoreAt, storeLocation }, command] = await Promise.all([
+    const [{ hostName, storeLocation }, { openStore }, command] = await Promise.all([
       import("./commands/_cli.ts"),
+      import("./runtime/store/open.ts"),
       load(),
     ]);
     const home = homeOf(argv, env);
@@ -182,7 +183,7 @@ export async function main(argv: string[], env: Record<string, string>): Promise
         statusLine = text;
       },
       openStore: async () => {
-        const store = await openStoreAt(dbPath, {
+        const store = await openStore(dbPath, {
           clock: systemClock,
           host,
           // Each retry is one stderr line: a database blip is visible, and not an error.
@@ -208,7 +209,7 @@ export async function main(argv: string[], env: Record<string, string>): Promise
       return error.exitCode;
     }
     if (error instanceof Deno.errors.BrokenPipe) return ExitCode.success;
-    const store = (await import("./commands/_cli.ts")).storeFailure(
+    const store = (await import("./runtime/store/open.ts")).storeFailure(
       error,
       location ?? globalValue(argv, "--db") ?? `${homeOf(argv, env)}/state.db`,
     );

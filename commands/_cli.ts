@@ -1,26 +1,14 @@
 /** What every subcommand receives from the CLI edge: argv, I/O, environment and the store location. */
-import { dirname } from "node:path";
 import type { ParseArgsOptionsConfig } from "node:util";
 import { parseArgs } from "node:util";
 import type { Clock } from "../runtime/core/clock.ts";
-import { errorMessage, RunError, ValidationError } from "../runtime/core/errors.ts";
+import { ValidationError } from "../runtime/core/errors.ts";
 import { didYouMean } from "../runtime/core/suggest.ts";
 import { type CommandName, COMMANDS, GLOBAL_FLAGS, parseOptions } from "./_flags.ts";
 import type { Logger, LogLevel } from "../runtime/core/log.ts";
 import type { Redactor } from "../runtime/core/redact.ts";
 import type { Store } from "../runtime/store/store.ts";
-import { isPostgresUrl, redactUrl } from "../runtime/store/postgres/_url.ts";
-import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
-import { isTransientSqliteError } from "../runtime/store/sqlite/faults.ts";
-import {
-  DEFAULT_RETRY_MS,
-  type RetryNotice,
-  type RetryPolicy,
-  StoreUnavailableError,
-  withRetry,
-} from "../runtime/store/retry.ts";
-import { retryingStore } from "../runtime/store/retrying_store.ts";
-import { systemClock } from "../runtime/core/clock.ts";
+import { DEFAULT_RETRY_MS } from "../runtime/store/retry.ts";
 
 export interface Cli {
   /** Arguments after the subcommand name (global flags included; parse them with `parseCommandArgs`). */
@@ -53,7 +41,8 @@ export interface Cli {
   /** Replaces the one-line status shown at the bottom of a terminal's stderr ("" clears it); TTY only. */
   status(text: string): void;
   /**
-   * Opens the store at `dbPath` (a SQLite file or a postgres:// URL); on PostgreSQL, `clock` then follows
+   * Opens the store at `dbPath` (a SQLite file or a postgres:// URL, runtime/store/open.ts); on PostgreSQL,
+   * `clock` then follows
    * the database's clock, so that leases and claims from every host are judged on one time line.
    */
   openStore(): Promise<Store>;
@@ -133,115 +122,4 @@ async function configuredStore(path: string): Promise<{ url?: string; retry?: nu
     ...(store.url !== undefined ? { url: store.url } : {}),
     ...(store.retry !== undefined ? { retry: parseDuration(store.retry) } : {}),
   };
-}
-
-/** How the store's transient faults are waited out: for `budgetMs`, each retry told to `onRetry`. */
-export interface StoreRetry {
-  budgetMs: number;
-  onRetry?: (notice: RetryNotice) => void;
-}
-
-/** A store with the clock its leases and claims are judged by: `clock` on SQLite, the database's on PostgreSQL. */
-export type OpenedStore = Store & { readonly clock: Clock };
-
-/**
- * Opens the store at `location`: a postgres:// URL (its module, ~19 ms to load, is imported only then) or a
- * SQLite file, creating HOME when needed. `host` names this host in holders (`hostName`). A store that
- * cannot be used is one error line naming it.
- */
-export async function openStoreAt(
-  location: string,
-  { clock, host, retry }: { clock: Clock; host: string; retry?: StoreRetry },
-): Promise<OpenedStore> {
-  const policy: RetryPolicy = { budgetMs: retry?.budgetMs ?? DEFAULT_RETRY_MS, clock: systemClock };
-  const onRetry = retry?.onRetry;
-  if (isPostgresUrl(location)) {
-    const [{ openPostgresStore }, { isTransientPgError }] = await Promise.all([
-      import("../runtime/store/postgres/postgres_store.ts"),
-      import("../runtime/store/postgres/faults.ts"),
-    ]);
-    const where = redactUrl(location);
-    const options = { policy, transient: isTransientPgError, where, ...(onRetry ? { onRetry } : {}) };
-    try {
-      const store = await withRetry(
-        "connect",
-        () => openPostgresStore(location, { host, commitCheck: options }),
-        options,
-      );
-      return retryingStore(store, options);
-    } catch (error) {
-      if (error instanceof StoreUnavailableError) throw error;
-      // A driver's message may span lines (a server's DETAIL): the user gets one line.
-      const line = errorMessage(error).replace(/\s*\n\s*/g, " ");
-      if (error instanceof ValidationError) throw new ValidationError(line, { cause: error });
-      throw new RunError(`Cannot use the store at ${redactUrl(location)}: ${line}`, {
-        reason: "store_error",
-        cause: error,
-      });
-    }
-  }
-  try {
-    Deno.mkdirSync(dirname(location), { recursive: true, mode: 0o700 });
-  } catch (error) {
-    throw new RunError(`Cannot create the store ${location}: ${errorMessage(error)}`, {
-      reason: "store_error",
-    });
-  }
-  const options = {
-    policy,
-    transient: isTransientSqliteError,
-    where: location,
-    ...(onRetry ? { onRetry } : {}),
-  };
-  try {
-    const store = await withRetry(
-      "open",
-      () => Promise.resolve().then(() => openSqliteStore(location, { clock, host })),
-      options,
-    );
-    return retryingStore(Object.assign(store, { clock }), options);
-  } catch (error) {
-    throw storeFailure(error, location) ?? error;
-  }
-}
-
-// SQLite failures a user can act on, by primary result code and by their standard message (node:sqlite
-// does not always set errcode).
-const SQLITE_PROBLEMS: [code: number, message: string, problem: string][] = [
-  [
-    8,
-    "attempt to write a readonly database",
-    "it is read-only (reading works; this command writes: use a writable --home or --db)",
-  ],
-  [10, "disk I/O error", "a disk I/O error (is the disk full or the file too large?)"],
-  [
-    11,
-    "database disk image is malformed",
-    "the file is damaged (database disk image is malformed); move it aside to start a new store",
-  ],
-  [13, "database or disk is full", "the disk is full"],
-  [14, "unable to open database file", "the file or its directory cannot be opened"],
-  [
-    26,
-    "file is not a database",
-    "it is not a SQLite database (truncated or another program's file); move it aside to start a new store",
-  ],
-];
-
-/**
- * A SQLite failure as one line naming the store file, or null for any other error. A file that is not a
- * SQLite store is bad input (exit 2): the --db or --home given names the wrong file.
- */
-export function storeFailure(error: unknown, dbPath: string): RunError | ValidationError | null {
-  const { code, errcode } = error as { code?: string; errcode?: number };
-  if (code !== "ERR_SQLITE_ERROR") return null;
-  const message = errorMessage(error);
-  const known = SQLITE_PROBLEMS.find(([n, text]) =>
-    (typeof errcode === "number" && (errcode & 0xff) === n) || message.includes(text)
-  );
-  const problem = known?.[2] ?? message;
-  if (known?.[0] === 26) {
-    return new ValidationError(`Cannot use the store ${dbPath}: ${problem}`, { cause: error });
-  }
-  return new RunError(`Cannot use the store ${dbPath}: ${problem}`, { reason: "store_error", cause: error });
 }

@@ -7,7 +7,8 @@
  * (a re-run copies nothing and verifies everything). Compaction leases are not copied: they name processes
  * of this store and last seconds.
  */
-import { type Cli, openStoreAt, parseCommandArgs } from "./_cli.ts";
+import { type Cli, parseCommandArgs } from "./_cli.ts";
+import { openStore } from "../runtime/store/open.ts";
 import { systemClock } from "../runtime/core/clock.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
 import { isPostgresUrl, redactUrl } from "../runtime/store/postgres/_url.ts";
@@ -107,7 +108,7 @@ async function migrate(cli: Cli, to: string, json: boolean): Promise<number> {
   }
   const source = await cli.openStore();
   try {
-    const target = await openStoreAt(to, { clock: systemClock, host: cli.host });
+    const target = await openStore(to, { clock: systemClock, host: cli.host });
     try {
       const sessions = await copySessions(cli, { from: source, to: target });
       if (cli.isTTY) cli.status("copying schedule runs and plugin state");
