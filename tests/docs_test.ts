@@ -16,6 +16,7 @@ import { eventReference } from "../scripts/docs/events.ts";
 import { terminalReasonsInCode } from "../scripts/docs/reasons.ts";
 import { jobKeyRows } from "../scripts/docs/job_keys.ts";
 import { hookReference } from "../scripts/docs/hooks.ts";
+import { resultFields } from "../scripts/docs/result.ts";
 import { COMMANDS, GLOBAL_FLAGS } from "../commands/_flags.ts";
 import { ExitCode } from "../runtime/core/errors.ts";
 import { LAYERS } from "./_layers.ts";
@@ -128,7 +129,7 @@ Deno.test("docs/exit-codes.md lists every exit code and every terminal reason th
   );
 });
 
-Deno.test("docs/cli.md lists every command and flag, docs/job-file.md every key, docs/plugins.md every hook", async () => {
+Deno.test("docs/ lists every command and flag, job key, result field and hook", async () => {
   const cli = await read("docs/cli.md");
   for (const name of Object.keys(GLOBAL_FLAGS)) assert.ok(cli.includes(`\`--${name}\``), `--${name}`);
   for (const [command, def] of Object.entries(COMMANDS)) {
@@ -148,6 +149,10 @@ Deno.test("docs/cli.md lists every command and flag, docs/job-file.md every key,
       "",
       `${row.path} has a .describe() text in runtime/config/job_schema.ts`,
     );
+  }
+  const result = await read("docs/result.md");
+  for (const field of await resultFields(ROOT)) {
+    assert.match(result, new RegExp(`^\\| \`${field}\` `, "m"), `docs/result.md lists ${field}`);
   }
   const plugins = await read("docs/plugins.md");
   const hooks = await hookReference(ROOT);

@@ -8,6 +8,7 @@ import { configKeysMarkdown, jobKeysMarkdown } from "./job_keys.ts";
 import { cliMarkdown } from "./cli.ts";
 import { eventReference, eventsMarkdown } from "./events.ts";
 import { hookReference, hooksMarkdown } from "./hooks.ts";
+import { resultMarkdown } from "./result.ts";
 
 interface Block {
   page: string;
@@ -19,6 +20,7 @@ const BLOCKS: readonly Block[] = [
   { page: "docs/job-file.md", name: "job-keys", render: jobKeysMarkdown },
   { page: "docs/job-file.md", name: "config-keys", render: configKeysMarkdown },
   { page: "docs/cli.md", name: "cli", render: cliMarkdown },
+  { page: "docs/result.md", name: "result", render: resultMarkdown },
   {
     page: "docs/events.md",
     name: "events",
