@@ -5,12 +5,12 @@ import { ExitCode } from "../runtime/core/errors.ts";
 import { EventBus } from "../runtime/core/events.ts";
 import { loadUserConfig } from "../runtime/config/job_file.ts";
 import { VERSION } from "../runtime/core/version.ts";
-import type { ServerContext } from "../runtime/session/server_context.ts";
+import type { AppContext } from "../runtime/app/mod.ts";
 
 /** Runs a server with its context, then stops the global plugins and closes the store; maps signals to exit codes. */
 export async function serveWith(
   cli: Cli,
-  serve: (context: ServerContext) => Promise<unknown>,
+  serve: (context: Omit<AppContext, "source"> & { version: string }) => Promise<unknown>,
 ): Promise<number> {
   const config = loadUserConfig(`${cli.home}/config.yaml`, { policy: cli.policyFile });
   const store = await cli.openStore();
@@ -26,6 +26,7 @@ export async function serveWith(
         env: cli.env,
         host: cli.host,
         config,
+        cwd: Deno.cwd(),
         version: VERSION,
         hooks: scope.hooks,
         signal: cli.signal,

@@ -10,7 +10,7 @@ import { currentProcess } from "../runtime/core/process_identity.ts";
 import { errorMessage, ValidationError } from "../runtime/core/errors.ts";
 import { EventBus } from "../runtime/core/events.ts";
 import { loadJob, loadUserConfig } from "../runtime/config/job_file.ts";
-import { runJob } from "../runtime/session/run_job.ts";
+import { App } from "../runtime/app/mod.ts";
 import type { Store } from "../runtime/store/store.ts";
 import { Daemon } from "../loops/daemon/daemon.ts";
 import { jobFiles, loadScheduledJob, type ScheduledJob } from "../loops/daemon/jobs.ts";
@@ -80,18 +80,20 @@ async function runSession(
     cli.log.warn(errorMessage(error));
     throw error;
   }
-  const result = await runJob({
-    job,
+  const app = new App({
     store,
     events: new EventBus(cli.clock),
     clock: cli.clock,
     log: cli.log.child(job.spec.name),
+    redact: cli.redact,
     env: cli.env,
     host: cli.host,
-    signal: options.signal,
+    config,
+    cwd: Deno.cwd(),
     source: "job",
-    ...(options.resume ? { resume: options.resume } : {}),
+    signal: options.signal,
   });
+  const result = await app.run({ job, ...(options.resume ? { resume: options.resume } : {}) });
   if (result.error) cli.log.warn(cli.redact(`${job.spec.name}: ${result.error}`));
   return { session_id: result.session_id, status: result.status };
 }

@@ -18,7 +18,6 @@ export function main(cli: Cli): Promise<number> {
       ...context,
       input: cli.stdin === Deno.stdin.readable ? Deno.stdin : cli.stdin,
       output: Deno.stdout,
-      cwd: Deno.cwd(),
       maxLineBytes,
     }));
 }

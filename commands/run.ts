@@ -10,7 +10,7 @@ import { exists } from "../runtime/core/fs.ts";
 import { mergeConfig, parseInputFlags, type ResolvedJob, resolveJob } from "../runtime/config/job.ts";
 import type { JobFile } from "../runtime/config/job_schema.ts";
 import { storedJob } from "../runtime/session/live_session.ts";
-import { runJob } from "../runtime/session/run_job.ts";
+import { App } from "../runtime/app/mod.ts";
 import { publishToGitHub } from "./_github.ts";
 import { buildResult, endingOfError, NO_USAGE, type RunResult } from "../runtime/session/outcome.ts";
 import { basename, resolve } from "node:path";
@@ -160,18 +160,22 @@ async function execute(cli: Cli, seen: Seen): Promise<number> {
     if (format === "stream-json") events.subscribe(emitLine);
     progress = runProgress(cli);
     events.subscribe(progress.onEvent);
-    const result = await runJob({
-      job,
+    const app = new App({
       store,
       events,
       clock: cli.clock,
       log: cli.log,
+      redact: cli.redact,
       env: cli.env,
       host: cli.host,
-      signal: cli.signal,
-      interruptExitCode: () => cli.signalName() === "SIGTERM" ? ExitCode.terminated : ExitCode.interrupted,
+      config,
+      cwd: Deno.cwd(),
       source: prompt !== undefined ? "cli" : "job",
-      redact: cli.redact,
+      signal: cli.signal,
+    });
+    const result = await app.run({
+      job,
+      interruptExitCode: () => cli.signalName() === "SIGTERM" ? ExitCode.terminated : ExitCode.interrupted,
       publish: (result) => {
         seen.reported = true;
         return publishToGitHub(cli, result, result.status === "success" ? { output_file: outputFile } : {});

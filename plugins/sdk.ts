@@ -85,9 +85,12 @@ export type HookHandler<H extends HookName> = (
   payload: HookPayloads[H],
 ) => HookResults[H] | Promise<HookResults[H]>;
 
+/** Which front-end an input came from (`hermes run -p`, an RPC or ACP client, a job's prompt and steps). */
+export type InputSource = "cli" | "rpc" | "acp" | "job";
+
 export interface CommandCallContext {
   session_id: string;
-  source: "cli" | "rpc" | "acp" | "job";
+  source: InputSource;
 }
 
 export interface CommandDefinition {

@@ -5,6 +5,7 @@
 import type * as runtime from "../runtime/core/hooks.ts";
 import type { CommandContext } from "../runtime/agent/slash.ts";
 import type { ToolContext } from "../runtime/tools/tool.ts";
+import type { InputSource } from "../runtime/core/types.ts";
 import type * as sdk from "./sdk.ts";
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
@@ -61,5 +62,6 @@ Deno.test("each hook answer in the SDK is what the runtime makes of it", () => {
 
 Deno.test("commands and tools get the runtime's context fields", () => {
   assertType<Equal<sdk.CommandCallContext, Omit<CommandContext, "signal">>>();
+  assertType<Equal<sdk.InputSource, InputSource>>();
   assertType<Equal<sdk.ToolCallContext, Pick<ToolContext, "session_id">>>();
 });

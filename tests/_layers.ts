@@ -19,11 +19,12 @@ export const LAYERS: Readonly<Record<string, number>> = {
   mcp: 4,
   session: 5,
   session_admin: 5,
-  rpc: 6,
-  acp: 6,
-  commands: 7,
-  main: 8,
-  scripts: 9,
+  app: 6,
+  rpc: 7,
+  acp: 7,
+  commands: 8,
+  main: 9,
+  scripts: 10,
 };
 
 export interface ImportEdge {

@@ -21,7 +21,7 @@ Deno.test("layers: an upward import and a cycle are reported with the importing 
     { from: "runtime/session/run_job.ts", to: "runtime/core/errors.ts", line: 1 },
   ]);
   assert.deepEqual(problems, [
-    "runtime/store/store.ts:3 imports commands/run.ts: store (layer 1) may not import commands (layer 7)",
+    "runtime/store/store.ts:3 imports commands/run.ts: store (layer 1) may not import commands (layer 8)",
     "loops/daemon.ts:7 imports plugins/host.ts: loops and plugins import each other (cycle between folders)",
   ]);
 });

@@ -14,24 +14,29 @@
  * - A tool call outside the job's allow-lists: `session/request_permission` (allow once / reject).
  * - Slash commands (`/status`, `/compress`, `/loop`, …) are announced with `available_commands_update`.
  */
-import { StoreUnavailableError } from "../store/retry.ts";
 import * as acp from "@agentclientprotocol/sdk";
 import { z } from "zod";
-import { errorMessage, NotFoundError, ValidationError } from "../core/errors.ts";
-import { redactDeep } from "../session_admin/records.ts";
+import { errorMessage } from "../core/errors.ts";
+import { redactValue } from "../core/redact.ts";
 import { parseSlash } from "../agent/slash.ts";
+import {
+  App,
+  type AppContext,
+  NotFoundError,
+  StoreUnavailableError,
+  type TurnOutcome,
+  ValidationError,
+} from "../app/mod.ts";
 import type { ServedSession } from "../session/served_session.ts";
-import { SessionHub } from "../session/session_hub.ts";
-import type { ServerContext } from "../session/server_context.ts";
-import type { TurnOutcome } from "../session/turn.ts";
 import { mcpServersOf } from "./mcp_servers.ts";
 import type { ToolAsker } from "../tools/gate.ts";
 import { promptText, stopReasonOf } from "./prompt.ts";
 import { commandsUpdate, eventUpdate, historyUpdates, toolKind, toolTitle } from "./updates.ts";
 
-export interface ServeAcpOptions extends ServerContext {
+export interface ServeAcpOptions extends Omit<AppContext, "source"> {
   input: ReadableStream<Uint8Array>;
   output: WritableStream<Uint8Array>;
+  version: string;
 }
 
 const ALLOW_ONCE = "allow_once";
@@ -54,7 +59,7 @@ interface Stream {
   toolCallId: string | undefined;
 }
 
-/** Serves one ACP client until its connection closes. */
+/** Serves one ACP client until its connection closes. The App's domain errors become ACP errors in `rethrowAsRequestError`. */
 export async function serveAcp(options: ServeAcpOptions): Promise<void> {
   const { log, redact, store } = options;
   const streams = new Map<string, Stream>();
@@ -63,7 +68,7 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
     if (!client) return Promise.resolve();
     return client.notify(acp.methods.client.session.update, {
       sessionId,
-      update: redactDeep(update, redact) as acp.SessionUpdate,
+      update: redactValue(update, redact),
     }).catch((error) => log.debug(`acp: cannot send an update: ${errorMessage(error)}`));
   };
 
@@ -90,19 +95,8 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
   };
 
   const interrupt = new AbortController();
-  const hub = new SessionHub({
-    store,
-    events: options.events,
-    clock: options.clock,
-    log,
-    env: options.env,
-    host: options.host,
-    config: options.config,
-    cwd: Deno.cwd(),
-    source: "acp",
-    signal: interrupt.signal,
-    redact,
-    ...(options.hooks ? { hooks: options.hooks } : {}),
+  const { input: _input, output: _output, version: _version, ...context } = options;
+  const app = new App({ ...context, source: "acp", signal: interrupt.signal }, {
     onDelta: (sessionId, text) => {
       const stream = streams.get(sessionId);
       if (!stream || text === "") return;
@@ -121,10 +115,10 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
     if (update) void send(event.session_id, update);
   });
 
-  const session = (sessionId: string): ServedSession => {
-    const open = streams.has(sessionId) ? hub.list().find((s) => s.id === sessionId) : undefined;
-    if (!open) throw acp.RequestError.sessionNotFound(sessionId);
-    return open;
+  /** Sessions of this connection only: opened or loaded by it. */
+  const known = (sessionId: string): string => {
+    if (!streams.has(sessionId) || !app.find(sessionId)) throw acp.RequestError.sessionNotFound(sessionId);
+    return sessionId;
   };
   const announceCommands = (open: ServedSession) => {
     // After the response: a client routes updates only for sessions it knows.
@@ -137,7 +131,7 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
     }
   };
 
-  const app = acp.agent({ name: "hermes" })
+  const agent = acp.agent({ name: "hermes" })
     .onConnect((connection) => {
       client = connection.client;
     })
@@ -163,7 +157,7 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
         throw acp.RequestError.invalidParams({ path }, `${path}: ${issue.message}`);
       }
       const { job, inputs, model, system } = meta.data;
-      const open = await hub.create({
+      const open = await app.open({
         cwd: params.cwd,
         ...(job !== undefined ? { job } : {}),
         ...(inputs ? { inputs } : {}),
@@ -177,7 +171,7 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
     })
     .onRequest(acp.methods.agent.session.load, async ({ params }) => {
       warnMcp(params.mcpServers);
-      const open = await hub.open(params.sessionId).catch((error) => {
+      const open = await app.load(params.sessionId).catch((error) => {
         if (error instanceof NotFoundError) throw acp.RequestError.sessionNotFound(params.sessionId);
         return rethrowAsRequestError(error);
       });
@@ -191,17 +185,17 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
       return {};
     })
     .onRequest(acp.methods.agent.session.prompt, async ({ params }) => {
-      const open = session(params.sessionId);
+      const id = known(params.sessionId);
       const text = promptText(params.prompt);
       let outcome: TurnOutcome;
       try {
-        outcome = await open.prompt(text);
+        outcome = await app.prompt(id, text);
       } catch (error) {
         return rethrowAsRequestError(error);
       }
-      const result = redactDeep(outcome.result, redact);
+      const { result } = outcome;
       if (parseSlash(text) && outcome.result.final) {
-        await send(open.id, {
+        await send(id, {
           sessionUpdate: "agent_message_chunk",
           content: { type: "text", text: outcome.result.final },
         });
@@ -213,10 +207,10 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
       return { stopReason, _meta: { hermes: { result } } };
     })
     .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
-      if (streams.has(params.sessionId)) hub.list().find((s) => s.id === params.sessionId)?.cancel();
+      if (streams.has(params.sessionId)) app.find(params.sessionId)?.cancel();
     });
 
-  const connection = app.connect(acp.ndJsonStream(options.output, options.input));
+  const connection = agent.connect(acp.ndJsonStream(options.output, options.input));
   const onSignal = () => {
     interrupt.abort(options.signal?.reason);
     connection.close();
@@ -228,7 +222,7 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
   } finally {
     options.signal?.removeEventListener("abort", onSignal);
     interrupt.abort(new DOMException("the client disconnected", "AbortError"));
-    await hub.closeAll();
+    await app.close();
     unsubscribe();
   }
 }

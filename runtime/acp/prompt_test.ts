@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { RunResult } from "../session/run_job.ts";
+import type { RunResult } from "../session/outcome.ts";
 import type { TurnOutcome } from "../session/turn.ts";
 import { promptText, stopReasonOf } from "./prompt.ts";
 

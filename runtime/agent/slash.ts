@@ -1,6 +1,9 @@
 /** Slash commands (docs/slash-commands.md): `/loop`, `/heartbeat`, `/compress`, `/status` and plugin commands. */
 
-export type CommandSource = "cli" | "rpc" | "acp" | "job";
+import type { InputSource } from "../core/types.ts";
+
+/** Where a command's input came from (the front-end). */
+export type CommandSource = InputSource;
 
 export interface CommandContext {
   session_id: string;

@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { SCHEMA_VERSION } from "./events.ts";
-import type { SessionStatus, ToolCall, Usage } from "./types.ts";
+import { INPUT_SOURCES, type SessionStatus, type ToolCall, type Usage } from "./types.ts";
 
 const count = z.number().int().nonnegative();
 const nullableMs = count.nullable();
@@ -77,7 +77,7 @@ export const eventFields = {
     z.strictObject({
       role: z.literal("user"),
       content: z.string(),
-      source: z.enum(["cli", "rpc", "acp", "job"]).describe("Which front-end the input came from"),
+      source: z.enum(INPUT_SOURCES).describe("Which front-end the input came from"),
     }),
     z.strictObject({
       role: z.literal("assistant"),

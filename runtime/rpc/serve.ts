@@ -11,22 +11,20 @@
  * delivers its response, closes the open sessions, flushes, and resolves. When the peer stops reading
  * (BrokenPipe), or `signal` aborts, running turns are interrupted at a safe point instead.
  */
-import { redactDeep } from "../session_admin/records.ts";
+import { redactValue } from "../core/redact.ts";
 import { type ByteSink, type ByteSource, LineWriter, readLines } from "../core/lines.ts";
+import { App, type AppContext } from "../app/mod.ts";
 import { createMethods, mapRuntimeError } from "./methods.ts";
 import { RpcServer } from "./server.ts";
 import type { ToolAsker } from "../tools/gate.ts";
-import { SessionHub } from "../session/session_hub.ts";
-import type { ServerContext } from "../session/server_context.ts";
 
 export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
 
-export interface ServeRpcOptions extends ServerContext {
+export interface ServeRpcOptions extends Omit<AppContext, "source"> {
   /** `Deno.stdin` itself is read fastest (see readLines). */
   input: ReadableStream<Uint8Array> | ByteSource;
   output: ByteSink;
-  /** Relative job paths resolve against this directory. */
-  cwd: string;
+  version: string;
   maxLineBytes?: number;
 }
 
@@ -66,28 +64,13 @@ export async function serveRpc(options: ServeRpcOptions): Promise<ServeRpcResult
     const answer = await server.request("tool.approve", call, { signal }) as { decision?: unknown } | null;
     return answer?.decision === "allow";
   };
-  const hub = new SessionHub({
-    store: options.store,
-    events,
-    clock: options.clock,
-    log,
-    env: options.env,
-    host: options.host,
-    config: options.config,
-    cwd: options.cwd,
-    source: "rpc",
-    signal: interrupt.signal,
-    redact,
+  const { input: _input, output: _output, version, maxLineBytes: _max, ...context } = options;
+  const app = new App({ ...context, source: "rpc", signal: interrupt.signal }, {
     asker: { ask, name: "the client" },
-    ...(options.hooks ? { hooks: options.hooks } : {}),
   });
   const methods = createMethods({
-    hub,
-    events,
-    clock: options.clock,
-    log,
-    redact,
-    version: options.version,
+    app,
+    version,
     maxLineBytes,
     shutdown: async () => {
       server.close();
@@ -106,7 +89,7 @@ export async function serveRpc(options: ServeRpcOptions): Promise<ServeRpcResult
     },
   });
   const server: RpcServer = new RpcServer({ methods, writer, log, mapError: mapRuntimeError });
-  const unsubscribe = events.subscribe((event) => server.notify("event", redactDeep(event, redact)));
+  const unsubscribe = events.subscribe((event) => server.notify("event", redactValue(event, redact)));
 
   const reading = readLines(options.input, {
     maxBytes: maxLineBytes,
@@ -125,7 +108,7 @@ export async function serveRpc(options: ServeRpcOptions): Promise<ServeRpcResult
   server.close();
   try {
     await server.idle();
-    await hub.closeAll();
+    await app.close();
     await writer.flush();
   } finally {
     unsubscribe();

@@ -50,8 +50,6 @@ export interface OpenSessionOptions {
   /** `--model`: overrides the model name. */
   model?: string;
   onDelta?: (text: string) => void;
-  /** Applied to plugin error text before it reaches events. */
-  redact?: (text: string) => string;
   /**
    * The front-end's approver of tool calls outside the job's allow-lists (ACP: the editor; RPC: a client
    * that supports it). A job's own `approval:` takes precedence; with neither, such calls are denied.

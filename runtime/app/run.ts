@@ -1,7 +1,8 @@
 /**
- * Runs a job end to end: plan its inputs (new or resumed) → open a live session → run them as one turn
- * (turn.ts: limits, loops, structured output) → write `output.file` → finish the session → the result object,
- * which is also emitted as the last event. Used by `hermes run`, RPC `job.run` and the daemon.
+ * The `run` operation: a job end to end. Plan its inputs (new or resumed) → open a live session → run them
+ * as one turn (session/turn.ts: limits, loops, structured output) → write `output.file` → deliver → finish
+ * the session → the result, which is also emitted as the last event. `hermes run`, RPC `job.run` and the
+ * daemon call it through the App (app.ts).
  */
 import { resolve } from "node:path";
 import { errorMessage, ValidationError } from "../core/errors.ts";
@@ -9,25 +10,25 @@ import { redactValue } from "../core/redact.ts";
 import type { ResolvedJob } from "../config/job.ts";
 import { startTimeout } from "../agent/limits.ts";
 import { isRecurringActive } from "../../loops/recurring_active.ts";
-import { openSession, type OpenSessionOptions } from "./live_session.ts";
-import { buildResult, endingOfError, failedDelivery, NO_USAGE, type RunResult } from "./outcome.ts";
+import { type LiveSession, openSession, type OpenSessionOptions } from "../session/live_session.ts";
+import { buildResult, endingOfError, failedDelivery, NO_USAGE, type RunResult } from "../session/outcome.ts";
 import { parseDuration } from "../core/duration.ts";
 import { StoreUnavailableError } from "../store/retry.ts";
 import { retryScope } from "../store/retrying_store.ts";
-import type { LiveSession } from "./live_session.ts";
-import { runTurn } from "./turn.ts";
-import { outputFileScope, writeOutputFile } from "./output_file.ts";
-import { type CommandSource, parseSlash } from "../agent/slash.ts";
+import { runTurn } from "../session/turn.ts";
+import { outputFileScope, writeOutputFile } from "../session/output_file.ts";
+import { parseSlash } from "../agent/slash.ts";
+import type { InputSource } from "../core/types.ts";
 import { newSessionId, type Store } from "../store/store.ts";
 
-export type { RunResult } from "./outcome.ts";
+export type { RunResult } from "../session/outcome.ts";
 
 export interface RunJobOptions extends OpenSessionOptions {
   /** Exit code for an interrupted run (130 for SIGINT, 143 for SIGTERM); `signal` interrupts. */
   interruptExitCode?: () => number;
   /** `-p`: replaces the job's prompt and steps. */
   prompt?: string;
-  source?: CommandSource;
+  source?: InputSource;
   /**
    * Delivers the result where a CI runner reads it (`GITHUB_OUTPUT`), before it is emitted or printed; may
    * turn it into a failure when that fails, so the result reported and the exit code agree.

@@ -1,0 +1,206 @@
+/**
+ * The application core: every operation a front-end offers, transport-neutral. `hermes run`, the daemon,
+ * `hermes rpc` (a method table onto these), `hermes acp` and `hermes sessions` call them; they raise only the
+ * domain errors of errors.ts and return plain values (results with the process's secrets replaced).
+ *
+ * Sessions opened here stay live until closed (`close`); a stored session is opened on first use.
+ */
+import type { Occupancy } from "../agent/seams.ts";
+import { sessionOccupancy } from "../compaction/mod.ts";
+import type { ResolvedJob } from "../config/job.ts";
+import { redactValue } from "../core/redact.ts";
+import { DEFAULT_CONTEXT_WINDOW } from "../providers/model.ts";
+import { storedJob } from "../session/live_session.ts";
+import type { RunResult } from "../session/outcome.ts";
+import type { ServedSession } from "../session/served_session.ts";
+import type { TurnOutcome } from "../session/turn.ts";
+import { archiveSessions, deleteSessions } from "../session_admin/remove.ts";
+import { readTranscript, type Transcript } from "../session_admin/transcript.ts";
+import type { ArchiveResult, ListSessionsOptions, SessionSummary, Store } from "../store/store.ts";
+import type { AppContext } from "./context.ts";
+import { TurnCancelledError, TurnRunningError } from "./errors.ts";
+import { SessionHub, type SessionHubOptions } from "./hub.ts";
+import {
+  type JobRef,
+  resolveJobRef,
+  type SessionJob,
+  sessionJob,
+  validateJob,
+  type Validation,
+} from "./jobs.ts";
+import { runJob, type RunJobOptions } from "./run.ts";
+
+export type { AppContext } from "./context.ts";
+export type { JobRef, SessionJob, Validation } from "./jobs.ts";
+
+export interface OpenParams extends SessionJob {
+  /** Overrides the model name. */
+  model?: string;
+}
+
+export interface SessionView extends Transcript {
+  /** Open in this process. */
+  live: boolean;
+  /** A turn is running or queued here. */
+  busy: boolean;
+  /** How full its context is (null: a stored session without a stored job). */
+  occupancy: Occupancy | null;
+}
+
+/** What one `run` needs beyond the app's context; `job` is resolved already or a reference to resolve. */
+export type RunOptions =
+  & Omit<RunJobOptions, "job" | "store" | "clock" | "env" | "host" | "events" | "log">
+  & { job: ResolvedJob | JobRef; events?: AppContext["events"]; log?: AppContext["log"] };
+
+export class App {
+  readonly context: AppContext;
+  #hub: SessionHub;
+
+  constructor(context: AppContext, options: SessionHubOptions = {}) {
+    this.context = context;
+    this.#hub = new SessionHub(context, options);
+  }
+
+  /** Opens a new session: a job file or object, or config.yaml's defaults. */
+  async open(params: OpenParams): Promise<ServedSession> {
+    const job = sessionJob(params, this.#jobScope());
+    return await this.#hub.create(job, params.model !== undefined ? { model: params.model } : {});
+  }
+
+  /** A session open here, or the stored session `ref` (id, prefix, `latest`) opened now. */
+  load(ref: string): Promise<ServedSession> {
+    return this.#hub.open(ref);
+  }
+
+  /** The sessions open here. */
+  sessions(): ServedSession[] {
+    return this.#hub.list();
+  }
+
+  /** The session with this (resolved) id, if it is open here. */
+  find(id: string): ServedSession | undefined {
+    return this.#hub.find(id);
+  }
+
+  /** Queues a prompt behind the session's other prompts; the outcome carries the result. */
+  async prompt(ref: string, text: string): Promise<TurnOutcome> {
+    return this.#redacted(await (await this.load(ref)).prompt(text));
+  }
+
+  /** Runs a slash command now (not behind queued prompts). */
+  async command(ref: string, text: string): Promise<TurnOutcome> {
+    return this.#redacted(await (await this.load(ref)).command(text.trim()));
+  }
+
+  /** Stops the session's running turn and every queued one; how many were stopped. */
+  async cancel(ref: string): Promise<{ session_id: string; cancelled: number }> {
+    const id = await this.context.store.resolveSessionId(ref);
+    return { session_id: id, cancelled: this.#hub.find(id)?.cancel() ?? 0 };
+  }
+
+  /** A session's transcript (secrets replaced), whether it is open here, and how full its context is. */
+  async get(ref: string, options: { all?: boolean } = {}): Promise<SessionView> {
+    const { store, redact } = this.context;
+    const id = await store.resolveSessionId(ref);
+    const live = this.#hub.find(id);
+    const transcript = await readTranscript(store, id, { redact, ...(options.all ? { all: true } : {}) });
+    const occupancy = live ? await live.live.compactor.occupancy(id) : await storedOccupancy(store, id);
+    return { ...transcript, live: live !== undefined, busy: live?.busy ?? false, occupancy };
+  }
+
+  /** Stored sessions, each marked when it is open here. */
+  async list(filter: ListSessionsOptions = {}): Promise<(SessionSummary & { live: boolean })[]> {
+    const open = new Set(this.#hub.list().map((s) => s.id));
+    return (await this.context.store.listSessions(filter)).map((s) => ({ ...s, live: open.has(s.id) }));
+  }
+
+  /** Deletes sessions, all or none (`on_session_delete` once); sessions open here are closed first. */
+  async delete(refs: readonly string[], options: { force?: boolean } = {}): Promise<string[]> {
+    const ids = await this.#closeIdle(refs, "delete");
+    return await deleteSessions(this.context.store, ids, { ...this.#hooks(), ...options });
+  }
+
+  /** Archives sessions, all or none; sessions open here are closed first. */
+  async archive(refs: readonly string[], options: { force?: boolean } = {}): Promise<ArchiveResult> {
+    const ids = await this.#closeIdle(refs, "archive");
+    return await archiveSessions(this.context.store, ids, { ...this.#hooks(), ...options });
+  }
+
+  /** A forced compaction (`/compress`) of a session, opened here if it is not. */
+  async compact(ref: string, options: { focus?: string } = {}) {
+    const { live } = await this.load(ref);
+    const outcome = await live.compactor.compact(live.id, options);
+    return { session_id: live.id, ...outcome };
+  }
+
+  /** Validates a job file or object without running it. */
+  validate(ref: { path: string } | { job: Record<string, unknown> }): Validation {
+    return validateJob(ref, this.context);
+  }
+
+  /** Runs a job to its result (a fresh session, or `resume`), as `hermes run` does. */
+  async run(options: RunOptions): Promise<RunResult> {
+    const { store, clock, env, host, redact, signal } = this.context;
+    const { job, events, log, ...rest } = options;
+    const resolved = "spec" in job ? job as ResolvedJob : resolveJobRef(job, this.#jobScope());
+    const result = await runJob({
+      store,
+      clock,
+      env,
+      host,
+      source: this.context.source,
+      ...(signal ? { signal } : {}),
+      ...rest,
+      job: resolved,
+      events: events ?? this.context.events,
+      log: log ?? this.context.log,
+    });
+    return redactValue(result, redact);
+  }
+
+  /** Closes every session open here (each finishes in the store). */
+  close(): Promise<void> {
+    return this.#hub.closeAll();
+  }
+
+  #jobScope() {
+    const { env, config, cwd, source } = this.context;
+    return { env, config, cwd, name: source };
+  }
+
+  #hooks() {
+    return this.context.hooks ? { hooks: this.context.hooks } : {};
+  }
+
+  #redacted(outcome: TurnOutcome): TurnOutcome {
+    return { ...outcome, result: redactValue(outcome.result, this.context.redact) };
+  }
+
+  /** Closes the sessions open here before a store-level change; refuses while a turn runs. */
+  async #closeIdle(refs: readonly string[], action: "delete" | "archive"): Promise<readonly string[]> {
+    if (this.#hub.list().length === 0) return refs; // nothing open here: the store resolves them
+    const ids = await this.context.store.resolveSessionIds(refs, {
+      action: `${action} sessions`,
+      mutating: true,
+    });
+    for (const id of ids) if (this.#hub.find(id)?.busy) throw new TurnRunningError(action, id);
+    for (const id of ids) await this.#hub.close(id);
+    return ids;
+  }
+}
+
+/** The result of a turn, for a front-end that answers a cancelled turn as a failure (JSON-RPC). */
+export function resultOf(outcome: TurnOutcome): RunResult {
+  if (outcome.cancelled) throw new TurnCancelledError(outcome.result);
+  return outcome.result;
+}
+
+/** How full a stored session is against its own job's window and compaction settings (null: no stored job). */
+async function storedOccupancy(store: Store, id: string): Promise<Occupancy | null> {
+  const job = await storedJob(store, id).catch(() => undefined);
+  if (!job) return null;
+  return await sessionOccupancy(store, id, {
+    context_window: job.spec.model?.context_window ?? DEFAULT_CONTEXT_WINDOW,
+    ...(job.spec.compaction ? { compaction: job.spec.compaction } : {}),
+  });
+}

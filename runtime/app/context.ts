@@ -1,0 +1,37 @@
+/**
+ * What the application core is built from: the process's collaborators, shared by every front-end (`hermes
+ * run`, `hermes rpc`, `hermes acp`, the daemon). Plain values and leaf services only, so a new front-end
+ * (HTTP, say) fills one in and calls the operations in app.ts.
+ */
+import type { Clock } from "../core/clock.ts";
+import type { EventBus } from "../core/events.ts";
+import type { Hooks } from "../core/hooks.ts";
+import type { UserConfig } from "../config/job_schema.ts";
+import type { Logger } from "../core/log.ts";
+import type { Redactor } from "../core/redact.ts";
+import type { InputSource } from "../core/types.ts";
+import type { Store } from "../store/store.ts";
+
+export interface AppContext {
+  store: Store;
+  /** The events of every session this app opens or runs (a run may bring its own bus). */
+  events: EventBus;
+  clock: Clock;
+  log: Logger;
+  /** Replaces the process's secrets in results. */
+  redact: Redactor;
+  /** The process environment snapshot. */
+  env: Record<string, string>;
+  /** This host's name in session owners and leases (the CLI's `hostName`). */
+  host: string;
+  /** HERMES_HOME/config.yaml, already loaded (under the trust policy in force). */
+  config: UserConfig | undefined;
+  /** Relative job paths and job-less sessions resolve against this directory. */
+  cwd: string;
+  /** The front-end, as inputs' `source` (`cli`, `rpc`, `acp`, `job`). */
+  source: InputSource;
+  /** The global plugins' hooks (`on_session_delete` on delete and archive). */
+  hooks?: Hooks;
+  /** SIGINT/SIGTERM: interrupts running turns. */
+  signal?: AbortSignal;
+}

@@ -1,0 +1,94 @@
+/**
+ * Jobs as the operations take them: a job file path (relative to the app's directory), an inline job object,
+ * or nothing (config.yaml's defaults). `validate` reports problems as data; the other operations raise a
+ * ValidationError for a bad job.
+ */
+import { ValidationError } from "../core/errors.ts";
+import { mergeConfig, type ResolvedJob } from "../config/job.ts";
+import { jobFromObject, loadJob } from "../config/job_file.ts";
+import { JobProblems } from "../config/job_checks.ts";
+import type { JobFile, McpServerEntry, UserConfig } from "../config/job_schema.ts";
+
+export type InputValue = string | number | boolean;
+
+export interface JobRef {
+  /** A job file path (relative to `cwd`) or an inline job object; absent: config.yaml's defaults. */
+  job?: string | Record<string, unknown>;
+  inputs?: Record<string, InputValue>;
+  /** Directory for this job (default: the app's). */
+  cwd?: string;
+}
+
+export interface SessionJob extends JobRef {
+  /** A system prompt added after the job's own. */
+  system?: string;
+  /** More MCP servers (ACP `mcpServers`), added to the job's; an entry replaces the job's of that name. */
+  mcp_servers?: Record<string, McpServerEntry>;
+}
+
+export interface JobScope {
+  env: Record<string, string>;
+  config: UserConfig | undefined;
+  cwd: string;
+  /** The job name of a session opened without a job. */
+  name: string;
+}
+
+export type Validation =
+  | { valid: true; name: string }
+  | { valid: false; error: string; errors: readonly string[] };
+
+/** Resolves a job given as a path or an object; a bad job is a ValidationError. */
+export function resolveJobRef(ref: JobRef, scope: JobScope): ResolvedJob {
+  const { env, config } = scope;
+  const cwd = ref.cwd ?? scope.cwd;
+  const inputs = Object.fromEntries(Object.entries(ref.inputs ?? {}).map(([k, v]) => [k, String(v)]));
+  const options = { inputs, env, ...(config ? { config } : {}) };
+  if (typeof ref.job === "string") return loadJob(absolute(ref.job, cwd), options);
+  if (ref.job !== undefined) return jobFromObject(ref.job, cwd, options);
+  if (ref.inputs && Object.keys(ref.inputs).length > 0) {
+    throw new ValidationError(`Invalid inputs: without a job there are no inputs to set`);
+  }
+  return jobFromObject(mergeConfig({ name: scope.name } as JobFile, config), cwd, { env });
+}
+
+/** The job of a new interactive session: the job, plus the client's system prompt and MCP servers. */
+export function sessionJob(params: SessionJob, scope: JobScope): ResolvedJob {
+  let job = resolveJobRef(params, scope);
+  if (params.system !== undefined && params.system.trim() !== "") {
+    const system = job.spec.system ? `${job.spec.system}\n\n${params.system}` : params.system;
+    job = { ...job, spec: { ...job.spec, system } };
+  }
+  if (params.mcp_servers && Object.keys(params.mcp_servers).length) {
+    job = {
+      ...job,
+      spec: { ...job.spec, mcp_servers: { ...job.spec.mcp_servers, ...params.mcp_servers } },
+    };
+  }
+  return job;
+}
+
+/** Validates a job file or object without running it: problems are the answer, not an error. */
+export function validateJob(
+  ref: { path: string } | { job: Record<string, unknown> },
+  scope: Omit<JobScope, "env" | "name">,
+): Validation {
+  const { config, cwd } = scope;
+  const options = { validateOnly: true, ...(config ? { config } : {}) };
+  try {
+    const job = "path" in ref
+      ? loadJob(absolute(ref.path, cwd), options)
+      : jobFromObject(ref.job, cwd, options);
+    return { valid: true, name: job.spec.name };
+  } catch (error) {
+    if (error instanceof ValidationError) {
+      const errors = error instanceof JobProblems ? error.problems : [error.message];
+      return { valid: false, error: errors[0]!, errors };
+    }
+    throw error;
+  }
+}
+
+function absolute(path: string, cwd: string): string {
+  return path.startsWith("/") ? path : `${cwd}/${path}`;
+}
