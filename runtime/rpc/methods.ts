@@ -1,5 +1,5 @@
 /**
- * The methods of `hermes rpc` (DESIGN §8): a table from each method to its zod param schema and the App
+ * The methods of `hermes rpc` (docs/rpc.md): a table from each method to its zod param schema and the App
  * operation it calls (runtime/app/). Domain errors become JSON-RPC error objects in `mapRuntimeError`, the one
  * place that knows both. Error codes are listed in protocol.ts.
  */
