@@ -28,12 +28,14 @@ export async function main(cli: Cli): Promise<number> {
     throw new ValidationError("hermes validate: expected at least one JOB.yaml or DIR");
   }
   const config = loadUserConfig(`${cli.home}/config.yaml`, { policy: cli.policyFile });
+  // ajv, so that an output.schema that does not compile is listed with the file's other problems.
+  const { compileJsonSchema: compileSchema } = await import("../runtime/config/json_schema.ts");
   const results: FileResult[] = [];
   const { files, skipped } = jobFiles(positionals);
   for (const { file, reason } of skipped) cli.err(`hermes: skipped ${file}: ${reason}`);
   for (const file of files) {
     try {
-      const job = loadJob(file, { validateOnly: true, ...(config ? { config } : {}) });
+      const job = loadJob(file, { validateOnly: true, compileSchema, ...(config ? { config } : {}) });
       const machine = await checkMachine(job, job.locate, {
         env: cli.env,
         clock: cli.clock,

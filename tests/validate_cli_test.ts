@@ -18,7 +18,8 @@ const REFUSED: Record<string, { yaml: string; error: RegExp }> = {
   },
   "schema.yaml": {
     yaml: `name: s\n${MODEL}\nprompt: x\noutput:\n  schema: { type: objec }\n`,
-    error: /schema\.yaml:5:11: output\.schema: not a usable JSON Schema: Unsupported type: objec/,
+    error:
+      /schema\.yaml:5:19: output\.schema\.type: not a usable JSON Schema: must be equal to one of the allowed/,
   },
   "noscript.yaml": {
     yaml: `name: n\nmodel:\n  provider: scripted\nprompt: x\n`,

@@ -134,7 +134,7 @@ export class App {
   }
 
   /** Validates a job file or object without running it. */
-  validate(ref: { path: string } | { job: Record<string, unknown> }): Validation {
+  validate(ref: { path: string } | { job: Record<string, unknown> }): Promise<Validation> {
     return validateJob(ref, this.context);
   }
 

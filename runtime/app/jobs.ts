@@ -69,12 +69,14 @@ export function sessionJob(params: SessionJob, scope: JobScope): ResolvedJob {
 }
 
 /** Validates a job file or object without running it: problems are the answer, not an error. */
-export function validateJob(
+export async function validateJob(
   ref: { path: string } | { job: Record<string, unknown> },
   scope: Omit<JobScope, "env" | "name">,
-): Validation {
+): Promise<Validation> {
   const { config, cwd } = scope;
-  const options = { validateOnly: true, ...(config ? { config } : {}) };
+  // ajv, so that an output.schema that does not compile is listed with the job's other problems.
+  const { compileJsonSchema: compileSchema } = await import("../config/json_schema.ts");
+  const options = { validateOnly: true, compileSchema, ...(config ? { config } : {}) };
   try {
     const job = "path" in ref
       ? loadJob(absolute(ref.path, cwd), options)

@@ -18,6 +18,8 @@ export interface ResolvedJob {
   inputs: Record<string, InputValue>;
   /** The job's `env:` as strings (given to tools). */
   env: Record<string, string>;
+  /** `file:line:col` of a key path, for a job loaded from a file (loadJob). */
+  locate?: (keyPath: (string | number)[]) => string;
 }
 
 export interface LoadJobOptions {
@@ -30,6 +32,11 @@ export interface LoadJobOptions {
   validateOnly?: boolean;
   /** Hold the job to the strict built-in policy of `hermes run --untrusted` (policy.ts). */
   untrusted?: boolean;
+  /**
+   * Compiles `output.schema` so its problem is listed with the others (`validate`, RPC `job.validate`
+   * pass ajv's, runtime/config/json_schema.ts); without it the session's opening checks the schema.
+   */
+  compileSchema?: (schema: Record<string, unknown>) => unknown;
 }
 
 export interface ResolveContext extends LoadJobOptions {

@@ -1,16 +1,17 @@
 /**
  * What `run` and `daemon` would refuse in a valid-looking job, checked before any model call: a cron
- * expression or time zone croner rejects, an `output.schema` that does not compile, `provider: scripted`
- * without `model.script`, a plugin path that does not exist, an `output.file` outside the job directory.
- * Used by loadJob / jobFromObject, so `validate`, RPC `job.validate`, `run` and the daemon refuse the same.
+ * expression or time zone croner rejects, `provider: scripted` without `model.script`, a plugin path that
+ * does not exist, an `output.file` outside the job directory, an `output.schema` that does not compile
+ * (output_schema_check.ts). Used by loadJob / jobFromObject, so `validate`, RPC `job.validate`, `run` and
+ * the daemon refuse the same.
  */
 import { isAbsolute, relative, resolve } from "node:path";
 import { Cron } from "croner";
-import { z } from "zod";
 import { ValidationError } from "../core/errors.ts";
 import type { JobFile, ScheduleConfig } from "./job_schema.ts";
 import { keyPath } from "../core/key_path.ts";
 import { providerOf, type ProviderRegistry, PROVIDERS } from "../providers/registry.ts";
+import { outputSchemaProblem, type SchemaCompiler } from "./output_schema_check.ts";
 import { existsSync } from "../core/fs.ts";
 
 /** Every problem of one file, one `file:line:col: key.path: …` line each; the message holds them all. */
@@ -32,6 +33,8 @@ export interface CheckContext {
   templated: boolean;
   /** How many of `spec.plugins` came first from config.yaml (named so in errors, without a position). */
   configPlugins?: number;
+  /** Compiles `output.schema` (ajv, loaded by the caller); without one the session's opening checks it. */
+  compileSchema?: SchemaCompiler | undefined;
 }
 
 export function jobProblems(spec: JobFile, context: CheckContext): string[] {
@@ -46,13 +49,10 @@ export function jobProblems(spec: JobFile, context: CheckContext): string[] {
       problems.push(error.message);
     }
   }
-  if (spec.output?.schema) {
-    try {
-      compileJsonSchema(spec.output.schema);
-    } catch (error) {
-      at(["output", "schema"], `not a usable JSON Schema: ${(error as Error).message}`);
-    }
-  }
+  const schemaProblem = context.compileSchema
+    ? outputSchemaProblem(spec, context.compileSchema, context.locate)
+    : null;
+  if (schemaProblem !== null) problems.push(schemaProblem);
   const provider = providerOf(spec.model);
   for (const [key, holds] of Object.entries((PROVIDERS as ProviderRegistry)[provider]?.needs ?? {})) {
     if ((spec.model as Record<string, unknown> | undefined)?.[key] === undefined) {
@@ -121,9 +121,4 @@ export function compileCron(schedule: ScheduleConfig, where: (key: "cron" | "tim
       }: invalid cron "${schedule.cron}": ${reason} (expected 5 fields, or 6 with seconds first)`,
     );
   }
-}
-
-/** `output.schema` as the checker of final answers compiles it (JSON Schema → zod). */
-export function compileJsonSchema(schema: Record<string, unknown>): z.ZodType {
-  return z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
 }

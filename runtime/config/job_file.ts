@@ -160,6 +160,7 @@ export function loadJob(
     locate,
     templated: options.validateOnly === true,
     configPlugins: options.config?.plugins?.length ?? 0,
+    compileSchema: options.compileSchema,
   });
   return { ...job, locate };
 }
@@ -184,6 +185,7 @@ export function jobFromObject(value: unknown, dir: string, options: LoadJobOptio
     locate: () => "job",
     templated: options.validateOnly === true,
     configPlugins: options.config?.plugins?.length ?? 0,
+    compileSchema: options.compileSchema,
   });
   return job;
 }

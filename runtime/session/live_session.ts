@@ -17,6 +17,7 @@ import type { Logger } from "../core/log.ts";
 import { createProvider, type ResolvedModel } from "../providers/model.ts";
 import { resolveModel } from "../config/model.ts";
 import { schemaInstruction } from "./output_schema.ts";
+import { outputSchemaProblems } from "../config/output_schema_check.ts";
 import { currentProcess, type ProcessIdentity } from "../core/process_identity.ts";
 import type { Provider } from "../providers/provider.ts";
 import { newSessionId, type Store } from "../store/store.ts";
@@ -100,6 +101,9 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   events.addSecrets(secrets);
   let store = redactingStore(options.store, redact);
   const spec = job.spec;
+  // An output.schema that does not compile is exit 2 before any model call (ajv loads only for such jobs).
+  const schemaProblems = await outputSchemaProblems(spec, job.locate ?? (() => job.path ?? "job"));
+  if (schemaProblems.length > 0) throw new ValidationError(schemaProblems.join("\n"));
   const model = resolveModel(spec.model, { env: options.env, dir: job.dir, override: options.model });
   const provider = await createProvider(model, { env: options.env, clock });
   const resumed = options.resume

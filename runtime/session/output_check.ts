@@ -1,5 +1,5 @@
-/** Checks a final answer against `output.schema` (JSON Schema → zod). Import lazily: it loads zod. */
-import { compileJsonSchema } from "../config/job_checks.ts";
+/** Checks a final answer against `output.schema` with ajv. Import lazily: it loads ajv. */
+import { compileJsonSchema } from "../config/json_schema.ts";
 import type { SchemaCheck } from "./output_schema.ts";
 
 export function checkAgainstSchema(text: string, schema: Record<string, unknown>): SchemaCheck {
@@ -10,9 +10,7 @@ export function checkAgainstSchema(text: string, schema: Record<string, unknown>
   } catch (error) {
     return { ok: false, error: `the answer is not JSON (${(error as Error).message})` };
   }
-  const result = compileJsonSchema(schema).safeParse(value);
-  if (result.success) return { ok: true, value };
-  const issue = result.error.issues[0]!;
-  const path = issue.path.map(String).join(".") || "(root)";
-  return { ok: false, error: `${path}: ${issue.message}` };
+  // The schema compiled when the session opened (outputSchemaProblems): it compiles here too.
+  const problem = compileJsonSchema(schema)(value);
+  return problem === null ? { ok: true, value } : { ok: false, error: problem };
 }

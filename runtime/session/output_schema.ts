@@ -1,6 +1,6 @@
 /**
  * `output.schema`: ask for JSON, validate the final answer, allow one repair turn (docs/result.md). The check
- * itself (zod, ~10 ms to import) is output_check.ts, loaded only by jobs that have a schema.
+ * itself (ajv, tens of ms to import and compile) is output_check.ts, loaded only by jobs that have a schema.
  */
 
 export function schemaInstruction(schema: Record<string, unknown>): string {
