@@ -21,7 +21,7 @@
  */
 import { parseDuration } from "../runtime/core/duration.ts";
 import type { ScriptEntry } from "../runtime/providers/script.ts";
-import { AnthropicCache, type CacheReading } from "./anthropic_cache.ts";
+import { AnthropicCache, blocksOf, type CacheReading } from "./anthropic_cache.ts";
 import { sleep } from "./openai_server.ts";
 
 /** The API versions the server speaks: the SDK's 1.x sends the newer (bearer auth, no `temperature`). */
@@ -50,6 +50,11 @@ export interface AnthropicServerOptions {
   minCacheTokens?: number;
   /** Checks the request's auth headers instead of `x-api-key` (Bedrock, Vertex); a string is the 401 message. */
   authorize?: (request: Request) => string | null;
+  /**
+   * The model's context window, in the cache's tokens: a larger request is refused with the API's 400
+   * "prompt is too long: N tokens > M maximum" (default: none).
+   */
+  maxInputTokens?: number;
   /** The route the messages are posted to (default /v1/messages). */
   route?: (method: string, path: string) => boolean;
 }
@@ -158,6 +163,12 @@ export async function startAnthropicServer(
     }
     const invalid = await invalidRequest(body, { authorized: !!options.authorize });
     if (invalid) return fail(400, invalid);
+    if (options.maxInputTokens !== undefined) {
+      const tokens = Math.ceil(blocksOf(body).reduce((n, b) => n + b.text.length, 0) / 4);
+      if (tokens > options.maxInputTokens) {
+        return fail(400, `prompt is too long: ${tokens} tokens > ${options.maxInputTokens} maximum`);
+      }
+    }
     const entry = options.respond?.(body) ?? pick(body);
     if (!entry) return fail(500, "script exhausted");
     if (entry.delay) {

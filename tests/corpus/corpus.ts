@@ -54,6 +54,8 @@ export interface JobOptions {
   extra?: string;
   /** Name of the env var holding the API key (default CORPUS_KEY; the server accepts any key). */
   api_key_env?: string;
+  /** `model.provider` (default openai; `anthropic` against tests/corpus/anthropic_server.ts). */
+  provider?: string;
 }
 
 export interface ToolHeavyOptions {
@@ -164,7 +166,9 @@ function corpus(
       const q = (s: string) => JSON.stringify(s);
       return [
         `name: corpus-${kind.replace("_", "-")}`,
-        `model: { provider: openai, name: ${o.model ?? "agent-model"}, base_url: ${q(o.base_url)}, ` +
+        `model: { provider: ${o.provider ?? "openai"}, name: ${o.model ?? "agent-model"}, base_url: ${
+          q(o.base_url)
+        }, ` +
         `api_key_env: ${o.api_key_env ?? "CORPUS_KEY"}, context_window: ${o.window} }`,
         `system: ${q(SYSTEM)}`,
         `prompt: ${q(first!)}`,
