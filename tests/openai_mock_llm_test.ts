@@ -7,6 +7,9 @@ import assert from "node:assert/strict";
 import { hermes, tempDir, writeFiles } from "./_cli.ts";
 
 const MOCK_LLM = "npm:@dwmkerr/mock-llm@0.1.29";
+// A test tool, not part of Hermes: pinned in its own lockfile, so deno.lock (which `deno task …` installs
+// in full on a cold cache, whatever the task runs) holds only the program's packages.
+const MOCK_LLM_LOCK = new URL("./npm_tools.lock", import.meta.url).pathname;
 
 interface Rule {
   sequence: number;
@@ -29,7 +32,16 @@ async function startMockLlm(dir: string, rules: Rule[]) {
   const port = (probe.addr as Deno.NetAddr).port;
   probe.close();
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MOCK_LLM, "--config", `${dir}/mock-llm.json`],
+    args: [
+      "run",
+      "-A",
+      "--no-config",
+      `--lock=${MOCK_LLM_LOCK}`,
+      "--frozen",
+      MOCK_LLM,
+      "--config",
+      `${dir}/mock-llm.json`,
+    ],
     env: { HOST: "127.0.0.1", PORT: String(port), NO_COLOR: "1" },
     stdin: "null",
     stdout: "piped",
