@@ -6,6 +6,7 @@ import { EventBus } from "../runtime/core/events.ts";
 import { loadUserConfig } from "../runtime/config/job_file.ts";
 import { VERSION } from "../runtime/core/version.ts";
 import type { AppContext } from "../runtime/app/mod.ts";
+import { startTelemetry, telemetrySettings } from "../runtime/telemetry/mod.ts";
 
 /** Runs a server with its context, then stops the global plugins and closes the store; maps signals to exit codes. */
 export async function serveWith(
@@ -13,13 +14,19 @@ export async function serveWith(
   serve: (context: Omit<AppContext, "source"> & { version: string }) => Promise<unknown>,
 ): Promise<number> {
   const config = loadUserConfig(`${cli.home}/config.yaml`, { policy: cli.policyFile });
+  const telemetry = await startTelemetry(telemetrySettings(cli.env, config?.telemetry), {
+    version: VERSION,
+    warn: (message) => cli.log.warn(message),
+  });
+  const events = new EventBus(cli.clock);
+  telemetry?.attach(events, { resultEndsSession: false });
   const store = await cli.openStore();
   try {
     const scope = await globalHooks(cli, store);
     try {
       await serve({
         store,
-        events: new EventBus(cli.clock),
+        events,
         clock: cli.clock,
         log: cli.log,
         redact: cli.redact,
@@ -35,6 +42,7 @@ export async function serveWith(
       await scope.close();
     }
   } finally {
+    await telemetry?.shutdown(new Date(cli.clock.now()));
     await store.close();
   }
   const signal = cli.signalName();

@@ -15,6 +15,8 @@ import type { Store } from "../runtime/store/store.ts";
 import { Daemon } from "../loops/daemon/daemon.ts";
 import { jobFiles, loadScheduledJob, type ScheduledJob } from "../loops/daemon/jobs.ts";
 import { formatStatus, jobStatus, liveDaemons, registerDaemon } from "../loops/daemon/status.ts";
+import { startTelemetry, type Telemetry, telemetrySettings } from "../runtime/telemetry/mod.ts";
+import { VERSION } from "../runtime/core/version.ts";
 
 export async function main(cli: Cli): Promise<number> {
   const { values, positionals } = parseCommandArgs("daemon", cli.args);
@@ -27,6 +29,11 @@ export async function main(cli: Cli): Promise<number> {
   }
   const graceMs = values.grace === undefined ? undefined : flagDuration("--grace", values.grace);
   refuseBeyondPolicy(cli, positionals);
+  const config = loadUserConfig(`${cli.home}/config.yaml`, { policy: cli.policyFile });
+  const telemetry = await startTelemetry(telemetrySettings(cli.env, config?.telemetry), {
+    version: VERSION,
+    warn: (message) => cli.log.warn(message),
+  });
   const store = await cli.openStore();
   try {
     const daemon = new Daemon({
@@ -35,9 +42,9 @@ export async function main(cli: Cli): Promise<number> {
       log: cli.log,
       paths: positionals,
       identity: currentProcess(cli.host),
-      runner: (run, { signal }) => runSession(cli, store, run.path, { signal }),
+      runner: (run, { signal }) => runSession(cli, store, run.path, { signal, telemetry }),
       resumer: (session, { signal }) =>
-        runSession(cli, store, session.path, { signal, resume: session.session_id }),
+        runSession(cli, store, session.path, { signal, telemetry, resume: session.session_id }),
       ...(graceMs !== undefined ? { graceMs } : {}),
     });
     if (daemon.jobs().length === 0) {
@@ -57,6 +64,7 @@ export async function main(cli: Cli): Promise<number> {
     cli.log.info(`daemon stopped (${cli.signalName() ?? "done"})`);
     return 0;
   } finally {
+    await telemetry?.shutdown(new Date(cli.clock.now()));
     await store.close();
   }
 }
@@ -69,7 +77,7 @@ async function runSession(
   cli: Cli,
   store: Store,
   path: string,
-  options: { signal: AbortSignal; resume?: string },
+  options: { signal: AbortSignal; telemetry: Telemetry | undefined; resume?: string },
 ): Promise<{ session_id: string; status: string }> {
   const config = loadUserConfig(`${cli.home}/config.yaml`, { policy: cli.policyFile });
   let job;
@@ -80,9 +88,11 @@ async function runSession(
     cli.log.warn(errorMessage(error));
     throw error;
   }
+  const events = new EventBus(cli.clock);
+  const detach = options.telemetry?.attach(events, { resultEndsSession: true });
   const app = new App({
     store,
-    events: new EventBus(cli.clock),
+    events,
     clock: cli.clock,
     log: cli.log.child(job.spec.name),
     redact: cli.redact,
@@ -93,7 +103,13 @@ async function runSession(
     source: "job",
     signal: options.signal,
   });
-  const result = await app.run({ job, ...(options.resume ? { resume: options.resume } : {}) });
+  const result = await app.run({ job, ...(options.resume ? { resume: options.resume } : {}) }).finally(
+    async () => {
+      // Each run's spans leave now, not when the daemon stops.
+      detach?.(new Date(cli.clock.now()));
+      await options.telemetry?.flush();
+    },
+  );
   if (result.error) cli.log.warn(cli.redact(`${job.spec.name}: ${result.error}`));
   return { session_id: result.session_id, status: result.status };
 }

@@ -16,6 +16,8 @@ import { buildResult, endingOfError, NO_USAGE, type RunResult } from "../runtime
 import { basename, resolve } from "node:path";
 import type { Store } from "../runtime/store/store.ts";
 import type { HermesEvent } from "../runtime/core/events.ts";
+import { startTelemetry, type Telemetry, telemetrySettings } from "../runtime/telemetry/mod.ts";
+import { VERSION } from "../runtime/core/version.ts";
 
 const FORMATS = new Set(["text", "json", "stream-json"]);
 
@@ -122,6 +124,7 @@ async function execute(cli: Cli, seen: Seen): Promise<number> {
 
   let store: Store | undefined;
   let progress: Progress | undefined;
+  let telemetry: Telemetry | undefined;
   try {
     let job: ResolvedJob;
     if (jobPath !== undefined && files) {
@@ -154,6 +157,11 @@ async function execute(cli: Cli, seen: Seen): Promise<number> {
     const outputFile = job.spec.output?.file ? resolve(job.dir, job.spec.output.file) : undefined;
     store ??= await cli.openStore();
     const events = new EventBus(cli.clock);
+    telemetry = await startTelemetry(telemetrySettings(cli.env, config?.telemetry), {
+      version: VERSION,
+      warn: (message) => cli.log.warn(message),
+    });
+    telemetry?.attach(events, { resultEndsSession: true });
     const writes: Promise<void>[] = [];
     const emitLine = (event: HermesEvent) =>
       writes.push(cli.out(JSON.stringify(redactValue(event, cli.redact)) + "\n"));
@@ -195,6 +203,8 @@ async function execute(cli: Cli, seen: Seen): Promise<number> {
     return result.exit_code;
   } finally {
     progress?.stop();
+    // Before the process exits: a one-shot run's spans are exported now or never.
+    await telemetry?.shutdown(new Date(cli.clock.now()));
     await store?.close();
   }
 }

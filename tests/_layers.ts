@@ -11,6 +11,7 @@ export const LAYERS: Readonly<Record<string, number>> = {
   config: 1,
   sandbox: 1,
   providers: 1,
+  telemetry: 1,
   tools: 2,
   agent: 3,
   compaction: 4,

@@ -456,6 +456,24 @@ export const UserConfig = z.strictObject({
   policy: PolicyConfig.describe(
     "Trust policy: what job files may ask for (--policy FILE and HERMES_POLICY replace it)",
   ).optional(),
+  telemetry: z.strictObject({
+    endpoint: z.string().regex(/^https?:\/\//).describe(
+      "The collector's OTLP/HTTP base URL (http://localhost:4318); /v1/traces and /v1/metrics are appended. " +
+        "OTEL_EXPORTER_OTLP_ENDPOINT overrides it",
+    ).optional(),
+    headers: z.record(z.string(), z.string()).describe(
+      "Headers sent with every export (an API key of a hosted collector); OTEL_EXPORTER_OTLP_HEADERS adds to them",
+    ).optional(),
+    service_name: z.string().min(1).describe(
+      "service.name of the spans and metrics (default hermes; OTEL_SERVICE_NAME)",
+    )
+      .optional(),
+    capture_content: z.boolean().describe(
+      "Put prompts, answers, tool arguments and results (redacted) on spans; off by default: only names, " +
+        "counts and durations (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT)",
+    ).optional(),
+  }).describe("OpenTelemetry export of spans and metrics (off unless an endpoint is set here or in OTEL_*)")
+    .optional(),
 });
 
 export type JobFile = z.infer<typeof JobFile>;

@@ -66,6 +66,9 @@ export const eventFields = {
   "session.start": z.strictObject({
     job: z.string(),
     model: z.string(),
+    provider: z.string().describe(
+      "The model's provider (openai, scripted, …: model.provider or its default)",
+    ),
     resumed: z.boolean().describe("The session existed already (--resume, RPC, the daemon)"),
   }),
   "turn.start": z.strictObject({

@@ -62,7 +62,7 @@ Deno.test("subscribe returns an unsubscribe; seq keeps counting without listener
   const bus = new EventBus(new ManualClock());
   const seen: number[] = [];
   const unsubscribe = bus.subscribe((event) => seen.push(event.seq));
-  bus.emit("s", { type: "session.start", job: "j", model: "m", resumed: false });
+  bus.emit("s", { type: "session.start", job: "j", model: "m", provider: "scripted", resumed: false });
   unsubscribe();
   bus.emit("s", { type: "session.end", status: "success", reason: "completed" });
   bus.subscribe((event) => seen.push(event.seq));

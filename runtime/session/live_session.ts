@@ -283,7 +283,13 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
       .filter((s): s is string => s !== undefined && s.trim() !== "").join("\n\n");
     if (system) await store.appendMessages(id, [{ role: "system", content: system }]);
   }
-  events.emit(id, { type: "session.start", job: spec.name, model: model.name, resumed: !!options.resume });
+  events.emit(id, {
+    type: "session.start",
+    job: spec.name,
+    model: model.name,
+    provider: model.provider,
+    resumed: !!options.resume,
+  });
   const optedOut = sandboxOptOuts(spec);
   for (const reason of optedOut) events.emit(id, { type: "sandbox", mode: "off", reason });
   await hooks.onSessionStart({ session_id: id });
