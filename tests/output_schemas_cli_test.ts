@@ -9,6 +9,7 @@ import { hermes, runEvents, tempDir, writeFiles } from "./_cli.ts";
 import { startOpenAIServer } from "./openai_server.ts";
 import { outputSchemas } from "./_output_schemas.ts";
 import { RpcClient } from "./_rpc_client.ts";
+import { withoutSandbox } from "./_sandbox.ts";
 
 const schemas = await outputSchemas();
 
@@ -111,6 +112,66 @@ compaction: { threshold: 0.75, protect_first: 1, protect_last: 4 }
   } finally {
     await server.close();
   }
+});
+
+Deno.test("stream-json: summary calls that fail (compaction.blocked, the fallback) and a heartbeat that hits the timeout (exit 3)", async () => {
+  const bulky = (i: number) => `Finding ${i}: ` + "the build log shows a long list of warnings. ".repeat(60);
+  const turns: ScriptEntry[] = [];
+  for (let i = 0; i <= 3; i++) {
+    turns.push({ tool_calls: [{ name: "read_file", arguments: { path: "build.log" } }] });
+    turns.push({ content: bulky(i) });
+  }
+  const summaries: ScriptEntry[] = Array.from({ length: 10 }, () => ({
+    match: "<messages>",
+    error: { status: 400, message: "summaries are not allowed here" },
+  }));
+  const server = await startOpenAIServer([...summaries, ...turns]);
+  try {
+    const dir = await writeFiles(await tempDir(), {
+      "compacting/job.yaml": `name: failing-summaries
+model: { name: m, base_url: "${server.url}", api_key_env: TEST_KEY, context_window: 2000 }
+prompt: look at the build
+steps: ["look again", "and again", "once more"]
+tools:
+  read_file: { paths: ["."] }
+compaction: { threshold: 0.75, protect_first: 1, protect_last: 4 }
+`,
+      "compacting/build.log": "warning: deprecated API in use\n".repeat(40),
+      "beating/job.yaml": `name: beats
+model: { provider: scripted, script: ./r.yaml }
+prompt: start
+steps: ["/heartbeat every 1s check the queue"]
+heartbeat: { min_interval: 1s }
+limits: { timeout: 2500ms }
+`,
+      "beating/r.yaml": Array.from({ length: 6 }, (_, i) => `- content: beat ${i}\n`).join(""),
+    });
+    const [compacting, beating] = await Promise.all([
+      runEvents(`${dir}/compacting`, { env: { TEST_KEY: "k" } }),
+      runEvents(`${dir}/beating`),
+    ]);
+    assert.equal(compacting.code, 0, compacting.stderr);
+    assertEvents(compacting.events, ["compaction.start", "compaction.blocked", "result"]);
+    assert.equal(beating.code, 3, beating.stderr);
+    assertEvents(beating.events, ["heartbeat.tick", "command", "result"]);
+    assert.equal(beating.events.at(-1)!.terminal_reason, "timeout");
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test({
+  name: "stream-json: an MCP server that does not start (not required) is an mcp.error event",
+  ignore: withoutSandbox,
+}, async () => {
+  const dir = await writeFiles(await tempDir(), {
+    "job.yaml": "name: m\nmodel: { provider: scripted, script: ./r.yaml }\nprompt: hi\n" +
+      "mcp_servers:\n  gone: { command: /nonexistent/mcp-server, startup_timeout: 2s }\n",
+    "r.yaml": "- content: went on\n",
+  });
+  const { code, stderr, events } = await runEvents(dir);
+  assert.equal(code, 0, stderr);
+  assertEvents(events, ["mcp.error", "session.start", "result"]);
 });
 
 const scriptedJob = (extra = "") =>
