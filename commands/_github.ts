@@ -14,7 +14,6 @@ import { failedDelivery, type RunResult } from "../runtime/session/outcome.ts";
 
 export interface GitHubTarget {
   env: Record<string, string>;
-  redact: (text: string) => string;
   /** Writes one line to stderr. */
   err: (line: string) => void;
 }
@@ -33,7 +32,7 @@ export function publishToGitHub(
   const { env } = target;
   if (env.GITHUB_OUTPUT) {
     try {
-      Deno.writeTextFileSync(env.GITHUB_OUTPUT, outputLines(target, result, published), { append: true });
+      Deno.writeTextFileSync(env.GITHUB_OUTPUT, outputLines(result, published), { append: true });
     } catch (error) {
       result = failedDelivery(result, {
         terminal_reason: "ci_output_error",
@@ -45,7 +44,7 @@ export function publishToGitHub(
   }
   if (env.GITHUB_STEP_SUMMARY) {
     try {
-      Deno.writeTextFileSync(env.GITHUB_STEP_SUMMARY, summary(target, result), { append: true });
+      Deno.writeTextFileSync(env.GITHUB_STEP_SUMMARY, summary(result), { append: true });
     } catch (error) {
       target.err(
         `hermes: warning: cannot write GITHUB_STEP_SUMMARY (${env.GITHUB_STEP_SUMMARY}): ${
@@ -55,7 +54,7 @@ export function publishToGitHub(
     }
   }
   if (env.GITHUB_ACTIONS === "true" && result.status !== "success") {
-    for (const line of annotations(result, env.GITHUB_WORKSPACE)) target.err(target.redact(line));
+    for (const line of annotations(result, env.GITHUB_WORKSPACE)) target.err(line);
   }
   return result;
 }
@@ -86,16 +85,16 @@ export function annotations(result: RunResult, workspace?: string): string[] {
 }
 
 /** `name=value` lines; a value that may hold a newline uses the `name<<DELIMITER` heredoc form. */
-function outputLines(target: GitHubTarget, result: RunResult, published: Published): string {
+function outputLines(result: RunResult, published: Published): string {
   const delimiter = `HERMES_${crypto.randomUUID().replaceAll("-", "")}`;
   const values: [string, string][] = [
     ["session_id", result.session_id],
     ["status", result.status],
     ["exit_code", String(result.exit_code)],
     ["terminal_reason", result.terminal_reason],
-    ["error", target.redact(result.error ?? "")],
-    ["output", target.redact(JSON.stringify(result.output))],
-    ["final", target.redact(result.final)],
+    ["error", result.error ?? ""],
+    ["output", JSON.stringify(result.output)],
+    ["final", result.final],
     ["output_file", published.output_file ?? ""],
   ];
   const lines = values.flatMap(([name, value]) =>
@@ -106,18 +105,18 @@ function outputLines(target: GitHubTarget, result: RunResult, published: Publish
   return lines.join("\n") + "\n";
 }
 
-function summary(target: GitHubTarget, result: RunResult): string {
+function summary(result: RunResult): string {
   const head = `### Hermes: ${result.job} — ${result.status}\n\n` +
     (result.session_id === ""
       ? `No session was started (${result.duration_ms} ms).\n\n`
       : `Session \`${result.session_id}\`, ${plural(result.turns, "turn")}, ${result.duration_ms} ms.\n\n`);
-  const error = target.redact(result.error ?? "");
+  const error = result.error ?? "";
   const why = result.status === "success"
     ? ""
     : `**Status:** ${result.status} · **Terminal reason:** \`${result.terminal_reason}\` · **Exit code:** ${result.exit_code}\n\n` +
       // One problem per line (a job file may have several): a Markdown line break keeps them apart.
       `**Error:** ${error.replaceAll("\n", "  \n")}\n\n`;
-  const final = target.redact(result.final);
+  const final = result.final;
   return head + why + (final.trim() === "" ? "" : `${final}\n\n`);
 }
 

@@ -29,7 +29,6 @@ export async function serveWith(
         events,
         clock: cli.clock,
         log: cli.log,
-        redact: cli.redact,
         env: cli.env,
         host: cli.host,
         config,

@@ -95,7 +95,6 @@ async function runSession(
     events,
     clock: cli.clock,
     log: cli.log.child(job.spec.name),
-    redact: cli.redact,
     env: cli.env,
     host: cli.host,
     config,
@@ -110,7 +109,7 @@ async function runSession(
       await options.telemetry?.flush();
     },
   );
-  if (result.error) cli.log.warn(cli.redact(`${job.spec.name}: ${result.error}`));
+  if (result.error) cli.log.warn(`${job.spec.name}: ${result.error}`);
   return { session_id: result.session_id, status: result.status };
 }
 

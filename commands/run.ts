@@ -4,7 +4,7 @@ import { applyRunFlags } from "./run_flags.ts";
 import { type Progress, runProgress } from "./run_progress.ts";
 import { ExitCode, RunError, ValidationError } from "../runtime/core/errors.ts";
 import { EventBus } from "../runtime/core/events.ts";
-import { redactValue } from "../runtime/core/redact.ts";
+import { resultOutlet } from "../runtime/session/outlets.ts";
 import { visibleText } from "../runtime/core/visible.ts";
 import { exists } from "../runtime/core/fs.ts";
 import { mergeConfig, parseInputFlags, type ResolvedJob, resolveJob } from "../runtime/config/job.ts";
@@ -52,7 +52,8 @@ interface Seen {
 async function reportUnstarted(cli: Cli, error: Error, seen: Seen, started: number): Promise<void> {
   const ending = endingOfError({ caught: error, timeout: new AbortController().signal });
   const job = seen.job ?? (seen.jobPath ? nameIn(seen.jobPath) : "oneshot");
-  const result: RunResult = buildResult(ending, {
+  // No session opened, so no session outlet: the process environment's secrets are replaced here.
+  const result: RunResult = resultOutlet(cli.redact).result(buildResult(ending, {
     session_id: "",
     job,
     final: "",
@@ -63,15 +64,15 @@ async function reportUnstarted(cli: Cli, error: Error, seen: Seen, started: numb
     started,
     ended: cli.clock.now(),
     compactions: 0,
-  });
+  }));
   publishToGitHub(cli, result);
   const format = seen.format ?? outputFlag(cli.args) ?? "text";
-  if (format === "json") await cli.out(JSON.stringify(redactValue(result, cli.redact)) + "\n");
+  if (format === "json") await cli.out(JSON.stringify(result) + "\n");
   else if (format === "stream-json") {
     // The stream's one line is a `result` event like any run's last, with its envelope (seq 1).
     const { type: _type, schema_version: _version, session_id, ...fields } = result;
     const event = new EventBus(cli.clock).emit(session_id, { type: "result", ...fields });
-    await cli.out(JSON.stringify(redactValue(event, cli.redact)) + "\n");
+    await cli.out(JSON.stringify(event) + "\n");
   }
 }
 
@@ -163,8 +164,7 @@ async function execute(cli: Cli, seen: Seen): Promise<number> {
     });
     telemetry?.attach(events, { resultEndsSession: true });
     const writes: Promise<void>[] = [];
-    const emitLine = (event: HermesEvent) =>
-      writes.push(cli.out(JSON.stringify(redactValue(event, cli.redact)) + "\n"));
+    const emitLine = (event: HermesEvent) => writes.push(cli.out(JSON.stringify(event) + "\n"));
     if (format === "stream-json") events.subscribe(emitLine);
     progress = runProgress(cli);
     events.subscribe(progress.onEvent);
@@ -173,7 +173,6 @@ async function execute(cli: Cli, seen: Seen): Promise<number> {
       events,
       clock: cli.clock,
       log: cli.log,
-      redact: cli.redact,
       env: cli.env,
       host: cli.host,
       config,
@@ -193,13 +192,14 @@ async function execute(cli: Cli, seen: Seen): Promise<number> {
       ...(values.model !== undefined ? { model: values.model } : {}),
     });
     await Promise.all(writes);
-    if (format === "json") await cli.out(JSON.stringify(redactValue(result, cli.redact)) + "\n");
+    // The result and every event come out of the session's outlets with its secrets replaced.
+    if (format === "json") await cli.out(JSON.stringify(result) + "\n");
     else if (format === "text" && result.status === "success") {
       // Exact bytes for a pipe; a terminal gets control characters as visible escapes.
-      const final = cli.redact(result.final.replace(/\n+$/, ""));
+      const final = result.final.replace(/\n+$/, "");
       await cli.out((cli.stdoutIsTTY ? visibleText(final) : final) + "\n");
     }
-    if (result.error) cli.err(visibleText(cli.redact(`hermes: ${result.error}`)));
+    if (result.error) cli.err(visibleText(`hermes: ${result.error}`));
     return result.exit_code;
   } finally {
     progress?.stop();

@@ -1,4 +1,4 @@
-/** `hermes sessions export ID [--format jsonl|md] [-o FILE]`: every row, compacted ones included, redacted. */
+/** `hermes sessions export ID [--format jsonl|md] [-o FILE]`: every row, compacted ones included, as stored. */
 import { parseCommandArgs } from "../_cli.ts";
 import { ValidationError } from "../../runtime/core/errors.ts";
 import { EXPORT_FORMATS, type ExportFormat, exportSession } from "../../runtime/session_admin/export.ts";
@@ -18,7 +18,7 @@ export async function exportCommand(ctx: SessionsContext): Promise<number> {
   const { cli } = ctx;
   await withStore(cli, async (store) => {
     const [id] = await store.resolveSessionIds([ref], { action: "export session" });
-    const chunks = exportSession(store, id!, { format, redact: cli.redact });
+    const chunks = exportSession(store, id!, { format });
     if (values.output === undefined) {
       // Markdown on a terminal gets control characters as visible escapes; a pipe or a file gets the bytes.
       const visible = format === "md" && cli.stdoutIsTTY;

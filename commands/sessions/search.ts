@@ -1,6 +1,6 @@
 /**
  * `hermes sessions search QUERY... [--json] [--job NAME] [--limit N] [--sort newest|relevance]`: full-text
- * search over every message, newest first by default; snippets redacted.
+ * search over every message, newest first by default (stored text holds no secret: see runtime/session/outlets.ts).
  */
 import { parseCommandArgs } from "../_cli.ts";
 import { ValidationError } from "../../runtime/core/errors.ts";
@@ -18,7 +18,7 @@ const COMMAND = "sessions search";
 export async function search(ctx: SessionsContext): Promise<number> {
   const { values, positionals } = parseCommandArgs(COMMAND, ctx.args);
   if (positionals.length === 0) throw new ValidationError(`hermes ${COMMAND}: expected a QUERY`);
-  const options: SearchOptions = { redact: ctx.cli.redact };
+  const options: SearchOptions = {};
   if (values.job !== undefined) options.job = values.job;
   if (values.sort !== undefined) {
     if (!SEARCH_ORDERS.includes(values.sort as SearchOrder)) {

@@ -1,4 +1,4 @@
-/** `hermes sessions show ID [--all] [--json]`: a transcript, secrets redacted. */
+/** `hermes sessions show ID [--all] [--json]`: a transcript (stored with its secrets replaced). */
 import { parseCommandArgs } from "../_cli.ts";
 import { readTranscript } from "../../runtime/session_admin/transcript.ts";
 import { exactlyOneId, type SessionsContext, withStore } from "./_context.ts";
@@ -11,7 +11,7 @@ export async function show(ctx: SessionsContext): Promise<number> {
   const ref = exactlyOneId(COMMAND, positionals);
   const transcript = await withStore(ctx.cli, async (store) => {
     const [id] = await store.resolveSessionIds([ref], { action: "show session" });
-    return await readTranscript(store, id!, { all: values.all ?? false, redact: ctx.cli.redact });
+    return await readTranscript(store, id!, { all: values.all ?? false });
   });
   await ctx.cli.out(values.json ? JSON.stringify(transcript) + "\n" : renderTranscript(transcript));
   return 0;

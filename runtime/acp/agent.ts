@@ -17,7 +17,6 @@
 import * as acp from "@agentclientprotocol/sdk";
 import { z } from "zod";
 import { errorMessage } from "../core/errors.ts";
-import { redactValue } from "../core/redact.ts";
 import { parseSlash } from "../agent/slash.ts";
 import {
   App,
@@ -61,14 +60,14 @@ interface Stream {
 
 /** Serves one ACP client until its connection closes. The App's domain errors become ACP errors in `rethrowAsRequestError`. */
 export async function serveAcp(options: ServeAcpOptions): Promise<void> {
-  const { log, redact, store } = options;
+  const { log, store } = options;
   const streams = new Map<string, Stream>();
   let client: acp.AgentContext | undefined;
   const send = (sessionId: string, update: acp.SessionUpdate): Promise<void> => {
     if (!client) return Promise.resolve();
     return client.notify(acp.methods.client.session.update, {
       sessionId,
-      update: redactValue(update, redact),
+      update,
     }).catch((error) => log.debug(`acp: cannot send an update: ${errorMessage(error)}`));
   };
 
@@ -89,7 +88,7 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
         { optionId: ALLOW_ONCE, name: "Allow once", kind: "allow_once" },
         { optionId: REJECT_ONCE, name: "Reject", kind: "reject_once" },
       ],
-      _meta: { hermes: { reason: redact(request.reason), rule: request.rule } },
+      _meta: { hermes: { reason: request.reason, rule: request.rule } },
     }, { cancellationSignal: request.signal, stopWaitingOnCancel: true });
     return response.outcome.outcome === "selected" && response.outcome.optionId === ALLOW_ONCE;
   };

@@ -8,7 +8,6 @@
 import type { Occupancy } from "../agent/seams.ts";
 import { sessionOccupancy } from "../compaction/mod.ts";
 import type { ResolvedJob } from "../config/job.ts";
-import { redactValue } from "../core/redact.ts";
 import { DEFAULT_CONTEXT_WINDOW } from "../providers/model.ts";
 import { storedJob } from "../session/live_session.ts";
 import type { RunResult } from "../session/outcome.ts";
@@ -84,12 +83,12 @@ export class App {
 
   /** Queues a prompt behind the session's other prompts; the outcome carries the result. */
   async prompt(ref: string, text: string): Promise<TurnOutcome> {
-    return this.#redacted(await (await this.load(ref)).prompt(text));
+    return await (await this.load(ref)).prompt(text);
   }
 
   /** Runs a slash command now (not behind queued prompts). */
   async command(ref: string, text: string): Promise<TurnOutcome> {
-    return this.#redacted(await (await this.load(ref)).command(text.trim()));
+    return await (await this.load(ref)).command(text.trim());
   }
 
   /** Stops the session's running turn and every queued one; how many were stopped. */
@@ -98,12 +97,12 @@ export class App {
     return { session_id: id, cancelled: this.#hub.find(id)?.cancel() ?? 0 };
   }
 
-  /** A session's transcript (secrets replaced), whether it is open here, and how full its context is. */
+  /** A session's transcript (as stored: secrets replaced), whether it is open here, and how full its context is. */
   async get(ref: string, options: { all?: boolean } = {}): Promise<SessionView> {
-    const { store, redact } = this.context;
+    const { store } = this.context;
     const id = await store.resolveSessionId(ref);
     const live = this.#hub.find(id);
-    const transcript = await readTranscript(store, id, { redact, ...(options.all ? { all: true } : {}) });
+    const transcript = await readTranscript(store, id, options.all ? { all: true } : {});
     const occupancy = live ? await live.live.compactor.occupancy(id) : await storedOccupancy(store, id);
     return { ...transcript, live: live !== undefined, busy: live?.busy ?? false, occupancy };
   }
@@ -140,7 +139,7 @@ export class App {
 
   /** Runs a job to its result (a fresh session, or `resume`), as `hermes run` does. */
   async run(options: RunOptions): Promise<RunResult> {
-    const { store, clock, env, host, redact, signal } = this.context;
+    const { store, clock, env, host, signal } = this.context;
     const { job, events, log, ...rest } = options;
     const resolved = "spec" in job ? job as ResolvedJob : resolveJobRef(job, this.#jobScope());
     const result = await runJob({
@@ -155,7 +154,8 @@ export class App {
       events: events ?? this.context.events,
       log: log ?? this.context.log,
     });
-    return redactValue(result, redact);
+    // The result left the session through its outlet (runtime/session/outlets.ts), secrets replaced.
+    return result;
   }
 
   /** Closes every session open here (each finishes in the store). */
@@ -170,10 +170,6 @@ export class App {
 
   #hooks() {
     return this.context.hooks ? { hooks: this.context.hooks } : {};
-  }
-
-  #redacted(outcome: TurnOutcome): TurnOutcome {
-    return { ...outcome, result: redactValue(outcome.result, this.context.redact) };
   }
 
   /** Closes the sessions open here before a store-level change; refuses while a turn runs. */

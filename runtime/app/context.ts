@@ -8,7 +8,6 @@ import type { EventBus } from "../core/events.ts";
 import type { Hooks } from "../core/hooks.ts";
 import type { UserConfig } from "../config/job_schema.ts";
 import type { Logger } from "../core/log.ts";
-import type { Redactor } from "../core/redact.ts";
 import type { InputSource } from "../core/types.ts";
 import type { Store } from "../store/store.ts";
 
@@ -18,8 +17,6 @@ export interface AppContext {
   events: EventBus;
   clock: Clock;
   log: Logger;
-  /** Replaces the process's secrets in results. */
-  redact: Redactor;
   /** The process environment snapshot. */
   env: Record<string, string>;
   /** This host's name in session owners and leases (the CLI's `hostName`). */

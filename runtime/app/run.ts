@@ -6,7 +6,6 @@
  */
 import { resolve } from "node:path";
 import { errorMessage, ValidationError } from "../core/errors.ts";
-import { redactValue } from "../core/redact.ts";
 import type { ResolvedJob } from "../config/job.ts";
 import { startTimeout } from "../agent/limits.ts";
 import { isRecurringActive } from "../../loops/recurring_active.ts";
@@ -129,8 +128,8 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
     timeout.clear();
   }
 
-  // Secrets are replaced in the result (final, output, error) before it is written, emitted or printed.
-  result = redactValue(result, live.redact);
+  // The result (final, output, error) leaves through the session's outlet before it is written or returned.
+  result = live.outlets.result(result);
   if (result.status === "success" && spec.output?.file && outputScope) {
     const text = result.output !== null ? JSON.stringify(result.output, null, 2) + "\n" : result.final;
     const path = resolve(job.dir, spec.output.file);
@@ -152,7 +151,7 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
     result = failedDelivery(result, { terminal_reason: "store_unavailable", error: error.message });
   }
   const { type: _type, schema_version: _version, session_id: _id, ...fields } = result;
-  events.emit(live.id, { type: "result", ...fields });
+  live.outlets.events.emit(live.id, { type: "result", ...fields });
   return result;
 }
 

@@ -8,7 +8,6 @@
 import type { z } from "zod";
 import type { Clock } from "./clock.ts";
 import type { eventFields, runResultFields } from "./event_schema.ts";
-import { type Redactor, redactorOf, redactValue, type Secrets } from "./redact.ts";
 
 /** The version of the event and result formats, on every event and result (`schema_version`). */
 export const SCHEMA_VERSION = 1;
@@ -48,22 +47,8 @@ export class EventBus {
   #clock: Clock;
   #seq = new Map<string, number>();
   #listeners = new Set<EventListener>();
-  /**
-   * Every secret any session of this process registered: an event is redacted before a listener sees it
-   * (stdout, RPC, ACP, progress). One set for the bus, not one per session: more redaction is always safe,
-   * and the set stays bounded by the distinct secret values, however many sessions a server opens.
-   */
-  #secrets: Secrets = new Map();
-  #redact: Redactor = (text) => text;
   constructor(clock: Clock) {
     this.#clock = clock;
-  }
-
-  /** Adds secret values to replace in every event from now on (a session's, at its open). */
-  addSecrets(secrets: Secrets): void {
-    const before = this.#secrets.size;
-    for (const [value, name] of secrets) if (!this.#secrets.has(value)) this.#secrets.set(value, name);
-    if (this.#secrets.size !== before) this.#redact = redactorOf(this.#secrets);
   }
 
   /** Adds a listener; returns a function that removes it. */
@@ -75,7 +60,8 @@ export class EventBus {
   emit(sessionId: string, input: EventInput): HermesEvent {
     const seq = (this.#seq.get(sessionId) ?? 0) + 1;
     this.#seq.set(sessionId, seq);
-    const { type, ...fields } = this.#secrets.size ? redactValue(input, this.#redact) : input;
+    // Events arrive redacted: a session emits through its outlet (runtime/session/outlets.ts).
+    const { type, ...fields } = input;
     // `type` and the envelope first, for readable NDJSON; the rest destructures out of the union, so the
     // compiler cannot see that the parts still form one event.
     const event = {

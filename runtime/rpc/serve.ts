@@ -11,7 +11,6 @@
  * delivers its response, closes the open sessions, flushes, and resolves. When the peer stops reading
  * (BrokenPipe), or `signal` aborts, running turns are interrupted at a safe point instead.
  */
-import { redactValue } from "../core/redact.ts";
 import { type ByteSink, type ByteSource, LineWriter, readLines } from "../core/lines.ts";
 import { App, type AppContext } from "../app/mod.ts";
 import { createMethods, mapRuntimeError } from "./methods.ts";
@@ -34,7 +33,7 @@ export interface ServeRpcResult {
 }
 
 export async function serveRpc(options: ServeRpcOptions): Promise<ServeRpcResult> {
-  const { events, log, redact } = options;
+  const { events, log } = options;
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const stopReading = new AbortController();
   const interrupt = new AbortController();
@@ -89,7 +88,7 @@ export async function serveRpc(options: ServeRpcOptions): Promise<ServeRpcResult
     },
   });
   const server: RpcServer = new RpcServer({ methods, writer, log, mapError: mapRuntimeError });
-  const unsubscribe = events.subscribe((event) => server.notify("event", redactValue(event, redact)));
+  const unsubscribe = events.subscribe((event) => server.notify("event", event));
 
   const reading = readLines(options.input, {
     maxBytes: maxLineBytes,

@@ -21,8 +21,8 @@ import { outputSchemaProblems } from "../config/output_schema_check.ts";
 import { currentProcess, type ProcessIdentity } from "../core/process_identity.ts";
 import type { Provider } from "../providers/provider.ts";
 import { newSessionId, type Store } from "../store/store.ts";
-import { redactingStore } from "../store/redacting_store.ts";
-import { type Redactor, redactorOf } from "../core/redact.ts";
+import { type SessionOutlets, sessionOutlets } from "./outlets.ts";
+import { redactorOf } from "../core/redact.ts";
 import { sessionSecrets } from "./secrets.ts";
 import type { PluginInfo } from "../../plugins/host.ts";
 import { builtinTools } from "../tools/builtin.ts";
@@ -85,8 +85,11 @@ export interface LiveSession {
   readonly sandbox: "on" | "off" | null;
   /** The session's store view: every value written through it has the session's secrets replaced. */
   readonly store: Store;
-  /** Replaces the session's secrets (process environment, `model.api_key_env`, `redact:`). */
-  readonly redact: Redactor;
+  /**
+   * Where the session's output leaves (its store view, its event emitter, streamed text, its result), each
+   * replacing the session's secrets (process environment, `model.api_key_env`, `redact:`).
+   */
+  readonly outlets: SessionOutlets;
   /** Records the end (status, reason), fires on_session_end, emits session.end and stops plugins. */
   finish(status: SessionStatus, reason: string): Promise<void>;
 }
@@ -94,12 +97,13 @@ export interface LiveSession {
 const TOOL_ENV_NAMES = ["PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "TMPDIR", "SHELL"];
 
 export async function openSession(options: OpenSessionOptions): Promise<LiveSession> {
-  const { job, events, clock, log } = options;
-  // Secrets are replaced before they reach the store or an event listener.
-  const secrets = sessionSecrets(options.env, job);
-  const redact = redactorOf(secrets);
-  events.addSecrets(secrets);
-  let store = redactingStore(options.store, redact);
+  const { job, clock, log } = options;
+  // Everything the session stores, emits, streams or returns leaves through its outlets, which replace its
+  // secrets: every part below is given the outlets' store and events, never the raw ones.
+  const redact = redactorOf(sessionSecrets(options.env, job));
+  const outlets = sessionOutlets(options.store, options.events, redact);
+  const { events } = outlets;
+  let store = outlets.store;
   const spec = job.spec;
   // An output.schema that does not compile is exit 2 before any model call (ajv loads only for such jobs).
   const schemaProblems = await outputSchemaProblems(spec, job.locate ?? (() => job.path ?? "job"));
@@ -254,7 +258,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     // The provider enforces the schema where it can (Anthropic: a forced answer tool); the instruction in the
     // system prompt and the check of the answer stay, for providers that cannot.
     ...(spec.output?.schema ? { outputSchema: { name: "final_answer", schema: spec.output.schema } } : {}),
-    ...(options.onDelta ? { onDelta: options.onDelta } : {}),
+    ...(options.onDelta ? { onDelta: (text: string) => options.onDelta!(outlets.delta(text)) } : {}),
   });
 
   turnRunning = () => agent.busy;
@@ -309,7 +313,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     plugins: plugins?.plugins ?? [],
     sandbox: optedOut.length ? "off" : sandbox?.mode ?? null,
     store,
-    redact,
+    outlets,
     async finish(status, reason) {
       if (finished) return;
       finished = true;

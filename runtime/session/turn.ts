@@ -151,7 +151,8 @@ export async function runTurn(
     if (!(caught instanceof StoreUnavailableError)) throw caught;
     if (ending.status === "success") ending = endingOfError({ caught, timeout: timeout.signal });
   }
-  const result = buildResult(ending, {
+  // The result leaves through the session's outlet: front-ends print and return it as it is.
+  const result = live.outlets.result(buildResult(ending, {
     session_id: id,
     job: live.job.spec.name,
     final,
@@ -163,7 +164,7 @@ export async function runTurn(
     ended: clock.now(),
     compactions,
     sandbox: live.sandbox,
-  });
+  }));
   return {
     result,
     cancelled: ending.terminal_reason === "cancelled",

@@ -3,9 +3,8 @@
  * then one line per message in prompt order — enough to rebuild it) or as Markdown for people.
  */
 import { NotFoundError } from "../core/errors.ts";
-import type { Redactor } from "../core/redact.ts";
 import type { Store } from "../store/store.ts";
-import { type MessageRecord, redactDeep, type SessionSummary, toMessageRecord } from "./records.ts";
+import { type MessageRecord, type SessionSummary, toMessageRecord } from "./records.ts";
 
 export type ExportFormat = "jsonl" | "md";
 export const EXPORT_FORMATS: readonly ExportFormat[] = ["jsonl", "md"];
@@ -26,7 +25,6 @@ export interface MessageLine extends MessageRecord {
 
 export interface ExportOptions {
   format: ExportFormat;
-  redact?: Redactor;
 }
 
 /** Yields the export in chunks (each ends with a newline). `id` must be a resolved session id. */
@@ -35,18 +33,17 @@ export async function* exportSession(
   id: string,
   options: ExportOptions,
 ): AsyncGenerator<string> {
-  const redact = options.redact ?? ((text: string) => text);
   const session = await store.getSession(id);
   const summary = await store.getSessionSummary(id);
   if (!session || !summary) throw new NotFoundError(`Cannot export session: unknown session id "${id}"`);
-  const messages = (await store.allMessages(id)).map((m) => toMessageRecord(m, redact));
+  const messages = (await store.allMessages(id)).map((m) => toMessageRecord(m));
   const header: SessionHeader = {
     type: "session",
     format: "hermes.session",
     version: 1,
     ...summary,
     job_path: session.job_path,
-    config: redactDeep(parseJson(session.config_json), redact),
+    config: parseJson(session.config_json),
     message_count: messages.length,
   };
   if (options.format === "jsonl") {

@@ -2,7 +2,6 @@
  * The stable JSON shapes of `hermes sessions` (list, show, export, search). Field names are part of the CLI
  * contract: add fields freely, never rename or remove one. Times are ISO 8601 strings (UTC, milliseconds).
  */
-import { type Redactor, redactValue } from "../core/redact.ts";
 import type { MessageKind, Role, StoredMessage, ToolCall } from "../core/types.ts";
 
 export type { SessionSummary } from "../store/store.ts";
@@ -24,19 +23,19 @@ export interface MessageRecord {
   created_at: string;
 }
 
-/** Secrets in the content and in tool-call arguments are replaced by `redact`. */
-export function toMessageRecord(message: StoredMessage, redact: Redactor): MessageRecord {
+/** A stored row as printed; its secrets were replaced before it was stored (runtime/session/outlets.ts). */
+export function toMessageRecord(message: StoredMessage): MessageRecord {
   return {
     seq: message.seq,
     pos: message.pos,
     role: message.role,
     kind: message.kind,
     active: message.active,
-    content: redact(message.content),
+    content: message.content,
     tool_calls: message.tool_calls?.map((call) => ({
       id: call.id,
       name: call.name,
-      arguments: redact(call.arguments),
+      arguments: call.arguments,
     })) ?? null,
     tool_call_id: message.tool_call_id ?? null,
     name: message.name ?? null,
@@ -44,11 +43,6 @@ export function toMessageRecord(message: StoredMessage, redact: Redactor): Messa
     completion_tokens: message.completion_tokens,
     created_at: isoTime(message.created_at),
   };
-}
-
-/** Redacts every string inside a JSON value (redacting serialized JSON would miss escaped secrets). */
-export function redactDeep(value: unknown, redact: Redactor): unknown {
-  return redactValue(value, redact);
 }
 
 export function isoTime(epochMs: number): string {

@@ -1,9 +1,9 @@
 /**
  * Full-text search over every stored message, including rows replaced by compaction and messages of archived
- * sessions (both are marked in the hits): the query language, and snippets cut after redaction.
+ * sessions (both are marked in the hits): the query language, and snippets (cut from stored text, whose
+ * secrets were replaced before it was stored).
  */
 import { ValidationError } from "../core/errors.ts";
-import type { Redactor } from "../core/redact.ts";
 import type { SearchTerm, Store } from "../store/store.ts";
 import type { MessageKind, Role } from "../core/types.ts";
 import { isoTime } from "./records.ts";
@@ -21,8 +21,6 @@ export interface SearchOptions {
    * found in a million rows).
    */
   order?: SearchOrder;
-  /** Applied to message text before the snippet is cut, so a snippet never shows part of a secret. */
-  redact?: Redactor;
 }
 
 export interface SearchHit {
@@ -50,7 +48,6 @@ export async function searchMessages(
 ): Promise<SearchHit[]> {
   const terms = parseQuery(query);
   if (terms.length === 0) throw new ValidationError(`Cannot search for "${query}": the query has no words`);
-  const redact = options.redact ?? ((text: string) => text);
   const pattern = termPattern(terms);
   let rows;
   try {
@@ -66,7 +63,7 @@ export async function searchMessages(
   return rows.map(({ content, created_at, ...row }) => ({
     ...row,
     created_at: isoTime(created_at),
-    snippet: snippet(redact(content), pattern),
+    snippet: snippet(content, pattern),
   }));
 }
 

@@ -1,6 +1,5 @@
 /** A session and its messages as `sessions show --json` (and RPC `session.get`) return them. */
 import { NotFoundError } from "../core/errors.ts";
-import type { Redactor } from "../core/redact.ts";
 import type { Store } from "../store/store.ts";
 import { type MessageRecord, type SessionSummary, toMessageRecord } from "./records.ts";
 
@@ -12,7 +11,6 @@ export interface Transcript {
 export interface TranscriptOptions {
   /** Include rows replaced by compaction (marked `active: false`). Default: only what the model sees. */
   all?: boolean;
-  redact?: Redactor;
 }
 
 /** `id` must be a resolved session id. Messages are in prompt order. */
@@ -23,7 +21,6 @@ export async function readTranscript(
 ): Promise<Transcript> {
   const session = await store.getSessionSummary(id);
   if (!session) throw new NotFoundError(`Cannot show session: unknown session id "${id}"`);
-  const redact = options.redact ?? ((text: string) => text);
   const messages = await (options.all ? store.allMessages(id) : store.activeMessages(id));
-  return { session, messages: messages.map((m) => toMessageRecord(m, redact)) };
+  return { session, messages: messages.map((m) => toMessageRecord(m)) };
 }
