@@ -19,44 +19,79 @@ export type HookName =
 
 /** Payload of each hook; every payload has `session_id`. Field names are snake_case. */
 export interface HookPayloads {
+  /** A session was opened (a run, a resumed session, an RPC or ACP session), before its first turn. */
   on_session_start: { session_id: string };
-  on_session_end: { session_id: string; status: string; reason: string };
-  pre_llm_call: { session_id: string; user_message: string; turn: number };
+  /** A session's work ended. */
+  on_session_end: {
+    session_id: string;
+    /** The session's status: success, failed, limit, interrupted, … */
+    status: string;
+    /** Why it ended: the terminal reason (docs/exit-codes.md). */
+    reason: string;
+  };
+  /** Before each model call of a turn; may return text to append to this turn's user message. */
+  pre_llm_call: {
+    session_id: string;
+    /** The user message of the current turn. */
+    user_message: string;
+    /** The turn's number in the session. */
+    turn: number;
+  };
+  /** After each model reply. */
   post_llm_call: {
     session_id: string;
+    /** The reply: its text and the tool calls it asks for. */
     assistant_message: { content: string; tool_calls?: unknown[] };
     turn: number;
   };
+  /** Before a tool call runs (built-in, plugin or MCP), once the rules or an approver allowed it; may block or modify it. */
   pre_tool_call: {
     session_id: string;
+    /** The tool as the model named it (`mcp__SERVER__TOOL` for an MCP tool). */
     tool_name: string;
+    /** The call's arguments. */
     args: Record<string, unknown>;
     tool_call_id: string;
   };
+  /** After every tool call: run, failed, or denied (by the rules, the approver or a pre_tool_call hook). */
   post_tool_call: {
     session_id: string;
     tool_name: string;
     args: Record<string, unknown>;
+    /** The tool result the model gets, secrets replaced. */
     result: string;
     duration_ms: number;
+    /** ok, error or denied. */
     status: string;
   };
-  /**
-   * `old_session_id`: "" (compaction happens in place); `kind`: summarize | micro_summarize |
-   * prune_tool_results; `reason`: manual | pre_api | post_tool | overflow | between_turns | proactive_prune;
-   * `messages_removed`: active messages before − after, or null when unknown.
-   */
+  /** After a compaction pass that changed the transcript, exactly once per pass, on every path. */
   post_compaction: {
     session_id: string;
+    /** Always "": compaction happens in place. */
     old_session_id: string;
+    /** summarize, micro_summarize or prune_tool_results. */
     kind: string;
+    /** manual, pre_api, post_tool, overflow, between_turns or proactive_prune. */
     reason: string;
     before_tokens: number;
     after_tokens: number;
+    /** Active messages before − after, or null when unknown. */
     messages_removed: number | null;
   };
-  on_session_delete: { session_id: string; reason: "delete" | "archive" | "prune"; deleted_ids: string[] };
-  on_loop_tick: { session_id: string; kind: "loop" | "heartbeat"; tick: number };
+  /** Stored sessions were deleted, archived or pruned (global plugins; once per operation). */
+  on_session_delete: {
+    session_id: string;
+    reason: "delete" | "archive" | "prune";
+    /** Every session the operation affected. */
+    deleted_ids: string[];
+  };
+  /** A /loop or /heartbeat tick is about to run. */
+  on_loop_tick: {
+    session_id: string;
+    kind: "loop" | "heartbeat";
+    /** The tick's number, from 1. */
+    tick: number;
+  };
 }
 
 /** What `pre_tool_call` may return; `undefined` (or `{action: "allow"}`) lets the call through. */
