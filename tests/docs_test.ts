@@ -159,6 +159,7 @@ Deno.test("docs/ lists every command and flag, job key, result field and hook", 
   assert.ok(hooks.length >= 9);
   for (const hook of hooks) {
     assert.ok(plugins.includes(`### \`${hook.name}\``), `docs/plugins.md has ${hook.name}`);
+    assert.notEqual(hook.description, "", `${hook.name} in plugins/sdk.ts HookPayloads has a doc comment`);
   }
 });
 
