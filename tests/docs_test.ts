@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join, relative } from "node:path";
 import { formatted, generatedPages } from "../scripts/docs/generate.ts";
 import {
+  cloneFiles,
   commentLinkProblems,
   headingAnchors,
   type LinkProblem,
@@ -49,14 +50,17 @@ Deno.test("the generated parts of docs/ are up to date (run `deno task docs` aft
 Deno.test("every relative link in README.md and docs/ names a file (and heading) of this repository", async () => {
   const pages = ["README.md", ...await files("docs", ".md")];
   assert.ok(pages.length > 10, "the docs pages were found");
-  const problems = (await Promise.all(pages.map((page) => markdownLinkProblems(ROOT, page)))).flat();
+  // What a fresh clone has: a link to an ignored file (a build output) is dead there.
+  const clone = await cloneFiles(ROOT);
+  const problems = (await Promise.all(pages.map((page) => markdownLinkProblems(ROOT, page, clone)))).flat();
   assert.deepEqual(lines(problems), []);
 });
 
 Deno.test("every docs/ page named in a source comment exists", async () => {
   const sources = await files("", ".ts");
   assert.ok(sources.length > 100);
-  const problems = (await Promise.all(sources.map((file) => commentLinkProblems(ROOT, file)))).flat();
+  const clone = await cloneFiles(ROOT);
+  const problems = (await Promise.all(sources.map((file) => commentLinkProblems(ROOT, file, clone)))).flat();
   assert.deepEqual(lines(problems), []);
 });
 
@@ -87,6 +91,23 @@ Deno.test("the link check refuses dead files, dead headings and links out of the
     assert.match(problems[1]!, /has no heading #store-faults$/);
     assert.match(problems[2]!, /\.\.\/shared\/DESIGN\.md leads outside the repository/);
     assert.match(problems[3]!, /https:\/\/x\.y\/ leads outside the repository/);
+    // In a git work tree, a file git ignores is not in a clone.
+    await Deno.mkdir(`${dir}/dist`);
+    await Deno.writeTextFile(`${dir}/dist/hermes.js`, "");
+    await Deno.writeTextFile(`${dir}/.gitignore`, "dist/\n");
+    await Deno.writeTextFile(`${dir}/docs/c.md`, "[built](../dist/hermes.js) [page](a.md)\n");
+    const init = await new Deno.Command("git", { args: ["init", "-q"], cwd: dir }).output();
+    assert.ok(init.success);
+    const clone = await cloneFiles(dir);
+    assert.ok(clone?.has("docs/a.md"));
+    assert.deepEqual(lines(await markdownLinkProblems(dir, "docs/c.md", clone)), [
+      "docs/c.md:1: ../dist/hermes.js: dist/hermes.js is not in the repository (ignored by git)",
+    ]);
+    assert.deepEqual(
+      lines(await markdownLinkProblems(dir, "docs/c.md")),
+      [],
+      "without git, existence is enough",
+    );
     const comments = lines(await commentLinkProblems(dir, "x.ts"));
     assert.deepEqual(comments, [
       "x.ts:1: docs/gone.md: docs/gone.md does not exist",

@@ -40,15 +40,34 @@ function withoutFences(markdown: string): string[] {
 
 const LINK = /!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g;
 
+/**
+ * The files a clone of the repository at `root` has: tracked ones and new ones git does not ignore (so that
+ * a page linking an ignored build output, `dist/…`, is refused). Undefined outside a git work tree.
+ */
+export async function cloneFiles(root: string): Promise<Set<string> | undefined> {
+  const git = await new Deno.Command("git", {
+    args: ["ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+    cwd: root,
+    stdout: "piped",
+    stderr: "null",
+  }).output().catch(() => undefined);
+  if (!git?.success) return undefined;
+  return new Set(new TextDecoder().decode(git.stdout).split("\0").filter((path) => path !== ""));
+}
+
 /** Problems of the relative links in one Markdown file (`file` relative to `root`). */
-export async function markdownLinkProblems(root: string, file: string): Promise<LinkProblem[]> {
+export async function markdownLinkProblems(
+  root: string,
+  file: string,
+  clone?: Set<string>,
+): Promise<LinkProblem[]> {
   const text = await Deno.readTextFile(join(root, file));
   const problems: LinkProblem[] = [];
   const lines = withoutFences(text);
   for (const [index, raw] of lines.entries()) {
     const line = raw.replace(/`[^`]*`/g, (span) => " ".repeat(span.length));
     for (const match of line.matchAll(LINK)) {
-      const problem = await targetProblem(root, file, match[1]!);
+      const problem = await targetProblem(root, file, match[1]!, clone);
       if (problem) problems.push({ file, line: index + 1, problem });
     }
   }
@@ -60,7 +79,11 @@ const COMMENT_LINK = /(?<![\w/.-])((?:docs\/[\w./-]+\.md|README\.md)(?:#[\w-]+)?
 const COMMENT_LINE = /^\s*(\/\/|\/\*|\*)|\s\/\/\s/;
 
 /** Problems of the docs/ pages named in the comments of one TypeScript file. */
-export async function commentLinkProblems(root: string, file: string): Promise<LinkProblem[]> {
+export async function commentLinkProblems(
+  root: string,
+  file: string,
+  clone?: Set<string>,
+): Promise<LinkProblem[]> {
   const text = await Deno.readTextFile(join(root, file));
   const problems: LinkProblem[] = [];
   for (const [index, line] of text.split("\n").entries()) {
@@ -68,14 +91,19 @@ export async function commentLinkProblems(root: string, file: string): Promise<L
     const comment = line.slice(line.search(COMMENT_LINE));
     for (const match of comment.matchAll(COMMENT_LINK)) {
       // Comments name pages from the repository's root, as the rest of their paths do.
-      const problem = await targetProblem(root, "x.md", match[1]!);
+      const problem = await targetProblem(root, "x.md", match[1]!, clone);
       if (problem) problems.push({ file, line: index + 1, problem });
     }
   }
   return problems;
 }
 
-async function targetProblem(root: string, from: string, target: string): Promise<string | null> {
+async function targetProblem(
+  root: string,
+  from: string,
+  target: string,
+  clone: Set<string> | undefined,
+): Promise<string | null> {
   if (/^[a-z][a-z0-9+.-]*:/i.test(target)) {
     return `${target} leads outside the repository (a clone has only its own files; name the page in text)`;
   }
@@ -90,6 +118,10 @@ async function targetProblem(root: string, from: string, target: string): Promis
   } catch {
     return `${target}: ${resolved} does not exist`;
   }
+  const inClone = (path: string) =>
+    path === "." || clone!.has(path) ||
+    [...clone!].some((file) => file.startsWith(`${path.replace(/\/$/, "")}/`));
+  if (clone && !inClone(resolved)) return `${target}: ${resolved} is not in the repository (ignored by git)`;
   if (anchor === undefined || anchor === "" || !info.isFile || !resolved.endsWith(".md")) return null;
   const anchors = headingAnchors(await Deno.readTextFile(join(root, resolved)));
   return anchors.has(anchor) ? null : `${target}: ${resolved} has no heading #${anchor}`;
