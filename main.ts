@@ -4,6 +4,7 @@
  */
 import { resolve } from "node:path";
 import type { Cli } from "./commands/_cli.ts";
+import { GLOBAL_FLAGS } from "./commands/_flags.ts";
 import { type Clock, systemClock } from "./runtime/core/clock.ts";
 import { errorMessage, ExitCode, RunError, ValidationError } from "./runtime/core/errors.ts";
 import { createLogger, type LogLevel } from "./runtime/core/log.ts";
@@ -28,7 +29,15 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   store: () => import("./commands/store.ts"),
 };
 
-const GLOBAL_WITH_VALUE = new Set(["--home", "--db", "--log-level", "--policy"]);
+// The global flags as commands/_flags.ts defines them (no imports there, so this costs no start-up).
+const GLOBAL_WITH_VALUE = new Set(
+  Object.entries(GLOBAL_FLAGS).flatMap(([name, flag]) => "value" in flag ? [`--${name}`] : []),
+);
+
+/** Whether a global switch (`--quiet` or `-q`) is among `args`. */
+function hasSwitch(args: string[], name: "quiet" | "help" | "version"): boolean {
+  return args.includes(`--${name}`) || args.includes(`-${GLOBAL_FLAGS[name].short}`);
+}
 const LOG_LEVELS = new Set(["error", "warn", "info", "debug"]);
 
 /** `hermes help [COMMAND [SUBCOMMAND]]` and `COMMAND [SUBCOMMAND] --help`; the help text costs no parser. */
@@ -103,15 +112,15 @@ export async function main(argv: string[], env: Record<string, string>): Promise
   const write = (line: string) => writeStderr(statusLine ? `\r\x1b[2K${line}\n${statusLine}` : `${line}\n`);
   const { name, rest } = findCommand(argv);
   const logLevelText = globalValue(argv, "--log-level") ?? env.HERMES_LOG_LEVEL ?? "info";
-  const quiet = argv.includes("--quiet") || argv.includes("-q");
+  const quiet = hasSwitch(argv, "quiet");
   let location: string | undefined;
   try {
     if (!LOG_LEVELS.has(logLevelText)) {
       throw new ValidationError(`invalid --log-level "${logLevelText}": expected error, warn, info or debug`);
     }
     const logLevel = (quiet ? "error" : logLevelText) as LogLevel;
-    const asksHelp = rest.includes("--help") || rest.includes("-h");
-    if ((argv.includes("--version") || argv.includes("-V")) && (name === undefined || name === "version")) {
+    const asksHelp = hasSwitch(rest, "help");
+    if (hasSwitch(argv, "version") && (name === undefined || name === "version")) {
       console.log(versionLine());
       return ExitCode.success;
     }
