@@ -9,7 +9,7 @@ import { visibleText } from "../runtime/core/visible.ts";
 import { exists } from "../runtime/core/fs.ts";
 import { mergeConfig, parseInputFlags, type ResolvedJob, resolveJob } from "../runtime/config/job.ts";
 import type { JobFile } from "../runtime/config/job_schema.ts";
-import { storedJob } from "../runtime/session/live_session.ts";
+import { storedJob } from "../runtime/session/stored_job.ts";
 import { App } from "../runtime/app/mod.ts";
 import { publishToGitHub } from "./_github.ts";
 import { buildResult, endingOfError, NO_USAGE, type RunResult } from "../runtime/session/outcome.ts";

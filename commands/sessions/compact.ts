@@ -13,7 +13,7 @@ import { currentProcess } from "../../runtime/core/process_identity.ts";
 import type { Hooks } from "../../runtime/core/hooks.ts";
 import { createProvider } from "../../runtime/providers/model.ts";
 import { resolveModel } from "../../runtime/config/model.ts";
-import { storedJob } from "../../runtime/session/live_session.ts";
+import { storedJob } from "../../runtime/session/stored_job.ts";
 import type { Store } from "../../runtime/store/store.ts";
 import { exactlyOneId, type SessionsContext } from "./_context.ts";
 import { withGlobalHooks } from "./_hooks.ts";

@@ -9,7 +9,7 @@ import type { Occupancy } from "../agent/seams.ts";
 import { sessionOccupancy } from "../compaction/mod.ts";
 import type { ResolvedJob } from "../config/job.ts";
 import { DEFAULT_CONTEXT_WINDOW } from "../providers/model.ts";
-import { storedJob } from "../session/live_session.ts";
+import { storedJob } from "../session/stored_job.ts";
 import type { RunResult } from "../session/outcome.ts";
 import type { ServedSession } from "../session/served_session.ts";
 import type { TurnOutcome } from "../session/turn.ts";

@@ -4,12 +4,8 @@
  * cancelled: see session/served_session.ts.
  */
 import type { ResolvedJob } from "../config/job.ts";
-import {
-  type FrontEndAsker,
-  openSession,
-  type OpenSessionOptions,
-  storedJob,
-} from "../session/live_session.ts";
+import { type FrontEndAsker, openSession, type OpenSessionOptions } from "../session/live_session.ts";
+import { storedJob } from "../session/stored_job.ts";
 import { SessionBusyError } from "../store/errors.ts";
 import { ServedSession } from "../session/served_session.ts";
 import type { AppContext } from "./context.ts";

@@ -1,13 +1,14 @@
 /**
- * Opens a live session for a job: the provider, tools, hooks and the Agent, over a new or stored
- * session row. Shared by `hermes run`, the JSON-RPC/ACP servers and the daemon.
+ * Opens a live session for a job over a new or stored session row: each part from its own folder's factory
+ * (the provider from providers/, the store view from store/, tools from tools/, plugins from plugins/, MCP
+ * servers from mcp/, the compactor from compaction/, loops from loops/), then the Agent that runs its turns.
+ * Shared by every App operation that opens a session (runtime/app/).
  */
 import { Agent } from "../agent/agent.ts";
 import type { Clock } from "../core/clock.ts";
 import type { EventBus } from "../core/events.ts";
 import { type Hooks, noHooks } from "../core/hooks.ts";
-import { renderEnv, type ResolvedJob } from "../config/job.ts";
-import type { JobFile } from "../config/job_schema.ts";
+import type { ResolvedJob } from "../config/job.ts";
 import { ValidationError } from "../core/errors.ts";
 import { createCompactor } from "../compaction/mod.ts";
 import { lazyRecurring } from "../../loops/lazy_recurring.ts";
@@ -24,11 +25,11 @@ import { newSessionId, type Store } from "../store/store.ts";
 import { type SessionOutlets, sessionOutlets } from "./outlets.ts";
 import { redactorOf } from "../core/redact.ts";
 import { sessionSecrets } from "./secrets.ts";
-import type { PluginInfo } from "../../plugins/host.ts";
-import { builtinTools } from "../tools/builtin.ts";
+import { type PluginInfo, startSessionPlugins } from "../../plugins/session.ts";
+import { startSessionMcp } from "../mcp/session.ts";
 import { probeOnce, probeOptions } from "../sandbox/probe.ts";
-import { checkToolSandbox } from "../tools/shell/sandbox.ts";
-import type { ToolAsker } from "../tools/gate.ts";
+import { type NamedAsker, sessionAsker, sessionTools, toolEnv } from "../tools/session.ts";
+import { reportingProgress } from "../providers/progress.ts";
 import type { SessionStatus } from "../core/types.ts";
 import { OWNER_MARGIN_MS, ownerGuardedStore, OwnerLease, progressBound } from "./owner_lease.ts";
 
@@ -59,10 +60,7 @@ export interface OpenSessionOptions {
 }
 
 /** A front-end's approver and how denials name it. */
-export interface FrontEndAsker {
-  ask: ToolAsker;
-  name: string;
-}
+export type FrontEndAsker = NamedAsker;
 
 export interface LiveSession {
   readonly id: string;
@@ -94,8 +92,6 @@ export interface LiveSession {
   finish(status: SessionStatus, reason: string): Promise<void>;
 }
 
-const TOOL_ENV_NAMES = ["PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "TMPDIR", "SHELL"];
-
 export async function openSession(options: OpenSessionOptions): Promise<LiveSession> {
   const { job, clock, log } = options;
   // Everything the session stores, emits, streams or returns leaves through its outlets, which replace its
@@ -117,11 +113,10 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   const me = currentProcess(options.host);
   // One turn at a time per session across processes: claimed before plugins start.
   if (resumed) await claim(store, id, me);
-  // The shell tool's OS sandbox is probed before anything starts: a machine that cannot run it is exit 2
-  // before any model call, never a silent downgrade. The store's own files are hidden from commands.
-  // One bubblewrap probe serves the shell tool, the plugins and the MCP servers of this session.
+  // One bubblewrap probe serves the shell tool, the plugins and the MCP servers of this session. The store's
+  // own files are hidden from commands.
   const probe = probeOnce(probeOptions(options.env));
-  const sandbox = await checkToolSandbox(spec.tools, {
+  const builtins = await sessionTools(spec.tools, {
     job_dir: job.dir,
     env: options.env,
     hide: store.files,
@@ -129,48 +124,31 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     probe,
   });
   // Plugins start before the session row exists, so a plugin that is refused leaves no "running" session.
-  // The host is imported only by jobs that have plugins: it is start-up time the others need not pay.
-  const plugins = spec.plugins?.length
-    ? await (await import("../../plugins/host.ts")).startPlugins(spec.plugins, {
-      job_dir: job.dir,
-      store,
-      events,
-      log: log.child("plugins"),
-      session_id: id,
-      env: options.env,
-      probe,
-      redact,
-      ...(options.signal ? { signal: options.signal } : {}),
-    })
-    : undefined;
-  const builtins = builtinTools(spec.tools, { job_dir: job.dir, ...(sandbox ? { sandbox } : {}) });
-  // MCP servers start before the first model call (a required one that fails is exit 2); the SDK is
-  // imported only by jobs that have servers.
-  const mcp = spec.mcp_servers && Object.keys(spec.mcp_servers).length
-    ? await (await import("../mcp/mod.ts")).startMcpServers(spec.mcp_servers, {
-      job_dir: job.dir,
-      env: options.env,
-      events,
-      session_id: id,
-      log: log.child("mcp"),
-      probe,
-    }).catch(async (error) => {
-      await plugins?.stop();
-      throw error;
-    })
-    : undefined;
-  const tools = [...builtins, ...(plugins?.tools() ?? []), ...(mcp?.tools ?? [])];
+  const plugins = await startSessionPlugins(spec.plugins, {
+    job_dir: job.dir,
+    store,
+    events,
+    log: log.child("plugins"),
+    session_id: id,
+    env: options.env,
+    probe,
+    redact,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  const mcp = await startSessionMcp(spec.mcp_servers, {
+    job_dir: job.dir,
+    env: options.env,
+    events,
+    session_id: id,
+    log: log.child("mcp"),
+    probe,
+  }).catch(async (error) => {
+    await plugins?.stop();
+    throw error;
+  });
+  const tools = [...builtins.tools, ...(plugins?.tools() ?? []), ...(mcp?.tools ?? [])];
   const env = toolEnv(options.env, job.env);
-  const asker = spec.approval
-    ? {
-      ask: (await import("../tools/approval.ts")).jobApprover(spec.approval, {
-        job: spec.name,
-        job_dir: job.dir,
-        env,
-      }),
-      name: spec.approval.command ? "the approval command" : "the approval url",
-    }
-    : options.asker;
+  const asker = await sessionAsker(spec.approval, { job: spec.name, job_dir: job.dir, env }, options.asker);
   if (!resumed) {
     await store.createSession({
       id,
@@ -207,18 +185,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     if (event.session_id === id) lease.progress();
   });
   // Every model call of the session (turns, summaries, loop judges) reports its bytes as progress.
-  const watched: Provider = {
-    name: provider.name,
-    complete: (request, callOptions = {}) =>
-      provider.complete(request, {
-        ...callOptions,
-        onProgress: () => {
-          lease.progress();
-          callOptions.onProgress?.();
-        },
-      }),
-    ...(provider.serverWindow ? { serverWindow: provider.serverWindow.bind(provider) } : {}),
-  };
+  const watched = reportingProgress(provider, () => lease.progress());
   const rowStore = store;
   store = ownerGuardedStore(store, lease);
   const signal = options.signal ? AbortSignal.any([options.signal, lease.signal]) : lease.signal;
@@ -311,7 +278,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     recurring,
     compactor,
     plugins: plugins?.plugins ?? [],
-    sandbox: optedOut.length ? "off" : sandbox?.mode ?? null,
+    sandbox: optedOut.length ? "off" : builtins.sandbox?.mode ?? null,
     store,
     outlets,
     async finish(status, reason) {
@@ -357,36 +324,6 @@ async function claim(store: Store, id: string, me: ProcessIdentity): Promise<voi
     `Cannot resume session ${id}: it is in use by pid ${owner.pid} on ${owner.host} (started ${owner.started}); ` +
       "run it again once that process has finished",
   );
-}
-
-function toolEnv(env: Record<string, string>, jobEnv: Record<string, string>): Record<string, string> {
-  // Always a PATH: bash's built-in default includes ".", which would let a written script shadow a command.
-  const base: Record<string, string> = { PATH: "/usr/local/bin:/usr/bin:/bin" };
-  for (const name of TOOL_ENV_NAMES) if (env[name] !== undefined) base[name] = env[name]!;
-  return { ...base, ...jobEnv };
-}
-
-/**
- * The job a stored session was started with (saved in its row), for `--resume` without the job file. Its
- * `env:` templates are rendered again with `env`, the process environment now (without it, as stored).
- */
-export async function storedJob(
-  store: Store,
-  id: string,
-  options: { env?: Record<string, string> } = {},
-): Promise<ResolvedJob> {
-  const session = (await store.getSession(await store.resolveSessionId(id)))!;
-  const saved = JSON.parse(session.config_json) as Partial<ResolvedJob> & { spec?: JobFile };
-  if (!saved.spec) throw new ValidationError(`Cannot resume session ${session.id}: it has no stored job`);
-  const inputs = saved.inputs ?? {};
-  const env = options.env && saved.spec.env
-    ? renderEnv(
-      saved.spec.env,
-      { inputs, env: options.env },
-      (path) => `session ${session.id}: ${path.join(".")}`,
-    )
-    : saved.env ?? Object.fromEntries(Object.entries(saved.spec.env ?? {}).map(([k, v]) => [k, String(v)]));
-  return { spec: saved.spec, path: saved.path ?? null, dir: saved.dir ?? Deno.cwd(), inputs, env };
 }
 
 /** Why this job runs something outside the OS sandbox: one reason per explicit `sandbox: off`. */

@@ -1,0 +1,31 @@
+/**
+ * The job a stored session was started with (saved in its row), for `--resume` and for opening a stored
+ * session without its job file.
+ */
+import { renderEnv, type ResolvedJob } from "../config/job.ts";
+import type { JobFile } from "../config/job_schema.ts";
+import { ValidationError } from "../core/errors.ts";
+import type { Store } from "../store/store.ts";
+
+/**
+ * The job a stored session was started with (saved in its row), for `--resume` without the job file. Its
+ * `env:` templates are rendered again with `env`, the process environment now (without it, as stored).
+ */
+export async function storedJob(
+  store: Store,
+  id: string,
+  options: { env?: Record<string, string> } = {},
+): Promise<ResolvedJob> {
+  const session = (await store.getSession(await store.resolveSessionId(id)))!;
+  const saved = JSON.parse(session.config_json) as Partial<ResolvedJob> & { spec?: JobFile };
+  if (!saved.spec) throw new ValidationError(`Cannot resume session ${session.id}: it has no stored job`);
+  const inputs = saved.inputs ?? {};
+  const env = options.env && saved.spec.env
+    ? renderEnv(
+      saved.spec.env,
+      { inputs, env: options.env },
+      (path) => `session ${session.id}: ${path.join(".")}`,
+    )
+    : saved.env ?? Object.fromEntries(Object.entries(saved.spec.env ?? {}).map(([k, v]) => [k, String(v)]));
+  return { spec: saved.spec, path: saved.path ?? null, dir: saved.dir ?? Deno.cwd(), inputs, env };
+}

@@ -1,0 +1,59 @@
+/**
+ * The tools part of a session, for the session opener: the built-in tools the job enables, after the shell
+ * tool's OS sandbox has been checked (a machine that cannot run it refuses before any model call, never a
+ * silent downgrade); the environment tools run with; and the job's own approver (`approval:`), which takes
+ * precedence over the front-end's.
+ */
+import type { ApprovalConfig, ToolsConfig } from "../config/job_schema.ts";
+import { builtinTools } from "./builtin.ts";
+import type { ToolAsker } from "./gate.ts";
+import { checkToolSandbox, type ToolSandbox, type ToolSandboxOptions } from "./shell/sandbox.ts";
+import type { Tool } from "./tool.ts";
+
+export interface SessionTools {
+  tools: Tool[];
+  /** The shell tool's sandbox, when the job has a shell tool. */
+  sandbox: ToolSandbox | null;
+}
+
+/** An approver of calls outside the allow-lists, and how denials name it ("the editor"). */
+export interface NamedAsker {
+  ask: ToolAsker;
+  name: string;
+}
+
+/** The job's built-in tools, their sandbox checked first. */
+export async function sessionTools(
+  config: ToolsConfig | undefined,
+  options: ToolSandboxOptions,
+): Promise<SessionTools> {
+  const sandbox = await checkToolSandbox(config, options);
+  return {
+    tools: builtinTools(config, { job_dir: options.job_dir, ...(sandbox ? { sandbox } : {}) }),
+    sandbox,
+  };
+}
+
+const TOOL_ENV_NAMES = ["PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "TMPDIR", "SHELL"];
+
+/** What tools run with: a few names of the process environment, then the job's `env:`. */
+export function toolEnv(env: Record<string, string>, jobEnv: Record<string, string>): Record<string, string> {
+  // Always a PATH: bash's built-in default includes ".", which would let a written script shadow a command.
+  const base: Record<string, string> = { PATH: "/usr/local/bin:/usr/bin:/bin" };
+  for (const name of TOOL_ENV_NAMES) if (env[name] !== undefined) base[name] = env[name]!;
+  return { ...base, ...jobEnv };
+}
+
+/** The job's `approval:` approver if it has one (loaded only then), else the front-end's (if any). */
+export async function sessionAsker(
+  approval: ApprovalConfig | undefined,
+  options: { job: string; job_dir: string; env: Record<string, string> },
+  frontEnd: NamedAsker | undefined,
+): Promise<NamedAsker | undefined> {
+  if (!approval) return frontEnd;
+  const { jobApprover } = await import("./approval.ts");
+  return {
+    ask: jobApprover(approval, options),
+    name: approval.command ? "the approval command" : "the approval url",
+  };
+}
