@@ -34,6 +34,7 @@ export function untrustedPolicy(dir: string): Policy {
       network: { sandbox: false, hosts: [] },
       plugins: [],
       mcp: { commands: [], urls: [] },
+      approval: { commands: [], urls: [] },
     },
   };
 }
@@ -231,6 +232,25 @@ export function policyProblems(spec: JobFile, policy: Policy, context: PolicyCon
         `${entry.url} is not allowed (allowed: ${describe(mcp.urls)})`,
       );
     }
+  }
+
+  // The approver: a program run on the host, or a URL every call outside the rules is posted to.
+  const approver = spec.approval;
+  const approval = rules.approval;
+  const program = approver?.command?.[0];
+  if (program !== undefined && approval?.commands && !matchesAny(program, approval.commands)) {
+    refuse(
+      ["approval", "command", 0],
+      "approval.commands",
+      `${program} is not allowed (allowed: ${describe(approval.commands)})`,
+    );
+  }
+  if (approver?.url !== undefined && approval?.urls && !matchesAny(approver.url, approval.urls)) {
+    refuse(
+      ["approval", "url"],
+      "approval.urls",
+      `${approver.url} is not allowed (allowed: ${describe(approval.urls)})`,
+    );
   }
 
   // Limits.

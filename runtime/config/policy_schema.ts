@@ -47,6 +47,12 @@ export const PolicyConfig = z.strictObject({
       .optional(),
     urls: Patterns.describe("URLs a job's HTTP MCP servers may use ([]: none)").optional(),
   }).describe("MCP servers a job may start or reach").optional(),
+  approval: z.strictObject({
+    commands: Patterns.describe(
+      "Programs a job's approval.command may name ([]: none; it runs on the host, outside the sandbox)",
+    ).optional(),
+    urls: Patterns.describe("URLs a job's approval.url may post tool calls to ([]: none)").optional(),
+  }).describe("Approvers a job may name for tool calls outside its rules").optional(),
   limits: z.strictObject({
     max_turns: z.number().int().positive().describe("Ceiling of limits.max_turns").optional(),
     timeout: Duration.describe("Ceiling of limits.timeout").optional(),
