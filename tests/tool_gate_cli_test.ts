@@ -121,6 +121,29 @@ Deno.test("gate: the job's approval url gets a POST of the call; allow runs it, 
   }
 });
 
+Deno.test("gate: an approval url that does not answer within its timeout is a deny", async () => {
+  const release = Promise.withResolvers<void>();
+  let asked = 0;
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (request) => {
+    asked++;
+    await request.body?.cancel();
+    await release.promise;
+    return new Response("allow");
+  });
+  const url = `http://127.0.0.1:${server.addr.port}/slow`;
+  const { dir, cleanup } = await readingJob(`approval: { url: "${url}", timeout: 1s }\n`);
+  try {
+    const { code, stderr, events } = await runEvents(dir);
+    assert.equal(code, 0, stderr);
+    assert.deepEqual(results(events).map((r) => r.status), ["denied", "denied", "ok"]);
+    assert.equal(asked, 2, "each call outside the rules was posted, and the late answers did not count");
+  } finally {
+    release.resolve();
+    await server.shutdown();
+    await cleanup();
+  }
+});
+
 Deno.test("gate: without an approver a call outside the rules is denied with the rule to add", async () => {
   const { dir, outside, cleanup } = await readingJob("");
   try {
