@@ -49,7 +49,7 @@ export interface AnthropicServerOptions {
   /** Smallest prefix the cache keeps, in tokens (default 0: every breakpoint; the API's is 1024 and more). */
   minCacheTokens?: number;
   /** Checks the request's auth headers instead of `x-api-key` (Bedrock, Vertex); a string is the 401 message. */
-  authorize?: (request: Request) => string | null;
+  authorize?: (request: Request, body: string) => string | null | Promise<string | null>;
   /**
    * The model's context window, in the cache's tokens: a larger request is refused with the API's 400
    * "prompt is too long: N tokens > M maximum" (default: none).
@@ -135,8 +135,9 @@ export async function startAnthropicServer(
       (request.method === "POST" && path === "/v1/messages");
     if (!routed) return anthropicError(404, `Unknown route ${request.method} ${path}`);
     let body: WireBody;
+    const raw = await request.text();
     try {
-      body = await request.json();
+      body = JSON.parse(raw);
     } catch {
       return anthropicError(400, "Request body is not valid JSON");
     }
@@ -149,7 +150,7 @@ export async function startAnthropicServer(
     const key = request.headers.get("x-api-key") ??
       /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
     const denied = options.authorize
-      ? options.authorize(request)
+      ? await options.authorize(request, raw)
       : !key || (options.apiKey !== undefined && key !== options.apiKey)
       ? "invalid x-api-key"
       : null;

@@ -67,6 +67,13 @@ export const ModelConfig = z.strictObject({
     "provider anthropic: extended thinking. Thinking blocks and their signatures are stored with the " +
       "assistant message and sent back unchanged in later requests, as tool rounds require",
   ).optional(),
+  platform: z.enum(["anthropic", "bedrock", "vertex"]).describe(
+    "provider anthropic: where Claude runs — anthropic (the Anthropic API, default), bedrock (Amazon " +
+      "Bedrock: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN or the AWS default chain, or " +
+      "AWS_BEARER_TOKEN_BEDROCK; AWS_REGION), vertex (Google Vertex AI: CLOUD_ML_REGION, " +
+      "ANTHROPIC_VERTEX_PROJECT_ID, Google application default credentials). No ANTHROPIC_API_KEY is needed " +
+      "there; model.base_url replaces the region's endpoint",
+  ).optional(),
 });
 
 const PathList = z.array(z.string().min(1));

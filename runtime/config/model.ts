@@ -50,8 +50,16 @@ export function resolveModel(
   if (spec?.idle_timeout !== undefined) model.idle_timeout_ms = parseDuration(spec.idle_timeout);
   if (spec?.request_timeout !== undefined) model.request_timeout_ms = parseDuration(spec.request_timeout);
   if (spec?.max_retries !== undefined) model.max_retries = spec.max_retries;
-  if (spec?.thinking !== undefined && provider !== "anthropic") {
-    throw new ValidationError(`model.thinking needs provider: anthropic (provider is ${provider})`);
+  for (const key of ["thinking", "platform"] as const) {
+    if (spec?.[key] !== undefined && provider !== "anthropic") {
+      throw new ValidationError(`model.${key} needs provider: anthropic (provider is ${provider})`);
+    }
+  }
+  if (spec?.platform === "bedrock" || spec?.platform === "vertex") {
+    // The cloud's own credentials sign the request: no Anthropic key, and not the Anthropic endpoint.
+    model.platform = spec.platform;
+    model.api_key_env = spec.api_key_env ?? KEYLESS;
+    model.base_url = spec.base_url ?? null;
   }
   if (spec?.thinking) {
     if (spec.max_output_tokens !== undefined && spec.max_output_tokens <= spec.thinking.budget_tokens) {

@@ -22,6 +22,7 @@ import {
 } from "./anthropic_wire.ts";
 import { judgeAnthropicError, retryDelay, toProviderError } from "./anthropic_errors.ts";
 import { progressFetch, withProgress } from "./anthropic_fetch.ts";
+import { checkPlatformEnv, platformClient } from "./anthropic_platform.ts";
 
 export interface AnthropicProviderOptions {
   model: string;
@@ -46,8 +47,8 @@ export interface AnthropicProviderOptions {
   maxContinuations?: number;
   clock?: Clock;
   fetch?: typeof fetch;
-  /** A client made elsewhere (Bedrock, Vertex): used instead of one built from apiKey and baseURL. */
-  client?: Anthropic;
+  /** A client made elsewhere (Bedrock, Vertex), made at the first call: used instead of apiKey and baseURL. */
+  client?: () => Promise<Anthropic>;
   /** The provider's name and where it calls, for messages (default "anthropic" and the base URL). */
   name?: string;
   where?: string;
@@ -56,6 +57,30 @@ export interface AnthropicProviderOptions {
 const DEFAULT_BASE_URL = "https://api.anthropic.com";
 
 export function providerFor(model: ResolvedModel, context: ProviderContext): Provider {
+  const platform = model.platform;
+  if (platform) {
+    checkPlatformEnv(platform, context.env);
+    const idle = model.idle_timeout_ms ?? 120_000;
+    const ceiling = model.request_timeout_ms ?? 600_000;
+    return createAnthropicProvider({
+      model: model.name,
+      apiKey: "",
+      stream: model.stream,
+      clock: context.clock,
+      name: `anthropic (${platform})`,
+      where: platform === "bedrock" ? "Amazon Bedrock" : "Vertex AI",
+      client: () =>
+        platformClient(platform, {
+          env: context.env,
+          timeoutMs: Math.max(idle, ceiling) + 60_000,
+          ...(model.base_url ? { baseURL: model.base_url } : {}),
+        }),
+      ...(model.thinking ? { thinking: model.thinking } : {}),
+      ...(model.idle_timeout_ms ? { idleTimeoutMs: model.idle_timeout_ms } : {}),
+      ...(model.request_timeout_ms ? { ceilingMs: model.request_timeout_ms } : {}),
+      ...(model.max_retries !== undefined ? { maxRetries: model.max_retries } : {}),
+    });
+  }
   return createAnthropicProvider({
     model: model.name,
     apiKey: context.apiKey || "not-needed",
@@ -79,18 +104,22 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
   const maxContinuations = options.maxContinuations ?? 8;
   const stream = options.stream ?? true;
   const redact = createRedactor({}, { API_KEY: options.apiKey });
-  const client = options.client ?? new Anthropic({
-    // Every option the SDK would otherwise read from the environment is given explicitly.
-    apiKey: options.apiKey,
-    authToken: null,
-    webhookKey: null,
-    baseURL,
-    logLevel: "off",
-    maxRetries: 0,
-    // Our clock-driven watches are the real timeouts; the SDK's must never fire first.
-    timeout: Math.max(idleTimeoutMs, ceilingMs) + 60_000,
-    fetch: progressFetch(options.fetch ?? globalThis.fetch),
-  });
+  let made: Promise<Anthropic> | undefined;
+  const client = () =>
+    made ??= options.client?.() ?? Promise.resolve(
+      new Anthropic({
+        // Every option the SDK would otherwise read from the environment is given explicitly.
+        apiKey: options.apiKey,
+        authToken: null,
+        webhookKey: null,
+        baseURL,
+        logLevel: "off",
+        maxRetries: 0,
+        // Our clock-driven watches are the real timeouts; the SDK's must never fire first.
+        timeout: Math.max(idleTimeoutMs, ceilingMs) + 60_000,
+        fetch: progressFetch(options.fetch ?? globalThis.fetch),
+      }),
+    );
   const wireOptions = {
     defaultMaxTokens: options.defaultMaxTokens ?? 8192,
     ...(options.thinking ? { thinking: options.thinking } : {}),
@@ -106,10 +135,10 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
     const requestOptions = { signal, fetchOptions: withProgress(onProgress) } as Anthropic.RequestOptions;
     if (!stream) {
       const params = body as unknown as Anthropic.MessageCreateParamsNonStreaming;
-      return await client.messages.create(params, requestOptions) as unknown as WireResponse;
+      return await (await client()).messages.create(params, requestOptions) as unknown as WireResponse;
     }
     const params = { ...body, stream: true } as unknown as Anthropic.MessageCreateParamsStreaming;
-    const events = await client.messages.create(params, requestOptions);
+    const events = await (await client()).messages.create(params, requestOptions);
     const assembler = new StreamAssembler(onDelta);
     for await (const event of events) assembler.add(event as unknown as Record<string, unknown>);
     // The SDK ends iteration quietly when the request is aborted; surface why.

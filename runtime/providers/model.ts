@@ -28,6 +28,8 @@ export interface ResolvedModel {
   max_retries?: number;
   /** provider anthropic: extended thinking. */
   thinking?: { budget_tokens: number };
+  /** provider anthropic: Claude on Amazon Bedrock or Google Vertex AI instead of the Anthropic API. */
+  platform?: "bedrock" | "vertex";
 }
 
 /** Builds the provider from its registry entry; only that provider's module (and SDK) is imported. */
