@@ -67,6 +67,11 @@ export const COMMANDS = {
       },
       model: { short: "m", value: "NAME", text: "model name, overriding the job's and config.yaml's" },
       "max-turns": { value: "N", text: "stop after N model turns (exit 3), overriding limits.max_turns" },
+      "max-budget-usd": {
+        value: "USD",
+        text: "stop before a model call that would spend more than USD on this run (exit 3), overriding " +
+          "limits.max_cost_usd",
+      },
       timeout: {
         value: "DURATION",
         text: "stop after this long, e.g. 90s or 15m (exit 3), overriding limits.timeout",

@@ -1,5 +1,6 @@
 /**
- * The `hermes run` flags peers' users expect (`claude -p`, `codex exec`): `--max-turns`, `--timeout`, and
+ * The `hermes run` flags peers' users expect (`claude -p`, `codex exec`): `--max-turns`, `--timeout`,
+ * `--max-budget-usd`, and
  * for a one-shot `-p` run `--tools` and `--allow`. They override the job's values (CLI > job > config.yaml).
  */
 import { parseDuration } from "../runtime/core/duration.ts";
@@ -10,6 +11,7 @@ import type { JobFile } from "../runtime/config/job_schema.ts";
 
 export interface RunFlags {
   "max-turns"?: string;
+  "max-budget-usd"?: string;
   timeout?: string;
   tools?: string;
   allow?: string[];
@@ -28,8 +30,11 @@ const OFFERABLE: Record<string, (tools: Tools) => void> = {
 /** The job with the flags applied; `oneShot` is a `-p` run without a job file or a resumed session. */
 export function applyRunFlags(job: ResolvedJob, flags: RunFlags, options: { oneShot: boolean }): ResolvedJob {
   const spec: JobFile = { ...job.spec };
-  if (flags["max-turns"] !== undefined || flags.timeout !== undefined) {
+  if (
+    flags["max-turns"] !== undefined || flags.timeout !== undefined || flags["max-budget-usd"] !== undefined
+  ) {
     spec.limits = { ...spec.limits };
+    if (flags["max-budget-usd"] !== undefined) spec.limits.max_cost_usd = usd(flags["max-budget-usd"]);
     if (flags["max-turns"] !== undefined) spec.limits.max_turns = maxTurns(flags["max-turns"]);
     if (flags.timeout !== undefined) spec.limits.timeout = timeout(flags.timeout);
   }
@@ -42,6 +47,16 @@ export function applyRunFlags(job: ResolvedJob, flags: RunFlags, options: { oneS
     spec.tools = cliTools(flags.tools, flags.allow ?? []);
   }
   return { ...job, spec };
+}
+
+function usd(text: string): number {
+  const n = Number(text.trim());
+  if (!/^\s*\d*\.?\d+\s*$/.test(text) || !Number.isFinite(n) || n <= 0) {
+    throw new ValidationError(
+      `hermes run: invalid --max-budget-usd "${text}": expected a positive amount of dollars like 0.50`,
+    );
+  }
+  return n;
 }
 
 function maxTurns(text: string): number {

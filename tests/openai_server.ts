@@ -36,6 +36,33 @@ export interface OpenAIServerOptions {
   respond?: (body: ChatRequestBody) => ScriptEntry | undefined;
   /** What the server says about its context window, on the routes local servers answer (not under /v1). */
   serverInfo?: ServerInfo;
+  /**
+   * Checks each request body as a server does its parameters: a message refuses the request with HTTP 400
+   * (`invalid_request_error`), before the script is consulted. See {@linkcode openAIParameterRules}.
+   */
+  refuse?: (body: ChatRequestBody) => string | undefined;
+}
+
+/**
+ * What OpenAI's API refuses of a Chat Completions body, as its error messages say: `max_tokens` or a
+ * temperature other than 1 for a reasoning model (o-series, gpt-5 family except chat models).
+ */
+export function openAIParameterRules(body: ChatRequestBody): string | undefined {
+  const name = String(body.model ?? "");
+  const reasoning = /^o[1-9](-|$)/.test(name) || (/^gpt-5/.test(name) && !name.includes("chat"));
+  if (!reasoning) {
+    return body.reasoning_effort === undefined
+      ? undefined
+      : "Unrecognized request argument supplied: reasoning_effort";
+  }
+  if (body.max_tokens !== undefined) {
+    return "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.";
+  }
+  if (body.temperature !== undefined && body.temperature !== 1) {
+    return "Unsupported value: 'temperature' does not support " + body.temperature +
+      " with this model. Only the default (1) value is supported.";
+  }
+  return undefined;
 }
 
 /**
@@ -155,6 +182,10 @@ export async function startOpenAIServer(
     }
     requests.push(body);
     if (unauthorized) return rejectKey(request);
+    const refused = options.refuse?.(body);
+    if (refused !== undefined) {
+      return errorResponse(400, refused, "invalid_request_error", "unsupported_parameter");
+    }
     await options.gate?.(body);
     const entry = options.respond?.(body) ?? pick(body);
     if (!entry) return errorResponse(500, "script exhausted", "server_error", "script_exhausted");

@@ -4,6 +4,7 @@
  * the reviewer's terminal, and nothing after a NUL or a CR is hidden.
  */
 import { visibleText } from "../../runtime/core/visible.ts";
+import { formatUsd } from "../../runtime/core/usd.ts";
 import type { MessageRecord, SessionSummary, Transcript } from "../../runtime/session_admin/mod.ts";
 import type { SearchHit } from "../../runtime/session_admin/mod.ts";
 
@@ -28,7 +29,9 @@ export function renderTranscript({ session: s, messages }: Transcript): string {
     `created ${s.created_at}`,
     ...(s.ended_at ? [`ended ${s.ended_at}`] : []),
     `turns ${s.turns}`,
-    `tokens ${s.prompt_tokens} prompt / ${s.completion_tokens} completion`,
+    `tokens ${s.prompt_tokens} prompt (${s.cached_tokens} cache read, ${s.cache_write_tokens} cache write) / ` +
+    `${s.completion_tokens} completion (${s.reasoning_tokens} reasoning)`,
+    `cost ${s.cost_usd === null ? "unknown (a model without a known price)" : formatUsd(s.cost_usd)}`,
     ...(s.model ? [`model ${s.model}`] : []),
     ...(s.parent_id ? [`parent ${s.parent_id}`] : []),
     ...(s.archived_at ? [`archived ${s.archived_at}`] : []),

@@ -6,9 +6,18 @@ import type { Clock } from "../core/clock.ts";
 import { errorMessage, ValidationError } from "../core/errors.ts";
 import type { EventBus, EventInput } from "../core/events.ts";
 import type { Hooks } from "../core/hooks.ts";
-import type { Budget } from "./limits.ts";
+import { type Budget, LimitError } from "./limits.ts";
+import { costOf, type Price } from "../providers/pricing.ts";
 import type { Logger } from "../core/log.ts";
-import { type OutputSchema, type Provider, ProviderError, type RetryInfo } from "../providers/provider.ts";
+import {
+  type ModelRequest,
+  type OutputSchema,
+  type Provider,
+  ProviderError,
+  type RetryInfo,
+} from "../providers/provider.ts";
+import { formatUsd, roundUsd } from "../core/usd.ts";
+import { SpendCap } from "./spend_cap.ts";
 import type { AgentLike, Compactor, TurnOptions, TurnResult } from "./seams.ts";
 import { parseSlash, type SlashCommand } from "./slash.ts";
 import type { AppendMessage, Store } from "../store/store.ts";
@@ -45,13 +54,14 @@ export interface AgentOptions {
   readDedup?: boolean;
   maxOutputTokens?: number;
   temperature?: number;
-  /** `output.schema` for the provider to enforce natively (`model.structured_output` auto or native). */
-  outputSchema?: OutputSchema;
+  /** USD per million tokens of the model; null or absent: it has no known price (cost_usd null). */
+  price?: Price | null;
   /**
-   * What a model call's usage cost (USD), or null when the model has no known price; without it every call
-   * is unpriced.
+   * `output.schema` to ask of the server itself (`response_format` json_schema), unless the session found it
+   * refused; `structuredOutput` auto falls back to the prompt alone when the server refuses it (HTTP 400).
    */
-  costOf?: (usage: Usage) => number | null;
+  outputSchema?: OutputSchema;
+  structuredOutput?: "auto" | "native" | "prompt";
   /** Aborts every turn (run timeout, SIGINT/SIGTERM). */
   signal?: AbortSignal;
   /** Streamed assistant text, for live output. */
@@ -74,6 +84,8 @@ export class Agent implements AgentLike {
   /** Whether the provider was asked for the server's window (once per session, before its first call). */
   #askedWindow = false;
   #tokenRatio = new TokenRatio();
+  /** Whether requests carry `output.schema` natively; read from the store once (a refusal is remembered). */
+  #native: boolean | undefined;
 
   constructor(options: AgentOptions) {
     this.#o = options;
@@ -224,14 +236,18 @@ export class Agent implements AgentLike {
         this.#emit({ type: "turn.start", turn, ...(injected.length ? { injected } : {}) });
         const { response, sent } = await this.#complete(injected, signal).catch((error) => {
           // Every turn.start has its turn.end, also when the model call fails or is stopped.
-          const finish_reason = signal.aborted ? "aborted" : "error";
+          const finish_reason = signal.aborted
+            ? "aborted"
+            : error instanceof LimitError
+            ? error.limit
+            : "error";
           this.#emit({ type: "turn.end", turn, usage: null, cost_usd: null, finish_reason });
           throw error;
         });
         modelCalls++;
-        budget.record(response.usage);
         const usage = response.usage && fullUsage(response.usage);
-        const cost = usage && this.#o.costOf ? this.#o.costOf(usage) : null;
+        const cost = usage && this.#o.price ? roundUsd(costOf(usage, this.#o.price)) : null;
+        budget.record(response.usage, cost);
         // Recorded per call, at once: a run killed later still counts what it spent.
         await store.addUsage(this.sessionId, {
           turns: 1,
@@ -296,22 +312,29 @@ export class Agent implements AgentLike {
     const onRetry = (info: RetryInfo) => this.#emit({ type: "provider.retry", ...info });
     let recovered = false;
     while (true) {
-      const request = {
+      const native = await this.#nativeSchema();
+      const request: ModelRequest = {
         model: this.#o.model,
         messages: await this.#requestMessages(injected),
         tools: this.#toolSpecs,
         ...(this.#o.maxOutputTokens ? { max_tokens: this.#o.maxOutputTokens } : {}),
         ...(this.#o.temperature !== undefined ? { temperature: this.#o.temperature } : {}),
-        ...(this.#o.outputSchema ? { output_schema: this.#o.outputSchema } : {}),
+        ...(native ? { output_schema: native } : {}),
       };
+      const sent = sentTokens(request.messages);
+      const spend = new SpendCap(this.#o.budget, this.#o.price, sent + this.#overheadTokens);
       try {
         const response = await this.#o.provider.complete(request, {
-          signal,
+          signal: spend.signal(signal),
           onRetry,
           ...(this.#o.onDelta ? { onDelta: this.#o.onDelta } : {}),
+          ...(spend.capped ? { onOutput: spend.onOutput } : {}),
         });
-        return { response, sent: sentTokens(request.messages) };
+        // A provider that does not stream hands the whole reply over at once: over the cap is still over.
+        spend.check();
+        return { response, sent };
       } catch (error) {
+        if (spend.stopped(error)) await this.#recordStopped(spend);
         if (error instanceof ProviderError && error.contextOverflow && !recovered && this.#o.compactor) {
           recovered = true;
           if (error.contextLimit !== null) {
@@ -323,9 +346,62 @@ export class Agent implements AgentLike {
           const options = { signal, overheadTokens: this.#overheadTokens };
           if (await this.#o.compactor.recoverOverflow(this.sessionId, options)) continue;
         }
+        if (native && this.#refusedNative(error)) {
+          await this.#rememberRefusal(error as ProviderError);
+          continue;
+        }
         throw error;
       }
     }
+  }
+
+  /**
+   * A reply stopped by the cost cap was partly generated and is billed: its estimated tokens and cost are
+   * recorded (the server never reported them), so the session's and the job's spend do not miss it.
+   */
+  async #recordStopped(spend: SpendCap): Promise<void> {
+    const cost = roundUsd(spend.estimate());
+    this.#o.budget.record({ prompt_tokens: spend.inputTokens, completion_tokens: spend.outputTokens }, cost);
+    this.#o.log.info(
+      `the reply was stopped at about ${spend.outputTokens} output tokens; its cost is estimated at ${
+        formatUsd(cost)
+      }`,
+    );
+    await this.#o.store.addUsage(this.sessionId, {
+      turns: 1,
+      prompt_tokens: spend.inputTokens,
+      completion_tokens: spend.outputTokens,
+      cost_usd: cost,
+    });
+  }
+
+  /** `output.schema` for the request when it goes natively: not in prompt mode, not once the server refused. */
+  async #nativeSchema(): Promise<OutputSchema | undefined> {
+    const { outputSchema, structuredOutput = "auto" } = this.#o;
+    if (!outputSchema || structuredOutput === "prompt") return undefined;
+    if (this.#native === undefined) {
+      this.#native = structuredOutput === "native" ||
+        (await this.#o.store.getState(this.sessionId, NATIVE_REFUSED)) === undefined;
+    }
+    return this.#native ? outputSchema : undefined;
+  }
+
+  /** A server that does not take `response_format` json_schema answers 400 (auto mode falls back, once). */
+  #refusedNative(error: unknown): boolean {
+    return (this.#o.structuredOutput ?? "auto") === "auto" && error instanceof ProviderError &&
+      error.status === 400 && !error.contextOverflow;
+  }
+
+  async #rememberRefusal(error: ProviderError): Promise<void> {
+    this.#native = false;
+    this.#o.log.warn(
+      `the server refused output.schema as response_format (${error.message}); asking for it in the prompt ` +
+        "and validating the answer instead, for the rest of this session",
+    );
+    await this.#o.store.setState(this.sessionId, NATIVE_REFUSED, {
+      at: this.#o.clock.now(),
+      error: error.message,
+    });
   }
 
   /** Asks the provider once for the window its server runs (local llama.cpp, Ollama), and uses it. */
@@ -421,6 +497,9 @@ export class Agent implements AgentLike {
     ].join("\n");
   }
 }
+
+/** The session's record that its server refused `response_format` json_schema: later requests go without. */
+const NATIVE_REFUSED = "structured_output.native_refused";
 
 /** A provider's usage with every count present (0 where it reported none), as events and results carry it. */
 function fullUsage(usage: Usage): Required<Usage> {

@@ -4,8 +4,9 @@
  */
 import { parseDuration } from "../core/duration.ts";
 import { RunError } from "../core/errors.ts";
+import { formatUsd as usd } from "../core/usd.ts";
 
-export type LimitReason = "max_turns" | "timeout" | "max_tokens";
+export type LimitReason = "max_turns" | "timeout" | "max_tokens" | "max_cost";
 
 export class LimitError extends RunError {
   readonly limit: LimitReason;
@@ -19,16 +20,26 @@ export class LimitError extends RunError {
 export class Budget {
   readonly maxTurns: number | undefined;
   readonly maxTokens: number | undefined;
-  /** Model calls and tokens of the current prompt. */
+  /** `limits.max_cost_usd` (`--max-budget-usd`). */
+  readonly maxCostUsd: number | undefined;
+  /** Model calls, tokens and USD of the current prompt. */
   turns = 0;
   tokens = 0;
+  costUsd = 0;
   /** Model calls over the session's life in this process (a result's `turns` is a difference of these). */
   calls = 0;
   #depth = 0;
   #stale = false;
-  constructor(limits: { max_turns?: number | undefined; max_tokens?: number | undefined } = {}) {
+  constructor(
+    limits: {
+      max_turns?: number | undefined;
+      max_tokens?: number | undefined;
+      max_cost_usd?: number | undefined;
+    } = {},
+  ) {
     this.maxTurns = limits.max_turns;
     this.maxTokens = limits.max_tokens;
+    this.maxCostUsd = limits.max_cost_usd;
   }
   /**
    * A prompt starts: its counters start from zero at its first model call. Nested or concurrent work (a
@@ -53,16 +64,42 @@ export class Budget {
     }
     if (this.maxTokens !== undefined && this.tokens >= this.maxTokens) throw this.#tokenLimit();
   }
-  record(usage: { prompt_tokens: number; completion_tokens: number } | null): void {
+  record(
+    usage: { prompt_tokens: number; completion_tokens: number } | null,
+    costUsd: number | null = null,
+  ): void {
     this.#fresh();
     this.turns++;
     this.calls++;
     if (usage) this.tokens += usage.prompt_tokens + usage.completion_tokens;
+    if (costUsd !== null) this.costUsd += costUsd;
   }
-  /** The limit an answer already received went past (`max_tokens` by its own size), if any. */
+  /**
+   * The cost limit a model call would go past when it costs `estimateUsd` more (before it is sent: its
+   * estimated input; while it streams: that plus the output so far), if any.
+   */
+  costLimit(estimateUsd: number, when: "before" | "during"): LimitError | undefined {
+    this.#fresh();
+    if (this.maxCostUsd === undefined || this.costUsd + estimateUsd <= this.maxCostUsd) return undefined;
+    const spent = `this prompt had spent ${usd(this.costUsd)} of limits.max_cost_usd ${usd(this.maxCostUsd)}`;
+    return new LimitError(
+      "max_cost",
+      when === "before"
+        ? `Stopped before a model call whose input is estimated at ${usd(estimateUsd)}: ${spent}`
+        : `Stopped a streaming reply at an estimated ${usd(estimateUsd)}: ${spent}`,
+    );
+  }
+  /** The limit an answer already received went past (`max_tokens` or `max_cost` by its own size), if any. */
   exceeded(): LimitError | undefined {
-    const over = !this.#stale && this.maxTokens !== undefined && this.tokens > this.maxTokens;
-    return over ? this.#tokenLimit() : undefined;
+    if (this.#stale) return undefined;
+    if (this.maxTokens !== undefined && this.tokens > this.maxTokens) return this.#tokenLimit();
+    if (this.maxCostUsd !== undefined && this.costUsd > this.maxCostUsd) {
+      return new LimitError(
+        "max_cost",
+        `Stopped after ${usd(this.costUsd)}: limits.max_cost_usd is ${usd(this.maxCostUsd)}`,
+      );
+    }
+    return undefined;
   }
   #tokenLimit(): LimitError {
     return new LimitError(
@@ -76,6 +113,7 @@ export class Budget {
     this.#stale = false;
     this.turns = 0;
     this.tokens = 0;
+    this.costUsd = 0;
   }
 }
 

@@ -12,6 +12,16 @@ const Size = z.union([
 ]);
 const Name = z.string().regex(/^[a-z0-9._-]+$/, "expected lower-case letters, digits, '.', '_' or '-'");
 
+const PerMillion = z.number().min(0);
+const ModelPricing = z.strictObject({
+  input: PerMillion.describe("USD per million uncached prompt tokens"),
+  output: PerMillion.describe("USD per million completion tokens (reasoning tokens included)"),
+  cached_input: PerMillion.describe("USD per million prompt tokens read from the cache (default: input)")
+    .optional(),
+  cache_write: PerMillion.describe("USD per million prompt tokens written to the cache (default: input)")
+    .optional(),
+});
+
 export const ModelConfig = z.strictObject({
   provider: z.enum(PROVIDER_NAMES).describe(
     Object.entries(PROVIDERS).map(([name, entry]) => `${name}: ${entry.about}`).join("; "),
@@ -73,6 +83,22 @@ export const ModelConfig = z.strictObject({
       "AWS_BEARER_TOKEN_BEDROCK; AWS_REGION), vertex (Google Vertex AI: CLOUD_ML_REGION, " +
       "ANTHROPIC_VERTEX_PROJECT_ID, Google application default credentials). No ANTHROPIC_API_KEY is needed " +
       "there; model.base_url replaces the region's endpoint",
+  ).optional(),
+  reasoning: z.boolean().describe(
+    "Treat the model as an OpenAI reasoning model (sent max_completion_tokens instead of max_tokens, " +
+      "no temperature, reasoning_effort): default true for o1/o3/o4 and gpt-5 names, false otherwise",
+  ).optional(),
+  reasoning_effort: z.enum(["minimal", "low", "medium", "high"]).describe(
+    "How much a reasoning model thinks before it answers (sent as reasoning_effort; default: the server's)",
+  ).optional(),
+  structured_output: z.enum(["auto", "native", "prompt"]).describe(
+    "How output.schema is asked for: native asks the server itself (OpenAI-compatible: response_format " +
+      "json_schema; anthropic: a forced answer tool), so it cannot answer off-schema; prompt only asks in the prompt and validates after the fact, auto (default) " +
+      "tries native and falls back to prompt for the session when the server refuses it (HTTP 400)",
+  ).optional(),
+  pricing: ModelPricing.describe(
+    "USD per million tokens, overriding the built-in price table (runtime/providers/pricing.ts) for this " +
+      "model; cost_usd and the spend caps use it",
   ).optional(),
 });
 
@@ -219,6 +245,11 @@ export const LimitsConfig = z.strictObject({
   max_tokens: z.number().int().positive().describe(
     "Most prompt + completion tokens per prompt (exit 3 when reached)",
   ).optional(),
+  max_cost_usd: z.number().positive().describe(
+    "Most USD per prompt (--max-budget-usd): a model call whose estimated input would pass it is not " +
+      "sent, and a streamed reply that passes it is stopped (exit 3, terminal_reason max_cost); a model " +
+      "without a known price is exit 2 before any call",
+  ).optional(),
 });
 
 export const MicroCompactionConfig = z.strictObject({
@@ -304,6 +335,10 @@ export const ScheduleConfig = z.strictObject({
     "A slot due while the job's previous run still goes: skip (default) records it skipped; queue runs it " +
       "once that run ends (at most one waits: another due meanwhile is skipped); cancel_previous interrupts " +
       "the running one (recorded cancelled) and starts the new slot. Every decision is in the run history",
+  ).optional(),
+  max_cost_usd_per_day: z.number().positive().describe(
+    "Most USD the job's runs may spend per day (the schedule's time zone), summed from the store across " +
+      "daemons: a slot once it is spent is skipped, and a run gets what is left as its cost limit",
   ).optional(),
 });
 

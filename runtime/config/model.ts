@@ -1,7 +1,8 @@
 /** Which model a run talks to: flag > job > config.yaml > environment > the provider's defaults. */
 import { parseDuration } from "../core/duration.ts";
 import { ValidationError } from "../core/errors.ts";
-import { DEFAULT_CONTEXT_WINDOW, KEYLESS, type ResolvedModel } from "../providers/model.ts";
+import { DEFAULT_CONTEXT_WINDOW, isReasoningModel, KEYLESS, type ResolvedModel } from "../providers/model.ts";
+import { listedPrice, priceOf } from "../providers/pricing.ts";
 import { providerOf, type ProviderRegistry, PROVIDERS } from "../providers/registry.ts";
 import type { ModelConfig } from "./job_schema.ts";
 
@@ -15,6 +16,8 @@ export function resolveModel(
     dir: string;
     override?: string | undefined;
     providers?: ProviderRegistry;
+    /** The job's name when it runs on a schedule: its requests then share one `prompt_cache_key`. */
+    recurringJob?: string | undefined;
   },
 ): ResolvedModel {
   const registry: ProviderRegistry = options.providers ?? PROVIDERS;
@@ -44,7 +47,12 @@ export function resolveModel(
     api_key_env: spec?.api_key_env ?? entry.apiKeyEnv ?? KEYLESS,
     context_window: spec?.context_window ?? DEFAULT_CONTEXT_WINDOW,
     stream: spec?.stream ?? false,
+    price: spec?.pricing ? priceOf(spec.pricing) : listedPrice(name),
+    reasoning: spec?.reasoning ?? (provider === "openai" && isReasoningModel(name)),
+    structured_output: spec?.structured_output ?? "auto",
   };
+  if (spec?.reasoning_effort !== undefined) model.reasoning_effort = spec.reasoning_effort;
+  if (options.recurringJob !== undefined) model.prompt_cache_key = `hermes-job-${options.recurringJob}`;
   if (spec?.max_output_tokens !== undefined) model.max_output_tokens = spec.max_output_tokens;
   if (spec?.temperature !== undefined) model.temperature = spec.temperature;
   if (spec?.idle_timeout !== undefined) model.idle_timeout_ms = parseDuration(spec.idle_timeout);

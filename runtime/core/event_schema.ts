@@ -52,7 +52,7 @@ export const runResultFields = z.strictObject({
   duration_ms: count,
   compactions: count.describe("Compactions committed during this run"),
   terminal_reason: z.string().describe(
-    "Why it ended: completed, loop_done, max_turns, timeout, max_tokens, provider_error, schema_mismatch, " +
+    "Why it ended: completed, loop_done, max_turns, timeout, max_tokens, max_cost, provider_error, schema_mismatch, " +
       "empty_response, output_truncated, content_filtered, interrupted, cancelled, invalid_input, …",
   ),
   error: z.string().nullable().describe("What went wrong, null on success"),

@@ -3,6 +3,7 @@ import type { Clock } from "../core/clock.ts";
 import { ValidationError } from "../core/errors.ts";
 import type { Provider } from "./provider.ts";
 import { type ProviderRegistry, PROVIDERS } from "./registry.ts";
+import { type Price, priceKey, PRICES_TAKEN } from "./pricing.ts";
 
 export const DEFAULT_CONTEXT_WINDOW = 128_000;
 /** `api_key_env: none`: the server takes no key (a local llama.cpp, vLLM, Ollama, a test server). */
@@ -30,6 +31,34 @@ export interface ResolvedModel {
   thinking?: { budget_tokens: number };
   /** provider anthropic: Claude on Amazon Bedrock or Google Vertex AI instead of the Anthropic API. */
   platform?: "bedrock" | "vertex";
+  /** USD per million tokens: `model.pricing`, else the price table's entry; null when neither knows it. */
+  price: Price | null;
+  /** An OpenAI reasoning model (`model.reasoning`, else by its name): max_completion_tokens, no temperature. */
+  reasoning: boolean;
+  reasoning_effort?: "minimal" | "low" | "medium" | "high";
+  /** How `output.schema` is asked for (`model.structured_output`, default auto). */
+  structured_output: "auto" | "native" | "prompt";
+  /** Sent as `prompt_cache_key`: the same for every run of a recurring job, so they share the cache. */
+  prompt_cache_key?: string;
+}
+
+/**
+ * The OpenAI reasoning models, by name as the SDKs' users tell them (LangChain, LiteLLM): the o-series and
+ * the gpt-5 family, except its chat models (`gpt-5-chat-latest`), which take the classic parameters.
+ */
+export function isReasoningModel(name: string): boolean {
+  const key = priceKey(name);
+  return /^o[1-9](-|$)/.test(key) || (/^gpt-5(\.\d+)?(-|$)/.test(key) && !/chat/.test(key));
+}
+
+/** A cost limit needs the model's price: without one it could never be enforced (exit 2 before any call). */
+export function requirePrice(model: ResolvedModel): void {
+  if (model.price !== null) return;
+  throw new ValidationError(
+    `Cannot enforce limits.max_cost_usd (--max-budget-usd): model "${model.name}" has no known price ` +
+      `(the price table of ${PRICES_TAKEN} does not list it); set model.pricing: {input, output} in USD per ` +
+      "million tokens",
+  );
 }
 
 /** Builds the provider from its registry entry; only that provider's module (and SDK) is imported. */

@@ -18,6 +18,7 @@ import {
 import type { ResolvedModel } from "./model.ts";
 import { createRedactor, type Redactor } from "../core/redact.ts";
 import { isLocalEndpoint, limitInMessage, probeServerWindow } from "./server_window.ts";
+import { isStrictSchema } from "./strict_schema.ts";
 import type { Message, ToolCall, Usage } from "../core/types.ts";
 
 export interface OpenAIProviderOptions {
@@ -40,6 +41,15 @@ export interface OpenAIProviderOptions {
   retryBaseMs?: number;
   clock?: Clock;
   fetch?: typeof fetch;
+  /**
+   * An OpenAI reasoning model (o-series, gpt-5): the output limit goes as `max_completion_tokens` (they refuse
+   * `max_tokens`) and no temperature is sent (they refuse any but the default).
+   */
+  reasoning?: boolean;
+  /** Sent as `reasoning_effort` to a reasoning model. */
+  reasoningEffort?: "minimal" | "low" | "medium" | "high";
+  /** Sent as `prompt_cache_key` with every request: requests that share it share the server's prompt cache. */
+  promptCacheKey?: string;
 }
 
 const DEFAULT_BASE_URL = "https://api.openai.com/v1";
@@ -137,6 +147,9 @@ export function providerFor(model: ResolvedModel, context: ProviderContext): Pro
     apiKey: context.apiKey || "not-needed",
     stream: model.stream,
     clock: context.clock,
+    reasoning: model.reasoning,
+    ...(model.reasoning_effort ? { reasoningEffort: model.reasoning_effort } : {}),
+    ...(model.prompt_cache_key ? { promptCacheKey: model.prompt_cache_key } : {}),
     ...(model.base_url ? { baseURL: model.base_url } : {}),
     ...(model.idle_timeout_ms ? { idleTimeoutMs: model.idle_timeout_ms } : {}),
     ...(model.request_timeout_ms ? { ceilingMs: model.request_timeout_ms } : {}),
@@ -170,7 +183,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
   const attempt = async (
     request: ModelRequest,
     signal: AbortSignal,
-    callbacks: Pick<CompleteOptions, "onDelta" | "onProgress">,
+    callbacks: Pick<CompleteOptions, "onDelta" | "onProgress" | "onOutput">,
   ): Promise<ModelResponse> => {
     const controller = new AbortController();
     const watch: StreamWatch = {
@@ -197,7 +210,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
       OpenAI.RequestOptions["fetchOptions"]
     >;
     try {
-      const body = toRequestBody(request);
+      const body = toRequestBody(request, options);
       if (!stream) {
         const completion = await client.chat.completions.create(body, {
           signal: controller.signal,
@@ -213,6 +226,8 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
       for await (const chunk of chunks) {
         const text = accumulator.add(chunk);
         if (text) callbacks.onDelta?.(text);
+        const chars = streamedChars(chunk);
+        if (chars) callbacks.onOutput?.(chars);
       }
       // The SDK ends iteration quietly when the request is aborted; surface why.
       controller.signal.throwIfAborted();
@@ -234,7 +249,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
         ? probeServerWindow(baseURL, { model: options.model, fetch: doFetch, ...probe })
         : Promise.resolve(null),
     async complete(request: ModelRequest, callOptions: CompleteOptions = {}): Promise<ModelResponse> {
-      const { signal, onRetry, onDelta, onProgress } = callOptions;
+      const { signal, onRetry, onDelta, onProgress, onOutput } = callOptions;
       const where = `Cannot complete model call to ${baseURL}`;
       const ceiling = watchStall(clock, {
         ceilingMs,
@@ -259,6 +274,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
             return await attempt(request, callSignal, {
               ...(forwardDelta ? { onDelta: forwardDelta } : {}),
               ...(onProgress ? { onProgress } : {}),
+              ...(onOutput ? { onOutput } : {}),
             });
           } catch (error) {
             if (callSignal.aborted) throw callSignal.reason;
@@ -300,7 +316,15 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
 
 type ChatParams = OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
 
-function toRequestBody(request: ModelRequest): ChatParams {
+type BodyOptions = Pick<OpenAIProviderOptions, "reasoning" | "reasoningEffort" | "promptCacheKey">;
+
+function toRequestBody(request: ModelRequest, options: BodyOptions = {}): ChatParams {
+  const limit = request.max_tokens === undefined
+    ? {}
+    : options.reasoning
+    ? { max_completion_tokens: request.max_tokens }
+    // max_tokens rather than max_completion_tokens: llama.cpp, vLLM and Ollama understand it.
+    : { max_tokens: request.max_tokens };
   return {
     model: request.model,
     messages: request.messages.map(toChatMessage),
@@ -312,10 +336,34 @@ function toRequestBody(request: ModelRequest): ChatParams {
         })),
       }
       : {}),
-    // max_tokens rather than max_completion_tokens: llama.cpp, vLLM and Ollama understand it.
-    ...(request.max_tokens === undefined ? {} : { max_tokens: request.max_tokens }),
-    ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+    ...limit,
+    ...(request.temperature === undefined || options.reasoning ? {} : { temperature: request.temperature }),
+    ...(options.reasoning && options.reasoningEffort ? { reasoning_effort: options.reasoningEffort } : {}),
+    ...(options.promptCacheKey ? { prompt_cache_key: options.promptCacheKey } : {}),
+    ...(request.output_schema ? { response_format: responseFormat(request.output_schema) } : {}),
   };
+}
+
+/** `response_format` json_schema; strict (the server then guarantees the shape) when the schema allows it. */
+function responseFormat(output: NonNullable<ModelRequest["output_schema"]>) {
+  return {
+    type: "json_schema" as const,
+    json_schema: { name: output.name, schema: output.schema, strict: isStrictSchema(output.schema) },
+  };
+}
+
+/** What a chunk adds to the reply: its text, tool-call names and arguments, and reasoning text. */
+function streamedChars(chunk: OpenAI.Chat.ChatCompletionChunk): number {
+  const delta = chunk.choices?.[0]?.delta as
+    | (OpenAI.Chat.ChatCompletionChunk.Choice.Delta & { reasoning_content?: string; reasoning?: string })
+    | undefined;
+  if (!delta) return 0;
+  let chars = (delta.content?.length ?? 0) + (delta.reasoning_content?.length ?? 0) +
+    (typeof delta.reasoning === "string" ? delta.reasoning.length : 0);
+  for (const call of delta.tool_calls ?? []) {
+    chars += (call.function?.name?.length ?? 0) + (call.function?.arguments?.length ?? 0);
+  }
+  return chars;
 }
 
 function toChatMessage(message: Message): OpenAI.Chat.ChatCompletionMessageParam {

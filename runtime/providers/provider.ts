@@ -46,6 +46,8 @@ export interface CompleteOptions {
   onDelta?: (text: string) => void;
   /** Bytes of the response arrived (headers or body, streaming or not): the call is making progress. */
   onProgress?: () => void;
+  /** Characters of the reply as they stream in (text, tool-call arguments, reasoning): spend while it runs. */
+  onOutput?: (chars: number) => void;
 }
 
 /** A context window the server itself reports, and where it came from (for the log line). */

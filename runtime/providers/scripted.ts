@@ -88,6 +88,8 @@ export function createScriptedProvider(script: readonly ScriptEntry[], options: 
       }));
       const content = entry.content ?? "";
       if (content && callOptions.onDelta) callOptions.onDelta(content);
+      const chars = content.length + toolCalls.reduce((n, c) => n + c.name.length + c.arguments.length, 0);
+      if (chars) callOptions.onOutput?.(chars);
       const promptChars = request.messages.reduce((n, m) => n + m.content.length, 0);
       return {
         message: { role: "assistant", content, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },

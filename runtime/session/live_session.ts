@@ -15,7 +15,7 @@ import { lazyRecurring } from "../../loops/lazy_recurring.ts";
 import type { Compactor, Recurring } from "../agent/seams.ts";
 import { Budget } from "../agent/limits.ts";
 import type { Logger } from "../core/log.ts";
-import { createProvider, type ResolvedModel } from "../providers/model.ts";
+import { createProvider, requirePrice, type ResolvedModel } from "../providers/model.ts";
 import { resolveModel } from "../config/model.ts";
 import { schemaInstruction } from "./output_schema.ts";
 import { outputSchemaProblems } from "../config/output_schema_check.ts";
@@ -104,7 +104,13 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   // An output.schema that does not compile is exit 2 before any model call (ajv loads only for such jobs).
   const schemaProblems = await outputSchemaProblems(spec, job.locate ?? (() => job.path ?? "job"));
   if (schemaProblems.length > 0) throw new ValidationError(schemaProblems.join("\n"));
-  const model = resolveModel(spec.model, { env: options.env, dir: job.dir, override: options.model });
+  const model = resolveModel(spec.model, {
+    env: options.env,
+    dir: job.dir,
+    override: options.model,
+    recurringJob: spec.schedule ? spec.name : undefined,
+  });
+  if (spec.limits?.max_cost_usd !== undefined) requirePrice(model);
   const provider = await createProvider(model, { env: options.env, clock });
   const resumed = options.resume
     ? (await store.getSession(await store.resolveSessionId(options.resume)))!
@@ -226,6 +232,8 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     // system prompt and the check of the answer stay, for providers that cannot.
     ...(spec.output?.schema ? { outputSchema: { name: "final_answer", schema: spec.output.schema } } : {}),
     ...(options.onDelta ? { onDelta: (text: string) => options.onDelta!(outlets.delta(text)) } : {}),
+    price: model.price,
+    structuredOutput: model.structured_output,
   });
 
   turnRunning = () => agent.busy;

@@ -8,6 +8,7 @@ import { limitOf, type LimitReason } from "../agent/limits.ts";
 import type { SchemaCheck } from "./output_schema.ts";
 import { type RunResultFields, SCHEMA_VERSION } from "../core/events.ts";
 import type { SessionRow } from "../core/types.ts";
+import { roundUsd } from "../core/usd.ts";
 
 export type RunStatus = RunResultFields["status"];
 
@@ -179,11 +180,6 @@ export const NO_USAGE: UsageCounters = {
   cost_usd: 0,
   unpriced_calls: 0,
 };
-
-/** A sum of dollars without the float noise of adding many small prices (to a billionth of a dollar). */
-export function roundUsd(usd: number): number {
-  return Math.round(usd * 1e9) / 1e9;
-}
 
 export function buildResult(ending: Ending, facts: ResultFacts): RunResult {
   // Key order is the order `--output json` prints.

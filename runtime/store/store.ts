@@ -519,6 +519,13 @@ export interface SessionSummary {
   turns: number;
   prompt_tokens: number;
   completion_tokens: number;
+  /** Part of prompt_tokens: read from and written to the provider's prompt cache. */
+  cached_tokens: number;
+  cache_write_tokens: number;
+  /** Part of completion_tokens. */
+  reasoning_tokens: number;
+  /** USD of the session's model calls; null when any was of a model without a known price. */
+  cost_usd: number | null;
 }
 
 export interface ListSessionsOptions {

@@ -1,6 +1,7 @@
 /** Listing sessions newest first with the filters of `hermes sessions list`, as SessionSummary records. */
 import type { ListSessionsOptions, SessionSummary } from "../store.ts";
 import type { Q, Row } from "./_db.ts";
+import { roundUsd } from "../../core/usd.ts";
 
 const iso = (ms: unknown) => ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
 
@@ -21,13 +22,18 @@ function toSummary(row: Row): SessionSummary {
     turns: Number(row.turns),
     prompt_tokens: Number(row.prompt_tokens),
     completion_tokens: Number(row.completion_tokens),
+    cached_tokens: Number(row.cached_tokens),
+    cache_write_tokens: Number(row.cache_write_tokens),
+    reasoning_tokens: Number(row.reasoning_tokens),
+    cost_usd: Number(row.unpriced_calls) > 0 ? null : roundUsd(Number(row.cost_usd)),
   };
 }
 
 export async function listSessions(q: Q, options: ListSessionsOptions = {}): Promise<SessionSummary[]> {
   const rows = await q`
     SELECT id, job, status, terminal_reason, model, parent_id, created_at, updated_at, ended_at, archived_at,
-      turns, prompt_tokens, completion_tokens
+      turns, prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost_usd,
+      unpriced_calls
     FROM sessions
     WHERE ${options.archived ? q`archived_at IS NOT NULL` : q`archived_at IS NULL`}
       ${options.job === undefined ? q`` : q`AND job = ${options.job}`}

@@ -17,7 +17,9 @@ const SESSION_SUMMARY_JSON = `json_object(
   'parent_id', parent_id, 'created_at', ${sqlIso("created_at")}, 'updated_at', ${sqlIso("updated_at")},
   'ended_at', ${sqlIso("ended_at")}, 'archived', json(iif(archived_at IS NULL, 'false', 'true')),
   'archived_at', ${sqlIso("archived_at")}, 'turns', turns, 'prompt_tokens', prompt_tokens,
-  'completion_tokens', completion_tokens)`;
+  'completion_tokens', completion_tokens, 'cached_tokens', cached_tokens,
+  'cache_write_tokens', cache_write_tokens, 'reasoning_tokens', reasoning_tokens,
+  'cost_usd', iif(unpriced_calls > 0, NULL, round(cost_usd, 9)))`;
 
 export function listSessionsJson(db: SqliteDb, options: ListSessionsOptions = {}): string[] {
   const where = [options.archived ? "archived_at IS NOT NULL" : "archived_at IS NULL"];
