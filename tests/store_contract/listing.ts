@@ -87,6 +87,10 @@ export function listingContract(name: string, open: OpenStore): void {
         "turns",
         "prompt_tokens",
         "completion_tokens",
+        "cached_tokens",
+        "cache_write_tokens",
+        "reasoning_tokens",
+        "cost_usd",
       ]);
       const newest = newestFirst.find((s) => !s.archived)!;
       assert.equal(row.created_at, new Date(newest.created_at).toISOString());
@@ -147,6 +151,10 @@ export function listingContract(name: string, open: OpenStore): void {
       turns: 2,
       prompt_tokens: 30,
       completion_tokens: 4,
+      cached_tokens: 0,
+      cache_write_tokens: 0,
+      reasoning_tokens: 0,
+      cost_usd: 0,
     });
     assert.equal(await store.getSessionSummary("missing"), undefined);
   });
