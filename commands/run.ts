@@ -113,11 +113,12 @@ async function execute(cli: Cli, seen: Seen): Promise<number> {
   const jobPath = positionals[0];
   if (jobPath !== undefined) seen.jobPath = jobPath;
   const configPath = `${cli.home}/config.yaml`;
-  // Reading YAML files loads yaml and zod (~20 ms); a one-shot `-p` without config.yaml needs neither.
+  // Reading YAML files loads yaml; a one-shot `-p` without config.yaml needs none. zod is loaded only for a
+  // file the schemas compiled ahead of time do not accept (prechecked.ts).
   const files = jobPath !== undefined || await exists(configPath)
-    ? await import("../runtime/config/job_file.ts")
+    ? await import("../runtime/config/prechecked.ts")
     : undefined;
-  const config = files?.loadUserConfig(configPath, { policy: cli.policyFile });
+  const config = await files?.loadUserConfig(configPath, { policy: cli.policyFile });
   const untrusted = values.untrusted === true;
   if (untrusted && jobPath === undefined) {
     throw new ValidationError("hermes run: --untrusted holds a job file to its policy; give JOB.yaml");
@@ -129,7 +130,7 @@ async function execute(cli: Cli, seen: Seen): Promise<number> {
   try {
     let job: ResolvedJob;
     if (jobPath !== undefined && files) {
-      job = files.loadJob(jobPath, { inputs, env: cli.env, untrusted, ...(config ? { config } : {}) });
+      job = await files.loadJob(jobPath, { inputs, env: cli.env, untrusted, ...(config ? { config } : {}) });
     } else if (values.resume !== undefined) {
       store = await cli.openStore();
       job = await storedJob(store, values.resume, { env: cli.env });

@@ -62,7 +62,7 @@ export class App {
 
   /** Opens a new session: a job file or object, or config.yaml's defaults. */
   async open(params: OpenParams): Promise<ServedSession> {
-    const job = sessionJob(params, this.#jobScope());
+    const job = await sessionJob(params, this.#jobScope());
     return await this.#hub.create(job, params.model !== undefined ? { model: params.model } : {});
   }
 
@@ -141,7 +141,7 @@ export class App {
   async run(options: RunOptions): Promise<RunResult> {
     const { store, clock, env, host, signal } = this.context;
     const { job, events, log, ...rest } = options;
-    const resolved = "spec" in job ? job as ResolvedJob : resolveJobRef(job, this.#jobScope());
+    const resolved = "spec" in job ? job as ResolvedJob : await resolveJobRef(job, this.#jobScope());
     const result = await runJob({
       store,
       clock,

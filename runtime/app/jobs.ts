@@ -5,7 +5,6 @@
  */
 import { ValidationError } from "../core/errors.ts";
 import { mergeConfig, type ResolvedJob } from "../config/job.ts";
-import { jobFromObject, loadJob } from "../config/job_file.ts";
 import { JobProblems } from "../config/job_checks.ts";
 import type { JobFile, McpServerEntry, UserConfig } from "../config/job_schema.ts";
 
@@ -38,8 +37,12 @@ export type Validation =
   | { valid: true; name: string }
   | { valid: false; error: string; errors: readonly string[] };
 
-/** Resolves a job given as a path or an object; a bad job is a ValidationError. */
-export function resolveJobRef(ref: JobRef, scope: JobScope): ResolvedJob {
+/**
+ * Resolves a job given as a path or an object; a bad job is a ValidationError. zod (job_file.ts) is loaded
+ * on first use: `hermes run JOB.yaml` passes a job it loaded itself and never pays for it.
+ */
+export async function resolveJobRef(ref: JobRef, scope: JobScope): Promise<ResolvedJob> {
+  const { jobFromObject, loadJob } = await import("../config/job_file.ts");
   const { env, config } = scope;
   const cwd = ref.cwd ?? scope.cwd;
   const inputs = Object.fromEntries(Object.entries(ref.inputs ?? {}).map(([k, v]) => [k, String(v)]));
@@ -53,8 +56,8 @@ export function resolveJobRef(ref: JobRef, scope: JobScope): ResolvedJob {
 }
 
 /** The job of a new interactive session: the job, plus the client's system prompt and MCP servers. */
-export function sessionJob(params: SessionJob, scope: JobScope): ResolvedJob {
-  let job = resolveJobRef(params, scope);
+export async function sessionJob(params: SessionJob, scope: JobScope): Promise<ResolvedJob> {
+  let job = await resolveJobRef(params, scope);
   if (params.system !== undefined && params.system.trim() !== "") {
     const system = job.spec.system ? `${job.spec.system}\n\n${params.system}` : params.system;
     job = { ...job, spec: { ...job.spec, system } };
@@ -76,6 +79,7 @@ export async function validateJob(
   const { config, cwd } = scope;
   // ajv, so that an output.schema that does not compile is listed with the job's other problems.
   const { compileJsonSchema: compileSchema } = await import("../config/json_schema.ts");
+  const { jobFromObject, loadJob } = await import("../config/job_file.ts");
   const options = { validateOnly: true, compileSchema, ...(config ? { config } : {}) };
   try {
     const job = "path" in ref

@@ -1,24 +1,21 @@
 /**
- * Loading job files and config.yaml (docs/job-file.md): YAML with positions → zod validation → resolveJob. Every
- * error names file:line:col and exits 2. Importing this module loads yaml and zod: import it lazily on paths
- * that may not need it.
+ * Loading job files and config.yaml (docs/job-file.md) with zod's validation, whose messages name every
+ * problem at its file:line:col (the pipeline is job_load.ts). Importing this module loads yaml and zod:
+ * import it lazily on paths that may not need it (`hermes run` loads prechecked.ts instead).
  */
-import { dirname, resolve } from "node:path";
 import type { z } from "zod";
-import { ValidationError } from "../core/errors.ts";
-import { type LoadJobOptions, type ResolvedJob, resolveJob } from "./job.ts";
-import { assertRunnable, JobProblems } from "./job_checks.ts";
+import type { LoadJobOptions, ResolvedJob } from "./job.ts";
+import { JobProblems } from "./job_checks.ts";
 import { JobFile, UserConfig } from "./job_schema.ts";
-import { boundedLimits, type PolicyContext, policyProblems, untrustedPolicy } from "./policy.ts";
 import { type Policy, PolicyConfig } from "./policy_schema.ts";
-import { describeIssue, offsetOf, position } from "../core/yaml_positions.ts";
-import { entryRelativeTo } from "./plugin_entry.ts";
-import { parseYamlSource, type YamlSource } from "../core/yaml_source.ts";
+import { describeIssue } from "../core/yaml_positions.ts";
+import type { YamlSource } from "../core/yaml_source.ts";
+import * as load from "./job_load.ts";
+
+export type { UserConfigOptions } from "./job_load.ts";
 
 function validate<T extends z.ZodType>(schema: T, file: string, parsed: YamlSource): z.infer<T> {
-  if (parsed.value === null || typeof parsed.value !== "object" || Array.isArray(parsed.value)) {
-    throw new ValidationError(`${file}:1:1: expected a mapping of keys (name, prompt, …) at the top level`);
-  }
+  load.assertMapping(file, parsed);
   const result = schema.safeParse(parsed.value);
   if (result.success) return result.data;
   // Every issue, one line each (an unknown-keys issue once per key), so one pass fixes the whole file.
@@ -28,164 +25,42 @@ function validate<T extends z.ZodType>(schema: T, file: string, parsed: YamlSour
   throw new JobProblems(issues.map((issue) => describeIssue(file, parsed.doc, parsed.lines, schema, issue)));
 }
 
-function readText(path: string, what: string): string {
-  try {
-    return Deno.readTextFileSync(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      throw new ValidationError(`Cannot read ${what} "${path}": no such file`);
-    }
-    if (error instanceof Deno.errors.IsADirectory) {
-      throw new ValidationError(`Cannot read ${what} "${path}": it is a directory`);
-    }
-    throw new ValidationError(`Cannot read ${what} "${path}": ${(error as Error).message}`);
-  }
-}
-
-export interface UserConfigOptions {
-  /** A policy file (`--policy`, `HERMES_POLICY`): it replaces config.yaml's `policy:`. */
-  policy?: string | undefined;
-}
+export const zodValidators: load.ConfigValidators = {
+  jobFile: (file, parsed) => validate(JobFile, file, parsed),
+  userConfig: (file, parsed) => validate(UserConfig, file, parsed),
+  policy: (file, parsed) => validate(PolicyConfig, file, parsed),
+  jobObject(value) {
+    const result = JobFile.safeParse(value);
+    if (result.success) return result.data;
+    throw new JobProblems(result.error.issues.map((issue) => {
+      const where = issue.path.map(String).join(".") || "(root)";
+      return `job: ${where}: ${issue.message}`;
+    }));
+  },
+};
 
 /**
  * Loads config.yaml (undefined when there is none and no policy file), with the trust policy in force
  * attached as `policies`.
  */
-export function loadUserConfig(path: string, options: UserConfigOptions = {}): UserConfig | undefined {
-  const policy = options.policy !== undefined ? loadPolicy(options.policy) : undefined;
-  let text: string;
-  try {
-    text = Deno.readTextFileSync(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return policy ? { policies: [policy] } : undefined;
-    throw new ValidationError(`Cannot read config "${path}": ${(error as Error).message}`);
-  }
-  const parsed = parseYamlSource(path, text);
-  const config: UserConfig = validate(UserConfig, path, parsed);
-  if (policy) config.policies = [policy];
-  else if (config.policy) {
-    config.policies = [{
-      rules: config.policy,
-      source: `the policy of ${path}`,
-      dir: dirname(resolve(path)),
-      locate: (rule) =>
-        `${path}:${position(parsed.lines, offsetOf(parsed.doc, ["policy", ...rule.split(".")]))}`,
-    }];
-  }
-  // Global plugins live beside config.yaml: their paths and path grants resolve against its directory.
-  const dir = dirname(resolve(path));
-  if (config.plugins) config.plugins = config.plugins.map((entry) => entryRelativeTo(entry, dir));
-  // So do global MCP servers' cwd and sandbox paths (a job's resolve against the job's directory).
-  for (const [name, entry] of Object.entries(config.mcp_servers ?? {})) {
-    const sandbox = entry.sandbox === "off" || entry.sandbox === undefined ? entry.sandbox : {
-      ...entry.sandbox,
-      ...(entry.sandbox.read ? { read: entry.sandbox.read.map((path) => resolve(dir, path)) } : {}),
-      ...(entry.sandbox.write ? { write: entry.sandbox.write.map((path) => resolve(dir, path)) } : {}),
-    };
-    config.mcp_servers![name] = {
-      ...entry,
-      ...(entry.command !== undefined ? { cwd: resolve(dir, entry.cwd ?? ".") } : {}),
-      ...(sandbox !== undefined ? { sandbox } : {}),
-    };
-  }
-  return config;
+export function loadUserConfig(
+  path: string,
+  options: load.UserConfigOptions = {},
+): ReturnType<typeof load.loadUserConfig> {
+  return load.loadUserConfig(path, options, zodValidators);
 }
 
 /** Loads a trust policy file (policy_schema.ts); relative roots resolve against its directory. */
 export function loadPolicy(path: string): Policy {
-  const parsed = parseYamlSource(path, readText(path, "policy file"));
-  const rules = validate(PolicyConfig, path, parsed);
-  return {
-    rules,
-    source: `policy ${path}`,
-    dir: dirname(resolve(path)),
-    locate: (rule) => `${path}:${position(parsed.lines, offsetOf(parsed.doc, rule.split(".")))}`,
-  };
-}
-
-/**
- * Refuses (exit 2, one line per problem) a job asking for more than a policy in force allows: config.yaml's
- * or the policy file's, and `--untrusted`'s built-in one.
- */
-function enforcePolicies(spec: JobFile, options: LoadJobOptions, context: PolicyContext): Policy[] {
-  const policies = [
-    ...(options.config?.policies ?? []),
-    ...(options.untrusted ? [untrustedPolicy(context.dir)] : []),
-  ];
-  const problems = policies.flatMap((policy) => policyProblems(spec, policy, context));
-  if (problems.length > 0) throw new JobProblems(problems);
-  return policies;
-}
-
-/**
- * The resolved job with what the policies impose: limit ceilings (an unset limit becomes the ceiling) and,
- * for `--untrusted`, a shell sandbox that shows only the job directory (and the system directories
- * programs need) instead of the whole host.
- */
-function bounded(job: ResolvedJob, policies: readonly Policy[], untrusted: boolean): ResolvedJob {
-  let spec = job.spec;
-  if (policies.some((policy) => policy.rules.limits)) {
-    const limits = boundedLimits(spec.limits, policies);
-    if (limits) spec = { ...spec, limits };
-  }
-  const shell = spec.tools?.shell;
-  if (untrusted && shell && shell.sandbox !== "off" && !shell.sandbox?.read) {
-    spec = {
-      ...spec,
-      tools: { ...spec.tools, shell: { ...shell, sandbox: { ...shell.sandbox, read: ["."] } } },
-    };
-  }
-  return spec === job.spec ? job : { ...job, spec };
+  return load.loadPolicy(path, zodValidators);
 }
 
 /** Loads, validates and resolves a job file; `locate` names the `file:line:col` of a key path in it. */
-export function loadJob(
-  path: string,
-  options: LoadJobOptions = {},
-): ResolvedJob & { locate: (keyPath: (string | number)[]) => string } {
-  const text = readText(path, "job file");
-  const parsed = parseYamlSource(path, text);
-  const spec = validate(JobFile, path, parsed);
-  const absolute = resolve(path);
-  const locate = (keyPath: (string | number)[]) =>
-    `${path}:${position(parsed.lines, offsetOf(parsed.doc, keyPath))}`;
-  const policies = enforcePolicies(spec, options, { dir: dirname(absolute), locate });
-  const job = bounded(
-    resolveJob(spec, { ...options, path: absolute, dir: dirname(absolute), file: path, locate }),
-    policies,
-    options.untrusted === true,
-  );
-  assertRunnable(job.spec, {
-    dir: job.dir,
-    locate,
-    templated: options.validateOnly === true,
-    configPlugins: options.config?.plugins?.length ?? 0,
-    compileSchema: options.compileSchema,
-  });
-  return { ...job, locate };
+export function loadJob(path: string, options: LoadJobOptions = {}): ReturnType<typeof load.loadJob> {
+  return load.loadJob(path, options, zodValidators);
 }
 
 /** Validates a job given as an object (JSON-RPC `job.run {job}` and `session.create {job}`). */
 export function jobFromObject(value: unknown, dir: string, options: LoadJobOptions = {}): ResolvedJob {
-  const result = JobFile.safeParse(value);
-  if (!result.success) {
-    throw new JobProblems(result.error.issues.map((issue) => {
-      const where = issue.path.map(String).join(".") || "(root)";
-      return `job: ${where}: ${issue.message}`;
-    }));
-  }
-  const policies = enforcePolicies(result.data, options, { dir, locate: () => "job" });
-  const job = bounded(
-    resolveJob(result.data, { ...options, path: null, dir, file: "job" }),
-    policies,
-    options.untrusted === true,
-  );
-  assertRunnable(job.spec, {
-    dir,
-    locate: () => "job",
-    templated: options.validateOnly === true,
-    configPlugins: options.config?.plugins?.length ?? 0,
-    compileSchema: options.compileSchema,
-  });
-  return job;
+  return load.jobFromObject(value, dir, options, zodValidators);
 }

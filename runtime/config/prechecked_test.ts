@@ -1,0 +1,126 @@
+import assert from "node:assert/strict";
+import { parse } from "yaml";
+import { generate } from "../../scripts/config_validators.ts";
+import { JobFile } from "./job_schema.ts";
+import * as zodFiles from "./job_file.ts";
+import { loadJob, precheckedJobFile } from "./prechecked.ts";
+import { ValidationError } from "../core/errors.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+Deno.test("the schemas compiled ahead of time are those of job_schema.ts and policy_schema.ts today", async () => {
+  for (const [file, text] of Object.entries(generate())) {
+    const current = await Deno.readTextFile(new URL(`./_prechecks/${file}`, import.meta.url));
+    assert.ok(current === text, `runtime/config/_prechecks/${file} is stale: run \`deno task validators\``);
+  }
+});
+
+/** Jobs the compiled check accepts: zod returns the same value, keys in the same order. */
+const ACCEPTED = [
+  "name: a\nprompt: hi\n",
+  // Keys out of the schema's order, at every level; records keep the file's order (zod does too).
+  "prompt: hi\nlimits: { timeout: 1m, max_turns: 3 }\nname: b\nenv: { Z: 1, A: two, M: true }\n" +
+  "tools:\n  list_dir: { max_entries: 5, paths: [.] }\n  read_file: {}\n" +
+  "model: { temperature: 0.5, name: m, base_url: 'http://127.0.0.1:8080/v1', provider: openai }\n",
+  "name: c\ninputs:\n  who: { default: world, type: string }\n  n: { type: number, default: 2 }\nprompt: hi {{ inputs.who }}\n",
+  "name: d\ntools:\n  shell:\n    allow: ['git *']\n    sandbox: { net: false, write: [./out], limits: { tmp: 64MiB, processes: 64 } }\n" +
+  "    max_output: 1024\n",
+  "name: e\ntools: { shell: { allow: ['ls'], sandbox: off } }\noutput: { schema: { type: object, required: [a] }, format: json }\n",
+  "name: f\nschedule: { timezone: Europe/Paris, cron: '0 9 * * 1-5' }\nplugins: [{ path: ./p, permissions: { net: [a.example] } }]\n",
+];
+
+/** Jobs it leaves to zod: mistakes, and what only a zod refinement can judge. */
+const LEFT_TO_ZOD = [
+  "name: Bad Name\n",
+  "name: a\nlimits: { max_turns: 0 }\n",
+  "name: a\nunknown: 1\n",
+  "name: a\nmodel: { base_url: ' http://x/' }\n", // zod would trim it: its value differs from the file's
+  "name: a\nmodel: { base_url: 'not a url' }\n",
+  "name: a\ntools: { shell: { sandbox: { net: [a.example] } } }\n", // refused by a refinement
+  "name: a\nmcp_servers: { s: { command: x, url: 'http://x/' } }\n", // exactly one of them: a refinement
+  "name: a\nmcp_servers: { s: { command: x } }\n", // valid, but the refinement is zod's to check
+  "name: a\nlimits: { timeout: forever }\n",
+  "name: a\nmodel: { temperature: .nan }\n",
+];
+
+Deno.test("a job the compiled check accepts is exactly what zod returns, in zod's key order", () => {
+  for (const yaml of ACCEPTED) {
+    const value = parse(yaml);
+    const zod = JobFile.parse(value);
+    const fast = precheckedJobFile(value);
+    assert.ok(fast !== undefined, `the compiled check should accept:\n${yaml}`);
+    assert.equal(JSON.stringify(fast), JSON.stringify(zod), yaml);
+    assert.deepEqual(fast, zod);
+  }
+});
+
+Deno.test("every example job file passes the compiled check and loads as through zod", async () => {
+  let seen = 0;
+  for (const entry of Deno.readDirSync(`${ROOT}examples`)) {
+    if (!entry.name.endsWith(".yaml") || entry.name.includes(".replies.")) continue;
+    const path = `${ROOT}examples/${entry.name}`;
+    assert.ok(precheckedJobFile(parse(await Deno.readTextFile(path))) !== undefined, entry.name);
+    const options = { validateOnly: true };
+    const fast = await loadJob(path, options);
+    const zod = zodFiles.loadJob(path, options);
+    assert.equal(JSON.stringify(fast.spec), JSON.stringify(zod.spec), entry.name);
+    seen++;
+  }
+  assert.ok(seen >= 3, `examples/ should hold job files, found ${seen}`);
+});
+
+Deno.test("what the compiled check does not accept, zod judges: the same value or the same message", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "hermes-prechecked-" });
+  for (const yaml of LEFT_TO_ZOD) {
+    assert.equal(precheckedJobFile(parse(yaml)), undefined, `left to zod:\n${yaml}`);
+    const path = `${dir}/job.yaml`;
+    await Deno.writeTextFile(path, yaml);
+    const outcome = async (load: () => unknown) => {
+      try {
+        return { spec: JSON.stringify(((await load()) as { spec: unknown }).spec) };
+      } catch (error) {
+        assert.ok(error instanceof ValidationError, String(error));
+        return { error: error.message };
+      }
+    };
+    const fast = await outcome(() => loadJob(path, { validateOnly: true }));
+    assert.deepEqual(fast, await outcome(() => zodFiles.loadJob(path, { validateOnly: true })), yaml);
+  }
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("hermes run loads neither zod nor ajv before its first model request: no static import reaches them", async () => {
+  const { stdout, success } = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", `${ROOT}main.ts`],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  assert.ok(success);
+  const graph = JSON.parse(new TextDecoder().decode(stdout)) as {
+    modules: { specifier: string; dependencies?: { code?: { specifier?: string }; isDynamic?: boolean }[] }[];
+  };
+  const modules = new Map(graph.modules.map((m) => [m.specifier, m]));
+  // What `hermes run JOB.yaml` imports: commands/run.ts and the job loader it imports on use.
+  const roots = ["commands/run.ts", "runtime/config/prechecked.ts"].map((path) =>
+    new URL(path, `file://${ROOT}`).href
+  );
+  const reached = new Set<string>();
+  const packages = new Map<string, string>();
+  const walk = (specifier: string) => {
+    if (reached.has(specifier)) return;
+    reached.add(specifier);
+    for (const dep of modules.get(specifier)?.dependencies ?? []) {
+      const target = dep.code?.specifier;
+      if (!target || dep.isDynamic) continue;
+      if (target.startsWith("npm:")) {
+        packages.set(target.replace(/^npm:\/?(@?[^@/]+(\/[^@/]+)?).*$/, "$1"), specifier);
+      } else walk(target);
+    }
+  };
+  roots.forEach(walk);
+  for (const heavy of ["zod", "ajv", "ajv-formats"]) {
+    assert.ok(!packages.has(heavy), `${packages.get(heavy)} imports ${heavy} statically`);
+  }
+  assert.ok(packages.has("yaml"), "the walk reaches the job loader (it imports yaml)");
+});
