@@ -1,6 +1,6 @@
 /** The job files a daemon serves: `hermes daemon [JOB.yaml | DIR]...`, the ones with a `schedule:`. */
 import { resolve } from "node:path";
-import { LineCounter, parseDocument } from "yaml";
+import { LineCounter, parseDocument } from "../../runtime/core/yaml.ts";
 import { ValidationError } from "../../runtime/core/errors.ts";
 import { loadJob } from "../../runtime/config/job_file.ts";
 import type { ScheduleConfig } from "../../runtime/config/job_schema.ts";

@@ -1,5 +1,5 @@
 /** Maps zod issues on a YAML document to `file:line:col` messages with key paths and "did you mean". */
-import { type Document, isMap, isPair, isScalar, type LineCounter } from "yaml";
+import { type Document, isMap, isPair, isScalar, type LineCounter } from "./yaml.ts";
 import type { z } from "zod";
 import { nearest } from "./suggest.ts";
 import { keyPath } from "./key_path.ts";

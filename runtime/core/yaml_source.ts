@@ -2,7 +2,7 @@
  * YAML files users write (job files, config.yaml, scripted replies): parsed with positions, so every error —
  * a syntax error, an unresolved alias, an alias bomb — is one `file:line:col: …` ValidationError (exit 2).
  */
-import { type Document, isAlias, LineCounter, parseDocument, visit } from "yaml";
+import { type Document, isAlias, LineCounter, parseDocument, visit } from "./yaml.ts";
 import { ValidationError } from "./errors.ts";
 
 export interface YamlSource {
