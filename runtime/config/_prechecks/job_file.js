@@ -5,7 +5,7 @@
 // edit. runtime/config/prechecked.ts uses it.
 "use strict";
 export const validate = validate20;
-const schema31 = {"type":"object","properties":{"$schema":{"type":"string"},"name":{"type":"string","pattern":"^[a-z0-9._-]+$"},"description":{"type":"string"},"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"script":{"type":"string","minLength":1},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false}},"additionalProperties":false},"system":{"type":"string"},"inputs":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_-]*$"},"additionalProperties":{"type":"object","properties":{"type":{"type":"string","enum":["string","number","boolean"]},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"additionalProperties":false}},"env":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":["string","number","boolean"]}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"prompt":{"type":"string"},"steps":{"type":"array","items":{"type":"string","minLength":1}},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"},"not":{}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","minLength":1}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"type":"boolean"},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"approval":{"type":"object","properties":{"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"url":{"type":"string","format":"uri"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false,"not":{}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"schedule":{"type":"object","properties":{"cron":{"type":"string","minLength":1},"timezone":{"type":"string","minLength":1},"catch_up":{"type":"string","enum":["one","none"]},"on_crash":{"type":"string","enum":["skip","rerun"]},"overlap":{"type":"string","enum":["skip","queue","cancel_previous"]}},"required":["cron"],"additionalProperties":false},"output":{"type":"object","properties":{"format":{"type":"string","enum":["text","json","stream-json"]},"file":{"type":"string","minLength":1},"schema":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}}},"additionalProperties":false},"store":{"type":"object","properties":{"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false}},"required":["name"],"additionalProperties":false,"$id":"job_file"};
+const schema31 = {"type":"object","properties":{"$schema":{"type":"string"},"name":{"type":"string","pattern":"^[a-z0-9._-]+$"},"description":{"type":"string"},"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"script":{"type":"string","minLength":1},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false}},"additionalProperties":false},"system":{"type":"string"},"inputs":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_-]*$"},"additionalProperties":{"type":"object","properties":{"type":{"type":"string","enum":["string","number","boolean"]},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"additionalProperties":false}},"env":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":["string","number","boolean"]}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"prompt":{"type":"string"},"steps":{"type":"array","items":{"type":"string","minLength":1}},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"},"not":{}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","minLength":1}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"type":"boolean"},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"approval":{"type":"object","properties":{"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"url":{"type":"string","format":"uri"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false,"not":{}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0}},"additionalProperties":false},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"schedule":{"type":"object","properties":{"cron":{"type":"string","minLength":1},"timezone":{"type":"string","minLength":1},"catch_up":{"type":"string","enum":["one","none"]},"on_crash":{"type":"string","enum":["skip","rerun"]},"overlap":{"type":"string","enum":["skip","queue","cancel_previous"]},"max_cost_usd_per_day":{"type":"number","exclusiveMinimum":0}},"required":["cron"],"additionalProperties":false},"output":{"type":"object","properties":{"format":{"type":"string","enum":["text","json","stream-json"]},"file":{"type":"string","minLength":1},"schema":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}}},"additionalProperties":false},"store":{"type":"object","properties":{"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false}},"required":["name"],"additionalProperties":false,"$id":"job_file"};
 const func1 = Object.prototype.hasOwnProperty;
 const pattern4 = new RegExp("^[a-z0-9._-]+$", "");
 const pattern5 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "");
@@ -422,6 +422,194 @@ var valid1 = _errs35 === errors;
 else {
 var valid1 = true;
 }
+if(valid1){
+if(data3.platform !== undefined){
+let data18 = data3.platform;
+const _errs40 = errors;
+if(typeof data18 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/model/platform",schemaPath:"#/properties/model/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data18 === "anthropic") || (data18 === "bedrock")) || (data18 === "vertex"))){
+validate20.errors = [{instancePath:instancePath+"/model/platform",schemaPath:"#/properties/model/properties/platform/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.platform.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs40 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.reasoning !== undefined){
+const _errs42 = errors;
+if(typeof data3.reasoning !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/model/reasoning",schemaPath:"#/properties/model/properties/reasoning/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid1 = _errs42 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.reasoning_effort !== undefined){
+let data20 = data3.reasoning_effort;
+const _errs44 = errors;
+if(typeof data20 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((data20 === "minimal") || (data20 === "low")) || (data20 === "medium")) || (data20 === "high"))){
+validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.reasoning_effort.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs44 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.structured_output !== undefined){
+let data21 = data3.structured_output;
+const _errs46 = errors;
+if(typeof data21 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data21 === "auto") || (data21 === "native")) || (data21 === "prompt"))){
+validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.structured_output.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs46 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.pricing !== undefined){
+let data22 = data3.pricing;
+const _errs48 = errors;
+if(errors === _errs48){
+if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
+let missing2;
+if(((data22.input === undefined) && (missing2 = "input")) || ((data22.output === undefined) && (missing2 = "output"))){
+validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/properties/model/properties/pricing/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+return false;
+}
+else {
+const _errs50 = errors;
+for(const key3 in data22){
+if(!((((key3 === "input") || (key3 === "output")) || (key3 === "cached_input")) || (key3 === "cache_write"))){
+validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/properties/model/properties/pricing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs50 === errors){
+if(data22.input !== undefined){
+let data23 = data22.input;
+const _errs51 = errors;
+if(errors === _errs51){
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 < 0 || isNaN(data23)){
+validate20.errors = [{instancePath:instancePath+"/model/pricing/input",schemaPath:"#/properties/model/properties/pricing/properties/input/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/model/pricing/input",schemaPath:"#/properties/model/properties/pricing/properties/input/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid3 = _errs51 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data22.output !== undefined){
+let data24 = data22.output;
+const _errs53 = errors;
+if(errors === _errs53){
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 < 0 || isNaN(data24)){
+validate20.errors = [{instancePath:instancePath+"/model/pricing/output",schemaPath:"#/properties/model/properties/pricing/properties/output/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/model/pricing/output",schemaPath:"#/properties/model/properties/pricing/properties/output/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid3 = _errs53 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data22.cached_input !== undefined){
+let data25 = data22.cached_input;
+const _errs55 = errors;
+if(errors === _errs55){
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 < 0 || isNaN(data25)){
+validate20.errors = [{instancePath:instancePath+"/model/pricing/cached_input",schemaPath:"#/properties/model/properties/pricing/properties/cached_input/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/model/pricing/cached_input",schemaPath:"#/properties/model/properties/pricing/properties/cached_input/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid3 = _errs55 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data22.cache_write !== undefined){
+let data26 = data22.cache_write;
+const _errs57 = errors;
+if(errors === _errs57){
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 0 || isNaN(data26)){
+validate20.errors = [{instancePath:instancePath+"/model/pricing/cache_write",schemaPath:"#/properties/model/properties/pricing/properties/cache_write/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/model/pricing/cache_write",schemaPath:"#/properties/model/properties/pricing/properties/cache_write/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid3 = _errs57 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/properties/model/properties/pricing/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid1 = _errs48 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -448,28 +636,28 @@ var valid0 = true;
 }
 if(valid0){
 if(data.system !== undefined){
-const _errs40 = errors;
+const _errs59 = errors;
 if(typeof data.system !== "string"){
 validate20.errors = [{instancePath:instancePath+"/system",schemaPath:"#/properties/system/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid0 = _errs40 === errors;
+var valid0 = _errs59 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.inputs !== undefined){
-let data19 = data.inputs;
-const _errs42 = errors;
-if(errors === _errs42){
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-for(const key3 in data19){
-const _errs44 = errors;
-if(errors === _errs44){
-if(typeof key3 === "string"){
-if(!pattern8.test(key3)){
-const err0 = {instancePath:instancePath+"/inputs",schemaPath:"#/properties/inputs/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_-]*$"+"\"",propertyName:key3};
+let data28 = data.inputs;
+const _errs61 = errors;
+if(errors === _errs61){
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+for(const key4 in data28){
+const _errs63 = errors;
+if(errors === _errs63){
+if(typeof key4 === "string"){
+if(!pattern8.test(key4)){
+const err0 = {instancePath:instancePath+"/inputs",schemaPath:"#/properties/inputs/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_-]*$"+"\"",propertyName:key4};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -480,7 +668,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath:instancePath+"/inputs",schemaPath:"#/properties/inputs/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key3};
+const err1 = {instancePath:instancePath+"/inputs",schemaPath:"#/properties/inputs/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key4};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -490,9 +678,9 @@ vErrors.push(err1);
 errors++;
 }
 }
-var valid3 = _errs44 === errors;
-if(!valid3){
-const err2 = {instancePath:instancePath+"/inputs",schemaPath:"#/properties/inputs/propertyNames",keyword:"propertyNames",params:{propertyName: key3},message:"property name must be valid"};
+var valid4 = _errs63 === errors;
+if(!valid4){
+const err2 = {instancePath:instancePath+"/inputs",schemaPath:"#/properties/inputs/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -505,73 +693,73 @@ return false;
 break;
 }
 }
-if(valid3){
-for(const key4 in data19){
-let data20 = data19[key4];
-const _errs47 = errors;
-if(errors === _errs47){
-if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
-const _errs49 = errors;
-for(const key5 in data20){
-if(!((((key5 === "type") || (key5 === "required")) || (key5 === "default")) || (key5 === "description"))){
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/inputs/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
+if(valid4){
+for(const key5 in data28){
+let data29 = data28[key5];
+const _errs66 = errors;
+if(errors === _errs66){
+if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
+const _errs68 = errors;
+for(const key6 in data29){
+if(!((((key6 === "type") || (key6 === "required")) || (key6 === "default")) || (key6 === "description"))){
+validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/inputs/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs49 === errors){
-if(data20.type !== undefined){
-let data21 = data20.type;
-const _errs50 = errors;
-if(typeof data21 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key4.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/inputs/additionalProperties/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(_errs68 === errors){
+if(data29.type !== undefined){
+let data30 = data29.type;
+const _errs69 = errors;
+if(typeof data30 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/inputs/additionalProperties/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data21 === "string") || (data21 === "number")) || (data21 === "boolean"))){
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key4.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/inputs/additionalProperties/properties/type/enum",keyword:"enum",params:{allowedValues: schema31.properties.inputs.additionalProperties.properties.type.enum},message:"must be equal to one of the allowed values"}];
+if(!(((data30 === "string") || (data30 === "number")) || (data30 === "boolean"))){
+validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/inputs/additionalProperties/properties/type/enum",keyword:"enum",params:{allowedValues: schema31.properties.inputs.additionalProperties.properties.type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid5 = _errs50 === errors;
+var valid6 = _errs69 === errors;
 }
 else {
-var valid5 = true;
+var valid6 = true;
 }
-if(valid5){
-if(data20.required !== undefined){
-const _errs52 = errors;
-if(typeof data20.required !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key4.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/inputs/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(valid6){
+if(data29.required !== undefined){
+const _errs71 = errors;
+if(typeof data29.required !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/inputs/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid5 = _errs52 === errors;
+var valid6 = _errs71 === errors;
 }
 else {
-var valid5 = true;
+var valid6 = true;
 }
-if(valid5){
-if(data20.default !== undefined){
-let data23 = data20.default;
-const _errs54 = errors;
-if(((typeof data23 !== "string") && (!((typeof data23 == "number") && (isFinite(data23))))) && (typeof data23 !== "boolean")){
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key4.replace(/~/g, "~0").replace(/\//g, "~1")+"/default",schemaPath:"#/properties/inputs/additionalProperties/properties/default/type",keyword:"type",params:{type: schema31.properties.inputs.additionalProperties.properties.default.type},message:"must be string,number,boolean"}];
+if(valid6){
+if(data29.default !== undefined){
+let data32 = data29.default;
+const _errs73 = errors;
+if(((typeof data32 !== "string") && (!((typeof data32 == "number") && (isFinite(data32))))) && (typeof data32 !== "boolean")){
+validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/default",schemaPath:"#/properties/inputs/additionalProperties/properties/default/type",keyword:"type",params:{type: schema31.properties.inputs.additionalProperties.properties.default.type},message:"must be string,number,boolean"}];
 return false;
 }
-var valid5 = _errs54 === errors;
+var valid6 = _errs73 === errors;
 }
 else {
-var valid5 = true;
+var valid6 = true;
 }
-if(valid5){
-if(data20.description !== undefined){
-const _errs56 = errors;
-if(typeof data20.description !== "string"){
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key4.replace(/~/g, "~0").replace(/\//g, "~1")+"/description",schemaPath:"#/properties/inputs/additionalProperties/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(valid6){
+if(data29.description !== undefined){
+const _errs75 = errors;
+if(typeof data29.description !== "string"){
+validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/description",schemaPath:"#/properties/inputs/additionalProperties/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid5 = _errs56 === errors;
+var valid6 = _errs75 === errors;
 }
 else {
-var valid5 = true;
+var valid6 = true;
 }
 }
 }
@@ -579,12 +767,12 @@ var valid5 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/inputs/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/inputs/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid4 = _errs47 === errors;
-if(!valid4){
+var valid5 = _errs66 === errors;
+if(!valid5){
 break;
 }
 }
@@ -595,21 +783,21 @@ validate20.errors = [{instancePath:instancePath+"/inputs",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs42 === errors;
+var valid0 = _errs61 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.env !== undefined){
-let data25 = data.env;
-const _errs58 = errors;
-if(errors === _errs58){
-if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
-for(const key6 in data25){
-const _errs60 = errors;
-if(typeof key6 !== "string"){
-const err3 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key6};
+let data34 = data.env;
+const _errs77 = errors;
+if(errors === _errs77){
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+for(const key7 in data34){
+const _errs79 = errors;
+if(typeof key7 !== "string"){
+const err3 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key7};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -618,9 +806,9 @@ vErrors.push(err3);
 }
 errors++;
 }
-var valid6 = _errs60 === errors;
-if(!valid6){
-const err4 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames",keyword:"propertyNames",params:{propertyName: key6},message:"property name must be valid"};
+var valid7 = _errs79 === errors;
+if(!valid7){
+const err4 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames",keyword:"propertyNames",params:{propertyName: key7},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -633,16 +821,16 @@ return false;
 break;
 }
 }
-if(valid6){
-for(const key7 in data25){
-let data26 = data25[key7];
-const _errs63 = errors;
-if(((typeof data26 !== "string") && (!((typeof data26 == "number") && (isFinite(data26))))) && (typeof data26 !== "boolean")){
-validate20.errors = [{instancePath:instancePath+"/env/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/type",keyword:"type",params:{type: schema31.properties.env.additionalProperties.type},message:"must be string,number,boolean"}];
+if(valid7){
+for(const key8 in data34){
+let data35 = data34[key8];
+const _errs82 = errors;
+if(((typeof data35 !== "string") && (!((typeof data35 == "number") && (isFinite(data35))))) && (typeof data35 !== "boolean")){
+validate20.errors = [{instancePath:instancePath+"/env/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/type",keyword:"type",params:{type: schema31.properties.env.additionalProperties.type},message:"must be string,number,boolean"}];
 return false;
 }
-var valid7 = _errs63 === errors;
-if(!valid7){
+var valid8 = _errs82 === errors;
+if(!valid8){
 break;
 }
 }
@@ -653,25 +841,25 @@ validate20.errors = [{instancePath:instancePath+"/env",schemaPath:"#/properties/
 return false;
 }
 }
-var valid0 = _errs58 === errors;
+var valid0 = _errs77 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.redact !== undefined){
-let data27 = data.redact;
-const _errs65 = errors;
-if(errors === _errs65){
-if(Array.isArray(data27)){
-var valid8 = true;
-const len0 = data27.length;
+let data36 = data.redact;
+const _errs84 = errors;
+if(errors === _errs84){
+if(Array.isArray(data36)){
+var valid9 = true;
+const len0 = data36.length;
 for(let i0=0; i0<len0; i0++){
-let data28 = data27[i0];
-const _errs67 = errors;
-if(errors === _errs67){
-if(typeof data28 === "string"){
-if(!pattern5.test(data28)){
+let data37 = data36[i0];
+const _errs86 = errors;
+if(errors === _errs86){
+if(typeof data37 === "string"){
+if(!pattern5.test(data37)){
 validate20.errors = [{instancePath:instancePath+"/redact/" + i0,schemaPath:"#/properties/redact/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
 return false;
 }
@@ -681,8 +869,8 @@ validate20.errors = [{instancePath:instancePath+"/redact/" + i0,schemaPath:"#/pr
 return false;
 }
 }
-var valid8 = _errs67 === errors;
-if(!valid8){
+var valid9 = _errs86 === errors;
+if(!valid9){
 break;
 }
 }
@@ -692,37 +880,37 @@ validate20.errors = [{instancePath:instancePath+"/redact",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs65 === errors;
+var valid0 = _errs84 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.prompt !== undefined){
-const _errs69 = errors;
+const _errs88 = errors;
 if(typeof data.prompt !== "string"){
 validate20.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid0 = _errs69 === errors;
+var valid0 = _errs88 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.steps !== undefined){
-let data30 = data.steps;
-const _errs71 = errors;
-if(errors === _errs71){
-if(Array.isArray(data30)){
-var valid9 = true;
-const len1 = data30.length;
+let data39 = data.steps;
+const _errs90 = errors;
+if(errors === _errs90){
+if(Array.isArray(data39)){
+var valid10 = true;
+const len1 = data39.length;
 for(let i1=0; i1<len1; i1++){
-let data31 = data30[i1];
-const _errs73 = errors;
-if(errors === _errs73){
-if(typeof data31 === "string"){
-if(data31.length < 1){
+let data40 = data39[i1];
+const _errs92 = errors;
+if(errors === _errs92){
+if(typeof data40 === "string"){
+if(data40.length < 1){
 validate20.errors = [{instancePath:instancePath+"/steps/" + i1,schemaPath:"#/properties/steps/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -732,8 +920,8 @@ validate20.errors = [{instancePath:instancePath+"/steps/" + i1,schemaPath:"#/pro
 return false;
 }
 }
-var valid9 = _errs73 === errors;
-if(!valid9){
+var valid10 = _errs92 === errors;
+if(!valid10){
 break;
 }
 }
@@ -743,53 +931,53 @@ validate20.errors = [{instancePath:instancePath+"/steps",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs71 === errors;
+var valid0 = _errs90 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.tools !== undefined){
-let data32 = data.tools;
-const _errs75 = errors;
-if(errors === _errs75){
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-const _errs77 = errors;
-for(const key8 in data32){
-if(!(((((key8 === "shell") || (key8 === "read_file")) || (key8 === "write_file")) || (key8 === "list_dir")) || (key8 === "http_fetch"))){
-validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"}];
+let data41 = data.tools;
+const _errs94 = errors;
+if(errors === _errs94){
+if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
+const _errs96 = errors;
+for(const key9 in data41){
+if(!(((((key9 === "shell") || (key9 === "read_file")) || (key9 === "write_file")) || (key9 === "list_dir")) || (key9 === "http_fetch"))){
+validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs77 === errors){
-if(data32.shell !== undefined){
-let data33 = data32.shell;
-const _errs78 = errors;
-if(errors === _errs78){
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-const _errs80 = errors;
-for(const key9 in data33){
-if(!((((((key9 === "allow") || (key9 === "deny")) || (key9 === "cwd")) || (key9 === "timeout")) || (key9 === "max_output")) || (key9 === "sandbox"))){
-validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/properties/tools/properties/shell/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"}];
+if(_errs96 === errors){
+if(data41.shell !== undefined){
+let data42 = data41.shell;
+const _errs97 = errors;
+if(errors === _errs97){
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+const _errs99 = errors;
+for(const key10 in data42){
+if(!((((((key10 === "allow") || (key10 === "deny")) || (key10 === "cwd")) || (key10 === "timeout")) || (key10 === "max_output")) || (key10 === "sandbox"))){
+validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/properties/tools/properties/shell/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs80 === errors){
-if(data33.allow !== undefined){
-let data34 = data33.allow;
-const _errs81 = errors;
-if(errors === _errs81){
-if(Array.isArray(data34)){
-var valid12 = true;
-const len2 = data34.length;
+if(_errs99 === errors){
+if(data42.allow !== undefined){
+let data43 = data42.allow;
+const _errs100 = errors;
+if(errors === _errs100){
+if(Array.isArray(data43)){
+var valid13 = true;
+const len2 = data43.length;
 for(let i2=0; i2<len2; i2++){
-let data35 = data34[i2];
-const _errs83 = errors;
-if(errors === _errs83){
-if(typeof data35 === "string"){
-if(data35.length < 1){
+let data44 = data43[i2];
+const _errs102 = errors;
+if(errors === _errs102){
+if(typeof data44 === "string"){
+if(data44.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i2,schemaPath:"#/properties/tools/properties/shell/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -799,8 +987,8 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i2,schem
 return false;
 }
 }
-var valid12 = _errs83 === errors;
-if(!valid12){
+var valid13 = _errs102 === errors;
+if(!valid13){
 break;
 }
 }
@@ -810,25 +998,25 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/allow",schemaPath:
 return false;
 }
 }
-var valid11 = _errs81 === errors;
+var valid12 = _errs100 === errors;
 }
 else {
-var valid11 = true;
+var valid12 = true;
 }
-if(valid11){
-if(data33.deny !== undefined){
-let data36 = data33.deny;
-const _errs85 = errors;
-if(errors === _errs85){
-if(Array.isArray(data36)){
-var valid13 = true;
-const len3 = data36.length;
+if(valid12){
+if(data42.deny !== undefined){
+let data45 = data42.deny;
+const _errs104 = errors;
+if(errors === _errs104){
+if(Array.isArray(data45)){
+var valid14 = true;
+const len3 = data45.length;
 for(let i3=0; i3<len3; i3++){
-let data37 = data36[i3];
-const _errs87 = errors;
-if(errors === _errs87){
-if(typeof data37 === "string"){
-if(data37.length < 1){
+let data46 = data45[i3];
+const _errs106 = errors;
+if(errors === _errs106){
+if(typeof data46 === "string"){
+if(data46.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i3,schemaPath:"#/properties/tools/properties/shell/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -838,8 +1026,8 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i3,schema
 return false;
 }
 }
-var valid13 = _errs87 === errors;
-if(!valid13){
+var valid14 = _errs106 === errors;
+if(!valid14){
 break;
 }
 }
@@ -849,30 +1037,30 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/deny",schemaPath:"
 return false;
 }
 }
-var valid11 = _errs85 === errors;
+var valid12 = _errs104 === errors;
 }
 else {
-var valid11 = true;
+var valid12 = true;
 }
-if(valid11){
-if(data33.cwd !== undefined){
-const _errs89 = errors;
-if(typeof data33.cwd !== "string"){
+if(valid12){
+if(data42.cwd !== undefined){
+const _errs108 = errors;
+if(typeof data42.cwd !== "string"){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/cwd",schemaPath:"#/properties/tools/properties/shell/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid11 = _errs89 === errors;
+var valid12 = _errs108 === errors;
 }
 else {
-var valid11 = true;
+var valid12 = true;
 }
-if(valid11){
-if(data33.timeout !== undefined){
-let data39 = data33.timeout;
-const _errs91 = errors;
-if(errors === _errs91){
-if(typeof data39 === "string"){
-if(!pattern6.test(data39)){
+if(valid12){
+if(data42.timeout !== undefined){
+let data48 = data42.timeout;
+const _errs110 = errors;
+if(errors === _errs110){
+if(typeof data48 === "string"){
+if(!pattern6.test(data48)){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPath:"#/properties/tools/properties/shell/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -882,19 +1070,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPat
 return false;
 }
 }
-var valid11 = _errs91 === errors;
+var valid12 = _errs110 === errors;
 }
 else {
-var valid11 = true;
+var valid12 = true;
 }
-if(valid11){
-if(data33.max_output !== undefined){
-let data40 = data33.max_output;
-const _errs93 = errors;
-const _errs94 = errors;
-let valid14 = false;
-const _errs95 = errors;
-if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+if(valid12){
+if(data42.max_output !== undefined){
+let data49 = data42.max_output;
+const _errs112 = errors;
+const _errs113 = errors;
+let valid15 = false;
+const _errs114 = errors;
+if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
 const err5 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err5];
@@ -904,9 +1092,9 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(errors === _errs95){
-if((typeof data40 == "number") && (isFinite(data40))){
-if(data40 > 9007199254740991 || isNaN(data40)){
+if(errors === _errs114){
+if((typeof data49 == "number") && (isFinite(data49))){
+if(data49 > 9007199254740991 || isNaN(data49)){
 const err6 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err6];
@@ -917,7 +1105,7 @@ vErrors.push(err6);
 errors++;
 }
 else {
-if(data40 <= 0 || isNaN(data40)){
+if(data49 <= 0 || isNaN(data49)){
 const err7 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err7];
@@ -930,12 +1118,12 @@ errors++;
 }
 }
 }
-var _valid0 = _errs95 === errors;
-valid14 = valid14 || _valid0;
-const _errs97 = errors;
-if(errors === _errs97){
-if(typeof data40 === "string"){
-if(!pattern11.test(data40)){
+var _valid0 = _errs114 === errors;
+valid15 = valid15 || _valid0;
+const _errs116 = errors;
+if(errors === _errs116){
+if(typeof data49 === "string"){
+if(!pattern11.test(data49)){
 const err8 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -957,9 +1145,9 @@ vErrors.push(err9);
 errors++;
 }
 }
-var _valid0 = _errs97 === errors;
-valid14 = valid14 || _valid0;
-if(!valid14){
+var _valid0 = _errs116 === errors;
+valid15 = valid15 || _valid0;
+if(!valid15){
 const err10 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err10];
@@ -972,29 +1160,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs94;
+errors = _errs113;
 if(vErrors !== null){
-if(_errs94){
-vErrors.length = _errs94;
+if(_errs113){
+vErrors.length = _errs113;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid11 = _errs93 === errors;
+var valid12 = _errs112 === errors;
 }
 else {
-var valid11 = true;
+var valid12 = true;
 }
-if(valid11){
-if(data33.sandbox !== undefined){
-let data41 = data33.sandbox;
-const _errs99 = errors;
-const _errs100 = errors;
-let valid15 = false;
-const _errs101 = errors;
-if(typeof data41 !== "string"){
+if(valid12){
+if(data42.sandbox !== undefined){
+let data50 = data42.sandbox;
+const _errs118 = errors;
+const _errs119 = errors;
+let valid16 = false;
+const _errs120 = errors;
+if(typeof data50 !== "string"){
 const err11 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err11];
@@ -1004,7 +1192,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if("off" !== data41){
+if("off" !== data50){
 const err12 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err12];
@@ -1014,15 +1202,15 @@ vErrors.push(err12);
 }
 errors++;
 }
-var _valid1 = _errs101 === errors;
-valid15 = valid15 || _valid1;
-const _errs103 = errors;
-if(errors === _errs103){
-if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
-const _errs105 = errors;
-for(const key10 in data41){
-if(!(((((key10 === "write") || (key10 === "read")) || (key10 === "hide")) || (key10 === "net")) || (key10 === "limits"))){
-const err13 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+var _valid1 = _errs120 === errors;
+valid16 = valid16 || _valid1;
+const _errs122 = errors;
+if(errors === _errs122){
+if(data50 && typeof data50 == "object" && !Array.isArray(data50)){
+const _errs124 = errors;
+for(const key11 in data50){
+if(!(((((key11 === "write") || (key11 === "read")) || (key11 === "hide")) || (key11 === "net")) || (key11 === "limits"))){
+const err13 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1033,20 +1221,20 @@ errors++;
 break;
 }
 }
-if(_errs105 === errors){
-if(data41.write !== undefined){
-let data42 = data41.write;
-const _errs106 = errors;
-if(errors === _errs106){
-if(Array.isArray(data42)){
-var valid17 = true;
-const len4 = data42.length;
+if(_errs124 === errors){
+if(data50.write !== undefined){
+let data51 = data50.write;
+const _errs125 = errors;
+if(errors === _errs125){
+if(Array.isArray(data51)){
+var valid18 = true;
+const len4 = data51.length;
 for(let i4=0; i4<len4; i4++){
-let data43 = data42[i4];
-const _errs108 = errors;
-if(errors === _errs108){
-if(typeof data43 === "string"){
-if(data43.length < 1){
+let data52 = data51[i4];
+const _errs127 = errors;
+if(errors === _errs127){
+if(typeof data52 === "string"){
+if(data52.length < 1){
 const err14 = {instancePath:instancePath+"/tools/shell/sandbox/write/" + i4,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err14];
@@ -1068,8 +1256,8 @@ vErrors.push(err15);
 errors++;
 }
 }
-var valid17 = _errs108 === errors;
-if(!valid17){
+var valid18 = _errs127 === errors;
+if(!valid18){
 break;
 }
 }
@@ -1085,25 +1273,25 @@ vErrors.push(err16);
 errors++;
 }
 }
-var valid16 = _errs106 === errors;
+var valid17 = _errs125 === errors;
 }
 else {
-var valid16 = true;
+var valid17 = true;
 }
-if(valid16){
-if(data41.read !== undefined){
-let data44 = data41.read;
-const _errs110 = errors;
-if(errors === _errs110){
-if(Array.isArray(data44)){
-var valid18 = true;
-const len5 = data44.length;
+if(valid17){
+if(data50.read !== undefined){
+let data53 = data50.read;
+const _errs129 = errors;
+if(errors === _errs129){
+if(Array.isArray(data53)){
+var valid19 = true;
+const len5 = data53.length;
 for(let i5=0; i5<len5; i5++){
-let data45 = data44[i5];
-const _errs112 = errors;
-if(errors === _errs112){
-if(typeof data45 === "string"){
-if(data45.length < 1){
+let data54 = data53[i5];
+const _errs131 = errors;
+if(errors === _errs131){
+if(typeof data54 === "string"){
+if(data54.length < 1){
 const err17 = {instancePath:instancePath+"/tools/shell/sandbox/read/" + i5,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err17];
@@ -1125,8 +1313,8 @@ vErrors.push(err18);
 errors++;
 }
 }
-var valid18 = _errs112 === errors;
-if(!valid18){
+var valid19 = _errs131 === errors;
+if(!valid19){
 break;
 }
 }
@@ -1142,25 +1330,25 @@ vErrors.push(err19);
 errors++;
 }
 }
-var valid16 = _errs110 === errors;
+var valid17 = _errs129 === errors;
 }
 else {
-var valid16 = true;
+var valid17 = true;
 }
-if(valid16){
-if(data41.hide !== undefined){
-let data46 = data41.hide;
-const _errs114 = errors;
-if(errors === _errs114){
-if(Array.isArray(data46)){
-var valid19 = true;
-const len6 = data46.length;
+if(valid17){
+if(data50.hide !== undefined){
+let data55 = data50.hide;
+const _errs133 = errors;
+if(errors === _errs133){
+if(Array.isArray(data55)){
+var valid20 = true;
+const len6 = data55.length;
 for(let i6=0; i6<len6; i6++){
-let data47 = data46[i6];
-const _errs116 = errors;
-if(errors === _errs116){
-if(typeof data47 === "string"){
-if(data47.length < 1){
+let data56 = data55[i6];
+const _errs135 = errors;
+if(errors === _errs135){
+if(typeof data56 === "string"){
+if(data56.length < 1){
 const err20 = {instancePath:instancePath+"/tools/shell/sandbox/hide/" + i6,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/hide/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err20];
@@ -1182,8 +1370,8 @@ vErrors.push(err21);
 errors++;
 }
 }
-var valid19 = _errs116 === errors;
-if(!valid19){
+var valid20 = _errs135 === errors;
+if(!valid20){
 break;
 }
 }
@@ -1199,19 +1387,19 @@ vErrors.push(err22);
 errors++;
 }
 }
-var valid16 = _errs114 === errors;
+var valid17 = _errs133 === errors;
 }
 else {
-var valid16 = true;
+var valid17 = true;
 }
-if(valid16){
-if(data41.net !== undefined){
-let data48 = data41.net;
-const _errs118 = errors;
-const _errs119 = errors;
-let valid20 = false;
-const _errs120 = errors;
-if(typeof data48 !== "boolean"){
+if(valid17){
+if(data50.net !== undefined){
+let data57 = data50.net;
+const _errs137 = errors;
+const _errs138 = errors;
+let valid21 = false;
+const _errs139 = errors;
+if(typeof data57 !== "boolean"){
 const err23 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err23];
@@ -1221,9 +1409,9 @@ vErrors.push(err23);
 }
 errors++;
 }
-var _valid2 = _errs120 === errors;
-valid20 = valid20 || _valid2;
-const _errs122 = errors;
+var _valid2 = _errs139 === errors;
+valid21 = valid21 || _valid2;
+const _errs141 = errors;
 const err24 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/not",keyword:"not",params:{},message:"must NOT be valid"};
 if(vErrors === null){
 vErrors = [err24];
@@ -1232,13 +1420,13 @@ else {
 vErrors.push(err24);
 }
 errors++;
-if(errors === _errs122){
-if(Array.isArray(data48)){
-var valid21 = true;
-const len7 = data48.length;
+if(errors === _errs141){
+if(Array.isArray(data57)){
+var valid22 = true;
+const len7 = data57.length;
 for(let i7=0; i7<len7; i7++){
-const _errs125 = errors;
-if(typeof data48[i7] !== "string"){
+const _errs144 = errors;
+if(typeof data57[i7] !== "string"){
 const err25 = {instancePath:instancePath+"/tools/shell/sandbox/net/" + i7,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err25];
@@ -1248,8 +1436,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-var valid21 = _errs125 === errors;
-if(!valid21){
+var valid22 = _errs144 === errors;
+if(!valid22){
 break;
 }
 }
@@ -1265,9 +1453,9 @@ vErrors.push(err26);
 errors++;
 }
 }
-var _valid2 = _errs122 === errors;
-valid20 = valid20 || _valid2;
-if(!valid20){
+var _valid2 = _errs141 === errors;
+valid21 = valid21 || _valid2;
+if(!valid21){
 const err27 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err27];
@@ -1278,31 +1466,31 @@ vErrors.push(err27);
 errors++;
 }
 else {
-errors = _errs119;
+errors = _errs138;
 if(vErrors !== null){
-if(_errs119){
-vErrors.length = _errs119;
+if(_errs138){
+vErrors.length = _errs138;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid16 = _errs118 === errors;
+var valid17 = _errs137 === errors;
 }
 else {
-var valid16 = true;
+var valid17 = true;
 }
-if(valid16){
-if(data41.limits !== undefined){
-let data50 = data41.limits;
-const _errs127 = errors;
-if(errors === _errs127){
-if(data50 && typeof data50 == "object" && !Array.isArray(data50)){
-const _errs129 = errors;
-for(const key11 in data50){
-if(!((((key11 === "processes") || (key11 === "memory")) || (key11 === "file_size")) || (key11 === "tmp"))){
-const err28 = {instancePath:instancePath+"/tools/shell/sandbox/limits",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+if(valid17){
+if(data50.limits !== undefined){
+let data59 = data50.limits;
+const _errs146 = errors;
+if(errors === _errs146){
+if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
+const _errs148 = errors;
+for(const key12 in data59){
+if(!((((key12 === "processes") || (key12 === "memory")) || (key12 === "file_size")) || (key12 === "tmp"))){
+const err28 = {instancePath:instancePath+"/tools/shell/sandbox/limits",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1313,11 +1501,11 @@ errors++;
 break;
 }
 }
-if(_errs129 === errors){
-if(data50.processes !== undefined){
-let data51 = data50.processes;
-const _errs130 = errors;
-if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
+if(_errs148 === errors){
+if(data59.processes !== undefined){
+let data60 = data59.processes;
+const _errs149 = errors;
+if(!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))){
 const err29 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err29];
@@ -1327,9 +1515,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(errors === _errs130){
-if((typeof data51 == "number") && (isFinite(data51))){
-if(data51 > 9007199254740991 || isNaN(data51)){
+if(errors === _errs149){
+if((typeof data60 == "number") && (isFinite(data60))){
+if(data60 > 9007199254740991 || isNaN(data60)){
 const err30 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err30];
@@ -1340,7 +1528,7 @@ vErrors.push(err30);
 errors++;
 }
 else {
-if(data51 < 8 || isNaN(data51)){
+if(data60 < 8 || isNaN(data60)){
 const err31 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
 if(vErrors === null){
 vErrors = [err31];
@@ -1353,19 +1541,19 @@ errors++;
 }
 }
 }
-var valid22 = _errs130 === errors;
+var valid23 = _errs149 === errors;
 }
 else {
-var valid22 = true;
+var valid23 = true;
 }
-if(valid22){
-if(data50.memory !== undefined){
-let data52 = data50.memory;
-const _errs132 = errors;
-const _errs133 = errors;
-let valid23 = false;
-const _errs134 = errors;
-if(!(((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52))) && (isFinite(data52)))){
+if(valid23){
+if(data59.memory !== undefined){
+let data61 = data59.memory;
+const _errs151 = errors;
+const _errs152 = errors;
+let valid24 = false;
+const _errs153 = errors;
+if(!(((typeof data61 == "number") && (!(data61 % 1) && !isNaN(data61))) && (isFinite(data61)))){
 const err32 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err32];
@@ -1375,9 +1563,9 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(errors === _errs134){
-if((typeof data52 == "number") && (isFinite(data52))){
-if(data52 > 9007199254740991 || isNaN(data52)){
+if(errors === _errs153){
+if((typeof data61 == "number") && (isFinite(data61))){
+if(data61 > 9007199254740991 || isNaN(data61)){
 const err33 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err33];
@@ -1388,7 +1576,7 @@ vErrors.push(err33);
 errors++;
 }
 else {
-if(data52 <= 0 || isNaN(data52)){
+if(data61 <= 0 || isNaN(data61)){
 const err34 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err34];
@@ -1401,12 +1589,12 @@ errors++;
 }
 }
 }
-var _valid3 = _errs134 === errors;
-valid23 = valid23 || _valid3;
-const _errs136 = errors;
-if(errors === _errs136){
-if(typeof data52 === "string"){
-if(!pattern11.test(data52)){
+var _valid3 = _errs153 === errors;
+valid24 = valid24 || _valid3;
+const _errs155 = errors;
+if(errors === _errs155){
+if(typeof data61 === "string"){
+if(!pattern11.test(data61)){
 const err35 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err35];
@@ -1428,9 +1616,9 @@ vErrors.push(err36);
 errors++;
 }
 }
-var _valid3 = _errs136 === errors;
-valid23 = valid23 || _valid3;
-if(!valid23){
+var _valid3 = _errs155 === errors;
+valid24 = valid24 || _valid3;
+if(!valid24){
 const err37 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err37];
@@ -1441,29 +1629,29 @@ vErrors.push(err37);
 errors++;
 }
 else {
-errors = _errs133;
+errors = _errs152;
 if(vErrors !== null){
-if(_errs133){
-vErrors.length = _errs133;
+if(_errs152){
+vErrors.length = _errs152;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid22 = _errs132 === errors;
+var valid23 = _errs151 === errors;
 }
 else {
-var valid22 = true;
+var valid23 = true;
 }
-if(valid22){
-if(data50.file_size !== undefined){
-let data53 = data50.file_size;
-const _errs138 = errors;
-const _errs139 = errors;
-let valid24 = false;
-const _errs140 = errors;
-if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
+if(valid23){
+if(data59.file_size !== undefined){
+let data62 = data59.file_size;
+const _errs157 = errors;
+const _errs158 = errors;
+let valid25 = false;
+const _errs159 = errors;
+if(!(((typeof data62 == "number") && (!(data62 % 1) && !isNaN(data62))) && (isFinite(data62)))){
 const err38 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err38];
@@ -1473,9 +1661,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(errors === _errs140){
-if((typeof data53 == "number") && (isFinite(data53))){
-if(data53 > 9007199254740991 || isNaN(data53)){
+if(errors === _errs159){
+if((typeof data62 == "number") && (isFinite(data62))){
+if(data62 > 9007199254740991 || isNaN(data62)){
 const err39 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err39];
@@ -1486,7 +1674,7 @@ vErrors.push(err39);
 errors++;
 }
 else {
-if(data53 <= 0 || isNaN(data53)){
+if(data62 <= 0 || isNaN(data62)){
 const err40 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err40];
@@ -1499,12 +1687,12 @@ errors++;
 }
 }
 }
-var _valid4 = _errs140 === errors;
-valid24 = valid24 || _valid4;
-const _errs142 = errors;
-if(errors === _errs142){
-if(typeof data53 === "string"){
-if(!pattern11.test(data53)){
+var _valid4 = _errs159 === errors;
+valid25 = valid25 || _valid4;
+const _errs161 = errors;
+if(errors === _errs161){
+if(typeof data62 === "string"){
+if(!pattern11.test(data62)){
 const err41 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err41];
@@ -1526,9 +1714,9 @@ vErrors.push(err42);
 errors++;
 }
 }
-var _valid4 = _errs142 === errors;
-valid24 = valid24 || _valid4;
-if(!valid24){
+var _valid4 = _errs161 === errors;
+valid25 = valid25 || _valid4;
+if(!valid25){
 const err43 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err43];
@@ -1539,29 +1727,29 @@ vErrors.push(err43);
 errors++;
 }
 else {
-errors = _errs139;
+errors = _errs158;
 if(vErrors !== null){
-if(_errs139){
-vErrors.length = _errs139;
+if(_errs158){
+vErrors.length = _errs158;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid22 = _errs138 === errors;
+var valid23 = _errs157 === errors;
 }
 else {
-var valid22 = true;
+var valid23 = true;
 }
-if(valid22){
-if(data50.tmp !== undefined){
-let data54 = data50.tmp;
-const _errs144 = errors;
-const _errs145 = errors;
-let valid25 = false;
-const _errs146 = errors;
-if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
+if(valid23){
+if(data59.tmp !== undefined){
+let data63 = data59.tmp;
+const _errs163 = errors;
+const _errs164 = errors;
+let valid26 = false;
+const _errs165 = errors;
+if(!(((typeof data63 == "number") && (!(data63 % 1) && !isNaN(data63))) && (isFinite(data63)))){
 const err44 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err44];
@@ -1571,9 +1759,9 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(errors === _errs146){
-if((typeof data54 == "number") && (isFinite(data54))){
-if(data54 > 9007199254740991 || isNaN(data54)){
+if(errors === _errs165){
+if((typeof data63 == "number") && (isFinite(data63))){
+if(data63 > 9007199254740991 || isNaN(data63)){
 const err45 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err45];
@@ -1584,7 +1772,7 @@ vErrors.push(err45);
 errors++;
 }
 else {
-if(data54 <= 0 || isNaN(data54)){
+if(data63 <= 0 || isNaN(data63)){
 const err46 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err46];
@@ -1597,12 +1785,12 @@ errors++;
 }
 }
 }
-var _valid5 = _errs146 === errors;
-valid25 = valid25 || _valid5;
-const _errs148 = errors;
-if(errors === _errs148){
-if(typeof data54 === "string"){
-if(!pattern11.test(data54)){
+var _valid5 = _errs165 === errors;
+valid26 = valid26 || _valid5;
+const _errs167 = errors;
+if(errors === _errs167){
+if(typeof data63 === "string"){
+if(!pattern11.test(data63)){
 const err47 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err47];
@@ -1624,9 +1812,9 @@ vErrors.push(err48);
 errors++;
 }
 }
-var _valid5 = _errs148 === errors;
-valid25 = valid25 || _valid5;
-if(!valid25){
+var _valid5 = _errs167 === errors;
+valid26 = valid26 || _valid5;
+if(!valid26){
 const err49 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err49];
@@ -1637,20 +1825,20 @@ vErrors.push(err49);
 errors++;
 }
 else {
-errors = _errs145;
+errors = _errs164;
 if(vErrors !== null){
-if(_errs145){
-vErrors.length = _errs145;
+if(_errs164){
+vErrors.length = _errs164;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid22 = _errs144 === errors;
+var valid23 = _errs163 === errors;
 }
 else {
-var valid22 = true;
+var valid23 = true;
 }
 }
 }
@@ -1668,10 +1856,10 @@ vErrors.push(err50);
 errors++;
 }
 }
-var valid16 = _errs127 === errors;
+var valid17 = _errs146 === errors;
 }
 else {
-var valid16 = true;
+var valid17 = true;
 }
 }
 }
@@ -1690,9 +1878,9 @@ vErrors.push(err51);
 errors++;
 }
 }
-var _valid1 = _errs103 === errors;
-valid15 = valid15 || _valid1;
-if(!valid15){
+var _valid1 = _errs122 === errors;
+valid16 = valid16 || _valid1;
+if(!valid16){
 const err52 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err52];
@@ -1705,20 +1893,20 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs100;
+errors = _errs119;
 if(vErrors !== null){
-if(_errs100){
-vErrors.length = _errs100;
+if(_errs119){
+vErrors.length = _errs119;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid11 = _errs99 === errors;
+var valid12 = _errs118 === errors;
 }
 else {
-var valid11 = true;
+var valid12 = true;
 }
 }
 }
@@ -1732,39 +1920,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/pro
 return false;
 }
 }
-var valid10 = _errs78 === errors;
+var valid11 = _errs97 === errors;
 }
 else {
-var valid10 = true;
+var valid11 = true;
 }
-if(valid10){
-if(data32.read_file !== undefined){
-let data55 = data32.read_file;
-const _errs150 = errors;
-if(errors === _errs150){
-if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
-const _errs152 = errors;
-for(const key12 in data55){
-if(!(((key12 === "paths") || (key12 === "max_bytes")) || (key12 === "dedup"))){
-validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#/properties/tools/properties/read_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"}];
+if(valid11){
+if(data41.read_file !== undefined){
+let data64 = data41.read_file;
+const _errs169 = errors;
+if(errors === _errs169){
+if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
+const _errs171 = errors;
+for(const key13 in data64){
+if(!(((key13 === "paths") || (key13 === "max_bytes")) || (key13 === "dedup"))){
+validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#/properties/tools/properties/read_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs152 === errors){
-if(data55.paths !== undefined){
-let data56 = data55.paths;
-const _errs153 = errors;
-if(errors === _errs153){
-if(Array.isArray(data56)){
-var valid27 = true;
-const len8 = data56.length;
+if(_errs171 === errors){
+if(data64.paths !== undefined){
+let data65 = data64.paths;
+const _errs172 = errors;
+if(errors === _errs172){
+if(Array.isArray(data65)){
+var valid28 = true;
+const len8 = data65.length;
 for(let i8=0; i8<len8; i8++){
-let data57 = data56[i8];
-const _errs155 = errors;
-if(errors === _errs155){
-if(typeof data57 === "string"){
-if(data57.length < 1){
+let data66 = data65[i8];
+const _errs174 = errors;
+if(errors === _errs174){
+if(typeof data66 === "string"){
+if(data66.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i8,schemaPath:"#/properties/tools/properties/read_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1774,8 +1962,8 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i8,s
 return false;
 }
 }
-var valid27 = _errs155 === errors;
-if(!valid27){
+var valid28 = _errs174 === errors;
+if(!valid28){
 break;
 }
 }
@@ -1785,19 +1973,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths",schemaP
 return false;
 }
 }
-var valid26 = _errs153 === errors;
+var valid27 = _errs172 === errors;
 }
 else {
-var valid26 = true;
+var valid27 = true;
 }
-if(valid26){
-if(data55.max_bytes !== undefined){
-let data58 = data55.max_bytes;
-const _errs157 = errors;
-const _errs158 = errors;
-let valid28 = false;
-const _errs159 = errors;
-if(!(((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58))) && (isFinite(data58)))){
+if(valid27){
+if(data64.max_bytes !== undefined){
+let data67 = data64.max_bytes;
+const _errs176 = errors;
+const _errs177 = errors;
+let valid29 = false;
+const _errs178 = errors;
+if(!(((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67))) && (isFinite(data67)))){
 const err53 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err53];
@@ -1807,9 +1995,9 @@ vErrors.push(err53);
 }
 errors++;
 }
-if(errors === _errs159){
-if((typeof data58 == "number") && (isFinite(data58))){
-if(data58 > 9007199254740991 || isNaN(data58)){
+if(errors === _errs178){
+if((typeof data67 == "number") && (isFinite(data67))){
+if(data67 > 9007199254740991 || isNaN(data67)){
 const err54 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err54];
@@ -1820,7 +2008,7 @@ vErrors.push(err54);
 errors++;
 }
 else {
-if(data58 <= 0 || isNaN(data58)){
+if(data67 <= 0 || isNaN(data67)){
 const err55 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err55];
@@ -1833,12 +2021,12 @@ errors++;
 }
 }
 }
-var _valid6 = _errs159 === errors;
-valid28 = valid28 || _valid6;
-const _errs161 = errors;
-if(errors === _errs161){
-if(typeof data58 === "string"){
-if(!pattern11.test(data58)){
+var _valid6 = _errs178 === errors;
+valid29 = valid29 || _valid6;
+const _errs180 = errors;
+if(errors === _errs180){
+if(typeof data67 === "string"){
+if(!pattern11.test(data67)){
 const err56 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err56];
@@ -1860,9 +2048,9 @@ vErrors.push(err57);
 errors++;
 }
 }
-var _valid6 = _errs161 === errors;
-valid28 = valid28 || _valid6;
-if(!valid28){
+var _valid6 = _errs180 === errors;
+valid29 = valid29 || _valid6;
+if(!valid29){
 const err58 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err58];
@@ -1875,32 +2063,32 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs158;
+errors = _errs177;
 if(vErrors !== null){
-if(_errs158){
-vErrors.length = _errs158;
+if(_errs177){
+vErrors.length = _errs177;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid26 = _errs157 === errors;
+var valid27 = _errs176 === errors;
 }
 else {
-var valid26 = true;
+var valid27 = true;
 }
-if(valid26){
-if(data55.dedup !== undefined){
-const _errs163 = errors;
-if(typeof data55.dedup !== "boolean"){
+if(valid27){
+if(data64.dedup !== undefined){
+const _errs182 = errors;
+if(typeof data64.dedup !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file/dedup",schemaPath:"#/properties/tools/properties/read_file/properties/dedup/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid26 = _errs163 === errors;
+var valid27 = _errs182 === errors;
 }
 else {
-var valid26 = true;
+var valid27 = true;
 }
 }
 }
@@ -1911,39 +2099,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#
 return false;
 }
 }
-var valid10 = _errs150 === errors;
+var valid11 = _errs169 === errors;
 }
 else {
-var valid10 = true;
+var valid11 = true;
 }
-if(valid10){
-if(data32.write_file !== undefined){
-let data60 = data32.write_file;
-const _errs165 = errors;
-if(errors === _errs165){
-if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
-const _errs167 = errors;
-for(const key13 in data60){
-if(!((key13 === "paths") || (key13 === "max_bytes"))){
-validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"#/properties/tools/properties/write_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"}];
+if(valid11){
+if(data41.write_file !== undefined){
+let data69 = data41.write_file;
+const _errs184 = errors;
+if(errors === _errs184){
+if(data69 && typeof data69 == "object" && !Array.isArray(data69)){
+const _errs186 = errors;
+for(const key14 in data69){
+if(!((key14 === "paths") || (key14 === "max_bytes"))){
+validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"#/properties/tools/properties/write_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs167 === errors){
-if(data60.paths !== undefined){
-let data61 = data60.paths;
-const _errs168 = errors;
-if(errors === _errs168){
-if(Array.isArray(data61)){
-var valid30 = true;
-const len9 = data61.length;
+if(_errs186 === errors){
+if(data69.paths !== undefined){
+let data70 = data69.paths;
+const _errs187 = errors;
+if(errors === _errs187){
+if(Array.isArray(data70)){
+var valid31 = true;
+const len9 = data70.length;
 for(let i9=0; i9<len9; i9++){
-let data62 = data61[i9];
-const _errs170 = errors;
-if(errors === _errs170){
-if(typeof data62 === "string"){
-if(data62.length < 1){
+let data71 = data70[i9];
+const _errs189 = errors;
+if(errors === _errs189){
+if(typeof data71 === "string"){
+if(data71.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i9,schemaPath:"#/properties/tools/properties/write_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1953,8 +2141,8 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i9,
 return false;
 }
 }
-var valid30 = _errs170 === errors;
-if(!valid30){
+var valid31 = _errs189 === errors;
+if(!valid31){
 break;
 }
 }
@@ -1964,19 +2152,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths",schema
 return false;
 }
 }
-var valid29 = _errs168 === errors;
+var valid30 = _errs187 === errors;
 }
 else {
-var valid29 = true;
+var valid30 = true;
 }
-if(valid29){
-if(data60.max_bytes !== undefined){
-let data63 = data60.max_bytes;
-const _errs172 = errors;
-const _errs173 = errors;
-let valid31 = false;
-const _errs174 = errors;
-if(!(((typeof data63 == "number") && (!(data63 % 1) && !isNaN(data63))) && (isFinite(data63)))){
+if(valid30){
+if(data69.max_bytes !== undefined){
+let data72 = data69.max_bytes;
+const _errs191 = errors;
+const _errs192 = errors;
+let valid32 = false;
+const _errs193 = errors;
+if(!(((typeof data72 == "number") && (!(data72 % 1) && !isNaN(data72))) && (isFinite(data72)))){
 const err59 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err59];
@@ -1986,9 +2174,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(errors === _errs174){
-if((typeof data63 == "number") && (isFinite(data63))){
-if(data63 > 9007199254740991 || isNaN(data63)){
+if(errors === _errs193){
+if((typeof data72 == "number") && (isFinite(data72))){
+if(data72 > 9007199254740991 || isNaN(data72)){
 const err60 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err60];
@@ -1999,7 +2187,7 @@ vErrors.push(err60);
 errors++;
 }
 else {
-if(data63 <= 0 || isNaN(data63)){
+if(data72 <= 0 || isNaN(data72)){
 const err61 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err61];
@@ -2012,12 +2200,12 @@ errors++;
 }
 }
 }
-var _valid7 = _errs174 === errors;
-valid31 = valid31 || _valid7;
-const _errs176 = errors;
-if(errors === _errs176){
-if(typeof data63 === "string"){
-if(!pattern11.test(data63)){
+var _valid7 = _errs193 === errors;
+valid32 = valid32 || _valid7;
+const _errs195 = errors;
+if(errors === _errs195){
+if(typeof data72 === "string"){
+if(!pattern11.test(data72)){
 const err62 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err62];
@@ -2039,9 +2227,9 @@ vErrors.push(err63);
 errors++;
 }
 }
-var _valid7 = _errs176 === errors;
-valid31 = valid31 || _valid7;
-if(!valid31){
+var _valid7 = _errs195 === errors;
+valid32 = valid32 || _valid7;
+if(!valid32){
 const err64 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err64];
@@ -2054,20 +2242,20 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs173;
+errors = _errs192;
 if(vErrors !== null){
-if(_errs173){
-vErrors.length = _errs173;
+if(_errs192){
+vErrors.length = _errs192;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid29 = _errs172 === errors;
+var valid30 = _errs191 === errors;
 }
 else {
-var valid29 = true;
+var valid30 = true;
 }
 }
 }
@@ -2077,39 +2265,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"
 return false;
 }
 }
-var valid10 = _errs165 === errors;
+var valid11 = _errs184 === errors;
 }
 else {
-var valid10 = true;
+var valid11 = true;
 }
-if(valid10){
-if(data32.list_dir !== undefined){
-let data64 = data32.list_dir;
-const _errs178 = errors;
-if(errors === _errs178){
-if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
-const _errs180 = errors;
-for(const key14 in data64){
-if(!((key14 === "paths") || (key14 === "max_entries"))){
-validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/properties/tools/properties/list_dir/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"}];
+if(valid11){
+if(data41.list_dir !== undefined){
+let data73 = data41.list_dir;
+const _errs197 = errors;
+if(errors === _errs197){
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+const _errs199 = errors;
+for(const key15 in data73){
+if(!((key15 === "paths") || (key15 === "max_entries"))){
+validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/properties/tools/properties/list_dir/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs180 === errors){
-if(data64.paths !== undefined){
-let data65 = data64.paths;
-const _errs181 = errors;
-if(errors === _errs181){
-if(Array.isArray(data65)){
-var valid33 = true;
-const len10 = data65.length;
+if(_errs199 === errors){
+if(data73.paths !== undefined){
+let data74 = data73.paths;
+const _errs200 = errors;
+if(errors === _errs200){
+if(Array.isArray(data74)){
+var valid34 = true;
+const len10 = data74.length;
 for(let i10=0; i10<len10; i10++){
-let data66 = data65[i10];
-const _errs183 = errors;
-if(errors === _errs183){
-if(typeof data66 === "string"){
-if(data66.length < 1){
+let data75 = data74[i10];
+const _errs202 = errors;
+if(errors === _errs202){
+if(typeof data75 === "string"){
+if(data75.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i10,schemaPath:"#/properties/tools/properties/list_dir/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2119,8 +2307,8 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i10,s
 return false;
 }
 }
-var valid33 = _errs183 === errors;
-if(!valid33){
+var valid34 = _errs202 === errors;
+if(!valid34){
 break;
 }
 }
@@ -2130,37 +2318,37 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths",schemaPa
 return false;
 }
 }
-var valid32 = _errs181 === errors;
+var valid33 = _errs200 === errors;
 }
 else {
-var valid32 = true;
+var valid33 = true;
 }
-if(valid32){
-if(data64.max_entries !== undefined){
-let data67 = data64.max_entries;
-const _errs185 = errors;
-if(!(((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67))) && (isFinite(data67)))){
+if(valid33){
+if(data73.max_entries !== undefined){
+let data76 = data73.max_entries;
+const _errs204 = errors;
+if(!(((typeof data76 == "number") && (!(data76 % 1) && !isNaN(data76))) && (isFinite(data76)))){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs185){
-if((typeof data67 == "number") && (isFinite(data67))){
-if(data67 > 9007199254740991 || isNaN(data67)){
+if(errors === _errs204){
+if((typeof data76 == "number") && (isFinite(data76))){
+if(data76 > 9007199254740991 || isNaN(data76)){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data67 <= 0 || isNaN(data67)){
+if(data76 <= 0 || isNaN(data76)){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid32 = _errs185 === errors;
+var valid33 = _errs204 === errors;
 }
 else {
-var valid32 = true;
+var valid33 = true;
 }
 }
 }
@@ -2170,39 +2358,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/
 return false;
 }
 }
-var valid10 = _errs178 === errors;
+var valid11 = _errs197 === errors;
 }
 else {
-var valid10 = true;
+var valid11 = true;
 }
-if(valid10){
-if(data32.http_fetch !== undefined){
-let data68 = data32.http_fetch;
-const _errs187 = errors;
-if(errors === _errs187){
-if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
-const _errs189 = errors;
-for(const key15 in data68){
-if(!(((key15 === "hosts") || (key15 === "timeout")) || (key15 === "max_output"))){
-validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"#/properties/tools/properties/http_fetch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"}];
+if(valid11){
+if(data41.http_fetch !== undefined){
+let data77 = data41.http_fetch;
+const _errs206 = errors;
+if(errors === _errs206){
+if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
+const _errs208 = errors;
+for(const key16 in data77){
+if(!(((key16 === "hosts") || (key16 === "timeout")) || (key16 === "max_output"))){
+validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"#/properties/tools/properties/http_fetch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs189 === errors){
-if(data68.hosts !== undefined){
-let data69 = data68.hosts;
-const _errs190 = errors;
-if(errors === _errs190){
-if(Array.isArray(data69)){
-var valid35 = true;
-const len11 = data69.length;
+if(_errs208 === errors){
+if(data77.hosts !== undefined){
+let data78 = data77.hosts;
+const _errs209 = errors;
+if(errors === _errs209){
+if(Array.isArray(data78)){
+var valid36 = true;
+const len11 = data78.length;
 for(let i11=0; i11<len11; i11++){
-let data70 = data69[i11];
-const _errs192 = errors;
-if(errors === _errs192){
-if(typeof data70 === "string"){
-if(data70.length < 1){
+let data79 = data78[i11];
+const _errs211 = errors;
+if(errors === _errs211){
+if(typeof data79 === "string"){
+if(data79.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i11,schemaPath:"#/properties/tools/properties/http_fetch/properties/hosts/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2212,8 +2400,8 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i11
 return false;
 }
 }
-var valid35 = _errs192 === errors;
-if(!valid35){
+var valid36 = _errs211 === errors;
+if(!valid36){
 break;
 }
 }
@@ -2223,18 +2411,18 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts",schema
 return false;
 }
 }
-var valid34 = _errs190 === errors;
+var valid35 = _errs209 === errors;
 }
 else {
-var valid34 = true;
+var valid35 = true;
 }
-if(valid34){
-if(data68.timeout !== undefined){
-let data71 = data68.timeout;
-const _errs194 = errors;
-if(errors === _errs194){
-if(typeof data71 === "string"){
-if(!pattern6.test(data71)){
+if(valid35){
+if(data77.timeout !== undefined){
+let data80 = data77.timeout;
+const _errs213 = errors;
+if(errors === _errs213){
+if(typeof data80 === "string"){
+if(!pattern6.test(data80)){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",schemaPath:"#/properties/tools/properties/http_fetch/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -2244,19 +2432,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",sche
 return false;
 }
 }
-var valid34 = _errs194 === errors;
+var valid35 = _errs213 === errors;
 }
 else {
-var valid34 = true;
+var valid35 = true;
 }
-if(valid34){
-if(data68.max_output !== undefined){
-let data72 = data68.max_output;
-const _errs196 = errors;
-const _errs197 = errors;
-let valid36 = false;
-const _errs198 = errors;
-if(!(((typeof data72 == "number") && (!(data72 % 1) && !isNaN(data72))) && (isFinite(data72)))){
+if(valid35){
+if(data77.max_output !== undefined){
+let data81 = data77.max_output;
+const _errs215 = errors;
+const _errs216 = errors;
+let valid37 = false;
+const _errs217 = errors;
+if(!(((typeof data81 == "number") && (!(data81 % 1) && !isNaN(data81))) && (isFinite(data81)))){
 const err65 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err65];
@@ -2266,9 +2454,9 @@ vErrors.push(err65);
 }
 errors++;
 }
-if(errors === _errs198){
-if((typeof data72 == "number") && (isFinite(data72))){
-if(data72 > 9007199254740991 || isNaN(data72)){
+if(errors === _errs217){
+if((typeof data81 == "number") && (isFinite(data81))){
+if(data81 > 9007199254740991 || isNaN(data81)){
 const err66 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err66];
@@ -2279,7 +2467,7 @@ vErrors.push(err66);
 errors++;
 }
 else {
-if(data72 <= 0 || isNaN(data72)){
+if(data81 <= 0 || isNaN(data81)){
 const err67 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err67];
@@ -2292,12 +2480,12 @@ errors++;
 }
 }
 }
-var _valid8 = _errs198 === errors;
-valid36 = valid36 || _valid8;
-const _errs200 = errors;
-if(errors === _errs200){
-if(typeof data72 === "string"){
-if(!pattern11.test(data72)){
+var _valid8 = _errs217 === errors;
+valid37 = valid37 || _valid8;
+const _errs219 = errors;
+if(errors === _errs219){
+if(typeof data81 === "string"){
+if(!pattern11.test(data81)){
 const err68 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err68];
@@ -2319,9 +2507,9 @@ vErrors.push(err69);
 errors++;
 }
 }
-var _valid8 = _errs200 === errors;
-valid36 = valid36 || _valid8;
-if(!valid36){
+var _valid8 = _errs219 === errors;
+valid37 = valid37 || _valid8;
+if(!valid37){
 const err70 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err70];
@@ -2334,20 +2522,20 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs197;
+errors = _errs216;
 if(vErrors !== null){
-if(_errs197){
-vErrors.length = _errs197;
+if(_errs216){
+vErrors.length = _errs216;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid34 = _errs196 === errors;
+var valid35 = _errs215 === errors;
 }
 else {
-var valid34 = true;
+var valid35 = true;
 }
 }
 }
@@ -2358,10 +2546,10 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"
 return false;
 }
 }
-var valid10 = _errs187 === errors;
+var valid11 = _errs206 === errors;
 }
 else {
-var valid10 = true;
+var valid11 = true;
 }
 }
 }
@@ -2374,45 +2562,45 @@ validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs75 === errors;
+var valid0 = _errs94 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.plugins !== undefined){
-let data73 = data.plugins;
-const _errs202 = errors;
-if(errors === _errs202){
-if(Array.isArray(data73)){
-var valid37 = true;
-const len12 = data73.length;
+let data82 = data.plugins;
+const _errs221 = errors;
+if(errors === _errs221){
+if(Array.isArray(data82)){
+var valid38 = true;
+const len12 = data82.length;
 for(let i12=0; i12<len12; i12++){
-let data74 = data73[i12];
-const _errs204 = errors;
-if(errors === _errs204){
-if(data74 && typeof data74 == "object" && !Array.isArray(data74)){
-let missing2;
-if((data74.path === undefined) && (missing2 = "path")){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12,schemaPath:"#/properties/plugins/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+let data83 = data82[i12];
+const _errs223 = errors;
+if(errors === _errs223){
+if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
+let missing3;
+if((data83.path === undefined) && (missing3 = "path")){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i12,schemaPath:"#/properties/plugins/items/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
 return false;
 }
 else {
-const _errs206 = errors;
-for(const key16 in data74){
-if(!((((((((key16 === "path") || (key16 === "permissions")) || (key16 === "config")) || (key16 === "hook_timeout")) || (key16 === "max_memory")) || (key16 === "tools")) || (key16 === "isolation")) || (key16 === "sandbox"))){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12,schemaPath:"#/properties/plugins/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"}];
+const _errs225 = errors;
+for(const key17 in data83){
+if(!((((((((key17 === "path") || (key17 === "permissions")) || (key17 === "config")) || (key17 === "hook_timeout")) || (key17 === "max_memory")) || (key17 === "tools")) || (key17 === "isolation")) || (key17 === "sandbox"))){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i12,schemaPath:"#/properties/plugins/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs206 === errors){
-if(data74.path !== undefined){
-let data75 = data74.path;
-const _errs207 = errors;
-if(errors === _errs207){
-if(typeof data75 === "string"){
-if(data75.length < 1){
+if(_errs225 === errors){
+if(data83.path !== undefined){
+let data84 = data83.path;
+const _errs226 = errors;
+if(errors === _errs226){
+if(typeof data84 === "string"){
+if(data84.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/path",schemaPath:"#/properties/plugins/items/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2422,33 +2610,33 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/path",schema
 return false;
 }
 }
-var valid38 = _errs207 === errors;
+var valid39 = _errs226 === errors;
 }
 else {
-var valid38 = true;
+var valid39 = true;
 }
-if(valid38){
-if(data74.permissions !== undefined){
-let data76 = data74.permissions;
-const _errs209 = errors;
-if(errors === _errs209){
-if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
-const _errs211 = errors;
-for(const key17 in data76){
-if(!(((((((key17 === "read") || (key17 === "write")) || (key17 === "net")) || (key17 === "env")) || (key17 === "run")) || (key17 === "ffi")) || (key17 === "sys"))){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/permissions",schemaPath:"#/properties/plugins/items/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"}];
+if(valid39){
+if(data83.permissions !== undefined){
+let data85 = data83.permissions;
+const _errs228 = errors;
+if(errors === _errs228){
+if(data85 && typeof data85 == "object" && !Array.isArray(data85)){
+const _errs230 = errors;
+for(const key18 in data85){
+if(!(((((((key18 === "read") || (key18 === "write")) || (key18 === "net")) || (key18 === "env")) || (key18 === "run")) || (key18 === "ffi")) || (key18 === "sys"))){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/permissions",schemaPath:"#/properties/plugins/items/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs211 === errors){
-if(data76.read !== undefined){
-let data77 = data76.read;
-const _errs212 = errors;
-const _errs213 = errors;
-let valid40 = false;
-const _errs214 = errors;
-if(typeof data77 !== "boolean"){
+if(_errs230 === errors){
+if(data85.read !== undefined){
+let data86 = data85.read;
+const _errs231 = errors;
+const _errs232 = errors;
+let valid41 = false;
+const _errs233 = errors;
+if(typeof data86 !== "boolean"){
 const err71 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err71];
@@ -2458,16 +2646,16 @@ vErrors.push(err71);
 }
 errors++;
 }
-var _valid9 = _errs214 === errors;
-valid40 = valid40 || _valid9;
-const _errs216 = errors;
-if(errors === _errs216){
-if(Array.isArray(data77)){
-var valid41 = true;
-const len13 = data77.length;
+var _valid9 = _errs233 === errors;
+valid41 = valid41 || _valid9;
+const _errs235 = errors;
+if(errors === _errs235){
+if(Array.isArray(data86)){
+var valid42 = true;
+const len13 = data86.length;
 for(let i13=0; i13<len13; i13++){
-const _errs218 = errors;
-if(typeof data77[i13] !== "string"){
+const _errs237 = errors;
+if(typeof data86[i13] !== "string"){
 const err72 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/read/" + i13,schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err72];
@@ -2477,8 +2665,8 @@ vErrors.push(err72);
 }
 errors++;
 }
-var valid41 = _errs218 === errors;
-if(!valid41){
+var valid42 = _errs237 === errors;
+if(!valid42){
 break;
 }
 }
@@ -2494,9 +2682,9 @@ vErrors.push(err73);
 errors++;
 }
 }
-var _valid9 = _errs216 === errors;
-valid40 = valid40 || _valid9;
-if(!valid40){
+var _valid9 = _errs235 === errors;
+valid41 = valid41 || _valid9;
+if(!valid41){
 const err74 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err74];
@@ -2509,29 +2697,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs213;
+errors = _errs232;
 if(vErrors !== null){
-if(_errs213){
-vErrors.length = _errs213;
+if(_errs232){
+vErrors.length = _errs232;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid39 = _errs212 === errors;
+var valid40 = _errs231 === errors;
 }
 else {
-var valid39 = true;
+var valid40 = true;
 }
-if(valid39){
-if(data76.write !== undefined){
-let data79 = data76.write;
-const _errs220 = errors;
-const _errs221 = errors;
-let valid42 = false;
-const _errs222 = errors;
-if(typeof data79 !== "boolean"){
+if(valid40){
+if(data85.write !== undefined){
+let data88 = data85.write;
+const _errs239 = errors;
+const _errs240 = errors;
+let valid43 = false;
+const _errs241 = errors;
+if(typeof data88 !== "boolean"){
 const err75 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err75];
@@ -2541,16 +2729,16 @@ vErrors.push(err75);
 }
 errors++;
 }
-var _valid10 = _errs222 === errors;
-valid42 = valid42 || _valid10;
-const _errs224 = errors;
-if(errors === _errs224){
-if(Array.isArray(data79)){
-var valid43 = true;
-const len14 = data79.length;
+var _valid10 = _errs241 === errors;
+valid43 = valid43 || _valid10;
+const _errs243 = errors;
+if(errors === _errs243){
+if(Array.isArray(data88)){
+var valid44 = true;
+const len14 = data88.length;
 for(let i14=0; i14<len14; i14++){
-const _errs226 = errors;
-if(typeof data79[i14] !== "string"){
+const _errs245 = errors;
+if(typeof data88[i14] !== "string"){
 const err76 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/write/" + i14,schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err76];
@@ -2560,8 +2748,8 @@ vErrors.push(err76);
 }
 errors++;
 }
-var valid43 = _errs226 === errors;
-if(!valid43){
+var valid44 = _errs245 === errors;
+if(!valid44){
 break;
 }
 }
@@ -2577,9 +2765,9 @@ vErrors.push(err77);
 errors++;
 }
 }
-var _valid10 = _errs224 === errors;
-valid42 = valid42 || _valid10;
-if(!valid42){
+var _valid10 = _errs243 === errors;
+valid43 = valid43 || _valid10;
+if(!valid43){
 const err78 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err78];
@@ -2592,29 +2780,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs221;
+errors = _errs240;
 if(vErrors !== null){
-if(_errs221){
-vErrors.length = _errs221;
+if(_errs240){
+vErrors.length = _errs240;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid39 = _errs220 === errors;
+var valid40 = _errs239 === errors;
 }
 else {
-var valid39 = true;
+var valid40 = true;
 }
-if(valid39){
-if(data76.net !== undefined){
-let data81 = data76.net;
-const _errs228 = errors;
-const _errs229 = errors;
-let valid44 = false;
-const _errs230 = errors;
-if(typeof data81 !== "boolean"){
+if(valid40){
+if(data85.net !== undefined){
+let data90 = data85.net;
+const _errs247 = errors;
+const _errs248 = errors;
+let valid45 = false;
+const _errs249 = errors;
+if(typeof data90 !== "boolean"){
 const err79 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err79];
@@ -2624,16 +2812,16 @@ vErrors.push(err79);
 }
 errors++;
 }
-var _valid11 = _errs230 === errors;
-valid44 = valid44 || _valid11;
-const _errs232 = errors;
-if(errors === _errs232){
-if(Array.isArray(data81)){
-var valid45 = true;
-const len15 = data81.length;
+var _valid11 = _errs249 === errors;
+valid45 = valid45 || _valid11;
+const _errs251 = errors;
+if(errors === _errs251){
+if(Array.isArray(data90)){
+var valid46 = true;
+const len15 = data90.length;
 for(let i15=0; i15<len15; i15++){
-const _errs234 = errors;
-if(typeof data81[i15] !== "string"){
+const _errs253 = errors;
+if(typeof data90[i15] !== "string"){
 const err80 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/net/" + i15,schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err80];
@@ -2643,8 +2831,8 @@ vErrors.push(err80);
 }
 errors++;
 }
-var valid45 = _errs234 === errors;
-if(!valid45){
+var valid46 = _errs253 === errors;
+if(!valid46){
 break;
 }
 }
@@ -2660,9 +2848,9 @@ vErrors.push(err81);
 errors++;
 }
 }
-var _valid11 = _errs232 === errors;
-valid44 = valid44 || _valid11;
-if(!valid44){
+var _valid11 = _errs251 === errors;
+valid45 = valid45 || _valid11;
+if(!valid45){
 const err82 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err82];
@@ -2675,29 +2863,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs229;
+errors = _errs248;
 if(vErrors !== null){
-if(_errs229){
-vErrors.length = _errs229;
+if(_errs248){
+vErrors.length = _errs248;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid39 = _errs228 === errors;
+var valid40 = _errs247 === errors;
 }
 else {
-var valid39 = true;
+var valid40 = true;
 }
-if(valid39){
-if(data76.env !== undefined){
-let data83 = data76.env;
-const _errs236 = errors;
-const _errs237 = errors;
-let valid46 = false;
-const _errs238 = errors;
-if(typeof data83 !== "boolean"){
+if(valid40){
+if(data85.env !== undefined){
+let data92 = data85.env;
+const _errs255 = errors;
+const _errs256 = errors;
+let valid47 = false;
+const _errs257 = errors;
+if(typeof data92 !== "boolean"){
 const err83 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err83];
@@ -2707,16 +2895,16 @@ vErrors.push(err83);
 }
 errors++;
 }
-var _valid12 = _errs238 === errors;
-valid46 = valid46 || _valid12;
-const _errs240 = errors;
-if(errors === _errs240){
-if(Array.isArray(data83)){
-var valid47 = true;
-const len16 = data83.length;
+var _valid12 = _errs257 === errors;
+valid47 = valid47 || _valid12;
+const _errs259 = errors;
+if(errors === _errs259){
+if(Array.isArray(data92)){
+var valid48 = true;
+const len16 = data92.length;
 for(let i16=0; i16<len16; i16++){
-const _errs242 = errors;
-if(typeof data83[i16] !== "string"){
+const _errs261 = errors;
+if(typeof data92[i16] !== "string"){
 const err84 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/env/" + i16,schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err84];
@@ -2726,8 +2914,8 @@ vErrors.push(err84);
 }
 errors++;
 }
-var valid47 = _errs242 === errors;
-if(!valid47){
+var valid48 = _errs261 === errors;
+if(!valid48){
 break;
 }
 }
@@ -2743,9 +2931,9 @@ vErrors.push(err85);
 errors++;
 }
 }
-var _valid12 = _errs240 === errors;
-valid46 = valid46 || _valid12;
-if(!valid46){
+var _valid12 = _errs259 === errors;
+valid47 = valid47 || _valid12;
+if(!valid47){
 const err86 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err86];
@@ -2758,29 +2946,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs237;
+errors = _errs256;
 if(vErrors !== null){
-if(_errs237){
-vErrors.length = _errs237;
+if(_errs256){
+vErrors.length = _errs256;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid39 = _errs236 === errors;
+var valid40 = _errs255 === errors;
 }
 else {
-var valid39 = true;
+var valid40 = true;
 }
-if(valid39){
-if(data76.run !== undefined){
-let data85 = data76.run;
-const _errs244 = errors;
-const _errs245 = errors;
-let valid48 = false;
-const _errs246 = errors;
-if(typeof data85 !== "boolean"){
+if(valid40){
+if(data85.run !== undefined){
+let data94 = data85.run;
+const _errs263 = errors;
+const _errs264 = errors;
+let valid49 = false;
+const _errs265 = errors;
+if(typeof data94 !== "boolean"){
 const err87 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err87];
@@ -2790,16 +2978,16 @@ vErrors.push(err87);
 }
 errors++;
 }
-var _valid13 = _errs246 === errors;
-valid48 = valid48 || _valid13;
-const _errs248 = errors;
-if(errors === _errs248){
-if(Array.isArray(data85)){
-var valid49 = true;
-const len17 = data85.length;
+var _valid13 = _errs265 === errors;
+valid49 = valid49 || _valid13;
+const _errs267 = errors;
+if(errors === _errs267){
+if(Array.isArray(data94)){
+var valid50 = true;
+const len17 = data94.length;
 for(let i17=0; i17<len17; i17++){
-const _errs250 = errors;
-if(typeof data85[i17] !== "string"){
+const _errs269 = errors;
+if(typeof data94[i17] !== "string"){
 const err88 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/run/" + i17,schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err88];
@@ -2809,8 +2997,8 @@ vErrors.push(err88);
 }
 errors++;
 }
-var valid49 = _errs250 === errors;
-if(!valid49){
+var valid50 = _errs269 === errors;
+if(!valid50){
 break;
 }
 }
@@ -2826,9 +3014,9 @@ vErrors.push(err89);
 errors++;
 }
 }
-var _valid13 = _errs248 === errors;
-valid48 = valid48 || _valid13;
-if(!valid48){
+var _valid13 = _errs267 === errors;
+valid49 = valid49 || _valid13;
+if(!valid49){
 const err90 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err90];
@@ -2841,29 +3029,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs245;
+errors = _errs264;
 if(vErrors !== null){
-if(_errs245){
-vErrors.length = _errs245;
+if(_errs264){
+vErrors.length = _errs264;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid39 = _errs244 === errors;
+var valid40 = _errs263 === errors;
 }
 else {
-var valid39 = true;
+var valid40 = true;
 }
-if(valid39){
-if(data76.ffi !== undefined){
-let data87 = data76.ffi;
-const _errs252 = errors;
-const _errs253 = errors;
-let valid50 = false;
-const _errs254 = errors;
-if(typeof data87 !== "boolean"){
+if(valid40){
+if(data85.ffi !== undefined){
+let data96 = data85.ffi;
+const _errs271 = errors;
+const _errs272 = errors;
+let valid51 = false;
+const _errs273 = errors;
+if(typeof data96 !== "boolean"){
 const err91 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err91];
@@ -2873,16 +3061,16 @@ vErrors.push(err91);
 }
 errors++;
 }
-var _valid14 = _errs254 === errors;
-valid50 = valid50 || _valid14;
-const _errs256 = errors;
-if(errors === _errs256){
-if(Array.isArray(data87)){
-var valid51 = true;
-const len18 = data87.length;
+var _valid14 = _errs273 === errors;
+valid51 = valid51 || _valid14;
+const _errs275 = errors;
+if(errors === _errs275){
+if(Array.isArray(data96)){
+var valid52 = true;
+const len18 = data96.length;
 for(let i18=0; i18<len18; i18++){
-const _errs258 = errors;
-if(typeof data87[i18] !== "string"){
+const _errs277 = errors;
+if(typeof data96[i18] !== "string"){
 const err92 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/ffi/" + i18,schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err92];
@@ -2892,8 +3080,8 @@ vErrors.push(err92);
 }
 errors++;
 }
-var valid51 = _errs258 === errors;
-if(!valid51){
+var valid52 = _errs277 === errors;
+if(!valid52){
 break;
 }
 }
@@ -2909,9 +3097,9 @@ vErrors.push(err93);
 errors++;
 }
 }
-var _valid14 = _errs256 === errors;
-valid50 = valid50 || _valid14;
-if(!valid50){
+var _valid14 = _errs275 === errors;
+valid51 = valid51 || _valid14;
+if(!valid51){
 const err94 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err94];
@@ -2924,29 +3112,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs253;
+errors = _errs272;
 if(vErrors !== null){
-if(_errs253){
-vErrors.length = _errs253;
+if(_errs272){
+vErrors.length = _errs272;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid39 = _errs252 === errors;
+var valid40 = _errs271 === errors;
 }
 else {
-var valid39 = true;
+var valid40 = true;
 }
-if(valid39){
-if(data76.sys !== undefined){
-let data89 = data76.sys;
-const _errs260 = errors;
-const _errs261 = errors;
-let valid52 = false;
-const _errs262 = errors;
-if(typeof data89 !== "boolean"){
+if(valid40){
+if(data85.sys !== undefined){
+let data98 = data85.sys;
+const _errs279 = errors;
+const _errs280 = errors;
+let valid53 = false;
+const _errs281 = errors;
+if(typeof data98 !== "boolean"){
 const err95 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err95];
@@ -2956,16 +3144,16 @@ vErrors.push(err95);
 }
 errors++;
 }
-var _valid15 = _errs262 === errors;
-valid52 = valid52 || _valid15;
-const _errs264 = errors;
-if(errors === _errs264){
-if(Array.isArray(data89)){
-var valid53 = true;
-const len19 = data89.length;
+var _valid15 = _errs281 === errors;
+valid53 = valid53 || _valid15;
+const _errs283 = errors;
+if(errors === _errs283){
+if(Array.isArray(data98)){
+var valid54 = true;
+const len19 = data98.length;
 for(let i19=0; i19<len19; i19++){
-const _errs266 = errors;
-if(typeof data89[i19] !== "string"){
+const _errs285 = errors;
+if(typeof data98[i19] !== "string"){
 const err96 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/sys/" + i19,schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err96];
@@ -2975,8 +3163,8 @@ vErrors.push(err96);
 }
 errors++;
 }
-var valid53 = _errs266 === errors;
-if(!valid53){
+var valid54 = _errs285 === errors;
+if(!valid54){
 break;
 }
 }
@@ -2992,9 +3180,9 @@ vErrors.push(err97);
 errors++;
 }
 }
-var _valid15 = _errs264 === errors;
-valid52 = valid52 || _valid15;
-if(!valid52){
+var _valid15 = _errs283 === errors;
+valid53 = valid53 || _valid15;
+if(!valid53){
 const err98 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err98];
@@ -3007,20 +3195,20 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs261;
+errors = _errs280;
 if(vErrors !== null){
-if(_errs261){
-vErrors.length = _errs261;
+if(_errs280){
+vErrors.length = _errs280;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid39 = _errs260 === errors;
+var valid40 = _errs279 === errors;
 }
 else {
-var valid39 = true;
+var valid40 = true;
 }
 }
 }
@@ -3035,21 +3223,21 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/permissions"
 return false;
 }
 }
-var valid38 = _errs209 === errors;
+var valid39 = _errs228 === errors;
 }
 else {
-var valid38 = true;
+var valid39 = true;
 }
-if(valid38){
-if(data74.config !== undefined){
-let data91 = data74.config;
-const _errs268 = errors;
-if(errors === _errs268){
-if(data91 && typeof data91 == "object" && !Array.isArray(data91)){
-for(const key18 in data91){
-const _errs270 = errors;
-if(typeof key18 !== "string"){
-const err99 = {instancePath:instancePath+"/plugins/" + i12+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key18};
+if(valid39){
+if(data83.config !== undefined){
+let data100 = data83.config;
+const _errs287 = errors;
+if(errors === _errs287){
+if(data100 && typeof data100 == "object" && !Array.isArray(data100)){
+for(const key19 in data100){
+const _errs289 = errors;
+if(typeof key19 !== "string"){
+const err99 = {instancePath:instancePath+"/plugins/" + i12+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key19};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -3058,9 +3246,9 @@ vErrors.push(err99);
 }
 errors++;
 }
-var valid54 = _errs270 === errors;
-if(!valid54){
-const err100 = {instancePath:instancePath+"/plugins/" + i12+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames",keyword:"propertyNames",params:{propertyName: key18},message:"property name must be valid"};
+var valid55 = _errs289 === errors;
+if(!valid55){
+const err100 = {instancePath:instancePath+"/plugins/" + i12+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames",keyword:"propertyNames",params:{propertyName: key19},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -3079,18 +3267,18 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/config",sche
 return false;
 }
 }
-var valid38 = _errs268 === errors;
+var valid39 = _errs287 === errors;
 }
 else {
-var valid38 = true;
+var valid39 = true;
 }
-if(valid38){
-if(data74.hook_timeout !== undefined){
-let data92 = data74.hook_timeout;
-const _errs273 = errors;
-if(errors === _errs273){
-if(typeof data92 === "string"){
-if(!pattern6.test(data92)){
+if(valid39){
+if(data83.hook_timeout !== undefined){
+let data101 = data83.hook_timeout;
+const _errs292 = errors;
+if(errors === _errs292){
+if(typeof data101 === "string"){
+if(!pattern6.test(data101)){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/hook_timeout",schemaPath:"#/properties/plugins/items/properties/hook_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -3100,19 +3288,19 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/hook_timeout
 return false;
 }
 }
-var valid38 = _errs273 === errors;
+var valid39 = _errs292 === errors;
 }
 else {
-var valid38 = true;
+var valid39 = true;
 }
-if(valid38){
-if(data74.max_memory !== undefined){
-let data93 = data74.max_memory;
-const _errs275 = errors;
-const _errs276 = errors;
-let valid55 = false;
-const _errs277 = errors;
-if(!(((typeof data93 == "number") && (!(data93 % 1) && !isNaN(data93))) && (isFinite(data93)))){
+if(valid39){
+if(data83.max_memory !== undefined){
+let data102 = data83.max_memory;
+const _errs294 = errors;
+const _errs295 = errors;
+let valid56 = false;
+const _errs296 = errors;
+if(!(((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102))) && (isFinite(data102)))){
 const err101 = {instancePath:instancePath+"/plugins/" + i12+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err101];
@@ -3122,9 +3310,9 @@ vErrors.push(err101);
 }
 errors++;
 }
-if(errors === _errs277){
-if((typeof data93 == "number") && (isFinite(data93))){
-if(data93 > 9007199254740991 || isNaN(data93)){
+if(errors === _errs296){
+if((typeof data102 == "number") && (isFinite(data102))){
+if(data102 > 9007199254740991 || isNaN(data102)){
 const err102 = {instancePath:instancePath+"/plugins/" + i12+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err102];
@@ -3135,7 +3323,7 @@ vErrors.push(err102);
 errors++;
 }
 else {
-if(data93 <= 0 || isNaN(data93)){
+if(data102 <= 0 || isNaN(data102)){
 const err103 = {instancePath:instancePath+"/plugins/" + i12+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err103];
@@ -3148,12 +3336,12 @@ errors++;
 }
 }
 }
-var _valid16 = _errs277 === errors;
-valid55 = valid55 || _valid16;
-const _errs279 = errors;
-if(errors === _errs279){
-if(typeof data93 === "string"){
-if(!pattern11.test(data93)){
+var _valid16 = _errs296 === errors;
+valid56 = valid56 || _valid16;
+const _errs298 = errors;
+if(errors === _errs298){
+if(typeof data102 === "string"){
+if(!pattern11.test(data102)){
 const err104 = {instancePath:instancePath+"/plugins/" + i12+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err104];
@@ -3175,9 +3363,9 @@ vErrors.push(err105);
 errors++;
 }
 }
-var _valid16 = _errs279 === errors;
-valid55 = valid55 || _valid16;
-if(!valid55){
+var _valid16 = _errs298 === errors;
+valid56 = valid56 || _valid16;
+if(!valid56){
 const err106 = {instancePath:instancePath+"/plugins/" + i12+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err106];
@@ -3190,49 +3378,49 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs276;
+errors = _errs295;
 if(vErrors !== null){
-if(_errs276){
-vErrors.length = _errs276;
+if(_errs295){
+vErrors.length = _errs295;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid38 = _errs275 === errors;
+var valid39 = _errs294 === errors;
 }
 else {
-var valid38 = true;
+var valid39 = true;
 }
-if(valid38){
-if(data74.tools !== undefined){
-let data94 = data74.tools;
-const _errs281 = errors;
-if(errors === _errs281){
-if(data94 && typeof data94 == "object" && !Array.isArray(data94)){
-const _errs283 = errors;
-for(const key19 in data94){
-if(!((key19 === "allow") || (key19 === "deny"))){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools",schemaPath:"#/properties/plugins/items/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"}];
+if(valid39){
+if(data83.tools !== undefined){
+let data103 = data83.tools;
+const _errs300 = errors;
+if(errors === _errs300){
+if(data103 && typeof data103 == "object" && !Array.isArray(data103)){
+const _errs302 = errors;
+for(const key20 in data103){
+if(!((key20 === "allow") || (key20 === "deny"))){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools",schemaPath:"#/properties/plugins/items/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs283 === errors){
-if(data94.allow !== undefined){
-let data95 = data94.allow;
-const _errs284 = errors;
-if(errors === _errs284){
-if(Array.isArray(data95)){
-var valid57 = true;
-const len20 = data95.length;
+if(_errs302 === errors){
+if(data103.allow !== undefined){
+let data104 = data103.allow;
+const _errs303 = errors;
+if(errors === _errs303){
+if(Array.isArray(data104)){
+var valid58 = true;
+const len20 = data104.length;
 for(let i20=0; i20<len20; i20++){
-let data96 = data95[i20];
-const _errs286 = errors;
-if(errors === _errs286){
-if(typeof data96 === "string"){
-if(data96.length < 1){
+let data105 = data104[i20];
+const _errs305 = errors;
+if(errors === _errs305){
+if(typeof data105 === "string"){
+if(data105.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools/allow/" + i20,schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3242,8 +3430,8 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools/allow/
 return false;
 }
 }
-var valid57 = _errs286 === errors;
-if(!valid57){
+var valid58 = _errs305 === errors;
+if(!valid58){
 break;
 }
 }
@@ -3253,25 +3441,25 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools/allow"
 return false;
 }
 }
-var valid56 = _errs284 === errors;
+var valid57 = _errs303 === errors;
 }
 else {
-var valid56 = true;
+var valid57 = true;
 }
-if(valid56){
-if(data94.deny !== undefined){
-let data97 = data94.deny;
-const _errs288 = errors;
-if(errors === _errs288){
-if(Array.isArray(data97)){
-var valid58 = true;
-const len21 = data97.length;
+if(valid57){
+if(data103.deny !== undefined){
+let data106 = data103.deny;
+const _errs307 = errors;
+if(errors === _errs307){
+if(Array.isArray(data106)){
+var valid59 = true;
+const len21 = data106.length;
 for(let i21=0; i21<len21; i21++){
-let data98 = data97[i21];
-const _errs290 = errors;
-if(errors === _errs290){
-if(typeof data98 === "string"){
-if(data98.length < 1){
+let data107 = data106[i21];
+const _errs309 = errors;
+if(errors === _errs309){
+if(typeof data107 === "string"){
+if(data107.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools/deny/" + i21,schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3281,8 +3469,8 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools/deny/"
 return false;
 }
 }
-var valid58 = _errs290 === errors;
-if(!valid58){
+var valid59 = _errs309 === errors;
+if(!valid59){
 break;
 }
 }
@@ -3292,10 +3480,10 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools/deny",
 return false;
 }
 }
-var valid56 = _errs288 === errors;
+var valid57 = _errs307 === errors;
 }
 else {
-var valid56 = true;
+var valid57 = true;
 }
 }
 }
@@ -3305,44 +3493,44 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools",schem
 return false;
 }
 }
-var valid38 = _errs281 === errors;
+var valid39 = _errs300 === errors;
 }
 else {
-var valid38 = true;
+var valid39 = true;
 }
-if(valid38){
-if(data74.isolation !== undefined){
-let data99 = data74.isolation;
-const _errs292 = errors;
-if(typeof data99 !== "string"){
+if(valid39){
+if(data83.isolation !== undefined){
+let data108 = data83.isolation;
+const _errs311 = errors;
+if(typeof data108 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data99 === "subprocess") || (data99 === "worker"))){
+if(!((data108 === "subprocess") || (data108 === "worker"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema31.properties.plugins.items.properties.isolation.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid38 = _errs292 === errors;
+var valid39 = _errs311 === errors;
 }
 else {
-var valid38 = true;
+var valid39 = true;
 }
-if(valid38){
-if(data74.sandbox !== undefined){
-let data100 = data74.sandbox;
-const _errs294 = errors;
-if(typeof data100 !== "string"){
+if(valid39){
+if(data83.sandbox !== undefined){
+let data109 = data83.sandbox;
+const _errs313 = errors;
+if(typeof data109 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("off" !== data100){
+if("off" !== data109){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"}];
 return false;
 }
-var valid38 = _errs294 === errors;
+var valid39 = _errs313 === errors;
 }
 else {
-var valid38 = true;
+var valid39 = true;
 }
 }
 }
@@ -3359,8 +3547,8 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i12,schemaPath:"#/
 return false;
 }
 }
-var valid37 = _errs204 === errors;
-if(!valid37){
+var valid38 = _errs223 === errors;
+if(!valid38){
 break;
 }
 }
@@ -3370,23 +3558,23 @@ validate20.errors = [{instancePath:instancePath+"/plugins",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs202 === errors;
+var valid0 = _errs221 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.mcp_servers !== undefined){
-let data101 = data.mcp_servers;
-const _errs296 = errors;
-if(errors === _errs296){
-if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
-for(const key20 in data101){
-const _errs298 = errors;
-if(errors === _errs298){
-if(typeof key20 === "string"){
-if(!pattern21.test(key20)){
-const err107 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},message:"must match pattern \""+"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"+"\"",propertyName:key20};
+let data110 = data.mcp_servers;
+const _errs315 = errors;
+if(errors === _errs315){
+if(data110 && typeof data110 == "object" && !Array.isArray(data110)){
+for(const key21 in data110){
+const _errs317 = errors;
+if(errors === _errs317){
+if(typeof key21 === "string"){
+if(!pattern21.test(key21)){
+const err107 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},message:"must match pattern \""+"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"+"\"",propertyName:key21};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -3397,7 +3585,7 @@ errors++;
 }
 }
 else {
-const err108 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key20};
+const err108 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key21};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -3407,9 +3595,9 @@ vErrors.push(err108);
 errors++;
 }
 }
-var valid59 = _errs298 === errors;
-if(!valid59){
-const err109 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames",keyword:"propertyNames",params:{propertyName: key20},message:"property name must be valid"};
+var valid60 = _errs317 === errors;
+if(!valid60){
+const err109 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames",keyword:"propertyNames",params:{propertyName: key21},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -3422,91 +3610,91 @@ return false;
 break;
 }
 }
-if(valid59){
-for(const key21 in data101){
-let data102 = data101[key21];
-const _errs301 = errors;
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(valid60){
+for(const key22 in data110){
+let data111 = data110[key22];
+const _errs320 = errors;
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-if(errors === _errs301){
-if(data102 && typeof data102 == "object" && !Array.isArray(data102)){
-const _errs304 = errors;
-for(const key22 in data102){
-if(!(func1.call(schema31.properties.mcp_servers.additionalProperties.properties, key22))){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"}];
+if(errors === _errs320){
+if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
+const _errs323 = errors;
+for(const key23 in data111){
+if(!(func1.call(schema31.properties.mcp_servers.additionalProperties.properties, key23))){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs304 === errors){
-if(data102.command !== undefined){
-let data103 = data102.command;
-const _errs305 = errors;
-if(errors === _errs305){
-if(typeof data103 === "string"){
-if(data103.length < 1){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(_errs323 === errors){
+if(data111.command !== undefined){
+let data112 = data111.command;
+const _errs324 = errors;
+if(errors === _errs324){
+if(typeof data112 === "string"){
+if(data112.length < 1){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid61 = _errs305 === errors;
+var valid62 = _errs324 === errors;
 }
 else {
-var valid61 = true;
-}
-if(valid61){
-if(data102.args !== undefined){
-let data104 = data102.args;
-const _errs307 = errors;
-if(errors === _errs307){
-if(Array.isArray(data104)){
 var valid62 = true;
-const len22 = data104.length;
+}
+if(valid62){
+if(data111.args !== undefined){
+let data113 = data111.args;
+const _errs326 = errors;
+if(errors === _errs326){
+if(Array.isArray(data113)){
+var valid63 = true;
+const len22 = data113.length;
 for(let i22=0; i22<len22; i22++){
-const _errs309 = errors;
-if(typeof data104[i22] !== "string"){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i22,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs328 = errors;
+if(typeof data113[i22] !== "string"){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i22,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid62 = _errs309 === errors;
-if(!valid62){
+var valid63 = _errs328 === errors;
+if(!valid63){
 break;
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid61 = _errs307 === errors;
+var valid62 = _errs326 === errors;
 }
 else {
-var valid61 = true;
+var valid62 = true;
 }
-if(valid61){
-if(data102.env !== undefined){
-let data106 = data102.env;
-const _errs311 = errors;
-const _errs312 = errors;
-let valid63 = false;
-const _errs313 = errors;
-if(errors === _errs313){
-if(Array.isArray(data106)){
-var valid64 = true;
-const len23 = data106.length;
+if(valid62){
+if(data111.env !== undefined){
+let data115 = data111.env;
+const _errs330 = errors;
+const _errs331 = errors;
+let valid64 = false;
+const _errs332 = errors;
+if(errors === _errs332){
+if(Array.isArray(data115)){
+var valid65 = true;
+const len23 = data115.length;
 for(let i23=0; i23<len23; i23++){
-let data107 = data106[i23];
-const _errs315 = errors;
-if(errors === _errs315){
-if(typeof data107 === "string"){
-if(!pattern5.test(data107)){
-const err110 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+let data116 = data115[i23];
+const _errs334 = errors;
+if(errors === _errs334){
+if(typeof data116 === "string"){
+if(!pattern5.test(data116)){
+const err110 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -3517,7 +3705,7 @@ errors++;
 }
 }
 else {
-const err111 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err111 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -3527,14 +3715,14 @@ vErrors.push(err111);
 errors++;
 }
 }
-var valid64 = _errs315 === errors;
-if(!valid64){
+var valid65 = _errs334 === errors;
+if(!valid65){
 break;
 }
 }
 }
 else {
-const err112 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err112 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -3544,17 +3732,17 @@ vErrors.push(err112);
 errors++;
 }
 }
-var _valid17 = _errs313 === errors;
-valid63 = valid63 || _valid17;
-const _errs317 = errors;
-if(errors === _errs317){
-if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
-for(const key23 in data106){
-const _errs319 = errors;
-if(errors === _errs319){
-if(typeof key23 === "string"){
-if(!pattern5.test(key23)){
-const err113 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",propertyName:key23};
+var _valid17 = _errs332 === errors;
+valid64 = valid64 || _valid17;
+const _errs336 = errors;
+if(errors === _errs336){
+if(data115 && typeof data115 == "object" && !Array.isArray(data115)){
+for(const key24 in data115){
+const _errs338 = errors;
+if(errors === _errs338){
+if(typeof key24 === "string"){
+if(!pattern5.test(key24)){
+const err113 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",propertyName:key24};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -3565,7 +3753,7 @@ errors++;
 }
 }
 else {
-const err114 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key23};
+const err114 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key24};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -3575,9 +3763,9 @@ vErrors.push(err114);
 errors++;
 }
 }
-var valid65 = _errs319 === errors;
-if(!valid65){
-const err115 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames",keyword:"propertyNames",params:{propertyName: key23},message:"property name must be valid"};
+var valid66 = _errs338 === errors;
+if(!valid66){
+const err115 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames",keyword:"propertyNames",params:{propertyName: key24},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -3588,11 +3776,11 @@ errors++;
 break;
 }
 }
-if(valid65){
-for(const key24 in data106){
-const _errs322 = errors;
-if(typeof data106[key24] !== "string"){
-const err116 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key24.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid66){
+for(const key25 in data115){
+const _errs341 = errors;
+if(typeof data115[key25] !== "string"){
+const err116 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key25.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -3601,15 +3789,15 @@ vErrors.push(err116);
 }
 errors++;
 }
-var valid66 = _errs322 === errors;
-if(!valid66){
+var valid67 = _errs341 === errors;
+if(!valid67){
 break;
 }
 }
 }
 }
 else {
-const err117 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err117 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -3619,10 +3807,10 @@ vErrors.push(err117);
 errors++;
 }
 }
-var _valid17 = _errs317 === errors;
-valid63 = valid63 || _valid17;
-if(!valid63){
-const err118 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid17 = _errs336 === errors;
+valid64 = valid64 || _valid17;
+if(!valid64){
+const err118 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -3634,75 +3822,75 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs312;
+errors = _errs331;
 if(vErrors !== null){
-if(_errs312){
-vErrors.length = _errs312;
+if(_errs331){
+vErrors.length = _errs331;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid61 = _errs311 === errors;
+var valid62 = _errs330 === errors;
 }
 else {
-var valid61 = true;
+var valid62 = true;
 }
-if(valid61){
-if(data102.cwd !== undefined){
-let data109 = data102.cwd;
-const _errs324 = errors;
-if(errors === _errs324){
-if(typeof data109 === "string"){
-if(data109.length < 1){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(valid62){
+if(data111.cwd !== undefined){
+let data118 = data111.cwd;
+const _errs343 = errors;
+if(errors === _errs343){
+if(typeof data118 === "string"){
+if(data118.length < 1){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid61 = _errs324 === errors;
+var valid62 = _errs343 === errors;
 }
 else {
-var valid61 = true;
+var valid62 = true;
 }
-if(valid61){
-if(data102.url !== undefined){
-let data110 = data102.url;
-const _errs326 = errors;
-if(errors === _errs326){
-if(errors === _errs326){
-if(typeof data110 === "string"){
-if(!(formats0(data110))){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+if(valid62){
+if(data111.url !== undefined){
+let data119 = data111.url;
+const _errs345 = errors;
+if(errors === _errs345){
+if(errors === _errs345){
+if(typeof data119 === "string"){
+if(!(formats0(data119))){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
-var valid61 = _errs326 === errors;
+var valid62 = _errs345 === errors;
 }
 else {
-var valid61 = true;
+var valid62 = true;
 }
-if(valid61){
-if(data102.headers !== undefined){
-let data111 = data102.headers;
-const _errs328 = errors;
-if(errors === _errs328){
-if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
-for(const key25 in data111){
-const _errs330 = errors;
-if(typeof key25 !== "string"){
-const err119 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key25};
+if(valid62){
+if(data111.headers !== undefined){
+let data120 = data111.headers;
+const _errs347 = errors;
+if(errors === _errs347){
+if(data120 && typeof data120 == "object" && !Array.isArray(data120)){
+for(const key26 in data120){
+const _errs349 = errors;
+if(typeof key26 !== "string"){
+const err119 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key26};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -3711,9 +3899,9 @@ vErrors.push(err119);
 }
 errors++;
 }
-var valid67 = _errs330 === errors;
-if(!valid67){
-const err120 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key25},message:"property name must be valid"};
+var valid68 = _errs349 === errors;
+if(!valid68){
+const err120 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key26},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -3726,198 +3914,198 @@ return false;
 break;
 }
 }
-if(valid67){
-for(const key26 in data111){
-const _errs333 = errors;
-if(typeof data111[key26] !== "string"){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key26.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(valid68){
+for(const key27 in data120){
+const _errs352 = errors;
+if(typeof data120[key27] !== "string"){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key27.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid68 = _errs333 === errors;
-if(!valid68){
+var valid69 = _errs352 === errors;
+if(!valid69){
 break;
 }
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid61 = _errs328 === errors;
+var valid62 = _errs347 === errors;
 }
 else {
-var valid61 = true;
+var valid62 = true;
 }
-if(valid61){
-if(data102.tools !== undefined){
-let data113 = data102.tools;
-const _errs335 = errors;
-if(errors === _errs335){
-if(data113 && typeof data113 == "object" && !Array.isArray(data113)){
-const _errs337 = errors;
-for(const key27 in data113){
-if(!((key27 === "allow") || (key27 === "deny"))){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"}];
+if(valid62){
+if(data111.tools !== undefined){
+let data122 = data111.tools;
+const _errs354 = errors;
+if(errors === _errs354){
+if(data122 && typeof data122 == "object" && !Array.isArray(data122)){
+const _errs356 = errors;
+for(const key28 in data122){
+if(!((key28 === "allow") || (key28 === "deny"))){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs337 === errors){
-if(data113.allow !== undefined){
-let data114 = data113.allow;
-const _errs338 = errors;
-if(errors === _errs338){
-if(Array.isArray(data114)){
-var valid70 = true;
-const len24 = data114.length;
-for(let i24=0; i24<len24; i24++){
-let data115 = data114[i24];
-const _errs340 = errors;
-if(errors === _errs340){
-if(typeof data115 === "string"){
-if(data115.length < 1){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid70 = _errs340 === errors;
-if(!valid70){
-break;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid69 = _errs338 === errors;
-}
-else {
-var valid69 = true;
-}
-if(valid69){
-if(data113.deny !== undefined){
-let data116 = data113.deny;
-const _errs342 = errors;
-if(errors === _errs342){
-if(Array.isArray(data116)){
+if(_errs356 === errors){
+if(data122.allow !== undefined){
+let data123 = data122.allow;
+const _errs357 = errors;
+if(errors === _errs357){
+if(Array.isArray(data123)){
 var valid71 = true;
-const len25 = data116.length;
-for(let i25=0; i25<len25; i25++){
-let data117 = data116[i25];
-const _errs344 = errors;
-if(errors === _errs344){
-if(typeof data117 === "string"){
-if(data117.length < 1){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+const len24 = data123.length;
+for(let i24=0; i24<len24; i24++){
+let data124 = data123[i24];
+const _errs359 = errors;
+if(errors === _errs359){
+if(typeof data124 === "string"){
+if(data124.length < 1){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid71 = _errs344 === errors;
+var valid71 = _errs359 === errors;
 if(!valid71){
 break;
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid69 = _errs342 === errors;
+var valid70 = _errs357 === errors;
 }
 else {
-var valid69 = true;
+var valid70 = true;
 }
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid61 = _errs335 === errors;
-}
-else {
-var valid61 = true;
-}
-if(valid61){
-if(data102.timeout !== undefined){
-let data118 = data102.timeout;
-const _errs346 = errors;
-if(errors === _errs346){
-if(typeof data118 === "string"){
-if(!pattern6.test(data118)){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+if(valid70){
+if(data122.deny !== undefined){
+let data125 = data122.deny;
+const _errs361 = errors;
+if(errors === _errs361){
+if(Array.isArray(data125)){
+var valid72 = true;
+const len25 = data125.length;
+for(let i25=0; i25<len25; i25++){
+let data126 = data125[i25];
+const _errs363 = errors;
+if(errors === _errs363){
+if(typeof data126 === "string"){
+if(data126.length < 1){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid61 = _errs346 === errors;
+var valid72 = _errs363 === errors;
+if(!valid72){
+break;
+}
+}
 }
 else {
-var valid61 = true;
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
 }
-if(valid61){
-if(data102.startup_timeout !== undefined){
-let data119 = data102.startup_timeout;
-const _errs348 = errors;
-if(errors === _errs348){
-if(typeof data119 === "string"){
-if(!pattern6.test(data119)){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+}
+var valid70 = _errs361 === errors;
+}
+else {
+var valid70 = true;
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid62 = _errs354 === errors;
+}
+else {
+var valid62 = true;
+}
+if(valid62){
+if(data111.timeout !== undefined){
+let data127 = data111.timeout;
+const _errs365 = errors;
+if(errors === _errs365){
+if(typeof data127 === "string"){
+if(!pattern6.test(data127)){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid61 = _errs348 === errors;
+var valid62 = _errs365 === errors;
 }
 else {
-var valid61 = true;
+var valid62 = true;
 }
-if(valid61){
-if(data102.required !== undefined){
-const _errs350 = errors;
-if(typeof data102.required !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(valid62){
+if(data111.startup_timeout !== undefined){
+let data128 = data111.startup_timeout;
+const _errs367 = errors;
+if(errors === _errs367){
+if(typeof data128 === "string"){
+if(!pattern6.test(data128)){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
-var valid61 = _errs350 === errors;
 }
 else {
-var valid61 = true;
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
 }
-if(valid61){
-if(data102.sandbox !== undefined){
-let data121 = data102.sandbox;
-const _errs352 = errors;
-const _errs353 = errors;
-let valid72 = false;
-const _errs354 = errors;
-if(typeof data121 !== "string"){
-const err121 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+var valid62 = _errs367 === errors;
+}
+else {
+var valid62 = true;
+}
+if(valid62){
+if(data111.required !== undefined){
+const _errs369 = errors;
+if(typeof data111.required !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid62 = _errs369 === errors;
+}
+else {
+var valid62 = true;
+}
+if(valid62){
+if(data111.sandbox !== undefined){
+let data130 = data111.sandbox;
+const _errs371 = errors;
+const _errs372 = errors;
+let valid73 = false;
+const _errs373 = errors;
+if(typeof data130 !== "string"){
+const err121 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -3926,8 +4114,8 @@ vErrors.push(err121);
 }
 errors++;
 }
-if("off" !== data121){
-const err122 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
+if("off" !== data130){
+const err122 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -3936,15 +4124,15 @@ vErrors.push(err122);
 }
 errors++;
 }
-var _valid18 = _errs354 === errors;
-valid72 = valid72 || _valid18;
-const _errs356 = errors;
-if(errors === _errs356){
-if(data121 && typeof data121 == "object" && !Array.isArray(data121)){
-const _errs358 = errors;
-for(const key28 in data121){
-if(!((((key28 === "read") || (key28 === "write")) || (key28 === "net")) || (key28 === "limits"))){
-const err123 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"};
+var _valid18 = _errs373 === errors;
+valid73 = valid73 || _valid18;
+const _errs375 = errors;
+if(errors === _errs375){
+if(data130 && typeof data130 == "object" && !Array.isArray(data130)){
+const _errs377 = errors;
+for(const key29 in data130){
+if(!((((key29 === "read") || (key29 === "write")) || (key29 === "net")) || (key29 === "limits"))){
+const err123 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -3955,21 +4143,21 @@ errors++;
 break;
 }
 }
-if(_errs358 === errors){
-if(data121.read !== undefined){
-let data122 = data121.read;
-const _errs359 = errors;
-if(errors === _errs359){
-if(Array.isArray(data122)){
-var valid74 = true;
-const len26 = data122.length;
+if(_errs377 === errors){
+if(data130.read !== undefined){
+let data131 = data130.read;
+const _errs378 = errors;
+if(errors === _errs378){
+if(Array.isArray(data131)){
+var valid75 = true;
+const len26 = data131.length;
 for(let i26=0; i26<len26; i26++){
-let data123 = data122[i26];
-const _errs361 = errors;
-if(errors === _errs361){
-if(typeof data123 === "string"){
-if(data123.length < 1){
-const err124 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i26,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+let data132 = data131[i26];
+const _errs380 = errors;
+if(errors === _errs380){
+if(typeof data132 === "string"){
+if(data132.length < 1){
+const err124 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i26,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -3980,7 +4168,7 @@ errors++;
 }
 }
 else {
-const err125 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i26,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err125 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i26,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -3990,14 +4178,14 @@ vErrors.push(err125);
 errors++;
 }
 }
-var valid74 = _errs361 === errors;
-if(!valid74){
+var valid75 = _errs380 === errors;
+if(!valid75){
 break;
 }
 }
 }
 else {
-const err126 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err126 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -4007,26 +4195,26 @@ vErrors.push(err126);
 errors++;
 }
 }
-var valid73 = _errs359 === errors;
+var valid74 = _errs378 === errors;
 }
 else {
-var valid73 = true;
+var valid74 = true;
 }
-if(valid73){
-if(data121.write !== undefined){
-let data124 = data121.write;
-const _errs363 = errors;
-if(errors === _errs363){
-if(Array.isArray(data124)){
-var valid75 = true;
-const len27 = data124.length;
+if(valid74){
+if(data130.write !== undefined){
+let data133 = data130.write;
+const _errs382 = errors;
+if(errors === _errs382){
+if(Array.isArray(data133)){
+var valid76 = true;
+const len27 = data133.length;
 for(let i27=0; i27<len27; i27++){
-let data125 = data124[i27];
-const _errs365 = errors;
-if(errors === _errs365){
-if(typeof data125 === "string"){
-if(data125.length < 1){
-const err127 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i27,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+let data134 = data133[i27];
+const _errs384 = errors;
+if(errors === _errs384){
+if(typeof data134 === "string"){
+if(data134.length < 1){
+const err127 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i27,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -4037,7 +4225,7 @@ errors++;
 }
 }
 else {
-const err128 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i27,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err128 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i27,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -4047,14 +4235,14 @@ vErrors.push(err128);
 errors++;
 }
 }
-var valid75 = _errs365 === errors;
-if(!valid75){
+var valid76 = _errs384 === errors;
+if(!valid76){
 break;
 }
 }
 }
 else {
-const err129 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err129 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -4064,16 +4252,16 @@ vErrors.push(err129);
 errors++;
 }
 }
-var valid73 = _errs363 === errors;
+var valid74 = _errs382 === errors;
 }
 else {
-var valid73 = true;
+var valid74 = true;
 }
-if(valid73){
-if(data121.net !== undefined){
-const _errs367 = errors;
-if(typeof data121.net !== "boolean"){
-const err130 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(valid74){
+if(data130.net !== undefined){
+const _errs386 = errors;
+if(typeof data130.net !== "boolean"){
+const err130 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -4082,21 +4270,21 @@ vErrors.push(err130);
 }
 errors++;
 }
-var valid73 = _errs367 === errors;
+var valid74 = _errs386 === errors;
 }
 else {
-var valid73 = true;
+var valid74 = true;
 }
-if(valid73){
-if(data121.limits !== undefined){
-let data127 = data121.limits;
-const _errs369 = errors;
-if(errors === _errs369){
-if(data127 && typeof data127 == "object" && !Array.isArray(data127)){
-const _errs371 = errors;
-for(const key29 in data127){
-if(!((((key29 === "processes") || (key29 === "memory")) || (key29 === "file_size")) || (key29 === "tmp"))){
-const err131 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"};
+if(valid74){
+if(data130.limits !== undefined){
+let data136 = data130.limits;
+const _errs388 = errors;
+if(errors === _errs388){
+if(data136 && typeof data136 == "object" && !Array.isArray(data136)){
+const _errs390 = errors;
+for(const key30 in data136){
+if(!((((key30 === "processes") || (key30 === "memory")) || (key30 === "file_size")) || (key30 === "tmp"))){
+const err131 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -4107,12 +4295,12 @@ errors++;
 break;
 }
 }
-if(_errs371 === errors){
-if(data127.processes !== undefined){
-let data128 = data127.processes;
-const _errs372 = errors;
-if(!(((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128))) && (isFinite(data128)))){
-const err132 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(_errs390 === errors){
+if(data136.processes !== undefined){
+let data137 = data136.processes;
+const _errs391 = errors;
+if(!(((typeof data137 == "number") && (!(data137 % 1) && !isNaN(data137))) && (isFinite(data137)))){
+const err132 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -4121,10 +4309,10 @@ vErrors.push(err132);
 }
 errors++;
 }
-if(errors === _errs372){
-if((typeof data128 == "number") && (isFinite(data128))){
-if(data128 > 9007199254740991 || isNaN(data128)){
-const err133 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(errors === _errs391){
+if((typeof data137 == "number") && (isFinite(data137))){
+if(data137 > 9007199254740991 || isNaN(data137)){
+const err133 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -4134,8 +4322,8 @@ vErrors.push(err133);
 errors++;
 }
 else {
-if(data128 < 8 || isNaN(data128)){
-const err134 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
+if(data137 < 8 || isNaN(data137)){
+const err134 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -4147,20 +4335,20 @@ errors++;
 }
 }
 }
-var valid76 = _errs372 === errors;
+var valid77 = _errs391 === errors;
 }
 else {
-var valid76 = true;
+var valid77 = true;
 }
-if(valid76){
-if(data127.memory !== undefined){
-let data129 = data127.memory;
-const _errs374 = errors;
-const _errs375 = errors;
-let valid77 = false;
-const _errs376 = errors;
-if(!(((typeof data129 == "number") && (!(data129 % 1) && !isNaN(data129))) && (isFinite(data129)))){
-const err135 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(valid77){
+if(data136.memory !== undefined){
+let data138 = data136.memory;
+const _errs393 = errors;
+const _errs394 = errors;
+let valid78 = false;
+const _errs395 = errors;
+if(!(((typeof data138 == "number") && (!(data138 % 1) && !isNaN(data138))) && (isFinite(data138)))){
+const err135 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -4169,10 +4357,10 @@ vErrors.push(err135);
 }
 errors++;
 }
-if(errors === _errs376){
-if((typeof data129 == "number") && (isFinite(data129))){
-if(data129 > 9007199254740991 || isNaN(data129)){
-const err136 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(errors === _errs395){
+if((typeof data138 == "number") && (isFinite(data138))){
+if(data138 > 9007199254740991 || isNaN(data138)){
+const err136 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -4182,8 +4370,8 @@ vErrors.push(err136);
 errors++;
 }
 else {
-if(data129 <= 0 || isNaN(data129)){
-const err137 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+if(data138 <= 0 || isNaN(data138)){
+const err137 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -4195,13 +4383,13 @@ errors++;
 }
 }
 }
-var _valid19 = _errs376 === errors;
-valid77 = valid77 || _valid19;
-const _errs378 = errors;
-if(errors === _errs378){
-if(typeof data129 === "string"){
-if(!pattern11.test(data129)){
-const err138 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+var _valid19 = _errs395 === errors;
+valid78 = valid78 || _valid19;
+const _errs397 = errors;
+if(errors === _errs397){
+if(typeof data138 === "string"){
+if(!pattern11.test(data138)){
+const err138 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -4212,7 +4400,7 @@ errors++;
 }
 }
 else {
-const err139 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err139 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -4222,10 +4410,10 @@ vErrors.push(err139);
 errors++;
 }
 }
-var _valid19 = _errs378 === errors;
-valid77 = valid77 || _valid19;
-if(!valid77){
-const err140 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid19 = _errs397 === errors;
+valid78 = valid78 || _valid19;
+if(!valid78){
+const err140 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -4235,30 +4423,30 @@ vErrors.push(err140);
 errors++;
 }
 else {
-errors = _errs375;
+errors = _errs394;
 if(vErrors !== null){
-if(_errs375){
-vErrors.length = _errs375;
+if(_errs394){
+vErrors.length = _errs394;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid76 = _errs374 === errors;
+var valid77 = _errs393 === errors;
 }
 else {
-var valid76 = true;
+var valid77 = true;
 }
-if(valid76){
-if(data127.file_size !== undefined){
-let data130 = data127.file_size;
-const _errs380 = errors;
-const _errs381 = errors;
-let valid78 = false;
-const _errs382 = errors;
-if(!(((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130))) && (isFinite(data130)))){
-const err141 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(valid77){
+if(data136.file_size !== undefined){
+let data139 = data136.file_size;
+const _errs399 = errors;
+const _errs400 = errors;
+let valid79 = false;
+const _errs401 = errors;
+if(!(((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139))) && (isFinite(data139)))){
+const err141 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -4267,10 +4455,10 @@ vErrors.push(err141);
 }
 errors++;
 }
-if(errors === _errs382){
-if((typeof data130 == "number") && (isFinite(data130))){
-if(data130 > 9007199254740991 || isNaN(data130)){
-const err142 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(errors === _errs401){
+if((typeof data139 == "number") && (isFinite(data139))){
+if(data139 > 9007199254740991 || isNaN(data139)){
+const err142 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -4280,8 +4468,8 @@ vErrors.push(err142);
 errors++;
 }
 else {
-if(data130 <= 0 || isNaN(data130)){
-const err143 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+if(data139 <= 0 || isNaN(data139)){
+const err143 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -4293,13 +4481,13 @@ errors++;
 }
 }
 }
-var _valid20 = _errs382 === errors;
-valid78 = valid78 || _valid20;
-const _errs384 = errors;
-if(errors === _errs384){
-if(typeof data130 === "string"){
-if(!pattern11.test(data130)){
-const err144 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+var _valid20 = _errs401 === errors;
+valid79 = valid79 || _valid20;
+const _errs403 = errors;
+if(errors === _errs403){
+if(typeof data139 === "string"){
+if(!pattern11.test(data139)){
+const err144 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -4310,7 +4498,7 @@ errors++;
 }
 }
 else {
-const err145 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err145 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -4320,10 +4508,10 @@ vErrors.push(err145);
 errors++;
 }
 }
-var _valid20 = _errs384 === errors;
-valid78 = valid78 || _valid20;
-if(!valid78){
-const err146 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid20 = _errs403 === errors;
+valid79 = valid79 || _valid20;
+if(!valid79){
+const err146 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -4333,30 +4521,30 @@ vErrors.push(err146);
 errors++;
 }
 else {
-errors = _errs381;
+errors = _errs400;
 if(vErrors !== null){
-if(_errs381){
-vErrors.length = _errs381;
+if(_errs400){
+vErrors.length = _errs400;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid76 = _errs380 === errors;
+var valid77 = _errs399 === errors;
 }
 else {
-var valid76 = true;
+var valid77 = true;
 }
-if(valid76){
-if(data127.tmp !== undefined){
-let data131 = data127.tmp;
-const _errs386 = errors;
-const _errs387 = errors;
-let valid79 = false;
-const _errs388 = errors;
-if(!(((typeof data131 == "number") && (!(data131 % 1) && !isNaN(data131))) && (isFinite(data131)))){
-const err147 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(valid77){
+if(data136.tmp !== undefined){
+let data140 = data136.tmp;
+const _errs405 = errors;
+const _errs406 = errors;
+let valid80 = false;
+const _errs407 = errors;
+if(!(((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140))) && (isFinite(data140)))){
+const err147 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -4365,10 +4553,10 @@ vErrors.push(err147);
 }
 errors++;
 }
-if(errors === _errs388){
-if((typeof data131 == "number") && (isFinite(data131))){
-if(data131 > 9007199254740991 || isNaN(data131)){
-const err148 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(errors === _errs407){
+if((typeof data140 == "number") && (isFinite(data140))){
+if(data140 > 9007199254740991 || isNaN(data140)){
+const err148 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -4378,8 +4566,8 @@ vErrors.push(err148);
 errors++;
 }
 else {
-if(data131 <= 0 || isNaN(data131)){
-const err149 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+if(data140 <= 0 || isNaN(data140)){
+const err149 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -4391,13 +4579,13 @@ errors++;
 }
 }
 }
-var _valid21 = _errs388 === errors;
-valid79 = valid79 || _valid21;
-const _errs390 = errors;
-if(errors === _errs390){
-if(typeof data131 === "string"){
-if(!pattern11.test(data131)){
-const err150 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+var _valid21 = _errs407 === errors;
+valid80 = valid80 || _valid21;
+const _errs409 = errors;
+if(errors === _errs409){
+if(typeof data140 === "string"){
+if(!pattern11.test(data140)){
+const err150 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -4408,7 +4596,7 @@ errors++;
 }
 }
 else {
-const err151 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err151 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -4418,10 +4606,10 @@ vErrors.push(err151);
 errors++;
 }
 }
-var _valid21 = _errs390 === errors;
-valid79 = valid79 || _valid21;
-if(!valid79){
-const err152 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid21 = _errs409 === errors;
+valid80 = valid80 || _valid21;
+if(!valid80){
+const err152 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -4431,20 +4619,20 @@ vErrors.push(err152);
 errors++;
 }
 else {
-errors = _errs387;
+errors = _errs406;
 if(vErrors !== null){
-if(_errs387){
-vErrors.length = _errs387;
+if(_errs406){
+vErrors.length = _errs406;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid76 = _errs386 === errors;
+var valid77 = _errs405 === errors;
 }
 else {
-var valid76 = true;
+var valid77 = true;
 }
 }
 }
@@ -4452,7 +4640,7 @@ var valid76 = true;
 }
 }
 else {
-const err153 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err153 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -4462,10 +4650,10 @@ vErrors.push(err153);
 errors++;
 }
 }
-var valid73 = _errs369 === errors;
+var valid74 = _errs388 === errors;
 }
 else {
-var valid73 = true;
+var valid74 = true;
 }
 }
 }
@@ -4473,7 +4661,7 @@ var valid73 = true;
 }
 }
 else {
-const err154 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err154 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -4483,10 +4671,10 @@ vErrors.push(err154);
 errors++;
 }
 }
-var _valid18 = _errs356 === errors;
-valid72 = valid72 || _valid18;
-if(!valid72){
-const err155 = {instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid18 = _errs375 === errors;
+valid73 = valid73 || _valid18;
+if(!valid73){
+const err155 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -4498,20 +4686,20 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs353;
+errors = _errs372;
 if(vErrors !== null){
-if(_errs353){
-vErrors.length = _errs353;
+if(_errs372){
+vErrors.length = _errs372;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid61 = _errs352 === errors;
+var valid62 = _errs371 === errors;
 }
 else {
-var valid61 = true;
+var valid62 = true;
 }
 }
 }
@@ -4526,12 +4714,12 @@ var valid61 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid60 = _errs301 === errors;
-if(!valid60){
+var valid61 = _errs320 === errors;
+if(!valid61){
 break;
 }
 }
@@ -4542,46 +4730,46 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs296 === errors;
+var valid0 = _errs315 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.approval !== undefined){
-let data132 = data.approval;
-const _errs392 = errors;
+let data141 = data.approval;
+const _errs411 = errors;
 validate20.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-if(errors === _errs392){
-if(data132 && typeof data132 == "object" && !Array.isArray(data132)){
-const _errs395 = errors;
-for(const key30 in data132){
-if(!(((key30 === "command") || (key30 === "url")) || (key30 === "timeout"))){
-validate20.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"}];
+if(errors === _errs411){
+if(data141 && typeof data141 == "object" && !Array.isArray(data141)){
+const _errs414 = errors;
+for(const key31 in data141){
+if(!(((key31 === "command") || (key31 === "url")) || (key31 === "timeout"))){
+validate20.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs395 === errors){
-if(data132.command !== undefined){
-let data133 = data132.command;
-const _errs396 = errors;
-if(errors === _errs396){
-if(Array.isArray(data133)){
-if(data133.length < 1){
+if(_errs414 === errors){
+if(data141.command !== undefined){
+let data142 = data141.command;
+const _errs415 = errors;
+if(errors === _errs415){
+if(Array.isArray(data142)){
+if(data142.length < 1){
 validate20.errors = [{instancePath:instancePath+"/approval/command",schemaPath:"#/properties/approval/properties/command/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
-var valid81 = true;
-const len28 = data133.length;
+var valid82 = true;
+const len28 = data142.length;
 for(let i28=0; i28<len28; i28++){
-let data134 = data133[i28];
-const _errs398 = errors;
-if(errors === _errs398){
-if(typeof data134 === "string"){
-if(data134.length < 1){
+let data143 = data142[i28];
+const _errs417 = errors;
+if(errors === _errs417){
+if(typeof data143 === "string"){
+if(data143.length < 1){
 validate20.errors = [{instancePath:instancePath+"/approval/command/" + i28,schemaPath:"#/properties/approval/properties/command/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -4591,8 +4779,8 @@ validate20.errors = [{instancePath:instancePath+"/approval/command/" + i28,schem
 return false;
 }
 }
-var valid81 = _errs398 === errors;
-if(!valid81){
+var valid82 = _errs417 === errors;
+if(!valid82){
 break;
 }
 }
@@ -4603,19 +4791,19 @@ validate20.errors = [{instancePath:instancePath+"/approval/command",schemaPath:"
 return false;
 }
 }
-var valid80 = _errs396 === errors;
+var valid81 = _errs415 === errors;
 }
 else {
-var valid80 = true;
+var valid81 = true;
 }
-if(valid80){
-if(data132.url !== undefined){
-let data135 = data132.url;
-const _errs400 = errors;
-if(errors === _errs400){
-if(errors === _errs400){
-if(typeof data135 === "string"){
-if(!(formats0(data135))){
+if(valid81){
+if(data141.url !== undefined){
+let data144 = data141.url;
+const _errs419 = errors;
+if(errors === _errs419){
+if(errors === _errs419){
+if(typeof data144 === "string"){
+if(!(formats0(data144))){
 validate20.errors = [{instancePath:instancePath+"/approval/url",schemaPath:"#/properties/approval/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -4626,18 +4814,18 @@ return false;
 }
 }
 }
-var valid80 = _errs400 === errors;
+var valid81 = _errs419 === errors;
 }
 else {
-var valid80 = true;
+var valid81 = true;
 }
-if(valid80){
-if(data132.timeout !== undefined){
-let data136 = data132.timeout;
-const _errs402 = errors;
-if(errors === _errs402){
-if(typeof data136 === "string"){
-if(!pattern6.test(data136)){
+if(valid81){
+if(data141.timeout !== undefined){
+let data145 = data141.timeout;
+const _errs421 = errors;
+if(errors === _errs421){
+if(typeof data145 === "string"){
+if(!pattern6.test(data145)){
 validate20.errors = [{instancePath:instancePath+"/approval/timeout",schemaPath:"#/properties/approval/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4647,10 +4835,10 @@ validate20.errors = [{instancePath:instancePath+"/approval/timeout",schemaPath:"
 return false;
 }
 }
-var valid80 = _errs402 === errors;
+var valid81 = _errs421 === errors;
 }
 else {
-var valid80 = true;
+var valid81 = true;
 }
 }
 }
@@ -4661,59 +4849,59 @@ validate20.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs392 === errors;
+var valid0 = _errs411 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.limits !== undefined){
-let data137 = data.limits;
-const _errs404 = errors;
-if(errors === _errs404){
-if(data137 && typeof data137 == "object" && !Array.isArray(data137)){
-const _errs406 = errors;
-for(const key31 in data137){
-if(!(((key31 === "max_turns") || (key31 === "timeout")) || (key31 === "max_tokens"))){
-validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"}];
+let data146 = data.limits;
+const _errs423 = errors;
+if(errors === _errs423){
+if(data146 && typeof data146 == "object" && !Array.isArray(data146)){
+const _errs425 = errors;
+for(const key32 in data146){
+if(!((((key32 === "max_turns") || (key32 === "timeout")) || (key32 === "max_tokens")) || (key32 === "max_cost_usd"))){
+validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs406 === errors){
-if(data137.max_turns !== undefined){
-let data138 = data137.max_turns;
-const _errs407 = errors;
-if(!(((typeof data138 == "number") && (!(data138 % 1) && !isNaN(data138))) && (isFinite(data138)))){
+if(_errs425 === errors){
+if(data146.max_turns !== undefined){
+let data147 = data146.max_turns;
+const _errs426 = errors;
+if(!(((typeof data147 == "number") && (!(data147 % 1) && !isNaN(data147))) && (isFinite(data147)))){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs407){
-if((typeof data138 == "number") && (isFinite(data138))){
-if(data138 > 9007199254740991 || isNaN(data138)){
+if(errors === _errs426){
+if((typeof data147 == "number") && (isFinite(data147))){
+if(data147 > 9007199254740991 || isNaN(data147)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data138 <= 0 || isNaN(data138)){
+if(data147 <= 0 || isNaN(data147)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid82 = _errs407 === errors;
+var valid83 = _errs426 === errors;
 }
 else {
-var valid82 = true;
+var valid83 = true;
 }
-if(valid82){
-if(data137.timeout !== undefined){
-let data139 = data137.timeout;
-const _errs409 = errors;
-if(errors === _errs409){
-if(typeof data139 === "string"){
-if(!pattern6.test(data139)){
+if(valid83){
+if(data146.timeout !== undefined){
+let data148 = data146.timeout;
+const _errs428 = errors;
+if(errors === _errs428){
+if(typeof data148 === "string"){
+if(!pattern6.test(data148)){
 validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4723,257 +4911,28 @@ validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/
 return false;
 }
 }
-var valid82 = _errs409 === errors;
-}
-else {
-var valid82 = true;
-}
-if(valid82){
-if(data137.max_tokens !== undefined){
-let data140 = data137.max_tokens;
-const _errs411 = errors;
-if(!(((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140))) && (isFinite(data140)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs411){
-if((typeof data140 == "number") && (isFinite(data140))){
-if(data140 > 9007199254740991 || isNaN(data140)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data140 <= 0 || isNaN(data140)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
-var valid82 = _errs411 === errors;
-}
-else {
-var valid82 = true;
-}
-}
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs404 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.compaction !== undefined){
-let data141 = data.compaction;
-const _errs413 = errors;
-if(errors === _errs413){
-if(data141 && typeof data141 == "object" && !Array.isArray(data141)){
-const _errs415 = errors;
-for(const key32 in data141){
-if(!(func1.call(schema31.properties.compaction.properties, key32))){
-validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs415 === errors){
-if(data141.enabled !== undefined){
-const _errs416 = errors;
-if(typeof data141.enabled !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/compaction/enabled",schemaPath:"#/properties/compaction/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid83 = _errs416 === errors;
-}
-else {
-var valid83 = true;
-}
-if(valid83){
-if(data141.threshold !== undefined){
-let data143 = data141.threshold;
-const _errs418 = errors;
-if(errors === _errs418){
-if((typeof data143 == "number") && (isFinite(data143))){
-if(data143 > 1 || isNaN(data143)){
-validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
-return false;
-}
-else {
-if(data143 <= 0 || isNaN(data143)){
-validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid83 = _errs418 === errors;
-}
-else {
-var valid83 = true;
-}
-if(valid83){
-if(data141.low_water !== undefined){
-let data144 = data141.low_water;
-const _errs420 = errors;
-if(errors === _errs420){
-if((typeof data144 == "number") && (isFinite(data144))){
-if(data144 > 1 || isNaN(data144)){
-validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
-return false;
-}
-else {
-if(data144 <= 0 || isNaN(data144)){
-validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid83 = _errs420 === errors;
-}
-else {
-var valid83 = true;
-}
-if(valid83){
-if(data141.protect_first !== undefined){
-let data145 = data141.protect_first;
-const _errs422 = errors;
-if(!(((typeof data145 == "number") && (!(data145 % 1) && !isNaN(data145))) && (isFinite(data145)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs422){
-if((typeof data145 == "number") && (isFinite(data145))){
-if(data145 > 9007199254740991 || isNaN(data145)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data145 < 0 || isNaN(data145)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid83 = _errs422 === errors;
-}
-else {
-var valid83 = true;
-}
-if(valid83){
-if(data141.protect_last !== undefined){
-let data146 = data141.protect_last;
-const _errs424 = errors;
-if(!(((typeof data146 == "number") && (!(data146 % 1) && !isNaN(data146))) && (isFinite(data146)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs424){
-if((typeof data146 == "number") && (isFinite(data146))){
-if(data146 > 9007199254740991 || isNaN(data146)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data146 < 1 || isNaN(data146)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
-var valid83 = _errs424 === errors;
-}
-else {
-var valid83 = true;
-}
-if(valid83){
-if(data141.tail_budget !== undefined){
-let data147 = data141.tail_budget;
-const _errs426 = errors;
-if(errors === _errs426){
-if((typeof data147 == "number") && (isFinite(data147))){
-if(data147 > 1 || isNaN(data147)){
-validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
-return false;
-}
-else {
-if(data147 <= 0 || isNaN(data147)){
-validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid83 = _errs426 === errors;
-}
-else {
-var valid83 = true;
-}
-if(valid83){
-if(data141.max_tool_result !== undefined){
-let data148 = data141.max_tool_result;
-const _errs428 = errors;
-if(errors === _errs428){
-if((typeof data148 == "number") && (isFinite(data148))){
-if(data148 > 1 || isNaN(data148)){
-validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
-return false;
-}
-else {
-if(data148 <= 0 || isNaN(data148)){
-validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
 var valid83 = _errs428 === errors;
 }
 else {
 var valid83 = true;
 }
 if(valid83){
-if(data141.prune_min !== undefined){
-let data149 = data141.prune_min;
+if(data146.max_tokens !== undefined){
+let data149 = data146.max_tokens;
 const _errs430 = errors;
 if(!(((typeof data149 == "number") && (!(data149 % 1) && !isNaN(data149))) && (isFinite(data149)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs430){
 if((typeof data149 == "number") && (isFinite(data149))){
 if(data149 > 9007199254740991 || isNaN(data149)){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data149 < 1 || isNaN(data149)){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+if(data149 <= 0 || isNaN(data149)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
@@ -4985,43 +4944,294 @@ else {
 var valid83 = true;
 }
 if(valid83){
-if(data141.micro !== undefined){
-let data150 = data141.micro;
+if(data146.max_cost_usd !== undefined){
+let data150 = data146.max_cost_usd;
 const _errs432 = errors;
 if(errors === _errs432){
-if(data150 && typeof data150 == "object" && !Array.isArray(data150)){
+if((typeof data150 == "number") && (isFinite(data150))){
+if(data150 <= 0 || isNaN(data150)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPath:"#/properties/limits/properties/max_cost_usd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPath:"#/properties/limits/properties/max_cost_usd/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid83 = _errs432 === errors;
+}
+else {
+var valid83 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs423 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.compaction !== undefined){
+let data151 = data.compaction;
 const _errs434 = errors;
-for(const key33 in data150){
-if(!(((key33 === "enabled") || (key33 === "threshold")) || (key33 === "payback"))){
-validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"#/properties/compaction/properties/micro/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"}];
+if(errors === _errs434){
+if(data151 && typeof data151 == "object" && !Array.isArray(data151)){
+const _errs436 = errors;
+for(const key33 in data151){
+if(!(func1.call(schema31.properties.compaction.properties, key33))){
+validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs434 === errors){
-if(data150.enabled !== undefined){
-const _errs435 = errors;
-if(typeof data150.enabled !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/compaction/micro/enabled",schemaPath:"#/properties/compaction/properties/micro/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(_errs436 === errors){
+if(data151.enabled !== undefined){
+const _errs437 = errors;
+if(typeof data151.enabled !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/compaction/enabled",schemaPath:"#/properties/compaction/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid84 = _errs435 === errors;
+var valid84 = _errs437 === errors;
 }
 else {
 var valid84 = true;
 }
 if(valid84){
-if(data150.threshold !== undefined){
-let data152 = data150.threshold;
-const _errs437 = errors;
-if(errors === _errs437){
-if((typeof data152 == "number") && (isFinite(data152))){
-if(data152 > 1 || isNaN(data152)){
+if(data151.threshold !== undefined){
+let data153 = data151.threshold;
+const _errs439 = errors;
+if(errors === _errs439){
+if((typeof data153 == "number") && (isFinite(data153))){
+if(data153 > 1 || isNaN(data153)){
+validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+return false;
+}
+else {
+if(data153 <= 0 || isNaN(data153)){
+validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid84 = _errs439 === errors;
+}
+else {
+var valid84 = true;
+}
+if(valid84){
+if(data151.low_water !== undefined){
+let data154 = data151.low_water;
+const _errs441 = errors;
+if(errors === _errs441){
+if((typeof data154 == "number") && (isFinite(data154))){
+if(data154 > 1 || isNaN(data154)){
+validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+return false;
+}
+else {
+if(data154 <= 0 || isNaN(data154)){
+validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid84 = _errs441 === errors;
+}
+else {
+var valid84 = true;
+}
+if(valid84){
+if(data151.protect_first !== undefined){
+let data155 = data151.protect_first;
+const _errs443 = errors;
+if(!(((typeof data155 == "number") && (!(data155 % 1) && !isNaN(data155))) && (isFinite(data155)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs443){
+if((typeof data155 == "number") && (isFinite(data155))){
+if(data155 > 9007199254740991 || isNaN(data155)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data155 < 0 || isNaN(data155)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid84 = _errs443 === errors;
+}
+else {
+var valid84 = true;
+}
+if(valid84){
+if(data151.protect_last !== undefined){
+let data156 = data151.protect_last;
+const _errs445 = errors;
+if(!(((typeof data156 == "number") && (!(data156 % 1) && !isNaN(data156))) && (isFinite(data156)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs445){
+if((typeof data156 == "number") && (isFinite(data156))){
+if(data156 > 9007199254740991 || isNaN(data156)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data156 < 1 || isNaN(data156)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid84 = _errs445 === errors;
+}
+else {
+var valid84 = true;
+}
+if(valid84){
+if(data151.tail_budget !== undefined){
+let data157 = data151.tail_budget;
+const _errs447 = errors;
+if(errors === _errs447){
+if((typeof data157 == "number") && (isFinite(data157))){
+if(data157 > 1 || isNaN(data157)){
+validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+return false;
+}
+else {
+if(data157 <= 0 || isNaN(data157)){
+validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid84 = _errs447 === errors;
+}
+else {
+var valid84 = true;
+}
+if(valid84){
+if(data151.max_tool_result !== undefined){
+let data158 = data151.max_tool_result;
+const _errs449 = errors;
+if(errors === _errs449){
+if((typeof data158 == "number") && (isFinite(data158))){
+if(data158 > 1 || isNaN(data158)){
+validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+return false;
+}
+else {
+if(data158 <= 0 || isNaN(data158)){
+validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid84 = _errs449 === errors;
+}
+else {
+var valid84 = true;
+}
+if(valid84){
+if(data151.prune_min !== undefined){
+let data159 = data151.prune_min;
+const _errs451 = errors;
+if(!(((typeof data159 == "number") && (!(data159 % 1) && !isNaN(data159))) && (isFinite(data159)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs451){
+if((typeof data159 == "number") && (isFinite(data159))){
+if(data159 > 9007199254740991 || isNaN(data159)){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data159 < 1 || isNaN(data159)){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid84 = _errs451 === errors;
+}
+else {
+var valid84 = true;
+}
+if(valid84){
+if(data151.micro !== undefined){
+let data160 = data151.micro;
+const _errs453 = errors;
+if(errors === _errs453){
+if(data160 && typeof data160 == "object" && !Array.isArray(data160)){
+const _errs455 = errors;
+for(const key34 in data160){
+if(!(((key34 === "enabled") || (key34 === "threshold")) || (key34 === "payback"))){
+validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"#/properties/compaction/properties/micro/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs455 === errors){
+if(data160.enabled !== undefined){
+const _errs456 = errors;
+if(typeof data160.enabled !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/compaction/micro/enabled",schemaPath:"#/properties/compaction/properties/micro/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid85 = _errs456 === errors;
+}
+else {
+var valid85 = true;
+}
+if(valid85){
+if(data160.threshold !== undefined){
+let data162 = data160.threshold;
+const _errs458 = errors;
+if(errors === _errs458){
+if((typeof data162 == "number") && (isFinite(data162))){
+if(data162 > 1 || isNaN(data162)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data152 <= 0 || isNaN(data152)){
+if(data162 <= 0 || isNaN(data162)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5032,37 +5242,37 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",sc
 return false;
 }
 }
-var valid84 = _errs437 === errors;
+var valid85 = _errs458 === errors;
 }
 else {
-var valid84 = true;
+var valid85 = true;
 }
-if(valid84){
-if(data150.payback !== undefined){
-let data153 = data150.payback;
-const _errs439 = errors;
-if(!(((typeof data153 == "number") && (!(data153 % 1) && !isNaN(data153))) && (isFinite(data153)))){
+if(valid85){
+if(data160.payback !== undefined){
+let data163 = data160.payback;
+const _errs460 = errors;
+if(!(((typeof data163 == "number") && (!(data163 % 1) && !isNaN(data163))) && (isFinite(data163)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs439){
-if((typeof data153 == "number") && (isFinite(data153))){
-if(data153 > 9007199254740991 || isNaN(data153)){
+if(errors === _errs460){
+if((typeof data163 == "number") && (isFinite(data163))){
+if(data163 > 9007199254740991 || isNaN(data163)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data153 <= 0 || isNaN(data153)){
+if(data163 <= 0 || isNaN(data163)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid84 = _errs439 === errors;
+var valid85 = _errs460 === errors;
 }
 else {
-var valid84 = true;
+var valid85 = true;
 }
 }
 }
@@ -5073,18 +5283,18 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"
 return false;
 }
 }
-var valid83 = _errs432 === errors;
+var valid84 = _errs453 === errors;
 }
 else {
-var valid83 = true;
+var valid84 = true;
 }
-if(valid83){
-if(data141.summary_model !== undefined){
-let data154 = data141.summary_model;
-const _errs441 = errors;
-if(errors === _errs441){
-if(typeof data154 === "string"){
-if(data154.length < 1){
+if(valid84){
+if(data151.summary_model !== undefined){
+let data164 = data151.summary_model;
+const _errs462 = errors;
+if(errors === _errs462){
+if(typeof data164 === "string"){
+if(data164.length < 1){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",schemaPath:"#/properties/compaction/properties/summary_model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5094,57 +5304,57 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",sche
 return false;
 }
 }
-var valid83 = _errs441 === errors;
+var valid84 = _errs462 === errors;
 }
 else {
-var valid83 = true;
+var valid84 = true;
 }
-if(valid83){
-if(data141.summary_context_window !== undefined){
-let data155 = data141.summary_context_window;
-const _errs443 = errors;
-if(!(((typeof data155 == "number") && (!(data155 % 1) && !isNaN(data155))) && (isFinite(data155)))){
+if(valid84){
+if(data151.summary_context_window !== undefined){
+let data165 = data151.summary_context_window;
+const _errs464 = errors;
+if(!(((typeof data165 == "number") && (!(data165 % 1) && !isNaN(data165))) && (isFinite(data165)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs443){
-if((typeof data155 == "number") && (isFinite(data155))){
-if(data155 > 9007199254740991 || isNaN(data155)){
+if(errors === _errs464){
+if((typeof data165 == "number") && (isFinite(data165))){
+if(data165 > 9007199254740991 || isNaN(data165)){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data155 <= 0 || isNaN(data155)){
+if(data165 <= 0 || isNaN(data165)){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid83 = _errs443 === errors;
+var valid84 = _errs464 === errors;
 }
 else {
-var valid83 = true;
+var valid84 = true;
 }
-if(valid83){
-if(data141.prune_tool_results !== undefined){
-const _errs445 = errors;
-if(typeof data141.prune_tool_results !== "boolean"){
+if(valid84){
+if(data151.prune_tool_results !== undefined){
+const _errs466 = errors;
+if(typeof data151.prune_tool_results !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/prune_tool_results",schemaPath:"#/properties/compaction/properties/prune_tool_results/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid83 = _errs445 === errors;
+var valid84 = _errs466 === errors;
 }
 else {
-var valid83 = true;
+var valid84 = true;
 }
-if(valid83){
-if(data141.summary_timeout !== undefined){
-let data157 = data141.summary_timeout;
-const _errs447 = errors;
-if(errors === _errs447){
-if(typeof data157 === "string"){
-if(!pattern6.test(data157)){
+if(valid84){
+if(data151.summary_timeout !== undefined){
+let data167 = data151.summary_timeout;
+const _errs468 = errors;
+if(errors === _errs468){
+if(typeof data167 === "string"){
+if(!pattern6.test(data167)){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",schemaPath:"#/properties/compaction/properties/summary_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5154,10 +5364,10 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",sc
 return false;
 }
 }
-var valid83 = _errs447 === errors;
+var valid84 = _errs468 === errors;
 }
 else {
-var valid83 = true;
+var valid84 = true;
 }
 }
 }
@@ -5178,32 +5388,32 @@ validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs413 === errors;
+var valid0 = _errs434 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.loops !== undefined){
-let data158 = data.loops;
-const _errs449 = errors;
-if(errors === _errs449){
-if(data158 && typeof data158 == "object" && !Array.isArray(data158)){
-const _errs451 = errors;
-for(const key34 in data158){
-if(!((((key34 === "min_interval") || (key34 === "max_ticks")) || (key34 === "self_paced_floor")) || (key34 === "self_paced_ceiling"))){
-validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/properties/loops/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
+let data168 = data.loops;
+const _errs470 = errors;
+if(errors === _errs470){
+if(data168 && typeof data168 == "object" && !Array.isArray(data168)){
+const _errs472 = errors;
+for(const key35 in data168){
+if(!((((key35 === "min_interval") || (key35 === "max_ticks")) || (key35 === "self_paced_floor")) || (key35 === "self_paced_ceiling"))){
+validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/properties/loops/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs451 === errors){
-if(data158.min_interval !== undefined){
-let data159 = data158.min_interval;
-const _errs452 = errors;
-if(errors === _errs452){
-if(typeof data159 === "string"){
-if(!pattern6.test(data159)){
+if(_errs472 === errors){
+if(data168.min_interval !== undefined){
+let data169 = data168.min_interval;
+const _errs473 = errors;
+if(errors === _errs473){
+if(typeof data169 === "string"){
+if(!pattern6.test(data169)){
 validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath:"#/properties/loops/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5213,45 +5423,45 @@ validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath
 return false;
 }
 }
-var valid85 = _errs452 === errors;
+var valid86 = _errs473 === errors;
 }
 else {
-var valid85 = true;
+var valid86 = true;
 }
-if(valid85){
-if(data158.max_ticks !== undefined){
-let data160 = data158.max_ticks;
-const _errs454 = errors;
-if(!(((typeof data160 == "number") && (!(data160 % 1) && !isNaN(data160))) && (isFinite(data160)))){
+if(valid86){
+if(data168.max_ticks !== undefined){
+let data170 = data168.max_ticks;
+const _errs475 = errors;
+if(!(((typeof data170 == "number") && (!(data170 % 1) && !isNaN(data170))) && (isFinite(data170)))){
 validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs454){
-if((typeof data160 == "number") && (isFinite(data160))){
-if(data160 > 9007199254740991 || isNaN(data160)){
+if(errors === _errs475){
+if((typeof data170 == "number") && (isFinite(data170))){
+if(data170 > 9007199254740991 || isNaN(data170)){
 validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data160 <= 0 || isNaN(data160)){
+if(data170 <= 0 || isNaN(data170)){
 validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid85 = _errs454 === errors;
+var valid86 = _errs475 === errors;
 }
 else {
-var valid85 = true;
+var valid86 = true;
 }
-if(valid85){
-if(data158.self_paced_floor !== undefined){
-let data161 = data158.self_paced_floor;
-const _errs456 = errors;
-if(errors === _errs456){
-if(typeof data161 === "string"){
-if(!pattern6.test(data161)){
+if(valid86){
+if(data168.self_paced_floor !== undefined){
+let data171 = data168.self_paced_floor;
+const _errs477 = errors;
+if(errors === _errs477){
+if(typeof data171 === "string"){
+if(!pattern6.test(data171)){
 validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schemaPath:"#/properties/loops/properties/self_paced_floor/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5261,18 +5471,18 @@ validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schema
 return false;
 }
 }
-var valid85 = _errs456 === errors;
+var valid86 = _errs477 === errors;
 }
 else {
-var valid85 = true;
+var valid86 = true;
 }
-if(valid85){
-if(data158.self_paced_ceiling !== undefined){
-let data162 = data158.self_paced_ceiling;
-const _errs458 = errors;
-if(errors === _errs458){
-if(typeof data162 === "string"){
-if(!pattern6.test(data162)){
+if(valid86){
+if(data168.self_paced_ceiling !== undefined){
+let data172 = data168.self_paced_ceiling;
+const _errs479 = errors;
+if(errors === _errs479){
+if(typeof data172 === "string"){
+if(!pattern6.test(data172)){
 validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",schemaPath:"#/properties/loops/properties/self_paced_ceiling/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5282,10 +5492,10 @@ validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",sche
 return false;
 }
 }
-var valid85 = _errs458 === errors;
+var valid86 = _errs479 === errors;
 }
 else {
-var valid85 = true;
+var valid86 = true;
 }
 }
 }
@@ -5297,32 +5507,32 @@ validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs449 === errors;
+var valid0 = _errs470 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.heartbeat !== undefined){
-let data163 = data.heartbeat;
-const _errs460 = errors;
-if(errors === _errs460){
-if(data163 && typeof data163 == "object" && !Array.isArray(data163)){
-const _errs462 = errors;
-for(const key35 in data163){
-if(!(key35 === "min_interval")){
-validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/properties/heartbeat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"}];
+let data173 = data.heartbeat;
+const _errs481 = errors;
+if(errors === _errs481){
+if(data173 && typeof data173 == "object" && !Array.isArray(data173)){
+const _errs483 = errors;
+for(const key36 in data173){
+if(!(key36 === "min_interval")){
+validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/properties/heartbeat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs462 === errors){
-if(data163.min_interval !== undefined){
-let data164 = data163.min_interval;
-const _errs463 = errors;
-if(errors === _errs463){
-if(typeof data164 === "string"){
-if(!pattern6.test(data164)){
+if(_errs483 === errors){
+if(data173.min_interval !== undefined){
+let data174 = data173.min_interval;
+const _errs484 = errors;
+if(errors === _errs484){
+if(typeof data174 === "string"){
+if(!pattern6.test(data174)){
 validate20.errors = [{instancePath:instancePath+"/heartbeat/min_interval",schemaPath:"#/properties/heartbeat/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5340,38 +5550,38 @@ validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs460 === errors;
+var valid0 = _errs481 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.schedule !== undefined){
-let data165 = data.schedule;
-const _errs465 = errors;
-if(errors === _errs465){
-if(data165 && typeof data165 == "object" && !Array.isArray(data165)){
-let missing3;
-if((data165.cron === undefined) && (missing3 = "cron")){
-validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
+let data175 = data.schedule;
+const _errs486 = errors;
+if(errors === _errs486){
+if(data175 && typeof data175 == "object" && !Array.isArray(data175)){
+let missing4;
+if((data175.cron === undefined) && (missing4 = "cron")){
+validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"}];
 return false;
 }
 else {
-const _errs467 = errors;
-for(const key36 in data165){
-if(!(((((key36 === "cron") || (key36 === "timezone")) || (key36 === "catch_up")) || (key36 === "on_crash")) || (key36 === "overlap"))){
-validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"}];
+const _errs488 = errors;
+for(const key37 in data175){
+if(!((((((key37 === "cron") || (key37 === "timezone")) || (key37 === "catch_up")) || (key37 === "on_crash")) || (key37 === "overlap")) || (key37 === "max_cost_usd_per_day"))){
+validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs467 === errors){
-if(data165.cron !== undefined){
-let data166 = data165.cron;
-const _errs468 = errors;
-if(errors === _errs468){
-if(typeof data166 === "string"){
-if(data166.length < 1){
+if(_errs488 === errors){
+if(data175.cron !== undefined){
+let data176 = data175.cron;
+const _errs489 = errors;
+if(errors === _errs489){
+if(typeof data176 === "string"){
+if(data176.length < 1){
 validate20.errors = [{instancePath:instancePath+"/schedule/cron",schemaPath:"#/properties/schedule/properties/cron/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5381,18 +5591,18 @@ validate20.errors = [{instancePath:instancePath+"/schedule/cron",schemaPath:"#/p
 return false;
 }
 }
-var valid87 = _errs468 === errors;
+var valid88 = _errs489 === errors;
 }
 else {
-var valid87 = true;
+var valid88 = true;
 }
-if(valid87){
-if(data165.timezone !== undefined){
-let data167 = data165.timezone;
-const _errs470 = errors;
-if(errors === _errs470){
-if(typeof data167 === "string"){
-if(data167.length < 1){
+if(valid88){
+if(data175.timezone !== undefined){
+let data177 = data175.timezone;
+const _errs491 = errors;
+if(errors === _errs491){
+if(typeof data177 === "string"){
+if(data177.length < 1){
 validate20.errors = [{instancePath:instancePath+"/schedule/timezone",schemaPath:"#/properties/schedule/properties/timezone/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5402,61 +5612,83 @@ validate20.errors = [{instancePath:instancePath+"/schedule/timezone",schemaPath:
 return false;
 }
 }
-var valid87 = _errs470 === errors;
+var valid88 = _errs491 === errors;
 }
 else {
-var valid87 = true;
+var valid88 = true;
 }
-if(valid87){
-if(data165.catch_up !== undefined){
-let data168 = data165.catch_up;
-const _errs472 = errors;
-if(typeof data168 !== "string"){
+if(valid88){
+if(data175.catch_up !== undefined){
+let data178 = data175.catch_up;
+const _errs493 = errors;
+if(typeof data178 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data168 === "one") || (data168 === "none"))){
+if(!((data178 === "one") || (data178 === "none"))){
 validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.catch_up.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid87 = _errs472 === errors;
+var valid88 = _errs493 === errors;
 }
 else {
-var valid87 = true;
+var valid88 = true;
 }
-if(valid87){
-if(data165.on_crash !== undefined){
-let data169 = data165.on_crash;
-const _errs474 = errors;
-if(typeof data169 !== "string"){
+if(valid88){
+if(data175.on_crash !== undefined){
+let data179 = data175.on_crash;
+const _errs495 = errors;
+if(typeof data179 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data169 === "skip") || (data169 === "rerun"))){
+if(!((data179 === "skip") || (data179 === "rerun"))){
 validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.on_crash.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid87 = _errs474 === errors;
+var valid88 = _errs495 === errors;
 }
 else {
-var valid87 = true;
+var valid88 = true;
 }
-if(valid87){
-if(data165.overlap !== undefined){
-let data170 = data165.overlap;
-const _errs476 = errors;
-if(typeof data170 !== "string"){
+if(valid88){
+if(data175.overlap !== undefined){
+let data180 = data175.overlap;
+const _errs497 = errors;
+if(typeof data180 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data170 === "skip") || (data170 === "queue")) || (data170 === "cancel_previous"))){
+if(!(((data180 === "skip") || (data180 === "queue")) || (data180 === "cancel_previous"))){
 validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.overlap.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid87 = _errs476 === errors;
+var valid88 = _errs497 === errors;
 }
 else {
-var valid87 = true;
+var valid88 = true;
+}
+if(valid88){
+if(data175.max_cost_usd_per_day !== undefined){
+let data181 = data175.max_cost_usd_per_day;
+const _errs499 = errors;
+if(errors === _errs499){
+if((typeof data181 == "number") && (isFinite(data181))){
+if(data181 <= 0 || isNaN(data181)){
+validate20.errors = [{instancePath:instancePath+"/schedule/max_cost_usd_per_day",schemaPath:"#/properties/schedule/properties/max_cost_usd_per_day/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/schedule/max_cost_usd_per_day",schemaPath:"#/properties/schedule/properties/max_cost_usd_per_day/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid88 = _errs499 === errors;
+}
+else {
+var valid88 = true;
+}
 }
 }
 }
@@ -5470,49 +5702,49 @@ validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs465 === errors;
+var valid0 = _errs486 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.output !== undefined){
-let data171 = data.output;
-const _errs478 = errors;
-if(errors === _errs478){
-if(data171 && typeof data171 == "object" && !Array.isArray(data171)){
-const _errs480 = errors;
-for(const key37 in data171){
-if(!(((key37 === "format") || (key37 === "file")) || (key37 === "schema"))){
-validate20.errors = [{instancePath:instancePath+"/output",schemaPath:"#/properties/output/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
+let data182 = data.output;
+const _errs501 = errors;
+if(errors === _errs501){
+if(data182 && typeof data182 == "object" && !Array.isArray(data182)){
+const _errs503 = errors;
+for(const key38 in data182){
+if(!(((key38 === "format") || (key38 === "file")) || (key38 === "schema"))){
+validate20.errors = [{instancePath:instancePath+"/output",schemaPath:"#/properties/output/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs480 === errors){
-if(data171.format !== undefined){
-let data172 = data171.format;
-const _errs481 = errors;
-if(typeof data172 !== "string"){
+if(_errs503 === errors){
+if(data182.format !== undefined){
+let data183 = data182.format;
+const _errs504 = errors;
+if(typeof data183 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/output/format",schemaPath:"#/properties/output/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data172 === "text") || (data172 === "json")) || (data172 === "stream-json"))){
+if(!(((data183 === "text") || (data183 === "json")) || (data183 === "stream-json"))){
 validate20.errors = [{instancePath:instancePath+"/output/format",schemaPath:"#/properties/output/properties/format/enum",keyword:"enum",params:{allowedValues: schema31.properties.output.properties.format.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid88 = _errs481 === errors;
+var valid89 = _errs504 === errors;
 }
 else {
-var valid88 = true;
+var valid89 = true;
 }
-if(valid88){
-if(data171.file !== undefined){
-let data173 = data171.file;
-const _errs483 = errors;
-if(errors === _errs483){
-if(typeof data173 === "string"){
-if(data173.length < 1){
+if(valid89){
+if(data182.file !== undefined){
+let data184 = data182.file;
+const _errs506 = errors;
+if(errors === _errs506){
+if(typeof data184 === "string"){
+if(data184.length < 1){
 validate20.errors = [{instancePath:instancePath+"/output/file",schemaPath:"#/properties/output/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5522,21 +5754,21 @@ validate20.errors = [{instancePath:instancePath+"/output/file",schemaPath:"#/pro
 return false;
 }
 }
-var valid88 = _errs483 === errors;
+var valid89 = _errs506 === errors;
 }
 else {
-var valid88 = true;
+var valid89 = true;
 }
-if(valid88){
-if(data171.schema !== undefined){
-let data174 = data171.schema;
-const _errs485 = errors;
-if(errors === _errs485){
-if(data174 && typeof data174 == "object" && !Array.isArray(data174)){
-for(const key38 in data174){
-const _errs487 = errors;
-if(typeof key38 !== "string"){
-const err156 = {instancePath:instancePath+"/output/schema",schemaPath:"#/properties/output/properties/schema/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key38};
+if(valid89){
+if(data182.schema !== undefined){
+let data185 = data182.schema;
+const _errs508 = errors;
+if(errors === _errs508){
+if(data185 && typeof data185 == "object" && !Array.isArray(data185)){
+for(const key39 in data185){
+const _errs510 = errors;
+if(typeof key39 !== "string"){
+const err156 = {instancePath:instancePath+"/output/schema",schemaPath:"#/properties/output/properties/schema/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key39};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -5545,9 +5777,9 @@ vErrors.push(err156);
 }
 errors++;
 }
-var valid89 = _errs487 === errors;
-if(!valid89){
-const err157 = {instancePath:instancePath+"/output/schema",schemaPath:"#/properties/output/properties/schema/propertyNames",keyword:"propertyNames",params:{propertyName: key38},message:"property name must be valid"};
+var valid90 = _errs510 === errors;
+if(!valid90){
+const err157 = {instancePath:instancePath+"/output/schema",schemaPath:"#/properties/output/properties/schema/propertyNames",keyword:"propertyNames",params:{propertyName: key39},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -5566,10 +5798,10 @@ validate20.errors = [{instancePath:instancePath+"/output/schema",schemaPath:"#/p
 return false;
 }
 }
-var valid88 = _errs485 === errors;
+var valid89 = _errs508 === errors;
 }
 else {
-var valid88 = true;
+var valid89 = true;
 }
 }
 }
@@ -5580,32 +5812,32 @@ validate20.errors = [{instancePath:instancePath+"/output",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs478 === errors;
+var valid0 = _errs501 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.store !== undefined){
-let data175 = data.store;
-const _errs490 = errors;
-if(errors === _errs490){
-if(data175 && typeof data175 == "object" && !Array.isArray(data175)){
-const _errs492 = errors;
-for(const key39 in data175){
-if(!(key39 === "retry")){
-validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties"}];
+let data186 = data.store;
+const _errs513 = errors;
+if(errors === _errs513){
+if(data186 && typeof data186 == "object" && !Array.isArray(data186)){
+const _errs515 = errors;
+for(const key40 in data186){
+if(!(key40 === "retry")){
+validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs492 === errors){
-if(data175.retry !== undefined){
-let data176 = data175.retry;
-const _errs493 = errors;
-if(errors === _errs493){
-if(typeof data176 === "string"){
-if(!pattern6.test(data176)){
+if(_errs515 === errors){
+if(data186.retry !== undefined){
+let data187 = data186.retry;
+const _errs516 = errors;
+if(errors === _errs516){
+if(typeof data187 === "string"){
+if(!pattern6.test(data187)){
 validate20.errors = [{instancePath:instancePath+"/store/retry",schemaPath:"#/properties/store/properties/retry/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5623,7 +5855,7 @@ validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs490 === errors;
+var valid0 = _errs513 === errors;
 }
 else {
 var valid0 = true;
@@ -5661,4 +5893,4 @@ return errors === 0;
 }
 validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const shape = {"properties":{"$schema":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"script":{"type":"string"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"}},"type":"object"},"system":{"type":"string"},"inputs":{"additionalProperties":{"properties":{"type":{"type":"string"},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"type":"object"},"type":"object"},"env":{"additionalProperties":{"type":["string","number","boolean"]},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"prompt":{"type":"string"},"steps":{"items":{"type":"string"},"type":"array"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"type":"boolean"},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"approval":{"properties":{"command":{"items":{"type":"string"},"type":"array"},"url":{"type":"string"},"timeout":{"type":"string"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"}},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"schedule":{"properties":{"cron":{"type":"string"},"timezone":{"type":"string"},"catch_up":{"type":"string"},"on_crash":{"type":"string"},"overlap":{"type":"string"}},"type":"object"},"output":{"properties":{"format":{"type":"string"},"file":{"type":"string"},"schema":{"additionalProperties":{},"type":"object"}},"type":"object"},"store":{"properties":{"retry":{"type":"string"}},"type":"object"}},"type":"object"};
+export const shape = {"properties":{"$schema":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"script":{"type":"string"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"}},"type":"object"},"system":{"type":"string"},"inputs":{"additionalProperties":{"properties":{"type":{"type":"string"},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"type":"object"},"type":"object"},"env":{"additionalProperties":{"type":["string","number","boolean"]},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"prompt":{"type":"string"},"steps":{"items":{"type":"string"},"type":"array"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"type":"boolean"},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"approval":{"properties":{"command":{"items":{"type":"string"},"type":"array"},"url":{"type":"string"},"timeout":{"type":"string"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"}},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"schedule":{"properties":{"cron":{"type":"string"},"timezone":{"type":"string"},"catch_up":{"type":"string"},"on_crash":{"type":"string"},"overlap":{"type":"string"},"max_cost_usd_per_day":{"type":"number"}},"type":"object"},"output":{"properties":{"format":{"type":"string"},"file":{"type":"string"},"schema":{"additionalProperties":{},"type":"object"}},"type":"object"},"store":{"properties":{"retry":{"type":"string"}},"type":"object"}},"type":"object"};

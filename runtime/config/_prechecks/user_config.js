@@ -5,7 +5,7 @@
 // edit. runtime/config/prechecked.ts uses it.
 "use strict";
 export const validate = validate20;
-const schema31 = {"type":"object","properties":{"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"script":{"type":"string","minLength":1},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false}},"additionalProperties":false},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"},"not":{}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","minLength":1}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"type":"boolean"},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"store":{"type":"object","properties":{"url":{"type":"string","pattern":"^postgres(ql)?:\\/\\/"},"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"policy":{"type":"object","properties":{"models":{"type":"object","properties":{"base_urls":{"type":"array","items":{"type":"string","minLength":1}},"api_key_envs":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"env":{"type":"array","items":{"type":"string","minLength":1}},"sandbox_off":{"type":"boolean"},"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"network":{"type":"object","properties":{"sandbox":{"type":"boolean"},"hosts":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"string","minLength":1}},"mcp":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false}},"additionalProperties":false},"telemetry":{"type":"object","properties":{"endpoint":{"type":"string","pattern":"^https?:\\/\\/"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"service_name":{"type":"string","minLength":1},"capture_content":{"type":"boolean"}},"additionalProperties":false}},"additionalProperties":false,"$id":"user_config"};
+const schema31 = {"type":"object","properties":{"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"script":{"type":"string","minLength":1},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false}},"additionalProperties":false},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"},"not":{}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","minLength":1}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"type":"boolean"},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0}},"additionalProperties":false},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"store":{"type":"object","properties":{"url":{"type":"string","pattern":"^postgres(ql)?:\\/\\/"},"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"policy":{"type":"object","properties":{"models":{"type":"object","properties":{"base_urls":{"type":"array","items":{"type":"string","minLength":1}},"api_key_envs":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"env":{"type":"array","items":{"type":"string","minLength":1}},"sandbox_off":{"type":"boolean"},"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"network":{"type":"object","properties":{"sandbox":{"type":"boolean"},"hosts":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"string","minLength":1}},"mcp":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"approval":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false}},"additionalProperties":false},"telemetry":{"type":"object","properties":{"endpoint":{"type":"string","pattern":"^https?:\\/\\/"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"service_name":{"type":"string","minLength":1},"capture_content":{"type":"boolean"}},"additionalProperties":false}},"additionalProperties":false,"$id":"user_config"};
 const func1 = Object.prototype.hasOwnProperty;
 const formats0 = { uri: (s) => s === s.trim() && !/[\t\n\r]/.test(s) && URL.canParse(s) }.uri;
 const pattern4 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "");
@@ -371,6 +371,194 @@ var valid1 = _errs29 === errors;
 else {
 var valid1 = true;
 }
+if(valid1){
+if(data0.platform !== undefined){
+let data15 = data0.platform;
+const _errs34 = errors;
+if(typeof data15 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/model/platform",schemaPath:"#/properties/model/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data15 === "anthropic") || (data15 === "bedrock")) || (data15 === "vertex"))){
+validate20.errors = [{instancePath:instancePath+"/model/platform",schemaPath:"#/properties/model/properties/platform/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.platform.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs34 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data0.reasoning !== undefined){
+const _errs36 = errors;
+if(typeof data0.reasoning !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/model/reasoning",schemaPath:"#/properties/model/properties/reasoning/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid1 = _errs36 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data0.reasoning_effort !== undefined){
+let data17 = data0.reasoning_effort;
+const _errs38 = errors;
+if(typeof data17 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((data17 === "minimal") || (data17 === "low")) || (data17 === "medium")) || (data17 === "high"))){
+validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.reasoning_effort.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs38 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data0.structured_output !== undefined){
+let data18 = data0.structured_output;
+const _errs40 = errors;
+if(typeof data18 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data18 === "auto") || (data18 === "native")) || (data18 === "prompt"))){
+validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.structured_output.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs40 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data0.pricing !== undefined){
+let data19 = data0.pricing;
+const _errs42 = errors;
+if(errors === _errs42){
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+let missing1;
+if(((data19.input === undefined) && (missing1 = "input")) || ((data19.output === undefined) && (missing1 = "output"))){
+validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/properties/model/properties/pricing/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs44 = errors;
+for(const key3 in data19){
+if(!((((key3 === "input") || (key3 === "output")) || (key3 === "cached_input")) || (key3 === "cache_write"))){
+validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/properties/model/properties/pricing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs44 === errors){
+if(data19.input !== undefined){
+let data20 = data19.input;
+const _errs45 = errors;
+if(errors === _errs45){
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 < 0 || isNaN(data20)){
+validate20.errors = [{instancePath:instancePath+"/model/pricing/input",schemaPath:"#/properties/model/properties/pricing/properties/input/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/model/pricing/input",schemaPath:"#/properties/model/properties/pricing/properties/input/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid3 = _errs45 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data19.output !== undefined){
+let data21 = data19.output;
+const _errs47 = errors;
+if(errors === _errs47){
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 0 || isNaN(data21)){
+validate20.errors = [{instancePath:instancePath+"/model/pricing/output",schemaPath:"#/properties/model/properties/pricing/properties/output/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/model/pricing/output",schemaPath:"#/properties/model/properties/pricing/properties/output/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid3 = _errs47 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data19.cached_input !== undefined){
+let data22 = data19.cached_input;
+const _errs49 = errors;
+if(errors === _errs49){
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 < 0 || isNaN(data22)){
+validate20.errors = [{instancePath:instancePath+"/model/pricing/cached_input",schemaPath:"#/properties/model/properties/pricing/properties/cached_input/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/model/pricing/cached_input",schemaPath:"#/properties/model/properties/pricing/properties/cached_input/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid3 = _errs49 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data19.cache_write !== undefined){
+let data23 = data19.cache_write;
+const _errs51 = errors;
+if(errors === _errs51){
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 < 0 || isNaN(data23)){
+validate20.errors = [{instancePath:instancePath+"/model/pricing/cache_write",schemaPath:"#/properties/model/properties/pricing/properties/cache_write/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/model/pricing/cache_write",schemaPath:"#/properties/model/properties/pricing/properties/cache_write/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid3 = _errs51 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/properties/model/properties/pricing/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid1 = _errs42 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -397,46 +585,46 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tools !== undefined){
-let data15 = data.tools;
-const _errs34 = errors;
-if(errors === _errs34){
-if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
-const _errs36 = errors;
-for(const key3 in data15){
-if(!(((((key3 === "shell") || (key3 === "read_file")) || (key3 === "write_file")) || (key3 === "list_dir")) || (key3 === "http_fetch"))){
-validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
+let data24 = data.tools;
+const _errs53 = errors;
+if(errors === _errs53){
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+const _errs55 = errors;
+for(const key4 in data24){
+if(!(((((key4 === "shell") || (key4 === "read_file")) || (key4 === "write_file")) || (key4 === "list_dir")) || (key4 === "http_fetch"))){
+validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs36 === errors){
-if(data15.shell !== undefined){
-let data16 = data15.shell;
-const _errs37 = errors;
-if(errors === _errs37){
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-const _errs39 = errors;
-for(const key4 in data16){
-if(!((((((key4 === "allow") || (key4 === "deny")) || (key4 === "cwd")) || (key4 === "timeout")) || (key4 === "max_output")) || (key4 === "sandbox"))){
-validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/properties/tools/properties/shell/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
+if(_errs55 === errors){
+if(data24.shell !== undefined){
+let data25 = data24.shell;
+const _errs56 = errors;
+if(errors === _errs56){
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+const _errs58 = errors;
+for(const key5 in data25){
+if(!((((((key5 === "allow") || (key5 === "deny")) || (key5 === "cwd")) || (key5 === "timeout")) || (key5 === "max_output")) || (key5 === "sandbox"))){
+validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/properties/tools/properties/shell/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs39 === errors){
-if(data16.allow !== undefined){
-let data17 = data16.allow;
-const _errs40 = errors;
-if(errors === _errs40){
-if(Array.isArray(data17)){
-var valid5 = true;
-const len0 = data17.length;
+if(_errs58 === errors){
+if(data25.allow !== undefined){
+let data26 = data25.allow;
+const _errs59 = errors;
+if(errors === _errs59){
+if(Array.isArray(data26)){
+var valid6 = true;
+const len0 = data26.length;
 for(let i0=0; i0<len0; i0++){
-let data18 = data17[i0];
-const _errs42 = errors;
-if(errors === _errs42){
-if(typeof data18 === "string"){
-if(data18.length < 1){
+let data27 = data26[i0];
+const _errs61 = errors;
+if(errors === _errs61){
+if(typeof data27 === "string"){
+if(data27.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i0,schemaPath:"#/properties/tools/properties/shell/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -446,8 +634,8 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i0,schem
 return false;
 }
 }
-var valid5 = _errs42 === errors;
-if(!valid5){
+var valid6 = _errs61 === errors;
+if(!valid6){
 break;
 }
 }
@@ -457,25 +645,25 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/allow",schemaPath:
 return false;
 }
 }
-var valid4 = _errs40 === errors;
+var valid5 = _errs59 === errors;
 }
 else {
-var valid4 = true;
+var valid5 = true;
 }
-if(valid4){
-if(data16.deny !== undefined){
-let data19 = data16.deny;
-const _errs44 = errors;
-if(errors === _errs44){
-if(Array.isArray(data19)){
-var valid6 = true;
-const len1 = data19.length;
+if(valid5){
+if(data25.deny !== undefined){
+let data28 = data25.deny;
+const _errs63 = errors;
+if(errors === _errs63){
+if(Array.isArray(data28)){
+var valid7 = true;
+const len1 = data28.length;
 for(let i1=0; i1<len1; i1++){
-let data20 = data19[i1];
-const _errs46 = errors;
-if(errors === _errs46){
-if(typeof data20 === "string"){
-if(data20.length < 1){
+let data29 = data28[i1];
+const _errs65 = errors;
+if(errors === _errs65){
+if(typeof data29 === "string"){
+if(data29.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i1,schemaPath:"#/properties/tools/properties/shell/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -485,8 +673,8 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i1,schema
 return false;
 }
 }
-var valid6 = _errs46 === errors;
-if(!valid6){
+var valid7 = _errs65 === errors;
+if(!valid7){
 break;
 }
 }
@@ -496,30 +684,30 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/deny",schemaPath:"
 return false;
 }
 }
-var valid4 = _errs44 === errors;
+var valid5 = _errs63 === errors;
 }
 else {
-var valid4 = true;
+var valid5 = true;
 }
-if(valid4){
-if(data16.cwd !== undefined){
-const _errs48 = errors;
-if(typeof data16.cwd !== "string"){
+if(valid5){
+if(data25.cwd !== undefined){
+const _errs67 = errors;
+if(typeof data25.cwd !== "string"){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/cwd",schemaPath:"#/properties/tools/properties/shell/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid4 = _errs48 === errors;
+var valid5 = _errs67 === errors;
 }
 else {
-var valid4 = true;
+var valid5 = true;
 }
-if(valid4){
-if(data16.timeout !== undefined){
-let data22 = data16.timeout;
-const _errs50 = errors;
-if(errors === _errs50){
-if(typeof data22 === "string"){
-if(!pattern5.test(data22)){
+if(valid5){
+if(data25.timeout !== undefined){
+let data31 = data25.timeout;
+const _errs69 = errors;
+if(errors === _errs69){
+if(typeof data31 === "string"){
+if(!pattern5.test(data31)){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPath:"#/properties/tools/properties/shell/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -529,19 +717,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPat
 return false;
 }
 }
-var valid4 = _errs50 === errors;
+var valid5 = _errs69 === errors;
 }
 else {
-var valid4 = true;
+var valid5 = true;
 }
-if(valid4){
-if(data16.max_output !== undefined){
-let data23 = data16.max_output;
-const _errs52 = errors;
-const _errs53 = errors;
-let valid7 = false;
-const _errs54 = errors;
-if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+if(valid5){
+if(data25.max_output !== undefined){
+let data32 = data25.max_output;
+const _errs71 = errors;
+const _errs72 = errors;
+let valid8 = false;
+const _errs73 = errors;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
 const err0 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err0];
@@ -551,9 +739,9 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(errors === _errs54){
-if((typeof data23 == "number") && (isFinite(data23))){
-if(data23 > 9007199254740991 || isNaN(data23)){
+if(errors === _errs73){
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 > 9007199254740991 || isNaN(data32)){
 const err1 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err1];
@@ -564,7 +752,7 @@ vErrors.push(err1);
 errors++;
 }
 else {
-if(data23 <= 0 || isNaN(data23)){
+if(data32 <= 0 || isNaN(data32)){
 const err2 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err2];
@@ -577,12 +765,12 @@ errors++;
 }
 }
 }
-var _valid0 = _errs54 === errors;
-valid7 = valid7 || _valid0;
-const _errs56 = errors;
-if(errors === _errs56){
-if(typeof data23 === "string"){
-if(!pattern8.test(data23)){
+var _valid0 = _errs73 === errors;
+valid8 = valid8 || _valid0;
+const _errs75 = errors;
+if(errors === _errs75){
+if(typeof data32 === "string"){
+if(!pattern8.test(data32)){
 const err3 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -604,9 +792,9 @@ vErrors.push(err4);
 errors++;
 }
 }
-var _valid0 = _errs56 === errors;
-valid7 = valid7 || _valid0;
-if(!valid7){
+var _valid0 = _errs75 === errors;
+valid8 = valid8 || _valid0;
+if(!valid8){
 const err5 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err5];
@@ -619,29 +807,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs53;
+errors = _errs72;
 if(vErrors !== null){
-if(_errs53){
-vErrors.length = _errs53;
+if(_errs72){
+vErrors.length = _errs72;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid4 = _errs52 === errors;
+var valid5 = _errs71 === errors;
 }
 else {
-var valid4 = true;
+var valid5 = true;
 }
-if(valid4){
-if(data16.sandbox !== undefined){
-let data24 = data16.sandbox;
-const _errs58 = errors;
-const _errs59 = errors;
-let valid8 = false;
-const _errs60 = errors;
-if(typeof data24 !== "string"){
+if(valid5){
+if(data25.sandbox !== undefined){
+let data33 = data25.sandbox;
+const _errs77 = errors;
+const _errs78 = errors;
+let valid9 = false;
+const _errs79 = errors;
+if(typeof data33 !== "string"){
 const err6 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
@@ -651,7 +839,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if("off" !== data24){
+if("off" !== data33){
 const err7 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err7];
@@ -661,15 +849,15 @@ vErrors.push(err7);
 }
 errors++;
 }
-var _valid1 = _errs60 === errors;
-valid8 = valid8 || _valid1;
-const _errs62 = errors;
-if(errors === _errs62){
-if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
-const _errs64 = errors;
-for(const key5 in data24){
-if(!(((((key5 === "write") || (key5 === "read")) || (key5 === "hide")) || (key5 === "net")) || (key5 === "limits"))){
-const err8 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+var _valid1 = _errs79 === errors;
+valid9 = valid9 || _valid1;
+const _errs81 = errors;
+if(errors === _errs81){
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+const _errs83 = errors;
+for(const key6 in data33){
+if(!(((((key6 === "write") || (key6 === "read")) || (key6 === "hide")) || (key6 === "net")) || (key6 === "limits"))){
+const err8 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -680,20 +868,20 @@ errors++;
 break;
 }
 }
-if(_errs64 === errors){
-if(data24.write !== undefined){
-let data25 = data24.write;
-const _errs65 = errors;
-if(errors === _errs65){
-if(Array.isArray(data25)){
-var valid10 = true;
-const len2 = data25.length;
+if(_errs83 === errors){
+if(data33.write !== undefined){
+let data34 = data33.write;
+const _errs84 = errors;
+if(errors === _errs84){
+if(Array.isArray(data34)){
+var valid11 = true;
+const len2 = data34.length;
 for(let i2=0; i2<len2; i2++){
-let data26 = data25[i2];
-const _errs67 = errors;
-if(errors === _errs67){
-if(typeof data26 === "string"){
-if(data26.length < 1){
+let data35 = data34[i2];
+const _errs86 = errors;
+if(errors === _errs86){
+if(typeof data35 === "string"){
+if(data35.length < 1){
 const err9 = {instancePath:instancePath+"/tools/shell/sandbox/write/" + i2,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err9];
@@ -715,8 +903,8 @@ vErrors.push(err10);
 errors++;
 }
 }
-var valid10 = _errs67 === errors;
-if(!valid10){
+var valid11 = _errs86 === errors;
+if(!valid11){
 break;
 }
 }
@@ -732,25 +920,25 @@ vErrors.push(err11);
 errors++;
 }
 }
-var valid9 = _errs65 === errors;
+var valid10 = _errs84 === errors;
 }
 else {
-var valid9 = true;
+var valid10 = true;
 }
-if(valid9){
-if(data24.read !== undefined){
-let data27 = data24.read;
-const _errs69 = errors;
-if(errors === _errs69){
-if(Array.isArray(data27)){
-var valid11 = true;
-const len3 = data27.length;
+if(valid10){
+if(data33.read !== undefined){
+let data36 = data33.read;
+const _errs88 = errors;
+if(errors === _errs88){
+if(Array.isArray(data36)){
+var valid12 = true;
+const len3 = data36.length;
 for(let i3=0; i3<len3; i3++){
-let data28 = data27[i3];
-const _errs71 = errors;
-if(errors === _errs71){
-if(typeof data28 === "string"){
-if(data28.length < 1){
+let data37 = data36[i3];
+const _errs90 = errors;
+if(errors === _errs90){
+if(typeof data37 === "string"){
+if(data37.length < 1){
 const err12 = {instancePath:instancePath+"/tools/shell/sandbox/read/" + i3,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err12];
@@ -772,8 +960,8 @@ vErrors.push(err13);
 errors++;
 }
 }
-var valid11 = _errs71 === errors;
-if(!valid11){
+var valid12 = _errs90 === errors;
+if(!valid12){
 break;
 }
 }
@@ -789,25 +977,25 @@ vErrors.push(err14);
 errors++;
 }
 }
-var valid9 = _errs69 === errors;
+var valid10 = _errs88 === errors;
 }
 else {
-var valid9 = true;
+var valid10 = true;
 }
-if(valid9){
-if(data24.hide !== undefined){
-let data29 = data24.hide;
-const _errs73 = errors;
-if(errors === _errs73){
-if(Array.isArray(data29)){
-var valid12 = true;
-const len4 = data29.length;
+if(valid10){
+if(data33.hide !== undefined){
+let data38 = data33.hide;
+const _errs92 = errors;
+if(errors === _errs92){
+if(Array.isArray(data38)){
+var valid13 = true;
+const len4 = data38.length;
 for(let i4=0; i4<len4; i4++){
-let data30 = data29[i4];
-const _errs75 = errors;
-if(errors === _errs75){
-if(typeof data30 === "string"){
-if(data30.length < 1){
+let data39 = data38[i4];
+const _errs94 = errors;
+if(errors === _errs94){
+if(typeof data39 === "string"){
+if(data39.length < 1){
 const err15 = {instancePath:instancePath+"/tools/shell/sandbox/hide/" + i4,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/hide/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err15];
@@ -829,8 +1017,8 @@ vErrors.push(err16);
 errors++;
 }
 }
-var valid12 = _errs75 === errors;
-if(!valid12){
+var valid13 = _errs94 === errors;
+if(!valid13){
 break;
 }
 }
@@ -846,19 +1034,19 @@ vErrors.push(err17);
 errors++;
 }
 }
-var valid9 = _errs73 === errors;
+var valid10 = _errs92 === errors;
 }
 else {
-var valid9 = true;
+var valid10 = true;
 }
-if(valid9){
-if(data24.net !== undefined){
-let data31 = data24.net;
-const _errs77 = errors;
-const _errs78 = errors;
-let valid13 = false;
-const _errs79 = errors;
-if(typeof data31 !== "boolean"){
+if(valid10){
+if(data33.net !== undefined){
+let data40 = data33.net;
+const _errs96 = errors;
+const _errs97 = errors;
+let valid14 = false;
+const _errs98 = errors;
+if(typeof data40 !== "boolean"){
 const err18 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err18];
@@ -868,9 +1056,9 @@ vErrors.push(err18);
 }
 errors++;
 }
-var _valid2 = _errs79 === errors;
-valid13 = valid13 || _valid2;
-const _errs81 = errors;
+var _valid2 = _errs98 === errors;
+valid14 = valid14 || _valid2;
+const _errs100 = errors;
 const err19 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/not",keyword:"not",params:{},message:"must NOT be valid"};
 if(vErrors === null){
 vErrors = [err19];
@@ -879,13 +1067,13 @@ else {
 vErrors.push(err19);
 }
 errors++;
-if(errors === _errs81){
-if(Array.isArray(data31)){
-var valid14 = true;
-const len5 = data31.length;
+if(errors === _errs100){
+if(Array.isArray(data40)){
+var valid15 = true;
+const len5 = data40.length;
 for(let i5=0; i5<len5; i5++){
-const _errs84 = errors;
-if(typeof data31[i5] !== "string"){
+const _errs103 = errors;
+if(typeof data40[i5] !== "string"){
 const err20 = {instancePath:instancePath+"/tools/shell/sandbox/net/" + i5,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
@@ -895,8 +1083,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-var valid14 = _errs84 === errors;
-if(!valid14){
+var valid15 = _errs103 === errors;
+if(!valid15){
 break;
 }
 }
@@ -912,9 +1100,9 @@ vErrors.push(err21);
 errors++;
 }
 }
-var _valid2 = _errs81 === errors;
-valid13 = valid13 || _valid2;
-if(!valid13){
+var _valid2 = _errs100 === errors;
+valid14 = valid14 || _valid2;
+if(!valid14){
 const err22 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err22];
@@ -925,31 +1113,31 @@ vErrors.push(err22);
 errors++;
 }
 else {
-errors = _errs78;
+errors = _errs97;
 if(vErrors !== null){
-if(_errs78){
-vErrors.length = _errs78;
+if(_errs97){
+vErrors.length = _errs97;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid9 = _errs77 === errors;
+var valid10 = _errs96 === errors;
 }
 else {
-var valid9 = true;
+var valid10 = true;
 }
-if(valid9){
-if(data24.limits !== undefined){
-let data33 = data24.limits;
-const _errs86 = errors;
-if(errors === _errs86){
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-const _errs88 = errors;
-for(const key6 in data33){
-if(!((((key6 === "processes") || (key6 === "memory")) || (key6 === "file_size")) || (key6 === "tmp"))){
-const err23 = {instancePath:instancePath+"/tools/shell/sandbox/limits",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+if(valid10){
+if(data33.limits !== undefined){
+let data42 = data33.limits;
+const _errs105 = errors;
+if(errors === _errs105){
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+const _errs107 = errors;
+for(const key7 in data42){
+if(!((((key7 === "processes") || (key7 === "memory")) || (key7 === "file_size")) || (key7 === "tmp"))){
+const err23 = {instancePath:instancePath+"/tools/shell/sandbox/limits",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -960,11 +1148,11 @@ errors++;
 break;
 }
 }
-if(_errs88 === errors){
-if(data33.processes !== undefined){
-let data34 = data33.processes;
-const _errs89 = errors;
-if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
+if(_errs107 === errors){
+if(data42.processes !== undefined){
+let data43 = data42.processes;
+const _errs108 = errors;
+if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
 const err24 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err24];
@@ -974,9 +1162,9 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(errors === _errs89){
-if((typeof data34 == "number") && (isFinite(data34))){
-if(data34 > 9007199254740991 || isNaN(data34)){
+if(errors === _errs108){
+if((typeof data43 == "number") && (isFinite(data43))){
+if(data43 > 9007199254740991 || isNaN(data43)){
 const err25 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err25];
@@ -987,7 +1175,7 @@ vErrors.push(err25);
 errors++;
 }
 else {
-if(data34 < 8 || isNaN(data34)){
+if(data43 < 8 || isNaN(data43)){
 const err26 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
 if(vErrors === null){
 vErrors = [err26];
@@ -1000,19 +1188,19 @@ errors++;
 }
 }
 }
-var valid15 = _errs89 === errors;
+var valid16 = _errs108 === errors;
 }
 else {
-var valid15 = true;
+var valid16 = true;
 }
-if(valid15){
-if(data33.memory !== undefined){
-let data35 = data33.memory;
-const _errs91 = errors;
-const _errs92 = errors;
-let valid16 = false;
-const _errs93 = errors;
-if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
+if(valid16){
+if(data42.memory !== undefined){
+let data44 = data42.memory;
+const _errs110 = errors;
+const _errs111 = errors;
+let valid17 = false;
+const _errs112 = errors;
+if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
 const err27 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err27];
@@ -1022,9 +1210,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(errors === _errs93){
-if((typeof data35 == "number") && (isFinite(data35))){
-if(data35 > 9007199254740991 || isNaN(data35)){
+if(errors === _errs112){
+if((typeof data44 == "number") && (isFinite(data44))){
+if(data44 > 9007199254740991 || isNaN(data44)){
 const err28 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err28];
@@ -1035,7 +1223,7 @@ vErrors.push(err28);
 errors++;
 }
 else {
-if(data35 <= 0 || isNaN(data35)){
+if(data44 <= 0 || isNaN(data44)){
 const err29 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err29];
@@ -1048,12 +1236,12 @@ errors++;
 }
 }
 }
-var _valid3 = _errs93 === errors;
-valid16 = valid16 || _valid3;
-const _errs95 = errors;
-if(errors === _errs95){
-if(typeof data35 === "string"){
-if(!pattern8.test(data35)){
+var _valid3 = _errs112 === errors;
+valid17 = valid17 || _valid3;
+const _errs114 = errors;
+if(errors === _errs114){
+if(typeof data44 === "string"){
+if(!pattern8.test(data44)){
 const err30 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err30];
@@ -1075,9 +1263,9 @@ vErrors.push(err31);
 errors++;
 }
 }
-var _valid3 = _errs95 === errors;
-valid16 = valid16 || _valid3;
-if(!valid16){
+var _valid3 = _errs114 === errors;
+valid17 = valid17 || _valid3;
+if(!valid17){
 const err32 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err32];
@@ -1088,29 +1276,29 @@ vErrors.push(err32);
 errors++;
 }
 else {
-errors = _errs92;
+errors = _errs111;
 if(vErrors !== null){
-if(_errs92){
-vErrors.length = _errs92;
+if(_errs111){
+vErrors.length = _errs111;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid15 = _errs91 === errors;
+var valid16 = _errs110 === errors;
 }
 else {
-var valid15 = true;
+var valid16 = true;
 }
-if(valid15){
-if(data33.file_size !== undefined){
-let data36 = data33.file_size;
-const _errs97 = errors;
-const _errs98 = errors;
-let valid17 = false;
-const _errs99 = errors;
-if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
+if(valid16){
+if(data42.file_size !== undefined){
+let data45 = data42.file_size;
+const _errs116 = errors;
+const _errs117 = errors;
+let valid18 = false;
+const _errs118 = errors;
+if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
 const err33 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err33];
@@ -1120,9 +1308,9 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(errors === _errs99){
-if((typeof data36 == "number") && (isFinite(data36))){
-if(data36 > 9007199254740991 || isNaN(data36)){
+if(errors === _errs118){
+if((typeof data45 == "number") && (isFinite(data45))){
+if(data45 > 9007199254740991 || isNaN(data45)){
 const err34 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err34];
@@ -1133,7 +1321,7 @@ vErrors.push(err34);
 errors++;
 }
 else {
-if(data36 <= 0 || isNaN(data36)){
+if(data45 <= 0 || isNaN(data45)){
 const err35 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err35];
@@ -1146,12 +1334,12 @@ errors++;
 }
 }
 }
-var _valid4 = _errs99 === errors;
-valid17 = valid17 || _valid4;
-const _errs101 = errors;
-if(errors === _errs101){
-if(typeof data36 === "string"){
-if(!pattern8.test(data36)){
+var _valid4 = _errs118 === errors;
+valid18 = valid18 || _valid4;
+const _errs120 = errors;
+if(errors === _errs120){
+if(typeof data45 === "string"){
+if(!pattern8.test(data45)){
 const err36 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err36];
@@ -1173,9 +1361,9 @@ vErrors.push(err37);
 errors++;
 }
 }
-var _valid4 = _errs101 === errors;
-valid17 = valid17 || _valid4;
-if(!valid17){
+var _valid4 = _errs120 === errors;
+valid18 = valid18 || _valid4;
+if(!valid18){
 const err38 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err38];
@@ -1186,29 +1374,29 @@ vErrors.push(err38);
 errors++;
 }
 else {
-errors = _errs98;
+errors = _errs117;
 if(vErrors !== null){
-if(_errs98){
-vErrors.length = _errs98;
+if(_errs117){
+vErrors.length = _errs117;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid15 = _errs97 === errors;
+var valid16 = _errs116 === errors;
 }
 else {
-var valid15 = true;
+var valid16 = true;
 }
-if(valid15){
-if(data33.tmp !== undefined){
-let data37 = data33.tmp;
-const _errs103 = errors;
-const _errs104 = errors;
-let valid18 = false;
-const _errs105 = errors;
-if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
+if(valid16){
+if(data42.tmp !== undefined){
+let data46 = data42.tmp;
+const _errs122 = errors;
+const _errs123 = errors;
+let valid19 = false;
+const _errs124 = errors;
+if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
 const err39 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err39];
@@ -1218,9 +1406,9 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(errors === _errs105){
-if((typeof data37 == "number") && (isFinite(data37))){
-if(data37 > 9007199254740991 || isNaN(data37)){
+if(errors === _errs124){
+if((typeof data46 == "number") && (isFinite(data46))){
+if(data46 > 9007199254740991 || isNaN(data46)){
 const err40 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err40];
@@ -1231,7 +1419,7 @@ vErrors.push(err40);
 errors++;
 }
 else {
-if(data37 <= 0 || isNaN(data37)){
+if(data46 <= 0 || isNaN(data46)){
 const err41 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err41];
@@ -1244,12 +1432,12 @@ errors++;
 }
 }
 }
-var _valid5 = _errs105 === errors;
-valid18 = valid18 || _valid5;
-const _errs107 = errors;
-if(errors === _errs107){
-if(typeof data37 === "string"){
-if(!pattern8.test(data37)){
+var _valid5 = _errs124 === errors;
+valid19 = valid19 || _valid5;
+const _errs126 = errors;
+if(errors === _errs126){
+if(typeof data46 === "string"){
+if(!pattern8.test(data46)){
 const err42 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err42];
@@ -1271,9 +1459,9 @@ vErrors.push(err43);
 errors++;
 }
 }
-var _valid5 = _errs107 === errors;
-valid18 = valid18 || _valid5;
-if(!valid18){
+var _valid5 = _errs126 === errors;
+valid19 = valid19 || _valid5;
+if(!valid19){
 const err44 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err44];
@@ -1284,20 +1472,20 @@ vErrors.push(err44);
 errors++;
 }
 else {
-errors = _errs104;
+errors = _errs123;
 if(vErrors !== null){
-if(_errs104){
-vErrors.length = _errs104;
+if(_errs123){
+vErrors.length = _errs123;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid15 = _errs103 === errors;
+var valid16 = _errs122 === errors;
 }
 else {
-var valid15 = true;
+var valid16 = true;
 }
 }
 }
@@ -1315,10 +1503,10 @@ vErrors.push(err45);
 errors++;
 }
 }
-var valid9 = _errs86 === errors;
+var valid10 = _errs105 === errors;
 }
 else {
-var valid9 = true;
+var valid10 = true;
 }
 }
 }
@@ -1337,9 +1525,9 @@ vErrors.push(err46);
 errors++;
 }
 }
-var _valid1 = _errs62 === errors;
-valid8 = valid8 || _valid1;
-if(!valid8){
+var _valid1 = _errs81 === errors;
+valid9 = valid9 || _valid1;
+if(!valid9){
 const err47 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err47];
@@ -1352,20 +1540,20 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs59;
+errors = _errs78;
 if(vErrors !== null){
-if(_errs59){
-vErrors.length = _errs59;
+if(_errs78){
+vErrors.length = _errs78;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid4 = _errs58 === errors;
+var valid5 = _errs77 === errors;
 }
 else {
-var valid4 = true;
+var valid5 = true;
 }
 }
 }
@@ -1379,39 +1567,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/pro
 return false;
 }
 }
-var valid3 = _errs37 === errors;
+var valid4 = _errs56 === errors;
 }
 else {
-var valid3 = true;
+var valid4 = true;
 }
-if(valid3){
-if(data15.read_file !== undefined){
-let data38 = data15.read_file;
-const _errs109 = errors;
-if(errors === _errs109){
-if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
-const _errs111 = errors;
-for(const key7 in data38){
-if(!(((key7 === "paths") || (key7 === "max_bytes")) || (key7 === "dedup"))){
-validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#/properties/tools/properties/read_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"}];
+if(valid4){
+if(data24.read_file !== undefined){
+let data47 = data24.read_file;
+const _errs128 = errors;
+if(errors === _errs128){
+if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
+const _errs130 = errors;
+for(const key8 in data47){
+if(!(((key8 === "paths") || (key8 === "max_bytes")) || (key8 === "dedup"))){
+validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#/properties/tools/properties/read_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs111 === errors){
-if(data38.paths !== undefined){
-let data39 = data38.paths;
-const _errs112 = errors;
-if(errors === _errs112){
-if(Array.isArray(data39)){
-var valid20 = true;
-const len6 = data39.length;
+if(_errs130 === errors){
+if(data47.paths !== undefined){
+let data48 = data47.paths;
+const _errs131 = errors;
+if(errors === _errs131){
+if(Array.isArray(data48)){
+var valid21 = true;
+const len6 = data48.length;
 for(let i6=0; i6<len6; i6++){
-let data40 = data39[i6];
-const _errs114 = errors;
-if(errors === _errs114){
-if(typeof data40 === "string"){
-if(data40.length < 1){
+let data49 = data48[i6];
+const _errs133 = errors;
+if(errors === _errs133){
+if(typeof data49 === "string"){
+if(data49.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i6,schemaPath:"#/properties/tools/properties/read_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1421,8 +1609,8 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i6,s
 return false;
 }
 }
-var valid20 = _errs114 === errors;
-if(!valid20){
+var valid21 = _errs133 === errors;
+if(!valid21){
 break;
 }
 }
@@ -1432,19 +1620,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths",schemaP
 return false;
 }
 }
-var valid19 = _errs112 === errors;
+var valid20 = _errs131 === errors;
 }
 else {
-var valid19 = true;
+var valid20 = true;
 }
-if(valid19){
-if(data38.max_bytes !== undefined){
-let data41 = data38.max_bytes;
-const _errs116 = errors;
-const _errs117 = errors;
-let valid21 = false;
-const _errs118 = errors;
-if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
+if(valid20){
+if(data47.max_bytes !== undefined){
+let data50 = data47.max_bytes;
+const _errs135 = errors;
+const _errs136 = errors;
+let valid22 = false;
+const _errs137 = errors;
+if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
 const err48 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err48];
@@ -1454,9 +1642,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(errors === _errs118){
-if((typeof data41 == "number") && (isFinite(data41))){
-if(data41 > 9007199254740991 || isNaN(data41)){
+if(errors === _errs137){
+if((typeof data50 == "number") && (isFinite(data50))){
+if(data50 > 9007199254740991 || isNaN(data50)){
 const err49 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err49];
@@ -1467,7 +1655,7 @@ vErrors.push(err49);
 errors++;
 }
 else {
-if(data41 <= 0 || isNaN(data41)){
+if(data50 <= 0 || isNaN(data50)){
 const err50 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err50];
@@ -1480,12 +1668,12 @@ errors++;
 }
 }
 }
-var _valid6 = _errs118 === errors;
-valid21 = valid21 || _valid6;
-const _errs120 = errors;
-if(errors === _errs120){
-if(typeof data41 === "string"){
-if(!pattern8.test(data41)){
+var _valid6 = _errs137 === errors;
+valid22 = valid22 || _valid6;
+const _errs139 = errors;
+if(errors === _errs139){
+if(typeof data50 === "string"){
+if(!pattern8.test(data50)){
 const err51 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err51];
@@ -1507,9 +1695,9 @@ vErrors.push(err52);
 errors++;
 }
 }
-var _valid6 = _errs120 === errors;
-valid21 = valid21 || _valid6;
-if(!valid21){
+var _valid6 = _errs139 === errors;
+valid22 = valid22 || _valid6;
+if(!valid22){
 const err53 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err53];
@@ -1522,32 +1710,32 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs117;
+errors = _errs136;
 if(vErrors !== null){
-if(_errs117){
-vErrors.length = _errs117;
+if(_errs136){
+vErrors.length = _errs136;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid19 = _errs116 === errors;
+var valid20 = _errs135 === errors;
 }
 else {
-var valid19 = true;
+var valid20 = true;
 }
-if(valid19){
-if(data38.dedup !== undefined){
-const _errs122 = errors;
-if(typeof data38.dedup !== "boolean"){
+if(valid20){
+if(data47.dedup !== undefined){
+const _errs141 = errors;
+if(typeof data47.dedup !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file/dedup",schemaPath:"#/properties/tools/properties/read_file/properties/dedup/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid19 = _errs122 === errors;
+var valid20 = _errs141 === errors;
 }
 else {
-var valid19 = true;
+var valid20 = true;
 }
 }
 }
@@ -1558,39 +1746,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#
 return false;
 }
 }
-var valid3 = _errs109 === errors;
+var valid4 = _errs128 === errors;
 }
 else {
-var valid3 = true;
+var valid4 = true;
 }
-if(valid3){
-if(data15.write_file !== undefined){
-let data43 = data15.write_file;
-const _errs124 = errors;
-if(errors === _errs124){
-if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
-const _errs126 = errors;
-for(const key8 in data43){
-if(!((key8 === "paths") || (key8 === "max_bytes"))){
-validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"#/properties/tools/properties/write_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"}];
+if(valid4){
+if(data24.write_file !== undefined){
+let data52 = data24.write_file;
+const _errs143 = errors;
+if(errors === _errs143){
+if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
+const _errs145 = errors;
+for(const key9 in data52){
+if(!((key9 === "paths") || (key9 === "max_bytes"))){
+validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"#/properties/tools/properties/write_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs126 === errors){
-if(data43.paths !== undefined){
-let data44 = data43.paths;
-const _errs127 = errors;
-if(errors === _errs127){
-if(Array.isArray(data44)){
-var valid23 = true;
-const len7 = data44.length;
+if(_errs145 === errors){
+if(data52.paths !== undefined){
+let data53 = data52.paths;
+const _errs146 = errors;
+if(errors === _errs146){
+if(Array.isArray(data53)){
+var valid24 = true;
+const len7 = data53.length;
 for(let i7=0; i7<len7; i7++){
-let data45 = data44[i7];
-const _errs129 = errors;
-if(errors === _errs129){
-if(typeof data45 === "string"){
-if(data45.length < 1){
+let data54 = data53[i7];
+const _errs148 = errors;
+if(errors === _errs148){
+if(typeof data54 === "string"){
+if(data54.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i7,schemaPath:"#/properties/tools/properties/write_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1600,8 +1788,8 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i7,
 return false;
 }
 }
-var valid23 = _errs129 === errors;
-if(!valid23){
+var valid24 = _errs148 === errors;
+if(!valid24){
 break;
 }
 }
@@ -1611,19 +1799,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths",schema
 return false;
 }
 }
-var valid22 = _errs127 === errors;
+var valid23 = _errs146 === errors;
 }
 else {
-var valid22 = true;
+var valid23 = true;
 }
-if(valid22){
-if(data43.max_bytes !== undefined){
-let data46 = data43.max_bytes;
-const _errs131 = errors;
-const _errs132 = errors;
-let valid24 = false;
-const _errs133 = errors;
-if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
+if(valid23){
+if(data52.max_bytes !== undefined){
+let data55 = data52.max_bytes;
+const _errs150 = errors;
+const _errs151 = errors;
+let valid25 = false;
+const _errs152 = errors;
+if(!(((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55))) && (isFinite(data55)))){
 const err54 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err54];
@@ -1633,9 +1821,9 @@ vErrors.push(err54);
 }
 errors++;
 }
-if(errors === _errs133){
-if((typeof data46 == "number") && (isFinite(data46))){
-if(data46 > 9007199254740991 || isNaN(data46)){
+if(errors === _errs152){
+if((typeof data55 == "number") && (isFinite(data55))){
+if(data55 > 9007199254740991 || isNaN(data55)){
 const err55 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err55];
@@ -1646,7 +1834,7 @@ vErrors.push(err55);
 errors++;
 }
 else {
-if(data46 <= 0 || isNaN(data46)){
+if(data55 <= 0 || isNaN(data55)){
 const err56 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err56];
@@ -1659,12 +1847,12 @@ errors++;
 }
 }
 }
-var _valid7 = _errs133 === errors;
-valid24 = valid24 || _valid7;
-const _errs135 = errors;
-if(errors === _errs135){
-if(typeof data46 === "string"){
-if(!pattern8.test(data46)){
+var _valid7 = _errs152 === errors;
+valid25 = valid25 || _valid7;
+const _errs154 = errors;
+if(errors === _errs154){
+if(typeof data55 === "string"){
+if(!pattern8.test(data55)){
 const err57 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err57];
@@ -1686,9 +1874,9 @@ vErrors.push(err58);
 errors++;
 }
 }
-var _valid7 = _errs135 === errors;
-valid24 = valid24 || _valid7;
-if(!valid24){
+var _valid7 = _errs154 === errors;
+valid25 = valid25 || _valid7;
+if(!valid25){
 const err59 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err59];
@@ -1701,20 +1889,20 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs132;
+errors = _errs151;
 if(vErrors !== null){
-if(_errs132){
-vErrors.length = _errs132;
+if(_errs151){
+vErrors.length = _errs151;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid22 = _errs131 === errors;
+var valid23 = _errs150 === errors;
 }
 else {
-var valid22 = true;
+var valid23 = true;
 }
 }
 }
@@ -1724,39 +1912,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"
 return false;
 }
 }
-var valid3 = _errs124 === errors;
+var valid4 = _errs143 === errors;
 }
 else {
-var valid3 = true;
+var valid4 = true;
 }
-if(valid3){
-if(data15.list_dir !== undefined){
-let data47 = data15.list_dir;
-const _errs137 = errors;
-if(errors === _errs137){
-if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
-const _errs139 = errors;
-for(const key9 in data47){
-if(!((key9 === "paths") || (key9 === "max_entries"))){
-validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/properties/tools/properties/list_dir/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"}];
+if(valid4){
+if(data24.list_dir !== undefined){
+let data56 = data24.list_dir;
+const _errs156 = errors;
+if(errors === _errs156){
+if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
+const _errs158 = errors;
+for(const key10 in data56){
+if(!((key10 === "paths") || (key10 === "max_entries"))){
+validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/properties/tools/properties/list_dir/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs139 === errors){
-if(data47.paths !== undefined){
-let data48 = data47.paths;
-const _errs140 = errors;
-if(errors === _errs140){
-if(Array.isArray(data48)){
-var valid26 = true;
-const len8 = data48.length;
+if(_errs158 === errors){
+if(data56.paths !== undefined){
+let data57 = data56.paths;
+const _errs159 = errors;
+if(errors === _errs159){
+if(Array.isArray(data57)){
+var valid27 = true;
+const len8 = data57.length;
 for(let i8=0; i8<len8; i8++){
-let data49 = data48[i8];
-const _errs142 = errors;
-if(errors === _errs142){
-if(typeof data49 === "string"){
-if(data49.length < 1){
+let data58 = data57[i8];
+const _errs161 = errors;
+if(errors === _errs161){
+if(typeof data58 === "string"){
+if(data58.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i8,schemaPath:"#/properties/tools/properties/list_dir/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1766,8 +1954,8 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i8,sc
 return false;
 }
 }
-var valid26 = _errs142 === errors;
-if(!valid26){
+var valid27 = _errs161 === errors;
+if(!valid27){
 break;
 }
 }
@@ -1777,37 +1965,37 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths",schemaPa
 return false;
 }
 }
-var valid25 = _errs140 === errors;
+var valid26 = _errs159 === errors;
 }
 else {
-var valid25 = true;
+var valid26 = true;
 }
-if(valid25){
-if(data47.max_entries !== undefined){
-let data50 = data47.max_entries;
-const _errs144 = errors;
-if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
+if(valid26){
+if(data56.max_entries !== undefined){
+let data59 = data56.max_entries;
+const _errs163 = errors;
+if(!(((typeof data59 == "number") && (!(data59 % 1) && !isNaN(data59))) && (isFinite(data59)))){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs144){
-if((typeof data50 == "number") && (isFinite(data50))){
-if(data50 > 9007199254740991 || isNaN(data50)){
+if(errors === _errs163){
+if((typeof data59 == "number") && (isFinite(data59))){
+if(data59 > 9007199254740991 || isNaN(data59)){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data50 <= 0 || isNaN(data50)){
+if(data59 <= 0 || isNaN(data59)){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid25 = _errs144 === errors;
+var valid26 = _errs163 === errors;
 }
 else {
-var valid25 = true;
+var valid26 = true;
 }
 }
 }
@@ -1817,39 +2005,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/
 return false;
 }
 }
-var valid3 = _errs137 === errors;
+var valid4 = _errs156 === errors;
 }
 else {
-var valid3 = true;
+var valid4 = true;
 }
-if(valid3){
-if(data15.http_fetch !== undefined){
-let data51 = data15.http_fetch;
-const _errs146 = errors;
-if(errors === _errs146){
-if(data51 && typeof data51 == "object" && !Array.isArray(data51)){
-const _errs148 = errors;
-for(const key10 in data51){
-if(!(((key10 === "hosts") || (key10 === "timeout")) || (key10 === "max_output"))){
-validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"#/properties/tools/properties/http_fetch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"}];
+if(valid4){
+if(data24.http_fetch !== undefined){
+let data60 = data24.http_fetch;
+const _errs165 = errors;
+if(errors === _errs165){
+if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
+const _errs167 = errors;
+for(const key11 in data60){
+if(!(((key11 === "hosts") || (key11 === "timeout")) || (key11 === "max_output"))){
+validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"#/properties/tools/properties/http_fetch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs148 === errors){
-if(data51.hosts !== undefined){
-let data52 = data51.hosts;
-const _errs149 = errors;
-if(errors === _errs149){
-if(Array.isArray(data52)){
-var valid28 = true;
-const len9 = data52.length;
+if(_errs167 === errors){
+if(data60.hosts !== undefined){
+let data61 = data60.hosts;
+const _errs168 = errors;
+if(errors === _errs168){
+if(Array.isArray(data61)){
+var valid29 = true;
+const len9 = data61.length;
 for(let i9=0; i9<len9; i9++){
-let data53 = data52[i9];
-const _errs151 = errors;
-if(errors === _errs151){
-if(typeof data53 === "string"){
-if(data53.length < 1){
+let data62 = data61[i9];
+const _errs170 = errors;
+if(errors === _errs170){
+if(typeof data62 === "string"){
+if(data62.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i9,schemaPath:"#/properties/tools/properties/http_fetch/properties/hosts/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1859,8 +2047,8 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i9,
 return false;
 }
 }
-var valid28 = _errs151 === errors;
-if(!valid28){
+var valid29 = _errs170 === errors;
+if(!valid29){
 break;
 }
 }
@@ -1870,18 +2058,18 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts",schema
 return false;
 }
 }
-var valid27 = _errs149 === errors;
+var valid28 = _errs168 === errors;
 }
 else {
-var valid27 = true;
+var valid28 = true;
 }
-if(valid27){
-if(data51.timeout !== undefined){
-let data54 = data51.timeout;
-const _errs153 = errors;
-if(errors === _errs153){
-if(typeof data54 === "string"){
-if(!pattern5.test(data54)){
+if(valid28){
+if(data60.timeout !== undefined){
+let data63 = data60.timeout;
+const _errs172 = errors;
+if(errors === _errs172){
+if(typeof data63 === "string"){
+if(!pattern5.test(data63)){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",schemaPath:"#/properties/tools/properties/http_fetch/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -1891,19 +2079,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",sche
 return false;
 }
 }
-var valid27 = _errs153 === errors;
+var valid28 = _errs172 === errors;
 }
 else {
-var valid27 = true;
+var valid28 = true;
 }
-if(valid27){
-if(data51.max_output !== undefined){
-let data55 = data51.max_output;
-const _errs155 = errors;
-const _errs156 = errors;
-let valid29 = false;
-const _errs157 = errors;
-if(!(((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55))) && (isFinite(data55)))){
+if(valid28){
+if(data60.max_output !== undefined){
+let data64 = data60.max_output;
+const _errs174 = errors;
+const _errs175 = errors;
+let valid30 = false;
+const _errs176 = errors;
+if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
 const err60 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err60];
@@ -1913,9 +2101,9 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(errors === _errs157){
-if((typeof data55 == "number") && (isFinite(data55))){
-if(data55 > 9007199254740991 || isNaN(data55)){
+if(errors === _errs176){
+if((typeof data64 == "number") && (isFinite(data64))){
+if(data64 > 9007199254740991 || isNaN(data64)){
 const err61 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err61];
@@ -1926,7 +2114,7 @@ vErrors.push(err61);
 errors++;
 }
 else {
-if(data55 <= 0 || isNaN(data55)){
+if(data64 <= 0 || isNaN(data64)){
 const err62 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err62];
@@ -1939,12 +2127,12 @@ errors++;
 }
 }
 }
-var _valid8 = _errs157 === errors;
-valid29 = valid29 || _valid8;
-const _errs159 = errors;
-if(errors === _errs159){
-if(typeof data55 === "string"){
-if(!pattern8.test(data55)){
+var _valid8 = _errs176 === errors;
+valid30 = valid30 || _valid8;
+const _errs178 = errors;
+if(errors === _errs178){
+if(typeof data64 === "string"){
+if(!pattern8.test(data64)){
 const err63 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err63];
@@ -1966,9 +2154,9 @@ vErrors.push(err64);
 errors++;
 }
 }
-var _valid8 = _errs159 === errors;
-valid29 = valid29 || _valid8;
-if(!valid29){
+var _valid8 = _errs178 === errors;
+valid30 = valid30 || _valid8;
+if(!valid30){
 const err65 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err65];
@@ -1981,20 +2169,20 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs156;
+errors = _errs175;
 if(vErrors !== null){
-if(_errs156){
-vErrors.length = _errs156;
+if(_errs175){
+vErrors.length = _errs175;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid27 = _errs155 === errors;
+var valid28 = _errs174 === errors;
 }
 else {
-var valid27 = true;
+var valid28 = true;
 }
 }
 }
@@ -2005,10 +2193,10 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"
 return false;
 }
 }
-var valid3 = _errs146 === errors;
+var valid4 = _errs165 === errors;
 }
 else {
-var valid3 = true;
+var valid4 = true;
 }
 }
 }
@@ -2021,45 +2209,45 @@ validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs34 === errors;
+var valid0 = _errs53 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.plugins !== undefined){
-let data56 = data.plugins;
-const _errs161 = errors;
-if(errors === _errs161){
-if(Array.isArray(data56)){
-var valid30 = true;
-const len10 = data56.length;
+let data65 = data.plugins;
+const _errs180 = errors;
+if(errors === _errs180){
+if(Array.isArray(data65)){
+var valid31 = true;
+const len10 = data65.length;
 for(let i10=0; i10<len10; i10++){
-let data57 = data56[i10];
-const _errs163 = errors;
-if(errors === _errs163){
-if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
-let missing1;
-if((data57.path === undefined) && (missing1 = "path")){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10,schemaPath:"#/properties/plugins/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+let data66 = data65[i10];
+const _errs182 = errors;
+if(errors === _errs182){
+if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
+let missing2;
+if((data66.path === undefined) && (missing2 = "path")){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i10,schemaPath:"#/properties/plugins/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
 else {
-const _errs165 = errors;
-for(const key11 in data57){
-if(!((((((((key11 === "path") || (key11 === "permissions")) || (key11 === "config")) || (key11 === "hook_timeout")) || (key11 === "max_memory")) || (key11 === "tools")) || (key11 === "isolation")) || (key11 === "sandbox"))){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10,schemaPath:"#/properties/plugins/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"}];
+const _errs184 = errors;
+for(const key12 in data66){
+if(!((((((((key12 === "path") || (key12 === "permissions")) || (key12 === "config")) || (key12 === "hook_timeout")) || (key12 === "max_memory")) || (key12 === "tools")) || (key12 === "isolation")) || (key12 === "sandbox"))){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i10,schemaPath:"#/properties/plugins/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs165 === errors){
-if(data57.path !== undefined){
-let data58 = data57.path;
-const _errs166 = errors;
-if(errors === _errs166){
-if(typeof data58 === "string"){
-if(data58.length < 1){
+if(_errs184 === errors){
+if(data66.path !== undefined){
+let data67 = data66.path;
+const _errs185 = errors;
+if(errors === _errs185){
+if(typeof data67 === "string"){
+if(data67.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/path",schemaPath:"#/properties/plugins/items/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2069,33 +2257,33 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/path",schema
 return false;
 }
 }
-var valid31 = _errs166 === errors;
+var valid32 = _errs185 === errors;
 }
 else {
-var valid31 = true;
+var valid32 = true;
 }
-if(valid31){
-if(data57.permissions !== undefined){
-let data59 = data57.permissions;
-const _errs168 = errors;
-if(errors === _errs168){
-if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
-const _errs170 = errors;
-for(const key12 in data59){
-if(!(((((((key12 === "read") || (key12 === "write")) || (key12 === "net")) || (key12 === "env")) || (key12 === "run")) || (key12 === "ffi")) || (key12 === "sys"))){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/permissions",schemaPath:"#/properties/plugins/items/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"}];
+if(valid32){
+if(data66.permissions !== undefined){
+let data68 = data66.permissions;
+const _errs187 = errors;
+if(errors === _errs187){
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+const _errs189 = errors;
+for(const key13 in data68){
+if(!(((((((key13 === "read") || (key13 === "write")) || (key13 === "net")) || (key13 === "env")) || (key13 === "run")) || (key13 === "ffi")) || (key13 === "sys"))){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/permissions",schemaPath:"#/properties/plugins/items/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs170 === errors){
-if(data59.read !== undefined){
-let data60 = data59.read;
-const _errs171 = errors;
-const _errs172 = errors;
-let valid33 = false;
-const _errs173 = errors;
-if(typeof data60 !== "boolean"){
+if(_errs189 === errors){
+if(data68.read !== undefined){
+let data69 = data68.read;
+const _errs190 = errors;
+const _errs191 = errors;
+let valid34 = false;
+const _errs192 = errors;
+if(typeof data69 !== "boolean"){
 const err66 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err66];
@@ -2105,16 +2293,16 @@ vErrors.push(err66);
 }
 errors++;
 }
-var _valid9 = _errs173 === errors;
-valid33 = valid33 || _valid9;
-const _errs175 = errors;
-if(errors === _errs175){
-if(Array.isArray(data60)){
-var valid34 = true;
-const len11 = data60.length;
+var _valid9 = _errs192 === errors;
+valid34 = valid34 || _valid9;
+const _errs194 = errors;
+if(errors === _errs194){
+if(Array.isArray(data69)){
+var valid35 = true;
+const len11 = data69.length;
 for(let i11=0; i11<len11; i11++){
-const _errs177 = errors;
-if(typeof data60[i11] !== "string"){
+const _errs196 = errors;
+if(typeof data69[i11] !== "string"){
 const err67 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/read/" + i11,schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err67];
@@ -2124,8 +2312,8 @@ vErrors.push(err67);
 }
 errors++;
 }
-var valid34 = _errs177 === errors;
-if(!valid34){
+var valid35 = _errs196 === errors;
+if(!valid35){
 break;
 }
 }
@@ -2141,9 +2329,9 @@ vErrors.push(err68);
 errors++;
 }
 }
-var _valid9 = _errs175 === errors;
-valid33 = valid33 || _valid9;
-if(!valid33){
+var _valid9 = _errs194 === errors;
+valid34 = valid34 || _valid9;
+if(!valid34){
 const err69 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err69];
@@ -2156,29 +2344,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs172;
+errors = _errs191;
 if(vErrors !== null){
-if(_errs172){
-vErrors.length = _errs172;
+if(_errs191){
+vErrors.length = _errs191;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid32 = _errs171 === errors;
+var valid33 = _errs190 === errors;
 }
 else {
-var valid32 = true;
+var valid33 = true;
 }
-if(valid32){
-if(data59.write !== undefined){
-let data62 = data59.write;
-const _errs179 = errors;
-const _errs180 = errors;
-let valid35 = false;
-const _errs181 = errors;
-if(typeof data62 !== "boolean"){
+if(valid33){
+if(data68.write !== undefined){
+let data71 = data68.write;
+const _errs198 = errors;
+const _errs199 = errors;
+let valid36 = false;
+const _errs200 = errors;
+if(typeof data71 !== "boolean"){
 const err70 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err70];
@@ -2188,16 +2376,16 @@ vErrors.push(err70);
 }
 errors++;
 }
-var _valid10 = _errs181 === errors;
-valid35 = valid35 || _valid10;
-const _errs183 = errors;
-if(errors === _errs183){
-if(Array.isArray(data62)){
-var valid36 = true;
-const len12 = data62.length;
+var _valid10 = _errs200 === errors;
+valid36 = valid36 || _valid10;
+const _errs202 = errors;
+if(errors === _errs202){
+if(Array.isArray(data71)){
+var valid37 = true;
+const len12 = data71.length;
 for(let i12=0; i12<len12; i12++){
-const _errs185 = errors;
-if(typeof data62[i12] !== "string"){
+const _errs204 = errors;
+if(typeof data71[i12] !== "string"){
 const err71 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/write/" + i12,schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err71];
@@ -2207,8 +2395,8 @@ vErrors.push(err71);
 }
 errors++;
 }
-var valid36 = _errs185 === errors;
-if(!valid36){
+var valid37 = _errs204 === errors;
+if(!valid37){
 break;
 }
 }
@@ -2224,9 +2412,9 @@ vErrors.push(err72);
 errors++;
 }
 }
-var _valid10 = _errs183 === errors;
-valid35 = valid35 || _valid10;
-if(!valid35){
+var _valid10 = _errs202 === errors;
+valid36 = valid36 || _valid10;
+if(!valid36){
 const err73 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err73];
@@ -2239,29 +2427,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs180;
+errors = _errs199;
 if(vErrors !== null){
-if(_errs180){
-vErrors.length = _errs180;
+if(_errs199){
+vErrors.length = _errs199;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid32 = _errs179 === errors;
+var valid33 = _errs198 === errors;
 }
 else {
-var valid32 = true;
+var valid33 = true;
 }
-if(valid32){
-if(data59.net !== undefined){
-let data64 = data59.net;
-const _errs187 = errors;
-const _errs188 = errors;
-let valid37 = false;
-const _errs189 = errors;
-if(typeof data64 !== "boolean"){
+if(valid33){
+if(data68.net !== undefined){
+let data73 = data68.net;
+const _errs206 = errors;
+const _errs207 = errors;
+let valid38 = false;
+const _errs208 = errors;
+if(typeof data73 !== "boolean"){
 const err74 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err74];
@@ -2271,16 +2459,16 @@ vErrors.push(err74);
 }
 errors++;
 }
-var _valid11 = _errs189 === errors;
-valid37 = valid37 || _valid11;
-const _errs191 = errors;
-if(errors === _errs191){
-if(Array.isArray(data64)){
-var valid38 = true;
-const len13 = data64.length;
+var _valid11 = _errs208 === errors;
+valid38 = valid38 || _valid11;
+const _errs210 = errors;
+if(errors === _errs210){
+if(Array.isArray(data73)){
+var valid39 = true;
+const len13 = data73.length;
 for(let i13=0; i13<len13; i13++){
-const _errs193 = errors;
-if(typeof data64[i13] !== "string"){
+const _errs212 = errors;
+if(typeof data73[i13] !== "string"){
 const err75 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/net/" + i13,schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err75];
@@ -2290,8 +2478,8 @@ vErrors.push(err75);
 }
 errors++;
 }
-var valid38 = _errs193 === errors;
-if(!valid38){
+var valid39 = _errs212 === errors;
+if(!valid39){
 break;
 }
 }
@@ -2307,9 +2495,9 @@ vErrors.push(err76);
 errors++;
 }
 }
-var _valid11 = _errs191 === errors;
-valid37 = valid37 || _valid11;
-if(!valid37){
+var _valid11 = _errs210 === errors;
+valid38 = valid38 || _valid11;
+if(!valid38){
 const err77 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err77];
@@ -2322,29 +2510,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs188;
+errors = _errs207;
 if(vErrors !== null){
-if(_errs188){
-vErrors.length = _errs188;
+if(_errs207){
+vErrors.length = _errs207;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid32 = _errs187 === errors;
+var valid33 = _errs206 === errors;
 }
 else {
-var valid32 = true;
+var valid33 = true;
 }
-if(valid32){
-if(data59.env !== undefined){
-let data66 = data59.env;
-const _errs195 = errors;
-const _errs196 = errors;
-let valid39 = false;
-const _errs197 = errors;
-if(typeof data66 !== "boolean"){
+if(valid33){
+if(data68.env !== undefined){
+let data75 = data68.env;
+const _errs214 = errors;
+const _errs215 = errors;
+let valid40 = false;
+const _errs216 = errors;
+if(typeof data75 !== "boolean"){
 const err78 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err78];
@@ -2354,16 +2542,16 @@ vErrors.push(err78);
 }
 errors++;
 }
-var _valid12 = _errs197 === errors;
-valid39 = valid39 || _valid12;
-const _errs199 = errors;
-if(errors === _errs199){
-if(Array.isArray(data66)){
-var valid40 = true;
-const len14 = data66.length;
+var _valid12 = _errs216 === errors;
+valid40 = valid40 || _valid12;
+const _errs218 = errors;
+if(errors === _errs218){
+if(Array.isArray(data75)){
+var valid41 = true;
+const len14 = data75.length;
 for(let i14=0; i14<len14; i14++){
-const _errs201 = errors;
-if(typeof data66[i14] !== "string"){
+const _errs220 = errors;
+if(typeof data75[i14] !== "string"){
 const err79 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/env/" + i14,schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err79];
@@ -2373,8 +2561,8 @@ vErrors.push(err79);
 }
 errors++;
 }
-var valid40 = _errs201 === errors;
-if(!valid40){
+var valid41 = _errs220 === errors;
+if(!valid41){
 break;
 }
 }
@@ -2390,9 +2578,9 @@ vErrors.push(err80);
 errors++;
 }
 }
-var _valid12 = _errs199 === errors;
-valid39 = valid39 || _valid12;
-if(!valid39){
+var _valid12 = _errs218 === errors;
+valid40 = valid40 || _valid12;
+if(!valid40){
 const err81 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err81];
@@ -2405,29 +2593,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs196;
+errors = _errs215;
 if(vErrors !== null){
-if(_errs196){
-vErrors.length = _errs196;
+if(_errs215){
+vErrors.length = _errs215;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid32 = _errs195 === errors;
+var valid33 = _errs214 === errors;
 }
 else {
-var valid32 = true;
+var valid33 = true;
 }
-if(valid32){
-if(data59.run !== undefined){
-let data68 = data59.run;
-const _errs203 = errors;
-const _errs204 = errors;
-let valid41 = false;
-const _errs205 = errors;
-if(typeof data68 !== "boolean"){
+if(valid33){
+if(data68.run !== undefined){
+let data77 = data68.run;
+const _errs222 = errors;
+const _errs223 = errors;
+let valid42 = false;
+const _errs224 = errors;
+if(typeof data77 !== "boolean"){
 const err82 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err82];
@@ -2437,16 +2625,16 @@ vErrors.push(err82);
 }
 errors++;
 }
-var _valid13 = _errs205 === errors;
-valid41 = valid41 || _valid13;
-const _errs207 = errors;
-if(errors === _errs207){
-if(Array.isArray(data68)){
-var valid42 = true;
-const len15 = data68.length;
+var _valid13 = _errs224 === errors;
+valid42 = valid42 || _valid13;
+const _errs226 = errors;
+if(errors === _errs226){
+if(Array.isArray(data77)){
+var valid43 = true;
+const len15 = data77.length;
 for(let i15=0; i15<len15; i15++){
-const _errs209 = errors;
-if(typeof data68[i15] !== "string"){
+const _errs228 = errors;
+if(typeof data77[i15] !== "string"){
 const err83 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/run/" + i15,schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err83];
@@ -2456,8 +2644,8 @@ vErrors.push(err83);
 }
 errors++;
 }
-var valid42 = _errs209 === errors;
-if(!valid42){
+var valid43 = _errs228 === errors;
+if(!valid43){
 break;
 }
 }
@@ -2473,9 +2661,9 @@ vErrors.push(err84);
 errors++;
 }
 }
-var _valid13 = _errs207 === errors;
-valid41 = valid41 || _valid13;
-if(!valid41){
+var _valid13 = _errs226 === errors;
+valid42 = valid42 || _valid13;
+if(!valid42){
 const err85 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err85];
@@ -2488,29 +2676,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs204;
+errors = _errs223;
 if(vErrors !== null){
-if(_errs204){
-vErrors.length = _errs204;
+if(_errs223){
+vErrors.length = _errs223;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid32 = _errs203 === errors;
+var valid33 = _errs222 === errors;
 }
 else {
-var valid32 = true;
+var valid33 = true;
 }
-if(valid32){
-if(data59.ffi !== undefined){
-let data70 = data59.ffi;
-const _errs211 = errors;
-const _errs212 = errors;
-let valid43 = false;
-const _errs213 = errors;
-if(typeof data70 !== "boolean"){
+if(valid33){
+if(data68.ffi !== undefined){
+let data79 = data68.ffi;
+const _errs230 = errors;
+const _errs231 = errors;
+let valid44 = false;
+const _errs232 = errors;
+if(typeof data79 !== "boolean"){
 const err86 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err86];
@@ -2520,16 +2708,16 @@ vErrors.push(err86);
 }
 errors++;
 }
-var _valid14 = _errs213 === errors;
-valid43 = valid43 || _valid14;
-const _errs215 = errors;
-if(errors === _errs215){
-if(Array.isArray(data70)){
-var valid44 = true;
-const len16 = data70.length;
+var _valid14 = _errs232 === errors;
+valid44 = valid44 || _valid14;
+const _errs234 = errors;
+if(errors === _errs234){
+if(Array.isArray(data79)){
+var valid45 = true;
+const len16 = data79.length;
 for(let i16=0; i16<len16; i16++){
-const _errs217 = errors;
-if(typeof data70[i16] !== "string"){
+const _errs236 = errors;
+if(typeof data79[i16] !== "string"){
 const err87 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/ffi/" + i16,schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err87];
@@ -2539,8 +2727,8 @@ vErrors.push(err87);
 }
 errors++;
 }
-var valid44 = _errs217 === errors;
-if(!valid44){
+var valid45 = _errs236 === errors;
+if(!valid45){
 break;
 }
 }
@@ -2556,9 +2744,9 @@ vErrors.push(err88);
 errors++;
 }
 }
-var _valid14 = _errs215 === errors;
-valid43 = valid43 || _valid14;
-if(!valid43){
+var _valid14 = _errs234 === errors;
+valid44 = valid44 || _valid14;
+if(!valid44){
 const err89 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err89];
@@ -2571,29 +2759,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs212;
+errors = _errs231;
 if(vErrors !== null){
-if(_errs212){
-vErrors.length = _errs212;
+if(_errs231){
+vErrors.length = _errs231;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid32 = _errs211 === errors;
+var valid33 = _errs230 === errors;
 }
 else {
-var valid32 = true;
+var valid33 = true;
 }
-if(valid32){
-if(data59.sys !== undefined){
-let data72 = data59.sys;
-const _errs219 = errors;
-const _errs220 = errors;
-let valid45 = false;
-const _errs221 = errors;
-if(typeof data72 !== "boolean"){
+if(valid33){
+if(data68.sys !== undefined){
+let data81 = data68.sys;
+const _errs238 = errors;
+const _errs239 = errors;
+let valid46 = false;
+const _errs240 = errors;
+if(typeof data81 !== "boolean"){
 const err90 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err90];
@@ -2603,16 +2791,16 @@ vErrors.push(err90);
 }
 errors++;
 }
-var _valid15 = _errs221 === errors;
-valid45 = valid45 || _valid15;
-const _errs223 = errors;
-if(errors === _errs223){
-if(Array.isArray(data72)){
-var valid46 = true;
-const len17 = data72.length;
+var _valid15 = _errs240 === errors;
+valid46 = valid46 || _valid15;
+const _errs242 = errors;
+if(errors === _errs242){
+if(Array.isArray(data81)){
+var valid47 = true;
+const len17 = data81.length;
 for(let i17=0; i17<len17; i17++){
-const _errs225 = errors;
-if(typeof data72[i17] !== "string"){
+const _errs244 = errors;
+if(typeof data81[i17] !== "string"){
 const err91 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/sys/" + i17,schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err91];
@@ -2622,8 +2810,8 @@ vErrors.push(err91);
 }
 errors++;
 }
-var valid46 = _errs225 === errors;
-if(!valid46){
+var valid47 = _errs244 === errors;
+if(!valid47){
 break;
 }
 }
@@ -2639,9 +2827,9 @@ vErrors.push(err92);
 errors++;
 }
 }
-var _valid15 = _errs223 === errors;
-valid45 = valid45 || _valid15;
-if(!valid45){
+var _valid15 = _errs242 === errors;
+valid46 = valid46 || _valid15;
+if(!valid46){
 const err93 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err93];
@@ -2654,20 +2842,20 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs220;
+errors = _errs239;
 if(vErrors !== null){
-if(_errs220){
-vErrors.length = _errs220;
+if(_errs239){
+vErrors.length = _errs239;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid32 = _errs219 === errors;
+var valid33 = _errs238 === errors;
 }
 else {
-var valid32 = true;
+var valid33 = true;
 }
 }
 }
@@ -2682,21 +2870,21 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/permissions"
 return false;
 }
 }
-var valid31 = _errs168 === errors;
+var valid32 = _errs187 === errors;
 }
 else {
-var valid31 = true;
+var valid32 = true;
 }
-if(valid31){
-if(data57.config !== undefined){
-let data74 = data57.config;
-const _errs227 = errors;
-if(errors === _errs227){
-if(data74 && typeof data74 == "object" && !Array.isArray(data74)){
-for(const key13 in data74){
-const _errs229 = errors;
-if(typeof key13 !== "string"){
-const err94 = {instancePath:instancePath+"/plugins/" + i10+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key13};
+if(valid32){
+if(data66.config !== undefined){
+let data83 = data66.config;
+const _errs246 = errors;
+if(errors === _errs246){
+if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
+for(const key14 in data83){
+const _errs248 = errors;
+if(typeof key14 !== "string"){
+const err94 = {instancePath:instancePath+"/plugins/" + i10+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key14};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -2705,9 +2893,9 @@ vErrors.push(err94);
 }
 errors++;
 }
-var valid47 = _errs229 === errors;
-if(!valid47){
-const err95 = {instancePath:instancePath+"/plugins/" + i10+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames",keyword:"propertyNames",params:{propertyName: key13},message:"property name must be valid"};
+var valid48 = _errs248 === errors;
+if(!valid48){
+const err95 = {instancePath:instancePath+"/plugins/" + i10+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames",keyword:"propertyNames",params:{propertyName: key14},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -2726,18 +2914,18 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/config",sche
 return false;
 }
 }
-var valid31 = _errs227 === errors;
+var valid32 = _errs246 === errors;
 }
 else {
-var valid31 = true;
+var valid32 = true;
 }
-if(valid31){
-if(data57.hook_timeout !== undefined){
-let data75 = data57.hook_timeout;
-const _errs232 = errors;
-if(errors === _errs232){
-if(typeof data75 === "string"){
-if(!pattern5.test(data75)){
+if(valid32){
+if(data66.hook_timeout !== undefined){
+let data84 = data66.hook_timeout;
+const _errs251 = errors;
+if(errors === _errs251){
+if(typeof data84 === "string"){
+if(!pattern5.test(data84)){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/hook_timeout",schemaPath:"#/properties/plugins/items/properties/hook_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -2747,19 +2935,19 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/hook_timeout
 return false;
 }
 }
-var valid31 = _errs232 === errors;
+var valid32 = _errs251 === errors;
 }
 else {
-var valid31 = true;
+var valid32 = true;
 }
-if(valid31){
-if(data57.max_memory !== undefined){
-let data76 = data57.max_memory;
-const _errs234 = errors;
-const _errs235 = errors;
-let valid48 = false;
-const _errs236 = errors;
-if(!(((typeof data76 == "number") && (!(data76 % 1) && !isNaN(data76))) && (isFinite(data76)))){
+if(valid32){
+if(data66.max_memory !== undefined){
+let data85 = data66.max_memory;
+const _errs253 = errors;
+const _errs254 = errors;
+let valid49 = false;
+const _errs255 = errors;
+if(!(((typeof data85 == "number") && (!(data85 % 1) && !isNaN(data85))) && (isFinite(data85)))){
 const err96 = {instancePath:instancePath+"/plugins/" + i10+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err96];
@@ -2769,9 +2957,9 @@ vErrors.push(err96);
 }
 errors++;
 }
-if(errors === _errs236){
-if((typeof data76 == "number") && (isFinite(data76))){
-if(data76 > 9007199254740991 || isNaN(data76)){
+if(errors === _errs255){
+if((typeof data85 == "number") && (isFinite(data85))){
+if(data85 > 9007199254740991 || isNaN(data85)){
 const err97 = {instancePath:instancePath+"/plugins/" + i10+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err97];
@@ -2782,7 +2970,7 @@ vErrors.push(err97);
 errors++;
 }
 else {
-if(data76 <= 0 || isNaN(data76)){
+if(data85 <= 0 || isNaN(data85)){
 const err98 = {instancePath:instancePath+"/plugins/" + i10+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err98];
@@ -2795,12 +2983,12 @@ errors++;
 }
 }
 }
-var _valid16 = _errs236 === errors;
-valid48 = valid48 || _valid16;
-const _errs238 = errors;
-if(errors === _errs238){
-if(typeof data76 === "string"){
-if(!pattern8.test(data76)){
+var _valid16 = _errs255 === errors;
+valid49 = valid49 || _valid16;
+const _errs257 = errors;
+if(errors === _errs257){
+if(typeof data85 === "string"){
+if(!pattern8.test(data85)){
 const err99 = {instancePath:instancePath+"/plugins/" + i10+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err99];
@@ -2822,9 +3010,9 @@ vErrors.push(err100);
 errors++;
 }
 }
-var _valid16 = _errs238 === errors;
-valid48 = valid48 || _valid16;
-if(!valid48){
+var _valid16 = _errs257 === errors;
+valid49 = valid49 || _valid16;
+if(!valid49){
 const err101 = {instancePath:instancePath+"/plugins/" + i10+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err101];
@@ -2837,49 +3025,49 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs235;
+errors = _errs254;
 if(vErrors !== null){
-if(_errs235){
-vErrors.length = _errs235;
+if(_errs254){
+vErrors.length = _errs254;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid31 = _errs234 === errors;
+var valid32 = _errs253 === errors;
 }
 else {
-var valid31 = true;
+var valid32 = true;
 }
-if(valid31){
-if(data57.tools !== undefined){
-let data77 = data57.tools;
-const _errs240 = errors;
-if(errors === _errs240){
-if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
-const _errs242 = errors;
-for(const key14 in data77){
-if(!((key14 === "allow") || (key14 === "deny"))){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools",schemaPath:"#/properties/plugins/items/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"}];
+if(valid32){
+if(data66.tools !== undefined){
+let data86 = data66.tools;
+const _errs259 = errors;
+if(errors === _errs259){
+if(data86 && typeof data86 == "object" && !Array.isArray(data86)){
+const _errs261 = errors;
+for(const key15 in data86){
+if(!((key15 === "allow") || (key15 === "deny"))){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools",schemaPath:"#/properties/plugins/items/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs242 === errors){
-if(data77.allow !== undefined){
-let data78 = data77.allow;
-const _errs243 = errors;
-if(errors === _errs243){
-if(Array.isArray(data78)){
-var valid50 = true;
-const len18 = data78.length;
+if(_errs261 === errors){
+if(data86.allow !== undefined){
+let data87 = data86.allow;
+const _errs262 = errors;
+if(errors === _errs262){
+if(Array.isArray(data87)){
+var valid51 = true;
+const len18 = data87.length;
 for(let i18=0; i18<len18; i18++){
-let data79 = data78[i18];
-const _errs245 = errors;
-if(errors === _errs245){
-if(typeof data79 === "string"){
-if(data79.length < 1){
+let data88 = data87[i18];
+const _errs264 = errors;
+if(errors === _errs264){
+if(typeof data88 === "string"){
+if(data88.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools/allow/" + i18,schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2889,8 +3077,8 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools/allow/
 return false;
 }
 }
-var valid50 = _errs245 === errors;
-if(!valid50){
+var valid51 = _errs264 === errors;
+if(!valid51){
 break;
 }
 }
@@ -2900,25 +3088,25 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools/allow"
 return false;
 }
 }
-var valid49 = _errs243 === errors;
+var valid50 = _errs262 === errors;
 }
 else {
-var valid49 = true;
+var valid50 = true;
 }
-if(valid49){
-if(data77.deny !== undefined){
-let data80 = data77.deny;
-const _errs247 = errors;
-if(errors === _errs247){
-if(Array.isArray(data80)){
-var valid51 = true;
-const len19 = data80.length;
+if(valid50){
+if(data86.deny !== undefined){
+let data89 = data86.deny;
+const _errs266 = errors;
+if(errors === _errs266){
+if(Array.isArray(data89)){
+var valid52 = true;
+const len19 = data89.length;
 for(let i19=0; i19<len19; i19++){
-let data81 = data80[i19];
-const _errs249 = errors;
-if(errors === _errs249){
-if(typeof data81 === "string"){
-if(data81.length < 1){
+let data90 = data89[i19];
+const _errs268 = errors;
+if(errors === _errs268){
+if(typeof data90 === "string"){
+if(data90.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools/deny/" + i19,schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2928,8 +3116,8 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools/deny/"
 return false;
 }
 }
-var valid51 = _errs249 === errors;
-if(!valid51){
+var valid52 = _errs268 === errors;
+if(!valid52){
 break;
 }
 }
@@ -2939,10 +3127,10 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools/deny",
 return false;
 }
 }
-var valid49 = _errs247 === errors;
+var valid50 = _errs266 === errors;
 }
 else {
-var valid49 = true;
+var valid50 = true;
 }
 }
 }
@@ -2952,44 +3140,44 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools",schem
 return false;
 }
 }
-var valid31 = _errs240 === errors;
+var valid32 = _errs259 === errors;
 }
 else {
-var valid31 = true;
+var valid32 = true;
 }
-if(valid31){
-if(data57.isolation !== undefined){
-let data82 = data57.isolation;
-const _errs251 = errors;
-if(typeof data82 !== "string"){
+if(valid32){
+if(data66.isolation !== undefined){
+let data91 = data66.isolation;
+const _errs270 = errors;
+if(typeof data91 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data82 === "subprocess") || (data82 === "worker"))){
+if(!((data91 === "subprocess") || (data91 === "worker"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema31.properties.plugins.items.properties.isolation.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid31 = _errs251 === errors;
+var valid32 = _errs270 === errors;
 }
 else {
-var valid31 = true;
+var valid32 = true;
 }
-if(valid31){
-if(data57.sandbox !== undefined){
-let data83 = data57.sandbox;
-const _errs253 = errors;
-if(typeof data83 !== "string"){
+if(valid32){
+if(data66.sandbox !== undefined){
+let data92 = data66.sandbox;
+const _errs272 = errors;
+if(typeof data92 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("off" !== data83){
+if("off" !== data92){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"}];
 return false;
 }
-var valid31 = _errs253 === errors;
+var valid32 = _errs272 === errors;
 }
 else {
-var valid31 = true;
+var valid32 = true;
 }
 }
 }
@@ -3006,8 +3194,8 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i10,schemaPath:"#/
 return false;
 }
 }
-var valid30 = _errs163 === errors;
-if(!valid30){
+var valid31 = _errs182 === errors;
+if(!valid31){
 break;
 }
 }
@@ -3017,23 +3205,23 @@ validate20.errors = [{instancePath:instancePath+"/plugins",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs161 === errors;
+var valid0 = _errs180 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.mcp_servers !== undefined){
-let data84 = data.mcp_servers;
-const _errs255 = errors;
-if(errors === _errs255){
-if(data84 && typeof data84 == "object" && !Array.isArray(data84)){
-for(const key15 in data84){
-const _errs257 = errors;
-if(errors === _errs257){
-if(typeof key15 === "string"){
-if(!pattern18.test(key15)){
-const err102 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},message:"must match pattern \""+"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"+"\"",propertyName:key15};
+let data93 = data.mcp_servers;
+const _errs274 = errors;
+if(errors === _errs274){
+if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
+for(const key16 in data93){
+const _errs276 = errors;
+if(errors === _errs276){
+if(typeof key16 === "string"){
+if(!pattern18.test(key16)){
+const err102 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},message:"must match pattern \""+"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"+"\"",propertyName:key16};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -3044,7 +3232,7 @@ errors++;
 }
 }
 else {
-const err103 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key15};
+const err103 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key16};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -3054,9 +3242,9 @@ vErrors.push(err103);
 errors++;
 }
 }
-var valid52 = _errs257 === errors;
-if(!valid52){
-const err104 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames",keyword:"propertyNames",params:{propertyName: key15},message:"property name must be valid"};
+var valid53 = _errs276 === errors;
+if(!valid53){
+const err104 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames",keyword:"propertyNames",params:{propertyName: key16},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -3069,91 +3257,91 @@ return false;
 break;
 }
 }
-if(valid52){
-for(const key16 in data84){
-let data85 = data84[key16];
-const _errs260 = errors;
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(valid53){
+for(const key17 in data93){
+let data94 = data93[key17];
+const _errs279 = errors;
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-if(errors === _errs260){
-if(data85 && typeof data85 == "object" && !Array.isArray(data85)){
-const _errs263 = errors;
-for(const key17 in data85){
-if(!(func1.call(schema31.properties.mcp_servers.additionalProperties.properties, key17))){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"}];
+if(errors === _errs279){
+if(data94 && typeof data94 == "object" && !Array.isArray(data94)){
+const _errs282 = errors;
+for(const key18 in data94){
+if(!(func1.call(schema31.properties.mcp_servers.additionalProperties.properties, key18))){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs263 === errors){
-if(data85.command !== undefined){
-let data86 = data85.command;
-const _errs264 = errors;
-if(errors === _errs264){
-if(typeof data86 === "string"){
-if(data86.length < 1){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(_errs282 === errors){
+if(data94.command !== undefined){
+let data95 = data94.command;
+const _errs283 = errors;
+if(errors === _errs283){
+if(typeof data95 === "string"){
+if(data95.length < 1){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid54 = _errs264 === errors;
+var valid55 = _errs283 === errors;
 }
 else {
-var valid54 = true;
-}
-if(valid54){
-if(data85.args !== undefined){
-let data87 = data85.args;
-const _errs266 = errors;
-if(errors === _errs266){
-if(Array.isArray(data87)){
 var valid55 = true;
-const len20 = data87.length;
+}
+if(valid55){
+if(data94.args !== undefined){
+let data96 = data94.args;
+const _errs285 = errors;
+if(errors === _errs285){
+if(Array.isArray(data96)){
+var valid56 = true;
+const len20 = data96.length;
 for(let i20=0; i20<len20; i20++){
-const _errs268 = errors;
-if(typeof data87[i20] !== "string"){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i20,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs287 = errors;
+if(typeof data96[i20] !== "string"){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i20,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid55 = _errs268 === errors;
-if(!valid55){
+var valid56 = _errs287 === errors;
+if(!valid56){
 break;
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid54 = _errs266 === errors;
+var valid55 = _errs285 === errors;
 }
 else {
-var valid54 = true;
+var valid55 = true;
 }
-if(valid54){
-if(data85.env !== undefined){
-let data89 = data85.env;
-const _errs270 = errors;
-const _errs271 = errors;
-let valid56 = false;
-const _errs272 = errors;
-if(errors === _errs272){
-if(Array.isArray(data89)){
-var valid57 = true;
-const len21 = data89.length;
+if(valid55){
+if(data94.env !== undefined){
+let data98 = data94.env;
+const _errs289 = errors;
+const _errs290 = errors;
+let valid57 = false;
+const _errs291 = errors;
+if(errors === _errs291){
+if(Array.isArray(data98)){
+var valid58 = true;
+const len21 = data98.length;
 for(let i21=0; i21<len21; i21++){
-let data90 = data89[i21];
-const _errs274 = errors;
-if(errors === _errs274){
-if(typeof data90 === "string"){
-if(!pattern4.test(data90)){
-const err105 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i21,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+let data99 = data98[i21];
+const _errs293 = errors;
+if(errors === _errs293){
+if(typeof data99 === "string"){
+if(!pattern4.test(data99)){
+const err105 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i21,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -3164,7 +3352,7 @@ errors++;
 }
 }
 else {
-const err106 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i21,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err106 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i21,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -3174,14 +3362,14 @@ vErrors.push(err106);
 errors++;
 }
 }
-var valid57 = _errs274 === errors;
-if(!valid57){
+var valid58 = _errs293 === errors;
+if(!valid58){
 break;
 }
 }
 }
 else {
-const err107 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err107 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -3191,17 +3379,17 @@ vErrors.push(err107);
 errors++;
 }
 }
-var _valid17 = _errs272 === errors;
-valid56 = valid56 || _valid17;
-const _errs276 = errors;
-if(errors === _errs276){
-if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
-for(const key18 in data89){
-const _errs278 = errors;
-if(errors === _errs278){
-if(typeof key18 === "string"){
-if(!pattern4.test(key18)){
-const err108 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",propertyName:key18};
+var _valid17 = _errs291 === errors;
+valid57 = valid57 || _valid17;
+const _errs295 = errors;
+if(errors === _errs295){
+if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
+for(const key19 in data98){
+const _errs297 = errors;
+if(errors === _errs297){
+if(typeof key19 === "string"){
+if(!pattern4.test(key19)){
+const err108 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",propertyName:key19};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -3212,7 +3400,7 @@ errors++;
 }
 }
 else {
-const err109 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key18};
+const err109 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key19};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -3222,9 +3410,9 @@ vErrors.push(err109);
 errors++;
 }
 }
-var valid58 = _errs278 === errors;
-if(!valid58){
-const err110 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames",keyword:"propertyNames",params:{propertyName: key18},message:"property name must be valid"};
+var valid59 = _errs297 === errors;
+if(!valid59){
+const err110 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames",keyword:"propertyNames",params:{propertyName: key19},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -3235,11 +3423,11 @@ errors++;
 break;
 }
 }
-if(valid58){
-for(const key19 in data89){
-const _errs281 = errors;
-if(typeof data89[key19] !== "string"){
-const err111 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid59){
+for(const key20 in data98){
+const _errs300 = errors;
+if(typeof data98[key20] !== "string"){
+const err111 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key20.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -3248,15 +3436,15 @@ vErrors.push(err111);
 }
 errors++;
 }
-var valid59 = _errs281 === errors;
-if(!valid59){
+var valid60 = _errs300 === errors;
+if(!valid60){
 break;
 }
 }
 }
 }
 else {
-const err112 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err112 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -3266,10 +3454,10 @@ vErrors.push(err112);
 errors++;
 }
 }
-var _valid17 = _errs276 === errors;
-valid56 = valid56 || _valid17;
-if(!valid56){
-const err113 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid17 = _errs295 === errors;
+valid57 = valid57 || _valid17;
+if(!valid57){
+const err113 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -3281,75 +3469,75 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs271;
+errors = _errs290;
 if(vErrors !== null){
-if(_errs271){
-vErrors.length = _errs271;
+if(_errs290){
+vErrors.length = _errs290;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid54 = _errs270 === errors;
+var valid55 = _errs289 === errors;
 }
 else {
-var valid54 = true;
+var valid55 = true;
 }
-if(valid54){
-if(data85.cwd !== undefined){
-let data92 = data85.cwd;
-const _errs283 = errors;
-if(errors === _errs283){
-if(typeof data92 === "string"){
-if(data92.length < 1){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(valid55){
+if(data94.cwd !== undefined){
+let data101 = data94.cwd;
+const _errs302 = errors;
+if(errors === _errs302){
+if(typeof data101 === "string"){
+if(data101.length < 1){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid54 = _errs283 === errors;
+var valid55 = _errs302 === errors;
 }
 else {
-var valid54 = true;
+var valid55 = true;
 }
-if(valid54){
-if(data85.url !== undefined){
-let data93 = data85.url;
-const _errs285 = errors;
-if(errors === _errs285){
-if(errors === _errs285){
-if(typeof data93 === "string"){
-if(!(formats0(data93))){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+if(valid55){
+if(data94.url !== undefined){
+let data102 = data94.url;
+const _errs304 = errors;
+if(errors === _errs304){
+if(errors === _errs304){
+if(typeof data102 === "string"){
+if(!(formats0(data102))){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
-var valid54 = _errs285 === errors;
+var valid55 = _errs304 === errors;
 }
 else {
-var valid54 = true;
+var valid55 = true;
 }
-if(valid54){
-if(data85.headers !== undefined){
-let data94 = data85.headers;
-const _errs287 = errors;
-if(errors === _errs287){
-if(data94 && typeof data94 == "object" && !Array.isArray(data94)){
-for(const key20 in data94){
-const _errs289 = errors;
-if(typeof key20 !== "string"){
-const err114 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key20};
+if(valid55){
+if(data94.headers !== undefined){
+let data103 = data94.headers;
+const _errs306 = errors;
+if(errors === _errs306){
+if(data103 && typeof data103 == "object" && !Array.isArray(data103)){
+for(const key21 in data103){
+const _errs308 = errors;
+if(typeof key21 !== "string"){
+const err114 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key21};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -3358,9 +3546,9 @@ vErrors.push(err114);
 }
 errors++;
 }
-var valid60 = _errs289 === errors;
-if(!valid60){
-const err115 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key20},message:"property name must be valid"};
+var valid61 = _errs308 === errors;
+if(!valid61){
+const err115 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key21},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -3373,198 +3561,198 @@ return false;
 break;
 }
 }
-if(valid60){
-for(const key21 in data94){
-const _errs292 = errors;
-if(typeof data94[key21] !== "string"){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key21.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(valid61){
+for(const key22 in data103){
+const _errs311 = errors;
+if(typeof data103[key22] !== "string"){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid61 = _errs292 === errors;
-if(!valid61){
+var valid62 = _errs311 === errors;
+if(!valid62){
 break;
 }
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid54 = _errs287 === errors;
+var valid55 = _errs306 === errors;
 }
 else {
-var valid54 = true;
+var valid55 = true;
 }
-if(valid54){
-if(data85.tools !== undefined){
-let data96 = data85.tools;
-const _errs294 = errors;
-if(errors === _errs294){
-if(data96 && typeof data96 == "object" && !Array.isArray(data96)){
-const _errs296 = errors;
-for(const key22 in data96){
-if(!((key22 === "allow") || (key22 === "deny"))){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"}];
+if(valid55){
+if(data94.tools !== undefined){
+let data105 = data94.tools;
+const _errs313 = errors;
+if(errors === _errs313){
+if(data105 && typeof data105 == "object" && !Array.isArray(data105)){
+const _errs315 = errors;
+for(const key23 in data105){
+if(!((key23 === "allow") || (key23 === "deny"))){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs296 === errors){
-if(data96.allow !== undefined){
-let data97 = data96.allow;
-const _errs297 = errors;
-if(errors === _errs297){
-if(Array.isArray(data97)){
-var valid63 = true;
-const len22 = data97.length;
-for(let i22=0; i22<len22; i22++){
-let data98 = data97[i22];
-const _errs299 = errors;
-if(errors === _errs299){
-if(typeof data98 === "string"){
-if(data98.length < 1){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i22,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i22,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid63 = _errs299 === errors;
-if(!valid63){
-break;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid62 = _errs297 === errors;
-}
-else {
-var valid62 = true;
-}
-if(valid62){
-if(data96.deny !== undefined){
-let data99 = data96.deny;
-const _errs301 = errors;
-if(errors === _errs301){
-if(Array.isArray(data99)){
+if(_errs315 === errors){
+if(data105.allow !== undefined){
+let data106 = data105.allow;
+const _errs316 = errors;
+if(errors === _errs316){
+if(Array.isArray(data106)){
 var valid64 = true;
-const len23 = data99.length;
-for(let i23=0; i23<len23; i23++){
-let data100 = data99[i23];
-const _errs303 = errors;
-if(errors === _errs303){
-if(typeof data100 === "string"){
-if(data100.length < 1){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+const len22 = data106.length;
+for(let i22=0; i22<len22; i22++){
+let data107 = data106[i22];
+const _errs318 = errors;
+if(errors === _errs318){
+if(typeof data107 === "string"){
+if(data107.length < 1){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i22,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i22,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid64 = _errs303 === errors;
+var valid64 = _errs318 === errors;
 if(!valid64){
 break;
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid62 = _errs301 === errors;
+var valid63 = _errs316 === errors;
 }
 else {
-var valid62 = true;
+var valid63 = true;
 }
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid54 = _errs294 === errors;
-}
-else {
-var valid54 = true;
-}
-if(valid54){
-if(data85.timeout !== undefined){
-let data101 = data85.timeout;
-const _errs305 = errors;
-if(errors === _errs305){
-if(typeof data101 === "string"){
-if(!pattern5.test(data101)){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+if(valid63){
+if(data105.deny !== undefined){
+let data108 = data105.deny;
+const _errs320 = errors;
+if(errors === _errs320){
+if(Array.isArray(data108)){
+var valid65 = true;
+const len23 = data108.length;
+for(let i23=0; i23<len23; i23++){
+let data109 = data108[i23];
+const _errs322 = errors;
+if(errors === _errs322){
+if(typeof data109 === "string"){
+if(data109.length < 1){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid54 = _errs305 === errors;
+var valid65 = _errs322 === errors;
+if(!valid65){
+break;
+}
+}
 }
 else {
-var valid54 = true;
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
 }
-if(valid54){
-if(data85.startup_timeout !== undefined){
-let data102 = data85.startup_timeout;
-const _errs307 = errors;
-if(errors === _errs307){
-if(typeof data102 === "string"){
-if(!pattern5.test(data102)){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+}
+var valid63 = _errs320 === errors;
+}
+else {
+var valid63 = true;
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid55 = _errs313 === errors;
+}
+else {
+var valid55 = true;
+}
+if(valid55){
+if(data94.timeout !== undefined){
+let data110 = data94.timeout;
+const _errs324 = errors;
+if(errors === _errs324){
+if(typeof data110 === "string"){
+if(!pattern5.test(data110)){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid54 = _errs307 === errors;
+var valid55 = _errs324 === errors;
 }
 else {
-var valid54 = true;
+var valid55 = true;
 }
-if(valid54){
-if(data85.required !== undefined){
-const _errs309 = errors;
-if(typeof data85.required !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(valid55){
+if(data94.startup_timeout !== undefined){
+let data111 = data94.startup_timeout;
+const _errs326 = errors;
+if(errors === _errs326){
+if(typeof data111 === "string"){
+if(!pattern5.test(data111)){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
-var valid54 = _errs309 === errors;
 }
 else {
-var valid54 = true;
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
 }
-if(valid54){
-if(data85.sandbox !== undefined){
-let data104 = data85.sandbox;
-const _errs311 = errors;
-const _errs312 = errors;
-let valid65 = false;
-const _errs313 = errors;
-if(typeof data104 !== "string"){
-const err116 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+var valid55 = _errs326 === errors;
+}
+else {
+var valid55 = true;
+}
+if(valid55){
+if(data94.required !== undefined){
+const _errs328 = errors;
+if(typeof data94.required !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid55 = _errs328 === errors;
+}
+else {
+var valid55 = true;
+}
+if(valid55){
+if(data94.sandbox !== undefined){
+let data113 = data94.sandbox;
+const _errs330 = errors;
+const _errs331 = errors;
+let valid66 = false;
+const _errs332 = errors;
+if(typeof data113 !== "string"){
+const err116 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -3573,8 +3761,8 @@ vErrors.push(err116);
 }
 errors++;
 }
-if("off" !== data104){
-const err117 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
+if("off" !== data113){
+const err117 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -3583,15 +3771,15 @@ vErrors.push(err117);
 }
 errors++;
 }
-var _valid18 = _errs313 === errors;
-valid65 = valid65 || _valid18;
-const _errs315 = errors;
-if(errors === _errs315){
-if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
-const _errs317 = errors;
-for(const key23 in data104){
-if(!((((key23 === "read") || (key23 === "write")) || (key23 === "net")) || (key23 === "limits"))){
-const err118 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
+var _valid18 = _errs332 === errors;
+valid66 = valid66 || _valid18;
+const _errs334 = errors;
+if(errors === _errs334){
+if(data113 && typeof data113 == "object" && !Array.isArray(data113)){
+const _errs336 = errors;
+for(const key24 in data113){
+if(!((((key24 === "read") || (key24 === "write")) || (key24 === "net")) || (key24 === "limits"))){
+const err118 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -3602,21 +3790,21 @@ errors++;
 break;
 }
 }
-if(_errs317 === errors){
-if(data104.read !== undefined){
-let data105 = data104.read;
-const _errs318 = errors;
-if(errors === _errs318){
-if(Array.isArray(data105)){
-var valid67 = true;
-const len24 = data105.length;
+if(_errs336 === errors){
+if(data113.read !== undefined){
+let data114 = data113.read;
+const _errs337 = errors;
+if(errors === _errs337){
+if(Array.isArray(data114)){
+var valid68 = true;
+const len24 = data114.length;
 for(let i24=0; i24<len24; i24++){
-let data106 = data105[i24];
-const _errs320 = errors;
-if(errors === _errs320){
-if(typeof data106 === "string"){
-if(data106.length < 1){
-const err119 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+let data115 = data114[i24];
+const _errs339 = errors;
+if(errors === _errs339){
+if(typeof data115 === "string"){
+if(data115.length < 1){
+const err119 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -3627,7 +3815,7 @@ errors++;
 }
 }
 else {
-const err120 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err120 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -3637,14 +3825,14 @@ vErrors.push(err120);
 errors++;
 }
 }
-var valid67 = _errs320 === errors;
-if(!valid67){
+var valid68 = _errs339 === errors;
+if(!valid68){
 break;
 }
 }
 }
 else {
-const err121 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err121 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -3654,26 +3842,26 @@ vErrors.push(err121);
 errors++;
 }
 }
-var valid66 = _errs318 === errors;
+var valid67 = _errs337 === errors;
 }
 else {
-var valid66 = true;
+var valid67 = true;
 }
-if(valid66){
-if(data104.write !== undefined){
-let data107 = data104.write;
-const _errs322 = errors;
-if(errors === _errs322){
-if(Array.isArray(data107)){
-var valid68 = true;
-const len25 = data107.length;
+if(valid67){
+if(data113.write !== undefined){
+let data116 = data113.write;
+const _errs341 = errors;
+if(errors === _errs341){
+if(Array.isArray(data116)){
+var valid69 = true;
+const len25 = data116.length;
 for(let i25=0; i25<len25; i25++){
-let data108 = data107[i25];
-const _errs324 = errors;
-if(errors === _errs324){
-if(typeof data108 === "string"){
-if(data108.length < 1){
-const err122 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+let data117 = data116[i25];
+const _errs343 = errors;
+if(errors === _errs343){
+if(typeof data117 === "string"){
+if(data117.length < 1){
+const err122 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -3684,7 +3872,7 @@ errors++;
 }
 }
 else {
-const err123 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err123 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -3694,14 +3882,14 @@ vErrors.push(err123);
 errors++;
 }
 }
-var valid68 = _errs324 === errors;
-if(!valid68){
+var valid69 = _errs343 === errors;
+if(!valid69){
 break;
 }
 }
 }
 else {
-const err124 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err124 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -3711,16 +3899,16 @@ vErrors.push(err124);
 errors++;
 }
 }
-var valid66 = _errs322 === errors;
+var valid67 = _errs341 === errors;
 }
 else {
-var valid66 = true;
+var valid67 = true;
 }
-if(valid66){
-if(data104.net !== undefined){
-const _errs326 = errors;
-if(typeof data104.net !== "boolean"){
-const err125 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(valid67){
+if(data113.net !== undefined){
+const _errs345 = errors;
+if(typeof data113.net !== "boolean"){
+const err125 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -3729,21 +3917,21 @@ vErrors.push(err125);
 }
 errors++;
 }
-var valid66 = _errs326 === errors;
+var valid67 = _errs345 === errors;
 }
 else {
-var valid66 = true;
+var valid67 = true;
 }
-if(valid66){
-if(data104.limits !== undefined){
-let data110 = data104.limits;
-const _errs328 = errors;
-if(errors === _errs328){
-if(data110 && typeof data110 == "object" && !Array.isArray(data110)){
-const _errs330 = errors;
-for(const key24 in data110){
-if(!((((key24 === "processes") || (key24 === "memory")) || (key24 === "file_size")) || (key24 === "tmp"))){
-const err126 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
+if(valid67){
+if(data113.limits !== undefined){
+let data119 = data113.limits;
+const _errs347 = errors;
+if(errors === _errs347){
+if(data119 && typeof data119 == "object" && !Array.isArray(data119)){
+const _errs349 = errors;
+for(const key25 in data119){
+if(!((((key25 === "processes") || (key25 === "memory")) || (key25 === "file_size")) || (key25 === "tmp"))){
+const err126 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -3754,12 +3942,12 @@ errors++;
 break;
 }
 }
-if(_errs330 === errors){
-if(data110.processes !== undefined){
-let data111 = data110.processes;
-const _errs331 = errors;
-if(!(((typeof data111 == "number") && (!(data111 % 1) && !isNaN(data111))) && (isFinite(data111)))){
-const err127 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(_errs349 === errors){
+if(data119.processes !== undefined){
+let data120 = data119.processes;
+const _errs350 = errors;
+if(!(((typeof data120 == "number") && (!(data120 % 1) && !isNaN(data120))) && (isFinite(data120)))){
+const err127 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -3768,10 +3956,10 @@ vErrors.push(err127);
 }
 errors++;
 }
-if(errors === _errs331){
-if((typeof data111 == "number") && (isFinite(data111))){
-if(data111 > 9007199254740991 || isNaN(data111)){
-const err128 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(errors === _errs350){
+if((typeof data120 == "number") && (isFinite(data120))){
+if(data120 > 9007199254740991 || isNaN(data120)){
+const err128 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -3781,8 +3969,8 @@ vErrors.push(err128);
 errors++;
 }
 else {
-if(data111 < 8 || isNaN(data111)){
-const err129 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
+if(data120 < 8 || isNaN(data120)){
+const err129 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -3794,20 +3982,20 @@ errors++;
 }
 }
 }
-var valid69 = _errs331 === errors;
+var valid70 = _errs350 === errors;
 }
 else {
-var valid69 = true;
+var valid70 = true;
 }
-if(valid69){
-if(data110.memory !== undefined){
-let data112 = data110.memory;
-const _errs333 = errors;
-const _errs334 = errors;
-let valid70 = false;
-const _errs335 = errors;
-if(!(((typeof data112 == "number") && (!(data112 % 1) && !isNaN(data112))) && (isFinite(data112)))){
-const err130 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(valid70){
+if(data119.memory !== undefined){
+let data121 = data119.memory;
+const _errs352 = errors;
+const _errs353 = errors;
+let valid71 = false;
+const _errs354 = errors;
+if(!(((typeof data121 == "number") && (!(data121 % 1) && !isNaN(data121))) && (isFinite(data121)))){
+const err130 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -3816,10 +4004,10 @@ vErrors.push(err130);
 }
 errors++;
 }
-if(errors === _errs335){
-if((typeof data112 == "number") && (isFinite(data112))){
-if(data112 > 9007199254740991 || isNaN(data112)){
-const err131 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(errors === _errs354){
+if((typeof data121 == "number") && (isFinite(data121))){
+if(data121 > 9007199254740991 || isNaN(data121)){
+const err131 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -3829,8 +4017,8 @@ vErrors.push(err131);
 errors++;
 }
 else {
-if(data112 <= 0 || isNaN(data112)){
-const err132 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+if(data121 <= 0 || isNaN(data121)){
+const err132 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -3842,13 +4030,13 @@ errors++;
 }
 }
 }
-var _valid19 = _errs335 === errors;
-valid70 = valid70 || _valid19;
-const _errs337 = errors;
-if(errors === _errs337){
-if(typeof data112 === "string"){
-if(!pattern8.test(data112)){
-const err133 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+var _valid19 = _errs354 === errors;
+valid71 = valid71 || _valid19;
+const _errs356 = errors;
+if(errors === _errs356){
+if(typeof data121 === "string"){
+if(!pattern8.test(data121)){
+const err133 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -3859,7 +4047,7 @@ errors++;
 }
 }
 else {
-const err134 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err134 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -3869,10 +4057,10 @@ vErrors.push(err134);
 errors++;
 }
 }
-var _valid19 = _errs337 === errors;
-valid70 = valid70 || _valid19;
-if(!valid70){
-const err135 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid19 = _errs356 === errors;
+valid71 = valid71 || _valid19;
+if(!valid71){
+const err135 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -3882,30 +4070,30 @@ vErrors.push(err135);
 errors++;
 }
 else {
-errors = _errs334;
+errors = _errs353;
 if(vErrors !== null){
-if(_errs334){
-vErrors.length = _errs334;
+if(_errs353){
+vErrors.length = _errs353;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid69 = _errs333 === errors;
+var valid70 = _errs352 === errors;
 }
 else {
-var valid69 = true;
+var valid70 = true;
 }
-if(valid69){
-if(data110.file_size !== undefined){
-let data113 = data110.file_size;
-const _errs339 = errors;
-const _errs340 = errors;
-let valid71 = false;
-const _errs341 = errors;
-if(!(((typeof data113 == "number") && (!(data113 % 1) && !isNaN(data113))) && (isFinite(data113)))){
-const err136 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(valid70){
+if(data119.file_size !== undefined){
+let data122 = data119.file_size;
+const _errs358 = errors;
+const _errs359 = errors;
+let valid72 = false;
+const _errs360 = errors;
+if(!(((typeof data122 == "number") && (!(data122 % 1) && !isNaN(data122))) && (isFinite(data122)))){
+const err136 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -3914,10 +4102,10 @@ vErrors.push(err136);
 }
 errors++;
 }
-if(errors === _errs341){
-if((typeof data113 == "number") && (isFinite(data113))){
-if(data113 > 9007199254740991 || isNaN(data113)){
-const err137 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(errors === _errs360){
+if((typeof data122 == "number") && (isFinite(data122))){
+if(data122 > 9007199254740991 || isNaN(data122)){
+const err137 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -3927,8 +4115,8 @@ vErrors.push(err137);
 errors++;
 }
 else {
-if(data113 <= 0 || isNaN(data113)){
-const err138 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+if(data122 <= 0 || isNaN(data122)){
+const err138 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -3940,13 +4128,13 @@ errors++;
 }
 }
 }
-var _valid20 = _errs341 === errors;
-valid71 = valid71 || _valid20;
-const _errs343 = errors;
-if(errors === _errs343){
-if(typeof data113 === "string"){
-if(!pattern8.test(data113)){
-const err139 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+var _valid20 = _errs360 === errors;
+valid72 = valid72 || _valid20;
+const _errs362 = errors;
+if(errors === _errs362){
+if(typeof data122 === "string"){
+if(!pattern8.test(data122)){
+const err139 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -3957,7 +4145,7 @@ errors++;
 }
 }
 else {
-const err140 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err140 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -3967,10 +4155,10 @@ vErrors.push(err140);
 errors++;
 }
 }
-var _valid20 = _errs343 === errors;
-valid71 = valid71 || _valid20;
-if(!valid71){
-const err141 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid20 = _errs362 === errors;
+valid72 = valid72 || _valid20;
+if(!valid72){
+const err141 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -3980,30 +4168,30 @@ vErrors.push(err141);
 errors++;
 }
 else {
-errors = _errs340;
+errors = _errs359;
 if(vErrors !== null){
-if(_errs340){
-vErrors.length = _errs340;
+if(_errs359){
+vErrors.length = _errs359;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid69 = _errs339 === errors;
+var valid70 = _errs358 === errors;
 }
 else {
-var valid69 = true;
+var valid70 = true;
 }
-if(valid69){
-if(data110.tmp !== undefined){
-let data114 = data110.tmp;
-const _errs345 = errors;
-const _errs346 = errors;
-let valid72 = false;
-const _errs347 = errors;
-if(!(((typeof data114 == "number") && (!(data114 % 1) && !isNaN(data114))) && (isFinite(data114)))){
-const err142 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(valid70){
+if(data119.tmp !== undefined){
+let data123 = data119.tmp;
+const _errs364 = errors;
+const _errs365 = errors;
+let valid73 = false;
+const _errs366 = errors;
+if(!(((typeof data123 == "number") && (!(data123 % 1) && !isNaN(data123))) && (isFinite(data123)))){
+const err142 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -4012,10 +4200,10 @@ vErrors.push(err142);
 }
 errors++;
 }
-if(errors === _errs347){
-if((typeof data114 == "number") && (isFinite(data114))){
-if(data114 > 9007199254740991 || isNaN(data114)){
-const err143 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(errors === _errs366){
+if((typeof data123 == "number") && (isFinite(data123))){
+if(data123 > 9007199254740991 || isNaN(data123)){
+const err143 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -4025,8 +4213,8 @@ vErrors.push(err143);
 errors++;
 }
 else {
-if(data114 <= 0 || isNaN(data114)){
-const err144 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+if(data123 <= 0 || isNaN(data123)){
+const err144 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -4038,13 +4226,13 @@ errors++;
 }
 }
 }
-var _valid21 = _errs347 === errors;
-valid72 = valid72 || _valid21;
-const _errs349 = errors;
-if(errors === _errs349){
-if(typeof data114 === "string"){
-if(!pattern8.test(data114)){
-const err145 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+var _valid21 = _errs366 === errors;
+valid73 = valid73 || _valid21;
+const _errs368 = errors;
+if(errors === _errs368){
+if(typeof data123 === "string"){
+if(!pattern8.test(data123)){
+const err145 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -4055,7 +4243,7 @@ errors++;
 }
 }
 else {
-const err146 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err146 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -4065,10 +4253,10 @@ vErrors.push(err146);
 errors++;
 }
 }
-var _valid21 = _errs349 === errors;
-valid72 = valid72 || _valid21;
-if(!valid72){
-const err147 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid21 = _errs368 === errors;
+valid73 = valid73 || _valid21;
+if(!valid73){
+const err147 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -4078,20 +4266,20 @@ vErrors.push(err147);
 errors++;
 }
 else {
-errors = _errs346;
+errors = _errs365;
 if(vErrors !== null){
-if(_errs346){
-vErrors.length = _errs346;
+if(_errs365){
+vErrors.length = _errs365;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid69 = _errs345 === errors;
+var valid70 = _errs364 === errors;
 }
 else {
-var valid69 = true;
+var valid70 = true;
 }
 }
 }
@@ -4099,7 +4287,7 @@ var valid69 = true;
 }
 }
 else {
-const err148 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err148 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -4109,10 +4297,10 @@ vErrors.push(err148);
 errors++;
 }
 }
-var valid66 = _errs328 === errors;
+var valid67 = _errs347 === errors;
 }
 else {
-var valid66 = true;
+var valid67 = true;
 }
 }
 }
@@ -4120,7 +4308,7 @@ var valid66 = true;
 }
 }
 else {
-const err149 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err149 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -4130,10 +4318,10 @@ vErrors.push(err149);
 errors++;
 }
 }
-var _valid18 = _errs315 === errors;
-valid65 = valid65 || _valid18;
-if(!valid65){
-const err150 = {instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid18 = _errs334 === errors;
+valid66 = valid66 || _valid18;
+if(!valid66){
+const err150 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -4145,20 +4333,20 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs312;
+errors = _errs331;
 if(vErrors !== null){
-if(_errs312){
-vErrors.length = _errs312;
+if(_errs331){
+vErrors.length = _errs331;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid54 = _errs311 === errors;
+var valid55 = _errs330 === errors;
 }
 else {
-var valid54 = true;
+var valid55 = true;
 }
 }
 }
@@ -4173,12 +4361,12 @@ var valid54 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key16.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid53 = _errs260 === errors;
-if(!valid53){
+var valid54 = _errs279 === errors;
+if(!valid54){
 break;
 }
 }
@@ -4189,25 +4377,25 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs255 === errors;
+var valid0 = _errs274 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.redact !== undefined){
-let data115 = data.redact;
-const _errs351 = errors;
-if(errors === _errs351){
-if(Array.isArray(data115)){
-var valid73 = true;
-const len26 = data115.length;
+let data124 = data.redact;
+const _errs370 = errors;
+if(errors === _errs370){
+if(Array.isArray(data124)){
+var valid74 = true;
+const len26 = data124.length;
 for(let i26=0; i26<len26; i26++){
-let data116 = data115[i26];
-const _errs353 = errors;
-if(errors === _errs353){
-if(typeof data116 === "string"){
-if(!pattern4.test(data116)){
+let data125 = data124[i26];
+const _errs372 = errors;
+if(errors === _errs372){
+if(typeof data125 === "string"){
+if(!pattern4.test(data125)){
 validate20.errors = [{instancePath:instancePath+"/redact/" + i26,schemaPath:"#/properties/redact/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
 return false;
 }
@@ -4217,8 +4405,8 @@ validate20.errors = [{instancePath:instancePath+"/redact/" + i26,schemaPath:"#/p
 return false;
 }
 }
-var valid73 = _errs353 === errors;
-if(!valid73){
+var valid74 = _errs372 === errors;
+if(!valid74){
 break;
 }
 }
@@ -4228,59 +4416,59 @@ validate20.errors = [{instancePath:instancePath+"/redact",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs351 === errors;
+var valid0 = _errs370 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.limits !== undefined){
-let data117 = data.limits;
-const _errs355 = errors;
-if(errors === _errs355){
-if(data117 && typeof data117 == "object" && !Array.isArray(data117)){
-const _errs357 = errors;
-for(const key25 in data117){
-if(!(((key25 === "max_turns") || (key25 === "timeout")) || (key25 === "max_tokens"))){
-validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"}];
+let data126 = data.limits;
+const _errs374 = errors;
+if(errors === _errs374){
+if(data126 && typeof data126 == "object" && !Array.isArray(data126)){
+const _errs376 = errors;
+for(const key26 in data126){
+if(!((((key26 === "max_turns") || (key26 === "timeout")) || (key26 === "max_tokens")) || (key26 === "max_cost_usd"))){
+validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs357 === errors){
-if(data117.max_turns !== undefined){
-let data118 = data117.max_turns;
-const _errs358 = errors;
-if(!(((typeof data118 == "number") && (!(data118 % 1) && !isNaN(data118))) && (isFinite(data118)))){
+if(_errs376 === errors){
+if(data126.max_turns !== undefined){
+let data127 = data126.max_turns;
+const _errs377 = errors;
+if(!(((typeof data127 == "number") && (!(data127 % 1) && !isNaN(data127))) && (isFinite(data127)))){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs358){
-if((typeof data118 == "number") && (isFinite(data118))){
-if(data118 > 9007199254740991 || isNaN(data118)){
+if(errors === _errs377){
+if((typeof data127 == "number") && (isFinite(data127))){
+if(data127 > 9007199254740991 || isNaN(data127)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data118 <= 0 || isNaN(data118)){
+if(data127 <= 0 || isNaN(data127)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid74 = _errs358 === errors;
+var valid75 = _errs377 === errors;
 }
 else {
-var valid74 = true;
+var valid75 = true;
 }
-if(valid74){
-if(data117.timeout !== undefined){
-let data119 = data117.timeout;
-const _errs360 = errors;
-if(errors === _errs360){
-if(typeof data119 === "string"){
-if(!pattern5.test(data119)){
+if(valid75){
+if(data126.timeout !== undefined){
+let data128 = data126.timeout;
+const _errs379 = errors;
+if(errors === _errs379){
+if(typeof data128 === "string"){
+if(!pattern5.test(data128)){
 validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4290,257 +4478,28 @@ validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/
 return false;
 }
 }
-var valid74 = _errs360 === errors;
-}
-else {
-var valid74 = true;
-}
-if(valid74){
-if(data117.max_tokens !== undefined){
-let data120 = data117.max_tokens;
-const _errs362 = errors;
-if(!(((typeof data120 == "number") && (!(data120 % 1) && !isNaN(data120))) && (isFinite(data120)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs362){
-if((typeof data120 == "number") && (isFinite(data120))){
-if(data120 > 9007199254740991 || isNaN(data120)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data120 <= 0 || isNaN(data120)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
-var valid74 = _errs362 === errors;
-}
-else {
-var valid74 = true;
-}
-}
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs355 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.compaction !== undefined){
-let data121 = data.compaction;
-const _errs364 = errors;
-if(errors === _errs364){
-if(data121 && typeof data121 == "object" && !Array.isArray(data121)){
-const _errs366 = errors;
-for(const key26 in data121){
-if(!(func1.call(schema31.properties.compaction.properties, key26))){
-validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs366 === errors){
-if(data121.enabled !== undefined){
-const _errs367 = errors;
-if(typeof data121.enabled !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/compaction/enabled",schemaPath:"#/properties/compaction/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid75 = _errs367 === errors;
-}
-else {
-var valid75 = true;
-}
-if(valid75){
-if(data121.threshold !== undefined){
-let data123 = data121.threshold;
-const _errs369 = errors;
-if(errors === _errs369){
-if((typeof data123 == "number") && (isFinite(data123))){
-if(data123 > 1 || isNaN(data123)){
-validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
-return false;
-}
-else {
-if(data123 <= 0 || isNaN(data123)){
-validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid75 = _errs369 === errors;
-}
-else {
-var valid75 = true;
-}
-if(valid75){
-if(data121.low_water !== undefined){
-let data124 = data121.low_water;
-const _errs371 = errors;
-if(errors === _errs371){
-if((typeof data124 == "number") && (isFinite(data124))){
-if(data124 > 1 || isNaN(data124)){
-validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
-return false;
-}
-else {
-if(data124 <= 0 || isNaN(data124)){
-validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid75 = _errs371 === errors;
-}
-else {
-var valid75 = true;
-}
-if(valid75){
-if(data121.protect_first !== undefined){
-let data125 = data121.protect_first;
-const _errs373 = errors;
-if(!(((typeof data125 == "number") && (!(data125 % 1) && !isNaN(data125))) && (isFinite(data125)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs373){
-if((typeof data125 == "number") && (isFinite(data125))){
-if(data125 > 9007199254740991 || isNaN(data125)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data125 < 0 || isNaN(data125)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid75 = _errs373 === errors;
-}
-else {
-var valid75 = true;
-}
-if(valid75){
-if(data121.protect_last !== undefined){
-let data126 = data121.protect_last;
-const _errs375 = errors;
-if(!(((typeof data126 == "number") && (!(data126 % 1) && !isNaN(data126))) && (isFinite(data126)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs375){
-if((typeof data126 == "number") && (isFinite(data126))){
-if(data126 > 9007199254740991 || isNaN(data126)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data126 < 1 || isNaN(data126)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
-var valid75 = _errs375 === errors;
-}
-else {
-var valid75 = true;
-}
-if(valid75){
-if(data121.tail_budget !== undefined){
-let data127 = data121.tail_budget;
-const _errs377 = errors;
-if(errors === _errs377){
-if((typeof data127 == "number") && (isFinite(data127))){
-if(data127 > 1 || isNaN(data127)){
-validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
-return false;
-}
-else {
-if(data127 <= 0 || isNaN(data127)){
-validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid75 = _errs377 === errors;
-}
-else {
-var valid75 = true;
-}
-if(valid75){
-if(data121.max_tool_result !== undefined){
-let data128 = data121.max_tool_result;
-const _errs379 = errors;
-if(errors === _errs379){
-if((typeof data128 == "number") && (isFinite(data128))){
-if(data128 > 1 || isNaN(data128)){
-validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
-return false;
-}
-else {
-if(data128 <= 0 || isNaN(data128)){
-validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
 var valid75 = _errs379 === errors;
 }
 else {
 var valid75 = true;
 }
 if(valid75){
-if(data121.prune_min !== undefined){
-let data129 = data121.prune_min;
+if(data126.max_tokens !== undefined){
+let data129 = data126.max_tokens;
 const _errs381 = errors;
 if(!(((typeof data129 == "number") && (!(data129 % 1) && !isNaN(data129))) && (isFinite(data129)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs381){
 if((typeof data129 == "number") && (isFinite(data129))){
 if(data129 > 9007199254740991 || isNaN(data129)){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data129 < 1 || isNaN(data129)){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+if(data129 <= 0 || isNaN(data129)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
@@ -4552,43 +4511,294 @@ else {
 var valid75 = true;
 }
 if(valid75){
-if(data121.micro !== undefined){
-let data130 = data121.micro;
+if(data126.max_cost_usd !== undefined){
+let data130 = data126.max_cost_usd;
 const _errs383 = errors;
 if(errors === _errs383){
-if(data130 && typeof data130 == "object" && !Array.isArray(data130)){
+if((typeof data130 == "number") && (isFinite(data130))){
+if(data130 <= 0 || isNaN(data130)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPath:"#/properties/limits/properties/max_cost_usd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPath:"#/properties/limits/properties/max_cost_usd/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid75 = _errs383 === errors;
+}
+else {
+var valid75 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs374 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.compaction !== undefined){
+let data131 = data.compaction;
 const _errs385 = errors;
-for(const key27 in data130){
-if(!(((key27 === "enabled") || (key27 === "threshold")) || (key27 === "payback"))){
-validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"#/properties/compaction/properties/micro/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"}];
+if(errors === _errs385){
+if(data131 && typeof data131 == "object" && !Array.isArray(data131)){
+const _errs387 = errors;
+for(const key27 in data131){
+if(!(func1.call(schema31.properties.compaction.properties, key27))){
+validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs385 === errors){
-if(data130.enabled !== undefined){
-const _errs386 = errors;
-if(typeof data130.enabled !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/compaction/micro/enabled",schemaPath:"#/properties/compaction/properties/micro/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(_errs387 === errors){
+if(data131.enabled !== undefined){
+const _errs388 = errors;
+if(typeof data131.enabled !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/compaction/enabled",schemaPath:"#/properties/compaction/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid76 = _errs386 === errors;
+var valid76 = _errs388 === errors;
 }
 else {
 var valid76 = true;
 }
 if(valid76){
-if(data130.threshold !== undefined){
-let data132 = data130.threshold;
-const _errs388 = errors;
-if(errors === _errs388){
-if((typeof data132 == "number") && (isFinite(data132))){
-if(data132 > 1 || isNaN(data132)){
+if(data131.threshold !== undefined){
+let data133 = data131.threshold;
+const _errs390 = errors;
+if(errors === _errs390){
+if((typeof data133 == "number") && (isFinite(data133))){
+if(data133 > 1 || isNaN(data133)){
+validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+return false;
+}
+else {
+if(data133 <= 0 || isNaN(data133)){
+validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid76 = _errs390 === errors;
+}
+else {
+var valid76 = true;
+}
+if(valid76){
+if(data131.low_water !== undefined){
+let data134 = data131.low_water;
+const _errs392 = errors;
+if(errors === _errs392){
+if((typeof data134 == "number") && (isFinite(data134))){
+if(data134 > 1 || isNaN(data134)){
+validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+return false;
+}
+else {
+if(data134 <= 0 || isNaN(data134)){
+validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid76 = _errs392 === errors;
+}
+else {
+var valid76 = true;
+}
+if(valid76){
+if(data131.protect_first !== undefined){
+let data135 = data131.protect_first;
+const _errs394 = errors;
+if(!(((typeof data135 == "number") && (!(data135 % 1) && !isNaN(data135))) && (isFinite(data135)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs394){
+if((typeof data135 == "number") && (isFinite(data135))){
+if(data135 > 9007199254740991 || isNaN(data135)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data135 < 0 || isNaN(data135)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid76 = _errs394 === errors;
+}
+else {
+var valid76 = true;
+}
+if(valid76){
+if(data131.protect_last !== undefined){
+let data136 = data131.protect_last;
+const _errs396 = errors;
+if(!(((typeof data136 == "number") && (!(data136 % 1) && !isNaN(data136))) && (isFinite(data136)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs396){
+if((typeof data136 == "number") && (isFinite(data136))){
+if(data136 > 9007199254740991 || isNaN(data136)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data136 < 1 || isNaN(data136)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid76 = _errs396 === errors;
+}
+else {
+var valid76 = true;
+}
+if(valid76){
+if(data131.tail_budget !== undefined){
+let data137 = data131.tail_budget;
+const _errs398 = errors;
+if(errors === _errs398){
+if((typeof data137 == "number") && (isFinite(data137))){
+if(data137 > 1 || isNaN(data137)){
+validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+return false;
+}
+else {
+if(data137 <= 0 || isNaN(data137)){
+validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid76 = _errs398 === errors;
+}
+else {
+var valid76 = true;
+}
+if(valid76){
+if(data131.max_tool_result !== undefined){
+let data138 = data131.max_tool_result;
+const _errs400 = errors;
+if(errors === _errs400){
+if((typeof data138 == "number") && (isFinite(data138))){
+if(data138 > 1 || isNaN(data138)){
+validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+return false;
+}
+else {
+if(data138 <= 0 || isNaN(data138)){
+validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid76 = _errs400 === errors;
+}
+else {
+var valid76 = true;
+}
+if(valid76){
+if(data131.prune_min !== undefined){
+let data139 = data131.prune_min;
+const _errs402 = errors;
+if(!(((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139))) && (isFinite(data139)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs402){
+if((typeof data139 == "number") && (isFinite(data139))){
+if(data139 > 9007199254740991 || isNaN(data139)){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data139 < 1 || isNaN(data139)){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid76 = _errs402 === errors;
+}
+else {
+var valid76 = true;
+}
+if(valid76){
+if(data131.micro !== undefined){
+let data140 = data131.micro;
+const _errs404 = errors;
+if(errors === _errs404){
+if(data140 && typeof data140 == "object" && !Array.isArray(data140)){
+const _errs406 = errors;
+for(const key28 in data140){
+if(!(((key28 === "enabled") || (key28 === "threshold")) || (key28 === "payback"))){
+validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"#/properties/compaction/properties/micro/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs406 === errors){
+if(data140.enabled !== undefined){
+const _errs407 = errors;
+if(typeof data140.enabled !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/compaction/micro/enabled",schemaPath:"#/properties/compaction/properties/micro/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid77 = _errs407 === errors;
+}
+else {
+var valid77 = true;
+}
+if(valid77){
+if(data140.threshold !== undefined){
+let data142 = data140.threshold;
+const _errs409 = errors;
+if(errors === _errs409){
+if((typeof data142 == "number") && (isFinite(data142))){
+if(data142 > 1 || isNaN(data142)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data132 <= 0 || isNaN(data132)){
+if(data142 <= 0 || isNaN(data142)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4599,37 +4809,37 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",sc
 return false;
 }
 }
-var valid76 = _errs388 === errors;
+var valid77 = _errs409 === errors;
 }
 else {
-var valid76 = true;
+var valid77 = true;
 }
-if(valid76){
-if(data130.payback !== undefined){
-let data133 = data130.payback;
-const _errs390 = errors;
-if(!(((typeof data133 == "number") && (!(data133 % 1) && !isNaN(data133))) && (isFinite(data133)))){
+if(valid77){
+if(data140.payback !== undefined){
+let data143 = data140.payback;
+const _errs411 = errors;
+if(!(((typeof data143 == "number") && (!(data143 % 1) && !isNaN(data143))) && (isFinite(data143)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs390){
-if((typeof data133 == "number") && (isFinite(data133))){
-if(data133 > 9007199254740991 || isNaN(data133)){
+if(errors === _errs411){
+if((typeof data143 == "number") && (isFinite(data143))){
+if(data143 > 9007199254740991 || isNaN(data143)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data133 <= 0 || isNaN(data133)){
+if(data143 <= 0 || isNaN(data143)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid76 = _errs390 === errors;
+var valid77 = _errs411 === errors;
 }
 else {
-var valid76 = true;
+var valid77 = true;
 }
 }
 }
@@ -4640,18 +4850,18 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"
 return false;
 }
 }
-var valid75 = _errs383 === errors;
+var valid76 = _errs404 === errors;
 }
 else {
-var valid75 = true;
+var valid76 = true;
 }
-if(valid75){
-if(data121.summary_model !== undefined){
-let data134 = data121.summary_model;
-const _errs392 = errors;
-if(errors === _errs392){
-if(typeof data134 === "string"){
-if(data134.length < 1){
+if(valid76){
+if(data131.summary_model !== undefined){
+let data144 = data131.summary_model;
+const _errs413 = errors;
+if(errors === _errs413){
+if(typeof data144 === "string"){
+if(data144.length < 1){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",schemaPath:"#/properties/compaction/properties/summary_model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -4661,57 +4871,57 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",sche
 return false;
 }
 }
-var valid75 = _errs392 === errors;
+var valid76 = _errs413 === errors;
 }
 else {
-var valid75 = true;
+var valid76 = true;
 }
-if(valid75){
-if(data121.summary_context_window !== undefined){
-let data135 = data121.summary_context_window;
-const _errs394 = errors;
-if(!(((typeof data135 == "number") && (!(data135 % 1) && !isNaN(data135))) && (isFinite(data135)))){
+if(valid76){
+if(data131.summary_context_window !== undefined){
+let data145 = data131.summary_context_window;
+const _errs415 = errors;
+if(!(((typeof data145 == "number") && (!(data145 % 1) && !isNaN(data145))) && (isFinite(data145)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs394){
-if((typeof data135 == "number") && (isFinite(data135))){
-if(data135 > 9007199254740991 || isNaN(data135)){
+if(errors === _errs415){
+if((typeof data145 == "number") && (isFinite(data145))){
+if(data145 > 9007199254740991 || isNaN(data145)){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data135 <= 0 || isNaN(data135)){
+if(data145 <= 0 || isNaN(data145)){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid75 = _errs394 === errors;
+var valid76 = _errs415 === errors;
 }
 else {
-var valid75 = true;
+var valid76 = true;
 }
-if(valid75){
-if(data121.prune_tool_results !== undefined){
-const _errs396 = errors;
-if(typeof data121.prune_tool_results !== "boolean"){
+if(valid76){
+if(data131.prune_tool_results !== undefined){
+const _errs417 = errors;
+if(typeof data131.prune_tool_results !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/prune_tool_results",schemaPath:"#/properties/compaction/properties/prune_tool_results/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid75 = _errs396 === errors;
+var valid76 = _errs417 === errors;
 }
 else {
-var valid75 = true;
+var valid76 = true;
 }
-if(valid75){
-if(data121.summary_timeout !== undefined){
-let data137 = data121.summary_timeout;
-const _errs398 = errors;
-if(errors === _errs398){
-if(typeof data137 === "string"){
-if(!pattern5.test(data137)){
+if(valid76){
+if(data131.summary_timeout !== undefined){
+let data147 = data131.summary_timeout;
+const _errs419 = errors;
+if(errors === _errs419){
+if(typeof data147 === "string"){
+if(!pattern5.test(data147)){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",schemaPath:"#/properties/compaction/properties/summary_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4721,10 +4931,10 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",sc
 return false;
 }
 }
-var valid75 = _errs398 === errors;
+var valid76 = _errs419 === errors;
 }
 else {
-var valid75 = true;
+var valid76 = true;
 }
 }
 }
@@ -4745,32 +4955,32 @@ validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs364 === errors;
+var valid0 = _errs385 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.loops !== undefined){
-let data138 = data.loops;
-const _errs400 = errors;
-if(errors === _errs400){
-if(data138 && typeof data138 == "object" && !Array.isArray(data138)){
-const _errs402 = errors;
-for(const key28 in data138){
-if(!((((key28 === "min_interval") || (key28 === "max_ticks")) || (key28 === "self_paced_floor")) || (key28 === "self_paced_ceiling"))){
-validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/properties/loops/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"}];
+let data148 = data.loops;
+const _errs421 = errors;
+if(errors === _errs421){
+if(data148 && typeof data148 == "object" && !Array.isArray(data148)){
+const _errs423 = errors;
+for(const key29 in data148){
+if(!((((key29 === "min_interval") || (key29 === "max_ticks")) || (key29 === "self_paced_floor")) || (key29 === "self_paced_ceiling"))){
+validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/properties/loops/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs402 === errors){
-if(data138.min_interval !== undefined){
-let data139 = data138.min_interval;
-const _errs403 = errors;
-if(errors === _errs403){
-if(typeof data139 === "string"){
-if(!pattern5.test(data139)){
+if(_errs423 === errors){
+if(data148.min_interval !== undefined){
+let data149 = data148.min_interval;
+const _errs424 = errors;
+if(errors === _errs424){
+if(typeof data149 === "string"){
+if(!pattern5.test(data149)){
 validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath:"#/properties/loops/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4780,45 +4990,45 @@ validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath
 return false;
 }
 }
-var valid77 = _errs403 === errors;
+var valid78 = _errs424 === errors;
 }
 else {
-var valid77 = true;
+var valid78 = true;
 }
-if(valid77){
-if(data138.max_ticks !== undefined){
-let data140 = data138.max_ticks;
-const _errs405 = errors;
-if(!(((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140))) && (isFinite(data140)))){
+if(valid78){
+if(data148.max_ticks !== undefined){
+let data150 = data148.max_ticks;
+const _errs426 = errors;
+if(!(((typeof data150 == "number") && (!(data150 % 1) && !isNaN(data150))) && (isFinite(data150)))){
 validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs405){
-if((typeof data140 == "number") && (isFinite(data140))){
-if(data140 > 9007199254740991 || isNaN(data140)){
+if(errors === _errs426){
+if((typeof data150 == "number") && (isFinite(data150))){
+if(data150 > 9007199254740991 || isNaN(data150)){
 validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data140 <= 0 || isNaN(data140)){
+if(data150 <= 0 || isNaN(data150)){
 validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid77 = _errs405 === errors;
+var valid78 = _errs426 === errors;
 }
 else {
-var valid77 = true;
+var valid78 = true;
 }
-if(valid77){
-if(data138.self_paced_floor !== undefined){
-let data141 = data138.self_paced_floor;
-const _errs407 = errors;
-if(errors === _errs407){
-if(typeof data141 === "string"){
-if(!pattern5.test(data141)){
+if(valid78){
+if(data148.self_paced_floor !== undefined){
+let data151 = data148.self_paced_floor;
+const _errs428 = errors;
+if(errors === _errs428){
+if(typeof data151 === "string"){
+if(!pattern5.test(data151)){
 validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schemaPath:"#/properties/loops/properties/self_paced_floor/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4828,18 +5038,18 @@ validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schema
 return false;
 }
 }
-var valid77 = _errs407 === errors;
+var valid78 = _errs428 === errors;
 }
 else {
-var valid77 = true;
+var valid78 = true;
 }
-if(valid77){
-if(data138.self_paced_ceiling !== undefined){
-let data142 = data138.self_paced_ceiling;
-const _errs409 = errors;
-if(errors === _errs409){
-if(typeof data142 === "string"){
-if(!pattern5.test(data142)){
+if(valid78){
+if(data148.self_paced_ceiling !== undefined){
+let data152 = data148.self_paced_ceiling;
+const _errs430 = errors;
+if(errors === _errs430){
+if(typeof data152 === "string"){
+if(!pattern5.test(data152)){
 validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",schemaPath:"#/properties/loops/properties/self_paced_ceiling/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4849,10 +5059,10 @@ validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",sche
 return false;
 }
 }
-var valid77 = _errs409 === errors;
+var valid78 = _errs430 === errors;
 }
 else {
-var valid77 = true;
+var valid78 = true;
 }
 }
 }
@@ -4864,32 +5074,32 @@ validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs400 === errors;
+var valid0 = _errs421 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.heartbeat !== undefined){
-let data143 = data.heartbeat;
-const _errs411 = errors;
-if(errors === _errs411){
-if(data143 && typeof data143 == "object" && !Array.isArray(data143)){
-const _errs413 = errors;
-for(const key29 in data143){
-if(!(key29 === "min_interval")){
-validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/properties/heartbeat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"}];
+let data153 = data.heartbeat;
+const _errs432 = errors;
+if(errors === _errs432){
+if(data153 && typeof data153 == "object" && !Array.isArray(data153)){
+const _errs434 = errors;
+for(const key30 in data153){
+if(!(key30 === "min_interval")){
+validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/properties/heartbeat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs413 === errors){
-if(data143.min_interval !== undefined){
-let data144 = data143.min_interval;
-const _errs414 = errors;
-if(errors === _errs414){
-if(typeof data144 === "string"){
-if(!pattern5.test(data144)){
+if(_errs434 === errors){
+if(data153.min_interval !== undefined){
+let data154 = data153.min_interval;
+const _errs435 = errors;
+if(errors === _errs435){
+if(typeof data154 === "string"){
+if(!pattern5.test(data154)){
 validate20.errors = [{instancePath:instancePath+"/heartbeat/min_interval",schemaPath:"#/properties/heartbeat/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4907,32 +5117,32 @@ validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs411 === errors;
+var valid0 = _errs432 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.store !== undefined){
-let data145 = data.store;
-const _errs416 = errors;
-if(errors === _errs416){
-if(data145 && typeof data145 == "object" && !Array.isArray(data145)){
-const _errs418 = errors;
-for(const key30 in data145){
-if(!((key30 === "url") || (key30 === "retry"))){
-validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"}];
+let data155 = data.store;
+const _errs437 = errors;
+if(errors === _errs437){
+if(data155 && typeof data155 == "object" && !Array.isArray(data155)){
+const _errs439 = errors;
+for(const key31 in data155){
+if(!((key31 === "url") || (key31 === "retry"))){
+validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs418 === errors){
-if(data145.url !== undefined){
-let data146 = data145.url;
-const _errs419 = errors;
-if(errors === _errs419){
-if(typeof data146 === "string"){
-if(!pattern33.test(data146)){
+if(_errs439 === errors){
+if(data155.url !== undefined){
+let data156 = data155.url;
+const _errs440 = errors;
+if(errors === _errs440){
+if(typeof data156 === "string"){
+if(!pattern33.test(data156)){
 validate20.errors = [{instancePath:instancePath+"/store/url",schemaPath:"#/properties/store/properties/url/pattern",keyword:"pattern",params:{pattern: "^postgres(ql)?:\\/\\/"},message:"must match pattern \""+"^postgres(ql)?:\\/\\/"+"\""}];
 return false;
 }
@@ -4942,18 +5152,18 @@ validate20.errors = [{instancePath:instancePath+"/store/url",schemaPath:"#/prope
 return false;
 }
 }
-var valid79 = _errs419 === errors;
+var valid80 = _errs440 === errors;
 }
 else {
-var valid79 = true;
+var valid80 = true;
 }
-if(valid79){
-if(data145.retry !== undefined){
-let data147 = data145.retry;
-const _errs421 = errors;
-if(errors === _errs421){
-if(typeof data147 === "string"){
-if(!pattern5.test(data147)){
+if(valid80){
+if(data155.retry !== undefined){
+let data157 = data155.retry;
+const _errs442 = errors;
+if(errors === _errs442){
+if(typeof data157 === "string"){
+if(!pattern5.test(data157)){
 validate20.errors = [{instancePath:instancePath+"/store/retry",schemaPath:"#/properties/store/properties/retry/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4963,10 +5173,10 @@ validate20.errors = [{instancePath:instancePath+"/store/retry",schemaPath:"#/pro
 return false;
 }
 }
-var valid79 = _errs421 === errors;
+var valid80 = _errs442 === errors;
 }
 else {
-var valid79 = true;
+var valid80 = true;
 }
 }
 }
@@ -4976,53 +5186,53 @@ validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs416 === errors;
+var valid0 = _errs437 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.policy !== undefined){
-let data148 = data.policy;
-const _errs423 = errors;
-if(errors === _errs423){
-if(data148 && typeof data148 == "object" && !Array.isArray(data148)){
-const _errs425 = errors;
-for(const key31 in data148){
-if(!(func1.call(schema31.properties.policy.properties, key31))){
-validate20.errors = [{instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"}];
+let data158 = data.policy;
+const _errs444 = errors;
+if(errors === _errs444){
+if(data158 && typeof data158 == "object" && !Array.isArray(data158)){
+const _errs446 = errors;
+for(const key32 in data158){
+if(!(func1.call(schema31.properties.policy.properties, key32))){
+validate20.errors = [{instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs425 === errors){
-if(data148.models !== undefined){
-let data149 = data148.models;
-const _errs426 = errors;
-if(errors === _errs426){
-if(data149 && typeof data149 == "object" && !Array.isArray(data149)){
-const _errs428 = errors;
-for(const key32 in data149){
-if(!((key32 === "base_urls") || (key32 === "api_key_envs"))){
-validate20.errors = [{instancePath:instancePath+"/policy/models",schemaPath:"#/properties/policy/properties/models/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"}];
+if(_errs446 === errors){
+if(data158.models !== undefined){
+let data159 = data158.models;
+const _errs447 = errors;
+if(errors === _errs447){
+if(data159 && typeof data159 == "object" && !Array.isArray(data159)){
+const _errs449 = errors;
+for(const key33 in data159){
+if(!((key33 === "base_urls") || (key33 === "api_key_envs"))){
+validate20.errors = [{instancePath:instancePath+"/policy/models",schemaPath:"#/properties/policy/properties/models/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs428 === errors){
-if(data149.base_urls !== undefined){
-let data150 = data149.base_urls;
-const _errs429 = errors;
-if(errors === _errs429){
-if(Array.isArray(data150)){
-var valid82 = true;
-const len27 = data150.length;
+if(_errs449 === errors){
+if(data159.base_urls !== undefined){
+let data160 = data159.base_urls;
+const _errs450 = errors;
+if(errors === _errs450){
+if(Array.isArray(data160)){
+var valid83 = true;
+const len27 = data160.length;
 for(let i27=0; i27<len27; i27++){
-let data151 = data150[i27];
-const _errs431 = errors;
-if(errors === _errs431){
-if(typeof data151 === "string"){
-if(data151.length < 1){
+let data161 = data160[i27];
+const _errs452 = errors;
+if(errors === _errs452){
+if(typeof data161 === "string"){
+if(data161.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls/" + i27,schemaPath:"#/properties/policy/properties/models/properties/base_urls/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5032,8 +5242,8 @@ validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls/" + i2
 return false;
 }
 }
-var valid82 = _errs431 === errors;
-if(!valid82){
+var valid83 = _errs452 === errors;
+if(!valid83){
 break;
 }
 }
@@ -5043,25 +5253,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls",schem
 return false;
 }
 }
-var valid81 = _errs429 === errors;
+var valid82 = _errs450 === errors;
 }
 else {
-var valid81 = true;
+var valid82 = true;
 }
-if(valid81){
-if(data149.api_key_envs !== undefined){
-let data152 = data149.api_key_envs;
-const _errs433 = errors;
-if(errors === _errs433){
-if(Array.isArray(data152)){
-var valid83 = true;
-const len28 = data152.length;
+if(valid82){
+if(data159.api_key_envs !== undefined){
+let data162 = data159.api_key_envs;
+const _errs454 = errors;
+if(errors === _errs454){
+if(Array.isArray(data162)){
+var valid84 = true;
+const len28 = data162.length;
 for(let i28=0; i28<len28; i28++){
-let data153 = data152[i28];
-const _errs435 = errors;
-if(errors === _errs435){
-if(typeof data153 === "string"){
-if(data153.length < 1){
+let data163 = data162[i28];
+const _errs456 = errors;
+if(errors === _errs456){
+if(typeof data163 === "string"){
+if(data163.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs/" + i28,schemaPath:"#/properties/policy/properties/models/properties/api_key_envs/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5071,8 +5281,8 @@ validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs/" +
 return false;
 }
 }
-var valid83 = _errs435 === errors;
-if(!valid83){
+var valid84 = _errs456 === errors;
+if(!valid84){
 break;
 }
 }
@@ -5082,10 +5292,10 @@ validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs",sc
 return false;
 }
 }
-var valid81 = _errs433 === errors;
+var valid82 = _errs454 === errors;
 }
 else {
-var valid81 = true;
+var valid82 = true;
 }
 }
 }
@@ -5095,25 +5305,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/models",schemaPath:"#/p
 return false;
 }
 }
-var valid80 = _errs426 === errors;
+var valid81 = _errs447 === errors;
 }
 else {
-var valid80 = true;
+var valid81 = true;
 }
-if(valid80){
-if(data148.env !== undefined){
-let data154 = data148.env;
-const _errs437 = errors;
-if(errors === _errs437){
-if(Array.isArray(data154)){
-var valid84 = true;
-const len29 = data154.length;
+if(valid81){
+if(data158.env !== undefined){
+let data164 = data158.env;
+const _errs458 = errors;
+if(errors === _errs458){
+if(Array.isArray(data164)){
+var valid85 = true;
+const len29 = data164.length;
 for(let i29=0; i29<len29; i29++){
-let data155 = data154[i29];
-const _errs439 = errors;
-if(errors === _errs439){
-if(typeof data155 === "string"){
-if(data155.length < 1){
+let data165 = data164[i29];
+const _errs460 = errors;
+if(errors === _errs460){
+if(typeof data165 === "string"){
+if(data165.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/env/" + i29,schemaPath:"#/properties/policy/properties/env/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5123,8 +5333,8 @@ validate20.errors = [{instancePath:instancePath+"/policy/env/" + i29,schemaPath:
 return false;
 }
 }
-var valid84 = _errs439 === errors;
-if(!valid84){
+var valid85 = _errs460 === errors;
+if(!valid85){
 break;
 }
 }
@@ -5134,37 +5344,37 @@ validate20.errors = [{instancePath:instancePath+"/policy/env",schemaPath:"#/prop
 return false;
 }
 }
-var valid80 = _errs437 === errors;
+var valid81 = _errs458 === errors;
 }
 else {
-var valid80 = true;
+var valid81 = true;
 }
-if(valid80){
-if(data148.sandbox_off !== undefined){
-const _errs441 = errors;
-if(typeof data148.sandbox_off !== "boolean"){
+if(valid81){
+if(data158.sandbox_off !== undefined){
+const _errs462 = errors;
+if(typeof data158.sandbox_off !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/policy/sandbox_off",schemaPath:"#/properties/policy/properties/sandbox_off/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid80 = _errs441 === errors;
+var valid81 = _errs462 === errors;
 }
 else {
-var valid80 = true;
+var valid81 = true;
 }
-if(valid80){
-if(data148.read !== undefined){
-let data157 = data148.read;
-const _errs443 = errors;
-if(errors === _errs443){
-if(Array.isArray(data157)){
-var valid85 = true;
-const len30 = data157.length;
+if(valid81){
+if(data158.read !== undefined){
+let data167 = data158.read;
+const _errs464 = errors;
+if(errors === _errs464){
+if(Array.isArray(data167)){
+var valid86 = true;
+const len30 = data167.length;
 for(let i30=0; i30<len30; i30++){
-let data158 = data157[i30];
-const _errs445 = errors;
-if(errors === _errs445){
-if(typeof data158 === "string"){
-if(data158.length < 1){
+let data168 = data167[i30];
+const _errs466 = errors;
+if(errors === _errs466){
+if(typeof data168 === "string"){
+if(data168.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/read/" + i30,schemaPath:"#/properties/policy/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5174,8 +5384,8 @@ validate20.errors = [{instancePath:instancePath+"/policy/read/" + i30,schemaPath
 return false;
 }
 }
-var valid85 = _errs445 === errors;
-if(!valid85){
+var valid86 = _errs466 === errors;
+if(!valid86){
 break;
 }
 }
@@ -5185,25 +5395,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/read",schemaPath:"#/pro
 return false;
 }
 }
-var valid80 = _errs443 === errors;
+var valid81 = _errs464 === errors;
 }
 else {
-var valid80 = true;
+var valid81 = true;
 }
-if(valid80){
-if(data148.write !== undefined){
-let data159 = data148.write;
-const _errs447 = errors;
-if(errors === _errs447){
-if(Array.isArray(data159)){
-var valid86 = true;
-const len31 = data159.length;
+if(valid81){
+if(data158.write !== undefined){
+let data169 = data158.write;
+const _errs468 = errors;
+if(errors === _errs468){
+if(Array.isArray(data169)){
+var valid87 = true;
+const len31 = data169.length;
 for(let i31=0; i31<len31; i31++){
-let data160 = data159[i31];
-const _errs449 = errors;
-if(errors === _errs449){
-if(typeof data160 === "string"){
-if(data160.length < 1){
+let data170 = data169[i31];
+const _errs470 = errors;
+if(errors === _errs470){
+if(typeof data170 === "string"){
+if(data170.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/write/" + i31,schemaPath:"#/properties/policy/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5213,8 +5423,8 @@ validate20.errors = [{instancePath:instancePath+"/policy/write/" + i31,schemaPat
 return false;
 }
 }
-var valid86 = _errs449 === errors;
-if(!valid86){
+var valid87 = _errs470 === errors;
+if(!valid87){
 break;
 }
 }
@@ -5224,51 +5434,51 @@ validate20.errors = [{instancePath:instancePath+"/policy/write",schemaPath:"#/pr
 return false;
 }
 }
-var valid80 = _errs447 === errors;
+var valid81 = _errs468 === errors;
 }
 else {
-var valid80 = true;
+var valid81 = true;
 }
-if(valid80){
-if(data148.network !== undefined){
-let data161 = data148.network;
-const _errs451 = errors;
-if(errors === _errs451){
-if(data161 && typeof data161 == "object" && !Array.isArray(data161)){
-const _errs453 = errors;
-for(const key33 in data161){
-if(!((key33 === "sandbox") || (key33 === "hosts"))){
-validate20.errors = [{instancePath:instancePath+"/policy/network",schemaPath:"#/properties/policy/properties/network/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"}];
+if(valid81){
+if(data158.network !== undefined){
+let data171 = data158.network;
+const _errs472 = errors;
+if(errors === _errs472){
+if(data171 && typeof data171 == "object" && !Array.isArray(data171)){
+const _errs474 = errors;
+for(const key34 in data171){
+if(!((key34 === "sandbox") || (key34 === "hosts"))){
+validate20.errors = [{instancePath:instancePath+"/policy/network",schemaPath:"#/properties/policy/properties/network/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs453 === errors){
-if(data161.sandbox !== undefined){
-const _errs454 = errors;
-if(typeof data161.sandbox !== "boolean"){
+if(_errs474 === errors){
+if(data171.sandbox !== undefined){
+const _errs475 = errors;
+if(typeof data171.sandbox !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/policy/network/sandbox",schemaPath:"#/properties/policy/properties/network/properties/sandbox/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid87 = _errs454 === errors;
+var valid88 = _errs475 === errors;
 }
 else {
-var valid87 = true;
-}
-if(valid87){
-if(data161.hosts !== undefined){
-let data163 = data161.hosts;
-const _errs456 = errors;
-if(errors === _errs456){
-if(Array.isArray(data163)){
 var valid88 = true;
-const len32 = data163.length;
+}
+if(valid88){
+if(data171.hosts !== undefined){
+let data173 = data171.hosts;
+const _errs477 = errors;
+if(errors === _errs477){
+if(Array.isArray(data173)){
+var valid89 = true;
+const len32 = data173.length;
 for(let i32=0; i32<len32; i32++){
-let data164 = data163[i32];
-const _errs458 = errors;
-if(errors === _errs458){
-if(typeof data164 === "string"){
-if(data164.length < 1){
+let data174 = data173[i32];
+const _errs479 = errors;
+if(errors === _errs479){
+if(typeof data174 === "string"){
+if(data174.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/network/hosts/" + i32,schemaPath:"#/properties/policy/properties/network/properties/hosts/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5278,8 +5488,8 @@ validate20.errors = [{instancePath:instancePath+"/policy/network/hosts/" + i32,s
 return false;
 }
 }
-var valid88 = _errs458 === errors;
-if(!valid88){
+var valid89 = _errs479 === errors;
+if(!valid89){
 break;
 }
 }
@@ -5289,10 +5499,10 @@ validate20.errors = [{instancePath:instancePath+"/policy/network/hosts",schemaPa
 return false;
 }
 }
-var valid87 = _errs456 === errors;
+var valid88 = _errs477 === errors;
 }
 else {
-var valid87 = true;
+var valid88 = true;
 }
 }
 }
@@ -5302,25 +5512,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/network",schemaPath:"#/
 return false;
 }
 }
-var valid80 = _errs451 === errors;
+var valid81 = _errs472 === errors;
 }
 else {
-var valid80 = true;
+var valid81 = true;
 }
-if(valid80){
-if(data148.plugins !== undefined){
-let data165 = data148.plugins;
-const _errs460 = errors;
-if(errors === _errs460){
-if(Array.isArray(data165)){
-var valid89 = true;
-const len33 = data165.length;
+if(valid81){
+if(data158.plugins !== undefined){
+let data175 = data158.plugins;
+const _errs481 = errors;
+if(errors === _errs481){
+if(Array.isArray(data175)){
+var valid90 = true;
+const len33 = data175.length;
 for(let i33=0; i33<len33; i33++){
-let data166 = data165[i33];
-const _errs462 = errors;
-if(errors === _errs462){
-if(typeof data166 === "string"){
-if(data166.length < 1){
+let data176 = data175[i33];
+const _errs483 = errors;
+if(errors === _errs483){
+if(typeof data176 === "string"){
+if(data176.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/plugins/" + i33,schemaPath:"#/properties/policy/properties/plugins/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5330,8 +5540,8 @@ validate20.errors = [{instancePath:instancePath+"/policy/plugins/" + i33,schemaP
 return false;
 }
 }
-var valid89 = _errs462 === errors;
-if(!valid89){
+var valid90 = _errs483 === errors;
+if(!valid90){
 break;
 }
 }
@@ -5341,39 +5551,39 @@ validate20.errors = [{instancePath:instancePath+"/policy/plugins",schemaPath:"#/
 return false;
 }
 }
-var valid80 = _errs460 === errors;
+var valid81 = _errs481 === errors;
 }
 else {
-var valid80 = true;
+var valid81 = true;
 }
-if(valid80){
-if(data148.mcp !== undefined){
-let data167 = data148.mcp;
-const _errs464 = errors;
-if(errors === _errs464){
-if(data167 && typeof data167 == "object" && !Array.isArray(data167)){
-const _errs466 = errors;
-for(const key34 in data167){
-if(!((key34 === "commands") || (key34 === "urls"))){
-validate20.errors = [{instancePath:instancePath+"/policy/mcp",schemaPath:"#/properties/policy/properties/mcp/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
+if(valid81){
+if(data158.mcp !== undefined){
+let data177 = data158.mcp;
+const _errs485 = errors;
+if(errors === _errs485){
+if(data177 && typeof data177 == "object" && !Array.isArray(data177)){
+const _errs487 = errors;
+for(const key35 in data177){
+if(!((key35 === "commands") || (key35 === "urls"))){
+validate20.errors = [{instancePath:instancePath+"/policy/mcp",schemaPath:"#/properties/policy/properties/mcp/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs466 === errors){
-if(data167.commands !== undefined){
-let data168 = data167.commands;
-const _errs467 = errors;
-if(errors === _errs467){
-if(Array.isArray(data168)){
-var valid91 = true;
-const len34 = data168.length;
+if(_errs487 === errors){
+if(data177.commands !== undefined){
+let data178 = data177.commands;
+const _errs488 = errors;
+if(errors === _errs488){
+if(Array.isArray(data178)){
+var valid92 = true;
+const len34 = data178.length;
 for(let i34=0; i34<len34; i34++){
-let data169 = data168[i34];
-const _errs469 = errors;
-if(errors === _errs469){
-if(typeof data169 === "string"){
-if(data169.length < 1){
+let data179 = data178[i34];
+const _errs490 = errors;
+if(errors === _errs490){
+if(typeof data179 === "string"){
+if(data179.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands/" + i34,schemaPath:"#/properties/policy/properties/mcp/properties/commands/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5383,8 +5593,8 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands/" + i34,sc
 return false;
 }
 }
-var valid91 = _errs469 === errors;
-if(!valid91){
+var valid92 = _errs490 === errors;
+if(!valid92){
 break;
 }
 }
@@ -5394,25 +5604,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands",schemaPat
 return false;
 }
 }
-var valid90 = _errs467 === errors;
+var valid91 = _errs488 === errors;
 }
 else {
-var valid90 = true;
+var valid91 = true;
 }
-if(valid90){
-if(data167.urls !== undefined){
-let data170 = data167.urls;
-const _errs471 = errors;
-if(errors === _errs471){
-if(Array.isArray(data170)){
-var valid92 = true;
-const len35 = data170.length;
+if(valid91){
+if(data177.urls !== undefined){
+let data180 = data177.urls;
+const _errs492 = errors;
+if(errors === _errs492){
+if(Array.isArray(data180)){
+var valid93 = true;
+const len35 = data180.length;
 for(let i35=0; i35<len35; i35++){
-let data171 = data170[i35];
-const _errs473 = errors;
-if(errors === _errs473){
-if(typeof data171 === "string"){
-if(data171.length < 1){
+let data181 = data180[i35];
+const _errs494 = errors;
+if(errors === _errs494){
+if(typeof data181 === "string"){
+if(data181.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls/" + i35,schemaPath:"#/properties/policy/properties/mcp/properties/urls/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5422,8 +5632,8 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls/" + i35,schema
 return false;
 }
 }
-var valid92 = _errs473 === errors;
-if(!valid92){
+var valid93 = _errs494 === errors;
+if(!valid93){
 break;
 }
 }
@@ -5433,10 +5643,10 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls",schemaPath:"#
 return false;
 }
 }
-var valid90 = _errs471 === errors;
+var valid91 = _errs492 === errors;
 }
 else {
-var valid90 = true;
+var valid91 = true;
 }
 }
 }
@@ -5446,59 +5656,164 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp",schemaPath:"#/prop
 return false;
 }
 }
-var valid80 = _errs464 === errors;
+var valid81 = _errs485 === errors;
 }
 else {
-var valid80 = true;
+var valid81 = true;
 }
-if(valid80){
-if(data148.limits !== undefined){
-let data172 = data148.limits;
-const _errs475 = errors;
-if(errors === _errs475){
-if(data172 && typeof data172 == "object" && !Array.isArray(data172)){
-const _errs477 = errors;
-for(const key35 in data172){
-if(!(((key35 === "max_turns") || (key35 === "timeout")) || (key35 === "max_tokens"))){
-validate20.errors = [{instancePath:instancePath+"/policy/limits",schemaPath:"#/properties/policy/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"}];
+if(valid81){
+if(data158.approval !== undefined){
+let data182 = data158.approval;
+const _errs496 = errors;
+if(errors === _errs496){
+if(data182 && typeof data182 == "object" && !Array.isArray(data182)){
+const _errs498 = errors;
+for(const key36 in data182){
+if(!((key36 === "commands") || (key36 === "urls"))){
+validate20.errors = [{instancePath:instancePath+"/policy/approval",schemaPath:"#/properties/policy/properties/approval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs477 === errors){
-if(data172.max_turns !== undefined){
-let data173 = data172.max_turns;
-const _errs478 = errors;
-if(!(((typeof data173 == "number") && (!(data173 % 1) && !isNaN(data173))) && (isFinite(data173)))){
+if(_errs498 === errors){
+if(data182.commands !== undefined){
+let data183 = data182.commands;
+const _errs499 = errors;
+if(errors === _errs499){
+if(Array.isArray(data183)){
+var valid95 = true;
+const len36 = data183.length;
+for(let i36=0; i36<len36; i36++){
+let data184 = data183[i36];
+const _errs501 = errors;
+if(errors === _errs501){
+if(typeof data184 === "string"){
+if(data184.length < 1){
+validate20.errors = [{instancePath:instancePath+"/policy/approval/commands/" + i36,schemaPath:"#/properties/policy/properties/approval/properties/commands/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/policy/approval/commands/" + i36,schemaPath:"#/properties/policy/properties/approval/properties/commands/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid95 = _errs501 === errors;
+if(!valid95){
+break;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/policy/approval/commands",schemaPath:"#/properties/policy/properties/approval/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid94 = _errs499 === errors;
+}
+else {
+var valid94 = true;
+}
+if(valid94){
+if(data182.urls !== undefined){
+let data185 = data182.urls;
+const _errs503 = errors;
+if(errors === _errs503){
+if(Array.isArray(data185)){
+var valid96 = true;
+const len37 = data185.length;
+for(let i37=0; i37<len37; i37++){
+let data186 = data185[i37];
+const _errs505 = errors;
+if(errors === _errs505){
+if(typeof data186 === "string"){
+if(data186.length < 1){
+validate20.errors = [{instancePath:instancePath+"/policy/approval/urls/" + i37,schemaPath:"#/properties/policy/properties/approval/properties/urls/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/policy/approval/urls/" + i37,schemaPath:"#/properties/policy/properties/approval/properties/urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid96 = _errs505 === errors;
+if(!valid96){
+break;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/policy/approval/urls",schemaPath:"#/properties/policy/properties/approval/properties/urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid94 = _errs503 === errors;
+}
+else {
+var valid94 = true;
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/policy/approval",schemaPath:"#/properties/policy/properties/approval/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid81 = _errs496 === errors;
+}
+else {
+var valid81 = true;
+}
+if(valid81){
+if(data158.limits !== undefined){
+let data187 = data158.limits;
+const _errs507 = errors;
+if(errors === _errs507){
+if(data187 && typeof data187 == "object" && !Array.isArray(data187)){
+const _errs509 = errors;
+for(const key37 in data187){
+if(!(((key37 === "max_turns") || (key37 === "timeout")) || (key37 === "max_tokens"))){
+validate20.errors = [{instancePath:instancePath+"/policy/limits",schemaPath:"#/properties/policy/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs509 === errors){
+if(data187.max_turns !== undefined){
+let data188 = data187.max_turns;
+const _errs510 = errors;
+if(!(((typeof data188 == "number") && (!(data188 % 1) && !isNaN(data188))) && (isFinite(data188)))){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_turns",schemaPath:"#/properties/policy/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs478){
-if((typeof data173 == "number") && (isFinite(data173))){
-if(data173 > 9007199254740991 || isNaN(data173)){
+if(errors === _errs510){
+if((typeof data188 == "number") && (isFinite(data188))){
+if(data188 > 9007199254740991 || isNaN(data188)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_turns",schemaPath:"#/properties/policy/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data173 <= 0 || isNaN(data173)){
+if(data188 <= 0 || isNaN(data188)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_turns",schemaPath:"#/properties/policy/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid93 = _errs478 === errors;
+var valid97 = _errs510 === errors;
 }
 else {
-var valid93 = true;
+var valid97 = true;
 }
-if(valid93){
-if(data172.timeout !== undefined){
-let data174 = data172.timeout;
-const _errs480 = errors;
-if(errors === _errs480){
-if(typeof data174 === "string"){
-if(!pattern5.test(data174)){
+if(valid97){
+if(data187.timeout !== undefined){
+let data189 = data187.timeout;
+const _errs512 = errors;
+if(errors === _errs512){
+if(typeof data189 === "string"){
+if(!pattern5.test(data189)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/timeout",schemaPath:"#/properties/policy/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5508,37 +5823,37 @@ validate20.errors = [{instancePath:instancePath+"/policy/limits/timeout",schemaP
 return false;
 }
 }
-var valid93 = _errs480 === errors;
+var valid97 = _errs512 === errors;
 }
 else {
-var valid93 = true;
+var valid97 = true;
 }
-if(valid93){
-if(data172.max_tokens !== undefined){
-let data175 = data172.max_tokens;
-const _errs482 = errors;
-if(!(((typeof data175 == "number") && (!(data175 % 1) && !isNaN(data175))) && (isFinite(data175)))){
+if(valid97){
+if(data187.max_tokens !== undefined){
+let data190 = data187.max_tokens;
+const _errs514 = errors;
+if(!(((typeof data190 == "number") && (!(data190 % 1) && !isNaN(data190))) && (isFinite(data190)))){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_tokens",schemaPath:"#/properties/policy/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs482){
-if((typeof data175 == "number") && (isFinite(data175))){
-if(data175 > 9007199254740991 || isNaN(data175)){
+if(errors === _errs514){
+if((typeof data190 == "number") && (isFinite(data190))){
+if(data190 > 9007199254740991 || isNaN(data190)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_tokens",schemaPath:"#/properties/policy/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data175 <= 0 || isNaN(data175)){
+if(data190 <= 0 || isNaN(data190)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_tokens",schemaPath:"#/properties/policy/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid93 = _errs482 === errors;
+var valid97 = _errs514 === errors;
 }
 else {
-var valid93 = true;
+var valid97 = true;
 }
 }
 }
@@ -5549,10 +5864,11 @@ validate20.errors = [{instancePath:instancePath+"/policy/limits",schemaPath:"#/p
 return false;
 }
 }
-var valid80 = _errs475 === errors;
+var valid81 = _errs507 === errors;
 }
 else {
-var valid80 = true;
+var valid81 = true;
+}
 }
 }
 }
@@ -5569,32 +5885,32 @@ validate20.errors = [{instancePath:instancePath+"/policy",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs423 === errors;
+var valid0 = _errs444 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.telemetry !== undefined){
-let data176 = data.telemetry;
-const _errs484 = errors;
-if(errors === _errs484){
-if(data176 && typeof data176 == "object" && !Array.isArray(data176)){
-const _errs486 = errors;
-for(const key36 in data176){
-if(!((((key36 === "endpoint") || (key36 === "headers")) || (key36 === "service_name")) || (key36 === "capture_content"))){
-validate20.errors = [{instancePath:instancePath+"/telemetry",schemaPath:"#/properties/telemetry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"}];
+let data191 = data.telemetry;
+const _errs516 = errors;
+if(errors === _errs516){
+if(data191 && typeof data191 == "object" && !Array.isArray(data191)){
+const _errs518 = errors;
+for(const key38 in data191){
+if(!((((key38 === "endpoint") || (key38 === "headers")) || (key38 === "service_name")) || (key38 === "capture_content"))){
+validate20.errors = [{instancePath:instancePath+"/telemetry",schemaPath:"#/properties/telemetry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs486 === errors){
-if(data176.endpoint !== undefined){
-let data177 = data176.endpoint;
-const _errs487 = errors;
-if(errors === _errs487){
-if(typeof data177 === "string"){
-if(!pattern36.test(data177)){
+if(_errs518 === errors){
+if(data191.endpoint !== undefined){
+let data192 = data191.endpoint;
+const _errs519 = errors;
+if(errors === _errs519){
+if(typeof data192 === "string"){
+if(!pattern36.test(data192)){
 validate20.errors = [{instancePath:instancePath+"/telemetry/endpoint",schemaPath:"#/properties/telemetry/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?:\\/\\/"},message:"must match pattern \""+"^https?:\\/\\/"+"\""}];
 return false;
 }
@@ -5604,21 +5920,21 @@ validate20.errors = [{instancePath:instancePath+"/telemetry/endpoint",schemaPath
 return false;
 }
 }
-var valid94 = _errs487 === errors;
+var valid98 = _errs519 === errors;
 }
 else {
-var valid94 = true;
+var valid98 = true;
 }
-if(valid94){
-if(data176.headers !== undefined){
-let data178 = data176.headers;
-const _errs489 = errors;
-if(errors === _errs489){
-if(data178 && typeof data178 == "object" && !Array.isArray(data178)){
-for(const key37 in data178){
-const _errs491 = errors;
-if(typeof key37 !== "string"){
-const err151 = {instancePath:instancePath+"/telemetry/headers",schemaPath:"#/properties/telemetry/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key37};
+if(valid98){
+if(data191.headers !== undefined){
+let data193 = data191.headers;
+const _errs521 = errors;
+if(errors === _errs521){
+if(data193 && typeof data193 == "object" && !Array.isArray(data193)){
+for(const key39 in data193){
+const _errs523 = errors;
+if(typeof key39 !== "string"){
+const err151 = {instancePath:instancePath+"/telemetry/headers",schemaPath:"#/properties/telemetry/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key39};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -5627,9 +5943,9 @@ vErrors.push(err151);
 }
 errors++;
 }
-var valid95 = _errs491 === errors;
-if(!valid95){
-const err152 = {instancePath:instancePath+"/telemetry/headers",schemaPath:"#/properties/telemetry/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key37},message:"property name must be valid"};
+var valid99 = _errs523 === errors;
+if(!valid99){
+const err152 = {instancePath:instancePath+"/telemetry/headers",schemaPath:"#/properties/telemetry/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key39},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -5642,15 +5958,15 @@ return false;
 break;
 }
 }
-if(valid95){
-for(const key38 in data178){
-const _errs494 = errors;
-if(typeof data178[key38] !== "string"){
-validate20.errors = [{instancePath:instancePath+"/telemetry/headers/" + key38.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/telemetry/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(valid99){
+for(const key40 in data193){
+const _errs526 = errors;
+if(typeof data193[key40] !== "string"){
+validate20.errors = [{instancePath:instancePath+"/telemetry/headers/" + key40.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/telemetry/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid96 = _errs494 === errors;
-if(!valid96){
+var valid100 = _errs526 === errors;
+if(!valid100){
 break;
 }
 }
@@ -5661,18 +5977,18 @@ validate20.errors = [{instancePath:instancePath+"/telemetry/headers",schemaPath:
 return false;
 }
 }
-var valid94 = _errs489 === errors;
+var valid98 = _errs521 === errors;
 }
 else {
-var valid94 = true;
+var valid98 = true;
 }
-if(valid94){
-if(data176.service_name !== undefined){
-let data180 = data176.service_name;
-const _errs496 = errors;
-if(errors === _errs496){
-if(typeof data180 === "string"){
-if(data180.length < 1){
+if(valid98){
+if(data191.service_name !== undefined){
+let data195 = data191.service_name;
+const _errs528 = errors;
+if(errors === _errs528){
+if(typeof data195 === "string"){
+if(data195.length < 1){
 validate20.errors = [{instancePath:instancePath+"/telemetry/service_name",schemaPath:"#/properties/telemetry/properties/service_name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5682,22 +5998,22 @@ validate20.errors = [{instancePath:instancePath+"/telemetry/service_name",schema
 return false;
 }
 }
-var valid94 = _errs496 === errors;
+var valid98 = _errs528 === errors;
 }
 else {
-var valid94 = true;
+var valid98 = true;
 }
-if(valid94){
-if(data176.capture_content !== undefined){
-const _errs498 = errors;
-if(typeof data176.capture_content !== "boolean"){
+if(valid98){
+if(data191.capture_content !== undefined){
+const _errs530 = errors;
+if(typeof data191.capture_content !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/telemetry/capture_content",schemaPath:"#/properties/telemetry/properties/capture_content/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid94 = _errs498 === errors;
+var valid98 = _errs530 === errors;
 }
 else {
-var valid94 = true;
+var valid98 = true;
 }
 }
 }
@@ -5709,7 +6025,7 @@ validate20.errors = [{instancePath:instancePath+"/telemetry",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs484 === errors;
+var valid0 = _errs516 === errors;
 }
 else {
 var valid0 = true;
@@ -5737,4 +6053,4 @@ return errors === 0;
 }
 validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const shape = {"properties":{"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"script":{"type":"string"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"}},"type":"object"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"type":"boolean"},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"}},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"store":{"properties":{"url":{"type":"string"},"retry":{"type":"string"}},"type":"object"},"policy":{"properties":{"models":{"properties":{"base_urls":{"items":{"type":"string"},"type":"array"},"api_key_envs":{"items":{"type":"string"},"type":"array"}},"type":"object"},"env":{"items":{"type":"string"},"type":"array"},"sandbox_off":{"type":"boolean"},"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"network":{"properties":{"sandbox":{"type":"boolean"},"hosts":{"items":{"type":"string"},"type":"array"}},"type":"object"},"plugins":{"items":{"type":"string"},"type":"array"},"mcp":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"}},"type":"object"}},"type":"object"},"telemetry":{"properties":{"endpoint":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"service_name":{"type":"string"},"capture_content":{"type":"boolean"}},"type":"object"}},"type":"object"};
+export const shape = {"properties":{"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"script":{"type":"string"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"}},"type":"object"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"type":"boolean"},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"}},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"store":{"properties":{"url":{"type":"string"},"retry":{"type":"string"}},"type":"object"},"policy":{"properties":{"models":{"properties":{"base_urls":{"items":{"type":"string"},"type":"array"},"api_key_envs":{"items":{"type":"string"},"type":"array"}},"type":"object"},"env":{"items":{"type":"string"},"type":"array"},"sandbox_off":{"type":"boolean"},"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"network":{"properties":{"sandbox":{"type":"boolean"},"hosts":{"items":{"type":"string"},"type":"array"}},"type":"object"},"plugins":{"items":{"type":"string"},"type":"array"},"mcp":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"approval":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"}},"type":"object"}},"type":"object"},"telemetry":{"properties":{"endpoint":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"service_name":{"type":"string"},"capture_content":{"type":"boolean"}},"type":"object"}},"type":"object"};
