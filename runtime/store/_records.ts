@@ -3,8 +3,19 @@
  * returns (SQLite's numbers and 0/1, PostgreSQL's strings and booleans alike).
  */
 import type { MessageKind, Role, SessionRow, SessionStatus, StoredMessage } from "../core/types.ts";
-import type { CompactionKind, CompactionLogRow, PassOutcome, RunRow, StepRecord } from "./store.ts";
-import type { PassTotals } from "./rules.ts";
+import type {
+  AppendMessage,
+  CommitRequest,
+  CompactionKind,
+  CompactionLogRow,
+  PassMeasures,
+  PassOutcome,
+  PassRecord,
+  RunRow,
+  SearchRow,
+  StepRecord,
+} from "./store.ts";
+import { nextTotals, occupancyOf, type PassTotals } from "./rules.ts";
 
 type Record = { readonly [column: string]: unknown };
 
@@ -92,6 +103,119 @@ export function toRunRow(row: Record): RunRow {
     finished_at: int(row.finished_at),
     session_id: text(row.session_id),
     note: text(row.note),
+  };
+}
+
+/** What `appendMessages` returns for `m`, stored as row `id`, `seq` of its session, at `now`. */
+export function appendedMessage(
+  m: AppendMessage,
+  at: { session_id: string; id: number; seq: number; now: number },
+): StoredMessage {
+  return {
+    ...stripUndefined(m),
+    id: at.id,
+    session_id: at.session_id,
+    seq: at.seq,
+    // Appended at the end of the prompt.
+    pos: at.seq,
+    kind: m.kind ?? "message",
+    active: m.active ?? true,
+    prompt_tokens: m.prompt_tokens ?? null,
+    completion_tokens: m.completion_tokens ?? null,
+    created_at: at.now,
+  };
+}
+
+function stripUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** A search hit: the message's columns with its session's `job` and `archived_at`. */
+export function toSearchRow(row: Record): SearchRow {
+  return {
+    session_id: String(row.session_id),
+    job: String(row.job),
+    session_archived: row.archived_at !== null,
+    seq: Number(row.seq),
+    role: String(row.role) as Role,
+    kind: String(row.kind) as MessageKind,
+    active: row.active === true || Number(row.active) === 1,
+    created_at: Number(row.created_at),
+    content: String(row.content),
+  };
+}
+
+/** One compaction pass to log. */
+export interface LogInsert {
+  sessionId: string;
+  now: number;
+  kind: CompactionKind;
+  reason: string;
+  outcome: PassOutcome;
+  before: number;
+  after: number;
+  removed: number;
+  measures: PassMeasures | undefined;
+  detail: { readonly [key: string]: unknown };
+}
+
+/** A pass that changed nothing (`recordCompactionPass`), as the log row to write. */
+export function passLog(record: PassRecord): LogInsert {
+  const { sessionId, now, kind, reason, outcome, tokens, measures } = record;
+  return {
+    sessionId,
+    now,
+    kind,
+    reason,
+    outcome,
+    before: tokens,
+    after: tokens,
+    removed: 0,
+    measures,
+    detail: record.detail ?? {},
+  };
+}
+
+/** A committed pass (`commitCompaction`) as the log row to write, `after` tokens once it is applied. */
+export function commitLog(request: CommitRequest, after: number): LogInsert {
+  return {
+    sessionId: request.sessionId,
+    now: request.now,
+    kind: request.kind,
+    reason: request.reason,
+    outcome: "committed",
+    before: request.beforeTokens,
+    after,
+    removed: request.archive.length - request.insert.length,
+    measures: request.measures,
+    detail: request.detail,
+  };
+}
+
+/** The `compaction_log` columns of `row`, its running totals carried on from the session's `previous` pass. */
+export function logColumns(
+  row: LogInsert,
+  previous: PassTotals,
+): { [column: string]: string | number | null } {
+  const m = row.measures;
+  return {
+    session_id: row.sessionId,
+    kind: row.kind,
+    reason: row.reason,
+    outcome: row.outcome,
+    before_tokens: row.before,
+    after_tokens: row.after,
+    messages_removed: row.removed,
+    created_at: row.now,
+    detail: JSON.stringify(row.detail),
+    threshold_tokens: m?.thresholdTokens ?? null,
+    window_tokens: m?.windowTokens ?? null,
+    occupancy: occupancyOf(row.after, m?.thresholdTokens),
+    duration_ms: m?.durationMs ?? null,
+    absorbed_messages: m?.absorbedMessages ?? null,
+    absorbed_tokens: m?.absorbedTokens ?? null,
+    summary_tokens: m?.summaryTokens ?? null,
+    ...nextTotals(previous, { kind: row.kind, outcome: row.outcome, before: row.before, after: row.after }),
   };
 }
 

@@ -6,3 +6,13 @@ export interface StoreHealth {
   /** How to fix it, when it failed. */
   hint?: string;
 }
+
+/** A store whose schema is newer than this program knows (`known` migrations), or null when it is not. */
+export function newerSchema(where: string, version: number, known: number): StoreHealth | null {
+  if (version <= known) return null;
+  return {
+    ok: false,
+    detail: `${where}: schema version ${version} is newer than this Hermes supports (${known})`,
+    hint: "upgrade Hermes",
+  };
+}

@@ -1,9 +1,21 @@
 /**
  * Domain rules every store implementation applies inside its operations: when a lease or a slot claim may be
- * taken from its holder, and why a lease no longer belongs to a holder. Pure; callers may use them too.
+ * taken from its holder, and why a lease no longer belongs to a holder; what a claim writes; how session
+ * references resolve; how sessions are grouped for deletion. Pure; callers may use them too.
  */
+import { NotFoundError } from "../core/errors.ts";
 import { isProvablyDead, type ProcessIdentity } from "../core/process_identity.ts";
-import type { BusySession, CompactionKind, Lease, LeaseRef, PassOutcome, RunRow } from "./store.ts";
+import type {
+  BusySession,
+  ClaimOutcome,
+  CompactionKind,
+  Lease,
+  LeaseRef,
+  PassOutcome,
+  ResolveOptions,
+  RunRow,
+  SlotClaim,
+} from "./store.ts";
 
 /**
  * Why `current` may be taken over at `now` by a process on `host` (expired, or its holder is provably dead),
@@ -223,4 +235,161 @@ export function isStalledOwner(expiresAt: number | null | undefined, now: number
 /** The note of a slot whose holder died mid-run and that is not run again (`schedule.on_crash: skip`). */
 export function crashedNote(previous: string): string {
   return `holder ${previous} died mid-run; not run again (schedule.on_crash: skip)`;
+}
+
+/**
+ * The row a claim writes, which also stands for it among the job's live (or queued) rows for the rest of
+ * its batch: claimed at `now`, leased until `now + lease_ms`; a skipped slot has no lease and ended at once.
+ */
+export function claimRow(
+  claim: SlotClaim,
+  holder: ProcessIdentity,
+  at: { status: "running" | "queued" | "skipped"; now: number; lease_ms: number; note: string | null },
+): RunRow {
+  const skipped = at.status === "skipped";
+  return {
+    job: claim.job,
+    slot: claim.slot,
+    status: at.status,
+    holder_host: holder.host,
+    holder_pid: holder.pid,
+    holder_started: holder.started,
+    holder_nonce: holder.nonce,
+    claimed_at: at.now,
+    lease_expires_at: skipped ? null : at.now + at.lease_ms,
+    finished_at: skipped ? at.now : null,
+    session_id: null,
+    note: at.note,
+  };
+}
+
+/**
+ * What a backend found for one session reference: for `latest`, the newest unarchived id; else whether the
+ * reference is an id, or else up to three ids it is a prefix of.
+ */
+export type RefLookup =
+  | { latest: string | undefined }
+  | { exact: true }
+  | { prefixed: readonly string[] };
+
+/** The session `ref` names, or why it names none (unknown, ambiguous, no `latest`). */
+function refOutcome(ref: string, found: RefLookup): string | { problem: string } {
+  if ("latest" in found) {
+    return found.latest ?? { problem: `no session "latest": the store has no unarchived sessions` };
+  }
+  if ("exact" in found) return ref;
+  const matches = found.prefixed;
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length === 0 || ref === "") return { problem: `unknown session id "${ref}"` };
+  const more = matches.length > 2 ? ", …" : "";
+  return { problem: `ambiguous session id prefix "${ref}" (matches ${matches.join(", ")}${more})` };
+}
+
+/** `store.resolveSessionId`: the one session `ref` names, or a NotFoundError naming it. */
+export function resolvedSessionId(ref: string, found: RefLookup): string {
+  const outcome = refOutcome(ref, found);
+  if (typeof outcome === "string") return outcome;
+  if ("latest" in found) {
+    throw new NotFoundError(`Cannot resolve session "latest": the store has no sessions`);
+  }
+  throw new NotFoundError(`Cannot find session "${ref}": no such session id`);
+}
+
+/**
+ * `store.resolveSessionIds`: each reference's session once, in order, or one NotFoundError naming every
+ * reference that names none.
+ */
+export function resolvedSessionIds(
+  refs: readonly string[],
+  found: readonly RefLookup[],
+  options: ResolveOptions,
+): string[] {
+  const ids: string[] = [];
+  const problems: string[] = [];
+  refs.forEach((ref, i) => {
+    const outcome = refOutcome(ref, found[i]!);
+    if (typeof outcome !== "string") problems.push(outcome.problem);
+    else if (!ids.includes(outcome)) ids.push(outcome);
+  });
+  if (problems.length > 0) {
+    const suffix = options.mutating ? "; nothing was changed" : "";
+    throw new NotFoundError(`Cannot ${options.action}: ${problems.join(", ")}${suffix}`);
+  }
+  return ids;
+}
+
+/**
+ * Consecutive groups of `ids` holding about `messages` messages each (a bigger session is a group alone),
+ * given each session's message count.
+ */
+export function messageBatches(
+  ids: readonly string[],
+  counts: ReadonlyMap<string, number>,
+  messages: number,
+): string[][] {
+  const groups: string[][] = [];
+  let current: string[] = [];
+  let size = 0;
+  for (const id of ids) {
+    const n = counts.get(id) ?? 0;
+    if (current.length > 0 && size + n > messages) (groups.push(current), current = [], size = 0);
+    current.push(id);
+    size += n;
+  }
+  if (current.length > 0) groups.push(current);
+  return groups;
+}
+
+/** What a backend does for `claimBatch`: write a row (false: the slot already has one), retire a run. */
+export interface ClaimWrites {
+  insert(row: RunRow): boolean;
+  abandon(row: RunRow, note: string): void;
+  cancel(row: RunRow, note: string): void;
+}
+
+/**
+ * `claimSlots` for every backend: each claim's `slotDecision`, given the job's live rows (`live`, by job)
+ * and, for `overlap: queue`, its queued ones (`queuedOf`), with what earlier claims of the batch wrote
+ * standing in for them; the writes go through `writes` in decision order.
+ */
+export function claimBatch(
+  claims: readonly SlotClaim[],
+  holder: ProcessIdentity,
+  at: { now: number; lease_ms: number; host: string },
+  state: { live: Map<string, RunRow[]>; queuedOf(job: string): RunRow[] },
+  writes: ClaimWrites,
+): ClaimOutcome[] {
+  const queued = new Map<string, RunRow[]>();
+  const queuedOf = (job: string) => queued.get(job) ?? queued.set(job, state.queuedOf(job)).get(job)!;
+  const add = (claim: SlotClaim, status: "running" | "skipped" | "queued", note: string | null) => {
+    const row = claimRow(claim, holder, { status, now: at.now, lease_ms: at.lease_ms, note });
+    return writes.insert(row) ? row : null;
+  };
+  return claims.map((claim): ClaimOutcome => {
+    const decision = slotDecision(state.live.get(claim.job) ?? [], claim.slot, at, {
+      ...(claim.overlap ? { overlap: claim.overlap } : {}),
+      queued: claim.overlap === "queue" ? queuedOf(claim.job) : [],
+    });
+    if (decision.action === "taken") return { outcome: "taken" };
+    if (decision.action === "overrun") {
+      return add(claim, "skipped", decision.note)
+        ? { outcome: "overrun", running_slot: decision.running_slot }
+        : { outcome: "taken" };
+    }
+    for (const { row, note } of decision.abandon) writes.abandon(row, note);
+    if (decision.action === "queue") {
+      const held = add(claim, "queued", decision.note);
+      if (!held) return { outcome: "taken" };
+      queued.set(claim.job, [held]);
+      return { outcome: "queued", running_slot: decision.running_slot };
+    }
+    if (decision.cancel) writes.cancel(decision.cancel.row, decision.cancel.note);
+    const held = add(claim, "running", claim.note ?? null);
+    if (!held) return { outcome: "taken" };
+    state.live.set(claim.job, [held]);
+    const cancelled = decision.cancel?.row;
+    return cancelled
+      ? { outcome: "claimed", cancelled: { slot: cancelled.slot, holder_nonce: cancelled.holder_nonce } }
+      : { outcome: "claimed" };
+  });
 }

@@ -51,6 +51,51 @@ export function scheduleContract(name: string, open: OpenStore): void {
     );
   });
 
+  Deno.test(`${name}: a claim's row is claimed at now and leased from now, stored and for the rest of its batch`, async () => {
+    const { fx, a } = await stores();
+    await using _ = fx;
+    const me = liveHolder();
+    // Slot 2 queues behind slot 1 and slot 3 overruns because 2 is queued: both see the rows claimed earlier
+    // in the same batch. Slot 20 of job k cancels slot 10, claimed in the same batch.
+    assert.deepEqual(
+      await a.claimSlots(
+        [
+          { job: "j", slot: 1 },
+          { job: "j", slot: 2, overlap: "queue" },
+          { job: "j", slot: 3, overlap: "queue" },
+          { job: "k", slot: 10 },
+          { job: "k", slot: 20, overlap: "cancel_previous" },
+        ],
+        me,
+        lease,
+      ),
+      [
+        { outcome: "claimed" },
+        { outcome: "queued", running_slot: 1 },
+        { outcome: "overrun", running_slot: 1 },
+        { outcome: "claimed" },
+        { outcome: "claimed", cancelled: { slot: 10, holder_nonce: me.nonce } },
+      ],
+    );
+    assert.equal(await a.recordSkipped({ job: "j", slot: 4 }, me, lease.now), true);
+    const stamps = async (job: string) =>
+      (await a.recentRuns(job, 10)).map((
+        r,
+      ) => [r.slot, r.status, r.claimed_at, r.lease_expires_at, r.finished_at])
+        .sort((x, y) => Number(x[0]) - Number(y[0]));
+    const { now, lease_ms } = lease;
+    assert.deepEqual(await stamps("j"), [
+      [1, "running", now, now + lease_ms, null],
+      [2, "queued", now, now + lease_ms, null],
+      [3, "skipped", now, null, now],
+      [4, "skipped", now, null, now],
+    ]);
+    assert.deepEqual(await stamps("k"), [
+      [10, "cancelled", now, null, now],
+      [20, "running", now, now + lease_ms, null],
+    ]);
+  });
+
   Deno.test(`${name}: overrun: a slot due while the job's previous run is live is recorded as skipped`, async () => {
     const { fx, a, b } = await stores();
     await using _ = fx;

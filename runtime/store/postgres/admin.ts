@@ -6,6 +6,7 @@
  */
 import type { AdminOps, ArchiveResult, PruneRequest, PruneResult } from "../store.ts";
 import { SessionBusyError } from "../errors.ts";
+import { messageBatches } from "../rules.ts";
 import { json, type PgDb, type Q } from "./_db.ts";
 import { getSessionSummary, listSessions } from "./listing.ts";
 import { findBusySessions, orphanedSessions } from "./liveness.ts";
@@ -105,23 +106,12 @@ async function candidates(q: Q, cutoff: number, job: string | undefined, among?:
   return rows.map((row) => String(row.id));
 }
 
-/** Consecutive groups of `ids` holding about `messages` messages each (a bigger session is a group alone). */
+/** `messageBatches` of `ids`, with their message counts read. */
 async function batches(q: Q, ids: readonly string[], messages: number): Promise<string[][]> {
   const rows = await q`
     SELECT session_id, count(*) AS n FROM messages
     WHERE session_id IN (SELECT value FROM jsonb_array_elements_text(${json(q, ids)})) GROUP BY session_id`;
-  const counts = new Map(rows.map((row) => [String(row.session_id), Number(row.n)]));
-  const groups: string[][] = [];
-  let current: string[] = [];
-  let size = 0;
-  for (const id of ids) {
-    const n = counts.get(id) ?? 0;
-    if (current.length > 0 && size + n > messages) (groups.push(current), current = [], size = 0);
-    current.push(id);
-    size += n;
-  }
-  if (current.length > 0) groups.push(current);
-  return groups;
+  return messageBatches(ids, new Map(rows.map((row) => [String(row.session_id), Number(row.n)])), messages);
 }
 
 /**

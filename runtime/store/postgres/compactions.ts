@@ -7,18 +7,10 @@
  * not touched: their positions already place them after the compacted set. Passes that changed nothing are
  * logged too (`recordCompactionPass`), each row with the totals of the session's previous row plus its own.
  */
-import type {
-  CommitRequest,
-  CommitResult,
-  CompactionKind,
-  CompactionLogRow,
-  CompactionOps,
-  PassMeasures,
-  PassOutcome,
-} from "../store.ts";
-import { leaseLostReason, nextTotals, NO_TOTALS, occupancyOf } from "../rules.ts";
+import type { CommitRequest, CommitResult, CompactionLogRow, CompactionOps } from "../store.ts";
+import { leaseLostReason, NO_TOTALS } from "../rules.ts";
 import { json, type PgDb, type Q } from "./_db.ts";
-import { toLogRow, toTotals } from "../_records.ts";
+import { commitLog, logColumns, type LogInsert, passLog, toLogRow, toTotals } from "../_records.ts";
 import { getState, setState } from "./kv.ts";
 import { readLease } from "./leases.ts";
 import { insertMessages, transcriptRows } from "./messages.ts";
@@ -39,18 +31,7 @@ export function compactionOps(db: PgDb): CompactionOps {
     recordCompactionPass: (record) =>
       db.tx(async (q) => {
         await lockSession(q, record.sessionId);
-        return await writeLog(q, {
-          sessionId: record.sessionId,
-          now: record.now,
-          kind: record.kind,
-          reason: record.reason,
-          outcome: record.outcome,
-          before: record.tokens,
-          after: record.tokens,
-          removed: 0,
-          measures: record.measures,
-          detail: record.detail ?? {},
-        });
+        return await writeLog(q, passLog(record));
       }),
     async compactionLog(sessionId) {
       const rows = await sql`SELECT * FROM compaction_log WHERE session_id = ${sessionId} ORDER BY id`;
@@ -80,18 +61,7 @@ async function commit(db: PgDb, q: Q, request: CommitRequest): Promise<CommitRes
   }
   await insertMessages(q, sessionId, request.insert, now);
   const afterTokens = request.estimate(await transcriptRows(q, sessionId));
-  const log = await writeLog(q, {
-    sessionId,
-    now,
-    kind: request.kind,
-    reason: request.reason,
-    outcome: "committed",
-    before: request.beforeTokens,
-    after: afterTokens,
-    removed: request.archive.length - request.insert.length,
-    measures: request.measures,
-    detail: request.detail,
-  }, compactionId);
+  const log = await writeLog(q, commitLog(request, afterTokens), compactionId);
   if (request.state) {
     const { key, update } = request.state;
     const next = update(await getState(q, sessionId, key), afterTokens);
@@ -105,19 +75,6 @@ async function lockSession(q: Q, sessionId: string): Promise<void> {
   await q`SELECT 1 FROM sessions WHERE id = ${sessionId} FOR NO KEY UPDATE`;
 }
 
-interface LogInsert {
-  sessionId: string;
-  now: number;
-  kind: CompactionKind;
-  reason: string;
-  outcome: PassOutcome;
-  before: number;
-  after: number;
-  removed: number;
-  measures: PassMeasures | undefined;
-  detail: Record<string, unknown>;
-}
-
 /**
  * Logs one pass with the session's running totals (the caller holds the session row, so no other pass of the
  * session is logged meanwhile); returns its row. `into`: the id of the placeholder row a commit inserted first
@@ -128,32 +85,7 @@ async function writeLog(q: Q, row: LogInsert, into?: number): Promise<Compaction
     SELECT total_passes, total_committed, total_hard, total_saved_tokens FROM compaction_log
     WHERE session_id = ${row.sessionId} ${into === undefined ? q`` : q`AND id < ${into}`}
     ORDER BY id DESC LIMIT 1`;
-  const totals = nextTotals(previous ? toTotals(previous) : NO_TOTALS, {
-    kind: row.kind,
-    outcome: row.outcome,
-    before: row.before,
-    after: row.after,
-  });
-  const m = row.measures;
-  const values = {
-    session_id: row.sessionId,
-    kind: row.kind,
-    reason: row.reason,
-    outcome: row.outcome,
-    before_tokens: row.before,
-    after_tokens: row.after,
-    messages_removed: row.removed,
-    created_at: row.now,
-    detail: JSON.stringify(row.detail),
-    threshold_tokens: m?.thresholdTokens ?? null,
-    window_tokens: m?.windowTokens ?? null,
-    occupancy: occupancyOf(row.after, m?.thresholdTokens),
-    duration_ms: m?.durationMs ?? null,
-    absorbed_messages: m?.absorbedMessages ?? null,
-    absorbed_tokens: m?.absorbedTokens ?? null,
-    summary_tokens: m?.summaryTokens ?? null,
-    ...totals,
-  };
+  const values = logColumns(row, previous ? toTotals(previous) : NO_TOTALS);
   const [written] = into === undefined
     ? await q`INSERT INTO compaction_log ${q(values)} RETURNING *`
     : await q`UPDATE compaction_log SET ${q(values)} WHERE id = ${into} RETURNING *`;

@@ -5,7 +5,7 @@
  */
 import postgres from "postgres";
 import { errorMessage } from "../../core/errors.ts";
-import type { StoreHealth } from "../health.ts";
+import { newerSchema, type StoreHealth } from "../health.ts";
 import { migrations } from "./_migrations.ts";
 import { clientOptions, parsePostgresUrl, redactUrl } from "./_url.ts";
 
@@ -34,14 +34,8 @@ export async function postgresHealth(url: string, options: { schema?: string } =
     }
     const [row] = await sql`SELECT coalesce(max(version), 0) AS v FROM schema_version`;
     const version = Number(row!.v);
-    if (version > migrations.length) {
-      return {
-        ok: false,
-        detail:
-          `${reached}: schema version ${version} is newer than this Hermes supports (${migrations.length})`,
-        hint: "upgrade Hermes",
-      };
-    }
+    const newer = newerSchema(reached, version, migrations.length);
+    if (newer) return newer;
     const pending = migrations.length - version;
     return {
       ok: true,

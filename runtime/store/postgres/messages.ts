@@ -5,10 +5,10 @@
  * so appends from any number of connections and hosts are totally ordered per session without gaps.
  * The active-transcript queries are served by the partial index `messages_active` (`WHERE active`).
  */
-import type { StoredMessage } from "../../core/types.ts";
 import type { AppendMessage, EstimateInput, MessageOps, TranscriptRow } from "../store.ts";
 import { json, type PgDb, pgText, type Q } from "./_db.ts";
 import { messageColumns, toMessage, toTranscriptRow, transcriptColumns } from "./_rows.ts";
+import { appendedMessage } from "../_records.ts";
 
 /** A row to insert; `pos` defaults to its seq (the end of the prompt). */
 export interface InsertRow extends AppendMessage {
@@ -34,22 +34,11 @@ export function messageOps(db: PgDb): MessageOps {
           return Number(found[0]!.n) === rows.length;
         },
       );
-      return messages.map((m, i): StoredMessage => {
-        const { id, seq } = inserted[i]!;
-        return {
-          ...stripUndefined(m),
-          content: pgText(m.content),
-          id,
-          session_id: sessionId,
-          seq,
-          pos: seq,
-          kind: m.kind ?? "message",
-          active: m.active ?? true,
-          prompt_tokens: m.prompt_tokens ?? null,
-          completion_tokens: m.completion_tokens ?? null,
-          created_at: now,
-        };
-      });
+      // The content as PostgreSQL stored it (pgText).
+      return messages.map((m, i) => ({
+        ...appendedMessage(m, { session_id: sessionId, ...inserted[i]!, now }),
+        content: pgText(m.content),
+      }));
     },
     async activeMessages(sessionId) {
       const rows = await sql`
@@ -156,8 +145,4 @@ async function estimateInput(q: Q, sessionId: string): Promise<EstimateInput> {
   } FROM messages WHERE session_id = ${sessionId} AND seq > ${reading.seq} AND active
     ORDER BY pos, seq`;
   return { reading, after: after.map(toTranscriptRow) };
-}
-
-function stripUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }

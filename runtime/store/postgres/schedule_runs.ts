@@ -7,8 +7,8 @@
  * the holder's nonce. Live rows are found through the partial index `schedule_runs_active`.
  */
 import type { ProcessIdentity } from "../../core/process_identity.ts";
-import type { ClaimOutcome, RunFinish, RunRow, ScheduleOps, SlotClaim } from "../store.ts";
-import { crashedNote, isStaleClaim, slotDecision } from "../rules.ts";
+import type { RunFinish, RunRow, ScheduleOps, SlotClaim } from "../store.ts";
+import { claimBatch, claimRow, crashedNote, isStaleClaim } from "../rules.ts";
 import { json, type PgDb, type Q } from "./_db.ts";
 import { toRunRow } from "./_rows.ts";
 
@@ -35,57 +35,26 @@ export function scheduleOps(db: PgDb): ScheduleOps {
         for (const row of queuedRows) queued.set(row.job, [...(queued.get(row.job) ?? []), row]);
         const live = new Map<string, RunRow[]>();
         for (const row of liveRows) live.set(row.job, [...(live.get(row.job) ?? []), row]);
-        const inserts: NewRun[] = [];
+        const inserts: RunRow[] = [];
         const abandons: { row: RunRow; note: string }[] = [];
         const cancels: { row: RunRow; note: string }[] = [];
-        const add = (claim: SlotClaim, status: "running" | "skipped" | "queued", note: string | null) => {
-          const key = slotKey(claim);
-          if (taken.has(key)) return false;
-          taken.add(key);
-          inserts.push({
-            job: claim.job,
-            slot: claim.slot,
-            status,
-            claimed_at: now,
-            lease_expires_at: status === "skipped" ? null : now + lease_ms,
-            finished_at: status === "skipped" ? now : null,
-            note,
-          });
-          return true;
-        };
-        const outcomes = claims.map((claim): ClaimOutcome => {
-          const decision = slotDecision(live.get(claim.job) ?? [], claim.slot, { now, host: db.host }, {
-            ...(claim.overlap ? { overlap: claim.overlap } : {}),
-            queued: queued.get(claim.job) ?? [],
-          });
-          if (decision.action === "taken") return { outcome: "taken" };
-          if (decision.action === "overrun") {
-            return add(claim, "skipped", decision.note)
-              ? { outcome: "overrun", running_slot: decision.running_slot }
-              : { outcome: "taken" };
-          }
-          if (decision.action === "queue") {
-            abandons.push(...decision.abandon);
-            if (!add(claim, "queued", decision.note)) return { outcome: "taken" };
-            queued.set(claim.job, [{
-              ...heldRow(claim, holder, { now, expires: now + lease_ms }),
-              status: "queued",
-            }]);
-            return { outcome: "queued", running_slot: decision.running_slot };
-          }
-          abandons.push(...decision.abandon);
-          if (decision.cancel) cancels.push(decision.cancel);
-          if (!add(claim, "running", claim.note ?? null)) return { outcome: "taken" };
-          live.set(claim.job, [heldRow(claim, holder, { now, expires: now + lease_ms })]);
-          const cancelled = decision.cancel?.row;
-          return cancelled
-            ? {
-              outcome: "claimed",
-              cancelled: { slot: cancelled.slot, holder_nonce: cancelled.holder_nonce },
-            }
-            : { outcome: "claimed" };
+        const outcomes = claimBatch(claims, holder, { now, lease_ms, host: db.host }, {
+          live,
+          queuedOf: (job) => queued.get(job) ?? [],
+        }, {
+          insert(row) {
+            const key = slotKey(row);
+            if (taken.has(key)) return false;
+            taken.add(key);
+            inserts.push(row);
+            return true;
+          },
+          abandon: (row, note) => abandons.push({ row, note }),
+          cancel: (row, note) => cancels.push({ row, note }),
         });
         for (const { row, note } of abandons) await abandon(q, row, note, now);
+        const inserted = await insertRuns(q, holder, inserts);
+        // After the inserts: the run a claim cancels may be one an earlier claim of this batch made.
         for (const { row, note } of cancels) {
           await q`
             UPDATE schedule_runs SET status = 'cancelled', finished_at = ${now}, lease_expires_at = NULL,
@@ -93,7 +62,6 @@ export function scheduleOps(db: PgDb): ScheduleOps {
             WHERE job = ${row.job} AND slot = ${row.slot} AND holder_nonce = ${row.holder_nonce}
               AND status IN ('running', 'rerunning')`;
         }
-        const inserted = await insertRuns(q, holder, inserts);
         // Under the job locks every insert succeeds; one that did not lost to a claimant that did not lock.
         return outcomes.map((outcome, i) =>
           outcome.outcome !== "taken" && !inserted.has(slotKey(claims[i]!)) ? { outcome: "taken" } : outcome
@@ -102,15 +70,9 @@ export function scheduleOps(db: PgDb): ScheduleOps {
     recordSkipped: (claim, holder, now) =>
       db.tx(async (q) => {
         await lockJobs(q, [claim.job]);
-        const inserted = await insertRuns(q, holder, [{
-          job: claim.job,
-          slot: claim.slot,
-          status: "skipped",
-          claimed_at: now,
-          lease_expires_at: null,
-          finished_at: now,
-          note: claim.note ?? null,
-        }]);
+        const inserted = await insertRuns(q, holder, [
+          claimRow(claim, holder, { status: "skipped", now, lease_ms: 0, note: claim.note ?? null }),
+        ]);
         return inserted.size === 1;
       }),
     liveClaims: () => liveClaims(sql),
@@ -254,24 +216,6 @@ async function insertRuns(q: Q, holder: ProcessIdentity, runs: readonly NewRun[]
     ON CONFLICT (job, slot) DO NOTHING
     RETURNING job, slot`;
   return new Set(rows.map((r) => slotKey({ job: String(r.job), slot: Number(r.slot) })));
-}
-
-/** The live row a claim made in this batch stands for, so later claims of the batch see it. */
-function heldRow(claim: SlotClaim, holder: ProcessIdentity, at: { now: number; expires: number }): RunRow {
-  return {
-    job: claim.job,
-    slot: claim.slot,
-    status: "running",
-    holder_host: holder.host,
-    holder_pid: holder.pid,
-    holder_started: holder.started,
-    holder_nonce: holder.nonce,
-    claimed_at: at.now,
-    lease_expires_at: at.expires,
-    finished_at: null,
-    session_id: null,
-    note: claim.note ?? null,
-  };
 }
 
 /**

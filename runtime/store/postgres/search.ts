@@ -5,8 +5,8 @@
  * lower-cases and does not stem, like SQLite's FTS5 `unicode61` tokenizer (which also folds diacritics; this
  * does not). A term is one `websearch_to_tsquery` phrase; a prefix term's last word matches word starts.
  */
-import type { MessageKind, Role } from "../../core/types.ts";
 import type { SearchOps, SearchTerm } from "../store.ts";
+import { toSearchRow } from "../_records.ts";
 import type { PgDb, Q } from "./_db.ts";
 
 export function searchOps(db: PgDb): SearchOps {
@@ -23,17 +23,7 @@ export function searchOps(db: PgDb): SearchOps {
         WHERE m.tsv @@ query.q ${job === undefined ? sql`` : sql`AND s.job = ${job}`}
         ORDER BY ${order === "relevance" ? sql`ts_rank(m.tsv, query.q) DESC, m.id DESC` : sql`m.id DESC`}
         LIMIT ${limit}`;
-      return rows.map((row) => ({
-        session_id: String(row.session_id),
-        job: String(row.job),
-        session_archived: row.archived_at !== null,
-        seq: Number(row.seq),
-        role: String(row.role) as Role,
-        kind: String(row.kind) as MessageKind,
-        active: row.active === true,
-        created_at: Number(row.created_at),
-        content: String(row.content),
-      }));
+      return rows.map(toSearchRow);
     },
   };
 }

@@ -4,7 +4,7 @@ import type { ResolveOptions, SessionOps, SessionPatch } from "../store.ts";
 import { newSessionId } from "../session_id.ts";
 import type { PgDb, Q } from "./_db.ts";
 import { readIdentity, toSession } from "./_rows.ts";
-import { claimable } from "../rules.ts";
+import { claimable, type RefLookup, resolvedSessionId, resolvedSessionIds } from "../rules.ts";
 
 export function sessionOps(db: PgDb): SessionOps {
   const { sql } = db;
@@ -129,17 +129,7 @@ async function idsWithPrefix(q: Q, prefix: string, limit: number): Promise<strin
 }
 
 async function resolveSessionId(q: Q, ref: string): Promise<string> {
-  if (ref === "latest") {
-    const id = await latestId(q);
-    if (id === undefined) {
-      throw new NotFoundError(`Cannot resolve session "latest": the store has no sessions`);
-    }
-    return id;
-  }
-  if (await exactId(q, ref)) return ref;
-  const matches = await idsWithPrefix(q, ref, 2);
-  if (matches.length === 1) return matches[0]!;
-  throw new NotFoundError(`Cannot find session "${ref}": no such session id`);
+  return resolvedSessionId(ref, await lookup(q, ref));
 }
 
 export async function resolveSessionIds(
@@ -147,32 +137,12 @@ export async function resolveSessionIds(
   refs: readonly string[],
   options: ResolveOptions,
 ): Promise<string[]> {
-  const ids: string[] = [];
-  const problems: string[] = [];
-  for (const ref of refs) {
-    const found = await resolveOne(q, ref);
-    if (typeof found === "string") {
-      if (!ids.includes(found)) ids.push(found);
-    } else problems.push(found.problem);
-  }
-  if (problems.length > 0) {
-    const suffix = options.mutating ? "; nothing was changed" : "";
-    throw new NotFoundError(`Cannot ${options.action}: ${problems.join(", ")}${suffix}`);
-  }
-  return ids;
+  const found: RefLookup[] = [];
+  for (const ref of refs) found.push(await lookup(q, ref));
+  return resolvedSessionIds(refs, found, options);
 }
 
-async function resolveOne(q: Q, ref: string): Promise<string | { problem: string }> {
-  if (ref === "latest") {
-    return (await latestId(q)) ?? { problem: `no session "latest": the store has no unarchived sessions` };
-  }
-  if (await exactId(q, ref)) return ref;
-  const matches = await idsWithPrefix(q, ref, 3);
-  if (matches.length === 1) return matches[0]!;
-  if (matches.length === 0 || ref === "") return { problem: `unknown session id "${ref}"` };
-  return {
-    problem: `ambiguous session id prefix "${ref}" (matches ${matches.join(", ")}${
-      matches.length > 2 ? ", …" : ""
-    })`,
-  };
+async function lookup(q: Q, ref: string): Promise<RefLookup> {
+  if (ref === "latest") return { latest: await latestId(q) };
+  return await exactId(q, ref) ? { exact: true } : { prefixed: await idsWithPrefix(q, ref, 3) };
 }

@@ -5,6 +5,7 @@
 import type { SQLInputValue } from "node:sqlite";
 import type { AdminOps, ArchiveResult, BusySession, PruneRequest, PruneResult } from "../store.ts";
 import { SessionBusyError } from "../errors.ts";
+import { messageBatches } from "../rules.ts";
 import { jsonList, settle, type SqliteDb } from "./_db.ts";
 import { getSessionSummary, listSessionsJson } from "./listing.ts";
 import { findBusySessions, orphanedSessions } from "./liveness.ts";
@@ -98,25 +99,13 @@ function candidates(
     .all(...params).map((row) => String(row.id));
 }
 
-/** Consecutive groups of `ids` holding about `messages` messages each (a bigger session is a group alone). */
+/** `messageBatches` of `ids`, with their message counts read. */
 function batches(db: SqliteDb, ids: readonly string[], messages: number): string[][] {
-  const counts = new Map(
-    db.stmt(
-      `SELECT session_id, count(*) AS n FROM messages WHERE session_id IN (SELECT value FROM json_each(?))
-       GROUP BY session_id`,
-    ).all(jsonList(ids)).map((row) => [String(row.session_id), Number(row.n)]),
-  );
-  const groups: string[][] = [];
-  let current: string[] = [];
-  let size = 0;
-  for (const id of ids) {
-    const n = counts.get(id) ?? 0;
-    if (current.length > 0 && size + n > messages) (groups.push(current), current = [], size = 0);
-    current.push(id);
-    size += n;
-  }
-  if (current.length > 0) groups.push(current);
-  return groups;
+  const counts = db.stmt(
+    `SELECT session_id, count(*) AS n FROM messages WHERE session_id IN (SELECT value FROM json_each(?))
+     GROUP BY session_id`,
+  ).all(jsonList(ids)).map((row) => [String(row.session_id), Number(row.n)] as const);
+  return messageBatches(ids, new Map(counts), messages);
 }
 
 /** Deletes session rows (cascading to their messages, state, leases and log); the caller holds the transaction. */

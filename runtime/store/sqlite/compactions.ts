@@ -6,19 +6,10 @@
  * Passes that changed nothing are logged too (`recordCompactionPass`), each row with the session's running
  * totals, read from its previous row (index `compaction_log_session (session_id, id)`).
  */
-import type {
-  CommitRequest,
-  CommitResult,
-  CompactionKind,
-  CompactionLogRow,
-  CompactionOps,
-  PassMeasures,
-  PassOutcome,
-  PassRecord,
-} from "../store.ts";
+import type { CommitRequest, CommitResult, CompactionLogRow, CompactionOps, PassRecord } from "../store.ts";
 import { leaseLostReason, nextTotals, NO_TOTALS, occupancyOf, type PassTotals } from "../rules.ts";
 import { jsonList, type Row, settle, type SqliteDb } from "./_db.ts";
-import { toLogRow, toTotals } from "../_records.ts";
+import { commitLog, logColumns, type LogInsert, passLog, toLogRow, toTotals } from "../_records.ts";
 import { getState, setState } from "./kv.ts";
 import { readLease } from "./leases.ts";
 import { insertMessages, transcriptRows } from "./messages.ts";
@@ -49,18 +40,8 @@ function commit(db: SqliteDb, request: CommitRequest): CommitResult {
   const { sessionId, now } = request;
   const lost = leaseLostReason(readLease(db, sessionId), { sessionId, nonce: request.nonce, now });
   if (lost) return { committed: false, reason: lost };
-  const compactionId = insertLog(db, {
-    sessionId,
-    now,
-    kind: request.kind,
-    reason: request.reason,
-    outcome: "committed",
-    before: request.beforeTokens,
-    after: 0,
-    removed: request.archive.length - request.insert.length,
-    measures: request.measures,
-    detail: request.detail,
-  });
+  // Inserted first to tag the rows it archives; its after_tokens and totals are set once they are known.
+  const compactionId = insertLog(db, commitLog(request, 0));
   const archived = db.stmt(
     `UPDATE messages SET active = 0, compaction_id = ?
      WHERE session_id = ? AND active = 1 AND id IN (SELECT value FROM json_each(?))`,
@@ -96,71 +77,18 @@ function commit(db: SqliteDb, request: CommitRequest): CommitResult {
 }
 
 function recordPass(db: SqliteDb, record: PassRecord): CompactionLogRow {
-  const id = insertLog(db, {
-    sessionId: record.sessionId,
-    now: record.now,
-    kind: record.kind,
-    reason: record.reason,
-    outcome: record.outcome,
-    before: record.tokens,
-    after: record.tokens,
-    removed: 0,
-    measures: record.measures,
-    detail: record.detail ?? {},
-  });
+  const id = insertLog(db, passLog(record));
   return readLog(db, id);
-}
-
-interface LogInsert {
-  sessionId: string;
-  now: number;
-  kind: CompactionKind;
-  reason: string;
-  outcome: PassOutcome;
-  before: number;
-  after: number;
-  removed: number;
-  measures: PassMeasures | undefined;
-  detail: Record<string, unknown>;
 }
 
 /** Inserts one log row with its running totals; the caller holds the write transaction. */
 function insertLog(db: SqliteDb, row: LogInsert): number {
-  const totals = nextTotals(previousTotals(db, row.sessionId, null), {
-    kind: row.kind,
-    outcome: row.outcome,
-    before: row.before,
-    after: row.after,
-  });
-  const m = row.measures;
+  const values = logColumns(row, previousTotals(db, row.sessionId, null));
+  const columns = Object.keys(values);
   return Number(
     db.stmt(
-      `INSERT INTO compaction_log (session_id, kind, reason, outcome, before_tokens, after_tokens,
-         messages_removed, created_at, detail, threshold_tokens, window_tokens, occupancy, duration_ms,
-         absorbed_messages, absorbed_tokens, summary_tokens, total_passes, total_committed, total_hard,
-         total_saved_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      row.sessionId,
-      row.kind,
-      row.reason,
-      row.outcome,
-      row.before,
-      row.after,
-      row.removed,
-      row.now,
-      JSON.stringify(row.detail),
-      m?.thresholdTokens ?? null,
-      m?.windowTokens ?? null,
-      occupancyOf(row.after, m?.thresholdTokens),
-      m?.durationMs ?? null,
-      m?.absorbedMessages ?? null,
-      m?.absorbedTokens ?? null,
-      m?.summaryTokens ?? null,
-      totals.total_passes,
-      totals.total_committed,
-      totals.total_hard,
-      totals.total_saved_tokens,
-    ).lastInsertRowid,
+      `INSERT INTO compaction_log (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
+    ).run(...Object.values(values)).lastInsertRowid,
   );
 }
 

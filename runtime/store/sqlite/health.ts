@@ -6,7 +6,7 @@
 import { DatabaseSync } from "node:sqlite";
 import { errorMessage } from "../../core/errors.ts";
 import { migrations } from "../_migrations.ts";
-import type { StoreHealth } from "../health.ts";
+import { newerSchema, type StoreHealth } from "../health.ts";
 
 const MAGIC = "SQLite format 3\0";
 const SHOWN = 3;
@@ -51,14 +51,8 @@ export function sqliteHealth(path: string, options: { full?: boolean } = {}): St
     const version = Number(
       (db.prepare("PRAGMA user_version").get() as { user_version: number }).user_version,
     );
-    if (version > migrations.length) {
-      return {
-        ok: false,
-        detail:
-          `${path}: schema version ${version} is newer than this Hermes supports (${migrations.length})`,
-        hint: "upgrade Hermes",
-      };
-    }
+    const newer = newerSchema(path, version, migrations.length);
+    if (newer) return newer;
     const pending = version < migrations.length
       ? `; schema version ${version}, migrated to ${migrations.length} when next opened`
       : `; schema version ${version}`;

@@ -5,10 +5,10 @@
  * follows the active rows, not the stored history.
  */
 import type { SQLInputValue } from "node:sqlite";
-import type { StoredMessage } from "../../core/types.ts";
 import type { AppendMessage, EstimateInput, MessageOps, TranscriptRow } from "../store.ts";
 import { jsonList, type Row, settle, type SqliteDb } from "./_db.ts";
 import { toMessage, toTranscriptRow, TRANSCRIPT_COLUMNS } from "./_rows.ts";
+import { appendedMessage } from "../_records.ts";
 
 /** The queries that read the active transcript; each is served by a partial index (see query_plan_test.ts). */
 export const ACTIVE_SQL = {
@@ -34,21 +34,7 @@ export function messageOps(db: SqliteDb): MessageOps {
       settle(() => {
         const now = db.clock.now();
         const inserted = db.immediate(() => insertMessages(db, sessionId, messages, now));
-        return messages.map((m, i): StoredMessage => {
-          const { id, seq } = inserted[i]!;
-          return {
-            ...stripUndefined(m),
-            id,
-            session_id: sessionId,
-            seq,
-            pos: seq,
-            kind: m.kind ?? "message",
-            active: m.active ?? true,
-            prompt_tokens: m.prompt_tokens ?? null,
-            completion_tokens: m.completion_tokens ?? null,
-            created_at: now,
-          };
-        });
+        return messages.map((m, i) => appendedMessage(m, { session_id: sessionId, ...inserted[i]!, now }));
       }),
     activeMessages: (sessionId) =>
       settle(() => (db.stmt(ACTIVE_SQL.messages).all(sessionId) as Row[]).map(toMessage)),
@@ -140,8 +126,4 @@ function arrays(db: SqliteDb, sql: string, ...params: SQLInputValue[]): SQLInput
   // Deno 2.9's node:sqlite has the method; its type declarations do not yet.
   (statement as typeof statement & { setReturnArrays(enabled: boolean): void }).setReturnArrays(true);
   return statement.all(...params) as unknown as SQLInputValue[][];
-}
-
-function stripUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }

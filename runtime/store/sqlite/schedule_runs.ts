@@ -6,8 +6,8 @@
  * `schedule_runs_active`, not the run history.
  */
 import type { ProcessIdentity } from "../../core/process_identity.ts";
-import type { ClaimOutcome, RunFinish, RunRow, ScheduleOps, SlotClaim } from "../store.ts";
-import { crashedNote, isStaleClaim, slotDecision } from "../rules.ts";
+import type { RunFinish, RunRow, ScheduleOps, SlotClaim } from "../store.ts";
+import { claimBatch, claimRow, crashedNote, isStaleClaim } from "../rules.ts";
 import { type Row, settle, type SqliteDb } from "./_db.ts";
 import { HOLDER } from "./_holder.ts";
 import { toRunRow } from "./_rows.ts";
@@ -22,43 +22,13 @@ export function scheduleOps(db: SqliteDb): ScheduleOps {
           // Live rows are few (one per running job), so one indexed read serves the whole batch.
           const live = new Map<string, RunRow[]>();
           for (const row of liveClaims(db)) live.set(row.job, [...(live.get(row.job) ?? []), row]);
-          const add = (claim: SlotClaim, status: "running" | "skipped" | "queued", note: string | null) =>
-            insertRun(db, claim, holder, {
-              status,
-              claimed_at: now,
-              lease_expires_at: status === "skipped" ? null : now + lease_ms,
-              finished_at: status === "skipped" ? now : null,
-              note,
-            });
-          return claims.map((claim): ClaimOutcome => {
-            const queued = claim.overlap === "queue" ? queuedOf(db, claim.job) : [];
-            const decision = slotDecision(live.get(claim.job) ?? [], claim.slot, { now, host: db.host }, {
-              ...(claim.overlap ? { overlap: claim.overlap } : {}),
-              queued,
-            });
-            if (decision.action === "taken") return { outcome: "taken" };
-            if (decision.action === "overrun") {
-              return add(claim, "skipped", decision.note)
-                ? { outcome: "overrun", running_slot: decision.running_slot }
-                : { outcome: "taken" };
-            }
-            if (decision.action === "queue") {
-              for (const { row, note } of decision.abandon) abandon(db, row, note, now);
-              return add(claim, "queued", decision.note)
-                ? { outcome: "queued", running_slot: decision.running_slot }
-                : { outcome: "taken" };
-            }
-            for (const { row, note } of decision.abandon) abandon(db, row, note, now);
-            if (decision.cancel) cancel(db, decision.cancel.row, decision.cancel.note, now);
-            if (!add(claim, "running", claim.note ?? null)) return { outcome: "taken" };
-            live.set(claim.job, [heldRow(claim, holder, now + lease_ms)]);
-            const cancelled = decision.cancel?.row;
-            return cancelled
-              ? {
-                outcome: "claimed",
-                cancelled: { slot: cancelled.slot, holder_nonce: cancelled.holder_nonce },
-              }
-              : { outcome: "claimed" };
+          return claimBatch(claims, holder, { now, lease_ms, host: db.host }, {
+            live,
+            queuedOf: (job) => queuedOf(db, job),
+          }, {
+            insert: (row) => insertRun(db, { job: row.job, slot: row.slot }, holder, row),
+            abandon: (row, note) => abandon(db, row, note, now),
+            cancel: (row, note) => cancel(db, row, note, now),
           });
         })
       ),
@@ -95,13 +65,12 @@ export function scheduleOps(db: SqliteDb): ScheduleOps {
     recordSkipped: (claim, holder, now) =>
       settle(() =>
         db.immediate(() =>
-          insertRun(db, claim, holder, {
-            status: "skipped",
-            claimed_at: now,
-            lease_expires_at: null,
-            finished_at: now,
-            note: claim.note ?? null,
-          })
+          insertRun(
+            db,
+            claim,
+            holder,
+            claimRow(claim, holder, { status: "skipped", now, lease_ms: 0, note: claim.note ?? null }),
+          )
         )
       ),
     liveClaims: () => settle(() => liveClaims(db)),
@@ -193,23 +162,6 @@ function insertRun(
       row.note,
     ).changes,
   ) === 1;
-}
-
-function heldRow(claim: SlotClaim, holder: ProcessIdentity, leaseExpiresAt: number): RunRow {
-  return {
-    job: claim.job,
-    slot: claim.slot,
-    status: "running",
-    holder_host: holder.host,
-    holder_pid: holder.pid,
-    holder_started: holder.started,
-    holder_nonce: holder.nonce,
-    claimed_at: leaseExpiresAt,
-    lease_expires_at: leaseExpiresAt,
-    finished_at: null,
-    session_id: null,
-    note: claim.note ?? null,
-  };
 }
 
 /**

@@ -4,7 +4,7 @@
  * more than the append itself); `meta.fts_upto` is the highest message id indexed.
  */
 import type { SearchOps, SearchTerm } from "../store.ts";
-import type { MessageKind, Role } from "../../core/types.ts";
+import { toSearchRow } from "../_records.ts";
 import { type Row, settle, type SqliteDb } from "./_db.ts";
 
 export function searchOps(db: SqliteDb): SearchOps {
@@ -27,17 +27,7 @@ export function searchOps(db: SqliteDb): SearchOps {
         const params = job === undefined
           ? [matchExpression(terms), limit]
           : [matchExpression(terms), job, limit];
-        return (db.stmt(sql).all(...params) as Row[]).map((row) => ({
-          session_id: String(row.session_id),
-          job: String(row.job),
-          session_archived: row.archived_at !== null,
-          seq: Number(row.seq),
-          role: String(row.role) as Role,
-          kind: String(row.kind) as MessageKind,
-          active: Number(row.active) === 1,
-          created_at: Number(row.created_at),
-          content: String(row.content),
-        }));
+        return (db.stmt(sql).all(...params) as Row[]).map(toSearchRow);
       }),
   };
 }

@@ -1,12 +1,12 @@
 /** The `sessions` table: create, read, resolve references, update, usage totals and ownership. */
 import type { SQLInputValue } from "node:sqlite";
 import { NotFoundError } from "../../core/errors.ts";
-import type { SessionOps } from "../store.ts";
+import type { ResolveOptions, SessionOps } from "../store.ts";
 import { newSessionId } from "../session_id.ts";
 import { type Row, settle, type SqliteDb } from "./_db.ts";
 import { OWNER } from "./_holder.ts";
 import { toSession } from "./_rows.ts";
-import { claimable } from "../rules.ts";
+import { claimable, type RefLookup, resolvedSessionId, resolvedSessionIds } from "../rules.ts";
 
 export function sessionOps(db: SqliteDb): SessionOps {
   return {
@@ -167,50 +167,14 @@ function idsWithPrefix(db: SqliteDb, prefix: string, limit: number): string[] {
 }
 
 function resolveSessionId(db: SqliteDb, ref: string): string {
-  if (ref === "latest") {
-    const id = latestId(db);
-    if (id === undefined) {
-      throw new NotFoundError(`Cannot resolve session "latest": the store has no sessions`);
-    }
-    return id;
-  }
-  if (exactId(db, ref)) return ref;
-  const matches = idsWithPrefix(db, ref, 2);
-  if (matches.length === 1) return matches[0]!;
-  throw new NotFoundError(`Cannot find session "${ref}": no such session id`);
+  return resolvedSessionId(ref, lookup(db, ref));
 }
 
-export function resolveSessionIds(
-  db: SqliteDb,
-  refs: readonly string[],
-  options: { action: string; mutating?: boolean },
-): string[] {
-  const ids: string[] = [];
-  const problems: string[] = [];
-  for (const ref of refs) {
-    const found = resolveOne(db, ref);
-    if (typeof found === "string") {
-      if (!ids.includes(found)) ids.push(found);
-    } else problems.push(found.problem);
-  }
-  if (problems.length > 0) {
-    const suffix = options.mutating ? "; nothing was changed" : "";
-    throw new NotFoundError(`Cannot ${options.action}: ${problems.join(", ")}${suffix}`);
-  }
-  return ids;
+export function resolveSessionIds(db: SqliteDb, refs: readonly string[], options: ResolveOptions): string[] {
+  return resolvedSessionIds(refs, refs.map((ref) => lookup(db, ref)), options);
 }
 
-function resolveOne(db: SqliteDb, ref: string): string | { problem: string } {
-  if (ref === "latest") {
-    return latestId(db) ?? { problem: `no session "latest": the store has no unarchived sessions` };
-  }
-  if (exactId(db, ref)) return ref;
-  const matches = idsWithPrefix(db, ref, 3);
-  if (matches.length === 1) return matches[0]!;
-  if (matches.length === 0 || ref === "") return { problem: `unknown session id "${ref}"` };
-  return {
-    problem: `ambiguous session id prefix "${ref}" (matches ${matches.join(", ")}${
-      matches.length > 2 ? ", …" : ""
-    })`,
-  };
+function lookup(db: SqliteDb, ref: string): RefLookup {
+  if (ref === "latest") return { latest: latestId(db) };
+  return exactId(db, ref) ? { exact: true } : { prefixed: idsWithPrefix(db, ref, 3) };
 }
