@@ -10,7 +10,7 @@ import { currentProcess } from "../runtime/core/process_identity.ts";
 import { errorMessage, ValidationError } from "../runtime/core/errors.ts";
 import { EventBus } from "../runtime/core/events.ts";
 import { loadJob, loadUserConfig } from "../runtime/config/job_file.ts";
-import { App } from "../runtime/app/mod.ts";
+import { cliApp } from "./_app.ts";
 import type { Store } from "../runtime/store/store.ts";
 import { Daemon } from "../loops/daemon/daemon.ts";
 import { jobFiles, loadScheduledJob, type ScheduledJob } from "../loops/daemon/jobs.ts";
@@ -90,15 +90,10 @@ async function runSession(
   }
   const events = new EventBus(cli.clock);
   const detach = options.telemetry?.attach(events, { resultEndsSession: true });
-  const app = new App({
-    store,
+  const app = cliApp(cli, store, {
     events,
-    clock: cli.clock,
-    log: cli.log.child(job.spec.name),
-    env: cli.env,
-    host: cli.host,
     config,
-    cwd: Deno.cwd(),
+    log: cli.log.child(job.spec.name),
     source: "job",
     signal: options.signal,
   });

@@ -10,7 +10,7 @@ import { exists } from "../runtime/core/fs.ts";
 import { mergeConfig, parseInputFlags, type ResolvedJob, resolveJob } from "../runtime/config/job.ts";
 import type { JobFile } from "../runtime/config/job_schema.ts";
 import { storedJob } from "../runtime/session/stored_job.ts";
-import { App } from "../runtime/app/mod.ts";
+import { cliApp } from "./_app.ts";
 import { publishToGitHub } from "./_github.ts";
 import { buildResult, endingOfError, NO_USAGE, type RunResult } from "../runtime/session/outcome.ts";
 import { basename, resolve } from "node:path";
@@ -169,18 +169,7 @@ async function execute(cli: Cli, seen: Seen): Promise<number> {
     if (format === "stream-json") events.subscribe(emitLine);
     progress = runProgress(cli);
     events.subscribe(progress.onEvent);
-    const app = new App({
-      store,
-      events,
-      clock: cli.clock,
-      log: cli.log,
-      env: cli.env,
-      host: cli.host,
-      config,
-      cwd: Deno.cwd(),
-      source: prompt !== undefined ? "cli" : "job",
-      signal: cli.signal,
-    });
+    const app = cliApp(cli, store, { events, config, source: prompt !== undefined ? "cli" : "job" });
     const result = await app.run({
       job,
       interruptExitCode: () => cli.signalName() === "SIGTERM" ? ExitCode.terminated : ExitCode.interrupted,

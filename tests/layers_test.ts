@@ -25,3 +25,29 @@ Deno.test("layers: an upward import and a cycle are reported with the importing 
     "loops/daemon.ts:7 imports plugins/host.ts: loops and plugins import each other (cycle between folders)",
   ]);
 });
+
+/** What only a front-end may name: its wire format's validation, its protocol modules and error types, exit codes. */
+const TRANSPORT = [
+  /from "zod"/,
+  /@agentclientprotocol/,
+  /from "[^"]*\/(rpc|acp)\//,
+  /\bRpcError\b/,
+  /\bExitCode\b/,
+];
+
+Deno.test("layers: the app core names no transport — no zod, no JSON-RPC or ACP module, no exit codes", async () => {
+  const dir = new URL("../runtime/app/", import.meta.url).pathname;
+  const found: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    if (!entry.name.endsWith(".ts") || entry.name.endsWith("_test.ts")) continue;
+    const text = await Deno.readTextFile(`${dir}${entry.name}`);
+    for (const pattern of TRANSPORT) {
+      if (pattern.test(text)) found.push(`${entry.name}: ${pattern.source}`);
+    }
+  }
+  assert.ok(found.length === 0, found.join("\n"));
+  // The check sees what it looks for: the JSON-RPC method table does name them.
+  const methods = await Deno.readTextFile(new URL("../runtime/rpc/methods.ts", import.meta.url));
+  assert.match(methods, /from "zod"/);
+  assert.match(methods, /\bRpcError\b/);
+});

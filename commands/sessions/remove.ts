@@ -4,7 +4,7 @@
  */
 import { parseCommandArgs } from "../_cli.ts";
 import { ValidationError } from "../../runtime/core/errors.ts";
-import { archiveSessions, deleteSessions } from "../../runtime/session_admin/remove.ts";
+import { cliApp } from "../_app.ts";
 import { type SessionsContext, withStore } from "./_context.ts";
 import { withGlobalHooks } from "./_hooks.ts";
 
@@ -12,7 +12,7 @@ export async function deleteCommand(ctx: SessionsContext): Promise<number> {
   const { values, positionals: ids } = parseCommandArgs("sessions delete", ctx.args);
   requireIds("sessions delete", ids);
   return await withGlobalHooks(ctx.cli, async (store, hooks) => {
-    const deleted = await deleteSessions(store, ids, { hooks, force: values.force ?? false });
+    const deleted = await cliApp(ctx.cli, store, { hooks }).delete(ids, { force: values.force ?? false });
     await report(ctx, values.json, { deleted_ids: deleted }, deleted, `deleted ${plural(deleted.length)}`);
     return 0;
   });
@@ -22,7 +22,7 @@ export async function archiveCommand(ctx: SessionsContext): Promise<number> {
   const { values, positionals: ids } = parseCommandArgs("sessions archive", ctx.args);
   requireIds("sessions archive", ids);
   return await withGlobalHooks(ctx.cli, async (store, hooks) => {
-    const result = await archiveSessions(store, ids, { hooks, force: values.force ?? false });
+    const result = await cliApp(ctx.cli, store, { hooks }).archive(ids, { force: values.force ?? false });
     const note = result.unchanged.length ? `; already archived: ${result.unchanged.join(", ")}` : "";
     await report(
       ctx,

@@ -6,7 +6,6 @@
  * Sessions opened here stay live until closed (`close`); a stored session is opened on first use.
  */
 import type { Occupancy } from "../agent/seams.ts";
-import { sessionOccupancy } from "../compaction/mod.ts";
 import type { ResolvedJob } from "../config/job.ts";
 import { DEFAULT_CONTEXT_WINDOW } from "../providers/model.ts";
 import { storedJob } from "../session/stored_job.ts";
@@ -18,7 +17,8 @@ import { readTranscript, type Transcript } from "../session_admin/transcript.ts"
 import type { ArchiveResult, ListSessionsOptions, SessionSummary, Store } from "../store/store.ts";
 import type { AppContext } from "./context.ts";
 import { TurnCancelledError, TurnRunningError } from "./errors.ts";
-import { SessionHub, type SessionHubOptions } from "./hub.ts";
+// The session core (hub.ts, run.ts) is imported on first use: `sessions delete` need not load an agent.
+import type { SessionHub, SessionHubOptions } from "./hub.ts";
 import {
   type JobRef,
   resolveJobRef,
@@ -27,7 +27,7 @@ import {
   validateJob,
   type Validation,
 } from "./jobs.ts";
-import { runJob, type RunJobOptions } from "./run.ts";
+import type { RunJobOptions } from "./run.ts";
 
 export type { AppContext } from "./context.ts";
 export type { JobRef, SessionJob, Validation } from "./jobs.ts";
@@ -53,32 +53,40 @@ export type RunOptions =
 
 export class App {
   readonly context: AppContext;
-  #hub: SessionHub;
+  #hubOptions: SessionHubOptions;
+  /** The sessions open here; none until the first is opened. */
+  #opened: SessionHub | undefined;
 
   constructor(context: AppContext, options: SessionHubOptions = {}) {
     this.context = context;
-    this.#hub = new SessionHub(context, options);
+    this.#hubOptions = options;
+  }
+
+  async #hub(): Promise<SessionHub> {
+    if (this.#opened) return this.#opened;
+    const { SessionHub } = await import("./hub.ts");
+    return this.#opened ??= new SessionHub(this.context, this.#hubOptions);
   }
 
   /** Opens a new session: a job file or object, or config.yaml's defaults. */
   async open(params: OpenParams): Promise<ServedSession> {
     const job = await sessionJob(params, this.#jobScope());
-    return await this.#hub.create(job, params.model !== undefined ? { model: params.model } : {});
+    return await (await this.#hub()).create(job, params.model !== undefined ? { model: params.model } : {});
   }
 
   /** A session open here, or the stored session `ref` (id, prefix, `latest`) opened now. */
-  load(ref: string): Promise<ServedSession> {
-    return this.#hub.open(ref);
+  async load(ref: string): Promise<ServedSession> {
+    return await (await this.#hub()).open(ref);
   }
 
   /** The sessions open here. */
   sessions(): ServedSession[] {
-    return this.#hub.list();
+    return this.#opened?.list() ?? [];
   }
 
   /** The session with this (resolved) id, if it is open here. */
   find(id: string): ServedSession | undefined {
-    return this.#hub.find(id);
+    return this.#opened?.find(id);
   }
 
   /** Queues a prompt behind the session's other prompts; the outcome carries the result. */
@@ -94,14 +102,14 @@ export class App {
   /** Stops the session's running turn and every queued one; how many were stopped. */
   async cancel(ref: string): Promise<{ session_id: string; cancelled: number }> {
     const id = await this.context.store.resolveSessionId(ref);
-    return { session_id: id, cancelled: this.#hub.find(id)?.cancel() ?? 0 };
+    return { session_id: id, cancelled: this.#opened?.find(id)?.cancel() ?? 0 };
   }
 
   /** A session's transcript (as stored: secrets replaced), whether it is open here, and how full its context is. */
   async get(ref: string, options: { all?: boolean } = {}): Promise<SessionView> {
     const { store } = this.context;
     const id = await store.resolveSessionId(ref);
-    const live = this.#hub.find(id);
+    const live = this.#opened?.find(id);
     const transcript = await readTranscript(store, id, options.all ? { all: true } : {});
     const occupancy = live ? await live.live.compactor.occupancy(id) : await storedOccupancy(store, id);
     return { ...transcript, live: live !== undefined, busy: live?.busy ?? false, occupancy };
@@ -109,7 +117,7 @@ export class App {
 
   /** Stored sessions, each marked when it is open here. */
   async list(filter: ListSessionsOptions = {}): Promise<(SessionSummary & { live: boolean })[]> {
-    const open = new Set(this.#hub.list().map((s) => s.id));
+    const open = new Set(this.sessions().map((s) => s.id));
     return (await this.context.store.listSessions(filter)).map((s) => ({ ...s, live: open.has(s.id) }));
   }
 
@@ -133,8 +141,8 @@ export class App {
   }
 
   /** Validates a job file or object without running it. */
-  validate(ref: { path: string } | { job: Record<string, unknown> }): Promise<Validation> {
-    return validateJob(ref, this.context);
+  async validate(ref: { path: string } | { job: Record<string, unknown> }): Promise<Validation> {
+    return await validateJob(ref, this.context);
   }
 
   /** Runs a job to its result (a fresh session, or `resume`), as `hermes run` does. */
@@ -142,6 +150,7 @@ export class App {
     const { store, clock, env, host, signal } = this.context;
     const { job, events, log, ...rest } = options;
     const resolved = "spec" in job ? job as ResolvedJob : await resolveJobRef(job, this.#jobScope());
+    const { runJob } = await import("./run.ts");
     const result = await runJob({
       store,
       clock,
@@ -160,7 +169,7 @@ export class App {
 
   /** Closes every session open here (each finishes in the store). */
   close(): Promise<void> {
-    return this.#hub.closeAll();
+    return this.#opened?.closeAll() ?? Promise.resolve();
   }
 
   #jobScope() {
@@ -174,13 +183,13 @@ export class App {
 
   /** Closes the sessions open here before a store-level change; refuses while a turn runs. */
   async #closeIdle(refs: readonly string[], action: "delete" | "archive"): Promise<readonly string[]> {
-    if (this.#hub.list().length === 0) return refs; // nothing open here: the store resolves them
+    if (this.sessions().length === 0) return refs; // nothing open here: the store resolves them
     const ids = await this.context.store.resolveSessionIds(refs, {
       action: `${action} sessions`,
       mutating: true,
     });
-    for (const id of ids) if (this.#hub.find(id)?.busy) throw new TurnRunningError(action, id);
-    for (const id of ids) await this.#hub.close(id);
+    for (const id of ids) if (this.#opened?.find(id)?.busy) throw new TurnRunningError(action, id);
+    for (const id of ids) await this.#opened?.close(id);
     return ids;
   }
 }
@@ -195,6 +204,7 @@ export function resultOf(outcome: TurnOutcome): RunResult {
 async function storedOccupancy(store: Store, id: string): Promise<Occupancy | null> {
   const job = await storedJob(store, id).catch(() => undefined);
   if (!job) return null;
+  const { sessionOccupancy } = await import("../compaction/mod.ts");
   return await sessionOccupancy(store, id, {
     context_window: job.spec.model?.context_window ?? DEFAULT_CONTEXT_WINDOW,
     ...(job.spec.compaction ? { compaction: job.spec.compaction } : {}),

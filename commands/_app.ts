@@ -1,0 +1,25 @@
+/** The App (runtime/app/) as a CLI command builds it: the CLI's clock, environment, host and signal. */
+import type { Cli } from "./_cli.ts";
+import { App, type AppContext } from "../runtime/app/mod.ts";
+import { EventBus } from "../runtime/core/events.ts";
+import type { Store } from "../runtime/store/store.ts";
+
+export function cliApp(
+  cli: Cli,
+  store: Store,
+  options: Partial<Pick<AppContext, "events" | "log" | "config" | "hooks" | "signal" | "source">> = {},
+): App {
+  return new App({
+    store,
+    events: options.events ?? new EventBus(cli.clock),
+    clock: cli.clock,
+    log: options.log ?? cli.log,
+    env: cli.env,
+    host: cli.host,
+    config: options.config,
+    cwd: Deno.cwd(),
+    source: options.source ?? "cli",
+    signal: options.signal ?? cli.signal,
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+  });
+}
