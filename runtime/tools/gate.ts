@@ -76,11 +76,6 @@ export class ToolGate {
       .sort((a, b) => a.spec.name < b.spec.name ? -1 : a.spec.name > b.spec.name ? 1 : 0);
   }
 
-  /** A tool by the name the model calls it. */
-  tool(name: string): Tool | undefined {
-    return this.#tools.get(name);
-  }
-
   /** Runs one call of the model through the rules, the approver, the hooks and the tool. */
   async call(call: ToolCall, options: GateCallOptions): Promise<ToolOutcome> {
     const { hooks, emit } = this.#o;
