@@ -1,7 +1,8 @@
 /**
  * docs/ is the user's reference and is checked like code: the generated parts match their definitions
  * (`deno task docs`), every relative link resolves inside the repository, and every event type, exit code,
- * terminal reason, CLI flag, job key, hook and layer folder the program has is listed.
+ * terminal reason, CLI flag, job key, result field, hook, RPC method and error code and layer folder the
+ * program has is listed.
  */
 import assert from "node:assert/strict";
 import { join, relative } from "node:path";
@@ -209,4 +210,24 @@ Deno.test("nothing in the repository cites the contract outside it (DESIGN §n, 
     }
   }
   assert.deepEqual(found, []);
+});
+
+Deno.test("docs/rpc.md lists every JSON-RPC method and error code", async () => {
+  const { createMethods } = await import("../runtime/rpc/methods.ts");
+  const { ErrorCode } = await import("../runtime/rpc/protocol.ts");
+  // The table's names only: no handler is called, so the app is not needed.
+  const methods = createMethods({
+    app: {} as Parameters<typeof createMethods>[0]["app"],
+    version: "",
+    maxLineBytes: 0,
+    shutdown: () => Promise.resolve(),
+  });
+  const page = await read("docs/rpc.md");
+  assert.ok(methods.size >= 15);
+  for (const name of methods.keys()) {
+    assert.match(page, new RegExp(`^\\| \`${name}\` `, "m"), `method ${name}`);
+  }
+  for (const [name, code] of Object.entries(ErrorCode)) {
+    assert.match(page, new RegExp(`^\\| ${code} `, "m"), `error code ${code} (${name})`);
+  }
 });
