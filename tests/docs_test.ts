@@ -55,6 +55,10 @@ Deno.test("every relative link in README.md and docs/ names a file (and heading)
   const clone = await cloneFiles(ROOT);
   const problems = (await Promise.all(pages.map((page) => markdownLinkProblems(ROOT, page, clone)))).flat();
   assert.deepEqual(lines(problems), []);
+  const index = await read("docs/README.md");
+  for (const page of pages.filter((p) => p.startsWith("docs/") && p !== "docs/README.md")) {
+    assert.ok(index.includes(`](${page.slice("docs/".length)})`), `docs/README.md links ${page}`);
+  }
 });
 
 Deno.test("every docs/ page named in a source comment exists", async () => {
