@@ -3,14 +3,14 @@ import type { Clock } from "../runtime/core/clock.ts";
 import type { EventBus } from "../runtime/core/events.ts";
 import type { Hooks } from "../runtime/core/hooks.ts";
 import type { Logger } from "../runtime/core/log.ts";
-import type { Store } from "../runtime/store/store.ts";
+import type { SessionStore } from "../runtime/store/store.ts";
 import type { RecurringSettings } from "./recurring_config.ts";
 
 /** Asks the model a short question outside the transcript and returns its answer. */
 export type Judge = (question: string, signal?: AbortSignal) => Promise<string>;
 
 export interface RecurringContext {
-  store: Store;
+  store: SessionStore;
   clock: Clock;
   events: EventBus;
   hooks: Hooks;

@@ -9,7 +9,7 @@ import type { Hooks } from "../runtime/core/hooks.ts";
 import type { HeartbeatConfig, LoopsConfig } from "../runtime/config/job_schema.ts";
 import type { Logger } from "../runtime/core/log.ts";
 import type { Recurring } from "../runtime/agent/seams.ts";
-import type { Store } from "../runtime/store/store.ts";
+import type { SessionStore } from "../runtime/store/store.ts";
 import type { Judge, RecurringContext } from "./_context.ts";
 import { runBeat, runLoopTick } from "./_turns.ts";
 import { heartbeatCommand } from "./heartbeat_command.ts";
@@ -22,7 +22,7 @@ import { isActiveState, isRecurringActive } from "./recurring_active.ts";
 export type { Judge } from "./_context.ts";
 
 export interface RecurringOptions {
-  store: Store;
+  store: SessionStore;
   clock: Clock;
   events: EventBus;
   hooks: Hooks;

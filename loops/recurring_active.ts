@@ -3,7 +3,7 @@
  * it, for the live driver (`Recurring.isActive`), `hermes run --resume` planning and the daemon's scan for
  * orphaned sessions.
  */
-import type { Store } from "../runtime/store/store.ts";
+import type { SessionStore } from "../runtime/store/store.ts";
 import { HEARTBEAT_KEY } from "./heartbeat_state.ts";
 import { LOOP_KEY } from "./loop_state.ts";
 
@@ -22,7 +22,7 @@ export function hasActiveRecurring(states: Record<string, unknown>): boolean {
   return RECURRING_KEYS.some((key) => isActiveState(states[key] as { status?: unknown } | undefined));
 }
 
-export async function isRecurringActive(store: Store, sessionId: string): Promise<boolean> {
+export async function isRecurringActive(store: SessionStore, sessionId: string): Promise<boolean> {
   for (const key of RECURRING_KEYS) {
     if (isActiveState(await store.getState<{ status?: unknown }>(sessionId, key))) return true;
   }

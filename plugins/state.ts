@@ -3,7 +3,7 @@
  * needs no file or database permission for its own bookkeeping. Values are JSON; keys and sizes are checked
  * here, before the store sees them.
  */
-import type { Store } from "../runtime/store/store.ts";
+import type { PluginStore } from "../runtime/store/store.ts";
 import type { PluginManifest } from "./manifest.ts";
 
 const MAX_KEY_LENGTH = 512;
@@ -21,9 +21,9 @@ export function pluginIdentity(manifest: Pick<PluginManifest, "root">): string {
 }
 
 export class PluginStateTable {
-  #store: Store;
+  #store: PluginStore;
   #plugin: string;
-  constructor(store: Store, plugin: string) {
+  constructor(store: PluginStore, plugin: string) {
     this.#store = store;
     this.#plugin = plugin;
   }

@@ -10,7 +10,7 @@ import type { Logger } from "../../runtime/core/log.ts";
 import { currentProcess, type ProcessIdentity } from "../../runtime/core/process_identity.ts";
 import { isStaleClaim } from "../../runtime/store/rules.ts";
 import { StoreUnavailableError } from "../../runtime/store/retry.ts";
-import type { SlotClaim, Store } from "../../runtime/store/store.ts";
+import type { AdminStore, ScheduleStore, SessionStore, SlotClaim } from "../../runtime/store/store.ts";
 import { loadScheduledJobs, type ScheduledJob } from "./jobs.ts";
 import { reloadJobs, type ScheduledEntry } from "./job_reload.ts";
 import { watchJobFiles } from "./job_watch.ts";
@@ -27,7 +27,7 @@ export type SessionResumer = (
 ) => Promise<{ session_id: string | null; status: string }>;
 
 export interface DaemonOptions {
-  store: Store;
+  store: AdminStore & ScheduleStore & SessionStore;
   clock: Clock;
   log: Logger;
   /** Job files and directories (`*.yaml` inside) to serve. */

@@ -7,7 +7,7 @@ import type { Clock } from "../../runtime/core/clock.ts";
 import { errorMessage } from "../../runtime/core/errors.ts";
 import type { Logger } from "../../runtime/core/log.ts";
 import type { ProcessIdentity } from "../../runtime/core/process_identity.ts";
-import type { Store } from "../../runtime/store/store.ts";
+import type { ScheduleStore } from "../../runtime/store/store.ts";
 import { StoreUnavailableError } from "../../runtime/store/retry.ts";
 
 /** One due run: the job file and the slot it is for. */
@@ -39,7 +39,7 @@ interface Ended {
 }
 
 export interface ClaimedRunsOptions {
-  store: Store;
+  store: ScheduleStore;
   clock: Clock;
   log: Logger;
   holder: ProcessIdentity;

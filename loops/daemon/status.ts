@@ -3,7 +3,7 @@
  * next slots, and the last runs from the store.
  */
 import { isProvablyDead, type ProcessIdentity } from "../../runtime/core/process_identity.ts";
-import type { RunRow, Store } from "../../runtime/store/store.ts";
+import type { RunRow, ScheduleStore } from "../../runtime/store/store.ts";
 import type { ScheduledJob } from "./jobs.ts";
 
 export interface DaemonRecord {
@@ -90,7 +90,12 @@ export interface RunSummary {
   note: string | null;
 }
 
-export async function jobStatus(store: Store, job: ScheduledJob, now: number, runs = 5): Promise<JobStatus> {
+export async function jobStatus(
+  store: ScheduleStore,
+  job: ScheduledJob,
+  now: number,
+  runs = 5,
+): Promise<JobStatus> {
   const next = job.slots.nextAfter(now);
   return {
     name: job.name,

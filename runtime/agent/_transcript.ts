@@ -2,7 +2,7 @@
  * The active transcript of one session as the agent sees it: cached in memory and re-read only when
  * another writer (compaction, another process) changed it, so a turn does not re-read the whole session.
  */
-import type { AppendMessage, Store } from "../store/store.ts";
+import type { AppendMessage, SessionStore } from "../store/store.ts";
 import type { Message, StoredMessage } from "../core/types.ts";
 
 /**
@@ -16,7 +16,7 @@ const NOT_STARTED_TOOL_RESULT =
   "error: the tool call did not run (the run was interrupted before it started)";
 
 export class Transcript {
-  #store: Store;
+  #store: SessionStore;
   #sessionId: string;
   /**
    * Keyed by `store.transcriptVersion`: the count and highest id of active rows. `model` holds the rows as
@@ -27,7 +27,7 @@ export class Transcript {
     | { version: string; count: number; maxId: number; messages: StoredMessage[]; model: Message[] }
     | undefined;
 
-  constructor(store: Store, sessionId: string) {
+  constructor(store: SessionStore, sessionId: string) {
     this.#store = store;
     this.#sessionId = sessionId;
   }

@@ -20,7 +20,7 @@ import { formatUsd, roundUsd } from "../core/usd.ts";
 import { SpendCap } from "./spend_cap.ts";
 import type { AgentLike, Compactor, TurnOptions, TurnResult } from "./seams.ts";
 import { parseSlash, type SlashCommand } from "./slash.ts";
-import type { AppendMessage, Store } from "../store/store.ts";
+import type { AppendMessage, SessionStore } from "../store/store.ts";
 import type { Tool } from "../tools/tool.ts";
 import { type ToolAsker, ToolGate } from "../tools/gate.ts";
 import type { Message, ToolCall, Usage } from "../core/types.ts";
@@ -29,7 +29,7 @@ import { readKey, unchangedNote, unchangedRead } from "./read_dedup.ts";
 import { sentTokens, TokenRatio, truncatedTo } from "./real_window.ts";
 
 export interface AgentOptions {
-  store: Store;
+  store: SessionStore;
   sessionId: string;
   provider: Provider;
   model: string;

@@ -14,7 +14,13 @@ import type { ServedSession } from "../session/served_session.ts";
 import type { TurnOutcome } from "../session/turn.ts";
 import { archiveSessions, deleteSessions } from "../session_admin/remove.ts";
 import { readTranscript, type Transcript } from "../session_admin/transcript.ts";
-import type { ArchiveResult, ListSessionsOptions, SessionSummary, Store } from "../store/store.ts";
+import type {
+  AdminStore,
+  ArchiveResult,
+  ListSessionsOptions,
+  SessionStore,
+  SessionSummary,
+} from "../store/store.ts";
 import type { AppContext } from "./context.ts";
 import { TurnCancelledError, TurnRunningError } from "./errors.ts";
 // The session core (hub.ts, run.ts) is imported on first use: `sessions delete` need not load an agent.
@@ -201,7 +207,7 @@ export function resultOf(outcome: TurnOutcome): RunResult {
 }
 
 /** How full a stored session is against its own job's window and compaction settings (null: no stored job). */
-async function storedOccupancy(store: Store, id: string): Promise<Occupancy | null> {
+async function storedOccupancy(store: AdminStore & SessionStore, id: string): Promise<Occupancy | null> {
   const job = await storedJob(store, id).catch(() => undefined);
   if (!job) return null;
   const { sessionOccupancy } = await import("../compaction/mod.ts");

@@ -18,7 +18,7 @@ import { runTurn } from "../session/turn.ts";
 import { outputFileScope, writeOutputFile } from "../session/output_file.ts";
 import { parseSlash } from "../agent/slash.ts";
 import type { InputSource } from "../core/types.ts";
-import { newSessionId, type Store } from "../store/store.ts";
+import { newSessionId, type SessionStore } from "../store/store.ts";
 
 export type { RunResult } from "../session/outcome.ts";
 
@@ -156,7 +156,7 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
 }
 
 /** The first of `progress`'s inputs whose step is not done (progress from before step records: `next`). */
-async function firstPending(store: Store, sessionId: string, progress: Progress): Promise<number> {
+async function firstPending(store: SessionStore, sessionId: string, progress: Progress): Promise<number> {
   const { first } = progress;
   if (first === undefined) return progress.next;
   const done = new Set(
@@ -169,7 +169,7 @@ async function firstPending(store: Store, sessionId: string, progress: Progress)
 
 /** What this run executes: `-p` replaces prompt and steps; a resumed run continues where it stopped. */
 async function planInputs(
-  store: Store,
+  store: SessionStore,
   resumeId: string | undefined,
   spec: ResolvedJob["spec"],
   options: RunJobOptions,

@@ -5,17 +5,17 @@
  */
 import { errorMessage } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
-import type { Store } from "../store/store.ts";
+import type { SessionStore } from "../store/store.ts";
 import { CALIBRATION_KEY, calibrationFrom, estimateFromInput } from "./estimate.ts";
 import { storedRatio } from "./occupancy.ts";
 import type { PlanRow } from "./rows.ts";
 
 export class Calibration {
-  #store: Store;
+  #store: SessionStore;
   #log: Logger;
   #ratios = new Map<string, number>();
 
-  constructor(store: Store, log: Logger) {
+  constructor(store: SessionStore, log: Logger) {
     this.#store = store;
     this.#log = log;
   }

@@ -13,7 +13,7 @@ import type { Logger } from "../core/log.ts";
 import { currentProcess, type ProcessIdentity } from "../core/process_identity.ts";
 import type { Provider } from "../providers/provider.ts";
 import type { CompactionOutcome, Compactor } from "../agent/seams.ts";
-import type { Store } from "../store/store.ts";
+import type { CompactionStore, SessionStore } from "../store/store.ts";
 import { Calibration } from "./calibration.ts";
 import { fitToolResult } from "./cut.ts";
 import { measure } from "./estimate.ts";
@@ -28,7 +28,7 @@ import { smallestRequestTokens } from "./summary.ts";
 import { Telemetry } from "./telemetry.ts";
 
 export interface CompactorOptions {
-  store: Store;
+  store: CompactionStore & SessionStore;
   provider: Provider;
   /** The session's model; summaries use `summary_model` (option or config) when set. */
   model: string;

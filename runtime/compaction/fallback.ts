@@ -7,7 +7,7 @@
  * the previous summary or marker said, clipped, so nothing the session knew is silently gone. It needs no
  * model, so it always works.
  */
-import type { Store } from "../store/store.ts";
+import type { SessionStore } from "../store/store.ts";
 import type { PlanRow } from "./rows.ts";
 import { SUMMARY_PREFIX } from "./summary.ts";
 
@@ -47,7 +47,7 @@ export interface MarkerInput {
 }
 
 /** The marker's content; reads the user requests and the previous summary or marker among `dropped`. */
-export async function markerContent(store: Store, input: MarkerInput): Promise<string> {
+export async function markerContent(store: SessionStore, input: MarkerInput): Promise<string> {
   const { dropped } = input;
   const previous = dropped.filter((r) => r.kind === "summary");
   const users = dropped.filter((r) => r.role === "user" && r.kind === "message");

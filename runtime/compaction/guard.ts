@@ -4,7 +4,7 @@
  * is allowed); a failed summary call arms a cooldown that grows 60 s → 300 s → 900 s.
  * Only automatic compaction is gated; `/compress` is not.
  */
-import type { Store } from "../store/store.ts";
+import type { SessionStore } from "../store/store.ts";
 
 export const GUARD_KEY = "compaction.guard";
 export const COOLDOWN_LADDER_MS: readonly number[] = [60_000, 300_000, 900_000];
@@ -33,11 +33,11 @@ export function guardFrom(stored: unknown): GuardState {
   return { ...initialGuard, ...(stored as Partial<GuardState> | undefined) };
 }
 
-export async function readGuard(store: Store, sessionId: string): Promise<GuardState> {
+export async function readGuard(store: SessionStore, sessionId: string): Promise<GuardState> {
   return guardFrom(await store.getState(sessionId, GUARD_KEY));
 }
 
-export async function writeGuard(store: Store, sessionId: string, state: GuardState): Promise<void> {
+export async function writeGuard(store: SessionStore, sessionId: string, state: GuardState): Promise<void> {
   await store.setState(sessionId, GUARD_KEY, state);
 }
 

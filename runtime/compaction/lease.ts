@@ -4,7 +4,7 @@
  */
 import type { Clock } from "../core/clock.ts";
 import { leaseLostReason } from "../store/rules.ts";
-import type { LeaseRef, Store } from "../store/store.ts";
+import type { CompactionStore, LeaseRef } from "../store/store.ts";
 
 export interface KeptLease {
   /** Aborts (reason: an Error naming why) when a refresh finds the lease gone or expired. */
@@ -15,7 +15,7 @@ export interface KeptLease {
 
 /** Refreshes the lease every third of its TTL until stopped or lost. */
 export function keepLease(
-  store: Store,
+  store: CompactionStore,
   ref: LeaseRef & { ttlMs: number; clock: Clock; onError?: (error: unknown) => void },
 ): KeptLease {
   const lost = new AbortController();

@@ -6,12 +6,12 @@
 import type { CompactionConfig } from "../config/job_schema.ts";
 import type { Occupancy } from "../agent/seams.ts";
 import { occupancyOf } from "../store/rules.ts";
-import type { Store } from "../store/store.ts";
+import type { SessionStore } from "../store/store.ts";
 import { CALIBRATION_KEY, clampRatio, estimateFromInput } from "./estimate.ts";
 import { settingsFrom } from "./settings.ts";
 
 /** The calibration ratio stored for the session by its last compaction pass (1 when none). */
-export async function storedRatio(store: Store, sessionId: string): Promise<number> {
+export async function storedRatio(store: SessionStore, sessionId: string): Promise<number> {
   const stored = await store.getState<{ ratio?: number }>(sessionId, CALIBRATION_KEY);
   return typeof stored?.ratio === "number" ? clampRatio(stored.ratio) : 1;
 }
@@ -27,7 +27,7 @@ export function occupancyFor(tokens: number, limits: { threshold: number; window
 
 /** The occupancy of a stored session with its job's window and compaction settings. */
 export async function sessionOccupancy(
-  store: Store,
+  store: SessionStore,
   sessionId: string,
   job: { context_window: number; compaction?: CompactionConfig },
 ): Promise<Occupancy> {

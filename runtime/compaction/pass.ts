@@ -6,7 +6,7 @@
 import { errorMessage } from "../core/errors.ts";
 import type { ProcessIdentity } from "../core/process_identity.ts";
 import type { CompactionOutcome } from "../agent/seams.ts";
-import type { Store } from "../store/store.ts";
+import type { CompactionStore, SessionStore } from "../store/store.ts";
 import { commitPlan } from "./commit.ts";
 import { measure } from "./estimate.ts";
 import {
@@ -161,7 +161,7 @@ async function holdingLease(
 
 /** Guard bookkeeping outside a commit (refusals and failures). */
 async function updateGuard(
-  store: Store,
+  store: CompactionStore & SessionStore,
   sessionId: string,
   change: (state: GuardState) => GuardState | null,
 ) {

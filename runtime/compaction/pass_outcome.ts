@@ -9,7 +9,7 @@ import type { Logger } from "../core/log.ts";
 import type { ProcessIdentity } from "../core/process_identity.ts";
 import type { Provider } from "../providers/provider.ts";
 import type { CompactionOutcome, CompactionReason } from "../agent/seams.ts";
-import type { CompactionKind, PassMeasures, Store } from "../store/store.ts";
+import type { CompactionKind, CompactionStore, PassMeasures, SessionStore } from "../store/store.ts";
 import type { Calibration } from "./calibration.ts";
 import { measure } from "./estimate.ts";
 import type { PlanRow } from "./rows.ts";
@@ -32,7 +32,7 @@ export interface Pass {
 
 /** What every pass works with: one compactor's parts. */
 export interface PassDeps {
-  store: Store;
+  store: CompactionStore & SessionStore;
   provider: Provider;
   clock: Clock;
   log: Logger;

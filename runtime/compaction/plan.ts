@@ -3,7 +3,7 @@
  * archive and replacements to insert. The planners (hard.ts, micro.ts, proactive pruning) share this shape
  * and the one token basis (`measure` with the pass's calibration ratio).
  */
-import type { CompactionKind, ReplacementRow, Store } from "../store/store.ts";
+import type { CompactionKind, CompactionStore, ReplacementRow, SessionStore } from "../store/store.ts";
 import type { CompactionReason } from "../agent/seams.ts";
 import { blockedCuts, selectBoundaries } from "./boundaries.ts";
 import { measure } from "./estimate.ts";
@@ -40,7 +40,7 @@ export type Plan =
 
 export interface PlanContext {
   sessionId: string;
-  store: Store;
+  store: CompactionStore & SessionStore;
   /** Tokens every request carries besides the rows (the tool definitions), on the pass's basis. */
   overheadTokens?: number;
   /** Summary calls are paused (breaker) or cooling down: the ladder skips to the fallback. */

@@ -3,7 +3,7 @@
  * the middle are pruned only when that frees at least `prune_min` tokens, so small prunes do not commit turn
  * after turn. Checked without the lease first (`pruneWorthIt`), then planned again under it.
  */
-import type { Store } from "../store/store.ts";
+import type { CompactionStore, SessionStore } from "../store/store.ts";
 import { layout, type Plan, type PlanContext, summaryTokensOf } from "./plan.ts";
 import { planPrune } from "./prune.ts";
 import { loadPlanRows } from "./rows.ts";
@@ -33,7 +33,7 @@ export function proactivePlan(ctx: PlanContext, pruneMin: number): Plan {
 
 /** Whether pruning the middle now frees at least `prune_min`. */
 export async function pruneWorthIt(
-  store: Store,
+  store: CompactionStore & SessionStore,
   sessionId: string,
   facts: { settings: Settings; ratio: number },
 ): Promise<boolean> {

@@ -3,7 +3,7 @@
  * store), each with its chars/4 estimate, so that choosing boundaries stays cheap on long sessions. Content is
  * loaded only for what is summarised.
  */
-import type { Store, TranscriptRow } from "../store/store.ts";
+import type { SessionStore, TranscriptRow } from "../store/store.ts";
 import type { StoredMessage, ToolCall } from "../core/types.ts";
 
 export interface PlanRow extends TranscriptRow {
@@ -12,7 +12,7 @@ export interface PlanRow extends TranscriptRow {
 }
 
 /** The session's active rows in prompt order (the order `store.activeMessages` uses). */
-export async function loadPlanRows(store: Store, sessionId: string): Promise<PlanRow[]> {
+export async function loadPlanRows(store: SessionStore, sessionId: string): Promise<PlanRow[]> {
   // The store hands out fresh rows: they get their estimate in place (a copy per row costs a tenth of a
   // millisecond per thousand rows, on a path that runs between every two turns with micro-compaction).
   const rows = await store.transcriptRows(sessionId) as PlanRow[];

@@ -8,7 +8,7 @@ import type { Clock } from "../core/clock.ts";
 import { errorMessage } from "../core/errors.ts";
 import { watchStall } from "../core/stall.ts";
 import type { ModelRequest, Provider } from "../providers/provider.ts";
-import type { LeaseRef, Store } from "../store/store.ts";
+import type { CompactionStore, LeaseRef, SessionStore } from "../store/store.ts";
 import { keepLease } from "./lease.ts";
 import type { PlanRow } from "./rows.ts";
 import { planChunks } from "./chunks.ts";
@@ -41,7 +41,10 @@ export type SummariseResult =
  * summary model's window holds (chunks.ts), each chunk updating the summary so far — and keeps the lease
  * refreshed until the last answer.
  */
-export async function summariseMiddle(store: Store, options: SummariseOptions): Promise<SummariseResult> {
+export async function summariseMiddle(
+  store: CompactionStore & SessionStore,
+  options: SummariseOptions,
+): Promise<SummariseResult> {
   const plans = planChunks(options.middle, options.contextWindow, {
     smallerModel: options.smallerModel ?? false,
   });

@@ -5,7 +5,7 @@
  * round alone) — and tool results left in it are cut to fit: head and end kept around a marker, the whole
  * text archived (`sessions show --all`).
  */
-import type { Store } from "../store/store.ts";
+import type { SessionStore } from "../store/store.ts";
 import { currentRoundStart, lastRealUserIndex } from "./boundaries.ts";
 import { cutText } from "./cut.ts";
 import { type PrunePlan, replaceToolResult } from "./prune.ts";
@@ -27,7 +27,7 @@ export function yieldedTailStart(rows: readonly PlanRow[], head: number, tail: n
  * the originals, which are archived.
  */
 export async function cutToFit(
-  store: Store,
+  store: SessionStore,
   candidates: readonly PlanRow[],
   options: { excessTokens: number; ratio: number; sessionId: string },
 ): Promise<PrunePlan> {

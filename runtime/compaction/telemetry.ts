@@ -10,7 +10,7 @@ import type { EventBus } from "../core/events.ts";
 import type { Logger } from "../core/log.ts";
 import type { CompactionOutcome } from "../agent/seams.ts";
 import { occupancyOf } from "../store/rules.ts";
-import type { CompactionKind, PassMeasures, PassOutcome, Store } from "../store/store.ts";
+import type { CompactionKind, CompactionStore, PassMeasures, PassOutcome } from "../store/store.ts";
 import type { Settings } from "./settings.ts";
 import type { FallbackWhy } from "./fallback.ts";
 
@@ -29,13 +29,15 @@ export interface UnchangedPass {
 }
 
 export class Telemetry {
-  #store: Store;
+  #store: CompactionStore;
   #events: EventBus;
   #log: Logger;
   #settings: Settings;
   #clock: Clock;
 
-  constructor(options: { store: Store; events: EventBus; log: Logger; settings: Settings; clock: Clock }) {
+  constructor(
+    options: { store: CompactionStore; events: EventBus; log: Logger; settings: Settings; clock: Clock },
+  ) {
     this.#clock = options.clock;
     this.#store = options.store;
     this.#events = options.events;

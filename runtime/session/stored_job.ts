@@ -5,14 +5,14 @@
 import { renderEnv, type ResolvedJob } from "../config/job.ts";
 import type { JobFile } from "../config/job_schema.ts";
 import { ValidationError } from "../core/errors.ts";
-import type { Store } from "../store/store.ts";
+import type { SessionStore } from "../store/store.ts";
 
 /**
  * The job a stored session was started with (saved in its row), for `--resume` without the job file. Its
  * `env:` templates are rendered again with `env`, the process environment now (without it, as stored).
  */
 export async function storedJob(
-  store: Store,
+  store: SessionStore,
   id: string,
   options: { env?: Record<string, string> } = {},
 ): Promise<ResolvedJob> {

@@ -22,7 +22,7 @@ import {
 } from "./outcome.ts";
 import { repairPrompt, type SchemaCheck } from "./output_schema.ts";
 import type { CommandSource } from "../agent/slash.ts";
-import type { Store } from "../store/store.ts";
+import type { SessionStore } from "../store/store.ts";
 import { StoreUnavailableError } from "../store/retry.ts";
 
 export interface TurnOutcome {
@@ -39,7 +39,7 @@ export interface TurnOutcome {
 
 export interface TurnOptions
   extends Pick<Stop, "cancel" | "interrupt" | "interruptExitCode" | "interrupted"> {
-  store: Store;
+  store: SessionStore;
   events: EventBus;
   clock: Clock;
   log: Logger;

@@ -3,7 +3,7 @@
  * then one line per message in prompt order — enough to rebuild it) or as Markdown for people.
  */
 import { NotFoundError } from "../core/errors.ts";
-import type { Store } from "../store/store.ts";
+import type { AdminStore, SessionStore } from "../store/store.ts";
 import { type MessageRecord, type SessionSummary, toMessageRecord } from "./records.ts";
 
 export type ExportFormat = "jsonl" | "md";
@@ -29,7 +29,7 @@ export interface ExportOptions {
 
 /** Yields the export in chunks (each ends with a newline). `id` must be a resolved session id. */
 export async function* exportSession(
-  store: Store,
+  store: AdminStore & SessionStore,
   id: string,
   options: ExportOptions,
 ): AsyncGenerator<string> {

@@ -4,7 +4,7 @@
  * (plugins only hear about removals): it is `store.unarchiveSessions`.
  */
 import { type Hooks, noHooks } from "../core/hooks.ts";
-import type { ArchiveResult, Store } from "../store/store.ts";
+import type { AdminStore, ArchiveResult } from "../store/store.ts";
 
 export type { ArchiveResult };
 
@@ -20,7 +20,7 @@ export interface RemoveOptions {
  * deleted. Returns the deleted ids.
  */
 export async function deleteSessions(
-  store: Store,
+  store: AdminStore,
   refs: readonly string[],
   options: RemoveOptions = {},
 ): Promise<string[]> {
@@ -37,7 +37,7 @@ export async function deleteSessions(
 
 /** Hides sessions from `list` and keeps everything. Already archived sessions are left alone (no hook for them). */
 export async function archiveSessions(
-  store: Store,
+  store: AdminStore,
   refs: readonly string[],
   options: RemoveOptions = {},
 ): Promise<ArchiveResult> {

@@ -4,7 +4,7 @@
  * secrets were replaced before it was stored).
  */
 import { ValidationError } from "../core/errors.ts";
-import type { SearchTerm, Store } from "../store/store.ts";
+import type { AdminStore, SearchTerm } from "../store/store.ts";
 import type { MessageKind, Role } from "../core/types.ts";
 import { isoTime } from "./records.ts";
 
@@ -42,7 +42,7 @@ export interface SearchHit {
  * interpreted, so any text a user types is a valid query.
  */
 export async function searchMessages(
-  store: Store,
+  store: AdminStore,
   query: string,
   options: SearchOptions = {},
 ): Promise<SearchHit[]> {

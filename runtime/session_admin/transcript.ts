@@ -1,6 +1,6 @@
 /** A session and its messages as `sessions show --json` (and RPC `session.get`) return them. */
 import { NotFoundError } from "../core/errors.ts";
-import type { Store } from "../store/store.ts";
+import type { AdminStore, SessionStore } from "../store/store.ts";
 import { type MessageRecord, type SessionSummary, toMessageRecord } from "./records.ts";
 
 export interface Transcript {
@@ -15,7 +15,7 @@ export interface TranscriptOptions {
 
 /** `id` must be a resolved session id. Messages are in prompt order. */
 export async function readTranscript(
-  store: Store,
+  store: AdminStore & SessionStore,
   id: string,
   options: TranscriptOptions = {},
 ): Promise<Transcript> {

@@ -690,19 +690,22 @@ export interface CopyOps {
   importPluginState(rows: readonly PluginStateRow[]): Promise<number>;
 }
 
-export interface Store
-  extends
-    SessionOps,
-    MessageOps,
-    StepOps,
-    StateOps,
-    LeaseOps,
-    CompactionOps,
-    ScheduleOps,
-    PluginStateOps,
-    SearchOps,
-    AdminOps,
-    CopyOps {
+/**
+ * The store as its consumers see it: each depends on the roles it uses, not on all of Store.
+ * Sessions: sessions, their transcripts, step records and per-session state (the session core, the agent).
+ */
+export type SessionStore = SessionOps & MessageOps & StepOps & StateOps;
+/** Compaction: leases on a session and the commit and log of passes. */
+export type CompactionStore = LeaseOps & CompactionOps;
+/** Recurring work: schedule slot claims and their runs (the daemon). */
+export type ScheduleStore = ScheduleOps;
+/** Plugins' own values. */
+export type PluginStore = PluginStateOps;
+/** Operators: listing and search, archive, delete and prune, copies between stores. */
+export type AdminStore = SearchOps & AdminOps & CopyOps;
+
+/** Every role, and the handle's own files and close. */
+export interface Store extends SessionStore, CompactionStore, ScheduleStore, PluginStore, AdminStore {
   /** Local files that hold the store (a SQLite file and its WAL), hidden from sandboxed tools; none for a server. */
   readonly files: readonly string[];
   close(): Promise<void>;
