@@ -14,6 +14,9 @@ import type { Hooks } from "../../runtime/core/hooks.ts";
 import { createProvider } from "../../runtime/providers/model.ts";
 import { resolveModel } from "../../runtime/config/model.ts";
 import { storedJob } from "../../runtime/session/stored_job.ts";
+import { sessionOutlets } from "../../runtime/session/outlets.ts";
+import { sessionSecrets } from "../../runtime/session/secrets.ts";
+import { redactorOf } from "../../runtime/core/redact.ts";
 import type { Store } from "../../runtime/store/store.ts";
 import { exactlyOneId, type SessionsContext } from "./_context.ts";
 import { withGlobalHooks } from "./_hooks.ts";
@@ -49,11 +52,14 @@ async function compactStored(
   const { cli } = ctx;
   const { store, id, job } = session;
   const model = resolveModel(job.spec.model, { env: cli.env, dir: job.dir });
-  const events = new EventBus(cli.clock);
+  const bus = new EventBus(cli.clock);
   let failed = false;
-  events.subscribe((event) => failed ||= event.type === "compaction.failed");
+  bus.subscribe((event) => failed ||= event.type === "compaction.failed");
+  // The summary is written, and the outcome printed, through the session's outlets, as in a run.
+  const outlets = sessionOutlets(store, bus, redactorOf(sessionSecrets(cli.env, job)));
+  const { events } = outlets;
   const compactor = createCompactor({
-    store,
+    store: outlets.store,
     provider: await createProvider(model, { env: cli.env, clock: cli.clock }),
     model: model.name,
     context_window: model.context_window,
@@ -66,10 +72,12 @@ async function compactStored(
     // Summary calls stall by the same model.idle_timeout as the agent's own calls.
     ...(model.idle_timeout_ms ? { summary_idle_timeout_ms: model.idle_timeout_ms } : {}),
   });
-  const outcome = await compactor.compact(id, {
-    signal: cli.signal,
-    ...(options.focus !== undefined ? { focus: options.focus } : {}),
-  });
+  const outcome = outlets.result(
+    await compactor.compact(id, {
+      signal: cli.signal,
+      ...(options.focus !== undefined ? { focus: options.focus } : {}),
+    }),
+  );
   if (options.json) await cli.out(JSON.stringify({ session_id: id, ...outcome }) + "\n");
   else if (outcome.changed) {
     await cli.out(
@@ -77,6 +85,6 @@ async function compactStored(
         `${outcome.messages_removed} fewer messages, ${Math.round(outcome.occupancy * 100)}% of the ` +
         `compaction threshold\n`,
     );
-  } else await cli.out(`${id}: nothing compacted: ${cli.redact(outcome.note ?? "no change")}\n`);
+  } else await cli.out(`${id}: nothing compacted: ${outcome.note ?? "no change"}\n`);
   return failed ? 1 : 0;
 }

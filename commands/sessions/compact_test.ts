@@ -140,3 +140,32 @@ plugins:
     await server.close();
   }
 });
+
+Deno.test("sessions compact writes the summary through the session's outlets: a secret in it is not stored", async () => {
+  await using fx = await tempStore();
+  const secret = "tok-summary-8e7d6c5b4a";
+  await Deno.writeTextFile(
+    `${fx.dir}/replies.json`,
+    JSON.stringify([{ content: `${SUMMARY}\nThe deploy token is ${secret}.` }]),
+  );
+  const spec = {
+    name: "release",
+    model: { provider: "scripted", script: "replies.json" },
+    compaction: { protect_first: 1, protect_last: 2 },
+  };
+  const id =
+    (await fx.store.createSession({ job: "release", config_json: JSON.stringify({ spec, dir: fx.dir }) })).id;
+  await fx.store.appendMessages(
+    id,
+    Array.from({ length: 10 }, (_, i) => ({
+      role: i % 2 === 0 ? "user" as const : "assistant" as const,
+      content: `step ${i}: ${"a detailed progress report on the release checks ".repeat(12)}`,
+    })),
+  );
+  const run = await hermes(["sessions", "compact", id, "--home", fx.dir], { env: { DEPLOY_TOKEN: secret } });
+  assert.equal(run.code, 0, run.stderr);
+  const shown = JSON.parse((await hermes(["sessions", "show", id, "--json", "--home", fx.dir])).stdout);
+  const summary = shown.messages.find((m: { kind: string }) => m.kind === "summary");
+  assert.match(summary.content, /The deploy token is \[REDACTED:DEPLOY_TOKEN\]\./);
+  assert.ok(!JSON.stringify(shown).includes(secret));
+});
