@@ -100,6 +100,11 @@ export const ModelConfig = z.strictObject({
     "USD per million tokens, overriding the built-in price table (runtime/providers/pricing.ts) for this " +
       "model; cost_usd and the spend caps use it",
   ).optional(),
+  text_tool_calls: z.boolean().describe(
+    "Recognise tool calls the model writes into its answer's text (<tool_call> blocks, [TOOL_CALLS], " +
+      "<|python_tag|>, or an answer that is only a JSON call naming a tool), as local models served without " +
+      "a tool-call parser do (default false)",
+  ).optional(),
 });
 
 const PathList = z.array(z.string().min(1));

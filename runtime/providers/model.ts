@@ -3,6 +3,7 @@ import type { Clock } from "../core/clock.ts";
 import { ValidationError } from "../core/errors.ts";
 import type { Provider } from "./provider.ts";
 import { type ProviderRegistry, PROVIDERS } from "./registry.ts";
+import { withTextToolCalls } from "./text_tool_calls.ts";
 import { type Price, priceKey, PRICES_TAKEN } from "./pricing.ts";
 
 export const DEFAULT_CONTEXT_WINDOW = 128_000;
@@ -29,6 +30,8 @@ export interface ResolvedModel {
   max_retries?: number;
   /** provider anthropic: extended thinking. */
   thinking?: { budget_tokens: number };
+  /** model.text_tool_calls: tool calls written in the answer's text are recognised. */
+  text_tool_calls?: boolean;
   /** provider anthropic: Claude on Amazon Bedrock or Google Vertex AI instead of the Anthropic API. */
   platform?: "bedrock" | "vertex";
   /** USD per million tokens: `model.pricing`, else the price table's entry; null when neither knows it. */
@@ -83,5 +86,10 @@ export async function createProvider(
     );
   }
   const module = await entry.load();
-  return module.providerFor(model, { apiKey: apiKey ?? null, clock: options.clock, env: options.env });
+  const provider = module.providerFor(model, {
+    apiKey: apiKey ?? null,
+    clock: options.clock,
+    env: options.env,
+  });
+  return model.text_tool_calls ? withTextToolCalls(provider) : provider;
 }
