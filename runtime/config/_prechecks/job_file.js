@@ -5,7 +5,7 @@
 // edit. runtime/config/prechecked.ts uses it.
 "use strict";
 export const validate = validate20;
-const schema31 = {"type":"object","properties":{"$schema":{"type":"string"},"name":{"type":"string","pattern":"^[a-z0-9._-]+$"},"description":{"type":"string"},"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"script":{"type":"string","minLength":1},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false}},"additionalProperties":false},"system":{"type":"string"},"inputs":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_-]*$"},"additionalProperties":{"type":"object","properties":{"type":{"type":"string","enum":["string","number","boolean"]},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"additionalProperties":false}},"env":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":["string","number","boolean"]}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"prompt":{"type":"string"},"steps":{"type":"array","items":{"type":"string","minLength":1}},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"},"not":{}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","minLength":1}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"type":"boolean"},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"approval":{"type":"object","properties":{"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"url":{"type":"string","format":"uri"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false,"not":{}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0}},"additionalProperties":false},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"schedule":{"type":"object","properties":{"cron":{"type":"string","minLength":1},"timezone":{"type":"string","minLength":1},"catch_up":{"type":"string","enum":["one","none"]},"on_crash":{"type":"string","enum":["skip","rerun"]},"overlap":{"type":"string","enum":["skip","queue","cancel_previous"]},"max_cost_usd_per_day":{"type":"number","exclusiveMinimum":0}},"required":["cron"],"additionalProperties":false},"output":{"type":"object","properties":{"format":{"type":"string","enum":["text","json","stream-json"]},"file":{"type":"string","minLength":1},"schema":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}}},"additionalProperties":false},"store":{"type":"object","properties":{"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false}},"required":["name"],"additionalProperties":false,"$id":"job_file"};
+const schema31 = {"type":"object","properties":{"$schema":{"type":"string"},"name":{"type":"string","pattern":"^[a-z0-9._-]+$"},"description":{"type":"string"},"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"script":{"type":"string","minLength":1},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false},"text_tool_calls":{"type":"boolean"}},"additionalProperties":false},"system":{"type":"string"},"inputs":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_-]*$"},"additionalProperties":{"type":"object","properties":{"type":{"type":"string","enum":["string","number","boolean"]},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"additionalProperties":false}},"env":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":["string","number","boolean"]}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"prompt":{"type":"string"},"steps":{"type":"array","items":{"type":"string","minLength":1}},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"},"not":{}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","minLength":1}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"type":"boolean"},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"approval":{"type":"object","properties":{"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"url":{"type":"string","format":"uri"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false,"not":{}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0}},"additionalProperties":false},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"schedule":{"type":"object","properties":{"cron":{"type":"string","minLength":1},"timezone":{"type":"string","minLength":1},"catch_up":{"type":"string","enum":["one","none"]},"on_crash":{"type":"string","enum":["skip","rerun"]},"overlap":{"type":"string","enum":["skip","queue","cancel_previous"]},"max_cost_usd_per_day":{"type":"number","exclusiveMinimum":0}},"required":["cron"],"additionalProperties":false},"output":{"type":"object","properties":{"format":{"type":"string","enum":["text","json","stream-json"]},"file":{"type":"string","minLength":1},"schema":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}}},"additionalProperties":false},"store":{"type":"object","properties":{"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false}},"required":["name"],"additionalProperties":false,"$id":"job_file"};
 const func1 = Object.prototype.hasOwnProperty;
 const pattern4 = new RegExp("^[a-z0-9._-]+$", "");
 const pattern5 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "");
@@ -605,6 +605,19 @@ var valid1 = _errs48 === errors;
 else {
 var valid1 = true;
 }
+if(valid1){
+if(data3.text_tool_calls !== undefined){
+const _errs59 = errors;
+if(typeof data3.text_tool_calls !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/model/text_tool_calls",schemaPath:"#/properties/model/properties/text_tool_calls/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid1 = _errs59 === errors;
+}
+else {
+var valid1 = true;
+}
+}
 }
 }
 }
@@ -636,25 +649,25 @@ var valid0 = true;
 }
 if(valid0){
 if(data.system !== undefined){
-const _errs59 = errors;
+const _errs61 = errors;
 if(typeof data.system !== "string"){
 validate20.errors = [{instancePath:instancePath+"/system",schemaPath:"#/properties/system/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid0 = _errs59 === errors;
+var valid0 = _errs61 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.inputs !== undefined){
-let data28 = data.inputs;
-const _errs61 = errors;
-if(errors === _errs61){
-if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
-for(const key4 in data28){
+let data29 = data.inputs;
 const _errs63 = errors;
 if(errors === _errs63){
+if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
+for(const key4 in data29){
+const _errs65 = errors;
+if(errors === _errs65){
 if(typeof key4 === "string"){
 if(!pattern8.test(key4)){
 const err0 = {instancePath:instancePath+"/inputs",schemaPath:"#/properties/inputs/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_-]*$"+"\"",propertyName:key4};
@@ -678,7 +691,7 @@ vErrors.push(err1);
 errors++;
 }
 }
-var valid4 = _errs63 === errors;
+var valid4 = _errs65 === errors;
 if(!valid4){
 const err2 = {instancePath:instancePath+"/inputs",schemaPath:"#/properties/inputs/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid"};
 if(vErrors === null){
@@ -694,41 +707,29 @@ break;
 }
 }
 if(valid4){
-for(const key5 in data28){
-let data29 = data28[key5];
-const _errs66 = errors;
-if(errors === _errs66){
-if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
+for(const key5 in data29){
+let data30 = data29[key5];
 const _errs68 = errors;
-for(const key6 in data29){
+if(errors === _errs68){
+if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+const _errs70 = errors;
+for(const key6 in data30){
 if(!((((key6 === "type") || (key6 === "required")) || (key6 === "default")) || (key6 === "description"))){
 validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/inputs/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs68 === errors){
-if(data29.type !== undefined){
-let data30 = data29.type;
-const _errs69 = errors;
-if(typeof data30 !== "string"){
+if(_errs70 === errors){
+if(data30.type !== undefined){
+let data31 = data30.type;
+const _errs71 = errors;
+if(typeof data31 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/inputs/additionalProperties/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data30 === "string") || (data30 === "number")) || (data30 === "boolean"))){
+if(!(((data31 === "string") || (data31 === "number")) || (data31 === "boolean"))){
 validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/inputs/additionalProperties/properties/type/enum",keyword:"enum",params:{allowedValues: schema31.properties.inputs.additionalProperties.properties.type.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid6 = _errs69 === errors;
-}
-else {
-var valid6 = true;
-}
-if(valid6){
-if(data29.required !== undefined){
-const _errs71 = errors;
-if(typeof data29.required !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/inputs/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid6 = _errs71 === errors;
@@ -737,11 +738,10 @@ else {
 var valid6 = true;
 }
 if(valid6){
-if(data29.default !== undefined){
-let data32 = data29.default;
+if(data30.required !== undefined){
 const _errs73 = errors;
-if(((typeof data32 !== "string") && (!((typeof data32 == "number") && (isFinite(data32))))) && (typeof data32 !== "boolean")){
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/default",schemaPath:"#/properties/inputs/additionalProperties/properties/default/type",keyword:"type",params:{type: schema31.properties.inputs.additionalProperties.properties.default.type},message:"must be string,number,boolean"}];
+if(typeof data30.required !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/inputs/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid6 = _errs73 === errors;
@@ -750,13 +750,26 @@ else {
 var valid6 = true;
 }
 if(valid6){
-if(data29.description !== undefined){
+if(data30.default !== undefined){
+let data33 = data30.default;
 const _errs75 = errors;
-if(typeof data29.description !== "string"){
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/description",schemaPath:"#/properties/inputs/additionalProperties/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(((typeof data33 !== "string") && (!((typeof data33 == "number") && (isFinite(data33))))) && (typeof data33 !== "boolean")){
+validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/default",schemaPath:"#/properties/inputs/additionalProperties/properties/default/type",keyword:"type",params:{type: schema31.properties.inputs.additionalProperties.properties.default.type},message:"must be string,number,boolean"}];
 return false;
 }
 var valid6 = _errs75 === errors;
+}
+else {
+var valid6 = true;
+}
+if(valid6){
+if(data30.description !== undefined){
+const _errs77 = errors;
+if(typeof data30.description !== "string"){
+validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/description",schemaPath:"#/properties/inputs/additionalProperties/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid6 = _errs77 === errors;
 }
 else {
 var valid6 = true;
@@ -771,7 +784,7 @@ validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, 
 return false;
 }
 }
-var valid5 = _errs66 === errors;
+var valid5 = _errs68 === errors;
 if(!valid5){
 break;
 }
@@ -783,19 +796,19 @@ validate20.errors = [{instancePath:instancePath+"/inputs",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs61 === errors;
+var valid0 = _errs63 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.env !== undefined){
-let data34 = data.env;
-const _errs77 = errors;
-if(errors === _errs77){
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-for(const key7 in data34){
+let data35 = data.env;
 const _errs79 = errors;
+if(errors === _errs79){
+if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
+for(const key7 in data35){
+const _errs81 = errors;
 if(typeof key7 !== "string"){
 const err3 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key7};
 if(vErrors === null){
@@ -806,7 +819,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-var valid7 = _errs79 === errors;
+var valid7 = _errs81 === errors;
 if(!valid7){
 const err4 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames",keyword:"propertyNames",params:{propertyName: key7},message:"property name must be valid"};
 if(vErrors === null){
@@ -822,14 +835,14 @@ break;
 }
 }
 if(valid7){
-for(const key8 in data34){
-let data35 = data34[key8];
-const _errs82 = errors;
-if(((typeof data35 !== "string") && (!((typeof data35 == "number") && (isFinite(data35))))) && (typeof data35 !== "boolean")){
+for(const key8 in data35){
+let data36 = data35[key8];
+const _errs84 = errors;
+if(((typeof data36 !== "string") && (!((typeof data36 == "number") && (isFinite(data36))))) && (typeof data36 !== "boolean")){
 validate20.errors = [{instancePath:instancePath+"/env/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/type",keyword:"type",params:{type: schema31.properties.env.additionalProperties.type},message:"must be string,number,boolean"}];
 return false;
 }
-var valid8 = _errs82 === errors;
+var valid8 = _errs84 === errors;
 if(!valid8){
 break;
 }
@@ -841,25 +854,25 @@ validate20.errors = [{instancePath:instancePath+"/env",schemaPath:"#/properties/
 return false;
 }
 }
-var valid0 = _errs77 === errors;
+var valid0 = _errs79 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.redact !== undefined){
-let data36 = data.redact;
-const _errs84 = errors;
-if(errors === _errs84){
-if(Array.isArray(data36)){
-var valid9 = true;
-const len0 = data36.length;
-for(let i0=0; i0<len0; i0++){
-let data37 = data36[i0];
+let data37 = data.redact;
 const _errs86 = errors;
 if(errors === _errs86){
-if(typeof data37 === "string"){
-if(!pattern5.test(data37)){
+if(Array.isArray(data37)){
+var valid9 = true;
+const len0 = data37.length;
+for(let i0=0; i0<len0; i0++){
+let data38 = data37[i0];
+const _errs88 = errors;
+if(errors === _errs88){
+if(typeof data38 === "string"){
+if(!pattern5.test(data38)){
 validate20.errors = [{instancePath:instancePath+"/redact/" + i0,schemaPath:"#/properties/redact/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
 return false;
 }
@@ -869,7 +882,7 @@ validate20.errors = [{instancePath:instancePath+"/redact/" + i0,schemaPath:"#/pr
 return false;
 }
 }
-var valid9 = _errs86 === errors;
+var valid9 = _errs88 === errors;
 if(!valid9){
 break;
 }
@@ -880,37 +893,37 @@ validate20.errors = [{instancePath:instancePath+"/redact",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs84 === errors;
+var valid0 = _errs86 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.prompt !== undefined){
-const _errs88 = errors;
+const _errs90 = errors;
 if(typeof data.prompt !== "string"){
 validate20.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid0 = _errs88 === errors;
+var valid0 = _errs90 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.steps !== undefined){
-let data39 = data.steps;
-const _errs90 = errors;
-if(errors === _errs90){
-if(Array.isArray(data39)){
-var valid10 = true;
-const len1 = data39.length;
-for(let i1=0; i1<len1; i1++){
-let data40 = data39[i1];
+let data40 = data.steps;
 const _errs92 = errors;
 if(errors === _errs92){
-if(typeof data40 === "string"){
-if(data40.length < 1){
+if(Array.isArray(data40)){
+var valid10 = true;
+const len1 = data40.length;
+for(let i1=0; i1<len1; i1++){
+let data41 = data40[i1];
+const _errs94 = errors;
+if(errors === _errs94){
+if(typeof data41 === "string"){
+if(data41.length < 1){
 validate20.errors = [{instancePath:instancePath+"/steps/" + i1,schemaPath:"#/properties/steps/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -920,7 +933,7 @@ validate20.errors = [{instancePath:instancePath+"/steps/" + i1,schemaPath:"#/pro
 return false;
 }
 }
-var valid10 = _errs92 === errors;
+var valid10 = _errs94 === errors;
 if(!valid10){
 break;
 }
@@ -931,53 +944,53 @@ validate20.errors = [{instancePath:instancePath+"/steps",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs90 === errors;
+var valid0 = _errs92 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.tools !== undefined){
-let data41 = data.tools;
-const _errs94 = errors;
-if(errors === _errs94){
-if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
+let data42 = data.tools;
 const _errs96 = errors;
-for(const key9 in data41){
+if(errors === _errs96){
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+const _errs98 = errors;
+for(const key9 in data42){
 if(!(((((key9 === "shell") || (key9 === "read_file")) || (key9 === "write_file")) || (key9 === "list_dir")) || (key9 === "http_fetch"))){
 validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs96 === errors){
-if(data41.shell !== undefined){
-let data42 = data41.shell;
-const _errs97 = errors;
-if(errors === _errs97){
-if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+if(_errs98 === errors){
+if(data42.shell !== undefined){
+let data43 = data42.shell;
 const _errs99 = errors;
-for(const key10 in data42){
+if(errors === _errs99){
+if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
+const _errs101 = errors;
+for(const key10 in data43){
 if(!((((((key10 === "allow") || (key10 === "deny")) || (key10 === "cwd")) || (key10 === "timeout")) || (key10 === "max_output")) || (key10 === "sandbox"))){
 validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/properties/tools/properties/shell/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs99 === errors){
-if(data42.allow !== undefined){
-let data43 = data42.allow;
-const _errs100 = errors;
-if(errors === _errs100){
-if(Array.isArray(data43)){
-var valid13 = true;
-const len2 = data43.length;
-for(let i2=0; i2<len2; i2++){
-let data44 = data43[i2];
+if(_errs101 === errors){
+if(data43.allow !== undefined){
+let data44 = data43.allow;
 const _errs102 = errors;
 if(errors === _errs102){
-if(typeof data44 === "string"){
-if(data44.length < 1){
+if(Array.isArray(data44)){
+var valid13 = true;
+const len2 = data44.length;
+for(let i2=0; i2<len2; i2++){
+let data45 = data44[i2];
+const _errs104 = errors;
+if(errors === _errs104){
+if(typeof data45 === "string"){
+if(data45.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i2,schemaPath:"#/properties/tools/properties/shell/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -987,7 +1000,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i2,schem
 return false;
 }
 }
-var valid13 = _errs102 === errors;
+var valid13 = _errs104 === errors;
 if(!valid13){
 break;
 }
@@ -998,25 +1011,25 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/allow",schemaPath:
 return false;
 }
 }
-var valid12 = _errs100 === errors;
+var valid12 = _errs102 === errors;
 }
 else {
 var valid12 = true;
 }
 if(valid12){
-if(data42.deny !== undefined){
-let data45 = data42.deny;
-const _errs104 = errors;
-if(errors === _errs104){
-if(Array.isArray(data45)){
-var valid14 = true;
-const len3 = data45.length;
-for(let i3=0; i3<len3; i3++){
-let data46 = data45[i3];
+if(data43.deny !== undefined){
+let data46 = data43.deny;
 const _errs106 = errors;
 if(errors === _errs106){
-if(typeof data46 === "string"){
-if(data46.length < 1){
+if(Array.isArray(data46)){
+var valid14 = true;
+const len3 = data46.length;
+for(let i3=0; i3<len3; i3++){
+let data47 = data46[i3];
+const _errs108 = errors;
+if(errors === _errs108){
+if(typeof data47 === "string"){
+if(data47.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i3,schemaPath:"#/properties/tools/properties/shell/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1026,7 +1039,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i3,schema
 return false;
 }
 }
-var valid14 = _errs106 === errors;
+var valid14 = _errs108 === errors;
 if(!valid14){
 break;
 }
@@ -1037,30 +1050,30 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/deny",schemaPath:"
 return false;
 }
 }
-var valid12 = _errs104 === errors;
+var valid12 = _errs106 === errors;
 }
 else {
 var valid12 = true;
 }
 if(valid12){
-if(data42.cwd !== undefined){
-const _errs108 = errors;
-if(typeof data42.cwd !== "string"){
+if(data43.cwd !== undefined){
+const _errs110 = errors;
+if(typeof data43.cwd !== "string"){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/cwd",schemaPath:"#/properties/tools/properties/shell/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid12 = _errs108 === errors;
+var valid12 = _errs110 === errors;
 }
 else {
 var valid12 = true;
 }
 if(valid12){
-if(data42.timeout !== undefined){
-let data48 = data42.timeout;
-const _errs110 = errors;
-if(errors === _errs110){
-if(typeof data48 === "string"){
-if(!pattern6.test(data48)){
+if(data43.timeout !== undefined){
+let data49 = data43.timeout;
+const _errs112 = errors;
+if(errors === _errs112){
+if(typeof data49 === "string"){
+if(!pattern6.test(data49)){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPath:"#/properties/tools/properties/shell/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -1070,19 +1083,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPat
 return false;
 }
 }
-var valid12 = _errs110 === errors;
+var valid12 = _errs112 === errors;
 }
 else {
 var valid12 = true;
 }
 if(valid12){
-if(data42.max_output !== undefined){
-let data49 = data42.max_output;
-const _errs112 = errors;
-const _errs113 = errors;
-let valid15 = false;
+if(data43.max_output !== undefined){
+let data50 = data43.max_output;
 const _errs114 = errors;
-if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
+const _errs115 = errors;
+let valid15 = false;
+const _errs116 = errors;
+if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
 const err5 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err5];
@@ -1092,9 +1105,9 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(errors === _errs114){
-if((typeof data49 == "number") && (isFinite(data49))){
-if(data49 > 9007199254740991 || isNaN(data49)){
+if(errors === _errs116){
+if((typeof data50 == "number") && (isFinite(data50))){
+if(data50 > 9007199254740991 || isNaN(data50)){
 const err6 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err6];
@@ -1105,7 +1118,7 @@ vErrors.push(err6);
 errors++;
 }
 else {
-if(data49 <= 0 || isNaN(data49)){
+if(data50 <= 0 || isNaN(data50)){
 const err7 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err7];
@@ -1118,12 +1131,12 @@ errors++;
 }
 }
 }
-var _valid0 = _errs114 === errors;
+var _valid0 = _errs116 === errors;
 valid15 = valid15 || _valid0;
-const _errs116 = errors;
-if(errors === _errs116){
-if(typeof data49 === "string"){
-if(!pattern11.test(data49)){
+const _errs118 = errors;
+if(errors === _errs118){
+if(typeof data50 === "string"){
+if(!pattern11.test(data50)){
 const err8 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -1145,7 +1158,7 @@ vErrors.push(err9);
 errors++;
 }
 }
-var _valid0 = _errs116 === errors;
+var _valid0 = _errs118 === errors;
 valid15 = valid15 || _valid0;
 if(!valid15){
 const err10 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1160,29 +1173,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs113;
+errors = _errs115;
 if(vErrors !== null){
-if(_errs113){
-vErrors.length = _errs113;
+if(_errs115){
+vErrors.length = _errs115;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid12 = _errs112 === errors;
+var valid12 = _errs114 === errors;
 }
 else {
 var valid12 = true;
 }
 if(valid12){
-if(data42.sandbox !== undefined){
-let data50 = data42.sandbox;
-const _errs118 = errors;
-const _errs119 = errors;
-let valid16 = false;
+if(data43.sandbox !== undefined){
+let data51 = data43.sandbox;
 const _errs120 = errors;
-if(typeof data50 !== "string"){
+const _errs121 = errors;
+let valid16 = false;
+const _errs122 = errors;
+if(typeof data51 !== "string"){
 const err11 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err11];
@@ -1192,7 +1205,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if("off" !== data50){
+if("off" !== data51){
 const err12 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err12];
@@ -1202,13 +1215,13 @@ vErrors.push(err12);
 }
 errors++;
 }
-var _valid1 = _errs120 === errors;
+var _valid1 = _errs122 === errors;
 valid16 = valid16 || _valid1;
-const _errs122 = errors;
-if(errors === _errs122){
-if(data50 && typeof data50 == "object" && !Array.isArray(data50)){
 const _errs124 = errors;
-for(const key11 in data50){
+if(errors === _errs124){
+if(data51 && typeof data51 == "object" && !Array.isArray(data51)){
+const _errs126 = errors;
+for(const key11 in data51){
 if(!(((((key11 === "write") || (key11 === "read")) || (key11 === "hide")) || (key11 === "net")) || (key11 === "limits"))){
 const err13 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -1221,20 +1234,20 @@ errors++;
 break;
 }
 }
-if(_errs124 === errors){
-if(data50.write !== undefined){
-let data51 = data50.write;
-const _errs125 = errors;
-if(errors === _errs125){
-if(Array.isArray(data51)){
-var valid18 = true;
-const len4 = data51.length;
-for(let i4=0; i4<len4; i4++){
-let data52 = data51[i4];
+if(_errs126 === errors){
+if(data51.write !== undefined){
+let data52 = data51.write;
 const _errs127 = errors;
 if(errors === _errs127){
-if(typeof data52 === "string"){
-if(data52.length < 1){
+if(Array.isArray(data52)){
+var valid18 = true;
+const len4 = data52.length;
+for(let i4=0; i4<len4; i4++){
+let data53 = data52[i4];
+const _errs129 = errors;
+if(errors === _errs129){
+if(typeof data53 === "string"){
+if(data53.length < 1){
 const err14 = {instancePath:instancePath+"/tools/shell/sandbox/write/" + i4,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err14];
@@ -1256,7 +1269,7 @@ vErrors.push(err15);
 errors++;
 }
 }
-var valid18 = _errs127 === errors;
+var valid18 = _errs129 === errors;
 if(!valid18){
 break;
 }
@@ -1273,25 +1286,25 @@ vErrors.push(err16);
 errors++;
 }
 }
-var valid17 = _errs125 === errors;
+var valid17 = _errs127 === errors;
 }
 else {
 var valid17 = true;
 }
 if(valid17){
-if(data50.read !== undefined){
-let data53 = data50.read;
-const _errs129 = errors;
-if(errors === _errs129){
-if(Array.isArray(data53)){
-var valid19 = true;
-const len5 = data53.length;
-for(let i5=0; i5<len5; i5++){
-let data54 = data53[i5];
+if(data51.read !== undefined){
+let data54 = data51.read;
 const _errs131 = errors;
 if(errors === _errs131){
-if(typeof data54 === "string"){
-if(data54.length < 1){
+if(Array.isArray(data54)){
+var valid19 = true;
+const len5 = data54.length;
+for(let i5=0; i5<len5; i5++){
+let data55 = data54[i5];
+const _errs133 = errors;
+if(errors === _errs133){
+if(typeof data55 === "string"){
+if(data55.length < 1){
 const err17 = {instancePath:instancePath+"/tools/shell/sandbox/read/" + i5,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err17];
@@ -1313,7 +1326,7 @@ vErrors.push(err18);
 errors++;
 }
 }
-var valid19 = _errs131 === errors;
+var valid19 = _errs133 === errors;
 if(!valid19){
 break;
 }
@@ -1330,25 +1343,25 @@ vErrors.push(err19);
 errors++;
 }
 }
-var valid17 = _errs129 === errors;
+var valid17 = _errs131 === errors;
 }
 else {
 var valid17 = true;
 }
 if(valid17){
-if(data50.hide !== undefined){
-let data55 = data50.hide;
-const _errs133 = errors;
-if(errors === _errs133){
-if(Array.isArray(data55)){
-var valid20 = true;
-const len6 = data55.length;
-for(let i6=0; i6<len6; i6++){
-let data56 = data55[i6];
+if(data51.hide !== undefined){
+let data56 = data51.hide;
 const _errs135 = errors;
 if(errors === _errs135){
-if(typeof data56 === "string"){
-if(data56.length < 1){
+if(Array.isArray(data56)){
+var valid20 = true;
+const len6 = data56.length;
+for(let i6=0; i6<len6; i6++){
+let data57 = data56[i6];
+const _errs137 = errors;
+if(errors === _errs137){
+if(typeof data57 === "string"){
+if(data57.length < 1){
 const err20 = {instancePath:instancePath+"/tools/shell/sandbox/hide/" + i6,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/hide/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err20];
@@ -1370,7 +1383,7 @@ vErrors.push(err21);
 errors++;
 }
 }
-var valid20 = _errs135 === errors;
+var valid20 = _errs137 === errors;
 if(!valid20){
 break;
 }
@@ -1387,19 +1400,19 @@ vErrors.push(err22);
 errors++;
 }
 }
-var valid17 = _errs133 === errors;
+var valid17 = _errs135 === errors;
 }
 else {
 var valid17 = true;
 }
 if(valid17){
-if(data50.net !== undefined){
-let data57 = data50.net;
-const _errs137 = errors;
-const _errs138 = errors;
-let valid21 = false;
+if(data51.net !== undefined){
+let data58 = data51.net;
 const _errs139 = errors;
-if(typeof data57 !== "boolean"){
+const _errs140 = errors;
+let valid21 = false;
+const _errs141 = errors;
+if(typeof data58 !== "boolean"){
 const err23 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err23];
@@ -1409,9 +1422,9 @@ vErrors.push(err23);
 }
 errors++;
 }
-var _valid2 = _errs139 === errors;
+var _valid2 = _errs141 === errors;
 valid21 = valid21 || _valid2;
-const _errs141 = errors;
+const _errs143 = errors;
 const err24 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/not",keyword:"not",params:{},message:"must NOT be valid"};
 if(vErrors === null){
 vErrors = [err24];
@@ -1420,13 +1433,13 @@ else {
 vErrors.push(err24);
 }
 errors++;
-if(errors === _errs141){
-if(Array.isArray(data57)){
+if(errors === _errs143){
+if(Array.isArray(data58)){
 var valid22 = true;
-const len7 = data57.length;
+const len7 = data58.length;
 for(let i7=0; i7<len7; i7++){
-const _errs144 = errors;
-if(typeof data57[i7] !== "string"){
+const _errs146 = errors;
+if(typeof data58[i7] !== "string"){
 const err25 = {instancePath:instancePath+"/tools/shell/sandbox/net/" + i7,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err25];
@@ -1436,7 +1449,7 @@ vErrors.push(err25);
 }
 errors++;
 }
-var valid22 = _errs144 === errors;
+var valid22 = _errs146 === errors;
 if(!valid22){
 break;
 }
@@ -1453,7 +1466,7 @@ vErrors.push(err26);
 errors++;
 }
 }
-var _valid2 = _errs141 === errors;
+var _valid2 = _errs143 === errors;
 valid21 = valid21 || _valid2;
 if(!valid21){
 const err27 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1466,29 +1479,29 @@ vErrors.push(err27);
 errors++;
 }
 else {
-errors = _errs138;
+errors = _errs140;
 if(vErrors !== null){
-if(_errs138){
-vErrors.length = _errs138;
+if(_errs140){
+vErrors.length = _errs140;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid17 = _errs137 === errors;
+var valid17 = _errs139 === errors;
 }
 else {
 var valid17 = true;
 }
 if(valid17){
-if(data50.limits !== undefined){
-let data59 = data50.limits;
-const _errs146 = errors;
-if(errors === _errs146){
-if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
+if(data51.limits !== undefined){
+let data60 = data51.limits;
 const _errs148 = errors;
-for(const key12 in data59){
+if(errors === _errs148){
+if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
+const _errs150 = errors;
+for(const key12 in data60){
 if(!((((key12 === "processes") || (key12 === "memory")) || (key12 === "file_size")) || (key12 === "tmp"))){
 const err28 = {instancePath:instancePath+"/tools/shell/sandbox/limits",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -1501,11 +1514,11 @@ errors++;
 break;
 }
 }
-if(_errs148 === errors){
-if(data59.processes !== undefined){
-let data60 = data59.processes;
-const _errs149 = errors;
-if(!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))){
+if(_errs150 === errors){
+if(data60.processes !== undefined){
+let data61 = data60.processes;
+const _errs151 = errors;
+if(!(((typeof data61 == "number") && (!(data61 % 1) && !isNaN(data61))) && (isFinite(data61)))){
 const err29 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err29];
@@ -1515,9 +1528,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(errors === _errs149){
-if((typeof data60 == "number") && (isFinite(data60))){
-if(data60 > 9007199254740991 || isNaN(data60)){
+if(errors === _errs151){
+if((typeof data61 == "number") && (isFinite(data61))){
+if(data61 > 9007199254740991 || isNaN(data61)){
 const err30 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err30];
@@ -1528,7 +1541,7 @@ vErrors.push(err30);
 errors++;
 }
 else {
-if(data60 < 8 || isNaN(data60)){
+if(data61 < 8 || isNaN(data61)){
 const err31 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
 if(vErrors === null){
 vErrors = [err31];
@@ -1541,19 +1554,19 @@ errors++;
 }
 }
 }
-var valid23 = _errs149 === errors;
+var valid23 = _errs151 === errors;
 }
 else {
 var valid23 = true;
 }
 if(valid23){
-if(data59.memory !== undefined){
-let data61 = data59.memory;
-const _errs151 = errors;
-const _errs152 = errors;
-let valid24 = false;
+if(data60.memory !== undefined){
+let data62 = data60.memory;
 const _errs153 = errors;
-if(!(((typeof data61 == "number") && (!(data61 % 1) && !isNaN(data61))) && (isFinite(data61)))){
+const _errs154 = errors;
+let valid24 = false;
+const _errs155 = errors;
+if(!(((typeof data62 == "number") && (!(data62 % 1) && !isNaN(data62))) && (isFinite(data62)))){
 const err32 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err32];
@@ -1563,9 +1576,9 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(errors === _errs153){
-if((typeof data61 == "number") && (isFinite(data61))){
-if(data61 > 9007199254740991 || isNaN(data61)){
+if(errors === _errs155){
+if((typeof data62 == "number") && (isFinite(data62))){
+if(data62 > 9007199254740991 || isNaN(data62)){
 const err33 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err33];
@@ -1576,7 +1589,7 @@ vErrors.push(err33);
 errors++;
 }
 else {
-if(data61 <= 0 || isNaN(data61)){
+if(data62 <= 0 || isNaN(data62)){
 const err34 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err34];
@@ -1589,12 +1602,12 @@ errors++;
 }
 }
 }
-var _valid3 = _errs153 === errors;
+var _valid3 = _errs155 === errors;
 valid24 = valid24 || _valid3;
-const _errs155 = errors;
-if(errors === _errs155){
-if(typeof data61 === "string"){
-if(!pattern11.test(data61)){
+const _errs157 = errors;
+if(errors === _errs157){
+if(typeof data62 === "string"){
+if(!pattern11.test(data62)){
 const err35 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err35];
@@ -1616,7 +1629,7 @@ vErrors.push(err36);
 errors++;
 }
 }
-var _valid3 = _errs155 === errors;
+var _valid3 = _errs157 === errors;
 valid24 = valid24 || _valid3;
 if(!valid24){
 const err37 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1629,29 +1642,29 @@ vErrors.push(err37);
 errors++;
 }
 else {
-errors = _errs152;
+errors = _errs154;
 if(vErrors !== null){
-if(_errs152){
-vErrors.length = _errs152;
+if(_errs154){
+vErrors.length = _errs154;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid23 = _errs151 === errors;
+var valid23 = _errs153 === errors;
 }
 else {
 var valid23 = true;
 }
 if(valid23){
-if(data59.file_size !== undefined){
-let data62 = data59.file_size;
-const _errs157 = errors;
-const _errs158 = errors;
-let valid25 = false;
+if(data60.file_size !== undefined){
+let data63 = data60.file_size;
 const _errs159 = errors;
-if(!(((typeof data62 == "number") && (!(data62 % 1) && !isNaN(data62))) && (isFinite(data62)))){
+const _errs160 = errors;
+let valid25 = false;
+const _errs161 = errors;
+if(!(((typeof data63 == "number") && (!(data63 % 1) && !isNaN(data63))) && (isFinite(data63)))){
 const err38 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err38];
@@ -1661,9 +1674,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(errors === _errs159){
-if((typeof data62 == "number") && (isFinite(data62))){
-if(data62 > 9007199254740991 || isNaN(data62)){
+if(errors === _errs161){
+if((typeof data63 == "number") && (isFinite(data63))){
+if(data63 > 9007199254740991 || isNaN(data63)){
 const err39 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err39];
@@ -1674,7 +1687,7 @@ vErrors.push(err39);
 errors++;
 }
 else {
-if(data62 <= 0 || isNaN(data62)){
+if(data63 <= 0 || isNaN(data63)){
 const err40 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err40];
@@ -1687,12 +1700,12 @@ errors++;
 }
 }
 }
-var _valid4 = _errs159 === errors;
+var _valid4 = _errs161 === errors;
 valid25 = valid25 || _valid4;
-const _errs161 = errors;
-if(errors === _errs161){
-if(typeof data62 === "string"){
-if(!pattern11.test(data62)){
+const _errs163 = errors;
+if(errors === _errs163){
+if(typeof data63 === "string"){
+if(!pattern11.test(data63)){
 const err41 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err41];
@@ -1714,7 +1727,7 @@ vErrors.push(err42);
 errors++;
 }
 }
-var _valid4 = _errs161 === errors;
+var _valid4 = _errs163 === errors;
 valid25 = valid25 || _valid4;
 if(!valid25){
 const err43 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1727,29 +1740,29 @@ vErrors.push(err43);
 errors++;
 }
 else {
-errors = _errs158;
+errors = _errs160;
 if(vErrors !== null){
-if(_errs158){
-vErrors.length = _errs158;
+if(_errs160){
+vErrors.length = _errs160;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid23 = _errs157 === errors;
+var valid23 = _errs159 === errors;
 }
 else {
 var valid23 = true;
 }
 if(valid23){
-if(data59.tmp !== undefined){
-let data63 = data59.tmp;
-const _errs163 = errors;
-const _errs164 = errors;
-let valid26 = false;
+if(data60.tmp !== undefined){
+let data64 = data60.tmp;
 const _errs165 = errors;
-if(!(((typeof data63 == "number") && (!(data63 % 1) && !isNaN(data63))) && (isFinite(data63)))){
+const _errs166 = errors;
+let valid26 = false;
+const _errs167 = errors;
+if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
 const err44 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err44];
@@ -1759,9 +1772,9 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(errors === _errs165){
-if((typeof data63 == "number") && (isFinite(data63))){
-if(data63 > 9007199254740991 || isNaN(data63)){
+if(errors === _errs167){
+if((typeof data64 == "number") && (isFinite(data64))){
+if(data64 > 9007199254740991 || isNaN(data64)){
 const err45 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err45];
@@ -1772,7 +1785,7 @@ vErrors.push(err45);
 errors++;
 }
 else {
-if(data63 <= 0 || isNaN(data63)){
+if(data64 <= 0 || isNaN(data64)){
 const err46 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err46];
@@ -1785,12 +1798,12 @@ errors++;
 }
 }
 }
-var _valid5 = _errs165 === errors;
+var _valid5 = _errs167 === errors;
 valid26 = valid26 || _valid5;
-const _errs167 = errors;
-if(errors === _errs167){
-if(typeof data63 === "string"){
-if(!pattern11.test(data63)){
+const _errs169 = errors;
+if(errors === _errs169){
+if(typeof data64 === "string"){
+if(!pattern11.test(data64)){
 const err47 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err47];
@@ -1812,7 +1825,7 @@ vErrors.push(err48);
 errors++;
 }
 }
-var _valid5 = _errs167 === errors;
+var _valid5 = _errs169 === errors;
 valid26 = valid26 || _valid5;
 if(!valid26){
 const err49 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1825,17 +1838,17 @@ vErrors.push(err49);
 errors++;
 }
 else {
-errors = _errs164;
+errors = _errs166;
 if(vErrors !== null){
-if(_errs164){
-vErrors.length = _errs164;
+if(_errs166){
+vErrors.length = _errs166;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid23 = _errs163 === errors;
+var valid23 = _errs165 === errors;
 }
 else {
 var valid23 = true;
@@ -1856,7 +1869,7 @@ vErrors.push(err50);
 errors++;
 }
 }
-var valid17 = _errs146 === errors;
+var valid17 = _errs148 === errors;
 }
 else {
 var valid17 = true;
@@ -1878,7 +1891,7 @@ vErrors.push(err51);
 errors++;
 }
 }
-var _valid1 = _errs122 === errors;
+var _valid1 = _errs124 === errors;
 valid16 = valid16 || _valid1;
 if(!valid16){
 const err52 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1893,17 +1906,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs119;
+errors = _errs121;
 if(vErrors !== null){
-if(_errs119){
-vErrors.length = _errs119;
+if(_errs121){
+vErrors.length = _errs121;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid12 = _errs118 === errors;
+var valid12 = _errs120 === errors;
 }
 else {
 var valid12 = true;
@@ -1920,39 +1933,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/pro
 return false;
 }
 }
-var valid11 = _errs97 === errors;
+var valid11 = _errs99 === errors;
 }
 else {
 var valid11 = true;
 }
 if(valid11){
-if(data41.read_file !== undefined){
-let data64 = data41.read_file;
-const _errs169 = errors;
-if(errors === _errs169){
-if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
+if(data42.read_file !== undefined){
+let data65 = data42.read_file;
 const _errs171 = errors;
-for(const key13 in data64){
+if(errors === _errs171){
+if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
+const _errs173 = errors;
+for(const key13 in data65){
 if(!(((key13 === "paths") || (key13 === "max_bytes")) || (key13 === "dedup"))){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#/properties/tools/properties/read_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs171 === errors){
-if(data64.paths !== undefined){
-let data65 = data64.paths;
-const _errs172 = errors;
-if(errors === _errs172){
-if(Array.isArray(data65)){
-var valid28 = true;
-const len8 = data65.length;
-for(let i8=0; i8<len8; i8++){
-let data66 = data65[i8];
+if(_errs173 === errors){
+if(data65.paths !== undefined){
+let data66 = data65.paths;
 const _errs174 = errors;
 if(errors === _errs174){
-if(typeof data66 === "string"){
-if(data66.length < 1){
+if(Array.isArray(data66)){
+var valid28 = true;
+const len8 = data66.length;
+for(let i8=0; i8<len8; i8++){
+let data67 = data66[i8];
+const _errs176 = errors;
+if(errors === _errs176){
+if(typeof data67 === "string"){
+if(data67.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i8,schemaPath:"#/properties/tools/properties/read_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1962,7 +1975,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i8,s
 return false;
 }
 }
-var valid28 = _errs174 === errors;
+var valid28 = _errs176 === errors;
 if(!valid28){
 break;
 }
@@ -1973,19 +1986,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths",schemaP
 return false;
 }
 }
-var valid27 = _errs172 === errors;
+var valid27 = _errs174 === errors;
 }
 else {
 var valid27 = true;
 }
 if(valid27){
-if(data64.max_bytes !== undefined){
-let data67 = data64.max_bytes;
-const _errs176 = errors;
-const _errs177 = errors;
-let valid29 = false;
+if(data65.max_bytes !== undefined){
+let data68 = data65.max_bytes;
 const _errs178 = errors;
-if(!(((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67))) && (isFinite(data67)))){
+const _errs179 = errors;
+let valid29 = false;
+const _errs180 = errors;
+if(!(((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68))) && (isFinite(data68)))){
 const err53 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err53];
@@ -1995,9 +2008,9 @@ vErrors.push(err53);
 }
 errors++;
 }
-if(errors === _errs178){
-if((typeof data67 == "number") && (isFinite(data67))){
-if(data67 > 9007199254740991 || isNaN(data67)){
+if(errors === _errs180){
+if((typeof data68 == "number") && (isFinite(data68))){
+if(data68 > 9007199254740991 || isNaN(data68)){
 const err54 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err54];
@@ -2008,7 +2021,7 @@ vErrors.push(err54);
 errors++;
 }
 else {
-if(data67 <= 0 || isNaN(data67)){
+if(data68 <= 0 || isNaN(data68)){
 const err55 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err55];
@@ -2021,12 +2034,12 @@ errors++;
 }
 }
 }
-var _valid6 = _errs178 === errors;
+var _valid6 = _errs180 === errors;
 valid29 = valid29 || _valid6;
-const _errs180 = errors;
-if(errors === _errs180){
-if(typeof data67 === "string"){
-if(!pattern11.test(data67)){
+const _errs182 = errors;
+if(errors === _errs182){
+if(typeof data68 === "string"){
+if(!pattern11.test(data68)){
 const err56 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err56];
@@ -2048,7 +2061,7 @@ vErrors.push(err57);
 errors++;
 }
 }
-var _valid6 = _errs180 === errors;
+var _valid6 = _errs182 === errors;
 valid29 = valid29 || _valid6;
 if(!valid29){
 const err58 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2063,29 +2076,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs177;
+errors = _errs179;
 if(vErrors !== null){
-if(_errs177){
-vErrors.length = _errs177;
+if(_errs179){
+vErrors.length = _errs179;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid27 = _errs176 === errors;
+var valid27 = _errs178 === errors;
 }
 else {
 var valid27 = true;
 }
 if(valid27){
-if(data64.dedup !== undefined){
-const _errs182 = errors;
-if(typeof data64.dedup !== "boolean"){
+if(data65.dedup !== undefined){
+const _errs184 = errors;
+if(typeof data65.dedup !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file/dedup",schemaPath:"#/properties/tools/properties/read_file/properties/dedup/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid27 = _errs182 === errors;
+var valid27 = _errs184 === errors;
 }
 else {
 var valid27 = true;
@@ -2099,39 +2112,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#
 return false;
 }
 }
-var valid11 = _errs169 === errors;
+var valid11 = _errs171 === errors;
 }
 else {
 var valid11 = true;
 }
 if(valid11){
-if(data41.write_file !== undefined){
-let data69 = data41.write_file;
-const _errs184 = errors;
-if(errors === _errs184){
-if(data69 && typeof data69 == "object" && !Array.isArray(data69)){
+if(data42.write_file !== undefined){
+let data70 = data42.write_file;
 const _errs186 = errors;
-for(const key14 in data69){
+if(errors === _errs186){
+if(data70 && typeof data70 == "object" && !Array.isArray(data70)){
+const _errs188 = errors;
+for(const key14 in data70){
 if(!((key14 === "paths") || (key14 === "max_bytes"))){
 validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"#/properties/tools/properties/write_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs186 === errors){
-if(data69.paths !== undefined){
-let data70 = data69.paths;
-const _errs187 = errors;
-if(errors === _errs187){
-if(Array.isArray(data70)){
-var valid31 = true;
-const len9 = data70.length;
-for(let i9=0; i9<len9; i9++){
-let data71 = data70[i9];
+if(_errs188 === errors){
+if(data70.paths !== undefined){
+let data71 = data70.paths;
 const _errs189 = errors;
 if(errors === _errs189){
-if(typeof data71 === "string"){
-if(data71.length < 1){
+if(Array.isArray(data71)){
+var valid31 = true;
+const len9 = data71.length;
+for(let i9=0; i9<len9; i9++){
+let data72 = data71[i9];
+const _errs191 = errors;
+if(errors === _errs191){
+if(typeof data72 === "string"){
+if(data72.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i9,schemaPath:"#/properties/tools/properties/write_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2141,7 +2154,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i9,
 return false;
 }
 }
-var valid31 = _errs189 === errors;
+var valid31 = _errs191 === errors;
 if(!valid31){
 break;
 }
@@ -2152,19 +2165,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths",schema
 return false;
 }
 }
-var valid30 = _errs187 === errors;
+var valid30 = _errs189 === errors;
 }
 else {
 var valid30 = true;
 }
 if(valid30){
-if(data69.max_bytes !== undefined){
-let data72 = data69.max_bytes;
-const _errs191 = errors;
-const _errs192 = errors;
-let valid32 = false;
+if(data70.max_bytes !== undefined){
+let data73 = data70.max_bytes;
 const _errs193 = errors;
-if(!(((typeof data72 == "number") && (!(data72 % 1) && !isNaN(data72))) && (isFinite(data72)))){
+const _errs194 = errors;
+let valid32 = false;
+const _errs195 = errors;
+if(!(((typeof data73 == "number") && (!(data73 % 1) && !isNaN(data73))) && (isFinite(data73)))){
 const err59 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err59];
@@ -2174,9 +2187,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(errors === _errs193){
-if((typeof data72 == "number") && (isFinite(data72))){
-if(data72 > 9007199254740991 || isNaN(data72)){
+if(errors === _errs195){
+if((typeof data73 == "number") && (isFinite(data73))){
+if(data73 > 9007199254740991 || isNaN(data73)){
 const err60 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err60];
@@ -2187,7 +2200,7 @@ vErrors.push(err60);
 errors++;
 }
 else {
-if(data72 <= 0 || isNaN(data72)){
+if(data73 <= 0 || isNaN(data73)){
 const err61 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err61];
@@ -2200,12 +2213,12 @@ errors++;
 }
 }
 }
-var _valid7 = _errs193 === errors;
+var _valid7 = _errs195 === errors;
 valid32 = valid32 || _valid7;
-const _errs195 = errors;
-if(errors === _errs195){
-if(typeof data72 === "string"){
-if(!pattern11.test(data72)){
+const _errs197 = errors;
+if(errors === _errs197){
+if(typeof data73 === "string"){
+if(!pattern11.test(data73)){
 const err62 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err62];
@@ -2227,7 +2240,7 @@ vErrors.push(err63);
 errors++;
 }
 }
-var _valid7 = _errs195 === errors;
+var _valid7 = _errs197 === errors;
 valid32 = valid32 || _valid7;
 if(!valid32){
 const err64 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2242,17 +2255,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs192;
+errors = _errs194;
 if(vErrors !== null){
-if(_errs192){
-vErrors.length = _errs192;
+if(_errs194){
+vErrors.length = _errs194;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid30 = _errs191 === errors;
+var valid30 = _errs193 === errors;
 }
 else {
 var valid30 = true;
@@ -2265,39 +2278,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"
 return false;
 }
 }
-var valid11 = _errs184 === errors;
+var valid11 = _errs186 === errors;
 }
 else {
 var valid11 = true;
 }
 if(valid11){
-if(data41.list_dir !== undefined){
-let data73 = data41.list_dir;
-const _errs197 = errors;
-if(errors === _errs197){
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+if(data42.list_dir !== undefined){
+let data74 = data42.list_dir;
 const _errs199 = errors;
-for(const key15 in data73){
+if(errors === _errs199){
+if(data74 && typeof data74 == "object" && !Array.isArray(data74)){
+const _errs201 = errors;
+for(const key15 in data74){
 if(!((key15 === "paths") || (key15 === "max_entries"))){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/properties/tools/properties/list_dir/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs199 === errors){
-if(data73.paths !== undefined){
-let data74 = data73.paths;
-const _errs200 = errors;
-if(errors === _errs200){
-if(Array.isArray(data74)){
-var valid34 = true;
-const len10 = data74.length;
-for(let i10=0; i10<len10; i10++){
-let data75 = data74[i10];
+if(_errs201 === errors){
+if(data74.paths !== undefined){
+let data75 = data74.paths;
 const _errs202 = errors;
 if(errors === _errs202){
-if(typeof data75 === "string"){
-if(data75.length < 1){
+if(Array.isArray(data75)){
+var valid34 = true;
+const len10 = data75.length;
+for(let i10=0; i10<len10; i10++){
+let data76 = data75[i10];
+const _errs204 = errors;
+if(errors === _errs204){
+if(typeof data76 === "string"){
+if(data76.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i10,schemaPath:"#/properties/tools/properties/list_dir/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2307,7 +2320,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i10,s
 return false;
 }
 }
-var valid34 = _errs202 === errors;
+var valid34 = _errs204 === errors;
 if(!valid34){
 break;
 }
@@ -2318,34 +2331,34 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths",schemaPa
 return false;
 }
 }
-var valid33 = _errs200 === errors;
+var valid33 = _errs202 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data73.max_entries !== undefined){
-let data76 = data73.max_entries;
-const _errs204 = errors;
-if(!(((typeof data76 == "number") && (!(data76 % 1) && !isNaN(data76))) && (isFinite(data76)))){
+if(data74.max_entries !== undefined){
+let data77 = data74.max_entries;
+const _errs206 = errors;
+if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs204){
-if((typeof data76 == "number") && (isFinite(data76))){
-if(data76 > 9007199254740991 || isNaN(data76)){
+if(errors === _errs206){
+if((typeof data77 == "number") && (isFinite(data77))){
+if(data77 > 9007199254740991 || isNaN(data77)){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data76 <= 0 || isNaN(data76)){
+if(data77 <= 0 || isNaN(data77)){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid33 = _errs204 === errors;
+var valid33 = _errs206 === errors;
 }
 else {
 var valid33 = true;
@@ -2358,39 +2371,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/
 return false;
 }
 }
-var valid11 = _errs197 === errors;
+var valid11 = _errs199 === errors;
 }
 else {
 var valid11 = true;
 }
 if(valid11){
-if(data41.http_fetch !== undefined){
-let data77 = data41.http_fetch;
-const _errs206 = errors;
-if(errors === _errs206){
-if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
+if(data42.http_fetch !== undefined){
+let data78 = data42.http_fetch;
 const _errs208 = errors;
-for(const key16 in data77){
+if(errors === _errs208){
+if(data78 && typeof data78 == "object" && !Array.isArray(data78)){
+const _errs210 = errors;
+for(const key16 in data78){
 if(!(((key16 === "hosts") || (key16 === "timeout")) || (key16 === "max_output"))){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"#/properties/tools/properties/http_fetch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs208 === errors){
-if(data77.hosts !== undefined){
-let data78 = data77.hosts;
-const _errs209 = errors;
-if(errors === _errs209){
-if(Array.isArray(data78)){
-var valid36 = true;
-const len11 = data78.length;
-for(let i11=0; i11<len11; i11++){
-let data79 = data78[i11];
+if(_errs210 === errors){
+if(data78.hosts !== undefined){
+let data79 = data78.hosts;
 const _errs211 = errors;
 if(errors === _errs211){
-if(typeof data79 === "string"){
-if(data79.length < 1){
+if(Array.isArray(data79)){
+var valid36 = true;
+const len11 = data79.length;
+for(let i11=0; i11<len11; i11++){
+let data80 = data79[i11];
+const _errs213 = errors;
+if(errors === _errs213){
+if(typeof data80 === "string"){
+if(data80.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i11,schemaPath:"#/properties/tools/properties/http_fetch/properties/hosts/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2400,7 +2413,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i11
 return false;
 }
 }
-var valid36 = _errs211 === errors;
+var valid36 = _errs213 === errors;
 if(!valid36){
 break;
 }
@@ -2411,18 +2424,18 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts",schema
 return false;
 }
 }
-var valid35 = _errs209 === errors;
+var valid35 = _errs211 === errors;
 }
 else {
 var valid35 = true;
 }
 if(valid35){
-if(data77.timeout !== undefined){
-let data80 = data77.timeout;
-const _errs213 = errors;
-if(errors === _errs213){
-if(typeof data80 === "string"){
-if(!pattern6.test(data80)){
+if(data78.timeout !== undefined){
+let data81 = data78.timeout;
+const _errs215 = errors;
+if(errors === _errs215){
+if(typeof data81 === "string"){
+if(!pattern6.test(data81)){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",schemaPath:"#/properties/tools/properties/http_fetch/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -2432,19 +2445,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",sche
 return false;
 }
 }
-var valid35 = _errs213 === errors;
+var valid35 = _errs215 === errors;
 }
 else {
 var valid35 = true;
 }
 if(valid35){
-if(data77.max_output !== undefined){
-let data81 = data77.max_output;
-const _errs215 = errors;
-const _errs216 = errors;
-let valid37 = false;
+if(data78.max_output !== undefined){
+let data82 = data78.max_output;
 const _errs217 = errors;
-if(!(((typeof data81 == "number") && (!(data81 % 1) && !isNaN(data81))) && (isFinite(data81)))){
+const _errs218 = errors;
+let valid37 = false;
+const _errs219 = errors;
+if(!(((typeof data82 == "number") && (!(data82 % 1) && !isNaN(data82))) && (isFinite(data82)))){
 const err65 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err65];
@@ -2454,9 +2467,9 @@ vErrors.push(err65);
 }
 errors++;
 }
-if(errors === _errs217){
-if((typeof data81 == "number") && (isFinite(data81))){
-if(data81 > 9007199254740991 || isNaN(data81)){
+if(errors === _errs219){
+if((typeof data82 == "number") && (isFinite(data82))){
+if(data82 > 9007199254740991 || isNaN(data82)){
 const err66 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err66];
@@ -2467,7 +2480,7 @@ vErrors.push(err66);
 errors++;
 }
 else {
-if(data81 <= 0 || isNaN(data81)){
+if(data82 <= 0 || isNaN(data82)){
 const err67 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err67];
@@ -2480,12 +2493,12 @@ errors++;
 }
 }
 }
-var _valid8 = _errs217 === errors;
+var _valid8 = _errs219 === errors;
 valid37 = valid37 || _valid8;
-const _errs219 = errors;
-if(errors === _errs219){
-if(typeof data81 === "string"){
-if(!pattern11.test(data81)){
+const _errs221 = errors;
+if(errors === _errs221){
+if(typeof data82 === "string"){
+if(!pattern11.test(data82)){
 const err68 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err68];
@@ -2507,7 +2520,7 @@ vErrors.push(err69);
 errors++;
 }
 }
-var _valid8 = _errs219 === errors;
+var _valid8 = _errs221 === errors;
 valid37 = valid37 || _valid8;
 if(!valid37){
 const err70 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2522,17 +2535,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs216;
+errors = _errs218;
 if(vErrors !== null){
-if(_errs216){
-vErrors.length = _errs216;
+if(_errs218){
+vErrors.length = _errs218;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid35 = _errs215 === errors;
+var valid35 = _errs217 === errors;
 }
 else {
 var valid35 = true;
@@ -2546,7 +2559,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"
 return false;
 }
 }
-var valid11 = _errs206 === errors;
+var valid11 = _errs208 === errors;
 }
 else {
 var valid11 = true;
@@ -2562,45 +2575,45 @@ validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs94 === errors;
+var valid0 = _errs96 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.plugins !== undefined){
-let data82 = data.plugins;
-const _errs221 = errors;
-if(errors === _errs221){
-if(Array.isArray(data82)){
-var valid38 = true;
-const len12 = data82.length;
-for(let i12=0; i12<len12; i12++){
-let data83 = data82[i12];
+let data83 = data.plugins;
 const _errs223 = errors;
 if(errors === _errs223){
-if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
+if(Array.isArray(data83)){
+var valid38 = true;
+const len12 = data83.length;
+for(let i12=0; i12<len12; i12++){
+let data84 = data83[i12];
+const _errs225 = errors;
+if(errors === _errs225){
+if(data84 && typeof data84 == "object" && !Array.isArray(data84)){
 let missing3;
-if((data83.path === undefined) && (missing3 = "path")){
+if((data84.path === undefined) && (missing3 = "path")){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i12,schemaPath:"#/properties/plugins/items/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
 return false;
 }
 else {
-const _errs225 = errors;
-for(const key17 in data83){
+const _errs227 = errors;
+for(const key17 in data84){
 if(!((((((((key17 === "path") || (key17 === "permissions")) || (key17 === "config")) || (key17 === "hook_timeout")) || (key17 === "max_memory")) || (key17 === "tools")) || (key17 === "isolation")) || (key17 === "sandbox"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i12,schemaPath:"#/properties/plugins/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs225 === errors){
-if(data83.path !== undefined){
-let data84 = data83.path;
-const _errs226 = errors;
-if(errors === _errs226){
-if(typeof data84 === "string"){
-if(data84.length < 1){
+if(_errs227 === errors){
+if(data84.path !== undefined){
+let data85 = data84.path;
+const _errs228 = errors;
+if(errors === _errs228){
+if(typeof data85 === "string"){
+if(data85.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/path",schemaPath:"#/properties/plugins/items/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2610,33 +2623,33 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/path",schema
 return false;
 }
 }
-var valid39 = _errs226 === errors;
+var valid39 = _errs228 === errors;
 }
 else {
 var valid39 = true;
 }
 if(valid39){
-if(data83.permissions !== undefined){
-let data85 = data83.permissions;
-const _errs228 = errors;
-if(errors === _errs228){
-if(data85 && typeof data85 == "object" && !Array.isArray(data85)){
+if(data84.permissions !== undefined){
+let data86 = data84.permissions;
 const _errs230 = errors;
-for(const key18 in data85){
+if(errors === _errs230){
+if(data86 && typeof data86 == "object" && !Array.isArray(data86)){
+const _errs232 = errors;
+for(const key18 in data86){
 if(!(((((((key18 === "read") || (key18 === "write")) || (key18 === "net")) || (key18 === "env")) || (key18 === "run")) || (key18 === "ffi")) || (key18 === "sys"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/permissions",schemaPath:"#/properties/plugins/items/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs230 === errors){
-if(data85.read !== undefined){
-let data86 = data85.read;
-const _errs231 = errors;
-const _errs232 = errors;
-let valid41 = false;
+if(_errs232 === errors){
+if(data86.read !== undefined){
+let data87 = data86.read;
 const _errs233 = errors;
-if(typeof data86 !== "boolean"){
+const _errs234 = errors;
+let valid41 = false;
+const _errs235 = errors;
+if(typeof data87 !== "boolean"){
 const err71 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err71];
@@ -2646,16 +2659,16 @@ vErrors.push(err71);
 }
 errors++;
 }
-var _valid9 = _errs233 === errors;
+var _valid9 = _errs235 === errors;
 valid41 = valid41 || _valid9;
-const _errs235 = errors;
-if(errors === _errs235){
-if(Array.isArray(data86)){
-var valid42 = true;
-const len13 = data86.length;
-for(let i13=0; i13<len13; i13++){
 const _errs237 = errors;
-if(typeof data86[i13] !== "string"){
+if(errors === _errs237){
+if(Array.isArray(data87)){
+var valid42 = true;
+const len13 = data87.length;
+for(let i13=0; i13<len13; i13++){
+const _errs239 = errors;
+if(typeof data87[i13] !== "string"){
 const err72 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/read/" + i13,schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err72];
@@ -2665,7 +2678,7 @@ vErrors.push(err72);
 }
 errors++;
 }
-var valid42 = _errs237 === errors;
+var valid42 = _errs239 === errors;
 if(!valid42){
 break;
 }
@@ -2682,7 +2695,7 @@ vErrors.push(err73);
 errors++;
 }
 }
-var _valid9 = _errs235 === errors;
+var _valid9 = _errs237 === errors;
 valid41 = valid41 || _valid9;
 if(!valid41){
 const err74 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2697,29 +2710,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs232;
+errors = _errs234;
 if(vErrors !== null){
-if(_errs232){
-vErrors.length = _errs232;
+if(_errs234){
+vErrors.length = _errs234;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid40 = _errs231 === errors;
+var valid40 = _errs233 === errors;
 }
 else {
 var valid40 = true;
 }
 if(valid40){
-if(data85.write !== undefined){
-let data88 = data85.write;
-const _errs239 = errors;
-const _errs240 = errors;
-let valid43 = false;
+if(data86.write !== undefined){
+let data89 = data86.write;
 const _errs241 = errors;
-if(typeof data88 !== "boolean"){
+const _errs242 = errors;
+let valid43 = false;
+const _errs243 = errors;
+if(typeof data89 !== "boolean"){
 const err75 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err75];
@@ -2729,16 +2742,16 @@ vErrors.push(err75);
 }
 errors++;
 }
-var _valid10 = _errs241 === errors;
+var _valid10 = _errs243 === errors;
 valid43 = valid43 || _valid10;
-const _errs243 = errors;
-if(errors === _errs243){
-if(Array.isArray(data88)){
-var valid44 = true;
-const len14 = data88.length;
-for(let i14=0; i14<len14; i14++){
 const _errs245 = errors;
-if(typeof data88[i14] !== "string"){
+if(errors === _errs245){
+if(Array.isArray(data89)){
+var valid44 = true;
+const len14 = data89.length;
+for(let i14=0; i14<len14; i14++){
+const _errs247 = errors;
+if(typeof data89[i14] !== "string"){
 const err76 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/write/" + i14,schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err76];
@@ -2748,7 +2761,7 @@ vErrors.push(err76);
 }
 errors++;
 }
-var valid44 = _errs245 === errors;
+var valid44 = _errs247 === errors;
 if(!valid44){
 break;
 }
@@ -2765,7 +2778,7 @@ vErrors.push(err77);
 errors++;
 }
 }
-var _valid10 = _errs243 === errors;
+var _valid10 = _errs245 === errors;
 valid43 = valid43 || _valid10;
 if(!valid43){
 const err78 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2780,29 +2793,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs240;
+errors = _errs242;
 if(vErrors !== null){
-if(_errs240){
-vErrors.length = _errs240;
+if(_errs242){
+vErrors.length = _errs242;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid40 = _errs239 === errors;
+var valid40 = _errs241 === errors;
 }
 else {
 var valid40 = true;
 }
 if(valid40){
-if(data85.net !== undefined){
-let data90 = data85.net;
-const _errs247 = errors;
-const _errs248 = errors;
-let valid45 = false;
+if(data86.net !== undefined){
+let data91 = data86.net;
 const _errs249 = errors;
-if(typeof data90 !== "boolean"){
+const _errs250 = errors;
+let valid45 = false;
+const _errs251 = errors;
+if(typeof data91 !== "boolean"){
 const err79 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err79];
@@ -2812,16 +2825,16 @@ vErrors.push(err79);
 }
 errors++;
 }
-var _valid11 = _errs249 === errors;
+var _valid11 = _errs251 === errors;
 valid45 = valid45 || _valid11;
-const _errs251 = errors;
-if(errors === _errs251){
-if(Array.isArray(data90)){
-var valid46 = true;
-const len15 = data90.length;
-for(let i15=0; i15<len15; i15++){
 const _errs253 = errors;
-if(typeof data90[i15] !== "string"){
+if(errors === _errs253){
+if(Array.isArray(data91)){
+var valid46 = true;
+const len15 = data91.length;
+for(let i15=0; i15<len15; i15++){
+const _errs255 = errors;
+if(typeof data91[i15] !== "string"){
 const err80 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/net/" + i15,schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err80];
@@ -2831,7 +2844,7 @@ vErrors.push(err80);
 }
 errors++;
 }
-var valid46 = _errs253 === errors;
+var valid46 = _errs255 === errors;
 if(!valid46){
 break;
 }
@@ -2848,7 +2861,7 @@ vErrors.push(err81);
 errors++;
 }
 }
-var _valid11 = _errs251 === errors;
+var _valid11 = _errs253 === errors;
 valid45 = valid45 || _valid11;
 if(!valid45){
 const err82 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2863,29 +2876,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs248;
+errors = _errs250;
 if(vErrors !== null){
-if(_errs248){
-vErrors.length = _errs248;
+if(_errs250){
+vErrors.length = _errs250;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid40 = _errs247 === errors;
+var valid40 = _errs249 === errors;
 }
 else {
 var valid40 = true;
 }
 if(valid40){
-if(data85.env !== undefined){
-let data92 = data85.env;
-const _errs255 = errors;
-const _errs256 = errors;
-let valid47 = false;
+if(data86.env !== undefined){
+let data93 = data86.env;
 const _errs257 = errors;
-if(typeof data92 !== "boolean"){
+const _errs258 = errors;
+let valid47 = false;
+const _errs259 = errors;
+if(typeof data93 !== "boolean"){
 const err83 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err83];
@@ -2895,16 +2908,16 @@ vErrors.push(err83);
 }
 errors++;
 }
-var _valid12 = _errs257 === errors;
+var _valid12 = _errs259 === errors;
 valid47 = valid47 || _valid12;
-const _errs259 = errors;
-if(errors === _errs259){
-if(Array.isArray(data92)){
-var valid48 = true;
-const len16 = data92.length;
-for(let i16=0; i16<len16; i16++){
 const _errs261 = errors;
-if(typeof data92[i16] !== "string"){
+if(errors === _errs261){
+if(Array.isArray(data93)){
+var valid48 = true;
+const len16 = data93.length;
+for(let i16=0; i16<len16; i16++){
+const _errs263 = errors;
+if(typeof data93[i16] !== "string"){
 const err84 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/env/" + i16,schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err84];
@@ -2914,7 +2927,7 @@ vErrors.push(err84);
 }
 errors++;
 }
-var valid48 = _errs261 === errors;
+var valid48 = _errs263 === errors;
 if(!valid48){
 break;
 }
@@ -2931,7 +2944,7 @@ vErrors.push(err85);
 errors++;
 }
 }
-var _valid12 = _errs259 === errors;
+var _valid12 = _errs261 === errors;
 valid47 = valid47 || _valid12;
 if(!valid47){
 const err86 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2946,29 +2959,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs256;
+errors = _errs258;
 if(vErrors !== null){
-if(_errs256){
-vErrors.length = _errs256;
+if(_errs258){
+vErrors.length = _errs258;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid40 = _errs255 === errors;
+var valid40 = _errs257 === errors;
 }
 else {
 var valid40 = true;
 }
 if(valid40){
-if(data85.run !== undefined){
-let data94 = data85.run;
-const _errs263 = errors;
-const _errs264 = errors;
-let valid49 = false;
+if(data86.run !== undefined){
+let data95 = data86.run;
 const _errs265 = errors;
-if(typeof data94 !== "boolean"){
+const _errs266 = errors;
+let valid49 = false;
+const _errs267 = errors;
+if(typeof data95 !== "boolean"){
 const err87 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err87];
@@ -2978,16 +2991,16 @@ vErrors.push(err87);
 }
 errors++;
 }
-var _valid13 = _errs265 === errors;
+var _valid13 = _errs267 === errors;
 valid49 = valid49 || _valid13;
-const _errs267 = errors;
-if(errors === _errs267){
-if(Array.isArray(data94)){
-var valid50 = true;
-const len17 = data94.length;
-for(let i17=0; i17<len17; i17++){
 const _errs269 = errors;
-if(typeof data94[i17] !== "string"){
+if(errors === _errs269){
+if(Array.isArray(data95)){
+var valid50 = true;
+const len17 = data95.length;
+for(let i17=0; i17<len17; i17++){
+const _errs271 = errors;
+if(typeof data95[i17] !== "string"){
 const err88 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/run/" + i17,schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err88];
@@ -2997,7 +3010,7 @@ vErrors.push(err88);
 }
 errors++;
 }
-var valid50 = _errs269 === errors;
+var valid50 = _errs271 === errors;
 if(!valid50){
 break;
 }
@@ -3014,7 +3027,7 @@ vErrors.push(err89);
 errors++;
 }
 }
-var _valid13 = _errs267 === errors;
+var _valid13 = _errs269 === errors;
 valid49 = valid49 || _valid13;
 if(!valid49){
 const err90 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3029,29 +3042,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs264;
+errors = _errs266;
 if(vErrors !== null){
-if(_errs264){
-vErrors.length = _errs264;
+if(_errs266){
+vErrors.length = _errs266;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid40 = _errs263 === errors;
+var valid40 = _errs265 === errors;
 }
 else {
 var valid40 = true;
 }
 if(valid40){
-if(data85.ffi !== undefined){
-let data96 = data85.ffi;
-const _errs271 = errors;
-const _errs272 = errors;
-let valid51 = false;
+if(data86.ffi !== undefined){
+let data97 = data86.ffi;
 const _errs273 = errors;
-if(typeof data96 !== "boolean"){
+const _errs274 = errors;
+let valid51 = false;
+const _errs275 = errors;
+if(typeof data97 !== "boolean"){
 const err91 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err91];
@@ -3061,16 +3074,16 @@ vErrors.push(err91);
 }
 errors++;
 }
-var _valid14 = _errs273 === errors;
+var _valid14 = _errs275 === errors;
 valid51 = valid51 || _valid14;
-const _errs275 = errors;
-if(errors === _errs275){
-if(Array.isArray(data96)){
-var valid52 = true;
-const len18 = data96.length;
-for(let i18=0; i18<len18; i18++){
 const _errs277 = errors;
-if(typeof data96[i18] !== "string"){
+if(errors === _errs277){
+if(Array.isArray(data97)){
+var valid52 = true;
+const len18 = data97.length;
+for(let i18=0; i18<len18; i18++){
+const _errs279 = errors;
+if(typeof data97[i18] !== "string"){
 const err92 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/ffi/" + i18,schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err92];
@@ -3080,7 +3093,7 @@ vErrors.push(err92);
 }
 errors++;
 }
-var valid52 = _errs277 === errors;
+var valid52 = _errs279 === errors;
 if(!valid52){
 break;
 }
@@ -3097,7 +3110,7 @@ vErrors.push(err93);
 errors++;
 }
 }
-var _valid14 = _errs275 === errors;
+var _valid14 = _errs277 === errors;
 valid51 = valid51 || _valid14;
 if(!valid51){
 const err94 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3112,29 +3125,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs272;
+errors = _errs274;
 if(vErrors !== null){
-if(_errs272){
-vErrors.length = _errs272;
+if(_errs274){
+vErrors.length = _errs274;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid40 = _errs271 === errors;
+var valid40 = _errs273 === errors;
 }
 else {
 var valid40 = true;
 }
 if(valid40){
-if(data85.sys !== undefined){
-let data98 = data85.sys;
-const _errs279 = errors;
-const _errs280 = errors;
-let valid53 = false;
+if(data86.sys !== undefined){
+let data99 = data86.sys;
 const _errs281 = errors;
-if(typeof data98 !== "boolean"){
+const _errs282 = errors;
+let valid53 = false;
+const _errs283 = errors;
+if(typeof data99 !== "boolean"){
 const err95 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err95];
@@ -3144,16 +3157,16 @@ vErrors.push(err95);
 }
 errors++;
 }
-var _valid15 = _errs281 === errors;
+var _valid15 = _errs283 === errors;
 valid53 = valid53 || _valid15;
-const _errs283 = errors;
-if(errors === _errs283){
-if(Array.isArray(data98)){
-var valid54 = true;
-const len19 = data98.length;
-for(let i19=0; i19<len19; i19++){
 const _errs285 = errors;
-if(typeof data98[i19] !== "string"){
+if(errors === _errs285){
+if(Array.isArray(data99)){
+var valid54 = true;
+const len19 = data99.length;
+for(let i19=0; i19<len19; i19++){
+const _errs287 = errors;
+if(typeof data99[i19] !== "string"){
 const err96 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/sys/" + i19,schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err96];
@@ -3163,7 +3176,7 @@ vErrors.push(err96);
 }
 errors++;
 }
-var valid54 = _errs285 === errors;
+var valid54 = _errs287 === errors;
 if(!valid54){
 break;
 }
@@ -3180,7 +3193,7 @@ vErrors.push(err97);
 errors++;
 }
 }
-var _valid15 = _errs283 === errors;
+var _valid15 = _errs285 === errors;
 valid53 = valid53 || _valid15;
 if(!valid53){
 const err98 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3195,17 +3208,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs280;
+errors = _errs282;
 if(vErrors !== null){
-if(_errs280){
-vErrors.length = _errs280;
+if(_errs282){
+vErrors.length = _errs282;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid40 = _errs279 === errors;
+var valid40 = _errs281 === errors;
 }
 else {
 var valid40 = true;
@@ -3223,19 +3236,19 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/permissions"
 return false;
 }
 }
-var valid39 = _errs228 === errors;
+var valid39 = _errs230 === errors;
 }
 else {
 var valid39 = true;
 }
 if(valid39){
-if(data83.config !== undefined){
-let data100 = data83.config;
-const _errs287 = errors;
-if(errors === _errs287){
-if(data100 && typeof data100 == "object" && !Array.isArray(data100)){
-for(const key19 in data100){
+if(data84.config !== undefined){
+let data101 = data84.config;
 const _errs289 = errors;
+if(errors === _errs289){
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+for(const key19 in data101){
+const _errs291 = errors;
 if(typeof key19 !== "string"){
 const err99 = {instancePath:instancePath+"/plugins/" + i12+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key19};
 if(vErrors === null){
@@ -3246,7 +3259,7 @@ vErrors.push(err99);
 }
 errors++;
 }
-var valid55 = _errs289 === errors;
+var valid55 = _errs291 === errors;
 if(!valid55){
 const err100 = {instancePath:instancePath+"/plugins/" + i12+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames",keyword:"propertyNames",params:{propertyName: key19},message:"property name must be valid"};
 if(vErrors === null){
@@ -3267,18 +3280,18 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/config",sche
 return false;
 }
 }
-var valid39 = _errs287 === errors;
+var valid39 = _errs289 === errors;
 }
 else {
 var valid39 = true;
 }
 if(valid39){
-if(data83.hook_timeout !== undefined){
-let data101 = data83.hook_timeout;
-const _errs292 = errors;
-if(errors === _errs292){
-if(typeof data101 === "string"){
-if(!pattern6.test(data101)){
+if(data84.hook_timeout !== undefined){
+let data102 = data84.hook_timeout;
+const _errs294 = errors;
+if(errors === _errs294){
+if(typeof data102 === "string"){
+if(!pattern6.test(data102)){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/hook_timeout",schemaPath:"#/properties/plugins/items/properties/hook_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -3288,19 +3301,19 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/hook_timeout
 return false;
 }
 }
-var valid39 = _errs292 === errors;
+var valid39 = _errs294 === errors;
 }
 else {
 var valid39 = true;
 }
 if(valid39){
-if(data83.max_memory !== undefined){
-let data102 = data83.max_memory;
-const _errs294 = errors;
-const _errs295 = errors;
-let valid56 = false;
+if(data84.max_memory !== undefined){
+let data103 = data84.max_memory;
 const _errs296 = errors;
-if(!(((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102))) && (isFinite(data102)))){
+const _errs297 = errors;
+let valid56 = false;
+const _errs298 = errors;
+if(!(((typeof data103 == "number") && (!(data103 % 1) && !isNaN(data103))) && (isFinite(data103)))){
 const err101 = {instancePath:instancePath+"/plugins/" + i12+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err101];
@@ -3310,9 +3323,9 @@ vErrors.push(err101);
 }
 errors++;
 }
-if(errors === _errs296){
-if((typeof data102 == "number") && (isFinite(data102))){
-if(data102 > 9007199254740991 || isNaN(data102)){
+if(errors === _errs298){
+if((typeof data103 == "number") && (isFinite(data103))){
+if(data103 > 9007199254740991 || isNaN(data103)){
 const err102 = {instancePath:instancePath+"/plugins/" + i12+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err102];
@@ -3323,7 +3336,7 @@ vErrors.push(err102);
 errors++;
 }
 else {
-if(data102 <= 0 || isNaN(data102)){
+if(data103 <= 0 || isNaN(data103)){
 const err103 = {instancePath:instancePath+"/plugins/" + i12+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err103];
@@ -3336,12 +3349,12 @@ errors++;
 }
 }
 }
-var _valid16 = _errs296 === errors;
+var _valid16 = _errs298 === errors;
 valid56 = valid56 || _valid16;
-const _errs298 = errors;
-if(errors === _errs298){
-if(typeof data102 === "string"){
-if(!pattern11.test(data102)){
+const _errs300 = errors;
+if(errors === _errs300){
+if(typeof data103 === "string"){
+if(!pattern11.test(data103)){
 const err104 = {instancePath:instancePath+"/plugins/" + i12+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err104];
@@ -3363,7 +3376,7 @@ vErrors.push(err105);
 errors++;
 }
 }
-var _valid16 = _errs298 === errors;
+var _valid16 = _errs300 === errors;
 valid56 = valid56 || _valid16;
 if(!valid56){
 const err106 = {instancePath:instancePath+"/plugins/" + i12+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3378,49 +3391,49 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs295;
+errors = _errs297;
 if(vErrors !== null){
-if(_errs295){
-vErrors.length = _errs295;
+if(_errs297){
+vErrors.length = _errs297;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid39 = _errs294 === errors;
+var valid39 = _errs296 === errors;
 }
 else {
 var valid39 = true;
 }
 if(valid39){
-if(data83.tools !== undefined){
-let data103 = data83.tools;
-const _errs300 = errors;
-if(errors === _errs300){
-if(data103 && typeof data103 == "object" && !Array.isArray(data103)){
+if(data84.tools !== undefined){
+let data104 = data84.tools;
 const _errs302 = errors;
-for(const key20 in data103){
+if(errors === _errs302){
+if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
+const _errs304 = errors;
+for(const key20 in data104){
 if(!((key20 === "allow") || (key20 === "deny"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools",schemaPath:"#/properties/plugins/items/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs302 === errors){
-if(data103.allow !== undefined){
-let data104 = data103.allow;
-const _errs303 = errors;
-if(errors === _errs303){
-if(Array.isArray(data104)){
-var valid58 = true;
-const len20 = data104.length;
-for(let i20=0; i20<len20; i20++){
-let data105 = data104[i20];
+if(_errs304 === errors){
+if(data104.allow !== undefined){
+let data105 = data104.allow;
 const _errs305 = errors;
 if(errors === _errs305){
-if(typeof data105 === "string"){
-if(data105.length < 1){
+if(Array.isArray(data105)){
+var valid58 = true;
+const len20 = data105.length;
+for(let i20=0; i20<len20; i20++){
+let data106 = data105[i20];
+const _errs307 = errors;
+if(errors === _errs307){
+if(typeof data106 === "string"){
+if(data106.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools/allow/" + i20,schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3430,7 +3443,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools/allow/
 return false;
 }
 }
-var valid58 = _errs305 === errors;
+var valid58 = _errs307 === errors;
 if(!valid58){
 break;
 }
@@ -3441,25 +3454,25 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools/allow"
 return false;
 }
 }
-var valid57 = _errs303 === errors;
+var valid57 = _errs305 === errors;
 }
 else {
 var valid57 = true;
 }
 if(valid57){
-if(data103.deny !== undefined){
-let data106 = data103.deny;
-const _errs307 = errors;
-if(errors === _errs307){
-if(Array.isArray(data106)){
-var valid59 = true;
-const len21 = data106.length;
-for(let i21=0; i21<len21; i21++){
-let data107 = data106[i21];
+if(data104.deny !== undefined){
+let data107 = data104.deny;
 const _errs309 = errors;
 if(errors === _errs309){
-if(typeof data107 === "string"){
-if(data107.length < 1){
+if(Array.isArray(data107)){
+var valid59 = true;
+const len21 = data107.length;
+for(let i21=0; i21<len21; i21++){
+let data108 = data107[i21];
+const _errs311 = errors;
+if(errors === _errs311){
+if(typeof data108 === "string"){
+if(data108.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools/deny/" + i21,schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3469,7 +3482,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools/deny/"
 return false;
 }
 }
-var valid59 = _errs309 === errors;
+var valid59 = _errs311 === errors;
 if(!valid59){
 break;
 }
@@ -3480,7 +3493,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools/deny",
 return false;
 }
 }
-var valid57 = _errs307 === errors;
+var valid57 = _errs309 === errors;
 }
 else {
 var valid57 = true;
@@ -3493,41 +3506,41 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools",schem
 return false;
 }
 }
-var valid39 = _errs300 === errors;
+var valid39 = _errs302 === errors;
 }
 else {
 var valid39 = true;
 }
 if(valid39){
-if(data83.isolation !== undefined){
-let data108 = data83.isolation;
-const _errs311 = errors;
-if(typeof data108 !== "string"){
+if(data84.isolation !== undefined){
+let data109 = data84.isolation;
+const _errs313 = errors;
+if(typeof data109 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data108 === "subprocess") || (data108 === "worker"))){
+if(!((data109 === "subprocess") || (data109 === "worker"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema31.properties.plugins.items.properties.isolation.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid39 = _errs311 === errors;
+var valid39 = _errs313 === errors;
 }
 else {
 var valid39 = true;
 }
 if(valid39){
-if(data83.sandbox !== undefined){
-let data109 = data83.sandbox;
-const _errs313 = errors;
-if(typeof data109 !== "string"){
+if(data84.sandbox !== undefined){
+let data110 = data84.sandbox;
+const _errs315 = errors;
+if(typeof data110 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("off" !== data109){
+if("off" !== data110){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"}];
 return false;
 }
-var valid39 = _errs313 === errors;
+var valid39 = _errs315 === errors;
 }
 else {
 var valid39 = true;
@@ -3547,7 +3560,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i12,schemaPath:"#/
 return false;
 }
 }
-var valid38 = _errs223 === errors;
+var valid38 = _errs225 === errors;
 if(!valid38){
 break;
 }
@@ -3558,20 +3571,20 @@ validate20.errors = [{instancePath:instancePath+"/plugins",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs221 === errors;
+var valid0 = _errs223 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.mcp_servers !== undefined){
-let data110 = data.mcp_servers;
-const _errs315 = errors;
-if(errors === _errs315){
-if(data110 && typeof data110 == "object" && !Array.isArray(data110)){
-for(const key21 in data110){
+let data111 = data.mcp_servers;
 const _errs317 = errors;
 if(errors === _errs317){
+if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
+for(const key21 in data111){
+const _errs319 = errors;
+if(errors === _errs319){
 if(typeof key21 === "string"){
 if(!pattern21.test(key21)){
 const err107 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},message:"must match pattern \""+"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"+"\"",propertyName:key21};
@@ -3595,7 +3608,7 @@ vErrors.push(err108);
 errors++;
 }
 }
-var valid60 = _errs317 === errors;
+var valid60 = _errs319 === errors;
 if(!valid60){
 const err109 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames",keyword:"propertyNames",params:{propertyName: key21},message:"property name must be valid"};
 if(vErrors === null){
@@ -3611,28 +3624,28 @@ break;
 }
 }
 if(valid60){
-for(const key22 in data110){
-let data111 = data110[key22];
-const _errs320 = errors;
+for(const key22 in data111){
+let data112 = data111[key22];
+const _errs322 = errors;
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-if(errors === _errs320){
-if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
-const _errs323 = errors;
-for(const key23 in data111){
+if(errors === _errs322){
+if(data112 && typeof data112 == "object" && !Array.isArray(data112)){
+const _errs325 = errors;
+for(const key23 in data112){
 if(!(func1.call(schema31.properties.mcp_servers.additionalProperties.properties, key23))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs323 === errors){
-if(data111.command !== undefined){
-let data112 = data111.command;
-const _errs324 = errors;
-if(errors === _errs324){
-if(typeof data112 === "string"){
-if(data112.length < 1){
+if(_errs325 === errors){
+if(data112.command !== undefined){
+let data113 = data112.command;
+const _errs326 = errors;
+if(errors === _errs326){
+if(typeof data113 === "string"){
+if(data113.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3642,26 +3655,26 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid62 = _errs324 === errors;
+var valid62 = _errs326 === errors;
 }
 else {
 var valid62 = true;
 }
 if(valid62){
-if(data111.args !== undefined){
-let data113 = data111.args;
-const _errs326 = errors;
-if(errors === _errs326){
-if(Array.isArray(data113)){
-var valid63 = true;
-const len22 = data113.length;
-for(let i22=0; i22<len22; i22++){
+if(data112.args !== undefined){
+let data114 = data112.args;
 const _errs328 = errors;
-if(typeof data113[i22] !== "string"){
+if(errors === _errs328){
+if(Array.isArray(data114)){
+var valid63 = true;
+const len22 = data114.length;
+for(let i22=0; i22<len22; i22++){
+const _errs330 = errors;
+if(typeof data114[i22] !== "string"){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i22,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid63 = _errs328 === errors;
+var valid63 = _errs330 === errors;
 if(!valid63){
 break;
 }
@@ -3672,28 +3685,28 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid62 = _errs326 === errors;
+var valid62 = _errs328 === errors;
 }
 else {
 var valid62 = true;
 }
 if(valid62){
-if(data111.env !== undefined){
-let data115 = data111.env;
-const _errs330 = errors;
-const _errs331 = errors;
-let valid64 = false;
+if(data112.env !== undefined){
+let data116 = data112.env;
 const _errs332 = errors;
-if(errors === _errs332){
-if(Array.isArray(data115)){
-var valid65 = true;
-const len23 = data115.length;
-for(let i23=0; i23<len23; i23++){
-let data116 = data115[i23];
+const _errs333 = errors;
+let valid64 = false;
 const _errs334 = errors;
 if(errors === _errs334){
-if(typeof data116 === "string"){
-if(!pattern5.test(data116)){
+if(Array.isArray(data116)){
+var valid65 = true;
+const len23 = data116.length;
+for(let i23=0; i23<len23; i23++){
+let data117 = data116[i23];
+const _errs336 = errors;
+if(errors === _errs336){
+if(typeof data117 === "string"){
+if(!pattern5.test(data117)){
 const err110 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err110];
@@ -3715,7 +3728,7 @@ vErrors.push(err111);
 errors++;
 }
 }
-var valid65 = _errs334 === errors;
+var valid65 = _errs336 === errors;
 if(!valid65){
 break;
 }
@@ -3732,14 +3745,14 @@ vErrors.push(err112);
 errors++;
 }
 }
-var _valid17 = _errs332 === errors;
+var _valid17 = _errs334 === errors;
 valid64 = valid64 || _valid17;
-const _errs336 = errors;
-if(errors === _errs336){
-if(data115 && typeof data115 == "object" && !Array.isArray(data115)){
-for(const key24 in data115){
 const _errs338 = errors;
 if(errors === _errs338){
+if(data116 && typeof data116 == "object" && !Array.isArray(data116)){
+for(const key24 in data116){
+const _errs340 = errors;
+if(errors === _errs340){
 if(typeof key24 === "string"){
 if(!pattern5.test(key24)){
 const err113 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",propertyName:key24};
@@ -3763,7 +3776,7 @@ vErrors.push(err114);
 errors++;
 }
 }
-var valid66 = _errs338 === errors;
+var valid66 = _errs340 === errors;
 if(!valid66){
 const err115 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames",keyword:"propertyNames",params:{propertyName: key24},message:"property name must be valid"};
 if(vErrors === null){
@@ -3777,9 +3790,9 @@ break;
 }
 }
 if(valid66){
-for(const key25 in data115){
-const _errs341 = errors;
-if(typeof data115[key25] !== "string"){
+for(const key25 in data116){
+const _errs343 = errors;
+if(typeof data116[key25] !== "string"){
 const err116 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key25.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err116];
@@ -3789,7 +3802,7 @@ vErrors.push(err116);
 }
 errors++;
 }
-var valid67 = _errs341 === errors;
+var valid67 = _errs343 === errors;
 if(!valid67){
 break;
 }
@@ -3807,7 +3820,7 @@ vErrors.push(err117);
 errors++;
 }
 }
-var _valid17 = _errs336 === errors;
+var _valid17 = _errs338 === errors;
 valid64 = valid64 || _valid17;
 if(!valid64){
 const err118 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3822,28 +3835,28 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs331;
+errors = _errs333;
 if(vErrors !== null){
-if(_errs331){
-vErrors.length = _errs331;
+if(_errs333){
+vErrors.length = _errs333;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid62 = _errs330 === errors;
+var valid62 = _errs332 === errors;
 }
 else {
 var valid62 = true;
 }
 if(valid62){
-if(data111.cwd !== undefined){
-let data118 = data111.cwd;
-const _errs343 = errors;
-if(errors === _errs343){
-if(typeof data118 === "string"){
-if(data118.length < 1){
+if(data112.cwd !== undefined){
+let data119 = data112.cwd;
+const _errs345 = errors;
+if(errors === _errs345){
+if(typeof data119 === "string"){
+if(data119.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3853,19 +3866,19 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid62 = _errs343 === errors;
+var valid62 = _errs345 === errors;
 }
 else {
 var valid62 = true;
 }
 if(valid62){
-if(data111.url !== undefined){
-let data119 = data111.url;
-const _errs345 = errors;
-if(errors === _errs345){
-if(errors === _errs345){
-if(typeof data119 === "string"){
-if(!(formats0(data119))){
+if(data112.url !== undefined){
+let data120 = data112.url;
+const _errs347 = errors;
+if(errors === _errs347){
+if(errors === _errs347){
+if(typeof data120 === "string"){
+if(!(formats0(data120))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -3876,19 +3889,19 @@ return false;
 }
 }
 }
-var valid62 = _errs345 === errors;
+var valid62 = _errs347 === errors;
 }
 else {
 var valid62 = true;
 }
 if(valid62){
-if(data111.headers !== undefined){
-let data120 = data111.headers;
-const _errs347 = errors;
-if(errors === _errs347){
-if(data120 && typeof data120 == "object" && !Array.isArray(data120)){
-for(const key26 in data120){
+if(data112.headers !== undefined){
+let data121 = data112.headers;
 const _errs349 = errors;
+if(errors === _errs349){
+if(data121 && typeof data121 == "object" && !Array.isArray(data121)){
+for(const key26 in data121){
+const _errs351 = errors;
 if(typeof key26 !== "string"){
 const err119 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key26};
 if(vErrors === null){
@@ -3899,7 +3912,7 @@ vErrors.push(err119);
 }
 errors++;
 }
-var valid68 = _errs349 === errors;
+var valid68 = _errs351 === errors;
 if(!valid68){
 const err120 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key26},message:"property name must be valid"};
 if(vErrors === null){
@@ -3915,13 +3928,13 @@ break;
 }
 }
 if(valid68){
-for(const key27 in data120){
-const _errs352 = errors;
-if(typeof data120[key27] !== "string"){
+for(const key27 in data121){
+const _errs354 = errors;
+if(typeof data121[key27] !== "string"){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key27.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid69 = _errs352 === errors;
+var valid69 = _errs354 === errors;
 if(!valid69){
 break;
 }
@@ -3933,39 +3946,39 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid62 = _errs347 === errors;
+var valid62 = _errs349 === errors;
 }
 else {
 var valid62 = true;
 }
 if(valid62){
-if(data111.tools !== undefined){
-let data122 = data111.tools;
-const _errs354 = errors;
-if(errors === _errs354){
-if(data122 && typeof data122 == "object" && !Array.isArray(data122)){
+if(data112.tools !== undefined){
+let data123 = data112.tools;
 const _errs356 = errors;
-for(const key28 in data122){
+if(errors === _errs356){
+if(data123 && typeof data123 == "object" && !Array.isArray(data123)){
+const _errs358 = errors;
+for(const key28 in data123){
 if(!((key28 === "allow") || (key28 === "deny"))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs356 === errors){
-if(data122.allow !== undefined){
-let data123 = data122.allow;
-const _errs357 = errors;
-if(errors === _errs357){
-if(Array.isArray(data123)){
-var valid71 = true;
-const len24 = data123.length;
-for(let i24=0; i24<len24; i24++){
-let data124 = data123[i24];
+if(_errs358 === errors){
+if(data123.allow !== undefined){
+let data124 = data123.allow;
 const _errs359 = errors;
 if(errors === _errs359){
-if(typeof data124 === "string"){
-if(data124.length < 1){
+if(Array.isArray(data124)){
+var valid71 = true;
+const len24 = data124.length;
+for(let i24=0; i24<len24; i24++){
+let data125 = data124[i24];
+const _errs361 = errors;
+if(errors === _errs361){
+if(typeof data125 === "string"){
+if(data125.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3975,7 +3988,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid71 = _errs359 === errors;
+var valid71 = _errs361 === errors;
 if(!valid71){
 break;
 }
@@ -3986,25 +3999,25 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid70 = _errs357 === errors;
+var valid70 = _errs359 === errors;
 }
 else {
 var valid70 = true;
 }
 if(valid70){
-if(data122.deny !== undefined){
-let data125 = data122.deny;
-const _errs361 = errors;
-if(errors === _errs361){
-if(Array.isArray(data125)){
-var valid72 = true;
-const len25 = data125.length;
-for(let i25=0; i25<len25; i25++){
-let data126 = data125[i25];
+if(data123.deny !== undefined){
+let data126 = data123.deny;
 const _errs363 = errors;
 if(errors === _errs363){
-if(typeof data126 === "string"){
-if(data126.length < 1){
+if(Array.isArray(data126)){
+var valid72 = true;
+const len25 = data126.length;
+for(let i25=0; i25<len25; i25++){
+let data127 = data126[i25];
+const _errs365 = errors;
+if(errors === _errs365){
+if(typeof data127 === "string"){
+if(data127.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -4014,7 +4027,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid72 = _errs363 === errors;
+var valid72 = _errs365 === errors;
 if(!valid72){
 break;
 }
@@ -4025,7 +4038,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid70 = _errs361 === errors;
+var valid70 = _errs363 === errors;
 }
 else {
 var valid70 = true;
@@ -4038,18 +4051,18 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid62 = _errs354 === errors;
+var valid62 = _errs356 === errors;
 }
 else {
 var valid62 = true;
 }
 if(valid62){
-if(data111.timeout !== undefined){
-let data127 = data111.timeout;
-const _errs365 = errors;
-if(errors === _errs365){
-if(typeof data127 === "string"){
-if(!pattern6.test(data127)){
+if(data112.timeout !== undefined){
+let data128 = data112.timeout;
+const _errs367 = errors;
+if(errors === _errs367){
+if(typeof data128 === "string"){
+if(!pattern6.test(data128)){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4059,18 +4072,18 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid62 = _errs365 === errors;
+var valid62 = _errs367 === errors;
 }
 else {
 var valid62 = true;
 }
 if(valid62){
-if(data111.startup_timeout !== undefined){
-let data128 = data111.startup_timeout;
-const _errs367 = errors;
-if(errors === _errs367){
-if(typeof data128 === "string"){
-if(!pattern6.test(data128)){
+if(data112.startup_timeout !== undefined){
+let data129 = data112.startup_timeout;
+const _errs369 = errors;
+if(errors === _errs369){
+if(typeof data129 === "string"){
+if(!pattern6.test(data129)){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4080,31 +4093,31 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid62 = _errs367 === errors;
-}
-else {
-var valid62 = true;
-}
-if(valid62){
-if(data111.required !== undefined){
-const _errs369 = errors;
-if(typeof data111.required !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
 var valid62 = _errs369 === errors;
 }
 else {
 var valid62 = true;
 }
 if(valid62){
-if(data111.sandbox !== undefined){
-let data130 = data111.sandbox;
+if(data112.required !== undefined){
 const _errs371 = errors;
-const _errs372 = errors;
-let valid73 = false;
+if(typeof data112.required !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid62 = _errs371 === errors;
+}
+else {
+var valid62 = true;
+}
+if(valid62){
+if(data112.sandbox !== undefined){
+let data131 = data112.sandbox;
 const _errs373 = errors;
-if(typeof data130 !== "string"){
+const _errs374 = errors;
+let valid73 = false;
+const _errs375 = errors;
+if(typeof data131 !== "string"){
 const err121 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err121];
@@ -4114,7 +4127,7 @@ vErrors.push(err121);
 }
 errors++;
 }
-if("off" !== data130){
+if("off" !== data131){
 const err122 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err122];
@@ -4124,13 +4137,13 @@ vErrors.push(err122);
 }
 errors++;
 }
-var _valid18 = _errs373 === errors;
+var _valid18 = _errs375 === errors;
 valid73 = valid73 || _valid18;
-const _errs375 = errors;
-if(errors === _errs375){
-if(data130 && typeof data130 == "object" && !Array.isArray(data130)){
 const _errs377 = errors;
-for(const key29 in data130){
+if(errors === _errs377){
+if(data131 && typeof data131 == "object" && !Array.isArray(data131)){
+const _errs379 = errors;
+for(const key29 in data131){
 if(!((((key29 === "read") || (key29 === "write")) || (key29 === "net")) || (key29 === "limits"))){
 const err123 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -4143,20 +4156,20 @@ errors++;
 break;
 }
 }
-if(_errs377 === errors){
-if(data130.read !== undefined){
-let data131 = data130.read;
-const _errs378 = errors;
-if(errors === _errs378){
-if(Array.isArray(data131)){
-var valid75 = true;
-const len26 = data131.length;
-for(let i26=0; i26<len26; i26++){
-let data132 = data131[i26];
+if(_errs379 === errors){
+if(data131.read !== undefined){
+let data132 = data131.read;
 const _errs380 = errors;
 if(errors === _errs380){
-if(typeof data132 === "string"){
-if(data132.length < 1){
+if(Array.isArray(data132)){
+var valid75 = true;
+const len26 = data132.length;
+for(let i26=0; i26<len26; i26++){
+let data133 = data132[i26];
+const _errs382 = errors;
+if(errors === _errs382){
+if(typeof data133 === "string"){
+if(data133.length < 1){
 const err124 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i26,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err124];
@@ -4178,7 +4191,7 @@ vErrors.push(err125);
 errors++;
 }
 }
-var valid75 = _errs380 === errors;
+var valid75 = _errs382 === errors;
 if(!valid75){
 break;
 }
@@ -4195,25 +4208,25 @@ vErrors.push(err126);
 errors++;
 }
 }
-var valid74 = _errs378 === errors;
+var valid74 = _errs380 === errors;
 }
 else {
 var valid74 = true;
 }
 if(valid74){
-if(data130.write !== undefined){
-let data133 = data130.write;
-const _errs382 = errors;
-if(errors === _errs382){
-if(Array.isArray(data133)){
-var valid76 = true;
-const len27 = data133.length;
-for(let i27=0; i27<len27; i27++){
-let data134 = data133[i27];
+if(data131.write !== undefined){
+let data134 = data131.write;
 const _errs384 = errors;
 if(errors === _errs384){
-if(typeof data134 === "string"){
-if(data134.length < 1){
+if(Array.isArray(data134)){
+var valid76 = true;
+const len27 = data134.length;
+for(let i27=0; i27<len27; i27++){
+let data135 = data134[i27];
+const _errs386 = errors;
+if(errors === _errs386){
+if(typeof data135 === "string"){
+if(data135.length < 1){
 const err127 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i27,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err127];
@@ -4235,7 +4248,7 @@ vErrors.push(err128);
 errors++;
 }
 }
-var valid76 = _errs384 === errors;
+var valid76 = _errs386 === errors;
 if(!valid76){
 break;
 }
@@ -4252,15 +4265,15 @@ vErrors.push(err129);
 errors++;
 }
 }
-var valid74 = _errs382 === errors;
+var valid74 = _errs384 === errors;
 }
 else {
 var valid74 = true;
 }
 if(valid74){
-if(data130.net !== undefined){
-const _errs386 = errors;
-if(typeof data130.net !== "boolean"){
+if(data131.net !== undefined){
+const _errs388 = errors;
+if(typeof data131.net !== "boolean"){
 const err130 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err130];
@@ -4270,19 +4283,19 @@ vErrors.push(err130);
 }
 errors++;
 }
-var valid74 = _errs386 === errors;
+var valid74 = _errs388 === errors;
 }
 else {
 var valid74 = true;
 }
 if(valid74){
-if(data130.limits !== undefined){
-let data136 = data130.limits;
-const _errs388 = errors;
-if(errors === _errs388){
-if(data136 && typeof data136 == "object" && !Array.isArray(data136)){
+if(data131.limits !== undefined){
+let data137 = data131.limits;
 const _errs390 = errors;
-for(const key30 in data136){
+if(errors === _errs390){
+if(data137 && typeof data137 == "object" && !Array.isArray(data137)){
+const _errs392 = errors;
+for(const key30 in data137){
 if(!((((key30 === "processes") || (key30 === "memory")) || (key30 === "file_size")) || (key30 === "tmp"))){
 const err131 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -4295,11 +4308,11 @@ errors++;
 break;
 }
 }
-if(_errs390 === errors){
-if(data136.processes !== undefined){
-let data137 = data136.processes;
-const _errs391 = errors;
-if(!(((typeof data137 == "number") && (!(data137 % 1) && !isNaN(data137))) && (isFinite(data137)))){
+if(_errs392 === errors){
+if(data137.processes !== undefined){
+let data138 = data137.processes;
+const _errs393 = errors;
+if(!(((typeof data138 == "number") && (!(data138 % 1) && !isNaN(data138))) && (isFinite(data138)))){
 const err132 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err132];
@@ -4309,9 +4322,9 @@ vErrors.push(err132);
 }
 errors++;
 }
-if(errors === _errs391){
-if((typeof data137 == "number") && (isFinite(data137))){
-if(data137 > 9007199254740991 || isNaN(data137)){
+if(errors === _errs393){
+if((typeof data138 == "number") && (isFinite(data138))){
+if(data138 > 9007199254740991 || isNaN(data138)){
 const err133 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err133];
@@ -4322,7 +4335,7 @@ vErrors.push(err133);
 errors++;
 }
 else {
-if(data137 < 8 || isNaN(data137)){
+if(data138 < 8 || isNaN(data138)){
 const err134 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
 if(vErrors === null){
 vErrors = [err134];
@@ -4335,19 +4348,19 @@ errors++;
 }
 }
 }
-var valid77 = _errs391 === errors;
+var valid77 = _errs393 === errors;
 }
 else {
 var valid77 = true;
 }
 if(valid77){
-if(data136.memory !== undefined){
-let data138 = data136.memory;
-const _errs393 = errors;
-const _errs394 = errors;
-let valid78 = false;
+if(data137.memory !== undefined){
+let data139 = data137.memory;
 const _errs395 = errors;
-if(!(((typeof data138 == "number") && (!(data138 % 1) && !isNaN(data138))) && (isFinite(data138)))){
+const _errs396 = errors;
+let valid78 = false;
+const _errs397 = errors;
+if(!(((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139))) && (isFinite(data139)))){
 const err135 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err135];
@@ -4357,9 +4370,9 @@ vErrors.push(err135);
 }
 errors++;
 }
-if(errors === _errs395){
-if((typeof data138 == "number") && (isFinite(data138))){
-if(data138 > 9007199254740991 || isNaN(data138)){
+if(errors === _errs397){
+if((typeof data139 == "number") && (isFinite(data139))){
+if(data139 > 9007199254740991 || isNaN(data139)){
 const err136 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err136];
@@ -4370,7 +4383,7 @@ vErrors.push(err136);
 errors++;
 }
 else {
-if(data138 <= 0 || isNaN(data138)){
+if(data139 <= 0 || isNaN(data139)){
 const err137 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err137];
@@ -4383,12 +4396,12 @@ errors++;
 }
 }
 }
-var _valid19 = _errs395 === errors;
+var _valid19 = _errs397 === errors;
 valid78 = valid78 || _valid19;
-const _errs397 = errors;
-if(errors === _errs397){
-if(typeof data138 === "string"){
-if(!pattern11.test(data138)){
+const _errs399 = errors;
+if(errors === _errs399){
+if(typeof data139 === "string"){
+if(!pattern11.test(data139)){
 const err138 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err138];
@@ -4410,7 +4423,7 @@ vErrors.push(err139);
 errors++;
 }
 }
-var _valid19 = _errs397 === errors;
+var _valid19 = _errs399 === errors;
 valid78 = valid78 || _valid19;
 if(!valid78){
 const err140 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4423,29 +4436,29 @@ vErrors.push(err140);
 errors++;
 }
 else {
-errors = _errs394;
+errors = _errs396;
 if(vErrors !== null){
-if(_errs394){
-vErrors.length = _errs394;
+if(_errs396){
+vErrors.length = _errs396;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid77 = _errs393 === errors;
+var valid77 = _errs395 === errors;
 }
 else {
 var valid77 = true;
 }
 if(valid77){
-if(data136.file_size !== undefined){
-let data139 = data136.file_size;
-const _errs399 = errors;
-const _errs400 = errors;
-let valid79 = false;
+if(data137.file_size !== undefined){
+let data140 = data137.file_size;
 const _errs401 = errors;
-if(!(((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139))) && (isFinite(data139)))){
+const _errs402 = errors;
+let valid79 = false;
+const _errs403 = errors;
+if(!(((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140))) && (isFinite(data140)))){
 const err141 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err141];
@@ -4455,9 +4468,9 @@ vErrors.push(err141);
 }
 errors++;
 }
-if(errors === _errs401){
-if((typeof data139 == "number") && (isFinite(data139))){
-if(data139 > 9007199254740991 || isNaN(data139)){
+if(errors === _errs403){
+if((typeof data140 == "number") && (isFinite(data140))){
+if(data140 > 9007199254740991 || isNaN(data140)){
 const err142 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err142];
@@ -4468,7 +4481,7 @@ vErrors.push(err142);
 errors++;
 }
 else {
-if(data139 <= 0 || isNaN(data139)){
+if(data140 <= 0 || isNaN(data140)){
 const err143 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err143];
@@ -4481,12 +4494,12 @@ errors++;
 }
 }
 }
-var _valid20 = _errs401 === errors;
+var _valid20 = _errs403 === errors;
 valid79 = valid79 || _valid20;
-const _errs403 = errors;
-if(errors === _errs403){
-if(typeof data139 === "string"){
-if(!pattern11.test(data139)){
+const _errs405 = errors;
+if(errors === _errs405){
+if(typeof data140 === "string"){
+if(!pattern11.test(data140)){
 const err144 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err144];
@@ -4508,7 +4521,7 @@ vErrors.push(err145);
 errors++;
 }
 }
-var _valid20 = _errs403 === errors;
+var _valid20 = _errs405 === errors;
 valid79 = valid79 || _valid20;
 if(!valid79){
 const err146 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4521,29 +4534,29 @@ vErrors.push(err146);
 errors++;
 }
 else {
-errors = _errs400;
+errors = _errs402;
 if(vErrors !== null){
-if(_errs400){
-vErrors.length = _errs400;
+if(_errs402){
+vErrors.length = _errs402;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid77 = _errs399 === errors;
+var valid77 = _errs401 === errors;
 }
 else {
 var valid77 = true;
 }
 if(valid77){
-if(data136.tmp !== undefined){
-let data140 = data136.tmp;
-const _errs405 = errors;
-const _errs406 = errors;
-let valid80 = false;
+if(data137.tmp !== undefined){
+let data141 = data137.tmp;
 const _errs407 = errors;
-if(!(((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140))) && (isFinite(data140)))){
+const _errs408 = errors;
+let valid80 = false;
+const _errs409 = errors;
+if(!(((typeof data141 == "number") && (!(data141 % 1) && !isNaN(data141))) && (isFinite(data141)))){
 const err147 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err147];
@@ -4553,9 +4566,9 @@ vErrors.push(err147);
 }
 errors++;
 }
-if(errors === _errs407){
-if((typeof data140 == "number") && (isFinite(data140))){
-if(data140 > 9007199254740991 || isNaN(data140)){
+if(errors === _errs409){
+if((typeof data141 == "number") && (isFinite(data141))){
+if(data141 > 9007199254740991 || isNaN(data141)){
 const err148 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err148];
@@ -4566,7 +4579,7 @@ vErrors.push(err148);
 errors++;
 }
 else {
-if(data140 <= 0 || isNaN(data140)){
+if(data141 <= 0 || isNaN(data141)){
 const err149 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err149];
@@ -4579,12 +4592,12 @@ errors++;
 }
 }
 }
-var _valid21 = _errs407 === errors;
+var _valid21 = _errs409 === errors;
 valid80 = valid80 || _valid21;
-const _errs409 = errors;
-if(errors === _errs409){
-if(typeof data140 === "string"){
-if(!pattern11.test(data140)){
+const _errs411 = errors;
+if(errors === _errs411){
+if(typeof data141 === "string"){
+if(!pattern11.test(data141)){
 const err150 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err150];
@@ -4606,7 +4619,7 @@ vErrors.push(err151);
 errors++;
 }
 }
-var _valid21 = _errs409 === errors;
+var _valid21 = _errs411 === errors;
 valid80 = valid80 || _valid21;
 if(!valid80){
 const err152 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4619,17 +4632,17 @@ vErrors.push(err152);
 errors++;
 }
 else {
-errors = _errs406;
+errors = _errs408;
 if(vErrors !== null){
-if(_errs406){
-vErrors.length = _errs406;
+if(_errs408){
+vErrors.length = _errs408;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid77 = _errs405 === errors;
+var valid77 = _errs407 === errors;
 }
 else {
 var valid77 = true;
@@ -4650,7 +4663,7 @@ vErrors.push(err153);
 errors++;
 }
 }
-var valid74 = _errs388 === errors;
+var valid74 = _errs390 === errors;
 }
 else {
 var valid74 = true;
@@ -4671,7 +4684,7 @@ vErrors.push(err154);
 errors++;
 }
 }
-var _valid18 = _errs375 === errors;
+var _valid18 = _errs377 === errors;
 valid73 = valid73 || _valid18;
 if(!valid73){
 const err155 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4686,17 +4699,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs372;
+errors = _errs374;
 if(vErrors !== null){
-if(_errs372){
-vErrors.length = _errs372;
+if(_errs374){
+vErrors.length = _errs374;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid62 = _errs371 === errors;
+var valid62 = _errs373 === errors;
 }
 else {
 var valid62 = true;
@@ -4718,7 +4731,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid61 = _errs320 === errors;
+var valid61 = _errs322 === errors;
 if(!valid61){
 break;
 }
@@ -4730,46 +4743,46 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs315 === errors;
+var valid0 = _errs317 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.approval !== undefined){
-let data141 = data.approval;
-const _errs411 = errors;
+let data142 = data.approval;
+const _errs413 = errors;
 validate20.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-if(errors === _errs411){
-if(data141 && typeof data141 == "object" && !Array.isArray(data141)){
-const _errs414 = errors;
-for(const key31 in data141){
+if(errors === _errs413){
+if(data142 && typeof data142 == "object" && !Array.isArray(data142)){
+const _errs416 = errors;
+for(const key31 in data142){
 if(!(((key31 === "command") || (key31 === "url")) || (key31 === "timeout"))){
 validate20.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs414 === errors){
-if(data141.command !== undefined){
-let data142 = data141.command;
-const _errs415 = errors;
-if(errors === _errs415){
-if(Array.isArray(data142)){
-if(data142.length < 1){
+if(_errs416 === errors){
+if(data142.command !== undefined){
+let data143 = data142.command;
+const _errs417 = errors;
+if(errors === _errs417){
+if(Array.isArray(data143)){
+if(data143.length < 1){
 validate20.errors = [{instancePath:instancePath+"/approval/command",schemaPath:"#/properties/approval/properties/command/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 var valid82 = true;
-const len28 = data142.length;
+const len28 = data143.length;
 for(let i28=0; i28<len28; i28++){
-let data143 = data142[i28];
-const _errs417 = errors;
-if(errors === _errs417){
-if(typeof data143 === "string"){
-if(data143.length < 1){
+let data144 = data143[i28];
+const _errs419 = errors;
+if(errors === _errs419){
+if(typeof data144 === "string"){
+if(data144.length < 1){
 validate20.errors = [{instancePath:instancePath+"/approval/command/" + i28,schemaPath:"#/properties/approval/properties/command/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -4779,7 +4792,7 @@ validate20.errors = [{instancePath:instancePath+"/approval/command/" + i28,schem
 return false;
 }
 }
-var valid82 = _errs417 === errors;
+var valid82 = _errs419 === errors;
 if(!valid82){
 break;
 }
@@ -4791,19 +4804,19 @@ validate20.errors = [{instancePath:instancePath+"/approval/command",schemaPath:"
 return false;
 }
 }
-var valid81 = _errs415 === errors;
+var valid81 = _errs417 === errors;
 }
 else {
 var valid81 = true;
 }
 if(valid81){
-if(data141.url !== undefined){
-let data144 = data141.url;
-const _errs419 = errors;
-if(errors === _errs419){
-if(errors === _errs419){
-if(typeof data144 === "string"){
-if(!(formats0(data144))){
+if(data142.url !== undefined){
+let data145 = data142.url;
+const _errs421 = errors;
+if(errors === _errs421){
+if(errors === _errs421){
+if(typeof data145 === "string"){
+if(!(formats0(data145))){
 validate20.errors = [{instancePath:instancePath+"/approval/url",schemaPath:"#/properties/approval/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -4814,18 +4827,18 @@ return false;
 }
 }
 }
-var valid81 = _errs419 === errors;
+var valid81 = _errs421 === errors;
 }
 else {
 var valid81 = true;
 }
 if(valid81){
-if(data141.timeout !== undefined){
-let data145 = data141.timeout;
-const _errs421 = errors;
-if(errors === _errs421){
-if(typeof data145 === "string"){
-if(!pattern6.test(data145)){
+if(data142.timeout !== undefined){
+let data146 = data142.timeout;
+const _errs423 = errors;
+if(errors === _errs423){
+if(typeof data146 === "string"){
+if(!pattern6.test(data146)){
 validate20.errors = [{instancePath:instancePath+"/approval/timeout",schemaPath:"#/properties/approval/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4835,7 +4848,7 @@ validate20.errors = [{instancePath:instancePath+"/approval/timeout",schemaPath:"
 return false;
 }
 }
-var valid81 = _errs421 === errors;
+var valid81 = _errs423 === errors;
 }
 else {
 var valid81 = true;
@@ -4849,59 +4862,59 @@ validate20.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs411 === errors;
+var valid0 = _errs413 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.limits !== undefined){
-let data146 = data.limits;
-const _errs423 = errors;
-if(errors === _errs423){
-if(data146 && typeof data146 == "object" && !Array.isArray(data146)){
+let data147 = data.limits;
 const _errs425 = errors;
-for(const key32 in data146){
+if(errors === _errs425){
+if(data147 && typeof data147 == "object" && !Array.isArray(data147)){
+const _errs427 = errors;
+for(const key32 in data147){
 if(!((((key32 === "max_turns") || (key32 === "timeout")) || (key32 === "max_tokens")) || (key32 === "max_cost_usd"))){
 validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs425 === errors){
-if(data146.max_turns !== undefined){
-let data147 = data146.max_turns;
-const _errs426 = errors;
-if(!(((typeof data147 == "number") && (!(data147 % 1) && !isNaN(data147))) && (isFinite(data147)))){
+if(_errs427 === errors){
+if(data147.max_turns !== undefined){
+let data148 = data147.max_turns;
+const _errs428 = errors;
+if(!(((typeof data148 == "number") && (!(data148 % 1) && !isNaN(data148))) && (isFinite(data148)))){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs426){
-if((typeof data147 == "number") && (isFinite(data147))){
-if(data147 > 9007199254740991 || isNaN(data147)){
+if(errors === _errs428){
+if((typeof data148 == "number") && (isFinite(data148))){
+if(data148 > 9007199254740991 || isNaN(data148)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data147 <= 0 || isNaN(data147)){
+if(data148 <= 0 || isNaN(data148)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid83 = _errs426 === errors;
+var valid83 = _errs428 === errors;
 }
 else {
 var valid83 = true;
 }
 if(valid83){
-if(data146.timeout !== undefined){
-let data148 = data146.timeout;
-const _errs428 = errors;
-if(errors === _errs428){
-if(typeof data148 === "string"){
-if(!pattern6.test(data148)){
+if(data147.timeout !== undefined){
+let data149 = data147.timeout;
+const _errs430 = errors;
+if(errors === _errs430){
+if(typeof data149 === "string"){
+if(!pattern6.test(data149)){
 validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4911,45 +4924,45 @@ validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/
 return false;
 }
 }
-var valid83 = _errs428 === errors;
-}
-else {
-var valid83 = true;
-}
-if(valid83){
-if(data146.max_tokens !== undefined){
-let data149 = data146.max_tokens;
-const _errs430 = errors;
-if(!(((typeof data149 == "number") && (!(data149 % 1) && !isNaN(data149))) && (isFinite(data149)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs430){
-if((typeof data149 == "number") && (isFinite(data149))){
-if(data149 > 9007199254740991 || isNaN(data149)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data149 <= 0 || isNaN(data149)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid83 = _errs430 === errors;
 }
 else {
 var valid83 = true;
 }
 if(valid83){
-if(data146.max_cost_usd !== undefined){
-let data150 = data146.max_cost_usd;
+if(data147.max_tokens !== undefined){
+let data150 = data147.max_tokens;
 const _errs432 = errors;
+if(!(((typeof data150 == "number") && (!(data150 % 1) && !isNaN(data150))) && (isFinite(data150)))){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs432){
 if((typeof data150 == "number") && (isFinite(data150))){
+if(data150 > 9007199254740991 || isNaN(data150)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
 if(data150 <= 0 || isNaN(data150)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+}
+var valid83 = _errs432 === errors;
+}
+else {
+var valid83 = true;
+}
+if(valid83){
+if(data147.max_cost_usd !== undefined){
+let data151 = data147.max_cost_usd;
+const _errs434 = errors;
+if(errors === _errs434){
+if((typeof data151 == "number") && (isFinite(data151))){
+if(data151 <= 0 || isNaN(data151)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPath:"#/properties/limits/properties/max_cost_usd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4959,7 +4972,7 @@ validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPat
 return false;
 }
 }
-var valid83 = _errs432 === errors;
+var valid83 = _errs434 === errors;
 }
 else {
 var valid83 = true;
@@ -4974,49 +4987,49 @@ validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs423 === errors;
+var valid0 = _errs425 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.compaction !== undefined){
-let data151 = data.compaction;
-const _errs434 = errors;
-if(errors === _errs434){
-if(data151 && typeof data151 == "object" && !Array.isArray(data151)){
+let data152 = data.compaction;
 const _errs436 = errors;
-for(const key33 in data151){
+if(errors === _errs436){
+if(data152 && typeof data152 == "object" && !Array.isArray(data152)){
+const _errs438 = errors;
+for(const key33 in data152){
 if(!(func1.call(schema31.properties.compaction.properties, key33))){
 validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs436 === errors){
-if(data151.enabled !== undefined){
-const _errs437 = errors;
-if(typeof data151.enabled !== "boolean"){
+if(_errs438 === errors){
+if(data152.enabled !== undefined){
+const _errs439 = errors;
+if(typeof data152.enabled !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/enabled",schemaPath:"#/properties/compaction/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid84 = _errs437 === errors;
+var valid84 = _errs439 === errors;
 }
 else {
 var valid84 = true;
 }
 if(valid84){
-if(data151.threshold !== undefined){
-let data153 = data151.threshold;
-const _errs439 = errors;
-if(errors === _errs439){
-if((typeof data153 == "number") && (isFinite(data153))){
-if(data153 > 1 || isNaN(data153)){
+if(data152.threshold !== undefined){
+let data154 = data152.threshold;
+const _errs441 = errors;
+if(errors === _errs441){
+if((typeof data154 == "number") && (isFinite(data154))){
+if(data154 > 1 || isNaN(data154)){
 validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data153 <= 0 || isNaN(data153)){
+if(data154 <= 0 || isNaN(data154)){
 validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5027,23 +5040,23 @@ validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPa
 return false;
 }
 }
-var valid84 = _errs439 === errors;
+var valid84 = _errs441 === errors;
 }
 else {
 var valid84 = true;
 }
 if(valid84){
-if(data151.low_water !== undefined){
-let data154 = data151.low_water;
-const _errs441 = errors;
-if(errors === _errs441){
-if((typeof data154 == "number") && (isFinite(data154))){
-if(data154 > 1 || isNaN(data154)){
+if(data152.low_water !== undefined){
+let data155 = data152.low_water;
+const _errs443 = errors;
+if(errors === _errs443){
+if((typeof data155 == "number") && (isFinite(data155))){
+if(data155 > 1 || isNaN(data155)){
 validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data154 <= 0 || isNaN(data154)){
+if(data155 <= 0 || isNaN(data155)){
 validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5054,55 +5067,28 @@ validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPa
 return false;
 }
 }
-var valid84 = _errs441 === errors;
-}
-else {
-var valid84 = true;
-}
-if(valid84){
-if(data151.protect_first !== undefined){
-let data155 = data151.protect_first;
-const _errs443 = errors;
-if(!(((typeof data155 == "number") && (!(data155 % 1) && !isNaN(data155))) && (isFinite(data155)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs443){
-if((typeof data155 == "number") && (isFinite(data155))){
-if(data155 > 9007199254740991 || isNaN(data155)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data155 < 0 || isNaN(data155)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
 var valid84 = _errs443 === errors;
 }
 else {
 var valid84 = true;
 }
 if(valid84){
-if(data151.protect_last !== undefined){
-let data156 = data151.protect_last;
+if(data152.protect_first !== undefined){
+let data156 = data152.protect_first;
 const _errs445 = errors;
 if(!(((typeof data156 == "number") && (!(data156 % 1) && !isNaN(data156))) && (isFinite(data156)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs445){
 if((typeof data156 == "number") && (isFinite(data156))){
 if(data156 > 9007199254740991 || isNaN(data156)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data156 < 1 || isNaN(data156)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+if(data156 < 0 || isNaN(data156)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -5114,17 +5100,44 @@ else {
 var valid84 = true;
 }
 if(valid84){
-if(data151.tail_budget !== undefined){
-let data157 = data151.tail_budget;
+if(data152.protect_last !== undefined){
+let data157 = data152.protect_last;
 const _errs447 = errors;
+if(!(((typeof data157 == "number") && (!(data157 % 1) && !isNaN(data157))) && (isFinite(data157)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs447){
 if((typeof data157 == "number") && (isFinite(data157))){
-if(data157 > 1 || isNaN(data157)){
+if(data157 > 9007199254740991 || isNaN(data157)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data157 < 1 || isNaN(data157)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid84 = _errs447 === errors;
+}
+else {
+var valid84 = true;
+}
+if(valid84){
+if(data152.tail_budget !== undefined){
+let data158 = data152.tail_budget;
+const _errs449 = errors;
+if(errors === _errs449){
+if((typeof data158 == "number") && (isFinite(data158))){
+if(data158 > 1 || isNaN(data158)){
 validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data157 <= 0 || isNaN(data157)){
+if(data158 <= 0 || isNaN(data158)){
 validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5135,23 +5148,23 @@ validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schema
 return false;
 }
 }
-var valid84 = _errs447 === errors;
+var valid84 = _errs449 === errors;
 }
 else {
 var valid84 = true;
 }
 if(valid84){
-if(data151.max_tool_result !== undefined){
-let data158 = data151.max_tool_result;
-const _errs449 = errors;
-if(errors === _errs449){
-if((typeof data158 == "number") && (isFinite(data158))){
-if(data158 > 1 || isNaN(data158)){
+if(data152.max_tool_result !== undefined){
+let data159 = data152.max_tool_result;
+const _errs451 = errors;
+if(errors === _errs451){
+if((typeof data159 == "number") && (isFinite(data159))){
+if(data159 > 1 || isNaN(data159)){
 validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data158 <= 0 || isNaN(data158)){
+if(data159 <= 0 || isNaN(data159)){
 validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5162,76 +5175,76 @@ validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",sc
 return false;
 }
 }
-var valid84 = _errs449 === errors;
-}
-else {
-var valid84 = true;
-}
-if(valid84){
-if(data151.prune_min !== undefined){
-let data159 = data151.prune_min;
-const _errs451 = errors;
-if(!(((typeof data159 == "number") && (!(data159 % 1) && !isNaN(data159))) && (isFinite(data159)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs451){
-if((typeof data159 == "number") && (isFinite(data159))){
-if(data159 > 9007199254740991 || isNaN(data159)){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data159 < 1 || isNaN(data159)){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
 var valid84 = _errs451 === errors;
 }
 else {
 var valid84 = true;
 }
 if(valid84){
-if(data151.micro !== undefined){
-let data160 = data151.micro;
+if(data152.prune_min !== undefined){
+let data160 = data152.prune_min;
 const _errs453 = errors;
+if(!(((typeof data160 == "number") && (!(data160 % 1) && !isNaN(data160))) && (isFinite(data160)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs453){
-if(data160 && typeof data160 == "object" && !Array.isArray(data160)){
+if((typeof data160 == "number") && (isFinite(data160))){
+if(data160 > 9007199254740991 || isNaN(data160)){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data160 < 1 || isNaN(data160)){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid84 = _errs453 === errors;
+}
+else {
+var valid84 = true;
+}
+if(valid84){
+if(data152.micro !== undefined){
+let data161 = data152.micro;
 const _errs455 = errors;
-for(const key34 in data160){
+if(errors === _errs455){
+if(data161 && typeof data161 == "object" && !Array.isArray(data161)){
+const _errs457 = errors;
+for(const key34 in data161){
 if(!(((key34 === "enabled") || (key34 === "threshold")) || (key34 === "payback"))){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"#/properties/compaction/properties/micro/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs455 === errors){
-if(data160.enabled !== undefined){
-const _errs456 = errors;
-if(typeof data160.enabled !== "boolean"){
+if(_errs457 === errors){
+if(data161.enabled !== undefined){
+const _errs458 = errors;
+if(typeof data161.enabled !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/enabled",schemaPath:"#/properties/compaction/properties/micro/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid85 = _errs456 === errors;
+var valid85 = _errs458 === errors;
 }
 else {
 var valid85 = true;
 }
 if(valid85){
-if(data160.threshold !== undefined){
-let data162 = data160.threshold;
-const _errs458 = errors;
-if(errors === _errs458){
-if((typeof data162 == "number") && (isFinite(data162))){
-if(data162 > 1 || isNaN(data162)){
+if(data161.threshold !== undefined){
+let data163 = data161.threshold;
+const _errs460 = errors;
+if(errors === _errs460){
+if((typeof data163 == "number") && (isFinite(data163))){
+if(data163 > 1 || isNaN(data163)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data162 <= 0 || isNaN(data162)){
+if(data163 <= 0 || isNaN(data163)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5242,34 +5255,34 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",sc
 return false;
 }
 }
-var valid85 = _errs458 === errors;
+var valid85 = _errs460 === errors;
 }
 else {
 var valid85 = true;
 }
 if(valid85){
-if(data160.payback !== undefined){
-let data163 = data160.payback;
-const _errs460 = errors;
-if(!(((typeof data163 == "number") && (!(data163 % 1) && !isNaN(data163))) && (isFinite(data163)))){
+if(data161.payback !== undefined){
+let data164 = data161.payback;
+const _errs462 = errors;
+if(!(((typeof data164 == "number") && (!(data164 % 1) && !isNaN(data164))) && (isFinite(data164)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs460){
-if((typeof data163 == "number") && (isFinite(data163))){
-if(data163 > 9007199254740991 || isNaN(data163)){
+if(errors === _errs462){
+if((typeof data164 == "number") && (isFinite(data164))){
+if(data164 > 9007199254740991 || isNaN(data164)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data163 <= 0 || isNaN(data163)){
+if(data164 <= 0 || isNaN(data164)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid85 = _errs460 === errors;
+var valid85 = _errs462 === errors;
 }
 else {
 var valid85 = true;
@@ -5283,18 +5296,18 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"
 return false;
 }
 }
-var valid84 = _errs453 === errors;
+var valid84 = _errs455 === errors;
 }
 else {
 var valid84 = true;
 }
 if(valid84){
-if(data151.summary_model !== undefined){
-let data164 = data151.summary_model;
-const _errs462 = errors;
-if(errors === _errs462){
-if(typeof data164 === "string"){
-if(data164.length < 1){
+if(data152.summary_model !== undefined){
+let data165 = data152.summary_model;
+const _errs464 = errors;
+if(errors === _errs464){
+if(typeof data165 === "string"){
+if(data165.length < 1){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",schemaPath:"#/properties/compaction/properties/summary_model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5304,44 +5317,32 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",sche
 return false;
 }
 }
-var valid84 = _errs462 === errors;
-}
-else {
-var valid84 = true;
-}
-if(valid84){
-if(data151.summary_context_window !== undefined){
-let data165 = data151.summary_context_window;
-const _errs464 = errors;
-if(!(((typeof data165 == "number") && (!(data165 % 1) && !isNaN(data165))) && (isFinite(data165)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs464){
-if((typeof data165 == "number") && (isFinite(data165))){
-if(data165 > 9007199254740991 || isNaN(data165)){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data165 <= 0 || isNaN(data165)){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid84 = _errs464 === errors;
 }
 else {
 var valid84 = true;
 }
 if(valid84){
-if(data151.prune_tool_results !== undefined){
+if(data152.summary_context_window !== undefined){
+let data166 = data152.summary_context_window;
 const _errs466 = errors;
-if(typeof data151.prune_tool_results !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_tool_results",schemaPath:"#/properties/compaction/properties/prune_tool_results/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(!(((typeof data166 == "number") && (!(data166 % 1) && !isNaN(data166))) && (isFinite(data166)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
+}
+if(errors === _errs466){
+if((typeof data166 == "number") && (isFinite(data166))){
+if(data166 > 9007199254740991 || isNaN(data166)){
+validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data166 <= 0 || isNaN(data166)){
+validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
 }
 var valid84 = _errs466 === errors;
 }
@@ -5349,12 +5350,24 @@ else {
 var valid84 = true;
 }
 if(valid84){
-if(data151.summary_timeout !== undefined){
-let data167 = data151.summary_timeout;
+if(data152.prune_tool_results !== undefined){
 const _errs468 = errors;
-if(errors === _errs468){
-if(typeof data167 === "string"){
-if(!pattern6.test(data167)){
+if(typeof data152.prune_tool_results !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_tool_results",schemaPath:"#/properties/compaction/properties/prune_tool_results/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid84 = _errs468 === errors;
+}
+else {
+var valid84 = true;
+}
+if(valid84){
+if(data152.summary_timeout !== undefined){
+let data168 = data152.summary_timeout;
+const _errs470 = errors;
+if(errors === _errs470){
+if(typeof data168 === "string"){
+if(!pattern6.test(data168)){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",schemaPath:"#/properties/compaction/properties/summary_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5364,7 +5377,7 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",sc
 return false;
 }
 }
-var valid84 = _errs468 === errors;
+var valid84 = _errs470 === errors;
 }
 else {
 var valid84 = true;
@@ -5388,32 +5401,32 @@ validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs434 === errors;
+var valid0 = _errs436 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.loops !== undefined){
-let data168 = data.loops;
-const _errs470 = errors;
-if(errors === _errs470){
-if(data168 && typeof data168 == "object" && !Array.isArray(data168)){
+let data169 = data.loops;
 const _errs472 = errors;
-for(const key35 in data168){
+if(errors === _errs472){
+if(data169 && typeof data169 == "object" && !Array.isArray(data169)){
+const _errs474 = errors;
+for(const key35 in data169){
 if(!((((key35 === "min_interval") || (key35 === "max_ticks")) || (key35 === "self_paced_floor")) || (key35 === "self_paced_ceiling"))){
 validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/properties/loops/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs472 === errors){
-if(data168.min_interval !== undefined){
-let data169 = data168.min_interval;
-const _errs473 = errors;
-if(errors === _errs473){
-if(typeof data169 === "string"){
-if(!pattern6.test(data169)){
+if(_errs474 === errors){
+if(data169.min_interval !== undefined){
+let data170 = data169.min_interval;
+const _errs475 = errors;
+if(errors === _errs475){
+if(typeof data170 === "string"){
+if(!pattern6.test(data170)){
 validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath:"#/properties/loops/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5423,45 +5436,45 @@ validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath
 return false;
 }
 }
-var valid86 = _errs473 === errors;
-}
-else {
-var valid86 = true;
-}
-if(valid86){
-if(data168.max_ticks !== undefined){
-let data170 = data168.max_ticks;
-const _errs475 = errors;
-if(!(((typeof data170 == "number") && (!(data170 % 1) && !isNaN(data170))) && (isFinite(data170)))){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs475){
-if((typeof data170 == "number") && (isFinite(data170))){
-if(data170 > 9007199254740991 || isNaN(data170)){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data170 <= 0 || isNaN(data170)){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid86 = _errs475 === errors;
 }
 else {
 var valid86 = true;
 }
 if(valid86){
-if(data168.self_paced_floor !== undefined){
-let data171 = data168.self_paced_floor;
+if(data169.max_ticks !== undefined){
+let data171 = data169.max_ticks;
 const _errs477 = errors;
+if(!(((typeof data171 == "number") && (!(data171 % 1) && !isNaN(data171))) && (isFinite(data171)))){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs477){
-if(typeof data171 === "string"){
-if(!pattern6.test(data171)){
+if((typeof data171 == "number") && (isFinite(data171))){
+if(data171 > 9007199254740991 || isNaN(data171)){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data171 <= 0 || isNaN(data171)){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+}
+var valid86 = _errs477 === errors;
+}
+else {
+var valid86 = true;
+}
+if(valid86){
+if(data169.self_paced_floor !== undefined){
+let data172 = data169.self_paced_floor;
+const _errs479 = errors;
+if(errors === _errs479){
+if(typeof data172 === "string"){
+if(!pattern6.test(data172)){
 validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schemaPath:"#/properties/loops/properties/self_paced_floor/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5471,18 +5484,18 @@ validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schema
 return false;
 }
 }
-var valid86 = _errs477 === errors;
+var valid86 = _errs479 === errors;
 }
 else {
 var valid86 = true;
 }
 if(valid86){
-if(data168.self_paced_ceiling !== undefined){
-let data172 = data168.self_paced_ceiling;
-const _errs479 = errors;
-if(errors === _errs479){
-if(typeof data172 === "string"){
-if(!pattern6.test(data172)){
+if(data169.self_paced_ceiling !== undefined){
+let data173 = data169.self_paced_ceiling;
+const _errs481 = errors;
+if(errors === _errs481){
+if(typeof data173 === "string"){
+if(!pattern6.test(data173)){
 validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",schemaPath:"#/properties/loops/properties/self_paced_ceiling/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5492,7 +5505,7 @@ validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",sche
 return false;
 }
 }
-var valid86 = _errs479 === errors;
+var valid86 = _errs481 === errors;
 }
 else {
 var valid86 = true;
@@ -5507,32 +5520,32 @@ validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs470 === errors;
+var valid0 = _errs472 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.heartbeat !== undefined){
-let data173 = data.heartbeat;
-const _errs481 = errors;
-if(errors === _errs481){
-if(data173 && typeof data173 == "object" && !Array.isArray(data173)){
+let data174 = data.heartbeat;
 const _errs483 = errors;
-for(const key36 in data173){
+if(errors === _errs483){
+if(data174 && typeof data174 == "object" && !Array.isArray(data174)){
+const _errs485 = errors;
+for(const key36 in data174){
 if(!(key36 === "min_interval")){
 validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/properties/heartbeat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs483 === errors){
-if(data173.min_interval !== undefined){
-let data174 = data173.min_interval;
-const _errs484 = errors;
-if(errors === _errs484){
-if(typeof data174 === "string"){
-if(!pattern6.test(data174)){
+if(_errs485 === errors){
+if(data174.min_interval !== undefined){
+let data175 = data174.min_interval;
+const _errs486 = errors;
+if(errors === _errs486){
+if(typeof data175 === "string"){
+if(!pattern6.test(data175)){
 validate20.errors = [{instancePath:instancePath+"/heartbeat/min_interval",schemaPath:"#/properties/heartbeat/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5550,38 +5563,38 @@ validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs481 === errors;
+var valid0 = _errs483 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.schedule !== undefined){
-let data175 = data.schedule;
-const _errs486 = errors;
-if(errors === _errs486){
-if(data175 && typeof data175 == "object" && !Array.isArray(data175)){
+let data176 = data.schedule;
+const _errs488 = errors;
+if(errors === _errs488){
+if(data176 && typeof data176 == "object" && !Array.isArray(data176)){
 let missing4;
-if((data175.cron === undefined) && (missing4 = "cron")){
+if((data176.cron === undefined) && (missing4 = "cron")){
 validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"}];
 return false;
 }
 else {
-const _errs488 = errors;
-for(const key37 in data175){
+const _errs490 = errors;
+for(const key37 in data176){
 if(!((((((key37 === "cron") || (key37 === "timezone")) || (key37 === "catch_up")) || (key37 === "on_crash")) || (key37 === "overlap")) || (key37 === "max_cost_usd_per_day"))){
 validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs488 === errors){
-if(data175.cron !== undefined){
-let data176 = data175.cron;
-const _errs489 = errors;
-if(errors === _errs489){
-if(typeof data176 === "string"){
-if(data176.length < 1){
+if(_errs490 === errors){
+if(data176.cron !== undefined){
+let data177 = data176.cron;
+const _errs491 = errors;
+if(errors === _errs491){
+if(typeof data177 === "string"){
+if(data177.length < 1){
 validate20.errors = [{instancePath:instancePath+"/schedule/cron",schemaPath:"#/properties/schedule/properties/cron/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5591,18 +5604,18 @@ validate20.errors = [{instancePath:instancePath+"/schedule/cron",schemaPath:"#/p
 return false;
 }
 }
-var valid88 = _errs489 === errors;
+var valid88 = _errs491 === errors;
 }
 else {
 var valid88 = true;
 }
 if(valid88){
-if(data175.timezone !== undefined){
-let data177 = data175.timezone;
-const _errs491 = errors;
-if(errors === _errs491){
-if(typeof data177 === "string"){
-if(data177.length < 1){
+if(data176.timezone !== undefined){
+let data178 = data176.timezone;
+const _errs493 = errors;
+if(errors === _errs493){
+if(typeof data178 === "string"){
+if(data178.length < 1){
 validate20.errors = [{instancePath:instancePath+"/schedule/timezone",schemaPath:"#/properties/schedule/properties/timezone/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5612,38 +5625,21 @@ validate20.errors = [{instancePath:instancePath+"/schedule/timezone",schemaPath:
 return false;
 }
 }
-var valid88 = _errs491 === errors;
-}
-else {
-var valid88 = true;
-}
-if(valid88){
-if(data175.catch_up !== undefined){
-let data178 = data175.catch_up;
-const _errs493 = errors;
-if(typeof data178 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((data178 === "one") || (data178 === "none"))){
-validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.catch_up.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
 var valid88 = _errs493 === errors;
 }
 else {
 var valid88 = true;
 }
 if(valid88){
-if(data175.on_crash !== undefined){
-let data179 = data175.on_crash;
+if(data176.catch_up !== undefined){
+let data179 = data176.catch_up;
 const _errs495 = errors;
 if(typeof data179 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data179 === "skip") || (data179 === "rerun"))){
-validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.on_crash.enum},message:"must be equal to one of the allowed values"}];
+if(!((data179 === "one") || (data179 === "none"))){
+validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.catch_up.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid88 = _errs495 === errors;
@@ -5652,15 +5648,15 @@ else {
 var valid88 = true;
 }
 if(valid88){
-if(data175.overlap !== undefined){
-let data180 = data175.overlap;
+if(data176.on_crash !== undefined){
+let data180 = data176.on_crash;
 const _errs497 = errors;
 if(typeof data180 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data180 === "skip") || (data180 === "queue")) || (data180 === "cancel_previous"))){
-validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.overlap.enum},message:"must be equal to one of the allowed values"}];
+if(!((data180 === "skip") || (data180 === "rerun"))){
+validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.on_crash.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid88 = _errs497 === errors;
@@ -5669,12 +5665,29 @@ else {
 var valid88 = true;
 }
 if(valid88){
-if(data175.max_cost_usd_per_day !== undefined){
-let data181 = data175.max_cost_usd_per_day;
+if(data176.overlap !== undefined){
+let data181 = data176.overlap;
 const _errs499 = errors;
-if(errors === _errs499){
-if((typeof data181 == "number") && (isFinite(data181))){
-if(data181 <= 0 || isNaN(data181)){
+if(typeof data181 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data181 === "skip") || (data181 === "queue")) || (data181 === "cancel_previous"))){
+validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.overlap.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid88 = _errs499 === errors;
+}
+else {
+var valid88 = true;
+}
+if(valid88){
+if(data176.max_cost_usd_per_day !== undefined){
+let data182 = data176.max_cost_usd_per_day;
+const _errs501 = errors;
+if(errors === _errs501){
+if((typeof data182 == "number") && (isFinite(data182))){
+if(data182 <= 0 || isNaN(data182)){
 validate20.errors = [{instancePath:instancePath+"/schedule/max_cost_usd_per_day",schemaPath:"#/properties/schedule/properties/max_cost_usd_per_day/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5684,7 +5697,7 @@ validate20.errors = [{instancePath:instancePath+"/schedule/max_cost_usd_per_day"
 return false;
 }
 }
-var valid88 = _errs499 === errors;
+var valid88 = _errs501 === errors;
 }
 else {
 var valid88 = true;
@@ -5702,49 +5715,49 @@ validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs486 === errors;
+var valid0 = _errs488 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.output !== undefined){
-let data182 = data.output;
-const _errs501 = errors;
-if(errors === _errs501){
-if(data182 && typeof data182 == "object" && !Array.isArray(data182)){
+let data183 = data.output;
 const _errs503 = errors;
-for(const key38 in data182){
+if(errors === _errs503){
+if(data183 && typeof data183 == "object" && !Array.isArray(data183)){
+const _errs505 = errors;
+for(const key38 in data183){
 if(!(((key38 === "format") || (key38 === "file")) || (key38 === "schema"))){
 validate20.errors = [{instancePath:instancePath+"/output",schemaPath:"#/properties/output/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs503 === errors){
-if(data182.format !== undefined){
-let data183 = data182.format;
-const _errs504 = errors;
-if(typeof data183 !== "string"){
+if(_errs505 === errors){
+if(data183.format !== undefined){
+let data184 = data183.format;
+const _errs506 = errors;
+if(typeof data184 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/output/format",schemaPath:"#/properties/output/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data183 === "text") || (data183 === "json")) || (data183 === "stream-json"))){
+if(!(((data184 === "text") || (data184 === "json")) || (data184 === "stream-json"))){
 validate20.errors = [{instancePath:instancePath+"/output/format",schemaPath:"#/properties/output/properties/format/enum",keyword:"enum",params:{allowedValues: schema31.properties.output.properties.format.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid89 = _errs504 === errors;
+var valid89 = _errs506 === errors;
 }
 else {
 var valid89 = true;
 }
 if(valid89){
-if(data182.file !== undefined){
-let data184 = data182.file;
-const _errs506 = errors;
-if(errors === _errs506){
-if(typeof data184 === "string"){
-if(data184.length < 1){
+if(data183.file !== undefined){
+let data185 = data183.file;
+const _errs508 = errors;
+if(errors === _errs508){
+if(typeof data185 === "string"){
+if(data185.length < 1){
 validate20.errors = [{instancePath:instancePath+"/output/file",schemaPath:"#/properties/output/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5754,19 +5767,19 @@ validate20.errors = [{instancePath:instancePath+"/output/file",schemaPath:"#/pro
 return false;
 }
 }
-var valid89 = _errs506 === errors;
+var valid89 = _errs508 === errors;
 }
 else {
 var valid89 = true;
 }
 if(valid89){
-if(data182.schema !== undefined){
-let data185 = data182.schema;
-const _errs508 = errors;
-if(errors === _errs508){
-if(data185 && typeof data185 == "object" && !Array.isArray(data185)){
-for(const key39 in data185){
+if(data183.schema !== undefined){
+let data186 = data183.schema;
 const _errs510 = errors;
+if(errors === _errs510){
+if(data186 && typeof data186 == "object" && !Array.isArray(data186)){
+for(const key39 in data186){
+const _errs512 = errors;
 if(typeof key39 !== "string"){
 const err156 = {instancePath:instancePath+"/output/schema",schemaPath:"#/properties/output/properties/schema/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key39};
 if(vErrors === null){
@@ -5777,7 +5790,7 @@ vErrors.push(err156);
 }
 errors++;
 }
-var valid90 = _errs510 === errors;
+var valid90 = _errs512 === errors;
 if(!valid90){
 const err157 = {instancePath:instancePath+"/output/schema",schemaPath:"#/properties/output/properties/schema/propertyNames",keyword:"propertyNames",params:{propertyName: key39},message:"property name must be valid"};
 if(vErrors === null){
@@ -5798,7 +5811,7 @@ validate20.errors = [{instancePath:instancePath+"/output/schema",schemaPath:"#/p
 return false;
 }
 }
-var valid89 = _errs508 === errors;
+var valid89 = _errs510 === errors;
 }
 else {
 var valid89 = true;
@@ -5812,32 +5825,32 @@ validate20.errors = [{instancePath:instancePath+"/output",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs501 === errors;
+var valid0 = _errs503 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.store !== undefined){
-let data186 = data.store;
-const _errs513 = errors;
-if(errors === _errs513){
-if(data186 && typeof data186 == "object" && !Array.isArray(data186)){
+let data187 = data.store;
 const _errs515 = errors;
-for(const key40 in data186){
+if(errors === _errs515){
+if(data187 && typeof data187 == "object" && !Array.isArray(data187)){
+const _errs517 = errors;
+for(const key40 in data187){
 if(!(key40 === "retry")){
 validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs515 === errors){
-if(data186.retry !== undefined){
-let data187 = data186.retry;
-const _errs516 = errors;
-if(errors === _errs516){
-if(typeof data187 === "string"){
-if(!pattern6.test(data187)){
+if(_errs517 === errors){
+if(data187.retry !== undefined){
+let data188 = data187.retry;
+const _errs518 = errors;
+if(errors === _errs518){
+if(typeof data188 === "string"){
+if(!pattern6.test(data188)){
 validate20.errors = [{instancePath:instancePath+"/store/retry",schemaPath:"#/properties/store/properties/retry/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5855,7 +5868,7 @@ validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs513 === errors;
+var valid0 = _errs515 === errors;
 }
 else {
 var valid0 = true;
@@ -5893,4 +5906,4 @@ return errors === 0;
 }
 validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const shape = {"properties":{"$schema":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"script":{"type":"string"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"}},"type":"object"},"system":{"type":"string"},"inputs":{"additionalProperties":{"properties":{"type":{"type":"string"},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"type":"object"},"type":"object"},"env":{"additionalProperties":{"type":["string","number","boolean"]},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"prompt":{"type":"string"},"steps":{"items":{"type":"string"},"type":"array"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"type":"boolean"},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"approval":{"properties":{"command":{"items":{"type":"string"},"type":"array"},"url":{"type":"string"},"timeout":{"type":"string"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"}},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"schedule":{"properties":{"cron":{"type":"string"},"timezone":{"type":"string"},"catch_up":{"type":"string"},"on_crash":{"type":"string"},"overlap":{"type":"string"},"max_cost_usd_per_day":{"type":"number"}},"type":"object"},"output":{"properties":{"format":{"type":"string"},"file":{"type":"string"},"schema":{"additionalProperties":{},"type":"object"}},"type":"object"},"store":{"properties":{"retry":{"type":"string"}},"type":"object"}},"type":"object"};
+export const shape = {"properties":{"$schema":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"script":{"type":"string"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"},"text_tool_calls":{"type":"boolean"}},"type":"object"},"system":{"type":"string"},"inputs":{"additionalProperties":{"properties":{"type":{"type":"string"},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"type":"object"},"type":"object"},"env":{"additionalProperties":{"type":["string","number","boolean"]},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"prompt":{"type":"string"},"steps":{"items":{"type":"string"},"type":"array"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"type":"boolean"},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"approval":{"properties":{"command":{"items":{"type":"string"},"type":"array"},"url":{"type":"string"},"timeout":{"type":"string"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"}},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"schedule":{"properties":{"cron":{"type":"string"},"timezone":{"type":"string"},"catch_up":{"type":"string"},"on_crash":{"type":"string"},"overlap":{"type":"string"},"max_cost_usd_per_day":{"type":"number"}},"type":"object"},"output":{"properties":{"format":{"type":"string"},"file":{"type":"string"},"schema":{"additionalProperties":{},"type":"object"}},"type":"object"},"store":{"properties":{"retry":{"type":"string"}},"type":"object"}},"type":"object"};

@@ -5,7 +5,7 @@
 // edit. runtime/config/prechecked.ts uses it.
 "use strict";
 export const validate = validate20;
-const schema31 = {"type":"object","properties":{"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"script":{"type":"string","minLength":1},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false}},"additionalProperties":false},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"},"not":{}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","minLength":1}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"type":"boolean"},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0}},"additionalProperties":false},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"store":{"type":"object","properties":{"url":{"type":"string","pattern":"^postgres(ql)?:\\/\\/"},"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"policy":{"type":"object","properties":{"models":{"type":"object","properties":{"base_urls":{"type":"array","items":{"type":"string","minLength":1}},"api_key_envs":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"env":{"type":"array","items":{"type":"string","minLength":1}},"sandbox_off":{"type":"boolean"},"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"network":{"type":"object","properties":{"sandbox":{"type":"boolean"},"hosts":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"string","minLength":1}},"mcp":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"approval":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false}},"additionalProperties":false},"telemetry":{"type":"object","properties":{"endpoint":{"type":"string","pattern":"^https?:\\/\\/"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"service_name":{"type":"string","minLength":1},"capture_content":{"type":"boolean"}},"additionalProperties":false}},"additionalProperties":false,"$id":"user_config"};
+const schema31 = {"type":"object","properties":{"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"script":{"type":"string","minLength":1},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false},"text_tool_calls":{"type":"boolean"}},"additionalProperties":false},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"},"not":{}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","minLength":1}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"type":"boolean"},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0}},"additionalProperties":false},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"store":{"type":"object","properties":{"url":{"type":"string","pattern":"^postgres(ql)?:\\/\\/"},"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"policy":{"type":"object","properties":{"models":{"type":"object","properties":{"base_urls":{"type":"array","items":{"type":"string","minLength":1}},"api_key_envs":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"env":{"type":"array","items":{"type":"string","minLength":1}},"sandbox_off":{"type":"boolean"},"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"network":{"type":"object","properties":{"sandbox":{"type":"boolean"},"hosts":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"string","minLength":1}},"mcp":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"approval":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false}},"additionalProperties":false},"telemetry":{"type":"object","properties":{"endpoint":{"type":"string","pattern":"^https?:\\/\\/"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"service_name":{"type":"string","minLength":1},"capture_content":{"type":"boolean"}},"additionalProperties":false}},"additionalProperties":false,"$id":"user_config"};
 const func1 = Object.prototype.hasOwnProperty;
 const formats0 = { uri: (s) => s === s.trim() && !/[\t\n\r]/.test(s) && URL.canParse(s) }.uri;
 const pattern4 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "");
@@ -554,6 +554,19 @@ var valid1 = _errs42 === errors;
 else {
 var valid1 = true;
 }
+if(valid1){
+if(data0.text_tool_calls !== undefined){
+const _errs53 = errors;
+if(typeof data0.text_tool_calls !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/model/text_tool_calls",schemaPath:"#/properties/model/properties/text_tool_calls/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid1 = _errs53 === errors;
+}
+else {
+var valid1 = true;
+}
+}
 }
 }
 }
@@ -585,46 +598,46 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tools !== undefined){
-let data24 = data.tools;
-const _errs53 = errors;
-if(errors === _errs53){
-if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+let data25 = data.tools;
 const _errs55 = errors;
-for(const key4 in data24){
+if(errors === _errs55){
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+const _errs57 = errors;
+for(const key4 in data25){
 if(!(((((key4 === "shell") || (key4 === "read_file")) || (key4 === "write_file")) || (key4 === "list_dir")) || (key4 === "http_fetch"))){
 validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs55 === errors){
-if(data24.shell !== undefined){
-let data25 = data24.shell;
-const _errs56 = errors;
-if(errors === _errs56){
-if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(_errs57 === errors){
+if(data25.shell !== undefined){
+let data26 = data25.shell;
 const _errs58 = errors;
-for(const key5 in data25){
+if(errors === _errs58){
+if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
+const _errs60 = errors;
+for(const key5 in data26){
 if(!((((((key5 === "allow") || (key5 === "deny")) || (key5 === "cwd")) || (key5 === "timeout")) || (key5 === "max_output")) || (key5 === "sandbox"))){
 validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/properties/tools/properties/shell/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs58 === errors){
-if(data25.allow !== undefined){
-let data26 = data25.allow;
-const _errs59 = errors;
-if(errors === _errs59){
-if(Array.isArray(data26)){
-var valid6 = true;
-const len0 = data26.length;
-for(let i0=0; i0<len0; i0++){
-let data27 = data26[i0];
+if(_errs60 === errors){
+if(data26.allow !== undefined){
+let data27 = data26.allow;
 const _errs61 = errors;
 if(errors === _errs61){
-if(typeof data27 === "string"){
-if(data27.length < 1){
+if(Array.isArray(data27)){
+var valid6 = true;
+const len0 = data27.length;
+for(let i0=0; i0<len0; i0++){
+let data28 = data27[i0];
+const _errs63 = errors;
+if(errors === _errs63){
+if(typeof data28 === "string"){
+if(data28.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i0,schemaPath:"#/properties/tools/properties/shell/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -634,7 +647,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i0,schem
 return false;
 }
 }
-var valid6 = _errs61 === errors;
+var valid6 = _errs63 === errors;
 if(!valid6){
 break;
 }
@@ -645,25 +658,25 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/allow",schemaPath:
 return false;
 }
 }
-var valid5 = _errs59 === errors;
+var valid5 = _errs61 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data25.deny !== undefined){
-let data28 = data25.deny;
-const _errs63 = errors;
-if(errors === _errs63){
-if(Array.isArray(data28)){
-var valid7 = true;
-const len1 = data28.length;
-for(let i1=0; i1<len1; i1++){
-let data29 = data28[i1];
+if(data26.deny !== undefined){
+let data29 = data26.deny;
 const _errs65 = errors;
 if(errors === _errs65){
-if(typeof data29 === "string"){
-if(data29.length < 1){
+if(Array.isArray(data29)){
+var valid7 = true;
+const len1 = data29.length;
+for(let i1=0; i1<len1; i1++){
+let data30 = data29[i1];
+const _errs67 = errors;
+if(errors === _errs67){
+if(typeof data30 === "string"){
+if(data30.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i1,schemaPath:"#/properties/tools/properties/shell/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -673,7 +686,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i1,schema
 return false;
 }
 }
-var valid7 = _errs65 === errors;
+var valid7 = _errs67 === errors;
 if(!valid7){
 break;
 }
@@ -684,30 +697,30 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/deny",schemaPath:"
 return false;
 }
 }
-var valid5 = _errs63 === errors;
+var valid5 = _errs65 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data25.cwd !== undefined){
-const _errs67 = errors;
-if(typeof data25.cwd !== "string"){
+if(data26.cwd !== undefined){
+const _errs69 = errors;
+if(typeof data26.cwd !== "string"){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/cwd",schemaPath:"#/properties/tools/properties/shell/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid5 = _errs67 === errors;
+var valid5 = _errs69 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data25.timeout !== undefined){
-let data31 = data25.timeout;
-const _errs69 = errors;
-if(errors === _errs69){
-if(typeof data31 === "string"){
-if(!pattern5.test(data31)){
+if(data26.timeout !== undefined){
+let data32 = data26.timeout;
+const _errs71 = errors;
+if(errors === _errs71){
+if(typeof data32 === "string"){
+if(!pattern5.test(data32)){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPath:"#/properties/tools/properties/shell/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -717,19 +730,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPat
 return false;
 }
 }
-var valid5 = _errs69 === errors;
+var valid5 = _errs71 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data25.max_output !== undefined){
-let data32 = data25.max_output;
-const _errs71 = errors;
-const _errs72 = errors;
-let valid8 = false;
+if(data26.max_output !== undefined){
+let data33 = data26.max_output;
 const _errs73 = errors;
-if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+const _errs74 = errors;
+let valid8 = false;
+const _errs75 = errors;
+if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
 const err0 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err0];
@@ -739,9 +752,9 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(errors === _errs73){
-if((typeof data32 == "number") && (isFinite(data32))){
-if(data32 > 9007199254740991 || isNaN(data32)){
+if(errors === _errs75){
+if((typeof data33 == "number") && (isFinite(data33))){
+if(data33 > 9007199254740991 || isNaN(data33)){
 const err1 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err1];
@@ -752,7 +765,7 @@ vErrors.push(err1);
 errors++;
 }
 else {
-if(data32 <= 0 || isNaN(data32)){
+if(data33 <= 0 || isNaN(data33)){
 const err2 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err2];
@@ -765,12 +778,12 @@ errors++;
 }
 }
 }
-var _valid0 = _errs73 === errors;
+var _valid0 = _errs75 === errors;
 valid8 = valid8 || _valid0;
-const _errs75 = errors;
-if(errors === _errs75){
-if(typeof data32 === "string"){
-if(!pattern8.test(data32)){
+const _errs77 = errors;
+if(errors === _errs77){
+if(typeof data33 === "string"){
+if(!pattern8.test(data33)){
 const err3 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -792,7 +805,7 @@ vErrors.push(err4);
 errors++;
 }
 }
-var _valid0 = _errs75 === errors;
+var _valid0 = _errs77 === errors;
 valid8 = valid8 || _valid0;
 if(!valid8){
 const err5 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -807,29 +820,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs72;
+errors = _errs74;
 if(vErrors !== null){
-if(_errs72){
-vErrors.length = _errs72;
+if(_errs74){
+vErrors.length = _errs74;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid5 = _errs71 === errors;
+var valid5 = _errs73 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data25.sandbox !== undefined){
-let data33 = data25.sandbox;
-const _errs77 = errors;
-const _errs78 = errors;
-let valid9 = false;
+if(data26.sandbox !== undefined){
+let data34 = data26.sandbox;
 const _errs79 = errors;
-if(typeof data33 !== "string"){
+const _errs80 = errors;
+let valid9 = false;
+const _errs81 = errors;
+if(typeof data34 !== "string"){
 const err6 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
@@ -839,7 +852,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if("off" !== data33){
+if("off" !== data34){
 const err7 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err7];
@@ -849,13 +862,13 @@ vErrors.push(err7);
 }
 errors++;
 }
-var _valid1 = _errs79 === errors;
+var _valid1 = _errs81 === errors;
 valid9 = valid9 || _valid1;
-const _errs81 = errors;
-if(errors === _errs81){
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
 const _errs83 = errors;
-for(const key6 in data33){
+if(errors === _errs83){
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+const _errs85 = errors;
+for(const key6 in data34){
 if(!(((((key6 === "write") || (key6 === "read")) || (key6 === "hide")) || (key6 === "net")) || (key6 === "limits"))){
 const err8 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -868,20 +881,20 @@ errors++;
 break;
 }
 }
-if(_errs83 === errors){
-if(data33.write !== undefined){
-let data34 = data33.write;
-const _errs84 = errors;
-if(errors === _errs84){
-if(Array.isArray(data34)){
-var valid11 = true;
-const len2 = data34.length;
-for(let i2=0; i2<len2; i2++){
-let data35 = data34[i2];
+if(_errs85 === errors){
+if(data34.write !== undefined){
+let data35 = data34.write;
 const _errs86 = errors;
 if(errors === _errs86){
-if(typeof data35 === "string"){
-if(data35.length < 1){
+if(Array.isArray(data35)){
+var valid11 = true;
+const len2 = data35.length;
+for(let i2=0; i2<len2; i2++){
+let data36 = data35[i2];
+const _errs88 = errors;
+if(errors === _errs88){
+if(typeof data36 === "string"){
+if(data36.length < 1){
 const err9 = {instancePath:instancePath+"/tools/shell/sandbox/write/" + i2,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err9];
@@ -903,7 +916,7 @@ vErrors.push(err10);
 errors++;
 }
 }
-var valid11 = _errs86 === errors;
+var valid11 = _errs88 === errors;
 if(!valid11){
 break;
 }
@@ -920,25 +933,25 @@ vErrors.push(err11);
 errors++;
 }
 }
-var valid10 = _errs84 === errors;
+var valid10 = _errs86 === errors;
 }
 else {
 var valid10 = true;
 }
 if(valid10){
-if(data33.read !== undefined){
-let data36 = data33.read;
-const _errs88 = errors;
-if(errors === _errs88){
-if(Array.isArray(data36)){
-var valid12 = true;
-const len3 = data36.length;
-for(let i3=0; i3<len3; i3++){
-let data37 = data36[i3];
+if(data34.read !== undefined){
+let data37 = data34.read;
 const _errs90 = errors;
 if(errors === _errs90){
-if(typeof data37 === "string"){
-if(data37.length < 1){
+if(Array.isArray(data37)){
+var valid12 = true;
+const len3 = data37.length;
+for(let i3=0; i3<len3; i3++){
+let data38 = data37[i3];
+const _errs92 = errors;
+if(errors === _errs92){
+if(typeof data38 === "string"){
+if(data38.length < 1){
 const err12 = {instancePath:instancePath+"/tools/shell/sandbox/read/" + i3,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err12];
@@ -960,7 +973,7 @@ vErrors.push(err13);
 errors++;
 }
 }
-var valid12 = _errs90 === errors;
+var valid12 = _errs92 === errors;
 if(!valid12){
 break;
 }
@@ -977,25 +990,25 @@ vErrors.push(err14);
 errors++;
 }
 }
-var valid10 = _errs88 === errors;
+var valid10 = _errs90 === errors;
 }
 else {
 var valid10 = true;
 }
 if(valid10){
-if(data33.hide !== undefined){
-let data38 = data33.hide;
-const _errs92 = errors;
-if(errors === _errs92){
-if(Array.isArray(data38)){
-var valid13 = true;
-const len4 = data38.length;
-for(let i4=0; i4<len4; i4++){
-let data39 = data38[i4];
+if(data34.hide !== undefined){
+let data39 = data34.hide;
 const _errs94 = errors;
 if(errors === _errs94){
-if(typeof data39 === "string"){
-if(data39.length < 1){
+if(Array.isArray(data39)){
+var valid13 = true;
+const len4 = data39.length;
+for(let i4=0; i4<len4; i4++){
+let data40 = data39[i4];
+const _errs96 = errors;
+if(errors === _errs96){
+if(typeof data40 === "string"){
+if(data40.length < 1){
 const err15 = {instancePath:instancePath+"/tools/shell/sandbox/hide/" + i4,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/hide/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err15];
@@ -1017,7 +1030,7 @@ vErrors.push(err16);
 errors++;
 }
 }
-var valid13 = _errs94 === errors;
+var valid13 = _errs96 === errors;
 if(!valid13){
 break;
 }
@@ -1034,19 +1047,19 @@ vErrors.push(err17);
 errors++;
 }
 }
-var valid10 = _errs92 === errors;
+var valid10 = _errs94 === errors;
 }
 else {
 var valid10 = true;
 }
 if(valid10){
-if(data33.net !== undefined){
-let data40 = data33.net;
-const _errs96 = errors;
-const _errs97 = errors;
-let valid14 = false;
+if(data34.net !== undefined){
+let data41 = data34.net;
 const _errs98 = errors;
-if(typeof data40 !== "boolean"){
+const _errs99 = errors;
+let valid14 = false;
+const _errs100 = errors;
+if(typeof data41 !== "boolean"){
 const err18 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err18];
@@ -1056,9 +1069,9 @@ vErrors.push(err18);
 }
 errors++;
 }
-var _valid2 = _errs98 === errors;
+var _valid2 = _errs100 === errors;
 valid14 = valid14 || _valid2;
-const _errs100 = errors;
+const _errs102 = errors;
 const err19 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/not",keyword:"not",params:{},message:"must NOT be valid"};
 if(vErrors === null){
 vErrors = [err19];
@@ -1067,13 +1080,13 @@ else {
 vErrors.push(err19);
 }
 errors++;
-if(errors === _errs100){
-if(Array.isArray(data40)){
+if(errors === _errs102){
+if(Array.isArray(data41)){
 var valid15 = true;
-const len5 = data40.length;
+const len5 = data41.length;
 for(let i5=0; i5<len5; i5++){
-const _errs103 = errors;
-if(typeof data40[i5] !== "string"){
+const _errs105 = errors;
+if(typeof data41[i5] !== "string"){
 const err20 = {instancePath:instancePath+"/tools/shell/sandbox/net/" + i5,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
@@ -1083,7 +1096,7 @@ vErrors.push(err20);
 }
 errors++;
 }
-var valid15 = _errs103 === errors;
+var valid15 = _errs105 === errors;
 if(!valid15){
 break;
 }
@@ -1100,7 +1113,7 @@ vErrors.push(err21);
 errors++;
 }
 }
-var _valid2 = _errs100 === errors;
+var _valid2 = _errs102 === errors;
 valid14 = valid14 || _valid2;
 if(!valid14){
 const err22 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1113,29 +1126,29 @@ vErrors.push(err22);
 errors++;
 }
 else {
-errors = _errs97;
+errors = _errs99;
 if(vErrors !== null){
-if(_errs97){
-vErrors.length = _errs97;
+if(_errs99){
+vErrors.length = _errs99;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid10 = _errs96 === errors;
+var valid10 = _errs98 === errors;
 }
 else {
 var valid10 = true;
 }
 if(valid10){
-if(data33.limits !== undefined){
-let data42 = data33.limits;
-const _errs105 = errors;
-if(errors === _errs105){
-if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+if(data34.limits !== undefined){
+let data43 = data34.limits;
 const _errs107 = errors;
-for(const key7 in data42){
+if(errors === _errs107){
+if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
+const _errs109 = errors;
+for(const key7 in data43){
 if(!((((key7 === "processes") || (key7 === "memory")) || (key7 === "file_size")) || (key7 === "tmp"))){
 const err23 = {instancePath:instancePath+"/tools/shell/sandbox/limits",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -1148,11 +1161,11 @@ errors++;
 break;
 }
 }
-if(_errs107 === errors){
-if(data42.processes !== undefined){
-let data43 = data42.processes;
-const _errs108 = errors;
-if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
+if(_errs109 === errors){
+if(data43.processes !== undefined){
+let data44 = data43.processes;
+const _errs110 = errors;
+if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
 const err24 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err24];
@@ -1162,9 +1175,9 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(errors === _errs108){
-if((typeof data43 == "number") && (isFinite(data43))){
-if(data43 > 9007199254740991 || isNaN(data43)){
+if(errors === _errs110){
+if((typeof data44 == "number") && (isFinite(data44))){
+if(data44 > 9007199254740991 || isNaN(data44)){
 const err25 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err25];
@@ -1175,7 +1188,7 @@ vErrors.push(err25);
 errors++;
 }
 else {
-if(data43 < 8 || isNaN(data43)){
+if(data44 < 8 || isNaN(data44)){
 const err26 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
 if(vErrors === null){
 vErrors = [err26];
@@ -1188,19 +1201,19 @@ errors++;
 }
 }
 }
-var valid16 = _errs108 === errors;
+var valid16 = _errs110 === errors;
 }
 else {
 var valid16 = true;
 }
 if(valid16){
-if(data42.memory !== undefined){
-let data44 = data42.memory;
-const _errs110 = errors;
-const _errs111 = errors;
-let valid17 = false;
+if(data43.memory !== undefined){
+let data45 = data43.memory;
 const _errs112 = errors;
-if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
+const _errs113 = errors;
+let valid17 = false;
+const _errs114 = errors;
+if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
 const err27 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err27];
@@ -1210,9 +1223,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(errors === _errs112){
-if((typeof data44 == "number") && (isFinite(data44))){
-if(data44 > 9007199254740991 || isNaN(data44)){
+if(errors === _errs114){
+if((typeof data45 == "number") && (isFinite(data45))){
+if(data45 > 9007199254740991 || isNaN(data45)){
 const err28 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err28];
@@ -1223,7 +1236,7 @@ vErrors.push(err28);
 errors++;
 }
 else {
-if(data44 <= 0 || isNaN(data44)){
+if(data45 <= 0 || isNaN(data45)){
 const err29 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err29];
@@ -1236,12 +1249,12 @@ errors++;
 }
 }
 }
-var _valid3 = _errs112 === errors;
+var _valid3 = _errs114 === errors;
 valid17 = valid17 || _valid3;
-const _errs114 = errors;
-if(errors === _errs114){
-if(typeof data44 === "string"){
-if(!pattern8.test(data44)){
+const _errs116 = errors;
+if(errors === _errs116){
+if(typeof data45 === "string"){
+if(!pattern8.test(data45)){
 const err30 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err30];
@@ -1263,7 +1276,7 @@ vErrors.push(err31);
 errors++;
 }
 }
-var _valid3 = _errs114 === errors;
+var _valid3 = _errs116 === errors;
 valid17 = valid17 || _valid3;
 if(!valid17){
 const err32 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1276,29 +1289,29 @@ vErrors.push(err32);
 errors++;
 }
 else {
-errors = _errs111;
+errors = _errs113;
 if(vErrors !== null){
-if(_errs111){
-vErrors.length = _errs111;
+if(_errs113){
+vErrors.length = _errs113;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid16 = _errs110 === errors;
+var valid16 = _errs112 === errors;
 }
 else {
 var valid16 = true;
 }
 if(valid16){
-if(data42.file_size !== undefined){
-let data45 = data42.file_size;
-const _errs116 = errors;
-const _errs117 = errors;
-let valid18 = false;
+if(data43.file_size !== undefined){
+let data46 = data43.file_size;
 const _errs118 = errors;
-if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
+const _errs119 = errors;
+let valid18 = false;
+const _errs120 = errors;
+if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
 const err33 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err33];
@@ -1308,9 +1321,9 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(errors === _errs118){
-if((typeof data45 == "number") && (isFinite(data45))){
-if(data45 > 9007199254740991 || isNaN(data45)){
+if(errors === _errs120){
+if((typeof data46 == "number") && (isFinite(data46))){
+if(data46 > 9007199254740991 || isNaN(data46)){
 const err34 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err34];
@@ -1321,7 +1334,7 @@ vErrors.push(err34);
 errors++;
 }
 else {
-if(data45 <= 0 || isNaN(data45)){
+if(data46 <= 0 || isNaN(data46)){
 const err35 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err35];
@@ -1334,12 +1347,12 @@ errors++;
 }
 }
 }
-var _valid4 = _errs118 === errors;
+var _valid4 = _errs120 === errors;
 valid18 = valid18 || _valid4;
-const _errs120 = errors;
-if(errors === _errs120){
-if(typeof data45 === "string"){
-if(!pattern8.test(data45)){
+const _errs122 = errors;
+if(errors === _errs122){
+if(typeof data46 === "string"){
+if(!pattern8.test(data46)){
 const err36 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err36];
@@ -1361,7 +1374,7 @@ vErrors.push(err37);
 errors++;
 }
 }
-var _valid4 = _errs120 === errors;
+var _valid4 = _errs122 === errors;
 valid18 = valid18 || _valid4;
 if(!valid18){
 const err38 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1374,29 +1387,29 @@ vErrors.push(err38);
 errors++;
 }
 else {
-errors = _errs117;
+errors = _errs119;
 if(vErrors !== null){
-if(_errs117){
-vErrors.length = _errs117;
+if(_errs119){
+vErrors.length = _errs119;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid16 = _errs116 === errors;
+var valid16 = _errs118 === errors;
 }
 else {
 var valid16 = true;
 }
 if(valid16){
-if(data42.tmp !== undefined){
-let data46 = data42.tmp;
-const _errs122 = errors;
-const _errs123 = errors;
-let valid19 = false;
+if(data43.tmp !== undefined){
+let data47 = data43.tmp;
 const _errs124 = errors;
-if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
+const _errs125 = errors;
+let valid19 = false;
+const _errs126 = errors;
+if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
 const err39 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err39];
@@ -1406,9 +1419,9 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(errors === _errs124){
-if((typeof data46 == "number") && (isFinite(data46))){
-if(data46 > 9007199254740991 || isNaN(data46)){
+if(errors === _errs126){
+if((typeof data47 == "number") && (isFinite(data47))){
+if(data47 > 9007199254740991 || isNaN(data47)){
 const err40 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err40];
@@ -1419,7 +1432,7 @@ vErrors.push(err40);
 errors++;
 }
 else {
-if(data46 <= 0 || isNaN(data46)){
+if(data47 <= 0 || isNaN(data47)){
 const err41 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err41];
@@ -1432,12 +1445,12 @@ errors++;
 }
 }
 }
-var _valid5 = _errs124 === errors;
+var _valid5 = _errs126 === errors;
 valid19 = valid19 || _valid5;
-const _errs126 = errors;
-if(errors === _errs126){
-if(typeof data46 === "string"){
-if(!pattern8.test(data46)){
+const _errs128 = errors;
+if(errors === _errs128){
+if(typeof data47 === "string"){
+if(!pattern8.test(data47)){
 const err42 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err42];
@@ -1459,7 +1472,7 @@ vErrors.push(err43);
 errors++;
 }
 }
-var _valid5 = _errs126 === errors;
+var _valid5 = _errs128 === errors;
 valid19 = valid19 || _valid5;
 if(!valid19){
 const err44 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1472,17 +1485,17 @@ vErrors.push(err44);
 errors++;
 }
 else {
-errors = _errs123;
+errors = _errs125;
 if(vErrors !== null){
-if(_errs123){
-vErrors.length = _errs123;
+if(_errs125){
+vErrors.length = _errs125;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid16 = _errs122 === errors;
+var valid16 = _errs124 === errors;
 }
 else {
 var valid16 = true;
@@ -1503,7 +1516,7 @@ vErrors.push(err45);
 errors++;
 }
 }
-var valid10 = _errs105 === errors;
+var valid10 = _errs107 === errors;
 }
 else {
 var valid10 = true;
@@ -1525,7 +1538,7 @@ vErrors.push(err46);
 errors++;
 }
 }
-var _valid1 = _errs81 === errors;
+var _valid1 = _errs83 === errors;
 valid9 = valid9 || _valid1;
 if(!valid9){
 const err47 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1540,17 +1553,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs78;
+errors = _errs80;
 if(vErrors !== null){
-if(_errs78){
-vErrors.length = _errs78;
+if(_errs80){
+vErrors.length = _errs80;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid5 = _errs77 === errors;
+var valid5 = _errs79 === errors;
 }
 else {
 var valid5 = true;
@@ -1567,39 +1580,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/pro
 return false;
 }
 }
-var valid4 = _errs56 === errors;
+var valid4 = _errs58 === errors;
 }
 else {
 var valid4 = true;
 }
 if(valid4){
-if(data24.read_file !== undefined){
-let data47 = data24.read_file;
-const _errs128 = errors;
-if(errors === _errs128){
-if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
+if(data25.read_file !== undefined){
+let data48 = data25.read_file;
 const _errs130 = errors;
-for(const key8 in data47){
+if(errors === _errs130){
+if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
+const _errs132 = errors;
+for(const key8 in data48){
 if(!(((key8 === "paths") || (key8 === "max_bytes")) || (key8 === "dedup"))){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#/properties/tools/properties/read_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs130 === errors){
-if(data47.paths !== undefined){
-let data48 = data47.paths;
-const _errs131 = errors;
-if(errors === _errs131){
-if(Array.isArray(data48)){
-var valid21 = true;
-const len6 = data48.length;
-for(let i6=0; i6<len6; i6++){
-let data49 = data48[i6];
+if(_errs132 === errors){
+if(data48.paths !== undefined){
+let data49 = data48.paths;
 const _errs133 = errors;
 if(errors === _errs133){
-if(typeof data49 === "string"){
-if(data49.length < 1){
+if(Array.isArray(data49)){
+var valid21 = true;
+const len6 = data49.length;
+for(let i6=0; i6<len6; i6++){
+let data50 = data49[i6];
+const _errs135 = errors;
+if(errors === _errs135){
+if(typeof data50 === "string"){
+if(data50.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i6,schemaPath:"#/properties/tools/properties/read_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1609,7 +1622,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i6,s
 return false;
 }
 }
-var valid21 = _errs133 === errors;
+var valid21 = _errs135 === errors;
 if(!valid21){
 break;
 }
@@ -1620,19 +1633,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths",schemaP
 return false;
 }
 }
-var valid20 = _errs131 === errors;
+var valid20 = _errs133 === errors;
 }
 else {
 var valid20 = true;
 }
 if(valid20){
-if(data47.max_bytes !== undefined){
-let data50 = data47.max_bytes;
-const _errs135 = errors;
-const _errs136 = errors;
-let valid22 = false;
+if(data48.max_bytes !== undefined){
+let data51 = data48.max_bytes;
 const _errs137 = errors;
-if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
+const _errs138 = errors;
+let valid22 = false;
+const _errs139 = errors;
+if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
 const err48 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err48];
@@ -1642,9 +1655,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(errors === _errs137){
-if((typeof data50 == "number") && (isFinite(data50))){
-if(data50 > 9007199254740991 || isNaN(data50)){
+if(errors === _errs139){
+if((typeof data51 == "number") && (isFinite(data51))){
+if(data51 > 9007199254740991 || isNaN(data51)){
 const err49 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err49];
@@ -1655,7 +1668,7 @@ vErrors.push(err49);
 errors++;
 }
 else {
-if(data50 <= 0 || isNaN(data50)){
+if(data51 <= 0 || isNaN(data51)){
 const err50 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err50];
@@ -1668,12 +1681,12 @@ errors++;
 }
 }
 }
-var _valid6 = _errs137 === errors;
+var _valid6 = _errs139 === errors;
 valid22 = valid22 || _valid6;
-const _errs139 = errors;
-if(errors === _errs139){
-if(typeof data50 === "string"){
-if(!pattern8.test(data50)){
+const _errs141 = errors;
+if(errors === _errs141){
+if(typeof data51 === "string"){
+if(!pattern8.test(data51)){
 const err51 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err51];
@@ -1695,7 +1708,7 @@ vErrors.push(err52);
 errors++;
 }
 }
-var _valid6 = _errs139 === errors;
+var _valid6 = _errs141 === errors;
 valid22 = valid22 || _valid6;
 if(!valid22){
 const err53 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1710,29 +1723,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs136;
+errors = _errs138;
 if(vErrors !== null){
-if(_errs136){
-vErrors.length = _errs136;
+if(_errs138){
+vErrors.length = _errs138;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid20 = _errs135 === errors;
+var valid20 = _errs137 === errors;
 }
 else {
 var valid20 = true;
 }
 if(valid20){
-if(data47.dedup !== undefined){
-const _errs141 = errors;
-if(typeof data47.dedup !== "boolean"){
+if(data48.dedup !== undefined){
+const _errs143 = errors;
+if(typeof data48.dedup !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file/dedup",schemaPath:"#/properties/tools/properties/read_file/properties/dedup/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid20 = _errs141 === errors;
+var valid20 = _errs143 === errors;
 }
 else {
 var valid20 = true;
@@ -1746,39 +1759,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#
 return false;
 }
 }
-var valid4 = _errs128 === errors;
+var valid4 = _errs130 === errors;
 }
 else {
 var valid4 = true;
 }
 if(valid4){
-if(data24.write_file !== undefined){
-let data52 = data24.write_file;
-const _errs143 = errors;
-if(errors === _errs143){
-if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
+if(data25.write_file !== undefined){
+let data53 = data25.write_file;
 const _errs145 = errors;
-for(const key9 in data52){
+if(errors === _errs145){
+if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
+const _errs147 = errors;
+for(const key9 in data53){
 if(!((key9 === "paths") || (key9 === "max_bytes"))){
 validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"#/properties/tools/properties/write_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs145 === errors){
-if(data52.paths !== undefined){
-let data53 = data52.paths;
-const _errs146 = errors;
-if(errors === _errs146){
-if(Array.isArray(data53)){
-var valid24 = true;
-const len7 = data53.length;
-for(let i7=0; i7<len7; i7++){
-let data54 = data53[i7];
+if(_errs147 === errors){
+if(data53.paths !== undefined){
+let data54 = data53.paths;
 const _errs148 = errors;
 if(errors === _errs148){
-if(typeof data54 === "string"){
-if(data54.length < 1){
+if(Array.isArray(data54)){
+var valid24 = true;
+const len7 = data54.length;
+for(let i7=0; i7<len7; i7++){
+let data55 = data54[i7];
+const _errs150 = errors;
+if(errors === _errs150){
+if(typeof data55 === "string"){
+if(data55.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i7,schemaPath:"#/properties/tools/properties/write_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1788,7 +1801,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i7,
 return false;
 }
 }
-var valid24 = _errs148 === errors;
+var valid24 = _errs150 === errors;
 if(!valid24){
 break;
 }
@@ -1799,19 +1812,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths",schema
 return false;
 }
 }
-var valid23 = _errs146 === errors;
+var valid23 = _errs148 === errors;
 }
 else {
 var valid23 = true;
 }
 if(valid23){
-if(data52.max_bytes !== undefined){
-let data55 = data52.max_bytes;
-const _errs150 = errors;
-const _errs151 = errors;
-let valid25 = false;
+if(data53.max_bytes !== undefined){
+let data56 = data53.max_bytes;
 const _errs152 = errors;
-if(!(((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55))) && (isFinite(data55)))){
+const _errs153 = errors;
+let valid25 = false;
+const _errs154 = errors;
+if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
 const err54 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err54];
@@ -1821,9 +1834,9 @@ vErrors.push(err54);
 }
 errors++;
 }
-if(errors === _errs152){
-if((typeof data55 == "number") && (isFinite(data55))){
-if(data55 > 9007199254740991 || isNaN(data55)){
+if(errors === _errs154){
+if((typeof data56 == "number") && (isFinite(data56))){
+if(data56 > 9007199254740991 || isNaN(data56)){
 const err55 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err55];
@@ -1834,7 +1847,7 @@ vErrors.push(err55);
 errors++;
 }
 else {
-if(data55 <= 0 || isNaN(data55)){
+if(data56 <= 0 || isNaN(data56)){
 const err56 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err56];
@@ -1847,12 +1860,12 @@ errors++;
 }
 }
 }
-var _valid7 = _errs152 === errors;
+var _valid7 = _errs154 === errors;
 valid25 = valid25 || _valid7;
-const _errs154 = errors;
-if(errors === _errs154){
-if(typeof data55 === "string"){
-if(!pattern8.test(data55)){
+const _errs156 = errors;
+if(errors === _errs156){
+if(typeof data56 === "string"){
+if(!pattern8.test(data56)){
 const err57 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err57];
@@ -1874,7 +1887,7 @@ vErrors.push(err58);
 errors++;
 }
 }
-var _valid7 = _errs154 === errors;
+var _valid7 = _errs156 === errors;
 valid25 = valid25 || _valid7;
 if(!valid25){
 const err59 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1889,17 +1902,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs151;
+errors = _errs153;
 if(vErrors !== null){
-if(_errs151){
-vErrors.length = _errs151;
+if(_errs153){
+vErrors.length = _errs153;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid23 = _errs150 === errors;
+var valid23 = _errs152 === errors;
 }
 else {
 var valid23 = true;
@@ -1912,39 +1925,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"
 return false;
 }
 }
-var valid4 = _errs143 === errors;
+var valid4 = _errs145 === errors;
 }
 else {
 var valid4 = true;
 }
 if(valid4){
-if(data24.list_dir !== undefined){
-let data56 = data24.list_dir;
-const _errs156 = errors;
-if(errors === _errs156){
-if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
+if(data25.list_dir !== undefined){
+let data57 = data25.list_dir;
 const _errs158 = errors;
-for(const key10 in data56){
+if(errors === _errs158){
+if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
+const _errs160 = errors;
+for(const key10 in data57){
 if(!((key10 === "paths") || (key10 === "max_entries"))){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/properties/tools/properties/list_dir/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs158 === errors){
-if(data56.paths !== undefined){
-let data57 = data56.paths;
-const _errs159 = errors;
-if(errors === _errs159){
-if(Array.isArray(data57)){
-var valid27 = true;
-const len8 = data57.length;
-for(let i8=0; i8<len8; i8++){
-let data58 = data57[i8];
+if(_errs160 === errors){
+if(data57.paths !== undefined){
+let data58 = data57.paths;
 const _errs161 = errors;
 if(errors === _errs161){
-if(typeof data58 === "string"){
-if(data58.length < 1){
+if(Array.isArray(data58)){
+var valid27 = true;
+const len8 = data58.length;
+for(let i8=0; i8<len8; i8++){
+let data59 = data58[i8];
+const _errs163 = errors;
+if(errors === _errs163){
+if(typeof data59 === "string"){
+if(data59.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i8,schemaPath:"#/properties/tools/properties/list_dir/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1954,7 +1967,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i8,sc
 return false;
 }
 }
-var valid27 = _errs161 === errors;
+var valid27 = _errs163 === errors;
 if(!valid27){
 break;
 }
@@ -1965,34 +1978,34 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths",schemaPa
 return false;
 }
 }
-var valid26 = _errs159 === errors;
+var valid26 = _errs161 === errors;
 }
 else {
 var valid26 = true;
 }
 if(valid26){
-if(data56.max_entries !== undefined){
-let data59 = data56.max_entries;
-const _errs163 = errors;
-if(!(((typeof data59 == "number") && (!(data59 % 1) && !isNaN(data59))) && (isFinite(data59)))){
+if(data57.max_entries !== undefined){
+let data60 = data57.max_entries;
+const _errs165 = errors;
+if(!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs163){
-if((typeof data59 == "number") && (isFinite(data59))){
-if(data59 > 9007199254740991 || isNaN(data59)){
+if(errors === _errs165){
+if((typeof data60 == "number") && (isFinite(data60))){
+if(data60 > 9007199254740991 || isNaN(data60)){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data59 <= 0 || isNaN(data59)){
+if(data60 <= 0 || isNaN(data60)){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid26 = _errs163 === errors;
+var valid26 = _errs165 === errors;
 }
 else {
 var valid26 = true;
@@ -2005,39 +2018,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/
 return false;
 }
 }
-var valid4 = _errs156 === errors;
+var valid4 = _errs158 === errors;
 }
 else {
 var valid4 = true;
 }
 if(valid4){
-if(data24.http_fetch !== undefined){
-let data60 = data24.http_fetch;
-const _errs165 = errors;
-if(errors === _errs165){
-if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
+if(data25.http_fetch !== undefined){
+let data61 = data25.http_fetch;
 const _errs167 = errors;
-for(const key11 in data60){
+if(errors === _errs167){
+if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
+const _errs169 = errors;
+for(const key11 in data61){
 if(!(((key11 === "hosts") || (key11 === "timeout")) || (key11 === "max_output"))){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"#/properties/tools/properties/http_fetch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs167 === errors){
-if(data60.hosts !== undefined){
-let data61 = data60.hosts;
-const _errs168 = errors;
-if(errors === _errs168){
-if(Array.isArray(data61)){
-var valid29 = true;
-const len9 = data61.length;
-for(let i9=0; i9<len9; i9++){
-let data62 = data61[i9];
+if(_errs169 === errors){
+if(data61.hosts !== undefined){
+let data62 = data61.hosts;
 const _errs170 = errors;
 if(errors === _errs170){
-if(typeof data62 === "string"){
-if(data62.length < 1){
+if(Array.isArray(data62)){
+var valid29 = true;
+const len9 = data62.length;
+for(let i9=0; i9<len9; i9++){
+let data63 = data62[i9];
+const _errs172 = errors;
+if(errors === _errs172){
+if(typeof data63 === "string"){
+if(data63.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i9,schemaPath:"#/properties/tools/properties/http_fetch/properties/hosts/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2047,7 +2060,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i9,
 return false;
 }
 }
-var valid29 = _errs170 === errors;
+var valid29 = _errs172 === errors;
 if(!valid29){
 break;
 }
@@ -2058,18 +2071,18 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts",schema
 return false;
 }
 }
-var valid28 = _errs168 === errors;
+var valid28 = _errs170 === errors;
 }
 else {
 var valid28 = true;
 }
 if(valid28){
-if(data60.timeout !== undefined){
-let data63 = data60.timeout;
-const _errs172 = errors;
-if(errors === _errs172){
-if(typeof data63 === "string"){
-if(!pattern5.test(data63)){
+if(data61.timeout !== undefined){
+let data64 = data61.timeout;
+const _errs174 = errors;
+if(errors === _errs174){
+if(typeof data64 === "string"){
+if(!pattern5.test(data64)){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",schemaPath:"#/properties/tools/properties/http_fetch/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -2079,19 +2092,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",sche
 return false;
 }
 }
-var valid28 = _errs172 === errors;
+var valid28 = _errs174 === errors;
 }
 else {
 var valid28 = true;
 }
 if(valid28){
-if(data60.max_output !== undefined){
-let data64 = data60.max_output;
-const _errs174 = errors;
-const _errs175 = errors;
-let valid30 = false;
+if(data61.max_output !== undefined){
+let data65 = data61.max_output;
 const _errs176 = errors;
-if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
+const _errs177 = errors;
+let valid30 = false;
+const _errs178 = errors;
+if(!(((typeof data65 == "number") && (!(data65 % 1) && !isNaN(data65))) && (isFinite(data65)))){
 const err60 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err60];
@@ -2101,9 +2114,9 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(errors === _errs176){
-if((typeof data64 == "number") && (isFinite(data64))){
-if(data64 > 9007199254740991 || isNaN(data64)){
+if(errors === _errs178){
+if((typeof data65 == "number") && (isFinite(data65))){
+if(data65 > 9007199254740991 || isNaN(data65)){
 const err61 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err61];
@@ -2114,7 +2127,7 @@ vErrors.push(err61);
 errors++;
 }
 else {
-if(data64 <= 0 || isNaN(data64)){
+if(data65 <= 0 || isNaN(data65)){
 const err62 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err62];
@@ -2127,12 +2140,12 @@ errors++;
 }
 }
 }
-var _valid8 = _errs176 === errors;
+var _valid8 = _errs178 === errors;
 valid30 = valid30 || _valid8;
-const _errs178 = errors;
-if(errors === _errs178){
-if(typeof data64 === "string"){
-if(!pattern8.test(data64)){
+const _errs180 = errors;
+if(errors === _errs180){
+if(typeof data65 === "string"){
+if(!pattern8.test(data65)){
 const err63 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err63];
@@ -2154,7 +2167,7 @@ vErrors.push(err64);
 errors++;
 }
 }
-var _valid8 = _errs178 === errors;
+var _valid8 = _errs180 === errors;
 valid30 = valid30 || _valid8;
 if(!valid30){
 const err65 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2169,17 +2182,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs175;
+errors = _errs177;
 if(vErrors !== null){
-if(_errs175){
-vErrors.length = _errs175;
+if(_errs177){
+vErrors.length = _errs177;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid28 = _errs174 === errors;
+var valid28 = _errs176 === errors;
 }
 else {
 var valid28 = true;
@@ -2193,7 +2206,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"
 return false;
 }
 }
-var valid4 = _errs165 === errors;
+var valid4 = _errs167 === errors;
 }
 else {
 var valid4 = true;
@@ -2209,45 +2222,45 @@ validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs53 === errors;
+var valid0 = _errs55 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.plugins !== undefined){
-let data65 = data.plugins;
-const _errs180 = errors;
-if(errors === _errs180){
-if(Array.isArray(data65)){
-var valid31 = true;
-const len10 = data65.length;
-for(let i10=0; i10<len10; i10++){
-let data66 = data65[i10];
+let data66 = data.plugins;
 const _errs182 = errors;
 if(errors === _errs182){
-if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
+if(Array.isArray(data66)){
+var valid31 = true;
+const len10 = data66.length;
+for(let i10=0; i10<len10; i10++){
+let data67 = data66[i10];
+const _errs184 = errors;
+if(errors === _errs184){
+if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
 let missing2;
-if((data66.path === undefined) && (missing2 = "path")){
+if((data67.path === undefined) && (missing2 = "path")){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i10,schemaPath:"#/properties/plugins/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
 else {
-const _errs184 = errors;
-for(const key12 in data66){
+const _errs186 = errors;
+for(const key12 in data67){
 if(!((((((((key12 === "path") || (key12 === "permissions")) || (key12 === "config")) || (key12 === "hook_timeout")) || (key12 === "max_memory")) || (key12 === "tools")) || (key12 === "isolation")) || (key12 === "sandbox"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i10,schemaPath:"#/properties/plugins/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs184 === errors){
-if(data66.path !== undefined){
-let data67 = data66.path;
-const _errs185 = errors;
-if(errors === _errs185){
-if(typeof data67 === "string"){
-if(data67.length < 1){
+if(_errs186 === errors){
+if(data67.path !== undefined){
+let data68 = data67.path;
+const _errs187 = errors;
+if(errors === _errs187){
+if(typeof data68 === "string"){
+if(data68.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/path",schemaPath:"#/properties/plugins/items/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2257,33 +2270,33 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/path",schema
 return false;
 }
 }
-var valid32 = _errs185 === errors;
+var valid32 = _errs187 === errors;
 }
 else {
 var valid32 = true;
 }
 if(valid32){
-if(data66.permissions !== undefined){
-let data68 = data66.permissions;
-const _errs187 = errors;
-if(errors === _errs187){
-if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+if(data67.permissions !== undefined){
+let data69 = data67.permissions;
 const _errs189 = errors;
-for(const key13 in data68){
+if(errors === _errs189){
+if(data69 && typeof data69 == "object" && !Array.isArray(data69)){
+const _errs191 = errors;
+for(const key13 in data69){
 if(!(((((((key13 === "read") || (key13 === "write")) || (key13 === "net")) || (key13 === "env")) || (key13 === "run")) || (key13 === "ffi")) || (key13 === "sys"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/permissions",schemaPath:"#/properties/plugins/items/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs189 === errors){
-if(data68.read !== undefined){
-let data69 = data68.read;
-const _errs190 = errors;
-const _errs191 = errors;
-let valid34 = false;
+if(_errs191 === errors){
+if(data69.read !== undefined){
+let data70 = data69.read;
 const _errs192 = errors;
-if(typeof data69 !== "boolean"){
+const _errs193 = errors;
+let valid34 = false;
+const _errs194 = errors;
+if(typeof data70 !== "boolean"){
 const err66 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err66];
@@ -2293,16 +2306,16 @@ vErrors.push(err66);
 }
 errors++;
 }
-var _valid9 = _errs192 === errors;
+var _valid9 = _errs194 === errors;
 valid34 = valid34 || _valid9;
-const _errs194 = errors;
-if(errors === _errs194){
-if(Array.isArray(data69)){
-var valid35 = true;
-const len11 = data69.length;
-for(let i11=0; i11<len11; i11++){
 const _errs196 = errors;
-if(typeof data69[i11] !== "string"){
+if(errors === _errs196){
+if(Array.isArray(data70)){
+var valid35 = true;
+const len11 = data70.length;
+for(let i11=0; i11<len11; i11++){
+const _errs198 = errors;
+if(typeof data70[i11] !== "string"){
 const err67 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/read/" + i11,schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err67];
@@ -2312,7 +2325,7 @@ vErrors.push(err67);
 }
 errors++;
 }
-var valid35 = _errs196 === errors;
+var valid35 = _errs198 === errors;
 if(!valid35){
 break;
 }
@@ -2329,7 +2342,7 @@ vErrors.push(err68);
 errors++;
 }
 }
-var _valid9 = _errs194 === errors;
+var _valid9 = _errs196 === errors;
 valid34 = valid34 || _valid9;
 if(!valid34){
 const err69 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2344,29 +2357,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs191;
+errors = _errs193;
 if(vErrors !== null){
-if(_errs191){
-vErrors.length = _errs191;
+if(_errs193){
+vErrors.length = _errs193;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid33 = _errs190 === errors;
+var valid33 = _errs192 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data68.write !== undefined){
-let data71 = data68.write;
-const _errs198 = errors;
-const _errs199 = errors;
-let valid36 = false;
+if(data69.write !== undefined){
+let data72 = data69.write;
 const _errs200 = errors;
-if(typeof data71 !== "boolean"){
+const _errs201 = errors;
+let valid36 = false;
+const _errs202 = errors;
+if(typeof data72 !== "boolean"){
 const err70 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err70];
@@ -2376,16 +2389,16 @@ vErrors.push(err70);
 }
 errors++;
 }
-var _valid10 = _errs200 === errors;
+var _valid10 = _errs202 === errors;
 valid36 = valid36 || _valid10;
-const _errs202 = errors;
-if(errors === _errs202){
-if(Array.isArray(data71)){
-var valid37 = true;
-const len12 = data71.length;
-for(let i12=0; i12<len12; i12++){
 const _errs204 = errors;
-if(typeof data71[i12] !== "string"){
+if(errors === _errs204){
+if(Array.isArray(data72)){
+var valid37 = true;
+const len12 = data72.length;
+for(let i12=0; i12<len12; i12++){
+const _errs206 = errors;
+if(typeof data72[i12] !== "string"){
 const err71 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/write/" + i12,schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err71];
@@ -2395,7 +2408,7 @@ vErrors.push(err71);
 }
 errors++;
 }
-var valid37 = _errs204 === errors;
+var valid37 = _errs206 === errors;
 if(!valid37){
 break;
 }
@@ -2412,7 +2425,7 @@ vErrors.push(err72);
 errors++;
 }
 }
-var _valid10 = _errs202 === errors;
+var _valid10 = _errs204 === errors;
 valid36 = valid36 || _valid10;
 if(!valid36){
 const err73 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2427,29 +2440,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs199;
+errors = _errs201;
 if(vErrors !== null){
-if(_errs199){
-vErrors.length = _errs199;
+if(_errs201){
+vErrors.length = _errs201;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid33 = _errs198 === errors;
+var valid33 = _errs200 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data68.net !== undefined){
-let data73 = data68.net;
-const _errs206 = errors;
-const _errs207 = errors;
-let valid38 = false;
+if(data69.net !== undefined){
+let data74 = data69.net;
 const _errs208 = errors;
-if(typeof data73 !== "boolean"){
+const _errs209 = errors;
+let valid38 = false;
+const _errs210 = errors;
+if(typeof data74 !== "boolean"){
 const err74 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err74];
@@ -2459,16 +2472,16 @@ vErrors.push(err74);
 }
 errors++;
 }
-var _valid11 = _errs208 === errors;
+var _valid11 = _errs210 === errors;
 valid38 = valid38 || _valid11;
-const _errs210 = errors;
-if(errors === _errs210){
-if(Array.isArray(data73)){
-var valid39 = true;
-const len13 = data73.length;
-for(let i13=0; i13<len13; i13++){
 const _errs212 = errors;
-if(typeof data73[i13] !== "string"){
+if(errors === _errs212){
+if(Array.isArray(data74)){
+var valid39 = true;
+const len13 = data74.length;
+for(let i13=0; i13<len13; i13++){
+const _errs214 = errors;
+if(typeof data74[i13] !== "string"){
 const err75 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/net/" + i13,schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err75];
@@ -2478,7 +2491,7 @@ vErrors.push(err75);
 }
 errors++;
 }
-var valid39 = _errs212 === errors;
+var valid39 = _errs214 === errors;
 if(!valid39){
 break;
 }
@@ -2495,7 +2508,7 @@ vErrors.push(err76);
 errors++;
 }
 }
-var _valid11 = _errs210 === errors;
+var _valid11 = _errs212 === errors;
 valid38 = valid38 || _valid11;
 if(!valid38){
 const err77 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2510,29 +2523,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs207;
+errors = _errs209;
 if(vErrors !== null){
-if(_errs207){
-vErrors.length = _errs207;
+if(_errs209){
+vErrors.length = _errs209;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid33 = _errs206 === errors;
+var valid33 = _errs208 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data68.env !== undefined){
-let data75 = data68.env;
-const _errs214 = errors;
-const _errs215 = errors;
-let valid40 = false;
+if(data69.env !== undefined){
+let data76 = data69.env;
 const _errs216 = errors;
-if(typeof data75 !== "boolean"){
+const _errs217 = errors;
+let valid40 = false;
+const _errs218 = errors;
+if(typeof data76 !== "boolean"){
 const err78 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err78];
@@ -2542,16 +2555,16 @@ vErrors.push(err78);
 }
 errors++;
 }
-var _valid12 = _errs216 === errors;
+var _valid12 = _errs218 === errors;
 valid40 = valid40 || _valid12;
-const _errs218 = errors;
-if(errors === _errs218){
-if(Array.isArray(data75)){
-var valid41 = true;
-const len14 = data75.length;
-for(let i14=0; i14<len14; i14++){
 const _errs220 = errors;
-if(typeof data75[i14] !== "string"){
+if(errors === _errs220){
+if(Array.isArray(data76)){
+var valid41 = true;
+const len14 = data76.length;
+for(let i14=0; i14<len14; i14++){
+const _errs222 = errors;
+if(typeof data76[i14] !== "string"){
 const err79 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/env/" + i14,schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err79];
@@ -2561,7 +2574,7 @@ vErrors.push(err79);
 }
 errors++;
 }
-var valid41 = _errs220 === errors;
+var valid41 = _errs222 === errors;
 if(!valid41){
 break;
 }
@@ -2578,7 +2591,7 @@ vErrors.push(err80);
 errors++;
 }
 }
-var _valid12 = _errs218 === errors;
+var _valid12 = _errs220 === errors;
 valid40 = valid40 || _valid12;
 if(!valid40){
 const err81 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2593,29 +2606,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs215;
+errors = _errs217;
 if(vErrors !== null){
-if(_errs215){
-vErrors.length = _errs215;
+if(_errs217){
+vErrors.length = _errs217;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid33 = _errs214 === errors;
+var valid33 = _errs216 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data68.run !== undefined){
-let data77 = data68.run;
-const _errs222 = errors;
-const _errs223 = errors;
-let valid42 = false;
+if(data69.run !== undefined){
+let data78 = data69.run;
 const _errs224 = errors;
-if(typeof data77 !== "boolean"){
+const _errs225 = errors;
+let valid42 = false;
+const _errs226 = errors;
+if(typeof data78 !== "boolean"){
 const err82 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err82];
@@ -2625,16 +2638,16 @@ vErrors.push(err82);
 }
 errors++;
 }
-var _valid13 = _errs224 === errors;
+var _valid13 = _errs226 === errors;
 valid42 = valid42 || _valid13;
-const _errs226 = errors;
-if(errors === _errs226){
-if(Array.isArray(data77)){
-var valid43 = true;
-const len15 = data77.length;
-for(let i15=0; i15<len15; i15++){
 const _errs228 = errors;
-if(typeof data77[i15] !== "string"){
+if(errors === _errs228){
+if(Array.isArray(data78)){
+var valid43 = true;
+const len15 = data78.length;
+for(let i15=0; i15<len15; i15++){
+const _errs230 = errors;
+if(typeof data78[i15] !== "string"){
 const err83 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/run/" + i15,schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err83];
@@ -2644,7 +2657,7 @@ vErrors.push(err83);
 }
 errors++;
 }
-var valid43 = _errs228 === errors;
+var valid43 = _errs230 === errors;
 if(!valid43){
 break;
 }
@@ -2661,7 +2674,7 @@ vErrors.push(err84);
 errors++;
 }
 }
-var _valid13 = _errs226 === errors;
+var _valid13 = _errs228 === errors;
 valid42 = valid42 || _valid13;
 if(!valid42){
 const err85 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2676,29 +2689,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs223;
+errors = _errs225;
 if(vErrors !== null){
-if(_errs223){
-vErrors.length = _errs223;
+if(_errs225){
+vErrors.length = _errs225;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid33 = _errs222 === errors;
+var valid33 = _errs224 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data68.ffi !== undefined){
-let data79 = data68.ffi;
-const _errs230 = errors;
-const _errs231 = errors;
-let valid44 = false;
+if(data69.ffi !== undefined){
+let data80 = data69.ffi;
 const _errs232 = errors;
-if(typeof data79 !== "boolean"){
+const _errs233 = errors;
+let valid44 = false;
+const _errs234 = errors;
+if(typeof data80 !== "boolean"){
 const err86 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err86];
@@ -2708,16 +2721,16 @@ vErrors.push(err86);
 }
 errors++;
 }
-var _valid14 = _errs232 === errors;
+var _valid14 = _errs234 === errors;
 valid44 = valid44 || _valid14;
-const _errs234 = errors;
-if(errors === _errs234){
-if(Array.isArray(data79)){
-var valid45 = true;
-const len16 = data79.length;
-for(let i16=0; i16<len16; i16++){
 const _errs236 = errors;
-if(typeof data79[i16] !== "string"){
+if(errors === _errs236){
+if(Array.isArray(data80)){
+var valid45 = true;
+const len16 = data80.length;
+for(let i16=0; i16<len16; i16++){
+const _errs238 = errors;
+if(typeof data80[i16] !== "string"){
 const err87 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/ffi/" + i16,schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err87];
@@ -2727,7 +2740,7 @@ vErrors.push(err87);
 }
 errors++;
 }
-var valid45 = _errs236 === errors;
+var valid45 = _errs238 === errors;
 if(!valid45){
 break;
 }
@@ -2744,7 +2757,7 @@ vErrors.push(err88);
 errors++;
 }
 }
-var _valid14 = _errs234 === errors;
+var _valid14 = _errs236 === errors;
 valid44 = valid44 || _valid14;
 if(!valid44){
 const err89 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2759,29 +2772,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs231;
+errors = _errs233;
 if(vErrors !== null){
-if(_errs231){
-vErrors.length = _errs231;
+if(_errs233){
+vErrors.length = _errs233;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid33 = _errs230 === errors;
+var valid33 = _errs232 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data68.sys !== undefined){
-let data81 = data68.sys;
-const _errs238 = errors;
-const _errs239 = errors;
-let valid46 = false;
+if(data69.sys !== undefined){
+let data82 = data69.sys;
 const _errs240 = errors;
-if(typeof data81 !== "boolean"){
+const _errs241 = errors;
+let valid46 = false;
+const _errs242 = errors;
+if(typeof data82 !== "boolean"){
 const err90 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err90];
@@ -2791,16 +2804,16 @@ vErrors.push(err90);
 }
 errors++;
 }
-var _valid15 = _errs240 === errors;
+var _valid15 = _errs242 === errors;
 valid46 = valid46 || _valid15;
-const _errs242 = errors;
-if(errors === _errs242){
-if(Array.isArray(data81)){
-var valid47 = true;
-const len17 = data81.length;
-for(let i17=0; i17<len17; i17++){
 const _errs244 = errors;
-if(typeof data81[i17] !== "string"){
+if(errors === _errs244){
+if(Array.isArray(data82)){
+var valid47 = true;
+const len17 = data82.length;
+for(let i17=0; i17<len17; i17++){
+const _errs246 = errors;
+if(typeof data82[i17] !== "string"){
 const err91 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/sys/" + i17,schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err91];
@@ -2810,7 +2823,7 @@ vErrors.push(err91);
 }
 errors++;
 }
-var valid47 = _errs244 === errors;
+var valid47 = _errs246 === errors;
 if(!valid47){
 break;
 }
@@ -2827,7 +2840,7 @@ vErrors.push(err92);
 errors++;
 }
 }
-var _valid15 = _errs242 === errors;
+var _valid15 = _errs244 === errors;
 valid46 = valid46 || _valid15;
 if(!valid46){
 const err93 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2842,17 +2855,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs239;
+errors = _errs241;
 if(vErrors !== null){
-if(_errs239){
-vErrors.length = _errs239;
+if(_errs241){
+vErrors.length = _errs241;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid33 = _errs238 === errors;
+var valid33 = _errs240 === errors;
 }
 else {
 var valid33 = true;
@@ -2870,19 +2883,19 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/permissions"
 return false;
 }
 }
-var valid32 = _errs187 === errors;
+var valid32 = _errs189 === errors;
 }
 else {
 var valid32 = true;
 }
 if(valid32){
-if(data66.config !== undefined){
-let data83 = data66.config;
-const _errs246 = errors;
-if(errors === _errs246){
-if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
-for(const key14 in data83){
+if(data67.config !== undefined){
+let data84 = data67.config;
 const _errs248 = errors;
+if(errors === _errs248){
+if(data84 && typeof data84 == "object" && !Array.isArray(data84)){
+for(const key14 in data84){
+const _errs250 = errors;
 if(typeof key14 !== "string"){
 const err94 = {instancePath:instancePath+"/plugins/" + i10+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key14};
 if(vErrors === null){
@@ -2893,7 +2906,7 @@ vErrors.push(err94);
 }
 errors++;
 }
-var valid48 = _errs248 === errors;
+var valid48 = _errs250 === errors;
 if(!valid48){
 const err95 = {instancePath:instancePath+"/plugins/" + i10+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames",keyword:"propertyNames",params:{propertyName: key14},message:"property name must be valid"};
 if(vErrors === null){
@@ -2914,18 +2927,18 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/config",sche
 return false;
 }
 }
-var valid32 = _errs246 === errors;
+var valid32 = _errs248 === errors;
 }
 else {
 var valid32 = true;
 }
 if(valid32){
-if(data66.hook_timeout !== undefined){
-let data84 = data66.hook_timeout;
-const _errs251 = errors;
-if(errors === _errs251){
-if(typeof data84 === "string"){
-if(!pattern5.test(data84)){
+if(data67.hook_timeout !== undefined){
+let data85 = data67.hook_timeout;
+const _errs253 = errors;
+if(errors === _errs253){
+if(typeof data85 === "string"){
+if(!pattern5.test(data85)){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/hook_timeout",schemaPath:"#/properties/plugins/items/properties/hook_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -2935,19 +2948,19 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/hook_timeout
 return false;
 }
 }
-var valid32 = _errs251 === errors;
+var valid32 = _errs253 === errors;
 }
 else {
 var valid32 = true;
 }
 if(valid32){
-if(data66.max_memory !== undefined){
-let data85 = data66.max_memory;
-const _errs253 = errors;
-const _errs254 = errors;
-let valid49 = false;
+if(data67.max_memory !== undefined){
+let data86 = data67.max_memory;
 const _errs255 = errors;
-if(!(((typeof data85 == "number") && (!(data85 % 1) && !isNaN(data85))) && (isFinite(data85)))){
+const _errs256 = errors;
+let valid49 = false;
+const _errs257 = errors;
+if(!(((typeof data86 == "number") && (!(data86 % 1) && !isNaN(data86))) && (isFinite(data86)))){
 const err96 = {instancePath:instancePath+"/plugins/" + i10+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err96];
@@ -2957,9 +2970,9 @@ vErrors.push(err96);
 }
 errors++;
 }
-if(errors === _errs255){
-if((typeof data85 == "number") && (isFinite(data85))){
-if(data85 > 9007199254740991 || isNaN(data85)){
+if(errors === _errs257){
+if((typeof data86 == "number") && (isFinite(data86))){
+if(data86 > 9007199254740991 || isNaN(data86)){
 const err97 = {instancePath:instancePath+"/plugins/" + i10+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err97];
@@ -2970,7 +2983,7 @@ vErrors.push(err97);
 errors++;
 }
 else {
-if(data85 <= 0 || isNaN(data85)){
+if(data86 <= 0 || isNaN(data86)){
 const err98 = {instancePath:instancePath+"/plugins/" + i10+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err98];
@@ -2983,12 +2996,12 @@ errors++;
 }
 }
 }
-var _valid16 = _errs255 === errors;
+var _valid16 = _errs257 === errors;
 valid49 = valid49 || _valid16;
-const _errs257 = errors;
-if(errors === _errs257){
-if(typeof data85 === "string"){
-if(!pattern8.test(data85)){
+const _errs259 = errors;
+if(errors === _errs259){
+if(typeof data86 === "string"){
+if(!pattern8.test(data86)){
 const err99 = {instancePath:instancePath+"/plugins/" + i10+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err99];
@@ -3010,7 +3023,7 @@ vErrors.push(err100);
 errors++;
 }
 }
-var _valid16 = _errs257 === errors;
+var _valid16 = _errs259 === errors;
 valid49 = valid49 || _valid16;
 if(!valid49){
 const err101 = {instancePath:instancePath+"/plugins/" + i10+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3025,49 +3038,49 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs254;
+errors = _errs256;
 if(vErrors !== null){
-if(_errs254){
-vErrors.length = _errs254;
+if(_errs256){
+vErrors.length = _errs256;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid32 = _errs253 === errors;
+var valid32 = _errs255 === errors;
 }
 else {
 var valid32 = true;
 }
 if(valid32){
-if(data66.tools !== undefined){
-let data86 = data66.tools;
-const _errs259 = errors;
-if(errors === _errs259){
-if(data86 && typeof data86 == "object" && !Array.isArray(data86)){
+if(data67.tools !== undefined){
+let data87 = data67.tools;
 const _errs261 = errors;
-for(const key15 in data86){
+if(errors === _errs261){
+if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
+const _errs263 = errors;
+for(const key15 in data87){
 if(!((key15 === "allow") || (key15 === "deny"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools",schemaPath:"#/properties/plugins/items/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs261 === errors){
-if(data86.allow !== undefined){
-let data87 = data86.allow;
-const _errs262 = errors;
-if(errors === _errs262){
-if(Array.isArray(data87)){
-var valid51 = true;
-const len18 = data87.length;
-for(let i18=0; i18<len18; i18++){
-let data88 = data87[i18];
+if(_errs263 === errors){
+if(data87.allow !== undefined){
+let data88 = data87.allow;
 const _errs264 = errors;
 if(errors === _errs264){
-if(typeof data88 === "string"){
-if(data88.length < 1){
+if(Array.isArray(data88)){
+var valid51 = true;
+const len18 = data88.length;
+for(let i18=0; i18<len18; i18++){
+let data89 = data88[i18];
+const _errs266 = errors;
+if(errors === _errs266){
+if(typeof data89 === "string"){
+if(data89.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools/allow/" + i18,schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3077,7 +3090,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools/allow/
 return false;
 }
 }
-var valid51 = _errs264 === errors;
+var valid51 = _errs266 === errors;
 if(!valid51){
 break;
 }
@@ -3088,25 +3101,25 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools/allow"
 return false;
 }
 }
-var valid50 = _errs262 === errors;
+var valid50 = _errs264 === errors;
 }
 else {
 var valid50 = true;
 }
 if(valid50){
-if(data86.deny !== undefined){
-let data89 = data86.deny;
-const _errs266 = errors;
-if(errors === _errs266){
-if(Array.isArray(data89)){
-var valid52 = true;
-const len19 = data89.length;
-for(let i19=0; i19<len19; i19++){
-let data90 = data89[i19];
+if(data87.deny !== undefined){
+let data90 = data87.deny;
 const _errs268 = errors;
 if(errors === _errs268){
-if(typeof data90 === "string"){
-if(data90.length < 1){
+if(Array.isArray(data90)){
+var valid52 = true;
+const len19 = data90.length;
+for(let i19=0; i19<len19; i19++){
+let data91 = data90[i19];
+const _errs270 = errors;
+if(errors === _errs270){
+if(typeof data91 === "string"){
+if(data91.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools/deny/" + i19,schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3116,7 +3129,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools/deny/"
 return false;
 }
 }
-var valid52 = _errs268 === errors;
+var valid52 = _errs270 === errors;
 if(!valid52){
 break;
 }
@@ -3127,7 +3140,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools/deny",
 return false;
 }
 }
-var valid50 = _errs266 === errors;
+var valid50 = _errs268 === errors;
 }
 else {
 var valid50 = true;
@@ -3140,41 +3153,41 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools",schem
 return false;
 }
 }
-var valid32 = _errs259 === errors;
+var valid32 = _errs261 === errors;
 }
 else {
 var valid32 = true;
 }
 if(valid32){
-if(data66.isolation !== undefined){
-let data91 = data66.isolation;
-const _errs270 = errors;
-if(typeof data91 !== "string"){
+if(data67.isolation !== undefined){
+let data92 = data67.isolation;
+const _errs272 = errors;
+if(typeof data92 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data91 === "subprocess") || (data91 === "worker"))){
+if(!((data92 === "subprocess") || (data92 === "worker"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema31.properties.plugins.items.properties.isolation.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid32 = _errs270 === errors;
+var valid32 = _errs272 === errors;
 }
 else {
 var valid32 = true;
 }
 if(valid32){
-if(data66.sandbox !== undefined){
-let data92 = data66.sandbox;
-const _errs272 = errors;
-if(typeof data92 !== "string"){
+if(data67.sandbox !== undefined){
+let data93 = data67.sandbox;
+const _errs274 = errors;
+if(typeof data93 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("off" !== data92){
+if("off" !== data93){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"}];
 return false;
 }
-var valid32 = _errs272 === errors;
+var valid32 = _errs274 === errors;
 }
 else {
 var valid32 = true;
@@ -3194,7 +3207,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i10,schemaPath:"#/
 return false;
 }
 }
-var valid31 = _errs182 === errors;
+var valid31 = _errs184 === errors;
 if(!valid31){
 break;
 }
@@ -3205,20 +3218,20 @@ validate20.errors = [{instancePath:instancePath+"/plugins",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs180 === errors;
+var valid0 = _errs182 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.mcp_servers !== undefined){
-let data93 = data.mcp_servers;
-const _errs274 = errors;
-if(errors === _errs274){
-if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
-for(const key16 in data93){
+let data94 = data.mcp_servers;
 const _errs276 = errors;
 if(errors === _errs276){
+if(data94 && typeof data94 == "object" && !Array.isArray(data94)){
+for(const key16 in data94){
+const _errs278 = errors;
+if(errors === _errs278){
 if(typeof key16 === "string"){
 if(!pattern18.test(key16)){
 const err102 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},message:"must match pattern \""+"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"+"\"",propertyName:key16};
@@ -3242,7 +3255,7 @@ vErrors.push(err103);
 errors++;
 }
 }
-var valid53 = _errs276 === errors;
+var valid53 = _errs278 === errors;
 if(!valid53){
 const err104 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames",keyword:"propertyNames",params:{propertyName: key16},message:"property name must be valid"};
 if(vErrors === null){
@@ -3258,28 +3271,28 @@ break;
 }
 }
 if(valid53){
-for(const key17 in data93){
-let data94 = data93[key17];
-const _errs279 = errors;
+for(const key17 in data94){
+let data95 = data94[key17];
+const _errs281 = errors;
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-if(errors === _errs279){
-if(data94 && typeof data94 == "object" && !Array.isArray(data94)){
-const _errs282 = errors;
-for(const key18 in data94){
+if(errors === _errs281){
+if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
+const _errs284 = errors;
+for(const key18 in data95){
 if(!(func1.call(schema31.properties.mcp_servers.additionalProperties.properties, key18))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs282 === errors){
-if(data94.command !== undefined){
-let data95 = data94.command;
-const _errs283 = errors;
-if(errors === _errs283){
-if(typeof data95 === "string"){
-if(data95.length < 1){
+if(_errs284 === errors){
+if(data95.command !== undefined){
+let data96 = data95.command;
+const _errs285 = errors;
+if(errors === _errs285){
+if(typeof data96 === "string"){
+if(data96.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3289,26 +3302,26 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid55 = _errs283 === errors;
+var valid55 = _errs285 === errors;
 }
 else {
 var valid55 = true;
 }
 if(valid55){
-if(data94.args !== undefined){
-let data96 = data94.args;
-const _errs285 = errors;
-if(errors === _errs285){
-if(Array.isArray(data96)){
-var valid56 = true;
-const len20 = data96.length;
-for(let i20=0; i20<len20; i20++){
+if(data95.args !== undefined){
+let data97 = data95.args;
 const _errs287 = errors;
-if(typeof data96[i20] !== "string"){
+if(errors === _errs287){
+if(Array.isArray(data97)){
+var valid56 = true;
+const len20 = data97.length;
+for(let i20=0; i20<len20; i20++){
+const _errs289 = errors;
+if(typeof data97[i20] !== "string"){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i20,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid56 = _errs287 === errors;
+var valid56 = _errs289 === errors;
 if(!valid56){
 break;
 }
@@ -3319,28 +3332,28 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid55 = _errs285 === errors;
+var valid55 = _errs287 === errors;
 }
 else {
 var valid55 = true;
 }
 if(valid55){
-if(data94.env !== undefined){
-let data98 = data94.env;
-const _errs289 = errors;
-const _errs290 = errors;
-let valid57 = false;
+if(data95.env !== undefined){
+let data99 = data95.env;
 const _errs291 = errors;
-if(errors === _errs291){
-if(Array.isArray(data98)){
-var valid58 = true;
-const len21 = data98.length;
-for(let i21=0; i21<len21; i21++){
-let data99 = data98[i21];
+const _errs292 = errors;
+let valid57 = false;
 const _errs293 = errors;
 if(errors === _errs293){
-if(typeof data99 === "string"){
-if(!pattern4.test(data99)){
+if(Array.isArray(data99)){
+var valid58 = true;
+const len21 = data99.length;
+for(let i21=0; i21<len21; i21++){
+let data100 = data99[i21];
+const _errs295 = errors;
+if(errors === _errs295){
+if(typeof data100 === "string"){
+if(!pattern4.test(data100)){
 const err105 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i21,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err105];
@@ -3362,7 +3375,7 @@ vErrors.push(err106);
 errors++;
 }
 }
-var valid58 = _errs293 === errors;
+var valid58 = _errs295 === errors;
 if(!valid58){
 break;
 }
@@ -3379,14 +3392,14 @@ vErrors.push(err107);
 errors++;
 }
 }
-var _valid17 = _errs291 === errors;
+var _valid17 = _errs293 === errors;
 valid57 = valid57 || _valid17;
-const _errs295 = errors;
-if(errors === _errs295){
-if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
-for(const key19 in data98){
 const _errs297 = errors;
 if(errors === _errs297){
+if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
+for(const key19 in data99){
+const _errs299 = errors;
+if(errors === _errs299){
 if(typeof key19 === "string"){
 if(!pattern4.test(key19)){
 const err108 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",propertyName:key19};
@@ -3410,7 +3423,7 @@ vErrors.push(err109);
 errors++;
 }
 }
-var valid59 = _errs297 === errors;
+var valid59 = _errs299 === errors;
 if(!valid59){
 const err110 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames",keyword:"propertyNames",params:{propertyName: key19},message:"property name must be valid"};
 if(vErrors === null){
@@ -3424,9 +3437,9 @@ break;
 }
 }
 if(valid59){
-for(const key20 in data98){
-const _errs300 = errors;
-if(typeof data98[key20] !== "string"){
+for(const key20 in data99){
+const _errs302 = errors;
+if(typeof data99[key20] !== "string"){
 const err111 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key20.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err111];
@@ -3436,7 +3449,7 @@ vErrors.push(err111);
 }
 errors++;
 }
-var valid60 = _errs300 === errors;
+var valid60 = _errs302 === errors;
 if(!valid60){
 break;
 }
@@ -3454,7 +3467,7 @@ vErrors.push(err112);
 errors++;
 }
 }
-var _valid17 = _errs295 === errors;
+var _valid17 = _errs297 === errors;
 valid57 = valid57 || _valid17;
 if(!valid57){
 const err113 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3469,28 +3482,28 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs290;
+errors = _errs292;
 if(vErrors !== null){
-if(_errs290){
-vErrors.length = _errs290;
+if(_errs292){
+vErrors.length = _errs292;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid55 = _errs289 === errors;
+var valid55 = _errs291 === errors;
 }
 else {
 var valid55 = true;
 }
 if(valid55){
-if(data94.cwd !== undefined){
-let data101 = data94.cwd;
-const _errs302 = errors;
-if(errors === _errs302){
-if(typeof data101 === "string"){
-if(data101.length < 1){
+if(data95.cwd !== undefined){
+let data102 = data95.cwd;
+const _errs304 = errors;
+if(errors === _errs304){
+if(typeof data102 === "string"){
+if(data102.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3500,19 +3513,19 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid55 = _errs302 === errors;
+var valid55 = _errs304 === errors;
 }
 else {
 var valid55 = true;
 }
 if(valid55){
-if(data94.url !== undefined){
-let data102 = data94.url;
-const _errs304 = errors;
-if(errors === _errs304){
-if(errors === _errs304){
-if(typeof data102 === "string"){
-if(!(formats0(data102))){
+if(data95.url !== undefined){
+let data103 = data95.url;
+const _errs306 = errors;
+if(errors === _errs306){
+if(errors === _errs306){
+if(typeof data103 === "string"){
+if(!(formats0(data103))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -3523,19 +3536,19 @@ return false;
 }
 }
 }
-var valid55 = _errs304 === errors;
+var valid55 = _errs306 === errors;
 }
 else {
 var valid55 = true;
 }
 if(valid55){
-if(data94.headers !== undefined){
-let data103 = data94.headers;
-const _errs306 = errors;
-if(errors === _errs306){
-if(data103 && typeof data103 == "object" && !Array.isArray(data103)){
-for(const key21 in data103){
+if(data95.headers !== undefined){
+let data104 = data95.headers;
 const _errs308 = errors;
+if(errors === _errs308){
+if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
+for(const key21 in data104){
+const _errs310 = errors;
 if(typeof key21 !== "string"){
 const err114 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key21};
 if(vErrors === null){
@@ -3546,7 +3559,7 @@ vErrors.push(err114);
 }
 errors++;
 }
-var valid61 = _errs308 === errors;
+var valid61 = _errs310 === errors;
 if(!valid61){
 const err115 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key21},message:"property name must be valid"};
 if(vErrors === null){
@@ -3562,13 +3575,13 @@ break;
 }
 }
 if(valid61){
-for(const key22 in data103){
-const _errs311 = errors;
-if(typeof data103[key22] !== "string"){
+for(const key22 in data104){
+const _errs313 = errors;
+if(typeof data104[key22] !== "string"){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid62 = _errs311 === errors;
+var valid62 = _errs313 === errors;
 if(!valid62){
 break;
 }
@@ -3580,39 +3593,39 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid55 = _errs306 === errors;
+var valid55 = _errs308 === errors;
 }
 else {
 var valid55 = true;
 }
 if(valid55){
-if(data94.tools !== undefined){
-let data105 = data94.tools;
-const _errs313 = errors;
-if(errors === _errs313){
-if(data105 && typeof data105 == "object" && !Array.isArray(data105)){
+if(data95.tools !== undefined){
+let data106 = data95.tools;
 const _errs315 = errors;
-for(const key23 in data105){
+if(errors === _errs315){
+if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
+const _errs317 = errors;
+for(const key23 in data106){
 if(!((key23 === "allow") || (key23 === "deny"))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs315 === errors){
-if(data105.allow !== undefined){
-let data106 = data105.allow;
-const _errs316 = errors;
-if(errors === _errs316){
-if(Array.isArray(data106)){
-var valid64 = true;
-const len22 = data106.length;
-for(let i22=0; i22<len22; i22++){
-let data107 = data106[i22];
+if(_errs317 === errors){
+if(data106.allow !== undefined){
+let data107 = data106.allow;
 const _errs318 = errors;
 if(errors === _errs318){
-if(typeof data107 === "string"){
-if(data107.length < 1){
+if(Array.isArray(data107)){
+var valid64 = true;
+const len22 = data107.length;
+for(let i22=0; i22<len22; i22++){
+let data108 = data107[i22];
+const _errs320 = errors;
+if(errors === _errs320){
+if(typeof data108 === "string"){
+if(data108.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i22,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3622,7 +3635,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid64 = _errs318 === errors;
+var valid64 = _errs320 === errors;
 if(!valid64){
 break;
 }
@@ -3633,25 +3646,25 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid63 = _errs316 === errors;
+var valid63 = _errs318 === errors;
 }
 else {
 var valid63 = true;
 }
 if(valid63){
-if(data105.deny !== undefined){
-let data108 = data105.deny;
-const _errs320 = errors;
-if(errors === _errs320){
-if(Array.isArray(data108)){
-var valid65 = true;
-const len23 = data108.length;
-for(let i23=0; i23<len23; i23++){
-let data109 = data108[i23];
+if(data106.deny !== undefined){
+let data109 = data106.deny;
 const _errs322 = errors;
 if(errors === _errs322){
-if(typeof data109 === "string"){
-if(data109.length < 1){
+if(Array.isArray(data109)){
+var valid65 = true;
+const len23 = data109.length;
+for(let i23=0; i23<len23; i23++){
+let data110 = data109[i23];
+const _errs324 = errors;
+if(errors === _errs324){
+if(typeof data110 === "string"){
+if(data110.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3661,7 +3674,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid65 = _errs322 === errors;
+var valid65 = _errs324 === errors;
 if(!valid65){
 break;
 }
@@ -3672,7 +3685,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid63 = _errs320 === errors;
+var valid63 = _errs322 === errors;
 }
 else {
 var valid63 = true;
@@ -3685,18 +3698,18 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid55 = _errs313 === errors;
+var valid55 = _errs315 === errors;
 }
 else {
 var valid55 = true;
 }
 if(valid55){
-if(data94.timeout !== undefined){
-let data110 = data94.timeout;
-const _errs324 = errors;
-if(errors === _errs324){
-if(typeof data110 === "string"){
-if(!pattern5.test(data110)){
+if(data95.timeout !== undefined){
+let data111 = data95.timeout;
+const _errs326 = errors;
+if(errors === _errs326){
+if(typeof data111 === "string"){
+if(!pattern5.test(data111)){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -3706,18 +3719,18 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid55 = _errs324 === errors;
+var valid55 = _errs326 === errors;
 }
 else {
 var valid55 = true;
 }
 if(valid55){
-if(data94.startup_timeout !== undefined){
-let data111 = data94.startup_timeout;
-const _errs326 = errors;
-if(errors === _errs326){
-if(typeof data111 === "string"){
-if(!pattern5.test(data111)){
+if(data95.startup_timeout !== undefined){
+let data112 = data95.startup_timeout;
+const _errs328 = errors;
+if(errors === _errs328){
+if(typeof data112 === "string"){
+if(!pattern5.test(data112)){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -3727,31 +3740,31 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid55 = _errs326 === errors;
-}
-else {
-var valid55 = true;
-}
-if(valid55){
-if(data94.required !== undefined){
-const _errs328 = errors;
-if(typeof data94.required !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
 var valid55 = _errs328 === errors;
 }
 else {
 var valid55 = true;
 }
 if(valid55){
-if(data94.sandbox !== undefined){
-let data113 = data94.sandbox;
+if(data95.required !== undefined){
 const _errs330 = errors;
-const _errs331 = errors;
-let valid66 = false;
+if(typeof data95.required !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid55 = _errs330 === errors;
+}
+else {
+var valid55 = true;
+}
+if(valid55){
+if(data95.sandbox !== undefined){
+let data114 = data95.sandbox;
 const _errs332 = errors;
-if(typeof data113 !== "string"){
+const _errs333 = errors;
+let valid66 = false;
+const _errs334 = errors;
+if(typeof data114 !== "string"){
 const err116 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err116];
@@ -3761,7 +3774,7 @@ vErrors.push(err116);
 }
 errors++;
 }
-if("off" !== data113){
+if("off" !== data114){
 const err117 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err117];
@@ -3771,13 +3784,13 @@ vErrors.push(err117);
 }
 errors++;
 }
-var _valid18 = _errs332 === errors;
+var _valid18 = _errs334 === errors;
 valid66 = valid66 || _valid18;
-const _errs334 = errors;
-if(errors === _errs334){
-if(data113 && typeof data113 == "object" && !Array.isArray(data113)){
 const _errs336 = errors;
-for(const key24 in data113){
+if(errors === _errs336){
+if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
+const _errs338 = errors;
+for(const key24 in data114){
 if(!((((key24 === "read") || (key24 === "write")) || (key24 === "net")) || (key24 === "limits"))){
 const err118 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -3790,20 +3803,20 @@ errors++;
 break;
 }
 }
-if(_errs336 === errors){
-if(data113.read !== undefined){
-let data114 = data113.read;
-const _errs337 = errors;
-if(errors === _errs337){
-if(Array.isArray(data114)){
-var valid68 = true;
-const len24 = data114.length;
-for(let i24=0; i24<len24; i24++){
-let data115 = data114[i24];
+if(_errs338 === errors){
+if(data114.read !== undefined){
+let data115 = data114.read;
 const _errs339 = errors;
 if(errors === _errs339){
-if(typeof data115 === "string"){
-if(data115.length < 1){
+if(Array.isArray(data115)){
+var valid68 = true;
+const len24 = data115.length;
+for(let i24=0; i24<len24; i24++){
+let data116 = data115[i24];
+const _errs341 = errors;
+if(errors === _errs341){
+if(typeof data116 === "string"){
+if(data116.length < 1){
 const err119 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err119];
@@ -3825,7 +3838,7 @@ vErrors.push(err120);
 errors++;
 }
 }
-var valid68 = _errs339 === errors;
+var valid68 = _errs341 === errors;
 if(!valid68){
 break;
 }
@@ -3842,25 +3855,25 @@ vErrors.push(err121);
 errors++;
 }
 }
-var valid67 = _errs337 === errors;
+var valid67 = _errs339 === errors;
 }
 else {
 var valid67 = true;
 }
 if(valid67){
-if(data113.write !== undefined){
-let data116 = data113.write;
-const _errs341 = errors;
-if(errors === _errs341){
-if(Array.isArray(data116)){
-var valid69 = true;
-const len25 = data116.length;
-for(let i25=0; i25<len25; i25++){
-let data117 = data116[i25];
+if(data114.write !== undefined){
+let data117 = data114.write;
 const _errs343 = errors;
 if(errors === _errs343){
-if(typeof data117 === "string"){
-if(data117.length < 1){
+if(Array.isArray(data117)){
+var valid69 = true;
+const len25 = data117.length;
+for(let i25=0; i25<len25; i25++){
+let data118 = data117[i25];
+const _errs345 = errors;
+if(errors === _errs345){
+if(typeof data118 === "string"){
+if(data118.length < 1){
 const err122 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err122];
@@ -3882,7 +3895,7 @@ vErrors.push(err123);
 errors++;
 }
 }
-var valid69 = _errs343 === errors;
+var valid69 = _errs345 === errors;
 if(!valid69){
 break;
 }
@@ -3899,15 +3912,15 @@ vErrors.push(err124);
 errors++;
 }
 }
-var valid67 = _errs341 === errors;
+var valid67 = _errs343 === errors;
 }
 else {
 var valid67 = true;
 }
 if(valid67){
-if(data113.net !== undefined){
-const _errs345 = errors;
-if(typeof data113.net !== "boolean"){
+if(data114.net !== undefined){
+const _errs347 = errors;
+if(typeof data114.net !== "boolean"){
 const err125 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err125];
@@ -3917,19 +3930,19 @@ vErrors.push(err125);
 }
 errors++;
 }
-var valid67 = _errs345 === errors;
+var valid67 = _errs347 === errors;
 }
 else {
 var valid67 = true;
 }
 if(valid67){
-if(data113.limits !== undefined){
-let data119 = data113.limits;
-const _errs347 = errors;
-if(errors === _errs347){
-if(data119 && typeof data119 == "object" && !Array.isArray(data119)){
+if(data114.limits !== undefined){
+let data120 = data114.limits;
 const _errs349 = errors;
-for(const key25 in data119){
+if(errors === _errs349){
+if(data120 && typeof data120 == "object" && !Array.isArray(data120)){
+const _errs351 = errors;
+for(const key25 in data120){
 if(!((((key25 === "processes") || (key25 === "memory")) || (key25 === "file_size")) || (key25 === "tmp"))){
 const err126 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -3942,11 +3955,11 @@ errors++;
 break;
 }
 }
-if(_errs349 === errors){
-if(data119.processes !== undefined){
-let data120 = data119.processes;
-const _errs350 = errors;
-if(!(((typeof data120 == "number") && (!(data120 % 1) && !isNaN(data120))) && (isFinite(data120)))){
+if(_errs351 === errors){
+if(data120.processes !== undefined){
+let data121 = data120.processes;
+const _errs352 = errors;
+if(!(((typeof data121 == "number") && (!(data121 % 1) && !isNaN(data121))) && (isFinite(data121)))){
 const err127 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err127];
@@ -3956,9 +3969,9 @@ vErrors.push(err127);
 }
 errors++;
 }
-if(errors === _errs350){
-if((typeof data120 == "number") && (isFinite(data120))){
-if(data120 > 9007199254740991 || isNaN(data120)){
+if(errors === _errs352){
+if((typeof data121 == "number") && (isFinite(data121))){
+if(data121 > 9007199254740991 || isNaN(data121)){
 const err128 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err128];
@@ -3969,7 +3982,7 @@ vErrors.push(err128);
 errors++;
 }
 else {
-if(data120 < 8 || isNaN(data120)){
+if(data121 < 8 || isNaN(data121)){
 const err129 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
 if(vErrors === null){
 vErrors = [err129];
@@ -3982,19 +3995,19 @@ errors++;
 }
 }
 }
-var valid70 = _errs350 === errors;
+var valid70 = _errs352 === errors;
 }
 else {
 var valid70 = true;
 }
 if(valid70){
-if(data119.memory !== undefined){
-let data121 = data119.memory;
-const _errs352 = errors;
-const _errs353 = errors;
-let valid71 = false;
+if(data120.memory !== undefined){
+let data122 = data120.memory;
 const _errs354 = errors;
-if(!(((typeof data121 == "number") && (!(data121 % 1) && !isNaN(data121))) && (isFinite(data121)))){
+const _errs355 = errors;
+let valid71 = false;
+const _errs356 = errors;
+if(!(((typeof data122 == "number") && (!(data122 % 1) && !isNaN(data122))) && (isFinite(data122)))){
 const err130 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err130];
@@ -4004,9 +4017,9 @@ vErrors.push(err130);
 }
 errors++;
 }
-if(errors === _errs354){
-if((typeof data121 == "number") && (isFinite(data121))){
-if(data121 > 9007199254740991 || isNaN(data121)){
+if(errors === _errs356){
+if((typeof data122 == "number") && (isFinite(data122))){
+if(data122 > 9007199254740991 || isNaN(data122)){
 const err131 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err131];
@@ -4017,7 +4030,7 @@ vErrors.push(err131);
 errors++;
 }
 else {
-if(data121 <= 0 || isNaN(data121)){
+if(data122 <= 0 || isNaN(data122)){
 const err132 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err132];
@@ -4030,12 +4043,12 @@ errors++;
 }
 }
 }
-var _valid19 = _errs354 === errors;
+var _valid19 = _errs356 === errors;
 valid71 = valid71 || _valid19;
-const _errs356 = errors;
-if(errors === _errs356){
-if(typeof data121 === "string"){
-if(!pattern8.test(data121)){
+const _errs358 = errors;
+if(errors === _errs358){
+if(typeof data122 === "string"){
+if(!pattern8.test(data122)){
 const err133 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err133];
@@ -4057,7 +4070,7 @@ vErrors.push(err134);
 errors++;
 }
 }
-var _valid19 = _errs356 === errors;
+var _valid19 = _errs358 === errors;
 valid71 = valid71 || _valid19;
 if(!valid71){
 const err135 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4070,29 +4083,29 @@ vErrors.push(err135);
 errors++;
 }
 else {
-errors = _errs353;
+errors = _errs355;
 if(vErrors !== null){
-if(_errs353){
-vErrors.length = _errs353;
+if(_errs355){
+vErrors.length = _errs355;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid70 = _errs352 === errors;
+var valid70 = _errs354 === errors;
 }
 else {
 var valid70 = true;
 }
 if(valid70){
-if(data119.file_size !== undefined){
-let data122 = data119.file_size;
-const _errs358 = errors;
-const _errs359 = errors;
-let valid72 = false;
+if(data120.file_size !== undefined){
+let data123 = data120.file_size;
 const _errs360 = errors;
-if(!(((typeof data122 == "number") && (!(data122 % 1) && !isNaN(data122))) && (isFinite(data122)))){
+const _errs361 = errors;
+let valid72 = false;
+const _errs362 = errors;
+if(!(((typeof data123 == "number") && (!(data123 % 1) && !isNaN(data123))) && (isFinite(data123)))){
 const err136 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err136];
@@ -4102,9 +4115,9 @@ vErrors.push(err136);
 }
 errors++;
 }
-if(errors === _errs360){
-if((typeof data122 == "number") && (isFinite(data122))){
-if(data122 > 9007199254740991 || isNaN(data122)){
+if(errors === _errs362){
+if((typeof data123 == "number") && (isFinite(data123))){
+if(data123 > 9007199254740991 || isNaN(data123)){
 const err137 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err137];
@@ -4115,7 +4128,7 @@ vErrors.push(err137);
 errors++;
 }
 else {
-if(data122 <= 0 || isNaN(data122)){
+if(data123 <= 0 || isNaN(data123)){
 const err138 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err138];
@@ -4128,12 +4141,12 @@ errors++;
 }
 }
 }
-var _valid20 = _errs360 === errors;
+var _valid20 = _errs362 === errors;
 valid72 = valid72 || _valid20;
-const _errs362 = errors;
-if(errors === _errs362){
-if(typeof data122 === "string"){
-if(!pattern8.test(data122)){
+const _errs364 = errors;
+if(errors === _errs364){
+if(typeof data123 === "string"){
+if(!pattern8.test(data123)){
 const err139 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err139];
@@ -4155,7 +4168,7 @@ vErrors.push(err140);
 errors++;
 }
 }
-var _valid20 = _errs362 === errors;
+var _valid20 = _errs364 === errors;
 valid72 = valid72 || _valid20;
 if(!valid72){
 const err141 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4168,29 +4181,29 @@ vErrors.push(err141);
 errors++;
 }
 else {
-errors = _errs359;
+errors = _errs361;
 if(vErrors !== null){
-if(_errs359){
-vErrors.length = _errs359;
+if(_errs361){
+vErrors.length = _errs361;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid70 = _errs358 === errors;
+var valid70 = _errs360 === errors;
 }
 else {
 var valid70 = true;
 }
 if(valid70){
-if(data119.tmp !== undefined){
-let data123 = data119.tmp;
-const _errs364 = errors;
-const _errs365 = errors;
-let valid73 = false;
+if(data120.tmp !== undefined){
+let data124 = data120.tmp;
 const _errs366 = errors;
-if(!(((typeof data123 == "number") && (!(data123 % 1) && !isNaN(data123))) && (isFinite(data123)))){
+const _errs367 = errors;
+let valid73 = false;
+const _errs368 = errors;
+if(!(((typeof data124 == "number") && (!(data124 % 1) && !isNaN(data124))) && (isFinite(data124)))){
 const err142 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err142];
@@ -4200,9 +4213,9 @@ vErrors.push(err142);
 }
 errors++;
 }
-if(errors === _errs366){
-if((typeof data123 == "number") && (isFinite(data123))){
-if(data123 > 9007199254740991 || isNaN(data123)){
+if(errors === _errs368){
+if((typeof data124 == "number") && (isFinite(data124))){
+if(data124 > 9007199254740991 || isNaN(data124)){
 const err143 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err143];
@@ -4213,7 +4226,7 @@ vErrors.push(err143);
 errors++;
 }
 else {
-if(data123 <= 0 || isNaN(data123)){
+if(data124 <= 0 || isNaN(data124)){
 const err144 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err144];
@@ -4226,12 +4239,12 @@ errors++;
 }
 }
 }
-var _valid21 = _errs366 === errors;
+var _valid21 = _errs368 === errors;
 valid73 = valid73 || _valid21;
-const _errs368 = errors;
-if(errors === _errs368){
-if(typeof data123 === "string"){
-if(!pattern8.test(data123)){
+const _errs370 = errors;
+if(errors === _errs370){
+if(typeof data124 === "string"){
+if(!pattern8.test(data124)){
 const err145 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err145];
@@ -4253,7 +4266,7 @@ vErrors.push(err146);
 errors++;
 }
 }
-var _valid21 = _errs368 === errors;
+var _valid21 = _errs370 === errors;
 valid73 = valid73 || _valid21;
 if(!valid73){
 const err147 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4266,17 +4279,17 @@ vErrors.push(err147);
 errors++;
 }
 else {
-errors = _errs365;
+errors = _errs367;
 if(vErrors !== null){
-if(_errs365){
-vErrors.length = _errs365;
+if(_errs367){
+vErrors.length = _errs367;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid70 = _errs364 === errors;
+var valid70 = _errs366 === errors;
 }
 else {
 var valid70 = true;
@@ -4297,7 +4310,7 @@ vErrors.push(err148);
 errors++;
 }
 }
-var valid67 = _errs347 === errors;
+var valid67 = _errs349 === errors;
 }
 else {
 var valid67 = true;
@@ -4318,7 +4331,7 @@ vErrors.push(err149);
 errors++;
 }
 }
-var _valid18 = _errs334 === errors;
+var _valid18 = _errs336 === errors;
 valid66 = valid66 || _valid18;
 if(!valid66){
 const err150 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4333,17 +4346,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs331;
+errors = _errs333;
 if(vErrors !== null){
-if(_errs331){
-vErrors.length = _errs331;
+if(_errs333){
+vErrors.length = _errs333;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid55 = _errs330 === errors;
+var valid55 = _errs332 === errors;
 }
 else {
 var valid55 = true;
@@ -4365,7 +4378,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid54 = _errs279 === errors;
+var valid54 = _errs281 === errors;
 if(!valid54){
 break;
 }
@@ -4377,25 +4390,25 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs274 === errors;
+var valid0 = _errs276 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.redact !== undefined){
-let data124 = data.redact;
-const _errs370 = errors;
-if(errors === _errs370){
-if(Array.isArray(data124)){
-var valid74 = true;
-const len26 = data124.length;
-for(let i26=0; i26<len26; i26++){
-let data125 = data124[i26];
+let data125 = data.redact;
 const _errs372 = errors;
 if(errors === _errs372){
-if(typeof data125 === "string"){
-if(!pattern4.test(data125)){
+if(Array.isArray(data125)){
+var valid74 = true;
+const len26 = data125.length;
+for(let i26=0; i26<len26; i26++){
+let data126 = data125[i26];
+const _errs374 = errors;
+if(errors === _errs374){
+if(typeof data126 === "string"){
+if(!pattern4.test(data126)){
 validate20.errors = [{instancePath:instancePath+"/redact/" + i26,schemaPath:"#/properties/redact/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
 return false;
 }
@@ -4405,7 +4418,7 @@ validate20.errors = [{instancePath:instancePath+"/redact/" + i26,schemaPath:"#/p
 return false;
 }
 }
-var valid74 = _errs372 === errors;
+var valid74 = _errs374 === errors;
 if(!valid74){
 break;
 }
@@ -4416,59 +4429,59 @@ validate20.errors = [{instancePath:instancePath+"/redact",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs370 === errors;
+var valid0 = _errs372 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.limits !== undefined){
-let data126 = data.limits;
-const _errs374 = errors;
-if(errors === _errs374){
-if(data126 && typeof data126 == "object" && !Array.isArray(data126)){
+let data127 = data.limits;
 const _errs376 = errors;
-for(const key26 in data126){
+if(errors === _errs376){
+if(data127 && typeof data127 == "object" && !Array.isArray(data127)){
+const _errs378 = errors;
+for(const key26 in data127){
 if(!((((key26 === "max_turns") || (key26 === "timeout")) || (key26 === "max_tokens")) || (key26 === "max_cost_usd"))){
 validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs376 === errors){
-if(data126.max_turns !== undefined){
-let data127 = data126.max_turns;
-const _errs377 = errors;
-if(!(((typeof data127 == "number") && (!(data127 % 1) && !isNaN(data127))) && (isFinite(data127)))){
+if(_errs378 === errors){
+if(data127.max_turns !== undefined){
+let data128 = data127.max_turns;
+const _errs379 = errors;
+if(!(((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128))) && (isFinite(data128)))){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs377){
-if((typeof data127 == "number") && (isFinite(data127))){
-if(data127 > 9007199254740991 || isNaN(data127)){
+if(errors === _errs379){
+if((typeof data128 == "number") && (isFinite(data128))){
+if(data128 > 9007199254740991 || isNaN(data128)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data127 <= 0 || isNaN(data127)){
+if(data128 <= 0 || isNaN(data128)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid75 = _errs377 === errors;
+var valid75 = _errs379 === errors;
 }
 else {
 var valid75 = true;
 }
 if(valid75){
-if(data126.timeout !== undefined){
-let data128 = data126.timeout;
-const _errs379 = errors;
-if(errors === _errs379){
-if(typeof data128 === "string"){
-if(!pattern5.test(data128)){
+if(data127.timeout !== undefined){
+let data129 = data127.timeout;
+const _errs381 = errors;
+if(errors === _errs381){
+if(typeof data129 === "string"){
+if(!pattern5.test(data129)){
 validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4478,45 +4491,45 @@ validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/
 return false;
 }
 }
-var valid75 = _errs379 === errors;
-}
-else {
-var valid75 = true;
-}
-if(valid75){
-if(data126.max_tokens !== undefined){
-let data129 = data126.max_tokens;
-const _errs381 = errors;
-if(!(((typeof data129 == "number") && (!(data129 % 1) && !isNaN(data129))) && (isFinite(data129)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs381){
-if((typeof data129 == "number") && (isFinite(data129))){
-if(data129 > 9007199254740991 || isNaN(data129)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data129 <= 0 || isNaN(data129)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid75 = _errs381 === errors;
 }
 else {
 var valid75 = true;
 }
 if(valid75){
-if(data126.max_cost_usd !== undefined){
-let data130 = data126.max_cost_usd;
+if(data127.max_tokens !== undefined){
+let data130 = data127.max_tokens;
 const _errs383 = errors;
+if(!(((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130))) && (isFinite(data130)))){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs383){
 if((typeof data130 == "number") && (isFinite(data130))){
+if(data130 > 9007199254740991 || isNaN(data130)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
 if(data130 <= 0 || isNaN(data130)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+}
+var valid75 = _errs383 === errors;
+}
+else {
+var valid75 = true;
+}
+if(valid75){
+if(data127.max_cost_usd !== undefined){
+let data131 = data127.max_cost_usd;
+const _errs385 = errors;
+if(errors === _errs385){
+if((typeof data131 == "number") && (isFinite(data131))){
+if(data131 <= 0 || isNaN(data131)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPath:"#/properties/limits/properties/max_cost_usd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4526,7 +4539,7 @@ validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPat
 return false;
 }
 }
-var valid75 = _errs383 === errors;
+var valid75 = _errs385 === errors;
 }
 else {
 var valid75 = true;
@@ -4541,49 +4554,49 @@ validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs374 === errors;
+var valid0 = _errs376 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.compaction !== undefined){
-let data131 = data.compaction;
-const _errs385 = errors;
-if(errors === _errs385){
-if(data131 && typeof data131 == "object" && !Array.isArray(data131)){
+let data132 = data.compaction;
 const _errs387 = errors;
-for(const key27 in data131){
+if(errors === _errs387){
+if(data132 && typeof data132 == "object" && !Array.isArray(data132)){
+const _errs389 = errors;
+for(const key27 in data132){
 if(!(func1.call(schema31.properties.compaction.properties, key27))){
 validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs387 === errors){
-if(data131.enabled !== undefined){
-const _errs388 = errors;
-if(typeof data131.enabled !== "boolean"){
+if(_errs389 === errors){
+if(data132.enabled !== undefined){
+const _errs390 = errors;
+if(typeof data132.enabled !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/enabled",schemaPath:"#/properties/compaction/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid76 = _errs388 === errors;
+var valid76 = _errs390 === errors;
 }
 else {
 var valid76 = true;
 }
 if(valid76){
-if(data131.threshold !== undefined){
-let data133 = data131.threshold;
-const _errs390 = errors;
-if(errors === _errs390){
-if((typeof data133 == "number") && (isFinite(data133))){
-if(data133 > 1 || isNaN(data133)){
+if(data132.threshold !== undefined){
+let data134 = data132.threshold;
+const _errs392 = errors;
+if(errors === _errs392){
+if((typeof data134 == "number") && (isFinite(data134))){
+if(data134 > 1 || isNaN(data134)){
 validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data133 <= 0 || isNaN(data133)){
+if(data134 <= 0 || isNaN(data134)){
 validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4594,23 +4607,23 @@ validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPa
 return false;
 }
 }
-var valid76 = _errs390 === errors;
+var valid76 = _errs392 === errors;
 }
 else {
 var valid76 = true;
 }
 if(valid76){
-if(data131.low_water !== undefined){
-let data134 = data131.low_water;
-const _errs392 = errors;
-if(errors === _errs392){
-if((typeof data134 == "number") && (isFinite(data134))){
-if(data134 > 1 || isNaN(data134)){
+if(data132.low_water !== undefined){
+let data135 = data132.low_water;
+const _errs394 = errors;
+if(errors === _errs394){
+if((typeof data135 == "number") && (isFinite(data135))){
+if(data135 > 1 || isNaN(data135)){
 validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data134 <= 0 || isNaN(data134)){
+if(data135 <= 0 || isNaN(data135)){
 validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4621,55 +4634,28 @@ validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPa
 return false;
 }
 }
-var valid76 = _errs392 === errors;
-}
-else {
-var valid76 = true;
-}
-if(valid76){
-if(data131.protect_first !== undefined){
-let data135 = data131.protect_first;
-const _errs394 = errors;
-if(!(((typeof data135 == "number") && (!(data135 % 1) && !isNaN(data135))) && (isFinite(data135)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs394){
-if((typeof data135 == "number") && (isFinite(data135))){
-if(data135 > 9007199254740991 || isNaN(data135)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data135 < 0 || isNaN(data135)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
 var valid76 = _errs394 === errors;
 }
 else {
 var valid76 = true;
 }
 if(valid76){
-if(data131.protect_last !== undefined){
-let data136 = data131.protect_last;
+if(data132.protect_first !== undefined){
+let data136 = data132.protect_first;
 const _errs396 = errors;
 if(!(((typeof data136 == "number") && (!(data136 % 1) && !isNaN(data136))) && (isFinite(data136)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs396){
 if((typeof data136 == "number") && (isFinite(data136))){
 if(data136 > 9007199254740991 || isNaN(data136)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data136 < 1 || isNaN(data136)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+if(data136 < 0 || isNaN(data136)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -4681,17 +4667,44 @@ else {
 var valid76 = true;
 }
 if(valid76){
-if(data131.tail_budget !== undefined){
-let data137 = data131.tail_budget;
+if(data132.protect_last !== undefined){
+let data137 = data132.protect_last;
 const _errs398 = errors;
+if(!(((typeof data137 == "number") && (!(data137 % 1) && !isNaN(data137))) && (isFinite(data137)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs398){
 if((typeof data137 == "number") && (isFinite(data137))){
-if(data137 > 1 || isNaN(data137)){
+if(data137 > 9007199254740991 || isNaN(data137)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data137 < 1 || isNaN(data137)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid76 = _errs398 === errors;
+}
+else {
+var valid76 = true;
+}
+if(valid76){
+if(data132.tail_budget !== undefined){
+let data138 = data132.tail_budget;
+const _errs400 = errors;
+if(errors === _errs400){
+if((typeof data138 == "number") && (isFinite(data138))){
+if(data138 > 1 || isNaN(data138)){
 validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data137 <= 0 || isNaN(data137)){
+if(data138 <= 0 || isNaN(data138)){
 validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4702,23 +4715,23 @@ validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schema
 return false;
 }
 }
-var valid76 = _errs398 === errors;
+var valid76 = _errs400 === errors;
 }
 else {
 var valid76 = true;
 }
 if(valid76){
-if(data131.max_tool_result !== undefined){
-let data138 = data131.max_tool_result;
-const _errs400 = errors;
-if(errors === _errs400){
-if((typeof data138 == "number") && (isFinite(data138))){
-if(data138 > 1 || isNaN(data138)){
+if(data132.max_tool_result !== undefined){
+let data139 = data132.max_tool_result;
+const _errs402 = errors;
+if(errors === _errs402){
+if((typeof data139 == "number") && (isFinite(data139))){
+if(data139 > 1 || isNaN(data139)){
 validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data138 <= 0 || isNaN(data138)){
+if(data139 <= 0 || isNaN(data139)){
 validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4729,76 +4742,76 @@ validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",sc
 return false;
 }
 }
-var valid76 = _errs400 === errors;
-}
-else {
-var valid76 = true;
-}
-if(valid76){
-if(data131.prune_min !== undefined){
-let data139 = data131.prune_min;
-const _errs402 = errors;
-if(!(((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139))) && (isFinite(data139)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs402){
-if((typeof data139 == "number") && (isFinite(data139))){
-if(data139 > 9007199254740991 || isNaN(data139)){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data139 < 1 || isNaN(data139)){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
 var valid76 = _errs402 === errors;
 }
 else {
 var valid76 = true;
 }
 if(valid76){
-if(data131.micro !== undefined){
-let data140 = data131.micro;
+if(data132.prune_min !== undefined){
+let data140 = data132.prune_min;
 const _errs404 = errors;
+if(!(((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140))) && (isFinite(data140)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs404){
-if(data140 && typeof data140 == "object" && !Array.isArray(data140)){
+if((typeof data140 == "number") && (isFinite(data140))){
+if(data140 > 9007199254740991 || isNaN(data140)){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data140 < 1 || isNaN(data140)){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid76 = _errs404 === errors;
+}
+else {
+var valid76 = true;
+}
+if(valid76){
+if(data132.micro !== undefined){
+let data141 = data132.micro;
 const _errs406 = errors;
-for(const key28 in data140){
+if(errors === _errs406){
+if(data141 && typeof data141 == "object" && !Array.isArray(data141)){
+const _errs408 = errors;
+for(const key28 in data141){
 if(!(((key28 === "enabled") || (key28 === "threshold")) || (key28 === "payback"))){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"#/properties/compaction/properties/micro/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs406 === errors){
-if(data140.enabled !== undefined){
-const _errs407 = errors;
-if(typeof data140.enabled !== "boolean"){
+if(_errs408 === errors){
+if(data141.enabled !== undefined){
+const _errs409 = errors;
+if(typeof data141.enabled !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/enabled",schemaPath:"#/properties/compaction/properties/micro/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid77 = _errs407 === errors;
+var valid77 = _errs409 === errors;
 }
 else {
 var valid77 = true;
 }
 if(valid77){
-if(data140.threshold !== undefined){
-let data142 = data140.threshold;
-const _errs409 = errors;
-if(errors === _errs409){
-if((typeof data142 == "number") && (isFinite(data142))){
-if(data142 > 1 || isNaN(data142)){
+if(data141.threshold !== undefined){
+let data143 = data141.threshold;
+const _errs411 = errors;
+if(errors === _errs411){
+if((typeof data143 == "number") && (isFinite(data143))){
+if(data143 > 1 || isNaN(data143)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data142 <= 0 || isNaN(data142)){
+if(data143 <= 0 || isNaN(data143)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4809,34 +4822,34 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",sc
 return false;
 }
 }
-var valid77 = _errs409 === errors;
+var valid77 = _errs411 === errors;
 }
 else {
 var valid77 = true;
 }
 if(valid77){
-if(data140.payback !== undefined){
-let data143 = data140.payback;
-const _errs411 = errors;
-if(!(((typeof data143 == "number") && (!(data143 % 1) && !isNaN(data143))) && (isFinite(data143)))){
+if(data141.payback !== undefined){
+let data144 = data141.payback;
+const _errs413 = errors;
+if(!(((typeof data144 == "number") && (!(data144 % 1) && !isNaN(data144))) && (isFinite(data144)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs411){
-if((typeof data143 == "number") && (isFinite(data143))){
-if(data143 > 9007199254740991 || isNaN(data143)){
+if(errors === _errs413){
+if((typeof data144 == "number") && (isFinite(data144))){
+if(data144 > 9007199254740991 || isNaN(data144)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data143 <= 0 || isNaN(data143)){
+if(data144 <= 0 || isNaN(data144)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid77 = _errs411 === errors;
+var valid77 = _errs413 === errors;
 }
 else {
 var valid77 = true;
@@ -4850,18 +4863,18 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"
 return false;
 }
 }
-var valid76 = _errs404 === errors;
+var valid76 = _errs406 === errors;
 }
 else {
 var valid76 = true;
 }
 if(valid76){
-if(data131.summary_model !== undefined){
-let data144 = data131.summary_model;
-const _errs413 = errors;
-if(errors === _errs413){
-if(typeof data144 === "string"){
-if(data144.length < 1){
+if(data132.summary_model !== undefined){
+let data145 = data132.summary_model;
+const _errs415 = errors;
+if(errors === _errs415){
+if(typeof data145 === "string"){
+if(data145.length < 1){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",schemaPath:"#/properties/compaction/properties/summary_model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -4871,44 +4884,32 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",sche
 return false;
 }
 }
-var valid76 = _errs413 === errors;
-}
-else {
-var valid76 = true;
-}
-if(valid76){
-if(data131.summary_context_window !== undefined){
-let data145 = data131.summary_context_window;
-const _errs415 = errors;
-if(!(((typeof data145 == "number") && (!(data145 % 1) && !isNaN(data145))) && (isFinite(data145)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs415){
-if((typeof data145 == "number") && (isFinite(data145))){
-if(data145 > 9007199254740991 || isNaN(data145)){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data145 <= 0 || isNaN(data145)){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid76 = _errs415 === errors;
 }
 else {
 var valid76 = true;
 }
 if(valid76){
-if(data131.prune_tool_results !== undefined){
+if(data132.summary_context_window !== undefined){
+let data146 = data132.summary_context_window;
 const _errs417 = errors;
-if(typeof data131.prune_tool_results !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_tool_results",schemaPath:"#/properties/compaction/properties/prune_tool_results/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(!(((typeof data146 == "number") && (!(data146 % 1) && !isNaN(data146))) && (isFinite(data146)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
+}
+if(errors === _errs417){
+if((typeof data146 == "number") && (isFinite(data146))){
+if(data146 > 9007199254740991 || isNaN(data146)){
+validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data146 <= 0 || isNaN(data146)){
+validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
 }
 var valid76 = _errs417 === errors;
 }
@@ -4916,12 +4917,24 @@ else {
 var valid76 = true;
 }
 if(valid76){
-if(data131.summary_timeout !== undefined){
-let data147 = data131.summary_timeout;
+if(data132.prune_tool_results !== undefined){
 const _errs419 = errors;
-if(errors === _errs419){
-if(typeof data147 === "string"){
-if(!pattern5.test(data147)){
+if(typeof data132.prune_tool_results !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_tool_results",schemaPath:"#/properties/compaction/properties/prune_tool_results/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid76 = _errs419 === errors;
+}
+else {
+var valid76 = true;
+}
+if(valid76){
+if(data132.summary_timeout !== undefined){
+let data148 = data132.summary_timeout;
+const _errs421 = errors;
+if(errors === _errs421){
+if(typeof data148 === "string"){
+if(!pattern5.test(data148)){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",schemaPath:"#/properties/compaction/properties/summary_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4931,7 +4944,7 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",sc
 return false;
 }
 }
-var valid76 = _errs419 === errors;
+var valid76 = _errs421 === errors;
 }
 else {
 var valid76 = true;
@@ -4955,32 +4968,32 @@ validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs385 === errors;
+var valid0 = _errs387 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.loops !== undefined){
-let data148 = data.loops;
-const _errs421 = errors;
-if(errors === _errs421){
-if(data148 && typeof data148 == "object" && !Array.isArray(data148)){
+let data149 = data.loops;
 const _errs423 = errors;
-for(const key29 in data148){
+if(errors === _errs423){
+if(data149 && typeof data149 == "object" && !Array.isArray(data149)){
+const _errs425 = errors;
+for(const key29 in data149){
 if(!((((key29 === "min_interval") || (key29 === "max_ticks")) || (key29 === "self_paced_floor")) || (key29 === "self_paced_ceiling"))){
 validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/properties/loops/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs423 === errors){
-if(data148.min_interval !== undefined){
-let data149 = data148.min_interval;
-const _errs424 = errors;
-if(errors === _errs424){
-if(typeof data149 === "string"){
-if(!pattern5.test(data149)){
+if(_errs425 === errors){
+if(data149.min_interval !== undefined){
+let data150 = data149.min_interval;
+const _errs426 = errors;
+if(errors === _errs426){
+if(typeof data150 === "string"){
+if(!pattern5.test(data150)){
 validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath:"#/properties/loops/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4990,45 +5003,45 @@ validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath
 return false;
 }
 }
-var valid78 = _errs424 === errors;
-}
-else {
-var valid78 = true;
-}
-if(valid78){
-if(data148.max_ticks !== undefined){
-let data150 = data148.max_ticks;
-const _errs426 = errors;
-if(!(((typeof data150 == "number") && (!(data150 % 1) && !isNaN(data150))) && (isFinite(data150)))){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs426){
-if((typeof data150 == "number") && (isFinite(data150))){
-if(data150 > 9007199254740991 || isNaN(data150)){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data150 <= 0 || isNaN(data150)){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid78 = _errs426 === errors;
 }
 else {
 var valid78 = true;
 }
 if(valid78){
-if(data148.self_paced_floor !== undefined){
-let data151 = data148.self_paced_floor;
+if(data149.max_ticks !== undefined){
+let data151 = data149.max_ticks;
 const _errs428 = errors;
+if(!(((typeof data151 == "number") && (!(data151 % 1) && !isNaN(data151))) && (isFinite(data151)))){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs428){
-if(typeof data151 === "string"){
-if(!pattern5.test(data151)){
+if((typeof data151 == "number") && (isFinite(data151))){
+if(data151 > 9007199254740991 || isNaN(data151)){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data151 <= 0 || isNaN(data151)){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+}
+var valid78 = _errs428 === errors;
+}
+else {
+var valid78 = true;
+}
+if(valid78){
+if(data149.self_paced_floor !== undefined){
+let data152 = data149.self_paced_floor;
+const _errs430 = errors;
+if(errors === _errs430){
+if(typeof data152 === "string"){
+if(!pattern5.test(data152)){
 validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schemaPath:"#/properties/loops/properties/self_paced_floor/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5038,18 +5051,18 @@ validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schema
 return false;
 }
 }
-var valid78 = _errs428 === errors;
+var valid78 = _errs430 === errors;
 }
 else {
 var valid78 = true;
 }
 if(valid78){
-if(data148.self_paced_ceiling !== undefined){
-let data152 = data148.self_paced_ceiling;
-const _errs430 = errors;
-if(errors === _errs430){
-if(typeof data152 === "string"){
-if(!pattern5.test(data152)){
+if(data149.self_paced_ceiling !== undefined){
+let data153 = data149.self_paced_ceiling;
+const _errs432 = errors;
+if(errors === _errs432){
+if(typeof data153 === "string"){
+if(!pattern5.test(data153)){
 validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",schemaPath:"#/properties/loops/properties/self_paced_ceiling/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5059,7 +5072,7 @@ validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",sche
 return false;
 }
 }
-var valid78 = _errs430 === errors;
+var valid78 = _errs432 === errors;
 }
 else {
 var valid78 = true;
@@ -5074,32 +5087,32 @@ validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs421 === errors;
+var valid0 = _errs423 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.heartbeat !== undefined){
-let data153 = data.heartbeat;
-const _errs432 = errors;
-if(errors === _errs432){
-if(data153 && typeof data153 == "object" && !Array.isArray(data153)){
+let data154 = data.heartbeat;
 const _errs434 = errors;
-for(const key30 in data153){
+if(errors === _errs434){
+if(data154 && typeof data154 == "object" && !Array.isArray(data154)){
+const _errs436 = errors;
+for(const key30 in data154){
 if(!(key30 === "min_interval")){
 validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/properties/heartbeat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs434 === errors){
-if(data153.min_interval !== undefined){
-let data154 = data153.min_interval;
-const _errs435 = errors;
-if(errors === _errs435){
-if(typeof data154 === "string"){
-if(!pattern5.test(data154)){
+if(_errs436 === errors){
+if(data154.min_interval !== undefined){
+let data155 = data154.min_interval;
+const _errs437 = errors;
+if(errors === _errs437){
+if(typeof data155 === "string"){
+if(!pattern5.test(data155)){
 validate20.errors = [{instancePath:instancePath+"/heartbeat/min_interval",schemaPath:"#/properties/heartbeat/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5117,32 +5130,32 @@ validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs432 === errors;
+var valid0 = _errs434 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.store !== undefined){
-let data155 = data.store;
-const _errs437 = errors;
-if(errors === _errs437){
-if(data155 && typeof data155 == "object" && !Array.isArray(data155)){
+let data156 = data.store;
 const _errs439 = errors;
-for(const key31 in data155){
+if(errors === _errs439){
+if(data156 && typeof data156 == "object" && !Array.isArray(data156)){
+const _errs441 = errors;
+for(const key31 in data156){
 if(!((key31 === "url") || (key31 === "retry"))){
 validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs439 === errors){
-if(data155.url !== undefined){
-let data156 = data155.url;
-const _errs440 = errors;
-if(errors === _errs440){
-if(typeof data156 === "string"){
-if(!pattern33.test(data156)){
+if(_errs441 === errors){
+if(data156.url !== undefined){
+let data157 = data156.url;
+const _errs442 = errors;
+if(errors === _errs442){
+if(typeof data157 === "string"){
+if(!pattern33.test(data157)){
 validate20.errors = [{instancePath:instancePath+"/store/url",schemaPath:"#/properties/store/properties/url/pattern",keyword:"pattern",params:{pattern: "^postgres(ql)?:\\/\\/"},message:"must match pattern \""+"^postgres(ql)?:\\/\\/"+"\""}];
 return false;
 }
@@ -5152,18 +5165,18 @@ validate20.errors = [{instancePath:instancePath+"/store/url",schemaPath:"#/prope
 return false;
 }
 }
-var valid80 = _errs440 === errors;
+var valid80 = _errs442 === errors;
 }
 else {
 var valid80 = true;
 }
 if(valid80){
-if(data155.retry !== undefined){
-let data157 = data155.retry;
-const _errs442 = errors;
-if(errors === _errs442){
-if(typeof data157 === "string"){
-if(!pattern5.test(data157)){
+if(data156.retry !== undefined){
+let data158 = data156.retry;
+const _errs444 = errors;
+if(errors === _errs444){
+if(typeof data158 === "string"){
+if(!pattern5.test(data158)){
 validate20.errors = [{instancePath:instancePath+"/store/retry",schemaPath:"#/properties/store/properties/retry/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5173,7 +5186,7 @@ validate20.errors = [{instancePath:instancePath+"/store/retry",schemaPath:"#/pro
 return false;
 }
 }
-var valid80 = _errs442 === errors;
+var valid80 = _errs444 === errors;
 }
 else {
 var valid80 = true;
@@ -5186,53 +5199,53 @@ validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs437 === errors;
+var valid0 = _errs439 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.policy !== undefined){
-let data158 = data.policy;
-const _errs444 = errors;
-if(errors === _errs444){
-if(data158 && typeof data158 == "object" && !Array.isArray(data158)){
+let data159 = data.policy;
 const _errs446 = errors;
-for(const key32 in data158){
+if(errors === _errs446){
+if(data159 && typeof data159 == "object" && !Array.isArray(data159)){
+const _errs448 = errors;
+for(const key32 in data159){
 if(!(func1.call(schema31.properties.policy.properties, key32))){
 validate20.errors = [{instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs446 === errors){
-if(data158.models !== undefined){
-let data159 = data158.models;
-const _errs447 = errors;
-if(errors === _errs447){
-if(data159 && typeof data159 == "object" && !Array.isArray(data159)){
+if(_errs448 === errors){
+if(data159.models !== undefined){
+let data160 = data159.models;
 const _errs449 = errors;
-for(const key33 in data159){
+if(errors === _errs449){
+if(data160 && typeof data160 == "object" && !Array.isArray(data160)){
+const _errs451 = errors;
+for(const key33 in data160){
 if(!((key33 === "base_urls") || (key33 === "api_key_envs"))){
 validate20.errors = [{instancePath:instancePath+"/policy/models",schemaPath:"#/properties/policy/properties/models/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs449 === errors){
-if(data159.base_urls !== undefined){
-let data160 = data159.base_urls;
-const _errs450 = errors;
-if(errors === _errs450){
-if(Array.isArray(data160)){
-var valid83 = true;
-const len27 = data160.length;
-for(let i27=0; i27<len27; i27++){
-let data161 = data160[i27];
+if(_errs451 === errors){
+if(data160.base_urls !== undefined){
+let data161 = data160.base_urls;
 const _errs452 = errors;
 if(errors === _errs452){
-if(typeof data161 === "string"){
-if(data161.length < 1){
+if(Array.isArray(data161)){
+var valid83 = true;
+const len27 = data161.length;
+for(let i27=0; i27<len27; i27++){
+let data162 = data161[i27];
+const _errs454 = errors;
+if(errors === _errs454){
+if(typeof data162 === "string"){
+if(data162.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls/" + i27,schemaPath:"#/properties/policy/properties/models/properties/base_urls/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5242,7 +5255,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls/" + i2
 return false;
 }
 }
-var valid83 = _errs452 === errors;
+var valid83 = _errs454 === errors;
 if(!valid83){
 break;
 }
@@ -5253,25 +5266,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls",schem
 return false;
 }
 }
-var valid82 = _errs450 === errors;
+var valid82 = _errs452 === errors;
 }
 else {
 var valid82 = true;
 }
 if(valid82){
-if(data159.api_key_envs !== undefined){
-let data162 = data159.api_key_envs;
-const _errs454 = errors;
-if(errors === _errs454){
-if(Array.isArray(data162)){
-var valid84 = true;
-const len28 = data162.length;
-for(let i28=0; i28<len28; i28++){
-let data163 = data162[i28];
+if(data160.api_key_envs !== undefined){
+let data163 = data160.api_key_envs;
 const _errs456 = errors;
 if(errors === _errs456){
-if(typeof data163 === "string"){
-if(data163.length < 1){
+if(Array.isArray(data163)){
+var valid84 = true;
+const len28 = data163.length;
+for(let i28=0; i28<len28; i28++){
+let data164 = data163[i28];
+const _errs458 = errors;
+if(errors === _errs458){
+if(typeof data164 === "string"){
+if(data164.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs/" + i28,schemaPath:"#/properties/policy/properties/models/properties/api_key_envs/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5281,7 +5294,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs/" +
 return false;
 }
 }
-var valid84 = _errs456 === errors;
+var valid84 = _errs458 === errors;
 if(!valid84){
 break;
 }
@@ -5292,7 +5305,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs",sc
 return false;
 }
 }
-var valid82 = _errs454 === errors;
+var valid82 = _errs456 === errors;
 }
 else {
 var valid82 = true;
@@ -5305,25 +5318,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/models",schemaPath:"#/p
 return false;
 }
 }
-var valid81 = _errs447 === errors;
+var valid81 = _errs449 === errors;
 }
 else {
 var valid81 = true;
 }
 if(valid81){
-if(data158.env !== undefined){
-let data164 = data158.env;
-const _errs458 = errors;
-if(errors === _errs458){
-if(Array.isArray(data164)){
-var valid85 = true;
-const len29 = data164.length;
-for(let i29=0; i29<len29; i29++){
-let data165 = data164[i29];
+if(data159.env !== undefined){
+let data165 = data159.env;
 const _errs460 = errors;
 if(errors === _errs460){
-if(typeof data165 === "string"){
-if(data165.length < 1){
+if(Array.isArray(data165)){
+var valid85 = true;
+const len29 = data165.length;
+for(let i29=0; i29<len29; i29++){
+let data166 = data165[i29];
+const _errs462 = errors;
+if(errors === _errs462){
+if(typeof data166 === "string"){
+if(data166.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/env/" + i29,schemaPath:"#/properties/policy/properties/env/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5333,7 +5346,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/env/" + i29,schemaPath:
 return false;
 }
 }
-var valid85 = _errs460 === errors;
+var valid85 = _errs462 === errors;
 if(!valid85){
 break;
 }
@@ -5344,37 +5357,37 @@ validate20.errors = [{instancePath:instancePath+"/policy/env",schemaPath:"#/prop
 return false;
 }
 }
-var valid81 = _errs458 === errors;
+var valid81 = _errs460 === errors;
 }
 else {
 var valid81 = true;
 }
 if(valid81){
-if(data158.sandbox_off !== undefined){
-const _errs462 = errors;
-if(typeof data158.sandbox_off !== "boolean"){
+if(data159.sandbox_off !== undefined){
+const _errs464 = errors;
+if(typeof data159.sandbox_off !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/policy/sandbox_off",schemaPath:"#/properties/policy/properties/sandbox_off/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid81 = _errs462 === errors;
+var valid81 = _errs464 === errors;
 }
 else {
 var valid81 = true;
 }
 if(valid81){
-if(data158.read !== undefined){
-let data167 = data158.read;
-const _errs464 = errors;
-if(errors === _errs464){
-if(Array.isArray(data167)){
-var valid86 = true;
-const len30 = data167.length;
-for(let i30=0; i30<len30; i30++){
-let data168 = data167[i30];
+if(data159.read !== undefined){
+let data168 = data159.read;
 const _errs466 = errors;
 if(errors === _errs466){
-if(typeof data168 === "string"){
-if(data168.length < 1){
+if(Array.isArray(data168)){
+var valid86 = true;
+const len30 = data168.length;
+for(let i30=0; i30<len30; i30++){
+let data169 = data168[i30];
+const _errs468 = errors;
+if(errors === _errs468){
+if(typeof data169 === "string"){
+if(data169.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/read/" + i30,schemaPath:"#/properties/policy/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5384,7 +5397,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/read/" + i30,schemaPath
 return false;
 }
 }
-var valid86 = _errs466 === errors;
+var valid86 = _errs468 === errors;
 if(!valid86){
 break;
 }
@@ -5395,25 +5408,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/read",schemaPath:"#/pro
 return false;
 }
 }
-var valid81 = _errs464 === errors;
+var valid81 = _errs466 === errors;
 }
 else {
 var valid81 = true;
 }
 if(valid81){
-if(data158.write !== undefined){
-let data169 = data158.write;
-const _errs468 = errors;
-if(errors === _errs468){
-if(Array.isArray(data169)){
-var valid87 = true;
-const len31 = data169.length;
-for(let i31=0; i31<len31; i31++){
-let data170 = data169[i31];
+if(data159.write !== undefined){
+let data170 = data159.write;
 const _errs470 = errors;
 if(errors === _errs470){
-if(typeof data170 === "string"){
-if(data170.length < 1){
+if(Array.isArray(data170)){
+var valid87 = true;
+const len31 = data170.length;
+for(let i31=0; i31<len31; i31++){
+let data171 = data170[i31];
+const _errs472 = errors;
+if(errors === _errs472){
+if(typeof data171 === "string"){
+if(data171.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/write/" + i31,schemaPath:"#/properties/policy/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5423,7 +5436,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/write/" + i31,schemaPat
 return false;
 }
 }
-var valid87 = _errs470 === errors;
+var valid87 = _errs472 === errors;
 if(!valid87){
 break;
 }
@@ -5434,51 +5447,51 @@ validate20.errors = [{instancePath:instancePath+"/policy/write",schemaPath:"#/pr
 return false;
 }
 }
-var valid81 = _errs468 === errors;
+var valid81 = _errs470 === errors;
 }
 else {
 var valid81 = true;
 }
 if(valid81){
-if(data158.network !== undefined){
-let data171 = data158.network;
-const _errs472 = errors;
-if(errors === _errs472){
-if(data171 && typeof data171 == "object" && !Array.isArray(data171)){
+if(data159.network !== undefined){
+let data172 = data159.network;
 const _errs474 = errors;
-for(const key34 in data171){
+if(errors === _errs474){
+if(data172 && typeof data172 == "object" && !Array.isArray(data172)){
+const _errs476 = errors;
+for(const key34 in data172){
 if(!((key34 === "sandbox") || (key34 === "hosts"))){
 validate20.errors = [{instancePath:instancePath+"/policy/network",schemaPath:"#/properties/policy/properties/network/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs474 === errors){
-if(data171.sandbox !== undefined){
-const _errs475 = errors;
-if(typeof data171.sandbox !== "boolean"){
+if(_errs476 === errors){
+if(data172.sandbox !== undefined){
+const _errs477 = errors;
+if(typeof data172.sandbox !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/policy/network/sandbox",schemaPath:"#/properties/policy/properties/network/properties/sandbox/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid88 = _errs475 === errors;
+var valid88 = _errs477 === errors;
 }
 else {
 var valid88 = true;
 }
 if(valid88){
-if(data171.hosts !== undefined){
-let data173 = data171.hosts;
-const _errs477 = errors;
-if(errors === _errs477){
-if(Array.isArray(data173)){
-var valid89 = true;
-const len32 = data173.length;
-for(let i32=0; i32<len32; i32++){
-let data174 = data173[i32];
+if(data172.hosts !== undefined){
+let data174 = data172.hosts;
 const _errs479 = errors;
 if(errors === _errs479){
-if(typeof data174 === "string"){
-if(data174.length < 1){
+if(Array.isArray(data174)){
+var valid89 = true;
+const len32 = data174.length;
+for(let i32=0; i32<len32; i32++){
+let data175 = data174[i32];
+const _errs481 = errors;
+if(errors === _errs481){
+if(typeof data175 === "string"){
+if(data175.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/network/hosts/" + i32,schemaPath:"#/properties/policy/properties/network/properties/hosts/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5488,7 +5501,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/network/hosts/" + i32,s
 return false;
 }
 }
-var valid89 = _errs479 === errors;
+var valid89 = _errs481 === errors;
 if(!valid89){
 break;
 }
@@ -5499,7 +5512,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/network/hosts",schemaPa
 return false;
 }
 }
-var valid88 = _errs477 === errors;
+var valid88 = _errs479 === errors;
 }
 else {
 var valid88 = true;
@@ -5512,25 +5525,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/network",schemaPath:"#/
 return false;
 }
 }
-var valid81 = _errs472 === errors;
+var valid81 = _errs474 === errors;
 }
 else {
 var valid81 = true;
 }
 if(valid81){
-if(data158.plugins !== undefined){
-let data175 = data158.plugins;
-const _errs481 = errors;
-if(errors === _errs481){
-if(Array.isArray(data175)){
-var valid90 = true;
-const len33 = data175.length;
-for(let i33=0; i33<len33; i33++){
-let data176 = data175[i33];
+if(data159.plugins !== undefined){
+let data176 = data159.plugins;
 const _errs483 = errors;
 if(errors === _errs483){
-if(typeof data176 === "string"){
-if(data176.length < 1){
+if(Array.isArray(data176)){
+var valid90 = true;
+const len33 = data176.length;
+for(let i33=0; i33<len33; i33++){
+let data177 = data176[i33];
+const _errs485 = errors;
+if(errors === _errs485){
+if(typeof data177 === "string"){
+if(data177.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/plugins/" + i33,schemaPath:"#/properties/policy/properties/plugins/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5540,7 +5553,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/plugins/" + i33,schemaP
 return false;
 }
 }
-var valid90 = _errs483 === errors;
+var valid90 = _errs485 === errors;
 if(!valid90){
 break;
 }
@@ -5551,39 +5564,39 @@ validate20.errors = [{instancePath:instancePath+"/policy/plugins",schemaPath:"#/
 return false;
 }
 }
-var valid81 = _errs481 === errors;
+var valid81 = _errs483 === errors;
 }
 else {
 var valid81 = true;
 }
 if(valid81){
-if(data158.mcp !== undefined){
-let data177 = data158.mcp;
-const _errs485 = errors;
-if(errors === _errs485){
-if(data177 && typeof data177 == "object" && !Array.isArray(data177)){
+if(data159.mcp !== undefined){
+let data178 = data159.mcp;
 const _errs487 = errors;
-for(const key35 in data177){
+if(errors === _errs487){
+if(data178 && typeof data178 == "object" && !Array.isArray(data178)){
+const _errs489 = errors;
+for(const key35 in data178){
 if(!((key35 === "commands") || (key35 === "urls"))){
 validate20.errors = [{instancePath:instancePath+"/policy/mcp",schemaPath:"#/properties/policy/properties/mcp/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs487 === errors){
-if(data177.commands !== undefined){
-let data178 = data177.commands;
-const _errs488 = errors;
-if(errors === _errs488){
-if(Array.isArray(data178)){
-var valid92 = true;
-const len34 = data178.length;
-for(let i34=0; i34<len34; i34++){
-let data179 = data178[i34];
+if(_errs489 === errors){
+if(data178.commands !== undefined){
+let data179 = data178.commands;
 const _errs490 = errors;
 if(errors === _errs490){
-if(typeof data179 === "string"){
-if(data179.length < 1){
+if(Array.isArray(data179)){
+var valid92 = true;
+const len34 = data179.length;
+for(let i34=0; i34<len34; i34++){
+let data180 = data179[i34];
+const _errs492 = errors;
+if(errors === _errs492){
+if(typeof data180 === "string"){
+if(data180.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands/" + i34,schemaPath:"#/properties/policy/properties/mcp/properties/commands/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5593,7 +5606,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands/" + i34,sc
 return false;
 }
 }
-var valid92 = _errs490 === errors;
+var valid92 = _errs492 === errors;
 if(!valid92){
 break;
 }
@@ -5604,25 +5617,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands",schemaPat
 return false;
 }
 }
-var valid91 = _errs488 === errors;
+var valid91 = _errs490 === errors;
 }
 else {
 var valid91 = true;
 }
 if(valid91){
-if(data177.urls !== undefined){
-let data180 = data177.urls;
-const _errs492 = errors;
-if(errors === _errs492){
-if(Array.isArray(data180)){
-var valid93 = true;
-const len35 = data180.length;
-for(let i35=0; i35<len35; i35++){
-let data181 = data180[i35];
+if(data178.urls !== undefined){
+let data181 = data178.urls;
 const _errs494 = errors;
 if(errors === _errs494){
-if(typeof data181 === "string"){
-if(data181.length < 1){
+if(Array.isArray(data181)){
+var valid93 = true;
+const len35 = data181.length;
+for(let i35=0; i35<len35; i35++){
+let data182 = data181[i35];
+const _errs496 = errors;
+if(errors === _errs496){
+if(typeof data182 === "string"){
+if(data182.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls/" + i35,schemaPath:"#/properties/policy/properties/mcp/properties/urls/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5632,7 +5645,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls/" + i35,schema
 return false;
 }
 }
-var valid93 = _errs494 === errors;
+var valid93 = _errs496 === errors;
 if(!valid93){
 break;
 }
@@ -5643,7 +5656,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls",schemaPath:"#
 return false;
 }
 }
-var valid91 = _errs492 === errors;
+var valid91 = _errs494 === errors;
 }
 else {
 var valid91 = true;
@@ -5656,39 +5669,39 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp",schemaPath:"#/prop
 return false;
 }
 }
-var valid81 = _errs485 === errors;
+var valid81 = _errs487 === errors;
 }
 else {
 var valid81 = true;
 }
 if(valid81){
-if(data158.approval !== undefined){
-let data182 = data158.approval;
-const _errs496 = errors;
-if(errors === _errs496){
-if(data182 && typeof data182 == "object" && !Array.isArray(data182)){
+if(data159.approval !== undefined){
+let data183 = data159.approval;
 const _errs498 = errors;
-for(const key36 in data182){
+if(errors === _errs498){
+if(data183 && typeof data183 == "object" && !Array.isArray(data183)){
+const _errs500 = errors;
+for(const key36 in data183){
 if(!((key36 === "commands") || (key36 === "urls"))){
 validate20.errors = [{instancePath:instancePath+"/policy/approval",schemaPath:"#/properties/policy/properties/approval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs498 === errors){
-if(data182.commands !== undefined){
-let data183 = data182.commands;
-const _errs499 = errors;
-if(errors === _errs499){
-if(Array.isArray(data183)){
-var valid95 = true;
-const len36 = data183.length;
-for(let i36=0; i36<len36; i36++){
-let data184 = data183[i36];
+if(_errs500 === errors){
+if(data183.commands !== undefined){
+let data184 = data183.commands;
 const _errs501 = errors;
 if(errors === _errs501){
-if(typeof data184 === "string"){
-if(data184.length < 1){
+if(Array.isArray(data184)){
+var valid95 = true;
+const len36 = data184.length;
+for(let i36=0; i36<len36; i36++){
+let data185 = data184[i36];
+const _errs503 = errors;
+if(errors === _errs503){
+if(typeof data185 === "string"){
+if(data185.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/approval/commands/" + i36,schemaPath:"#/properties/policy/properties/approval/properties/commands/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5698,7 +5711,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/approval/commands/" + i
 return false;
 }
 }
-var valid95 = _errs501 === errors;
+var valid95 = _errs503 === errors;
 if(!valid95){
 break;
 }
@@ -5709,25 +5722,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/approval/commands",sche
 return false;
 }
 }
-var valid94 = _errs499 === errors;
+var valid94 = _errs501 === errors;
 }
 else {
 var valid94 = true;
 }
 if(valid94){
-if(data182.urls !== undefined){
-let data185 = data182.urls;
-const _errs503 = errors;
-if(errors === _errs503){
-if(Array.isArray(data185)){
-var valid96 = true;
-const len37 = data185.length;
-for(let i37=0; i37<len37; i37++){
-let data186 = data185[i37];
+if(data183.urls !== undefined){
+let data186 = data183.urls;
 const _errs505 = errors;
 if(errors === _errs505){
-if(typeof data186 === "string"){
-if(data186.length < 1){
+if(Array.isArray(data186)){
+var valid96 = true;
+const len37 = data186.length;
+for(let i37=0; i37<len37; i37++){
+let data187 = data186[i37];
+const _errs507 = errors;
+if(errors === _errs507){
+if(typeof data187 === "string"){
+if(data187.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/approval/urls/" + i37,schemaPath:"#/properties/policy/properties/approval/properties/urls/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5737,7 +5750,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/approval/urls/" + i37,s
 return false;
 }
 }
-var valid96 = _errs505 === errors;
+var valid96 = _errs507 === errors;
 if(!valid96){
 break;
 }
@@ -5748,7 +5761,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/approval/urls",schemaPa
 return false;
 }
 }
-var valid94 = _errs503 === errors;
+var valid94 = _errs505 === errors;
 }
 else {
 var valid94 = true;
@@ -5761,59 +5774,59 @@ validate20.errors = [{instancePath:instancePath+"/policy/approval",schemaPath:"#
 return false;
 }
 }
-var valid81 = _errs496 === errors;
+var valid81 = _errs498 === errors;
 }
 else {
 var valid81 = true;
 }
 if(valid81){
-if(data158.limits !== undefined){
-let data187 = data158.limits;
-const _errs507 = errors;
-if(errors === _errs507){
-if(data187 && typeof data187 == "object" && !Array.isArray(data187)){
+if(data159.limits !== undefined){
+let data188 = data159.limits;
 const _errs509 = errors;
-for(const key37 in data187){
+if(errors === _errs509){
+if(data188 && typeof data188 == "object" && !Array.isArray(data188)){
+const _errs511 = errors;
+for(const key37 in data188){
 if(!(((key37 === "max_turns") || (key37 === "timeout")) || (key37 === "max_tokens"))){
 validate20.errors = [{instancePath:instancePath+"/policy/limits",schemaPath:"#/properties/policy/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs509 === errors){
-if(data187.max_turns !== undefined){
-let data188 = data187.max_turns;
-const _errs510 = errors;
-if(!(((typeof data188 == "number") && (!(data188 % 1) && !isNaN(data188))) && (isFinite(data188)))){
+if(_errs511 === errors){
+if(data188.max_turns !== undefined){
+let data189 = data188.max_turns;
+const _errs512 = errors;
+if(!(((typeof data189 == "number") && (!(data189 % 1) && !isNaN(data189))) && (isFinite(data189)))){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_turns",schemaPath:"#/properties/policy/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs510){
-if((typeof data188 == "number") && (isFinite(data188))){
-if(data188 > 9007199254740991 || isNaN(data188)){
+if(errors === _errs512){
+if((typeof data189 == "number") && (isFinite(data189))){
+if(data189 > 9007199254740991 || isNaN(data189)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_turns",schemaPath:"#/properties/policy/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data188 <= 0 || isNaN(data188)){
+if(data189 <= 0 || isNaN(data189)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_turns",schemaPath:"#/properties/policy/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid97 = _errs510 === errors;
+var valid97 = _errs512 === errors;
 }
 else {
 var valid97 = true;
 }
 if(valid97){
-if(data187.timeout !== undefined){
-let data189 = data187.timeout;
-const _errs512 = errors;
-if(errors === _errs512){
-if(typeof data189 === "string"){
-if(!pattern5.test(data189)){
+if(data188.timeout !== undefined){
+let data190 = data188.timeout;
+const _errs514 = errors;
+if(errors === _errs514){
+if(typeof data190 === "string"){
+if(!pattern5.test(data190)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/timeout",schemaPath:"#/properties/policy/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5823,34 +5836,34 @@ validate20.errors = [{instancePath:instancePath+"/policy/limits/timeout",schemaP
 return false;
 }
 }
-var valid97 = _errs512 === errors;
+var valid97 = _errs514 === errors;
 }
 else {
 var valid97 = true;
 }
 if(valid97){
-if(data187.max_tokens !== undefined){
-let data190 = data187.max_tokens;
-const _errs514 = errors;
-if(!(((typeof data190 == "number") && (!(data190 % 1) && !isNaN(data190))) && (isFinite(data190)))){
+if(data188.max_tokens !== undefined){
+let data191 = data188.max_tokens;
+const _errs516 = errors;
+if(!(((typeof data191 == "number") && (!(data191 % 1) && !isNaN(data191))) && (isFinite(data191)))){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_tokens",schemaPath:"#/properties/policy/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs514){
-if((typeof data190 == "number") && (isFinite(data190))){
-if(data190 > 9007199254740991 || isNaN(data190)){
+if(errors === _errs516){
+if((typeof data191 == "number") && (isFinite(data191))){
+if(data191 > 9007199254740991 || isNaN(data191)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_tokens",schemaPath:"#/properties/policy/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data190 <= 0 || isNaN(data190)){
+if(data191 <= 0 || isNaN(data191)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_tokens",schemaPath:"#/properties/policy/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid97 = _errs514 === errors;
+var valid97 = _errs516 === errors;
 }
 else {
 var valid97 = true;
@@ -5864,7 +5877,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/limits",schemaPath:"#/p
 return false;
 }
 }
-var valid81 = _errs507 === errors;
+var valid81 = _errs509 === errors;
 }
 else {
 var valid81 = true;
@@ -5885,32 +5898,32 @@ validate20.errors = [{instancePath:instancePath+"/policy",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs444 === errors;
+var valid0 = _errs446 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.telemetry !== undefined){
-let data191 = data.telemetry;
-const _errs516 = errors;
-if(errors === _errs516){
-if(data191 && typeof data191 == "object" && !Array.isArray(data191)){
+let data192 = data.telemetry;
 const _errs518 = errors;
-for(const key38 in data191){
+if(errors === _errs518){
+if(data192 && typeof data192 == "object" && !Array.isArray(data192)){
+const _errs520 = errors;
+for(const key38 in data192){
 if(!((((key38 === "endpoint") || (key38 === "headers")) || (key38 === "service_name")) || (key38 === "capture_content"))){
 validate20.errors = [{instancePath:instancePath+"/telemetry",schemaPath:"#/properties/telemetry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs518 === errors){
-if(data191.endpoint !== undefined){
-let data192 = data191.endpoint;
-const _errs519 = errors;
-if(errors === _errs519){
-if(typeof data192 === "string"){
-if(!pattern36.test(data192)){
+if(_errs520 === errors){
+if(data192.endpoint !== undefined){
+let data193 = data192.endpoint;
+const _errs521 = errors;
+if(errors === _errs521){
+if(typeof data193 === "string"){
+if(!pattern36.test(data193)){
 validate20.errors = [{instancePath:instancePath+"/telemetry/endpoint",schemaPath:"#/properties/telemetry/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?:\\/\\/"},message:"must match pattern \""+"^https?:\\/\\/"+"\""}];
 return false;
 }
@@ -5920,19 +5933,19 @@ validate20.errors = [{instancePath:instancePath+"/telemetry/endpoint",schemaPath
 return false;
 }
 }
-var valid98 = _errs519 === errors;
+var valid98 = _errs521 === errors;
 }
 else {
 var valid98 = true;
 }
 if(valid98){
-if(data191.headers !== undefined){
-let data193 = data191.headers;
-const _errs521 = errors;
-if(errors === _errs521){
-if(data193 && typeof data193 == "object" && !Array.isArray(data193)){
-for(const key39 in data193){
+if(data192.headers !== undefined){
+let data194 = data192.headers;
 const _errs523 = errors;
+if(errors === _errs523){
+if(data194 && typeof data194 == "object" && !Array.isArray(data194)){
+for(const key39 in data194){
+const _errs525 = errors;
 if(typeof key39 !== "string"){
 const err151 = {instancePath:instancePath+"/telemetry/headers",schemaPath:"#/properties/telemetry/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key39};
 if(vErrors === null){
@@ -5943,7 +5956,7 @@ vErrors.push(err151);
 }
 errors++;
 }
-var valid99 = _errs523 === errors;
+var valid99 = _errs525 === errors;
 if(!valid99){
 const err152 = {instancePath:instancePath+"/telemetry/headers",schemaPath:"#/properties/telemetry/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key39},message:"property name must be valid"};
 if(vErrors === null){
@@ -5959,13 +5972,13 @@ break;
 }
 }
 if(valid99){
-for(const key40 in data193){
-const _errs526 = errors;
-if(typeof data193[key40] !== "string"){
+for(const key40 in data194){
+const _errs528 = errors;
+if(typeof data194[key40] !== "string"){
 validate20.errors = [{instancePath:instancePath+"/telemetry/headers/" + key40.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/telemetry/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid100 = _errs526 === errors;
+var valid100 = _errs528 === errors;
 if(!valid100){
 break;
 }
@@ -5977,18 +5990,18 @@ validate20.errors = [{instancePath:instancePath+"/telemetry/headers",schemaPath:
 return false;
 }
 }
-var valid98 = _errs521 === errors;
+var valid98 = _errs523 === errors;
 }
 else {
 var valid98 = true;
 }
 if(valid98){
-if(data191.service_name !== undefined){
-let data195 = data191.service_name;
-const _errs528 = errors;
-if(errors === _errs528){
-if(typeof data195 === "string"){
-if(data195.length < 1){
+if(data192.service_name !== undefined){
+let data196 = data192.service_name;
+const _errs530 = errors;
+if(errors === _errs530){
+if(typeof data196 === "string"){
+if(data196.length < 1){
 validate20.errors = [{instancePath:instancePath+"/telemetry/service_name",schemaPath:"#/properties/telemetry/properties/service_name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5998,19 +6011,19 @@ validate20.errors = [{instancePath:instancePath+"/telemetry/service_name",schema
 return false;
 }
 }
-var valid98 = _errs528 === errors;
+var valid98 = _errs530 === errors;
 }
 else {
 var valid98 = true;
 }
 if(valid98){
-if(data191.capture_content !== undefined){
-const _errs530 = errors;
-if(typeof data191.capture_content !== "boolean"){
+if(data192.capture_content !== undefined){
+const _errs532 = errors;
+if(typeof data192.capture_content !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/telemetry/capture_content",schemaPath:"#/properties/telemetry/properties/capture_content/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid98 = _errs530 === errors;
+var valid98 = _errs532 === errors;
 }
 else {
 var valid98 = true;
@@ -6025,7 +6038,7 @@ validate20.errors = [{instancePath:instancePath+"/telemetry",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs516 === errors;
+var valid0 = _errs518 === errors;
 }
 else {
 var valid0 = true;
@@ -6053,4 +6066,4 @@ return errors === 0;
 }
 validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const shape = {"properties":{"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"script":{"type":"string"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"}},"type":"object"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"type":"boolean"},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"}},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"store":{"properties":{"url":{"type":"string"},"retry":{"type":"string"}},"type":"object"},"policy":{"properties":{"models":{"properties":{"base_urls":{"items":{"type":"string"},"type":"array"},"api_key_envs":{"items":{"type":"string"},"type":"array"}},"type":"object"},"env":{"items":{"type":"string"},"type":"array"},"sandbox_off":{"type":"boolean"},"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"network":{"properties":{"sandbox":{"type":"boolean"},"hosts":{"items":{"type":"string"},"type":"array"}},"type":"object"},"plugins":{"items":{"type":"string"},"type":"array"},"mcp":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"approval":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"}},"type":"object"}},"type":"object"},"telemetry":{"properties":{"endpoint":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"service_name":{"type":"string"},"capture_content":{"type":"boolean"}},"type":"object"}},"type":"object"};
+export const shape = {"properties":{"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"script":{"type":"string"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"},"text_tool_calls":{"type":"boolean"}},"type":"object"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"type":"boolean"},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"}},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"store":{"properties":{"url":{"type":"string"},"retry":{"type":"string"}},"type":"object"},"policy":{"properties":{"models":{"properties":{"base_urls":{"items":{"type":"string"},"type":"array"},"api_key_envs":{"items":{"type":"string"},"type":"array"}},"type":"object"},"env":{"items":{"type":"string"},"type":"array"},"sandbox_off":{"type":"boolean"},"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"network":{"properties":{"sandbox":{"type":"boolean"},"hosts":{"items":{"type":"string"},"type":"array"}},"type":"object"},"plugins":{"items":{"type":"string"},"type":"array"},"mcp":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"approval":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"}},"type":"object"}},"type":"object"},"telemetry":{"properties":{"endpoint":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"service_name":{"type":"string"},"capture_content":{"type":"boolean"}},"type":"object"}},"type":"object"};
