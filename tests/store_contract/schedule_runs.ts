@@ -270,6 +270,25 @@ export function scheduleContract(name: string, open: OpenStore): void {
     assert.equal((await row(a, "k", 1)).finished_at, lease.now + 50);
   });
 
+  Deno.test(`${name}: a crashed run's end is never recorded before a decision the job's history holds`, async () => {
+    const { fx, a, b } = await stores();
+    await using _ = fx;
+    const remote: ProcessIdentity = { host: "elsewhere", pid: 1, started: "1", nonce: crypto.randomUUID() };
+    await a.claimSlots([{ job: "j", slot: 1_000 }], remote, lease);
+    const expiry = lease.now + lease.lease_ms;
+    // Another daemon, whose clock read later (+50), recorded a slot first; the host that proved the holder
+    // dead had read its clock (+5) before it got the job's lock, and wrote after.
+    assert.ok(await b.recordSkipped({ job: "j", slot: 2_000 }, liveHolder(), expiry + 50));
+    const crash = { now: expiry + 5, lease_ms: lease.lease_ms, on_crash: "skip" as const };
+    assert.equal(await a.takeOverClaim(await row(a, "j", 1_000), liveHolder(), crash), false);
+    const crashed = await row(a, "j", 1_000);
+    assert.deepEqual([crashed.status, crashed.finished_at], ["crashed", expiry + 50]);
+    // With no later decision the host's own time stands.
+    await a.claimSlots([{ job: "k", slot: 1 }], remote, lease);
+    assert.equal(await a.takeOverClaim(await row(a, "k", 1), liveHolder(), crash), false);
+    assert.equal((await row(a, "k", 1)).finished_at, expiry + 5);
+  });
+
   Deno.test(`${name}: finishRuns records several runs at once, each qualified by its holder`, async () => {
     const { fx, a } = await stores();
     await using _ = fx;

@@ -57,7 +57,9 @@ export function scheduleOps(db: PgDb): ScheduleOps {
         // After the inserts: the run a claim cancels may be one an earlier claim of this batch made.
         for (const { row, note } of cancels) {
           await q`
-            UPDATE schedule_runs SET status = 'cancelled', finished_at = ${now}, lease_expires_at = NULL,
+            UPDATE schedule_runs SET status = 'cancelled', finished_at = ${
+            endAt(q, row.job, now)
+          }, lease_expires_at = NULL,
               note = ${note}
             WHERE job = ${row.job} AND slot = ${row.slot} AND holder_nonce = ${row.holder_nonce}
               AND status IN ('running', 'rerunning')`;
@@ -92,7 +94,9 @@ export function scheduleOps(db: PgDb): ScheduleOps {
         }
         if (on_crash === "skip") {
           await q`
-            UPDATE schedule_runs SET status = 'crashed', finished_at = ${now}, lease_expires_at = NULL,
+            UPDATE schedule_runs SET status = 'crashed', finished_at = ${
+            endAt(q, current.job, now)
+          }, lease_expires_at = NULL,
               note = ${crashedNote(previous)}
             WHERE job = ${current.job} AND slot = ${current.slot} AND holder_nonce = ${current.holder_nonce}
               AND status IN ('running', 'rerunning')`;
@@ -232,10 +236,19 @@ async function interruptSessionsOf(q: Q, row: RunRow, now: number): Promise<void
       AND owner_started IS NOT DISTINCT FROM ${row.holder_started}::text`;
 }
 
+/**
+ * When a run of `job` ends: `now`, but never before a decision the job's history already holds (a slot
+ * skipped because this run was still going). `now` was read before the job's lock was granted, and another
+ * host may have decided in between.
+ */
+function endAt(q: Q, job: string, now: number) {
+  return q`greatest(${now}::bigint, (SELECT coalesce(max(claimed_at), 0) FROM schedule_runs WHERE job = ${job}))`;
+}
+
 async function abandon(q: Q, row: RunRow, note: string, now: number): Promise<void> {
   await interruptSessionsOf(q, row, now);
   await q`
-    UPDATE schedule_runs SET status = 'abandoned', finished_at = ${now}, note = ${note}
+    UPDATE schedule_runs SET status = 'abandoned', finished_at = ${endAt(q, row.job, now)}, note = ${note}
     WHERE job = ${row.job} AND slot = ${row.slot} AND holder_nonce = ${row.holder_nonce}
       AND status IN ('running', 'rerunning', 'queued')`;
 }
@@ -248,9 +261,9 @@ async function abandon(q: Q, row: RunRow, note: string, now: number): Promise<vo
 async function finishRun(q: Q, { claim, holder, outcome }: RunFinish): Promise<boolean> {
   const result = await q`
     UPDATE schedule_runs SET status = ${outcome.status}, session_id = ${outcome.session_id},
-      finished_at = greatest(${outcome.now}::bigint, (
-        SELECT coalesce(max(claimed_at), 0) FROM schedule_runs WHERE job = ${claim.job}
-      )), lease_expires_at = NULL, note = coalesce(${outcome.note ?? null}::text, note)
+      finished_at = ${endAt(q, claim.job, outcome.now)}, lease_expires_at = NULL, note = coalesce(${
+    outcome.note ?? null
+  }::text, note)
     WHERE job = ${claim.job} AND slot = ${claim.slot} AND holder_nonce = ${holder.nonce}
       AND status IN ('running', 'rerunning', 'queued')`;
   return result.count === 1;

@@ -90,9 +90,9 @@ export function scheduleOps(db: SqliteDb): ScheduleOps {
           }
           if (on_crash === "skip") {
             db.stmt(
-              `UPDATE schedule_runs SET status = 'crashed', finished_at = ?, lease_expires_at = NULL, note = ?
+              `UPDATE schedule_runs SET status = 'crashed', finished_at = ${END_AT}, lease_expires_at = NULL, note = ?
                WHERE job = ? AND slot = ? AND holder_nonce = ? AND ${LIVE}`,
-            ).run(now, crashedNote(previous), current.job, current.slot, current.holder_nonce);
+            ).run(now, current.job, crashedNote(previous), current.job, current.slot, current.holder_nonce);
             return false;
           }
           db.stmt(
@@ -182,20 +182,26 @@ function queuedOf(db: SqliteDb, job: string): RunRow[] {
     .map(toRunRow);
 }
 
+/**
+ * When a run ends (parameters: now, job): never before a decision the job's history already holds (a slot
+ * skipped because the run was still going), whatever the clock read before the write lock was granted.
+ */
+const END_AT = "max(?, (SELECT coalesce(max(claimed_at), 0) FROM schedule_runs WHERE job = ?))";
+
 /** A live run replaced by a newer slot (`overlap: cancel_previous`); its holder sees the claim gone. */
 function cancel(db: SqliteDb, row: RunRow, note: string, now: number): void {
   db.stmt(
-    `UPDATE schedule_runs SET status = 'cancelled', finished_at = ?, lease_expires_at = NULL, note = ?
+    `UPDATE schedule_runs SET status = 'cancelled', finished_at = ${END_AT}, lease_expires_at = NULL, note = ?
      WHERE job = ? AND slot = ? AND holder_nonce = ? AND ${LIVE}`,
-  ).run(now, note, row.job, row.slot, row.holder_nonce);
+  ).run(now, row.job, note, row.job, row.slot, row.holder_nonce);
 }
 
 function abandon(db: SqliteDb, row: RunRow, note: string, now: number): void {
   interruptSessionsOf(db, row, now);
   db.stmt(
-    `UPDATE schedule_runs SET status = 'abandoned', finished_at = ?, note = ?
+    `UPDATE schedule_runs SET status = 'abandoned', finished_at = ${END_AT}, note = ?
      WHERE job = ? AND slot = ? AND holder_nonce = ? AND status IN ('running', 'rerunning', 'queued')`,
-  ).run(now, note, row.job, row.slot, row.holder_nonce);
+  ).run(now, row.job, note, row.job, row.slot, row.holder_nonce);
 }
 
 /** Records how a run ended; false when its holder no longer owns the claim (it was taken over). */
@@ -203,7 +209,7 @@ function finishRun(db: SqliteDb, { claim, holder, outcome }: RunFinish): boolean
   return Number(
     db.stmt(
       `UPDATE schedule_runs SET status = ?, session_id = ?,
-         finished_at = max(?, (SELECT coalesce(max(claimed_at), 0) FROM schedule_runs WHERE job = ?)),
+         finished_at = ${END_AT},
          lease_expires_at = NULL, note = coalesce(?, note) WHERE job = ? AND slot = ? AND holder_nonce = ?
          AND status IN ('running', 'rerunning', 'queued')`,
     ).run(
