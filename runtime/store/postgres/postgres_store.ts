@@ -4,6 +4,8 @@
  * table, migrated under an advisory lock so that processes opening a new store at once migrate it once.
  * Operations are single statements or short READ COMMITTED transactions that await nothing but the database.
  */
+import * as parts from "./_parts.ts";
+import { composeOps } from "../_compose.ts";
 import postgres from "postgres";
 import type { Clock } from "../../core/clock.ts";
 import { errorMessage, ValidationError } from "../../core/errors.ts";
@@ -15,17 +17,6 @@ import { DEFAULT_RETRY_MS } from "../retry.ts";
 import { migrations } from "./_migrations.ts";
 import { isTransientPgError } from "./faults.ts";
 import { clientOptions, parsePostgresUrl, redactUrl } from "./_url.ts";
-import { adminOps } from "./admin.ts";
-import { copyOps } from "./copy.ts";
-import { compactionOps } from "./compactions.ts";
-import { stateOps } from "./kv.ts";
-import { stepOps } from "./steps.ts";
-import { leaseOps } from "./leases.ts";
-import { messageOps } from "./messages.ts";
-import { pluginStateOps } from "./plugin_state.ts";
-import { scheduleOps } from "./schedule_runs.ts";
-import { searchOps } from "./search.ts";
-import { sessionOps } from "./sessions.ts";
 import { guardClosedSocketWrites } from "./_closed_socket_guard.ts";
 
 export interface PostgresStoreOptions {
@@ -125,17 +116,7 @@ export async function openPostgresStore(
     },
   });
   return {
-    ...sessionOps(db),
-    ...messageOps(db),
-    ...stepOps(db),
-    ...stateOps(db),
-    ...leaseOps(db),
-    ...compactionOps(db),
-    ...scheduleOps(db),
-    ...pluginStateOps(db),
-    ...searchOps(db),
-    ...adminOps(db),
-    ...copyOps(db),
+    ...composeOps(db, parts),
     clock,
     url: display,
     files: [],

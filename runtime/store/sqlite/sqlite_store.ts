@@ -3,6 +3,8 @@
  * process on a machine, schema versioned by runtime/store/_migrations.ts. Operations run synchronously
  * inside (each write a short `BEGIN IMMEDIATE` transaction, nothing awaited in one) and hand back promises.
  */
+import * as parts from "./_parts.ts";
+import { composeOps } from "../_compose.ts";
 import { resolve } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { type Clock, systemClock } from "../../core/clock.ts";
@@ -10,17 +12,6 @@ import type { Store } from "../store.ts";
 import { migrations } from "../_migrations.ts";
 import { settle, SqliteDb } from "./_db.ts";
 import { SQLITE_HANDLE } from "./_handle.ts";
-import { adminOps } from "./admin.ts";
-import { copyOps } from "./copy.ts";
-import { compactionOps } from "./compactions.ts";
-import { stateOps } from "./kv.ts";
-import { stepOps } from "./steps.ts";
-import { leaseOps } from "./leases.ts";
-import { messageOps } from "./messages.ts";
-import { pluginStateOps } from "./plugin_state.ts";
-import { scheduleOps } from "./schedule_runs.ts";
-import { searchOps } from "./search.ts";
-import { sessionOps } from "./sessions.ts";
 
 export interface SqliteStoreOptions {
   /** Stamps rows (created_at, updated_at, archived_at) and paces prunes. Default: the system clock. */
@@ -50,17 +41,7 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
     throw error;
   }
   const store: Store = {
-    ...sessionOps(db),
-    ...messageOps(db),
-    ...stepOps(db),
-    ...stateOps(db),
-    ...leaseOps(db),
-    ...compactionOps(db),
-    ...scheduleOps(db),
-    ...pluginStateOps(db),
-    ...searchOps(db),
-    ...adminOps(db),
-    ...copyOps(db),
+    ...composeOps(db, parts),
     files: path === ":memory:" ? [] : ["", "-wal", "-shm"].map((suffix) => resolve(path) + suffix),
     close: () => settle(() => db.close()),
   };

@@ -1,0 +1,12 @@
+/** Every part of the sqlite store, for composeOps (../_compose.ts). */
+export { adminOps } from "./admin.ts";
+export { compactionOps } from "./compactions.ts";
+export { copyOps } from "./copy.ts";
+export { leaseOps } from "./leases.ts";
+export { messageOps } from "./messages.ts";
+export { pluginStateOps } from "./plugin_state.ts";
+export { scheduleOps } from "./schedule_runs.ts";
+export { searchOps } from "./search.ts";
+export { sessionOps } from "./sessions.ts";
+export { stateOps } from "./kv.ts";
+export { stepOps } from "./steps.ts";
