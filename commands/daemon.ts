@@ -15,6 +15,7 @@ import type { Store } from "../runtime/store/store.ts";
 import { Daemon } from "../loops/daemon/daemon.ts";
 import { jobFiles, loadScheduledJob, type ScheduledJob } from "../loops/daemon/jobs.ts";
 import { formatStatus, jobStatus, liveDaemons, registerDaemon } from "../loops/daemon/status.ts";
+import { dailyBudget } from "../loops/daemon/daily_budget.ts";
 import { startTelemetry, type Telemetry, telemetrySettings } from "../runtime/telemetry/mod.ts";
 import { VERSION } from "../runtime/core/version.ts";
 
@@ -78,7 +79,7 @@ async function runSession(
   store: Store,
   path: string,
   options: { signal: AbortSignal; telemetry: Telemetry | undefined; resume?: string },
-): Promise<{ session_id: string; status: string }> {
+): Promise<{ session_id: string | null; status: string; note?: string }> {
   const config = loadUserConfig(`${cli.home}/config.yaml`, { policy: cli.policyFile });
   let job;
   try {
@@ -88,6 +89,13 @@ async function runSession(
     cli.log.warn(errorMessage(error));
     throw error;
   }
+  // A resumed loop keeps its day's budget too: it spends from the same job.
+  const budget = await dailyBudget(job, store, cli.clock.now());
+  if (budget && !budget.run) {
+    cli.log.info(`${job.spec.name}: ${budget.note}`);
+    return { session_id: null, status: "skipped", note: budget.note };
+  }
+  if (budget) job = budget.job;
   const events = new EventBus(cli.clock);
   const detach = options.telemetry?.attach(events, { resultEndsSession: true });
   const app = cliApp(cli, store, {

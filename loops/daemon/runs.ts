@@ -18,11 +18,11 @@ export interface ScheduledRun {
   slot: number;
 }
 
-/** Runs a job as a fresh session (`runJob`, wrapped); resolves with how it ended. */
+/** Runs a job as a fresh session (`runJob`, wrapped); resolves with how it ended (a note says why, if need be). */
 export type ScheduledRunner = (
   run: ScheduledRun,
   options: { signal: AbortSignal },
-) => Promise<{ session_id: string | null; status: string }>;
+) => Promise<{ session_id: string | null; status: string; note?: string }>;
 
 /** Anything in flight that a stop must wait for or interrupt. */
 export interface InFlight {
