@@ -11,7 +11,7 @@ import { createLogger, type LogLevel } from "./runtime/core/log.ts";
 import { createRedactor } from "./runtime/core/redact.ts";
 import { didYouMean } from "./runtime/core/suggest.ts";
 import { VERSION, versionLine } from "./runtime/core/version.ts";
-import { retryLine } from "./runtime/store/retry.ts";
+import { retryLine } from "./runtime/store/retry_notice.ts";
 
 type CommandModule = { main(cli: Cli): Promise<number> };
 // Literal import paths keep every module statically reachable for `deno bundle` / `deno compile`.

@@ -8,7 +8,7 @@ import { type CommandName, COMMANDS, GLOBAL_FLAGS, parseOptions } from "./_flags
 import type { Logger, LogLevel } from "../runtime/core/log.ts";
 import type { Redactor } from "../runtime/core/redact.ts";
 import type { Store } from "../runtime/store/store.ts";
-import { DEFAULT_RETRY_MS } from "../runtime/store/retry.ts";
+import { DEFAULT_RETRY_MS } from "../runtime/store/retry_notice.ts";
 
 export interface Cli {
   /** Arguments after the subcommand name (global flags included; parse them with `parseCommandArgs`). */

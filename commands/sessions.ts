@@ -5,7 +5,6 @@
 import type { Cli } from "./_cli.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
 import { didYouMean } from "../runtime/core/suggest.ts";
-import { commandHelp } from "./_help.ts";
 import type { SessionsContext } from "./sessions/_context.ts";
 
 type Subcommand = (ctx: SessionsContext) => Promise<number>;
@@ -29,6 +28,7 @@ const GLOBAL_WITH_VALUE = new Set(["--home", "--db", "--log-level"]);
 export async function main(cli: Cli): Promise<number> {
   const { name, rest } = splitSubcommand(cli.args);
   if (name === undefined || name === "help") {
+    const { commandHelp } = await import("./_help.ts");
     if (name === undefined) cli.err(commandHelp("sessions")!);
     else await cli.out(commandHelp("sessions")! + "\n");
     return name === undefined ? 2 : 0;

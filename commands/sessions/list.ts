@@ -1,5 +1,6 @@
 /** `hermes sessions list`: a table on a terminal, a JSON array otherwise (or always with --json). */
 import { parseCommandArgs } from "../_cli.ts";
+import { openSessionLister } from "../../runtime/store/open.ts";
 import { ValidationError } from "../../runtime/core/errors.ts";
 import type { ListSessionsOptions } from "../../runtime/store/store.ts";
 import {
@@ -10,7 +11,6 @@ import {
   type SessionsContext,
   withStore,
 } from "./_context.ts";
-import { renderTable } from "./_render.ts";
 
 const COMMAND = "sessions list";
 const STATUSES = ["running", "idle", "success", "failed", "limit", "interrupted"];
@@ -30,10 +30,29 @@ export async function list(ctx: SessionsContext): Promise<number> {
   if (values.archived) options.archived = true;
   const limit = parseLimit(COMMAND, values.limit);
   if (limit !== undefined) options.limit = limit;
-  if (values.json || !ctx.stdoutIsTerminal) {
-    await ctx.cli.out(jsonArray(await withStore(ctx.cli, (store) => store.listSessionsJson(options))));
-  } else {
-    await ctx.cli.out(renderTable(await withStore(ctx.cli, (store) => store.listSessions(options))));
+  const json = listed(ctx, options) ??
+    await withStore(ctx.cli, (store) => store.listSessionsJson(options));
+  if (values.json || !ctx.stdoutIsTerminal) await ctx.cli.out(jsonArray(json));
+  else {
+    const { renderTable } = await import("./_render.ts");
+    await ctx.cli.out(renderTable(json.map((text) => JSON.parse(text))));
   }
   return 0;
+}
+
+/**
+ * The list read straight from a SQLite store at the current schema (store/open.ts openSessionLister), without
+ * loading the store's modules; undefined when that cannot answer, and the full store does (it migrates,
+ * waits out a busy database and reports a broken one).
+ */
+function listed(ctx: SessionsContext, options: ListSessionsOptions): string[] | undefined {
+  let lister;
+  try {
+    lister = openSessionLister(ctx.cli.dbPath);
+    return lister?.listSessionsJson(options);
+  } catch {
+    return undefined;
+  } finally {
+    lister?.close();
+  }
 }

@@ -1,6 +1,5 @@
 /** The Hermes version, shared by `--version`, JSON-RPC `initialize` and ACP; and the commit it was built from. */
-import { dirname, isAbsolute, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { isAbsolute, join } from "node:path";
 
 export const VERSION = "0.2.0";
 
@@ -15,7 +14,7 @@ export function buildCommit(): string | null {
   if (!EMBEDDED_COMMIT.startsWith("__")) return EMBEDDED_COMMIT || null;
   if (!import.meta.url.startsWith("file:")) return null;
   // runtime/core/version.ts → the checkout's root.
-  return gitCommit(dirname(dirname(dirname(fileURLToPath(import.meta.url)))));
+  return gitCommit(decodeURIComponent(new URL("../../", import.meta.url).pathname).replace(/\/$/, ""));
 }
 
 /** `hermes 0.2.0 (1a2b3c4d5e6f)`, or without the commit where none is known. */

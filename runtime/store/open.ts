@@ -7,16 +7,10 @@ import { type Clock, systemClock } from "../core/clock.ts";
 import { errorMessage, RunError, ValidationError } from "../core/errors.ts";
 import type { Store } from "./store.ts";
 import { isPostgresUrl, redactUrl } from "./postgres/_url.ts";
-import { openSqliteStore } from "./sqlite/sqlite_store.ts";
+import { openSqliteLister, type SessionLister } from "./sqlite/lister.ts";
 import { isTransientSqliteError, sqliteFailure } from "./sqlite/faults.ts";
-import {
-  DEFAULT_RETRY_MS,
-  type RetryNotice,
-  type RetryPolicy,
-  StoreUnavailableError,
-  withRetry,
-} from "./retry.ts";
-import { retryingStore } from "./retrying_store.ts";
+import type { RetryPolicy } from "./retry.ts";
+import { DEFAULT_RETRY_MS, type RetryNotice } from "./retry_notice.ts";
 
 /** How the store's transient faults are waited out: for `budgetMs`, each retry told to `onRetry`. */
 export interface StoreRetry {
@@ -37,6 +31,11 @@ export async function openStore(
   location: string,
   { clock, host, retry }: { clock: Clock; host: string; retry?: StoreRetry },
 ): Promise<OpenedStore> {
+  // Loaded here, not at start-up: retry.ts brings node:async_hooks, and `sessions list` never opens a store.
+  const [{ StoreUnavailableError, withRetry }, { retryingStore }] = await Promise.all([
+    import("./retry.ts"),
+    import("./retrying_store.ts"),
+  ]);
   const policy: RetryPolicy = { budgetMs: retry?.budgetMs ?? DEFAULT_RETRY_MS, clock: systemClock };
   const onRetry = retry?.onRetry;
   if (isPostgresUrl(location)) {
@@ -64,6 +63,8 @@ export async function openStore(
       });
     }
   }
+  // Imported on use, like PostgreSQL's: a command that only lists (openSessionLister) never loads it.
+  const { openSqliteStore } = await import("./sqlite/sqlite_store.ts");
   try {
     Deno.mkdirSync(dirname(location), { recursive: true, mode: 0o700 });
   } catch (error) {
@@ -95,4 +96,14 @@ export async function openStore(
  */
 export function storeFailure(error: unknown, location: string): RunError | ValidationError | null {
   return isPostgresUrl(location) ? null : sqliteFailure(error, location);
+}
+
+export type { SessionLister };
+
+/**
+ * The sessions of the store at `location` read without opening the store: a SQLite file at the current
+ * schema version, else undefined (PostgreSQL, no file yet, an older schema) and the caller uses openStore.
+ */
+export function openSessionLister(location: string): SessionLister | undefined {
+  return isPostgresUrl(location) ? undefined : openSqliteLister(location);
 }

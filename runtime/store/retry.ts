@@ -8,6 +8,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Clock } from "../core/clock.ts";
 import { errorMessage, RunError } from "../core/errors.ts";
+import { DEFAULT_RETRY_MS, retryLine, type RetryNotice, seconds } from "./retry_notice.ts";
+export { DEFAULT_RETRY_MS, retryLine, type RetryNotice };
 
 /** How long and how often a failing operation is tried again. */
 export interface RetryPolicy {
@@ -19,19 +21,6 @@ export interface RetryPolicy {
   maxDelayMs?: number;
   /** A number in [0, 1) (default Math.random): spreads the retries of many processes apart. */
   random?: () => number;
-}
-
-/** One retry about to happen, as `store.retry` events and the stderr line report it. */
-export interface RetryNotice {
-  /** The store operation, e.g. `appendMessages`. */
-  operation: string;
-  /** 1 for the first retry. */
-  attempt: number;
-  delay_ms: number;
-  /** Milliseconds since the operation first failed. */
-  elapsed_ms: number;
-  budget_ms: number;
-  error: string;
 }
 
 export interface RetryOptions {
@@ -107,19 +96,6 @@ export async function withRetry<T>(
 function oneLine(error: unknown): string {
   return errorMessage(error).replace(/\s*\n\s*/g, " ");
 }
-
-function seconds(ms: number): string {
-  return `${Math.round(ms / 100) / 10}s`;
-}
-
-/** The stderr line of a retry. */
-export function retryLine(notice: RetryNotice): string {
-  return `store unavailable (${notice.error}); retrying ${notice.operation} in ${
-    seconds(notice.delay_ms)
-  } (attempt ${notice.attempt}, ${seconds(notice.elapsed_ms)} of store.retry ${seconds(notice.budget_ms)})`;
-}
-
-export const DEFAULT_RETRY_MS = 60_000;
 
 /**
  * The budget of the store operation being run, for waits inside a backend on its behalf (PostgreSQL's
