@@ -6,7 +6,7 @@ import { resolve } from "node:path";
 import type { Cli } from "./commands/_cli.ts";
 import { GLOBAL_FLAGS } from "./commands/_flags.ts";
 import { type Clock, systemClock } from "./runtime/core/clock.ts";
-import { errorMessage, ExitCode, RunError, ValidationError } from "./runtime/core/errors.ts";
+import { errorMessage, ExitCode, Interruption, RunError, ValidationError } from "./runtime/core/errors.ts";
 import { createLogger, type LogLevel } from "./runtime/core/log.ts";
 import { createRedactor } from "./runtime/core/redact.ts";
 import { didYouMean } from "./runtime/core/suggest.ts";
@@ -152,7 +152,7 @@ export async function main(argv: string[], env: Record<string, string>): Promise
     const onSignal = (sig: "SIGINT" | "SIGTERM") => () => {
       if (received) Deno.exit(sig === "SIGINT" ? ExitCode.interrupted : ExitCode.terminated);
       received = sig;
-      controller.abort(new DOMException(`received ${sig}`, "AbortError"));
+      controller.abort(new Interruption(sig));
     };
     const onInt = onSignal("SIGINT");
     const onTerm = onSignal("SIGTERM");

@@ -2,7 +2,7 @@
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { applyRunFlags } from "./run_flags.ts";
 import { type Progress, runProgress } from "./run_progress.ts";
-import { ExitCode, RunError, ValidationError } from "../runtime/core/errors.ts";
+import { RunError, ValidationError } from "../runtime/core/errors.ts";
 import { EventBus } from "../runtime/core/events.ts";
 import { resultOutlet } from "../runtime/session/outlets.ts";
 import { visibleText } from "../runtime/core/visible.ts";
@@ -172,7 +172,6 @@ async function execute(cli: Cli, seen: Seen): Promise<number> {
     const app = cliApp(cli, store, { events, config, source: prompt !== undefined ? "cli" : "job" });
     const result = await app.run({
       job,
-      interruptExitCode: () => cli.signalName() === "SIGTERM" ? ExitCode.terminated : ExitCode.interrupted,
       publish: (result) => {
         seen.reported = true;
         return publishToGitHub(cli, result, result.status === "success" ? { output_file: outputFile } : {});

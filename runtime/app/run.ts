@@ -5,7 +5,7 @@
  * daemon call it through the App (app.ts).
  */
 import { resolve } from "node:path";
-import { errorMessage, ValidationError } from "../core/errors.ts";
+import { errorMessage, Interruption, ValidationError } from "../core/errors.ts";
 import type { ResolvedJob } from "../config/job.ts";
 import { startTimeout } from "../agent/limits.ts";
 import { isRecurringActive } from "../../loops/recurring_active.ts";
@@ -23,8 +23,6 @@ import { newSessionId, type SessionStore } from "../store/store.ts";
 export type { RunResult } from "../session/outcome.ts";
 
 export interface RunJobOptions extends OpenSessionOptions {
-  /** Exit code for an interrupted run (130 for SIGINT, 143 for SIGTERM); `signal` interrupts. */
-  interruptExitCode?: () => number;
   /** `-p`: replaces the job's prompt and steps. */
   prompt?: string;
   source?: InputSource;
@@ -102,7 +100,8 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
       started,
       drive: true,
       ...(options.signal ? { interrupt: options.signal } : {}),
-      ...(options.interruptExitCode ? { interruptExitCode: options.interruptExitCode } : {}),
+      // A process signal names its exit code in the abort reason (130 SIGINT, 143 SIGTERM).
+      interruptExitCode: () => interruptionCode(options.signal?.reason),
       ...(spec.output?.schema ? { schema: spec.output.schema } : {}),
       beforeInput: async (index) => {
         const text = inputs[next + index]!;
@@ -224,4 +223,8 @@ function storeUnavailableResult(
     compactions: 0,
     sandbox: live.sandbox,
   });
+}
+
+function interruptionCode(reason: unknown): number | undefined {
+  return reason instanceof Interruption ? reason.exitCode : undefined;
 }

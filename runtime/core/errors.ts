@@ -39,6 +39,18 @@ export class NotFoundError extends ValidationError {
   }
 }
 
+/**
+ * The abort reason of a process signal: an interruption that ends a run with its own exit code (130 for
+ * SIGINT, 143 for SIGTERM). An AbortError like any other abort, so everything that stops on one stops on it.
+ */
+export class Interruption extends DOMException {
+  readonly exitCode: number;
+  constructor(signal: "SIGINT" | "SIGTERM") {
+    super(`received ${signal}`, "AbortError");
+    this.exitCode = signal === "SIGTERM" ? ExitCode.terminated : ExitCode.interrupted;
+  }
+}
+
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

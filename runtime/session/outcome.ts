@@ -37,8 +37,8 @@ export interface Stop {
   cancel?: AbortSignal;
   /** The process or server going away (SIGINT/SIGTERM, the daemon stopping, the session closing). */
   interrupt?: AbortSignal;
-  /** The exit code of an interruption, read once it happened (130 for SIGINT, 143 for SIGTERM). */
-  interruptExitCode?: () => number;
+  /** The exit code of an interruption, read once it happened (130 for SIGINT, 143 for SIGTERM; default 130). */
+  interruptExitCode?: () => number | undefined;
   /** What an interruption stopped, named in `error` (default `run`). */
   interrupted?: "run" | "server";
 }
