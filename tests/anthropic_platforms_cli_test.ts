@@ -51,46 +51,51 @@ async function sigV4Problem(request: Request, body: string, region: string): Pro
   return expected === signature ? null : "the signature does not verify with the secret key";
 }
 
-Deno.test("platform bedrock: a tool round on /model/{id}/invoke, SigV4-signed with the AWS_* credentials", async () => {
-  const problems: string[] = [];
-  await using server = await startAnthropicServer({
-    route: (method, path) => method === "POST" && /^\/model\/[^/]+\/invoke$/.test(path),
-    // The signature is recomputed from the request as it arrived: a problem is kept and answered 401.
-    authorize: async (request, body) => {
-      const problem = await sigV4Problem(request, body, "us-west-2");
-      if (problem) problems.push(problem);
-      return problem;
-    },
-    script: [
-      { tool_calls: [{ name: "list_dir", arguments: { path: "." } }] },
-      { content: "One job file." },
-    ],
-  });
-  {
-    const dir = await writeFiles(await tempDir(), {
-      "job.yaml": "name: bedrock\nmodel: { provider: anthropic, platform: bedrock, " +
-        `name: anthropic.claude-test-v1:0, base_url: "${server.url}" }\n` +
-        'prompt: list the files\ntools:\n  list_dir: { paths: ["."] }\n',
-    });
-    const { code, stderr, events } = await runEvents(dir, {
-      env: {
-        AWS_ACCESS_KEY_ID: ACCESS_KEY,
-        AWS_SECRET_ACCESS_KEY: SECRET_KEY,
-        AWS_SESSION_TOKEN: SESSION_TOKEN,
-        AWS_REGION: "us-west-2",
-        AWS_BEARER_TOKEN_BEDROCK: "",
+for (const stream of [false, true]) {
+  Deno.test(`platform bedrock (stream: ${stream}): a tool round on /model/{id}/invoke${stream ? "-with-response-stream" : ""}, SigV4-signed with the AWS_* credentials`, async () => {
+    const problems: string[] = [];
+    await using server = await startAnthropicServer({
+      bedrock: true,
+      // The signature is recomputed from the request as it arrived: a problem is kept and answered 401.
+      authorize: async (request, body) => {
+        const problem = await sigV4Problem(request, body, "us-west-2");
+        if (problem) problems.push(problem);
+        return problem;
       },
+      script: [
+        { tool_calls: [{ name: "list_dir", arguments: { path: "." } }] },
+        { content: "One job file." },
+      ],
     });
-    assert.equal(code, 0, stderr);
-    assert.equal(events.at(-1)!.final, "One job file.");
-    assert.deepEqual(problems, []);
-    assert.equal(server.records.length, 2);
-    const body = server.records[1]!.body;
-    assert.equal(body.model, undefined, "Bedrock takes the model from the path");
-    assert.equal(typeof body.anthropic_version, "string");
-    assert.equal((body.messages![2]!.content as { type: string }[])[0]!.type, "tool_result");
-  }
-});
+    {
+      const dir = await writeFiles(await tempDir(), {
+        "job.yaml": "name: bedrock\nmodel: { provider: anthropic, platform: bedrock, " +
+          `name: anthropic.claude-test-v1:0, stream: ${stream}, base_url: "${server.url}" }\n` +
+          'prompt: list the files\ntools:\n  list_dir: { paths: ["."] }\n',
+      });
+      const { code, stderr, events } = await runEvents(dir, {
+        env: {
+          AWS_ACCESS_KEY_ID: ACCESS_KEY,
+          AWS_SECRET_ACCESS_KEY: SECRET_KEY,
+          AWS_SESSION_TOKEN: SESSION_TOKEN,
+          AWS_REGION: "us-west-2",
+          AWS_BEARER_TOKEN_BEDROCK: "",
+        },
+      });
+      assert.equal(code, 0, stderr);
+      assert.equal(events.at(-1)!.final, "One job file.");
+      assert.deepEqual(problems, []);
+      assert.equal(server.records.length, 2);
+      const body = server.records[1]!.body;
+      assert.equal(body.model, undefined, "Bedrock takes the model from the path");
+      assert.equal(typeof body.anthropic_version, "string");
+      assert.equal((body.messages![2]!.content as { type: string }[])[0]!.type, "tool_result");
+      const paths = server.records.map((r) => new URL(r.url).pathname);
+      const route = stream ? "invoke-with-response-stream" : "invoke";
+      assert.deepEqual(paths, [0, 1].map(() => `/model/anthropic.claude-test-v1:0/${route}`));
+    }
+  });
+}
 
 Deno.test("platform bedrock: a signature with the wrong secret is caught by the check (it can fail)", async () => {
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {

@@ -55,11 +55,17 @@ export interface AnthropicServerOptions {
    * "prompt is too long: N tokens > M maximum" (default: none).
    */
   maxInputTokens?: number;
+  /**
+   * Amazon Bedrock's wire: `POST /model/{id}/invoke` answers JSON, `…/invoke-with-response-stream` the same
+   * events as AWS EventStream frames (`chunk` events whose payload is `{"bytes": base64(event JSON)}`).
+   */
+  bedrock?: boolean;
   /** The route the messages are posted to (default /v1/messages). */
   route?: (method: string, path: string) => boolean;
 }
 
 export interface AnthropicRecord {
+  url: string;
   body: WireBody;
   headers: Headers;
   status: number;
@@ -131,8 +137,11 @@ export async function startAnthropicServer(
 
   const handler = async (request: Request): Promise<Response> => {
     const path = new URL(request.url).pathname;
+    const bedrockStream = options.bedrock === true && path.endsWith("/invoke-with-response-stream");
     const routed = options.route?.(request.method, path) ??
-      (request.method === "POST" && path === "/v1/messages");
+      (options.bedrock
+        ? request.method === "POST" && /^\/model\/[^/]+\/invoke(-with-response-stream)?$/.test(path)
+        : request.method === "POST" && path === "/v1/messages");
     if (!routed) return anthropicError(404, `Unknown route ${request.method} ${path}`);
     let body: WireBody;
     const raw = await request.text();
@@ -141,7 +150,13 @@ export async function startAnthropicServer(
     } catch {
       return anthropicError(400, "Request body is not valid JSON");
     }
-    const record: AnthropicRecord = { body, headers: request.headers, status: 200, cache: null };
+    const record: AnthropicRecord = {
+      url: request.url,
+      body,
+      headers: request.headers,
+      status: 200,
+      cache: null,
+    };
     records.push(record);
     const fail = (status: number, message: string, headers: Record<string, string> = {}) => {
       record.status = status;
@@ -211,12 +226,27 @@ export async function startAnthropicServer(
       stop_sequence: null,
       usage: { ...usage, output_tokens: outputTokens, service_tier: "standard" },
     };
+    if (bedrockStream) {
+      const events = streamEvents(message, {
+        chunkChars,
+        errorBody: entry.wire?.error_body,
+        noStop: entry.wire?.no_done,
+      });
+      return new Response(toBytes(events.map(([, data]) => eventStreamFrame(data))), {
+        headers: { "content-type": "application/vnd.amazon.eventstream", "x-amzn-requestid": id },
+      });
+    }
     if (!body.stream) {
       if (entry.wire?.error_body) return fail(529, "Overloaded");
       return Response.json(message, { headers: { "request-id": `req_${id}` } });
     }
+    const events = streamEvents(message, {
+      chunkChars,
+      errorBody: entry.wire?.error_body,
+      noStop: entry.wire?.no_done,
+    });
     return new Response(
-      streamOf(message, { chunkChars, errorBody: entry.wire?.error_body, noStop: entry.wire?.no_done }),
+      toBytes(events.map(([type, data]) => new TextEncoder().encode(`event: ${type}\ndata: ${data}\n\n`))),
       { headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "request-id": id } },
     );
   };
@@ -264,8 +294,8 @@ async function contentOf(entry: ScriptEntry, body: WireBody, n: number): Promise
   return blocks;
 }
 
-/** The documented SSE sequence for `message`. */
-function streamOf(
+/** The documented SSE sequence for `message`: each event's type and its JSON. */
+function streamEvents(
   message:
     & { content: Block[]; stop_reason: string; usage: Record<string, unknown> }
     & Record<string, unknown>,
@@ -274,10 +304,10 @@ function streamOf(
     errorBody?: Record<string, unknown> | undefined;
     noStop?: boolean | undefined;
   },
-): ReadableStream<Uint8Array> {
-  const events: string[] = [];
+): [string, string][] {
+  const events: [string, string][] = [];
   const send = (type: string, data: Record<string, unknown>) =>
-    events.push(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+    events.push([type, JSON.stringify({ type, ...data })]);
   const pieces = (text: string) => {
     const out: string[] = [];
     for (let i = 0; i < text.length; i += options.chunkChars) out.push(text.slice(i, i + options.chunkChars));
@@ -296,7 +326,7 @@ function streamOf(
   send("ping", {});
   if (options.errorBody) {
     send("error", { error: options.errorBody });
-    return toStream(events);
+    return events;
   }
   for (const [index, block] of content.entries()) {
     if (block.type === "text") {
@@ -331,17 +361,56 @@ function streamOf(
     });
     send("message_stop", {});
   }
-  return toStream(events);
+  return events;
 }
 
-function toStream(events: string[]): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
+function toBytes(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
   return new ReadableStream({
     start(controller) {
-      for (const event of events) controller.enqueue(encoder.encode(event));
+      for (const chunk of chunks) controller.enqueue(chunk);
       controller.close();
     },
   });
+}
+
+/**
+ * One AWS EventStream message carrying a Bedrock `chunk` event: prelude (total and headers length, CRC32),
+ * string headers, the payload `{"bytes": base64(json)}`, and the CRC32 of all that.
+ */
+export function eventStreamFrame(json: string): Uint8Array {
+  const encoder = new TextEncoder();
+  const headers: number[] = [];
+  for (
+    const [name, value] of [[":event-type", "chunk"], [":content-type", "application/json"], [
+      ":message-type",
+      "event",
+    ]]
+  ) {
+    const n = encoder.encode(name);
+    const v = encoder.encode(value);
+    headers.push(n.length, ...n, 7, v.length >> 8, v.length & 0xff, ...v);
+  }
+  const bytes = btoa(String.fromCharCode(...encoder.encode(json)));
+  const payload = encoder.encode(JSON.stringify({ bytes }));
+  const total = 12 + headers.length + payload.length + 4;
+  const frame = new Uint8Array(total);
+  const view = new DataView(frame.buffer);
+  view.setUint32(0, total);
+  view.setUint32(4, headers.length);
+  view.setUint32(8, crc32(frame.subarray(0, 8)));
+  frame.set(headers, 12);
+  frame.set(payload, 12 + headers.length);
+  view.setUint32(total - 4, crc32(frame.subarray(0, total - 4)));
+  return frame;
+}
+
+function crc32(bytes: Uint8Array): number {
+  let crc = 0xffffffff;
+  for (const byte of bytes) {
+    crc ^= byte;
+    for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
+  }
+  return (crc ^ 0xffffffff) >>> 0;
 }
 
 /** The text of the last user turn (its text blocks; tool results are not the user speaking). */
