@@ -127,12 +127,12 @@ Deno.test("anthropic run: 429 and 529 with retry-after are retried, the waits ho
   assert.ok(performance.now() - started >= 1000);
 });
 
-Deno.test("anthropic run: 529 until the retries run out ends provider_error, exit 1", async () => {
+Deno.test("anthropic run: 529 until the retries run out ends rate_limited, exit 1", async () => {
   const overloaded = { error: { status: 529, message: "Overloaded", retry_after: 0 } };
   await using server = await startAnthropicServer([overloaded, overloaded, overloaded]);
   const { code, result } = await run(server, job("", ", max_retries: 2"));
   assert.equal(code, 1);
-  assert.equal(result.terminal_reason, "provider_error");
+  assert.equal(result.terminal_reason, "rate_limited");
   assert.match(String(result.error), /HTTP 529 Overloaded .*after 2 retries/);
   assert.equal(server.records.length, 3);
 });

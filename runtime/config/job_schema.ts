@@ -67,7 +67,15 @@ export const ModelConfig = z.strictObject({
       "(default 10m); separate from limits.timeout: the run ends failed, terminal_reason stalled (exit 1)",
   ).optional(),
   max_retries: z.number().int().min(0).max(10).describe(
-    "Retries on 408, 429, 5xx and connection errors (default 3)",
+    "Retries on 408, 409, 429, 5xx, 529 and connection errors, before any of the reply has streamed (default " +
+      "3); the server's retry-after-ms / retry-after is waited for, up to 60s. A 429 saying the quota is " +
+      "exhausted (insufficient_quota) is not retried. When the retries of a 429, 503 or 529 run out the run " +
+      "ends failed, terminal_reason rate_limited (exit 1)",
+  ).optional(),
+  fallback: z.array(z.string().min(1)).min(1).describe(
+    "Models to try in order, for the same request, when the model is overloaded (503, 529) or rate-limited " +
+      "(429) after its retries: same provider, endpoint and key. Each switch is a provider.retry event " +
+      "naming the model; every request starts with model.name again",
   ).optional(),
   thinking: z.strictObject({
     budget_tokens: z.number().int().min(1024).describe(

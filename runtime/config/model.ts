@@ -59,6 +59,7 @@ export function resolveModel(
   if (spec?.request_timeout !== undefined) model.request_timeout_ms = parseDuration(spec.request_timeout);
   if (spec?.max_retries !== undefined) model.max_retries = spec.max_retries;
   if (spec?.text_tool_calls) model.text_tool_calls = true;
+  if (spec?.fallback !== undefined) model.fallback = [...spec.fallback];
   for (const key of ["thinking", "platform"] as const) {
     if (spec?.[key] !== undefined && provider !== "anthropic") {
       throw new ValidationError(`model.${key} needs provider: anthropic (provider is ${provider})`);

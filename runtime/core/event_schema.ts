@@ -52,8 +52,8 @@ export const runResultFields = z.strictObject({
   duration_ms: count,
   compactions: count.describe("Compactions committed during this run"),
   terminal_reason: z.string().describe(
-    "Why it ended: completed, loop_done, max_turns, timeout, max_tokens, max_cost, provider_error, schema_mismatch, " +
-      "empty_response, output_truncated, content_filtered, interrupted, cancelled, invalid_input, …",
+    "Why it ended: completed, loop_done, max_turns, timeout, max_tokens, max_cost, provider_error, rate_limited, " +
+      "schema_mismatch, empty_response, output_truncated, content_filtered, interrupted, cancelled, invalid_input, …",
   ),
   error: z.string().nullable().describe("What went wrong, null on success"),
   sandbox: z.literal("off").describe(
@@ -182,6 +182,9 @@ export const eventFields = {
     delay_ms: count,
     status: z.number().int().nullable().describe("The HTTP status, null for a network error"),
     error: z.string(),
+    model: z.string().describe(
+      "Present when the next attempt goes to another model: the model.fallback one it switches to",
+    ).exactOptional(),
   }),
   "store.retry": z.strictObject({
     operation: z.string(),

@@ -1,7 +1,8 @@
 /**
  * The `anthropic` provider: the Messages API through the official SDK, streaming or not, with prompt-cache
  * breakpoints (anthropic_wire.ts), extended thinking, and `pause_turn` continued. The SDK's own retries are
- * off: this module retries 408, 429, 5xx and 529 (overloaded) itself, honouring `retry-after`, so that every
+ * off: this module retries 408, 429, 5xx and 529 (overloaded) itself by the shared policy (overload.ts),
+ * honouring `retry-after`, so that every
  * retry is reported through `onRetry`. Import it lazily; with anthropic_platform.ts it is the only module
  * that loads `@anthropic-ai/sdk`.
  */
@@ -21,6 +22,7 @@ import {
   type WireUsage,
 } from "./anthropic_wire.ts";
 import { judgeAnthropicError, retryDelay, toProviderError } from "./anthropic_errors.ts";
+import { isRetryable } from "./overload.ts";
 import { progressFetch, withProgress } from "./anthropic_fetch.ts";
 import { checkPlatformEnv, platformClient } from "./anthropic_platform.ts";
 
@@ -216,7 +218,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
             if (error instanceof StallError) throw error;
             const failure = judgeAnthropicError(error, { redact, now: clock.now() });
             // Text already handed to onDelta cannot be taken back, so a broken stream is not replayed.
-            if (failure.contextOverflow || !failure.retryable || retries >= maxRetries || streamed) {
+            if (failure.contextOverflow || !isRetryable(failure.kind) || retries >= maxRetries || streamed) {
               throw toProviderError(where, failure, retries);
             }
             const delay = retryDelay(failure, retries + 1, retryBaseMs);

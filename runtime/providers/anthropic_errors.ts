@@ -8,18 +8,17 @@ import Anthropic from "@anthropic-ai/sdk";
 import type { Redactor } from "../core/redact.ts";
 import { ProviderError } from "./provider.ts";
 import { IncompleteStream } from "./anthropic_stream.ts";
+import { type FailureKind, failureKind, retryAfterMs, retryDelayMs } from "./overload.ts";
 
 export interface Failure {
   status: number | null;
   detail: string;
-  retryable: boolean;
+  kind: FailureKind;
   contextOverflow: boolean;
   contextLimit: number | null;
   retryAfterMs?: number;
 }
 
-const MAX_RETRY_AFTER_MS = 60_000;
-const MAX_BACKOFF_MS = 8_000;
 /** "prompt is too long: 208310 tokens > 200000 maximum" */
 const TOO_LONG = /prompt is too long|input is too long|too many tokens|context (window|length)/i;
 const LIMIT = /> ?(\d+) maximum|maximum (?:of )?(\d+)/i;
@@ -59,7 +58,7 @@ export function judgeAnthropicError(error: unknown, context: { redact: Redactor;
   const plain = (detail: string, retryable: boolean): Failure => ({
     status: null,
     detail: oneLine(detail),
-    retryable,
+    kind: retryable ? "transient" : "fatal",
     contextOverflow: false,
     contextLimit: null,
   });
@@ -81,15 +80,15 @@ export function judgeAnthropicError(error: unknown, context: { redact: Redactor;
       : `HTTP ${status}${STATUS_TEXT[status] ? ` ${STATUS_TEXT[status]}` : ""}`;
     const head = inStream ? `error event in the stream${http ? ` (${http})` : ""}` : http;
     const text = [type, message].filter((s) => s !== "").join(": ");
-    const retryAfterMs = retryAfter(error.headers, context.now);
+    const retryAfter = retryAfterMs(error.headers, context.now);
     return {
       status,
       detail: oneLine(text ? `${head} (${text})` : head),
-      retryable: status !== null && (status === 408 || status === 409 || status === 429 || status >= 500),
+      kind: status === null ? "fatal" : failureKind(status, type),
       contextOverflow,
       contextLimit: contextOverflow && limit ? Number(limit[1] ?? limit[2]) : null,
       // A retry-after of a 200 stream's headers is not about the error the stream carried.
-      ...(retryAfterMs === undefined || inStream ? {} : { retryAfterMs }),
+      ...(retryAfter === undefined || inStream ? {} : { retryAfterMs: retryAfter }),
     };
   }
   // fetch raises TypeError when the connection drops while the body is read.
@@ -106,24 +105,14 @@ export function toProviderError(where: string, failure: Failure, retries: number
     });
   }
   const after = retries === 0 ? "" : ` after ${retries} ${retries === 1 ? "retry" : "retries"}`;
-  return new ProviderError(`${where}: ${failure.detail}${after}`, { status: failure.status });
+  const quota = failure.kind === "quota" ? " (quota exhausted: not retried)" : "";
+  return new ProviderError(`${where}: ${failure.detail}${after}${quota}`, {
+    status: failure.status,
+    kind: failure.kind,
+  });
 }
 
-/** The server's retry-after when it sent one, else exponential backoff with up to 25 % jitter below it. */
+/** The server's retry-after when it sent one, else backoff (overload.ts). */
 export function retryDelay(failure: Failure, retry: number, baseMs: number): number {
-  if (failure.retryAfterMs !== undefined) return failure.retryAfterMs;
-  const nominal = Math.min(baseMs * 2 ** (retry - 1), MAX_BACKOFF_MS);
-  return Math.round(nominal * (1 - Math.random() * 0.25));
-}
-
-/** Reads `retry-after-ms`, or `retry-after` as seconds or an HTTP date; capped at 60 s. */
-function retryAfter(headers: Headers | undefined, now: number): number | undefined {
-  const ms = Number(headers?.get("retry-after-ms") ?? NaN);
-  if (Number.isFinite(ms) && ms >= 0) return Math.min(ms, MAX_RETRY_AFTER_MS);
-  const value = headers?.get("retry-after")?.trim();
-  if (!value) return undefined;
-  const seconds = Number(value);
-  const delay = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(value) - now;
-  if (!Number.isFinite(delay)) return undefined;
-  return Math.min(Math.max(0, Math.round(delay)), MAX_RETRY_AFTER_MS);
+  return retryDelayMs(retry, { baseMs, retryAfterMs: failure.retryAfterMs });
 }

@@ -5,6 +5,7 @@ import type { Provider } from "./provider.ts";
 import { type ProviderRegistry, PROVIDERS } from "./registry.ts";
 import { withTextToolCalls } from "./text_tool_calls.ts";
 import { type Price, priceKey, PRICES_TAKEN } from "./pricing.ts";
+import { withFallback } from "./fallback.ts";
 
 export const DEFAULT_CONTEXT_WINDOW = 128_000;
 /** `api_key_env: none`: the server takes no key (a local llama.cpp, vLLM, Ollama, a test server). */
@@ -28,6 +29,8 @@ export interface ResolvedModel {
   /** model.request_timeout: the ceiling of one model call. */
   request_timeout_ms?: number;
   max_retries?: number;
+  /** `model.fallback`: models tried in order, for the same request, on overload or a rate limit. */
+  fallback?: string[];
   /** provider anthropic: extended thinking. */
   thinking?: { budget_tokens: number };
   /** model.text_tool_calls: tool calls written in the answer's text are recognised. */
@@ -91,5 +94,6 @@ export async function createProvider(
     clock: options.clock,
     env: options.env,
   });
-  return model.text_tool_calls ? withTextToolCalls(provider) : provider;
+  const calls = model.text_tool_calls ? withTextToolCalls(provider) : provider;
+  return model.fallback?.length ? withFallback(calls, model.fallback) : calls;
 }

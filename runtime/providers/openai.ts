@@ -19,6 +19,7 @@ import type { ResolvedModel } from "./model.ts";
 import { createRedactor, type Redactor } from "../core/redact.ts";
 import { isLocalEndpoint, limitInMessage, probeServerWindow } from "./server_window.ts";
 import { isStrictSchema } from "./strict_schema.ts";
+import { type FailureKind, failureKind, isRetryable, retryAfterMs, retryDelayMs } from "./overload.ts";
 import type { Message, ToolCall, Usage } from "../core/types.ts";
 
 export interface OpenAIProviderOptions {
@@ -35,7 +36,10 @@ export interface OpenAIProviderOptions {
   idleTimeoutMs?: number;
   /** Ceiling on one call, its retries and their waits included (a trickle that never ends). Default 10 min. */
   ceilingMs?: number;
-  /** Retries after the first attempt on 408, 429, 5xx, connection errors and timeouts. Default 3. */
+  /**
+   * Retries after the first attempt on 408, 409, 429 (not an exhausted quota), 5xx, connection errors and
+   * timeouts (overload.ts). Default 3.
+   */
   maxRetries?: number;
   /** First backoff delay when the server sends no Retry-After; doubles per retry up to 8 s. Default 500 ms. */
   retryBaseMs?: number;
@@ -53,8 +57,6 @@ export interface OpenAIProviderOptions {
 }
 
 const DEFAULT_BASE_URL = "https://api.openai.com/v1";
-const MAX_RETRY_AFTER_MS = 60_000;
-const MAX_BACKOFF_MS = 8_000;
 const CONTEXT_OVERFLOW_TEXT =
   /context[ _-]?(length|window|size)|maximum context|too many tokens|prompt is too long|input is too long|too long for the model|reduce the length|exceeds? the (available )?(context|max)/i;
 const STATUS_TEXT: Record<number, string> = {
@@ -77,7 +79,7 @@ const STATUS_TEXT: Record<number, string> = {
 interface Failure {
   status: number | null;
   detail: string;
-  retryable: boolean;
+  kind: FailureKind;
   contextOverflow: boolean;
   retryAfterMs?: number;
 }
@@ -291,11 +293,18 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
               );
             }
             // Text already handed to onDelta cannot be taken back, so a broken stream is not replayed.
-            if (!failure.retryable || retries >= maxRetries || streamed) {
+            if (!isRetryable(failure.kind) || retries >= maxRetries || streamed) {
               const after = retries === 0 ? "" : ` after ${retries} ${retries === 1 ? "retry" : "retries"}`;
-              throw new ProviderError(`${where}: ${failure.detail}${after}`, { status: failure.status });
+              const quota = failure.kind === "quota" ? " (quota exhausted: not retried)" : "";
+              throw new ProviderError(`${where}: ${failure.detail}${after}${quota}`, {
+                status: failure.status,
+                kind: failure.kind,
+              });
             }
-            const delay = failure.retryAfterMs ?? backoff(retries + 1, retryBaseMs);
+            const delay = retryDelayMs(retries + 1, {
+              baseMs: retryBaseMs,
+              retryAfterMs: failure.retryAfterMs,
+            });
             onRetry?.({
               attempt: retries + 1,
               delay_ms: delay,
@@ -477,7 +486,7 @@ function judge(error: unknown, context: { redact: Redactor; now: number }): Fail
     return {
       status: null,
       detail: oneLine(`timed out: ${error.message}`),
-      retryable: true,
+      kind: "transient",
       contextOverflow: false,
     };
   }
@@ -486,7 +495,7 @@ function judge(error: unknown, context: { redact: Redactor; now: number }): Fail
     return {
       status: null,
       detail: oneLine(`connection failed${cause}`),
-      retryable: true,
+      kind: "transient",
       contextOverflow: false,
     };
   }
@@ -506,19 +515,27 @@ function judge(error: unknown, context: { redact: Redactor; now: number }): Fail
       : carried === null
       ? httpText
       : `error in a 200 response, carrying ${httpText}`;
-    const retryAfterMs = status === null ? undefined : retryAfter(error.headers, context.now);
+    const retryAfter = status === null ? undefined : retryAfterMs(error.headers, context.now);
+    const code = [error.code, error.type, (body as { type?: unknown } | undefined)?.type]
+      .filter((v) => typeof v === "string").join(" ");
     return {
       status,
       detail: oneLine(message ? `${head} (${message})` : head),
-      retryable: status !== null && (status === 408 || status === 429 || status >= 500),
+      // An error object in a stream that names no status is not a reason to ask again.
+      kind: status === null ? "fatal" : failureKind(status, code),
       contextOverflow,
-      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }),
     };
   }
   // fetch raises TypeError when the connection drops while the body is read.
   const retryable = error instanceof TypeError || error instanceof IncompleteStream;
   const detail = error instanceof Error ? error.message : String(error);
-  return { status: null, detail: oneLine(detail), retryable, contextOverflow: false };
+  return {
+    status: null,
+    detail: oneLine(detail),
+    kind: retryable ? "transient" : "fatal",
+    contextOverflow: false,
+  };
 }
 
 const ERROR_TYPE_STATUS: readonly [RegExp, number][] = [
@@ -545,22 +562,4 @@ function carriedStatus(body: unknown): number | null {
   const text = [fields.type, fields.code].filter((v) => typeof v === "string").join(" ");
   const mapped = ERROR_TYPE_STATUS.find(([pattern]) => pattern.test(text));
   return mapped ? mapped[1] : null;
-}
-
-/** Reads `retry-after-ms`, or `retry-after` as seconds or an HTTP date; capped at 60 s. */
-function retryAfter(headers: Headers | undefined, now: number): number | undefined {
-  const ms = Number(headers?.get("retry-after-ms") ?? NaN);
-  if (Number.isFinite(ms) && ms >= 0) return Math.min(ms, MAX_RETRY_AFTER_MS);
-  const value = headers?.get("retry-after")?.trim();
-  if (!value) return undefined;
-  const seconds = Number(value);
-  const delay = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(value) - now;
-  if (!Number.isFinite(delay)) return undefined;
-  return Math.min(Math.max(0, Math.round(delay)), MAX_RETRY_AFTER_MS);
-}
-
-/** Exponential backoff with up to 25 % jitter below the nominal delay, so clients do not retry in step. */
-function backoff(retry: number, baseMs: number): number {
-  const nominal = Math.min(baseMs * 2 ** (retry - 1), MAX_BACKOFF_MS);
-  return Math.round(nominal * (1 - Math.random() * 0.25));
 }

@@ -3,6 +3,7 @@ import type { Clock } from "../core/clock.ts";
 import { RunError } from "../core/errors.ts";
 import type { Message, ToolSpec, Usage } from "../core/types.ts";
 import type { ResolvedModel } from "./model.ts";
+import { type FailureKind, isRateLimited } from "./overload.ts";
 
 export interface ModelRequest {
   model: string;
@@ -36,6 +37,8 @@ export interface RetryInfo {
   delay_ms: number;
   status: number | null;
   error: string;
+  /** The model the next attempt asks for, when it is a `model.fallback` one. */
+  model?: string;
 }
 
 export interface CompleteOptions {
@@ -82,25 +85,32 @@ export interface ProviderContext {
 
 /**
  * A provider failure after retries; `contextOverflow` marks a request rejected as too long, and
- * `contextLimit` the limit the error message named, when it named one.
+ * `contextLimit` the limit the error message named, when it named one. `kind` classifies it (overload.ts):
+ * a rate limit, quota or overload ends the run `rate_limited`, anything else `provider_error`.
  */
 export class ProviderError extends RunError {
   readonly status: number | null;
   readonly contextOverflow: boolean;
   readonly contextLimit: number | null;
+  readonly kind: FailureKind | null;
   constructor(
     message: string,
     options: {
       status?: number | null;
       contextOverflow?: boolean;
       contextLimit?: number | null;
+      kind?: FailureKind | null;
       cause?: unknown;
     } = {},
   ) {
-    super(message, { reason: "provider_error", cause: options.cause });
+    super(message, {
+      ...(isRateLimited(options.kind ?? null) ? { reason: "rate_limited" } : { reason: "provider_error" }),
+      cause: options.cause,
+    });
     this.name = "ProviderError";
     this.status = options.status ?? null;
     this.contextOverflow = options.contextOverflow ?? false;
     this.contextLimit = options.contextLimit ?? null;
+    this.kind = options.kind ?? null;
   }
 }

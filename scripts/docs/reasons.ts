@@ -24,8 +24,7 @@ export async function terminalReasonsInCode(root: string): Promise<Map<string, s
     if (/extends RunError\b/.test(text)) calls.push(...text.matchAll(/\bsuper\(/g));
     for (const call of calls) {
       const args = balanced(text, call.index + call[0].length - 1);
-      const reason = /\breason: "([a-z_]+)"/.exec(args);
-      if (reason) note(reason[1]!, file, text, call.index);
+      for (const reason of args.matchAll(/\breason: "([a-z_]+)"/g)) note(reason[1]!, file, text, call.index);
     }
     const limits = /export type LimitReason = ([^;]+);/.exec(text);
     if (limits) {

@@ -5,7 +5,7 @@
 // edit. runtime/config/prechecked.ts uses it.
 "use strict";
 export const validate = validate20;
-const schema31 = {"type":"object","properties":{"$schema":{"type":"string"},"name":{"type":"string","pattern":"^[a-z0-9._-]+$"},"description":{"type":"string"},"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"script":{"type":"string","minLength":1},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false},"text_tool_calls":{"type":"boolean"}},"additionalProperties":false},"system":{"type":"string"},"inputs":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_-]*$"},"additionalProperties":{"type":"object","properties":{"type":{"type":"string","enum":["string","number","boolean"]},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"additionalProperties":false}},"env":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":["string","number","boolean"]}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"prompt":{"type":"string"},"steps":{"type":"array","items":{"type":"string","minLength":1}},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"},"not":{}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","minLength":1}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"type":"boolean"},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"approval":{"type":"object","properties":{"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"url":{"type":"string","format":"uri"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false,"not":{}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0}},"additionalProperties":false},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"schedule":{"type":"object","properties":{"cron":{"type":"string","minLength":1},"timezone":{"type":"string","minLength":1},"catch_up":{"type":"string","enum":["one","none"]},"on_crash":{"type":"string","enum":["skip","rerun"]},"overlap":{"type":"string","enum":["skip","queue","cancel_previous"]},"max_cost_usd_per_day":{"type":"number","exclusiveMinimum":0}},"required":["cron"],"additionalProperties":false},"output":{"type":"object","properties":{"format":{"type":"string","enum":["text","json","stream-json"]},"file":{"type":"string","minLength":1},"schema":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}}},"additionalProperties":false},"store":{"type":"object","properties":{"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false}},"required":["name"],"additionalProperties":false,"$id":"job_file"};
+const schema31 = {"type":"object","properties":{"$schema":{"type":"string"},"name":{"type":"string","pattern":"^[a-z0-9._-]+$"},"description":{"type":"string"},"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"script":{"type":"string","minLength":1},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"fallback":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false},"text_tool_calls":{"type":"boolean"}},"additionalProperties":false},"system":{"type":"string"},"inputs":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_-]*$"},"additionalProperties":{"type":"object","properties":{"type":{"type":"string","enum":["string","number","boolean"]},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"additionalProperties":false}},"env":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":["string","number","boolean"]}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"prompt":{"type":"string"},"steps":{"type":"array","items":{"type":"string","minLength":1}},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"},"not":{}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","minLength":1}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"type":"boolean"},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"approval":{"type":"object","properties":{"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"url":{"type":"string","format":"uri"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false,"not":{}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0}},"additionalProperties":false},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"schedule":{"type":"object","properties":{"cron":{"type":"string","minLength":1},"timezone":{"type":"string","minLength":1},"catch_up":{"type":"string","enum":["one","none"]},"on_crash":{"type":"string","enum":["skip","rerun"]},"overlap":{"type":"string","enum":["skip","queue","cancel_previous"]},"max_cost_usd_per_day":{"type":"number","exclusiveMinimum":0}},"required":["cron"],"additionalProperties":false},"output":{"type":"object","properties":{"format":{"type":"string","enum":["text","json","stream-json"]},"file":{"type":"string","minLength":1},"schema":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}}},"additionalProperties":false},"store":{"type":"object","properties":{"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false}},"required":["name"],"additionalProperties":false,"$id":"job_file"};
 const func1 = Object.prototype.hasOwnProperty;
 const pattern4 = new RegExp("^[a-z0-9._-]+$", "");
 const pattern5 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "");
@@ -367,41 +367,86 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.thinking !== undefined){
-let data16 = data3.thinking;
+if(data3.fallback !== undefined){
+let data16 = data3.fallback;
 const _errs35 = errors;
 if(errors === _errs35){
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+if(Array.isArray(data16)){
+if(data16.length < 1){
+validate20.errors = [{instancePath:instancePath+"/model/fallback",schemaPath:"#/properties/model/properties/fallback/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+var valid2 = true;
+const len0 = data16.length;
+for(let i0=0; i0<len0; i0++){
+let data17 = data16[i0];
+const _errs37 = errors;
+if(errors === _errs37){
+if(typeof data17 === "string"){
+if(data17.length < 1){
+validate20.errors = [{instancePath:instancePath+"/model/fallback/" + i0,schemaPath:"#/properties/model/properties/fallback/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/model/fallback/" + i0,schemaPath:"#/properties/model/properties/fallback/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid2 = _errs37 === errors;
+if(!valid2){
+break;
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/model/fallback",schemaPath:"#/properties/model/properties/fallback/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid1 = _errs35 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.thinking !== undefined){
+let data18 = data3.thinking;
+const _errs39 = errors;
+if(errors === _errs39){
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 let missing1;
-if((data16.budget_tokens === undefined) && (missing1 = "budget_tokens")){
+if((data18.budget_tokens === undefined) && (missing1 = "budget_tokens")){
 validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/properties/model/properties/thinking/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-const _errs37 = errors;
-for(const key2 in data16){
+const _errs41 = errors;
+for(const key2 in data18){
 if(!(key2 === "budget_tokens")){
 validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/properties/model/properties/thinking/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs37 === errors){
-if(data16.budget_tokens !== undefined){
-let data17 = data16.budget_tokens;
-const _errs38 = errors;
-if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+if(_errs41 === errors){
+if(data18.budget_tokens !== undefined){
+let data19 = data18.budget_tokens;
+const _errs42 = errors;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
 validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs38){
-if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 > 9007199254740991 || isNaN(data17)){
+if(errors === _errs42){
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 > 9007199254740991 || isNaN(data19)){
 validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data17 < 1024 || isNaN(data17)){
+if(data19 < 1024 || isNaN(data19)){
 validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
@@ -417,50 +462,21 @@ validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/
 return false;
 }
 }
-var valid1 = _errs35 === errors;
+var valid1 = _errs39 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data3.platform !== undefined){
-let data18 = data3.platform;
-const _errs40 = errors;
-if(typeof data18 !== "string"){
+let data20 = data3.platform;
+const _errs44 = errors;
+if(typeof data20 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/model/platform",schemaPath:"#/properties/model/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data18 === "anthropic") || (data18 === "bedrock")) || (data18 === "vertex"))){
+if(!(((data20 === "anthropic") || (data20 === "bedrock")) || (data20 === "vertex"))){
 validate20.errors = [{instancePath:instancePath+"/model/platform",schemaPath:"#/properties/model/properties/platform/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.platform.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid1 = _errs40 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.reasoning !== undefined){
-const _errs42 = errors;
-if(typeof data3.reasoning !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/model/reasoning",schemaPath:"#/properties/model/properties/reasoning/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid1 = _errs42 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.reasoning_effort !== undefined){
-let data20 = data3.reasoning_effort;
-const _errs44 = errors;
-if(typeof data20 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((((data20 === "minimal") || (data20 === "low")) || (data20 === "medium")) || (data20 === "high"))){
-validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.reasoning_effort.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid1 = _errs44 === errors;
@@ -469,15 +485,10 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.structured_output !== undefined){
-let data21 = data3.structured_output;
+if(data3.reasoning !== undefined){
 const _errs46 = errors;
-if(typeof data21 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!(((data21 === "auto") || (data21 === "native")) || (data21 === "prompt"))){
-validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.structured_output.enum},message:"must be equal to one of the allowed values"}];
+if(typeof data3.reasoning !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/model/reasoning",schemaPath:"#/properties/model/properties/reasoning/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid1 = _errs46 === errors;
@@ -486,32 +497,66 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.pricing !== undefined){
-let data22 = data3.pricing;
+if(data3.reasoning_effort !== undefined){
+let data22 = data3.reasoning_effort;
 const _errs48 = errors;
-if(errors === _errs48){
-if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
+if(typeof data22 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((data22 === "minimal") || (data22 === "low")) || (data22 === "medium")) || (data22 === "high"))){
+validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.reasoning_effort.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs48 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.structured_output !== undefined){
+let data23 = data3.structured_output;
+const _errs50 = errors;
+if(typeof data23 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data23 === "auto") || (data23 === "native")) || (data23 === "prompt"))){
+validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.structured_output.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs50 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.pricing !== undefined){
+let data24 = data3.pricing;
+const _errs52 = errors;
+if(errors === _errs52){
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
 let missing2;
-if(((data22.input === undefined) && (missing2 = "input")) || ((data22.output === undefined) && (missing2 = "output"))){
+if(((data24.input === undefined) && (missing2 = "input")) || ((data24.output === undefined) && (missing2 = "output"))){
 validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/properties/model/properties/pricing/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
 else {
-const _errs50 = errors;
-for(const key3 in data22){
+const _errs54 = errors;
+for(const key3 in data24){
 if(!((((key3 === "input") || (key3 === "output")) || (key3 === "cached_input")) || (key3 === "cache_write"))){
 validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/properties/model/properties/pricing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs50 === errors){
-if(data22.input !== undefined){
-let data23 = data22.input;
-const _errs51 = errors;
-if(errors === _errs51){
-if((typeof data23 == "number") && (isFinite(data23))){
-if(data23 < 0 || isNaN(data23)){
+if(_errs54 === errors){
+if(data24.input !== undefined){
+let data25 = data24.input;
+const _errs55 = errors;
+if(errors === _errs55){
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 < 0 || isNaN(data25)){
 validate20.errors = [{instancePath:instancePath+"/model/pricing/input",schemaPath:"#/properties/model/properties/pricing/properties/input/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
@@ -521,18 +566,18 @@ validate20.errors = [{instancePath:instancePath+"/model/pricing/input",schemaPat
 return false;
 }
 }
-var valid3 = _errs51 === errors;
+var valid4 = _errs55 === errors;
 }
 else {
-var valid3 = true;
+var valid4 = true;
 }
-if(valid3){
-if(data22.output !== undefined){
-let data24 = data22.output;
-const _errs53 = errors;
-if(errors === _errs53){
-if((typeof data24 == "number") && (isFinite(data24))){
-if(data24 < 0 || isNaN(data24)){
+if(valid4){
+if(data24.output !== undefined){
+let data26 = data24.output;
+const _errs57 = errors;
+if(errors === _errs57){
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 0 || isNaN(data26)){
 validate20.errors = [{instancePath:instancePath+"/model/pricing/output",schemaPath:"#/properties/model/properties/pricing/properties/output/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
@@ -542,18 +587,18 @@ validate20.errors = [{instancePath:instancePath+"/model/pricing/output",schemaPa
 return false;
 }
 }
-var valid3 = _errs53 === errors;
+var valid4 = _errs57 === errors;
 }
 else {
-var valid3 = true;
+var valid4 = true;
 }
-if(valid3){
-if(data22.cached_input !== undefined){
-let data25 = data22.cached_input;
-const _errs55 = errors;
-if(errors === _errs55){
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 < 0 || isNaN(data25)){
+if(valid4){
+if(data24.cached_input !== undefined){
+let data27 = data24.cached_input;
+const _errs59 = errors;
+if(errors === _errs59){
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 < 0 || isNaN(data27)){
 validate20.errors = [{instancePath:instancePath+"/model/pricing/cached_input",schemaPath:"#/properties/model/properties/pricing/properties/cached_input/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
@@ -563,18 +608,18 @@ validate20.errors = [{instancePath:instancePath+"/model/pricing/cached_input",sc
 return false;
 }
 }
-var valid3 = _errs55 === errors;
+var valid4 = _errs59 === errors;
 }
 else {
-var valid3 = true;
+var valid4 = true;
 }
-if(valid3){
-if(data22.cache_write !== undefined){
-let data26 = data22.cache_write;
-const _errs57 = errors;
-if(errors === _errs57){
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 < 0 || isNaN(data26)){
+if(valid4){
+if(data24.cache_write !== undefined){
+let data28 = data24.cache_write;
+const _errs61 = errors;
+if(errors === _errs61){
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 < 0 || isNaN(data28)){
 validate20.errors = [{instancePath:instancePath+"/model/pricing/cache_write",schemaPath:"#/properties/model/properties/pricing/properties/cache_write/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
@@ -584,10 +629,10 @@ validate20.errors = [{instancePath:instancePath+"/model/pricing/cache_write",sch
 return false;
 }
 }
-var valid3 = _errs57 === errors;
+var valid4 = _errs61 === errors;
 }
 else {
-var valid3 = true;
+var valid4 = true;
 }
 }
 }
@@ -600,22 +645,23 @@ validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/p
 return false;
 }
 }
-var valid1 = _errs48 === errors;
+var valid1 = _errs52 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data3.text_tool_calls !== undefined){
-const _errs59 = errors;
+const _errs63 = errors;
 if(typeof data3.text_tool_calls !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/model/text_tool_calls",schemaPath:"#/properties/model/properties/text_tool_calls/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid1 = _errs59 === errors;
+var valid1 = _errs63 === errors;
 }
 else {
 var valid1 = true;
+}
 }
 }
 }
@@ -649,25 +695,25 @@ var valid0 = true;
 }
 if(valid0){
 if(data.system !== undefined){
-const _errs61 = errors;
+const _errs65 = errors;
 if(typeof data.system !== "string"){
 validate20.errors = [{instancePath:instancePath+"/system",schemaPath:"#/properties/system/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid0 = _errs61 === errors;
+var valid0 = _errs65 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.inputs !== undefined){
-let data29 = data.inputs;
-const _errs63 = errors;
-if(errors === _errs63){
-if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
-for(const key4 in data29){
-const _errs65 = errors;
-if(errors === _errs65){
+let data31 = data.inputs;
+const _errs67 = errors;
+if(errors === _errs67){
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+for(const key4 in data31){
+const _errs69 = errors;
+if(errors === _errs69){
 if(typeof key4 === "string"){
 if(!pattern8.test(key4)){
 const err0 = {instancePath:instancePath+"/inputs",schemaPath:"#/properties/inputs/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_-]*$"+"\"",propertyName:key4};
@@ -691,8 +737,8 @@ vErrors.push(err1);
 errors++;
 }
 }
-var valid4 = _errs65 === errors;
-if(!valid4){
+var valid5 = _errs69 === errors;
+if(!valid5){
 const err2 = {instancePath:instancePath+"/inputs",schemaPath:"#/properties/inputs/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err2];
@@ -706,73 +752,73 @@ return false;
 break;
 }
 }
-if(valid4){
-for(const key5 in data29){
-let data30 = data29[key5];
-const _errs68 = errors;
-if(errors === _errs68){
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
-const _errs70 = errors;
-for(const key6 in data30){
+if(valid5){
+for(const key5 in data31){
+let data32 = data31[key5];
+const _errs72 = errors;
+if(errors === _errs72){
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+const _errs74 = errors;
+for(const key6 in data32){
 if(!((((key6 === "type") || (key6 === "required")) || (key6 === "default")) || (key6 === "description"))){
 validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/inputs/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs70 === errors){
-if(data30.type !== undefined){
-let data31 = data30.type;
-const _errs71 = errors;
-if(typeof data31 !== "string"){
+if(_errs74 === errors){
+if(data32.type !== undefined){
+let data33 = data32.type;
+const _errs75 = errors;
+if(typeof data33 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/inputs/additionalProperties/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data31 === "string") || (data31 === "number")) || (data31 === "boolean"))){
+if(!(((data33 === "string") || (data33 === "number")) || (data33 === "boolean"))){
 validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/inputs/additionalProperties/properties/type/enum",keyword:"enum",params:{allowedValues: schema31.properties.inputs.additionalProperties.properties.type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid6 = _errs71 === errors;
+var valid7 = _errs75 === errors;
 }
 else {
-var valid6 = true;
+var valid7 = true;
 }
-if(valid6){
-if(data30.required !== undefined){
-const _errs73 = errors;
-if(typeof data30.required !== "boolean"){
+if(valid7){
+if(data32.required !== undefined){
+const _errs77 = errors;
+if(typeof data32.required !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/inputs/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid6 = _errs73 === errors;
+var valid7 = _errs77 === errors;
 }
 else {
-var valid6 = true;
+var valid7 = true;
 }
-if(valid6){
-if(data30.default !== undefined){
-let data33 = data30.default;
-const _errs75 = errors;
-if(((typeof data33 !== "string") && (!((typeof data33 == "number") && (isFinite(data33))))) && (typeof data33 !== "boolean")){
+if(valid7){
+if(data32.default !== undefined){
+let data35 = data32.default;
+const _errs79 = errors;
+if(((typeof data35 !== "string") && (!((typeof data35 == "number") && (isFinite(data35))))) && (typeof data35 !== "boolean")){
 validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/default",schemaPath:"#/properties/inputs/additionalProperties/properties/default/type",keyword:"type",params:{type: schema31.properties.inputs.additionalProperties.properties.default.type},message:"must be string,number,boolean"}];
 return false;
 }
-var valid6 = _errs75 === errors;
+var valid7 = _errs79 === errors;
 }
 else {
-var valid6 = true;
+var valid7 = true;
 }
-if(valid6){
-if(data30.description !== undefined){
-const _errs77 = errors;
-if(typeof data30.description !== "string"){
+if(valid7){
+if(data32.description !== undefined){
+const _errs81 = errors;
+if(typeof data32.description !== "string"){
 validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/description",schemaPath:"#/properties/inputs/additionalProperties/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid6 = _errs77 === errors;
+var valid7 = _errs81 === errors;
 }
 else {
-var valid6 = true;
+var valid7 = true;
 }
 }
 }
@@ -784,8 +830,8 @@ validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, 
 return false;
 }
 }
-var valid5 = _errs68 === errors;
-if(!valid5){
+var valid6 = _errs72 === errors;
+if(!valid6){
 break;
 }
 }
@@ -796,19 +842,19 @@ validate20.errors = [{instancePath:instancePath+"/inputs",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs63 === errors;
+var valid0 = _errs67 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.env !== undefined){
-let data35 = data.env;
-const _errs79 = errors;
-if(errors === _errs79){
-if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
-for(const key7 in data35){
-const _errs81 = errors;
+let data37 = data.env;
+const _errs83 = errors;
+if(errors === _errs83){
+if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
+for(const key7 in data37){
+const _errs85 = errors;
 if(typeof key7 !== "string"){
 const err3 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key7};
 if(vErrors === null){
@@ -819,8 +865,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-var valid7 = _errs81 === errors;
-if(!valid7){
+var valid8 = _errs85 === errors;
+if(!valid8){
 const err4 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames",keyword:"propertyNames",params:{propertyName: key7},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err4];
@@ -834,16 +880,16 @@ return false;
 break;
 }
 }
-if(valid7){
-for(const key8 in data35){
-let data36 = data35[key8];
-const _errs84 = errors;
-if(((typeof data36 !== "string") && (!((typeof data36 == "number") && (isFinite(data36))))) && (typeof data36 !== "boolean")){
+if(valid8){
+for(const key8 in data37){
+let data38 = data37[key8];
+const _errs88 = errors;
+if(((typeof data38 !== "string") && (!((typeof data38 == "number") && (isFinite(data38))))) && (typeof data38 !== "boolean")){
 validate20.errors = [{instancePath:instancePath+"/env/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/type",keyword:"type",params:{type: schema31.properties.env.additionalProperties.type},message:"must be string,number,boolean"}];
 return false;
 }
-var valid8 = _errs84 === errors;
-if(!valid8){
+var valid9 = _errs88 === errors;
+if(!valid9){
 break;
 }
 }
@@ -854,36 +900,36 @@ validate20.errors = [{instancePath:instancePath+"/env",schemaPath:"#/properties/
 return false;
 }
 }
-var valid0 = _errs79 === errors;
+var valid0 = _errs83 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.redact !== undefined){
-let data37 = data.redact;
-const _errs86 = errors;
-if(errors === _errs86){
-if(Array.isArray(data37)){
-var valid9 = true;
-const len0 = data37.length;
-for(let i0=0; i0<len0; i0++){
-let data38 = data37[i0];
-const _errs88 = errors;
-if(errors === _errs88){
-if(typeof data38 === "string"){
-if(!pattern5.test(data38)){
-validate20.errors = [{instancePath:instancePath+"/redact/" + i0,schemaPath:"#/properties/redact/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
+let data39 = data.redact;
+const _errs90 = errors;
+if(errors === _errs90){
+if(Array.isArray(data39)){
+var valid10 = true;
+const len1 = data39.length;
+for(let i1=0; i1<len1; i1++){
+let data40 = data39[i1];
+const _errs92 = errors;
+if(errors === _errs92){
+if(typeof data40 === "string"){
+if(!pattern5.test(data40)){
+validate20.errors = [{instancePath:instancePath+"/redact/" + i1,schemaPath:"#/properties/redact/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/redact/" + i0,schemaPath:"#/properties/redact/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/redact/" + i1,schemaPath:"#/properties/redact/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid9 = _errs88 === errors;
-if(!valid9){
+var valid10 = _errs92 === errors;
+if(!valid10){
 break;
 }
 }
@@ -893,48 +939,48 @@ validate20.errors = [{instancePath:instancePath+"/redact",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs86 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.prompt !== undefined){
-const _errs90 = errors;
-if(typeof data.prompt !== "string"){
-validate20.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
 var valid0 = _errs90 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.steps !== undefined){
-let data40 = data.steps;
-const _errs92 = errors;
-if(errors === _errs92){
-if(Array.isArray(data40)){
-var valid10 = true;
-const len1 = data40.length;
-for(let i1=0; i1<len1; i1++){
-let data41 = data40[i1];
+if(data.prompt !== undefined){
 const _errs94 = errors;
-if(errors === _errs94){
-if(typeof data41 === "string"){
-if(data41.length < 1){
-validate20.errors = [{instancePath:instancePath+"/steps/" + i1,schemaPath:"#/properties/steps/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(typeof data.prompt !== "string"){
+validate20.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs94 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.steps !== undefined){
+let data42 = data.steps;
+const _errs96 = errors;
+if(errors === _errs96){
+if(Array.isArray(data42)){
+var valid11 = true;
+const len2 = data42.length;
+for(let i2=0; i2<len2; i2++){
+let data43 = data42[i2];
+const _errs98 = errors;
+if(errors === _errs98){
+if(typeof data43 === "string"){
+if(data43.length < 1){
+validate20.errors = [{instancePath:instancePath+"/steps/" + i2,schemaPath:"#/properties/steps/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/steps/" + i1,schemaPath:"#/properties/steps/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/steps/" + i2,schemaPath:"#/properties/steps/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid10 = _errs94 === errors;
-if(!valid10){
+var valid11 = _errs98 === errors;
+if(!valid11){
 break;
 }
 }
@@ -944,81 +990,42 @@ validate20.errors = [{instancePath:instancePath+"/steps",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs92 === errors;
+var valid0 = _errs96 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.tools !== undefined){
-let data42 = data.tools;
-const _errs96 = errors;
-if(errors === _errs96){
-if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
-const _errs98 = errors;
-for(const key9 in data42){
+let data44 = data.tools;
+const _errs100 = errors;
+if(errors === _errs100){
+if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
+const _errs102 = errors;
+for(const key9 in data44){
 if(!(((((key9 === "shell") || (key9 === "read_file")) || (key9 === "write_file")) || (key9 === "list_dir")) || (key9 === "http_fetch"))){
 validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs98 === errors){
-if(data42.shell !== undefined){
-let data43 = data42.shell;
-const _errs99 = errors;
-if(errors === _errs99){
-if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
-const _errs101 = errors;
-for(const key10 in data43){
+if(_errs102 === errors){
+if(data44.shell !== undefined){
+let data45 = data44.shell;
+const _errs103 = errors;
+if(errors === _errs103){
+if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+const _errs105 = errors;
+for(const key10 in data45){
 if(!((((((key10 === "allow") || (key10 === "deny")) || (key10 === "cwd")) || (key10 === "timeout")) || (key10 === "max_output")) || (key10 === "sandbox"))){
 validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/properties/tools/properties/shell/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs101 === errors){
-if(data43.allow !== undefined){
-let data44 = data43.allow;
-const _errs102 = errors;
-if(errors === _errs102){
-if(Array.isArray(data44)){
-var valid13 = true;
-const len2 = data44.length;
-for(let i2=0; i2<len2; i2++){
-let data45 = data44[i2];
-const _errs104 = errors;
-if(errors === _errs104){
-if(typeof data45 === "string"){
-if(data45.length < 1){
-validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i2,schemaPath:"#/properties/tools/properties/shell/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i2,schemaPath:"#/properties/tools/properties/shell/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid13 = _errs104 === errors;
-if(!valid13){
-break;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/tools/shell/allow",schemaPath:"#/properties/tools/properties/shell/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid12 = _errs102 === errors;
-}
-else {
-var valid12 = true;
-}
-if(valid12){
-if(data43.deny !== undefined){
-let data46 = data43.deny;
+if(_errs105 === errors){
+if(data45.allow !== undefined){
+let data46 = data45.allow;
 const _errs106 = errors;
 if(errors === _errs106){
 if(Array.isArray(data46)){
@@ -1030,12 +1037,12 @@ const _errs108 = errors;
 if(errors === _errs108){
 if(typeof data47 === "string"){
 if(data47.length < 1){
-validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i3,schemaPath:"#/properties/tools/properties/shell/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i3,schemaPath:"#/properties/tools/properties/shell/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i3,schemaPath:"#/properties/tools/properties/shell/properties/deny/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i3,schemaPath:"#/properties/tools/properties/shell/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -1046,34 +1053,73 @@ break;
 }
 }
 else {
+validate20.errors = [{instancePath:instancePath+"/tools/shell/allow",schemaPath:"#/properties/tools/properties/shell/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid13 = _errs106 === errors;
+}
+else {
+var valid13 = true;
+}
+if(valid13){
+if(data45.deny !== undefined){
+let data48 = data45.deny;
+const _errs110 = errors;
+if(errors === _errs110){
+if(Array.isArray(data48)){
+var valid15 = true;
+const len4 = data48.length;
+for(let i4=0; i4<len4; i4++){
+let data49 = data48[i4];
+const _errs112 = errors;
+if(errors === _errs112){
+if(typeof data49 === "string"){
+if(data49.length < 1){
+validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i4,schemaPath:"#/properties/tools/properties/shell/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i4,schemaPath:"#/properties/tools/properties/shell/properties/deny/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid15 = _errs112 === errors;
+if(!valid15){
+break;
+}
+}
+}
+else {
 validate20.errors = [{instancePath:instancePath+"/tools/shell/deny",schemaPath:"#/properties/tools/properties/shell/properties/deny/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid12 = _errs106 === errors;
+var valid13 = _errs110 === errors;
 }
 else {
-var valid12 = true;
+var valid13 = true;
 }
-if(valid12){
-if(data43.cwd !== undefined){
-const _errs110 = errors;
-if(typeof data43.cwd !== "string"){
+if(valid13){
+if(data45.cwd !== undefined){
+const _errs114 = errors;
+if(typeof data45.cwd !== "string"){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/cwd",schemaPath:"#/properties/tools/properties/shell/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid12 = _errs110 === errors;
+var valid13 = _errs114 === errors;
 }
 else {
-var valid12 = true;
+var valid13 = true;
 }
-if(valid12){
-if(data43.timeout !== undefined){
-let data49 = data43.timeout;
-const _errs112 = errors;
-if(errors === _errs112){
-if(typeof data49 === "string"){
-if(!pattern6.test(data49)){
+if(valid13){
+if(data45.timeout !== undefined){
+let data51 = data45.timeout;
+const _errs116 = errors;
+if(errors === _errs116){
+if(typeof data51 === "string"){
+if(!pattern6.test(data51)){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPath:"#/properties/tools/properties/shell/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -1083,19 +1129,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPat
 return false;
 }
 }
-var valid12 = _errs112 === errors;
+var valid13 = _errs116 === errors;
 }
 else {
-var valid12 = true;
+var valid13 = true;
 }
-if(valid12){
-if(data43.max_output !== undefined){
-let data50 = data43.max_output;
-const _errs114 = errors;
-const _errs115 = errors;
-let valid15 = false;
-const _errs116 = errors;
-if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
+if(valid13){
+if(data45.max_output !== undefined){
+let data52 = data45.max_output;
+const _errs118 = errors;
+const _errs119 = errors;
+let valid16 = false;
+const _errs120 = errors;
+if(!(((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52))) && (isFinite(data52)))){
 const err5 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err5];
@@ -1105,9 +1151,9 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(errors === _errs116){
-if((typeof data50 == "number") && (isFinite(data50))){
-if(data50 > 9007199254740991 || isNaN(data50)){
+if(errors === _errs120){
+if((typeof data52 == "number") && (isFinite(data52))){
+if(data52 > 9007199254740991 || isNaN(data52)){
 const err6 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err6];
@@ -1118,7 +1164,7 @@ vErrors.push(err6);
 errors++;
 }
 else {
-if(data50 <= 0 || isNaN(data50)){
+if(data52 <= 0 || isNaN(data52)){
 const err7 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err7];
@@ -1131,12 +1177,12 @@ errors++;
 }
 }
 }
-var _valid0 = _errs116 === errors;
-valid15 = valid15 || _valid0;
-const _errs118 = errors;
-if(errors === _errs118){
-if(typeof data50 === "string"){
-if(!pattern11.test(data50)){
+var _valid0 = _errs120 === errors;
+valid16 = valid16 || _valid0;
+const _errs122 = errors;
+if(errors === _errs122){
+if(typeof data52 === "string"){
+if(!pattern11.test(data52)){
 const err8 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -1158,9 +1204,9 @@ vErrors.push(err9);
 errors++;
 }
 }
-var _valid0 = _errs118 === errors;
-valid15 = valid15 || _valid0;
-if(!valid15){
+var _valid0 = _errs122 === errors;
+valid16 = valid16 || _valid0;
+if(!valid16){
 const err10 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err10];
@@ -1173,29 +1219,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs115;
+errors = _errs119;
 if(vErrors !== null){
-if(_errs115){
-vErrors.length = _errs115;
+if(_errs119){
+vErrors.length = _errs119;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid12 = _errs114 === errors;
+var valid13 = _errs118 === errors;
 }
 else {
-var valid12 = true;
+var valid13 = true;
 }
-if(valid12){
-if(data43.sandbox !== undefined){
-let data51 = data43.sandbox;
-const _errs120 = errors;
-const _errs121 = errors;
-let valid16 = false;
-const _errs122 = errors;
-if(typeof data51 !== "string"){
+if(valid13){
+if(data45.sandbox !== undefined){
+let data53 = data45.sandbox;
+const _errs124 = errors;
+const _errs125 = errors;
+let valid17 = false;
+const _errs126 = errors;
+if(typeof data53 !== "string"){
 const err11 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err11];
@@ -1205,7 +1251,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if("off" !== data51){
+if("off" !== data53){
 const err12 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err12];
@@ -1215,13 +1261,13 @@ vErrors.push(err12);
 }
 errors++;
 }
-var _valid1 = _errs122 === errors;
-valid16 = valid16 || _valid1;
-const _errs124 = errors;
-if(errors === _errs124){
-if(data51 && typeof data51 == "object" && !Array.isArray(data51)){
-const _errs126 = errors;
-for(const key11 in data51){
+var _valid1 = _errs126 === errors;
+valid17 = valid17 || _valid1;
+const _errs128 = errors;
+if(errors === _errs128){
+if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
+const _errs130 = errors;
+for(const key11 in data53){
 if(!(((((key11 === "write") || (key11 === "read")) || (key11 === "hide")) || (key11 === "net")) || (key11 === "limits"))){
 const err13 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -1234,21 +1280,21 @@ errors++;
 break;
 }
 }
-if(_errs126 === errors){
-if(data51.write !== undefined){
-let data52 = data51.write;
-const _errs127 = errors;
-if(errors === _errs127){
-if(Array.isArray(data52)){
-var valid18 = true;
-const len4 = data52.length;
-for(let i4=0; i4<len4; i4++){
-let data53 = data52[i4];
-const _errs129 = errors;
-if(errors === _errs129){
-if(typeof data53 === "string"){
-if(data53.length < 1){
-const err14 = {instancePath:instancePath+"/tools/shell/sandbox/write/" + i4,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(_errs130 === errors){
+if(data53.write !== undefined){
+let data54 = data53.write;
+const _errs131 = errors;
+if(errors === _errs131){
+if(Array.isArray(data54)){
+var valid19 = true;
+const len5 = data54.length;
+for(let i5=0; i5<len5; i5++){
+let data55 = data54[i5];
+const _errs133 = errors;
+if(errors === _errs133){
+if(typeof data55 === "string"){
+if(data55.length < 1){
+const err14 = {instancePath:instancePath+"/tools/shell/sandbox/write/" + i5,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1259,7 +1305,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/tools/shell/sandbox/write/" + i4,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/write/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err15 = {instancePath:instancePath+"/tools/shell/sandbox/write/" + i5,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/write/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1269,8 +1315,8 @@ vErrors.push(err15);
 errors++;
 }
 }
-var valid18 = _errs129 === errors;
-if(!valid18){
+var valid19 = _errs133 === errors;
+if(!valid19){
 break;
 }
 }
@@ -1286,26 +1332,26 @@ vErrors.push(err16);
 errors++;
 }
 }
-var valid17 = _errs127 === errors;
+var valid18 = _errs131 === errors;
 }
 else {
-var valid17 = true;
+var valid18 = true;
 }
-if(valid17){
-if(data51.read !== undefined){
-let data54 = data51.read;
-const _errs131 = errors;
-if(errors === _errs131){
-if(Array.isArray(data54)){
-var valid19 = true;
-const len5 = data54.length;
-for(let i5=0; i5<len5; i5++){
-let data55 = data54[i5];
-const _errs133 = errors;
-if(errors === _errs133){
-if(typeof data55 === "string"){
-if(data55.length < 1){
-const err17 = {instancePath:instancePath+"/tools/shell/sandbox/read/" + i5,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(valid18){
+if(data53.read !== undefined){
+let data56 = data53.read;
+const _errs135 = errors;
+if(errors === _errs135){
+if(Array.isArray(data56)){
+var valid20 = true;
+const len6 = data56.length;
+for(let i6=0; i6<len6; i6++){
+let data57 = data56[i6];
+const _errs137 = errors;
+if(errors === _errs137){
+if(typeof data57 === "string"){
+if(data57.length < 1){
+const err17 = {instancePath:instancePath+"/tools/shell/sandbox/read/" + i6,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1316,7 +1362,7 @@ errors++;
 }
 }
 else {
-const err18 = {instancePath:instancePath+"/tools/shell/sandbox/read/" + i5,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/read/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err18 = {instancePath:instancePath+"/tools/shell/sandbox/read/" + i6,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/read/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1326,8 +1372,8 @@ vErrors.push(err18);
 errors++;
 }
 }
-var valid19 = _errs133 === errors;
-if(!valid19){
+var valid20 = _errs137 === errors;
+if(!valid20){
 break;
 }
 }
@@ -1343,26 +1389,26 @@ vErrors.push(err19);
 errors++;
 }
 }
-var valid17 = _errs131 === errors;
+var valid18 = _errs135 === errors;
 }
 else {
-var valid17 = true;
+var valid18 = true;
 }
-if(valid17){
-if(data51.hide !== undefined){
-let data56 = data51.hide;
-const _errs135 = errors;
-if(errors === _errs135){
-if(Array.isArray(data56)){
-var valid20 = true;
-const len6 = data56.length;
-for(let i6=0; i6<len6; i6++){
-let data57 = data56[i6];
-const _errs137 = errors;
-if(errors === _errs137){
-if(typeof data57 === "string"){
-if(data57.length < 1){
-const err20 = {instancePath:instancePath+"/tools/shell/sandbox/hide/" + i6,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/hide/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(valid18){
+if(data53.hide !== undefined){
+let data58 = data53.hide;
+const _errs139 = errors;
+if(errors === _errs139){
+if(Array.isArray(data58)){
+var valid21 = true;
+const len7 = data58.length;
+for(let i7=0; i7<len7; i7++){
+let data59 = data58[i7];
+const _errs141 = errors;
+if(errors === _errs141){
+if(typeof data59 === "string"){
+if(data59.length < 1){
+const err20 = {instancePath:instancePath+"/tools/shell/sandbox/hide/" + i7,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/hide/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1373,7 +1419,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/tools/shell/sandbox/hide/" + i6,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/hide/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err21 = {instancePath:instancePath+"/tools/shell/sandbox/hide/" + i7,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/hide/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1383,8 +1429,8 @@ vErrors.push(err21);
 errors++;
 }
 }
-var valid20 = _errs137 === errors;
-if(!valid20){
+var valid21 = _errs141 === errors;
+if(!valid21){
 break;
 }
 }
@@ -1400,19 +1446,19 @@ vErrors.push(err22);
 errors++;
 }
 }
-var valid17 = _errs135 === errors;
+var valid18 = _errs139 === errors;
 }
 else {
-var valid17 = true;
+var valid18 = true;
 }
-if(valid17){
-if(data51.net !== undefined){
-let data58 = data51.net;
-const _errs139 = errors;
-const _errs140 = errors;
-let valid21 = false;
-const _errs141 = errors;
-if(typeof data58 !== "boolean"){
+if(valid18){
+if(data53.net !== undefined){
+let data60 = data53.net;
+const _errs143 = errors;
+const _errs144 = errors;
+let valid22 = false;
+const _errs145 = errors;
+if(typeof data60 !== "boolean"){
 const err23 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err23];
@@ -1422,9 +1468,9 @@ vErrors.push(err23);
 }
 errors++;
 }
-var _valid2 = _errs141 === errors;
-valid21 = valid21 || _valid2;
-const _errs143 = errors;
+var _valid2 = _errs145 === errors;
+valid22 = valid22 || _valid2;
+const _errs147 = errors;
 const err24 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/not",keyword:"not",params:{},message:"must NOT be valid"};
 if(vErrors === null){
 vErrors = [err24];
@@ -1433,14 +1479,14 @@ else {
 vErrors.push(err24);
 }
 errors++;
-if(errors === _errs143){
-if(Array.isArray(data58)){
-var valid22 = true;
-const len7 = data58.length;
-for(let i7=0; i7<len7; i7++){
-const _errs146 = errors;
-if(typeof data58[i7] !== "string"){
-const err25 = {instancePath:instancePath+"/tools/shell/sandbox/net/" + i7,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(errors === _errs147){
+if(Array.isArray(data60)){
+var valid23 = true;
+const len8 = data60.length;
+for(let i8=0; i8<len8; i8++){
+const _errs150 = errors;
+if(typeof data60[i8] !== "string"){
+const err25 = {instancePath:instancePath+"/tools/shell/sandbox/net/" + i8,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1449,8 +1495,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-var valid22 = _errs146 === errors;
-if(!valid22){
+var valid23 = _errs150 === errors;
+if(!valid23){
 break;
 }
 }
@@ -1466,9 +1512,9 @@ vErrors.push(err26);
 errors++;
 }
 }
-var _valid2 = _errs143 === errors;
-valid21 = valid21 || _valid2;
-if(!valid21){
+var _valid2 = _errs147 === errors;
+valid22 = valid22 || _valid2;
+if(!valid22){
 const err27 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err27];
@@ -1479,29 +1525,29 @@ vErrors.push(err27);
 errors++;
 }
 else {
-errors = _errs140;
+errors = _errs144;
 if(vErrors !== null){
-if(_errs140){
-vErrors.length = _errs140;
+if(_errs144){
+vErrors.length = _errs144;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid17 = _errs139 === errors;
+var valid18 = _errs143 === errors;
 }
 else {
-var valid17 = true;
+var valid18 = true;
 }
-if(valid17){
-if(data51.limits !== undefined){
-let data60 = data51.limits;
-const _errs148 = errors;
-if(errors === _errs148){
-if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
-const _errs150 = errors;
-for(const key12 in data60){
+if(valid18){
+if(data53.limits !== undefined){
+let data62 = data53.limits;
+const _errs152 = errors;
+if(errors === _errs152){
+if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
+const _errs154 = errors;
+for(const key12 in data62){
 if(!((((key12 === "processes") || (key12 === "memory")) || (key12 === "file_size")) || (key12 === "tmp"))){
 const err28 = {instancePath:instancePath+"/tools/shell/sandbox/limits",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -1514,11 +1560,11 @@ errors++;
 break;
 }
 }
-if(_errs150 === errors){
-if(data60.processes !== undefined){
-let data61 = data60.processes;
-const _errs151 = errors;
-if(!(((typeof data61 == "number") && (!(data61 % 1) && !isNaN(data61))) && (isFinite(data61)))){
+if(_errs154 === errors){
+if(data62.processes !== undefined){
+let data63 = data62.processes;
+const _errs155 = errors;
+if(!(((typeof data63 == "number") && (!(data63 % 1) && !isNaN(data63))) && (isFinite(data63)))){
 const err29 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err29];
@@ -1528,9 +1574,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(errors === _errs151){
-if((typeof data61 == "number") && (isFinite(data61))){
-if(data61 > 9007199254740991 || isNaN(data61)){
+if(errors === _errs155){
+if((typeof data63 == "number") && (isFinite(data63))){
+if(data63 > 9007199254740991 || isNaN(data63)){
 const err30 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err30];
@@ -1541,7 +1587,7 @@ vErrors.push(err30);
 errors++;
 }
 else {
-if(data61 < 8 || isNaN(data61)){
+if(data63 < 8 || isNaN(data63)){
 const err31 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
 if(vErrors === null){
 vErrors = [err31];
@@ -1554,19 +1600,19 @@ errors++;
 }
 }
 }
-var valid23 = _errs151 === errors;
+var valid24 = _errs155 === errors;
 }
 else {
-var valid23 = true;
+var valid24 = true;
 }
-if(valid23){
-if(data60.memory !== undefined){
-let data62 = data60.memory;
-const _errs153 = errors;
-const _errs154 = errors;
-let valid24 = false;
-const _errs155 = errors;
-if(!(((typeof data62 == "number") && (!(data62 % 1) && !isNaN(data62))) && (isFinite(data62)))){
+if(valid24){
+if(data62.memory !== undefined){
+let data64 = data62.memory;
+const _errs157 = errors;
+const _errs158 = errors;
+let valid25 = false;
+const _errs159 = errors;
+if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
 const err32 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err32];
@@ -1576,9 +1622,9 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(errors === _errs155){
-if((typeof data62 == "number") && (isFinite(data62))){
-if(data62 > 9007199254740991 || isNaN(data62)){
+if(errors === _errs159){
+if((typeof data64 == "number") && (isFinite(data64))){
+if(data64 > 9007199254740991 || isNaN(data64)){
 const err33 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err33];
@@ -1589,7 +1635,7 @@ vErrors.push(err33);
 errors++;
 }
 else {
-if(data62 <= 0 || isNaN(data62)){
+if(data64 <= 0 || isNaN(data64)){
 const err34 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err34];
@@ -1602,12 +1648,12 @@ errors++;
 }
 }
 }
-var _valid3 = _errs155 === errors;
-valid24 = valid24 || _valid3;
-const _errs157 = errors;
-if(errors === _errs157){
-if(typeof data62 === "string"){
-if(!pattern11.test(data62)){
+var _valid3 = _errs159 === errors;
+valid25 = valid25 || _valid3;
+const _errs161 = errors;
+if(errors === _errs161){
+if(typeof data64 === "string"){
+if(!pattern11.test(data64)){
 const err35 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err35];
@@ -1629,9 +1675,9 @@ vErrors.push(err36);
 errors++;
 }
 }
-var _valid3 = _errs157 === errors;
-valid24 = valid24 || _valid3;
-if(!valid24){
+var _valid3 = _errs161 === errors;
+valid25 = valid25 || _valid3;
+if(!valid25){
 const err37 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err37];
@@ -1642,29 +1688,29 @@ vErrors.push(err37);
 errors++;
 }
 else {
-errors = _errs154;
+errors = _errs158;
 if(vErrors !== null){
-if(_errs154){
-vErrors.length = _errs154;
+if(_errs158){
+vErrors.length = _errs158;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid23 = _errs153 === errors;
+var valid24 = _errs157 === errors;
 }
 else {
-var valid23 = true;
+var valid24 = true;
 }
-if(valid23){
-if(data60.file_size !== undefined){
-let data63 = data60.file_size;
-const _errs159 = errors;
-const _errs160 = errors;
-let valid25 = false;
-const _errs161 = errors;
-if(!(((typeof data63 == "number") && (!(data63 % 1) && !isNaN(data63))) && (isFinite(data63)))){
+if(valid24){
+if(data62.file_size !== undefined){
+let data65 = data62.file_size;
+const _errs163 = errors;
+const _errs164 = errors;
+let valid26 = false;
+const _errs165 = errors;
+if(!(((typeof data65 == "number") && (!(data65 % 1) && !isNaN(data65))) && (isFinite(data65)))){
 const err38 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err38];
@@ -1674,9 +1720,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(errors === _errs161){
-if((typeof data63 == "number") && (isFinite(data63))){
-if(data63 > 9007199254740991 || isNaN(data63)){
+if(errors === _errs165){
+if((typeof data65 == "number") && (isFinite(data65))){
+if(data65 > 9007199254740991 || isNaN(data65)){
 const err39 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err39];
@@ -1687,7 +1733,7 @@ vErrors.push(err39);
 errors++;
 }
 else {
-if(data63 <= 0 || isNaN(data63)){
+if(data65 <= 0 || isNaN(data65)){
 const err40 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err40];
@@ -1700,12 +1746,12 @@ errors++;
 }
 }
 }
-var _valid4 = _errs161 === errors;
-valid25 = valid25 || _valid4;
-const _errs163 = errors;
-if(errors === _errs163){
-if(typeof data63 === "string"){
-if(!pattern11.test(data63)){
+var _valid4 = _errs165 === errors;
+valid26 = valid26 || _valid4;
+const _errs167 = errors;
+if(errors === _errs167){
+if(typeof data65 === "string"){
+if(!pattern11.test(data65)){
 const err41 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err41];
@@ -1727,9 +1773,9 @@ vErrors.push(err42);
 errors++;
 }
 }
-var _valid4 = _errs163 === errors;
-valid25 = valid25 || _valid4;
-if(!valid25){
+var _valid4 = _errs167 === errors;
+valid26 = valid26 || _valid4;
+if(!valid26){
 const err43 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err43];
@@ -1740,29 +1786,29 @@ vErrors.push(err43);
 errors++;
 }
 else {
-errors = _errs160;
+errors = _errs164;
 if(vErrors !== null){
-if(_errs160){
-vErrors.length = _errs160;
+if(_errs164){
+vErrors.length = _errs164;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid23 = _errs159 === errors;
+var valid24 = _errs163 === errors;
 }
 else {
-var valid23 = true;
+var valid24 = true;
 }
-if(valid23){
-if(data60.tmp !== undefined){
-let data64 = data60.tmp;
-const _errs165 = errors;
-const _errs166 = errors;
-let valid26 = false;
-const _errs167 = errors;
-if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
+if(valid24){
+if(data62.tmp !== undefined){
+let data66 = data62.tmp;
+const _errs169 = errors;
+const _errs170 = errors;
+let valid27 = false;
+const _errs171 = errors;
+if(!(((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66))) && (isFinite(data66)))){
 const err44 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err44];
@@ -1772,9 +1818,9 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(errors === _errs167){
-if((typeof data64 == "number") && (isFinite(data64))){
-if(data64 > 9007199254740991 || isNaN(data64)){
+if(errors === _errs171){
+if((typeof data66 == "number") && (isFinite(data66))){
+if(data66 > 9007199254740991 || isNaN(data66)){
 const err45 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err45];
@@ -1785,7 +1831,7 @@ vErrors.push(err45);
 errors++;
 }
 else {
-if(data64 <= 0 || isNaN(data64)){
+if(data66 <= 0 || isNaN(data66)){
 const err46 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err46];
@@ -1798,12 +1844,12 @@ errors++;
 }
 }
 }
-var _valid5 = _errs167 === errors;
-valid26 = valid26 || _valid5;
-const _errs169 = errors;
-if(errors === _errs169){
-if(typeof data64 === "string"){
-if(!pattern11.test(data64)){
+var _valid5 = _errs171 === errors;
+valid27 = valid27 || _valid5;
+const _errs173 = errors;
+if(errors === _errs173){
+if(typeof data66 === "string"){
+if(!pattern11.test(data66)){
 const err47 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err47];
@@ -1825,9 +1871,9 @@ vErrors.push(err48);
 errors++;
 }
 }
-var _valid5 = _errs169 === errors;
-valid26 = valid26 || _valid5;
-if(!valid26){
+var _valid5 = _errs173 === errors;
+valid27 = valid27 || _valid5;
+if(!valid27){
 const err49 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err49];
@@ -1838,20 +1884,20 @@ vErrors.push(err49);
 errors++;
 }
 else {
-errors = _errs166;
+errors = _errs170;
 if(vErrors !== null){
-if(_errs166){
-vErrors.length = _errs166;
+if(_errs170){
+vErrors.length = _errs170;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid23 = _errs165 === errors;
+var valid24 = _errs169 === errors;
 }
 else {
-var valid23 = true;
+var valid24 = true;
 }
 }
 }
@@ -1869,10 +1915,10 @@ vErrors.push(err50);
 errors++;
 }
 }
-var valid17 = _errs148 === errors;
+var valid18 = _errs152 === errors;
 }
 else {
-var valid17 = true;
+var valid18 = true;
 }
 }
 }
@@ -1891,9 +1937,9 @@ vErrors.push(err51);
 errors++;
 }
 }
-var _valid1 = _errs124 === errors;
-valid16 = valid16 || _valid1;
-if(!valid16){
+var _valid1 = _errs128 === errors;
+valid17 = valid17 || _valid1;
+if(!valid17){
 const err52 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err52];
@@ -1906,20 +1952,20 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs121;
+errors = _errs125;
 if(vErrors !== null){
-if(_errs121){
-vErrors.length = _errs121;
+if(_errs125){
+vErrors.length = _errs125;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid12 = _errs120 === errors;
+var valid13 = _errs124 === errors;
 }
 else {
-var valid12 = true;
+var valid13 = true;
 }
 }
 }
@@ -1933,50 +1979,50 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/pro
 return false;
 }
 }
-var valid11 = _errs99 === errors;
+var valid12 = _errs103 === errors;
 }
 else {
-var valid11 = true;
+var valid12 = true;
 }
-if(valid11){
-if(data42.read_file !== undefined){
-let data65 = data42.read_file;
-const _errs171 = errors;
-if(errors === _errs171){
-if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
-const _errs173 = errors;
-for(const key13 in data65){
+if(valid12){
+if(data44.read_file !== undefined){
+let data67 = data44.read_file;
+const _errs175 = errors;
+if(errors === _errs175){
+if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
+const _errs177 = errors;
+for(const key13 in data67){
 if(!(((key13 === "paths") || (key13 === "max_bytes")) || (key13 === "dedup"))){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#/properties/tools/properties/read_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs173 === errors){
-if(data65.paths !== undefined){
-let data66 = data65.paths;
-const _errs174 = errors;
-if(errors === _errs174){
-if(Array.isArray(data66)){
-var valid28 = true;
-const len8 = data66.length;
-for(let i8=0; i8<len8; i8++){
-let data67 = data66[i8];
-const _errs176 = errors;
-if(errors === _errs176){
-if(typeof data67 === "string"){
-if(data67.length < 1){
-validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i8,schemaPath:"#/properties/tools/properties/read_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(_errs177 === errors){
+if(data67.paths !== undefined){
+let data68 = data67.paths;
+const _errs178 = errors;
+if(errors === _errs178){
+if(Array.isArray(data68)){
+var valid29 = true;
+const len9 = data68.length;
+for(let i9=0; i9<len9; i9++){
+let data69 = data68[i9];
+const _errs180 = errors;
+if(errors === _errs180){
+if(typeof data69 === "string"){
+if(data69.length < 1){
+validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i9,schemaPath:"#/properties/tools/properties/read_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i8,schemaPath:"#/properties/tools/properties/read_file/properties/paths/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i9,schemaPath:"#/properties/tools/properties/read_file/properties/paths/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid28 = _errs176 === errors;
-if(!valid28){
+var valid29 = _errs180 === errors;
+if(!valid29){
 break;
 }
 }
@@ -1986,19 +2032,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths",schemaP
 return false;
 }
 }
-var valid27 = _errs174 === errors;
+var valid28 = _errs178 === errors;
 }
 else {
-var valid27 = true;
+var valid28 = true;
 }
-if(valid27){
-if(data65.max_bytes !== undefined){
-let data68 = data65.max_bytes;
-const _errs178 = errors;
-const _errs179 = errors;
-let valid29 = false;
-const _errs180 = errors;
-if(!(((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68))) && (isFinite(data68)))){
+if(valid28){
+if(data67.max_bytes !== undefined){
+let data70 = data67.max_bytes;
+const _errs182 = errors;
+const _errs183 = errors;
+let valid30 = false;
+const _errs184 = errors;
+if(!(((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70))) && (isFinite(data70)))){
 const err53 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err53];
@@ -2008,9 +2054,9 @@ vErrors.push(err53);
 }
 errors++;
 }
-if(errors === _errs180){
-if((typeof data68 == "number") && (isFinite(data68))){
-if(data68 > 9007199254740991 || isNaN(data68)){
+if(errors === _errs184){
+if((typeof data70 == "number") && (isFinite(data70))){
+if(data70 > 9007199254740991 || isNaN(data70)){
 const err54 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err54];
@@ -2021,7 +2067,7 @@ vErrors.push(err54);
 errors++;
 }
 else {
-if(data68 <= 0 || isNaN(data68)){
+if(data70 <= 0 || isNaN(data70)){
 const err55 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err55];
@@ -2034,12 +2080,12 @@ errors++;
 }
 }
 }
-var _valid6 = _errs180 === errors;
-valid29 = valid29 || _valid6;
-const _errs182 = errors;
-if(errors === _errs182){
-if(typeof data68 === "string"){
-if(!pattern11.test(data68)){
+var _valid6 = _errs184 === errors;
+valid30 = valid30 || _valid6;
+const _errs186 = errors;
+if(errors === _errs186){
+if(typeof data70 === "string"){
+if(!pattern11.test(data70)){
 const err56 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err56];
@@ -2061,9 +2107,9 @@ vErrors.push(err57);
 errors++;
 }
 }
-var _valid6 = _errs182 === errors;
-valid29 = valid29 || _valid6;
-if(!valid29){
+var _valid6 = _errs186 === errors;
+valid30 = valid30 || _valid6;
+if(!valid30){
 const err58 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err58];
@@ -2076,32 +2122,32 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs179;
+errors = _errs183;
 if(vErrors !== null){
-if(_errs179){
-vErrors.length = _errs179;
+if(_errs183){
+vErrors.length = _errs183;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid27 = _errs178 === errors;
+var valid28 = _errs182 === errors;
 }
 else {
-var valid27 = true;
+var valid28 = true;
 }
-if(valid27){
-if(data65.dedup !== undefined){
-const _errs184 = errors;
-if(typeof data65.dedup !== "boolean"){
+if(valid28){
+if(data67.dedup !== undefined){
+const _errs188 = errors;
+if(typeof data67.dedup !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file/dedup",schemaPath:"#/properties/tools/properties/read_file/properties/dedup/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid27 = _errs184 === errors;
+var valid28 = _errs188 === errors;
 }
 else {
-var valid27 = true;
+var valid28 = true;
 }
 }
 }
@@ -2112,50 +2158,50 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#
 return false;
 }
 }
-var valid11 = _errs171 === errors;
+var valid12 = _errs175 === errors;
 }
 else {
-var valid11 = true;
+var valid12 = true;
 }
-if(valid11){
-if(data42.write_file !== undefined){
-let data70 = data42.write_file;
-const _errs186 = errors;
-if(errors === _errs186){
-if(data70 && typeof data70 == "object" && !Array.isArray(data70)){
-const _errs188 = errors;
-for(const key14 in data70){
+if(valid12){
+if(data44.write_file !== undefined){
+let data72 = data44.write_file;
+const _errs190 = errors;
+if(errors === _errs190){
+if(data72 && typeof data72 == "object" && !Array.isArray(data72)){
+const _errs192 = errors;
+for(const key14 in data72){
 if(!((key14 === "paths") || (key14 === "max_bytes"))){
 validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"#/properties/tools/properties/write_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs188 === errors){
-if(data70.paths !== undefined){
-let data71 = data70.paths;
-const _errs189 = errors;
-if(errors === _errs189){
-if(Array.isArray(data71)){
-var valid31 = true;
-const len9 = data71.length;
-for(let i9=0; i9<len9; i9++){
-let data72 = data71[i9];
-const _errs191 = errors;
-if(errors === _errs191){
-if(typeof data72 === "string"){
-if(data72.length < 1){
-validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i9,schemaPath:"#/properties/tools/properties/write_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(_errs192 === errors){
+if(data72.paths !== undefined){
+let data73 = data72.paths;
+const _errs193 = errors;
+if(errors === _errs193){
+if(Array.isArray(data73)){
+var valid32 = true;
+const len10 = data73.length;
+for(let i10=0; i10<len10; i10++){
+let data74 = data73[i10];
+const _errs195 = errors;
+if(errors === _errs195){
+if(typeof data74 === "string"){
+if(data74.length < 1){
+validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i10,schemaPath:"#/properties/tools/properties/write_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i9,schemaPath:"#/properties/tools/properties/write_file/properties/paths/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i10,schemaPath:"#/properties/tools/properties/write_file/properties/paths/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid31 = _errs191 === errors;
-if(!valid31){
+var valid32 = _errs195 === errors;
+if(!valid32){
 break;
 }
 }
@@ -2165,19 +2211,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths",schema
 return false;
 }
 }
-var valid30 = _errs189 === errors;
+var valid31 = _errs193 === errors;
 }
 else {
-var valid30 = true;
+var valid31 = true;
 }
-if(valid30){
-if(data70.max_bytes !== undefined){
-let data73 = data70.max_bytes;
-const _errs193 = errors;
-const _errs194 = errors;
-let valid32 = false;
-const _errs195 = errors;
-if(!(((typeof data73 == "number") && (!(data73 % 1) && !isNaN(data73))) && (isFinite(data73)))){
+if(valid31){
+if(data72.max_bytes !== undefined){
+let data75 = data72.max_bytes;
+const _errs197 = errors;
+const _errs198 = errors;
+let valid33 = false;
+const _errs199 = errors;
+if(!(((typeof data75 == "number") && (!(data75 % 1) && !isNaN(data75))) && (isFinite(data75)))){
 const err59 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err59];
@@ -2187,9 +2233,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(errors === _errs195){
-if((typeof data73 == "number") && (isFinite(data73))){
-if(data73 > 9007199254740991 || isNaN(data73)){
+if(errors === _errs199){
+if((typeof data75 == "number") && (isFinite(data75))){
+if(data75 > 9007199254740991 || isNaN(data75)){
 const err60 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err60];
@@ -2200,7 +2246,7 @@ vErrors.push(err60);
 errors++;
 }
 else {
-if(data73 <= 0 || isNaN(data73)){
+if(data75 <= 0 || isNaN(data75)){
 const err61 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err61];
@@ -2213,12 +2259,12 @@ errors++;
 }
 }
 }
-var _valid7 = _errs195 === errors;
-valid32 = valid32 || _valid7;
-const _errs197 = errors;
-if(errors === _errs197){
-if(typeof data73 === "string"){
-if(!pattern11.test(data73)){
+var _valid7 = _errs199 === errors;
+valid33 = valid33 || _valid7;
+const _errs201 = errors;
+if(errors === _errs201){
+if(typeof data75 === "string"){
+if(!pattern11.test(data75)){
 const err62 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err62];
@@ -2240,9 +2286,9 @@ vErrors.push(err63);
 errors++;
 }
 }
-var _valid7 = _errs197 === errors;
-valid32 = valid32 || _valid7;
-if(!valid32){
+var _valid7 = _errs201 === errors;
+valid33 = valid33 || _valid7;
+if(!valid33){
 const err64 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err64];
@@ -2255,20 +2301,20 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs194;
+errors = _errs198;
 if(vErrors !== null){
-if(_errs194){
-vErrors.length = _errs194;
+if(_errs198){
+vErrors.length = _errs198;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid30 = _errs193 === errors;
+var valid31 = _errs197 === errors;
 }
 else {
-var valid30 = true;
+var valid31 = true;
 }
 }
 }
@@ -2278,50 +2324,50 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"
 return false;
 }
 }
-var valid11 = _errs186 === errors;
+var valid12 = _errs190 === errors;
 }
 else {
-var valid11 = true;
+var valid12 = true;
 }
-if(valid11){
-if(data42.list_dir !== undefined){
-let data74 = data42.list_dir;
-const _errs199 = errors;
-if(errors === _errs199){
-if(data74 && typeof data74 == "object" && !Array.isArray(data74)){
-const _errs201 = errors;
-for(const key15 in data74){
+if(valid12){
+if(data44.list_dir !== undefined){
+let data76 = data44.list_dir;
+const _errs203 = errors;
+if(errors === _errs203){
+if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
+const _errs205 = errors;
+for(const key15 in data76){
 if(!((key15 === "paths") || (key15 === "max_entries"))){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/properties/tools/properties/list_dir/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs201 === errors){
-if(data74.paths !== undefined){
-let data75 = data74.paths;
-const _errs202 = errors;
-if(errors === _errs202){
-if(Array.isArray(data75)){
-var valid34 = true;
-const len10 = data75.length;
-for(let i10=0; i10<len10; i10++){
-let data76 = data75[i10];
-const _errs204 = errors;
-if(errors === _errs204){
-if(typeof data76 === "string"){
-if(data76.length < 1){
-validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i10,schemaPath:"#/properties/tools/properties/list_dir/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(_errs205 === errors){
+if(data76.paths !== undefined){
+let data77 = data76.paths;
+const _errs206 = errors;
+if(errors === _errs206){
+if(Array.isArray(data77)){
+var valid35 = true;
+const len11 = data77.length;
+for(let i11=0; i11<len11; i11++){
+let data78 = data77[i11];
+const _errs208 = errors;
+if(errors === _errs208){
+if(typeof data78 === "string"){
+if(data78.length < 1){
+validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i11,schemaPath:"#/properties/tools/properties/list_dir/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i10,schemaPath:"#/properties/tools/properties/list_dir/properties/paths/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i11,schemaPath:"#/properties/tools/properties/list_dir/properties/paths/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid34 = _errs204 === errors;
-if(!valid34){
+var valid35 = _errs208 === errors;
+if(!valid35){
 break;
 }
 }
@@ -2331,37 +2377,37 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths",schemaPa
 return false;
 }
 }
-var valid33 = _errs202 === errors;
+var valid34 = _errs206 === errors;
 }
 else {
-var valid33 = true;
+var valid34 = true;
 }
-if(valid33){
-if(data74.max_entries !== undefined){
-let data77 = data74.max_entries;
-const _errs206 = errors;
-if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
+if(valid34){
+if(data76.max_entries !== undefined){
+let data79 = data76.max_entries;
+const _errs210 = errors;
+if(!(((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79))) && (isFinite(data79)))){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs206){
-if((typeof data77 == "number") && (isFinite(data77))){
-if(data77 > 9007199254740991 || isNaN(data77)){
+if(errors === _errs210){
+if((typeof data79 == "number") && (isFinite(data79))){
+if(data79 > 9007199254740991 || isNaN(data79)){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data77 <= 0 || isNaN(data77)){
+if(data79 <= 0 || isNaN(data79)){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid33 = _errs206 === errors;
+var valid34 = _errs210 === errors;
 }
 else {
-var valid33 = true;
+var valid34 = true;
 }
 }
 }
@@ -2371,50 +2417,50 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/
 return false;
 }
 }
-var valid11 = _errs199 === errors;
+var valid12 = _errs203 === errors;
 }
 else {
-var valid11 = true;
+var valid12 = true;
 }
-if(valid11){
-if(data42.http_fetch !== undefined){
-let data78 = data42.http_fetch;
-const _errs208 = errors;
-if(errors === _errs208){
-if(data78 && typeof data78 == "object" && !Array.isArray(data78)){
-const _errs210 = errors;
-for(const key16 in data78){
+if(valid12){
+if(data44.http_fetch !== undefined){
+let data80 = data44.http_fetch;
+const _errs212 = errors;
+if(errors === _errs212){
+if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
+const _errs214 = errors;
+for(const key16 in data80){
 if(!(((key16 === "hosts") || (key16 === "timeout")) || (key16 === "max_output"))){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"#/properties/tools/properties/http_fetch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs210 === errors){
-if(data78.hosts !== undefined){
-let data79 = data78.hosts;
-const _errs211 = errors;
-if(errors === _errs211){
-if(Array.isArray(data79)){
-var valid36 = true;
-const len11 = data79.length;
-for(let i11=0; i11<len11; i11++){
-let data80 = data79[i11];
-const _errs213 = errors;
-if(errors === _errs213){
-if(typeof data80 === "string"){
-if(data80.length < 1){
-validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i11,schemaPath:"#/properties/tools/properties/http_fetch/properties/hosts/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(_errs214 === errors){
+if(data80.hosts !== undefined){
+let data81 = data80.hosts;
+const _errs215 = errors;
+if(errors === _errs215){
+if(Array.isArray(data81)){
+var valid37 = true;
+const len12 = data81.length;
+for(let i12=0; i12<len12; i12++){
+let data82 = data81[i12];
+const _errs217 = errors;
+if(errors === _errs217){
+if(typeof data82 === "string"){
+if(data82.length < 1){
+validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i12,schemaPath:"#/properties/tools/properties/http_fetch/properties/hosts/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i11,schemaPath:"#/properties/tools/properties/http_fetch/properties/hosts/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i12,schemaPath:"#/properties/tools/properties/http_fetch/properties/hosts/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid36 = _errs213 === errors;
-if(!valid36){
+var valid37 = _errs217 === errors;
+if(!valid37){
 break;
 }
 }
@@ -2424,18 +2470,18 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts",schema
 return false;
 }
 }
-var valid35 = _errs211 === errors;
+var valid36 = _errs215 === errors;
 }
 else {
-var valid35 = true;
+var valid36 = true;
 }
-if(valid35){
-if(data78.timeout !== undefined){
-let data81 = data78.timeout;
-const _errs215 = errors;
-if(errors === _errs215){
-if(typeof data81 === "string"){
-if(!pattern6.test(data81)){
+if(valid36){
+if(data80.timeout !== undefined){
+let data83 = data80.timeout;
+const _errs219 = errors;
+if(errors === _errs219){
+if(typeof data83 === "string"){
+if(!pattern6.test(data83)){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",schemaPath:"#/properties/tools/properties/http_fetch/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -2445,19 +2491,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",sche
 return false;
 }
 }
-var valid35 = _errs215 === errors;
+var valid36 = _errs219 === errors;
 }
 else {
-var valid35 = true;
+var valid36 = true;
 }
-if(valid35){
-if(data78.max_output !== undefined){
-let data82 = data78.max_output;
-const _errs217 = errors;
-const _errs218 = errors;
-let valid37 = false;
-const _errs219 = errors;
-if(!(((typeof data82 == "number") && (!(data82 % 1) && !isNaN(data82))) && (isFinite(data82)))){
+if(valid36){
+if(data80.max_output !== undefined){
+let data84 = data80.max_output;
+const _errs221 = errors;
+const _errs222 = errors;
+let valid38 = false;
+const _errs223 = errors;
+if(!(((typeof data84 == "number") && (!(data84 % 1) && !isNaN(data84))) && (isFinite(data84)))){
 const err65 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err65];
@@ -2467,9 +2513,9 @@ vErrors.push(err65);
 }
 errors++;
 }
-if(errors === _errs219){
-if((typeof data82 == "number") && (isFinite(data82))){
-if(data82 > 9007199254740991 || isNaN(data82)){
+if(errors === _errs223){
+if((typeof data84 == "number") && (isFinite(data84))){
+if(data84 > 9007199254740991 || isNaN(data84)){
 const err66 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err66];
@@ -2480,7 +2526,7 @@ vErrors.push(err66);
 errors++;
 }
 else {
-if(data82 <= 0 || isNaN(data82)){
+if(data84 <= 0 || isNaN(data84)){
 const err67 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err67];
@@ -2493,12 +2539,12 @@ errors++;
 }
 }
 }
-var _valid8 = _errs219 === errors;
-valid37 = valid37 || _valid8;
-const _errs221 = errors;
-if(errors === _errs221){
-if(typeof data82 === "string"){
-if(!pattern11.test(data82)){
+var _valid8 = _errs223 === errors;
+valid38 = valid38 || _valid8;
+const _errs225 = errors;
+if(errors === _errs225){
+if(typeof data84 === "string"){
+if(!pattern11.test(data84)){
 const err68 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err68];
@@ -2520,9 +2566,9 @@ vErrors.push(err69);
 errors++;
 }
 }
-var _valid8 = _errs221 === errors;
-valid37 = valid37 || _valid8;
-if(!valid37){
+var _valid8 = _errs225 === errors;
+valid38 = valid38 || _valid8;
+if(!valid38){
 const err70 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err70];
@@ -2535,20 +2581,20 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs218;
+errors = _errs222;
 if(vErrors !== null){
-if(_errs218){
-vErrors.length = _errs218;
+if(_errs222){
+vErrors.length = _errs222;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid35 = _errs217 === errors;
+var valid36 = _errs221 === errors;
 }
 else {
-var valid35 = true;
+var valid36 = true;
 }
 }
 }
@@ -2559,10 +2605,10 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"
 return false;
 }
 }
-var valid11 = _errs208 === errors;
+var valid12 = _errs212 === errors;
 }
 else {
-var valid11 = true;
+var valid12 = true;
 }
 }
 }
@@ -2575,82 +2621,82 @@ validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs96 === errors;
+var valid0 = _errs100 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.plugins !== undefined){
-let data83 = data.plugins;
-const _errs223 = errors;
-if(errors === _errs223){
-if(Array.isArray(data83)){
-var valid38 = true;
-const len12 = data83.length;
-for(let i12=0; i12<len12; i12++){
-let data84 = data83[i12];
-const _errs225 = errors;
-if(errors === _errs225){
-if(data84 && typeof data84 == "object" && !Array.isArray(data84)){
-let missing3;
-if((data84.path === undefined) && (missing3 = "path")){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12,schemaPath:"#/properties/plugins/items/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
-return false;
-}
-else {
+let data85 = data.plugins;
 const _errs227 = errors;
-for(const key17 in data84){
-if(!((((((((key17 === "path") || (key17 === "permissions")) || (key17 === "config")) || (key17 === "hook_timeout")) || (key17 === "max_memory")) || (key17 === "tools")) || (key17 === "isolation")) || (key17 === "sandbox"))){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12,schemaPath:"#/properties/plugins/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs227 === errors){
-if(data84.path !== undefined){
-let data85 = data84.path;
-const _errs228 = errors;
-if(errors === _errs228){
-if(typeof data85 === "string"){
-if(data85.length < 1){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/path",schemaPath:"#/properties/plugins/items/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/path",schemaPath:"#/properties/plugins/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid39 = _errs228 === errors;
-}
-else {
+if(errors === _errs227){
+if(Array.isArray(data85)){
 var valid39 = true;
-}
-if(valid39){
-if(data84.permissions !== undefined){
-let data86 = data84.permissions;
-const _errs230 = errors;
-if(errors === _errs230){
+const len13 = data85.length;
+for(let i13=0; i13<len13; i13++){
+let data86 = data85[i13];
+const _errs229 = errors;
+if(errors === _errs229){
 if(data86 && typeof data86 == "object" && !Array.isArray(data86)){
-const _errs232 = errors;
-for(const key18 in data86){
-if(!(((((((key18 === "read") || (key18 === "write")) || (key18 === "net")) || (key18 === "env")) || (key18 === "run")) || (key18 === "ffi")) || (key18 === "sys"))){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/permissions",schemaPath:"#/properties/plugins/items/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"}];
+let missing3;
+if((data86.path === undefined) && (missing3 = "path")){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i13,schemaPath:"#/properties/plugins/items/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
+return false;
+}
+else {
+const _errs231 = errors;
+for(const key17 in data86){
+if(!((((((((key17 === "path") || (key17 === "permissions")) || (key17 === "config")) || (key17 === "hook_timeout")) || (key17 === "max_memory")) || (key17 === "tools")) || (key17 === "isolation")) || (key17 === "sandbox"))){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i13,schemaPath:"#/properties/plugins/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs232 === errors){
-if(data86.read !== undefined){
-let data87 = data86.read;
-const _errs233 = errors;
+if(_errs231 === errors){
+if(data86.path !== undefined){
+let data87 = data86.path;
+const _errs232 = errors;
+if(errors === _errs232){
+if(typeof data87 === "string"){
+if(data87.length < 1){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/path",schemaPath:"#/properties/plugins/items/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/path",schemaPath:"#/properties/plugins/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid40 = _errs232 === errors;
+}
+else {
+var valid40 = true;
+}
+if(valid40){
+if(data86.permissions !== undefined){
+let data88 = data86.permissions;
 const _errs234 = errors;
-let valid41 = false;
-const _errs235 = errors;
-if(typeof data87 !== "boolean"){
-const err71 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(errors === _errs234){
+if(data88 && typeof data88 == "object" && !Array.isArray(data88)){
+const _errs236 = errors;
+for(const key18 in data88){
+if(!(((((((key18 === "read") || (key18 === "write")) || (key18 === "net")) || (key18 === "env")) || (key18 === "run")) || (key18 === "ffi")) || (key18 === "sys"))){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/permissions",schemaPath:"#/properties/plugins/items/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs236 === errors){
+if(data88.read !== undefined){
+let data89 = data88.read;
+const _errs237 = errors;
+const _errs238 = errors;
+let valid42 = false;
+const _errs239 = errors;
+if(typeof data89 !== "boolean"){
+const err71 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -2659,17 +2705,17 @@ vErrors.push(err71);
 }
 errors++;
 }
-var _valid9 = _errs235 === errors;
-valid41 = valid41 || _valid9;
-const _errs237 = errors;
-if(errors === _errs237){
-if(Array.isArray(data87)){
-var valid42 = true;
-const len13 = data87.length;
-for(let i13=0; i13<len13; i13++){
-const _errs239 = errors;
-if(typeof data87[i13] !== "string"){
-const err72 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/read/" + i13,schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid9 = _errs239 === errors;
+valid42 = valid42 || _valid9;
+const _errs241 = errors;
+if(errors === _errs241){
+if(Array.isArray(data89)){
+var valid43 = true;
+const len14 = data89.length;
+for(let i14=0; i14<len14; i14++){
+const _errs243 = errors;
+if(typeof data89[i14] !== "string"){
+const err72 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/read/" + i14,schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -2678,14 +2724,14 @@ vErrors.push(err72);
 }
 errors++;
 }
-var valid42 = _errs239 === errors;
-if(!valid42){
+var valid43 = _errs243 === errors;
+if(!valid43){
 break;
 }
 }
 }
 else {
-const err73 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err73 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -2695,10 +2741,10 @@ vErrors.push(err73);
 errors++;
 }
 }
-var _valid9 = _errs237 === errors;
-valid41 = valid41 || _valid9;
-if(!valid41){
-const err74 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid9 = _errs241 === errors;
+valid42 = valid42 || _valid9;
+if(!valid42){
+const err74 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -2710,30 +2756,30 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs234;
+errors = _errs238;
 if(vErrors !== null){
-if(_errs234){
-vErrors.length = _errs234;
+if(_errs238){
+vErrors.length = _errs238;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid40 = _errs233 === errors;
+var valid41 = _errs237 === errors;
 }
 else {
-var valid40 = true;
+var valid41 = true;
 }
-if(valid40){
-if(data86.write !== undefined){
-let data89 = data86.write;
-const _errs241 = errors;
-const _errs242 = errors;
-let valid43 = false;
-const _errs243 = errors;
-if(typeof data89 !== "boolean"){
-const err75 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(valid41){
+if(data88.write !== undefined){
+let data91 = data88.write;
+const _errs245 = errors;
+const _errs246 = errors;
+let valid44 = false;
+const _errs247 = errors;
+if(typeof data91 !== "boolean"){
+const err75 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -2742,17 +2788,17 @@ vErrors.push(err75);
 }
 errors++;
 }
-var _valid10 = _errs243 === errors;
-valid43 = valid43 || _valid10;
-const _errs245 = errors;
-if(errors === _errs245){
-if(Array.isArray(data89)){
-var valid44 = true;
-const len14 = data89.length;
-for(let i14=0; i14<len14; i14++){
-const _errs247 = errors;
-if(typeof data89[i14] !== "string"){
-const err76 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/write/" + i14,schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid10 = _errs247 === errors;
+valid44 = valid44 || _valid10;
+const _errs249 = errors;
+if(errors === _errs249){
+if(Array.isArray(data91)){
+var valid45 = true;
+const len15 = data91.length;
+for(let i15=0; i15<len15; i15++){
+const _errs251 = errors;
+if(typeof data91[i15] !== "string"){
+const err76 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/write/" + i15,schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -2761,14 +2807,14 @@ vErrors.push(err76);
 }
 errors++;
 }
-var valid44 = _errs247 === errors;
-if(!valid44){
+var valid45 = _errs251 === errors;
+if(!valid45){
 break;
 }
 }
 }
 else {
-const err77 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err77 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -2778,10 +2824,10 @@ vErrors.push(err77);
 errors++;
 }
 }
-var _valid10 = _errs245 === errors;
-valid43 = valid43 || _valid10;
-if(!valid43){
-const err78 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid10 = _errs249 === errors;
+valid44 = valid44 || _valid10;
+if(!valid44){
+const err78 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -2793,30 +2839,30 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs242;
+errors = _errs246;
 if(vErrors !== null){
-if(_errs242){
-vErrors.length = _errs242;
+if(_errs246){
+vErrors.length = _errs246;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid40 = _errs241 === errors;
+var valid41 = _errs245 === errors;
 }
 else {
-var valid40 = true;
+var valid41 = true;
 }
-if(valid40){
-if(data86.net !== undefined){
-let data91 = data86.net;
-const _errs249 = errors;
-const _errs250 = errors;
-let valid45 = false;
-const _errs251 = errors;
-if(typeof data91 !== "boolean"){
-const err79 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(valid41){
+if(data88.net !== undefined){
+let data93 = data88.net;
+const _errs253 = errors;
+const _errs254 = errors;
+let valid46 = false;
+const _errs255 = errors;
+if(typeof data93 !== "boolean"){
+const err79 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -2825,17 +2871,17 @@ vErrors.push(err79);
 }
 errors++;
 }
-var _valid11 = _errs251 === errors;
-valid45 = valid45 || _valid11;
-const _errs253 = errors;
-if(errors === _errs253){
-if(Array.isArray(data91)){
-var valid46 = true;
-const len15 = data91.length;
-for(let i15=0; i15<len15; i15++){
-const _errs255 = errors;
-if(typeof data91[i15] !== "string"){
-const err80 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/net/" + i15,schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid11 = _errs255 === errors;
+valid46 = valid46 || _valid11;
+const _errs257 = errors;
+if(errors === _errs257){
+if(Array.isArray(data93)){
+var valid47 = true;
+const len16 = data93.length;
+for(let i16=0; i16<len16; i16++){
+const _errs259 = errors;
+if(typeof data93[i16] !== "string"){
+const err80 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/net/" + i16,schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -2844,14 +2890,14 @@ vErrors.push(err80);
 }
 errors++;
 }
-var valid46 = _errs255 === errors;
-if(!valid46){
+var valid47 = _errs259 === errors;
+if(!valid47){
 break;
 }
 }
 }
 else {
-const err81 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err81 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -2861,10 +2907,10 @@ vErrors.push(err81);
 errors++;
 }
 }
-var _valid11 = _errs253 === errors;
-valid45 = valid45 || _valid11;
-if(!valid45){
-const err82 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid11 = _errs257 === errors;
+valid46 = valid46 || _valid11;
+if(!valid46){
+const err82 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -2876,30 +2922,30 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs250;
+errors = _errs254;
 if(vErrors !== null){
-if(_errs250){
-vErrors.length = _errs250;
+if(_errs254){
+vErrors.length = _errs254;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid40 = _errs249 === errors;
+var valid41 = _errs253 === errors;
 }
 else {
-var valid40 = true;
+var valid41 = true;
 }
-if(valid40){
-if(data86.env !== undefined){
-let data93 = data86.env;
-const _errs257 = errors;
-const _errs258 = errors;
-let valid47 = false;
-const _errs259 = errors;
-if(typeof data93 !== "boolean"){
-const err83 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(valid41){
+if(data88.env !== undefined){
+let data95 = data88.env;
+const _errs261 = errors;
+const _errs262 = errors;
+let valid48 = false;
+const _errs263 = errors;
+if(typeof data95 !== "boolean"){
+const err83 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -2908,17 +2954,17 @@ vErrors.push(err83);
 }
 errors++;
 }
-var _valid12 = _errs259 === errors;
-valid47 = valid47 || _valid12;
-const _errs261 = errors;
-if(errors === _errs261){
-if(Array.isArray(data93)){
-var valid48 = true;
-const len16 = data93.length;
-for(let i16=0; i16<len16; i16++){
-const _errs263 = errors;
-if(typeof data93[i16] !== "string"){
-const err84 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/env/" + i16,schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid12 = _errs263 === errors;
+valid48 = valid48 || _valid12;
+const _errs265 = errors;
+if(errors === _errs265){
+if(Array.isArray(data95)){
+var valid49 = true;
+const len17 = data95.length;
+for(let i17=0; i17<len17; i17++){
+const _errs267 = errors;
+if(typeof data95[i17] !== "string"){
+const err84 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/env/" + i17,schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -2927,14 +2973,14 @@ vErrors.push(err84);
 }
 errors++;
 }
-var valid48 = _errs263 === errors;
-if(!valid48){
+var valid49 = _errs267 === errors;
+if(!valid49){
 break;
 }
 }
 }
 else {
-const err85 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err85 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -2944,10 +2990,10 @@ vErrors.push(err85);
 errors++;
 }
 }
-var _valid12 = _errs261 === errors;
-valid47 = valid47 || _valid12;
-if(!valid47){
-const err86 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid12 = _errs265 === errors;
+valid48 = valid48 || _valid12;
+if(!valid48){
+const err86 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -2959,30 +3005,30 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs258;
+errors = _errs262;
 if(vErrors !== null){
-if(_errs258){
-vErrors.length = _errs258;
+if(_errs262){
+vErrors.length = _errs262;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid40 = _errs257 === errors;
+var valid41 = _errs261 === errors;
 }
 else {
-var valid40 = true;
+var valid41 = true;
 }
-if(valid40){
-if(data86.run !== undefined){
-let data95 = data86.run;
-const _errs265 = errors;
-const _errs266 = errors;
-let valid49 = false;
-const _errs267 = errors;
-if(typeof data95 !== "boolean"){
-const err87 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(valid41){
+if(data88.run !== undefined){
+let data97 = data88.run;
+const _errs269 = errors;
+const _errs270 = errors;
+let valid50 = false;
+const _errs271 = errors;
+if(typeof data97 !== "boolean"){
+const err87 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -2991,17 +3037,17 @@ vErrors.push(err87);
 }
 errors++;
 }
-var _valid13 = _errs267 === errors;
-valid49 = valid49 || _valid13;
-const _errs269 = errors;
-if(errors === _errs269){
-if(Array.isArray(data95)){
-var valid50 = true;
-const len17 = data95.length;
-for(let i17=0; i17<len17; i17++){
-const _errs271 = errors;
-if(typeof data95[i17] !== "string"){
-const err88 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/run/" + i17,schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid13 = _errs271 === errors;
+valid50 = valid50 || _valid13;
+const _errs273 = errors;
+if(errors === _errs273){
+if(Array.isArray(data97)){
+var valid51 = true;
+const len18 = data97.length;
+for(let i18=0; i18<len18; i18++){
+const _errs275 = errors;
+if(typeof data97[i18] !== "string"){
+const err88 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/run/" + i18,schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -3010,14 +3056,14 @@ vErrors.push(err88);
 }
 errors++;
 }
-var valid50 = _errs271 === errors;
-if(!valid50){
+var valid51 = _errs275 === errors;
+if(!valid51){
 break;
 }
 }
 }
 else {
-const err89 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err89 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -3027,10 +3073,10 @@ vErrors.push(err89);
 errors++;
 }
 }
-var _valid13 = _errs269 === errors;
-valid49 = valid49 || _valid13;
-if(!valid49){
-const err90 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid13 = _errs273 === errors;
+valid50 = valid50 || _valid13;
+if(!valid50){
+const err90 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -3042,30 +3088,30 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs266;
+errors = _errs270;
 if(vErrors !== null){
-if(_errs266){
-vErrors.length = _errs266;
+if(_errs270){
+vErrors.length = _errs270;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid40 = _errs265 === errors;
+var valid41 = _errs269 === errors;
 }
 else {
-var valid40 = true;
+var valid41 = true;
 }
-if(valid40){
-if(data86.ffi !== undefined){
-let data97 = data86.ffi;
-const _errs273 = errors;
-const _errs274 = errors;
-let valid51 = false;
-const _errs275 = errors;
-if(typeof data97 !== "boolean"){
-const err91 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(valid41){
+if(data88.ffi !== undefined){
+let data99 = data88.ffi;
+const _errs277 = errors;
+const _errs278 = errors;
+let valid52 = false;
+const _errs279 = errors;
+if(typeof data99 !== "boolean"){
+const err91 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -3074,17 +3120,17 @@ vErrors.push(err91);
 }
 errors++;
 }
-var _valid14 = _errs275 === errors;
-valid51 = valid51 || _valid14;
-const _errs277 = errors;
-if(errors === _errs277){
-if(Array.isArray(data97)){
-var valid52 = true;
-const len18 = data97.length;
-for(let i18=0; i18<len18; i18++){
-const _errs279 = errors;
-if(typeof data97[i18] !== "string"){
-const err92 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/ffi/" + i18,schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid14 = _errs279 === errors;
+valid52 = valid52 || _valid14;
+const _errs281 = errors;
+if(errors === _errs281){
+if(Array.isArray(data99)){
+var valid53 = true;
+const len19 = data99.length;
+for(let i19=0; i19<len19; i19++){
+const _errs283 = errors;
+if(typeof data99[i19] !== "string"){
+const err92 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/ffi/" + i19,schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -3093,14 +3139,14 @@ vErrors.push(err92);
 }
 errors++;
 }
-var valid52 = _errs279 === errors;
-if(!valid52){
+var valid53 = _errs283 === errors;
+if(!valid53){
 break;
 }
 }
 }
 else {
-const err93 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err93 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -3110,10 +3156,10 @@ vErrors.push(err93);
 errors++;
 }
 }
-var _valid14 = _errs277 === errors;
-valid51 = valid51 || _valid14;
-if(!valid51){
-const err94 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid14 = _errs281 === errors;
+valid52 = valid52 || _valid14;
+if(!valid52){
+const err94 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -3125,30 +3171,30 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs274;
+errors = _errs278;
 if(vErrors !== null){
-if(_errs274){
-vErrors.length = _errs274;
+if(_errs278){
+vErrors.length = _errs278;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid40 = _errs273 === errors;
+var valid41 = _errs277 === errors;
 }
 else {
-var valid40 = true;
+var valid41 = true;
 }
-if(valid40){
-if(data86.sys !== undefined){
-let data99 = data86.sys;
-const _errs281 = errors;
-const _errs282 = errors;
-let valid53 = false;
-const _errs283 = errors;
-if(typeof data99 !== "boolean"){
-const err95 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(valid41){
+if(data88.sys !== undefined){
+let data101 = data88.sys;
+const _errs285 = errors;
+const _errs286 = errors;
+let valid54 = false;
+const _errs287 = errors;
+if(typeof data101 !== "boolean"){
+const err95 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -3157,17 +3203,17 @@ vErrors.push(err95);
 }
 errors++;
 }
-var _valid15 = _errs283 === errors;
-valid53 = valid53 || _valid15;
-const _errs285 = errors;
-if(errors === _errs285){
-if(Array.isArray(data99)){
-var valid54 = true;
-const len19 = data99.length;
-for(let i19=0; i19<len19; i19++){
-const _errs287 = errors;
-if(typeof data99[i19] !== "string"){
-const err96 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/sys/" + i19,schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid15 = _errs287 === errors;
+valid54 = valid54 || _valid15;
+const _errs289 = errors;
+if(errors === _errs289){
+if(Array.isArray(data101)){
+var valid55 = true;
+const len20 = data101.length;
+for(let i20=0; i20<len20; i20++){
+const _errs291 = errors;
+if(typeof data101[i20] !== "string"){
+const err96 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/sys/" + i20,schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -3176,14 +3222,14 @@ vErrors.push(err96);
 }
 errors++;
 }
-var valid54 = _errs287 === errors;
-if(!valid54){
+var valid55 = _errs291 === errors;
+if(!valid55){
 break;
 }
 }
 }
 else {
-const err97 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err97 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -3193,10 +3239,10 @@ vErrors.push(err97);
 errors++;
 }
 }
-var _valid15 = _errs285 === errors;
-valid53 = valid53 || _valid15;
-if(!valid53){
-const err98 = {instancePath:instancePath+"/plugins/" + i12+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid15 = _errs289 === errors;
+valid54 = valid54 || _valid15;
+if(!valid54){
+const err98 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -3208,49 +3254,49 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs282;
+errors = _errs286;
 if(vErrors !== null){
-if(_errs282){
-vErrors.length = _errs282;
+if(_errs286){
+vErrors.length = _errs286;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid40 = _errs281 === errors;
+var valid41 = _errs285 === errors;
+}
+else {
+var valid41 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/permissions",schemaPath:"#/properties/plugins/items/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid40 = _errs234 === errors;
 }
 else {
 var valid40 = true;
 }
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/permissions",schemaPath:"#/properties/plugins/items/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid39 = _errs230 === errors;
-}
-else {
-var valid39 = true;
-}
-if(valid39){
-if(data84.config !== undefined){
-let data101 = data84.config;
-const _errs289 = errors;
-if(errors === _errs289){
-if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
-for(const key19 in data101){
-const _errs291 = errors;
+if(valid40){
+if(data86.config !== undefined){
+let data103 = data86.config;
+const _errs293 = errors;
+if(errors === _errs293){
+if(data103 && typeof data103 == "object" && !Array.isArray(data103)){
+for(const key19 in data103){
+const _errs295 = errors;
 if(typeof key19 !== "string"){
-const err99 = {instancePath:instancePath+"/plugins/" + i12+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key19};
+const err99 = {instancePath:instancePath+"/plugins/" + i13+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key19};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -3259,9 +3305,9 @@ vErrors.push(err99);
 }
 errors++;
 }
-var valid55 = _errs291 === errors;
-if(!valid55){
-const err100 = {instancePath:instancePath+"/plugins/" + i12+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames",keyword:"propertyNames",params:{propertyName: key19},message:"property name must be valid"};
+var valid56 = _errs295 === errors;
+if(!valid56){
+const err100 = {instancePath:instancePath+"/plugins/" + i13+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames",keyword:"propertyNames",params:{propertyName: key19},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -3276,45 +3322,45 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/config",schemaPath:"#/properties/plugins/items/properties/config/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/config",schemaPath:"#/properties/plugins/items/properties/config/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid39 = _errs289 === errors;
+var valid40 = _errs293 === errors;
 }
 else {
-var valid39 = true;
+var valid40 = true;
 }
-if(valid39){
-if(data84.hook_timeout !== undefined){
-let data102 = data84.hook_timeout;
-const _errs294 = errors;
-if(errors === _errs294){
-if(typeof data102 === "string"){
-if(!pattern6.test(data102)){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/hook_timeout",schemaPath:"#/properties/plugins/items/properties/hook_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/hook_timeout",schemaPath:"#/properties/plugins/items/properties/hook_timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid39 = _errs294 === errors;
-}
-else {
-var valid39 = true;
-}
-if(valid39){
-if(data84.max_memory !== undefined){
-let data103 = data84.max_memory;
-const _errs296 = errors;
-const _errs297 = errors;
-let valid56 = false;
+if(valid40){
+if(data86.hook_timeout !== undefined){
+let data104 = data86.hook_timeout;
 const _errs298 = errors;
-if(!(((typeof data103 == "number") && (!(data103 % 1) && !isNaN(data103))) && (isFinite(data103)))){
-const err101 = {instancePath:instancePath+"/plugins/" + i12+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(errors === _errs298){
+if(typeof data104 === "string"){
+if(!pattern6.test(data104)){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/hook_timeout",schemaPath:"#/properties/plugins/items/properties/hook_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/hook_timeout",schemaPath:"#/properties/plugins/items/properties/hook_timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid40 = _errs298 === errors;
+}
+else {
+var valid40 = true;
+}
+if(valid40){
+if(data86.max_memory !== undefined){
+let data105 = data86.max_memory;
+const _errs300 = errors;
+const _errs301 = errors;
+let valid57 = false;
+const _errs302 = errors;
+if(!(((typeof data105 == "number") && (!(data105 % 1) && !isNaN(data105))) && (isFinite(data105)))){
+const err101 = {instancePath:instancePath+"/plugins/" + i13+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -3323,10 +3369,10 @@ vErrors.push(err101);
 }
 errors++;
 }
-if(errors === _errs298){
-if((typeof data103 == "number") && (isFinite(data103))){
-if(data103 > 9007199254740991 || isNaN(data103)){
-const err102 = {instancePath:instancePath+"/plugins/" + i12+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(errors === _errs302){
+if((typeof data105 == "number") && (isFinite(data105))){
+if(data105 > 9007199254740991 || isNaN(data105)){
+const err102 = {instancePath:instancePath+"/plugins/" + i13+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -3336,8 +3382,8 @@ vErrors.push(err102);
 errors++;
 }
 else {
-if(data103 <= 0 || isNaN(data103)){
-const err103 = {instancePath:instancePath+"/plugins/" + i12+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+if(data105 <= 0 || isNaN(data105)){
+const err103 = {instancePath:instancePath+"/plugins/" + i13+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -3349,13 +3395,13 @@ errors++;
 }
 }
 }
-var _valid16 = _errs298 === errors;
-valid56 = valid56 || _valid16;
-const _errs300 = errors;
-if(errors === _errs300){
-if(typeof data103 === "string"){
-if(!pattern11.test(data103)){
-const err104 = {instancePath:instancePath+"/plugins/" + i12+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+var _valid16 = _errs302 === errors;
+valid57 = valid57 || _valid16;
+const _errs304 = errors;
+if(errors === _errs304){
+if(typeof data105 === "string"){
+if(!pattern11.test(data105)){
+const err104 = {instancePath:instancePath+"/plugins/" + i13+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -3366,7 +3412,7 @@ errors++;
 }
 }
 else {
-const err105 = {instancePath:instancePath+"/plugins/" + i12+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err105 = {instancePath:instancePath+"/plugins/" + i13+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -3376,10 +3422,10 @@ vErrors.push(err105);
 errors++;
 }
 }
-var _valid16 = _errs300 === errors;
-valid56 = valid56 || _valid16;
-if(!valid56){
-const err106 = {instancePath:instancePath+"/plugins/" + i12+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid16 = _errs304 === errors;
+valid57 = valid57 || _valid16;
+if(!valid57){
+const err106 = {instancePath:instancePath+"/plugins/" + i13+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -3391,77 +3437,38 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs297;
+errors = _errs301;
 if(vErrors !== null){
-if(_errs297){
-vErrors.length = _errs297;
+if(_errs301){
+vErrors.length = _errs301;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid39 = _errs296 === errors;
+var valid40 = _errs300 === errors;
 }
 else {
-var valid39 = true;
+var valid40 = true;
 }
-if(valid39){
-if(data84.tools !== undefined){
-let data104 = data84.tools;
-const _errs302 = errors;
-if(errors === _errs302){
-if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
-const _errs304 = errors;
-for(const key20 in data104){
+if(valid40){
+if(data86.tools !== undefined){
+let data106 = data86.tools;
+const _errs306 = errors;
+if(errors === _errs306){
+if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
+const _errs308 = errors;
+for(const key20 in data106){
 if(!((key20 === "allow") || (key20 === "deny"))){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools",schemaPath:"#/properties/plugins/items/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"}];
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools",schemaPath:"#/properties/plugins/items/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs304 === errors){
-if(data104.allow !== undefined){
-let data105 = data104.allow;
-const _errs305 = errors;
-if(errors === _errs305){
-if(Array.isArray(data105)){
-var valid58 = true;
-const len20 = data105.length;
-for(let i20=0; i20<len20; i20++){
-let data106 = data105[i20];
-const _errs307 = errors;
-if(errors === _errs307){
-if(typeof data106 === "string"){
-if(data106.length < 1){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools/allow/" + i20,schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools/allow/" + i20,schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid58 = _errs307 === errors;
-if(!valid58){
-break;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools/allow",schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid57 = _errs305 === errors;
-}
-else {
-var valid57 = true;
-}
-if(valid57){
-if(data104.deny !== undefined){
-let data107 = data104.deny;
+if(_errs308 === errors){
+if(data106.allow !== undefined){
+let data107 = data106.allow;
 const _errs309 = errors;
 if(errors === _errs309){
 if(Array.isArray(data107)){
@@ -3473,12 +3480,12 @@ const _errs311 = errors;
 if(errors === _errs311){
 if(typeof data108 === "string"){
 if(data108.length < 1){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools/deny/" + i21,schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/allow/" + i21,schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools/deny/" + i21,schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/allow/" + i21,schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3489,79 +3496,118 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools/deny",schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/allow",schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid57 = _errs309 === errors;
+var valid58 = _errs309 === errors;
 }
 else {
-var valid57 = true;
+var valid58 = true;
 }
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/tools",schemaPath:"#/properties/plugins/items/properties/tools/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid39 = _errs302 === errors;
-}
-else {
-var valid39 = true;
-}
-if(valid39){
-if(data84.isolation !== undefined){
-let data109 = data84.isolation;
+if(valid58){
+if(data106.deny !== undefined){
+let data109 = data106.deny;
 const _errs313 = errors;
-if(typeof data109 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((data109 === "subprocess") || (data109 === "worker"))){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema31.properties.plugins.items.properties.isolation.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid39 = _errs313 === errors;
-}
-else {
-var valid39 = true;
-}
-if(valid39){
-if(data84.sandbox !== undefined){
-let data110 = data84.sandbox;
+if(errors === _errs313){
+if(Array.isArray(data109)){
+var valid60 = true;
+const len22 = data109.length;
+for(let i22=0; i22<len22; i22++){
+let data110 = data109[i22];
 const _errs315 = errors;
-if(typeof data110 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(errors === _errs315){
+if(typeof data110 === "string"){
+if(data110.length < 1){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/deny/" + i22,schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
-if("off" !== data110){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"}];
-return false;
-}
-var valid39 = _errs315 === errors;
 }
 else {
-var valid39 = true;
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/deny/" + i22,schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
 }
 }
-}
-}
-}
-}
-}
-}
+var valid60 = _errs315 === errors;
+if(!valid60){
+break;
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i12,schemaPath:"#/properties/plugins/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/deny",schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid38 = _errs225 === errors;
-if(!valid38){
+var valid58 = _errs313 === errors;
+}
+else {
+var valid58 = true;
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools",schemaPath:"#/properties/plugins/items/properties/tools/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid40 = _errs306 === errors;
+}
+else {
+var valid40 = true;
+}
+if(valid40){
+if(data86.isolation !== undefined){
+let data111 = data86.isolation;
+const _errs317 = errors;
+if(typeof data111 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data111 === "subprocess") || (data111 === "worker"))){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema31.properties.plugins.items.properties.isolation.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid40 = _errs317 === errors;
+}
+else {
+var valid40 = true;
+}
+if(valid40){
+if(data86.sandbox !== undefined){
+let data112 = data86.sandbox;
+const _errs319 = errors;
+if(typeof data112 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("off" !== data112){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"}];
+return false;
+}
+var valid40 = _errs319 === errors;
+}
+else {
+var valid40 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i13,schemaPath:"#/properties/plugins/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid39 = _errs229 === errors;
+if(!valid39){
 break;
 }
 }
@@ -3571,20 +3617,20 @@ validate20.errors = [{instancePath:instancePath+"/plugins",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs223 === errors;
+var valid0 = _errs227 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.mcp_servers !== undefined){
-let data111 = data.mcp_servers;
-const _errs317 = errors;
-if(errors === _errs317){
-if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
-for(const key21 in data111){
-const _errs319 = errors;
-if(errors === _errs319){
+let data113 = data.mcp_servers;
+const _errs321 = errors;
+if(errors === _errs321){
+if(data113 && typeof data113 == "object" && !Array.isArray(data113)){
+for(const key21 in data113){
+const _errs323 = errors;
+if(errors === _errs323){
 if(typeof key21 === "string"){
 if(!pattern21.test(key21)){
 const err107 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},message:"must match pattern \""+"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"+"\"",propertyName:key21};
@@ -3608,8 +3654,8 @@ vErrors.push(err108);
 errors++;
 }
 }
-var valid60 = _errs319 === errors;
-if(!valid60){
+var valid61 = _errs323 === errors;
+if(!valid61){
 const err109 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames",keyword:"propertyNames",params:{propertyName: key21},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err109];
@@ -3623,29 +3669,29 @@ return false;
 break;
 }
 }
-if(valid60){
-for(const key22 in data111){
-let data112 = data111[key22];
-const _errs322 = errors;
+if(valid61){
+for(const key22 in data113){
+let data114 = data113[key22];
+const _errs326 = errors;
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-if(errors === _errs322){
-if(data112 && typeof data112 == "object" && !Array.isArray(data112)){
-const _errs325 = errors;
-for(const key23 in data112){
+if(errors === _errs326){
+if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
+const _errs329 = errors;
+for(const key23 in data114){
 if(!(func1.call(schema31.properties.mcp_servers.additionalProperties.properties, key23))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs325 === errors){
-if(data112.command !== undefined){
-let data113 = data112.command;
-const _errs326 = errors;
-if(errors === _errs326){
-if(typeof data113 === "string"){
-if(data113.length < 1){
+if(_errs329 === errors){
+if(data114.command !== undefined){
+let data115 = data114.command;
+const _errs330 = errors;
+if(errors === _errs330){
+if(typeof data115 === "string"){
+if(data115.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3655,27 +3701,27 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid62 = _errs326 === errors;
+var valid63 = _errs330 === errors;
 }
 else {
-var valid62 = true;
-}
-if(valid62){
-if(data112.args !== undefined){
-let data114 = data112.args;
-const _errs328 = errors;
-if(errors === _errs328){
-if(Array.isArray(data114)){
 var valid63 = true;
-const len22 = data114.length;
-for(let i22=0; i22<len22; i22++){
-const _errs330 = errors;
-if(typeof data114[i22] !== "string"){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i22,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+}
+if(valid63){
+if(data114.args !== undefined){
+let data116 = data114.args;
+const _errs332 = errors;
+if(errors === _errs332){
+if(Array.isArray(data116)){
+var valid64 = true;
+const len23 = data116.length;
+for(let i23=0; i23<len23; i23++){
+const _errs334 = errors;
+if(typeof data116[i23] !== "string"){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid63 = _errs330 === errors;
-if(!valid63){
+var valid64 = _errs334 === errors;
+if(!valid64){
 break;
 }
 }
@@ -3685,29 +3731,29 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid62 = _errs328 === errors;
+var valid63 = _errs332 === errors;
 }
 else {
-var valid62 = true;
+var valid63 = true;
 }
-if(valid62){
-if(data112.env !== undefined){
-let data116 = data112.env;
-const _errs332 = errors;
-const _errs333 = errors;
-let valid64 = false;
-const _errs334 = errors;
-if(errors === _errs334){
-if(Array.isArray(data116)){
-var valid65 = true;
-const len23 = data116.length;
-for(let i23=0; i23<len23; i23++){
-let data117 = data116[i23];
+if(valid63){
+if(data114.env !== undefined){
+let data118 = data114.env;
 const _errs336 = errors;
-if(errors === _errs336){
-if(typeof data117 === "string"){
-if(!pattern5.test(data117)){
-const err110 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+const _errs337 = errors;
+let valid65 = false;
+const _errs338 = errors;
+if(errors === _errs338){
+if(Array.isArray(data118)){
+var valid66 = true;
+const len24 = data118.length;
+for(let i24=0; i24<len24; i24++){
+let data119 = data118[i24];
+const _errs340 = errors;
+if(errors === _errs340){
+if(typeof data119 === "string"){
+if(!pattern5.test(data119)){
+const err110 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -3718,7 +3764,7 @@ errors++;
 }
 }
 else {
-const err111 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err111 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -3728,8 +3774,8 @@ vErrors.push(err111);
 errors++;
 }
 }
-var valid65 = _errs336 === errors;
-if(!valid65){
+var valid66 = _errs340 === errors;
+if(!valid66){
 break;
 }
 }
@@ -3745,14 +3791,14 @@ vErrors.push(err112);
 errors++;
 }
 }
-var _valid17 = _errs334 === errors;
-valid64 = valid64 || _valid17;
-const _errs338 = errors;
-if(errors === _errs338){
-if(data116 && typeof data116 == "object" && !Array.isArray(data116)){
-for(const key24 in data116){
-const _errs340 = errors;
-if(errors === _errs340){
+var _valid17 = _errs338 === errors;
+valid65 = valid65 || _valid17;
+const _errs342 = errors;
+if(errors === _errs342){
+if(data118 && typeof data118 == "object" && !Array.isArray(data118)){
+for(const key24 in data118){
+const _errs344 = errors;
+if(errors === _errs344){
 if(typeof key24 === "string"){
 if(!pattern5.test(key24)){
 const err113 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",propertyName:key24};
@@ -3776,8 +3822,8 @@ vErrors.push(err114);
 errors++;
 }
 }
-var valid66 = _errs340 === errors;
-if(!valid66){
+var valid67 = _errs344 === errors;
+if(!valid67){
 const err115 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames",keyword:"propertyNames",params:{propertyName: key24},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err115];
@@ -3789,10 +3835,10 @@ errors++;
 break;
 }
 }
-if(valid66){
-for(const key25 in data116){
-const _errs343 = errors;
-if(typeof data116[key25] !== "string"){
+if(valid67){
+for(const key25 in data118){
+const _errs347 = errors;
+if(typeof data118[key25] !== "string"){
 const err116 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key25.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err116];
@@ -3802,8 +3848,8 @@ vErrors.push(err116);
 }
 errors++;
 }
-var valid67 = _errs343 === errors;
-if(!valid67){
+var valid68 = _errs347 === errors;
+if(!valid68){
 break;
 }
 }
@@ -3820,9 +3866,9 @@ vErrors.push(err117);
 errors++;
 }
 }
-var _valid17 = _errs338 === errors;
-valid64 = valid64 || _valid17;
-if(!valid64){
+var _valid17 = _errs342 === errors;
+valid65 = valid65 || _valid17;
+if(!valid65){
 const err118 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err118];
@@ -3835,28 +3881,28 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs333;
+errors = _errs337;
 if(vErrors !== null){
-if(_errs333){
-vErrors.length = _errs333;
+if(_errs337){
+vErrors.length = _errs337;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid62 = _errs332 === errors;
+var valid63 = _errs336 === errors;
 }
 else {
-var valid62 = true;
+var valid63 = true;
 }
-if(valid62){
-if(data112.cwd !== undefined){
-let data119 = data112.cwd;
-const _errs345 = errors;
-if(errors === _errs345){
-if(typeof data119 === "string"){
-if(data119.length < 1){
+if(valid63){
+if(data114.cwd !== undefined){
+let data121 = data114.cwd;
+const _errs349 = errors;
+if(errors === _errs349){
+if(typeof data121 === "string"){
+if(data121.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3866,19 +3912,19 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid62 = _errs345 === errors;
+var valid63 = _errs349 === errors;
 }
 else {
-var valid62 = true;
+var valid63 = true;
 }
-if(valid62){
-if(data112.url !== undefined){
-let data120 = data112.url;
-const _errs347 = errors;
-if(errors === _errs347){
-if(errors === _errs347){
-if(typeof data120 === "string"){
-if(!(formats0(data120))){
+if(valid63){
+if(data114.url !== undefined){
+let data122 = data114.url;
+const _errs351 = errors;
+if(errors === _errs351){
+if(errors === _errs351){
+if(typeof data122 === "string"){
+if(!(formats0(data122))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -3889,19 +3935,19 @@ return false;
 }
 }
 }
-var valid62 = _errs347 === errors;
+var valid63 = _errs351 === errors;
 }
 else {
-var valid62 = true;
+var valid63 = true;
 }
-if(valid62){
-if(data112.headers !== undefined){
-let data121 = data112.headers;
-const _errs349 = errors;
-if(errors === _errs349){
-if(data121 && typeof data121 == "object" && !Array.isArray(data121)){
-for(const key26 in data121){
-const _errs351 = errors;
+if(valid63){
+if(data114.headers !== undefined){
+let data123 = data114.headers;
+const _errs353 = errors;
+if(errors === _errs353){
+if(data123 && typeof data123 == "object" && !Array.isArray(data123)){
+for(const key26 in data123){
+const _errs355 = errors;
 if(typeof key26 !== "string"){
 const err119 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key26};
 if(vErrors === null){
@@ -3912,8 +3958,8 @@ vErrors.push(err119);
 }
 errors++;
 }
-var valid68 = _errs351 === errors;
-if(!valid68){
+var valid69 = _errs355 === errors;
+if(!valid69){
 const err120 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key26},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err120];
@@ -3927,15 +3973,15 @@ return false;
 break;
 }
 }
-if(valid68){
-for(const key27 in data121){
-const _errs354 = errors;
-if(typeof data121[key27] !== "string"){
+if(valid69){
+for(const key27 in data123){
+const _errs358 = errors;
+if(typeof data123[key27] !== "string"){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key27.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid69 = _errs354 === errors;
-if(!valid69){
+var valid70 = _errs358 === errors;
+if(!valid70){
 break;
 }
 }
@@ -3946,67 +3992,28 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid62 = _errs349 === errors;
+var valid63 = _errs353 === errors;
 }
 else {
-var valid62 = true;
+var valid63 = true;
 }
-if(valid62){
-if(data112.tools !== undefined){
-let data123 = data112.tools;
-const _errs356 = errors;
-if(errors === _errs356){
-if(data123 && typeof data123 == "object" && !Array.isArray(data123)){
-const _errs358 = errors;
-for(const key28 in data123){
+if(valid63){
+if(data114.tools !== undefined){
+let data125 = data114.tools;
+const _errs360 = errors;
+if(errors === _errs360){
+if(data125 && typeof data125 == "object" && !Array.isArray(data125)){
+const _errs362 = errors;
+for(const key28 in data125){
 if(!((key28 === "allow") || (key28 === "deny"))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs358 === errors){
-if(data123.allow !== undefined){
-let data124 = data123.allow;
-const _errs359 = errors;
-if(errors === _errs359){
-if(Array.isArray(data124)){
-var valid71 = true;
-const len24 = data124.length;
-for(let i24=0; i24<len24; i24++){
-let data125 = data124[i24];
-const _errs361 = errors;
-if(errors === _errs361){
-if(typeof data125 === "string"){
-if(data125.length < 1){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid71 = _errs361 === errors;
-if(!valid71){
-break;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid70 = _errs359 === errors;
-}
-else {
-var valid70 = true;
-}
-if(valid70){
-if(data123.deny !== undefined){
-let data126 = data123.deny;
+if(_errs362 === errors){
+if(data125.allow !== undefined){
+let data126 = data125.allow;
 const _errs363 = errors;
 if(errors === _errs363){
 if(Array.isArray(data126)){
@@ -4018,12 +4025,12 @@ const _errs365 = errors;
 if(errors === _errs365){
 if(typeof data127 === "string"){
 if(data127.length < 1){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4034,14 +4041,53 @@ break;
 }
 }
 else {
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid71 = _errs363 === errors;
+}
+else {
+var valid71 = true;
+}
+if(valid71){
+if(data125.deny !== undefined){
+let data128 = data125.deny;
+const _errs367 = errors;
+if(errors === _errs367){
+if(Array.isArray(data128)){
+var valid73 = true;
+const len26 = data128.length;
+for(let i26=0; i26<len26; i26++){
+let data129 = data128[i26];
+const _errs369 = errors;
+if(errors === _errs369){
+if(typeof data129 === "string"){
+if(data129.length < 1){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i26,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i26,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid73 = _errs369 === errors;
+if(!valid73){
+break;
+}
+}
+}
+else {
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid70 = _errs363 === errors;
+var valid71 = _errs367 === errors;
 }
 else {
-var valid70 = true;
+var valid71 = true;
 }
 }
 }
@@ -4051,18 +4097,18 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid62 = _errs356 === errors;
+var valid63 = _errs360 === errors;
 }
 else {
-var valid62 = true;
+var valid63 = true;
 }
-if(valid62){
-if(data112.timeout !== undefined){
-let data128 = data112.timeout;
-const _errs367 = errors;
-if(errors === _errs367){
-if(typeof data128 === "string"){
-if(!pattern6.test(data128)){
+if(valid63){
+if(data114.timeout !== undefined){
+let data130 = data114.timeout;
+const _errs371 = errors;
+if(errors === _errs371){
+if(typeof data130 === "string"){
+if(!pattern6.test(data130)){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4072,18 +4118,18 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid62 = _errs367 === errors;
+var valid63 = _errs371 === errors;
 }
 else {
-var valid62 = true;
+var valid63 = true;
 }
-if(valid62){
-if(data112.startup_timeout !== undefined){
-let data129 = data112.startup_timeout;
-const _errs369 = errors;
-if(errors === _errs369){
-if(typeof data129 === "string"){
-if(!pattern6.test(data129)){
+if(valid63){
+if(data114.startup_timeout !== undefined){
+let data131 = data114.startup_timeout;
+const _errs373 = errors;
+if(errors === _errs373){
+if(typeof data131 === "string"){
+if(!pattern6.test(data131)){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4093,31 +4139,31 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid62 = _errs369 === errors;
+var valid63 = _errs373 === errors;
 }
 else {
-var valid62 = true;
+var valid63 = true;
 }
-if(valid62){
-if(data112.required !== undefined){
-const _errs371 = errors;
-if(typeof data112.required !== "boolean"){
+if(valid63){
+if(data114.required !== undefined){
+const _errs375 = errors;
+if(typeof data114.required !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid62 = _errs371 === errors;
+var valid63 = _errs375 === errors;
 }
 else {
-var valid62 = true;
+var valid63 = true;
 }
-if(valid62){
-if(data112.sandbox !== undefined){
-let data131 = data112.sandbox;
-const _errs373 = errors;
-const _errs374 = errors;
-let valid73 = false;
-const _errs375 = errors;
-if(typeof data131 !== "string"){
+if(valid63){
+if(data114.sandbox !== undefined){
+let data133 = data114.sandbox;
+const _errs377 = errors;
+const _errs378 = errors;
+let valid74 = false;
+const _errs379 = errors;
+if(typeof data133 !== "string"){
 const err121 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err121];
@@ -4127,7 +4173,7 @@ vErrors.push(err121);
 }
 errors++;
 }
-if("off" !== data131){
+if("off" !== data133){
 const err122 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err122];
@@ -4137,13 +4183,13 @@ vErrors.push(err122);
 }
 errors++;
 }
-var _valid18 = _errs375 === errors;
-valid73 = valid73 || _valid18;
-const _errs377 = errors;
-if(errors === _errs377){
-if(data131 && typeof data131 == "object" && !Array.isArray(data131)){
-const _errs379 = errors;
-for(const key29 in data131){
+var _valid18 = _errs379 === errors;
+valid74 = valid74 || _valid18;
+const _errs381 = errors;
+if(errors === _errs381){
+if(data133 && typeof data133 == "object" && !Array.isArray(data133)){
+const _errs383 = errors;
+for(const key29 in data133){
 if(!((((key29 === "read") || (key29 === "write")) || (key29 === "net")) || (key29 === "limits"))){
 const err123 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -4156,21 +4202,21 @@ errors++;
 break;
 }
 }
-if(_errs379 === errors){
-if(data131.read !== undefined){
-let data132 = data131.read;
-const _errs380 = errors;
-if(errors === _errs380){
-if(Array.isArray(data132)){
-var valid75 = true;
-const len26 = data132.length;
-for(let i26=0; i26<len26; i26++){
-let data133 = data132[i26];
-const _errs382 = errors;
-if(errors === _errs382){
-if(typeof data133 === "string"){
-if(data133.length < 1){
-const err124 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i26,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(_errs383 === errors){
+if(data133.read !== undefined){
+let data134 = data133.read;
+const _errs384 = errors;
+if(errors === _errs384){
+if(Array.isArray(data134)){
+var valid76 = true;
+const len27 = data134.length;
+for(let i27=0; i27<len27; i27++){
+let data135 = data134[i27];
+const _errs386 = errors;
+if(errors === _errs386){
+if(typeof data135 === "string"){
+if(data135.length < 1){
+const err124 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i27,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -4181,7 +4227,7 @@ errors++;
 }
 }
 else {
-const err125 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i26,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err125 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i27,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -4191,8 +4237,8 @@ vErrors.push(err125);
 errors++;
 }
 }
-var valid75 = _errs382 === errors;
-if(!valid75){
+var valid76 = _errs386 === errors;
+if(!valid76){
 break;
 }
 }
@@ -4208,26 +4254,26 @@ vErrors.push(err126);
 errors++;
 }
 }
-var valid74 = _errs380 === errors;
+var valid75 = _errs384 === errors;
 }
 else {
-var valid74 = true;
+var valid75 = true;
 }
-if(valid74){
-if(data131.write !== undefined){
-let data134 = data131.write;
-const _errs384 = errors;
-if(errors === _errs384){
-if(Array.isArray(data134)){
-var valid76 = true;
-const len27 = data134.length;
-for(let i27=0; i27<len27; i27++){
-let data135 = data134[i27];
-const _errs386 = errors;
-if(errors === _errs386){
-if(typeof data135 === "string"){
-if(data135.length < 1){
-const err127 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i27,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(valid75){
+if(data133.write !== undefined){
+let data136 = data133.write;
+const _errs388 = errors;
+if(errors === _errs388){
+if(Array.isArray(data136)){
+var valid77 = true;
+const len28 = data136.length;
+for(let i28=0; i28<len28; i28++){
+let data137 = data136[i28];
+const _errs390 = errors;
+if(errors === _errs390){
+if(typeof data137 === "string"){
+if(data137.length < 1){
+const err127 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i28,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -4238,7 +4284,7 @@ errors++;
 }
 }
 else {
-const err128 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i27,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err128 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i28,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -4248,8 +4294,8 @@ vErrors.push(err128);
 errors++;
 }
 }
-var valid76 = _errs386 === errors;
-if(!valid76){
+var valid77 = _errs390 === errors;
+if(!valid77){
 break;
 }
 }
@@ -4265,15 +4311,15 @@ vErrors.push(err129);
 errors++;
 }
 }
-var valid74 = _errs384 === errors;
+var valid75 = _errs388 === errors;
 }
 else {
-var valid74 = true;
+var valid75 = true;
 }
-if(valid74){
-if(data131.net !== undefined){
-const _errs388 = errors;
-if(typeof data131.net !== "boolean"){
+if(valid75){
+if(data133.net !== undefined){
+const _errs392 = errors;
+if(typeof data133.net !== "boolean"){
 const err130 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err130];
@@ -4283,19 +4329,19 @@ vErrors.push(err130);
 }
 errors++;
 }
-var valid74 = _errs388 === errors;
+var valid75 = _errs392 === errors;
 }
 else {
-var valid74 = true;
+var valid75 = true;
 }
-if(valid74){
-if(data131.limits !== undefined){
-let data137 = data131.limits;
-const _errs390 = errors;
-if(errors === _errs390){
-if(data137 && typeof data137 == "object" && !Array.isArray(data137)){
-const _errs392 = errors;
-for(const key30 in data137){
+if(valid75){
+if(data133.limits !== undefined){
+let data139 = data133.limits;
+const _errs394 = errors;
+if(errors === _errs394){
+if(data139 && typeof data139 == "object" && !Array.isArray(data139)){
+const _errs396 = errors;
+for(const key30 in data139){
 if(!((((key30 === "processes") || (key30 === "memory")) || (key30 === "file_size")) || (key30 === "tmp"))){
 const err131 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -4308,11 +4354,11 @@ errors++;
 break;
 }
 }
-if(_errs392 === errors){
-if(data137.processes !== undefined){
-let data138 = data137.processes;
-const _errs393 = errors;
-if(!(((typeof data138 == "number") && (!(data138 % 1) && !isNaN(data138))) && (isFinite(data138)))){
+if(_errs396 === errors){
+if(data139.processes !== undefined){
+let data140 = data139.processes;
+const _errs397 = errors;
+if(!(((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140))) && (isFinite(data140)))){
 const err132 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err132];
@@ -4322,9 +4368,9 @@ vErrors.push(err132);
 }
 errors++;
 }
-if(errors === _errs393){
-if((typeof data138 == "number") && (isFinite(data138))){
-if(data138 > 9007199254740991 || isNaN(data138)){
+if(errors === _errs397){
+if((typeof data140 == "number") && (isFinite(data140))){
+if(data140 > 9007199254740991 || isNaN(data140)){
 const err133 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err133];
@@ -4335,7 +4381,7 @@ vErrors.push(err133);
 errors++;
 }
 else {
-if(data138 < 8 || isNaN(data138)){
+if(data140 < 8 || isNaN(data140)){
 const err134 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
 if(vErrors === null){
 vErrors = [err134];
@@ -4348,19 +4394,19 @@ errors++;
 }
 }
 }
-var valid77 = _errs393 === errors;
+var valid78 = _errs397 === errors;
 }
 else {
-var valid77 = true;
+var valid78 = true;
 }
-if(valid77){
-if(data137.memory !== undefined){
-let data139 = data137.memory;
-const _errs395 = errors;
-const _errs396 = errors;
-let valid78 = false;
-const _errs397 = errors;
-if(!(((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139))) && (isFinite(data139)))){
+if(valid78){
+if(data139.memory !== undefined){
+let data141 = data139.memory;
+const _errs399 = errors;
+const _errs400 = errors;
+let valid79 = false;
+const _errs401 = errors;
+if(!(((typeof data141 == "number") && (!(data141 % 1) && !isNaN(data141))) && (isFinite(data141)))){
 const err135 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err135];
@@ -4370,9 +4416,9 @@ vErrors.push(err135);
 }
 errors++;
 }
-if(errors === _errs397){
-if((typeof data139 == "number") && (isFinite(data139))){
-if(data139 > 9007199254740991 || isNaN(data139)){
+if(errors === _errs401){
+if((typeof data141 == "number") && (isFinite(data141))){
+if(data141 > 9007199254740991 || isNaN(data141)){
 const err136 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err136];
@@ -4383,7 +4429,7 @@ vErrors.push(err136);
 errors++;
 }
 else {
-if(data139 <= 0 || isNaN(data139)){
+if(data141 <= 0 || isNaN(data141)){
 const err137 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err137];
@@ -4396,12 +4442,12 @@ errors++;
 }
 }
 }
-var _valid19 = _errs397 === errors;
-valid78 = valid78 || _valid19;
-const _errs399 = errors;
-if(errors === _errs399){
-if(typeof data139 === "string"){
-if(!pattern11.test(data139)){
+var _valid19 = _errs401 === errors;
+valid79 = valid79 || _valid19;
+const _errs403 = errors;
+if(errors === _errs403){
+if(typeof data141 === "string"){
+if(!pattern11.test(data141)){
 const err138 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err138];
@@ -4423,9 +4469,9 @@ vErrors.push(err139);
 errors++;
 }
 }
-var _valid19 = _errs399 === errors;
-valid78 = valid78 || _valid19;
-if(!valid78){
+var _valid19 = _errs403 === errors;
+valid79 = valid79 || _valid19;
+if(!valid79){
 const err140 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err140];
@@ -4436,29 +4482,29 @@ vErrors.push(err140);
 errors++;
 }
 else {
-errors = _errs396;
+errors = _errs400;
 if(vErrors !== null){
-if(_errs396){
-vErrors.length = _errs396;
+if(_errs400){
+vErrors.length = _errs400;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid77 = _errs395 === errors;
+var valid78 = _errs399 === errors;
 }
 else {
-var valid77 = true;
+var valid78 = true;
 }
-if(valid77){
-if(data137.file_size !== undefined){
-let data140 = data137.file_size;
-const _errs401 = errors;
-const _errs402 = errors;
-let valid79 = false;
-const _errs403 = errors;
-if(!(((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140))) && (isFinite(data140)))){
+if(valid78){
+if(data139.file_size !== undefined){
+let data142 = data139.file_size;
+const _errs405 = errors;
+const _errs406 = errors;
+let valid80 = false;
+const _errs407 = errors;
+if(!(((typeof data142 == "number") && (!(data142 % 1) && !isNaN(data142))) && (isFinite(data142)))){
 const err141 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err141];
@@ -4468,9 +4514,9 @@ vErrors.push(err141);
 }
 errors++;
 }
-if(errors === _errs403){
-if((typeof data140 == "number") && (isFinite(data140))){
-if(data140 > 9007199254740991 || isNaN(data140)){
+if(errors === _errs407){
+if((typeof data142 == "number") && (isFinite(data142))){
+if(data142 > 9007199254740991 || isNaN(data142)){
 const err142 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err142];
@@ -4481,7 +4527,7 @@ vErrors.push(err142);
 errors++;
 }
 else {
-if(data140 <= 0 || isNaN(data140)){
+if(data142 <= 0 || isNaN(data142)){
 const err143 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err143];
@@ -4494,12 +4540,12 @@ errors++;
 }
 }
 }
-var _valid20 = _errs403 === errors;
-valid79 = valid79 || _valid20;
-const _errs405 = errors;
-if(errors === _errs405){
-if(typeof data140 === "string"){
-if(!pattern11.test(data140)){
+var _valid20 = _errs407 === errors;
+valid80 = valid80 || _valid20;
+const _errs409 = errors;
+if(errors === _errs409){
+if(typeof data142 === "string"){
+if(!pattern11.test(data142)){
 const err144 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err144];
@@ -4521,9 +4567,9 @@ vErrors.push(err145);
 errors++;
 }
 }
-var _valid20 = _errs405 === errors;
-valid79 = valid79 || _valid20;
-if(!valid79){
+var _valid20 = _errs409 === errors;
+valid80 = valid80 || _valid20;
+if(!valid80){
 const err146 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err146];
@@ -4534,29 +4580,29 @@ vErrors.push(err146);
 errors++;
 }
 else {
-errors = _errs402;
+errors = _errs406;
 if(vErrors !== null){
-if(_errs402){
-vErrors.length = _errs402;
+if(_errs406){
+vErrors.length = _errs406;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid77 = _errs401 === errors;
+var valid78 = _errs405 === errors;
 }
 else {
-var valid77 = true;
+var valid78 = true;
 }
-if(valid77){
-if(data137.tmp !== undefined){
-let data141 = data137.tmp;
-const _errs407 = errors;
-const _errs408 = errors;
-let valid80 = false;
-const _errs409 = errors;
-if(!(((typeof data141 == "number") && (!(data141 % 1) && !isNaN(data141))) && (isFinite(data141)))){
+if(valid78){
+if(data139.tmp !== undefined){
+let data143 = data139.tmp;
+const _errs411 = errors;
+const _errs412 = errors;
+let valid81 = false;
+const _errs413 = errors;
+if(!(((typeof data143 == "number") && (!(data143 % 1) && !isNaN(data143))) && (isFinite(data143)))){
 const err147 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err147];
@@ -4566,9 +4612,9 @@ vErrors.push(err147);
 }
 errors++;
 }
-if(errors === _errs409){
-if((typeof data141 == "number") && (isFinite(data141))){
-if(data141 > 9007199254740991 || isNaN(data141)){
+if(errors === _errs413){
+if((typeof data143 == "number") && (isFinite(data143))){
+if(data143 > 9007199254740991 || isNaN(data143)){
 const err148 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err148];
@@ -4579,7 +4625,7 @@ vErrors.push(err148);
 errors++;
 }
 else {
-if(data141 <= 0 || isNaN(data141)){
+if(data143 <= 0 || isNaN(data143)){
 const err149 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err149];
@@ -4592,12 +4638,12 @@ errors++;
 }
 }
 }
-var _valid21 = _errs409 === errors;
-valid80 = valid80 || _valid21;
-const _errs411 = errors;
-if(errors === _errs411){
-if(typeof data141 === "string"){
-if(!pattern11.test(data141)){
+var _valid21 = _errs413 === errors;
+valid81 = valid81 || _valid21;
+const _errs415 = errors;
+if(errors === _errs415){
+if(typeof data143 === "string"){
+if(!pattern11.test(data143)){
 const err150 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err150];
@@ -4619,9 +4665,9 @@ vErrors.push(err151);
 errors++;
 }
 }
-var _valid21 = _errs411 === errors;
-valid80 = valid80 || _valid21;
-if(!valid80){
+var _valid21 = _errs415 === errors;
+valid81 = valid81 || _valid21;
+if(!valid81){
 const err152 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err152];
@@ -4632,20 +4678,20 @@ vErrors.push(err152);
 errors++;
 }
 else {
-errors = _errs408;
+errors = _errs412;
 if(vErrors !== null){
-if(_errs408){
-vErrors.length = _errs408;
+if(_errs412){
+vErrors.length = _errs412;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid77 = _errs407 === errors;
+var valid78 = _errs411 === errors;
 }
 else {
-var valid77 = true;
+var valid78 = true;
 }
 }
 }
@@ -4663,10 +4709,10 @@ vErrors.push(err153);
 errors++;
 }
 }
-var valid74 = _errs390 === errors;
+var valid75 = _errs394 === errors;
 }
 else {
-var valid74 = true;
+var valid75 = true;
 }
 }
 }
@@ -4684,9 +4730,9 @@ vErrors.push(err154);
 errors++;
 }
 }
-var _valid18 = _errs377 === errors;
-valid73 = valid73 || _valid18;
-if(!valid73){
+var _valid18 = _errs381 === errors;
+valid74 = valid74 || _valid18;
+if(!valid74){
 const err155 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err155];
@@ -4699,20 +4745,20 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs374;
+errors = _errs378;
 if(vErrors !== null){
-if(_errs374){
-vErrors.length = _errs374;
+if(_errs378){
+vErrors.length = _errs378;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid62 = _errs373 === errors;
+var valid63 = _errs377 === errors;
 }
 else {
-var valid62 = true;
+var valid63 = true;
 }
 }
 }
@@ -4731,8 +4777,8 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid61 = _errs322 === errors;
-if(!valid61){
+var valid62 = _errs326 === errors;
+if(!valid62){
 break;
 }
 }
@@ -4743,57 +4789,57 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs317 === errors;
+var valid0 = _errs321 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.approval !== undefined){
-let data142 = data.approval;
-const _errs413 = errors;
+let data144 = data.approval;
+const _errs417 = errors;
 validate20.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-if(errors === _errs413){
-if(data142 && typeof data142 == "object" && !Array.isArray(data142)){
-const _errs416 = errors;
-for(const key31 in data142){
+if(errors === _errs417){
+if(data144 && typeof data144 == "object" && !Array.isArray(data144)){
+const _errs420 = errors;
+for(const key31 in data144){
 if(!(((key31 === "command") || (key31 === "url")) || (key31 === "timeout"))){
 validate20.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs416 === errors){
-if(data142.command !== undefined){
-let data143 = data142.command;
-const _errs417 = errors;
-if(errors === _errs417){
-if(Array.isArray(data143)){
-if(data143.length < 1){
+if(_errs420 === errors){
+if(data144.command !== undefined){
+let data145 = data144.command;
+const _errs421 = errors;
+if(errors === _errs421){
+if(Array.isArray(data145)){
+if(data145.length < 1){
 validate20.errors = [{instancePath:instancePath+"/approval/command",schemaPath:"#/properties/approval/properties/command/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
-var valid82 = true;
-const len28 = data143.length;
-for(let i28=0; i28<len28; i28++){
-let data144 = data143[i28];
-const _errs419 = errors;
-if(errors === _errs419){
-if(typeof data144 === "string"){
-if(data144.length < 1){
-validate20.errors = [{instancePath:instancePath+"/approval/command/" + i28,schemaPath:"#/properties/approval/properties/command/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+var valid83 = true;
+const len29 = data145.length;
+for(let i29=0; i29<len29; i29++){
+let data146 = data145[i29];
+const _errs423 = errors;
+if(errors === _errs423){
+if(typeof data146 === "string"){
+if(data146.length < 1){
+validate20.errors = [{instancePath:instancePath+"/approval/command/" + i29,schemaPath:"#/properties/approval/properties/command/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/approval/command/" + i28,schemaPath:"#/properties/approval/properties/command/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/approval/command/" + i29,schemaPath:"#/properties/approval/properties/command/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid82 = _errs419 === errors;
-if(!valid82){
+var valid83 = _errs423 === errors;
+if(!valid83){
 break;
 }
 }
@@ -4804,19 +4850,19 @@ validate20.errors = [{instancePath:instancePath+"/approval/command",schemaPath:"
 return false;
 }
 }
-var valid81 = _errs417 === errors;
+var valid82 = _errs421 === errors;
 }
 else {
-var valid81 = true;
+var valid82 = true;
 }
-if(valid81){
-if(data142.url !== undefined){
-let data145 = data142.url;
-const _errs421 = errors;
-if(errors === _errs421){
-if(errors === _errs421){
-if(typeof data145 === "string"){
-if(!(formats0(data145))){
+if(valid82){
+if(data144.url !== undefined){
+let data147 = data144.url;
+const _errs425 = errors;
+if(errors === _errs425){
+if(errors === _errs425){
+if(typeof data147 === "string"){
+if(!(formats0(data147))){
 validate20.errors = [{instancePath:instancePath+"/approval/url",schemaPath:"#/properties/approval/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -4827,18 +4873,18 @@ return false;
 }
 }
 }
-var valid81 = _errs421 === errors;
+var valid82 = _errs425 === errors;
 }
 else {
-var valid81 = true;
+var valid82 = true;
 }
-if(valid81){
-if(data142.timeout !== undefined){
-let data146 = data142.timeout;
-const _errs423 = errors;
-if(errors === _errs423){
-if(typeof data146 === "string"){
-if(!pattern6.test(data146)){
+if(valid82){
+if(data144.timeout !== undefined){
+let data148 = data144.timeout;
+const _errs427 = errors;
+if(errors === _errs427){
+if(typeof data148 === "string"){
+if(!pattern6.test(data148)){
 validate20.errors = [{instancePath:instancePath+"/approval/timeout",schemaPath:"#/properties/approval/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4848,10 +4894,10 @@ validate20.errors = [{instancePath:instancePath+"/approval/timeout",schemaPath:"
 return false;
 }
 }
-var valid81 = _errs423 === errors;
+var valid82 = _errs427 === errors;
 }
 else {
-var valid81 = true;
+var valid82 = true;
 }
 }
 }
@@ -4862,59 +4908,59 @@ validate20.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs413 === errors;
+var valid0 = _errs417 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.limits !== undefined){
-let data147 = data.limits;
-const _errs425 = errors;
-if(errors === _errs425){
-if(data147 && typeof data147 == "object" && !Array.isArray(data147)){
-const _errs427 = errors;
-for(const key32 in data147){
+let data149 = data.limits;
+const _errs429 = errors;
+if(errors === _errs429){
+if(data149 && typeof data149 == "object" && !Array.isArray(data149)){
+const _errs431 = errors;
+for(const key32 in data149){
 if(!((((key32 === "max_turns") || (key32 === "timeout")) || (key32 === "max_tokens")) || (key32 === "max_cost_usd"))){
 validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs427 === errors){
-if(data147.max_turns !== undefined){
-let data148 = data147.max_turns;
-const _errs428 = errors;
-if(!(((typeof data148 == "number") && (!(data148 % 1) && !isNaN(data148))) && (isFinite(data148)))){
+if(_errs431 === errors){
+if(data149.max_turns !== undefined){
+let data150 = data149.max_turns;
+const _errs432 = errors;
+if(!(((typeof data150 == "number") && (!(data150 % 1) && !isNaN(data150))) && (isFinite(data150)))){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs428){
-if((typeof data148 == "number") && (isFinite(data148))){
-if(data148 > 9007199254740991 || isNaN(data148)){
+if(errors === _errs432){
+if((typeof data150 == "number") && (isFinite(data150))){
+if(data150 > 9007199254740991 || isNaN(data150)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data148 <= 0 || isNaN(data148)){
+if(data150 <= 0 || isNaN(data150)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid83 = _errs428 === errors;
+var valid84 = _errs432 === errors;
 }
 else {
-var valid83 = true;
+var valid84 = true;
 }
-if(valid83){
-if(data147.timeout !== undefined){
-let data149 = data147.timeout;
-const _errs430 = errors;
-if(errors === _errs430){
-if(typeof data149 === "string"){
-if(!pattern6.test(data149)){
+if(valid84){
+if(data149.timeout !== undefined){
+let data151 = data149.timeout;
+const _errs434 = errors;
+if(errors === _errs434){
+if(typeof data151 === "string"){
+if(!pattern6.test(data151)){
 validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4924,45 +4970,45 @@ validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/
 return false;
 }
 }
-var valid83 = _errs430 === errors;
+var valid84 = _errs434 === errors;
 }
 else {
-var valid83 = true;
+var valid84 = true;
 }
-if(valid83){
-if(data147.max_tokens !== undefined){
-let data150 = data147.max_tokens;
-const _errs432 = errors;
-if(!(((typeof data150 == "number") && (!(data150 % 1) && !isNaN(data150))) && (isFinite(data150)))){
+if(valid84){
+if(data149.max_tokens !== undefined){
+let data152 = data149.max_tokens;
+const _errs436 = errors;
+if(!(((typeof data152 == "number") && (!(data152 % 1) && !isNaN(data152))) && (isFinite(data152)))){
 validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs432){
-if((typeof data150 == "number") && (isFinite(data150))){
-if(data150 > 9007199254740991 || isNaN(data150)){
+if(errors === _errs436){
+if((typeof data152 == "number") && (isFinite(data152))){
+if(data152 > 9007199254740991 || isNaN(data152)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data150 <= 0 || isNaN(data150)){
+if(data152 <= 0 || isNaN(data152)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid83 = _errs432 === errors;
+var valid84 = _errs436 === errors;
 }
 else {
-var valid83 = true;
+var valid84 = true;
 }
-if(valid83){
-if(data147.max_cost_usd !== undefined){
-let data151 = data147.max_cost_usd;
-const _errs434 = errors;
-if(errors === _errs434){
-if((typeof data151 == "number") && (isFinite(data151))){
-if(data151 <= 0 || isNaN(data151)){
+if(valid84){
+if(data149.max_cost_usd !== undefined){
+let data153 = data149.max_cost_usd;
+const _errs438 = errors;
+if(errors === _errs438){
+if((typeof data153 == "number") && (isFinite(data153))){
+if(data153 <= 0 || isNaN(data153)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPath:"#/properties/limits/properties/max_cost_usd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4972,10 +5018,10 @@ validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPat
 return false;
 }
 }
-var valid83 = _errs434 === errors;
+var valid84 = _errs438 === errors;
 }
 else {
-var valid83 = true;
+var valid84 = true;
 }
 }
 }
@@ -4987,49 +5033,49 @@ validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs425 === errors;
+var valid0 = _errs429 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.compaction !== undefined){
-let data152 = data.compaction;
-const _errs436 = errors;
-if(errors === _errs436){
-if(data152 && typeof data152 == "object" && !Array.isArray(data152)){
-const _errs438 = errors;
-for(const key33 in data152){
+let data154 = data.compaction;
+const _errs440 = errors;
+if(errors === _errs440){
+if(data154 && typeof data154 == "object" && !Array.isArray(data154)){
+const _errs442 = errors;
+for(const key33 in data154){
 if(!(func1.call(schema31.properties.compaction.properties, key33))){
 validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs438 === errors){
-if(data152.enabled !== undefined){
-const _errs439 = errors;
-if(typeof data152.enabled !== "boolean"){
+if(_errs442 === errors){
+if(data154.enabled !== undefined){
+const _errs443 = errors;
+if(typeof data154.enabled !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/enabled",schemaPath:"#/properties/compaction/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid84 = _errs439 === errors;
+var valid85 = _errs443 === errors;
 }
 else {
-var valid84 = true;
+var valid85 = true;
 }
-if(valid84){
-if(data152.threshold !== undefined){
-let data154 = data152.threshold;
-const _errs441 = errors;
-if(errors === _errs441){
-if((typeof data154 == "number") && (isFinite(data154))){
-if(data154 > 1 || isNaN(data154)){
+if(valid85){
+if(data154.threshold !== undefined){
+let data156 = data154.threshold;
+const _errs445 = errors;
+if(errors === _errs445){
+if((typeof data156 == "number") && (isFinite(data156))){
+if(data156 > 1 || isNaN(data156)){
 validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data154 <= 0 || isNaN(data154)){
+if(data156 <= 0 || isNaN(data156)){
 validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5040,23 +5086,23 @@ validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPa
 return false;
 }
 }
-var valid84 = _errs441 === errors;
+var valid85 = _errs445 === errors;
 }
 else {
-var valid84 = true;
+var valid85 = true;
 }
-if(valid84){
-if(data152.low_water !== undefined){
-let data155 = data152.low_water;
-const _errs443 = errors;
-if(errors === _errs443){
-if((typeof data155 == "number") && (isFinite(data155))){
-if(data155 > 1 || isNaN(data155)){
+if(valid85){
+if(data154.low_water !== undefined){
+let data157 = data154.low_water;
+const _errs447 = errors;
+if(errors === _errs447){
+if((typeof data157 == "number") && (isFinite(data157))){
+if(data157 > 1 || isNaN(data157)){
 validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data155 <= 0 || isNaN(data155)){
+if(data157 <= 0 || isNaN(data157)){
 validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5067,77 +5113,77 @@ validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPa
 return false;
 }
 }
-var valid84 = _errs443 === errors;
+var valid85 = _errs447 === errors;
 }
 else {
-var valid84 = true;
+var valid85 = true;
 }
-if(valid84){
-if(data152.protect_first !== undefined){
-let data156 = data152.protect_first;
-const _errs445 = errors;
-if(!(((typeof data156 == "number") && (!(data156 % 1) && !isNaN(data156))) && (isFinite(data156)))){
+if(valid85){
+if(data154.protect_first !== undefined){
+let data158 = data154.protect_first;
+const _errs449 = errors;
+if(!(((typeof data158 == "number") && (!(data158 % 1) && !isNaN(data158))) && (isFinite(data158)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs445){
-if((typeof data156 == "number") && (isFinite(data156))){
-if(data156 > 9007199254740991 || isNaN(data156)){
+if(errors === _errs449){
+if((typeof data158 == "number") && (isFinite(data158))){
+if(data158 > 9007199254740991 || isNaN(data158)){
 validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data156 < 0 || isNaN(data156)){
+if(data158 < 0 || isNaN(data158)){
 validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 }
-var valid84 = _errs445 === errors;
+var valid85 = _errs449 === errors;
 }
 else {
-var valid84 = true;
+var valid85 = true;
 }
-if(valid84){
-if(data152.protect_last !== undefined){
-let data157 = data152.protect_last;
-const _errs447 = errors;
-if(!(((typeof data157 == "number") && (!(data157 % 1) && !isNaN(data157))) && (isFinite(data157)))){
+if(valid85){
+if(data154.protect_last !== undefined){
+let data159 = data154.protect_last;
+const _errs451 = errors;
+if(!(((typeof data159 == "number") && (!(data159 % 1) && !isNaN(data159))) && (isFinite(data159)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs447){
-if((typeof data157 == "number") && (isFinite(data157))){
-if(data157 > 9007199254740991 || isNaN(data157)){
+if(errors === _errs451){
+if((typeof data159 == "number") && (isFinite(data159))){
+if(data159 > 9007199254740991 || isNaN(data159)){
 validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data157 < 1 || isNaN(data157)){
+if(data159 < 1 || isNaN(data159)){
 validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid84 = _errs447 === errors;
+var valid85 = _errs451 === errors;
 }
 else {
-var valid84 = true;
+var valid85 = true;
 }
-if(valid84){
-if(data152.tail_budget !== undefined){
-let data158 = data152.tail_budget;
-const _errs449 = errors;
-if(errors === _errs449){
-if((typeof data158 == "number") && (isFinite(data158))){
-if(data158 > 1 || isNaN(data158)){
+if(valid85){
+if(data154.tail_budget !== undefined){
+let data160 = data154.tail_budget;
+const _errs453 = errors;
+if(errors === _errs453){
+if((typeof data160 == "number") && (isFinite(data160))){
+if(data160 > 1 || isNaN(data160)){
 validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data158 <= 0 || isNaN(data158)){
+if(data160 <= 0 || isNaN(data160)){
 validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5148,23 +5194,23 @@ validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schema
 return false;
 }
 }
-var valid84 = _errs449 === errors;
+var valid85 = _errs453 === errors;
 }
 else {
-var valid84 = true;
+var valid85 = true;
 }
-if(valid84){
-if(data152.max_tool_result !== undefined){
-let data159 = data152.max_tool_result;
-const _errs451 = errors;
-if(errors === _errs451){
-if((typeof data159 == "number") && (isFinite(data159))){
-if(data159 > 1 || isNaN(data159)){
+if(valid85){
+if(data154.max_tool_result !== undefined){
+let data161 = data154.max_tool_result;
+const _errs455 = errors;
+if(errors === _errs455){
+if((typeof data161 == "number") && (isFinite(data161))){
+if(data161 > 1 || isNaN(data161)){
 validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data159 <= 0 || isNaN(data159)){
+if(data161 <= 0 || isNaN(data161)){
 validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5175,76 +5221,76 @@ validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",sc
 return false;
 }
 }
-var valid84 = _errs451 === errors;
+var valid85 = _errs455 === errors;
 }
 else {
-var valid84 = true;
+var valid85 = true;
 }
-if(valid84){
-if(data152.prune_min !== undefined){
-let data160 = data152.prune_min;
-const _errs453 = errors;
-if(!(((typeof data160 == "number") && (!(data160 % 1) && !isNaN(data160))) && (isFinite(data160)))){
+if(valid85){
+if(data154.prune_min !== undefined){
+let data162 = data154.prune_min;
+const _errs457 = errors;
+if(!(((typeof data162 == "number") && (!(data162 % 1) && !isNaN(data162))) && (isFinite(data162)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs453){
-if((typeof data160 == "number") && (isFinite(data160))){
-if(data160 > 9007199254740991 || isNaN(data160)){
+if(errors === _errs457){
+if((typeof data162 == "number") && (isFinite(data162))){
+if(data162 > 9007199254740991 || isNaN(data162)){
 validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data160 < 1 || isNaN(data160)){
+if(data162 < 1 || isNaN(data162)){
 validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid84 = _errs453 === errors;
+var valid85 = _errs457 === errors;
 }
 else {
-var valid84 = true;
+var valid85 = true;
 }
-if(valid84){
-if(data152.micro !== undefined){
-let data161 = data152.micro;
-const _errs455 = errors;
-if(errors === _errs455){
-if(data161 && typeof data161 == "object" && !Array.isArray(data161)){
-const _errs457 = errors;
-for(const key34 in data161){
+if(valid85){
+if(data154.micro !== undefined){
+let data163 = data154.micro;
+const _errs459 = errors;
+if(errors === _errs459){
+if(data163 && typeof data163 == "object" && !Array.isArray(data163)){
+const _errs461 = errors;
+for(const key34 in data163){
 if(!(((key34 === "enabled") || (key34 === "threshold")) || (key34 === "payback"))){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"#/properties/compaction/properties/micro/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs457 === errors){
-if(data161.enabled !== undefined){
-const _errs458 = errors;
-if(typeof data161.enabled !== "boolean"){
+if(_errs461 === errors){
+if(data163.enabled !== undefined){
+const _errs462 = errors;
+if(typeof data163.enabled !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/enabled",schemaPath:"#/properties/compaction/properties/micro/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid85 = _errs458 === errors;
+var valid86 = _errs462 === errors;
 }
 else {
-var valid85 = true;
+var valid86 = true;
 }
-if(valid85){
-if(data161.threshold !== undefined){
-let data163 = data161.threshold;
-const _errs460 = errors;
-if(errors === _errs460){
-if((typeof data163 == "number") && (isFinite(data163))){
-if(data163 > 1 || isNaN(data163)){
+if(valid86){
+if(data163.threshold !== undefined){
+let data165 = data163.threshold;
+const _errs464 = errors;
+if(errors === _errs464){
+if((typeof data165 == "number") && (isFinite(data165))){
+if(data165 > 1 || isNaN(data165)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data163 <= 0 || isNaN(data163)){
+if(data165 <= 0 || isNaN(data165)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5255,37 +5301,37 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",sc
 return false;
 }
 }
-var valid85 = _errs460 === errors;
+var valid86 = _errs464 === errors;
 }
 else {
-var valid85 = true;
+var valid86 = true;
 }
-if(valid85){
-if(data161.payback !== undefined){
-let data164 = data161.payback;
-const _errs462 = errors;
-if(!(((typeof data164 == "number") && (!(data164 % 1) && !isNaN(data164))) && (isFinite(data164)))){
+if(valid86){
+if(data163.payback !== undefined){
+let data166 = data163.payback;
+const _errs466 = errors;
+if(!(((typeof data166 == "number") && (!(data166 % 1) && !isNaN(data166))) && (isFinite(data166)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs462){
-if((typeof data164 == "number") && (isFinite(data164))){
-if(data164 > 9007199254740991 || isNaN(data164)){
+if(errors === _errs466){
+if((typeof data166 == "number") && (isFinite(data166))){
+if(data166 > 9007199254740991 || isNaN(data166)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data164 <= 0 || isNaN(data164)){
+if(data166 <= 0 || isNaN(data166)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid85 = _errs462 === errors;
+var valid86 = _errs466 === errors;
 }
 else {
-var valid85 = true;
+var valid86 = true;
 }
 }
 }
@@ -5296,18 +5342,18 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"
 return false;
 }
 }
-var valid84 = _errs455 === errors;
+var valid85 = _errs459 === errors;
 }
 else {
-var valid84 = true;
+var valid85 = true;
 }
-if(valid84){
-if(data152.summary_model !== undefined){
-let data165 = data152.summary_model;
-const _errs464 = errors;
-if(errors === _errs464){
-if(typeof data165 === "string"){
-if(data165.length < 1){
+if(valid85){
+if(data154.summary_model !== undefined){
+let data167 = data154.summary_model;
+const _errs468 = errors;
+if(errors === _errs468){
+if(typeof data167 === "string"){
+if(data167.length < 1){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",schemaPath:"#/properties/compaction/properties/summary_model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5317,57 +5363,57 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",sche
 return false;
 }
 }
-var valid84 = _errs464 === errors;
+var valid85 = _errs468 === errors;
 }
 else {
-var valid84 = true;
+var valid85 = true;
 }
-if(valid84){
-if(data152.summary_context_window !== undefined){
-let data166 = data152.summary_context_window;
-const _errs466 = errors;
-if(!(((typeof data166 == "number") && (!(data166 % 1) && !isNaN(data166))) && (isFinite(data166)))){
+if(valid85){
+if(data154.summary_context_window !== undefined){
+let data168 = data154.summary_context_window;
+const _errs470 = errors;
+if(!(((typeof data168 == "number") && (!(data168 % 1) && !isNaN(data168))) && (isFinite(data168)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs466){
-if((typeof data166 == "number") && (isFinite(data166))){
-if(data166 > 9007199254740991 || isNaN(data166)){
+if(errors === _errs470){
+if((typeof data168 == "number") && (isFinite(data168))){
+if(data168 > 9007199254740991 || isNaN(data168)){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data166 <= 0 || isNaN(data166)){
+if(data168 <= 0 || isNaN(data168)){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid84 = _errs466 === errors;
+var valid85 = _errs470 === errors;
 }
 else {
-var valid84 = true;
+var valid85 = true;
 }
-if(valid84){
-if(data152.prune_tool_results !== undefined){
-const _errs468 = errors;
-if(typeof data152.prune_tool_results !== "boolean"){
+if(valid85){
+if(data154.prune_tool_results !== undefined){
+const _errs472 = errors;
+if(typeof data154.prune_tool_results !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/prune_tool_results",schemaPath:"#/properties/compaction/properties/prune_tool_results/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid84 = _errs468 === errors;
+var valid85 = _errs472 === errors;
 }
 else {
-var valid84 = true;
+var valid85 = true;
 }
-if(valid84){
-if(data152.summary_timeout !== undefined){
-let data168 = data152.summary_timeout;
-const _errs470 = errors;
-if(errors === _errs470){
-if(typeof data168 === "string"){
-if(!pattern6.test(data168)){
+if(valid85){
+if(data154.summary_timeout !== undefined){
+let data170 = data154.summary_timeout;
+const _errs474 = errors;
+if(errors === _errs474){
+if(typeof data170 === "string"){
+if(!pattern6.test(data170)){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",schemaPath:"#/properties/compaction/properties/summary_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5377,10 +5423,10 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",sc
 return false;
 }
 }
-var valid84 = _errs470 === errors;
+var valid85 = _errs474 === errors;
 }
 else {
-var valid84 = true;
+var valid85 = true;
 }
 }
 }
@@ -5401,32 +5447,32 @@ validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs436 === errors;
+var valid0 = _errs440 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.loops !== undefined){
-let data169 = data.loops;
-const _errs472 = errors;
-if(errors === _errs472){
-if(data169 && typeof data169 == "object" && !Array.isArray(data169)){
-const _errs474 = errors;
-for(const key35 in data169){
+let data171 = data.loops;
+const _errs476 = errors;
+if(errors === _errs476){
+if(data171 && typeof data171 == "object" && !Array.isArray(data171)){
+const _errs478 = errors;
+for(const key35 in data171){
 if(!((((key35 === "min_interval") || (key35 === "max_ticks")) || (key35 === "self_paced_floor")) || (key35 === "self_paced_ceiling"))){
 validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/properties/loops/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs474 === errors){
-if(data169.min_interval !== undefined){
-let data170 = data169.min_interval;
-const _errs475 = errors;
-if(errors === _errs475){
-if(typeof data170 === "string"){
-if(!pattern6.test(data170)){
+if(_errs478 === errors){
+if(data171.min_interval !== undefined){
+let data172 = data171.min_interval;
+const _errs479 = errors;
+if(errors === _errs479){
+if(typeof data172 === "string"){
+if(!pattern6.test(data172)){
 validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath:"#/properties/loops/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5436,45 +5482,45 @@ validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath
 return false;
 }
 }
-var valid86 = _errs475 === errors;
+var valid87 = _errs479 === errors;
 }
 else {
-var valid86 = true;
+var valid87 = true;
 }
-if(valid86){
-if(data169.max_ticks !== undefined){
-let data171 = data169.max_ticks;
-const _errs477 = errors;
-if(!(((typeof data171 == "number") && (!(data171 % 1) && !isNaN(data171))) && (isFinite(data171)))){
+if(valid87){
+if(data171.max_ticks !== undefined){
+let data173 = data171.max_ticks;
+const _errs481 = errors;
+if(!(((typeof data173 == "number") && (!(data173 % 1) && !isNaN(data173))) && (isFinite(data173)))){
 validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs477){
-if((typeof data171 == "number") && (isFinite(data171))){
-if(data171 > 9007199254740991 || isNaN(data171)){
+if(errors === _errs481){
+if((typeof data173 == "number") && (isFinite(data173))){
+if(data173 > 9007199254740991 || isNaN(data173)){
 validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data171 <= 0 || isNaN(data171)){
+if(data173 <= 0 || isNaN(data173)){
 validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid86 = _errs477 === errors;
+var valid87 = _errs481 === errors;
 }
 else {
-var valid86 = true;
+var valid87 = true;
 }
-if(valid86){
-if(data169.self_paced_floor !== undefined){
-let data172 = data169.self_paced_floor;
-const _errs479 = errors;
-if(errors === _errs479){
-if(typeof data172 === "string"){
-if(!pattern6.test(data172)){
+if(valid87){
+if(data171.self_paced_floor !== undefined){
+let data174 = data171.self_paced_floor;
+const _errs483 = errors;
+if(errors === _errs483){
+if(typeof data174 === "string"){
+if(!pattern6.test(data174)){
 validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schemaPath:"#/properties/loops/properties/self_paced_floor/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5484,18 +5530,18 @@ validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schema
 return false;
 }
 }
-var valid86 = _errs479 === errors;
+var valid87 = _errs483 === errors;
 }
 else {
-var valid86 = true;
+var valid87 = true;
 }
-if(valid86){
-if(data169.self_paced_ceiling !== undefined){
-let data173 = data169.self_paced_ceiling;
-const _errs481 = errors;
-if(errors === _errs481){
-if(typeof data173 === "string"){
-if(!pattern6.test(data173)){
+if(valid87){
+if(data171.self_paced_ceiling !== undefined){
+let data175 = data171.self_paced_ceiling;
+const _errs485 = errors;
+if(errors === _errs485){
+if(typeof data175 === "string"){
+if(!pattern6.test(data175)){
 validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",schemaPath:"#/properties/loops/properties/self_paced_ceiling/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5505,10 +5551,10 @@ validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",sche
 return false;
 }
 }
-var valid86 = _errs481 === errors;
+var valid87 = _errs485 === errors;
 }
 else {
-var valid86 = true;
+var valid87 = true;
 }
 }
 }
@@ -5520,32 +5566,32 @@ validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs472 === errors;
+var valid0 = _errs476 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.heartbeat !== undefined){
-let data174 = data.heartbeat;
-const _errs483 = errors;
-if(errors === _errs483){
-if(data174 && typeof data174 == "object" && !Array.isArray(data174)){
-const _errs485 = errors;
-for(const key36 in data174){
+let data176 = data.heartbeat;
+const _errs487 = errors;
+if(errors === _errs487){
+if(data176 && typeof data176 == "object" && !Array.isArray(data176)){
+const _errs489 = errors;
+for(const key36 in data176){
 if(!(key36 === "min_interval")){
 validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/properties/heartbeat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs485 === errors){
-if(data174.min_interval !== undefined){
-let data175 = data174.min_interval;
-const _errs486 = errors;
-if(errors === _errs486){
-if(typeof data175 === "string"){
-if(!pattern6.test(data175)){
+if(_errs489 === errors){
+if(data176.min_interval !== undefined){
+let data177 = data176.min_interval;
+const _errs490 = errors;
+if(errors === _errs490){
+if(typeof data177 === "string"){
+if(!pattern6.test(data177)){
 validate20.errors = [{instancePath:instancePath+"/heartbeat/min_interval",schemaPath:"#/properties/heartbeat/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5563,38 +5609,38 @@ validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs483 === errors;
+var valid0 = _errs487 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.schedule !== undefined){
-let data176 = data.schedule;
-const _errs488 = errors;
-if(errors === _errs488){
-if(data176 && typeof data176 == "object" && !Array.isArray(data176)){
+let data178 = data.schedule;
+const _errs492 = errors;
+if(errors === _errs492){
+if(data178 && typeof data178 == "object" && !Array.isArray(data178)){
 let missing4;
-if((data176.cron === undefined) && (missing4 = "cron")){
+if((data178.cron === undefined) && (missing4 = "cron")){
 validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"}];
 return false;
 }
 else {
-const _errs490 = errors;
-for(const key37 in data176){
+const _errs494 = errors;
+for(const key37 in data178){
 if(!((((((key37 === "cron") || (key37 === "timezone")) || (key37 === "catch_up")) || (key37 === "on_crash")) || (key37 === "overlap")) || (key37 === "max_cost_usd_per_day"))){
 validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs490 === errors){
-if(data176.cron !== undefined){
-let data177 = data176.cron;
-const _errs491 = errors;
-if(errors === _errs491){
-if(typeof data177 === "string"){
-if(data177.length < 1){
+if(_errs494 === errors){
+if(data178.cron !== undefined){
+let data179 = data178.cron;
+const _errs495 = errors;
+if(errors === _errs495){
+if(typeof data179 === "string"){
+if(data179.length < 1){
 validate20.errors = [{instancePath:instancePath+"/schedule/cron",schemaPath:"#/properties/schedule/properties/cron/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5604,18 +5650,18 @@ validate20.errors = [{instancePath:instancePath+"/schedule/cron",schemaPath:"#/p
 return false;
 }
 }
-var valid88 = _errs491 === errors;
+var valid89 = _errs495 === errors;
 }
 else {
-var valid88 = true;
+var valid89 = true;
 }
-if(valid88){
-if(data176.timezone !== undefined){
-let data178 = data176.timezone;
-const _errs493 = errors;
-if(errors === _errs493){
-if(typeof data178 === "string"){
-if(data178.length < 1){
+if(valid89){
+if(data178.timezone !== undefined){
+let data180 = data178.timezone;
+const _errs497 = errors;
+if(errors === _errs497){
+if(typeof data180 === "string"){
+if(data180.length < 1){
 validate20.errors = [{instancePath:instancePath+"/schedule/timezone",schemaPath:"#/properties/schedule/properties/timezone/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5625,69 +5671,69 @@ validate20.errors = [{instancePath:instancePath+"/schedule/timezone",schemaPath:
 return false;
 }
 }
-var valid88 = _errs493 === errors;
+var valid89 = _errs497 === errors;
 }
 else {
-var valid88 = true;
+var valid89 = true;
 }
-if(valid88){
-if(data176.catch_up !== undefined){
-let data179 = data176.catch_up;
-const _errs495 = errors;
-if(typeof data179 !== "string"){
+if(valid89){
+if(data178.catch_up !== undefined){
+let data181 = data178.catch_up;
+const _errs499 = errors;
+if(typeof data181 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data179 === "one") || (data179 === "none"))){
+if(!((data181 === "one") || (data181 === "none"))){
 validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.catch_up.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid88 = _errs495 === errors;
+var valid89 = _errs499 === errors;
 }
 else {
-var valid88 = true;
+var valid89 = true;
 }
-if(valid88){
-if(data176.on_crash !== undefined){
-let data180 = data176.on_crash;
-const _errs497 = errors;
-if(typeof data180 !== "string"){
+if(valid89){
+if(data178.on_crash !== undefined){
+let data182 = data178.on_crash;
+const _errs501 = errors;
+if(typeof data182 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data180 === "skip") || (data180 === "rerun"))){
+if(!((data182 === "skip") || (data182 === "rerun"))){
 validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.on_crash.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid88 = _errs497 === errors;
+var valid89 = _errs501 === errors;
 }
 else {
-var valid88 = true;
+var valid89 = true;
 }
-if(valid88){
-if(data176.overlap !== undefined){
-let data181 = data176.overlap;
-const _errs499 = errors;
-if(typeof data181 !== "string"){
+if(valid89){
+if(data178.overlap !== undefined){
+let data183 = data178.overlap;
+const _errs503 = errors;
+if(typeof data183 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data181 === "skip") || (data181 === "queue")) || (data181 === "cancel_previous"))){
+if(!(((data183 === "skip") || (data183 === "queue")) || (data183 === "cancel_previous"))){
 validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.overlap.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid88 = _errs499 === errors;
+var valid89 = _errs503 === errors;
 }
 else {
-var valid88 = true;
+var valid89 = true;
 }
-if(valid88){
-if(data176.max_cost_usd_per_day !== undefined){
-let data182 = data176.max_cost_usd_per_day;
-const _errs501 = errors;
-if(errors === _errs501){
-if((typeof data182 == "number") && (isFinite(data182))){
-if(data182 <= 0 || isNaN(data182)){
+if(valid89){
+if(data178.max_cost_usd_per_day !== undefined){
+let data184 = data178.max_cost_usd_per_day;
+const _errs505 = errors;
+if(errors === _errs505){
+if((typeof data184 == "number") && (isFinite(data184))){
+if(data184 <= 0 || isNaN(data184)){
 validate20.errors = [{instancePath:instancePath+"/schedule/max_cost_usd_per_day",schemaPath:"#/properties/schedule/properties/max_cost_usd_per_day/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5697,10 +5743,10 @@ validate20.errors = [{instancePath:instancePath+"/schedule/max_cost_usd_per_day"
 return false;
 }
 }
-var valid88 = _errs501 === errors;
+var valid89 = _errs505 === errors;
 }
 else {
-var valid88 = true;
+var valid89 = true;
 }
 }
 }
@@ -5715,49 +5761,49 @@ validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs488 === errors;
+var valid0 = _errs492 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.output !== undefined){
-let data183 = data.output;
-const _errs503 = errors;
-if(errors === _errs503){
-if(data183 && typeof data183 == "object" && !Array.isArray(data183)){
-const _errs505 = errors;
-for(const key38 in data183){
+let data185 = data.output;
+const _errs507 = errors;
+if(errors === _errs507){
+if(data185 && typeof data185 == "object" && !Array.isArray(data185)){
+const _errs509 = errors;
+for(const key38 in data185){
 if(!(((key38 === "format") || (key38 === "file")) || (key38 === "schema"))){
 validate20.errors = [{instancePath:instancePath+"/output",schemaPath:"#/properties/output/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs505 === errors){
-if(data183.format !== undefined){
-let data184 = data183.format;
-const _errs506 = errors;
-if(typeof data184 !== "string"){
+if(_errs509 === errors){
+if(data185.format !== undefined){
+let data186 = data185.format;
+const _errs510 = errors;
+if(typeof data186 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/output/format",schemaPath:"#/properties/output/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data184 === "text") || (data184 === "json")) || (data184 === "stream-json"))){
+if(!(((data186 === "text") || (data186 === "json")) || (data186 === "stream-json"))){
 validate20.errors = [{instancePath:instancePath+"/output/format",schemaPath:"#/properties/output/properties/format/enum",keyword:"enum",params:{allowedValues: schema31.properties.output.properties.format.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid89 = _errs506 === errors;
+var valid90 = _errs510 === errors;
 }
 else {
-var valid89 = true;
+var valid90 = true;
 }
-if(valid89){
-if(data183.file !== undefined){
-let data185 = data183.file;
-const _errs508 = errors;
-if(errors === _errs508){
-if(typeof data185 === "string"){
-if(data185.length < 1){
+if(valid90){
+if(data185.file !== undefined){
+let data187 = data185.file;
+const _errs512 = errors;
+if(errors === _errs512){
+if(typeof data187 === "string"){
+if(data187.length < 1){
 validate20.errors = [{instancePath:instancePath+"/output/file",schemaPath:"#/properties/output/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5767,19 +5813,19 @@ validate20.errors = [{instancePath:instancePath+"/output/file",schemaPath:"#/pro
 return false;
 }
 }
-var valid89 = _errs508 === errors;
+var valid90 = _errs512 === errors;
 }
 else {
-var valid89 = true;
+var valid90 = true;
 }
-if(valid89){
-if(data183.schema !== undefined){
-let data186 = data183.schema;
-const _errs510 = errors;
-if(errors === _errs510){
-if(data186 && typeof data186 == "object" && !Array.isArray(data186)){
-for(const key39 in data186){
-const _errs512 = errors;
+if(valid90){
+if(data185.schema !== undefined){
+let data188 = data185.schema;
+const _errs514 = errors;
+if(errors === _errs514){
+if(data188 && typeof data188 == "object" && !Array.isArray(data188)){
+for(const key39 in data188){
+const _errs516 = errors;
 if(typeof key39 !== "string"){
 const err156 = {instancePath:instancePath+"/output/schema",schemaPath:"#/properties/output/properties/schema/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key39};
 if(vErrors === null){
@@ -5790,8 +5836,8 @@ vErrors.push(err156);
 }
 errors++;
 }
-var valid90 = _errs512 === errors;
-if(!valid90){
+var valid91 = _errs516 === errors;
+if(!valid91){
 const err157 = {instancePath:instancePath+"/output/schema",schemaPath:"#/properties/output/properties/schema/propertyNames",keyword:"propertyNames",params:{propertyName: key39},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err157];
@@ -5811,10 +5857,10 @@ validate20.errors = [{instancePath:instancePath+"/output/schema",schemaPath:"#/p
 return false;
 }
 }
-var valid89 = _errs510 === errors;
+var valid90 = _errs514 === errors;
 }
 else {
-var valid89 = true;
+var valid90 = true;
 }
 }
 }
@@ -5825,32 +5871,32 @@ validate20.errors = [{instancePath:instancePath+"/output",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs503 === errors;
+var valid0 = _errs507 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.store !== undefined){
-let data187 = data.store;
-const _errs515 = errors;
-if(errors === _errs515){
-if(data187 && typeof data187 == "object" && !Array.isArray(data187)){
-const _errs517 = errors;
-for(const key40 in data187){
+let data189 = data.store;
+const _errs519 = errors;
+if(errors === _errs519){
+if(data189 && typeof data189 == "object" && !Array.isArray(data189)){
+const _errs521 = errors;
+for(const key40 in data189){
 if(!(key40 === "retry")){
 validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs517 === errors){
-if(data187.retry !== undefined){
-let data188 = data187.retry;
-const _errs518 = errors;
-if(errors === _errs518){
-if(typeof data188 === "string"){
-if(!pattern6.test(data188)){
+if(_errs521 === errors){
+if(data189.retry !== undefined){
+let data190 = data189.retry;
+const _errs522 = errors;
+if(errors === _errs522){
+if(typeof data190 === "string"){
+if(!pattern6.test(data190)){
 validate20.errors = [{instancePath:instancePath+"/store/retry",schemaPath:"#/properties/store/properties/retry/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5868,7 +5914,7 @@ validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs515 === errors;
+var valid0 = _errs519 === errors;
 }
 else {
 var valid0 = true;
@@ -5906,4 +5952,4 @@ return errors === 0;
 }
 validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const shape = {"properties":{"$schema":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"script":{"type":"string"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"},"text_tool_calls":{"type":"boolean"}},"type":"object"},"system":{"type":"string"},"inputs":{"additionalProperties":{"properties":{"type":{"type":"string"},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"type":"object"},"type":"object"},"env":{"additionalProperties":{"type":["string","number","boolean"]},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"prompt":{"type":"string"},"steps":{"items":{"type":"string"},"type":"array"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"type":"boolean"},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"approval":{"properties":{"command":{"items":{"type":"string"},"type":"array"},"url":{"type":"string"},"timeout":{"type":"string"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"}},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"schedule":{"properties":{"cron":{"type":"string"},"timezone":{"type":"string"},"catch_up":{"type":"string"},"on_crash":{"type":"string"},"overlap":{"type":"string"},"max_cost_usd_per_day":{"type":"number"}},"type":"object"},"output":{"properties":{"format":{"type":"string"},"file":{"type":"string"},"schema":{"additionalProperties":{},"type":"object"}},"type":"object"},"store":{"properties":{"retry":{"type":"string"}},"type":"object"}},"type":"object"};
+export const shape = {"properties":{"$schema":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"script":{"type":"string"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"fallback":{"items":{"type":"string"},"type":"array"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"},"text_tool_calls":{"type":"boolean"}},"type":"object"},"system":{"type":"string"},"inputs":{"additionalProperties":{"properties":{"type":{"type":"string"},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"type":"object"},"type":"object"},"env":{"additionalProperties":{"type":["string","number","boolean"]},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"prompt":{"type":"string"},"steps":{"items":{"type":"string"},"type":"array"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"type":"boolean"},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"approval":{"properties":{"command":{"items":{"type":"string"},"type":"array"},"url":{"type":"string"},"timeout":{"type":"string"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"}},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"schedule":{"properties":{"cron":{"type":"string"},"timezone":{"type":"string"},"catch_up":{"type":"string"},"on_crash":{"type":"string"},"overlap":{"type":"string"},"max_cost_usd_per_day":{"type":"number"}},"type":"object"},"output":{"properties":{"format":{"type":"string"},"file":{"type":"string"},"schema":{"additionalProperties":{},"type":"object"}},"type":"object"},"store":{"properties":{"retry":{"type":"string"}},"type":"object"}},"type":"object"};

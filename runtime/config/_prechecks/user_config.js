@@ -5,7 +5,7 @@
 // edit. runtime/config/prechecked.ts uses it.
 "use strict";
 export const validate = validate20;
-const schema31 = {"type":"object","properties":{"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"script":{"type":"string","minLength":1},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false},"text_tool_calls":{"type":"boolean"}},"additionalProperties":false},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"},"not":{}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","minLength":1}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"type":"boolean"},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0}},"additionalProperties":false},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"store":{"type":"object","properties":{"url":{"type":"string","pattern":"^postgres(ql)?:\\/\\/"},"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"policy":{"type":"object","properties":{"models":{"type":"object","properties":{"base_urls":{"type":"array","items":{"type":"string","minLength":1}},"api_key_envs":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"env":{"type":"array","items":{"type":"string","minLength":1}},"sandbox_off":{"type":"boolean"},"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"network":{"type":"object","properties":{"sandbox":{"type":"boolean"},"hosts":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"string","minLength":1}},"mcp":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"approval":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false}},"additionalProperties":false},"telemetry":{"type":"object","properties":{"endpoint":{"type":"string","pattern":"^https?:\\/\\/"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"service_name":{"type":"string","minLength":1},"capture_content":{"type":"boolean"}},"additionalProperties":false}},"additionalProperties":false,"$id":"user_config"};
+const schema31 = {"type":"object","properties":{"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"script":{"type":"string","minLength":1},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"fallback":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false},"text_tool_calls":{"type":"boolean"}},"additionalProperties":false},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"},"not":{}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","minLength":1}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"type":"boolean"},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0}},"additionalProperties":false},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"store":{"type":"object","properties":{"url":{"type":"string","pattern":"^postgres(ql)?:\\/\\/"},"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"policy":{"type":"object","properties":{"models":{"type":"object","properties":{"base_urls":{"type":"array","items":{"type":"string","minLength":1}},"api_key_envs":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"env":{"type":"array","items":{"type":"string","minLength":1}},"sandbox_off":{"type":"boolean"},"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"network":{"type":"object","properties":{"sandbox":{"type":"boolean"},"hosts":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"string","minLength":1}},"mcp":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"approval":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false}},"additionalProperties":false},"telemetry":{"type":"object","properties":{"endpoint":{"type":"string","pattern":"^https?:\\/\\/"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"service_name":{"type":"string","minLength":1},"capture_content":{"type":"boolean"}},"additionalProperties":false}},"additionalProperties":false,"$id":"user_config"};
 const func1 = Object.prototype.hasOwnProperty;
 const formats0 = { uri: (s) => s === s.trim() && !/[\t\n\r]/.test(s) && URL.canParse(s) }.uri;
 const pattern4 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "");
@@ -316,41 +316,86 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data0.thinking !== undefined){
-let data13 = data0.thinking;
+if(data0.fallback !== undefined){
+let data13 = data0.fallback;
 const _errs29 = errors;
 if(errors === _errs29){
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(Array.isArray(data13)){
+if(data13.length < 1){
+validate20.errors = [{instancePath:instancePath+"/model/fallback",schemaPath:"#/properties/model/properties/fallback/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+var valid2 = true;
+const len0 = data13.length;
+for(let i0=0; i0<len0; i0++){
+let data14 = data13[i0];
+const _errs31 = errors;
+if(errors === _errs31){
+if(typeof data14 === "string"){
+if(data14.length < 1){
+validate20.errors = [{instancePath:instancePath+"/model/fallback/" + i0,schemaPath:"#/properties/model/properties/fallback/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/model/fallback/" + i0,schemaPath:"#/properties/model/properties/fallback/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid2 = _errs31 === errors;
+if(!valid2){
+break;
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/model/fallback",schemaPath:"#/properties/model/properties/fallback/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid1 = _errs29 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data0.thinking !== undefined){
+let data15 = data0.thinking;
+const _errs33 = errors;
+if(errors === _errs33){
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 let missing0;
-if((data13.budget_tokens === undefined) && (missing0 = "budget_tokens")){
+if((data15.budget_tokens === undefined) && (missing0 = "budget_tokens")){
 validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/properties/model/properties/thinking/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-const _errs31 = errors;
-for(const key2 in data13){
+const _errs35 = errors;
+for(const key2 in data15){
 if(!(key2 === "budget_tokens")){
 validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/properties/model/properties/thinking/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs31 === errors){
-if(data13.budget_tokens !== undefined){
-let data14 = data13.budget_tokens;
-const _errs32 = errors;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+if(_errs35 === errors){
+if(data15.budget_tokens !== undefined){
+let data16 = data15.budget_tokens;
+const _errs36 = errors;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
 validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs32){
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 > 9007199254740991 || isNaN(data14)){
+if(errors === _errs36){
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 > 9007199254740991 || isNaN(data16)){
 validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data14 < 1024 || isNaN(data14)){
+if(data16 < 1024 || isNaN(data16)){
 validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
@@ -366,50 +411,21 @@ validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/
 return false;
 }
 }
-var valid1 = _errs29 === errors;
+var valid1 = _errs33 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data0.platform !== undefined){
-let data15 = data0.platform;
-const _errs34 = errors;
-if(typeof data15 !== "string"){
+let data17 = data0.platform;
+const _errs38 = errors;
+if(typeof data17 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/model/platform",schemaPath:"#/properties/model/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data15 === "anthropic") || (data15 === "bedrock")) || (data15 === "vertex"))){
+if(!(((data17 === "anthropic") || (data17 === "bedrock")) || (data17 === "vertex"))){
 validate20.errors = [{instancePath:instancePath+"/model/platform",schemaPath:"#/properties/model/properties/platform/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.platform.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid1 = _errs34 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data0.reasoning !== undefined){
-const _errs36 = errors;
-if(typeof data0.reasoning !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/model/reasoning",schemaPath:"#/properties/model/properties/reasoning/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid1 = _errs36 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data0.reasoning_effort !== undefined){
-let data17 = data0.reasoning_effort;
-const _errs38 = errors;
-if(typeof data17 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((((data17 === "minimal") || (data17 === "low")) || (data17 === "medium")) || (data17 === "high"))){
-validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.reasoning_effort.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid1 = _errs38 === errors;
@@ -418,15 +434,10 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data0.structured_output !== undefined){
-let data18 = data0.structured_output;
+if(data0.reasoning !== undefined){
 const _errs40 = errors;
-if(typeof data18 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!(((data18 === "auto") || (data18 === "native")) || (data18 === "prompt"))){
-validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.structured_output.enum},message:"must be equal to one of the allowed values"}];
+if(typeof data0.reasoning !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/model/reasoning",schemaPath:"#/properties/model/properties/reasoning/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid1 = _errs40 === errors;
@@ -435,32 +446,66 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data0.pricing !== undefined){
-let data19 = data0.pricing;
+if(data0.reasoning_effort !== undefined){
+let data19 = data0.reasoning_effort;
 const _errs42 = errors;
-if(errors === _errs42){
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(typeof data19 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((data19 === "minimal") || (data19 === "low")) || (data19 === "medium")) || (data19 === "high"))){
+validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.reasoning_effort.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs42 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data0.structured_output !== undefined){
+let data20 = data0.structured_output;
+const _errs44 = errors;
+if(typeof data20 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data20 === "auto") || (data20 === "native")) || (data20 === "prompt"))){
+validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.structured_output.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs44 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data0.pricing !== undefined){
+let data21 = data0.pricing;
+const _errs46 = errors;
+if(errors === _errs46){
+if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
 let missing1;
-if(((data19.input === undefined) && (missing1 = "input")) || ((data19.output === undefined) && (missing1 = "output"))){
+if(((data21.input === undefined) && (missing1 = "input")) || ((data21.output === undefined) && (missing1 = "output"))){
 validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/properties/model/properties/pricing/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-const _errs44 = errors;
-for(const key3 in data19){
+const _errs48 = errors;
+for(const key3 in data21){
 if(!((((key3 === "input") || (key3 === "output")) || (key3 === "cached_input")) || (key3 === "cache_write"))){
 validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/properties/model/properties/pricing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs44 === errors){
-if(data19.input !== undefined){
-let data20 = data19.input;
-const _errs45 = errors;
-if(errors === _errs45){
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 < 0 || isNaN(data20)){
+if(_errs48 === errors){
+if(data21.input !== undefined){
+let data22 = data21.input;
+const _errs49 = errors;
+if(errors === _errs49){
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 < 0 || isNaN(data22)){
 validate20.errors = [{instancePath:instancePath+"/model/pricing/input",schemaPath:"#/properties/model/properties/pricing/properties/input/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
@@ -470,18 +515,18 @@ validate20.errors = [{instancePath:instancePath+"/model/pricing/input",schemaPat
 return false;
 }
 }
-var valid3 = _errs45 === errors;
+var valid4 = _errs49 === errors;
 }
 else {
-var valid3 = true;
+var valid4 = true;
 }
-if(valid3){
-if(data19.output !== undefined){
-let data21 = data19.output;
-const _errs47 = errors;
-if(errors === _errs47){
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 < 0 || isNaN(data21)){
+if(valid4){
+if(data21.output !== undefined){
+let data23 = data21.output;
+const _errs51 = errors;
+if(errors === _errs51){
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 < 0 || isNaN(data23)){
 validate20.errors = [{instancePath:instancePath+"/model/pricing/output",schemaPath:"#/properties/model/properties/pricing/properties/output/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
@@ -491,18 +536,18 @@ validate20.errors = [{instancePath:instancePath+"/model/pricing/output",schemaPa
 return false;
 }
 }
-var valid3 = _errs47 === errors;
+var valid4 = _errs51 === errors;
 }
 else {
-var valid3 = true;
+var valid4 = true;
 }
-if(valid3){
-if(data19.cached_input !== undefined){
-let data22 = data19.cached_input;
-const _errs49 = errors;
-if(errors === _errs49){
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 < 0 || isNaN(data22)){
+if(valid4){
+if(data21.cached_input !== undefined){
+let data24 = data21.cached_input;
+const _errs53 = errors;
+if(errors === _errs53){
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 < 0 || isNaN(data24)){
 validate20.errors = [{instancePath:instancePath+"/model/pricing/cached_input",schemaPath:"#/properties/model/properties/pricing/properties/cached_input/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
@@ -512,18 +557,18 @@ validate20.errors = [{instancePath:instancePath+"/model/pricing/cached_input",sc
 return false;
 }
 }
-var valid3 = _errs49 === errors;
+var valid4 = _errs53 === errors;
 }
 else {
-var valid3 = true;
+var valid4 = true;
 }
-if(valid3){
-if(data19.cache_write !== undefined){
-let data23 = data19.cache_write;
-const _errs51 = errors;
-if(errors === _errs51){
-if((typeof data23 == "number") && (isFinite(data23))){
-if(data23 < 0 || isNaN(data23)){
+if(valid4){
+if(data21.cache_write !== undefined){
+let data25 = data21.cache_write;
+const _errs55 = errors;
+if(errors === _errs55){
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 < 0 || isNaN(data25)){
 validate20.errors = [{instancePath:instancePath+"/model/pricing/cache_write",schemaPath:"#/properties/model/properties/pricing/properties/cache_write/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
@@ -533,10 +578,10 @@ validate20.errors = [{instancePath:instancePath+"/model/pricing/cache_write",sch
 return false;
 }
 }
-var valid3 = _errs51 === errors;
+var valid4 = _errs55 === errors;
 }
 else {
-var valid3 = true;
+var valid4 = true;
 }
 }
 }
@@ -549,22 +594,23 @@ validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/p
 return false;
 }
 }
-var valid1 = _errs42 === errors;
+var valid1 = _errs46 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data0.text_tool_calls !== undefined){
-const _errs53 = errors;
+const _errs57 = errors;
 if(typeof data0.text_tool_calls !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/model/text_tool_calls",schemaPath:"#/properties/model/properties/text_tool_calls/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid1 = _errs53 === errors;
+var valid1 = _errs57 === errors;
 }
 else {
 var valid1 = true;
+}
 }
 }
 }
@@ -598,74 +644,35 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tools !== undefined){
-let data25 = data.tools;
-const _errs55 = errors;
-if(errors === _errs55){
-if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
-const _errs57 = errors;
-for(const key4 in data25){
+let data27 = data.tools;
+const _errs59 = errors;
+if(errors === _errs59){
+if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
+const _errs61 = errors;
+for(const key4 in data27){
 if(!(((((key4 === "shell") || (key4 === "read_file")) || (key4 === "write_file")) || (key4 === "list_dir")) || (key4 === "http_fetch"))){
 validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs57 === errors){
-if(data25.shell !== undefined){
-let data26 = data25.shell;
-const _errs58 = errors;
-if(errors === _errs58){
-if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
-const _errs60 = errors;
-for(const key5 in data26){
+if(_errs61 === errors){
+if(data27.shell !== undefined){
+let data28 = data27.shell;
+const _errs62 = errors;
+if(errors === _errs62){
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+const _errs64 = errors;
+for(const key5 in data28){
 if(!((((((key5 === "allow") || (key5 === "deny")) || (key5 === "cwd")) || (key5 === "timeout")) || (key5 === "max_output")) || (key5 === "sandbox"))){
 validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/properties/tools/properties/shell/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs60 === errors){
-if(data26.allow !== undefined){
-let data27 = data26.allow;
-const _errs61 = errors;
-if(errors === _errs61){
-if(Array.isArray(data27)){
-var valid6 = true;
-const len0 = data27.length;
-for(let i0=0; i0<len0; i0++){
-let data28 = data27[i0];
-const _errs63 = errors;
-if(errors === _errs63){
-if(typeof data28 === "string"){
-if(data28.length < 1){
-validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i0,schemaPath:"#/properties/tools/properties/shell/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i0,schemaPath:"#/properties/tools/properties/shell/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid6 = _errs63 === errors;
-if(!valid6){
-break;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/tools/shell/allow",schemaPath:"#/properties/tools/properties/shell/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid5 = _errs61 === errors;
-}
-else {
-var valid5 = true;
-}
-if(valid5){
-if(data26.deny !== undefined){
-let data29 = data26.deny;
+if(_errs64 === errors){
+if(data28.allow !== undefined){
+let data29 = data28.allow;
 const _errs65 = errors;
 if(errors === _errs65){
 if(Array.isArray(data29)){
@@ -677,12 +684,12 @@ const _errs67 = errors;
 if(errors === _errs67){
 if(typeof data30 === "string"){
 if(data30.length < 1){
-validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i1,schemaPath:"#/properties/tools/properties/shell/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i1,schemaPath:"#/properties/tools/properties/shell/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i1,schemaPath:"#/properties/tools/properties/shell/properties/deny/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i1,schemaPath:"#/properties/tools/properties/shell/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -693,34 +700,73 @@ break;
 }
 }
 else {
+validate20.errors = [{instancePath:instancePath+"/tools/shell/allow",schemaPath:"#/properties/tools/properties/shell/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid6 = _errs65 === errors;
+}
+else {
+var valid6 = true;
+}
+if(valid6){
+if(data28.deny !== undefined){
+let data31 = data28.deny;
+const _errs69 = errors;
+if(errors === _errs69){
+if(Array.isArray(data31)){
+var valid8 = true;
+const len2 = data31.length;
+for(let i2=0; i2<len2; i2++){
+let data32 = data31[i2];
+const _errs71 = errors;
+if(errors === _errs71){
+if(typeof data32 === "string"){
+if(data32.length < 1){
+validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i2,schemaPath:"#/properties/tools/properties/shell/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i2,schemaPath:"#/properties/tools/properties/shell/properties/deny/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid8 = _errs71 === errors;
+if(!valid8){
+break;
+}
+}
+}
+else {
 validate20.errors = [{instancePath:instancePath+"/tools/shell/deny",schemaPath:"#/properties/tools/properties/shell/properties/deny/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid5 = _errs65 === errors;
+var valid6 = _errs69 === errors;
 }
 else {
-var valid5 = true;
+var valid6 = true;
 }
-if(valid5){
-if(data26.cwd !== undefined){
-const _errs69 = errors;
-if(typeof data26.cwd !== "string"){
+if(valid6){
+if(data28.cwd !== undefined){
+const _errs73 = errors;
+if(typeof data28.cwd !== "string"){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/cwd",schemaPath:"#/properties/tools/properties/shell/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid5 = _errs69 === errors;
+var valid6 = _errs73 === errors;
 }
 else {
-var valid5 = true;
+var valid6 = true;
 }
-if(valid5){
-if(data26.timeout !== undefined){
-let data32 = data26.timeout;
-const _errs71 = errors;
-if(errors === _errs71){
-if(typeof data32 === "string"){
-if(!pattern5.test(data32)){
+if(valid6){
+if(data28.timeout !== undefined){
+let data34 = data28.timeout;
+const _errs75 = errors;
+if(errors === _errs75){
+if(typeof data34 === "string"){
+if(!pattern5.test(data34)){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPath:"#/properties/tools/properties/shell/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -730,19 +776,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPat
 return false;
 }
 }
-var valid5 = _errs71 === errors;
+var valid6 = _errs75 === errors;
 }
 else {
-var valid5 = true;
+var valid6 = true;
 }
-if(valid5){
-if(data26.max_output !== undefined){
-let data33 = data26.max_output;
-const _errs73 = errors;
-const _errs74 = errors;
-let valid8 = false;
-const _errs75 = errors;
-if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
+if(valid6){
+if(data28.max_output !== undefined){
+let data35 = data28.max_output;
+const _errs77 = errors;
+const _errs78 = errors;
+let valid9 = false;
+const _errs79 = errors;
+if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
 const err0 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err0];
@@ -752,9 +798,9 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(errors === _errs75){
-if((typeof data33 == "number") && (isFinite(data33))){
-if(data33 > 9007199254740991 || isNaN(data33)){
+if(errors === _errs79){
+if((typeof data35 == "number") && (isFinite(data35))){
+if(data35 > 9007199254740991 || isNaN(data35)){
 const err1 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err1];
@@ -765,7 +811,7 @@ vErrors.push(err1);
 errors++;
 }
 else {
-if(data33 <= 0 || isNaN(data33)){
+if(data35 <= 0 || isNaN(data35)){
 const err2 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err2];
@@ -778,12 +824,12 @@ errors++;
 }
 }
 }
-var _valid0 = _errs75 === errors;
-valid8 = valid8 || _valid0;
-const _errs77 = errors;
-if(errors === _errs77){
-if(typeof data33 === "string"){
-if(!pattern8.test(data33)){
+var _valid0 = _errs79 === errors;
+valid9 = valid9 || _valid0;
+const _errs81 = errors;
+if(errors === _errs81){
+if(typeof data35 === "string"){
+if(!pattern8.test(data35)){
 const err3 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -805,9 +851,9 @@ vErrors.push(err4);
 errors++;
 }
 }
-var _valid0 = _errs77 === errors;
-valid8 = valid8 || _valid0;
-if(!valid8){
+var _valid0 = _errs81 === errors;
+valid9 = valid9 || _valid0;
+if(!valid9){
 const err5 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err5];
@@ -820,29 +866,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs74;
+errors = _errs78;
 if(vErrors !== null){
-if(_errs74){
-vErrors.length = _errs74;
+if(_errs78){
+vErrors.length = _errs78;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid5 = _errs73 === errors;
+var valid6 = _errs77 === errors;
 }
 else {
-var valid5 = true;
+var valid6 = true;
 }
-if(valid5){
-if(data26.sandbox !== undefined){
-let data34 = data26.sandbox;
-const _errs79 = errors;
-const _errs80 = errors;
-let valid9 = false;
-const _errs81 = errors;
-if(typeof data34 !== "string"){
+if(valid6){
+if(data28.sandbox !== undefined){
+let data36 = data28.sandbox;
+const _errs83 = errors;
+const _errs84 = errors;
+let valid10 = false;
+const _errs85 = errors;
+if(typeof data36 !== "string"){
 const err6 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
@@ -852,7 +898,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if("off" !== data34){
+if("off" !== data36){
 const err7 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err7];
@@ -862,13 +908,13 @@ vErrors.push(err7);
 }
 errors++;
 }
-var _valid1 = _errs81 === errors;
-valid9 = valid9 || _valid1;
-const _errs83 = errors;
-if(errors === _errs83){
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-const _errs85 = errors;
-for(const key6 in data34){
+var _valid1 = _errs85 === errors;
+valid10 = valid10 || _valid1;
+const _errs87 = errors;
+if(errors === _errs87){
+if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
+const _errs89 = errors;
+for(const key6 in data36){
 if(!(((((key6 === "write") || (key6 === "read")) || (key6 === "hide")) || (key6 === "net")) || (key6 === "limits"))){
 const err8 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -881,21 +927,21 @@ errors++;
 break;
 }
 }
-if(_errs85 === errors){
-if(data34.write !== undefined){
-let data35 = data34.write;
-const _errs86 = errors;
-if(errors === _errs86){
-if(Array.isArray(data35)){
-var valid11 = true;
-const len2 = data35.length;
-for(let i2=0; i2<len2; i2++){
-let data36 = data35[i2];
-const _errs88 = errors;
-if(errors === _errs88){
-if(typeof data36 === "string"){
-if(data36.length < 1){
-const err9 = {instancePath:instancePath+"/tools/shell/sandbox/write/" + i2,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(_errs89 === errors){
+if(data36.write !== undefined){
+let data37 = data36.write;
+const _errs90 = errors;
+if(errors === _errs90){
+if(Array.isArray(data37)){
+var valid12 = true;
+const len3 = data37.length;
+for(let i3=0; i3<len3; i3++){
+let data38 = data37[i3];
+const _errs92 = errors;
+if(errors === _errs92){
+if(typeof data38 === "string"){
+if(data38.length < 1){
+const err9 = {instancePath:instancePath+"/tools/shell/sandbox/write/" + i3,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -906,7 +952,7 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath:instancePath+"/tools/shell/sandbox/write/" + i2,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/write/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err10 = {instancePath:instancePath+"/tools/shell/sandbox/write/" + i3,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/write/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -916,8 +962,8 @@ vErrors.push(err10);
 errors++;
 }
 }
-var valid11 = _errs88 === errors;
-if(!valid11){
+var valid12 = _errs92 === errors;
+if(!valid12){
 break;
 }
 }
@@ -933,26 +979,26 @@ vErrors.push(err11);
 errors++;
 }
 }
-var valid10 = _errs86 === errors;
+var valid11 = _errs90 === errors;
 }
 else {
-var valid10 = true;
+var valid11 = true;
 }
-if(valid10){
-if(data34.read !== undefined){
-let data37 = data34.read;
-const _errs90 = errors;
-if(errors === _errs90){
-if(Array.isArray(data37)){
-var valid12 = true;
-const len3 = data37.length;
-for(let i3=0; i3<len3; i3++){
-let data38 = data37[i3];
-const _errs92 = errors;
-if(errors === _errs92){
-if(typeof data38 === "string"){
-if(data38.length < 1){
-const err12 = {instancePath:instancePath+"/tools/shell/sandbox/read/" + i3,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(valid11){
+if(data36.read !== undefined){
+let data39 = data36.read;
+const _errs94 = errors;
+if(errors === _errs94){
+if(Array.isArray(data39)){
+var valid13 = true;
+const len4 = data39.length;
+for(let i4=0; i4<len4; i4++){
+let data40 = data39[i4];
+const _errs96 = errors;
+if(errors === _errs96){
+if(typeof data40 === "string"){
+if(data40.length < 1){
+const err12 = {instancePath:instancePath+"/tools/shell/sandbox/read/" + i4,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -963,7 +1009,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath:instancePath+"/tools/shell/sandbox/read/" + i3,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/read/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err13 = {instancePath:instancePath+"/tools/shell/sandbox/read/" + i4,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/read/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -973,8 +1019,8 @@ vErrors.push(err13);
 errors++;
 }
 }
-var valid12 = _errs92 === errors;
-if(!valid12){
+var valid13 = _errs96 === errors;
+if(!valid13){
 break;
 }
 }
@@ -990,26 +1036,26 @@ vErrors.push(err14);
 errors++;
 }
 }
-var valid10 = _errs90 === errors;
+var valid11 = _errs94 === errors;
 }
 else {
-var valid10 = true;
+var valid11 = true;
 }
-if(valid10){
-if(data34.hide !== undefined){
-let data39 = data34.hide;
-const _errs94 = errors;
-if(errors === _errs94){
-if(Array.isArray(data39)){
-var valid13 = true;
-const len4 = data39.length;
-for(let i4=0; i4<len4; i4++){
-let data40 = data39[i4];
-const _errs96 = errors;
-if(errors === _errs96){
-if(typeof data40 === "string"){
-if(data40.length < 1){
-const err15 = {instancePath:instancePath+"/tools/shell/sandbox/hide/" + i4,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/hide/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(valid11){
+if(data36.hide !== undefined){
+let data41 = data36.hide;
+const _errs98 = errors;
+if(errors === _errs98){
+if(Array.isArray(data41)){
+var valid14 = true;
+const len5 = data41.length;
+for(let i5=0; i5<len5; i5++){
+let data42 = data41[i5];
+const _errs100 = errors;
+if(errors === _errs100){
+if(typeof data42 === "string"){
+if(data42.length < 1){
+const err15 = {instancePath:instancePath+"/tools/shell/sandbox/hide/" + i5,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/hide/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1020,7 +1066,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/tools/shell/sandbox/hide/" + i4,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/hide/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err16 = {instancePath:instancePath+"/tools/shell/sandbox/hide/" + i5,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/hide/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1030,8 +1076,8 @@ vErrors.push(err16);
 errors++;
 }
 }
-var valid13 = _errs96 === errors;
-if(!valid13){
+var valid14 = _errs100 === errors;
+if(!valid14){
 break;
 }
 }
@@ -1047,19 +1093,19 @@ vErrors.push(err17);
 errors++;
 }
 }
-var valid10 = _errs94 === errors;
+var valid11 = _errs98 === errors;
 }
 else {
-var valid10 = true;
+var valid11 = true;
 }
-if(valid10){
-if(data34.net !== undefined){
-let data41 = data34.net;
-const _errs98 = errors;
-const _errs99 = errors;
-let valid14 = false;
-const _errs100 = errors;
-if(typeof data41 !== "boolean"){
+if(valid11){
+if(data36.net !== undefined){
+let data43 = data36.net;
+const _errs102 = errors;
+const _errs103 = errors;
+let valid15 = false;
+const _errs104 = errors;
+if(typeof data43 !== "boolean"){
 const err18 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err18];
@@ -1069,9 +1115,9 @@ vErrors.push(err18);
 }
 errors++;
 }
-var _valid2 = _errs100 === errors;
-valid14 = valid14 || _valid2;
-const _errs102 = errors;
+var _valid2 = _errs104 === errors;
+valid15 = valid15 || _valid2;
+const _errs106 = errors;
 const err19 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/not",keyword:"not",params:{},message:"must NOT be valid"};
 if(vErrors === null){
 vErrors = [err19];
@@ -1080,14 +1126,14 @@ else {
 vErrors.push(err19);
 }
 errors++;
-if(errors === _errs102){
-if(Array.isArray(data41)){
-var valid15 = true;
-const len5 = data41.length;
-for(let i5=0; i5<len5; i5++){
-const _errs105 = errors;
-if(typeof data41[i5] !== "string"){
-const err20 = {instancePath:instancePath+"/tools/shell/sandbox/net/" + i5,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(errors === _errs106){
+if(Array.isArray(data43)){
+var valid16 = true;
+const len6 = data43.length;
+for(let i6=0; i6<len6; i6++){
+const _errs109 = errors;
+if(typeof data43[i6] !== "string"){
+const err20 = {instancePath:instancePath+"/tools/shell/sandbox/net/" + i6,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1096,8 +1142,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-var valid15 = _errs105 === errors;
-if(!valid15){
+var valid16 = _errs109 === errors;
+if(!valid16){
 break;
 }
 }
@@ -1113,9 +1159,9 @@ vErrors.push(err21);
 errors++;
 }
 }
-var _valid2 = _errs102 === errors;
-valid14 = valid14 || _valid2;
-if(!valid14){
+var _valid2 = _errs106 === errors;
+valid15 = valid15 || _valid2;
+if(!valid15){
 const err22 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err22];
@@ -1126,29 +1172,29 @@ vErrors.push(err22);
 errors++;
 }
 else {
-errors = _errs99;
+errors = _errs103;
 if(vErrors !== null){
-if(_errs99){
-vErrors.length = _errs99;
+if(_errs103){
+vErrors.length = _errs103;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid10 = _errs98 === errors;
+var valid11 = _errs102 === errors;
 }
 else {
-var valid10 = true;
+var valid11 = true;
 }
-if(valid10){
-if(data34.limits !== undefined){
-let data43 = data34.limits;
-const _errs107 = errors;
-if(errors === _errs107){
-if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
-const _errs109 = errors;
-for(const key7 in data43){
+if(valid11){
+if(data36.limits !== undefined){
+let data45 = data36.limits;
+const _errs111 = errors;
+if(errors === _errs111){
+if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+const _errs113 = errors;
+for(const key7 in data45){
 if(!((((key7 === "processes") || (key7 === "memory")) || (key7 === "file_size")) || (key7 === "tmp"))){
 const err23 = {instancePath:instancePath+"/tools/shell/sandbox/limits",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -1161,11 +1207,11 @@ errors++;
 break;
 }
 }
-if(_errs109 === errors){
-if(data43.processes !== undefined){
-let data44 = data43.processes;
-const _errs110 = errors;
-if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
+if(_errs113 === errors){
+if(data45.processes !== undefined){
+let data46 = data45.processes;
+const _errs114 = errors;
+if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
 const err24 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err24];
@@ -1175,9 +1221,9 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(errors === _errs110){
-if((typeof data44 == "number") && (isFinite(data44))){
-if(data44 > 9007199254740991 || isNaN(data44)){
+if(errors === _errs114){
+if((typeof data46 == "number") && (isFinite(data46))){
+if(data46 > 9007199254740991 || isNaN(data46)){
 const err25 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err25];
@@ -1188,7 +1234,7 @@ vErrors.push(err25);
 errors++;
 }
 else {
-if(data44 < 8 || isNaN(data44)){
+if(data46 < 8 || isNaN(data46)){
 const err26 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
 if(vErrors === null){
 vErrors = [err26];
@@ -1201,19 +1247,19 @@ errors++;
 }
 }
 }
-var valid16 = _errs110 === errors;
+var valid17 = _errs114 === errors;
 }
 else {
-var valid16 = true;
+var valid17 = true;
 }
-if(valid16){
-if(data43.memory !== undefined){
-let data45 = data43.memory;
-const _errs112 = errors;
-const _errs113 = errors;
-let valid17 = false;
-const _errs114 = errors;
-if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
+if(valid17){
+if(data45.memory !== undefined){
+let data47 = data45.memory;
+const _errs116 = errors;
+const _errs117 = errors;
+let valid18 = false;
+const _errs118 = errors;
+if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
 const err27 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err27];
@@ -1223,9 +1269,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(errors === _errs114){
-if((typeof data45 == "number") && (isFinite(data45))){
-if(data45 > 9007199254740991 || isNaN(data45)){
+if(errors === _errs118){
+if((typeof data47 == "number") && (isFinite(data47))){
+if(data47 > 9007199254740991 || isNaN(data47)){
 const err28 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err28];
@@ -1236,7 +1282,7 @@ vErrors.push(err28);
 errors++;
 }
 else {
-if(data45 <= 0 || isNaN(data45)){
+if(data47 <= 0 || isNaN(data47)){
 const err29 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err29];
@@ -1249,12 +1295,12 @@ errors++;
 }
 }
 }
-var _valid3 = _errs114 === errors;
-valid17 = valid17 || _valid3;
-const _errs116 = errors;
-if(errors === _errs116){
-if(typeof data45 === "string"){
-if(!pattern8.test(data45)){
+var _valid3 = _errs118 === errors;
+valid18 = valid18 || _valid3;
+const _errs120 = errors;
+if(errors === _errs120){
+if(typeof data47 === "string"){
+if(!pattern8.test(data47)){
 const err30 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err30];
@@ -1276,9 +1322,9 @@ vErrors.push(err31);
 errors++;
 }
 }
-var _valid3 = _errs116 === errors;
-valid17 = valid17 || _valid3;
-if(!valid17){
+var _valid3 = _errs120 === errors;
+valid18 = valid18 || _valid3;
+if(!valid18){
 const err32 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err32];
@@ -1289,29 +1335,29 @@ vErrors.push(err32);
 errors++;
 }
 else {
-errors = _errs113;
+errors = _errs117;
 if(vErrors !== null){
-if(_errs113){
-vErrors.length = _errs113;
+if(_errs117){
+vErrors.length = _errs117;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid16 = _errs112 === errors;
+var valid17 = _errs116 === errors;
 }
 else {
-var valid16 = true;
+var valid17 = true;
 }
-if(valid16){
-if(data43.file_size !== undefined){
-let data46 = data43.file_size;
-const _errs118 = errors;
-const _errs119 = errors;
-let valid18 = false;
-const _errs120 = errors;
-if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
+if(valid17){
+if(data45.file_size !== undefined){
+let data48 = data45.file_size;
+const _errs122 = errors;
+const _errs123 = errors;
+let valid19 = false;
+const _errs124 = errors;
+if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
 const err33 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err33];
@@ -1321,9 +1367,9 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(errors === _errs120){
-if((typeof data46 == "number") && (isFinite(data46))){
-if(data46 > 9007199254740991 || isNaN(data46)){
+if(errors === _errs124){
+if((typeof data48 == "number") && (isFinite(data48))){
+if(data48 > 9007199254740991 || isNaN(data48)){
 const err34 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err34];
@@ -1334,7 +1380,7 @@ vErrors.push(err34);
 errors++;
 }
 else {
-if(data46 <= 0 || isNaN(data46)){
+if(data48 <= 0 || isNaN(data48)){
 const err35 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err35];
@@ -1347,12 +1393,12 @@ errors++;
 }
 }
 }
-var _valid4 = _errs120 === errors;
-valid18 = valid18 || _valid4;
-const _errs122 = errors;
-if(errors === _errs122){
-if(typeof data46 === "string"){
-if(!pattern8.test(data46)){
+var _valid4 = _errs124 === errors;
+valid19 = valid19 || _valid4;
+const _errs126 = errors;
+if(errors === _errs126){
+if(typeof data48 === "string"){
+if(!pattern8.test(data48)){
 const err36 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err36];
@@ -1374,9 +1420,9 @@ vErrors.push(err37);
 errors++;
 }
 }
-var _valid4 = _errs122 === errors;
-valid18 = valid18 || _valid4;
-if(!valid18){
+var _valid4 = _errs126 === errors;
+valid19 = valid19 || _valid4;
+if(!valid19){
 const err38 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err38];
@@ -1387,29 +1433,29 @@ vErrors.push(err38);
 errors++;
 }
 else {
-errors = _errs119;
+errors = _errs123;
 if(vErrors !== null){
-if(_errs119){
-vErrors.length = _errs119;
+if(_errs123){
+vErrors.length = _errs123;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid16 = _errs118 === errors;
+var valid17 = _errs122 === errors;
 }
 else {
-var valid16 = true;
+var valid17 = true;
 }
-if(valid16){
-if(data43.tmp !== undefined){
-let data47 = data43.tmp;
-const _errs124 = errors;
-const _errs125 = errors;
-let valid19 = false;
-const _errs126 = errors;
-if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
+if(valid17){
+if(data45.tmp !== undefined){
+let data49 = data45.tmp;
+const _errs128 = errors;
+const _errs129 = errors;
+let valid20 = false;
+const _errs130 = errors;
+if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
 const err39 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err39];
@@ -1419,9 +1465,9 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(errors === _errs126){
-if((typeof data47 == "number") && (isFinite(data47))){
-if(data47 > 9007199254740991 || isNaN(data47)){
+if(errors === _errs130){
+if((typeof data49 == "number") && (isFinite(data49))){
+if(data49 > 9007199254740991 || isNaN(data49)){
 const err40 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err40];
@@ -1432,7 +1478,7 @@ vErrors.push(err40);
 errors++;
 }
 else {
-if(data47 <= 0 || isNaN(data47)){
+if(data49 <= 0 || isNaN(data49)){
 const err41 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err41];
@@ -1445,12 +1491,12 @@ errors++;
 }
 }
 }
-var _valid5 = _errs126 === errors;
-valid19 = valid19 || _valid5;
-const _errs128 = errors;
-if(errors === _errs128){
-if(typeof data47 === "string"){
-if(!pattern8.test(data47)){
+var _valid5 = _errs130 === errors;
+valid20 = valid20 || _valid5;
+const _errs132 = errors;
+if(errors === _errs132){
+if(typeof data49 === "string"){
+if(!pattern8.test(data49)){
 const err42 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err42];
@@ -1472,9 +1518,9 @@ vErrors.push(err43);
 errors++;
 }
 }
-var _valid5 = _errs128 === errors;
-valid19 = valid19 || _valid5;
-if(!valid19){
+var _valid5 = _errs132 === errors;
+valid20 = valid20 || _valid5;
+if(!valid20){
 const err44 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err44];
@@ -1485,20 +1531,20 @@ vErrors.push(err44);
 errors++;
 }
 else {
-errors = _errs125;
+errors = _errs129;
 if(vErrors !== null){
-if(_errs125){
-vErrors.length = _errs125;
+if(_errs129){
+vErrors.length = _errs129;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid16 = _errs124 === errors;
+var valid17 = _errs128 === errors;
 }
 else {
-var valid16 = true;
+var valid17 = true;
 }
 }
 }
@@ -1516,10 +1562,10 @@ vErrors.push(err45);
 errors++;
 }
 }
-var valid10 = _errs107 === errors;
+var valid11 = _errs111 === errors;
 }
 else {
-var valid10 = true;
+var valid11 = true;
 }
 }
 }
@@ -1538,9 +1584,9 @@ vErrors.push(err46);
 errors++;
 }
 }
-var _valid1 = _errs83 === errors;
-valid9 = valid9 || _valid1;
-if(!valid9){
+var _valid1 = _errs87 === errors;
+valid10 = valid10 || _valid1;
+if(!valid10){
 const err47 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err47];
@@ -1553,20 +1599,20 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs80;
+errors = _errs84;
 if(vErrors !== null){
-if(_errs80){
-vErrors.length = _errs80;
+if(_errs84){
+vErrors.length = _errs84;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid5 = _errs79 === errors;
+var valid6 = _errs83 === errors;
 }
 else {
-var valid5 = true;
+var valid6 = true;
 }
 }
 }
@@ -1580,50 +1626,50 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/pro
 return false;
 }
 }
-var valid4 = _errs58 === errors;
+var valid5 = _errs62 === errors;
 }
 else {
-var valid4 = true;
+var valid5 = true;
 }
-if(valid4){
-if(data25.read_file !== undefined){
-let data48 = data25.read_file;
-const _errs130 = errors;
-if(errors === _errs130){
-if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
-const _errs132 = errors;
-for(const key8 in data48){
+if(valid5){
+if(data27.read_file !== undefined){
+let data50 = data27.read_file;
+const _errs134 = errors;
+if(errors === _errs134){
+if(data50 && typeof data50 == "object" && !Array.isArray(data50)){
+const _errs136 = errors;
+for(const key8 in data50){
 if(!(((key8 === "paths") || (key8 === "max_bytes")) || (key8 === "dedup"))){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#/properties/tools/properties/read_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs132 === errors){
-if(data48.paths !== undefined){
-let data49 = data48.paths;
-const _errs133 = errors;
-if(errors === _errs133){
-if(Array.isArray(data49)){
-var valid21 = true;
-const len6 = data49.length;
-for(let i6=0; i6<len6; i6++){
-let data50 = data49[i6];
-const _errs135 = errors;
-if(errors === _errs135){
-if(typeof data50 === "string"){
-if(data50.length < 1){
-validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i6,schemaPath:"#/properties/tools/properties/read_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(_errs136 === errors){
+if(data50.paths !== undefined){
+let data51 = data50.paths;
+const _errs137 = errors;
+if(errors === _errs137){
+if(Array.isArray(data51)){
+var valid22 = true;
+const len7 = data51.length;
+for(let i7=0; i7<len7; i7++){
+let data52 = data51[i7];
+const _errs139 = errors;
+if(errors === _errs139){
+if(typeof data52 === "string"){
+if(data52.length < 1){
+validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i7,schemaPath:"#/properties/tools/properties/read_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i6,schemaPath:"#/properties/tools/properties/read_file/properties/paths/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i7,schemaPath:"#/properties/tools/properties/read_file/properties/paths/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid21 = _errs135 === errors;
-if(!valid21){
+var valid22 = _errs139 === errors;
+if(!valid22){
 break;
 }
 }
@@ -1633,19 +1679,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths",schemaP
 return false;
 }
 }
-var valid20 = _errs133 === errors;
+var valid21 = _errs137 === errors;
 }
 else {
-var valid20 = true;
+var valid21 = true;
 }
-if(valid20){
-if(data48.max_bytes !== undefined){
-let data51 = data48.max_bytes;
-const _errs137 = errors;
-const _errs138 = errors;
-let valid22 = false;
-const _errs139 = errors;
-if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
+if(valid21){
+if(data50.max_bytes !== undefined){
+let data53 = data50.max_bytes;
+const _errs141 = errors;
+const _errs142 = errors;
+let valid23 = false;
+const _errs143 = errors;
+if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
 const err48 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err48];
@@ -1655,9 +1701,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(errors === _errs139){
-if((typeof data51 == "number") && (isFinite(data51))){
-if(data51 > 9007199254740991 || isNaN(data51)){
+if(errors === _errs143){
+if((typeof data53 == "number") && (isFinite(data53))){
+if(data53 > 9007199254740991 || isNaN(data53)){
 const err49 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err49];
@@ -1668,7 +1714,7 @@ vErrors.push(err49);
 errors++;
 }
 else {
-if(data51 <= 0 || isNaN(data51)){
+if(data53 <= 0 || isNaN(data53)){
 const err50 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err50];
@@ -1681,12 +1727,12 @@ errors++;
 }
 }
 }
-var _valid6 = _errs139 === errors;
-valid22 = valid22 || _valid6;
-const _errs141 = errors;
-if(errors === _errs141){
-if(typeof data51 === "string"){
-if(!pattern8.test(data51)){
+var _valid6 = _errs143 === errors;
+valid23 = valid23 || _valid6;
+const _errs145 = errors;
+if(errors === _errs145){
+if(typeof data53 === "string"){
+if(!pattern8.test(data53)){
 const err51 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err51];
@@ -1708,9 +1754,9 @@ vErrors.push(err52);
 errors++;
 }
 }
-var _valid6 = _errs141 === errors;
-valid22 = valid22 || _valid6;
-if(!valid22){
+var _valid6 = _errs145 === errors;
+valid23 = valid23 || _valid6;
+if(!valid23){
 const err53 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err53];
@@ -1723,32 +1769,32 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs138;
+errors = _errs142;
 if(vErrors !== null){
-if(_errs138){
-vErrors.length = _errs138;
+if(_errs142){
+vErrors.length = _errs142;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid20 = _errs137 === errors;
+var valid21 = _errs141 === errors;
 }
 else {
-var valid20 = true;
+var valid21 = true;
 }
-if(valid20){
-if(data48.dedup !== undefined){
-const _errs143 = errors;
-if(typeof data48.dedup !== "boolean"){
+if(valid21){
+if(data50.dedup !== undefined){
+const _errs147 = errors;
+if(typeof data50.dedup !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file/dedup",schemaPath:"#/properties/tools/properties/read_file/properties/dedup/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid20 = _errs143 === errors;
+var valid21 = _errs147 === errors;
 }
 else {
-var valid20 = true;
+var valid21 = true;
 }
 }
 }
@@ -1759,50 +1805,50 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#
 return false;
 }
 }
-var valid4 = _errs130 === errors;
+var valid5 = _errs134 === errors;
 }
 else {
-var valid4 = true;
+var valid5 = true;
 }
-if(valid4){
-if(data25.write_file !== undefined){
-let data53 = data25.write_file;
-const _errs145 = errors;
-if(errors === _errs145){
-if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
-const _errs147 = errors;
-for(const key9 in data53){
+if(valid5){
+if(data27.write_file !== undefined){
+let data55 = data27.write_file;
+const _errs149 = errors;
+if(errors === _errs149){
+if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
+const _errs151 = errors;
+for(const key9 in data55){
 if(!((key9 === "paths") || (key9 === "max_bytes"))){
 validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"#/properties/tools/properties/write_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs147 === errors){
-if(data53.paths !== undefined){
-let data54 = data53.paths;
-const _errs148 = errors;
-if(errors === _errs148){
-if(Array.isArray(data54)){
-var valid24 = true;
-const len7 = data54.length;
-for(let i7=0; i7<len7; i7++){
-let data55 = data54[i7];
-const _errs150 = errors;
-if(errors === _errs150){
-if(typeof data55 === "string"){
-if(data55.length < 1){
-validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i7,schemaPath:"#/properties/tools/properties/write_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(_errs151 === errors){
+if(data55.paths !== undefined){
+let data56 = data55.paths;
+const _errs152 = errors;
+if(errors === _errs152){
+if(Array.isArray(data56)){
+var valid25 = true;
+const len8 = data56.length;
+for(let i8=0; i8<len8; i8++){
+let data57 = data56[i8];
+const _errs154 = errors;
+if(errors === _errs154){
+if(typeof data57 === "string"){
+if(data57.length < 1){
+validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i8,schemaPath:"#/properties/tools/properties/write_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i7,schemaPath:"#/properties/tools/properties/write_file/properties/paths/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i8,schemaPath:"#/properties/tools/properties/write_file/properties/paths/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid24 = _errs150 === errors;
-if(!valid24){
+var valid25 = _errs154 === errors;
+if(!valid25){
 break;
 }
 }
@@ -1812,19 +1858,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths",schema
 return false;
 }
 }
-var valid23 = _errs148 === errors;
+var valid24 = _errs152 === errors;
 }
 else {
-var valid23 = true;
+var valid24 = true;
 }
-if(valid23){
-if(data53.max_bytes !== undefined){
-let data56 = data53.max_bytes;
-const _errs152 = errors;
-const _errs153 = errors;
-let valid25 = false;
-const _errs154 = errors;
-if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
+if(valid24){
+if(data55.max_bytes !== undefined){
+let data58 = data55.max_bytes;
+const _errs156 = errors;
+const _errs157 = errors;
+let valid26 = false;
+const _errs158 = errors;
+if(!(((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58))) && (isFinite(data58)))){
 const err54 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err54];
@@ -1834,9 +1880,9 @@ vErrors.push(err54);
 }
 errors++;
 }
-if(errors === _errs154){
-if((typeof data56 == "number") && (isFinite(data56))){
-if(data56 > 9007199254740991 || isNaN(data56)){
+if(errors === _errs158){
+if((typeof data58 == "number") && (isFinite(data58))){
+if(data58 > 9007199254740991 || isNaN(data58)){
 const err55 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err55];
@@ -1847,7 +1893,7 @@ vErrors.push(err55);
 errors++;
 }
 else {
-if(data56 <= 0 || isNaN(data56)){
+if(data58 <= 0 || isNaN(data58)){
 const err56 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err56];
@@ -1860,12 +1906,12 @@ errors++;
 }
 }
 }
-var _valid7 = _errs154 === errors;
-valid25 = valid25 || _valid7;
-const _errs156 = errors;
-if(errors === _errs156){
-if(typeof data56 === "string"){
-if(!pattern8.test(data56)){
+var _valid7 = _errs158 === errors;
+valid26 = valid26 || _valid7;
+const _errs160 = errors;
+if(errors === _errs160){
+if(typeof data58 === "string"){
+if(!pattern8.test(data58)){
 const err57 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err57];
@@ -1887,9 +1933,9 @@ vErrors.push(err58);
 errors++;
 }
 }
-var _valid7 = _errs156 === errors;
-valid25 = valid25 || _valid7;
-if(!valid25){
+var _valid7 = _errs160 === errors;
+valid26 = valid26 || _valid7;
+if(!valid26){
 const err59 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err59];
@@ -1902,20 +1948,20 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs153;
+errors = _errs157;
 if(vErrors !== null){
-if(_errs153){
-vErrors.length = _errs153;
+if(_errs157){
+vErrors.length = _errs157;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid23 = _errs152 === errors;
+var valid24 = _errs156 === errors;
 }
 else {
-var valid23 = true;
+var valid24 = true;
 }
 }
 }
@@ -1925,50 +1971,50 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"
 return false;
 }
 }
-var valid4 = _errs145 === errors;
+var valid5 = _errs149 === errors;
 }
 else {
-var valid4 = true;
+var valid5 = true;
 }
-if(valid4){
-if(data25.list_dir !== undefined){
-let data57 = data25.list_dir;
-const _errs158 = errors;
-if(errors === _errs158){
-if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
-const _errs160 = errors;
-for(const key10 in data57){
+if(valid5){
+if(data27.list_dir !== undefined){
+let data59 = data27.list_dir;
+const _errs162 = errors;
+if(errors === _errs162){
+if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
+const _errs164 = errors;
+for(const key10 in data59){
 if(!((key10 === "paths") || (key10 === "max_entries"))){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/properties/tools/properties/list_dir/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs160 === errors){
-if(data57.paths !== undefined){
-let data58 = data57.paths;
-const _errs161 = errors;
-if(errors === _errs161){
-if(Array.isArray(data58)){
-var valid27 = true;
-const len8 = data58.length;
-for(let i8=0; i8<len8; i8++){
-let data59 = data58[i8];
-const _errs163 = errors;
-if(errors === _errs163){
-if(typeof data59 === "string"){
-if(data59.length < 1){
-validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i8,schemaPath:"#/properties/tools/properties/list_dir/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(_errs164 === errors){
+if(data59.paths !== undefined){
+let data60 = data59.paths;
+const _errs165 = errors;
+if(errors === _errs165){
+if(Array.isArray(data60)){
+var valid28 = true;
+const len9 = data60.length;
+for(let i9=0; i9<len9; i9++){
+let data61 = data60[i9];
+const _errs167 = errors;
+if(errors === _errs167){
+if(typeof data61 === "string"){
+if(data61.length < 1){
+validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i9,schemaPath:"#/properties/tools/properties/list_dir/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i8,schemaPath:"#/properties/tools/properties/list_dir/properties/paths/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i9,schemaPath:"#/properties/tools/properties/list_dir/properties/paths/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid27 = _errs163 === errors;
-if(!valid27){
+var valid28 = _errs167 === errors;
+if(!valid28){
 break;
 }
 }
@@ -1978,37 +2024,37 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths",schemaPa
 return false;
 }
 }
-var valid26 = _errs161 === errors;
+var valid27 = _errs165 === errors;
 }
 else {
-var valid26 = true;
+var valid27 = true;
 }
-if(valid26){
-if(data57.max_entries !== undefined){
-let data60 = data57.max_entries;
-const _errs165 = errors;
-if(!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))){
+if(valid27){
+if(data59.max_entries !== undefined){
+let data62 = data59.max_entries;
+const _errs169 = errors;
+if(!(((typeof data62 == "number") && (!(data62 % 1) && !isNaN(data62))) && (isFinite(data62)))){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs165){
-if((typeof data60 == "number") && (isFinite(data60))){
-if(data60 > 9007199254740991 || isNaN(data60)){
+if(errors === _errs169){
+if((typeof data62 == "number") && (isFinite(data62))){
+if(data62 > 9007199254740991 || isNaN(data62)){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data60 <= 0 || isNaN(data60)){
+if(data62 <= 0 || isNaN(data62)){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid26 = _errs165 === errors;
+var valid27 = _errs169 === errors;
 }
 else {
-var valid26 = true;
+var valid27 = true;
 }
 }
 }
@@ -2018,50 +2064,50 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/
 return false;
 }
 }
-var valid4 = _errs158 === errors;
+var valid5 = _errs162 === errors;
 }
 else {
-var valid4 = true;
+var valid5 = true;
 }
-if(valid4){
-if(data25.http_fetch !== undefined){
-let data61 = data25.http_fetch;
-const _errs167 = errors;
-if(errors === _errs167){
-if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
-const _errs169 = errors;
-for(const key11 in data61){
+if(valid5){
+if(data27.http_fetch !== undefined){
+let data63 = data27.http_fetch;
+const _errs171 = errors;
+if(errors === _errs171){
+if(data63 && typeof data63 == "object" && !Array.isArray(data63)){
+const _errs173 = errors;
+for(const key11 in data63){
 if(!(((key11 === "hosts") || (key11 === "timeout")) || (key11 === "max_output"))){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"#/properties/tools/properties/http_fetch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs169 === errors){
-if(data61.hosts !== undefined){
-let data62 = data61.hosts;
-const _errs170 = errors;
-if(errors === _errs170){
-if(Array.isArray(data62)){
-var valid29 = true;
-const len9 = data62.length;
-for(let i9=0; i9<len9; i9++){
-let data63 = data62[i9];
-const _errs172 = errors;
-if(errors === _errs172){
-if(typeof data63 === "string"){
-if(data63.length < 1){
-validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i9,schemaPath:"#/properties/tools/properties/http_fetch/properties/hosts/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(_errs173 === errors){
+if(data63.hosts !== undefined){
+let data64 = data63.hosts;
+const _errs174 = errors;
+if(errors === _errs174){
+if(Array.isArray(data64)){
+var valid30 = true;
+const len10 = data64.length;
+for(let i10=0; i10<len10; i10++){
+let data65 = data64[i10];
+const _errs176 = errors;
+if(errors === _errs176){
+if(typeof data65 === "string"){
+if(data65.length < 1){
+validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i10,schemaPath:"#/properties/tools/properties/http_fetch/properties/hosts/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i9,schemaPath:"#/properties/tools/properties/http_fetch/properties/hosts/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i10,schemaPath:"#/properties/tools/properties/http_fetch/properties/hosts/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid29 = _errs172 === errors;
-if(!valid29){
+var valid30 = _errs176 === errors;
+if(!valid30){
 break;
 }
 }
@@ -2071,18 +2117,18 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts",schema
 return false;
 }
 }
-var valid28 = _errs170 === errors;
+var valid29 = _errs174 === errors;
 }
 else {
-var valid28 = true;
+var valid29 = true;
 }
-if(valid28){
-if(data61.timeout !== undefined){
-let data64 = data61.timeout;
-const _errs174 = errors;
-if(errors === _errs174){
-if(typeof data64 === "string"){
-if(!pattern5.test(data64)){
+if(valid29){
+if(data63.timeout !== undefined){
+let data66 = data63.timeout;
+const _errs178 = errors;
+if(errors === _errs178){
+if(typeof data66 === "string"){
+if(!pattern5.test(data66)){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",schemaPath:"#/properties/tools/properties/http_fetch/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -2092,19 +2138,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",sche
 return false;
 }
 }
-var valid28 = _errs174 === errors;
+var valid29 = _errs178 === errors;
 }
 else {
-var valid28 = true;
+var valid29 = true;
 }
-if(valid28){
-if(data61.max_output !== undefined){
-let data65 = data61.max_output;
-const _errs176 = errors;
-const _errs177 = errors;
-let valid30 = false;
-const _errs178 = errors;
-if(!(((typeof data65 == "number") && (!(data65 % 1) && !isNaN(data65))) && (isFinite(data65)))){
+if(valid29){
+if(data63.max_output !== undefined){
+let data67 = data63.max_output;
+const _errs180 = errors;
+const _errs181 = errors;
+let valid31 = false;
+const _errs182 = errors;
+if(!(((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67))) && (isFinite(data67)))){
 const err60 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err60];
@@ -2114,9 +2160,9 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(errors === _errs178){
-if((typeof data65 == "number") && (isFinite(data65))){
-if(data65 > 9007199254740991 || isNaN(data65)){
+if(errors === _errs182){
+if((typeof data67 == "number") && (isFinite(data67))){
+if(data67 > 9007199254740991 || isNaN(data67)){
 const err61 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err61];
@@ -2127,7 +2173,7 @@ vErrors.push(err61);
 errors++;
 }
 else {
-if(data65 <= 0 || isNaN(data65)){
+if(data67 <= 0 || isNaN(data67)){
 const err62 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err62];
@@ -2140,12 +2186,12 @@ errors++;
 }
 }
 }
-var _valid8 = _errs178 === errors;
-valid30 = valid30 || _valid8;
-const _errs180 = errors;
-if(errors === _errs180){
-if(typeof data65 === "string"){
-if(!pattern8.test(data65)){
+var _valid8 = _errs182 === errors;
+valid31 = valid31 || _valid8;
+const _errs184 = errors;
+if(errors === _errs184){
+if(typeof data67 === "string"){
+if(!pattern8.test(data67)){
 const err63 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err63];
@@ -2167,9 +2213,9 @@ vErrors.push(err64);
 errors++;
 }
 }
-var _valid8 = _errs180 === errors;
-valid30 = valid30 || _valid8;
-if(!valid30){
+var _valid8 = _errs184 === errors;
+valid31 = valid31 || _valid8;
+if(!valid31){
 const err65 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err65];
@@ -2182,20 +2228,20 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs177;
+errors = _errs181;
 if(vErrors !== null){
-if(_errs177){
-vErrors.length = _errs177;
+if(_errs181){
+vErrors.length = _errs181;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid28 = _errs176 === errors;
+var valid29 = _errs180 === errors;
 }
 else {
-var valid28 = true;
+var valid29 = true;
 }
 }
 }
@@ -2206,10 +2252,10 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"
 return false;
 }
 }
-var valid4 = _errs167 === errors;
+var valid5 = _errs171 === errors;
 }
 else {
-var valid4 = true;
+var valid5 = true;
 }
 }
 }
@@ -2222,82 +2268,82 @@ validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs55 === errors;
+var valid0 = _errs59 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.plugins !== undefined){
-let data66 = data.plugins;
-const _errs182 = errors;
-if(errors === _errs182){
-if(Array.isArray(data66)){
-var valid31 = true;
-const len10 = data66.length;
-for(let i10=0; i10<len10; i10++){
-let data67 = data66[i10];
-const _errs184 = errors;
-if(errors === _errs184){
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-let missing2;
-if((data67.path === undefined) && (missing2 = "path")){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10,schemaPath:"#/properties/plugins/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
-return false;
-}
-else {
+let data68 = data.plugins;
 const _errs186 = errors;
-for(const key12 in data67){
-if(!((((((((key12 === "path") || (key12 === "permissions")) || (key12 === "config")) || (key12 === "hook_timeout")) || (key12 === "max_memory")) || (key12 === "tools")) || (key12 === "isolation")) || (key12 === "sandbox"))){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10,schemaPath:"#/properties/plugins/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs186 === errors){
-if(data67.path !== undefined){
-let data68 = data67.path;
-const _errs187 = errors;
-if(errors === _errs187){
-if(typeof data68 === "string"){
-if(data68.length < 1){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/path",schemaPath:"#/properties/plugins/items/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/path",schemaPath:"#/properties/plugins/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid32 = _errs187 === errors;
-}
-else {
+if(errors === _errs186){
+if(Array.isArray(data68)){
 var valid32 = true;
-}
-if(valid32){
-if(data67.permissions !== undefined){
-let data69 = data67.permissions;
-const _errs189 = errors;
-if(errors === _errs189){
+const len11 = data68.length;
+for(let i11=0; i11<len11; i11++){
+let data69 = data68[i11];
+const _errs188 = errors;
+if(errors === _errs188){
 if(data69 && typeof data69 == "object" && !Array.isArray(data69)){
-const _errs191 = errors;
-for(const key13 in data69){
-if(!(((((((key13 === "read") || (key13 === "write")) || (key13 === "net")) || (key13 === "env")) || (key13 === "run")) || (key13 === "ffi")) || (key13 === "sys"))){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/permissions",schemaPath:"#/properties/plugins/items/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"}];
+let missing2;
+if((data69.path === undefined) && (missing2 = "path")){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i11,schemaPath:"#/properties/plugins/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+return false;
+}
+else {
+const _errs190 = errors;
+for(const key12 in data69){
+if(!((((((((key12 === "path") || (key12 === "permissions")) || (key12 === "config")) || (key12 === "hook_timeout")) || (key12 === "max_memory")) || (key12 === "tools")) || (key12 === "isolation")) || (key12 === "sandbox"))){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i11,schemaPath:"#/properties/plugins/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs191 === errors){
-if(data69.read !== undefined){
-let data70 = data69.read;
-const _errs192 = errors;
+if(_errs190 === errors){
+if(data69.path !== undefined){
+let data70 = data69.path;
+const _errs191 = errors;
+if(errors === _errs191){
+if(typeof data70 === "string"){
+if(data70.length < 1){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/path",schemaPath:"#/properties/plugins/items/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/path",schemaPath:"#/properties/plugins/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid33 = _errs191 === errors;
+}
+else {
+var valid33 = true;
+}
+if(valid33){
+if(data69.permissions !== undefined){
+let data71 = data69.permissions;
 const _errs193 = errors;
-let valid34 = false;
-const _errs194 = errors;
-if(typeof data70 !== "boolean"){
-const err66 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(errors === _errs193){
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+const _errs195 = errors;
+for(const key13 in data71){
+if(!(((((((key13 === "read") || (key13 === "write")) || (key13 === "net")) || (key13 === "env")) || (key13 === "run")) || (key13 === "ffi")) || (key13 === "sys"))){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/permissions",schemaPath:"#/properties/plugins/items/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs195 === errors){
+if(data71.read !== undefined){
+let data72 = data71.read;
+const _errs196 = errors;
+const _errs197 = errors;
+let valid35 = false;
+const _errs198 = errors;
+if(typeof data72 !== "boolean"){
+const err66 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -2306,17 +2352,17 @@ vErrors.push(err66);
 }
 errors++;
 }
-var _valid9 = _errs194 === errors;
-valid34 = valid34 || _valid9;
-const _errs196 = errors;
-if(errors === _errs196){
-if(Array.isArray(data70)){
-var valid35 = true;
-const len11 = data70.length;
-for(let i11=0; i11<len11; i11++){
-const _errs198 = errors;
-if(typeof data70[i11] !== "string"){
-const err67 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/read/" + i11,schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid9 = _errs198 === errors;
+valid35 = valid35 || _valid9;
+const _errs200 = errors;
+if(errors === _errs200){
+if(Array.isArray(data72)){
+var valid36 = true;
+const len12 = data72.length;
+for(let i12=0; i12<len12; i12++){
+const _errs202 = errors;
+if(typeof data72[i12] !== "string"){
+const err67 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/read/" + i12,schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -2325,14 +2371,14 @@ vErrors.push(err67);
 }
 errors++;
 }
-var valid35 = _errs198 === errors;
-if(!valid35){
+var valid36 = _errs202 === errors;
+if(!valid36){
 break;
 }
 }
 }
 else {
-const err68 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err68 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -2342,10 +2388,10 @@ vErrors.push(err68);
 errors++;
 }
 }
-var _valid9 = _errs196 === errors;
-valid34 = valid34 || _valid9;
-if(!valid34){
-const err69 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid9 = _errs200 === errors;
+valid35 = valid35 || _valid9;
+if(!valid35){
+const err69 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -2357,30 +2403,30 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs193;
+errors = _errs197;
 if(vErrors !== null){
-if(_errs193){
-vErrors.length = _errs193;
+if(_errs197){
+vErrors.length = _errs197;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid33 = _errs192 === errors;
+var valid34 = _errs196 === errors;
 }
 else {
-var valid33 = true;
+var valid34 = true;
 }
-if(valid33){
-if(data69.write !== undefined){
-let data72 = data69.write;
-const _errs200 = errors;
-const _errs201 = errors;
-let valid36 = false;
-const _errs202 = errors;
-if(typeof data72 !== "boolean"){
-const err70 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(valid34){
+if(data71.write !== undefined){
+let data74 = data71.write;
+const _errs204 = errors;
+const _errs205 = errors;
+let valid37 = false;
+const _errs206 = errors;
+if(typeof data74 !== "boolean"){
+const err70 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -2389,17 +2435,17 @@ vErrors.push(err70);
 }
 errors++;
 }
-var _valid10 = _errs202 === errors;
-valid36 = valid36 || _valid10;
-const _errs204 = errors;
-if(errors === _errs204){
-if(Array.isArray(data72)){
-var valid37 = true;
-const len12 = data72.length;
-for(let i12=0; i12<len12; i12++){
-const _errs206 = errors;
-if(typeof data72[i12] !== "string"){
-const err71 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/write/" + i12,schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid10 = _errs206 === errors;
+valid37 = valid37 || _valid10;
+const _errs208 = errors;
+if(errors === _errs208){
+if(Array.isArray(data74)){
+var valid38 = true;
+const len13 = data74.length;
+for(let i13=0; i13<len13; i13++){
+const _errs210 = errors;
+if(typeof data74[i13] !== "string"){
+const err71 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/write/" + i13,schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -2408,14 +2454,14 @@ vErrors.push(err71);
 }
 errors++;
 }
-var valid37 = _errs206 === errors;
-if(!valid37){
+var valid38 = _errs210 === errors;
+if(!valid38){
 break;
 }
 }
 }
 else {
-const err72 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err72 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -2425,10 +2471,10 @@ vErrors.push(err72);
 errors++;
 }
 }
-var _valid10 = _errs204 === errors;
-valid36 = valid36 || _valid10;
-if(!valid36){
-const err73 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid10 = _errs208 === errors;
+valid37 = valid37 || _valid10;
+if(!valid37){
+const err73 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -2440,30 +2486,30 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs201;
+errors = _errs205;
 if(vErrors !== null){
-if(_errs201){
-vErrors.length = _errs201;
+if(_errs205){
+vErrors.length = _errs205;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid33 = _errs200 === errors;
+var valid34 = _errs204 === errors;
 }
 else {
-var valid33 = true;
+var valid34 = true;
 }
-if(valid33){
-if(data69.net !== undefined){
-let data74 = data69.net;
-const _errs208 = errors;
-const _errs209 = errors;
-let valid38 = false;
-const _errs210 = errors;
-if(typeof data74 !== "boolean"){
-const err74 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(valid34){
+if(data71.net !== undefined){
+let data76 = data71.net;
+const _errs212 = errors;
+const _errs213 = errors;
+let valid39 = false;
+const _errs214 = errors;
+if(typeof data76 !== "boolean"){
+const err74 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -2472,17 +2518,17 @@ vErrors.push(err74);
 }
 errors++;
 }
-var _valid11 = _errs210 === errors;
-valid38 = valid38 || _valid11;
-const _errs212 = errors;
-if(errors === _errs212){
-if(Array.isArray(data74)){
-var valid39 = true;
-const len13 = data74.length;
-for(let i13=0; i13<len13; i13++){
-const _errs214 = errors;
-if(typeof data74[i13] !== "string"){
-const err75 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/net/" + i13,schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid11 = _errs214 === errors;
+valid39 = valid39 || _valid11;
+const _errs216 = errors;
+if(errors === _errs216){
+if(Array.isArray(data76)){
+var valid40 = true;
+const len14 = data76.length;
+for(let i14=0; i14<len14; i14++){
+const _errs218 = errors;
+if(typeof data76[i14] !== "string"){
+const err75 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/net/" + i14,schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -2491,14 +2537,14 @@ vErrors.push(err75);
 }
 errors++;
 }
-var valid39 = _errs214 === errors;
-if(!valid39){
+var valid40 = _errs218 === errors;
+if(!valid40){
 break;
 }
 }
 }
 else {
-const err76 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err76 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -2508,10 +2554,10 @@ vErrors.push(err76);
 errors++;
 }
 }
-var _valid11 = _errs212 === errors;
-valid38 = valid38 || _valid11;
-if(!valid38){
-const err77 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid11 = _errs216 === errors;
+valid39 = valid39 || _valid11;
+if(!valid39){
+const err77 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -2523,30 +2569,30 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs209;
+errors = _errs213;
 if(vErrors !== null){
-if(_errs209){
-vErrors.length = _errs209;
+if(_errs213){
+vErrors.length = _errs213;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid33 = _errs208 === errors;
+var valid34 = _errs212 === errors;
 }
 else {
-var valid33 = true;
+var valid34 = true;
 }
-if(valid33){
-if(data69.env !== undefined){
-let data76 = data69.env;
-const _errs216 = errors;
-const _errs217 = errors;
-let valid40 = false;
-const _errs218 = errors;
-if(typeof data76 !== "boolean"){
-const err78 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(valid34){
+if(data71.env !== undefined){
+let data78 = data71.env;
+const _errs220 = errors;
+const _errs221 = errors;
+let valid41 = false;
+const _errs222 = errors;
+if(typeof data78 !== "boolean"){
+const err78 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -2555,17 +2601,17 @@ vErrors.push(err78);
 }
 errors++;
 }
-var _valid12 = _errs218 === errors;
-valid40 = valid40 || _valid12;
-const _errs220 = errors;
-if(errors === _errs220){
-if(Array.isArray(data76)){
-var valid41 = true;
-const len14 = data76.length;
-for(let i14=0; i14<len14; i14++){
-const _errs222 = errors;
-if(typeof data76[i14] !== "string"){
-const err79 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/env/" + i14,schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid12 = _errs222 === errors;
+valid41 = valid41 || _valid12;
+const _errs224 = errors;
+if(errors === _errs224){
+if(Array.isArray(data78)){
+var valid42 = true;
+const len15 = data78.length;
+for(let i15=0; i15<len15; i15++){
+const _errs226 = errors;
+if(typeof data78[i15] !== "string"){
+const err79 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/env/" + i15,schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -2574,14 +2620,14 @@ vErrors.push(err79);
 }
 errors++;
 }
-var valid41 = _errs222 === errors;
-if(!valid41){
+var valid42 = _errs226 === errors;
+if(!valid42){
 break;
 }
 }
 }
 else {
-const err80 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err80 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -2591,10 +2637,10 @@ vErrors.push(err80);
 errors++;
 }
 }
-var _valid12 = _errs220 === errors;
-valid40 = valid40 || _valid12;
-if(!valid40){
-const err81 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid12 = _errs224 === errors;
+valid41 = valid41 || _valid12;
+if(!valid41){
+const err81 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -2606,30 +2652,30 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs217;
+errors = _errs221;
 if(vErrors !== null){
-if(_errs217){
-vErrors.length = _errs217;
+if(_errs221){
+vErrors.length = _errs221;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid33 = _errs216 === errors;
+var valid34 = _errs220 === errors;
 }
 else {
-var valid33 = true;
+var valid34 = true;
 }
-if(valid33){
-if(data69.run !== undefined){
-let data78 = data69.run;
-const _errs224 = errors;
-const _errs225 = errors;
-let valid42 = false;
-const _errs226 = errors;
-if(typeof data78 !== "boolean"){
-const err82 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(valid34){
+if(data71.run !== undefined){
+let data80 = data71.run;
+const _errs228 = errors;
+const _errs229 = errors;
+let valid43 = false;
+const _errs230 = errors;
+if(typeof data80 !== "boolean"){
+const err82 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -2638,17 +2684,17 @@ vErrors.push(err82);
 }
 errors++;
 }
-var _valid13 = _errs226 === errors;
-valid42 = valid42 || _valid13;
-const _errs228 = errors;
-if(errors === _errs228){
-if(Array.isArray(data78)){
-var valid43 = true;
-const len15 = data78.length;
-for(let i15=0; i15<len15; i15++){
-const _errs230 = errors;
-if(typeof data78[i15] !== "string"){
-const err83 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/run/" + i15,schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid13 = _errs230 === errors;
+valid43 = valid43 || _valid13;
+const _errs232 = errors;
+if(errors === _errs232){
+if(Array.isArray(data80)){
+var valid44 = true;
+const len16 = data80.length;
+for(let i16=0; i16<len16; i16++){
+const _errs234 = errors;
+if(typeof data80[i16] !== "string"){
+const err83 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/run/" + i16,schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -2657,14 +2703,14 @@ vErrors.push(err83);
 }
 errors++;
 }
-var valid43 = _errs230 === errors;
-if(!valid43){
+var valid44 = _errs234 === errors;
+if(!valid44){
 break;
 }
 }
 }
 else {
-const err84 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err84 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -2674,10 +2720,10 @@ vErrors.push(err84);
 errors++;
 }
 }
-var _valid13 = _errs228 === errors;
-valid42 = valid42 || _valid13;
-if(!valid42){
-const err85 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid13 = _errs232 === errors;
+valid43 = valid43 || _valid13;
+if(!valid43){
+const err85 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -2689,30 +2735,30 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs225;
+errors = _errs229;
 if(vErrors !== null){
-if(_errs225){
-vErrors.length = _errs225;
+if(_errs229){
+vErrors.length = _errs229;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid33 = _errs224 === errors;
+var valid34 = _errs228 === errors;
 }
 else {
-var valid33 = true;
+var valid34 = true;
 }
-if(valid33){
-if(data69.ffi !== undefined){
-let data80 = data69.ffi;
-const _errs232 = errors;
-const _errs233 = errors;
-let valid44 = false;
-const _errs234 = errors;
-if(typeof data80 !== "boolean"){
-const err86 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(valid34){
+if(data71.ffi !== undefined){
+let data82 = data71.ffi;
+const _errs236 = errors;
+const _errs237 = errors;
+let valid45 = false;
+const _errs238 = errors;
+if(typeof data82 !== "boolean"){
+const err86 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -2721,17 +2767,17 @@ vErrors.push(err86);
 }
 errors++;
 }
-var _valid14 = _errs234 === errors;
-valid44 = valid44 || _valid14;
-const _errs236 = errors;
-if(errors === _errs236){
-if(Array.isArray(data80)){
-var valid45 = true;
-const len16 = data80.length;
-for(let i16=0; i16<len16; i16++){
-const _errs238 = errors;
-if(typeof data80[i16] !== "string"){
-const err87 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/ffi/" + i16,schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid14 = _errs238 === errors;
+valid45 = valid45 || _valid14;
+const _errs240 = errors;
+if(errors === _errs240){
+if(Array.isArray(data82)){
+var valid46 = true;
+const len17 = data82.length;
+for(let i17=0; i17<len17; i17++){
+const _errs242 = errors;
+if(typeof data82[i17] !== "string"){
+const err87 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/ffi/" + i17,schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -2740,14 +2786,14 @@ vErrors.push(err87);
 }
 errors++;
 }
-var valid45 = _errs238 === errors;
-if(!valid45){
+var valid46 = _errs242 === errors;
+if(!valid46){
 break;
 }
 }
 }
 else {
-const err88 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err88 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -2757,10 +2803,10 @@ vErrors.push(err88);
 errors++;
 }
 }
-var _valid14 = _errs236 === errors;
-valid44 = valid44 || _valid14;
-if(!valid44){
-const err89 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid14 = _errs240 === errors;
+valid45 = valid45 || _valid14;
+if(!valid45){
+const err89 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -2772,30 +2818,30 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs233;
+errors = _errs237;
 if(vErrors !== null){
-if(_errs233){
-vErrors.length = _errs233;
+if(_errs237){
+vErrors.length = _errs237;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid33 = _errs232 === errors;
+var valid34 = _errs236 === errors;
 }
 else {
-var valid33 = true;
+var valid34 = true;
 }
-if(valid33){
-if(data69.sys !== undefined){
-let data82 = data69.sys;
-const _errs240 = errors;
-const _errs241 = errors;
-let valid46 = false;
-const _errs242 = errors;
-if(typeof data82 !== "boolean"){
-const err90 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(valid34){
+if(data71.sys !== undefined){
+let data84 = data71.sys;
+const _errs244 = errors;
+const _errs245 = errors;
+let valid47 = false;
+const _errs246 = errors;
+if(typeof data84 !== "boolean"){
+const err90 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -2804,17 +2850,17 @@ vErrors.push(err90);
 }
 errors++;
 }
-var _valid15 = _errs242 === errors;
-valid46 = valid46 || _valid15;
-const _errs244 = errors;
-if(errors === _errs244){
-if(Array.isArray(data82)){
-var valid47 = true;
-const len17 = data82.length;
-for(let i17=0; i17<len17; i17++){
-const _errs246 = errors;
-if(typeof data82[i17] !== "string"){
-const err91 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/sys/" + i17,schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid15 = _errs246 === errors;
+valid47 = valid47 || _valid15;
+const _errs248 = errors;
+if(errors === _errs248){
+if(Array.isArray(data84)){
+var valid48 = true;
+const len18 = data84.length;
+for(let i18=0; i18<len18; i18++){
+const _errs250 = errors;
+if(typeof data84[i18] !== "string"){
+const err91 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/sys/" + i18,schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -2823,14 +2869,14 @@ vErrors.push(err91);
 }
 errors++;
 }
-var valid47 = _errs246 === errors;
-if(!valid47){
+var valid48 = _errs250 === errors;
+if(!valid48){
 break;
 }
 }
 }
 else {
-const err92 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err92 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -2840,10 +2886,10 @@ vErrors.push(err92);
 errors++;
 }
 }
-var _valid15 = _errs244 === errors;
-valid46 = valid46 || _valid15;
-if(!valid46){
-const err93 = {instancePath:instancePath+"/plugins/" + i10+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid15 = _errs248 === errors;
+valid47 = valid47 || _valid15;
+if(!valid47){
+const err93 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -2855,49 +2901,49 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs241;
+errors = _errs245;
 if(vErrors !== null){
-if(_errs241){
-vErrors.length = _errs241;
+if(_errs245){
+vErrors.length = _errs245;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid33 = _errs240 === errors;
+var valid34 = _errs244 === errors;
+}
+else {
+var valid34 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/permissions",schemaPath:"#/properties/plugins/items/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid33 = _errs193 === errors;
 }
 else {
 var valid33 = true;
 }
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/permissions",schemaPath:"#/properties/plugins/items/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid32 = _errs189 === errors;
-}
-else {
-var valid32 = true;
-}
-if(valid32){
-if(data67.config !== undefined){
-let data84 = data67.config;
-const _errs248 = errors;
-if(errors === _errs248){
-if(data84 && typeof data84 == "object" && !Array.isArray(data84)){
-for(const key14 in data84){
-const _errs250 = errors;
+if(valid33){
+if(data69.config !== undefined){
+let data86 = data69.config;
+const _errs252 = errors;
+if(errors === _errs252){
+if(data86 && typeof data86 == "object" && !Array.isArray(data86)){
+for(const key14 in data86){
+const _errs254 = errors;
 if(typeof key14 !== "string"){
-const err94 = {instancePath:instancePath+"/plugins/" + i10+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key14};
+const err94 = {instancePath:instancePath+"/plugins/" + i11+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key14};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -2906,9 +2952,9 @@ vErrors.push(err94);
 }
 errors++;
 }
-var valid48 = _errs250 === errors;
-if(!valid48){
-const err95 = {instancePath:instancePath+"/plugins/" + i10+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames",keyword:"propertyNames",params:{propertyName: key14},message:"property name must be valid"};
+var valid49 = _errs254 === errors;
+if(!valid49){
+const err95 = {instancePath:instancePath+"/plugins/" + i11+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames",keyword:"propertyNames",params:{propertyName: key14},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -2923,45 +2969,45 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/config",schemaPath:"#/properties/plugins/items/properties/config/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/config",schemaPath:"#/properties/plugins/items/properties/config/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid32 = _errs248 === errors;
+var valid33 = _errs252 === errors;
 }
 else {
-var valid32 = true;
+var valid33 = true;
 }
-if(valid32){
-if(data67.hook_timeout !== undefined){
-let data85 = data67.hook_timeout;
-const _errs253 = errors;
-if(errors === _errs253){
-if(typeof data85 === "string"){
-if(!pattern5.test(data85)){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/hook_timeout",schemaPath:"#/properties/plugins/items/properties/hook_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/hook_timeout",schemaPath:"#/properties/plugins/items/properties/hook_timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid32 = _errs253 === errors;
-}
-else {
-var valid32 = true;
-}
-if(valid32){
-if(data67.max_memory !== undefined){
-let data86 = data67.max_memory;
-const _errs255 = errors;
-const _errs256 = errors;
-let valid49 = false;
+if(valid33){
+if(data69.hook_timeout !== undefined){
+let data87 = data69.hook_timeout;
 const _errs257 = errors;
-if(!(((typeof data86 == "number") && (!(data86 % 1) && !isNaN(data86))) && (isFinite(data86)))){
-const err96 = {instancePath:instancePath+"/plugins/" + i10+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(errors === _errs257){
+if(typeof data87 === "string"){
+if(!pattern5.test(data87)){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/hook_timeout",schemaPath:"#/properties/plugins/items/properties/hook_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/hook_timeout",schemaPath:"#/properties/plugins/items/properties/hook_timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid33 = _errs257 === errors;
+}
+else {
+var valid33 = true;
+}
+if(valid33){
+if(data69.max_memory !== undefined){
+let data88 = data69.max_memory;
+const _errs259 = errors;
+const _errs260 = errors;
+let valid50 = false;
+const _errs261 = errors;
+if(!(((typeof data88 == "number") && (!(data88 % 1) && !isNaN(data88))) && (isFinite(data88)))){
+const err96 = {instancePath:instancePath+"/plugins/" + i11+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -2970,10 +3016,10 @@ vErrors.push(err96);
 }
 errors++;
 }
-if(errors === _errs257){
-if((typeof data86 == "number") && (isFinite(data86))){
-if(data86 > 9007199254740991 || isNaN(data86)){
-const err97 = {instancePath:instancePath+"/plugins/" + i10+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(errors === _errs261){
+if((typeof data88 == "number") && (isFinite(data88))){
+if(data88 > 9007199254740991 || isNaN(data88)){
+const err97 = {instancePath:instancePath+"/plugins/" + i11+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -2983,8 +3029,8 @@ vErrors.push(err97);
 errors++;
 }
 else {
-if(data86 <= 0 || isNaN(data86)){
-const err98 = {instancePath:instancePath+"/plugins/" + i10+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+if(data88 <= 0 || isNaN(data88)){
+const err98 = {instancePath:instancePath+"/plugins/" + i11+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -2996,13 +3042,13 @@ errors++;
 }
 }
 }
-var _valid16 = _errs257 === errors;
-valid49 = valid49 || _valid16;
-const _errs259 = errors;
-if(errors === _errs259){
-if(typeof data86 === "string"){
-if(!pattern8.test(data86)){
-const err99 = {instancePath:instancePath+"/plugins/" + i10+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+var _valid16 = _errs261 === errors;
+valid50 = valid50 || _valid16;
+const _errs263 = errors;
+if(errors === _errs263){
+if(typeof data88 === "string"){
+if(!pattern8.test(data88)){
+const err99 = {instancePath:instancePath+"/plugins/" + i11+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -3013,7 +3059,7 @@ errors++;
 }
 }
 else {
-const err100 = {instancePath:instancePath+"/plugins/" + i10+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err100 = {instancePath:instancePath+"/plugins/" + i11+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -3023,10 +3069,10 @@ vErrors.push(err100);
 errors++;
 }
 }
-var _valid16 = _errs259 === errors;
-valid49 = valid49 || _valid16;
-if(!valid49){
-const err101 = {instancePath:instancePath+"/plugins/" + i10+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid16 = _errs263 === errors;
+valid50 = valid50 || _valid16;
+if(!valid50){
+const err101 = {instancePath:instancePath+"/plugins/" + i11+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -3038,77 +3084,38 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs256;
+errors = _errs260;
 if(vErrors !== null){
-if(_errs256){
-vErrors.length = _errs256;
+if(_errs260){
+vErrors.length = _errs260;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid32 = _errs255 === errors;
+var valid33 = _errs259 === errors;
 }
 else {
-var valid32 = true;
+var valid33 = true;
 }
-if(valid32){
-if(data67.tools !== undefined){
-let data87 = data67.tools;
-const _errs261 = errors;
-if(errors === _errs261){
-if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
-const _errs263 = errors;
-for(const key15 in data87){
+if(valid33){
+if(data69.tools !== undefined){
+let data89 = data69.tools;
+const _errs265 = errors;
+if(errors === _errs265){
+if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
+const _errs267 = errors;
+for(const key15 in data89){
 if(!((key15 === "allow") || (key15 === "deny"))){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools",schemaPath:"#/properties/plugins/items/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"}];
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools",schemaPath:"#/properties/plugins/items/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs263 === errors){
-if(data87.allow !== undefined){
-let data88 = data87.allow;
-const _errs264 = errors;
-if(errors === _errs264){
-if(Array.isArray(data88)){
-var valid51 = true;
-const len18 = data88.length;
-for(let i18=0; i18<len18; i18++){
-let data89 = data88[i18];
-const _errs266 = errors;
-if(errors === _errs266){
-if(typeof data89 === "string"){
-if(data89.length < 1){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools/allow/" + i18,schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools/allow/" + i18,schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid51 = _errs266 === errors;
-if(!valid51){
-break;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools/allow",schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid50 = _errs264 === errors;
-}
-else {
-var valid50 = true;
-}
-if(valid50){
-if(data87.deny !== undefined){
-let data90 = data87.deny;
+if(_errs267 === errors){
+if(data89.allow !== undefined){
+let data90 = data89.allow;
 const _errs268 = errors;
 if(errors === _errs268){
 if(Array.isArray(data90)){
@@ -3120,12 +3127,12 @@ const _errs270 = errors;
 if(errors === _errs270){
 if(typeof data91 === "string"){
 if(data91.length < 1){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools/deny/" + i19,schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/allow/" + i19,schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools/deny/" + i19,schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/allow/" + i19,schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3136,79 +3143,118 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools/deny",schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/allow",schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid50 = _errs268 === errors;
+var valid51 = _errs268 === errors;
 }
 else {
-var valid50 = true;
+var valid51 = true;
 }
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/tools",schemaPath:"#/properties/plugins/items/properties/tools/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid32 = _errs261 === errors;
-}
-else {
-var valid32 = true;
-}
-if(valid32){
-if(data67.isolation !== undefined){
-let data92 = data67.isolation;
+if(valid51){
+if(data89.deny !== undefined){
+let data92 = data89.deny;
 const _errs272 = errors;
-if(typeof data92 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((data92 === "subprocess") || (data92 === "worker"))){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema31.properties.plugins.items.properties.isolation.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid32 = _errs272 === errors;
-}
-else {
-var valid32 = true;
-}
-if(valid32){
-if(data67.sandbox !== undefined){
-let data93 = data67.sandbox;
+if(errors === _errs272){
+if(Array.isArray(data92)){
+var valid53 = true;
+const len20 = data92.length;
+for(let i20=0; i20<len20; i20++){
+let data93 = data92[i20];
 const _errs274 = errors;
-if(typeof data93 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(errors === _errs274){
+if(typeof data93 === "string"){
+if(data93.length < 1){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/deny/" + i20,schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
-if("off" !== data93){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"}];
-return false;
-}
-var valid32 = _errs274 === errors;
 }
 else {
-var valid32 = true;
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/deny/" + i20,schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
 }
 }
-}
-}
-}
-}
-}
-}
+var valid53 = _errs274 === errors;
+if(!valid53){
+break;
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i10,schemaPath:"#/properties/plugins/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/deny",schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid31 = _errs184 === errors;
-if(!valid31){
+var valid51 = _errs272 === errors;
+}
+else {
+var valid51 = true;
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools",schemaPath:"#/properties/plugins/items/properties/tools/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid33 = _errs265 === errors;
+}
+else {
+var valid33 = true;
+}
+if(valid33){
+if(data69.isolation !== undefined){
+let data94 = data69.isolation;
+const _errs276 = errors;
+if(typeof data94 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data94 === "subprocess") || (data94 === "worker"))){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema31.properties.plugins.items.properties.isolation.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid33 = _errs276 === errors;
+}
+else {
+var valid33 = true;
+}
+if(valid33){
+if(data69.sandbox !== undefined){
+let data95 = data69.sandbox;
+const _errs278 = errors;
+if(typeof data95 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("off" !== data95){
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"}];
+return false;
+}
+var valid33 = _errs278 === errors;
+}
+else {
+var valid33 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/plugins/" + i11,schemaPath:"#/properties/plugins/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid32 = _errs188 === errors;
+if(!valid32){
 break;
 }
 }
@@ -3218,20 +3264,20 @@ validate20.errors = [{instancePath:instancePath+"/plugins",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs182 === errors;
+var valid0 = _errs186 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.mcp_servers !== undefined){
-let data94 = data.mcp_servers;
-const _errs276 = errors;
-if(errors === _errs276){
-if(data94 && typeof data94 == "object" && !Array.isArray(data94)){
-for(const key16 in data94){
-const _errs278 = errors;
-if(errors === _errs278){
+let data96 = data.mcp_servers;
+const _errs280 = errors;
+if(errors === _errs280){
+if(data96 && typeof data96 == "object" && !Array.isArray(data96)){
+for(const key16 in data96){
+const _errs282 = errors;
+if(errors === _errs282){
 if(typeof key16 === "string"){
 if(!pattern18.test(key16)){
 const err102 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},message:"must match pattern \""+"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"+"\"",propertyName:key16};
@@ -3255,8 +3301,8 @@ vErrors.push(err103);
 errors++;
 }
 }
-var valid53 = _errs278 === errors;
-if(!valid53){
+var valid54 = _errs282 === errors;
+if(!valid54){
 const err104 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames",keyword:"propertyNames",params:{propertyName: key16},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err104];
@@ -3270,29 +3316,29 @@ return false;
 break;
 }
 }
-if(valid53){
-for(const key17 in data94){
-let data95 = data94[key17];
-const _errs281 = errors;
+if(valid54){
+for(const key17 in data96){
+let data97 = data96[key17];
+const _errs285 = errors;
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-if(errors === _errs281){
-if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
-const _errs284 = errors;
-for(const key18 in data95){
+if(errors === _errs285){
+if(data97 && typeof data97 == "object" && !Array.isArray(data97)){
+const _errs288 = errors;
+for(const key18 in data97){
 if(!(func1.call(schema31.properties.mcp_servers.additionalProperties.properties, key18))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs284 === errors){
-if(data95.command !== undefined){
-let data96 = data95.command;
-const _errs285 = errors;
-if(errors === _errs285){
-if(typeof data96 === "string"){
-if(data96.length < 1){
+if(_errs288 === errors){
+if(data97.command !== undefined){
+let data98 = data97.command;
+const _errs289 = errors;
+if(errors === _errs289){
+if(typeof data98 === "string"){
+if(data98.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3302,27 +3348,27 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid55 = _errs285 === errors;
+var valid56 = _errs289 === errors;
 }
 else {
-var valid55 = true;
-}
-if(valid55){
-if(data95.args !== undefined){
-let data97 = data95.args;
-const _errs287 = errors;
-if(errors === _errs287){
-if(Array.isArray(data97)){
 var valid56 = true;
-const len20 = data97.length;
-for(let i20=0; i20<len20; i20++){
-const _errs289 = errors;
-if(typeof data97[i20] !== "string"){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i20,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+}
+if(valid56){
+if(data97.args !== undefined){
+let data99 = data97.args;
+const _errs291 = errors;
+if(errors === _errs291){
+if(Array.isArray(data99)){
+var valid57 = true;
+const len21 = data99.length;
+for(let i21=0; i21<len21; i21++){
+const _errs293 = errors;
+if(typeof data99[i21] !== "string"){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i21,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid56 = _errs289 === errors;
-if(!valid56){
+var valid57 = _errs293 === errors;
+if(!valid57){
 break;
 }
 }
@@ -3332,29 +3378,29 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid55 = _errs287 === errors;
+var valid56 = _errs291 === errors;
 }
 else {
-var valid55 = true;
+var valid56 = true;
 }
-if(valid55){
-if(data95.env !== undefined){
-let data99 = data95.env;
-const _errs291 = errors;
-const _errs292 = errors;
-let valid57 = false;
-const _errs293 = errors;
-if(errors === _errs293){
-if(Array.isArray(data99)){
-var valid58 = true;
-const len21 = data99.length;
-for(let i21=0; i21<len21; i21++){
-let data100 = data99[i21];
+if(valid56){
+if(data97.env !== undefined){
+let data101 = data97.env;
 const _errs295 = errors;
-if(errors === _errs295){
-if(typeof data100 === "string"){
-if(!pattern4.test(data100)){
-const err105 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i21,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+const _errs296 = errors;
+let valid58 = false;
+const _errs297 = errors;
+if(errors === _errs297){
+if(Array.isArray(data101)){
+var valid59 = true;
+const len22 = data101.length;
+for(let i22=0; i22<len22; i22++){
+let data102 = data101[i22];
+const _errs299 = errors;
+if(errors === _errs299){
+if(typeof data102 === "string"){
+if(!pattern4.test(data102)){
+const err105 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i22,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -3365,7 +3411,7 @@ errors++;
 }
 }
 else {
-const err106 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i21,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err106 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i22,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -3375,8 +3421,8 @@ vErrors.push(err106);
 errors++;
 }
 }
-var valid58 = _errs295 === errors;
-if(!valid58){
+var valid59 = _errs299 === errors;
+if(!valid59){
 break;
 }
 }
@@ -3392,14 +3438,14 @@ vErrors.push(err107);
 errors++;
 }
 }
-var _valid17 = _errs293 === errors;
-valid57 = valid57 || _valid17;
-const _errs297 = errors;
-if(errors === _errs297){
-if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
-for(const key19 in data99){
-const _errs299 = errors;
-if(errors === _errs299){
+var _valid17 = _errs297 === errors;
+valid58 = valid58 || _valid17;
+const _errs301 = errors;
+if(errors === _errs301){
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+for(const key19 in data101){
+const _errs303 = errors;
+if(errors === _errs303){
 if(typeof key19 === "string"){
 if(!pattern4.test(key19)){
 const err108 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",propertyName:key19};
@@ -3423,8 +3469,8 @@ vErrors.push(err109);
 errors++;
 }
 }
-var valid59 = _errs299 === errors;
-if(!valid59){
+var valid60 = _errs303 === errors;
+if(!valid60){
 const err110 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames",keyword:"propertyNames",params:{propertyName: key19},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err110];
@@ -3436,10 +3482,10 @@ errors++;
 break;
 }
 }
-if(valid59){
-for(const key20 in data99){
-const _errs302 = errors;
-if(typeof data99[key20] !== "string"){
+if(valid60){
+for(const key20 in data101){
+const _errs306 = errors;
+if(typeof data101[key20] !== "string"){
 const err111 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key20.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err111];
@@ -3449,8 +3495,8 @@ vErrors.push(err111);
 }
 errors++;
 }
-var valid60 = _errs302 === errors;
-if(!valid60){
+var valid61 = _errs306 === errors;
+if(!valid61){
 break;
 }
 }
@@ -3467,9 +3513,9 @@ vErrors.push(err112);
 errors++;
 }
 }
-var _valid17 = _errs297 === errors;
-valid57 = valid57 || _valid17;
-if(!valid57){
+var _valid17 = _errs301 === errors;
+valid58 = valid58 || _valid17;
+if(!valid58){
 const err113 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err113];
@@ -3482,28 +3528,28 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs292;
+errors = _errs296;
 if(vErrors !== null){
-if(_errs292){
-vErrors.length = _errs292;
+if(_errs296){
+vErrors.length = _errs296;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid55 = _errs291 === errors;
+var valid56 = _errs295 === errors;
 }
 else {
-var valid55 = true;
+var valid56 = true;
 }
-if(valid55){
-if(data95.cwd !== undefined){
-let data102 = data95.cwd;
-const _errs304 = errors;
-if(errors === _errs304){
-if(typeof data102 === "string"){
-if(data102.length < 1){
+if(valid56){
+if(data97.cwd !== undefined){
+let data104 = data97.cwd;
+const _errs308 = errors;
+if(errors === _errs308){
+if(typeof data104 === "string"){
+if(data104.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3513,19 +3559,19 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid55 = _errs304 === errors;
+var valid56 = _errs308 === errors;
 }
 else {
-var valid55 = true;
+var valid56 = true;
 }
-if(valid55){
-if(data95.url !== undefined){
-let data103 = data95.url;
-const _errs306 = errors;
-if(errors === _errs306){
-if(errors === _errs306){
-if(typeof data103 === "string"){
-if(!(formats0(data103))){
+if(valid56){
+if(data97.url !== undefined){
+let data105 = data97.url;
+const _errs310 = errors;
+if(errors === _errs310){
+if(errors === _errs310){
+if(typeof data105 === "string"){
+if(!(formats0(data105))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -3536,19 +3582,19 @@ return false;
 }
 }
 }
-var valid55 = _errs306 === errors;
+var valid56 = _errs310 === errors;
 }
 else {
-var valid55 = true;
+var valid56 = true;
 }
-if(valid55){
-if(data95.headers !== undefined){
-let data104 = data95.headers;
-const _errs308 = errors;
-if(errors === _errs308){
-if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
-for(const key21 in data104){
-const _errs310 = errors;
+if(valid56){
+if(data97.headers !== undefined){
+let data106 = data97.headers;
+const _errs312 = errors;
+if(errors === _errs312){
+if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
+for(const key21 in data106){
+const _errs314 = errors;
 if(typeof key21 !== "string"){
 const err114 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key21};
 if(vErrors === null){
@@ -3559,8 +3605,8 @@ vErrors.push(err114);
 }
 errors++;
 }
-var valid61 = _errs310 === errors;
-if(!valid61){
+var valid62 = _errs314 === errors;
+if(!valid62){
 const err115 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key21},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err115];
@@ -3574,15 +3620,15 @@ return false;
 break;
 }
 }
-if(valid61){
-for(const key22 in data104){
-const _errs313 = errors;
-if(typeof data104[key22] !== "string"){
+if(valid62){
+for(const key22 in data106){
+const _errs317 = errors;
+if(typeof data106[key22] !== "string"){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid62 = _errs313 === errors;
-if(!valid62){
+var valid63 = _errs317 === errors;
+if(!valid63){
 break;
 }
 }
@@ -3593,67 +3639,28 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid55 = _errs308 === errors;
+var valid56 = _errs312 === errors;
 }
 else {
-var valid55 = true;
+var valid56 = true;
 }
-if(valid55){
-if(data95.tools !== undefined){
-let data106 = data95.tools;
-const _errs315 = errors;
-if(errors === _errs315){
-if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
-const _errs317 = errors;
-for(const key23 in data106){
+if(valid56){
+if(data97.tools !== undefined){
+let data108 = data97.tools;
+const _errs319 = errors;
+if(errors === _errs319){
+if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
+const _errs321 = errors;
+for(const key23 in data108){
 if(!((key23 === "allow") || (key23 === "deny"))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs317 === errors){
-if(data106.allow !== undefined){
-let data107 = data106.allow;
-const _errs318 = errors;
-if(errors === _errs318){
-if(Array.isArray(data107)){
-var valid64 = true;
-const len22 = data107.length;
-for(let i22=0; i22<len22; i22++){
-let data108 = data107[i22];
-const _errs320 = errors;
-if(errors === _errs320){
-if(typeof data108 === "string"){
-if(data108.length < 1){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i22,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i22,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid64 = _errs320 === errors;
-if(!valid64){
-break;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid63 = _errs318 === errors;
-}
-else {
-var valid63 = true;
-}
-if(valid63){
-if(data106.deny !== undefined){
-let data109 = data106.deny;
+if(_errs321 === errors){
+if(data108.allow !== undefined){
+let data109 = data108.allow;
 const _errs322 = errors;
 if(errors === _errs322){
 if(Array.isArray(data109)){
@@ -3665,12 +3672,12 @@ const _errs324 = errors;
 if(errors === _errs324){
 if(typeof data110 === "string"){
 if(data110.length < 1){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3681,14 +3688,53 @@ break;
 }
 }
 else {
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid64 = _errs322 === errors;
+}
+else {
+var valid64 = true;
+}
+if(valid64){
+if(data108.deny !== undefined){
+let data111 = data108.deny;
+const _errs326 = errors;
+if(errors === _errs326){
+if(Array.isArray(data111)){
+var valid66 = true;
+const len24 = data111.length;
+for(let i24=0; i24<len24; i24++){
+let data112 = data111[i24];
+const _errs328 = errors;
+if(errors === _errs328){
+if(typeof data112 === "string"){
+if(data112.length < 1){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid66 = _errs328 === errors;
+if(!valid66){
+break;
+}
+}
+}
+else {
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid63 = _errs322 === errors;
+var valid64 = _errs326 === errors;
 }
 else {
-var valid63 = true;
+var valid64 = true;
 }
 }
 }
@@ -3698,18 +3744,18 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid55 = _errs315 === errors;
+var valid56 = _errs319 === errors;
 }
 else {
-var valid55 = true;
+var valid56 = true;
 }
-if(valid55){
-if(data95.timeout !== undefined){
-let data111 = data95.timeout;
-const _errs326 = errors;
-if(errors === _errs326){
-if(typeof data111 === "string"){
-if(!pattern5.test(data111)){
+if(valid56){
+if(data97.timeout !== undefined){
+let data113 = data97.timeout;
+const _errs330 = errors;
+if(errors === _errs330){
+if(typeof data113 === "string"){
+if(!pattern5.test(data113)){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -3719,18 +3765,18 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid55 = _errs326 === errors;
+var valid56 = _errs330 === errors;
 }
 else {
-var valid55 = true;
+var valid56 = true;
 }
-if(valid55){
-if(data95.startup_timeout !== undefined){
-let data112 = data95.startup_timeout;
-const _errs328 = errors;
-if(errors === _errs328){
-if(typeof data112 === "string"){
-if(!pattern5.test(data112)){
+if(valid56){
+if(data97.startup_timeout !== undefined){
+let data114 = data97.startup_timeout;
+const _errs332 = errors;
+if(errors === _errs332){
+if(typeof data114 === "string"){
+if(!pattern5.test(data114)){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -3740,31 +3786,31 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid55 = _errs328 === errors;
+var valid56 = _errs332 === errors;
 }
 else {
-var valid55 = true;
+var valid56 = true;
 }
-if(valid55){
-if(data95.required !== undefined){
-const _errs330 = errors;
-if(typeof data95.required !== "boolean"){
+if(valid56){
+if(data97.required !== undefined){
+const _errs334 = errors;
+if(typeof data97.required !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid55 = _errs330 === errors;
+var valid56 = _errs334 === errors;
 }
 else {
-var valid55 = true;
+var valid56 = true;
 }
-if(valid55){
-if(data95.sandbox !== undefined){
-let data114 = data95.sandbox;
-const _errs332 = errors;
-const _errs333 = errors;
-let valid66 = false;
-const _errs334 = errors;
-if(typeof data114 !== "string"){
+if(valid56){
+if(data97.sandbox !== undefined){
+let data116 = data97.sandbox;
+const _errs336 = errors;
+const _errs337 = errors;
+let valid67 = false;
+const _errs338 = errors;
+if(typeof data116 !== "string"){
 const err116 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err116];
@@ -3774,7 +3820,7 @@ vErrors.push(err116);
 }
 errors++;
 }
-if("off" !== data114){
+if("off" !== data116){
 const err117 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err117];
@@ -3784,13 +3830,13 @@ vErrors.push(err117);
 }
 errors++;
 }
-var _valid18 = _errs334 === errors;
-valid66 = valid66 || _valid18;
-const _errs336 = errors;
-if(errors === _errs336){
-if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
-const _errs338 = errors;
-for(const key24 in data114){
+var _valid18 = _errs338 === errors;
+valid67 = valid67 || _valid18;
+const _errs340 = errors;
+if(errors === _errs340){
+if(data116 && typeof data116 == "object" && !Array.isArray(data116)){
+const _errs342 = errors;
+for(const key24 in data116){
 if(!((((key24 === "read") || (key24 === "write")) || (key24 === "net")) || (key24 === "limits"))){
 const err118 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -3803,21 +3849,21 @@ errors++;
 break;
 }
 }
-if(_errs338 === errors){
-if(data114.read !== undefined){
-let data115 = data114.read;
-const _errs339 = errors;
-if(errors === _errs339){
-if(Array.isArray(data115)){
-var valid68 = true;
-const len24 = data115.length;
-for(let i24=0; i24<len24; i24++){
-let data116 = data115[i24];
-const _errs341 = errors;
-if(errors === _errs341){
-if(typeof data116 === "string"){
-if(data116.length < 1){
-const err119 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(_errs342 === errors){
+if(data116.read !== undefined){
+let data117 = data116.read;
+const _errs343 = errors;
+if(errors === _errs343){
+if(Array.isArray(data117)){
+var valid69 = true;
+const len25 = data117.length;
+for(let i25=0; i25<len25; i25++){
+let data118 = data117[i25];
+const _errs345 = errors;
+if(errors === _errs345){
+if(typeof data118 === "string"){
+if(data118.length < 1){
+const err119 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -3828,7 +3874,7 @@ errors++;
 }
 }
 else {
-const err120 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err120 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -3838,8 +3884,8 @@ vErrors.push(err120);
 errors++;
 }
 }
-var valid68 = _errs341 === errors;
-if(!valid68){
+var valid69 = _errs345 === errors;
+if(!valid69){
 break;
 }
 }
@@ -3855,26 +3901,26 @@ vErrors.push(err121);
 errors++;
 }
 }
-var valid67 = _errs339 === errors;
+var valid68 = _errs343 === errors;
 }
 else {
-var valid67 = true;
+var valid68 = true;
 }
-if(valid67){
-if(data114.write !== undefined){
-let data117 = data114.write;
-const _errs343 = errors;
-if(errors === _errs343){
-if(Array.isArray(data117)){
-var valid69 = true;
-const len25 = data117.length;
-for(let i25=0; i25<len25; i25++){
-let data118 = data117[i25];
-const _errs345 = errors;
-if(errors === _errs345){
-if(typeof data118 === "string"){
-if(data118.length < 1){
-const err122 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(valid68){
+if(data116.write !== undefined){
+let data119 = data116.write;
+const _errs347 = errors;
+if(errors === _errs347){
+if(Array.isArray(data119)){
+var valid70 = true;
+const len26 = data119.length;
+for(let i26=0; i26<len26; i26++){
+let data120 = data119[i26];
+const _errs349 = errors;
+if(errors === _errs349){
+if(typeof data120 === "string"){
+if(data120.length < 1){
+const err122 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i26,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -3885,7 +3931,7 @@ errors++;
 }
 }
 else {
-const err123 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err123 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i26,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -3895,8 +3941,8 @@ vErrors.push(err123);
 errors++;
 }
 }
-var valid69 = _errs345 === errors;
-if(!valid69){
+var valid70 = _errs349 === errors;
+if(!valid70){
 break;
 }
 }
@@ -3912,15 +3958,15 @@ vErrors.push(err124);
 errors++;
 }
 }
-var valid67 = _errs343 === errors;
+var valid68 = _errs347 === errors;
 }
 else {
-var valid67 = true;
+var valid68 = true;
 }
-if(valid67){
-if(data114.net !== undefined){
-const _errs347 = errors;
-if(typeof data114.net !== "boolean"){
+if(valid68){
+if(data116.net !== undefined){
+const _errs351 = errors;
+if(typeof data116.net !== "boolean"){
 const err125 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err125];
@@ -3930,19 +3976,19 @@ vErrors.push(err125);
 }
 errors++;
 }
-var valid67 = _errs347 === errors;
+var valid68 = _errs351 === errors;
 }
 else {
-var valid67 = true;
+var valid68 = true;
 }
-if(valid67){
-if(data114.limits !== undefined){
-let data120 = data114.limits;
-const _errs349 = errors;
-if(errors === _errs349){
-if(data120 && typeof data120 == "object" && !Array.isArray(data120)){
-const _errs351 = errors;
-for(const key25 in data120){
+if(valid68){
+if(data116.limits !== undefined){
+let data122 = data116.limits;
+const _errs353 = errors;
+if(errors === _errs353){
+if(data122 && typeof data122 == "object" && !Array.isArray(data122)){
+const _errs355 = errors;
+for(const key25 in data122){
 if(!((((key25 === "processes") || (key25 === "memory")) || (key25 === "file_size")) || (key25 === "tmp"))){
 const err126 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -3955,11 +4001,11 @@ errors++;
 break;
 }
 }
-if(_errs351 === errors){
-if(data120.processes !== undefined){
-let data121 = data120.processes;
-const _errs352 = errors;
-if(!(((typeof data121 == "number") && (!(data121 % 1) && !isNaN(data121))) && (isFinite(data121)))){
+if(_errs355 === errors){
+if(data122.processes !== undefined){
+let data123 = data122.processes;
+const _errs356 = errors;
+if(!(((typeof data123 == "number") && (!(data123 % 1) && !isNaN(data123))) && (isFinite(data123)))){
 const err127 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err127];
@@ -3969,9 +4015,9 @@ vErrors.push(err127);
 }
 errors++;
 }
-if(errors === _errs352){
-if((typeof data121 == "number") && (isFinite(data121))){
-if(data121 > 9007199254740991 || isNaN(data121)){
+if(errors === _errs356){
+if((typeof data123 == "number") && (isFinite(data123))){
+if(data123 > 9007199254740991 || isNaN(data123)){
 const err128 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err128];
@@ -3982,7 +4028,7 @@ vErrors.push(err128);
 errors++;
 }
 else {
-if(data121 < 8 || isNaN(data121)){
+if(data123 < 8 || isNaN(data123)){
 const err129 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
 if(vErrors === null){
 vErrors = [err129];
@@ -3995,19 +4041,19 @@ errors++;
 }
 }
 }
-var valid70 = _errs352 === errors;
+var valid71 = _errs356 === errors;
 }
 else {
-var valid70 = true;
+var valid71 = true;
 }
-if(valid70){
-if(data120.memory !== undefined){
-let data122 = data120.memory;
-const _errs354 = errors;
-const _errs355 = errors;
-let valid71 = false;
-const _errs356 = errors;
-if(!(((typeof data122 == "number") && (!(data122 % 1) && !isNaN(data122))) && (isFinite(data122)))){
+if(valid71){
+if(data122.memory !== undefined){
+let data124 = data122.memory;
+const _errs358 = errors;
+const _errs359 = errors;
+let valid72 = false;
+const _errs360 = errors;
+if(!(((typeof data124 == "number") && (!(data124 % 1) && !isNaN(data124))) && (isFinite(data124)))){
 const err130 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err130];
@@ -4017,9 +4063,9 @@ vErrors.push(err130);
 }
 errors++;
 }
-if(errors === _errs356){
-if((typeof data122 == "number") && (isFinite(data122))){
-if(data122 > 9007199254740991 || isNaN(data122)){
+if(errors === _errs360){
+if((typeof data124 == "number") && (isFinite(data124))){
+if(data124 > 9007199254740991 || isNaN(data124)){
 const err131 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err131];
@@ -4030,7 +4076,7 @@ vErrors.push(err131);
 errors++;
 }
 else {
-if(data122 <= 0 || isNaN(data122)){
+if(data124 <= 0 || isNaN(data124)){
 const err132 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err132];
@@ -4043,12 +4089,12 @@ errors++;
 }
 }
 }
-var _valid19 = _errs356 === errors;
-valid71 = valid71 || _valid19;
-const _errs358 = errors;
-if(errors === _errs358){
-if(typeof data122 === "string"){
-if(!pattern8.test(data122)){
+var _valid19 = _errs360 === errors;
+valid72 = valid72 || _valid19;
+const _errs362 = errors;
+if(errors === _errs362){
+if(typeof data124 === "string"){
+if(!pattern8.test(data124)){
 const err133 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err133];
@@ -4070,9 +4116,9 @@ vErrors.push(err134);
 errors++;
 }
 }
-var _valid19 = _errs358 === errors;
-valid71 = valid71 || _valid19;
-if(!valid71){
+var _valid19 = _errs362 === errors;
+valid72 = valid72 || _valid19;
+if(!valid72){
 const err135 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err135];
@@ -4083,29 +4129,29 @@ vErrors.push(err135);
 errors++;
 }
 else {
-errors = _errs355;
+errors = _errs359;
 if(vErrors !== null){
-if(_errs355){
-vErrors.length = _errs355;
+if(_errs359){
+vErrors.length = _errs359;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid70 = _errs354 === errors;
+var valid71 = _errs358 === errors;
 }
 else {
-var valid70 = true;
+var valid71 = true;
 }
-if(valid70){
-if(data120.file_size !== undefined){
-let data123 = data120.file_size;
-const _errs360 = errors;
-const _errs361 = errors;
-let valid72 = false;
-const _errs362 = errors;
-if(!(((typeof data123 == "number") && (!(data123 % 1) && !isNaN(data123))) && (isFinite(data123)))){
+if(valid71){
+if(data122.file_size !== undefined){
+let data125 = data122.file_size;
+const _errs364 = errors;
+const _errs365 = errors;
+let valid73 = false;
+const _errs366 = errors;
+if(!(((typeof data125 == "number") && (!(data125 % 1) && !isNaN(data125))) && (isFinite(data125)))){
 const err136 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err136];
@@ -4115,9 +4161,9 @@ vErrors.push(err136);
 }
 errors++;
 }
-if(errors === _errs362){
-if((typeof data123 == "number") && (isFinite(data123))){
-if(data123 > 9007199254740991 || isNaN(data123)){
+if(errors === _errs366){
+if((typeof data125 == "number") && (isFinite(data125))){
+if(data125 > 9007199254740991 || isNaN(data125)){
 const err137 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err137];
@@ -4128,7 +4174,7 @@ vErrors.push(err137);
 errors++;
 }
 else {
-if(data123 <= 0 || isNaN(data123)){
+if(data125 <= 0 || isNaN(data125)){
 const err138 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err138];
@@ -4141,12 +4187,12 @@ errors++;
 }
 }
 }
-var _valid20 = _errs362 === errors;
-valid72 = valid72 || _valid20;
-const _errs364 = errors;
-if(errors === _errs364){
-if(typeof data123 === "string"){
-if(!pattern8.test(data123)){
+var _valid20 = _errs366 === errors;
+valid73 = valid73 || _valid20;
+const _errs368 = errors;
+if(errors === _errs368){
+if(typeof data125 === "string"){
+if(!pattern8.test(data125)){
 const err139 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err139];
@@ -4168,9 +4214,9 @@ vErrors.push(err140);
 errors++;
 }
 }
-var _valid20 = _errs364 === errors;
-valid72 = valid72 || _valid20;
-if(!valid72){
+var _valid20 = _errs368 === errors;
+valid73 = valid73 || _valid20;
+if(!valid73){
 const err141 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err141];
@@ -4181,29 +4227,29 @@ vErrors.push(err141);
 errors++;
 }
 else {
-errors = _errs361;
+errors = _errs365;
 if(vErrors !== null){
-if(_errs361){
-vErrors.length = _errs361;
+if(_errs365){
+vErrors.length = _errs365;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid70 = _errs360 === errors;
+var valid71 = _errs364 === errors;
 }
 else {
-var valid70 = true;
+var valid71 = true;
 }
-if(valid70){
-if(data120.tmp !== undefined){
-let data124 = data120.tmp;
-const _errs366 = errors;
-const _errs367 = errors;
-let valid73 = false;
-const _errs368 = errors;
-if(!(((typeof data124 == "number") && (!(data124 % 1) && !isNaN(data124))) && (isFinite(data124)))){
+if(valid71){
+if(data122.tmp !== undefined){
+let data126 = data122.tmp;
+const _errs370 = errors;
+const _errs371 = errors;
+let valid74 = false;
+const _errs372 = errors;
+if(!(((typeof data126 == "number") && (!(data126 % 1) && !isNaN(data126))) && (isFinite(data126)))){
 const err142 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err142];
@@ -4213,9 +4259,9 @@ vErrors.push(err142);
 }
 errors++;
 }
-if(errors === _errs368){
-if((typeof data124 == "number") && (isFinite(data124))){
-if(data124 > 9007199254740991 || isNaN(data124)){
+if(errors === _errs372){
+if((typeof data126 == "number") && (isFinite(data126))){
+if(data126 > 9007199254740991 || isNaN(data126)){
 const err143 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err143];
@@ -4226,7 +4272,7 @@ vErrors.push(err143);
 errors++;
 }
 else {
-if(data124 <= 0 || isNaN(data124)){
+if(data126 <= 0 || isNaN(data126)){
 const err144 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err144];
@@ -4239,12 +4285,12 @@ errors++;
 }
 }
 }
-var _valid21 = _errs368 === errors;
-valid73 = valid73 || _valid21;
-const _errs370 = errors;
-if(errors === _errs370){
-if(typeof data124 === "string"){
-if(!pattern8.test(data124)){
+var _valid21 = _errs372 === errors;
+valid74 = valid74 || _valid21;
+const _errs374 = errors;
+if(errors === _errs374){
+if(typeof data126 === "string"){
+if(!pattern8.test(data126)){
 const err145 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err145];
@@ -4266,9 +4312,9 @@ vErrors.push(err146);
 errors++;
 }
 }
-var _valid21 = _errs370 === errors;
-valid73 = valid73 || _valid21;
-if(!valid73){
+var _valid21 = _errs374 === errors;
+valid74 = valid74 || _valid21;
+if(!valid74){
 const err147 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err147];
@@ -4279,20 +4325,20 @@ vErrors.push(err147);
 errors++;
 }
 else {
-errors = _errs367;
+errors = _errs371;
 if(vErrors !== null){
-if(_errs367){
-vErrors.length = _errs367;
+if(_errs371){
+vErrors.length = _errs371;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid70 = _errs366 === errors;
+var valid71 = _errs370 === errors;
 }
 else {
-var valid70 = true;
+var valid71 = true;
 }
 }
 }
@@ -4310,10 +4356,10 @@ vErrors.push(err148);
 errors++;
 }
 }
-var valid67 = _errs349 === errors;
+var valid68 = _errs353 === errors;
 }
 else {
-var valid67 = true;
+var valid68 = true;
 }
 }
 }
@@ -4331,9 +4377,9 @@ vErrors.push(err149);
 errors++;
 }
 }
-var _valid18 = _errs336 === errors;
-valid66 = valid66 || _valid18;
-if(!valid66){
+var _valid18 = _errs340 === errors;
+valid67 = valid67 || _valid18;
+if(!valid67){
 const err150 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err150];
@@ -4346,20 +4392,20 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs333;
+errors = _errs337;
 if(vErrors !== null){
-if(_errs333){
-vErrors.length = _errs333;
+if(_errs337){
+vErrors.length = _errs337;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid55 = _errs332 === errors;
+var valid56 = _errs336 === errors;
 }
 else {
-var valid55 = true;
+var valid56 = true;
 }
 }
 }
@@ -4378,8 +4424,8 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid54 = _errs281 === errors;
-if(!valid54){
+var valid55 = _errs285 === errors;
+if(!valid55){
 break;
 }
 }
@@ -4390,36 +4436,36 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs276 === errors;
+var valid0 = _errs280 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.redact !== undefined){
-let data125 = data.redact;
-const _errs372 = errors;
-if(errors === _errs372){
-if(Array.isArray(data125)){
-var valid74 = true;
-const len26 = data125.length;
-for(let i26=0; i26<len26; i26++){
-let data126 = data125[i26];
-const _errs374 = errors;
-if(errors === _errs374){
-if(typeof data126 === "string"){
-if(!pattern4.test(data126)){
-validate20.errors = [{instancePath:instancePath+"/redact/" + i26,schemaPath:"#/properties/redact/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
+let data127 = data.redact;
+const _errs376 = errors;
+if(errors === _errs376){
+if(Array.isArray(data127)){
+var valid75 = true;
+const len27 = data127.length;
+for(let i27=0; i27<len27; i27++){
+let data128 = data127[i27];
+const _errs378 = errors;
+if(errors === _errs378){
+if(typeof data128 === "string"){
+if(!pattern4.test(data128)){
+validate20.errors = [{instancePath:instancePath+"/redact/" + i27,schemaPath:"#/properties/redact/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/redact/" + i26,schemaPath:"#/properties/redact/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/redact/" + i27,schemaPath:"#/properties/redact/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid74 = _errs374 === errors;
-if(!valid74){
+var valid75 = _errs378 === errors;
+if(!valid75){
 break;
 }
 }
@@ -4429,59 +4475,59 @@ validate20.errors = [{instancePath:instancePath+"/redact",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs372 === errors;
+var valid0 = _errs376 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.limits !== undefined){
-let data127 = data.limits;
-const _errs376 = errors;
-if(errors === _errs376){
-if(data127 && typeof data127 == "object" && !Array.isArray(data127)){
-const _errs378 = errors;
-for(const key26 in data127){
+let data129 = data.limits;
+const _errs380 = errors;
+if(errors === _errs380){
+if(data129 && typeof data129 == "object" && !Array.isArray(data129)){
+const _errs382 = errors;
+for(const key26 in data129){
 if(!((((key26 === "max_turns") || (key26 === "timeout")) || (key26 === "max_tokens")) || (key26 === "max_cost_usd"))){
 validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs378 === errors){
-if(data127.max_turns !== undefined){
-let data128 = data127.max_turns;
-const _errs379 = errors;
-if(!(((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128))) && (isFinite(data128)))){
+if(_errs382 === errors){
+if(data129.max_turns !== undefined){
+let data130 = data129.max_turns;
+const _errs383 = errors;
+if(!(((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130))) && (isFinite(data130)))){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs379){
-if((typeof data128 == "number") && (isFinite(data128))){
-if(data128 > 9007199254740991 || isNaN(data128)){
+if(errors === _errs383){
+if((typeof data130 == "number") && (isFinite(data130))){
+if(data130 > 9007199254740991 || isNaN(data130)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data128 <= 0 || isNaN(data128)){
+if(data130 <= 0 || isNaN(data130)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid75 = _errs379 === errors;
+var valid76 = _errs383 === errors;
 }
 else {
-var valid75 = true;
+var valid76 = true;
 }
-if(valid75){
-if(data127.timeout !== undefined){
-let data129 = data127.timeout;
-const _errs381 = errors;
-if(errors === _errs381){
-if(typeof data129 === "string"){
-if(!pattern5.test(data129)){
+if(valid76){
+if(data129.timeout !== undefined){
+let data131 = data129.timeout;
+const _errs385 = errors;
+if(errors === _errs385){
+if(typeof data131 === "string"){
+if(!pattern5.test(data131)){
 validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4491,45 +4537,45 @@ validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/
 return false;
 }
 }
-var valid75 = _errs381 === errors;
+var valid76 = _errs385 === errors;
 }
 else {
-var valid75 = true;
+var valid76 = true;
 }
-if(valid75){
-if(data127.max_tokens !== undefined){
-let data130 = data127.max_tokens;
-const _errs383 = errors;
-if(!(((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130))) && (isFinite(data130)))){
+if(valid76){
+if(data129.max_tokens !== undefined){
+let data132 = data129.max_tokens;
+const _errs387 = errors;
+if(!(((typeof data132 == "number") && (!(data132 % 1) && !isNaN(data132))) && (isFinite(data132)))){
 validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs383){
-if((typeof data130 == "number") && (isFinite(data130))){
-if(data130 > 9007199254740991 || isNaN(data130)){
+if(errors === _errs387){
+if((typeof data132 == "number") && (isFinite(data132))){
+if(data132 > 9007199254740991 || isNaN(data132)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data130 <= 0 || isNaN(data130)){
+if(data132 <= 0 || isNaN(data132)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid75 = _errs383 === errors;
+var valid76 = _errs387 === errors;
 }
 else {
-var valid75 = true;
+var valid76 = true;
 }
-if(valid75){
-if(data127.max_cost_usd !== undefined){
-let data131 = data127.max_cost_usd;
-const _errs385 = errors;
-if(errors === _errs385){
-if((typeof data131 == "number") && (isFinite(data131))){
-if(data131 <= 0 || isNaN(data131)){
+if(valid76){
+if(data129.max_cost_usd !== undefined){
+let data133 = data129.max_cost_usd;
+const _errs389 = errors;
+if(errors === _errs389){
+if((typeof data133 == "number") && (isFinite(data133))){
+if(data133 <= 0 || isNaN(data133)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPath:"#/properties/limits/properties/max_cost_usd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4539,10 +4585,10 @@ validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPat
 return false;
 }
 }
-var valid75 = _errs385 === errors;
+var valid76 = _errs389 === errors;
 }
 else {
-var valid75 = true;
+var valid76 = true;
 }
 }
 }
@@ -4554,49 +4600,49 @@ validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs376 === errors;
+var valid0 = _errs380 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.compaction !== undefined){
-let data132 = data.compaction;
-const _errs387 = errors;
-if(errors === _errs387){
-if(data132 && typeof data132 == "object" && !Array.isArray(data132)){
-const _errs389 = errors;
-for(const key27 in data132){
+let data134 = data.compaction;
+const _errs391 = errors;
+if(errors === _errs391){
+if(data134 && typeof data134 == "object" && !Array.isArray(data134)){
+const _errs393 = errors;
+for(const key27 in data134){
 if(!(func1.call(schema31.properties.compaction.properties, key27))){
 validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs389 === errors){
-if(data132.enabled !== undefined){
-const _errs390 = errors;
-if(typeof data132.enabled !== "boolean"){
+if(_errs393 === errors){
+if(data134.enabled !== undefined){
+const _errs394 = errors;
+if(typeof data134.enabled !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/enabled",schemaPath:"#/properties/compaction/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid76 = _errs390 === errors;
+var valid77 = _errs394 === errors;
 }
 else {
-var valid76 = true;
+var valid77 = true;
 }
-if(valid76){
-if(data132.threshold !== undefined){
-let data134 = data132.threshold;
-const _errs392 = errors;
-if(errors === _errs392){
-if((typeof data134 == "number") && (isFinite(data134))){
-if(data134 > 1 || isNaN(data134)){
+if(valid77){
+if(data134.threshold !== undefined){
+let data136 = data134.threshold;
+const _errs396 = errors;
+if(errors === _errs396){
+if((typeof data136 == "number") && (isFinite(data136))){
+if(data136 > 1 || isNaN(data136)){
 validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data134 <= 0 || isNaN(data134)){
+if(data136 <= 0 || isNaN(data136)){
 validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4607,23 +4653,23 @@ validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPa
 return false;
 }
 }
-var valid76 = _errs392 === errors;
+var valid77 = _errs396 === errors;
 }
 else {
-var valid76 = true;
+var valid77 = true;
 }
-if(valid76){
-if(data132.low_water !== undefined){
-let data135 = data132.low_water;
-const _errs394 = errors;
-if(errors === _errs394){
-if((typeof data135 == "number") && (isFinite(data135))){
-if(data135 > 1 || isNaN(data135)){
+if(valid77){
+if(data134.low_water !== undefined){
+let data137 = data134.low_water;
+const _errs398 = errors;
+if(errors === _errs398){
+if((typeof data137 == "number") && (isFinite(data137))){
+if(data137 > 1 || isNaN(data137)){
 validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data135 <= 0 || isNaN(data135)){
+if(data137 <= 0 || isNaN(data137)){
 validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4634,77 +4680,77 @@ validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPa
 return false;
 }
 }
-var valid76 = _errs394 === errors;
+var valid77 = _errs398 === errors;
 }
 else {
-var valid76 = true;
+var valid77 = true;
 }
-if(valid76){
-if(data132.protect_first !== undefined){
-let data136 = data132.protect_first;
-const _errs396 = errors;
-if(!(((typeof data136 == "number") && (!(data136 % 1) && !isNaN(data136))) && (isFinite(data136)))){
+if(valid77){
+if(data134.protect_first !== undefined){
+let data138 = data134.protect_first;
+const _errs400 = errors;
+if(!(((typeof data138 == "number") && (!(data138 % 1) && !isNaN(data138))) && (isFinite(data138)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs396){
-if((typeof data136 == "number") && (isFinite(data136))){
-if(data136 > 9007199254740991 || isNaN(data136)){
+if(errors === _errs400){
+if((typeof data138 == "number") && (isFinite(data138))){
+if(data138 > 9007199254740991 || isNaN(data138)){
 validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data136 < 0 || isNaN(data136)){
+if(data138 < 0 || isNaN(data138)){
 validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 }
-var valid76 = _errs396 === errors;
+var valid77 = _errs400 === errors;
 }
 else {
-var valid76 = true;
+var valid77 = true;
 }
-if(valid76){
-if(data132.protect_last !== undefined){
-let data137 = data132.protect_last;
-const _errs398 = errors;
-if(!(((typeof data137 == "number") && (!(data137 % 1) && !isNaN(data137))) && (isFinite(data137)))){
+if(valid77){
+if(data134.protect_last !== undefined){
+let data139 = data134.protect_last;
+const _errs402 = errors;
+if(!(((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139))) && (isFinite(data139)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs398){
-if((typeof data137 == "number") && (isFinite(data137))){
-if(data137 > 9007199254740991 || isNaN(data137)){
+if(errors === _errs402){
+if((typeof data139 == "number") && (isFinite(data139))){
+if(data139 > 9007199254740991 || isNaN(data139)){
 validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data137 < 1 || isNaN(data137)){
+if(data139 < 1 || isNaN(data139)){
 validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid76 = _errs398 === errors;
+var valid77 = _errs402 === errors;
 }
 else {
-var valid76 = true;
+var valid77 = true;
 }
-if(valid76){
-if(data132.tail_budget !== undefined){
-let data138 = data132.tail_budget;
-const _errs400 = errors;
-if(errors === _errs400){
-if((typeof data138 == "number") && (isFinite(data138))){
-if(data138 > 1 || isNaN(data138)){
+if(valid77){
+if(data134.tail_budget !== undefined){
+let data140 = data134.tail_budget;
+const _errs404 = errors;
+if(errors === _errs404){
+if((typeof data140 == "number") && (isFinite(data140))){
+if(data140 > 1 || isNaN(data140)){
 validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data138 <= 0 || isNaN(data138)){
+if(data140 <= 0 || isNaN(data140)){
 validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4715,23 +4761,23 @@ validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schema
 return false;
 }
 }
-var valid76 = _errs400 === errors;
+var valid77 = _errs404 === errors;
 }
 else {
-var valid76 = true;
+var valid77 = true;
 }
-if(valid76){
-if(data132.max_tool_result !== undefined){
-let data139 = data132.max_tool_result;
-const _errs402 = errors;
-if(errors === _errs402){
-if((typeof data139 == "number") && (isFinite(data139))){
-if(data139 > 1 || isNaN(data139)){
+if(valid77){
+if(data134.max_tool_result !== undefined){
+let data141 = data134.max_tool_result;
+const _errs406 = errors;
+if(errors === _errs406){
+if((typeof data141 == "number") && (isFinite(data141))){
+if(data141 > 1 || isNaN(data141)){
 validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data139 <= 0 || isNaN(data139)){
+if(data141 <= 0 || isNaN(data141)){
 validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4742,76 +4788,76 @@ validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",sc
 return false;
 }
 }
-var valid76 = _errs402 === errors;
+var valid77 = _errs406 === errors;
 }
 else {
-var valid76 = true;
+var valid77 = true;
 }
-if(valid76){
-if(data132.prune_min !== undefined){
-let data140 = data132.prune_min;
-const _errs404 = errors;
-if(!(((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140))) && (isFinite(data140)))){
+if(valid77){
+if(data134.prune_min !== undefined){
+let data142 = data134.prune_min;
+const _errs408 = errors;
+if(!(((typeof data142 == "number") && (!(data142 % 1) && !isNaN(data142))) && (isFinite(data142)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs404){
-if((typeof data140 == "number") && (isFinite(data140))){
-if(data140 > 9007199254740991 || isNaN(data140)){
+if(errors === _errs408){
+if((typeof data142 == "number") && (isFinite(data142))){
+if(data142 > 9007199254740991 || isNaN(data142)){
 validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data140 < 1 || isNaN(data140)){
+if(data142 < 1 || isNaN(data142)){
 validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid76 = _errs404 === errors;
+var valid77 = _errs408 === errors;
 }
 else {
-var valid76 = true;
+var valid77 = true;
 }
-if(valid76){
-if(data132.micro !== undefined){
-let data141 = data132.micro;
-const _errs406 = errors;
-if(errors === _errs406){
-if(data141 && typeof data141 == "object" && !Array.isArray(data141)){
-const _errs408 = errors;
-for(const key28 in data141){
+if(valid77){
+if(data134.micro !== undefined){
+let data143 = data134.micro;
+const _errs410 = errors;
+if(errors === _errs410){
+if(data143 && typeof data143 == "object" && !Array.isArray(data143)){
+const _errs412 = errors;
+for(const key28 in data143){
 if(!(((key28 === "enabled") || (key28 === "threshold")) || (key28 === "payback"))){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"#/properties/compaction/properties/micro/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs408 === errors){
-if(data141.enabled !== undefined){
-const _errs409 = errors;
-if(typeof data141.enabled !== "boolean"){
+if(_errs412 === errors){
+if(data143.enabled !== undefined){
+const _errs413 = errors;
+if(typeof data143.enabled !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/enabled",schemaPath:"#/properties/compaction/properties/micro/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid77 = _errs409 === errors;
+var valid78 = _errs413 === errors;
 }
 else {
-var valid77 = true;
+var valid78 = true;
 }
-if(valid77){
-if(data141.threshold !== undefined){
-let data143 = data141.threshold;
-const _errs411 = errors;
-if(errors === _errs411){
-if((typeof data143 == "number") && (isFinite(data143))){
-if(data143 > 1 || isNaN(data143)){
+if(valid78){
+if(data143.threshold !== undefined){
+let data145 = data143.threshold;
+const _errs415 = errors;
+if(errors === _errs415){
+if((typeof data145 == "number") && (isFinite(data145))){
+if(data145 > 1 || isNaN(data145)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data143 <= 0 || isNaN(data143)){
+if(data145 <= 0 || isNaN(data145)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4822,37 +4868,37 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",sc
 return false;
 }
 }
-var valid77 = _errs411 === errors;
+var valid78 = _errs415 === errors;
 }
 else {
-var valid77 = true;
+var valid78 = true;
 }
-if(valid77){
-if(data141.payback !== undefined){
-let data144 = data141.payback;
-const _errs413 = errors;
-if(!(((typeof data144 == "number") && (!(data144 % 1) && !isNaN(data144))) && (isFinite(data144)))){
+if(valid78){
+if(data143.payback !== undefined){
+let data146 = data143.payback;
+const _errs417 = errors;
+if(!(((typeof data146 == "number") && (!(data146 % 1) && !isNaN(data146))) && (isFinite(data146)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs413){
-if((typeof data144 == "number") && (isFinite(data144))){
-if(data144 > 9007199254740991 || isNaN(data144)){
+if(errors === _errs417){
+if((typeof data146 == "number") && (isFinite(data146))){
+if(data146 > 9007199254740991 || isNaN(data146)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data144 <= 0 || isNaN(data144)){
+if(data146 <= 0 || isNaN(data146)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid77 = _errs413 === errors;
+var valid78 = _errs417 === errors;
 }
 else {
-var valid77 = true;
+var valid78 = true;
 }
 }
 }
@@ -4863,18 +4909,18 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"
 return false;
 }
 }
-var valid76 = _errs406 === errors;
+var valid77 = _errs410 === errors;
 }
 else {
-var valid76 = true;
+var valid77 = true;
 }
-if(valid76){
-if(data132.summary_model !== undefined){
-let data145 = data132.summary_model;
-const _errs415 = errors;
-if(errors === _errs415){
-if(typeof data145 === "string"){
-if(data145.length < 1){
+if(valid77){
+if(data134.summary_model !== undefined){
+let data147 = data134.summary_model;
+const _errs419 = errors;
+if(errors === _errs419){
+if(typeof data147 === "string"){
+if(data147.length < 1){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",schemaPath:"#/properties/compaction/properties/summary_model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -4884,57 +4930,57 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",sche
 return false;
 }
 }
-var valid76 = _errs415 === errors;
+var valid77 = _errs419 === errors;
 }
 else {
-var valid76 = true;
+var valid77 = true;
 }
-if(valid76){
-if(data132.summary_context_window !== undefined){
-let data146 = data132.summary_context_window;
-const _errs417 = errors;
-if(!(((typeof data146 == "number") && (!(data146 % 1) && !isNaN(data146))) && (isFinite(data146)))){
+if(valid77){
+if(data134.summary_context_window !== undefined){
+let data148 = data134.summary_context_window;
+const _errs421 = errors;
+if(!(((typeof data148 == "number") && (!(data148 % 1) && !isNaN(data148))) && (isFinite(data148)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs417){
-if((typeof data146 == "number") && (isFinite(data146))){
-if(data146 > 9007199254740991 || isNaN(data146)){
+if(errors === _errs421){
+if((typeof data148 == "number") && (isFinite(data148))){
+if(data148 > 9007199254740991 || isNaN(data148)){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data146 <= 0 || isNaN(data146)){
+if(data148 <= 0 || isNaN(data148)){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid76 = _errs417 === errors;
+var valid77 = _errs421 === errors;
 }
 else {
-var valid76 = true;
+var valid77 = true;
 }
-if(valid76){
-if(data132.prune_tool_results !== undefined){
-const _errs419 = errors;
-if(typeof data132.prune_tool_results !== "boolean"){
+if(valid77){
+if(data134.prune_tool_results !== undefined){
+const _errs423 = errors;
+if(typeof data134.prune_tool_results !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/prune_tool_results",schemaPath:"#/properties/compaction/properties/prune_tool_results/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid76 = _errs419 === errors;
+var valid77 = _errs423 === errors;
 }
 else {
-var valid76 = true;
+var valid77 = true;
 }
-if(valid76){
-if(data132.summary_timeout !== undefined){
-let data148 = data132.summary_timeout;
-const _errs421 = errors;
-if(errors === _errs421){
-if(typeof data148 === "string"){
-if(!pattern5.test(data148)){
+if(valid77){
+if(data134.summary_timeout !== undefined){
+let data150 = data134.summary_timeout;
+const _errs425 = errors;
+if(errors === _errs425){
+if(typeof data150 === "string"){
+if(!pattern5.test(data150)){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",schemaPath:"#/properties/compaction/properties/summary_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4944,10 +4990,10 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",sc
 return false;
 }
 }
-var valid76 = _errs421 === errors;
+var valid77 = _errs425 === errors;
 }
 else {
-var valid76 = true;
+var valid77 = true;
 }
 }
 }
@@ -4968,32 +5014,32 @@ validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs387 === errors;
+var valid0 = _errs391 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.loops !== undefined){
-let data149 = data.loops;
-const _errs423 = errors;
-if(errors === _errs423){
-if(data149 && typeof data149 == "object" && !Array.isArray(data149)){
-const _errs425 = errors;
-for(const key29 in data149){
+let data151 = data.loops;
+const _errs427 = errors;
+if(errors === _errs427){
+if(data151 && typeof data151 == "object" && !Array.isArray(data151)){
+const _errs429 = errors;
+for(const key29 in data151){
 if(!((((key29 === "min_interval") || (key29 === "max_ticks")) || (key29 === "self_paced_floor")) || (key29 === "self_paced_ceiling"))){
 validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/properties/loops/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs425 === errors){
-if(data149.min_interval !== undefined){
-let data150 = data149.min_interval;
-const _errs426 = errors;
-if(errors === _errs426){
-if(typeof data150 === "string"){
-if(!pattern5.test(data150)){
+if(_errs429 === errors){
+if(data151.min_interval !== undefined){
+let data152 = data151.min_interval;
+const _errs430 = errors;
+if(errors === _errs430){
+if(typeof data152 === "string"){
+if(!pattern5.test(data152)){
 validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath:"#/properties/loops/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5003,45 +5049,45 @@ validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath
 return false;
 }
 }
-var valid78 = _errs426 === errors;
+var valid79 = _errs430 === errors;
 }
 else {
-var valid78 = true;
+var valid79 = true;
 }
-if(valid78){
-if(data149.max_ticks !== undefined){
-let data151 = data149.max_ticks;
-const _errs428 = errors;
-if(!(((typeof data151 == "number") && (!(data151 % 1) && !isNaN(data151))) && (isFinite(data151)))){
+if(valid79){
+if(data151.max_ticks !== undefined){
+let data153 = data151.max_ticks;
+const _errs432 = errors;
+if(!(((typeof data153 == "number") && (!(data153 % 1) && !isNaN(data153))) && (isFinite(data153)))){
 validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs428){
-if((typeof data151 == "number") && (isFinite(data151))){
-if(data151 > 9007199254740991 || isNaN(data151)){
+if(errors === _errs432){
+if((typeof data153 == "number") && (isFinite(data153))){
+if(data153 > 9007199254740991 || isNaN(data153)){
 validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data151 <= 0 || isNaN(data151)){
+if(data153 <= 0 || isNaN(data153)){
 validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid78 = _errs428 === errors;
+var valid79 = _errs432 === errors;
 }
 else {
-var valid78 = true;
+var valid79 = true;
 }
-if(valid78){
-if(data149.self_paced_floor !== undefined){
-let data152 = data149.self_paced_floor;
-const _errs430 = errors;
-if(errors === _errs430){
-if(typeof data152 === "string"){
-if(!pattern5.test(data152)){
+if(valid79){
+if(data151.self_paced_floor !== undefined){
+let data154 = data151.self_paced_floor;
+const _errs434 = errors;
+if(errors === _errs434){
+if(typeof data154 === "string"){
+if(!pattern5.test(data154)){
 validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schemaPath:"#/properties/loops/properties/self_paced_floor/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5051,18 +5097,18 @@ validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schema
 return false;
 }
 }
-var valid78 = _errs430 === errors;
+var valid79 = _errs434 === errors;
 }
 else {
-var valid78 = true;
+var valid79 = true;
 }
-if(valid78){
-if(data149.self_paced_ceiling !== undefined){
-let data153 = data149.self_paced_ceiling;
-const _errs432 = errors;
-if(errors === _errs432){
-if(typeof data153 === "string"){
-if(!pattern5.test(data153)){
+if(valid79){
+if(data151.self_paced_ceiling !== undefined){
+let data155 = data151.self_paced_ceiling;
+const _errs436 = errors;
+if(errors === _errs436){
+if(typeof data155 === "string"){
+if(!pattern5.test(data155)){
 validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",schemaPath:"#/properties/loops/properties/self_paced_ceiling/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5072,10 +5118,10 @@ validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",sche
 return false;
 }
 }
-var valid78 = _errs432 === errors;
+var valid79 = _errs436 === errors;
 }
 else {
-var valid78 = true;
+var valid79 = true;
 }
 }
 }
@@ -5087,32 +5133,32 @@ validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs423 === errors;
+var valid0 = _errs427 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.heartbeat !== undefined){
-let data154 = data.heartbeat;
-const _errs434 = errors;
-if(errors === _errs434){
-if(data154 && typeof data154 == "object" && !Array.isArray(data154)){
-const _errs436 = errors;
-for(const key30 in data154){
+let data156 = data.heartbeat;
+const _errs438 = errors;
+if(errors === _errs438){
+if(data156 && typeof data156 == "object" && !Array.isArray(data156)){
+const _errs440 = errors;
+for(const key30 in data156){
 if(!(key30 === "min_interval")){
 validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/properties/heartbeat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs436 === errors){
-if(data154.min_interval !== undefined){
-let data155 = data154.min_interval;
-const _errs437 = errors;
-if(errors === _errs437){
-if(typeof data155 === "string"){
-if(!pattern5.test(data155)){
+if(_errs440 === errors){
+if(data156.min_interval !== undefined){
+let data157 = data156.min_interval;
+const _errs441 = errors;
+if(errors === _errs441){
+if(typeof data157 === "string"){
+if(!pattern5.test(data157)){
 validate20.errors = [{instancePath:instancePath+"/heartbeat/min_interval",schemaPath:"#/properties/heartbeat/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5130,32 +5176,32 @@ validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs434 === errors;
+var valid0 = _errs438 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.store !== undefined){
-let data156 = data.store;
-const _errs439 = errors;
-if(errors === _errs439){
-if(data156 && typeof data156 == "object" && !Array.isArray(data156)){
-const _errs441 = errors;
-for(const key31 in data156){
+let data158 = data.store;
+const _errs443 = errors;
+if(errors === _errs443){
+if(data158 && typeof data158 == "object" && !Array.isArray(data158)){
+const _errs445 = errors;
+for(const key31 in data158){
 if(!((key31 === "url") || (key31 === "retry"))){
 validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs441 === errors){
-if(data156.url !== undefined){
-let data157 = data156.url;
-const _errs442 = errors;
-if(errors === _errs442){
-if(typeof data157 === "string"){
-if(!pattern33.test(data157)){
+if(_errs445 === errors){
+if(data158.url !== undefined){
+let data159 = data158.url;
+const _errs446 = errors;
+if(errors === _errs446){
+if(typeof data159 === "string"){
+if(!pattern33.test(data159)){
 validate20.errors = [{instancePath:instancePath+"/store/url",schemaPath:"#/properties/store/properties/url/pattern",keyword:"pattern",params:{pattern: "^postgres(ql)?:\\/\\/"},message:"must match pattern \""+"^postgres(ql)?:\\/\\/"+"\""}];
 return false;
 }
@@ -5165,18 +5211,18 @@ validate20.errors = [{instancePath:instancePath+"/store/url",schemaPath:"#/prope
 return false;
 }
 }
-var valid80 = _errs442 === errors;
+var valid81 = _errs446 === errors;
 }
 else {
-var valid80 = true;
+var valid81 = true;
 }
-if(valid80){
-if(data156.retry !== undefined){
-let data158 = data156.retry;
-const _errs444 = errors;
-if(errors === _errs444){
-if(typeof data158 === "string"){
-if(!pattern5.test(data158)){
+if(valid81){
+if(data158.retry !== undefined){
+let data160 = data158.retry;
+const _errs448 = errors;
+if(errors === _errs448){
+if(typeof data160 === "string"){
+if(!pattern5.test(data160)){
 validate20.errors = [{instancePath:instancePath+"/store/retry",schemaPath:"#/properties/store/properties/retry/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5186,10 +5232,10 @@ validate20.errors = [{instancePath:instancePath+"/store/retry",schemaPath:"#/pro
 return false;
 }
 }
-var valid80 = _errs444 === errors;
+var valid81 = _errs448 === errors;
 }
 else {
-var valid80 = true;
+var valid81 = true;
 }
 }
 }
@@ -5199,81 +5245,42 @@ validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs439 === errors;
+var valid0 = _errs443 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.policy !== undefined){
-let data159 = data.policy;
-const _errs446 = errors;
-if(errors === _errs446){
-if(data159 && typeof data159 == "object" && !Array.isArray(data159)){
-const _errs448 = errors;
-for(const key32 in data159){
+let data161 = data.policy;
+const _errs450 = errors;
+if(errors === _errs450){
+if(data161 && typeof data161 == "object" && !Array.isArray(data161)){
+const _errs452 = errors;
+for(const key32 in data161){
 if(!(func1.call(schema31.properties.policy.properties, key32))){
 validate20.errors = [{instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs448 === errors){
-if(data159.models !== undefined){
-let data160 = data159.models;
-const _errs449 = errors;
-if(errors === _errs449){
-if(data160 && typeof data160 == "object" && !Array.isArray(data160)){
-const _errs451 = errors;
-for(const key33 in data160){
+if(_errs452 === errors){
+if(data161.models !== undefined){
+let data162 = data161.models;
+const _errs453 = errors;
+if(errors === _errs453){
+if(data162 && typeof data162 == "object" && !Array.isArray(data162)){
+const _errs455 = errors;
+for(const key33 in data162){
 if(!((key33 === "base_urls") || (key33 === "api_key_envs"))){
 validate20.errors = [{instancePath:instancePath+"/policy/models",schemaPath:"#/properties/policy/properties/models/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs451 === errors){
-if(data160.base_urls !== undefined){
-let data161 = data160.base_urls;
-const _errs452 = errors;
-if(errors === _errs452){
-if(Array.isArray(data161)){
-var valid83 = true;
-const len27 = data161.length;
-for(let i27=0; i27<len27; i27++){
-let data162 = data161[i27];
-const _errs454 = errors;
-if(errors === _errs454){
-if(typeof data162 === "string"){
-if(data162.length < 1){
-validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls/" + i27,schemaPath:"#/properties/policy/properties/models/properties/base_urls/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls/" + i27,schemaPath:"#/properties/policy/properties/models/properties/base_urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid83 = _errs454 === errors;
-if(!valid83){
-break;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls",schemaPath:"#/properties/policy/properties/models/properties/base_urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid82 = _errs452 === errors;
-}
-else {
-var valid82 = true;
-}
-if(valid82){
-if(data160.api_key_envs !== undefined){
-let data163 = data160.api_key_envs;
+if(_errs455 === errors){
+if(data162.base_urls !== undefined){
+let data163 = data162.base_urls;
 const _errs456 = errors;
 if(errors === _errs456){
 if(Array.isArray(data163)){
@@ -5285,12 +5292,12 @@ const _errs458 = errors;
 if(errors === _errs458){
 if(typeof data164 === "string"){
 if(data164.length < 1){
-validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs/" + i28,schemaPath:"#/properties/policy/properties/models/properties/api_key_envs/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls/" + i28,schemaPath:"#/properties/policy/properties/models/properties/base_urls/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs/" + i28,schemaPath:"#/properties/policy/properties/models/properties/api_key_envs/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls/" + i28,schemaPath:"#/properties/policy/properties/models/properties/base_urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5301,31 +5308,18 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs",schemaPath:"#/properties/policy/properties/models/properties/api_key_envs/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls",schemaPath:"#/properties/policy/properties/models/properties/base_urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid82 = _errs456 === errors;
+var valid83 = _errs456 === errors;
 }
 else {
-var valid82 = true;
+var valid83 = true;
 }
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/policy/models",schemaPath:"#/properties/policy/properties/models/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid81 = _errs449 === errors;
-}
-else {
-var valid81 = true;
-}
-if(valid81){
-if(data159.env !== undefined){
-let data165 = data159.env;
+if(valid83){
+if(data162.api_key_envs !== undefined){
+let data165 = data162.api_key_envs;
 const _errs460 = errors;
 if(errors === _errs460){
 if(Array.isArray(data165)){
@@ -5337,12 +5331,12 @@ const _errs462 = errors;
 if(errors === _errs462){
 if(typeof data166 === "string"){
 if(data166.length < 1){
-validate20.errors = [{instancePath:instancePath+"/policy/env/" + i29,schemaPath:"#/properties/policy/properties/env/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs/" + i29,schemaPath:"#/properties/policy/properties/models/properties/api_key_envs/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/env/" + i29,schemaPath:"#/properties/policy/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs/" + i29,schemaPath:"#/properties/policy/properties/models/properties/api_key_envs/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5353,69 +5347,82 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/env",schemaPath:"#/properties/policy/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs",schemaPath:"#/properties/policy/properties/models/properties/api_key_envs/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid81 = _errs460 === errors;
+var valid83 = _errs460 === errors;
 }
 else {
-var valid81 = true;
+var valid83 = true;
 }
-if(valid81){
-if(data159.sandbox_off !== undefined){
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/policy/models",schemaPath:"#/properties/policy/properties/models/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid82 = _errs453 === errors;
+}
+else {
+var valid82 = true;
+}
+if(valid82){
+if(data161.env !== undefined){
+let data167 = data161.env;
 const _errs464 = errors;
-if(typeof data159.sandbox_off !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/policy/sandbox_off",schemaPath:"#/properties/policy/properties/sandbox_off/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid81 = _errs464 === errors;
-}
-else {
-var valid81 = true;
-}
-if(valid81){
-if(data159.read !== undefined){
-let data168 = data159.read;
+if(errors === _errs464){
+if(Array.isArray(data167)){
+var valid86 = true;
+const len30 = data167.length;
+for(let i30=0; i30<len30; i30++){
+let data168 = data167[i30];
 const _errs466 = errors;
 if(errors === _errs466){
-if(Array.isArray(data168)){
-var valid86 = true;
-const len30 = data168.length;
-for(let i30=0; i30<len30; i30++){
-let data169 = data168[i30];
-const _errs468 = errors;
-if(errors === _errs468){
-if(typeof data169 === "string"){
-if(data169.length < 1){
-validate20.errors = [{instancePath:instancePath+"/policy/read/" + i30,schemaPath:"#/properties/policy/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(typeof data168 === "string"){
+if(data168.length < 1){
+validate20.errors = [{instancePath:instancePath+"/policy/env/" + i30,schemaPath:"#/properties/policy/properties/env/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/read/" + i30,schemaPath:"#/properties/policy/properties/read/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/policy/env/" + i30,schemaPath:"#/properties/policy/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid86 = _errs468 === errors;
+var valid86 = _errs466 === errors;
 if(!valid86){
 break;
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/read",schemaPath:"#/properties/policy/properties/read/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{instancePath:instancePath+"/policy/env",schemaPath:"#/properties/policy/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid81 = _errs466 === errors;
+var valid82 = _errs464 === errors;
 }
 else {
-var valid81 = true;
+var valid82 = true;
 }
-if(valid81){
-if(data159.write !== undefined){
-let data170 = data159.write;
+if(valid82){
+if(data161.sandbox_off !== undefined){
+const _errs468 = errors;
+if(typeof data161.sandbox_off !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/policy/sandbox_off",schemaPath:"#/properties/policy/properties/sandbox_off/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid82 = _errs468 === errors;
+}
+else {
+var valid82 = true;
+}
+if(valid82){
+if(data161.read !== undefined){
+let data170 = data161.read;
 const _errs470 = errors;
 if(errors === _errs470){
 if(Array.isArray(data170)){
@@ -5427,12 +5434,12 @@ const _errs472 = errors;
 if(errors === _errs472){
 if(typeof data171 === "string"){
 if(data171.length < 1){
-validate20.errors = [{instancePath:instancePath+"/policy/write/" + i31,schemaPath:"#/properties/policy/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{instancePath:instancePath+"/policy/read/" + i31,schemaPath:"#/properties/policy/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/write/" + i31,schemaPath:"#/properties/policy/properties/write/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/policy/read/" + i31,schemaPath:"#/properties/policy/properties/read/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5443,96 +5450,83 @@ break;
 }
 }
 else {
+validate20.errors = [{instancePath:instancePath+"/policy/read",schemaPath:"#/properties/policy/properties/read/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid82 = _errs470 === errors;
+}
+else {
+var valid82 = true;
+}
+if(valid82){
+if(data161.write !== undefined){
+let data172 = data161.write;
+const _errs474 = errors;
+if(errors === _errs474){
+if(Array.isArray(data172)){
+var valid88 = true;
+const len32 = data172.length;
+for(let i32=0; i32<len32; i32++){
+let data173 = data172[i32];
+const _errs476 = errors;
+if(errors === _errs476){
+if(typeof data173 === "string"){
+if(data173.length < 1){
+validate20.errors = [{instancePath:instancePath+"/policy/write/" + i32,schemaPath:"#/properties/policy/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/policy/write/" + i32,schemaPath:"#/properties/policy/properties/write/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid88 = _errs476 === errors;
+if(!valid88){
+break;
+}
+}
+}
+else {
 validate20.errors = [{instancePath:instancePath+"/policy/write",schemaPath:"#/properties/policy/properties/write/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid81 = _errs470 === errors;
+var valid82 = _errs474 === errors;
 }
 else {
-var valid81 = true;
+var valid82 = true;
 }
-if(valid81){
-if(data159.network !== undefined){
-let data172 = data159.network;
-const _errs474 = errors;
-if(errors === _errs474){
-if(data172 && typeof data172 == "object" && !Array.isArray(data172)){
-const _errs476 = errors;
-for(const key34 in data172){
+if(valid82){
+if(data161.network !== undefined){
+let data174 = data161.network;
+const _errs478 = errors;
+if(errors === _errs478){
+if(data174 && typeof data174 == "object" && !Array.isArray(data174)){
+const _errs480 = errors;
+for(const key34 in data174){
 if(!((key34 === "sandbox") || (key34 === "hosts"))){
 validate20.errors = [{instancePath:instancePath+"/policy/network",schemaPath:"#/properties/policy/properties/network/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs476 === errors){
-if(data172.sandbox !== undefined){
-const _errs477 = errors;
-if(typeof data172.sandbox !== "boolean"){
+if(_errs480 === errors){
+if(data174.sandbox !== undefined){
+const _errs481 = errors;
+if(typeof data174.sandbox !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/policy/network/sandbox",schemaPath:"#/properties/policy/properties/network/properties/sandbox/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid88 = _errs477 === errors;
-}
-else {
-var valid88 = true;
-}
-if(valid88){
-if(data172.hosts !== undefined){
-let data174 = data172.hosts;
-const _errs479 = errors;
-if(errors === _errs479){
-if(Array.isArray(data174)){
-var valid89 = true;
-const len32 = data174.length;
-for(let i32=0; i32<len32; i32++){
-let data175 = data174[i32];
-const _errs481 = errors;
-if(errors === _errs481){
-if(typeof data175 === "string"){
-if(data175.length < 1){
-validate20.errors = [{instancePath:instancePath+"/policy/network/hosts/" + i32,schemaPath:"#/properties/policy/properties/network/properties/hosts/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/policy/network/hosts/" + i32,schemaPath:"#/properties/policy/properties/network/properties/hosts/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
 var valid89 = _errs481 === errors;
-if(!valid89){
-break;
-}
-}
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/network/hosts",schemaPath:"#/properties/policy/properties/network/properties/hosts/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
+var valid89 = true;
 }
-}
-var valid88 = _errs479 === errors;
-}
-else {
-var valid88 = true;
-}
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/policy/network",schemaPath:"#/properties/policy/properties/network/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid81 = _errs474 === errors;
-}
-else {
-var valid81 = true;
-}
-if(valid81){
-if(data159.plugins !== undefined){
-let data176 = data159.plugins;
+if(valid89){
+if(data174.hosts !== undefined){
+let data176 = data174.hosts;
 const _errs483 = errors;
 if(errors === _errs483){
 if(Array.isArray(data176)){
@@ -5544,12 +5538,12 @@ const _errs485 = errors;
 if(errors === _errs485){
 if(typeof data177 === "string"){
 if(data177.length < 1){
-validate20.errors = [{instancePath:instancePath+"/policy/plugins/" + i33,schemaPath:"#/properties/policy/properties/plugins/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{instancePath:instancePath+"/policy/network/hosts/" + i33,schemaPath:"#/properties/policy/properties/network/properties/hosts/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/plugins/" + i33,schemaPath:"#/properties/policy/properties/plugins/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/policy/network/hosts/" + i33,schemaPath:"#/properties/policy/properties/network/properties/hosts/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5560,71 +5554,84 @@ break;
 }
 }
 else {
+validate20.errors = [{instancePath:instancePath+"/policy/network/hosts",schemaPath:"#/properties/policy/properties/network/properties/hosts/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid89 = _errs483 === errors;
+}
+else {
+var valid89 = true;
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/policy/network",schemaPath:"#/properties/policy/properties/network/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid82 = _errs478 === errors;
+}
+else {
+var valid82 = true;
+}
+if(valid82){
+if(data161.plugins !== undefined){
+let data178 = data161.plugins;
+const _errs487 = errors;
+if(errors === _errs487){
+if(Array.isArray(data178)){
+var valid91 = true;
+const len34 = data178.length;
+for(let i34=0; i34<len34; i34++){
+let data179 = data178[i34];
+const _errs489 = errors;
+if(errors === _errs489){
+if(typeof data179 === "string"){
+if(data179.length < 1){
+validate20.errors = [{instancePath:instancePath+"/policy/plugins/" + i34,schemaPath:"#/properties/policy/properties/plugins/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/policy/plugins/" + i34,schemaPath:"#/properties/policy/properties/plugins/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid91 = _errs489 === errors;
+if(!valid91){
+break;
+}
+}
+}
+else {
 validate20.errors = [{instancePath:instancePath+"/policy/plugins",schemaPath:"#/properties/policy/properties/plugins/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid81 = _errs483 === errors;
+var valid82 = _errs487 === errors;
 }
 else {
-var valid81 = true;
+var valid82 = true;
 }
-if(valid81){
-if(data159.mcp !== undefined){
-let data178 = data159.mcp;
-const _errs487 = errors;
-if(errors === _errs487){
-if(data178 && typeof data178 == "object" && !Array.isArray(data178)){
-const _errs489 = errors;
-for(const key35 in data178){
+if(valid82){
+if(data161.mcp !== undefined){
+let data180 = data161.mcp;
+const _errs491 = errors;
+if(errors === _errs491){
+if(data180 && typeof data180 == "object" && !Array.isArray(data180)){
+const _errs493 = errors;
+for(const key35 in data180){
 if(!((key35 === "commands") || (key35 === "urls"))){
 validate20.errors = [{instancePath:instancePath+"/policy/mcp",schemaPath:"#/properties/policy/properties/mcp/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs489 === errors){
-if(data178.commands !== undefined){
-let data179 = data178.commands;
-const _errs490 = errors;
-if(errors === _errs490){
-if(Array.isArray(data179)){
-var valid92 = true;
-const len34 = data179.length;
-for(let i34=0; i34<len34; i34++){
-let data180 = data179[i34];
-const _errs492 = errors;
-if(errors === _errs492){
-if(typeof data180 === "string"){
-if(data180.length < 1){
-validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands/" + i34,schemaPath:"#/properties/policy/properties/mcp/properties/commands/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands/" + i34,schemaPath:"#/properties/policy/properties/mcp/properties/commands/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid92 = _errs492 === errors;
-if(!valid92){
-break;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands",schemaPath:"#/properties/policy/properties/mcp/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid91 = _errs490 === errors;
-}
-else {
-var valid91 = true;
-}
-if(valid91){
-if(data178.urls !== undefined){
-let data181 = data178.urls;
+if(_errs493 === errors){
+if(data180.commands !== undefined){
+let data181 = data180.commands;
 const _errs494 = errors;
 if(errors === _errs494){
 if(Array.isArray(data181)){
@@ -5636,12 +5643,12 @@ const _errs496 = errors;
 if(errors === _errs496){
 if(typeof data182 === "string"){
 if(data182.length < 1){
-validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls/" + i35,schemaPath:"#/properties/policy/properties/mcp/properties/urls/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands/" + i35,schemaPath:"#/properties/policy/properties/mcp/properties/commands/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls/" + i35,schemaPath:"#/properties/policy/properties/mcp/properties/urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands/" + i35,schemaPath:"#/properties/policy/properties/mcp/properties/commands/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5652,14 +5659,53 @@ break;
 }
 }
 else {
+validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands",schemaPath:"#/properties/policy/properties/mcp/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid92 = _errs494 === errors;
+}
+else {
+var valid92 = true;
+}
+if(valid92){
+if(data180.urls !== undefined){
+let data183 = data180.urls;
+const _errs498 = errors;
+if(errors === _errs498){
+if(Array.isArray(data183)){
+var valid94 = true;
+const len36 = data183.length;
+for(let i36=0; i36<len36; i36++){
+let data184 = data183[i36];
+const _errs500 = errors;
+if(errors === _errs500){
+if(typeof data184 === "string"){
+if(data184.length < 1){
+validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls/" + i36,schemaPath:"#/properties/policy/properties/mcp/properties/urls/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls/" + i36,schemaPath:"#/properties/policy/properties/mcp/properties/urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid94 = _errs500 === errors;
+if(!valid94){
+break;
+}
+}
+}
+else {
 validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls",schemaPath:"#/properties/policy/properties/mcp/properties/urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid91 = _errs494 === errors;
+var valid92 = _errs498 === errors;
 }
 else {
-var valid91 = true;
+var valid92 = true;
 }
 }
 }
@@ -5669,67 +5715,28 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp",schemaPath:"#/prop
 return false;
 }
 }
-var valid81 = _errs487 === errors;
+var valid82 = _errs491 === errors;
 }
 else {
-var valid81 = true;
+var valid82 = true;
 }
-if(valid81){
-if(data159.approval !== undefined){
-let data183 = data159.approval;
-const _errs498 = errors;
-if(errors === _errs498){
-if(data183 && typeof data183 == "object" && !Array.isArray(data183)){
-const _errs500 = errors;
-for(const key36 in data183){
+if(valid82){
+if(data161.approval !== undefined){
+let data185 = data161.approval;
+const _errs502 = errors;
+if(errors === _errs502){
+if(data185 && typeof data185 == "object" && !Array.isArray(data185)){
+const _errs504 = errors;
+for(const key36 in data185){
 if(!((key36 === "commands") || (key36 === "urls"))){
 validate20.errors = [{instancePath:instancePath+"/policy/approval",schemaPath:"#/properties/policy/properties/approval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs500 === errors){
-if(data183.commands !== undefined){
-let data184 = data183.commands;
-const _errs501 = errors;
-if(errors === _errs501){
-if(Array.isArray(data184)){
-var valid95 = true;
-const len36 = data184.length;
-for(let i36=0; i36<len36; i36++){
-let data185 = data184[i36];
-const _errs503 = errors;
-if(errors === _errs503){
-if(typeof data185 === "string"){
-if(data185.length < 1){
-validate20.errors = [{instancePath:instancePath+"/policy/approval/commands/" + i36,schemaPath:"#/properties/policy/properties/approval/properties/commands/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/policy/approval/commands/" + i36,schemaPath:"#/properties/policy/properties/approval/properties/commands/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid95 = _errs503 === errors;
-if(!valid95){
-break;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/policy/approval/commands",schemaPath:"#/properties/policy/properties/approval/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid94 = _errs501 === errors;
-}
-else {
-var valid94 = true;
-}
-if(valid94){
-if(data183.urls !== undefined){
-let data186 = data183.urls;
+if(_errs504 === errors){
+if(data185.commands !== undefined){
+let data186 = data185.commands;
 const _errs505 = errors;
 if(errors === _errs505){
 if(Array.isArray(data186)){
@@ -5741,12 +5748,12 @@ const _errs507 = errors;
 if(errors === _errs507){
 if(typeof data187 === "string"){
 if(data187.length < 1){
-validate20.errors = [{instancePath:instancePath+"/policy/approval/urls/" + i37,schemaPath:"#/properties/policy/properties/approval/properties/urls/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{instancePath:instancePath+"/policy/approval/commands/" + i37,schemaPath:"#/properties/policy/properties/approval/properties/commands/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/approval/urls/" + i37,schemaPath:"#/properties/policy/properties/approval/properties/urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/policy/approval/commands/" + i37,schemaPath:"#/properties/policy/properties/approval/properties/commands/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5757,14 +5764,53 @@ break;
 }
 }
 else {
+validate20.errors = [{instancePath:instancePath+"/policy/approval/commands",schemaPath:"#/properties/policy/properties/approval/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid95 = _errs505 === errors;
+}
+else {
+var valid95 = true;
+}
+if(valid95){
+if(data185.urls !== undefined){
+let data188 = data185.urls;
+const _errs509 = errors;
+if(errors === _errs509){
+if(Array.isArray(data188)){
+var valid97 = true;
+const len38 = data188.length;
+for(let i38=0; i38<len38; i38++){
+let data189 = data188[i38];
+const _errs511 = errors;
+if(errors === _errs511){
+if(typeof data189 === "string"){
+if(data189.length < 1){
+validate20.errors = [{instancePath:instancePath+"/policy/approval/urls/" + i38,schemaPath:"#/properties/policy/properties/approval/properties/urls/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/policy/approval/urls/" + i38,schemaPath:"#/properties/policy/properties/approval/properties/urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid97 = _errs511 === errors;
+if(!valid97){
+break;
+}
+}
+}
+else {
 validate20.errors = [{instancePath:instancePath+"/policy/approval/urls",schemaPath:"#/properties/policy/properties/approval/properties/urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid94 = _errs505 === errors;
+var valid95 = _errs509 === errors;
 }
 else {
-var valid94 = true;
+var valid95 = true;
 }
 }
 }
@@ -5774,59 +5820,59 @@ validate20.errors = [{instancePath:instancePath+"/policy/approval",schemaPath:"#
 return false;
 }
 }
-var valid81 = _errs498 === errors;
+var valid82 = _errs502 === errors;
 }
 else {
-var valid81 = true;
+var valid82 = true;
 }
-if(valid81){
-if(data159.limits !== undefined){
-let data188 = data159.limits;
-const _errs509 = errors;
-if(errors === _errs509){
-if(data188 && typeof data188 == "object" && !Array.isArray(data188)){
-const _errs511 = errors;
-for(const key37 in data188){
+if(valid82){
+if(data161.limits !== undefined){
+let data190 = data161.limits;
+const _errs513 = errors;
+if(errors === _errs513){
+if(data190 && typeof data190 == "object" && !Array.isArray(data190)){
+const _errs515 = errors;
+for(const key37 in data190){
 if(!(((key37 === "max_turns") || (key37 === "timeout")) || (key37 === "max_tokens"))){
 validate20.errors = [{instancePath:instancePath+"/policy/limits",schemaPath:"#/properties/policy/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs511 === errors){
-if(data188.max_turns !== undefined){
-let data189 = data188.max_turns;
-const _errs512 = errors;
-if(!(((typeof data189 == "number") && (!(data189 % 1) && !isNaN(data189))) && (isFinite(data189)))){
+if(_errs515 === errors){
+if(data190.max_turns !== undefined){
+let data191 = data190.max_turns;
+const _errs516 = errors;
+if(!(((typeof data191 == "number") && (!(data191 % 1) && !isNaN(data191))) && (isFinite(data191)))){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_turns",schemaPath:"#/properties/policy/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs512){
-if((typeof data189 == "number") && (isFinite(data189))){
-if(data189 > 9007199254740991 || isNaN(data189)){
+if(errors === _errs516){
+if((typeof data191 == "number") && (isFinite(data191))){
+if(data191 > 9007199254740991 || isNaN(data191)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_turns",schemaPath:"#/properties/policy/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data189 <= 0 || isNaN(data189)){
+if(data191 <= 0 || isNaN(data191)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_turns",schemaPath:"#/properties/policy/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid97 = _errs512 === errors;
+var valid98 = _errs516 === errors;
 }
 else {
-var valid97 = true;
+var valid98 = true;
 }
-if(valid97){
-if(data188.timeout !== undefined){
-let data190 = data188.timeout;
-const _errs514 = errors;
-if(errors === _errs514){
-if(typeof data190 === "string"){
-if(!pattern5.test(data190)){
+if(valid98){
+if(data190.timeout !== undefined){
+let data192 = data190.timeout;
+const _errs518 = errors;
+if(errors === _errs518){
+if(typeof data192 === "string"){
+if(!pattern5.test(data192)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/timeout",schemaPath:"#/properties/policy/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5836,37 +5882,37 @@ validate20.errors = [{instancePath:instancePath+"/policy/limits/timeout",schemaP
 return false;
 }
 }
-var valid97 = _errs514 === errors;
+var valid98 = _errs518 === errors;
 }
 else {
-var valid97 = true;
+var valid98 = true;
 }
-if(valid97){
-if(data188.max_tokens !== undefined){
-let data191 = data188.max_tokens;
-const _errs516 = errors;
-if(!(((typeof data191 == "number") && (!(data191 % 1) && !isNaN(data191))) && (isFinite(data191)))){
+if(valid98){
+if(data190.max_tokens !== undefined){
+let data193 = data190.max_tokens;
+const _errs520 = errors;
+if(!(((typeof data193 == "number") && (!(data193 % 1) && !isNaN(data193))) && (isFinite(data193)))){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_tokens",schemaPath:"#/properties/policy/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs516){
-if((typeof data191 == "number") && (isFinite(data191))){
-if(data191 > 9007199254740991 || isNaN(data191)){
+if(errors === _errs520){
+if((typeof data193 == "number") && (isFinite(data193))){
+if(data193 > 9007199254740991 || isNaN(data193)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_tokens",schemaPath:"#/properties/policy/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data191 <= 0 || isNaN(data191)){
+if(data193 <= 0 || isNaN(data193)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_tokens",schemaPath:"#/properties/policy/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid97 = _errs516 === errors;
+var valid98 = _errs520 === errors;
 }
 else {
-var valid97 = true;
+var valid98 = true;
 }
 }
 }
@@ -5877,10 +5923,10 @@ validate20.errors = [{instancePath:instancePath+"/policy/limits",schemaPath:"#/p
 return false;
 }
 }
-var valid81 = _errs509 === errors;
+var valid82 = _errs513 === errors;
 }
 else {
-var valid81 = true;
+var valid82 = true;
 }
 }
 }
@@ -5898,32 +5944,32 @@ validate20.errors = [{instancePath:instancePath+"/policy",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs446 === errors;
+var valid0 = _errs450 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.telemetry !== undefined){
-let data192 = data.telemetry;
-const _errs518 = errors;
-if(errors === _errs518){
-if(data192 && typeof data192 == "object" && !Array.isArray(data192)){
-const _errs520 = errors;
-for(const key38 in data192){
+let data194 = data.telemetry;
+const _errs522 = errors;
+if(errors === _errs522){
+if(data194 && typeof data194 == "object" && !Array.isArray(data194)){
+const _errs524 = errors;
+for(const key38 in data194){
 if(!((((key38 === "endpoint") || (key38 === "headers")) || (key38 === "service_name")) || (key38 === "capture_content"))){
 validate20.errors = [{instancePath:instancePath+"/telemetry",schemaPath:"#/properties/telemetry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs520 === errors){
-if(data192.endpoint !== undefined){
-let data193 = data192.endpoint;
-const _errs521 = errors;
-if(errors === _errs521){
-if(typeof data193 === "string"){
-if(!pattern36.test(data193)){
+if(_errs524 === errors){
+if(data194.endpoint !== undefined){
+let data195 = data194.endpoint;
+const _errs525 = errors;
+if(errors === _errs525){
+if(typeof data195 === "string"){
+if(!pattern36.test(data195)){
 validate20.errors = [{instancePath:instancePath+"/telemetry/endpoint",schemaPath:"#/properties/telemetry/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?:\\/\\/"},message:"must match pattern \""+"^https?:\\/\\/"+"\""}];
 return false;
 }
@@ -5933,19 +5979,19 @@ validate20.errors = [{instancePath:instancePath+"/telemetry/endpoint",schemaPath
 return false;
 }
 }
-var valid98 = _errs521 === errors;
+var valid99 = _errs525 === errors;
 }
 else {
-var valid98 = true;
+var valid99 = true;
 }
-if(valid98){
-if(data192.headers !== undefined){
-let data194 = data192.headers;
-const _errs523 = errors;
-if(errors === _errs523){
-if(data194 && typeof data194 == "object" && !Array.isArray(data194)){
-for(const key39 in data194){
-const _errs525 = errors;
+if(valid99){
+if(data194.headers !== undefined){
+let data196 = data194.headers;
+const _errs527 = errors;
+if(errors === _errs527){
+if(data196 && typeof data196 == "object" && !Array.isArray(data196)){
+for(const key39 in data196){
+const _errs529 = errors;
 if(typeof key39 !== "string"){
 const err151 = {instancePath:instancePath+"/telemetry/headers",schemaPath:"#/properties/telemetry/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key39};
 if(vErrors === null){
@@ -5956,8 +6002,8 @@ vErrors.push(err151);
 }
 errors++;
 }
-var valid99 = _errs525 === errors;
-if(!valid99){
+var valid100 = _errs529 === errors;
+if(!valid100){
 const err152 = {instancePath:instancePath+"/telemetry/headers",schemaPath:"#/properties/telemetry/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key39},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err152];
@@ -5971,15 +6017,15 @@ return false;
 break;
 }
 }
-if(valid99){
-for(const key40 in data194){
-const _errs528 = errors;
-if(typeof data194[key40] !== "string"){
+if(valid100){
+for(const key40 in data196){
+const _errs532 = errors;
+if(typeof data196[key40] !== "string"){
 validate20.errors = [{instancePath:instancePath+"/telemetry/headers/" + key40.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/telemetry/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid100 = _errs528 === errors;
-if(!valid100){
+var valid101 = _errs532 === errors;
+if(!valid101){
 break;
 }
 }
@@ -5990,18 +6036,18 @@ validate20.errors = [{instancePath:instancePath+"/telemetry/headers",schemaPath:
 return false;
 }
 }
-var valid98 = _errs523 === errors;
+var valid99 = _errs527 === errors;
 }
 else {
-var valid98 = true;
+var valid99 = true;
 }
-if(valid98){
-if(data192.service_name !== undefined){
-let data196 = data192.service_name;
-const _errs530 = errors;
-if(errors === _errs530){
-if(typeof data196 === "string"){
-if(data196.length < 1){
+if(valid99){
+if(data194.service_name !== undefined){
+let data198 = data194.service_name;
+const _errs534 = errors;
+if(errors === _errs534){
+if(typeof data198 === "string"){
+if(data198.length < 1){
 validate20.errors = [{instancePath:instancePath+"/telemetry/service_name",schemaPath:"#/properties/telemetry/properties/service_name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6011,22 +6057,22 @@ validate20.errors = [{instancePath:instancePath+"/telemetry/service_name",schema
 return false;
 }
 }
-var valid98 = _errs530 === errors;
+var valid99 = _errs534 === errors;
 }
 else {
-var valid98 = true;
+var valid99 = true;
 }
-if(valid98){
-if(data192.capture_content !== undefined){
-const _errs532 = errors;
-if(typeof data192.capture_content !== "boolean"){
+if(valid99){
+if(data194.capture_content !== undefined){
+const _errs536 = errors;
+if(typeof data194.capture_content !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/telemetry/capture_content",schemaPath:"#/properties/telemetry/properties/capture_content/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid98 = _errs532 === errors;
+var valid99 = _errs536 === errors;
 }
 else {
-var valid98 = true;
+var valid99 = true;
 }
 }
 }
@@ -6038,7 +6084,7 @@ validate20.errors = [{instancePath:instancePath+"/telemetry",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs518 === errors;
+var valid0 = _errs522 === errors;
 }
 else {
 var valid0 = true;
@@ -6066,4 +6112,4 @@ return errors === 0;
 }
 validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const shape = {"properties":{"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"script":{"type":"string"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"},"text_tool_calls":{"type":"boolean"}},"type":"object"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"type":"boolean"},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"}},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"store":{"properties":{"url":{"type":"string"},"retry":{"type":"string"}},"type":"object"},"policy":{"properties":{"models":{"properties":{"base_urls":{"items":{"type":"string"},"type":"array"},"api_key_envs":{"items":{"type":"string"},"type":"array"}},"type":"object"},"env":{"items":{"type":"string"},"type":"array"},"sandbox_off":{"type":"boolean"},"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"network":{"properties":{"sandbox":{"type":"boolean"},"hosts":{"items":{"type":"string"},"type":"array"}},"type":"object"},"plugins":{"items":{"type":"string"},"type":"array"},"mcp":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"approval":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"}},"type":"object"}},"type":"object"},"telemetry":{"properties":{"endpoint":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"service_name":{"type":"string"},"capture_content":{"type":"boolean"}},"type":"object"}},"type":"object"};
+export const shape = {"properties":{"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"script":{"type":"string"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"fallback":{"items":{"type":"string"},"type":"array"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"},"text_tool_calls":{"type":"boolean"}},"type":"object"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"type":"boolean"},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"}},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"store":{"properties":{"url":{"type":"string"},"retry":{"type":"string"}},"type":"object"},"policy":{"properties":{"models":{"properties":{"base_urls":{"items":{"type":"string"},"type":"array"},"api_key_envs":{"items":{"type":"string"},"type":"array"}},"type":"object"},"env":{"items":{"type":"string"},"type":"array"},"sandbox_off":{"type":"boolean"},"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"network":{"properties":{"sandbox":{"type":"boolean"},"hosts":{"items":{"type":"string"},"type":"array"}},"type":"object"},"plugins":{"items":{"type":"string"},"type":"array"},"mcp":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"approval":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"}},"type":"object"}},"type":"object"},"telemetry":{"properties":{"endpoint":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"service_name":{"type":"string"},"capture_content":{"type":"boolean"}},"type":"object"}},"type":"object"};
