@@ -7,16 +7,9 @@
  * plugin could not be told.
  */
 import { parseCommandArgs } from "../_cli.ts";
-import { createCompactor } from "../../runtime/compaction/mod.ts";
-import { EventBus } from "../../runtime/core/events.ts";
-import { currentProcess } from "../../runtime/core/process_identity.ts";
 import type { Hooks } from "../../runtime/core/hooks.ts";
-import { createProvider } from "../../runtime/providers/model.ts";
-import { resolveModel } from "../../runtime/config/model.ts";
 import { storedJob } from "../../runtime/session/stored_job.ts";
-import { sessionOutlets } from "../../runtime/session/outlets.ts";
-import { sessionSecrets } from "../../runtime/session/secrets.ts";
-import { redactorOf } from "../../runtime/core/redact.ts";
+import { cliApp } from "../_app.ts";
 import type { Store } from "../../runtime/store/store.ts";
 import { exactlyOneId, type SessionsContext } from "./_context.ts";
 import { withGlobalHooks } from "./_hooks.ts";
@@ -33,7 +26,7 @@ export async function compact(ctx: SessionsContext): Promise<number> {
     const job = await storedJob(store, id!);
     const own = await jobHooks(cli, store, job, id!);
     try {
-      const code = await compactStored(ctx, { store, id: id!, job, hooks: bothHooks(hooks, own.hooks) }, {
+      const code = await compactStored(ctx, { store, id: id!, hooks: bothHooks(hooks, own.hooks) }, {
         ...(values.focus !== undefined ? { focus: values.focus } : {}),
         json: values.json ?? false,
       });
@@ -46,38 +39,15 @@ export async function compact(ctx: SessionsContext): Promise<number> {
 
 async function compactStored(
   ctx: SessionsContext,
-  session: { store: Store; id: string; job: Awaited<ReturnType<typeof storedJob>>; hooks: Hooks },
+  session: { store: Store; id: string; hooks: Hooks },
   options: { focus?: string; json: boolean },
 ): Promise<number> {
   const { cli } = ctx;
-  const { store, id, job } = session;
-  const model = resolveModel(job.spec.model, { env: cli.env, dir: job.dir });
-  const bus = new EventBus(cli.clock);
-  let failed = false;
-  bus.subscribe((event) => failed ||= event.type === "compaction.failed");
-  // The summary is written, and the outcome printed, through the session's outlets, as in a run.
-  const outlets = sessionOutlets(store, bus, redactorOf(sessionSecrets(cli.env, job)));
-  const { events } = outlets;
-  const compactor = createCompactor({
-    store: outlets.store,
-    provider: await createProvider(model, { env: cli.env, clock: cli.clock }),
-    model: model.name,
-    context_window: model.context_window,
-    config: job.spec.compaction ?? {},
-    events,
+  const { store, id } = session;
+  const { outcome, failed } = await cliApp(cli, store).compactStored(id, {
     hooks: session.hooks,
-    clock: cli.clock,
-    log: cli.log,
-    identity: currentProcess(cli.host),
-    // Summary calls stall by the same model.idle_timeout as the agent's own calls.
-    ...(model.idle_timeout_ms ? { summary_idle_timeout_ms: model.idle_timeout_ms } : {}),
+    ...(options.focus !== undefined ? { focus: options.focus } : {}),
   });
-  const outcome = outlets.result(
-    await compactor.compact(id, {
-      signal: cli.signal,
-      ...(options.focus !== undefined ? { focus: options.focus } : {}),
-    }),
-  );
   if (options.json) await cli.out(JSON.stringify({ session_id: id, ...outcome }) + "\n");
   else if (outcome.changed) {
     await cli.out(

@@ -22,6 +22,8 @@ import type {
   SessionSummary,
 } from "../store/store.ts";
 import type { AppContext } from "./context.ts";
+import type { StoredCompaction } from "./compact_stored.ts";
+import type { Hooks } from "../core/hooks.ts";
 import { TurnCancelledError, TurnRunningError } from "./errors.ts";
 // The session core (hub.ts, run.ts) is imported on first use: `sessions delete` need not load an agent.
 import type { SessionHub, SessionHubOptions } from "./hub.ts";
@@ -144,6 +146,17 @@ export class App {
     const { live } = await this.load(ref);
     const outcome = await live.compactor.compact(live.id, options);
     return { session_id: live.id, ...outcome };
+  }
+
+  /**
+   * A forced compaction of a stored session without opening it (`hermes sessions compact`); `hooks` hear
+   * `post_compaction` (the CLI gives config.yaml's plugins and the stored job's own).
+   */
+  async compactStored(id: string, options: { hooks: Hooks; focus?: string }): Promise<StoredCompaction> {
+    const job = await storedJob(this.context.store, id);
+    const { compactStored } = await import("./compact_stored.ts");
+    const { hooks, ...rest } = options;
+    return await compactStored(this.context, { id, job, hooks }, rest);
   }
 
   /** Validates a job file or object without running it. */
