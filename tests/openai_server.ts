@@ -41,6 +41,12 @@ export interface OpenAIServerOptions {
    * (`invalid_request_error`), before the script is consulted. See {@linkcode openAIParameterRules}.
    */
   refuse?: (body: ChatRequestBody) => string | undefined;
+  /**
+   * Speak Azure OpenAI instead: completions are posted to `/openai/deployments/{deployment}/chat/completions`
+   * with `?api-version=` this version and the key in an `api-key` header (no bearer token); anything else is
+   * refused as Azure does (404 for another route or version, 401 for another key).
+   */
+  azure?: { apiKey: string; apiVersion: string };
 }
 
 /**
@@ -106,6 +112,8 @@ export interface OpenAIServer {
   readonly port: number;
   /** Every chat completion request body received, in arrival order (including failed ones). */
   readonly requests: ChatRequestBody[];
+  /** With `azure`: the path and query of every request, in arrival order. */
+  readonly urls: string[];
   /** Entries not yet used. */
   readonly remaining: number;
   /** Appends entries to the script. */
@@ -153,10 +161,22 @@ export async function startOpenAIServer(
     return script[index];
   };
 
+  const urls: string[] = [];
   const handler = async (request: Request): Promise<Response> => {
-    const path = new URL(request.url).pathname;
-    const unauthorized = options.apiKey !== undefined &&
+    const url = new URL(request.url);
+    let path = url.pathname;
+    let unauthorized = options.apiKey !== undefined &&
       request.headers.get("authorization") !== `Bearer ${options.apiKey}`;
+    if (options.azure) {
+      urls.push(`${url.pathname}${url.search}`);
+      const deployment = /^\/openai\/deployments\/([^/]+)\/chat\/completions$/.exec(path);
+      if (!deployment || url.searchParams.get("api-version") !== options.azure.apiVersion) {
+        return errorResponse(404, "Resource not found", "invalid_request_error", "404");
+      }
+      path = "/v1/chat/completions";
+      unauthorized = request.headers.get("api-key") !== options.azure.apiKey ||
+        request.headers.has("authorization");
+    }
     const info = serverInfoResponse(options.serverInfo, request.method, path);
     if (info) return info;
     if (request.method === "GET" && path === "/v1/models") {
@@ -234,6 +254,7 @@ export async function startOpenAIServer(
     url: `http://127.0.0.1:${address.port}/v1`,
     port: address.port,
     requests,
+    urls,
     get remaining() {
       return script.length - used.size;
     },

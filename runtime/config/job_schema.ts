@@ -72,6 +72,11 @@ export const ModelConfig = z.strictObject({
       "exhausted (insufficient_quota) is not retried. When the retries of a 429, 503 or 529 run out the run " +
       "ends failed, terminal_reason rate_limited (exit 1)",
   ).optional(),
+  api_version: z.string().min(1).describe(
+    "provider azure: the Azure OpenAI api-version sent with every request (default: AZURE_OPENAI_API_VERSION, " +
+      "else 2024-10-21, the current GA version); model.name is the deployment, model.base_url the resource " +
+      "endpoint (https://NAME.openai.azure.com, default AZURE_OPENAI_ENDPOINT), the key AZURE_OPENAI_API_KEY",
+  ).optional(),
   fallback: z.array(z.string().min(1)).min(1).describe(
     "Models to try in order, for the same request, when the model is overloaded (503, 529) or rate-limited " +
       "(429) after its retries: same provider, endpoint and key. Each switch is a provider.retry event " +

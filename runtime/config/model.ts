@@ -60,6 +60,12 @@ export function resolveModel(
   if (spec?.max_retries !== undefined) model.max_retries = spec.max_retries;
   if (spec?.text_tool_calls) model.text_tool_calls = true;
   if (spec?.fallback !== undefined) model.fallback = [...spec.fallback];
+  if (spec?.api_version !== undefined) {
+    if (provider !== "azure") {
+      throw new ValidationError(`model.api_version needs provider: azure (provider is ${provider})`);
+    }
+    model.api_version = spec.api_version;
+  }
   for (const key of ["thinking", "platform"] as const) {
     if (spec?.[key] !== undefined && provider !== "anthropic") {
       throw new ValidationError(`model.${key} needs provider: anthropic (provider is ${provider})`);

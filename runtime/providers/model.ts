@@ -29,6 +29,8 @@ export interface ResolvedModel {
   /** model.request_timeout: the ceiling of one model call. */
   request_timeout_ms?: number;
   max_retries?: number;
+  /** provider azure: the data-plane `api-version` (`model.api_version`). */
+  api_version?: string;
   /** `model.fallback`: models tried in order, for the same request, on overload or a rate limit. */
   fallback?: string[];
   /** provider anthropic: extended thinking. */

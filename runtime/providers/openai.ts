@@ -54,7 +54,16 @@ export interface OpenAIProviderOptions {
   reasoningEffort?: "minimal" | "low" | "medium" | "high";
   /** Sent as `prompt_cache_key` with every request: requests that share it share the server's prompt cache. */
   promptCacheKey?: string;
+  /**
+   * Makes the SDK client from the options this module settles (another route to the same API: Azure's
+   * `AzureOpenAI`); such a provider is not probed for a local server's window. Default `new OpenAI(…)`.
+   */
+  client?: (options: OpenAIClientOptions) => OpenAI;
+  /** The provider's name (default "openai"). */
+  name?: string;
 }
+
+export type OpenAIClientOptions = NonNullable<ConstructorParameters<typeof OpenAI>[0]>;
 
 const DEFAULT_BASE_URL = "https://api.openai.com/v1";
 const CONTEXT_OVERFLOW_TEXT =
@@ -143,7 +152,12 @@ class IncompleteStream extends Error {
 
 /** The registry's entry point (providers/registry.ts): the client a resolved `model:` asks for. */
 export function providerFor(model: ResolvedModel, context: ProviderContext): Provider {
-  return createOpenAIProvider({
+  return createOpenAIProvider(openAIOptions(model, context));
+}
+
+/** The provider options a resolved `model:` means (also the azure provider's, which adds its client). */
+export function openAIOptions(model: ResolvedModel, context: ProviderContext): OpenAIProviderOptions {
+  return {
     model: model.name,
     // The SDK insists on a key; a keyless server ignores this one.
     apiKey: context.apiKey || "not-needed",
@@ -156,7 +170,7 @@ export function providerFor(model: ResolvedModel, context: ProviderContext): Pro
     ...(model.idle_timeout_ms ? { idleTimeoutMs: model.idle_timeout_ms } : {}),
     ...(model.request_timeout_ms ? { ceilingMs: model.request_timeout_ms } : {}),
     ...(model.max_retries !== undefined ? { maxRetries: model.max_retries } : {}),
-  });
+  };
 }
 
 export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
@@ -169,7 +183,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
   const stream = options.stream ?? true;
   const redact = createRedactor({}, { API_KEY: options.apiKey });
   // Every option the SDK would otherwise read from the environment is given explicitly.
-  const client = new OpenAI({
+  const clientOptions: OpenAIClientOptions = {
     apiKey: options.apiKey,
     baseURL,
     organization: null,
@@ -180,7 +194,8 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
     // Our clock-driven watches are the real timeouts; the SDK's must never fire first.
     timeout: Math.max(idleTimeoutMs, ceilingMs) + 60_000,
     fetch: watchingFetch(options.fetch ?? globalThis.fetch),
-  });
+  };
+  const client = options.client ? options.client(clientOptions) : new OpenAI(clientOptions);
 
   const attempt = async (
     request: ModelRequest,
@@ -244,10 +259,10 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
 
   const doFetch = options.fetch ?? globalThis.fetch;
   return {
-    name: "openai",
+    name: options.name ?? "openai",
     // Only local servers are asked: a hosted API has no such route, and the probe must cost nothing there.
     serverWindow: (probe = {}) =>
-      isLocalEndpoint(baseURL)
+      !options.client && isLocalEndpoint(baseURL)
         ? probeServerWindow(baseURL, { model: options.model, fetch: doFetch, ...probe })
         : Promise.resolve(null),
     async complete(request: ModelRequest, callOptions: CompleteOptions = {}): Promise<ModelResponse> {

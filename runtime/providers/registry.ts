@@ -43,6 +43,12 @@ export const PROVIDERS = {
     baseUrlEnv: "ANTHROPIC_BASE_URL",
     load: () => import("./anthropic.ts"),
   },
+  azure: {
+    about: "Azure OpenAI: model.name is the deployment, model.base_url the resource endpoint",
+    apiKeyEnv: "AZURE_OPENAI_API_KEY",
+    baseUrlEnv: "AZURE_OPENAI_ENDPOINT",
+    load: () => import("./azure.ts"),
+  },
   scripted: {
     about: "canned replies from model.script (offline runs, tests)",
     apiKeyEnv: null,

@@ -118,7 +118,7 @@ Deno.test("registry: the toy's key variable unset is a clear error before its mo
 Deno.test("registry: an unknown provider name is refused by the factory, naming the known ones", async () => {
   assert.throws(
     () => resolveModel({ provider: "nope", name: "m" }, { env: {}, dir: "/" }),
-    /Cannot use provider "nope": expected one of openai, anthropic, scripted/,
+    /Cannot use provider "nope": expected one of openai, anthropic, azure, scripted/,
   );
   const model = {
     ...resolveModel({ name: "m" }, { env: { OPENAI_API_KEY: "k" }, dir: "/" }),
@@ -126,7 +126,7 @@ Deno.test("registry: an unknown provider name is refused by the factory, naming 
   };
   await assert.rejects(
     createProvider(model, { env: {}, clock: systemClock }),
-    /expected one of openai, anthropic, scripted/,
+    /expected one of openai, anthropic, azure, scripted/,
   );
 });
 

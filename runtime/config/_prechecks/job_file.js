@@ -5,7 +5,7 @@
 // edit. runtime/config/prechecked.ts uses it.
 "use strict";
 export const validate = validate20;
-const schema31 = {"type":"object","properties":{"$schema":{"type":"string"},"name":{"type":"string","pattern":"^[a-z0-9._-]+$"},"description":{"type":"string"},"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"script":{"type":"string","minLength":1},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"fallback":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false},"text_tool_calls":{"type":"boolean"}},"additionalProperties":false},"system":{"type":"string"},"inputs":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_-]*$"},"additionalProperties":{"type":"object","properties":{"type":{"type":"string","enum":["string","number","boolean"]},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"additionalProperties":false}},"env":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":["string","number","boolean"]}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"prompt":{"type":"string"},"steps":{"type":"array","items":{"type":"string","minLength":1}},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"},"not":{}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","minLength":1}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"type":"boolean"},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"approval":{"type":"object","properties":{"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"url":{"type":"string","format":"uri"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false,"not":{}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0}},"additionalProperties":false},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"schedule":{"type":"object","properties":{"cron":{"type":"string","minLength":1},"timezone":{"type":"string","minLength":1},"catch_up":{"type":"string","enum":["one","none"]},"on_crash":{"type":"string","enum":["skip","rerun"]},"overlap":{"type":"string","enum":["skip","queue","cancel_previous"]},"max_cost_usd_per_day":{"type":"number","exclusiveMinimum":0}},"required":["cron"],"additionalProperties":false},"output":{"type":"object","properties":{"format":{"type":"string","enum":["text","json","stream-json"]},"file":{"type":"string","minLength":1},"schema":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}}},"additionalProperties":false},"store":{"type":"object","properties":{"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false}},"required":["name"],"additionalProperties":false,"$id":"job_file"};
+const schema31 = {"type":"object","properties":{"$schema":{"type":"string"},"name":{"type":"string","pattern":"^[a-z0-9._-]+$"},"description":{"type":"string"},"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","azure","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"script":{"type":"string","minLength":1},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"api_version":{"type":"string","minLength":1},"fallback":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false},"text_tool_calls":{"type":"boolean"}},"additionalProperties":false},"system":{"type":"string"},"inputs":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_-]*$"},"additionalProperties":{"type":"object","properties":{"type":{"type":"string","enum":["string","number","boolean"]},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"additionalProperties":false}},"env":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":["string","number","boolean"]}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"prompt":{"type":"string"},"steps":{"type":"array","items":{"type":"string","minLength":1}},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"},"not":{}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","minLength":1}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"type":"boolean"},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"approval":{"type":"object","properties":{"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"url":{"type":"string","format":"uri"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false,"not":{}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0}},"additionalProperties":false},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"schedule":{"type":"object","properties":{"cron":{"type":"string","minLength":1},"timezone":{"type":"string","minLength":1},"catch_up":{"type":"string","enum":["one","none"]},"on_crash":{"type":"string","enum":["skip","rerun"]},"overlap":{"type":"string","enum":["skip","queue","cancel_previous"]},"max_cost_usd_per_day":{"type":"number","exclusiveMinimum":0}},"required":["cron"],"additionalProperties":false},"output":{"type":"object","properties":{"format":{"type":"string","enum":["text","json","stream-json"]},"file":{"type":"string","minLength":1},"schema":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}}},"additionalProperties":false},"store":{"type":"object","properties":{"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false}},"required":["name"],"additionalProperties":false,"$id":"job_file"};
 const func1 = Object.prototype.hasOwnProperty;
 const pattern4 = new RegExp("^[a-z0-9._-]+$", "");
 const pattern5 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "");
@@ -109,7 +109,7 @@ if(typeof data4 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/model/provider",schemaPath:"#/properties/model/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data4 === "openai") || (data4 === "anthropic")) || (data4 === "scripted"))){
+if(!((((data4 === "openai") || (data4 === "anthropic")) || (data4 === "azure")) || (data4 === "scripted"))){
 validate20.errors = [{instancePath:instancePath+"/model/provider",schemaPath:"#/properties/model/properties/provider/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.provider.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
@@ -367,24 +367,45 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.fallback !== undefined){
-let data16 = data3.fallback;
+if(data3.api_version !== undefined){
+let data16 = data3.api_version;
 const _errs35 = errors;
 if(errors === _errs35){
-if(Array.isArray(data16)){
+if(typeof data16 === "string"){
 if(data16.length < 1){
+validate20.errors = [{instancePath:instancePath+"/model/api_version",schemaPath:"#/properties/model/properties/api_version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/model/api_version",schemaPath:"#/properties/model/properties/api_version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs35 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.fallback !== undefined){
+let data17 = data3.fallback;
+const _errs37 = errors;
+if(errors === _errs37){
+if(Array.isArray(data17)){
+if(data17.length < 1){
 validate20.errors = [{instancePath:instancePath+"/model/fallback",schemaPath:"#/properties/model/properties/fallback/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 var valid2 = true;
-const len0 = data16.length;
+const len0 = data17.length;
 for(let i0=0; i0<len0; i0++){
-let data17 = data16[i0];
-const _errs37 = errors;
-if(errors === _errs37){
-if(typeof data17 === "string"){
-if(data17.length < 1){
+let data18 = data17[i0];
+const _errs39 = errors;
+if(errors === _errs39){
+if(typeof data18 === "string"){
+if(data18.length < 1){
 validate20.errors = [{instancePath:instancePath+"/model/fallback/" + i0,schemaPath:"#/properties/model/properties/fallback/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -394,7 +415,7 @@ validate20.errors = [{instancePath:instancePath+"/model/fallback/" + i0,schemaPa
 return false;
 }
 }
-var valid2 = _errs37 === errors;
+var valid2 = _errs39 === errors;
 if(!valid2){
 break;
 }
@@ -406,47 +427,47 @@ validate20.errors = [{instancePath:instancePath+"/model/fallback",schemaPath:"#/
 return false;
 }
 }
-var valid1 = _errs35 === errors;
+var valid1 = _errs37 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data3.thinking !== undefined){
-let data18 = data3.thinking;
-const _errs39 = errors;
-if(errors === _errs39){
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+let data19 = data3.thinking;
+const _errs41 = errors;
+if(errors === _errs41){
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 let missing1;
-if((data18.budget_tokens === undefined) && (missing1 = "budget_tokens")){
+if((data19.budget_tokens === undefined) && (missing1 = "budget_tokens")){
 validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/properties/model/properties/thinking/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-const _errs41 = errors;
-for(const key2 in data18){
+const _errs43 = errors;
+for(const key2 in data19){
 if(!(key2 === "budget_tokens")){
 validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/properties/model/properties/thinking/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs41 === errors){
-if(data18.budget_tokens !== undefined){
-let data19 = data18.budget_tokens;
-const _errs42 = errors;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+if(_errs43 === errors){
+if(data19.budget_tokens !== undefined){
+let data20 = data19.budget_tokens;
+const _errs44 = errors;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
 validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs42){
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 > 9007199254740991 || isNaN(data19)){
+if(errors === _errs44){
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 > 9007199254740991 || isNaN(data20)){
 validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data19 < 1024 || isNaN(data19)){
+if(data20 < 1024 || isNaN(data20)){
 validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
@@ -462,33 +483,21 @@ validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/
 return false;
 }
 }
-var valid1 = _errs39 === errors;
+var valid1 = _errs41 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data3.platform !== undefined){
-let data20 = data3.platform;
-const _errs44 = errors;
-if(typeof data20 !== "string"){
+let data21 = data3.platform;
+const _errs46 = errors;
+if(typeof data21 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/model/platform",schemaPath:"#/properties/model/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data20 === "anthropic") || (data20 === "bedrock")) || (data20 === "vertex"))){
+if(!(((data21 === "anthropic") || (data21 === "bedrock")) || (data21 === "vertex"))){
 validate20.errors = [{instancePath:instancePath+"/model/platform",schemaPath:"#/properties/model/properties/platform/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.platform.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid1 = _errs44 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.reasoning !== undefined){
-const _errs46 = errors;
-if(typeof data3.reasoning !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/model/reasoning",schemaPath:"#/properties/model/properties/reasoning/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid1 = _errs46 === errors;
@@ -497,15 +506,10 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.reasoning_effort !== undefined){
-let data22 = data3.reasoning_effort;
+if(data3.reasoning !== undefined){
 const _errs48 = errors;
-if(typeof data22 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((((data22 === "minimal") || (data22 === "low")) || (data22 === "medium")) || (data22 === "high"))){
-validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.reasoning_effort.enum},message:"must be equal to one of the allowed values"}];
+if(typeof data3.reasoning !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/model/reasoning",schemaPath:"#/properties/model/properties/reasoning/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid1 = _errs48 === errors;
@@ -514,15 +518,15 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.structured_output !== undefined){
-let data23 = data3.structured_output;
+if(data3.reasoning_effort !== undefined){
+let data23 = data3.reasoning_effort;
 const _errs50 = errors;
 if(typeof data23 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data23 === "auto") || (data23 === "native")) || (data23 === "prompt"))){
-validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.structured_output.enum},message:"must be equal to one of the allowed values"}];
+if(!((((data23 === "minimal") || (data23 === "low")) || (data23 === "medium")) || (data23 === "high"))){
+validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.reasoning_effort.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid1 = _errs50 === errors;
@@ -531,32 +535,49 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.pricing !== undefined){
-let data24 = data3.pricing;
+if(data3.structured_output !== undefined){
+let data24 = data3.structured_output;
 const _errs52 = errors;
-if(errors === _errs52){
-if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+if(typeof data24 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data24 === "auto") || (data24 === "native")) || (data24 === "prompt"))){
+validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.structured_output.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs52 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.pricing !== undefined){
+let data25 = data3.pricing;
+const _errs54 = errors;
+if(errors === _errs54){
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
 let missing2;
-if(((data24.input === undefined) && (missing2 = "input")) || ((data24.output === undefined) && (missing2 = "output"))){
+if(((data25.input === undefined) && (missing2 = "input")) || ((data25.output === undefined) && (missing2 = "output"))){
 validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/properties/model/properties/pricing/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
 else {
-const _errs54 = errors;
-for(const key3 in data24){
+const _errs56 = errors;
+for(const key3 in data25){
 if(!((((key3 === "input") || (key3 === "output")) || (key3 === "cached_input")) || (key3 === "cache_write"))){
 validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/properties/model/properties/pricing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs54 === errors){
-if(data24.input !== undefined){
-let data25 = data24.input;
-const _errs55 = errors;
-if(errors === _errs55){
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 < 0 || isNaN(data25)){
+if(_errs56 === errors){
+if(data25.input !== undefined){
+let data26 = data25.input;
+const _errs57 = errors;
+if(errors === _errs57){
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 0 || isNaN(data26)){
 validate20.errors = [{instancePath:instancePath+"/model/pricing/input",schemaPath:"#/properties/model/properties/pricing/properties/input/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
@@ -566,18 +587,18 @@ validate20.errors = [{instancePath:instancePath+"/model/pricing/input",schemaPat
 return false;
 }
 }
-var valid4 = _errs55 === errors;
+var valid4 = _errs57 === errors;
 }
 else {
 var valid4 = true;
 }
 if(valid4){
-if(data24.output !== undefined){
-let data26 = data24.output;
-const _errs57 = errors;
-if(errors === _errs57){
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 < 0 || isNaN(data26)){
+if(data25.output !== undefined){
+let data27 = data25.output;
+const _errs59 = errors;
+if(errors === _errs59){
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 < 0 || isNaN(data27)){
 validate20.errors = [{instancePath:instancePath+"/model/pricing/output",schemaPath:"#/properties/model/properties/pricing/properties/output/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
@@ -587,18 +608,18 @@ validate20.errors = [{instancePath:instancePath+"/model/pricing/output",schemaPa
 return false;
 }
 }
-var valid4 = _errs57 === errors;
+var valid4 = _errs59 === errors;
 }
 else {
 var valid4 = true;
 }
 if(valid4){
-if(data24.cached_input !== undefined){
-let data27 = data24.cached_input;
-const _errs59 = errors;
-if(errors === _errs59){
-if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 < 0 || isNaN(data27)){
+if(data25.cached_input !== undefined){
+let data28 = data25.cached_input;
+const _errs61 = errors;
+if(errors === _errs61){
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 < 0 || isNaN(data28)){
 validate20.errors = [{instancePath:instancePath+"/model/pricing/cached_input",schemaPath:"#/properties/model/properties/pricing/properties/cached_input/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
@@ -608,18 +629,18 @@ validate20.errors = [{instancePath:instancePath+"/model/pricing/cached_input",sc
 return false;
 }
 }
-var valid4 = _errs59 === errors;
+var valid4 = _errs61 === errors;
 }
 else {
 var valid4 = true;
 }
 if(valid4){
-if(data24.cache_write !== undefined){
-let data28 = data24.cache_write;
-const _errs61 = errors;
-if(errors === _errs61){
-if((typeof data28 == "number") && (isFinite(data28))){
-if(data28 < 0 || isNaN(data28)){
+if(data25.cache_write !== undefined){
+let data29 = data25.cache_write;
+const _errs63 = errors;
+if(errors === _errs63){
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 < 0 || isNaN(data29)){
 validate20.errors = [{instancePath:instancePath+"/model/pricing/cache_write",schemaPath:"#/properties/model/properties/pricing/properties/cache_write/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
@@ -629,7 +650,7 @@ validate20.errors = [{instancePath:instancePath+"/model/pricing/cache_write",sch
 return false;
 }
 }
-var valid4 = _errs61 === errors;
+var valid4 = _errs63 === errors;
 }
 else {
 var valid4 = true;
@@ -645,22 +666,23 @@ validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/p
 return false;
 }
 }
-var valid1 = _errs52 === errors;
+var valid1 = _errs54 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data3.text_tool_calls !== undefined){
-const _errs63 = errors;
+const _errs65 = errors;
 if(typeof data3.text_tool_calls !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/model/text_tool_calls",schemaPath:"#/properties/model/properties/text_tool_calls/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid1 = _errs63 === errors;
+var valid1 = _errs65 === errors;
 }
 else {
 var valid1 = true;
+}
 }
 }
 }
@@ -695,25 +717,25 @@ var valid0 = true;
 }
 if(valid0){
 if(data.system !== undefined){
-const _errs65 = errors;
+const _errs67 = errors;
 if(typeof data.system !== "string"){
 validate20.errors = [{instancePath:instancePath+"/system",schemaPath:"#/properties/system/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid0 = _errs65 === errors;
+var valid0 = _errs67 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.inputs !== undefined){
-let data31 = data.inputs;
-const _errs67 = errors;
-if(errors === _errs67){
-if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
-for(const key4 in data31){
+let data32 = data.inputs;
 const _errs69 = errors;
 if(errors === _errs69){
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+for(const key4 in data32){
+const _errs71 = errors;
+if(errors === _errs71){
 if(typeof key4 === "string"){
 if(!pattern8.test(key4)){
 const err0 = {instancePath:instancePath+"/inputs",schemaPath:"#/properties/inputs/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_-]*$"+"\"",propertyName:key4};
@@ -737,7 +759,7 @@ vErrors.push(err1);
 errors++;
 }
 }
-var valid5 = _errs69 === errors;
+var valid5 = _errs71 === errors;
 if(!valid5){
 const err2 = {instancePath:instancePath+"/inputs",schemaPath:"#/properties/inputs/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid"};
 if(vErrors === null){
@@ -753,41 +775,29 @@ break;
 }
 }
 if(valid5){
-for(const key5 in data31){
-let data32 = data31[key5];
-const _errs72 = errors;
-if(errors === _errs72){
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+for(const key5 in data32){
+let data33 = data32[key5];
 const _errs74 = errors;
-for(const key6 in data32){
+if(errors === _errs74){
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+const _errs76 = errors;
+for(const key6 in data33){
 if(!((((key6 === "type") || (key6 === "required")) || (key6 === "default")) || (key6 === "description"))){
 validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/inputs/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs74 === errors){
-if(data32.type !== undefined){
-let data33 = data32.type;
-const _errs75 = errors;
-if(typeof data33 !== "string"){
+if(_errs76 === errors){
+if(data33.type !== undefined){
+let data34 = data33.type;
+const _errs77 = errors;
+if(typeof data34 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/inputs/additionalProperties/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data33 === "string") || (data33 === "number")) || (data33 === "boolean"))){
+if(!(((data34 === "string") || (data34 === "number")) || (data34 === "boolean"))){
 validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/inputs/additionalProperties/properties/type/enum",keyword:"enum",params:{allowedValues: schema31.properties.inputs.additionalProperties.properties.type.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid7 = _errs75 === errors;
-}
-else {
-var valid7 = true;
-}
-if(valid7){
-if(data32.required !== undefined){
-const _errs77 = errors;
-if(typeof data32.required !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/inputs/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid7 = _errs77 === errors;
@@ -796,11 +806,10 @@ else {
 var valid7 = true;
 }
 if(valid7){
-if(data32.default !== undefined){
-let data35 = data32.default;
+if(data33.required !== undefined){
 const _errs79 = errors;
-if(((typeof data35 !== "string") && (!((typeof data35 == "number") && (isFinite(data35))))) && (typeof data35 !== "boolean")){
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/default",schemaPath:"#/properties/inputs/additionalProperties/properties/default/type",keyword:"type",params:{type: schema31.properties.inputs.additionalProperties.properties.default.type},message:"must be string,number,boolean"}];
+if(typeof data33.required !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/inputs/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid7 = _errs79 === errors;
@@ -809,13 +818,26 @@ else {
 var valid7 = true;
 }
 if(valid7){
-if(data32.description !== undefined){
+if(data33.default !== undefined){
+let data36 = data33.default;
 const _errs81 = errors;
-if(typeof data32.description !== "string"){
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/description",schemaPath:"#/properties/inputs/additionalProperties/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(((typeof data36 !== "string") && (!((typeof data36 == "number") && (isFinite(data36))))) && (typeof data36 !== "boolean")){
+validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/default",schemaPath:"#/properties/inputs/additionalProperties/properties/default/type",keyword:"type",params:{type: schema31.properties.inputs.additionalProperties.properties.default.type},message:"must be string,number,boolean"}];
 return false;
 }
 var valid7 = _errs81 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data33.description !== undefined){
+const _errs83 = errors;
+if(typeof data33.description !== "string"){
+validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/description",schemaPath:"#/properties/inputs/additionalProperties/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid7 = _errs83 === errors;
 }
 else {
 var valid7 = true;
@@ -830,7 +852,7 @@ validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, 
 return false;
 }
 }
-var valid6 = _errs72 === errors;
+var valid6 = _errs74 === errors;
 if(!valid6){
 break;
 }
@@ -842,19 +864,19 @@ validate20.errors = [{instancePath:instancePath+"/inputs",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs67 === errors;
+var valid0 = _errs69 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.env !== undefined){
-let data37 = data.env;
-const _errs83 = errors;
-if(errors === _errs83){
-if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
-for(const key7 in data37){
+let data38 = data.env;
 const _errs85 = errors;
+if(errors === _errs85){
+if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
+for(const key7 in data38){
+const _errs87 = errors;
 if(typeof key7 !== "string"){
 const err3 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key7};
 if(vErrors === null){
@@ -865,7 +887,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-var valid8 = _errs85 === errors;
+var valid8 = _errs87 === errors;
 if(!valid8){
 const err4 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames",keyword:"propertyNames",params:{propertyName: key7},message:"property name must be valid"};
 if(vErrors === null){
@@ -881,14 +903,14 @@ break;
 }
 }
 if(valid8){
-for(const key8 in data37){
-let data38 = data37[key8];
-const _errs88 = errors;
-if(((typeof data38 !== "string") && (!((typeof data38 == "number") && (isFinite(data38))))) && (typeof data38 !== "boolean")){
+for(const key8 in data38){
+let data39 = data38[key8];
+const _errs90 = errors;
+if(((typeof data39 !== "string") && (!((typeof data39 == "number") && (isFinite(data39))))) && (typeof data39 !== "boolean")){
 validate20.errors = [{instancePath:instancePath+"/env/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/type",keyword:"type",params:{type: schema31.properties.env.additionalProperties.type},message:"must be string,number,boolean"}];
 return false;
 }
-var valid9 = _errs88 === errors;
+var valid9 = _errs90 === errors;
 if(!valid9){
 break;
 }
@@ -900,25 +922,25 @@ validate20.errors = [{instancePath:instancePath+"/env",schemaPath:"#/properties/
 return false;
 }
 }
-var valid0 = _errs83 === errors;
+var valid0 = _errs85 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.redact !== undefined){
-let data39 = data.redact;
-const _errs90 = errors;
-if(errors === _errs90){
-if(Array.isArray(data39)){
-var valid10 = true;
-const len1 = data39.length;
-for(let i1=0; i1<len1; i1++){
-let data40 = data39[i1];
+let data40 = data.redact;
 const _errs92 = errors;
 if(errors === _errs92){
-if(typeof data40 === "string"){
-if(!pattern5.test(data40)){
+if(Array.isArray(data40)){
+var valid10 = true;
+const len1 = data40.length;
+for(let i1=0; i1<len1; i1++){
+let data41 = data40[i1];
+const _errs94 = errors;
+if(errors === _errs94){
+if(typeof data41 === "string"){
+if(!pattern5.test(data41)){
 validate20.errors = [{instancePath:instancePath+"/redact/" + i1,schemaPath:"#/properties/redact/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
 return false;
 }
@@ -928,7 +950,7 @@ validate20.errors = [{instancePath:instancePath+"/redact/" + i1,schemaPath:"#/pr
 return false;
 }
 }
-var valid10 = _errs92 === errors;
+var valid10 = _errs94 === errors;
 if(!valid10){
 break;
 }
@@ -939,37 +961,37 @@ validate20.errors = [{instancePath:instancePath+"/redact",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs90 === errors;
+var valid0 = _errs92 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.prompt !== undefined){
-const _errs94 = errors;
+const _errs96 = errors;
 if(typeof data.prompt !== "string"){
 validate20.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid0 = _errs94 === errors;
+var valid0 = _errs96 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.steps !== undefined){
-let data42 = data.steps;
-const _errs96 = errors;
-if(errors === _errs96){
-if(Array.isArray(data42)){
-var valid11 = true;
-const len2 = data42.length;
-for(let i2=0; i2<len2; i2++){
-let data43 = data42[i2];
+let data43 = data.steps;
 const _errs98 = errors;
 if(errors === _errs98){
-if(typeof data43 === "string"){
-if(data43.length < 1){
+if(Array.isArray(data43)){
+var valid11 = true;
+const len2 = data43.length;
+for(let i2=0; i2<len2; i2++){
+let data44 = data43[i2];
+const _errs100 = errors;
+if(errors === _errs100){
+if(typeof data44 === "string"){
+if(data44.length < 1){
 validate20.errors = [{instancePath:instancePath+"/steps/" + i2,schemaPath:"#/properties/steps/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -979,7 +1001,7 @@ validate20.errors = [{instancePath:instancePath+"/steps/" + i2,schemaPath:"#/pro
 return false;
 }
 }
-var valid11 = _errs98 === errors;
+var valid11 = _errs100 === errors;
 if(!valid11){
 break;
 }
@@ -990,53 +1012,53 @@ validate20.errors = [{instancePath:instancePath+"/steps",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs96 === errors;
+var valid0 = _errs98 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.tools !== undefined){
-let data44 = data.tools;
-const _errs100 = errors;
-if(errors === _errs100){
-if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
+let data45 = data.tools;
 const _errs102 = errors;
-for(const key9 in data44){
+if(errors === _errs102){
+if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+const _errs104 = errors;
+for(const key9 in data45){
 if(!(((((key9 === "shell") || (key9 === "read_file")) || (key9 === "write_file")) || (key9 === "list_dir")) || (key9 === "http_fetch"))){
 validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs102 === errors){
-if(data44.shell !== undefined){
-let data45 = data44.shell;
-const _errs103 = errors;
-if(errors === _errs103){
-if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+if(_errs104 === errors){
+if(data45.shell !== undefined){
+let data46 = data45.shell;
 const _errs105 = errors;
-for(const key10 in data45){
+if(errors === _errs105){
+if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
+const _errs107 = errors;
+for(const key10 in data46){
 if(!((((((key10 === "allow") || (key10 === "deny")) || (key10 === "cwd")) || (key10 === "timeout")) || (key10 === "max_output")) || (key10 === "sandbox"))){
 validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/properties/tools/properties/shell/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs105 === errors){
-if(data45.allow !== undefined){
-let data46 = data45.allow;
-const _errs106 = errors;
-if(errors === _errs106){
-if(Array.isArray(data46)){
-var valid14 = true;
-const len3 = data46.length;
-for(let i3=0; i3<len3; i3++){
-let data47 = data46[i3];
+if(_errs107 === errors){
+if(data46.allow !== undefined){
+let data47 = data46.allow;
 const _errs108 = errors;
 if(errors === _errs108){
-if(typeof data47 === "string"){
-if(data47.length < 1){
+if(Array.isArray(data47)){
+var valid14 = true;
+const len3 = data47.length;
+for(let i3=0; i3<len3; i3++){
+let data48 = data47[i3];
+const _errs110 = errors;
+if(errors === _errs110){
+if(typeof data48 === "string"){
+if(data48.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i3,schemaPath:"#/properties/tools/properties/shell/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1046,7 +1068,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i3,schem
 return false;
 }
 }
-var valid14 = _errs108 === errors;
+var valid14 = _errs110 === errors;
 if(!valid14){
 break;
 }
@@ -1057,25 +1079,25 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/allow",schemaPath:
 return false;
 }
 }
-var valid13 = _errs106 === errors;
+var valid13 = _errs108 === errors;
 }
 else {
 var valid13 = true;
 }
 if(valid13){
-if(data45.deny !== undefined){
-let data48 = data45.deny;
-const _errs110 = errors;
-if(errors === _errs110){
-if(Array.isArray(data48)){
-var valid15 = true;
-const len4 = data48.length;
-for(let i4=0; i4<len4; i4++){
-let data49 = data48[i4];
+if(data46.deny !== undefined){
+let data49 = data46.deny;
 const _errs112 = errors;
 if(errors === _errs112){
-if(typeof data49 === "string"){
-if(data49.length < 1){
+if(Array.isArray(data49)){
+var valid15 = true;
+const len4 = data49.length;
+for(let i4=0; i4<len4; i4++){
+let data50 = data49[i4];
+const _errs114 = errors;
+if(errors === _errs114){
+if(typeof data50 === "string"){
+if(data50.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i4,schemaPath:"#/properties/tools/properties/shell/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1085,7 +1107,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i4,schema
 return false;
 }
 }
-var valid15 = _errs112 === errors;
+var valid15 = _errs114 === errors;
 if(!valid15){
 break;
 }
@@ -1096,30 +1118,30 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/deny",schemaPath:"
 return false;
 }
 }
-var valid13 = _errs110 === errors;
+var valid13 = _errs112 === errors;
 }
 else {
 var valid13 = true;
 }
 if(valid13){
-if(data45.cwd !== undefined){
-const _errs114 = errors;
-if(typeof data45.cwd !== "string"){
+if(data46.cwd !== undefined){
+const _errs116 = errors;
+if(typeof data46.cwd !== "string"){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/cwd",schemaPath:"#/properties/tools/properties/shell/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid13 = _errs114 === errors;
+var valid13 = _errs116 === errors;
 }
 else {
 var valid13 = true;
 }
 if(valid13){
-if(data45.timeout !== undefined){
-let data51 = data45.timeout;
-const _errs116 = errors;
-if(errors === _errs116){
-if(typeof data51 === "string"){
-if(!pattern6.test(data51)){
+if(data46.timeout !== undefined){
+let data52 = data46.timeout;
+const _errs118 = errors;
+if(errors === _errs118){
+if(typeof data52 === "string"){
+if(!pattern6.test(data52)){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPath:"#/properties/tools/properties/shell/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -1129,19 +1151,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPat
 return false;
 }
 }
-var valid13 = _errs116 === errors;
+var valid13 = _errs118 === errors;
 }
 else {
 var valid13 = true;
 }
 if(valid13){
-if(data45.max_output !== undefined){
-let data52 = data45.max_output;
-const _errs118 = errors;
-const _errs119 = errors;
-let valid16 = false;
+if(data46.max_output !== undefined){
+let data53 = data46.max_output;
 const _errs120 = errors;
-if(!(((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52))) && (isFinite(data52)))){
+const _errs121 = errors;
+let valid16 = false;
+const _errs122 = errors;
+if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
 const err5 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err5];
@@ -1151,9 +1173,9 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(errors === _errs120){
-if((typeof data52 == "number") && (isFinite(data52))){
-if(data52 > 9007199254740991 || isNaN(data52)){
+if(errors === _errs122){
+if((typeof data53 == "number") && (isFinite(data53))){
+if(data53 > 9007199254740991 || isNaN(data53)){
 const err6 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err6];
@@ -1164,7 +1186,7 @@ vErrors.push(err6);
 errors++;
 }
 else {
-if(data52 <= 0 || isNaN(data52)){
+if(data53 <= 0 || isNaN(data53)){
 const err7 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err7];
@@ -1177,12 +1199,12 @@ errors++;
 }
 }
 }
-var _valid0 = _errs120 === errors;
+var _valid0 = _errs122 === errors;
 valid16 = valid16 || _valid0;
-const _errs122 = errors;
-if(errors === _errs122){
-if(typeof data52 === "string"){
-if(!pattern11.test(data52)){
+const _errs124 = errors;
+if(errors === _errs124){
+if(typeof data53 === "string"){
+if(!pattern11.test(data53)){
 const err8 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -1204,7 +1226,7 @@ vErrors.push(err9);
 errors++;
 }
 }
-var _valid0 = _errs122 === errors;
+var _valid0 = _errs124 === errors;
 valid16 = valid16 || _valid0;
 if(!valid16){
 const err10 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1219,29 +1241,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs119;
+errors = _errs121;
 if(vErrors !== null){
-if(_errs119){
-vErrors.length = _errs119;
+if(_errs121){
+vErrors.length = _errs121;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid13 = _errs118 === errors;
+var valid13 = _errs120 === errors;
 }
 else {
 var valid13 = true;
 }
 if(valid13){
-if(data45.sandbox !== undefined){
-let data53 = data45.sandbox;
-const _errs124 = errors;
-const _errs125 = errors;
-let valid17 = false;
+if(data46.sandbox !== undefined){
+let data54 = data46.sandbox;
 const _errs126 = errors;
-if(typeof data53 !== "string"){
+const _errs127 = errors;
+let valid17 = false;
+const _errs128 = errors;
+if(typeof data54 !== "string"){
 const err11 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err11];
@@ -1251,7 +1273,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if("off" !== data53){
+if("off" !== data54){
 const err12 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err12];
@@ -1261,13 +1283,13 @@ vErrors.push(err12);
 }
 errors++;
 }
-var _valid1 = _errs126 === errors;
+var _valid1 = _errs128 === errors;
 valid17 = valid17 || _valid1;
-const _errs128 = errors;
-if(errors === _errs128){
-if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
 const _errs130 = errors;
-for(const key11 in data53){
+if(errors === _errs130){
+if(data54 && typeof data54 == "object" && !Array.isArray(data54)){
+const _errs132 = errors;
+for(const key11 in data54){
 if(!(((((key11 === "write") || (key11 === "read")) || (key11 === "hide")) || (key11 === "net")) || (key11 === "limits"))){
 const err13 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -1280,20 +1302,20 @@ errors++;
 break;
 }
 }
-if(_errs130 === errors){
-if(data53.write !== undefined){
-let data54 = data53.write;
-const _errs131 = errors;
-if(errors === _errs131){
-if(Array.isArray(data54)){
-var valid19 = true;
-const len5 = data54.length;
-for(let i5=0; i5<len5; i5++){
-let data55 = data54[i5];
+if(_errs132 === errors){
+if(data54.write !== undefined){
+let data55 = data54.write;
 const _errs133 = errors;
 if(errors === _errs133){
-if(typeof data55 === "string"){
-if(data55.length < 1){
+if(Array.isArray(data55)){
+var valid19 = true;
+const len5 = data55.length;
+for(let i5=0; i5<len5; i5++){
+let data56 = data55[i5];
+const _errs135 = errors;
+if(errors === _errs135){
+if(typeof data56 === "string"){
+if(data56.length < 1){
 const err14 = {instancePath:instancePath+"/tools/shell/sandbox/write/" + i5,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err14];
@@ -1315,7 +1337,7 @@ vErrors.push(err15);
 errors++;
 }
 }
-var valid19 = _errs133 === errors;
+var valid19 = _errs135 === errors;
 if(!valid19){
 break;
 }
@@ -1332,25 +1354,25 @@ vErrors.push(err16);
 errors++;
 }
 }
-var valid18 = _errs131 === errors;
+var valid18 = _errs133 === errors;
 }
 else {
 var valid18 = true;
 }
 if(valid18){
-if(data53.read !== undefined){
-let data56 = data53.read;
-const _errs135 = errors;
-if(errors === _errs135){
-if(Array.isArray(data56)){
-var valid20 = true;
-const len6 = data56.length;
-for(let i6=0; i6<len6; i6++){
-let data57 = data56[i6];
+if(data54.read !== undefined){
+let data57 = data54.read;
 const _errs137 = errors;
 if(errors === _errs137){
-if(typeof data57 === "string"){
-if(data57.length < 1){
+if(Array.isArray(data57)){
+var valid20 = true;
+const len6 = data57.length;
+for(let i6=0; i6<len6; i6++){
+let data58 = data57[i6];
+const _errs139 = errors;
+if(errors === _errs139){
+if(typeof data58 === "string"){
+if(data58.length < 1){
 const err17 = {instancePath:instancePath+"/tools/shell/sandbox/read/" + i6,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err17];
@@ -1372,7 +1394,7 @@ vErrors.push(err18);
 errors++;
 }
 }
-var valid20 = _errs137 === errors;
+var valid20 = _errs139 === errors;
 if(!valid20){
 break;
 }
@@ -1389,25 +1411,25 @@ vErrors.push(err19);
 errors++;
 }
 }
-var valid18 = _errs135 === errors;
+var valid18 = _errs137 === errors;
 }
 else {
 var valid18 = true;
 }
 if(valid18){
-if(data53.hide !== undefined){
-let data58 = data53.hide;
-const _errs139 = errors;
-if(errors === _errs139){
-if(Array.isArray(data58)){
-var valid21 = true;
-const len7 = data58.length;
-for(let i7=0; i7<len7; i7++){
-let data59 = data58[i7];
+if(data54.hide !== undefined){
+let data59 = data54.hide;
 const _errs141 = errors;
 if(errors === _errs141){
-if(typeof data59 === "string"){
-if(data59.length < 1){
+if(Array.isArray(data59)){
+var valid21 = true;
+const len7 = data59.length;
+for(let i7=0; i7<len7; i7++){
+let data60 = data59[i7];
+const _errs143 = errors;
+if(errors === _errs143){
+if(typeof data60 === "string"){
+if(data60.length < 1){
 const err20 = {instancePath:instancePath+"/tools/shell/sandbox/hide/" + i7,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/hide/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err20];
@@ -1429,7 +1451,7 @@ vErrors.push(err21);
 errors++;
 }
 }
-var valid21 = _errs141 === errors;
+var valid21 = _errs143 === errors;
 if(!valid21){
 break;
 }
@@ -1446,19 +1468,19 @@ vErrors.push(err22);
 errors++;
 }
 }
-var valid18 = _errs139 === errors;
+var valid18 = _errs141 === errors;
 }
 else {
 var valid18 = true;
 }
 if(valid18){
-if(data53.net !== undefined){
-let data60 = data53.net;
-const _errs143 = errors;
-const _errs144 = errors;
-let valid22 = false;
+if(data54.net !== undefined){
+let data61 = data54.net;
 const _errs145 = errors;
-if(typeof data60 !== "boolean"){
+const _errs146 = errors;
+let valid22 = false;
+const _errs147 = errors;
+if(typeof data61 !== "boolean"){
 const err23 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err23];
@@ -1468,9 +1490,9 @@ vErrors.push(err23);
 }
 errors++;
 }
-var _valid2 = _errs145 === errors;
+var _valid2 = _errs147 === errors;
 valid22 = valid22 || _valid2;
-const _errs147 = errors;
+const _errs149 = errors;
 const err24 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/not",keyword:"not",params:{},message:"must NOT be valid"};
 if(vErrors === null){
 vErrors = [err24];
@@ -1479,13 +1501,13 @@ else {
 vErrors.push(err24);
 }
 errors++;
-if(errors === _errs147){
-if(Array.isArray(data60)){
+if(errors === _errs149){
+if(Array.isArray(data61)){
 var valid23 = true;
-const len8 = data60.length;
+const len8 = data61.length;
 for(let i8=0; i8<len8; i8++){
-const _errs150 = errors;
-if(typeof data60[i8] !== "string"){
+const _errs152 = errors;
+if(typeof data61[i8] !== "string"){
 const err25 = {instancePath:instancePath+"/tools/shell/sandbox/net/" + i8,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err25];
@@ -1495,7 +1517,7 @@ vErrors.push(err25);
 }
 errors++;
 }
-var valid23 = _errs150 === errors;
+var valid23 = _errs152 === errors;
 if(!valid23){
 break;
 }
@@ -1512,7 +1534,7 @@ vErrors.push(err26);
 errors++;
 }
 }
-var _valid2 = _errs147 === errors;
+var _valid2 = _errs149 === errors;
 valid22 = valid22 || _valid2;
 if(!valid22){
 const err27 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1525,29 +1547,29 @@ vErrors.push(err27);
 errors++;
 }
 else {
-errors = _errs144;
+errors = _errs146;
 if(vErrors !== null){
-if(_errs144){
-vErrors.length = _errs144;
+if(_errs146){
+vErrors.length = _errs146;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid18 = _errs143 === errors;
+var valid18 = _errs145 === errors;
 }
 else {
 var valid18 = true;
 }
 if(valid18){
-if(data53.limits !== undefined){
-let data62 = data53.limits;
-const _errs152 = errors;
-if(errors === _errs152){
-if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
+if(data54.limits !== undefined){
+let data63 = data54.limits;
 const _errs154 = errors;
-for(const key12 in data62){
+if(errors === _errs154){
+if(data63 && typeof data63 == "object" && !Array.isArray(data63)){
+const _errs156 = errors;
+for(const key12 in data63){
 if(!((((key12 === "processes") || (key12 === "memory")) || (key12 === "file_size")) || (key12 === "tmp"))){
 const err28 = {instancePath:instancePath+"/tools/shell/sandbox/limits",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -1560,11 +1582,11 @@ errors++;
 break;
 }
 }
-if(_errs154 === errors){
-if(data62.processes !== undefined){
-let data63 = data62.processes;
-const _errs155 = errors;
-if(!(((typeof data63 == "number") && (!(data63 % 1) && !isNaN(data63))) && (isFinite(data63)))){
+if(_errs156 === errors){
+if(data63.processes !== undefined){
+let data64 = data63.processes;
+const _errs157 = errors;
+if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
 const err29 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err29];
@@ -1574,9 +1596,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(errors === _errs155){
-if((typeof data63 == "number") && (isFinite(data63))){
-if(data63 > 9007199254740991 || isNaN(data63)){
+if(errors === _errs157){
+if((typeof data64 == "number") && (isFinite(data64))){
+if(data64 > 9007199254740991 || isNaN(data64)){
 const err30 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err30];
@@ -1587,7 +1609,7 @@ vErrors.push(err30);
 errors++;
 }
 else {
-if(data63 < 8 || isNaN(data63)){
+if(data64 < 8 || isNaN(data64)){
 const err31 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
 if(vErrors === null){
 vErrors = [err31];
@@ -1600,19 +1622,19 @@ errors++;
 }
 }
 }
-var valid24 = _errs155 === errors;
+var valid24 = _errs157 === errors;
 }
 else {
 var valid24 = true;
 }
 if(valid24){
-if(data62.memory !== undefined){
-let data64 = data62.memory;
-const _errs157 = errors;
-const _errs158 = errors;
-let valid25 = false;
+if(data63.memory !== undefined){
+let data65 = data63.memory;
 const _errs159 = errors;
-if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
+const _errs160 = errors;
+let valid25 = false;
+const _errs161 = errors;
+if(!(((typeof data65 == "number") && (!(data65 % 1) && !isNaN(data65))) && (isFinite(data65)))){
 const err32 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err32];
@@ -1622,9 +1644,9 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(errors === _errs159){
-if((typeof data64 == "number") && (isFinite(data64))){
-if(data64 > 9007199254740991 || isNaN(data64)){
+if(errors === _errs161){
+if((typeof data65 == "number") && (isFinite(data65))){
+if(data65 > 9007199254740991 || isNaN(data65)){
 const err33 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err33];
@@ -1635,7 +1657,7 @@ vErrors.push(err33);
 errors++;
 }
 else {
-if(data64 <= 0 || isNaN(data64)){
+if(data65 <= 0 || isNaN(data65)){
 const err34 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err34];
@@ -1648,12 +1670,12 @@ errors++;
 }
 }
 }
-var _valid3 = _errs159 === errors;
+var _valid3 = _errs161 === errors;
 valid25 = valid25 || _valid3;
-const _errs161 = errors;
-if(errors === _errs161){
-if(typeof data64 === "string"){
-if(!pattern11.test(data64)){
+const _errs163 = errors;
+if(errors === _errs163){
+if(typeof data65 === "string"){
+if(!pattern11.test(data65)){
 const err35 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err35];
@@ -1675,7 +1697,7 @@ vErrors.push(err36);
 errors++;
 }
 }
-var _valid3 = _errs161 === errors;
+var _valid3 = _errs163 === errors;
 valid25 = valid25 || _valid3;
 if(!valid25){
 const err37 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1688,29 +1710,29 @@ vErrors.push(err37);
 errors++;
 }
 else {
-errors = _errs158;
+errors = _errs160;
 if(vErrors !== null){
-if(_errs158){
-vErrors.length = _errs158;
+if(_errs160){
+vErrors.length = _errs160;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid24 = _errs157 === errors;
+var valid24 = _errs159 === errors;
 }
 else {
 var valid24 = true;
 }
 if(valid24){
-if(data62.file_size !== undefined){
-let data65 = data62.file_size;
-const _errs163 = errors;
-const _errs164 = errors;
-let valid26 = false;
+if(data63.file_size !== undefined){
+let data66 = data63.file_size;
 const _errs165 = errors;
-if(!(((typeof data65 == "number") && (!(data65 % 1) && !isNaN(data65))) && (isFinite(data65)))){
+const _errs166 = errors;
+let valid26 = false;
+const _errs167 = errors;
+if(!(((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66))) && (isFinite(data66)))){
 const err38 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err38];
@@ -1720,9 +1742,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(errors === _errs165){
-if((typeof data65 == "number") && (isFinite(data65))){
-if(data65 > 9007199254740991 || isNaN(data65)){
+if(errors === _errs167){
+if((typeof data66 == "number") && (isFinite(data66))){
+if(data66 > 9007199254740991 || isNaN(data66)){
 const err39 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err39];
@@ -1733,7 +1755,7 @@ vErrors.push(err39);
 errors++;
 }
 else {
-if(data65 <= 0 || isNaN(data65)){
+if(data66 <= 0 || isNaN(data66)){
 const err40 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err40];
@@ -1746,12 +1768,12 @@ errors++;
 }
 }
 }
-var _valid4 = _errs165 === errors;
+var _valid4 = _errs167 === errors;
 valid26 = valid26 || _valid4;
-const _errs167 = errors;
-if(errors === _errs167){
-if(typeof data65 === "string"){
-if(!pattern11.test(data65)){
+const _errs169 = errors;
+if(errors === _errs169){
+if(typeof data66 === "string"){
+if(!pattern11.test(data66)){
 const err41 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err41];
@@ -1773,7 +1795,7 @@ vErrors.push(err42);
 errors++;
 }
 }
-var _valid4 = _errs167 === errors;
+var _valid4 = _errs169 === errors;
 valid26 = valid26 || _valid4;
 if(!valid26){
 const err43 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1786,29 +1808,29 @@ vErrors.push(err43);
 errors++;
 }
 else {
-errors = _errs164;
+errors = _errs166;
 if(vErrors !== null){
-if(_errs164){
-vErrors.length = _errs164;
+if(_errs166){
+vErrors.length = _errs166;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid24 = _errs163 === errors;
+var valid24 = _errs165 === errors;
 }
 else {
 var valid24 = true;
 }
 if(valid24){
-if(data62.tmp !== undefined){
-let data66 = data62.tmp;
-const _errs169 = errors;
-const _errs170 = errors;
-let valid27 = false;
+if(data63.tmp !== undefined){
+let data67 = data63.tmp;
 const _errs171 = errors;
-if(!(((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66))) && (isFinite(data66)))){
+const _errs172 = errors;
+let valid27 = false;
+const _errs173 = errors;
+if(!(((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67))) && (isFinite(data67)))){
 const err44 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err44];
@@ -1818,9 +1840,9 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(errors === _errs171){
-if((typeof data66 == "number") && (isFinite(data66))){
-if(data66 > 9007199254740991 || isNaN(data66)){
+if(errors === _errs173){
+if((typeof data67 == "number") && (isFinite(data67))){
+if(data67 > 9007199254740991 || isNaN(data67)){
 const err45 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err45];
@@ -1831,7 +1853,7 @@ vErrors.push(err45);
 errors++;
 }
 else {
-if(data66 <= 0 || isNaN(data66)){
+if(data67 <= 0 || isNaN(data67)){
 const err46 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err46];
@@ -1844,12 +1866,12 @@ errors++;
 }
 }
 }
-var _valid5 = _errs171 === errors;
+var _valid5 = _errs173 === errors;
 valid27 = valid27 || _valid5;
-const _errs173 = errors;
-if(errors === _errs173){
-if(typeof data66 === "string"){
-if(!pattern11.test(data66)){
+const _errs175 = errors;
+if(errors === _errs175){
+if(typeof data67 === "string"){
+if(!pattern11.test(data67)){
 const err47 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err47];
@@ -1871,7 +1893,7 @@ vErrors.push(err48);
 errors++;
 }
 }
-var _valid5 = _errs173 === errors;
+var _valid5 = _errs175 === errors;
 valid27 = valid27 || _valid5;
 if(!valid27){
 const err49 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1884,17 +1906,17 @@ vErrors.push(err49);
 errors++;
 }
 else {
-errors = _errs170;
+errors = _errs172;
 if(vErrors !== null){
-if(_errs170){
-vErrors.length = _errs170;
+if(_errs172){
+vErrors.length = _errs172;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid24 = _errs169 === errors;
+var valid24 = _errs171 === errors;
 }
 else {
 var valid24 = true;
@@ -1915,7 +1937,7 @@ vErrors.push(err50);
 errors++;
 }
 }
-var valid18 = _errs152 === errors;
+var valid18 = _errs154 === errors;
 }
 else {
 var valid18 = true;
@@ -1937,7 +1959,7 @@ vErrors.push(err51);
 errors++;
 }
 }
-var _valid1 = _errs128 === errors;
+var _valid1 = _errs130 === errors;
 valid17 = valid17 || _valid1;
 if(!valid17){
 const err52 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1952,17 +1974,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs125;
+errors = _errs127;
 if(vErrors !== null){
-if(_errs125){
-vErrors.length = _errs125;
+if(_errs127){
+vErrors.length = _errs127;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid13 = _errs124 === errors;
+var valid13 = _errs126 === errors;
 }
 else {
 var valid13 = true;
@@ -1979,39 +2001,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/pro
 return false;
 }
 }
-var valid12 = _errs103 === errors;
+var valid12 = _errs105 === errors;
 }
 else {
 var valid12 = true;
 }
 if(valid12){
-if(data44.read_file !== undefined){
-let data67 = data44.read_file;
-const _errs175 = errors;
-if(errors === _errs175){
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
+if(data45.read_file !== undefined){
+let data68 = data45.read_file;
 const _errs177 = errors;
-for(const key13 in data67){
+if(errors === _errs177){
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+const _errs179 = errors;
+for(const key13 in data68){
 if(!(((key13 === "paths") || (key13 === "max_bytes")) || (key13 === "dedup"))){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#/properties/tools/properties/read_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs177 === errors){
-if(data67.paths !== undefined){
-let data68 = data67.paths;
-const _errs178 = errors;
-if(errors === _errs178){
-if(Array.isArray(data68)){
-var valid29 = true;
-const len9 = data68.length;
-for(let i9=0; i9<len9; i9++){
-let data69 = data68[i9];
+if(_errs179 === errors){
+if(data68.paths !== undefined){
+let data69 = data68.paths;
 const _errs180 = errors;
 if(errors === _errs180){
-if(typeof data69 === "string"){
-if(data69.length < 1){
+if(Array.isArray(data69)){
+var valid29 = true;
+const len9 = data69.length;
+for(let i9=0; i9<len9; i9++){
+let data70 = data69[i9];
+const _errs182 = errors;
+if(errors === _errs182){
+if(typeof data70 === "string"){
+if(data70.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i9,schemaPath:"#/properties/tools/properties/read_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2021,7 +2043,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i9,s
 return false;
 }
 }
-var valid29 = _errs180 === errors;
+var valid29 = _errs182 === errors;
 if(!valid29){
 break;
 }
@@ -2032,19 +2054,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths",schemaP
 return false;
 }
 }
-var valid28 = _errs178 === errors;
+var valid28 = _errs180 === errors;
 }
 else {
 var valid28 = true;
 }
 if(valid28){
-if(data67.max_bytes !== undefined){
-let data70 = data67.max_bytes;
-const _errs182 = errors;
-const _errs183 = errors;
-let valid30 = false;
+if(data68.max_bytes !== undefined){
+let data71 = data68.max_bytes;
 const _errs184 = errors;
-if(!(((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70))) && (isFinite(data70)))){
+const _errs185 = errors;
+let valid30 = false;
+const _errs186 = errors;
+if(!(((typeof data71 == "number") && (!(data71 % 1) && !isNaN(data71))) && (isFinite(data71)))){
 const err53 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err53];
@@ -2054,9 +2076,9 @@ vErrors.push(err53);
 }
 errors++;
 }
-if(errors === _errs184){
-if((typeof data70 == "number") && (isFinite(data70))){
-if(data70 > 9007199254740991 || isNaN(data70)){
+if(errors === _errs186){
+if((typeof data71 == "number") && (isFinite(data71))){
+if(data71 > 9007199254740991 || isNaN(data71)){
 const err54 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err54];
@@ -2067,7 +2089,7 @@ vErrors.push(err54);
 errors++;
 }
 else {
-if(data70 <= 0 || isNaN(data70)){
+if(data71 <= 0 || isNaN(data71)){
 const err55 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err55];
@@ -2080,12 +2102,12 @@ errors++;
 }
 }
 }
-var _valid6 = _errs184 === errors;
+var _valid6 = _errs186 === errors;
 valid30 = valid30 || _valid6;
-const _errs186 = errors;
-if(errors === _errs186){
-if(typeof data70 === "string"){
-if(!pattern11.test(data70)){
+const _errs188 = errors;
+if(errors === _errs188){
+if(typeof data71 === "string"){
+if(!pattern11.test(data71)){
 const err56 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err56];
@@ -2107,7 +2129,7 @@ vErrors.push(err57);
 errors++;
 }
 }
-var _valid6 = _errs186 === errors;
+var _valid6 = _errs188 === errors;
 valid30 = valid30 || _valid6;
 if(!valid30){
 const err58 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2122,29 +2144,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs183;
+errors = _errs185;
 if(vErrors !== null){
-if(_errs183){
-vErrors.length = _errs183;
+if(_errs185){
+vErrors.length = _errs185;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid28 = _errs182 === errors;
+var valid28 = _errs184 === errors;
 }
 else {
 var valid28 = true;
 }
 if(valid28){
-if(data67.dedup !== undefined){
-const _errs188 = errors;
-if(typeof data67.dedup !== "boolean"){
+if(data68.dedup !== undefined){
+const _errs190 = errors;
+if(typeof data68.dedup !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file/dedup",schemaPath:"#/properties/tools/properties/read_file/properties/dedup/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid28 = _errs188 === errors;
+var valid28 = _errs190 === errors;
 }
 else {
 var valid28 = true;
@@ -2158,39 +2180,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#
 return false;
 }
 }
-var valid12 = _errs175 === errors;
+var valid12 = _errs177 === errors;
 }
 else {
 var valid12 = true;
 }
 if(valid12){
-if(data44.write_file !== undefined){
-let data72 = data44.write_file;
-const _errs190 = errors;
-if(errors === _errs190){
-if(data72 && typeof data72 == "object" && !Array.isArray(data72)){
+if(data45.write_file !== undefined){
+let data73 = data45.write_file;
 const _errs192 = errors;
-for(const key14 in data72){
+if(errors === _errs192){
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+const _errs194 = errors;
+for(const key14 in data73){
 if(!((key14 === "paths") || (key14 === "max_bytes"))){
 validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"#/properties/tools/properties/write_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs192 === errors){
-if(data72.paths !== undefined){
-let data73 = data72.paths;
-const _errs193 = errors;
-if(errors === _errs193){
-if(Array.isArray(data73)){
-var valid32 = true;
-const len10 = data73.length;
-for(let i10=0; i10<len10; i10++){
-let data74 = data73[i10];
+if(_errs194 === errors){
+if(data73.paths !== undefined){
+let data74 = data73.paths;
 const _errs195 = errors;
 if(errors === _errs195){
-if(typeof data74 === "string"){
-if(data74.length < 1){
+if(Array.isArray(data74)){
+var valid32 = true;
+const len10 = data74.length;
+for(let i10=0; i10<len10; i10++){
+let data75 = data74[i10];
+const _errs197 = errors;
+if(errors === _errs197){
+if(typeof data75 === "string"){
+if(data75.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i10,schemaPath:"#/properties/tools/properties/write_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2200,7 +2222,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i10
 return false;
 }
 }
-var valid32 = _errs195 === errors;
+var valid32 = _errs197 === errors;
 if(!valid32){
 break;
 }
@@ -2211,19 +2233,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths",schema
 return false;
 }
 }
-var valid31 = _errs193 === errors;
+var valid31 = _errs195 === errors;
 }
 else {
 var valid31 = true;
 }
 if(valid31){
-if(data72.max_bytes !== undefined){
-let data75 = data72.max_bytes;
-const _errs197 = errors;
-const _errs198 = errors;
-let valid33 = false;
+if(data73.max_bytes !== undefined){
+let data76 = data73.max_bytes;
 const _errs199 = errors;
-if(!(((typeof data75 == "number") && (!(data75 % 1) && !isNaN(data75))) && (isFinite(data75)))){
+const _errs200 = errors;
+let valid33 = false;
+const _errs201 = errors;
+if(!(((typeof data76 == "number") && (!(data76 % 1) && !isNaN(data76))) && (isFinite(data76)))){
 const err59 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err59];
@@ -2233,9 +2255,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(errors === _errs199){
-if((typeof data75 == "number") && (isFinite(data75))){
-if(data75 > 9007199254740991 || isNaN(data75)){
+if(errors === _errs201){
+if((typeof data76 == "number") && (isFinite(data76))){
+if(data76 > 9007199254740991 || isNaN(data76)){
 const err60 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err60];
@@ -2246,7 +2268,7 @@ vErrors.push(err60);
 errors++;
 }
 else {
-if(data75 <= 0 || isNaN(data75)){
+if(data76 <= 0 || isNaN(data76)){
 const err61 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err61];
@@ -2259,12 +2281,12 @@ errors++;
 }
 }
 }
-var _valid7 = _errs199 === errors;
+var _valid7 = _errs201 === errors;
 valid33 = valid33 || _valid7;
-const _errs201 = errors;
-if(errors === _errs201){
-if(typeof data75 === "string"){
-if(!pattern11.test(data75)){
+const _errs203 = errors;
+if(errors === _errs203){
+if(typeof data76 === "string"){
+if(!pattern11.test(data76)){
 const err62 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err62];
@@ -2286,7 +2308,7 @@ vErrors.push(err63);
 errors++;
 }
 }
-var _valid7 = _errs201 === errors;
+var _valid7 = _errs203 === errors;
 valid33 = valid33 || _valid7;
 if(!valid33){
 const err64 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2301,17 +2323,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs198;
+errors = _errs200;
 if(vErrors !== null){
-if(_errs198){
-vErrors.length = _errs198;
+if(_errs200){
+vErrors.length = _errs200;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid31 = _errs197 === errors;
+var valid31 = _errs199 === errors;
 }
 else {
 var valid31 = true;
@@ -2324,39 +2346,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"
 return false;
 }
 }
-var valid12 = _errs190 === errors;
+var valid12 = _errs192 === errors;
 }
 else {
 var valid12 = true;
 }
 if(valid12){
-if(data44.list_dir !== undefined){
-let data76 = data44.list_dir;
-const _errs203 = errors;
-if(errors === _errs203){
-if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
+if(data45.list_dir !== undefined){
+let data77 = data45.list_dir;
 const _errs205 = errors;
-for(const key15 in data76){
+if(errors === _errs205){
+if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
+const _errs207 = errors;
+for(const key15 in data77){
 if(!((key15 === "paths") || (key15 === "max_entries"))){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/properties/tools/properties/list_dir/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs205 === errors){
-if(data76.paths !== undefined){
-let data77 = data76.paths;
-const _errs206 = errors;
-if(errors === _errs206){
-if(Array.isArray(data77)){
-var valid35 = true;
-const len11 = data77.length;
-for(let i11=0; i11<len11; i11++){
-let data78 = data77[i11];
+if(_errs207 === errors){
+if(data77.paths !== undefined){
+let data78 = data77.paths;
 const _errs208 = errors;
 if(errors === _errs208){
-if(typeof data78 === "string"){
-if(data78.length < 1){
+if(Array.isArray(data78)){
+var valid35 = true;
+const len11 = data78.length;
+for(let i11=0; i11<len11; i11++){
+let data79 = data78[i11];
+const _errs210 = errors;
+if(errors === _errs210){
+if(typeof data79 === "string"){
+if(data79.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i11,schemaPath:"#/properties/tools/properties/list_dir/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2366,7 +2388,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i11,s
 return false;
 }
 }
-var valid35 = _errs208 === errors;
+var valid35 = _errs210 === errors;
 if(!valid35){
 break;
 }
@@ -2377,34 +2399,34 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths",schemaPa
 return false;
 }
 }
-var valid34 = _errs206 === errors;
+var valid34 = _errs208 === errors;
 }
 else {
 var valid34 = true;
 }
 if(valid34){
-if(data76.max_entries !== undefined){
-let data79 = data76.max_entries;
-const _errs210 = errors;
-if(!(((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79))) && (isFinite(data79)))){
+if(data77.max_entries !== undefined){
+let data80 = data77.max_entries;
+const _errs212 = errors;
+if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFinite(data80)))){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs210){
-if((typeof data79 == "number") && (isFinite(data79))){
-if(data79 > 9007199254740991 || isNaN(data79)){
+if(errors === _errs212){
+if((typeof data80 == "number") && (isFinite(data80))){
+if(data80 > 9007199254740991 || isNaN(data80)){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data79 <= 0 || isNaN(data79)){
+if(data80 <= 0 || isNaN(data80)){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid34 = _errs210 === errors;
+var valid34 = _errs212 === errors;
 }
 else {
 var valid34 = true;
@@ -2417,39 +2439,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/
 return false;
 }
 }
-var valid12 = _errs203 === errors;
+var valid12 = _errs205 === errors;
 }
 else {
 var valid12 = true;
 }
 if(valid12){
-if(data44.http_fetch !== undefined){
-let data80 = data44.http_fetch;
-const _errs212 = errors;
-if(errors === _errs212){
-if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
+if(data45.http_fetch !== undefined){
+let data81 = data45.http_fetch;
 const _errs214 = errors;
-for(const key16 in data80){
+if(errors === _errs214){
+if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
+const _errs216 = errors;
+for(const key16 in data81){
 if(!(((key16 === "hosts") || (key16 === "timeout")) || (key16 === "max_output"))){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"#/properties/tools/properties/http_fetch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs214 === errors){
-if(data80.hosts !== undefined){
-let data81 = data80.hosts;
-const _errs215 = errors;
-if(errors === _errs215){
-if(Array.isArray(data81)){
-var valid37 = true;
-const len12 = data81.length;
-for(let i12=0; i12<len12; i12++){
-let data82 = data81[i12];
+if(_errs216 === errors){
+if(data81.hosts !== undefined){
+let data82 = data81.hosts;
 const _errs217 = errors;
 if(errors === _errs217){
-if(typeof data82 === "string"){
-if(data82.length < 1){
+if(Array.isArray(data82)){
+var valid37 = true;
+const len12 = data82.length;
+for(let i12=0; i12<len12; i12++){
+let data83 = data82[i12];
+const _errs219 = errors;
+if(errors === _errs219){
+if(typeof data83 === "string"){
+if(data83.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i12,schemaPath:"#/properties/tools/properties/http_fetch/properties/hosts/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2459,7 +2481,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i12
 return false;
 }
 }
-var valid37 = _errs217 === errors;
+var valid37 = _errs219 === errors;
 if(!valid37){
 break;
 }
@@ -2470,18 +2492,18 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts",schema
 return false;
 }
 }
-var valid36 = _errs215 === errors;
+var valid36 = _errs217 === errors;
 }
 else {
 var valid36 = true;
 }
 if(valid36){
-if(data80.timeout !== undefined){
-let data83 = data80.timeout;
-const _errs219 = errors;
-if(errors === _errs219){
-if(typeof data83 === "string"){
-if(!pattern6.test(data83)){
+if(data81.timeout !== undefined){
+let data84 = data81.timeout;
+const _errs221 = errors;
+if(errors === _errs221){
+if(typeof data84 === "string"){
+if(!pattern6.test(data84)){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",schemaPath:"#/properties/tools/properties/http_fetch/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -2491,19 +2513,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",sche
 return false;
 }
 }
-var valid36 = _errs219 === errors;
+var valid36 = _errs221 === errors;
 }
 else {
 var valid36 = true;
 }
 if(valid36){
-if(data80.max_output !== undefined){
-let data84 = data80.max_output;
-const _errs221 = errors;
-const _errs222 = errors;
-let valid38 = false;
+if(data81.max_output !== undefined){
+let data85 = data81.max_output;
 const _errs223 = errors;
-if(!(((typeof data84 == "number") && (!(data84 % 1) && !isNaN(data84))) && (isFinite(data84)))){
+const _errs224 = errors;
+let valid38 = false;
+const _errs225 = errors;
+if(!(((typeof data85 == "number") && (!(data85 % 1) && !isNaN(data85))) && (isFinite(data85)))){
 const err65 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err65];
@@ -2513,9 +2535,9 @@ vErrors.push(err65);
 }
 errors++;
 }
-if(errors === _errs223){
-if((typeof data84 == "number") && (isFinite(data84))){
-if(data84 > 9007199254740991 || isNaN(data84)){
+if(errors === _errs225){
+if((typeof data85 == "number") && (isFinite(data85))){
+if(data85 > 9007199254740991 || isNaN(data85)){
 const err66 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err66];
@@ -2526,7 +2548,7 @@ vErrors.push(err66);
 errors++;
 }
 else {
-if(data84 <= 0 || isNaN(data84)){
+if(data85 <= 0 || isNaN(data85)){
 const err67 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err67];
@@ -2539,12 +2561,12 @@ errors++;
 }
 }
 }
-var _valid8 = _errs223 === errors;
+var _valid8 = _errs225 === errors;
 valid38 = valid38 || _valid8;
-const _errs225 = errors;
-if(errors === _errs225){
-if(typeof data84 === "string"){
-if(!pattern11.test(data84)){
+const _errs227 = errors;
+if(errors === _errs227){
+if(typeof data85 === "string"){
+if(!pattern11.test(data85)){
 const err68 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err68];
@@ -2566,7 +2588,7 @@ vErrors.push(err69);
 errors++;
 }
 }
-var _valid8 = _errs225 === errors;
+var _valid8 = _errs227 === errors;
 valid38 = valid38 || _valid8;
 if(!valid38){
 const err70 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2581,17 +2603,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs222;
+errors = _errs224;
 if(vErrors !== null){
-if(_errs222){
-vErrors.length = _errs222;
+if(_errs224){
+vErrors.length = _errs224;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid36 = _errs221 === errors;
+var valid36 = _errs223 === errors;
 }
 else {
 var valid36 = true;
@@ -2605,7 +2627,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"
 return false;
 }
 }
-var valid12 = _errs212 === errors;
+var valid12 = _errs214 === errors;
 }
 else {
 var valid12 = true;
@@ -2621,45 +2643,45 @@ validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs100 === errors;
+var valid0 = _errs102 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.plugins !== undefined){
-let data85 = data.plugins;
-const _errs227 = errors;
-if(errors === _errs227){
-if(Array.isArray(data85)){
-var valid39 = true;
-const len13 = data85.length;
-for(let i13=0; i13<len13; i13++){
-let data86 = data85[i13];
+let data86 = data.plugins;
 const _errs229 = errors;
 if(errors === _errs229){
-if(data86 && typeof data86 == "object" && !Array.isArray(data86)){
+if(Array.isArray(data86)){
+var valid39 = true;
+const len13 = data86.length;
+for(let i13=0; i13<len13; i13++){
+let data87 = data86[i13];
+const _errs231 = errors;
+if(errors === _errs231){
+if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
 let missing3;
-if((data86.path === undefined) && (missing3 = "path")){
+if((data87.path === undefined) && (missing3 = "path")){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13,schemaPath:"#/properties/plugins/items/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
 return false;
 }
 else {
-const _errs231 = errors;
-for(const key17 in data86){
+const _errs233 = errors;
+for(const key17 in data87){
 if(!((((((((key17 === "path") || (key17 === "permissions")) || (key17 === "config")) || (key17 === "hook_timeout")) || (key17 === "max_memory")) || (key17 === "tools")) || (key17 === "isolation")) || (key17 === "sandbox"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13,schemaPath:"#/properties/plugins/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs231 === errors){
-if(data86.path !== undefined){
-let data87 = data86.path;
-const _errs232 = errors;
-if(errors === _errs232){
-if(typeof data87 === "string"){
-if(data87.length < 1){
+if(_errs233 === errors){
+if(data87.path !== undefined){
+let data88 = data87.path;
+const _errs234 = errors;
+if(errors === _errs234){
+if(typeof data88 === "string"){
+if(data88.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/path",schemaPath:"#/properties/plugins/items/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2669,33 +2691,33 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/path",schema
 return false;
 }
 }
-var valid40 = _errs232 === errors;
+var valid40 = _errs234 === errors;
 }
 else {
 var valid40 = true;
 }
 if(valid40){
-if(data86.permissions !== undefined){
-let data88 = data86.permissions;
-const _errs234 = errors;
-if(errors === _errs234){
-if(data88 && typeof data88 == "object" && !Array.isArray(data88)){
+if(data87.permissions !== undefined){
+let data89 = data87.permissions;
 const _errs236 = errors;
-for(const key18 in data88){
+if(errors === _errs236){
+if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
+const _errs238 = errors;
+for(const key18 in data89){
 if(!(((((((key18 === "read") || (key18 === "write")) || (key18 === "net")) || (key18 === "env")) || (key18 === "run")) || (key18 === "ffi")) || (key18 === "sys"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/permissions",schemaPath:"#/properties/plugins/items/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs236 === errors){
-if(data88.read !== undefined){
-let data89 = data88.read;
-const _errs237 = errors;
-const _errs238 = errors;
-let valid42 = false;
+if(_errs238 === errors){
+if(data89.read !== undefined){
+let data90 = data89.read;
 const _errs239 = errors;
-if(typeof data89 !== "boolean"){
+const _errs240 = errors;
+let valid42 = false;
+const _errs241 = errors;
+if(typeof data90 !== "boolean"){
 const err71 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err71];
@@ -2705,16 +2727,16 @@ vErrors.push(err71);
 }
 errors++;
 }
-var _valid9 = _errs239 === errors;
+var _valid9 = _errs241 === errors;
 valid42 = valid42 || _valid9;
-const _errs241 = errors;
-if(errors === _errs241){
-if(Array.isArray(data89)){
-var valid43 = true;
-const len14 = data89.length;
-for(let i14=0; i14<len14; i14++){
 const _errs243 = errors;
-if(typeof data89[i14] !== "string"){
+if(errors === _errs243){
+if(Array.isArray(data90)){
+var valid43 = true;
+const len14 = data90.length;
+for(let i14=0; i14<len14; i14++){
+const _errs245 = errors;
+if(typeof data90[i14] !== "string"){
 const err72 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/read/" + i14,schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err72];
@@ -2724,7 +2746,7 @@ vErrors.push(err72);
 }
 errors++;
 }
-var valid43 = _errs243 === errors;
+var valid43 = _errs245 === errors;
 if(!valid43){
 break;
 }
@@ -2741,7 +2763,7 @@ vErrors.push(err73);
 errors++;
 }
 }
-var _valid9 = _errs241 === errors;
+var _valid9 = _errs243 === errors;
 valid42 = valid42 || _valid9;
 if(!valid42){
 const err74 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2756,29 +2778,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs238;
+errors = _errs240;
 if(vErrors !== null){
-if(_errs238){
-vErrors.length = _errs238;
+if(_errs240){
+vErrors.length = _errs240;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid41 = _errs237 === errors;
+var valid41 = _errs239 === errors;
 }
 else {
 var valid41 = true;
 }
 if(valid41){
-if(data88.write !== undefined){
-let data91 = data88.write;
-const _errs245 = errors;
-const _errs246 = errors;
-let valid44 = false;
+if(data89.write !== undefined){
+let data92 = data89.write;
 const _errs247 = errors;
-if(typeof data91 !== "boolean"){
+const _errs248 = errors;
+let valid44 = false;
+const _errs249 = errors;
+if(typeof data92 !== "boolean"){
 const err75 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err75];
@@ -2788,16 +2810,16 @@ vErrors.push(err75);
 }
 errors++;
 }
-var _valid10 = _errs247 === errors;
+var _valid10 = _errs249 === errors;
 valid44 = valid44 || _valid10;
-const _errs249 = errors;
-if(errors === _errs249){
-if(Array.isArray(data91)){
-var valid45 = true;
-const len15 = data91.length;
-for(let i15=0; i15<len15; i15++){
 const _errs251 = errors;
-if(typeof data91[i15] !== "string"){
+if(errors === _errs251){
+if(Array.isArray(data92)){
+var valid45 = true;
+const len15 = data92.length;
+for(let i15=0; i15<len15; i15++){
+const _errs253 = errors;
+if(typeof data92[i15] !== "string"){
 const err76 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/write/" + i15,schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err76];
@@ -2807,7 +2829,7 @@ vErrors.push(err76);
 }
 errors++;
 }
-var valid45 = _errs251 === errors;
+var valid45 = _errs253 === errors;
 if(!valid45){
 break;
 }
@@ -2824,7 +2846,7 @@ vErrors.push(err77);
 errors++;
 }
 }
-var _valid10 = _errs249 === errors;
+var _valid10 = _errs251 === errors;
 valid44 = valid44 || _valid10;
 if(!valid44){
 const err78 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2839,29 +2861,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs246;
+errors = _errs248;
 if(vErrors !== null){
-if(_errs246){
-vErrors.length = _errs246;
+if(_errs248){
+vErrors.length = _errs248;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid41 = _errs245 === errors;
+var valid41 = _errs247 === errors;
 }
 else {
 var valid41 = true;
 }
 if(valid41){
-if(data88.net !== undefined){
-let data93 = data88.net;
-const _errs253 = errors;
-const _errs254 = errors;
-let valid46 = false;
+if(data89.net !== undefined){
+let data94 = data89.net;
 const _errs255 = errors;
-if(typeof data93 !== "boolean"){
+const _errs256 = errors;
+let valid46 = false;
+const _errs257 = errors;
+if(typeof data94 !== "boolean"){
 const err79 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err79];
@@ -2871,16 +2893,16 @@ vErrors.push(err79);
 }
 errors++;
 }
-var _valid11 = _errs255 === errors;
+var _valid11 = _errs257 === errors;
 valid46 = valid46 || _valid11;
-const _errs257 = errors;
-if(errors === _errs257){
-if(Array.isArray(data93)){
-var valid47 = true;
-const len16 = data93.length;
-for(let i16=0; i16<len16; i16++){
 const _errs259 = errors;
-if(typeof data93[i16] !== "string"){
+if(errors === _errs259){
+if(Array.isArray(data94)){
+var valid47 = true;
+const len16 = data94.length;
+for(let i16=0; i16<len16; i16++){
+const _errs261 = errors;
+if(typeof data94[i16] !== "string"){
 const err80 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/net/" + i16,schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err80];
@@ -2890,7 +2912,7 @@ vErrors.push(err80);
 }
 errors++;
 }
-var valid47 = _errs259 === errors;
+var valid47 = _errs261 === errors;
 if(!valid47){
 break;
 }
@@ -2907,7 +2929,7 @@ vErrors.push(err81);
 errors++;
 }
 }
-var _valid11 = _errs257 === errors;
+var _valid11 = _errs259 === errors;
 valid46 = valid46 || _valid11;
 if(!valid46){
 const err82 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2922,29 +2944,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs254;
+errors = _errs256;
 if(vErrors !== null){
-if(_errs254){
-vErrors.length = _errs254;
+if(_errs256){
+vErrors.length = _errs256;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid41 = _errs253 === errors;
+var valid41 = _errs255 === errors;
 }
 else {
 var valid41 = true;
 }
 if(valid41){
-if(data88.env !== undefined){
-let data95 = data88.env;
-const _errs261 = errors;
-const _errs262 = errors;
-let valid48 = false;
+if(data89.env !== undefined){
+let data96 = data89.env;
 const _errs263 = errors;
-if(typeof data95 !== "boolean"){
+const _errs264 = errors;
+let valid48 = false;
+const _errs265 = errors;
+if(typeof data96 !== "boolean"){
 const err83 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err83];
@@ -2954,16 +2976,16 @@ vErrors.push(err83);
 }
 errors++;
 }
-var _valid12 = _errs263 === errors;
+var _valid12 = _errs265 === errors;
 valid48 = valid48 || _valid12;
-const _errs265 = errors;
-if(errors === _errs265){
-if(Array.isArray(data95)){
-var valid49 = true;
-const len17 = data95.length;
-for(let i17=0; i17<len17; i17++){
 const _errs267 = errors;
-if(typeof data95[i17] !== "string"){
+if(errors === _errs267){
+if(Array.isArray(data96)){
+var valid49 = true;
+const len17 = data96.length;
+for(let i17=0; i17<len17; i17++){
+const _errs269 = errors;
+if(typeof data96[i17] !== "string"){
 const err84 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/env/" + i17,schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err84];
@@ -2973,7 +2995,7 @@ vErrors.push(err84);
 }
 errors++;
 }
-var valid49 = _errs267 === errors;
+var valid49 = _errs269 === errors;
 if(!valid49){
 break;
 }
@@ -2990,7 +3012,7 @@ vErrors.push(err85);
 errors++;
 }
 }
-var _valid12 = _errs265 === errors;
+var _valid12 = _errs267 === errors;
 valid48 = valid48 || _valid12;
 if(!valid48){
 const err86 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3005,29 +3027,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs262;
+errors = _errs264;
 if(vErrors !== null){
-if(_errs262){
-vErrors.length = _errs262;
+if(_errs264){
+vErrors.length = _errs264;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid41 = _errs261 === errors;
+var valid41 = _errs263 === errors;
 }
 else {
 var valid41 = true;
 }
 if(valid41){
-if(data88.run !== undefined){
-let data97 = data88.run;
-const _errs269 = errors;
-const _errs270 = errors;
-let valid50 = false;
+if(data89.run !== undefined){
+let data98 = data89.run;
 const _errs271 = errors;
-if(typeof data97 !== "boolean"){
+const _errs272 = errors;
+let valid50 = false;
+const _errs273 = errors;
+if(typeof data98 !== "boolean"){
 const err87 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err87];
@@ -3037,16 +3059,16 @@ vErrors.push(err87);
 }
 errors++;
 }
-var _valid13 = _errs271 === errors;
+var _valid13 = _errs273 === errors;
 valid50 = valid50 || _valid13;
-const _errs273 = errors;
-if(errors === _errs273){
-if(Array.isArray(data97)){
-var valid51 = true;
-const len18 = data97.length;
-for(let i18=0; i18<len18; i18++){
 const _errs275 = errors;
-if(typeof data97[i18] !== "string"){
+if(errors === _errs275){
+if(Array.isArray(data98)){
+var valid51 = true;
+const len18 = data98.length;
+for(let i18=0; i18<len18; i18++){
+const _errs277 = errors;
+if(typeof data98[i18] !== "string"){
 const err88 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/run/" + i18,schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err88];
@@ -3056,7 +3078,7 @@ vErrors.push(err88);
 }
 errors++;
 }
-var valid51 = _errs275 === errors;
+var valid51 = _errs277 === errors;
 if(!valid51){
 break;
 }
@@ -3073,7 +3095,7 @@ vErrors.push(err89);
 errors++;
 }
 }
-var _valid13 = _errs273 === errors;
+var _valid13 = _errs275 === errors;
 valid50 = valid50 || _valid13;
 if(!valid50){
 const err90 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3088,29 +3110,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs270;
+errors = _errs272;
 if(vErrors !== null){
-if(_errs270){
-vErrors.length = _errs270;
+if(_errs272){
+vErrors.length = _errs272;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid41 = _errs269 === errors;
+var valid41 = _errs271 === errors;
 }
 else {
 var valid41 = true;
 }
 if(valid41){
-if(data88.ffi !== undefined){
-let data99 = data88.ffi;
-const _errs277 = errors;
-const _errs278 = errors;
-let valid52 = false;
+if(data89.ffi !== undefined){
+let data100 = data89.ffi;
 const _errs279 = errors;
-if(typeof data99 !== "boolean"){
+const _errs280 = errors;
+let valid52 = false;
+const _errs281 = errors;
+if(typeof data100 !== "boolean"){
 const err91 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err91];
@@ -3120,16 +3142,16 @@ vErrors.push(err91);
 }
 errors++;
 }
-var _valid14 = _errs279 === errors;
+var _valid14 = _errs281 === errors;
 valid52 = valid52 || _valid14;
-const _errs281 = errors;
-if(errors === _errs281){
-if(Array.isArray(data99)){
-var valid53 = true;
-const len19 = data99.length;
-for(let i19=0; i19<len19; i19++){
 const _errs283 = errors;
-if(typeof data99[i19] !== "string"){
+if(errors === _errs283){
+if(Array.isArray(data100)){
+var valid53 = true;
+const len19 = data100.length;
+for(let i19=0; i19<len19; i19++){
+const _errs285 = errors;
+if(typeof data100[i19] !== "string"){
 const err92 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/ffi/" + i19,schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err92];
@@ -3139,7 +3161,7 @@ vErrors.push(err92);
 }
 errors++;
 }
-var valid53 = _errs283 === errors;
+var valid53 = _errs285 === errors;
 if(!valid53){
 break;
 }
@@ -3156,7 +3178,7 @@ vErrors.push(err93);
 errors++;
 }
 }
-var _valid14 = _errs281 === errors;
+var _valid14 = _errs283 === errors;
 valid52 = valid52 || _valid14;
 if(!valid52){
 const err94 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3171,29 +3193,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs278;
+errors = _errs280;
 if(vErrors !== null){
-if(_errs278){
-vErrors.length = _errs278;
+if(_errs280){
+vErrors.length = _errs280;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid41 = _errs277 === errors;
+var valid41 = _errs279 === errors;
 }
 else {
 var valid41 = true;
 }
 if(valid41){
-if(data88.sys !== undefined){
-let data101 = data88.sys;
-const _errs285 = errors;
-const _errs286 = errors;
-let valid54 = false;
+if(data89.sys !== undefined){
+let data102 = data89.sys;
 const _errs287 = errors;
-if(typeof data101 !== "boolean"){
+const _errs288 = errors;
+let valid54 = false;
+const _errs289 = errors;
+if(typeof data102 !== "boolean"){
 const err95 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err95];
@@ -3203,16 +3225,16 @@ vErrors.push(err95);
 }
 errors++;
 }
-var _valid15 = _errs287 === errors;
+var _valid15 = _errs289 === errors;
 valid54 = valid54 || _valid15;
-const _errs289 = errors;
-if(errors === _errs289){
-if(Array.isArray(data101)){
-var valid55 = true;
-const len20 = data101.length;
-for(let i20=0; i20<len20; i20++){
 const _errs291 = errors;
-if(typeof data101[i20] !== "string"){
+if(errors === _errs291){
+if(Array.isArray(data102)){
+var valid55 = true;
+const len20 = data102.length;
+for(let i20=0; i20<len20; i20++){
+const _errs293 = errors;
+if(typeof data102[i20] !== "string"){
 const err96 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/sys/" + i20,schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err96];
@@ -3222,7 +3244,7 @@ vErrors.push(err96);
 }
 errors++;
 }
-var valid55 = _errs291 === errors;
+var valid55 = _errs293 === errors;
 if(!valid55){
 break;
 }
@@ -3239,7 +3261,7 @@ vErrors.push(err97);
 errors++;
 }
 }
-var _valid15 = _errs289 === errors;
+var _valid15 = _errs291 === errors;
 valid54 = valid54 || _valid15;
 if(!valid54){
 const err98 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3254,17 +3276,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs286;
+errors = _errs288;
 if(vErrors !== null){
-if(_errs286){
-vErrors.length = _errs286;
+if(_errs288){
+vErrors.length = _errs288;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid41 = _errs285 === errors;
+var valid41 = _errs287 === errors;
 }
 else {
 var valid41 = true;
@@ -3282,19 +3304,19 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/permissions"
 return false;
 }
 }
-var valid40 = _errs234 === errors;
+var valid40 = _errs236 === errors;
 }
 else {
 var valid40 = true;
 }
 if(valid40){
-if(data86.config !== undefined){
-let data103 = data86.config;
-const _errs293 = errors;
-if(errors === _errs293){
-if(data103 && typeof data103 == "object" && !Array.isArray(data103)){
-for(const key19 in data103){
+if(data87.config !== undefined){
+let data104 = data87.config;
 const _errs295 = errors;
+if(errors === _errs295){
+if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
+for(const key19 in data104){
+const _errs297 = errors;
 if(typeof key19 !== "string"){
 const err99 = {instancePath:instancePath+"/plugins/" + i13+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key19};
 if(vErrors === null){
@@ -3305,7 +3327,7 @@ vErrors.push(err99);
 }
 errors++;
 }
-var valid56 = _errs295 === errors;
+var valid56 = _errs297 === errors;
 if(!valid56){
 const err100 = {instancePath:instancePath+"/plugins/" + i13+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames",keyword:"propertyNames",params:{propertyName: key19},message:"property name must be valid"};
 if(vErrors === null){
@@ -3326,18 +3348,18 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/config",sche
 return false;
 }
 }
-var valid40 = _errs293 === errors;
+var valid40 = _errs295 === errors;
 }
 else {
 var valid40 = true;
 }
 if(valid40){
-if(data86.hook_timeout !== undefined){
-let data104 = data86.hook_timeout;
-const _errs298 = errors;
-if(errors === _errs298){
-if(typeof data104 === "string"){
-if(!pattern6.test(data104)){
+if(data87.hook_timeout !== undefined){
+let data105 = data87.hook_timeout;
+const _errs300 = errors;
+if(errors === _errs300){
+if(typeof data105 === "string"){
+if(!pattern6.test(data105)){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/hook_timeout",schemaPath:"#/properties/plugins/items/properties/hook_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -3347,19 +3369,19 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/hook_timeout
 return false;
 }
 }
-var valid40 = _errs298 === errors;
+var valid40 = _errs300 === errors;
 }
 else {
 var valid40 = true;
 }
 if(valid40){
-if(data86.max_memory !== undefined){
-let data105 = data86.max_memory;
-const _errs300 = errors;
-const _errs301 = errors;
-let valid57 = false;
+if(data87.max_memory !== undefined){
+let data106 = data87.max_memory;
 const _errs302 = errors;
-if(!(((typeof data105 == "number") && (!(data105 % 1) && !isNaN(data105))) && (isFinite(data105)))){
+const _errs303 = errors;
+let valid57 = false;
+const _errs304 = errors;
+if(!(((typeof data106 == "number") && (!(data106 % 1) && !isNaN(data106))) && (isFinite(data106)))){
 const err101 = {instancePath:instancePath+"/plugins/" + i13+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err101];
@@ -3369,9 +3391,9 @@ vErrors.push(err101);
 }
 errors++;
 }
-if(errors === _errs302){
-if((typeof data105 == "number") && (isFinite(data105))){
-if(data105 > 9007199254740991 || isNaN(data105)){
+if(errors === _errs304){
+if((typeof data106 == "number") && (isFinite(data106))){
+if(data106 > 9007199254740991 || isNaN(data106)){
 const err102 = {instancePath:instancePath+"/plugins/" + i13+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err102];
@@ -3382,7 +3404,7 @@ vErrors.push(err102);
 errors++;
 }
 else {
-if(data105 <= 0 || isNaN(data105)){
+if(data106 <= 0 || isNaN(data106)){
 const err103 = {instancePath:instancePath+"/plugins/" + i13+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err103];
@@ -3395,12 +3417,12 @@ errors++;
 }
 }
 }
-var _valid16 = _errs302 === errors;
+var _valid16 = _errs304 === errors;
 valid57 = valid57 || _valid16;
-const _errs304 = errors;
-if(errors === _errs304){
-if(typeof data105 === "string"){
-if(!pattern11.test(data105)){
+const _errs306 = errors;
+if(errors === _errs306){
+if(typeof data106 === "string"){
+if(!pattern11.test(data106)){
 const err104 = {instancePath:instancePath+"/plugins/" + i13+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err104];
@@ -3422,7 +3444,7 @@ vErrors.push(err105);
 errors++;
 }
 }
-var _valid16 = _errs304 === errors;
+var _valid16 = _errs306 === errors;
 valid57 = valid57 || _valid16;
 if(!valid57){
 const err106 = {instancePath:instancePath+"/plugins/" + i13+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3437,49 +3459,49 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs301;
+errors = _errs303;
 if(vErrors !== null){
-if(_errs301){
-vErrors.length = _errs301;
+if(_errs303){
+vErrors.length = _errs303;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid40 = _errs300 === errors;
+var valid40 = _errs302 === errors;
 }
 else {
 var valid40 = true;
 }
 if(valid40){
-if(data86.tools !== undefined){
-let data106 = data86.tools;
-const _errs306 = errors;
-if(errors === _errs306){
-if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
+if(data87.tools !== undefined){
+let data107 = data87.tools;
 const _errs308 = errors;
-for(const key20 in data106){
+if(errors === _errs308){
+if(data107 && typeof data107 == "object" && !Array.isArray(data107)){
+const _errs310 = errors;
+for(const key20 in data107){
 if(!((key20 === "allow") || (key20 === "deny"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools",schemaPath:"#/properties/plugins/items/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs308 === errors){
-if(data106.allow !== undefined){
-let data107 = data106.allow;
-const _errs309 = errors;
-if(errors === _errs309){
-if(Array.isArray(data107)){
-var valid59 = true;
-const len21 = data107.length;
-for(let i21=0; i21<len21; i21++){
-let data108 = data107[i21];
+if(_errs310 === errors){
+if(data107.allow !== undefined){
+let data108 = data107.allow;
 const _errs311 = errors;
 if(errors === _errs311){
-if(typeof data108 === "string"){
-if(data108.length < 1){
+if(Array.isArray(data108)){
+var valid59 = true;
+const len21 = data108.length;
+for(let i21=0; i21<len21; i21++){
+let data109 = data108[i21];
+const _errs313 = errors;
+if(errors === _errs313){
+if(typeof data109 === "string"){
+if(data109.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/allow/" + i21,schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3489,7 +3511,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/allow/
 return false;
 }
 }
-var valid59 = _errs311 === errors;
+var valid59 = _errs313 === errors;
 if(!valid59){
 break;
 }
@@ -3500,25 +3522,25 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/allow"
 return false;
 }
 }
-var valid58 = _errs309 === errors;
+var valid58 = _errs311 === errors;
 }
 else {
 var valid58 = true;
 }
 if(valid58){
-if(data106.deny !== undefined){
-let data109 = data106.deny;
-const _errs313 = errors;
-if(errors === _errs313){
-if(Array.isArray(data109)){
-var valid60 = true;
-const len22 = data109.length;
-for(let i22=0; i22<len22; i22++){
-let data110 = data109[i22];
+if(data107.deny !== undefined){
+let data110 = data107.deny;
 const _errs315 = errors;
 if(errors === _errs315){
-if(typeof data110 === "string"){
-if(data110.length < 1){
+if(Array.isArray(data110)){
+var valid60 = true;
+const len22 = data110.length;
+for(let i22=0; i22<len22; i22++){
+let data111 = data110[i22];
+const _errs317 = errors;
+if(errors === _errs317){
+if(typeof data111 === "string"){
+if(data111.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/deny/" + i22,schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3528,7 +3550,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/deny/"
 return false;
 }
 }
-var valid60 = _errs315 === errors;
+var valid60 = _errs317 === errors;
 if(!valid60){
 break;
 }
@@ -3539,7 +3561,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/deny",
 return false;
 }
 }
-var valid58 = _errs313 === errors;
+var valid58 = _errs315 === errors;
 }
 else {
 var valid58 = true;
@@ -3552,41 +3574,41 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools",schem
 return false;
 }
 }
-var valid40 = _errs306 === errors;
+var valid40 = _errs308 === errors;
 }
 else {
 var valid40 = true;
 }
 if(valid40){
-if(data86.isolation !== undefined){
-let data111 = data86.isolation;
-const _errs317 = errors;
-if(typeof data111 !== "string"){
+if(data87.isolation !== undefined){
+let data112 = data87.isolation;
+const _errs319 = errors;
+if(typeof data112 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data111 === "subprocess") || (data111 === "worker"))){
+if(!((data112 === "subprocess") || (data112 === "worker"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema31.properties.plugins.items.properties.isolation.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid40 = _errs317 === errors;
+var valid40 = _errs319 === errors;
 }
 else {
 var valid40 = true;
 }
 if(valid40){
-if(data86.sandbox !== undefined){
-let data112 = data86.sandbox;
-const _errs319 = errors;
-if(typeof data112 !== "string"){
+if(data87.sandbox !== undefined){
+let data113 = data87.sandbox;
+const _errs321 = errors;
+if(typeof data113 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("off" !== data112){
+if("off" !== data113){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"}];
 return false;
 }
-var valid40 = _errs319 === errors;
+var valid40 = _errs321 === errors;
 }
 else {
 var valid40 = true;
@@ -3606,7 +3628,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i13,schemaPath:"#/
 return false;
 }
 }
-var valid39 = _errs229 === errors;
+var valid39 = _errs231 === errors;
 if(!valid39){
 break;
 }
@@ -3617,20 +3639,20 @@ validate20.errors = [{instancePath:instancePath+"/plugins",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs227 === errors;
+var valid0 = _errs229 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.mcp_servers !== undefined){
-let data113 = data.mcp_servers;
-const _errs321 = errors;
-if(errors === _errs321){
-if(data113 && typeof data113 == "object" && !Array.isArray(data113)){
-for(const key21 in data113){
+let data114 = data.mcp_servers;
 const _errs323 = errors;
 if(errors === _errs323){
+if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
+for(const key21 in data114){
+const _errs325 = errors;
+if(errors === _errs325){
 if(typeof key21 === "string"){
 if(!pattern21.test(key21)){
 const err107 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},message:"must match pattern \""+"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"+"\"",propertyName:key21};
@@ -3654,7 +3676,7 @@ vErrors.push(err108);
 errors++;
 }
 }
-var valid61 = _errs323 === errors;
+var valid61 = _errs325 === errors;
 if(!valid61){
 const err109 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames",keyword:"propertyNames",params:{propertyName: key21},message:"property name must be valid"};
 if(vErrors === null){
@@ -3670,28 +3692,28 @@ break;
 }
 }
 if(valid61){
-for(const key22 in data113){
-let data114 = data113[key22];
-const _errs326 = errors;
+for(const key22 in data114){
+let data115 = data114[key22];
+const _errs328 = errors;
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-if(errors === _errs326){
-if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
-const _errs329 = errors;
-for(const key23 in data114){
+if(errors === _errs328){
+if(data115 && typeof data115 == "object" && !Array.isArray(data115)){
+const _errs331 = errors;
+for(const key23 in data115){
 if(!(func1.call(schema31.properties.mcp_servers.additionalProperties.properties, key23))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs329 === errors){
-if(data114.command !== undefined){
-let data115 = data114.command;
-const _errs330 = errors;
-if(errors === _errs330){
-if(typeof data115 === "string"){
-if(data115.length < 1){
+if(_errs331 === errors){
+if(data115.command !== undefined){
+let data116 = data115.command;
+const _errs332 = errors;
+if(errors === _errs332){
+if(typeof data116 === "string"){
+if(data116.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3701,26 +3723,26 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid63 = _errs330 === errors;
+var valid63 = _errs332 === errors;
 }
 else {
 var valid63 = true;
 }
 if(valid63){
-if(data114.args !== undefined){
-let data116 = data114.args;
-const _errs332 = errors;
-if(errors === _errs332){
-if(Array.isArray(data116)){
-var valid64 = true;
-const len23 = data116.length;
-for(let i23=0; i23<len23; i23++){
+if(data115.args !== undefined){
+let data117 = data115.args;
 const _errs334 = errors;
-if(typeof data116[i23] !== "string"){
+if(errors === _errs334){
+if(Array.isArray(data117)){
+var valid64 = true;
+const len23 = data117.length;
+for(let i23=0; i23<len23; i23++){
+const _errs336 = errors;
+if(typeof data117[i23] !== "string"){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid64 = _errs334 === errors;
+var valid64 = _errs336 === errors;
 if(!valid64){
 break;
 }
@@ -3731,28 +3753,28 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid63 = _errs332 === errors;
+var valid63 = _errs334 === errors;
 }
 else {
 var valid63 = true;
 }
 if(valid63){
-if(data114.env !== undefined){
-let data118 = data114.env;
-const _errs336 = errors;
-const _errs337 = errors;
-let valid65 = false;
+if(data115.env !== undefined){
+let data119 = data115.env;
 const _errs338 = errors;
-if(errors === _errs338){
-if(Array.isArray(data118)){
-var valid66 = true;
-const len24 = data118.length;
-for(let i24=0; i24<len24; i24++){
-let data119 = data118[i24];
+const _errs339 = errors;
+let valid65 = false;
 const _errs340 = errors;
 if(errors === _errs340){
-if(typeof data119 === "string"){
-if(!pattern5.test(data119)){
+if(Array.isArray(data119)){
+var valid66 = true;
+const len24 = data119.length;
+for(let i24=0; i24<len24; i24++){
+let data120 = data119[i24];
+const _errs342 = errors;
+if(errors === _errs342){
+if(typeof data120 === "string"){
+if(!pattern5.test(data120)){
 const err110 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err110];
@@ -3774,7 +3796,7 @@ vErrors.push(err111);
 errors++;
 }
 }
-var valid66 = _errs340 === errors;
+var valid66 = _errs342 === errors;
 if(!valid66){
 break;
 }
@@ -3791,14 +3813,14 @@ vErrors.push(err112);
 errors++;
 }
 }
-var _valid17 = _errs338 === errors;
+var _valid17 = _errs340 === errors;
 valid65 = valid65 || _valid17;
-const _errs342 = errors;
-if(errors === _errs342){
-if(data118 && typeof data118 == "object" && !Array.isArray(data118)){
-for(const key24 in data118){
 const _errs344 = errors;
 if(errors === _errs344){
+if(data119 && typeof data119 == "object" && !Array.isArray(data119)){
+for(const key24 in data119){
+const _errs346 = errors;
+if(errors === _errs346){
 if(typeof key24 === "string"){
 if(!pattern5.test(key24)){
 const err113 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",propertyName:key24};
@@ -3822,7 +3844,7 @@ vErrors.push(err114);
 errors++;
 }
 }
-var valid67 = _errs344 === errors;
+var valid67 = _errs346 === errors;
 if(!valid67){
 const err115 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames",keyword:"propertyNames",params:{propertyName: key24},message:"property name must be valid"};
 if(vErrors === null){
@@ -3836,9 +3858,9 @@ break;
 }
 }
 if(valid67){
-for(const key25 in data118){
-const _errs347 = errors;
-if(typeof data118[key25] !== "string"){
+for(const key25 in data119){
+const _errs349 = errors;
+if(typeof data119[key25] !== "string"){
 const err116 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key25.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err116];
@@ -3848,7 +3870,7 @@ vErrors.push(err116);
 }
 errors++;
 }
-var valid68 = _errs347 === errors;
+var valid68 = _errs349 === errors;
 if(!valid68){
 break;
 }
@@ -3866,7 +3888,7 @@ vErrors.push(err117);
 errors++;
 }
 }
-var _valid17 = _errs342 === errors;
+var _valid17 = _errs344 === errors;
 valid65 = valid65 || _valid17;
 if(!valid65){
 const err118 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3881,28 +3903,28 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs337;
+errors = _errs339;
 if(vErrors !== null){
-if(_errs337){
-vErrors.length = _errs337;
+if(_errs339){
+vErrors.length = _errs339;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid63 = _errs336 === errors;
+var valid63 = _errs338 === errors;
 }
 else {
 var valid63 = true;
 }
 if(valid63){
-if(data114.cwd !== undefined){
-let data121 = data114.cwd;
-const _errs349 = errors;
-if(errors === _errs349){
-if(typeof data121 === "string"){
-if(data121.length < 1){
+if(data115.cwd !== undefined){
+let data122 = data115.cwd;
+const _errs351 = errors;
+if(errors === _errs351){
+if(typeof data122 === "string"){
+if(data122.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3912,19 +3934,19 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid63 = _errs349 === errors;
+var valid63 = _errs351 === errors;
 }
 else {
 var valid63 = true;
 }
 if(valid63){
-if(data114.url !== undefined){
-let data122 = data114.url;
-const _errs351 = errors;
-if(errors === _errs351){
-if(errors === _errs351){
-if(typeof data122 === "string"){
-if(!(formats0(data122))){
+if(data115.url !== undefined){
+let data123 = data115.url;
+const _errs353 = errors;
+if(errors === _errs353){
+if(errors === _errs353){
+if(typeof data123 === "string"){
+if(!(formats0(data123))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -3935,19 +3957,19 @@ return false;
 }
 }
 }
-var valid63 = _errs351 === errors;
+var valid63 = _errs353 === errors;
 }
 else {
 var valid63 = true;
 }
 if(valid63){
-if(data114.headers !== undefined){
-let data123 = data114.headers;
-const _errs353 = errors;
-if(errors === _errs353){
-if(data123 && typeof data123 == "object" && !Array.isArray(data123)){
-for(const key26 in data123){
+if(data115.headers !== undefined){
+let data124 = data115.headers;
 const _errs355 = errors;
+if(errors === _errs355){
+if(data124 && typeof data124 == "object" && !Array.isArray(data124)){
+for(const key26 in data124){
+const _errs357 = errors;
 if(typeof key26 !== "string"){
 const err119 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key26};
 if(vErrors === null){
@@ -3958,7 +3980,7 @@ vErrors.push(err119);
 }
 errors++;
 }
-var valid69 = _errs355 === errors;
+var valid69 = _errs357 === errors;
 if(!valid69){
 const err120 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key26},message:"property name must be valid"};
 if(vErrors === null){
@@ -3974,13 +3996,13 @@ break;
 }
 }
 if(valid69){
-for(const key27 in data123){
-const _errs358 = errors;
-if(typeof data123[key27] !== "string"){
+for(const key27 in data124){
+const _errs360 = errors;
+if(typeof data124[key27] !== "string"){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key27.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid70 = _errs358 === errors;
+var valid70 = _errs360 === errors;
 if(!valid70){
 break;
 }
@@ -3992,39 +4014,39 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid63 = _errs353 === errors;
+var valid63 = _errs355 === errors;
 }
 else {
 var valid63 = true;
 }
 if(valid63){
-if(data114.tools !== undefined){
-let data125 = data114.tools;
-const _errs360 = errors;
-if(errors === _errs360){
-if(data125 && typeof data125 == "object" && !Array.isArray(data125)){
+if(data115.tools !== undefined){
+let data126 = data115.tools;
 const _errs362 = errors;
-for(const key28 in data125){
+if(errors === _errs362){
+if(data126 && typeof data126 == "object" && !Array.isArray(data126)){
+const _errs364 = errors;
+for(const key28 in data126){
 if(!((key28 === "allow") || (key28 === "deny"))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs362 === errors){
-if(data125.allow !== undefined){
-let data126 = data125.allow;
-const _errs363 = errors;
-if(errors === _errs363){
-if(Array.isArray(data126)){
-var valid72 = true;
-const len25 = data126.length;
-for(let i25=0; i25<len25; i25++){
-let data127 = data126[i25];
+if(_errs364 === errors){
+if(data126.allow !== undefined){
+let data127 = data126.allow;
 const _errs365 = errors;
 if(errors === _errs365){
-if(typeof data127 === "string"){
-if(data127.length < 1){
+if(Array.isArray(data127)){
+var valid72 = true;
+const len25 = data127.length;
+for(let i25=0; i25<len25; i25++){
+let data128 = data127[i25];
+const _errs367 = errors;
+if(errors === _errs367){
+if(typeof data128 === "string"){
+if(data128.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -4034,7 +4056,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid72 = _errs365 === errors;
+var valid72 = _errs367 === errors;
 if(!valid72){
 break;
 }
@@ -4045,25 +4067,25 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid71 = _errs363 === errors;
+var valid71 = _errs365 === errors;
 }
 else {
 var valid71 = true;
 }
 if(valid71){
-if(data125.deny !== undefined){
-let data128 = data125.deny;
-const _errs367 = errors;
-if(errors === _errs367){
-if(Array.isArray(data128)){
-var valid73 = true;
-const len26 = data128.length;
-for(let i26=0; i26<len26; i26++){
-let data129 = data128[i26];
+if(data126.deny !== undefined){
+let data129 = data126.deny;
 const _errs369 = errors;
 if(errors === _errs369){
-if(typeof data129 === "string"){
-if(data129.length < 1){
+if(Array.isArray(data129)){
+var valid73 = true;
+const len26 = data129.length;
+for(let i26=0; i26<len26; i26++){
+let data130 = data129[i26];
+const _errs371 = errors;
+if(errors === _errs371){
+if(typeof data130 === "string"){
+if(data130.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i26,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -4073,7 +4095,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid73 = _errs369 === errors;
+var valid73 = _errs371 === errors;
 if(!valid73){
 break;
 }
@@ -4084,7 +4106,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid71 = _errs367 === errors;
+var valid71 = _errs369 === errors;
 }
 else {
 var valid71 = true;
@@ -4097,18 +4119,18 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid63 = _errs360 === errors;
+var valid63 = _errs362 === errors;
 }
 else {
 var valid63 = true;
 }
 if(valid63){
-if(data114.timeout !== undefined){
-let data130 = data114.timeout;
-const _errs371 = errors;
-if(errors === _errs371){
-if(typeof data130 === "string"){
-if(!pattern6.test(data130)){
+if(data115.timeout !== undefined){
+let data131 = data115.timeout;
+const _errs373 = errors;
+if(errors === _errs373){
+if(typeof data131 === "string"){
+if(!pattern6.test(data131)){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4118,18 +4140,18 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid63 = _errs371 === errors;
+var valid63 = _errs373 === errors;
 }
 else {
 var valid63 = true;
 }
 if(valid63){
-if(data114.startup_timeout !== undefined){
-let data131 = data114.startup_timeout;
-const _errs373 = errors;
-if(errors === _errs373){
-if(typeof data131 === "string"){
-if(!pattern6.test(data131)){
+if(data115.startup_timeout !== undefined){
+let data132 = data115.startup_timeout;
+const _errs375 = errors;
+if(errors === _errs375){
+if(typeof data132 === "string"){
+if(!pattern6.test(data132)){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4139,31 +4161,31 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid63 = _errs373 === errors;
-}
-else {
-var valid63 = true;
-}
-if(valid63){
-if(data114.required !== undefined){
-const _errs375 = errors;
-if(typeof data114.required !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
 var valid63 = _errs375 === errors;
 }
 else {
 var valid63 = true;
 }
 if(valid63){
-if(data114.sandbox !== undefined){
-let data133 = data114.sandbox;
+if(data115.required !== undefined){
 const _errs377 = errors;
-const _errs378 = errors;
-let valid74 = false;
+if(typeof data115.required !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid63 = _errs377 === errors;
+}
+else {
+var valid63 = true;
+}
+if(valid63){
+if(data115.sandbox !== undefined){
+let data134 = data115.sandbox;
 const _errs379 = errors;
-if(typeof data133 !== "string"){
+const _errs380 = errors;
+let valid74 = false;
+const _errs381 = errors;
+if(typeof data134 !== "string"){
 const err121 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err121];
@@ -4173,7 +4195,7 @@ vErrors.push(err121);
 }
 errors++;
 }
-if("off" !== data133){
+if("off" !== data134){
 const err122 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err122];
@@ -4183,13 +4205,13 @@ vErrors.push(err122);
 }
 errors++;
 }
-var _valid18 = _errs379 === errors;
+var _valid18 = _errs381 === errors;
 valid74 = valid74 || _valid18;
-const _errs381 = errors;
-if(errors === _errs381){
-if(data133 && typeof data133 == "object" && !Array.isArray(data133)){
 const _errs383 = errors;
-for(const key29 in data133){
+if(errors === _errs383){
+if(data134 && typeof data134 == "object" && !Array.isArray(data134)){
+const _errs385 = errors;
+for(const key29 in data134){
 if(!((((key29 === "read") || (key29 === "write")) || (key29 === "net")) || (key29 === "limits"))){
 const err123 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -4202,20 +4224,20 @@ errors++;
 break;
 }
 }
-if(_errs383 === errors){
-if(data133.read !== undefined){
-let data134 = data133.read;
-const _errs384 = errors;
-if(errors === _errs384){
-if(Array.isArray(data134)){
-var valid76 = true;
-const len27 = data134.length;
-for(let i27=0; i27<len27; i27++){
-let data135 = data134[i27];
+if(_errs385 === errors){
+if(data134.read !== undefined){
+let data135 = data134.read;
 const _errs386 = errors;
 if(errors === _errs386){
-if(typeof data135 === "string"){
-if(data135.length < 1){
+if(Array.isArray(data135)){
+var valid76 = true;
+const len27 = data135.length;
+for(let i27=0; i27<len27; i27++){
+let data136 = data135[i27];
+const _errs388 = errors;
+if(errors === _errs388){
+if(typeof data136 === "string"){
+if(data136.length < 1){
 const err124 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i27,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err124];
@@ -4237,7 +4259,7 @@ vErrors.push(err125);
 errors++;
 }
 }
-var valid76 = _errs386 === errors;
+var valid76 = _errs388 === errors;
 if(!valid76){
 break;
 }
@@ -4254,25 +4276,25 @@ vErrors.push(err126);
 errors++;
 }
 }
-var valid75 = _errs384 === errors;
+var valid75 = _errs386 === errors;
 }
 else {
 var valid75 = true;
 }
 if(valid75){
-if(data133.write !== undefined){
-let data136 = data133.write;
-const _errs388 = errors;
-if(errors === _errs388){
-if(Array.isArray(data136)){
-var valid77 = true;
-const len28 = data136.length;
-for(let i28=0; i28<len28; i28++){
-let data137 = data136[i28];
+if(data134.write !== undefined){
+let data137 = data134.write;
 const _errs390 = errors;
 if(errors === _errs390){
-if(typeof data137 === "string"){
-if(data137.length < 1){
+if(Array.isArray(data137)){
+var valid77 = true;
+const len28 = data137.length;
+for(let i28=0; i28<len28; i28++){
+let data138 = data137[i28];
+const _errs392 = errors;
+if(errors === _errs392){
+if(typeof data138 === "string"){
+if(data138.length < 1){
 const err127 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i28,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err127];
@@ -4294,7 +4316,7 @@ vErrors.push(err128);
 errors++;
 }
 }
-var valid77 = _errs390 === errors;
+var valid77 = _errs392 === errors;
 if(!valid77){
 break;
 }
@@ -4311,15 +4333,15 @@ vErrors.push(err129);
 errors++;
 }
 }
-var valid75 = _errs388 === errors;
+var valid75 = _errs390 === errors;
 }
 else {
 var valid75 = true;
 }
 if(valid75){
-if(data133.net !== undefined){
-const _errs392 = errors;
-if(typeof data133.net !== "boolean"){
+if(data134.net !== undefined){
+const _errs394 = errors;
+if(typeof data134.net !== "boolean"){
 const err130 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err130];
@@ -4329,19 +4351,19 @@ vErrors.push(err130);
 }
 errors++;
 }
-var valid75 = _errs392 === errors;
+var valid75 = _errs394 === errors;
 }
 else {
 var valid75 = true;
 }
 if(valid75){
-if(data133.limits !== undefined){
-let data139 = data133.limits;
-const _errs394 = errors;
-if(errors === _errs394){
-if(data139 && typeof data139 == "object" && !Array.isArray(data139)){
+if(data134.limits !== undefined){
+let data140 = data134.limits;
 const _errs396 = errors;
-for(const key30 in data139){
+if(errors === _errs396){
+if(data140 && typeof data140 == "object" && !Array.isArray(data140)){
+const _errs398 = errors;
+for(const key30 in data140){
 if(!((((key30 === "processes") || (key30 === "memory")) || (key30 === "file_size")) || (key30 === "tmp"))){
 const err131 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -4354,11 +4376,11 @@ errors++;
 break;
 }
 }
-if(_errs396 === errors){
-if(data139.processes !== undefined){
-let data140 = data139.processes;
-const _errs397 = errors;
-if(!(((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140))) && (isFinite(data140)))){
+if(_errs398 === errors){
+if(data140.processes !== undefined){
+let data141 = data140.processes;
+const _errs399 = errors;
+if(!(((typeof data141 == "number") && (!(data141 % 1) && !isNaN(data141))) && (isFinite(data141)))){
 const err132 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err132];
@@ -4368,9 +4390,9 @@ vErrors.push(err132);
 }
 errors++;
 }
-if(errors === _errs397){
-if((typeof data140 == "number") && (isFinite(data140))){
-if(data140 > 9007199254740991 || isNaN(data140)){
+if(errors === _errs399){
+if((typeof data141 == "number") && (isFinite(data141))){
+if(data141 > 9007199254740991 || isNaN(data141)){
 const err133 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err133];
@@ -4381,7 +4403,7 @@ vErrors.push(err133);
 errors++;
 }
 else {
-if(data140 < 8 || isNaN(data140)){
+if(data141 < 8 || isNaN(data141)){
 const err134 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
 if(vErrors === null){
 vErrors = [err134];
@@ -4394,19 +4416,19 @@ errors++;
 }
 }
 }
-var valid78 = _errs397 === errors;
+var valid78 = _errs399 === errors;
 }
 else {
 var valid78 = true;
 }
 if(valid78){
-if(data139.memory !== undefined){
-let data141 = data139.memory;
-const _errs399 = errors;
-const _errs400 = errors;
-let valid79 = false;
+if(data140.memory !== undefined){
+let data142 = data140.memory;
 const _errs401 = errors;
-if(!(((typeof data141 == "number") && (!(data141 % 1) && !isNaN(data141))) && (isFinite(data141)))){
+const _errs402 = errors;
+let valid79 = false;
+const _errs403 = errors;
+if(!(((typeof data142 == "number") && (!(data142 % 1) && !isNaN(data142))) && (isFinite(data142)))){
 const err135 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err135];
@@ -4416,9 +4438,9 @@ vErrors.push(err135);
 }
 errors++;
 }
-if(errors === _errs401){
-if((typeof data141 == "number") && (isFinite(data141))){
-if(data141 > 9007199254740991 || isNaN(data141)){
+if(errors === _errs403){
+if((typeof data142 == "number") && (isFinite(data142))){
+if(data142 > 9007199254740991 || isNaN(data142)){
 const err136 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err136];
@@ -4429,7 +4451,7 @@ vErrors.push(err136);
 errors++;
 }
 else {
-if(data141 <= 0 || isNaN(data141)){
+if(data142 <= 0 || isNaN(data142)){
 const err137 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err137];
@@ -4442,12 +4464,12 @@ errors++;
 }
 }
 }
-var _valid19 = _errs401 === errors;
+var _valid19 = _errs403 === errors;
 valid79 = valid79 || _valid19;
-const _errs403 = errors;
-if(errors === _errs403){
-if(typeof data141 === "string"){
-if(!pattern11.test(data141)){
+const _errs405 = errors;
+if(errors === _errs405){
+if(typeof data142 === "string"){
+if(!pattern11.test(data142)){
 const err138 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err138];
@@ -4469,7 +4491,7 @@ vErrors.push(err139);
 errors++;
 }
 }
-var _valid19 = _errs403 === errors;
+var _valid19 = _errs405 === errors;
 valid79 = valid79 || _valid19;
 if(!valid79){
 const err140 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4482,29 +4504,29 @@ vErrors.push(err140);
 errors++;
 }
 else {
-errors = _errs400;
+errors = _errs402;
 if(vErrors !== null){
-if(_errs400){
-vErrors.length = _errs400;
+if(_errs402){
+vErrors.length = _errs402;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid78 = _errs399 === errors;
+var valid78 = _errs401 === errors;
 }
 else {
 var valid78 = true;
 }
 if(valid78){
-if(data139.file_size !== undefined){
-let data142 = data139.file_size;
-const _errs405 = errors;
-const _errs406 = errors;
-let valid80 = false;
+if(data140.file_size !== undefined){
+let data143 = data140.file_size;
 const _errs407 = errors;
-if(!(((typeof data142 == "number") && (!(data142 % 1) && !isNaN(data142))) && (isFinite(data142)))){
+const _errs408 = errors;
+let valid80 = false;
+const _errs409 = errors;
+if(!(((typeof data143 == "number") && (!(data143 % 1) && !isNaN(data143))) && (isFinite(data143)))){
 const err141 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err141];
@@ -4514,9 +4536,9 @@ vErrors.push(err141);
 }
 errors++;
 }
-if(errors === _errs407){
-if((typeof data142 == "number") && (isFinite(data142))){
-if(data142 > 9007199254740991 || isNaN(data142)){
+if(errors === _errs409){
+if((typeof data143 == "number") && (isFinite(data143))){
+if(data143 > 9007199254740991 || isNaN(data143)){
 const err142 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err142];
@@ -4527,7 +4549,7 @@ vErrors.push(err142);
 errors++;
 }
 else {
-if(data142 <= 0 || isNaN(data142)){
+if(data143 <= 0 || isNaN(data143)){
 const err143 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err143];
@@ -4540,12 +4562,12 @@ errors++;
 }
 }
 }
-var _valid20 = _errs407 === errors;
+var _valid20 = _errs409 === errors;
 valid80 = valid80 || _valid20;
-const _errs409 = errors;
-if(errors === _errs409){
-if(typeof data142 === "string"){
-if(!pattern11.test(data142)){
+const _errs411 = errors;
+if(errors === _errs411){
+if(typeof data143 === "string"){
+if(!pattern11.test(data143)){
 const err144 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err144];
@@ -4567,7 +4589,7 @@ vErrors.push(err145);
 errors++;
 }
 }
-var _valid20 = _errs409 === errors;
+var _valid20 = _errs411 === errors;
 valid80 = valid80 || _valid20;
 if(!valid80){
 const err146 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4580,29 +4602,29 @@ vErrors.push(err146);
 errors++;
 }
 else {
-errors = _errs406;
+errors = _errs408;
 if(vErrors !== null){
-if(_errs406){
-vErrors.length = _errs406;
+if(_errs408){
+vErrors.length = _errs408;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid78 = _errs405 === errors;
+var valid78 = _errs407 === errors;
 }
 else {
 var valid78 = true;
 }
 if(valid78){
-if(data139.tmp !== undefined){
-let data143 = data139.tmp;
-const _errs411 = errors;
-const _errs412 = errors;
-let valid81 = false;
+if(data140.tmp !== undefined){
+let data144 = data140.tmp;
 const _errs413 = errors;
-if(!(((typeof data143 == "number") && (!(data143 % 1) && !isNaN(data143))) && (isFinite(data143)))){
+const _errs414 = errors;
+let valid81 = false;
+const _errs415 = errors;
+if(!(((typeof data144 == "number") && (!(data144 % 1) && !isNaN(data144))) && (isFinite(data144)))){
 const err147 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err147];
@@ -4612,9 +4634,9 @@ vErrors.push(err147);
 }
 errors++;
 }
-if(errors === _errs413){
-if((typeof data143 == "number") && (isFinite(data143))){
-if(data143 > 9007199254740991 || isNaN(data143)){
+if(errors === _errs415){
+if((typeof data144 == "number") && (isFinite(data144))){
+if(data144 > 9007199254740991 || isNaN(data144)){
 const err148 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err148];
@@ -4625,7 +4647,7 @@ vErrors.push(err148);
 errors++;
 }
 else {
-if(data143 <= 0 || isNaN(data143)){
+if(data144 <= 0 || isNaN(data144)){
 const err149 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err149];
@@ -4638,12 +4660,12 @@ errors++;
 }
 }
 }
-var _valid21 = _errs413 === errors;
+var _valid21 = _errs415 === errors;
 valid81 = valid81 || _valid21;
-const _errs415 = errors;
-if(errors === _errs415){
-if(typeof data143 === "string"){
-if(!pattern11.test(data143)){
+const _errs417 = errors;
+if(errors === _errs417){
+if(typeof data144 === "string"){
+if(!pattern11.test(data144)){
 const err150 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err150];
@@ -4665,7 +4687,7 @@ vErrors.push(err151);
 errors++;
 }
 }
-var _valid21 = _errs415 === errors;
+var _valid21 = _errs417 === errors;
 valid81 = valid81 || _valid21;
 if(!valid81){
 const err152 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4678,17 +4700,17 @@ vErrors.push(err152);
 errors++;
 }
 else {
-errors = _errs412;
+errors = _errs414;
 if(vErrors !== null){
-if(_errs412){
-vErrors.length = _errs412;
+if(_errs414){
+vErrors.length = _errs414;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid78 = _errs411 === errors;
+var valid78 = _errs413 === errors;
 }
 else {
 var valid78 = true;
@@ -4709,7 +4731,7 @@ vErrors.push(err153);
 errors++;
 }
 }
-var valid75 = _errs394 === errors;
+var valid75 = _errs396 === errors;
 }
 else {
 var valid75 = true;
@@ -4730,7 +4752,7 @@ vErrors.push(err154);
 errors++;
 }
 }
-var _valid18 = _errs381 === errors;
+var _valid18 = _errs383 === errors;
 valid74 = valid74 || _valid18;
 if(!valid74){
 const err155 = {instancePath:instancePath+"/mcp_servers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4745,17 +4767,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs378;
+errors = _errs380;
 if(vErrors !== null){
-if(_errs378){
-vErrors.length = _errs378;
+if(_errs380){
+vErrors.length = _errs380;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid63 = _errs377 === errors;
+var valid63 = _errs379 === errors;
 }
 else {
 var valid63 = true;
@@ -4777,7 +4799,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key22.replace(
 return false;
 }
 }
-var valid62 = _errs326 === errors;
+var valid62 = _errs328 === errors;
 if(!valid62){
 break;
 }
@@ -4789,46 +4811,46 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs321 === errors;
+var valid0 = _errs323 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.approval !== undefined){
-let data144 = data.approval;
-const _errs417 = errors;
+let data145 = data.approval;
+const _errs419 = errors;
 validate20.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-if(errors === _errs417){
-if(data144 && typeof data144 == "object" && !Array.isArray(data144)){
-const _errs420 = errors;
-for(const key31 in data144){
+if(errors === _errs419){
+if(data145 && typeof data145 == "object" && !Array.isArray(data145)){
+const _errs422 = errors;
+for(const key31 in data145){
 if(!(((key31 === "command") || (key31 === "url")) || (key31 === "timeout"))){
 validate20.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs420 === errors){
-if(data144.command !== undefined){
-let data145 = data144.command;
-const _errs421 = errors;
-if(errors === _errs421){
-if(Array.isArray(data145)){
-if(data145.length < 1){
+if(_errs422 === errors){
+if(data145.command !== undefined){
+let data146 = data145.command;
+const _errs423 = errors;
+if(errors === _errs423){
+if(Array.isArray(data146)){
+if(data146.length < 1){
 validate20.errors = [{instancePath:instancePath+"/approval/command",schemaPath:"#/properties/approval/properties/command/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 var valid83 = true;
-const len29 = data145.length;
+const len29 = data146.length;
 for(let i29=0; i29<len29; i29++){
-let data146 = data145[i29];
-const _errs423 = errors;
-if(errors === _errs423){
-if(typeof data146 === "string"){
-if(data146.length < 1){
+let data147 = data146[i29];
+const _errs425 = errors;
+if(errors === _errs425){
+if(typeof data147 === "string"){
+if(data147.length < 1){
 validate20.errors = [{instancePath:instancePath+"/approval/command/" + i29,schemaPath:"#/properties/approval/properties/command/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -4838,7 +4860,7 @@ validate20.errors = [{instancePath:instancePath+"/approval/command/" + i29,schem
 return false;
 }
 }
-var valid83 = _errs423 === errors;
+var valid83 = _errs425 === errors;
 if(!valid83){
 break;
 }
@@ -4850,19 +4872,19 @@ validate20.errors = [{instancePath:instancePath+"/approval/command",schemaPath:"
 return false;
 }
 }
-var valid82 = _errs421 === errors;
+var valid82 = _errs423 === errors;
 }
 else {
 var valid82 = true;
 }
 if(valid82){
-if(data144.url !== undefined){
-let data147 = data144.url;
-const _errs425 = errors;
-if(errors === _errs425){
-if(errors === _errs425){
-if(typeof data147 === "string"){
-if(!(formats0(data147))){
+if(data145.url !== undefined){
+let data148 = data145.url;
+const _errs427 = errors;
+if(errors === _errs427){
+if(errors === _errs427){
+if(typeof data148 === "string"){
+if(!(formats0(data148))){
 validate20.errors = [{instancePath:instancePath+"/approval/url",schemaPath:"#/properties/approval/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -4873,18 +4895,18 @@ return false;
 }
 }
 }
-var valid82 = _errs425 === errors;
+var valid82 = _errs427 === errors;
 }
 else {
 var valid82 = true;
 }
 if(valid82){
-if(data144.timeout !== undefined){
-let data148 = data144.timeout;
-const _errs427 = errors;
-if(errors === _errs427){
-if(typeof data148 === "string"){
-if(!pattern6.test(data148)){
+if(data145.timeout !== undefined){
+let data149 = data145.timeout;
+const _errs429 = errors;
+if(errors === _errs429){
+if(typeof data149 === "string"){
+if(!pattern6.test(data149)){
 validate20.errors = [{instancePath:instancePath+"/approval/timeout",schemaPath:"#/properties/approval/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4894,7 +4916,7 @@ validate20.errors = [{instancePath:instancePath+"/approval/timeout",schemaPath:"
 return false;
 }
 }
-var valid82 = _errs427 === errors;
+var valid82 = _errs429 === errors;
 }
 else {
 var valid82 = true;
@@ -4908,59 +4930,59 @@ validate20.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs417 === errors;
+var valid0 = _errs419 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.limits !== undefined){
-let data149 = data.limits;
-const _errs429 = errors;
-if(errors === _errs429){
-if(data149 && typeof data149 == "object" && !Array.isArray(data149)){
+let data150 = data.limits;
 const _errs431 = errors;
-for(const key32 in data149){
+if(errors === _errs431){
+if(data150 && typeof data150 == "object" && !Array.isArray(data150)){
+const _errs433 = errors;
+for(const key32 in data150){
 if(!((((key32 === "max_turns") || (key32 === "timeout")) || (key32 === "max_tokens")) || (key32 === "max_cost_usd"))){
 validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs431 === errors){
-if(data149.max_turns !== undefined){
-let data150 = data149.max_turns;
-const _errs432 = errors;
-if(!(((typeof data150 == "number") && (!(data150 % 1) && !isNaN(data150))) && (isFinite(data150)))){
+if(_errs433 === errors){
+if(data150.max_turns !== undefined){
+let data151 = data150.max_turns;
+const _errs434 = errors;
+if(!(((typeof data151 == "number") && (!(data151 % 1) && !isNaN(data151))) && (isFinite(data151)))){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs432){
-if((typeof data150 == "number") && (isFinite(data150))){
-if(data150 > 9007199254740991 || isNaN(data150)){
+if(errors === _errs434){
+if((typeof data151 == "number") && (isFinite(data151))){
+if(data151 > 9007199254740991 || isNaN(data151)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data150 <= 0 || isNaN(data150)){
+if(data151 <= 0 || isNaN(data151)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid84 = _errs432 === errors;
+var valid84 = _errs434 === errors;
 }
 else {
 var valid84 = true;
 }
 if(valid84){
-if(data149.timeout !== undefined){
-let data151 = data149.timeout;
-const _errs434 = errors;
-if(errors === _errs434){
-if(typeof data151 === "string"){
-if(!pattern6.test(data151)){
+if(data150.timeout !== undefined){
+let data152 = data150.timeout;
+const _errs436 = errors;
+if(errors === _errs436){
+if(typeof data152 === "string"){
+if(!pattern6.test(data152)){
 validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4970,45 +4992,45 @@ validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/
 return false;
 }
 }
-var valid84 = _errs434 === errors;
-}
-else {
-var valid84 = true;
-}
-if(valid84){
-if(data149.max_tokens !== undefined){
-let data152 = data149.max_tokens;
-const _errs436 = errors;
-if(!(((typeof data152 == "number") && (!(data152 % 1) && !isNaN(data152))) && (isFinite(data152)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs436){
-if((typeof data152 == "number") && (isFinite(data152))){
-if(data152 > 9007199254740991 || isNaN(data152)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data152 <= 0 || isNaN(data152)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid84 = _errs436 === errors;
 }
 else {
 var valid84 = true;
 }
 if(valid84){
-if(data149.max_cost_usd !== undefined){
-let data153 = data149.max_cost_usd;
+if(data150.max_tokens !== undefined){
+let data153 = data150.max_tokens;
 const _errs438 = errors;
+if(!(((typeof data153 == "number") && (!(data153 % 1) && !isNaN(data153))) && (isFinite(data153)))){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs438){
 if((typeof data153 == "number") && (isFinite(data153))){
+if(data153 > 9007199254740991 || isNaN(data153)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
 if(data153 <= 0 || isNaN(data153)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+}
+var valid84 = _errs438 === errors;
+}
+else {
+var valid84 = true;
+}
+if(valid84){
+if(data150.max_cost_usd !== undefined){
+let data154 = data150.max_cost_usd;
+const _errs440 = errors;
+if(errors === _errs440){
+if((typeof data154 == "number") && (isFinite(data154))){
+if(data154 <= 0 || isNaN(data154)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPath:"#/properties/limits/properties/max_cost_usd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5018,7 +5040,7 @@ validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPat
 return false;
 }
 }
-var valid84 = _errs438 === errors;
+var valid84 = _errs440 === errors;
 }
 else {
 var valid84 = true;
@@ -5033,49 +5055,49 @@ validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs429 === errors;
+var valid0 = _errs431 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.compaction !== undefined){
-let data154 = data.compaction;
-const _errs440 = errors;
-if(errors === _errs440){
-if(data154 && typeof data154 == "object" && !Array.isArray(data154)){
+let data155 = data.compaction;
 const _errs442 = errors;
-for(const key33 in data154){
+if(errors === _errs442){
+if(data155 && typeof data155 == "object" && !Array.isArray(data155)){
+const _errs444 = errors;
+for(const key33 in data155){
 if(!(func1.call(schema31.properties.compaction.properties, key33))){
 validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs442 === errors){
-if(data154.enabled !== undefined){
-const _errs443 = errors;
-if(typeof data154.enabled !== "boolean"){
+if(_errs444 === errors){
+if(data155.enabled !== undefined){
+const _errs445 = errors;
+if(typeof data155.enabled !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/enabled",schemaPath:"#/properties/compaction/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid85 = _errs443 === errors;
+var valid85 = _errs445 === errors;
 }
 else {
 var valid85 = true;
 }
 if(valid85){
-if(data154.threshold !== undefined){
-let data156 = data154.threshold;
-const _errs445 = errors;
-if(errors === _errs445){
-if((typeof data156 == "number") && (isFinite(data156))){
-if(data156 > 1 || isNaN(data156)){
+if(data155.threshold !== undefined){
+let data157 = data155.threshold;
+const _errs447 = errors;
+if(errors === _errs447){
+if((typeof data157 == "number") && (isFinite(data157))){
+if(data157 > 1 || isNaN(data157)){
 validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data156 <= 0 || isNaN(data156)){
+if(data157 <= 0 || isNaN(data157)){
 validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5086,23 +5108,23 @@ validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPa
 return false;
 }
 }
-var valid85 = _errs445 === errors;
+var valid85 = _errs447 === errors;
 }
 else {
 var valid85 = true;
 }
 if(valid85){
-if(data154.low_water !== undefined){
-let data157 = data154.low_water;
-const _errs447 = errors;
-if(errors === _errs447){
-if((typeof data157 == "number") && (isFinite(data157))){
-if(data157 > 1 || isNaN(data157)){
+if(data155.low_water !== undefined){
+let data158 = data155.low_water;
+const _errs449 = errors;
+if(errors === _errs449){
+if((typeof data158 == "number") && (isFinite(data158))){
+if(data158 > 1 || isNaN(data158)){
 validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data157 <= 0 || isNaN(data157)){
+if(data158 <= 0 || isNaN(data158)){
 validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5113,55 +5135,28 @@ validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPa
 return false;
 }
 }
-var valid85 = _errs447 === errors;
-}
-else {
-var valid85 = true;
-}
-if(valid85){
-if(data154.protect_first !== undefined){
-let data158 = data154.protect_first;
-const _errs449 = errors;
-if(!(((typeof data158 == "number") && (!(data158 % 1) && !isNaN(data158))) && (isFinite(data158)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs449){
-if((typeof data158 == "number") && (isFinite(data158))){
-if(data158 > 9007199254740991 || isNaN(data158)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data158 < 0 || isNaN(data158)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
 var valid85 = _errs449 === errors;
 }
 else {
 var valid85 = true;
 }
 if(valid85){
-if(data154.protect_last !== undefined){
-let data159 = data154.protect_last;
+if(data155.protect_first !== undefined){
+let data159 = data155.protect_first;
 const _errs451 = errors;
 if(!(((typeof data159 == "number") && (!(data159 % 1) && !isNaN(data159))) && (isFinite(data159)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs451){
 if((typeof data159 == "number") && (isFinite(data159))){
 if(data159 > 9007199254740991 || isNaN(data159)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data159 < 1 || isNaN(data159)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+if(data159 < 0 || isNaN(data159)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -5173,17 +5168,44 @@ else {
 var valid85 = true;
 }
 if(valid85){
-if(data154.tail_budget !== undefined){
-let data160 = data154.tail_budget;
+if(data155.protect_last !== undefined){
+let data160 = data155.protect_last;
 const _errs453 = errors;
+if(!(((typeof data160 == "number") && (!(data160 % 1) && !isNaN(data160))) && (isFinite(data160)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs453){
 if((typeof data160 == "number") && (isFinite(data160))){
-if(data160 > 1 || isNaN(data160)){
+if(data160 > 9007199254740991 || isNaN(data160)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data160 < 1 || isNaN(data160)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid85 = _errs453 === errors;
+}
+else {
+var valid85 = true;
+}
+if(valid85){
+if(data155.tail_budget !== undefined){
+let data161 = data155.tail_budget;
+const _errs455 = errors;
+if(errors === _errs455){
+if((typeof data161 == "number") && (isFinite(data161))){
+if(data161 > 1 || isNaN(data161)){
 validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data160 <= 0 || isNaN(data160)){
+if(data161 <= 0 || isNaN(data161)){
 validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5194,23 +5216,23 @@ validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schema
 return false;
 }
 }
-var valid85 = _errs453 === errors;
+var valid85 = _errs455 === errors;
 }
 else {
 var valid85 = true;
 }
 if(valid85){
-if(data154.max_tool_result !== undefined){
-let data161 = data154.max_tool_result;
-const _errs455 = errors;
-if(errors === _errs455){
-if((typeof data161 == "number") && (isFinite(data161))){
-if(data161 > 1 || isNaN(data161)){
+if(data155.max_tool_result !== undefined){
+let data162 = data155.max_tool_result;
+const _errs457 = errors;
+if(errors === _errs457){
+if((typeof data162 == "number") && (isFinite(data162))){
+if(data162 > 1 || isNaN(data162)){
 validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data161 <= 0 || isNaN(data161)){
+if(data162 <= 0 || isNaN(data162)){
 validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5221,76 +5243,76 @@ validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",sc
 return false;
 }
 }
-var valid85 = _errs455 === errors;
-}
-else {
-var valid85 = true;
-}
-if(valid85){
-if(data154.prune_min !== undefined){
-let data162 = data154.prune_min;
-const _errs457 = errors;
-if(!(((typeof data162 == "number") && (!(data162 % 1) && !isNaN(data162))) && (isFinite(data162)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs457){
-if((typeof data162 == "number") && (isFinite(data162))){
-if(data162 > 9007199254740991 || isNaN(data162)){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data162 < 1 || isNaN(data162)){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
 var valid85 = _errs457 === errors;
 }
 else {
 var valid85 = true;
 }
 if(valid85){
-if(data154.micro !== undefined){
-let data163 = data154.micro;
+if(data155.prune_min !== undefined){
+let data163 = data155.prune_min;
 const _errs459 = errors;
+if(!(((typeof data163 == "number") && (!(data163 % 1) && !isNaN(data163))) && (isFinite(data163)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs459){
-if(data163 && typeof data163 == "object" && !Array.isArray(data163)){
+if((typeof data163 == "number") && (isFinite(data163))){
+if(data163 > 9007199254740991 || isNaN(data163)){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data163 < 1 || isNaN(data163)){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid85 = _errs459 === errors;
+}
+else {
+var valid85 = true;
+}
+if(valid85){
+if(data155.micro !== undefined){
+let data164 = data155.micro;
 const _errs461 = errors;
-for(const key34 in data163){
+if(errors === _errs461){
+if(data164 && typeof data164 == "object" && !Array.isArray(data164)){
+const _errs463 = errors;
+for(const key34 in data164){
 if(!(((key34 === "enabled") || (key34 === "threshold")) || (key34 === "payback"))){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"#/properties/compaction/properties/micro/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs461 === errors){
-if(data163.enabled !== undefined){
-const _errs462 = errors;
-if(typeof data163.enabled !== "boolean"){
+if(_errs463 === errors){
+if(data164.enabled !== undefined){
+const _errs464 = errors;
+if(typeof data164.enabled !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/enabled",schemaPath:"#/properties/compaction/properties/micro/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid86 = _errs462 === errors;
+var valid86 = _errs464 === errors;
 }
 else {
 var valid86 = true;
 }
 if(valid86){
-if(data163.threshold !== undefined){
-let data165 = data163.threshold;
-const _errs464 = errors;
-if(errors === _errs464){
-if((typeof data165 == "number") && (isFinite(data165))){
-if(data165 > 1 || isNaN(data165)){
+if(data164.threshold !== undefined){
+let data166 = data164.threshold;
+const _errs466 = errors;
+if(errors === _errs466){
+if((typeof data166 == "number") && (isFinite(data166))){
+if(data166 > 1 || isNaN(data166)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data165 <= 0 || isNaN(data165)){
+if(data166 <= 0 || isNaN(data166)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5301,34 +5323,34 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",sc
 return false;
 }
 }
-var valid86 = _errs464 === errors;
+var valid86 = _errs466 === errors;
 }
 else {
 var valid86 = true;
 }
 if(valid86){
-if(data163.payback !== undefined){
-let data166 = data163.payback;
-const _errs466 = errors;
-if(!(((typeof data166 == "number") && (!(data166 % 1) && !isNaN(data166))) && (isFinite(data166)))){
+if(data164.payback !== undefined){
+let data167 = data164.payback;
+const _errs468 = errors;
+if(!(((typeof data167 == "number") && (!(data167 % 1) && !isNaN(data167))) && (isFinite(data167)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs466){
-if((typeof data166 == "number") && (isFinite(data166))){
-if(data166 > 9007199254740991 || isNaN(data166)){
+if(errors === _errs468){
+if((typeof data167 == "number") && (isFinite(data167))){
+if(data167 > 9007199254740991 || isNaN(data167)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data166 <= 0 || isNaN(data166)){
+if(data167 <= 0 || isNaN(data167)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid86 = _errs466 === errors;
+var valid86 = _errs468 === errors;
 }
 else {
 var valid86 = true;
@@ -5342,18 +5364,18 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"
 return false;
 }
 }
-var valid85 = _errs459 === errors;
+var valid85 = _errs461 === errors;
 }
 else {
 var valid85 = true;
 }
 if(valid85){
-if(data154.summary_model !== undefined){
-let data167 = data154.summary_model;
-const _errs468 = errors;
-if(errors === _errs468){
-if(typeof data167 === "string"){
-if(data167.length < 1){
+if(data155.summary_model !== undefined){
+let data168 = data155.summary_model;
+const _errs470 = errors;
+if(errors === _errs470){
+if(typeof data168 === "string"){
+if(data168.length < 1){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",schemaPath:"#/properties/compaction/properties/summary_model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5363,44 +5385,32 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",sche
 return false;
 }
 }
-var valid85 = _errs468 === errors;
-}
-else {
-var valid85 = true;
-}
-if(valid85){
-if(data154.summary_context_window !== undefined){
-let data168 = data154.summary_context_window;
-const _errs470 = errors;
-if(!(((typeof data168 == "number") && (!(data168 % 1) && !isNaN(data168))) && (isFinite(data168)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs470){
-if((typeof data168 == "number") && (isFinite(data168))){
-if(data168 > 9007199254740991 || isNaN(data168)){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data168 <= 0 || isNaN(data168)){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid85 = _errs470 === errors;
 }
 else {
 var valid85 = true;
 }
 if(valid85){
-if(data154.prune_tool_results !== undefined){
+if(data155.summary_context_window !== undefined){
+let data169 = data155.summary_context_window;
 const _errs472 = errors;
-if(typeof data154.prune_tool_results !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_tool_results",schemaPath:"#/properties/compaction/properties/prune_tool_results/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(!(((typeof data169 == "number") && (!(data169 % 1) && !isNaN(data169))) && (isFinite(data169)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
+}
+if(errors === _errs472){
+if((typeof data169 == "number") && (isFinite(data169))){
+if(data169 > 9007199254740991 || isNaN(data169)){
+validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data169 <= 0 || isNaN(data169)){
+validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
 }
 var valid85 = _errs472 === errors;
 }
@@ -5408,12 +5418,24 @@ else {
 var valid85 = true;
 }
 if(valid85){
-if(data154.summary_timeout !== undefined){
-let data170 = data154.summary_timeout;
+if(data155.prune_tool_results !== undefined){
 const _errs474 = errors;
-if(errors === _errs474){
-if(typeof data170 === "string"){
-if(!pattern6.test(data170)){
+if(typeof data155.prune_tool_results !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_tool_results",schemaPath:"#/properties/compaction/properties/prune_tool_results/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid85 = _errs474 === errors;
+}
+else {
+var valid85 = true;
+}
+if(valid85){
+if(data155.summary_timeout !== undefined){
+let data171 = data155.summary_timeout;
+const _errs476 = errors;
+if(errors === _errs476){
+if(typeof data171 === "string"){
+if(!pattern6.test(data171)){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",schemaPath:"#/properties/compaction/properties/summary_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5423,7 +5445,7 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",sc
 return false;
 }
 }
-var valid85 = _errs474 === errors;
+var valid85 = _errs476 === errors;
 }
 else {
 var valid85 = true;
@@ -5447,32 +5469,32 @@ validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs440 === errors;
+var valid0 = _errs442 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.loops !== undefined){
-let data171 = data.loops;
-const _errs476 = errors;
-if(errors === _errs476){
-if(data171 && typeof data171 == "object" && !Array.isArray(data171)){
+let data172 = data.loops;
 const _errs478 = errors;
-for(const key35 in data171){
+if(errors === _errs478){
+if(data172 && typeof data172 == "object" && !Array.isArray(data172)){
+const _errs480 = errors;
+for(const key35 in data172){
 if(!((((key35 === "min_interval") || (key35 === "max_ticks")) || (key35 === "self_paced_floor")) || (key35 === "self_paced_ceiling"))){
 validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/properties/loops/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs478 === errors){
-if(data171.min_interval !== undefined){
-let data172 = data171.min_interval;
-const _errs479 = errors;
-if(errors === _errs479){
-if(typeof data172 === "string"){
-if(!pattern6.test(data172)){
+if(_errs480 === errors){
+if(data172.min_interval !== undefined){
+let data173 = data172.min_interval;
+const _errs481 = errors;
+if(errors === _errs481){
+if(typeof data173 === "string"){
+if(!pattern6.test(data173)){
 validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath:"#/properties/loops/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5482,45 +5504,45 @@ validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath
 return false;
 }
 }
-var valid87 = _errs479 === errors;
-}
-else {
-var valid87 = true;
-}
-if(valid87){
-if(data171.max_ticks !== undefined){
-let data173 = data171.max_ticks;
-const _errs481 = errors;
-if(!(((typeof data173 == "number") && (!(data173 % 1) && !isNaN(data173))) && (isFinite(data173)))){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs481){
-if((typeof data173 == "number") && (isFinite(data173))){
-if(data173 > 9007199254740991 || isNaN(data173)){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data173 <= 0 || isNaN(data173)){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid87 = _errs481 === errors;
 }
 else {
 var valid87 = true;
 }
 if(valid87){
-if(data171.self_paced_floor !== undefined){
-let data174 = data171.self_paced_floor;
+if(data172.max_ticks !== undefined){
+let data174 = data172.max_ticks;
 const _errs483 = errors;
+if(!(((typeof data174 == "number") && (!(data174 % 1) && !isNaN(data174))) && (isFinite(data174)))){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs483){
-if(typeof data174 === "string"){
-if(!pattern6.test(data174)){
+if((typeof data174 == "number") && (isFinite(data174))){
+if(data174 > 9007199254740991 || isNaN(data174)){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data174 <= 0 || isNaN(data174)){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+}
+var valid87 = _errs483 === errors;
+}
+else {
+var valid87 = true;
+}
+if(valid87){
+if(data172.self_paced_floor !== undefined){
+let data175 = data172.self_paced_floor;
+const _errs485 = errors;
+if(errors === _errs485){
+if(typeof data175 === "string"){
+if(!pattern6.test(data175)){
 validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schemaPath:"#/properties/loops/properties/self_paced_floor/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5530,18 +5552,18 @@ validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schema
 return false;
 }
 }
-var valid87 = _errs483 === errors;
+var valid87 = _errs485 === errors;
 }
 else {
 var valid87 = true;
 }
 if(valid87){
-if(data171.self_paced_ceiling !== undefined){
-let data175 = data171.self_paced_ceiling;
-const _errs485 = errors;
-if(errors === _errs485){
-if(typeof data175 === "string"){
-if(!pattern6.test(data175)){
+if(data172.self_paced_ceiling !== undefined){
+let data176 = data172.self_paced_ceiling;
+const _errs487 = errors;
+if(errors === _errs487){
+if(typeof data176 === "string"){
+if(!pattern6.test(data176)){
 validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",schemaPath:"#/properties/loops/properties/self_paced_ceiling/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5551,7 +5573,7 @@ validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",sche
 return false;
 }
 }
-var valid87 = _errs485 === errors;
+var valid87 = _errs487 === errors;
 }
 else {
 var valid87 = true;
@@ -5566,32 +5588,32 @@ validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs476 === errors;
+var valid0 = _errs478 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.heartbeat !== undefined){
-let data176 = data.heartbeat;
-const _errs487 = errors;
-if(errors === _errs487){
-if(data176 && typeof data176 == "object" && !Array.isArray(data176)){
+let data177 = data.heartbeat;
 const _errs489 = errors;
-for(const key36 in data176){
+if(errors === _errs489){
+if(data177 && typeof data177 == "object" && !Array.isArray(data177)){
+const _errs491 = errors;
+for(const key36 in data177){
 if(!(key36 === "min_interval")){
 validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/properties/heartbeat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs489 === errors){
-if(data176.min_interval !== undefined){
-let data177 = data176.min_interval;
-const _errs490 = errors;
-if(errors === _errs490){
-if(typeof data177 === "string"){
-if(!pattern6.test(data177)){
+if(_errs491 === errors){
+if(data177.min_interval !== undefined){
+let data178 = data177.min_interval;
+const _errs492 = errors;
+if(errors === _errs492){
+if(typeof data178 === "string"){
+if(!pattern6.test(data178)){
 validate20.errors = [{instancePath:instancePath+"/heartbeat/min_interval",schemaPath:"#/properties/heartbeat/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5609,38 +5631,38 @@ validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs487 === errors;
+var valid0 = _errs489 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.schedule !== undefined){
-let data178 = data.schedule;
-const _errs492 = errors;
-if(errors === _errs492){
-if(data178 && typeof data178 == "object" && !Array.isArray(data178)){
+let data179 = data.schedule;
+const _errs494 = errors;
+if(errors === _errs494){
+if(data179 && typeof data179 == "object" && !Array.isArray(data179)){
 let missing4;
-if((data178.cron === undefined) && (missing4 = "cron")){
+if((data179.cron === undefined) && (missing4 = "cron")){
 validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"}];
 return false;
 }
 else {
-const _errs494 = errors;
-for(const key37 in data178){
+const _errs496 = errors;
+for(const key37 in data179){
 if(!((((((key37 === "cron") || (key37 === "timezone")) || (key37 === "catch_up")) || (key37 === "on_crash")) || (key37 === "overlap")) || (key37 === "max_cost_usd_per_day"))){
 validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs494 === errors){
-if(data178.cron !== undefined){
-let data179 = data178.cron;
-const _errs495 = errors;
-if(errors === _errs495){
-if(typeof data179 === "string"){
-if(data179.length < 1){
+if(_errs496 === errors){
+if(data179.cron !== undefined){
+let data180 = data179.cron;
+const _errs497 = errors;
+if(errors === _errs497){
+if(typeof data180 === "string"){
+if(data180.length < 1){
 validate20.errors = [{instancePath:instancePath+"/schedule/cron",schemaPath:"#/properties/schedule/properties/cron/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5650,18 +5672,18 @@ validate20.errors = [{instancePath:instancePath+"/schedule/cron",schemaPath:"#/p
 return false;
 }
 }
-var valid89 = _errs495 === errors;
+var valid89 = _errs497 === errors;
 }
 else {
 var valid89 = true;
 }
 if(valid89){
-if(data178.timezone !== undefined){
-let data180 = data178.timezone;
-const _errs497 = errors;
-if(errors === _errs497){
-if(typeof data180 === "string"){
-if(data180.length < 1){
+if(data179.timezone !== undefined){
+let data181 = data179.timezone;
+const _errs499 = errors;
+if(errors === _errs499){
+if(typeof data181 === "string"){
+if(data181.length < 1){
 validate20.errors = [{instancePath:instancePath+"/schedule/timezone",schemaPath:"#/properties/schedule/properties/timezone/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5671,38 +5693,21 @@ validate20.errors = [{instancePath:instancePath+"/schedule/timezone",schemaPath:
 return false;
 }
 }
-var valid89 = _errs497 === errors;
-}
-else {
-var valid89 = true;
-}
-if(valid89){
-if(data178.catch_up !== undefined){
-let data181 = data178.catch_up;
-const _errs499 = errors;
-if(typeof data181 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((data181 === "one") || (data181 === "none"))){
-validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.catch_up.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
 var valid89 = _errs499 === errors;
 }
 else {
 var valid89 = true;
 }
 if(valid89){
-if(data178.on_crash !== undefined){
-let data182 = data178.on_crash;
+if(data179.catch_up !== undefined){
+let data182 = data179.catch_up;
 const _errs501 = errors;
 if(typeof data182 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data182 === "skip") || (data182 === "rerun"))){
-validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.on_crash.enum},message:"must be equal to one of the allowed values"}];
+if(!((data182 === "one") || (data182 === "none"))){
+validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.catch_up.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid89 = _errs501 === errors;
@@ -5711,15 +5716,15 @@ else {
 var valid89 = true;
 }
 if(valid89){
-if(data178.overlap !== undefined){
-let data183 = data178.overlap;
+if(data179.on_crash !== undefined){
+let data183 = data179.on_crash;
 const _errs503 = errors;
 if(typeof data183 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data183 === "skip") || (data183 === "queue")) || (data183 === "cancel_previous"))){
-validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.overlap.enum},message:"must be equal to one of the allowed values"}];
+if(!((data183 === "skip") || (data183 === "rerun"))){
+validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.on_crash.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid89 = _errs503 === errors;
@@ -5728,12 +5733,29 @@ else {
 var valid89 = true;
 }
 if(valid89){
-if(data178.max_cost_usd_per_day !== undefined){
-let data184 = data178.max_cost_usd_per_day;
+if(data179.overlap !== undefined){
+let data184 = data179.overlap;
 const _errs505 = errors;
-if(errors === _errs505){
-if((typeof data184 == "number") && (isFinite(data184))){
-if(data184 <= 0 || isNaN(data184)){
+if(typeof data184 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data184 === "skip") || (data184 === "queue")) || (data184 === "cancel_previous"))){
+validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.overlap.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid89 = _errs505 === errors;
+}
+else {
+var valid89 = true;
+}
+if(valid89){
+if(data179.max_cost_usd_per_day !== undefined){
+let data185 = data179.max_cost_usd_per_day;
+const _errs507 = errors;
+if(errors === _errs507){
+if((typeof data185 == "number") && (isFinite(data185))){
+if(data185 <= 0 || isNaN(data185)){
 validate20.errors = [{instancePath:instancePath+"/schedule/max_cost_usd_per_day",schemaPath:"#/properties/schedule/properties/max_cost_usd_per_day/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5743,7 +5765,7 @@ validate20.errors = [{instancePath:instancePath+"/schedule/max_cost_usd_per_day"
 return false;
 }
 }
-var valid89 = _errs505 === errors;
+var valid89 = _errs507 === errors;
 }
 else {
 var valid89 = true;
@@ -5761,49 +5783,49 @@ validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs492 === errors;
+var valid0 = _errs494 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.output !== undefined){
-let data185 = data.output;
-const _errs507 = errors;
-if(errors === _errs507){
-if(data185 && typeof data185 == "object" && !Array.isArray(data185)){
+let data186 = data.output;
 const _errs509 = errors;
-for(const key38 in data185){
+if(errors === _errs509){
+if(data186 && typeof data186 == "object" && !Array.isArray(data186)){
+const _errs511 = errors;
+for(const key38 in data186){
 if(!(((key38 === "format") || (key38 === "file")) || (key38 === "schema"))){
 validate20.errors = [{instancePath:instancePath+"/output",schemaPath:"#/properties/output/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs509 === errors){
-if(data185.format !== undefined){
-let data186 = data185.format;
-const _errs510 = errors;
-if(typeof data186 !== "string"){
+if(_errs511 === errors){
+if(data186.format !== undefined){
+let data187 = data186.format;
+const _errs512 = errors;
+if(typeof data187 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/output/format",schemaPath:"#/properties/output/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data186 === "text") || (data186 === "json")) || (data186 === "stream-json"))){
+if(!(((data187 === "text") || (data187 === "json")) || (data187 === "stream-json"))){
 validate20.errors = [{instancePath:instancePath+"/output/format",schemaPath:"#/properties/output/properties/format/enum",keyword:"enum",params:{allowedValues: schema31.properties.output.properties.format.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid90 = _errs510 === errors;
+var valid90 = _errs512 === errors;
 }
 else {
 var valid90 = true;
 }
 if(valid90){
-if(data185.file !== undefined){
-let data187 = data185.file;
-const _errs512 = errors;
-if(errors === _errs512){
-if(typeof data187 === "string"){
-if(data187.length < 1){
+if(data186.file !== undefined){
+let data188 = data186.file;
+const _errs514 = errors;
+if(errors === _errs514){
+if(typeof data188 === "string"){
+if(data188.length < 1){
 validate20.errors = [{instancePath:instancePath+"/output/file",schemaPath:"#/properties/output/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5813,19 +5835,19 @@ validate20.errors = [{instancePath:instancePath+"/output/file",schemaPath:"#/pro
 return false;
 }
 }
-var valid90 = _errs512 === errors;
+var valid90 = _errs514 === errors;
 }
 else {
 var valid90 = true;
 }
 if(valid90){
-if(data185.schema !== undefined){
-let data188 = data185.schema;
-const _errs514 = errors;
-if(errors === _errs514){
-if(data188 && typeof data188 == "object" && !Array.isArray(data188)){
-for(const key39 in data188){
+if(data186.schema !== undefined){
+let data189 = data186.schema;
 const _errs516 = errors;
+if(errors === _errs516){
+if(data189 && typeof data189 == "object" && !Array.isArray(data189)){
+for(const key39 in data189){
+const _errs518 = errors;
 if(typeof key39 !== "string"){
 const err156 = {instancePath:instancePath+"/output/schema",schemaPath:"#/properties/output/properties/schema/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key39};
 if(vErrors === null){
@@ -5836,7 +5858,7 @@ vErrors.push(err156);
 }
 errors++;
 }
-var valid91 = _errs516 === errors;
+var valid91 = _errs518 === errors;
 if(!valid91){
 const err157 = {instancePath:instancePath+"/output/schema",schemaPath:"#/properties/output/properties/schema/propertyNames",keyword:"propertyNames",params:{propertyName: key39},message:"property name must be valid"};
 if(vErrors === null){
@@ -5857,7 +5879,7 @@ validate20.errors = [{instancePath:instancePath+"/output/schema",schemaPath:"#/p
 return false;
 }
 }
-var valid90 = _errs514 === errors;
+var valid90 = _errs516 === errors;
 }
 else {
 var valid90 = true;
@@ -5871,32 +5893,32 @@ validate20.errors = [{instancePath:instancePath+"/output",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs507 === errors;
+var valid0 = _errs509 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.store !== undefined){
-let data189 = data.store;
-const _errs519 = errors;
-if(errors === _errs519){
-if(data189 && typeof data189 == "object" && !Array.isArray(data189)){
+let data190 = data.store;
 const _errs521 = errors;
-for(const key40 in data189){
+if(errors === _errs521){
+if(data190 && typeof data190 == "object" && !Array.isArray(data190)){
+const _errs523 = errors;
+for(const key40 in data190){
 if(!(key40 === "retry")){
 validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs521 === errors){
-if(data189.retry !== undefined){
-let data190 = data189.retry;
-const _errs522 = errors;
-if(errors === _errs522){
-if(typeof data190 === "string"){
-if(!pattern6.test(data190)){
+if(_errs523 === errors){
+if(data190.retry !== undefined){
+let data191 = data190.retry;
+const _errs524 = errors;
+if(errors === _errs524){
+if(typeof data191 === "string"){
+if(!pattern6.test(data191)){
 validate20.errors = [{instancePath:instancePath+"/store/retry",schemaPath:"#/properties/store/properties/retry/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5914,7 +5936,7 @@ validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs519 === errors;
+var valid0 = _errs521 === errors;
 }
 else {
 var valid0 = true;
@@ -5952,4 +5974,4 @@ return errors === 0;
 }
 validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const shape = {"properties":{"$schema":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"script":{"type":"string"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"fallback":{"items":{"type":"string"},"type":"array"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"},"text_tool_calls":{"type":"boolean"}},"type":"object"},"system":{"type":"string"},"inputs":{"additionalProperties":{"properties":{"type":{"type":"string"},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"type":"object"},"type":"object"},"env":{"additionalProperties":{"type":["string","number","boolean"]},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"prompt":{"type":"string"},"steps":{"items":{"type":"string"},"type":"array"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"type":"boolean"},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"approval":{"properties":{"command":{"items":{"type":"string"},"type":"array"},"url":{"type":"string"},"timeout":{"type":"string"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"}},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"schedule":{"properties":{"cron":{"type":"string"},"timezone":{"type":"string"},"catch_up":{"type":"string"},"on_crash":{"type":"string"},"overlap":{"type":"string"},"max_cost_usd_per_day":{"type":"number"}},"type":"object"},"output":{"properties":{"format":{"type":"string"},"file":{"type":"string"},"schema":{"additionalProperties":{},"type":"object"}},"type":"object"},"store":{"properties":{"retry":{"type":"string"}},"type":"object"}},"type":"object"};
+export const shape = {"properties":{"$schema":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"script":{"type":"string"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"api_version":{"type":"string"},"fallback":{"items":{"type":"string"},"type":"array"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"},"text_tool_calls":{"type":"boolean"}},"type":"object"},"system":{"type":"string"},"inputs":{"additionalProperties":{"properties":{"type":{"type":"string"},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"type":"object"},"type":"object"},"env":{"additionalProperties":{"type":["string","number","boolean"]},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"prompt":{"type":"string"},"steps":{"items":{"type":"string"},"type":"array"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"type":"boolean"},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"approval":{"properties":{"command":{"items":{"type":"string"},"type":"array"},"url":{"type":"string"},"timeout":{"type":"string"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"}},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"schedule":{"properties":{"cron":{"type":"string"},"timezone":{"type":"string"},"catch_up":{"type":"string"},"on_crash":{"type":"string"},"overlap":{"type":"string"},"max_cost_usd_per_day":{"type":"number"}},"type":"object"},"output":{"properties":{"format":{"type":"string"},"file":{"type":"string"},"schema":{"additionalProperties":{},"type":"object"}},"type":"object"},"store":{"properties":{"retry":{"type":"string"}},"type":"object"}},"type":"object"};

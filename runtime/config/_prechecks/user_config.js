@@ -5,7 +5,7 @@
 // edit. runtime/config/prechecked.ts uses it.
 "use strict";
 export const validate = validate20;
-const schema31 = {"type":"object","properties":{"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"script":{"type":"string","minLength":1},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"fallback":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false},"text_tool_calls":{"type":"boolean"}},"additionalProperties":false},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"},"not":{}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","minLength":1}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"type":"boolean"},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0}},"additionalProperties":false},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"store":{"type":"object","properties":{"url":{"type":"string","pattern":"^postgres(ql)?:\\/\\/"},"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"policy":{"type":"object","properties":{"models":{"type":"object","properties":{"base_urls":{"type":"array","items":{"type":"string","minLength":1}},"api_key_envs":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"env":{"type":"array","items":{"type":"string","minLength":1}},"sandbox_off":{"type":"boolean"},"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"network":{"type":"object","properties":{"sandbox":{"type":"boolean"},"hosts":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"string","minLength":1}},"mcp":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"approval":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false}},"additionalProperties":false},"telemetry":{"type":"object","properties":{"endpoint":{"type":"string","pattern":"^https?:\\/\\/"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"service_name":{"type":"string","minLength":1},"capture_content":{"type":"boolean"}},"additionalProperties":false}},"additionalProperties":false,"$id":"user_config"};
+const schema31 = {"type":"object","properties":{"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","azure","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"script":{"type":"string","minLength":1},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"api_version":{"type":"string","minLength":1},"fallback":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false},"text_tool_calls":{"type":"boolean"}},"additionalProperties":false},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"},"not":{}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","minLength":1}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"type":"boolean"},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0}},"additionalProperties":false},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"store":{"type":"object","properties":{"url":{"type":"string","pattern":"^postgres(ql)?:\\/\\/"},"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"policy":{"type":"object","properties":{"models":{"type":"object","properties":{"base_urls":{"type":"array","items":{"type":"string","minLength":1}},"api_key_envs":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"env":{"type":"array","items":{"type":"string","minLength":1}},"sandbox_off":{"type":"boolean"},"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"network":{"type":"object","properties":{"sandbox":{"type":"boolean"},"hosts":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"string","minLength":1}},"mcp":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"approval":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false}},"additionalProperties":false},"telemetry":{"type":"object","properties":{"endpoint":{"type":"string","pattern":"^https?:\\/\\/"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"service_name":{"type":"string","minLength":1},"capture_content":{"type":"boolean"}},"additionalProperties":false}},"additionalProperties":false,"$id":"user_config"};
 const func1 = Object.prototype.hasOwnProperty;
 const formats0 = { uri: (s) => s === s.trim() && !/[\t\n\r]/.test(s) && URL.canParse(s) }.uri;
 const pattern4 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "");
@@ -58,7 +58,7 @@ if(typeof data1 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/model/provider",schemaPath:"#/properties/model/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data1 === "openai") || (data1 === "anthropic")) || (data1 === "scripted"))){
+if(!((((data1 === "openai") || (data1 === "anthropic")) || (data1 === "azure")) || (data1 === "scripted"))){
 validate20.errors = [{instancePath:instancePath+"/model/provider",schemaPath:"#/properties/model/properties/provider/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.provider.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
@@ -316,24 +316,45 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data0.fallback !== undefined){
-let data13 = data0.fallback;
+if(data0.api_version !== undefined){
+let data13 = data0.api_version;
 const _errs29 = errors;
 if(errors === _errs29){
-if(Array.isArray(data13)){
+if(typeof data13 === "string"){
 if(data13.length < 1){
+validate20.errors = [{instancePath:instancePath+"/model/api_version",schemaPath:"#/properties/model/properties/api_version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/model/api_version",schemaPath:"#/properties/model/properties/api_version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs29 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data0.fallback !== undefined){
+let data14 = data0.fallback;
+const _errs31 = errors;
+if(errors === _errs31){
+if(Array.isArray(data14)){
+if(data14.length < 1){
 validate20.errors = [{instancePath:instancePath+"/model/fallback",schemaPath:"#/properties/model/properties/fallback/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 var valid2 = true;
-const len0 = data13.length;
+const len0 = data14.length;
 for(let i0=0; i0<len0; i0++){
-let data14 = data13[i0];
-const _errs31 = errors;
-if(errors === _errs31){
-if(typeof data14 === "string"){
-if(data14.length < 1){
+let data15 = data14[i0];
+const _errs33 = errors;
+if(errors === _errs33){
+if(typeof data15 === "string"){
+if(data15.length < 1){
 validate20.errors = [{instancePath:instancePath+"/model/fallback/" + i0,schemaPath:"#/properties/model/properties/fallback/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -343,7 +364,7 @@ validate20.errors = [{instancePath:instancePath+"/model/fallback/" + i0,schemaPa
 return false;
 }
 }
-var valid2 = _errs31 === errors;
+var valid2 = _errs33 === errors;
 if(!valid2){
 break;
 }
@@ -355,47 +376,47 @@ validate20.errors = [{instancePath:instancePath+"/model/fallback",schemaPath:"#/
 return false;
 }
 }
-var valid1 = _errs29 === errors;
+var valid1 = _errs31 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data0.thinking !== undefined){
-let data15 = data0.thinking;
-const _errs33 = errors;
-if(errors === _errs33){
-if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+let data16 = data0.thinking;
+const _errs35 = errors;
+if(errors === _errs35){
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 let missing0;
-if((data15.budget_tokens === undefined) && (missing0 = "budget_tokens")){
+if((data16.budget_tokens === undefined) && (missing0 = "budget_tokens")){
 validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/properties/model/properties/thinking/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-const _errs35 = errors;
-for(const key2 in data15){
+const _errs37 = errors;
+for(const key2 in data16){
 if(!(key2 === "budget_tokens")){
 validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/properties/model/properties/thinking/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs35 === errors){
-if(data15.budget_tokens !== undefined){
-let data16 = data15.budget_tokens;
-const _errs36 = errors;
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+if(_errs37 === errors){
+if(data16.budget_tokens !== undefined){
+let data17 = data16.budget_tokens;
+const _errs38 = errors;
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
 validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs36){
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 > 9007199254740991 || isNaN(data16)){
+if(errors === _errs38){
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 > 9007199254740991 || isNaN(data17)){
 validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data16 < 1024 || isNaN(data16)){
+if(data17 < 1024 || isNaN(data17)){
 validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
@@ -411,33 +432,21 @@ validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/
 return false;
 }
 }
-var valid1 = _errs33 === errors;
+var valid1 = _errs35 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data0.platform !== undefined){
-let data17 = data0.platform;
-const _errs38 = errors;
-if(typeof data17 !== "string"){
+let data18 = data0.platform;
+const _errs40 = errors;
+if(typeof data18 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/model/platform",schemaPath:"#/properties/model/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data17 === "anthropic") || (data17 === "bedrock")) || (data17 === "vertex"))){
+if(!(((data18 === "anthropic") || (data18 === "bedrock")) || (data18 === "vertex"))){
 validate20.errors = [{instancePath:instancePath+"/model/platform",schemaPath:"#/properties/model/properties/platform/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.platform.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid1 = _errs38 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data0.reasoning !== undefined){
-const _errs40 = errors;
-if(typeof data0.reasoning !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/model/reasoning",schemaPath:"#/properties/model/properties/reasoning/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid1 = _errs40 === errors;
@@ -446,15 +455,10 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data0.reasoning_effort !== undefined){
-let data19 = data0.reasoning_effort;
+if(data0.reasoning !== undefined){
 const _errs42 = errors;
-if(typeof data19 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((((data19 === "minimal") || (data19 === "low")) || (data19 === "medium")) || (data19 === "high"))){
-validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.reasoning_effort.enum},message:"must be equal to one of the allowed values"}];
+if(typeof data0.reasoning !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/model/reasoning",schemaPath:"#/properties/model/properties/reasoning/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid1 = _errs42 === errors;
@@ -463,15 +467,15 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data0.structured_output !== undefined){
-let data20 = data0.structured_output;
+if(data0.reasoning_effort !== undefined){
+let data20 = data0.reasoning_effort;
 const _errs44 = errors;
 if(typeof data20 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data20 === "auto") || (data20 === "native")) || (data20 === "prompt"))){
-validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.structured_output.enum},message:"must be equal to one of the allowed values"}];
+if(!((((data20 === "minimal") || (data20 === "low")) || (data20 === "medium")) || (data20 === "high"))){
+validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.reasoning_effort.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid1 = _errs44 === errors;
@@ -480,32 +484,49 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data0.pricing !== undefined){
-let data21 = data0.pricing;
+if(data0.structured_output !== undefined){
+let data21 = data0.structured_output;
 const _errs46 = errors;
-if(errors === _errs46){
-if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+if(typeof data21 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data21 === "auto") || (data21 === "native")) || (data21 === "prompt"))){
+validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.structured_output.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs46 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data0.pricing !== undefined){
+let data22 = data0.pricing;
+const _errs48 = errors;
+if(errors === _errs48){
+if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
 let missing1;
-if(((data21.input === undefined) && (missing1 = "input")) || ((data21.output === undefined) && (missing1 = "output"))){
+if(((data22.input === undefined) && (missing1 = "input")) || ((data22.output === undefined) && (missing1 = "output"))){
 validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/properties/model/properties/pricing/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-const _errs48 = errors;
-for(const key3 in data21){
+const _errs50 = errors;
+for(const key3 in data22){
 if(!((((key3 === "input") || (key3 === "output")) || (key3 === "cached_input")) || (key3 === "cache_write"))){
 validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/properties/model/properties/pricing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs48 === errors){
-if(data21.input !== undefined){
-let data22 = data21.input;
-const _errs49 = errors;
-if(errors === _errs49){
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 < 0 || isNaN(data22)){
+if(_errs50 === errors){
+if(data22.input !== undefined){
+let data23 = data22.input;
+const _errs51 = errors;
+if(errors === _errs51){
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 < 0 || isNaN(data23)){
 validate20.errors = [{instancePath:instancePath+"/model/pricing/input",schemaPath:"#/properties/model/properties/pricing/properties/input/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
@@ -515,18 +536,18 @@ validate20.errors = [{instancePath:instancePath+"/model/pricing/input",schemaPat
 return false;
 }
 }
-var valid4 = _errs49 === errors;
+var valid4 = _errs51 === errors;
 }
 else {
 var valid4 = true;
 }
 if(valid4){
-if(data21.output !== undefined){
-let data23 = data21.output;
-const _errs51 = errors;
-if(errors === _errs51){
-if((typeof data23 == "number") && (isFinite(data23))){
-if(data23 < 0 || isNaN(data23)){
+if(data22.output !== undefined){
+let data24 = data22.output;
+const _errs53 = errors;
+if(errors === _errs53){
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 < 0 || isNaN(data24)){
 validate20.errors = [{instancePath:instancePath+"/model/pricing/output",schemaPath:"#/properties/model/properties/pricing/properties/output/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
@@ -536,18 +557,18 @@ validate20.errors = [{instancePath:instancePath+"/model/pricing/output",schemaPa
 return false;
 }
 }
-var valid4 = _errs51 === errors;
+var valid4 = _errs53 === errors;
 }
 else {
 var valid4 = true;
 }
 if(valid4){
-if(data21.cached_input !== undefined){
-let data24 = data21.cached_input;
-const _errs53 = errors;
-if(errors === _errs53){
-if((typeof data24 == "number") && (isFinite(data24))){
-if(data24 < 0 || isNaN(data24)){
+if(data22.cached_input !== undefined){
+let data25 = data22.cached_input;
+const _errs55 = errors;
+if(errors === _errs55){
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 < 0 || isNaN(data25)){
 validate20.errors = [{instancePath:instancePath+"/model/pricing/cached_input",schemaPath:"#/properties/model/properties/pricing/properties/cached_input/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
@@ -557,18 +578,18 @@ validate20.errors = [{instancePath:instancePath+"/model/pricing/cached_input",sc
 return false;
 }
 }
-var valid4 = _errs53 === errors;
+var valid4 = _errs55 === errors;
 }
 else {
 var valid4 = true;
 }
 if(valid4){
-if(data21.cache_write !== undefined){
-let data25 = data21.cache_write;
-const _errs55 = errors;
-if(errors === _errs55){
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 < 0 || isNaN(data25)){
+if(data22.cache_write !== undefined){
+let data26 = data22.cache_write;
+const _errs57 = errors;
+if(errors === _errs57){
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 0 || isNaN(data26)){
 validate20.errors = [{instancePath:instancePath+"/model/pricing/cache_write",schemaPath:"#/properties/model/properties/pricing/properties/cache_write/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
@@ -578,7 +599,7 @@ validate20.errors = [{instancePath:instancePath+"/model/pricing/cache_write",sch
 return false;
 }
 }
-var valid4 = _errs55 === errors;
+var valid4 = _errs57 === errors;
 }
 else {
 var valid4 = true;
@@ -594,22 +615,23 @@ validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/p
 return false;
 }
 }
-var valid1 = _errs46 === errors;
+var valid1 = _errs48 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data0.text_tool_calls !== undefined){
-const _errs57 = errors;
+const _errs59 = errors;
 if(typeof data0.text_tool_calls !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/model/text_tool_calls",schemaPath:"#/properties/model/properties/text_tool_calls/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid1 = _errs57 === errors;
+var valid1 = _errs59 === errors;
 }
 else {
 var valid1 = true;
+}
 }
 }
 }
@@ -644,46 +666,46 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tools !== undefined){
-let data27 = data.tools;
-const _errs59 = errors;
-if(errors === _errs59){
-if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
+let data28 = data.tools;
 const _errs61 = errors;
-for(const key4 in data27){
+if(errors === _errs61){
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+const _errs63 = errors;
+for(const key4 in data28){
 if(!(((((key4 === "shell") || (key4 === "read_file")) || (key4 === "write_file")) || (key4 === "list_dir")) || (key4 === "http_fetch"))){
 validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs61 === errors){
-if(data27.shell !== undefined){
-let data28 = data27.shell;
-const _errs62 = errors;
-if(errors === _errs62){
-if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+if(_errs63 === errors){
+if(data28.shell !== undefined){
+let data29 = data28.shell;
 const _errs64 = errors;
-for(const key5 in data28){
+if(errors === _errs64){
+if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
+const _errs66 = errors;
+for(const key5 in data29){
 if(!((((((key5 === "allow") || (key5 === "deny")) || (key5 === "cwd")) || (key5 === "timeout")) || (key5 === "max_output")) || (key5 === "sandbox"))){
 validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/properties/tools/properties/shell/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs64 === errors){
-if(data28.allow !== undefined){
-let data29 = data28.allow;
-const _errs65 = errors;
-if(errors === _errs65){
-if(Array.isArray(data29)){
-var valid7 = true;
-const len1 = data29.length;
-for(let i1=0; i1<len1; i1++){
-let data30 = data29[i1];
+if(_errs66 === errors){
+if(data29.allow !== undefined){
+let data30 = data29.allow;
 const _errs67 = errors;
 if(errors === _errs67){
-if(typeof data30 === "string"){
-if(data30.length < 1){
+if(Array.isArray(data30)){
+var valid7 = true;
+const len1 = data30.length;
+for(let i1=0; i1<len1; i1++){
+let data31 = data30[i1];
+const _errs69 = errors;
+if(errors === _errs69){
+if(typeof data31 === "string"){
+if(data31.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i1,schemaPath:"#/properties/tools/properties/shell/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -693,7 +715,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i1,schem
 return false;
 }
 }
-var valid7 = _errs67 === errors;
+var valid7 = _errs69 === errors;
 if(!valid7){
 break;
 }
@@ -704,25 +726,25 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/allow",schemaPath:
 return false;
 }
 }
-var valid6 = _errs65 === errors;
+var valid6 = _errs67 === errors;
 }
 else {
 var valid6 = true;
 }
 if(valid6){
-if(data28.deny !== undefined){
-let data31 = data28.deny;
-const _errs69 = errors;
-if(errors === _errs69){
-if(Array.isArray(data31)){
-var valid8 = true;
-const len2 = data31.length;
-for(let i2=0; i2<len2; i2++){
-let data32 = data31[i2];
+if(data29.deny !== undefined){
+let data32 = data29.deny;
 const _errs71 = errors;
 if(errors === _errs71){
-if(typeof data32 === "string"){
-if(data32.length < 1){
+if(Array.isArray(data32)){
+var valid8 = true;
+const len2 = data32.length;
+for(let i2=0; i2<len2; i2++){
+let data33 = data32[i2];
+const _errs73 = errors;
+if(errors === _errs73){
+if(typeof data33 === "string"){
+if(data33.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i2,schemaPath:"#/properties/tools/properties/shell/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -732,7 +754,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i2,schema
 return false;
 }
 }
-var valid8 = _errs71 === errors;
+var valid8 = _errs73 === errors;
 if(!valid8){
 break;
 }
@@ -743,30 +765,30 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/deny",schemaPath:"
 return false;
 }
 }
-var valid6 = _errs69 === errors;
+var valid6 = _errs71 === errors;
 }
 else {
 var valid6 = true;
 }
 if(valid6){
-if(data28.cwd !== undefined){
-const _errs73 = errors;
-if(typeof data28.cwd !== "string"){
+if(data29.cwd !== undefined){
+const _errs75 = errors;
+if(typeof data29.cwd !== "string"){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/cwd",schemaPath:"#/properties/tools/properties/shell/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid6 = _errs73 === errors;
+var valid6 = _errs75 === errors;
 }
 else {
 var valid6 = true;
 }
 if(valid6){
-if(data28.timeout !== undefined){
-let data34 = data28.timeout;
-const _errs75 = errors;
-if(errors === _errs75){
-if(typeof data34 === "string"){
-if(!pattern5.test(data34)){
+if(data29.timeout !== undefined){
+let data35 = data29.timeout;
+const _errs77 = errors;
+if(errors === _errs77){
+if(typeof data35 === "string"){
+if(!pattern5.test(data35)){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPath:"#/properties/tools/properties/shell/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -776,19 +798,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPat
 return false;
 }
 }
-var valid6 = _errs75 === errors;
+var valid6 = _errs77 === errors;
 }
 else {
 var valid6 = true;
 }
 if(valid6){
-if(data28.max_output !== undefined){
-let data35 = data28.max_output;
-const _errs77 = errors;
-const _errs78 = errors;
-let valid9 = false;
+if(data29.max_output !== undefined){
+let data36 = data29.max_output;
 const _errs79 = errors;
-if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
+const _errs80 = errors;
+let valid9 = false;
+const _errs81 = errors;
+if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
 const err0 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err0];
@@ -798,9 +820,9 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(errors === _errs79){
-if((typeof data35 == "number") && (isFinite(data35))){
-if(data35 > 9007199254740991 || isNaN(data35)){
+if(errors === _errs81){
+if((typeof data36 == "number") && (isFinite(data36))){
+if(data36 > 9007199254740991 || isNaN(data36)){
 const err1 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err1];
@@ -811,7 +833,7 @@ vErrors.push(err1);
 errors++;
 }
 else {
-if(data35 <= 0 || isNaN(data35)){
+if(data36 <= 0 || isNaN(data36)){
 const err2 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err2];
@@ -824,12 +846,12 @@ errors++;
 }
 }
 }
-var _valid0 = _errs79 === errors;
+var _valid0 = _errs81 === errors;
 valid9 = valid9 || _valid0;
-const _errs81 = errors;
-if(errors === _errs81){
-if(typeof data35 === "string"){
-if(!pattern8.test(data35)){
+const _errs83 = errors;
+if(errors === _errs83){
+if(typeof data36 === "string"){
+if(!pattern8.test(data36)){
 const err3 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -851,7 +873,7 @@ vErrors.push(err4);
 errors++;
 }
 }
-var _valid0 = _errs81 === errors;
+var _valid0 = _errs83 === errors;
 valid9 = valid9 || _valid0;
 if(!valid9){
 const err5 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -866,29 +888,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs78;
+errors = _errs80;
 if(vErrors !== null){
-if(_errs78){
-vErrors.length = _errs78;
+if(_errs80){
+vErrors.length = _errs80;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid6 = _errs77 === errors;
+var valid6 = _errs79 === errors;
 }
 else {
 var valid6 = true;
 }
 if(valid6){
-if(data28.sandbox !== undefined){
-let data36 = data28.sandbox;
-const _errs83 = errors;
-const _errs84 = errors;
-let valid10 = false;
+if(data29.sandbox !== undefined){
+let data37 = data29.sandbox;
 const _errs85 = errors;
-if(typeof data36 !== "string"){
+const _errs86 = errors;
+let valid10 = false;
+const _errs87 = errors;
+if(typeof data37 !== "string"){
 const err6 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
@@ -898,7 +920,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if("off" !== data36){
+if("off" !== data37){
 const err7 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err7];
@@ -908,13 +930,13 @@ vErrors.push(err7);
 }
 errors++;
 }
-var _valid1 = _errs85 === errors;
+var _valid1 = _errs87 === errors;
 valid10 = valid10 || _valid1;
-const _errs87 = errors;
-if(errors === _errs87){
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
 const _errs89 = errors;
-for(const key6 in data36){
+if(errors === _errs89){
+if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
+const _errs91 = errors;
+for(const key6 in data37){
 if(!(((((key6 === "write") || (key6 === "read")) || (key6 === "hide")) || (key6 === "net")) || (key6 === "limits"))){
 const err8 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -927,20 +949,20 @@ errors++;
 break;
 }
 }
-if(_errs89 === errors){
-if(data36.write !== undefined){
-let data37 = data36.write;
-const _errs90 = errors;
-if(errors === _errs90){
-if(Array.isArray(data37)){
-var valid12 = true;
-const len3 = data37.length;
-for(let i3=0; i3<len3; i3++){
-let data38 = data37[i3];
+if(_errs91 === errors){
+if(data37.write !== undefined){
+let data38 = data37.write;
 const _errs92 = errors;
 if(errors === _errs92){
-if(typeof data38 === "string"){
-if(data38.length < 1){
+if(Array.isArray(data38)){
+var valid12 = true;
+const len3 = data38.length;
+for(let i3=0; i3<len3; i3++){
+let data39 = data38[i3];
+const _errs94 = errors;
+if(errors === _errs94){
+if(typeof data39 === "string"){
+if(data39.length < 1){
 const err9 = {instancePath:instancePath+"/tools/shell/sandbox/write/" + i3,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err9];
@@ -962,7 +984,7 @@ vErrors.push(err10);
 errors++;
 }
 }
-var valid12 = _errs92 === errors;
+var valid12 = _errs94 === errors;
 if(!valid12){
 break;
 }
@@ -979,25 +1001,25 @@ vErrors.push(err11);
 errors++;
 }
 }
-var valid11 = _errs90 === errors;
+var valid11 = _errs92 === errors;
 }
 else {
 var valid11 = true;
 }
 if(valid11){
-if(data36.read !== undefined){
-let data39 = data36.read;
-const _errs94 = errors;
-if(errors === _errs94){
-if(Array.isArray(data39)){
-var valid13 = true;
-const len4 = data39.length;
-for(let i4=0; i4<len4; i4++){
-let data40 = data39[i4];
+if(data37.read !== undefined){
+let data40 = data37.read;
 const _errs96 = errors;
 if(errors === _errs96){
-if(typeof data40 === "string"){
-if(data40.length < 1){
+if(Array.isArray(data40)){
+var valid13 = true;
+const len4 = data40.length;
+for(let i4=0; i4<len4; i4++){
+let data41 = data40[i4];
+const _errs98 = errors;
+if(errors === _errs98){
+if(typeof data41 === "string"){
+if(data41.length < 1){
 const err12 = {instancePath:instancePath+"/tools/shell/sandbox/read/" + i4,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err12];
@@ -1019,7 +1041,7 @@ vErrors.push(err13);
 errors++;
 }
 }
-var valid13 = _errs96 === errors;
+var valid13 = _errs98 === errors;
 if(!valid13){
 break;
 }
@@ -1036,25 +1058,25 @@ vErrors.push(err14);
 errors++;
 }
 }
-var valid11 = _errs94 === errors;
+var valid11 = _errs96 === errors;
 }
 else {
 var valid11 = true;
 }
 if(valid11){
-if(data36.hide !== undefined){
-let data41 = data36.hide;
-const _errs98 = errors;
-if(errors === _errs98){
-if(Array.isArray(data41)){
-var valid14 = true;
-const len5 = data41.length;
-for(let i5=0; i5<len5; i5++){
-let data42 = data41[i5];
+if(data37.hide !== undefined){
+let data42 = data37.hide;
 const _errs100 = errors;
 if(errors === _errs100){
-if(typeof data42 === "string"){
-if(data42.length < 1){
+if(Array.isArray(data42)){
+var valid14 = true;
+const len5 = data42.length;
+for(let i5=0; i5<len5; i5++){
+let data43 = data42[i5];
+const _errs102 = errors;
+if(errors === _errs102){
+if(typeof data43 === "string"){
+if(data43.length < 1){
 const err15 = {instancePath:instancePath+"/tools/shell/sandbox/hide/" + i5,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/hide/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err15];
@@ -1076,7 +1098,7 @@ vErrors.push(err16);
 errors++;
 }
 }
-var valid14 = _errs100 === errors;
+var valid14 = _errs102 === errors;
 if(!valid14){
 break;
 }
@@ -1093,19 +1115,19 @@ vErrors.push(err17);
 errors++;
 }
 }
-var valid11 = _errs98 === errors;
+var valid11 = _errs100 === errors;
 }
 else {
 var valid11 = true;
 }
 if(valid11){
-if(data36.net !== undefined){
-let data43 = data36.net;
-const _errs102 = errors;
-const _errs103 = errors;
-let valid15 = false;
+if(data37.net !== undefined){
+let data44 = data37.net;
 const _errs104 = errors;
-if(typeof data43 !== "boolean"){
+const _errs105 = errors;
+let valid15 = false;
+const _errs106 = errors;
+if(typeof data44 !== "boolean"){
 const err18 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err18];
@@ -1115,9 +1137,9 @@ vErrors.push(err18);
 }
 errors++;
 }
-var _valid2 = _errs104 === errors;
+var _valid2 = _errs106 === errors;
 valid15 = valid15 || _valid2;
-const _errs106 = errors;
+const _errs108 = errors;
 const err19 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/not",keyword:"not",params:{},message:"must NOT be valid"};
 if(vErrors === null){
 vErrors = [err19];
@@ -1126,13 +1148,13 @@ else {
 vErrors.push(err19);
 }
 errors++;
-if(errors === _errs106){
-if(Array.isArray(data43)){
+if(errors === _errs108){
+if(Array.isArray(data44)){
 var valid16 = true;
-const len6 = data43.length;
+const len6 = data44.length;
 for(let i6=0; i6<len6; i6++){
-const _errs109 = errors;
-if(typeof data43[i6] !== "string"){
+const _errs111 = errors;
+if(typeof data44[i6] !== "string"){
 const err20 = {instancePath:instancePath+"/tools/shell/sandbox/net/" + i6,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
@@ -1142,7 +1164,7 @@ vErrors.push(err20);
 }
 errors++;
 }
-var valid16 = _errs109 === errors;
+var valid16 = _errs111 === errors;
 if(!valid16){
 break;
 }
@@ -1159,7 +1181,7 @@ vErrors.push(err21);
 errors++;
 }
 }
-var _valid2 = _errs106 === errors;
+var _valid2 = _errs108 === errors;
 valid15 = valid15 || _valid2;
 if(!valid15){
 const err22 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1172,29 +1194,29 @@ vErrors.push(err22);
 errors++;
 }
 else {
-errors = _errs103;
+errors = _errs105;
 if(vErrors !== null){
-if(_errs103){
-vErrors.length = _errs103;
+if(_errs105){
+vErrors.length = _errs105;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid11 = _errs102 === errors;
+var valid11 = _errs104 === errors;
 }
 else {
 var valid11 = true;
 }
 if(valid11){
-if(data36.limits !== undefined){
-let data45 = data36.limits;
-const _errs111 = errors;
-if(errors === _errs111){
-if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+if(data37.limits !== undefined){
+let data46 = data37.limits;
 const _errs113 = errors;
-for(const key7 in data45){
+if(errors === _errs113){
+if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
+const _errs115 = errors;
+for(const key7 in data46){
 if(!((((key7 === "processes") || (key7 === "memory")) || (key7 === "file_size")) || (key7 === "tmp"))){
 const err23 = {instancePath:instancePath+"/tools/shell/sandbox/limits",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -1207,11 +1229,11 @@ errors++;
 break;
 }
 }
-if(_errs113 === errors){
-if(data45.processes !== undefined){
-let data46 = data45.processes;
-const _errs114 = errors;
-if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
+if(_errs115 === errors){
+if(data46.processes !== undefined){
+let data47 = data46.processes;
+const _errs116 = errors;
+if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
 const err24 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err24];
@@ -1221,9 +1243,9 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(errors === _errs114){
-if((typeof data46 == "number") && (isFinite(data46))){
-if(data46 > 9007199254740991 || isNaN(data46)){
+if(errors === _errs116){
+if((typeof data47 == "number") && (isFinite(data47))){
+if(data47 > 9007199254740991 || isNaN(data47)){
 const err25 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err25];
@@ -1234,7 +1256,7 @@ vErrors.push(err25);
 errors++;
 }
 else {
-if(data46 < 8 || isNaN(data46)){
+if(data47 < 8 || isNaN(data47)){
 const err26 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
 if(vErrors === null){
 vErrors = [err26];
@@ -1247,19 +1269,19 @@ errors++;
 }
 }
 }
-var valid17 = _errs114 === errors;
+var valid17 = _errs116 === errors;
 }
 else {
 var valid17 = true;
 }
 if(valid17){
-if(data45.memory !== undefined){
-let data47 = data45.memory;
-const _errs116 = errors;
-const _errs117 = errors;
-let valid18 = false;
+if(data46.memory !== undefined){
+let data48 = data46.memory;
 const _errs118 = errors;
-if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
+const _errs119 = errors;
+let valid18 = false;
+const _errs120 = errors;
+if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
 const err27 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err27];
@@ -1269,9 +1291,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(errors === _errs118){
-if((typeof data47 == "number") && (isFinite(data47))){
-if(data47 > 9007199254740991 || isNaN(data47)){
+if(errors === _errs120){
+if((typeof data48 == "number") && (isFinite(data48))){
+if(data48 > 9007199254740991 || isNaN(data48)){
 const err28 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err28];
@@ -1282,7 +1304,7 @@ vErrors.push(err28);
 errors++;
 }
 else {
-if(data47 <= 0 || isNaN(data47)){
+if(data48 <= 0 || isNaN(data48)){
 const err29 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err29];
@@ -1295,12 +1317,12 @@ errors++;
 }
 }
 }
-var _valid3 = _errs118 === errors;
+var _valid3 = _errs120 === errors;
 valid18 = valid18 || _valid3;
-const _errs120 = errors;
-if(errors === _errs120){
-if(typeof data47 === "string"){
-if(!pattern8.test(data47)){
+const _errs122 = errors;
+if(errors === _errs122){
+if(typeof data48 === "string"){
+if(!pattern8.test(data48)){
 const err30 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err30];
@@ -1322,7 +1344,7 @@ vErrors.push(err31);
 errors++;
 }
 }
-var _valid3 = _errs120 === errors;
+var _valid3 = _errs122 === errors;
 valid18 = valid18 || _valid3;
 if(!valid18){
 const err32 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1335,29 +1357,29 @@ vErrors.push(err32);
 errors++;
 }
 else {
-errors = _errs117;
+errors = _errs119;
 if(vErrors !== null){
-if(_errs117){
-vErrors.length = _errs117;
+if(_errs119){
+vErrors.length = _errs119;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid17 = _errs116 === errors;
+var valid17 = _errs118 === errors;
 }
 else {
 var valid17 = true;
 }
 if(valid17){
-if(data45.file_size !== undefined){
-let data48 = data45.file_size;
-const _errs122 = errors;
-const _errs123 = errors;
-let valid19 = false;
+if(data46.file_size !== undefined){
+let data49 = data46.file_size;
 const _errs124 = errors;
-if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
+const _errs125 = errors;
+let valid19 = false;
+const _errs126 = errors;
+if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
 const err33 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err33];
@@ -1367,9 +1389,9 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(errors === _errs124){
-if((typeof data48 == "number") && (isFinite(data48))){
-if(data48 > 9007199254740991 || isNaN(data48)){
+if(errors === _errs126){
+if((typeof data49 == "number") && (isFinite(data49))){
+if(data49 > 9007199254740991 || isNaN(data49)){
 const err34 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err34];
@@ -1380,7 +1402,7 @@ vErrors.push(err34);
 errors++;
 }
 else {
-if(data48 <= 0 || isNaN(data48)){
+if(data49 <= 0 || isNaN(data49)){
 const err35 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err35];
@@ -1393,12 +1415,12 @@ errors++;
 }
 }
 }
-var _valid4 = _errs124 === errors;
+var _valid4 = _errs126 === errors;
 valid19 = valid19 || _valid4;
-const _errs126 = errors;
-if(errors === _errs126){
-if(typeof data48 === "string"){
-if(!pattern8.test(data48)){
+const _errs128 = errors;
+if(errors === _errs128){
+if(typeof data49 === "string"){
+if(!pattern8.test(data49)){
 const err36 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err36];
@@ -1420,7 +1442,7 @@ vErrors.push(err37);
 errors++;
 }
 }
-var _valid4 = _errs126 === errors;
+var _valid4 = _errs128 === errors;
 valid19 = valid19 || _valid4;
 if(!valid19){
 const err38 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1433,29 +1455,29 @@ vErrors.push(err38);
 errors++;
 }
 else {
-errors = _errs123;
+errors = _errs125;
 if(vErrors !== null){
-if(_errs123){
-vErrors.length = _errs123;
+if(_errs125){
+vErrors.length = _errs125;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid17 = _errs122 === errors;
+var valid17 = _errs124 === errors;
 }
 else {
 var valid17 = true;
 }
 if(valid17){
-if(data45.tmp !== undefined){
-let data49 = data45.tmp;
-const _errs128 = errors;
-const _errs129 = errors;
-let valid20 = false;
+if(data46.tmp !== undefined){
+let data50 = data46.tmp;
 const _errs130 = errors;
-if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
+const _errs131 = errors;
+let valid20 = false;
+const _errs132 = errors;
+if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
 const err39 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err39];
@@ -1465,9 +1487,9 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(errors === _errs130){
-if((typeof data49 == "number") && (isFinite(data49))){
-if(data49 > 9007199254740991 || isNaN(data49)){
+if(errors === _errs132){
+if((typeof data50 == "number") && (isFinite(data50))){
+if(data50 > 9007199254740991 || isNaN(data50)){
 const err40 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err40];
@@ -1478,7 +1500,7 @@ vErrors.push(err40);
 errors++;
 }
 else {
-if(data49 <= 0 || isNaN(data49)){
+if(data50 <= 0 || isNaN(data50)){
 const err41 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err41];
@@ -1491,12 +1513,12 @@ errors++;
 }
 }
 }
-var _valid5 = _errs130 === errors;
+var _valid5 = _errs132 === errors;
 valid20 = valid20 || _valid5;
-const _errs132 = errors;
-if(errors === _errs132){
-if(typeof data49 === "string"){
-if(!pattern8.test(data49)){
+const _errs134 = errors;
+if(errors === _errs134){
+if(typeof data50 === "string"){
+if(!pattern8.test(data50)){
 const err42 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err42];
@@ -1518,7 +1540,7 @@ vErrors.push(err43);
 errors++;
 }
 }
-var _valid5 = _errs132 === errors;
+var _valid5 = _errs134 === errors;
 valid20 = valid20 || _valid5;
 if(!valid20){
 const err44 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1531,17 +1553,17 @@ vErrors.push(err44);
 errors++;
 }
 else {
-errors = _errs129;
+errors = _errs131;
 if(vErrors !== null){
-if(_errs129){
-vErrors.length = _errs129;
+if(_errs131){
+vErrors.length = _errs131;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid17 = _errs128 === errors;
+var valid17 = _errs130 === errors;
 }
 else {
 var valid17 = true;
@@ -1562,7 +1584,7 @@ vErrors.push(err45);
 errors++;
 }
 }
-var valid11 = _errs111 === errors;
+var valid11 = _errs113 === errors;
 }
 else {
 var valid11 = true;
@@ -1584,7 +1606,7 @@ vErrors.push(err46);
 errors++;
 }
 }
-var _valid1 = _errs87 === errors;
+var _valid1 = _errs89 === errors;
 valid10 = valid10 || _valid1;
 if(!valid10){
 const err47 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1599,17 +1621,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs84;
+errors = _errs86;
 if(vErrors !== null){
-if(_errs84){
-vErrors.length = _errs84;
+if(_errs86){
+vErrors.length = _errs86;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid6 = _errs83 === errors;
+var valid6 = _errs85 === errors;
 }
 else {
 var valid6 = true;
@@ -1626,39 +1648,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/pro
 return false;
 }
 }
-var valid5 = _errs62 === errors;
+var valid5 = _errs64 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data27.read_file !== undefined){
-let data50 = data27.read_file;
-const _errs134 = errors;
-if(errors === _errs134){
-if(data50 && typeof data50 == "object" && !Array.isArray(data50)){
+if(data28.read_file !== undefined){
+let data51 = data28.read_file;
 const _errs136 = errors;
-for(const key8 in data50){
+if(errors === _errs136){
+if(data51 && typeof data51 == "object" && !Array.isArray(data51)){
+const _errs138 = errors;
+for(const key8 in data51){
 if(!(((key8 === "paths") || (key8 === "max_bytes")) || (key8 === "dedup"))){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#/properties/tools/properties/read_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs136 === errors){
-if(data50.paths !== undefined){
-let data51 = data50.paths;
-const _errs137 = errors;
-if(errors === _errs137){
-if(Array.isArray(data51)){
-var valid22 = true;
-const len7 = data51.length;
-for(let i7=0; i7<len7; i7++){
-let data52 = data51[i7];
+if(_errs138 === errors){
+if(data51.paths !== undefined){
+let data52 = data51.paths;
 const _errs139 = errors;
 if(errors === _errs139){
-if(typeof data52 === "string"){
-if(data52.length < 1){
+if(Array.isArray(data52)){
+var valid22 = true;
+const len7 = data52.length;
+for(let i7=0; i7<len7; i7++){
+let data53 = data52[i7];
+const _errs141 = errors;
+if(errors === _errs141){
+if(typeof data53 === "string"){
+if(data53.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i7,schemaPath:"#/properties/tools/properties/read_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1668,7 +1690,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i7,s
 return false;
 }
 }
-var valid22 = _errs139 === errors;
+var valid22 = _errs141 === errors;
 if(!valid22){
 break;
 }
@@ -1679,19 +1701,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths",schemaP
 return false;
 }
 }
-var valid21 = _errs137 === errors;
+var valid21 = _errs139 === errors;
 }
 else {
 var valid21 = true;
 }
 if(valid21){
-if(data50.max_bytes !== undefined){
-let data53 = data50.max_bytes;
-const _errs141 = errors;
-const _errs142 = errors;
-let valid23 = false;
+if(data51.max_bytes !== undefined){
+let data54 = data51.max_bytes;
 const _errs143 = errors;
-if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
+const _errs144 = errors;
+let valid23 = false;
+const _errs145 = errors;
+if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
 const err48 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err48];
@@ -1701,9 +1723,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(errors === _errs143){
-if((typeof data53 == "number") && (isFinite(data53))){
-if(data53 > 9007199254740991 || isNaN(data53)){
+if(errors === _errs145){
+if((typeof data54 == "number") && (isFinite(data54))){
+if(data54 > 9007199254740991 || isNaN(data54)){
 const err49 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err49];
@@ -1714,7 +1736,7 @@ vErrors.push(err49);
 errors++;
 }
 else {
-if(data53 <= 0 || isNaN(data53)){
+if(data54 <= 0 || isNaN(data54)){
 const err50 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err50];
@@ -1727,12 +1749,12 @@ errors++;
 }
 }
 }
-var _valid6 = _errs143 === errors;
+var _valid6 = _errs145 === errors;
 valid23 = valid23 || _valid6;
-const _errs145 = errors;
-if(errors === _errs145){
-if(typeof data53 === "string"){
-if(!pattern8.test(data53)){
+const _errs147 = errors;
+if(errors === _errs147){
+if(typeof data54 === "string"){
+if(!pattern8.test(data54)){
 const err51 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err51];
@@ -1754,7 +1776,7 @@ vErrors.push(err52);
 errors++;
 }
 }
-var _valid6 = _errs145 === errors;
+var _valid6 = _errs147 === errors;
 valid23 = valid23 || _valid6;
 if(!valid23){
 const err53 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1769,29 +1791,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs142;
+errors = _errs144;
 if(vErrors !== null){
-if(_errs142){
-vErrors.length = _errs142;
+if(_errs144){
+vErrors.length = _errs144;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid21 = _errs141 === errors;
+var valid21 = _errs143 === errors;
 }
 else {
 var valid21 = true;
 }
 if(valid21){
-if(data50.dedup !== undefined){
-const _errs147 = errors;
-if(typeof data50.dedup !== "boolean"){
+if(data51.dedup !== undefined){
+const _errs149 = errors;
+if(typeof data51.dedup !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file/dedup",schemaPath:"#/properties/tools/properties/read_file/properties/dedup/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid21 = _errs147 === errors;
+var valid21 = _errs149 === errors;
 }
 else {
 var valid21 = true;
@@ -1805,39 +1827,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#
 return false;
 }
 }
-var valid5 = _errs134 === errors;
+var valid5 = _errs136 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data27.write_file !== undefined){
-let data55 = data27.write_file;
-const _errs149 = errors;
-if(errors === _errs149){
-if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
+if(data28.write_file !== undefined){
+let data56 = data28.write_file;
 const _errs151 = errors;
-for(const key9 in data55){
+if(errors === _errs151){
+if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
+const _errs153 = errors;
+for(const key9 in data56){
 if(!((key9 === "paths") || (key9 === "max_bytes"))){
 validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"#/properties/tools/properties/write_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs151 === errors){
-if(data55.paths !== undefined){
-let data56 = data55.paths;
-const _errs152 = errors;
-if(errors === _errs152){
-if(Array.isArray(data56)){
-var valid25 = true;
-const len8 = data56.length;
-for(let i8=0; i8<len8; i8++){
-let data57 = data56[i8];
+if(_errs153 === errors){
+if(data56.paths !== undefined){
+let data57 = data56.paths;
 const _errs154 = errors;
 if(errors === _errs154){
-if(typeof data57 === "string"){
-if(data57.length < 1){
+if(Array.isArray(data57)){
+var valid25 = true;
+const len8 = data57.length;
+for(let i8=0; i8<len8; i8++){
+let data58 = data57[i8];
+const _errs156 = errors;
+if(errors === _errs156){
+if(typeof data58 === "string"){
+if(data58.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i8,schemaPath:"#/properties/tools/properties/write_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1847,7 +1869,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i8,
 return false;
 }
 }
-var valid25 = _errs154 === errors;
+var valid25 = _errs156 === errors;
 if(!valid25){
 break;
 }
@@ -1858,19 +1880,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths",schema
 return false;
 }
 }
-var valid24 = _errs152 === errors;
+var valid24 = _errs154 === errors;
 }
 else {
 var valid24 = true;
 }
 if(valid24){
-if(data55.max_bytes !== undefined){
-let data58 = data55.max_bytes;
-const _errs156 = errors;
-const _errs157 = errors;
-let valid26 = false;
+if(data56.max_bytes !== undefined){
+let data59 = data56.max_bytes;
 const _errs158 = errors;
-if(!(((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58))) && (isFinite(data58)))){
+const _errs159 = errors;
+let valid26 = false;
+const _errs160 = errors;
+if(!(((typeof data59 == "number") && (!(data59 % 1) && !isNaN(data59))) && (isFinite(data59)))){
 const err54 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err54];
@@ -1880,9 +1902,9 @@ vErrors.push(err54);
 }
 errors++;
 }
-if(errors === _errs158){
-if((typeof data58 == "number") && (isFinite(data58))){
-if(data58 > 9007199254740991 || isNaN(data58)){
+if(errors === _errs160){
+if((typeof data59 == "number") && (isFinite(data59))){
+if(data59 > 9007199254740991 || isNaN(data59)){
 const err55 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err55];
@@ -1893,7 +1915,7 @@ vErrors.push(err55);
 errors++;
 }
 else {
-if(data58 <= 0 || isNaN(data58)){
+if(data59 <= 0 || isNaN(data59)){
 const err56 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err56];
@@ -1906,12 +1928,12 @@ errors++;
 }
 }
 }
-var _valid7 = _errs158 === errors;
+var _valid7 = _errs160 === errors;
 valid26 = valid26 || _valid7;
-const _errs160 = errors;
-if(errors === _errs160){
-if(typeof data58 === "string"){
-if(!pattern8.test(data58)){
+const _errs162 = errors;
+if(errors === _errs162){
+if(typeof data59 === "string"){
+if(!pattern8.test(data59)){
 const err57 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err57];
@@ -1933,7 +1955,7 @@ vErrors.push(err58);
 errors++;
 }
 }
-var _valid7 = _errs160 === errors;
+var _valid7 = _errs162 === errors;
 valid26 = valid26 || _valid7;
 if(!valid26){
 const err59 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1948,17 +1970,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs157;
+errors = _errs159;
 if(vErrors !== null){
-if(_errs157){
-vErrors.length = _errs157;
+if(_errs159){
+vErrors.length = _errs159;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid24 = _errs156 === errors;
+var valid24 = _errs158 === errors;
 }
 else {
 var valid24 = true;
@@ -1971,39 +1993,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"
 return false;
 }
 }
-var valid5 = _errs149 === errors;
+var valid5 = _errs151 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data27.list_dir !== undefined){
-let data59 = data27.list_dir;
-const _errs162 = errors;
-if(errors === _errs162){
-if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
+if(data28.list_dir !== undefined){
+let data60 = data28.list_dir;
 const _errs164 = errors;
-for(const key10 in data59){
+if(errors === _errs164){
+if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
+const _errs166 = errors;
+for(const key10 in data60){
 if(!((key10 === "paths") || (key10 === "max_entries"))){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/properties/tools/properties/list_dir/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs164 === errors){
-if(data59.paths !== undefined){
-let data60 = data59.paths;
-const _errs165 = errors;
-if(errors === _errs165){
-if(Array.isArray(data60)){
-var valid28 = true;
-const len9 = data60.length;
-for(let i9=0; i9<len9; i9++){
-let data61 = data60[i9];
+if(_errs166 === errors){
+if(data60.paths !== undefined){
+let data61 = data60.paths;
 const _errs167 = errors;
 if(errors === _errs167){
-if(typeof data61 === "string"){
-if(data61.length < 1){
+if(Array.isArray(data61)){
+var valid28 = true;
+const len9 = data61.length;
+for(let i9=0; i9<len9; i9++){
+let data62 = data61[i9];
+const _errs169 = errors;
+if(errors === _errs169){
+if(typeof data62 === "string"){
+if(data62.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i9,schemaPath:"#/properties/tools/properties/list_dir/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2013,7 +2035,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i9,sc
 return false;
 }
 }
-var valid28 = _errs167 === errors;
+var valid28 = _errs169 === errors;
 if(!valid28){
 break;
 }
@@ -2024,34 +2046,34 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths",schemaPa
 return false;
 }
 }
-var valid27 = _errs165 === errors;
+var valid27 = _errs167 === errors;
 }
 else {
 var valid27 = true;
 }
 if(valid27){
-if(data59.max_entries !== undefined){
-let data62 = data59.max_entries;
-const _errs169 = errors;
-if(!(((typeof data62 == "number") && (!(data62 % 1) && !isNaN(data62))) && (isFinite(data62)))){
+if(data60.max_entries !== undefined){
+let data63 = data60.max_entries;
+const _errs171 = errors;
+if(!(((typeof data63 == "number") && (!(data63 % 1) && !isNaN(data63))) && (isFinite(data63)))){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs169){
-if((typeof data62 == "number") && (isFinite(data62))){
-if(data62 > 9007199254740991 || isNaN(data62)){
+if(errors === _errs171){
+if((typeof data63 == "number") && (isFinite(data63))){
+if(data63 > 9007199254740991 || isNaN(data63)){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data62 <= 0 || isNaN(data62)){
+if(data63 <= 0 || isNaN(data63)){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid27 = _errs169 === errors;
+var valid27 = _errs171 === errors;
 }
 else {
 var valid27 = true;
@@ -2064,39 +2086,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/
 return false;
 }
 }
-var valid5 = _errs162 === errors;
+var valid5 = _errs164 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data27.http_fetch !== undefined){
-let data63 = data27.http_fetch;
-const _errs171 = errors;
-if(errors === _errs171){
-if(data63 && typeof data63 == "object" && !Array.isArray(data63)){
+if(data28.http_fetch !== undefined){
+let data64 = data28.http_fetch;
 const _errs173 = errors;
-for(const key11 in data63){
+if(errors === _errs173){
+if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
+const _errs175 = errors;
+for(const key11 in data64){
 if(!(((key11 === "hosts") || (key11 === "timeout")) || (key11 === "max_output"))){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"#/properties/tools/properties/http_fetch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs173 === errors){
-if(data63.hosts !== undefined){
-let data64 = data63.hosts;
-const _errs174 = errors;
-if(errors === _errs174){
-if(Array.isArray(data64)){
-var valid30 = true;
-const len10 = data64.length;
-for(let i10=0; i10<len10; i10++){
-let data65 = data64[i10];
+if(_errs175 === errors){
+if(data64.hosts !== undefined){
+let data65 = data64.hosts;
 const _errs176 = errors;
 if(errors === _errs176){
-if(typeof data65 === "string"){
-if(data65.length < 1){
+if(Array.isArray(data65)){
+var valid30 = true;
+const len10 = data65.length;
+for(let i10=0; i10<len10; i10++){
+let data66 = data65[i10];
+const _errs178 = errors;
+if(errors === _errs178){
+if(typeof data66 === "string"){
+if(data66.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i10,schemaPath:"#/properties/tools/properties/http_fetch/properties/hosts/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2106,7 +2128,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i10
 return false;
 }
 }
-var valid30 = _errs176 === errors;
+var valid30 = _errs178 === errors;
 if(!valid30){
 break;
 }
@@ -2117,18 +2139,18 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts",schema
 return false;
 }
 }
-var valid29 = _errs174 === errors;
+var valid29 = _errs176 === errors;
 }
 else {
 var valid29 = true;
 }
 if(valid29){
-if(data63.timeout !== undefined){
-let data66 = data63.timeout;
-const _errs178 = errors;
-if(errors === _errs178){
-if(typeof data66 === "string"){
-if(!pattern5.test(data66)){
+if(data64.timeout !== undefined){
+let data67 = data64.timeout;
+const _errs180 = errors;
+if(errors === _errs180){
+if(typeof data67 === "string"){
+if(!pattern5.test(data67)){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",schemaPath:"#/properties/tools/properties/http_fetch/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -2138,19 +2160,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",sche
 return false;
 }
 }
-var valid29 = _errs178 === errors;
+var valid29 = _errs180 === errors;
 }
 else {
 var valid29 = true;
 }
 if(valid29){
-if(data63.max_output !== undefined){
-let data67 = data63.max_output;
-const _errs180 = errors;
-const _errs181 = errors;
-let valid31 = false;
+if(data64.max_output !== undefined){
+let data68 = data64.max_output;
 const _errs182 = errors;
-if(!(((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67))) && (isFinite(data67)))){
+const _errs183 = errors;
+let valid31 = false;
+const _errs184 = errors;
+if(!(((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68))) && (isFinite(data68)))){
 const err60 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err60];
@@ -2160,9 +2182,9 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(errors === _errs182){
-if((typeof data67 == "number") && (isFinite(data67))){
-if(data67 > 9007199254740991 || isNaN(data67)){
+if(errors === _errs184){
+if((typeof data68 == "number") && (isFinite(data68))){
+if(data68 > 9007199254740991 || isNaN(data68)){
 const err61 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err61];
@@ -2173,7 +2195,7 @@ vErrors.push(err61);
 errors++;
 }
 else {
-if(data67 <= 0 || isNaN(data67)){
+if(data68 <= 0 || isNaN(data68)){
 const err62 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err62];
@@ -2186,12 +2208,12 @@ errors++;
 }
 }
 }
-var _valid8 = _errs182 === errors;
+var _valid8 = _errs184 === errors;
 valid31 = valid31 || _valid8;
-const _errs184 = errors;
-if(errors === _errs184){
-if(typeof data67 === "string"){
-if(!pattern8.test(data67)){
+const _errs186 = errors;
+if(errors === _errs186){
+if(typeof data68 === "string"){
+if(!pattern8.test(data68)){
 const err63 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err63];
@@ -2213,7 +2235,7 @@ vErrors.push(err64);
 errors++;
 }
 }
-var _valid8 = _errs184 === errors;
+var _valid8 = _errs186 === errors;
 valid31 = valid31 || _valid8;
 if(!valid31){
 const err65 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2228,17 +2250,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs181;
+errors = _errs183;
 if(vErrors !== null){
-if(_errs181){
-vErrors.length = _errs181;
+if(_errs183){
+vErrors.length = _errs183;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid29 = _errs180 === errors;
+var valid29 = _errs182 === errors;
 }
 else {
 var valid29 = true;
@@ -2252,7 +2274,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"
 return false;
 }
 }
-var valid5 = _errs171 === errors;
+var valid5 = _errs173 === errors;
 }
 else {
 var valid5 = true;
@@ -2268,45 +2290,45 @@ validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs59 === errors;
+var valid0 = _errs61 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.plugins !== undefined){
-let data68 = data.plugins;
-const _errs186 = errors;
-if(errors === _errs186){
-if(Array.isArray(data68)){
-var valid32 = true;
-const len11 = data68.length;
-for(let i11=0; i11<len11; i11++){
-let data69 = data68[i11];
+let data69 = data.plugins;
 const _errs188 = errors;
 if(errors === _errs188){
-if(data69 && typeof data69 == "object" && !Array.isArray(data69)){
+if(Array.isArray(data69)){
+var valid32 = true;
+const len11 = data69.length;
+for(let i11=0; i11<len11; i11++){
+let data70 = data69[i11];
+const _errs190 = errors;
+if(errors === _errs190){
+if(data70 && typeof data70 == "object" && !Array.isArray(data70)){
 let missing2;
-if((data69.path === undefined) && (missing2 = "path")){
+if((data70.path === undefined) && (missing2 = "path")){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11,schemaPath:"#/properties/plugins/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
 else {
-const _errs190 = errors;
-for(const key12 in data69){
+const _errs192 = errors;
+for(const key12 in data70){
 if(!((((((((key12 === "path") || (key12 === "permissions")) || (key12 === "config")) || (key12 === "hook_timeout")) || (key12 === "max_memory")) || (key12 === "tools")) || (key12 === "isolation")) || (key12 === "sandbox"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11,schemaPath:"#/properties/plugins/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs190 === errors){
-if(data69.path !== undefined){
-let data70 = data69.path;
-const _errs191 = errors;
-if(errors === _errs191){
-if(typeof data70 === "string"){
-if(data70.length < 1){
+if(_errs192 === errors){
+if(data70.path !== undefined){
+let data71 = data70.path;
+const _errs193 = errors;
+if(errors === _errs193){
+if(typeof data71 === "string"){
+if(data71.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/path",schemaPath:"#/properties/plugins/items/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2316,33 +2338,33 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/path",schema
 return false;
 }
 }
-var valid33 = _errs191 === errors;
+var valid33 = _errs193 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data69.permissions !== undefined){
-let data71 = data69.permissions;
-const _errs193 = errors;
-if(errors === _errs193){
-if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(data70.permissions !== undefined){
+let data72 = data70.permissions;
 const _errs195 = errors;
-for(const key13 in data71){
+if(errors === _errs195){
+if(data72 && typeof data72 == "object" && !Array.isArray(data72)){
+const _errs197 = errors;
+for(const key13 in data72){
 if(!(((((((key13 === "read") || (key13 === "write")) || (key13 === "net")) || (key13 === "env")) || (key13 === "run")) || (key13 === "ffi")) || (key13 === "sys"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/permissions",schemaPath:"#/properties/plugins/items/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs195 === errors){
-if(data71.read !== undefined){
-let data72 = data71.read;
-const _errs196 = errors;
-const _errs197 = errors;
-let valid35 = false;
+if(_errs197 === errors){
+if(data72.read !== undefined){
+let data73 = data72.read;
 const _errs198 = errors;
-if(typeof data72 !== "boolean"){
+const _errs199 = errors;
+let valid35 = false;
+const _errs200 = errors;
+if(typeof data73 !== "boolean"){
 const err66 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err66];
@@ -2352,16 +2374,16 @@ vErrors.push(err66);
 }
 errors++;
 }
-var _valid9 = _errs198 === errors;
+var _valid9 = _errs200 === errors;
 valid35 = valid35 || _valid9;
-const _errs200 = errors;
-if(errors === _errs200){
-if(Array.isArray(data72)){
-var valid36 = true;
-const len12 = data72.length;
-for(let i12=0; i12<len12; i12++){
 const _errs202 = errors;
-if(typeof data72[i12] !== "string"){
+if(errors === _errs202){
+if(Array.isArray(data73)){
+var valid36 = true;
+const len12 = data73.length;
+for(let i12=0; i12<len12; i12++){
+const _errs204 = errors;
+if(typeof data73[i12] !== "string"){
 const err67 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/read/" + i12,schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err67];
@@ -2371,7 +2393,7 @@ vErrors.push(err67);
 }
 errors++;
 }
-var valid36 = _errs202 === errors;
+var valid36 = _errs204 === errors;
 if(!valid36){
 break;
 }
@@ -2388,7 +2410,7 @@ vErrors.push(err68);
 errors++;
 }
 }
-var _valid9 = _errs200 === errors;
+var _valid9 = _errs202 === errors;
 valid35 = valid35 || _valid9;
 if(!valid35){
 const err69 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2403,29 +2425,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs197;
+errors = _errs199;
 if(vErrors !== null){
-if(_errs197){
-vErrors.length = _errs197;
+if(_errs199){
+vErrors.length = _errs199;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid34 = _errs196 === errors;
+var valid34 = _errs198 === errors;
 }
 else {
 var valid34 = true;
 }
 if(valid34){
-if(data71.write !== undefined){
-let data74 = data71.write;
-const _errs204 = errors;
-const _errs205 = errors;
-let valid37 = false;
+if(data72.write !== undefined){
+let data75 = data72.write;
 const _errs206 = errors;
-if(typeof data74 !== "boolean"){
+const _errs207 = errors;
+let valid37 = false;
+const _errs208 = errors;
+if(typeof data75 !== "boolean"){
 const err70 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err70];
@@ -2435,16 +2457,16 @@ vErrors.push(err70);
 }
 errors++;
 }
-var _valid10 = _errs206 === errors;
+var _valid10 = _errs208 === errors;
 valid37 = valid37 || _valid10;
-const _errs208 = errors;
-if(errors === _errs208){
-if(Array.isArray(data74)){
-var valid38 = true;
-const len13 = data74.length;
-for(let i13=0; i13<len13; i13++){
 const _errs210 = errors;
-if(typeof data74[i13] !== "string"){
+if(errors === _errs210){
+if(Array.isArray(data75)){
+var valid38 = true;
+const len13 = data75.length;
+for(let i13=0; i13<len13; i13++){
+const _errs212 = errors;
+if(typeof data75[i13] !== "string"){
 const err71 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/write/" + i13,schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err71];
@@ -2454,7 +2476,7 @@ vErrors.push(err71);
 }
 errors++;
 }
-var valid38 = _errs210 === errors;
+var valid38 = _errs212 === errors;
 if(!valid38){
 break;
 }
@@ -2471,7 +2493,7 @@ vErrors.push(err72);
 errors++;
 }
 }
-var _valid10 = _errs208 === errors;
+var _valid10 = _errs210 === errors;
 valid37 = valid37 || _valid10;
 if(!valid37){
 const err73 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2486,29 +2508,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs205;
+errors = _errs207;
 if(vErrors !== null){
-if(_errs205){
-vErrors.length = _errs205;
+if(_errs207){
+vErrors.length = _errs207;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid34 = _errs204 === errors;
+var valid34 = _errs206 === errors;
 }
 else {
 var valid34 = true;
 }
 if(valid34){
-if(data71.net !== undefined){
-let data76 = data71.net;
-const _errs212 = errors;
-const _errs213 = errors;
-let valid39 = false;
+if(data72.net !== undefined){
+let data77 = data72.net;
 const _errs214 = errors;
-if(typeof data76 !== "boolean"){
+const _errs215 = errors;
+let valid39 = false;
+const _errs216 = errors;
+if(typeof data77 !== "boolean"){
 const err74 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err74];
@@ -2518,16 +2540,16 @@ vErrors.push(err74);
 }
 errors++;
 }
-var _valid11 = _errs214 === errors;
+var _valid11 = _errs216 === errors;
 valid39 = valid39 || _valid11;
-const _errs216 = errors;
-if(errors === _errs216){
-if(Array.isArray(data76)){
-var valid40 = true;
-const len14 = data76.length;
-for(let i14=0; i14<len14; i14++){
 const _errs218 = errors;
-if(typeof data76[i14] !== "string"){
+if(errors === _errs218){
+if(Array.isArray(data77)){
+var valid40 = true;
+const len14 = data77.length;
+for(let i14=0; i14<len14; i14++){
+const _errs220 = errors;
+if(typeof data77[i14] !== "string"){
 const err75 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/net/" + i14,schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err75];
@@ -2537,7 +2559,7 @@ vErrors.push(err75);
 }
 errors++;
 }
-var valid40 = _errs218 === errors;
+var valid40 = _errs220 === errors;
 if(!valid40){
 break;
 }
@@ -2554,7 +2576,7 @@ vErrors.push(err76);
 errors++;
 }
 }
-var _valid11 = _errs216 === errors;
+var _valid11 = _errs218 === errors;
 valid39 = valid39 || _valid11;
 if(!valid39){
 const err77 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2569,29 +2591,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs213;
+errors = _errs215;
 if(vErrors !== null){
-if(_errs213){
-vErrors.length = _errs213;
+if(_errs215){
+vErrors.length = _errs215;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid34 = _errs212 === errors;
+var valid34 = _errs214 === errors;
 }
 else {
 var valid34 = true;
 }
 if(valid34){
-if(data71.env !== undefined){
-let data78 = data71.env;
-const _errs220 = errors;
-const _errs221 = errors;
-let valid41 = false;
+if(data72.env !== undefined){
+let data79 = data72.env;
 const _errs222 = errors;
-if(typeof data78 !== "boolean"){
+const _errs223 = errors;
+let valid41 = false;
+const _errs224 = errors;
+if(typeof data79 !== "boolean"){
 const err78 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err78];
@@ -2601,16 +2623,16 @@ vErrors.push(err78);
 }
 errors++;
 }
-var _valid12 = _errs222 === errors;
+var _valid12 = _errs224 === errors;
 valid41 = valid41 || _valid12;
-const _errs224 = errors;
-if(errors === _errs224){
-if(Array.isArray(data78)){
-var valid42 = true;
-const len15 = data78.length;
-for(let i15=0; i15<len15; i15++){
 const _errs226 = errors;
-if(typeof data78[i15] !== "string"){
+if(errors === _errs226){
+if(Array.isArray(data79)){
+var valid42 = true;
+const len15 = data79.length;
+for(let i15=0; i15<len15; i15++){
+const _errs228 = errors;
+if(typeof data79[i15] !== "string"){
 const err79 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/env/" + i15,schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err79];
@@ -2620,7 +2642,7 @@ vErrors.push(err79);
 }
 errors++;
 }
-var valid42 = _errs226 === errors;
+var valid42 = _errs228 === errors;
 if(!valid42){
 break;
 }
@@ -2637,7 +2659,7 @@ vErrors.push(err80);
 errors++;
 }
 }
-var _valid12 = _errs224 === errors;
+var _valid12 = _errs226 === errors;
 valid41 = valid41 || _valid12;
 if(!valid41){
 const err81 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2652,29 +2674,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs221;
+errors = _errs223;
 if(vErrors !== null){
-if(_errs221){
-vErrors.length = _errs221;
+if(_errs223){
+vErrors.length = _errs223;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid34 = _errs220 === errors;
+var valid34 = _errs222 === errors;
 }
 else {
 var valid34 = true;
 }
 if(valid34){
-if(data71.run !== undefined){
-let data80 = data71.run;
-const _errs228 = errors;
-const _errs229 = errors;
-let valid43 = false;
+if(data72.run !== undefined){
+let data81 = data72.run;
 const _errs230 = errors;
-if(typeof data80 !== "boolean"){
+const _errs231 = errors;
+let valid43 = false;
+const _errs232 = errors;
+if(typeof data81 !== "boolean"){
 const err82 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err82];
@@ -2684,16 +2706,16 @@ vErrors.push(err82);
 }
 errors++;
 }
-var _valid13 = _errs230 === errors;
+var _valid13 = _errs232 === errors;
 valid43 = valid43 || _valid13;
-const _errs232 = errors;
-if(errors === _errs232){
-if(Array.isArray(data80)){
-var valid44 = true;
-const len16 = data80.length;
-for(let i16=0; i16<len16; i16++){
 const _errs234 = errors;
-if(typeof data80[i16] !== "string"){
+if(errors === _errs234){
+if(Array.isArray(data81)){
+var valid44 = true;
+const len16 = data81.length;
+for(let i16=0; i16<len16; i16++){
+const _errs236 = errors;
+if(typeof data81[i16] !== "string"){
 const err83 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/run/" + i16,schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err83];
@@ -2703,7 +2725,7 @@ vErrors.push(err83);
 }
 errors++;
 }
-var valid44 = _errs234 === errors;
+var valid44 = _errs236 === errors;
 if(!valid44){
 break;
 }
@@ -2720,7 +2742,7 @@ vErrors.push(err84);
 errors++;
 }
 }
-var _valid13 = _errs232 === errors;
+var _valid13 = _errs234 === errors;
 valid43 = valid43 || _valid13;
 if(!valid43){
 const err85 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2735,29 +2757,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs229;
+errors = _errs231;
 if(vErrors !== null){
-if(_errs229){
-vErrors.length = _errs229;
+if(_errs231){
+vErrors.length = _errs231;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid34 = _errs228 === errors;
+var valid34 = _errs230 === errors;
 }
 else {
 var valid34 = true;
 }
 if(valid34){
-if(data71.ffi !== undefined){
-let data82 = data71.ffi;
-const _errs236 = errors;
-const _errs237 = errors;
-let valid45 = false;
+if(data72.ffi !== undefined){
+let data83 = data72.ffi;
 const _errs238 = errors;
-if(typeof data82 !== "boolean"){
+const _errs239 = errors;
+let valid45 = false;
+const _errs240 = errors;
+if(typeof data83 !== "boolean"){
 const err86 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err86];
@@ -2767,16 +2789,16 @@ vErrors.push(err86);
 }
 errors++;
 }
-var _valid14 = _errs238 === errors;
+var _valid14 = _errs240 === errors;
 valid45 = valid45 || _valid14;
-const _errs240 = errors;
-if(errors === _errs240){
-if(Array.isArray(data82)){
-var valid46 = true;
-const len17 = data82.length;
-for(let i17=0; i17<len17; i17++){
 const _errs242 = errors;
-if(typeof data82[i17] !== "string"){
+if(errors === _errs242){
+if(Array.isArray(data83)){
+var valid46 = true;
+const len17 = data83.length;
+for(let i17=0; i17<len17; i17++){
+const _errs244 = errors;
+if(typeof data83[i17] !== "string"){
 const err87 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/ffi/" + i17,schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err87];
@@ -2786,7 +2808,7 @@ vErrors.push(err87);
 }
 errors++;
 }
-var valid46 = _errs242 === errors;
+var valid46 = _errs244 === errors;
 if(!valid46){
 break;
 }
@@ -2803,7 +2825,7 @@ vErrors.push(err88);
 errors++;
 }
 }
-var _valid14 = _errs240 === errors;
+var _valid14 = _errs242 === errors;
 valid45 = valid45 || _valid14;
 if(!valid45){
 const err89 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2818,29 +2840,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs237;
+errors = _errs239;
 if(vErrors !== null){
-if(_errs237){
-vErrors.length = _errs237;
+if(_errs239){
+vErrors.length = _errs239;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid34 = _errs236 === errors;
+var valid34 = _errs238 === errors;
 }
 else {
 var valid34 = true;
 }
 if(valid34){
-if(data71.sys !== undefined){
-let data84 = data71.sys;
-const _errs244 = errors;
-const _errs245 = errors;
-let valid47 = false;
+if(data72.sys !== undefined){
+let data85 = data72.sys;
 const _errs246 = errors;
-if(typeof data84 !== "boolean"){
+const _errs247 = errors;
+let valid47 = false;
+const _errs248 = errors;
+if(typeof data85 !== "boolean"){
 const err90 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err90];
@@ -2850,16 +2872,16 @@ vErrors.push(err90);
 }
 errors++;
 }
-var _valid15 = _errs246 === errors;
+var _valid15 = _errs248 === errors;
 valid47 = valid47 || _valid15;
-const _errs248 = errors;
-if(errors === _errs248){
-if(Array.isArray(data84)){
-var valid48 = true;
-const len18 = data84.length;
-for(let i18=0; i18<len18; i18++){
 const _errs250 = errors;
-if(typeof data84[i18] !== "string"){
+if(errors === _errs250){
+if(Array.isArray(data85)){
+var valid48 = true;
+const len18 = data85.length;
+for(let i18=0; i18<len18; i18++){
+const _errs252 = errors;
+if(typeof data85[i18] !== "string"){
 const err91 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/sys/" + i18,schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err91];
@@ -2869,7 +2891,7 @@ vErrors.push(err91);
 }
 errors++;
 }
-var valid48 = _errs250 === errors;
+var valid48 = _errs252 === errors;
 if(!valid48){
 break;
 }
@@ -2886,7 +2908,7 @@ vErrors.push(err92);
 errors++;
 }
 }
-var _valid15 = _errs248 === errors;
+var _valid15 = _errs250 === errors;
 valid47 = valid47 || _valid15;
 if(!valid47){
 const err93 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2901,17 +2923,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs245;
+errors = _errs247;
 if(vErrors !== null){
-if(_errs245){
-vErrors.length = _errs245;
+if(_errs247){
+vErrors.length = _errs247;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid34 = _errs244 === errors;
+var valid34 = _errs246 === errors;
 }
 else {
 var valid34 = true;
@@ -2929,19 +2951,19 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/permissions"
 return false;
 }
 }
-var valid33 = _errs193 === errors;
+var valid33 = _errs195 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data69.config !== undefined){
-let data86 = data69.config;
-const _errs252 = errors;
-if(errors === _errs252){
-if(data86 && typeof data86 == "object" && !Array.isArray(data86)){
-for(const key14 in data86){
+if(data70.config !== undefined){
+let data87 = data70.config;
 const _errs254 = errors;
+if(errors === _errs254){
+if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
+for(const key14 in data87){
+const _errs256 = errors;
 if(typeof key14 !== "string"){
 const err94 = {instancePath:instancePath+"/plugins/" + i11+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key14};
 if(vErrors === null){
@@ -2952,7 +2974,7 @@ vErrors.push(err94);
 }
 errors++;
 }
-var valid49 = _errs254 === errors;
+var valid49 = _errs256 === errors;
 if(!valid49){
 const err95 = {instancePath:instancePath+"/plugins/" + i11+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames",keyword:"propertyNames",params:{propertyName: key14},message:"property name must be valid"};
 if(vErrors === null){
@@ -2973,18 +2995,18 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/config",sche
 return false;
 }
 }
-var valid33 = _errs252 === errors;
+var valid33 = _errs254 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data69.hook_timeout !== undefined){
-let data87 = data69.hook_timeout;
-const _errs257 = errors;
-if(errors === _errs257){
-if(typeof data87 === "string"){
-if(!pattern5.test(data87)){
+if(data70.hook_timeout !== undefined){
+let data88 = data70.hook_timeout;
+const _errs259 = errors;
+if(errors === _errs259){
+if(typeof data88 === "string"){
+if(!pattern5.test(data88)){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/hook_timeout",schemaPath:"#/properties/plugins/items/properties/hook_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -2994,19 +3016,19 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/hook_timeout
 return false;
 }
 }
-var valid33 = _errs257 === errors;
+var valid33 = _errs259 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data69.max_memory !== undefined){
-let data88 = data69.max_memory;
-const _errs259 = errors;
-const _errs260 = errors;
-let valid50 = false;
+if(data70.max_memory !== undefined){
+let data89 = data70.max_memory;
 const _errs261 = errors;
-if(!(((typeof data88 == "number") && (!(data88 % 1) && !isNaN(data88))) && (isFinite(data88)))){
+const _errs262 = errors;
+let valid50 = false;
+const _errs263 = errors;
+if(!(((typeof data89 == "number") && (!(data89 % 1) && !isNaN(data89))) && (isFinite(data89)))){
 const err96 = {instancePath:instancePath+"/plugins/" + i11+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err96];
@@ -3016,9 +3038,9 @@ vErrors.push(err96);
 }
 errors++;
 }
-if(errors === _errs261){
-if((typeof data88 == "number") && (isFinite(data88))){
-if(data88 > 9007199254740991 || isNaN(data88)){
+if(errors === _errs263){
+if((typeof data89 == "number") && (isFinite(data89))){
+if(data89 > 9007199254740991 || isNaN(data89)){
 const err97 = {instancePath:instancePath+"/plugins/" + i11+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err97];
@@ -3029,7 +3051,7 @@ vErrors.push(err97);
 errors++;
 }
 else {
-if(data88 <= 0 || isNaN(data88)){
+if(data89 <= 0 || isNaN(data89)){
 const err98 = {instancePath:instancePath+"/plugins/" + i11+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err98];
@@ -3042,12 +3064,12 @@ errors++;
 }
 }
 }
-var _valid16 = _errs261 === errors;
+var _valid16 = _errs263 === errors;
 valid50 = valid50 || _valid16;
-const _errs263 = errors;
-if(errors === _errs263){
-if(typeof data88 === "string"){
-if(!pattern8.test(data88)){
+const _errs265 = errors;
+if(errors === _errs265){
+if(typeof data89 === "string"){
+if(!pattern8.test(data89)){
 const err99 = {instancePath:instancePath+"/plugins/" + i11+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err99];
@@ -3069,7 +3091,7 @@ vErrors.push(err100);
 errors++;
 }
 }
-var _valid16 = _errs263 === errors;
+var _valid16 = _errs265 === errors;
 valid50 = valid50 || _valid16;
 if(!valid50){
 const err101 = {instancePath:instancePath+"/plugins/" + i11+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3084,49 +3106,49 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs260;
+errors = _errs262;
 if(vErrors !== null){
-if(_errs260){
-vErrors.length = _errs260;
+if(_errs262){
+vErrors.length = _errs262;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid33 = _errs259 === errors;
+var valid33 = _errs261 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data69.tools !== undefined){
-let data89 = data69.tools;
-const _errs265 = errors;
-if(errors === _errs265){
-if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
+if(data70.tools !== undefined){
+let data90 = data70.tools;
 const _errs267 = errors;
-for(const key15 in data89){
+if(errors === _errs267){
+if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
+const _errs269 = errors;
+for(const key15 in data90){
 if(!((key15 === "allow") || (key15 === "deny"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools",schemaPath:"#/properties/plugins/items/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs267 === errors){
-if(data89.allow !== undefined){
-let data90 = data89.allow;
-const _errs268 = errors;
-if(errors === _errs268){
-if(Array.isArray(data90)){
-var valid52 = true;
-const len19 = data90.length;
-for(let i19=0; i19<len19; i19++){
-let data91 = data90[i19];
+if(_errs269 === errors){
+if(data90.allow !== undefined){
+let data91 = data90.allow;
 const _errs270 = errors;
 if(errors === _errs270){
-if(typeof data91 === "string"){
-if(data91.length < 1){
+if(Array.isArray(data91)){
+var valid52 = true;
+const len19 = data91.length;
+for(let i19=0; i19<len19; i19++){
+let data92 = data91[i19];
+const _errs272 = errors;
+if(errors === _errs272){
+if(typeof data92 === "string"){
+if(data92.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/allow/" + i19,schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3136,7 +3158,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/allow/
 return false;
 }
 }
-var valid52 = _errs270 === errors;
+var valid52 = _errs272 === errors;
 if(!valid52){
 break;
 }
@@ -3147,25 +3169,25 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/allow"
 return false;
 }
 }
-var valid51 = _errs268 === errors;
+var valid51 = _errs270 === errors;
 }
 else {
 var valid51 = true;
 }
 if(valid51){
-if(data89.deny !== undefined){
-let data92 = data89.deny;
-const _errs272 = errors;
-if(errors === _errs272){
-if(Array.isArray(data92)){
-var valid53 = true;
-const len20 = data92.length;
-for(let i20=0; i20<len20; i20++){
-let data93 = data92[i20];
+if(data90.deny !== undefined){
+let data93 = data90.deny;
 const _errs274 = errors;
 if(errors === _errs274){
-if(typeof data93 === "string"){
-if(data93.length < 1){
+if(Array.isArray(data93)){
+var valid53 = true;
+const len20 = data93.length;
+for(let i20=0; i20<len20; i20++){
+let data94 = data93[i20];
+const _errs276 = errors;
+if(errors === _errs276){
+if(typeof data94 === "string"){
+if(data94.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/deny/" + i20,schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3175,7 +3197,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/deny/"
 return false;
 }
 }
-var valid53 = _errs274 === errors;
+var valid53 = _errs276 === errors;
 if(!valid53){
 break;
 }
@@ -3186,7 +3208,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/deny",
 return false;
 }
 }
-var valid51 = _errs272 === errors;
+var valid51 = _errs274 === errors;
 }
 else {
 var valid51 = true;
@@ -3199,41 +3221,41 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools",schem
 return false;
 }
 }
-var valid33 = _errs265 === errors;
+var valid33 = _errs267 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data69.isolation !== undefined){
-let data94 = data69.isolation;
-const _errs276 = errors;
-if(typeof data94 !== "string"){
+if(data70.isolation !== undefined){
+let data95 = data70.isolation;
+const _errs278 = errors;
+if(typeof data95 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data94 === "subprocess") || (data94 === "worker"))){
+if(!((data95 === "subprocess") || (data95 === "worker"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema31.properties.plugins.items.properties.isolation.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid33 = _errs276 === errors;
+var valid33 = _errs278 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data69.sandbox !== undefined){
-let data95 = data69.sandbox;
-const _errs278 = errors;
-if(typeof data95 !== "string"){
+if(data70.sandbox !== undefined){
+let data96 = data70.sandbox;
+const _errs280 = errors;
+if(typeof data96 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("off" !== data95){
+if("off" !== data96){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"}];
 return false;
 }
-var valid33 = _errs278 === errors;
+var valid33 = _errs280 === errors;
 }
 else {
 var valid33 = true;
@@ -3253,7 +3275,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i11,schemaPath:"#/
 return false;
 }
 }
-var valid32 = _errs188 === errors;
+var valid32 = _errs190 === errors;
 if(!valid32){
 break;
 }
@@ -3264,20 +3286,20 @@ validate20.errors = [{instancePath:instancePath+"/plugins",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs186 === errors;
+var valid0 = _errs188 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.mcp_servers !== undefined){
-let data96 = data.mcp_servers;
-const _errs280 = errors;
-if(errors === _errs280){
-if(data96 && typeof data96 == "object" && !Array.isArray(data96)){
-for(const key16 in data96){
+let data97 = data.mcp_servers;
 const _errs282 = errors;
 if(errors === _errs282){
+if(data97 && typeof data97 == "object" && !Array.isArray(data97)){
+for(const key16 in data97){
+const _errs284 = errors;
+if(errors === _errs284){
 if(typeof key16 === "string"){
 if(!pattern18.test(key16)){
 const err102 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},message:"must match pattern \""+"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"+"\"",propertyName:key16};
@@ -3301,7 +3323,7 @@ vErrors.push(err103);
 errors++;
 }
 }
-var valid54 = _errs282 === errors;
+var valid54 = _errs284 === errors;
 if(!valid54){
 const err104 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames",keyword:"propertyNames",params:{propertyName: key16},message:"property name must be valid"};
 if(vErrors === null){
@@ -3317,28 +3339,28 @@ break;
 }
 }
 if(valid54){
-for(const key17 in data96){
-let data97 = data96[key17];
-const _errs285 = errors;
+for(const key17 in data97){
+let data98 = data97[key17];
+const _errs287 = errors;
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-if(errors === _errs285){
-if(data97 && typeof data97 == "object" && !Array.isArray(data97)){
-const _errs288 = errors;
-for(const key18 in data97){
+if(errors === _errs287){
+if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
+const _errs290 = errors;
+for(const key18 in data98){
 if(!(func1.call(schema31.properties.mcp_servers.additionalProperties.properties, key18))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs288 === errors){
-if(data97.command !== undefined){
-let data98 = data97.command;
-const _errs289 = errors;
-if(errors === _errs289){
-if(typeof data98 === "string"){
-if(data98.length < 1){
+if(_errs290 === errors){
+if(data98.command !== undefined){
+let data99 = data98.command;
+const _errs291 = errors;
+if(errors === _errs291){
+if(typeof data99 === "string"){
+if(data99.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3348,26 +3370,26 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid56 = _errs289 === errors;
+var valid56 = _errs291 === errors;
 }
 else {
 var valid56 = true;
 }
 if(valid56){
-if(data97.args !== undefined){
-let data99 = data97.args;
-const _errs291 = errors;
-if(errors === _errs291){
-if(Array.isArray(data99)){
-var valid57 = true;
-const len21 = data99.length;
-for(let i21=0; i21<len21; i21++){
+if(data98.args !== undefined){
+let data100 = data98.args;
 const _errs293 = errors;
-if(typeof data99[i21] !== "string"){
+if(errors === _errs293){
+if(Array.isArray(data100)){
+var valid57 = true;
+const len21 = data100.length;
+for(let i21=0; i21<len21; i21++){
+const _errs295 = errors;
+if(typeof data100[i21] !== "string"){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i21,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid57 = _errs293 === errors;
+var valid57 = _errs295 === errors;
 if(!valid57){
 break;
 }
@@ -3378,28 +3400,28 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid56 = _errs291 === errors;
+var valid56 = _errs293 === errors;
 }
 else {
 var valid56 = true;
 }
 if(valid56){
-if(data97.env !== undefined){
-let data101 = data97.env;
-const _errs295 = errors;
-const _errs296 = errors;
-let valid58 = false;
+if(data98.env !== undefined){
+let data102 = data98.env;
 const _errs297 = errors;
-if(errors === _errs297){
-if(Array.isArray(data101)){
-var valid59 = true;
-const len22 = data101.length;
-for(let i22=0; i22<len22; i22++){
-let data102 = data101[i22];
+const _errs298 = errors;
+let valid58 = false;
 const _errs299 = errors;
 if(errors === _errs299){
-if(typeof data102 === "string"){
-if(!pattern4.test(data102)){
+if(Array.isArray(data102)){
+var valid59 = true;
+const len22 = data102.length;
+for(let i22=0; i22<len22; i22++){
+let data103 = data102[i22];
+const _errs301 = errors;
+if(errors === _errs301){
+if(typeof data103 === "string"){
+if(!pattern4.test(data103)){
 const err105 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i22,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err105];
@@ -3421,7 +3443,7 @@ vErrors.push(err106);
 errors++;
 }
 }
-var valid59 = _errs299 === errors;
+var valid59 = _errs301 === errors;
 if(!valid59){
 break;
 }
@@ -3438,14 +3460,14 @@ vErrors.push(err107);
 errors++;
 }
 }
-var _valid17 = _errs297 === errors;
+var _valid17 = _errs299 === errors;
 valid58 = valid58 || _valid17;
-const _errs301 = errors;
-if(errors === _errs301){
-if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
-for(const key19 in data101){
 const _errs303 = errors;
 if(errors === _errs303){
+if(data102 && typeof data102 == "object" && !Array.isArray(data102)){
+for(const key19 in data102){
+const _errs305 = errors;
+if(errors === _errs305){
 if(typeof key19 === "string"){
 if(!pattern4.test(key19)){
 const err108 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",propertyName:key19};
@@ -3469,7 +3491,7 @@ vErrors.push(err109);
 errors++;
 }
 }
-var valid60 = _errs303 === errors;
+var valid60 = _errs305 === errors;
 if(!valid60){
 const err110 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames",keyword:"propertyNames",params:{propertyName: key19},message:"property name must be valid"};
 if(vErrors === null){
@@ -3483,9 +3505,9 @@ break;
 }
 }
 if(valid60){
-for(const key20 in data101){
-const _errs306 = errors;
-if(typeof data101[key20] !== "string"){
+for(const key20 in data102){
+const _errs308 = errors;
+if(typeof data102[key20] !== "string"){
 const err111 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key20.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err111];
@@ -3495,7 +3517,7 @@ vErrors.push(err111);
 }
 errors++;
 }
-var valid61 = _errs306 === errors;
+var valid61 = _errs308 === errors;
 if(!valid61){
 break;
 }
@@ -3513,7 +3535,7 @@ vErrors.push(err112);
 errors++;
 }
 }
-var _valid17 = _errs301 === errors;
+var _valid17 = _errs303 === errors;
 valid58 = valid58 || _valid17;
 if(!valid58){
 const err113 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3528,28 +3550,28 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs296;
+errors = _errs298;
 if(vErrors !== null){
-if(_errs296){
-vErrors.length = _errs296;
+if(_errs298){
+vErrors.length = _errs298;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid56 = _errs295 === errors;
+var valid56 = _errs297 === errors;
 }
 else {
 var valid56 = true;
 }
 if(valid56){
-if(data97.cwd !== undefined){
-let data104 = data97.cwd;
-const _errs308 = errors;
-if(errors === _errs308){
-if(typeof data104 === "string"){
-if(data104.length < 1){
+if(data98.cwd !== undefined){
+let data105 = data98.cwd;
+const _errs310 = errors;
+if(errors === _errs310){
+if(typeof data105 === "string"){
+if(data105.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3559,19 +3581,19 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid56 = _errs308 === errors;
+var valid56 = _errs310 === errors;
 }
 else {
 var valid56 = true;
 }
 if(valid56){
-if(data97.url !== undefined){
-let data105 = data97.url;
-const _errs310 = errors;
-if(errors === _errs310){
-if(errors === _errs310){
-if(typeof data105 === "string"){
-if(!(formats0(data105))){
+if(data98.url !== undefined){
+let data106 = data98.url;
+const _errs312 = errors;
+if(errors === _errs312){
+if(errors === _errs312){
+if(typeof data106 === "string"){
+if(!(formats0(data106))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -3582,19 +3604,19 @@ return false;
 }
 }
 }
-var valid56 = _errs310 === errors;
+var valid56 = _errs312 === errors;
 }
 else {
 var valid56 = true;
 }
 if(valid56){
-if(data97.headers !== undefined){
-let data106 = data97.headers;
-const _errs312 = errors;
-if(errors === _errs312){
-if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
-for(const key21 in data106){
+if(data98.headers !== undefined){
+let data107 = data98.headers;
 const _errs314 = errors;
+if(errors === _errs314){
+if(data107 && typeof data107 == "object" && !Array.isArray(data107)){
+for(const key21 in data107){
+const _errs316 = errors;
 if(typeof key21 !== "string"){
 const err114 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key21};
 if(vErrors === null){
@@ -3605,7 +3627,7 @@ vErrors.push(err114);
 }
 errors++;
 }
-var valid62 = _errs314 === errors;
+var valid62 = _errs316 === errors;
 if(!valid62){
 const err115 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key21},message:"property name must be valid"};
 if(vErrors === null){
@@ -3621,13 +3643,13 @@ break;
 }
 }
 if(valid62){
-for(const key22 in data106){
-const _errs317 = errors;
-if(typeof data106[key22] !== "string"){
+for(const key22 in data107){
+const _errs319 = errors;
+if(typeof data107[key22] !== "string"){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid63 = _errs317 === errors;
+var valid63 = _errs319 === errors;
 if(!valid63){
 break;
 }
@@ -3639,39 +3661,39 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid56 = _errs312 === errors;
+var valid56 = _errs314 === errors;
 }
 else {
 var valid56 = true;
 }
 if(valid56){
-if(data97.tools !== undefined){
-let data108 = data97.tools;
-const _errs319 = errors;
-if(errors === _errs319){
-if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
+if(data98.tools !== undefined){
+let data109 = data98.tools;
 const _errs321 = errors;
-for(const key23 in data108){
+if(errors === _errs321){
+if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
+const _errs323 = errors;
+for(const key23 in data109){
 if(!((key23 === "allow") || (key23 === "deny"))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs321 === errors){
-if(data108.allow !== undefined){
-let data109 = data108.allow;
-const _errs322 = errors;
-if(errors === _errs322){
-if(Array.isArray(data109)){
-var valid65 = true;
-const len23 = data109.length;
-for(let i23=0; i23<len23; i23++){
-let data110 = data109[i23];
+if(_errs323 === errors){
+if(data109.allow !== undefined){
+let data110 = data109.allow;
 const _errs324 = errors;
 if(errors === _errs324){
-if(typeof data110 === "string"){
-if(data110.length < 1){
+if(Array.isArray(data110)){
+var valid65 = true;
+const len23 = data110.length;
+for(let i23=0; i23<len23; i23++){
+let data111 = data110[i23];
+const _errs326 = errors;
+if(errors === _errs326){
+if(typeof data111 === "string"){
+if(data111.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3681,7 +3703,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid65 = _errs324 === errors;
+var valid65 = _errs326 === errors;
 if(!valid65){
 break;
 }
@@ -3692,25 +3714,25 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid64 = _errs322 === errors;
+var valid64 = _errs324 === errors;
 }
 else {
 var valid64 = true;
 }
 if(valid64){
-if(data108.deny !== undefined){
-let data111 = data108.deny;
-const _errs326 = errors;
-if(errors === _errs326){
-if(Array.isArray(data111)){
-var valid66 = true;
-const len24 = data111.length;
-for(let i24=0; i24<len24; i24++){
-let data112 = data111[i24];
+if(data109.deny !== undefined){
+let data112 = data109.deny;
 const _errs328 = errors;
 if(errors === _errs328){
-if(typeof data112 === "string"){
-if(data112.length < 1){
+if(Array.isArray(data112)){
+var valid66 = true;
+const len24 = data112.length;
+for(let i24=0; i24<len24; i24++){
+let data113 = data112[i24];
+const _errs330 = errors;
+if(errors === _errs330){
+if(typeof data113 === "string"){
+if(data113.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3720,7 +3742,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid66 = _errs328 === errors;
+var valid66 = _errs330 === errors;
 if(!valid66){
 break;
 }
@@ -3731,7 +3753,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid64 = _errs326 === errors;
+var valid64 = _errs328 === errors;
 }
 else {
 var valid64 = true;
@@ -3744,18 +3766,18 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid56 = _errs319 === errors;
+var valid56 = _errs321 === errors;
 }
 else {
 var valid56 = true;
 }
 if(valid56){
-if(data97.timeout !== undefined){
-let data113 = data97.timeout;
-const _errs330 = errors;
-if(errors === _errs330){
-if(typeof data113 === "string"){
-if(!pattern5.test(data113)){
+if(data98.timeout !== undefined){
+let data114 = data98.timeout;
+const _errs332 = errors;
+if(errors === _errs332){
+if(typeof data114 === "string"){
+if(!pattern5.test(data114)){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -3765,18 +3787,18 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid56 = _errs330 === errors;
+var valid56 = _errs332 === errors;
 }
 else {
 var valid56 = true;
 }
 if(valid56){
-if(data97.startup_timeout !== undefined){
-let data114 = data97.startup_timeout;
-const _errs332 = errors;
-if(errors === _errs332){
-if(typeof data114 === "string"){
-if(!pattern5.test(data114)){
+if(data98.startup_timeout !== undefined){
+let data115 = data98.startup_timeout;
+const _errs334 = errors;
+if(errors === _errs334){
+if(typeof data115 === "string"){
+if(!pattern5.test(data115)){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -3786,31 +3808,31 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid56 = _errs332 === errors;
-}
-else {
-var valid56 = true;
-}
-if(valid56){
-if(data97.required !== undefined){
-const _errs334 = errors;
-if(typeof data97.required !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
 var valid56 = _errs334 === errors;
 }
 else {
 var valid56 = true;
 }
 if(valid56){
-if(data97.sandbox !== undefined){
-let data116 = data97.sandbox;
+if(data98.required !== undefined){
 const _errs336 = errors;
-const _errs337 = errors;
-let valid67 = false;
+if(typeof data98.required !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid56 = _errs336 === errors;
+}
+else {
+var valid56 = true;
+}
+if(valid56){
+if(data98.sandbox !== undefined){
+let data117 = data98.sandbox;
 const _errs338 = errors;
-if(typeof data116 !== "string"){
+const _errs339 = errors;
+let valid67 = false;
+const _errs340 = errors;
+if(typeof data117 !== "string"){
 const err116 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err116];
@@ -3820,7 +3842,7 @@ vErrors.push(err116);
 }
 errors++;
 }
-if("off" !== data116){
+if("off" !== data117){
 const err117 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err117];
@@ -3830,13 +3852,13 @@ vErrors.push(err117);
 }
 errors++;
 }
-var _valid18 = _errs338 === errors;
+var _valid18 = _errs340 === errors;
 valid67 = valid67 || _valid18;
-const _errs340 = errors;
-if(errors === _errs340){
-if(data116 && typeof data116 == "object" && !Array.isArray(data116)){
 const _errs342 = errors;
-for(const key24 in data116){
+if(errors === _errs342){
+if(data117 && typeof data117 == "object" && !Array.isArray(data117)){
+const _errs344 = errors;
+for(const key24 in data117){
 if(!((((key24 === "read") || (key24 === "write")) || (key24 === "net")) || (key24 === "limits"))){
 const err118 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -3849,20 +3871,20 @@ errors++;
 break;
 }
 }
-if(_errs342 === errors){
-if(data116.read !== undefined){
-let data117 = data116.read;
-const _errs343 = errors;
-if(errors === _errs343){
-if(Array.isArray(data117)){
-var valid69 = true;
-const len25 = data117.length;
-for(let i25=0; i25<len25; i25++){
-let data118 = data117[i25];
+if(_errs344 === errors){
+if(data117.read !== undefined){
+let data118 = data117.read;
 const _errs345 = errors;
 if(errors === _errs345){
-if(typeof data118 === "string"){
-if(data118.length < 1){
+if(Array.isArray(data118)){
+var valid69 = true;
+const len25 = data118.length;
+for(let i25=0; i25<len25; i25++){
+let data119 = data118[i25];
+const _errs347 = errors;
+if(errors === _errs347){
+if(typeof data119 === "string"){
+if(data119.length < 1){
 const err119 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err119];
@@ -3884,7 +3906,7 @@ vErrors.push(err120);
 errors++;
 }
 }
-var valid69 = _errs345 === errors;
+var valid69 = _errs347 === errors;
 if(!valid69){
 break;
 }
@@ -3901,25 +3923,25 @@ vErrors.push(err121);
 errors++;
 }
 }
-var valid68 = _errs343 === errors;
+var valid68 = _errs345 === errors;
 }
 else {
 var valid68 = true;
 }
 if(valid68){
-if(data116.write !== undefined){
-let data119 = data116.write;
-const _errs347 = errors;
-if(errors === _errs347){
-if(Array.isArray(data119)){
-var valid70 = true;
-const len26 = data119.length;
-for(let i26=0; i26<len26; i26++){
-let data120 = data119[i26];
+if(data117.write !== undefined){
+let data120 = data117.write;
 const _errs349 = errors;
 if(errors === _errs349){
-if(typeof data120 === "string"){
-if(data120.length < 1){
+if(Array.isArray(data120)){
+var valid70 = true;
+const len26 = data120.length;
+for(let i26=0; i26<len26; i26++){
+let data121 = data120[i26];
+const _errs351 = errors;
+if(errors === _errs351){
+if(typeof data121 === "string"){
+if(data121.length < 1){
 const err122 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i26,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err122];
@@ -3941,7 +3963,7 @@ vErrors.push(err123);
 errors++;
 }
 }
-var valid70 = _errs349 === errors;
+var valid70 = _errs351 === errors;
 if(!valid70){
 break;
 }
@@ -3958,15 +3980,15 @@ vErrors.push(err124);
 errors++;
 }
 }
-var valid68 = _errs347 === errors;
+var valid68 = _errs349 === errors;
 }
 else {
 var valid68 = true;
 }
 if(valid68){
-if(data116.net !== undefined){
-const _errs351 = errors;
-if(typeof data116.net !== "boolean"){
+if(data117.net !== undefined){
+const _errs353 = errors;
+if(typeof data117.net !== "boolean"){
 const err125 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err125];
@@ -3976,19 +3998,19 @@ vErrors.push(err125);
 }
 errors++;
 }
-var valid68 = _errs351 === errors;
+var valid68 = _errs353 === errors;
 }
 else {
 var valid68 = true;
 }
 if(valid68){
-if(data116.limits !== undefined){
-let data122 = data116.limits;
-const _errs353 = errors;
-if(errors === _errs353){
-if(data122 && typeof data122 == "object" && !Array.isArray(data122)){
+if(data117.limits !== undefined){
+let data123 = data117.limits;
 const _errs355 = errors;
-for(const key25 in data122){
+if(errors === _errs355){
+if(data123 && typeof data123 == "object" && !Array.isArray(data123)){
+const _errs357 = errors;
+for(const key25 in data123){
 if(!((((key25 === "processes") || (key25 === "memory")) || (key25 === "file_size")) || (key25 === "tmp"))){
 const err126 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -4001,11 +4023,11 @@ errors++;
 break;
 }
 }
-if(_errs355 === errors){
-if(data122.processes !== undefined){
-let data123 = data122.processes;
-const _errs356 = errors;
-if(!(((typeof data123 == "number") && (!(data123 % 1) && !isNaN(data123))) && (isFinite(data123)))){
+if(_errs357 === errors){
+if(data123.processes !== undefined){
+let data124 = data123.processes;
+const _errs358 = errors;
+if(!(((typeof data124 == "number") && (!(data124 % 1) && !isNaN(data124))) && (isFinite(data124)))){
 const err127 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err127];
@@ -4015,9 +4037,9 @@ vErrors.push(err127);
 }
 errors++;
 }
-if(errors === _errs356){
-if((typeof data123 == "number") && (isFinite(data123))){
-if(data123 > 9007199254740991 || isNaN(data123)){
+if(errors === _errs358){
+if((typeof data124 == "number") && (isFinite(data124))){
+if(data124 > 9007199254740991 || isNaN(data124)){
 const err128 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err128];
@@ -4028,7 +4050,7 @@ vErrors.push(err128);
 errors++;
 }
 else {
-if(data123 < 8 || isNaN(data123)){
+if(data124 < 8 || isNaN(data124)){
 const err129 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
 if(vErrors === null){
 vErrors = [err129];
@@ -4041,19 +4063,19 @@ errors++;
 }
 }
 }
-var valid71 = _errs356 === errors;
+var valid71 = _errs358 === errors;
 }
 else {
 var valid71 = true;
 }
 if(valid71){
-if(data122.memory !== undefined){
-let data124 = data122.memory;
-const _errs358 = errors;
-const _errs359 = errors;
-let valid72 = false;
+if(data123.memory !== undefined){
+let data125 = data123.memory;
 const _errs360 = errors;
-if(!(((typeof data124 == "number") && (!(data124 % 1) && !isNaN(data124))) && (isFinite(data124)))){
+const _errs361 = errors;
+let valid72 = false;
+const _errs362 = errors;
+if(!(((typeof data125 == "number") && (!(data125 % 1) && !isNaN(data125))) && (isFinite(data125)))){
 const err130 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err130];
@@ -4063,9 +4085,9 @@ vErrors.push(err130);
 }
 errors++;
 }
-if(errors === _errs360){
-if((typeof data124 == "number") && (isFinite(data124))){
-if(data124 > 9007199254740991 || isNaN(data124)){
+if(errors === _errs362){
+if((typeof data125 == "number") && (isFinite(data125))){
+if(data125 > 9007199254740991 || isNaN(data125)){
 const err131 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err131];
@@ -4076,7 +4098,7 @@ vErrors.push(err131);
 errors++;
 }
 else {
-if(data124 <= 0 || isNaN(data124)){
+if(data125 <= 0 || isNaN(data125)){
 const err132 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err132];
@@ -4089,12 +4111,12 @@ errors++;
 }
 }
 }
-var _valid19 = _errs360 === errors;
+var _valid19 = _errs362 === errors;
 valid72 = valid72 || _valid19;
-const _errs362 = errors;
-if(errors === _errs362){
-if(typeof data124 === "string"){
-if(!pattern8.test(data124)){
+const _errs364 = errors;
+if(errors === _errs364){
+if(typeof data125 === "string"){
+if(!pattern8.test(data125)){
 const err133 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err133];
@@ -4116,7 +4138,7 @@ vErrors.push(err134);
 errors++;
 }
 }
-var _valid19 = _errs362 === errors;
+var _valid19 = _errs364 === errors;
 valid72 = valid72 || _valid19;
 if(!valid72){
 const err135 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4129,29 +4151,29 @@ vErrors.push(err135);
 errors++;
 }
 else {
-errors = _errs359;
+errors = _errs361;
 if(vErrors !== null){
-if(_errs359){
-vErrors.length = _errs359;
+if(_errs361){
+vErrors.length = _errs361;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid71 = _errs358 === errors;
+var valid71 = _errs360 === errors;
 }
 else {
 var valid71 = true;
 }
 if(valid71){
-if(data122.file_size !== undefined){
-let data125 = data122.file_size;
-const _errs364 = errors;
-const _errs365 = errors;
-let valid73 = false;
+if(data123.file_size !== undefined){
+let data126 = data123.file_size;
 const _errs366 = errors;
-if(!(((typeof data125 == "number") && (!(data125 % 1) && !isNaN(data125))) && (isFinite(data125)))){
+const _errs367 = errors;
+let valid73 = false;
+const _errs368 = errors;
+if(!(((typeof data126 == "number") && (!(data126 % 1) && !isNaN(data126))) && (isFinite(data126)))){
 const err136 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err136];
@@ -4161,9 +4183,9 @@ vErrors.push(err136);
 }
 errors++;
 }
-if(errors === _errs366){
-if((typeof data125 == "number") && (isFinite(data125))){
-if(data125 > 9007199254740991 || isNaN(data125)){
+if(errors === _errs368){
+if((typeof data126 == "number") && (isFinite(data126))){
+if(data126 > 9007199254740991 || isNaN(data126)){
 const err137 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err137];
@@ -4174,7 +4196,7 @@ vErrors.push(err137);
 errors++;
 }
 else {
-if(data125 <= 0 || isNaN(data125)){
+if(data126 <= 0 || isNaN(data126)){
 const err138 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err138];
@@ -4187,12 +4209,12 @@ errors++;
 }
 }
 }
-var _valid20 = _errs366 === errors;
+var _valid20 = _errs368 === errors;
 valid73 = valid73 || _valid20;
-const _errs368 = errors;
-if(errors === _errs368){
-if(typeof data125 === "string"){
-if(!pattern8.test(data125)){
+const _errs370 = errors;
+if(errors === _errs370){
+if(typeof data126 === "string"){
+if(!pattern8.test(data126)){
 const err139 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err139];
@@ -4214,7 +4236,7 @@ vErrors.push(err140);
 errors++;
 }
 }
-var _valid20 = _errs368 === errors;
+var _valid20 = _errs370 === errors;
 valid73 = valid73 || _valid20;
 if(!valid73){
 const err141 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4227,29 +4249,29 @@ vErrors.push(err141);
 errors++;
 }
 else {
-errors = _errs365;
+errors = _errs367;
 if(vErrors !== null){
-if(_errs365){
-vErrors.length = _errs365;
+if(_errs367){
+vErrors.length = _errs367;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid71 = _errs364 === errors;
+var valid71 = _errs366 === errors;
 }
 else {
 var valid71 = true;
 }
 if(valid71){
-if(data122.tmp !== undefined){
-let data126 = data122.tmp;
-const _errs370 = errors;
-const _errs371 = errors;
-let valid74 = false;
+if(data123.tmp !== undefined){
+let data127 = data123.tmp;
 const _errs372 = errors;
-if(!(((typeof data126 == "number") && (!(data126 % 1) && !isNaN(data126))) && (isFinite(data126)))){
+const _errs373 = errors;
+let valid74 = false;
+const _errs374 = errors;
+if(!(((typeof data127 == "number") && (!(data127 % 1) && !isNaN(data127))) && (isFinite(data127)))){
 const err142 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err142];
@@ -4259,9 +4281,9 @@ vErrors.push(err142);
 }
 errors++;
 }
-if(errors === _errs372){
-if((typeof data126 == "number") && (isFinite(data126))){
-if(data126 > 9007199254740991 || isNaN(data126)){
+if(errors === _errs374){
+if((typeof data127 == "number") && (isFinite(data127))){
+if(data127 > 9007199254740991 || isNaN(data127)){
 const err143 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err143];
@@ -4272,7 +4294,7 @@ vErrors.push(err143);
 errors++;
 }
 else {
-if(data126 <= 0 || isNaN(data126)){
+if(data127 <= 0 || isNaN(data127)){
 const err144 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err144];
@@ -4285,12 +4307,12 @@ errors++;
 }
 }
 }
-var _valid21 = _errs372 === errors;
+var _valid21 = _errs374 === errors;
 valid74 = valid74 || _valid21;
-const _errs374 = errors;
-if(errors === _errs374){
-if(typeof data126 === "string"){
-if(!pattern8.test(data126)){
+const _errs376 = errors;
+if(errors === _errs376){
+if(typeof data127 === "string"){
+if(!pattern8.test(data127)){
 const err145 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err145];
@@ -4312,7 +4334,7 @@ vErrors.push(err146);
 errors++;
 }
 }
-var _valid21 = _errs374 === errors;
+var _valid21 = _errs376 === errors;
 valid74 = valid74 || _valid21;
 if(!valid74){
 const err147 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4325,17 +4347,17 @@ vErrors.push(err147);
 errors++;
 }
 else {
-errors = _errs371;
+errors = _errs373;
 if(vErrors !== null){
-if(_errs371){
-vErrors.length = _errs371;
+if(_errs373){
+vErrors.length = _errs373;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid71 = _errs370 === errors;
+var valid71 = _errs372 === errors;
 }
 else {
 var valid71 = true;
@@ -4356,7 +4378,7 @@ vErrors.push(err148);
 errors++;
 }
 }
-var valid68 = _errs353 === errors;
+var valid68 = _errs355 === errors;
 }
 else {
 var valid68 = true;
@@ -4377,7 +4399,7 @@ vErrors.push(err149);
 errors++;
 }
 }
-var _valid18 = _errs340 === errors;
+var _valid18 = _errs342 === errors;
 valid67 = valid67 || _valid18;
 if(!valid67){
 const err150 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4392,17 +4414,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs337;
+errors = _errs339;
 if(vErrors !== null){
-if(_errs337){
-vErrors.length = _errs337;
+if(_errs339){
+vErrors.length = _errs339;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid56 = _errs336 === errors;
+var valid56 = _errs338 === errors;
 }
 else {
 var valid56 = true;
@@ -4424,7 +4446,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid55 = _errs285 === errors;
+var valid55 = _errs287 === errors;
 if(!valid55){
 break;
 }
@@ -4436,25 +4458,25 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs280 === errors;
+var valid0 = _errs282 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.redact !== undefined){
-let data127 = data.redact;
-const _errs376 = errors;
-if(errors === _errs376){
-if(Array.isArray(data127)){
-var valid75 = true;
-const len27 = data127.length;
-for(let i27=0; i27<len27; i27++){
-let data128 = data127[i27];
+let data128 = data.redact;
 const _errs378 = errors;
 if(errors === _errs378){
-if(typeof data128 === "string"){
-if(!pattern4.test(data128)){
+if(Array.isArray(data128)){
+var valid75 = true;
+const len27 = data128.length;
+for(let i27=0; i27<len27; i27++){
+let data129 = data128[i27];
+const _errs380 = errors;
+if(errors === _errs380){
+if(typeof data129 === "string"){
+if(!pattern4.test(data129)){
 validate20.errors = [{instancePath:instancePath+"/redact/" + i27,schemaPath:"#/properties/redact/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
 return false;
 }
@@ -4464,7 +4486,7 @@ validate20.errors = [{instancePath:instancePath+"/redact/" + i27,schemaPath:"#/p
 return false;
 }
 }
-var valid75 = _errs378 === errors;
+var valid75 = _errs380 === errors;
 if(!valid75){
 break;
 }
@@ -4475,59 +4497,59 @@ validate20.errors = [{instancePath:instancePath+"/redact",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs376 === errors;
+var valid0 = _errs378 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.limits !== undefined){
-let data129 = data.limits;
-const _errs380 = errors;
-if(errors === _errs380){
-if(data129 && typeof data129 == "object" && !Array.isArray(data129)){
+let data130 = data.limits;
 const _errs382 = errors;
-for(const key26 in data129){
+if(errors === _errs382){
+if(data130 && typeof data130 == "object" && !Array.isArray(data130)){
+const _errs384 = errors;
+for(const key26 in data130){
 if(!((((key26 === "max_turns") || (key26 === "timeout")) || (key26 === "max_tokens")) || (key26 === "max_cost_usd"))){
 validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs382 === errors){
-if(data129.max_turns !== undefined){
-let data130 = data129.max_turns;
-const _errs383 = errors;
-if(!(((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130))) && (isFinite(data130)))){
+if(_errs384 === errors){
+if(data130.max_turns !== undefined){
+let data131 = data130.max_turns;
+const _errs385 = errors;
+if(!(((typeof data131 == "number") && (!(data131 % 1) && !isNaN(data131))) && (isFinite(data131)))){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs383){
-if((typeof data130 == "number") && (isFinite(data130))){
-if(data130 > 9007199254740991 || isNaN(data130)){
+if(errors === _errs385){
+if((typeof data131 == "number") && (isFinite(data131))){
+if(data131 > 9007199254740991 || isNaN(data131)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data130 <= 0 || isNaN(data130)){
+if(data131 <= 0 || isNaN(data131)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid76 = _errs383 === errors;
+var valid76 = _errs385 === errors;
 }
 else {
 var valid76 = true;
 }
 if(valid76){
-if(data129.timeout !== undefined){
-let data131 = data129.timeout;
-const _errs385 = errors;
-if(errors === _errs385){
-if(typeof data131 === "string"){
-if(!pattern5.test(data131)){
+if(data130.timeout !== undefined){
+let data132 = data130.timeout;
+const _errs387 = errors;
+if(errors === _errs387){
+if(typeof data132 === "string"){
+if(!pattern5.test(data132)){
 validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4537,45 +4559,45 @@ validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/
 return false;
 }
 }
-var valid76 = _errs385 === errors;
-}
-else {
-var valid76 = true;
-}
-if(valid76){
-if(data129.max_tokens !== undefined){
-let data132 = data129.max_tokens;
-const _errs387 = errors;
-if(!(((typeof data132 == "number") && (!(data132 % 1) && !isNaN(data132))) && (isFinite(data132)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs387){
-if((typeof data132 == "number") && (isFinite(data132))){
-if(data132 > 9007199254740991 || isNaN(data132)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data132 <= 0 || isNaN(data132)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid76 = _errs387 === errors;
 }
 else {
 var valid76 = true;
 }
 if(valid76){
-if(data129.max_cost_usd !== undefined){
-let data133 = data129.max_cost_usd;
+if(data130.max_tokens !== undefined){
+let data133 = data130.max_tokens;
 const _errs389 = errors;
+if(!(((typeof data133 == "number") && (!(data133 % 1) && !isNaN(data133))) && (isFinite(data133)))){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs389){
 if((typeof data133 == "number") && (isFinite(data133))){
+if(data133 > 9007199254740991 || isNaN(data133)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
 if(data133 <= 0 || isNaN(data133)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+}
+var valid76 = _errs389 === errors;
+}
+else {
+var valid76 = true;
+}
+if(valid76){
+if(data130.max_cost_usd !== undefined){
+let data134 = data130.max_cost_usd;
+const _errs391 = errors;
+if(errors === _errs391){
+if((typeof data134 == "number") && (isFinite(data134))){
+if(data134 <= 0 || isNaN(data134)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPath:"#/properties/limits/properties/max_cost_usd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4585,7 +4607,7 @@ validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPat
 return false;
 }
 }
-var valid76 = _errs389 === errors;
+var valid76 = _errs391 === errors;
 }
 else {
 var valid76 = true;
@@ -4600,49 +4622,49 @@ validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs380 === errors;
+var valid0 = _errs382 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.compaction !== undefined){
-let data134 = data.compaction;
-const _errs391 = errors;
-if(errors === _errs391){
-if(data134 && typeof data134 == "object" && !Array.isArray(data134)){
+let data135 = data.compaction;
 const _errs393 = errors;
-for(const key27 in data134){
+if(errors === _errs393){
+if(data135 && typeof data135 == "object" && !Array.isArray(data135)){
+const _errs395 = errors;
+for(const key27 in data135){
 if(!(func1.call(schema31.properties.compaction.properties, key27))){
 validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs393 === errors){
-if(data134.enabled !== undefined){
-const _errs394 = errors;
-if(typeof data134.enabled !== "boolean"){
+if(_errs395 === errors){
+if(data135.enabled !== undefined){
+const _errs396 = errors;
+if(typeof data135.enabled !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/enabled",schemaPath:"#/properties/compaction/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid77 = _errs394 === errors;
+var valid77 = _errs396 === errors;
 }
 else {
 var valid77 = true;
 }
 if(valid77){
-if(data134.threshold !== undefined){
-let data136 = data134.threshold;
-const _errs396 = errors;
-if(errors === _errs396){
-if((typeof data136 == "number") && (isFinite(data136))){
-if(data136 > 1 || isNaN(data136)){
+if(data135.threshold !== undefined){
+let data137 = data135.threshold;
+const _errs398 = errors;
+if(errors === _errs398){
+if((typeof data137 == "number") && (isFinite(data137))){
+if(data137 > 1 || isNaN(data137)){
 validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data136 <= 0 || isNaN(data136)){
+if(data137 <= 0 || isNaN(data137)){
 validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4653,23 +4675,23 @@ validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPa
 return false;
 }
 }
-var valid77 = _errs396 === errors;
+var valid77 = _errs398 === errors;
 }
 else {
 var valid77 = true;
 }
 if(valid77){
-if(data134.low_water !== undefined){
-let data137 = data134.low_water;
-const _errs398 = errors;
-if(errors === _errs398){
-if((typeof data137 == "number") && (isFinite(data137))){
-if(data137 > 1 || isNaN(data137)){
+if(data135.low_water !== undefined){
+let data138 = data135.low_water;
+const _errs400 = errors;
+if(errors === _errs400){
+if((typeof data138 == "number") && (isFinite(data138))){
+if(data138 > 1 || isNaN(data138)){
 validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data137 <= 0 || isNaN(data137)){
+if(data138 <= 0 || isNaN(data138)){
 validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4680,55 +4702,28 @@ validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPa
 return false;
 }
 }
-var valid77 = _errs398 === errors;
-}
-else {
-var valid77 = true;
-}
-if(valid77){
-if(data134.protect_first !== undefined){
-let data138 = data134.protect_first;
-const _errs400 = errors;
-if(!(((typeof data138 == "number") && (!(data138 % 1) && !isNaN(data138))) && (isFinite(data138)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs400){
-if((typeof data138 == "number") && (isFinite(data138))){
-if(data138 > 9007199254740991 || isNaN(data138)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data138 < 0 || isNaN(data138)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
 var valid77 = _errs400 === errors;
 }
 else {
 var valid77 = true;
 }
 if(valid77){
-if(data134.protect_last !== undefined){
-let data139 = data134.protect_last;
+if(data135.protect_first !== undefined){
+let data139 = data135.protect_first;
 const _errs402 = errors;
 if(!(((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139))) && (isFinite(data139)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs402){
 if((typeof data139 == "number") && (isFinite(data139))){
 if(data139 > 9007199254740991 || isNaN(data139)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data139 < 1 || isNaN(data139)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+if(data139 < 0 || isNaN(data139)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -4740,17 +4735,44 @@ else {
 var valid77 = true;
 }
 if(valid77){
-if(data134.tail_budget !== undefined){
-let data140 = data134.tail_budget;
+if(data135.protect_last !== undefined){
+let data140 = data135.protect_last;
 const _errs404 = errors;
+if(!(((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140))) && (isFinite(data140)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs404){
 if((typeof data140 == "number") && (isFinite(data140))){
-if(data140 > 1 || isNaN(data140)){
+if(data140 > 9007199254740991 || isNaN(data140)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data140 < 1 || isNaN(data140)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid77 = _errs404 === errors;
+}
+else {
+var valid77 = true;
+}
+if(valid77){
+if(data135.tail_budget !== undefined){
+let data141 = data135.tail_budget;
+const _errs406 = errors;
+if(errors === _errs406){
+if((typeof data141 == "number") && (isFinite(data141))){
+if(data141 > 1 || isNaN(data141)){
 validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data140 <= 0 || isNaN(data140)){
+if(data141 <= 0 || isNaN(data141)){
 validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4761,23 +4783,23 @@ validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schema
 return false;
 }
 }
-var valid77 = _errs404 === errors;
+var valid77 = _errs406 === errors;
 }
 else {
 var valid77 = true;
 }
 if(valid77){
-if(data134.max_tool_result !== undefined){
-let data141 = data134.max_tool_result;
-const _errs406 = errors;
-if(errors === _errs406){
-if((typeof data141 == "number") && (isFinite(data141))){
-if(data141 > 1 || isNaN(data141)){
+if(data135.max_tool_result !== undefined){
+let data142 = data135.max_tool_result;
+const _errs408 = errors;
+if(errors === _errs408){
+if((typeof data142 == "number") && (isFinite(data142))){
+if(data142 > 1 || isNaN(data142)){
 validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data141 <= 0 || isNaN(data141)){
+if(data142 <= 0 || isNaN(data142)){
 validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4788,76 +4810,76 @@ validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",sc
 return false;
 }
 }
-var valid77 = _errs406 === errors;
-}
-else {
-var valid77 = true;
-}
-if(valid77){
-if(data134.prune_min !== undefined){
-let data142 = data134.prune_min;
-const _errs408 = errors;
-if(!(((typeof data142 == "number") && (!(data142 % 1) && !isNaN(data142))) && (isFinite(data142)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs408){
-if((typeof data142 == "number") && (isFinite(data142))){
-if(data142 > 9007199254740991 || isNaN(data142)){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data142 < 1 || isNaN(data142)){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
 var valid77 = _errs408 === errors;
 }
 else {
 var valid77 = true;
 }
 if(valid77){
-if(data134.micro !== undefined){
-let data143 = data134.micro;
+if(data135.prune_min !== undefined){
+let data143 = data135.prune_min;
 const _errs410 = errors;
+if(!(((typeof data143 == "number") && (!(data143 % 1) && !isNaN(data143))) && (isFinite(data143)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs410){
-if(data143 && typeof data143 == "object" && !Array.isArray(data143)){
+if((typeof data143 == "number") && (isFinite(data143))){
+if(data143 > 9007199254740991 || isNaN(data143)){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data143 < 1 || isNaN(data143)){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid77 = _errs410 === errors;
+}
+else {
+var valid77 = true;
+}
+if(valid77){
+if(data135.micro !== undefined){
+let data144 = data135.micro;
 const _errs412 = errors;
-for(const key28 in data143){
+if(errors === _errs412){
+if(data144 && typeof data144 == "object" && !Array.isArray(data144)){
+const _errs414 = errors;
+for(const key28 in data144){
 if(!(((key28 === "enabled") || (key28 === "threshold")) || (key28 === "payback"))){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"#/properties/compaction/properties/micro/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs412 === errors){
-if(data143.enabled !== undefined){
-const _errs413 = errors;
-if(typeof data143.enabled !== "boolean"){
+if(_errs414 === errors){
+if(data144.enabled !== undefined){
+const _errs415 = errors;
+if(typeof data144.enabled !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/enabled",schemaPath:"#/properties/compaction/properties/micro/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid78 = _errs413 === errors;
+var valid78 = _errs415 === errors;
 }
 else {
 var valid78 = true;
 }
 if(valid78){
-if(data143.threshold !== undefined){
-let data145 = data143.threshold;
-const _errs415 = errors;
-if(errors === _errs415){
-if((typeof data145 == "number") && (isFinite(data145))){
-if(data145 > 1 || isNaN(data145)){
+if(data144.threshold !== undefined){
+let data146 = data144.threshold;
+const _errs417 = errors;
+if(errors === _errs417){
+if((typeof data146 == "number") && (isFinite(data146))){
+if(data146 > 1 || isNaN(data146)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data145 <= 0 || isNaN(data145)){
+if(data146 <= 0 || isNaN(data146)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4868,34 +4890,34 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",sc
 return false;
 }
 }
-var valid78 = _errs415 === errors;
+var valid78 = _errs417 === errors;
 }
 else {
 var valid78 = true;
 }
 if(valid78){
-if(data143.payback !== undefined){
-let data146 = data143.payback;
-const _errs417 = errors;
-if(!(((typeof data146 == "number") && (!(data146 % 1) && !isNaN(data146))) && (isFinite(data146)))){
+if(data144.payback !== undefined){
+let data147 = data144.payback;
+const _errs419 = errors;
+if(!(((typeof data147 == "number") && (!(data147 % 1) && !isNaN(data147))) && (isFinite(data147)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs417){
-if((typeof data146 == "number") && (isFinite(data146))){
-if(data146 > 9007199254740991 || isNaN(data146)){
+if(errors === _errs419){
+if((typeof data147 == "number") && (isFinite(data147))){
+if(data147 > 9007199254740991 || isNaN(data147)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data146 <= 0 || isNaN(data146)){
+if(data147 <= 0 || isNaN(data147)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid78 = _errs417 === errors;
+var valid78 = _errs419 === errors;
 }
 else {
 var valid78 = true;
@@ -4909,18 +4931,18 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"
 return false;
 }
 }
-var valid77 = _errs410 === errors;
+var valid77 = _errs412 === errors;
 }
 else {
 var valid77 = true;
 }
 if(valid77){
-if(data134.summary_model !== undefined){
-let data147 = data134.summary_model;
-const _errs419 = errors;
-if(errors === _errs419){
-if(typeof data147 === "string"){
-if(data147.length < 1){
+if(data135.summary_model !== undefined){
+let data148 = data135.summary_model;
+const _errs421 = errors;
+if(errors === _errs421){
+if(typeof data148 === "string"){
+if(data148.length < 1){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",schemaPath:"#/properties/compaction/properties/summary_model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -4930,44 +4952,32 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",sche
 return false;
 }
 }
-var valid77 = _errs419 === errors;
-}
-else {
-var valid77 = true;
-}
-if(valid77){
-if(data134.summary_context_window !== undefined){
-let data148 = data134.summary_context_window;
-const _errs421 = errors;
-if(!(((typeof data148 == "number") && (!(data148 % 1) && !isNaN(data148))) && (isFinite(data148)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs421){
-if((typeof data148 == "number") && (isFinite(data148))){
-if(data148 > 9007199254740991 || isNaN(data148)){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data148 <= 0 || isNaN(data148)){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid77 = _errs421 === errors;
 }
 else {
 var valid77 = true;
 }
 if(valid77){
-if(data134.prune_tool_results !== undefined){
+if(data135.summary_context_window !== undefined){
+let data149 = data135.summary_context_window;
 const _errs423 = errors;
-if(typeof data134.prune_tool_results !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_tool_results",schemaPath:"#/properties/compaction/properties/prune_tool_results/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(!(((typeof data149 == "number") && (!(data149 % 1) && !isNaN(data149))) && (isFinite(data149)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
+}
+if(errors === _errs423){
+if((typeof data149 == "number") && (isFinite(data149))){
+if(data149 > 9007199254740991 || isNaN(data149)){
+validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data149 <= 0 || isNaN(data149)){
+validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
 }
 var valid77 = _errs423 === errors;
 }
@@ -4975,12 +4985,24 @@ else {
 var valid77 = true;
 }
 if(valid77){
-if(data134.summary_timeout !== undefined){
-let data150 = data134.summary_timeout;
+if(data135.prune_tool_results !== undefined){
 const _errs425 = errors;
-if(errors === _errs425){
-if(typeof data150 === "string"){
-if(!pattern5.test(data150)){
+if(typeof data135.prune_tool_results !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_tool_results",schemaPath:"#/properties/compaction/properties/prune_tool_results/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid77 = _errs425 === errors;
+}
+else {
+var valid77 = true;
+}
+if(valid77){
+if(data135.summary_timeout !== undefined){
+let data151 = data135.summary_timeout;
+const _errs427 = errors;
+if(errors === _errs427){
+if(typeof data151 === "string"){
+if(!pattern5.test(data151)){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",schemaPath:"#/properties/compaction/properties/summary_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4990,7 +5012,7 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",sc
 return false;
 }
 }
-var valid77 = _errs425 === errors;
+var valid77 = _errs427 === errors;
 }
 else {
 var valid77 = true;
@@ -5014,32 +5036,32 @@ validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs391 === errors;
+var valid0 = _errs393 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.loops !== undefined){
-let data151 = data.loops;
-const _errs427 = errors;
-if(errors === _errs427){
-if(data151 && typeof data151 == "object" && !Array.isArray(data151)){
+let data152 = data.loops;
 const _errs429 = errors;
-for(const key29 in data151){
+if(errors === _errs429){
+if(data152 && typeof data152 == "object" && !Array.isArray(data152)){
+const _errs431 = errors;
+for(const key29 in data152){
 if(!((((key29 === "min_interval") || (key29 === "max_ticks")) || (key29 === "self_paced_floor")) || (key29 === "self_paced_ceiling"))){
 validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/properties/loops/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs429 === errors){
-if(data151.min_interval !== undefined){
-let data152 = data151.min_interval;
-const _errs430 = errors;
-if(errors === _errs430){
-if(typeof data152 === "string"){
-if(!pattern5.test(data152)){
+if(_errs431 === errors){
+if(data152.min_interval !== undefined){
+let data153 = data152.min_interval;
+const _errs432 = errors;
+if(errors === _errs432){
+if(typeof data153 === "string"){
+if(!pattern5.test(data153)){
 validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath:"#/properties/loops/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5049,45 +5071,45 @@ validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath
 return false;
 }
 }
-var valid79 = _errs430 === errors;
-}
-else {
-var valid79 = true;
-}
-if(valid79){
-if(data151.max_ticks !== undefined){
-let data153 = data151.max_ticks;
-const _errs432 = errors;
-if(!(((typeof data153 == "number") && (!(data153 % 1) && !isNaN(data153))) && (isFinite(data153)))){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs432){
-if((typeof data153 == "number") && (isFinite(data153))){
-if(data153 > 9007199254740991 || isNaN(data153)){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data153 <= 0 || isNaN(data153)){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid79 = _errs432 === errors;
 }
 else {
 var valid79 = true;
 }
 if(valid79){
-if(data151.self_paced_floor !== undefined){
-let data154 = data151.self_paced_floor;
+if(data152.max_ticks !== undefined){
+let data154 = data152.max_ticks;
 const _errs434 = errors;
+if(!(((typeof data154 == "number") && (!(data154 % 1) && !isNaN(data154))) && (isFinite(data154)))){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs434){
-if(typeof data154 === "string"){
-if(!pattern5.test(data154)){
+if((typeof data154 == "number") && (isFinite(data154))){
+if(data154 > 9007199254740991 || isNaN(data154)){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data154 <= 0 || isNaN(data154)){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+}
+var valid79 = _errs434 === errors;
+}
+else {
+var valid79 = true;
+}
+if(valid79){
+if(data152.self_paced_floor !== undefined){
+let data155 = data152.self_paced_floor;
+const _errs436 = errors;
+if(errors === _errs436){
+if(typeof data155 === "string"){
+if(!pattern5.test(data155)){
 validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schemaPath:"#/properties/loops/properties/self_paced_floor/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5097,18 +5119,18 @@ validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schema
 return false;
 }
 }
-var valid79 = _errs434 === errors;
+var valid79 = _errs436 === errors;
 }
 else {
 var valid79 = true;
 }
 if(valid79){
-if(data151.self_paced_ceiling !== undefined){
-let data155 = data151.self_paced_ceiling;
-const _errs436 = errors;
-if(errors === _errs436){
-if(typeof data155 === "string"){
-if(!pattern5.test(data155)){
+if(data152.self_paced_ceiling !== undefined){
+let data156 = data152.self_paced_ceiling;
+const _errs438 = errors;
+if(errors === _errs438){
+if(typeof data156 === "string"){
+if(!pattern5.test(data156)){
 validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",schemaPath:"#/properties/loops/properties/self_paced_ceiling/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5118,7 +5140,7 @@ validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",sche
 return false;
 }
 }
-var valid79 = _errs436 === errors;
+var valid79 = _errs438 === errors;
 }
 else {
 var valid79 = true;
@@ -5133,32 +5155,32 @@ validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs427 === errors;
+var valid0 = _errs429 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.heartbeat !== undefined){
-let data156 = data.heartbeat;
-const _errs438 = errors;
-if(errors === _errs438){
-if(data156 && typeof data156 == "object" && !Array.isArray(data156)){
+let data157 = data.heartbeat;
 const _errs440 = errors;
-for(const key30 in data156){
+if(errors === _errs440){
+if(data157 && typeof data157 == "object" && !Array.isArray(data157)){
+const _errs442 = errors;
+for(const key30 in data157){
 if(!(key30 === "min_interval")){
 validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/properties/heartbeat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs440 === errors){
-if(data156.min_interval !== undefined){
-let data157 = data156.min_interval;
-const _errs441 = errors;
-if(errors === _errs441){
-if(typeof data157 === "string"){
-if(!pattern5.test(data157)){
+if(_errs442 === errors){
+if(data157.min_interval !== undefined){
+let data158 = data157.min_interval;
+const _errs443 = errors;
+if(errors === _errs443){
+if(typeof data158 === "string"){
+if(!pattern5.test(data158)){
 validate20.errors = [{instancePath:instancePath+"/heartbeat/min_interval",schemaPath:"#/properties/heartbeat/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5176,32 +5198,32 @@ validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs438 === errors;
+var valid0 = _errs440 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.store !== undefined){
-let data158 = data.store;
-const _errs443 = errors;
-if(errors === _errs443){
-if(data158 && typeof data158 == "object" && !Array.isArray(data158)){
+let data159 = data.store;
 const _errs445 = errors;
-for(const key31 in data158){
+if(errors === _errs445){
+if(data159 && typeof data159 == "object" && !Array.isArray(data159)){
+const _errs447 = errors;
+for(const key31 in data159){
 if(!((key31 === "url") || (key31 === "retry"))){
 validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs445 === errors){
-if(data158.url !== undefined){
-let data159 = data158.url;
-const _errs446 = errors;
-if(errors === _errs446){
-if(typeof data159 === "string"){
-if(!pattern33.test(data159)){
+if(_errs447 === errors){
+if(data159.url !== undefined){
+let data160 = data159.url;
+const _errs448 = errors;
+if(errors === _errs448){
+if(typeof data160 === "string"){
+if(!pattern33.test(data160)){
 validate20.errors = [{instancePath:instancePath+"/store/url",schemaPath:"#/properties/store/properties/url/pattern",keyword:"pattern",params:{pattern: "^postgres(ql)?:\\/\\/"},message:"must match pattern \""+"^postgres(ql)?:\\/\\/"+"\""}];
 return false;
 }
@@ -5211,18 +5233,18 @@ validate20.errors = [{instancePath:instancePath+"/store/url",schemaPath:"#/prope
 return false;
 }
 }
-var valid81 = _errs446 === errors;
+var valid81 = _errs448 === errors;
 }
 else {
 var valid81 = true;
 }
 if(valid81){
-if(data158.retry !== undefined){
-let data160 = data158.retry;
-const _errs448 = errors;
-if(errors === _errs448){
-if(typeof data160 === "string"){
-if(!pattern5.test(data160)){
+if(data159.retry !== undefined){
+let data161 = data159.retry;
+const _errs450 = errors;
+if(errors === _errs450){
+if(typeof data161 === "string"){
+if(!pattern5.test(data161)){
 validate20.errors = [{instancePath:instancePath+"/store/retry",schemaPath:"#/properties/store/properties/retry/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5232,7 +5254,7 @@ validate20.errors = [{instancePath:instancePath+"/store/retry",schemaPath:"#/pro
 return false;
 }
 }
-var valid81 = _errs448 === errors;
+var valid81 = _errs450 === errors;
 }
 else {
 var valid81 = true;
@@ -5245,53 +5267,53 @@ validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs443 === errors;
+var valid0 = _errs445 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.policy !== undefined){
-let data161 = data.policy;
-const _errs450 = errors;
-if(errors === _errs450){
-if(data161 && typeof data161 == "object" && !Array.isArray(data161)){
+let data162 = data.policy;
 const _errs452 = errors;
-for(const key32 in data161){
+if(errors === _errs452){
+if(data162 && typeof data162 == "object" && !Array.isArray(data162)){
+const _errs454 = errors;
+for(const key32 in data162){
 if(!(func1.call(schema31.properties.policy.properties, key32))){
 validate20.errors = [{instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs452 === errors){
-if(data161.models !== undefined){
-let data162 = data161.models;
-const _errs453 = errors;
-if(errors === _errs453){
-if(data162 && typeof data162 == "object" && !Array.isArray(data162)){
+if(_errs454 === errors){
+if(data162.models !== undefined){
+let data163 = data162.models;
 const _errs455 = errors;
-for(const key33 in data162){
+if(errors === _errs455){
+if(data163 && typeof data163 == "object" && !Array.isArray(data163)){
+const _errs457 = errors;
+for(const key33 in data163){
 if(!((key33 === "base_urls") || (key33 === "api_key_envs"))){
 validate20.errors = [{instancePath:instancePath+"/policy/models",schemaPath:"#/properties/policy/properties/models/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs455 === errors){
-if(data162.base_urls !== undefined){
-let data163 = data162.base_urls;
-const _errs456 = errors;
-if(errors === _errs456){
-if(Array.isArray(data163)){
-var valid84 = true;
-const len28 = data163.length;
-for(let i28=0; i28<len28; i28++){
-let data164 = data163[i28];
+if(_errs457 === errors){
+if(data163.base_urls !== undefined){
+let data164 = data163.base_urls;
 const _errs458 = errors;
 if(errors === _errs458){
-if(typeof data164 === "string"){
-if(data164.length < 1){
+if(Array.isArray(data164)){
+var valid84 = true;
+const len28 = data164.length;
+for(let i28=0; i28<len28; i28++){
+let data165 = data164[i28];
+const _errs460 = errors;
+if(errors === _errs460){
+if(typeof data165 === "string"){
+if(data165.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls/" + i28,schemaPath:"#/properties/policy/properties/models/properties/base_urls/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5301,7 +5323,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls/" + i2
 return false;
 }
 }
-var valid84 = _errs458 === errors;
+var valid84 = _errs460 === errors;
 if(!valid84){
 break;
 }
@@ -5312,25 +5334,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls",schem
 return false;
 }
 }
-var valid83 = _errs456 === errors;
+var valid83 = _errs458 === errors;
 }
 else {
 var valid83 = true;
 }
 if(valid83){
-if(data162.api_key_envs !== undefined){
-let data165 = data162.api_key_envs;
-const _errs460 = errors;
-if(errors === _errs460){
-if(Array.isArray(data165)){
-var valid85 = true;
-const len29 = data165.length;
-for(let i29=0; i29<len29; i29++){
-let data166 = data165[i29];
+if(data163.api_key_envs !== undefined){
+let data166 = data163.api_key_envs;
 const _errs462 = errors;
 if(errors === _errs462){
-if(typeof data166 === "string"){
-if(data166.length < 1){
+if(Array.isArray(data166)){
+var valid85 = true;
+const len29 = data166.length;
+for(let i29=0; i29<len29; i29++){
+let data167 = data166[i29];
+const _errs464 = errors;
+if(errors === _errs464){
+if(typeof data167 === "string"){
+if(data167.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs/" + i29,schemaPath:"#/properties/policy/properties/models/properties/api_key_envs/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5340,7 +5362,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs/" +
 return false;
 }
 }
-var valid85 = _errs462 === errors;
+var valid85 = _errs464 === errors;
 if(!valid85){
 break;
 }
@@ -5351,7 +5373,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs",sc
 return false;
 }
 }
-var valid83 = _errs460 === errors;
+var valid83 = _errs462 === errors;
 }
 else {
 var valid83 = true;
@@ -5364,25 +5386,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/models",schemaPath:"#/p
 return false;
 }
 }
-var valid82 = _errs453 === errors;
+var valid82 = _errs455 === errors;
 }
 else {
 var valid82 = true;
 }
 if(valid82){
-if(data161.env !== undefined){
-let data167 = data161.env;
-const _errs464 = errors;
-if(errors === _errs464){
-if(Array.isArray(data167)){
-var valid86 = true;
-const len30 = data167.length;
-for(let i30=0; i30<len30; i30++){
-let data168 = data167[i30];
+if(data162.env !== undefined){
+let data168 = data162.env;
 const _errs466 = errors;
 if(errors === _errs466){
-if(typeof data168 === "string"){
-if(data168.length < 1){
+if(Array.isArray(data168)){
+var valid86 = true;
+const len30 = data168.length;
+for(let i30=0; i30<len30; i30++){
+let data169 = data168[i30];
+const _errs468 = errors;
+if(errors === _errs468){
+if(typeof data169 === "string"){
+if(data169.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/env/" + i30,schemaPath:"#/properties/policy/properties/env/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5392,7 +5414,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/env/" + i30,schemaPath:
 return false;
 }
 }
-var valid86 = _errs466 === errors;
+var valid86 = _errs468 === errors;
 if(!valid86){
 break;
 }
@@ -5403,37 +5425,37 @@ validate20.errors = [{instancePath:instancePath+"/policy/env",schemaPath:"#/prop
 return false;
 }
 }
-var valid82 = _errs464 === errors;
+var valid82 = _errs466 === errors;
 }
 else {
 var valid82 = true;
 }
 if(valid82){
-if(data161.sandbox_off !== undefined){
-const _errs468 = errors;
-if(typeof data161.sandbox_off !== "boolean"){
+if(data162.sandbox_off !== undefined){
+const _errs470 = errors;
+if(typeof data162.sandbox_off !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/policy/sandbox_off",schemaPath:"#/properties/policy/properties/sandbox_off/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid82 = _errs468 === errors;
+var valid82 = _errs470 === errors;
 }
 else {
 var valid82 = true;
 }
 if(valid82){
-if(data161.read !== undefined){
-let data170 = data161.read;
-const _errs470 = errors;
-if(errors === _errs470){
-if(Array.isArray(data170)){
-var valid87 = true;
-const len31 = data170.length;
-for(let i31=0; i31<len31; i31++){
-let data171 = data170[i31];
+if(data162.read !== undefined){
+let data171 = data162.read;
 const _errs472 = errors;
 if(errors === _errs472){
-if(typeof data171 === "string"){
-if(data171.length < 1){
+if(Array.isArray(data171)){
+var valid87 = true;
+const len31 = data171.length;
+for(let i31=0; i31<len31; i31++){
+let data172 = data171[i31];
+const _errs474 = errors;
+if(errors === _errs474){
+if(typeof data172 === "string"){
+if(data172.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/read/" + i31,schemaPath:"#/properties/policy/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5443,7 +5465,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/read/" + i31,schemaPath
 return false;
 }
 }
-var valid87 = _errs472 === errors;
+var valid87 = _errs474 === errors;
 if(!valid87){
 break;
 }
@@ -5454,25 +5476,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/read",schemaPath:"#/pro
 return false;
 }
 }
-var valid82 = _errs470 === errors;
+var valid82 = _errs472 === errors;
 }
 else {
 var valid82 = true;
 }
 if(valid82){
-if(data161.write !== undefined){
-let data172 = data161.write;
-const _errs474 = errors;
-if(errors === _errs474){
-if(Array.isArray(data172)){
-var valid88 = true;
-const len32 = data172.length;
-for(let i32=0; i32<len32; i32++){
-let data173 = data172[i32];
+if(data162.write !== undefined){
+let data173 = data162.write;
 const _errs476 = errors;
 if(errors === _errs476){
-if(typeof data173 === "string"){
-if(data173.length < 1){
+if(Array.isArray(data173)){
+var valid88 = true;
+const len32 = data173.length;
+for(let i32=0; i32<len32; i32++){
+let data174 = data173[i32];
+const _errs478 = errors;
+if(errors === _errs478){
+if(typeof data174 === "string"){
+if(data174.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/write/" + i32,schemaPath:"#/properties/policy/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5482,7 +5504,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/write/" + i32,schemaPat
 return false;
 }
 }
-var valid88 = _errs476 === errors;
+var valid88 = _errs478 === errors;
 if(!valid88){
 break;
 }
@@ -5493,51 +5515,51 @@ validate20.errors = [{instancePath:instancePath+"/policy/write",schemaPath:"#/pr
 return false;
 }
 }
-var valid82 = _errs474 === errors;
+var valid82 = _errs476 === errors;
 }
 else {
 var valid82 = true;
 }
 if(valid82){
-if(data161.network !== undefined){
-let data174 = data161.network;
-const _errs478 = errors;
-if(errors === _errs478){
-if(data174 && typeof data174 == "object" && !Array.isArray(data174)){
+if(data162.network !== undefined){
+let data175 = data162.network;
 const _errs480 = errors;
-for(const key34 in data174){
+if(errors === _errs480){
+if(data175 && typeof data175 == "object" && !Array.isArray(data175)){
+const _errs482 = errors;
+for(const key34 in data175){
 if(!((key34 === "sandbox") || (key34 === "hosts"))){
 validate20.errors = [{instancePath:instancePath+"/policy/network",schemaPath:"#/properties/policy/properties/network/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs480 === errors){
-if(data174.sandbox !== undefined){
-const _errs481 = errors;
-if(typeof data174.sandbox !== "boolean"){
+if(_errs482 === errors){
+if(data175.sandbox !== undefined){
+const _errs483 = errors;
+if(typeof data175.sandbox !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/policy/network/sandbox",schemaPath:"#/properties/policy/properties/network/properties/sandbox/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid89 = _errs481 === errors;
+var valid89 = _errs483 === errors;
 }
 else {
 var valid89 = true;
 }
 if(valid89){
-if(data174.hosts !== undefined){
-let data176 = data174.hosts;
-const _errs483 = errors;
-if(errors === _errs483){
-if(Array.isArray(data176)){
-var valid90 = true;
-const len33 = data176.length;
-for(let i33=0; i33<len33; i33++){
-let data177 = data176[i33];
+if(data175.hosts !== undefined){
+let data177 = data175.hosts;
 const _errs485 = errors;
 if(errors === _errs485){
-if(typeof data177 === "string"){
-if(data177.length < 1){
+if(Array.isArray(data177)){
+var valid90 = true;
+const len33 = data177.length;
+for(let i33=0; i33<len33; i33++){
+let data178 = data177[i33];
+const _errs487 = errors;
+if(errors === _errs487){
+if(typeof data178 === "string"){
+if(data178.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/network/hosts/" + i33,schemaPath:"#/properties/policy/properties/network/properties/hosts/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5547,7 +5569,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/network/hosts/" + i33,s
 return false;
 }
 }
-var valid90 = _errs485 === errors;
+var valid90 = _errs487 === errors;
 if(!valid90){
 break;
 }
@@ -5558,7 +5580,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/network/hosts",schemaPa
 return false;
 }
 }
-var valid89 = _errs483 === errors;
+var valid89 = _errs485 === errors;
 }
 else {
 var valid89 = true;
@@ -5571,25 +5593,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/network",schemaPath:"#/
 return false;
 }
 }
-var valid82 = _errs478 === errors;
+var valid82 = _errs480 === errors;
 }
 else {
 var valid82 = true;
 }
 if(valid82){
-if(data161.plugins !== undefined){
-let data178 = data161.plugins;
-const _errs487 = errors;
-if(errors === _errs487){
-if(Array.isArray(data178)){
-var valid91 = true;
-const len34 = data178.length;
-for(let i34=0; i34<len34; i34++){
-let data179 = data178[i34];
+if(data162.plugins !== undefined){
+let data179 = data162.plugins;
 const _errs489 = errors;
 if(errors === _errs489){
-if(typeof data179 === "string"){
-if(data179.length < 1){
+if(Array.isArray(data179)){
+var valid91 = true;
+const len34 = data179.length;
+for(let i34=0; i34<len34; i34++){
+let data180 = data179[i34];
+const _errs491 = errors;
+if(errors === _errs491){
+if(typeof data180 === "string"){
+if(data180.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/plugins/" + i34,schemaPath:"#/properties/policy/properties/plugins/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5599,7 +5621,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/plugins/" + i34,schemaP
 return false;
 }
 }
-var valid91 = _errs489 === errors;
+var valid91 = _errs491 === errors;
 if(!valid91){
 break;
 }
@@ -5610,39 +5632,39 @@ validate20.errors = [{instancePath:instancePath+"/policy/plugins",schemaPath:"#/
 return false;
 }
 }
-var valid82 = _errs487 === errors;
+var valid82 = _errs489 === errors;
 }
 else {
 var valid82 = true;
 }
 if(valid82){
-if(data161.mcp !== undefined){
-let data180 = data161.mcp;
-const _errs491 = errors;
-if(errors === _errs491){
-if(data180 && typeof data180 == "object" && !Array.isArray(data180)){
+if(data162.mcp !== undefined){
+let data181 = data162.mcp;
 const _errs493 = errors;
-for(const key35 in data180){
+if(errors === _errs493){
+if(data181 && typeof data181 == "object" && !Array.isArray(data181)){
+const _errs495 = errors;
+for(const key35 in data181){
 if(!((key35 === "commands") || (key35 === "urls"))){
 validate20.errors = [{instancePath:instancePath+"/policy/mcp",schemaPath:"#/properties/policy/properties/mcp/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs493 === errors){
-if(data180.commands !== undefined){
-let data181 = data180.commands;
-const _errs494 = errors;
-if(errors === _errs494){
-if(Array.isArray(data181)){
-var valid93 = true;
-const len35 = data181.length;
-for(let i35=0; i35<len35; i35++){
-let data182 = data181[i35];
+if(_errs495 === errors){
+if(data181.commands !== undefined){
+let data182 = data181.commands;
 const _errs496 = errors;
 if(errors === _errs496){
-if(typeof data182 === "string"){
-if(data182.length < 1){
+if(Array.isArray(data182)){
+var valid93 = true;
+const len35 = data182.length;
+for(let i35=0; i35<len35; i35++){
+let data183 = data182[i35];
+const _errs498 = errors;
+if(errors === _errs498){
+if(typeof data183 === "string"){
+if(data183.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands/" + i35,schemaPath:"#/properties/policy/properties/mcp/properties/commands/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5652,7 +5674,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands/" + i35,sc
 return false;
 }
 }
-var valid93 = _errs496 === errors;
+var valid93 = _errs498 === errors;
 if(!valid93){
 break;
 }
@@ -5663,25 +5685,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands",schemaPat
 return false;
 }
 }
-var valid92 = _errs494 === errors;
+var valid92 = _errs496 === errors;
 }
 else {
 var valid92 = true;
 }
 if(valid92){
-if(data180.urls !== undefined){
-let data183 = data180.urls;
-const _errs498 = errors;
-if(errors === _errs498){
-if(Array.isArray(data183)){
-var valid94 = true;
-const len36 = data183.length;
-for(let i36=0; i36<len36; i36++){
-let data184 = data183[i36];
+if(data181.urls !== undefined){
+let data184 = data181.urls;
 const _errs500 = errors;
 if(errors === _errs500){
-if(typeof data184 === "string"){
-if(data184.length < 1){
+if(Array.isArray(data184)){
+var valid94 = true;
+const len36 = data184.length;
+for(let i36=0; i36<len36; i36++){
+let data185 = data184[i36];
+const _errs502 = errors;
+if(errors === _errs502){
+if(typeof data185 === "string"){
+if(data185.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls/" + i36,schemaPath:"#/properties/policy/properties/mcp/properties/urls/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5691,7 +5713,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls/" + i36,schema
 return false;
 }
 }
-var valid94 = _errs500 === errors;
+var valid94 = _errs502 === errors;
 if(!valid94){
 break;
 }
@@ -5702,7 +5724,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls",schemaPath:"#
 return false;
 }
 }
-var valid92 = _errs498 === errors;
+var valid92 = _errs500 === errors;
 }
 else {
 var valid92 = true;
@@ -5715,39 +5737,39 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp",schemaPath:"#/prop
 return false;
 }
 }
-var valid82 = _errs491 === errors;
+var valid82 = _errs493 === errors;
 }
 else {
 var valid82 = true;
 }
 if(valid82){
-if(data161.approval !== undefined){
-let data185 = data161.approval;
-const _errs502 = errors;
-if(errors === _errs502){
-if(data185 && typeof data185 == "object" && !Array.isArray(data185)){
+if(data162.approval !== undefined){
+let data186 = data162.approval;
 const _errs504 = errors;
-for(const key36 in data185){
+if(errors === _errs504){
+if(data186 && typeof data186 == "object" && !Array.isArray(data186)){
+const _errs506 = errors;
+for(const key36 in data186){
 if(!((key36 === "commands") || (key36 === "urls"))){
 validate20.errors = [{instancePath:instancePath+"/policy/approval",schemaPath:"#/properties/policy/properties/approval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs504 === errors){
-if(data185.commands !== undefined){
-let data186 = data185.commands;
-const _errs505 = errors;
-if(errors === _errs505){
-if(Array.isArray(data186)){
-var valid96 = true;
-const len37 = data186.length;
-for(let i37=0; i37<len37; i37++){
-let data187 = data186[i37];
+if(_errs506 === errors){
+if(data186.commands !== undefined){
+let data187 = data186.commands;
 const _errs507 = errors;
 if(errors === _errs507){
-if(typeof data187 === "string"){
-if(data187.length < 1){
+if(Array.isArray(data187)){
+var valid96 = true;
+const len37 = data187.length;
+for(let i37=0; i37<len37; i37++){
+let data188 = data187[i37];
+const _errs509 = errors;
+if(errors === _errs509){
+if(typeof data188 === "string"){
+if(data188.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/approval/commands/" + i37,schemaPath:"#/properties/policy/properties/approval/properties/commands/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5757,7 +5779,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/approval/commands/" + i
 return false;
 }
 }
-var valid96 = _errs507 === errors;
+var valid96 = _errs509 === errors;
 if(!valid96){
 break;
 }
@@ -5768,25 +5790,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/approval/commands",sche
 return false;
 }
 }
-var valid95 = _errs505 === errors;
+var valid95 = _errs507 === errors;
 }
 else {
 var valid95 = true;
 }
 if(valid95){
-if(data185.urls !== undefined){
-let data188 = data185.urls;
-const _errs509 = errors;
-if(errors === _errs509){
-if(Array.isArray(data188)){
-var valid97 = true;
-const len38 = data188.length;
-for(let i38=0; i38<len38; i38++){
-let data189 = data188[i38];
+if(data186.urls !== undefined){
+let data189 = data186.urls;
 const _errs511 = errors;
 if(errors === _errs511){
-if(typeof data189 === "string"){
-if(data189.length < 1){
+if(Array.isArray(data189)){
+var valid97 = true;
+const len38 = data189.length;
+for(let i38=0; i38<len38; i38++){
+let data190 = data189[i38];
+const _errs513 = errors;
+if(errors === _errs513){
+if(typeof data190 === "string"){
+if(data190.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/approval/urls/" + i38,schemaPath:"#/properties/policy/properties/approval/properties/urls/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5796,7 +5818,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/approval/urls/" + i38,s
 return false;
 }
 }
-var valid97 = _errs511 === errors;
+var valid97 = _errs513 === errors;
 if(!valid97){
 break;
 }
@@ -5807,7 +5829,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/approval/urls",schemaPa
 return false;
 }
 }
-var valid95 = _errs509 === errors;
+var valid95 = _errs511 === errors;
 }
 else {
 var valid95 = true;
@@ -5820,59 +5842,59 @@ validate20.errors = [{instancePath:instancePath+"/policy/approval",schemaPath:"#
 return false;
 }
 }
-var valid82 = _errs502 === errors;
+var valid82 = _errs504 === errors;
 }
 else {
 var valid82 = true;
 }
 if(valid82){
-if(data161.limits !== undefined){
-let data190 = data161.limits;
-const _errs513 = errors;
-if(errors === _errs513){
-if(data190 && typeof data190 == "object" && !Array.isArray(data190)){
+if(data162.limits !== undefined){
+let data191 = data162.limits;
 const _errs515 = errors;
-for(const key37 in data190){
+if(errors === _errs515){
+if(data191 && typeof data191 == "object" && !Array.isArray(data191)){
+const _errs517 = errors;
+for(const key37 in data191){
 if(!(((key37 === "max_turns") || (key37 === "timeout")) || (key37 === "max_tokens"))){
 validate20.errors = [{instancePath:instancePath+"/policy/limits",schemaPath:"#/properties/policy/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs515 === errors){
-if(data190.max_turns !== undefined){
-let data191 = data190.max_turns;
-const _errs516 = errors;
-if(!(((typeof data191 == "number") && (!(data191 % 1) && !isNaN(data191))) && (isFinite(data191)))){
+if(_errs517 === errors){
+if(data191.max_turns !== undefined){
+let data192 = data191.max_turns;
+const _errs518 = errors;
+if(!(((typeof data192 == "number") && (!(data192 % 1) && !isNaN(data192))) && (isFinite(data192)))){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_turns",schemaPath:"#/properties/policy/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs516){
-if((typeof data191 == "number") && (isFinite(data191))){
-if(data191 > 9007199254740991 || isNaN(data191)){
+if(errors === _errs518){
+if((typeof data192 == "number") && (isFinite(data192))){
+if(data192 > 9007199254740991 || isNaN(data192)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_turns",schemaPath:"#/properties/policy/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data191 <= 0 || isNaN(data191)){
+if(data192 <= 0 || isNaN(data192)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_turns",schemaPath:"#/properties/policy/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid98 = _errs516 === errors;
+var valid98 = _errs518 === errors;
 }
 else {
 var valid98 = true;
 }
 if(valid98){
-if(data190.timeout !== undefined){
-let data192 = data190.timeout;
-const _errs518 = errors;
-if(errors === _errs518){
-if(typeof data192 === "string"){
-if(!pattern5.test(data192)){
+if(data191.timeout !== undefined){
+let data193 = data191.timeout;
+const _errs520 = errors;
+if(errors === _errs520){
+if(typeof data193 === "string"){
+if(!pattern5.test(data193)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/timeout",schemaPath:"#/properties/policy/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5882,34 +5904,34 @@ validate20.errors = [{instancePath:instancePath+"/policy/limits/timeout",schemaP
 return false;
 }
 }
-var valid98 = _errs518 === errors;
+var valid98 = _errs520 === errors;
 }
 else {
 var valid98 = true;
 }
 if(valid98){
-if(data190.max_tokens !== undefined){
-let data193 = data190.max_tokens;
-const _errs520 = errors;
-if(!(((typeof data193 == "number") && (!(data193 % 1) && !isNaN(data193))) && (isFinite(data193)))){
+if(data191.max_tokens !== undefined){
+let data194 = data191.max_tokens;
+const _errs522 = errors;
+if(!(((typeof data194 == "number") && (!(data194 % 1) && !isNaN(data194))) && (isFinite(data194)))){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_tokens",schemaPath:"#/properties/policy/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs520){
-if((typeof data193 == "number") && (isFinite(data193))){
-if(data193 > 9007199254740991 || isNaN(data193)){
+if(errors === _errs522){
+if((typeof data194 == "number") && (isFinite(data194))){
+if(data194 > 9007199254740991 || isNaN(data194)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_tokens",schemaPath:"#/properties/policy/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data193 <= 0 || isNaN(data193)){
+if(data194 <= 0 || isNaN(data194)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_tokens",schemaPath:"#/properties/policy/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid98 = _errs520 === errors;
+var valid98 = _errs522 === errors;
 }
 else {
 var valid98 = true;
@@ -5923,7 +5945,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/limits",schemaPath:"#/p
 return false;
 }
 }
-var valid82 = _errs513 === errors;
+var valid82 = _errs515 === errors;
 }
 else {
 var valid82 = true;
@@ -5944,32 +5966,32 @@ validate20.errors = [{instancePath:instancePath+"/policy",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs450 === errors;
+var valid0 = _errs452 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.telemetry !== undefined){
-let data194 = data.telemetry;
-const _errs522 = errors;
-if(errors === _errs522){
-if(data194 && typeof data194 == "object" && !Array.isArray(data194)){
+let data195 = data.telemetry;
 const _errs524 = errors;
-for(const key38 in data194){
+if(errors === _errs524){
+if(data195 && typeof data195 == "object" && !Array.isArray(data195)){
+const _errs526 = errors;
+for(const key38 in data195){
 if(!((((key38 === "endpoint") || (key38 === "headers")) || (key38 === "service_name")) || (key38 === "capture_content"))){
 validate20.errors = [{instancePath:instancePath+"/telemetry",schemaPath:"#/properties/telemetry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs524 === errors){
-if(data194.endpoint !== undefined){
-let data195 = data194.endpoint;
-const _errs525 = errors;
-if(errors === _errs525){
-if(typeof data195 === "string"){
-if(!pattern36.test(data195)){
+if(_errs526 === errors){
+if(data195.endpoint !== undefined){
+let data196 = data195.endpoint;
+const _errs527 = errors;
+if(errors === _errs527){
+if(typeof data196 === "string"){
+if(!pattern36.test(data196)){
 validate20.errors = [{instancePath:instancePath+"/telemetry/endpoint",schemaPath:"#/properties/telemetry/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?:\\/\\/"},message:"must match pattern \""+"^https?:\\/\\/"+"\""}];
 return false;
 }
@@ -5979,19 +6001,19 @@ validate20.errors = [{instancePath:instancePath+"/telemetry/endpoint",schemaPath
 return false;
 }
 }
-var valid99 = _errs525 === errors;
+var valid99 = _errs527 === errors;
 }
 else {
 var valid99 = true;
 }
 if(valid99){
-if(data194.headers !== undefined){
-let data196 = data194.headers;
-const _errs527 = errors;
-if(errors === _errs527){
-if(data196 && typeof data196 == "object" && !Array.isArray(data196)){
-for(const key39 in data196){
+if(data195.headers !== undefined){
+let data197 = data195.headers;
 const _errs529 = errors;
+if(errors === _errs529){
+if(data197 && typeof data197 == "object" && !Array.isArray(data197)){
+for(const key39 in data197){
+const _errs531 = errors;
 if(typeof key39 !== "string"){
 const err151 = {instancePath:instancePath+"/telemetry/headers",schemaPath:"#/properties/telemetry/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key39};
 if(vErrors === null){
@@ -6002,7 +6024,7 @@ vErrors.push(err151);
 }
 errors++;
 }
-var valid100 = _errs529 === errors;
+var valid100 = _errs531 === errors;
 if(!valid100){
 const err152 = {instancePath:instancePath+"/telemetry/headers",schemaPath:"#/properties/telemetry/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key39},message:"property name must be valid"};
 if(vErrors === null){
@@ -6018,13 +6040,13 @@ break;
 }
 }
 if(valid100){
-for(const key40 in data196){
-const _errs532 = errors;
-if(typeof data196[key40] !== "string"){
+for(const key40 in data197){
+const _errs534 = errors;
+if(typeof data197[key40] !== "string"){
 validate20.errors = [{instancePath:instancePath+"/telemetry/headers/" + key40.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/telemetry/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid101 = _errs532 === errors;
+var valid101 = _errs534 === errors;
 if(!valid101){
 break;
 }
@@ -6036,18 +6058,18 @@ validate20.errors = [{instancePath:instancePath+"/telemetry/headers",schemaPath:
 return false;
 }
 }
-var valid99 = _errs527 === errors;
+var valid99 = _errs529 === errors;
 }
 else {
 var valid99 = true;
 }
 if(valid99){
-if(data194.service_name !== undefined){
-let data198 = data194.service_name;
-const _errs534 = errors;
-if(errors === _errs534){
-if(typeof data198 === "string"){
-if(data198.length < 1){
+if(data195.service_name !== undefined){
+let data199 = data195.service_name;
+const _errs536 = errors;
+if(errors === _errs536){
+if(typeof data199 === "string"){
+if(data199.length < 1){
 validate20.errors = [{instancePath:instancePath+"/telemetry/service_name",schemaPath:"#/properties/telemetry/properties/service_name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6057,19 +6079,19 @@ validate20.errors = [{instancePath:instancePath+"/telemetry/service_name",schema
 return false;
 }
 }
-var valid99 = _errs534 === errors;
+var valid99 = _errs536 === errors;
 }
 else {
 var valid99 = true;
 }
 if(valid99){
-if(data194.capture_content !== undefined){
-const _errs536 = errors;
-if(typeof data194.capture_content !== "boolean"){
+if(data195.capture_content !== undefined){
+const _errs538 = errors;
+if(typeof data195.capture_content !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/telemetry/capture_content",schemaPath:"#/properties/telemetry/properties/capture_content/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid99 = _errs536 === errors;
+var valid99 = _errs538 === errors;
 }
 else {
 var valid99 = true;
@@ -6084,7 +6106,7 @@ validate20.errors = [{instancePath:instancePath+"/telemetry",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs522 === errors;
+var valid0 = _errs524 === errors;
 }
 else {
 var valid0 = true;
@@ -6112,4 +6134,4 @@ return errors === 0;
 }
 validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const shape = {"properties":{"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"script":{"type":"string"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"fallback":{"items":{"type":"string"},"type":"array"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"},"text_tool_calls":{"type":"boolean"}},"type":"object"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"type":"boolean"},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"}},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"store":{"properties":{"url":{"type":"string"},"retry":{"type":"string"}},"type":"object"},"policy":{"properties":{"models":{"properties":{"base_urls":{"items":{"type":"string"},"type":"array"},"api_key_envs":{"items":{"type":"string"},"type":"array"}},"type":"object"},"env":{"items":{"type":"string"},"type":"array"},"sandbox_off":{"type":"boolean"},"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"network":{"properties":{"sandbox":{"type":"boolean"},"hosts":{"items":{"type":"string"},"type":"array"}},"type":"object"},"plugins":{"items":{"type":"string"},"type":"array"},"mcp":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"approval":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"}},"type":"object"}},"type":"object"},"telemetry":{"properties":{"endpoint":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"service_name":{"type":"string"},"capture_content":{"type":"boolean"}},"type":"object"}},"type":"object"};
+export const shape = {"properties":{"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"script":{"type":"string"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"api_version":{"type":"string"},"fallback":{"items":{"type":"string"},"type":"array"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"},"text_tool_calls":{"type":"boolean"}},"type":"object"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"type":"boolean"},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"}},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"store":{"properties":{"url":{"type":"string"},"retry":{"type":"string"}},"type":"object"},"policy":{"properties":{"models":{"properties":{"base_urls":{"items":{"type":"string"},"type":"array"},"api_key_envs":{"items":{"type":"string"},"type":"array"}},"type":"object"},"env":{"items":{"type":"string"},"type":"array"},"sandbox_off":{"type":"boolean"},"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"network":{"properties":{"sandbox":{"type":"boolean"},"hosts":{"items":{"type":"string"},"type":"array"}},"type":"object"},"plugins":{"items":{"type":"string"},"type":"array"},"mcp":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"approval":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"}},"type":"object"}},"type":"object"},"telemetry":{"properties":{"endpoint":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"service_name":{"type":"string"},"capture_content":{"type":"boolean"}},"type":"object"}},"type":"object"};

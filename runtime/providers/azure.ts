@@ -1,0 +1,40 @@
+/**
+ * The `azure` provider: Azure OpenAI through the `openai` SDK's `AzureOpenAI` client. `model.name` is the
+ * deployment (the request goes to `{base_url}/openai/deployments/{name}/chat/completions?api-version=…`),
+ * `model.base_url` the resource endpoint (https://NAME.openai.azure.com, else AZURE_OPENAI_ENDPOINT), the key
+ * AZURE_OPENAI_API_KEY sent as the `api-key` header. Requests, replies, streaming, retries and errors are
+ * the openai provider's: only the client differs.
+ */
+import { AzureOpenAI } from "openai";
+import { ValidationError } from "../core/errors.ts";
+import type { ResolvedModel } from "./model.ts";
+import { createOpenAIProvider, openAIOptions } from "./openai.ts";
+import type { Provider, ProviderContext } from "./provider.ts";
+
+/** The Azure OpenAI data-plane API version sent when neither model.api_version nor the environment names one. */
+export const DEFAULT_AZURE_API_VERSION = "2024-10-21";
+
+export function providerFor(model: ResolvedModel, context: ProviderContext): Provider {
+  const endpoint = model.base_url?.replace(/\/+$/, "");
+  if (!endpoint) {
+    throw new ValidationError(
+      "Cannot use provider azure: set model.base_url to the resource endpoint (https://NAME.openai.azure.com) " +
+        "or AZURE_OPENAI_ENDPOINT",
+    );
+  }
+  const apiVersion = model.api_version ?? context.env.AZURE_OPENAI_API_VERSION ?? DEFAULT_AZURE_API_VERSION;
+  // The openai provider settles every option from the resolved model; only the client is Azure's.
+  return createOpenAIProvider({
+    ...openAIOptions(model, context),
+    name: "azure",
+    baseURL: endpoint,
+    client: (options) =>
+      new AzureOpenAI({
+        ...options,
+        // The deployment is the request's model: a model.fallback deployment gets its own URL.
+        baseURL: `${endpoint}/openai`,
+        apiKey: context.apiKey ?? "",
+        apiVersion,
+      }),
+  });
+}
