@@ -133,6 +133,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
     signal: AbortSignal,
     onProgress: () => void,
     onDelta: ((text: string) => void) | undefined,
+    onOutput: ((chars: number) => void) | undefined,
   ): Promise<WireResponse> => {
     const requestOptions = { signal, fetchOptions: withProgress(onProgress) } as Anthropic.RequestOptions;
     if (!stream) {
@@ -141,7 +142,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
     }
     const params = { ...body, stream: true } as unknown as Anthropic.MessageCreateParamsStreaming;
     const events = await (await client()).messages.create(params, requestOptions);
-    const assembler = new StreamAssembler(onDelta);
+    const assembler = new StreamAssembler(onDelta, onOutput);
     for await (const event of events) assembler.add(event as unknown as Record<string, unknown>);
     // The SDK ends iteration quietly when the request is aborted; surface why.
     signal.throwIfAborted();
@@ -152,7 +153,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
   const attempt = async (
     request: ModelRequest,
     signal: AbortSignal,
-    callbacks: Pick<CompleteOptions, "onDelta" | "onProgress">,
+    callbacks: Pick<CompleteOptions, "onDelta" | "onProgress" | "onOutput">,
   ): Promise<ModelResponse> => {
     const idle = watchStall(clock, {
       idleMs: idleTimeoutMs,
@@ -165,7 +166,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
     const stop = AbortSignal.any([signal, idle.signal]);
     try {
       const body = toWireRequest(request, wireOptions);
-      let reply = await exchange(body, stop, touch, callbacks.onDelta);
+      let reply = await exchange(body, stop, touch, callbacks.onDelta, callbacks.onOutput);
       for (let n = 0; reply.stop_reason === "pause_turn" && n < maxContinuations; n++) {
         // The API paused a long turn: sending its reply back as it is lets the model go on from there.
         const next = await exchange(
@@ -173,6 +174,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
           stop,
           touch,
           callbacks.onDelta,
+          callbacks.onOutput,
         );
         reply = {
           content: [...reply.content, ...next.content],
@@ -193,7 +195,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
   return {
     name,
     async complete(request: ModelRequest, callOptions: CompleteOptions = {}): Promise<ModelResponse> {
-      const { signal, onRetry, onDelta, onProgress } = callOptions;
+      const { signal, onRetry, onDelta, onProgress, onOutput } = callOptions;
       const ceiling = watchStall(clock, {
         ceilingMs,
         ceilingMessage: (ms) => `no complete answer within ${formatDuration(ms)} (model.request_timeout)`,
@@ -212,6 +214,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
             return await attempt(request, callSignal, {
               ...(forwardDelta ? { onDelta: forwardDelta } : {}),
               ...(onProgress ? { onProgress } : {}),
+              ...(onOutput ? { onOutput } : {}),
             });
           } catch (error) {
             if (callSignal.aborted) throw callSignal.reason;

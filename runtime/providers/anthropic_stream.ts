@@ -17,6 +17,7 @@ type Block = { type: string } & Record<string, unknown>;
 
 export class StreamAssembler {
   #onText: ((text: string) => void) | undefined;
+  #onChars: ((chars: number) => void) | undefined;
   #blocks: Block[] = [];
   /** Tool input JSON as it arrives, by block index. */
   #json = new Map<number, string>();
@@ -25,8 +26,10 @@ export class StreamAssembler {
   #id: string | undefined;
   #done = false;
 
-  constructor(onText?: (text: string) => void) {
+  /** `onText`: streamed answer text; `onChars`: characters of text, tool input and thinking as they come. */
+  constructor(onText?: (text: string) => void, onChars?: (chars: number) => void) {
     this.#onText = onText;
+    this.#onChars = onChars;
   }
 
   add(event: Record<string, unknown>): void {
@@ -48,6 +51,8 @@ export class StreamAssembler {
         const block = this.#blocks[index];
         const delta = event.delta as { type: string } & Record<string, string>;
         if (!block) throw new Error(`content_block_delta for block ${index} before its content_block_start`);
+        const chars = (delta.text ?? delta.partial_json ?? delta.thinking ?? "").length;
+        if (chars && delta.type !== "signature_delta") this.#onChars?.(chars);
         if (delta.type === "text_delta") {
           block.text = String(block.text ?? "") + delta.text;
           if (delta.text) this.#onText?.(delta.text);

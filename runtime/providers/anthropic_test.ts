@@ -120,3 +120,14 @@ Deno.test("anthropic provider: the key is sent as the SDK sends it, and never ap
     assert.ok(headers.get("x-api-key") === API_KEY || headers.get("authorization") === `Bearer ${API_KEY}`);
   }, { maxRetries: 0 });
 });
+
+Deno.test("anthropic provider: a stream reports its output characters as they come (the spend cap's measure)", async () => {
+  await withProvider(
+    [{ content: "Twelve chars", tool_calls: [{ name: "read_file", arguments: { path: "a" } }] }],
+    async (provider) => {
+      let chars = 0;
+      await provider.complete(ask("hi"), { onOutput: (n) => chars += n });
+      assert.equal(chars, "Twelve chars".length + JSON.stringify({ path: "a" }).length);
+    },
+  );
+});
