@@ -72,14 +72,21 @@ Deno.test("sessions compactions reports passes, outcomes, hard compactions and o
     lines[2]!,
     /^occupancy \(tokens after a pass ÷ compaction threshold\): last \d+%, median \d+%, max \d+%$/,
   );
-  assert.match(lines[4]!, /^#\s+TIME\s+KIND\s+REASON\s+OUTCOME\s+TOKENS\s+OCCUPANCY\s+ABSORBED\s+MS$/);
+  // The summary call's prompt tokens are the session's: the cache line counts them (none were cached).
+  assert.equal(report.prompt_cache.cached_share, 0);
+  assert.ok(report.prompt_cache.prompt_tokens > 0);
   assert.match(
-    lines[5]!,
+    lines[3]!,
+    new RegExp(`^prompt cache: 0% of ${report.prompt_cache.prompt_tokens} prompt tokens cached`),
+  );
+  assert.match(lines[5]!, /^#\s+TIME\s+KIND\s+REASON\s+OUTCOME\s+TOKENS\s+OCCUPANCY\s+ABSORBED\s+MS$/);
+  assert.match(
+    lines[6]!,
     new RegExp(
       `^1\\s+\\S+Z\\s+summarize\\s+manual\\s+committed\\s+${first.before_tokens} → ${first.after_tokens}\\s+\\d+%`,
     ),
   );
-  assert.match(lines[6]!, /^2\s+\S+Z\s+summarize\s+manual\s+nothing_to_do\s+\d+\s+\d+%/);
+  assert.match(lines[7]!, /^2\s+\S+Z\s+summarize\s+manual\s+nothing_to_do\s+\d+\s+\d+%/);
 
   const missing = await hermes(["sessions", "compactions", "nope", "--home", fx.dir]);
   assert.ok(isUserError(missing), missing.stderr);

@@ -46,6 +46,7 @@ export async function compactStored(
     clock,
     log,
     identity: currentProcess(host),
+    price: model.price,
     // Summary calls stall by the same model.idle_timeout as the agent's own calls.
     ...(model.idle_timeout_ms ? { summary_idle_timeout_ms: model.idle_timeout_ms } : {}),
   });

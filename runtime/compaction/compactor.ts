@@ -4,6 +4,7 @@
  * refreshed — across a summary call, but no transaction is: appends go on meanwhile. Every pass, committed or
  * not, is logged (telemetry.ts); a committed one emits `compaction` and calls `post_compaction` once.
  */
+import { listedPrice, type Price } from "../providers/pricing.ts";
 import type { Clock } from "../core/clock.ts";
 import { errorMessage } from "../core/errors.ts";
 import type { EventBus } from "../core/events.ts";
@@ -53,6 +54,8 @@ export interface CompactorOptions {
   breaker_window_ms?: number;
   /** Requests over which a micro fold must pay for itself (default 8; Infinity: every fold pays). */
   micro_payback_requests?: number;
+  /** The session model's price (`model.pricing` or the table's): summary calls on it are billed at it. */
+  price?: Price | null;
 }
 
 export function createCompactor(options: CompactorOptions): Compactor {
@@ -71,6 +74,9 @@ export function createCompactor(options: CompactorOptions): Compactor {
     identity: options.identity ?? currentProcess(),
     telemetry: new Telemetry({ store, events: options.events, log, settings, clock }),
     calibration,
+    summaryPrice: settings.summaryModel === options.model
+      ? options.price ?? listedPrice(options.model)
+      : listedPrice(settings.summaryModel),
   };
   const smallest = smallestRequestTokens(settings.summaryWindow);
   if (settings.enabled && smallest > settings.summaryWindow) {

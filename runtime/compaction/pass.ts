@@ -4,6 +4,9 @@
  * logged once (telemetry.ts). The lease is held, and refreshed, across a summary call; no transaction is.
  */
 import { errorMessage } from "../core/errors.ts";
+import type { Usage } from "../core/types.ts";
+import { roundUsd } from "../core/usd.ts";
+import { costOf } from "../providers/pricing.ts";
 import type { ProcessIdentity } from "../core/process_identity.ts";
 import type { CompactionOutcome } from "../agent/seams.ts";
 import type { CompactionStore, SessionStore } from "../store/store.ts";
@@ -169,15 +172,55 @@ async function updateGuard(
   if (next) await writeGuard(store, sessionId, next);
 }
 
-function summarise(
+async function summarise(
   deps: PassDeps,
   pass: Pass,
   replaced: readonly PlanRow[],
   facts: { nonce: string; ratio: number },
 ) {
+  const usages: Usage[] = [];
+  try {
+    return await summariseCalls(deps, pass, replaced, { ...facts, usages });
+  } finally {
+    // Billed whether or not the summary was usable: the session's usage, cost and the job's spend count it.
+    if (usages.length) await recordSummaryUsage(deps, pass.sessionId, usages);
+  }
+}
+
+/** Adds summary calls' tokens and cost to the session's totals (they are not turns). */
+async function recordSummaryUsage(
+  deps: PassDeps,
+  sessionId: string,
+  usages: readonly Usage[],
+): Promise<void> {
+  const sum = (pick: (u: Usage) => number | undefined) => usages.reduce((n, u) => n + (pick(u) ?? 0), 0);
+  const total: Usage = {
+    prompt_tokens: sum((u) => u.prompt_tokens),
+    completion_tokens: sum((u) => u.completion_tokens),
+    cached_tokens: sum((u) => u.cached_tokens),
+    cache_write_tokens: sum((u) => u.cache_write_tokens),
+    reasoning_tokens: sum((u) => u.reasoning_tokens),
+  };
+  const cost = deps.summaryPrice
+    ? roundUsd(usages.reduce((n, u) => n + costOf(u, deps.summaryPrice!), 0))
+    : null;
+  try {
+    await deps.store.addUsage(sessionId, { turns: 0, ...total, cost_usd: cost });
+  } catch (error) {
+    deps.log.warn(`could not record the summary calls' usage: ${errorMessage(error)}`);
+  }
+}
+
+function summariseCalls(
+  deps: PassDeps,
+  pass: Pass,
+  replaced: readonly PlanRow[],
+  facts: { nonce: string; ratio: number; usages: Usage[] },
+) {
   const { settings, log } = deps;
   const { nonce } = facts;
   return summariseMiddle(deps.store, {
+    onUsage: (usage) => facts.usages.push(usage),
     middle: replaced,
     provider: deps.provider,
     model: settings.summaryModel,

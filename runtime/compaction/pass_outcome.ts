@@ -2,6 +2,7 @@
  * What a compaction pass is and what it works with, and how a pass that changed nothing ends: one log row,
  * the blocked or failed events (telemetry.ts), and an outcome for the caller — never an exception.
  */
+import type { Price } from "../providers/pricing.ts";
 import type { Clock } from "../core/clock.ts";
 import type { EventBus } from "../core/events.ts";
 import type { Hooks } from "../core/hooks.ts";
@@ -42,6 +43,8 @@ export interface PassDeps {
   identity: ProcessIdentity;
   telemetry: Telemetry;
   calibration: Calibration;
+  /** USD per million tokens of the summary model; null when no price is known (its calls cost nothing then). */
+  summaryPrice: Price | null;
 }
 
 export const KIND_OF: Record<Mode, CompactionKind> = {

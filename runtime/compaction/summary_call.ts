@@ -8,6 +8,7 @@ import type { Clock } from "../core/clock.ts";
 import { errorMessage } from "../core/errors.ts";
 import { watchStall } from "../core/stall.ts";
 import type { ModelRequest, Provider } from "../providers/provider.ts";
+import type { Usage } from "../core/types.ts";
 import type { CompactionStore, LeaseRef, SessionStore } from "../store/store.ts";
 import { keepLease } from "./lease.ts";
 import type { PlanRow } from "./rows.ts";
@@ -30,6 +31,7 @@ export interface SummariseOptions {
   /** The caller's cancellation: rethrown as is, it is not a model failure. */
   signal?: AbortSignal;
   onLeaseError?: (error: unknown) => void;
+  onUsage?: (usage: Usage) => void;
 }
 
 export type SummariseResult =
@@ -74,6 +76,7 @@ export async function summariseMiddle(
         idleTimeoutMs: options.idleTimeoutMs,
         totalTimeoutMs: options.totalTimeoutMs,
         signal: AbortSignal.any(signals),
+        ...(options.onUsage ? { onUsage: options.onUsage } : {}),
       });
     }
     return { ok: true, text: running ?? "", calls: plans.length };
@@ -93,6 +96,8 @@ export interface SummaryCallOptions {
   /** The whole call may not take longer than this. */
   totalTimeoutMs: number;
   signal?: AbortSignal;
+  /** The usage the provider reported for the call (summary calls are billed like any other). */
+  onUsage?: (usage: Usage) => void;
 }
 
 /** Runs the summary call; resolves with the summary text. Rejects on failure, timeout or abort. */
@@ -127,6 +132,7 @@ export async function callSummary(
     });
     completion.catch(ignore);
     const response = await Promise.race([completion, aborted]);
+    if (response.usage) options.onUsage?.(response.usage);
     const text = response.message.content.trim();
     if (!text) throw new Error("the summary model returned an empty answer");
     return text;

@@ -206,6 +206,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     clock,
     log,
     identity: me,
+    price: model.price,
     // Summary calls stall by the same model.idle_timeout as the agent's own calls.
     ...(model.idle_timeout_ms ? { summary_idle_timeout_ms: model.idle_timeout_ms } : {}),
     ...(spec.compaction?.summary_model ? { summary_model: spec.compaction.summary_model } : {}),
