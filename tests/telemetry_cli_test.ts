@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { hermes, tempDir, writeFiles } from "./_cli.ts";
 import { type ReceivedSpan, startOtlpReceiver } from "./_otlp_receiver.ts";
+import { RpcClient } from "./_rpc_client.ts";
 
 const SECRET_PROMPT = "Greet the-very-private-prompt-text and list the folder.";
 
@@ -144,4 +145,34 @@ Deno.test("telemetry: a protocol Hermes does not speak is exit 2 before any mode
   );
   assert.equal(JSON.parse(run.stdout).terminal_reason, "invalid_input");
   assert.doesNotMatch(run.stderr, /at .*\.ts:\d+/, "no stack trace");
+});
+
+Deno.test("telemetry: hermes rpc exports its sessions' spans when it shuts down (telemetry: in config.yaml)", async () => {
+  const receiver = startOtlpReceiver();
+  try {
+    const dir = await job();
+    await writeFiles(dir, { "home/config.yaml": `telemetry:\n  endpoint: ${receiver.url}\n` });
+    const client = new RpcClient({ home: `${dir}/home`, cwd: dir });
+    try {
+      const created = await client.request("session.create", { job: "job.yaml" });
+      assert.equal(created.error, undefined, JSON.stringify(created.error));
+      const id = (created.result as { session_id: string }).session_id;
+      const prompt = await client.request("session.prompt", { session_id: id, text: "list the folder" });
+      assert.equal((prompt.result as { status: string }).status, "success");
+      assert.equal(receiver.bodies.length, 0, "a server exports at its end (or every 60 s), not per call");
+      const { code, stderr } = await client.finish();
+      assert.equal(code, 0, stderr);
+      const session = byName(receiver.spans, "invoke_agent greet");
+      assert.equal(session.attributes["gen_ai.conversation.id"], id);
+      const turn = byName(receiver.spans, "hermes.turn");
+      assert.equal(turn.attributes["hermes.turn.source"], "rpc");
+      assert.equal(turn.parentSpanId, session.spanId);
+      assert.equal(receiver.spans.filter((s) => s.name === "chat scripted").length, 2);
+      assert.equal(byName(receiver.spans, "execute_tool list_dir").parentSpanId, turn.spanId);
+    } finally {
+      await client[Symbol.asyncDispose]();
+    }
+  } finally {
+    await receiver.close();
+  }
 });
