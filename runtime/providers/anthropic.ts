@@ -12,7 +12,7 @@ import { formatDuration } from "../core/duration.ts";
 import { StallError, watchStall } from "../core/stall.ts";
 import { createRedactor } from "../core/redact.ts";
 import type { CompleteOptions, ModelRequest, ModelResponse, Provider, ProviderContext } from "./provider.ts";
-import type { ResolvedModel } from "./model.ts";
+import { callBounds, type ResolvedModel } from "./model.ts";
 import { StreamAssembler } from "./anthropic_stream.ts";
 import {
   fromWireResponse,
@@ -78,9 +78,7 @@ export function providerFor(model: ResolvedModel, context: ProviderContext): Pro
           ...(model.base_url ? { baseURL: model.base_url } : {}),
         }),
       ...(model.thinking ? { thinking: model.thinking } : {}),
-      ...(model.idle_timeout_ms ? { idleTimeoutMs: model.idle_timeout_ms } : {}),
-      ...(model.request_timeout_ms ? { ceilingMs: model.request_timeout_ms } : {}),
-      ...(model.max_retries !== undefined ? { maxRetries: model.max_retries } : {}),
+      ...callBounds(model),
     });
   }
   return createAnthropicProvider({
@@ -90,9 +88,7 @@ export function providerFor(model: ResolvedModel, context: ProviderContext): Pro
     clock: context.clock,
     ...(model.base_url ? { baseURL: model.base_url } : {}),
     ...(model.thinking ? { thinking: model.thinking } : {}),
-    ...(model.idle_timeout_ms ? { idleTimeoutMs: model.idle_timeout_ms } : {}),
-    ...(model.request_timeout_ms ? { ceilingMs: model.request_timeout_ms } : {}),
-    ...(model.max_retries !== undefined ? { maxRetries: model.max_retries } : {}),
+    ...callBounds(model),
   });
 }
 

@@ -99,3 +99,14 @@ export async function createProvider(
   const calls = model.text_tool_calls ? withTextToolCalls(provider) : provider;
   return model.fallback?.length ? withFallback(calls, model.fallback) : calls;
 }
+
+/** A model call's bounds as the providers take them: idle timeout, ceiling and retries, where the job sets them. */
+export function callBounds(
+  model: ResolvedModel,
+): { idleTimeoutMs?: number; ceilingMs?: number; maxRetries?: number } {
+  return {
+    ...(model.idle_timeout_ms ? { idleTimeoutMs: model.idle_timeout_ms } : {}),
+    ...(model.request_timeout_ms ? { ceilingMs: model.request_timeout_ms } : {}),
+    ...(model.max_retries !== undefined ? { maxRetries: model.max_retries } : {}),
+  };
+}

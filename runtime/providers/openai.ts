@@ -15,7 +15,7 @@ import {
   type ProviderContext,
   ProviderError,
 } from "./provider.ts";
-import type { ResolvedModel } from "./model.ts";
+import { callBounds, type ResolvedModel } from "./model.ts";
 import { createRedactor, type Redactor } from "../core/redact.ts";
 import { isLocalEndpoint, limitInMessage, probeServerWindow } from "./server_window.ts";
 import { isStrictSchema } from "./strict_schema.ts";
@@ -167,9 +167,7 @@ export function openAIOptions(model: ResolvedModel, context: ProviderContext): O
     ...(model.reasoning_effort ? { reasoningEffort: model.reasoning_effort } : {}),
     ...(model.prompt_cache_key ? { promptCacheKey: model.prompt_cache_key } : {}),
     ...(model.base_url ? { baseURL: model.base_url } : {}),
-    ...(model.idle_timeout_ms ? { idleTimeoutMs: model.idle_timeout_ms } : {}),
-    ...(model.request_timeout_ms ? { ceilingMs: model.request_timeout_ms } : {}),
-    ...(model.max_retries !== undefined ? { maxRetries: model.max_retries } : {}),
+    ...callBounds(model),
   };
 }
 
