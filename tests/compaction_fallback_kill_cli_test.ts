@@ -51,7 +51,14 @@ async function killAndResume(point: KillPoint) {
     });
     const stderr = child.stderr.pipeTo(new WritableStream());
     for await (const line of linesOf(child.stdout)) {
-      const event = JSON.parse(line);
+      let event;
+      try {
+        event = JSON.parse(line);
+      } catch (error) {
+        // SIGKILL can cut the line being written (a large tool.result goes out in pieces): only then.
+        if (killed) break;
+        throw error;
+      }
       if (point === "after_fallback" && event.type === "compaction.blocked" && event.fallback) kill();
     }
     await stderr;
