@@ -83,7 +83,7 @@ Deno.test("the link check refuses dead files, dead headings and links out of the
         "```",
         "[in a fence](nowhere.md)",
         "```",
-        "[dead](docs/b.md) [dead anchor](docs/a.md#store-faults) [out](../shared/DESIGN.md) [web](https://x.y/)",
+        "[dead](docs/b.md) [dead anchor](docs/a.md#store-faults) [out](../sibling/NOTES.md) [web](https://x.y/)",
       ].join("\n"),
     );
     await Deno.writeTextFile(
@@ -94,7 +94,7 @@ Deno.test("the link check refuses dead files, dead headings and links out of the
     assert.equal(problems.length, 4, problems.join("\n"));
     assert.match(problems[0]!, /^README\.md:7: docs\/b\.md: docs\/b\.md does not exist/);
     assert.match(problems[1]!, /has no heading #store-faults$/);
-    assert.match(problems[2]!, /\.\.\/shared\/DESIGN\.md leads outside the repository/);
+    assert.match(problems[2]!, /\.\.\/sibling\/NOTES\.md leads outside the repository/);
     assert.match(problems[3]!, /https:\/\/x\.y\/ leads outside the repository/);
     // In a git work tree, a file git ignores is not in a clone.
     await Deno.mkdir(`${dir}/dist`);
