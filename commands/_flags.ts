@@ -196,7 +196,9 @@ export const COMMANDS = {
   "sessions compactions": {
     usage: ["hermes sessions compactions ID [--json]"],
     flags: { json: JSON_FLAG },
-    notes: "The compaction report: passes, outcomes, context occupancy. " + SESSIONS_NOTE,
+    notes:
+      "The compaction report: passes, outcomes, hard compactions and fallbacks, context occupancy, prompt cache. " +
+      SESSIONS_NOTE,
   },
   daemon: {
     usage: [

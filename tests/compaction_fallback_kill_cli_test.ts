@@ -77,6 +77,7 @@ async function killAndResume(point: KillPoint) {
     assert.deepEqual(problems, []);
     assert.equal(server.stats().over_window, 0);
 
+    let fallbacks = { id: "", fellBack: 0, hard: 0 };
     const store = openSqliteStore(`${dir}/state.db`);
     try {
       const [session] = await store.listSessions({});
@@ -93,10 +94,26 @@ async function killAndResume(point: KillPoint) {
       assert.ok(archived.length > 0, "the fallback archived what it dropped");
       assert.equal(await store.readLease(id), undefined, "no lease is left behind");
       const log = await store.compactionLog(id);
-      assert.ok(log.some((r) => r.outcome === "committed" && r.detail.fallback), "a fallback committed");
+      const fellBack = log.filter((r) => r.outcome === "committed" && r.detail.fallback).length;
+      assert.ok(fellBack >= 1, "a fallback committed");
+      fallbacks = {
+        id,
+        fellBack,
+        hard: log.filter((r) => r.outcome === "committed" && r.kind === "summarize").length,
+      };
     } finally {
       await store.close();
     }
+    // The report counts the fallbacks apart from the hard compactions they are logged as.
+    const json = await hermes(["sessions", "compactions", fallbacks.id, "--json"], { home: dir });
+    const report = JSON.parse(json.stdout);
+    assert.equal(report.fallbacks, fallbacks.fellBack);
+    assert.equal(report.hard_compactions, fallbacks.hard);
+    const text = await hermes(["sessions", "compactions", fallbacks.id], { home: dir });
+    assert.match(
+      text.stdout,
+      new RegExp(`\\(hard ${fallbacks.hard} of which ${fallbacks.fellBack} fallbacks?,`),
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -24,6 +24,12 @@ export interface CompactionReport {
   /** Committed passes by kind; `summarize` is the hard compaction. */
   committed: Record<CompactionKind, number>;
   hard_compactions: number;
+  /**
+   * Of the hard compactions, those where the deterministic fallback (a marker, no summary) stood in for a
+   * summary: logged as kind `summarize` with `detail.fallback`, counted here so a report tells a session that
+   * summarised from one that only dropped its middle.
+   */
+  fallbacks: number;
   /** Sum of before − after over committed passes (negative: the passes grew the transcript). */
   net_tokens_saved: number;
   /** Occupancy after the passes that have one: the last, the median and the highest. */
@@ -59,6 +65,8 @@ export function compactionReport(
     outcomes,
     committed,
     hard_compactions: committed.summarize,
+    fallbacks: log.filter((r) => r.outcome === "committed" && r.kind === "summarize" && r.detail.fallback)
+      .length,
     net_tokens_saved: log.reduce(
       (n, r) => n + (r.outcome === "committed" ? r.before_tokens - r.after_tokens : 0),
       0,
@@ -82,6 +90,8 @@ function median(sorted: readonly number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+const fallbackNote = (n: number) => n === 0 ? "" : ` of which ${n} ${n === 1 ? "fallback" : "fallbacks"}`;
+
 const percent = (share: number | null) => share === null ? "-" : `${Math.round(share * 100)}%`;
 
 /** The report as text: a summary, then one line per pass. */
@@ -97,7 +107,9 @@ export function renderReport(report: CompactionReport): string {
   const c = report.committed;
   const lines = [
     `session ${report.session_id}: ${report.passes} compaction passes, ${report.outcomes.committed} committed ` +
-    `(hard ${c.summarize}, micro ${c.micro_summarize}, prune ${c.prune_tool_results}), ` +
+    `(hard ${c.summarize}${
+      fallbackNote(report.fallbacks)
+    }, micro ${c.micro_summarize}, prune ${c.prune_tool_results}), ` +
     `net ${report.net_tokens_saved} tokens saved`,
     `outcomes: ${OUTCOMES.map((o) => `${o} ${report.outcomes[o]}`).join(", ")}`,
     `occupancy (tokens after a pass ÷ compaction threshold): last ${percent(report.occupancy.last)}, ` +

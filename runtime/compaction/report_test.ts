@@ -43,3 +43,23 @@ Deno.test("compaction report: the prompt cache share of the session's prompt tok
   assert.equal(none.prompt_cache.cached_share, null);
   assert.equal(renderReport(none), "session s: no compaction passes yet\n");
 });
+
+Deno.test("compaction report: fallbacks are counted apart from the summaries they stood in for", () => {
+  const hard = { ...row, kind: "summarize" as const, reason: "pre_api" as const };
+  const log: CompactionLogRow[] = [
+    { ...hard, detail: { summary_calls: 1 } },
+    { ...hard, detail: { fallback: "summary_failed", dropped: 12 } },
+    { ...hard, detail: { fallback: "breaker", dropped: 9 } },
+    // A refused fallback-less pass and a prune are neither.
+    { ...hard, outcome: "refused_growth", detail: { fallback: "refused_growth" } },
+    row,
+  ];
+  const report = compactionReport("s", log);
+  assert.equal(report.hard_compactions, 3);
+  assert.equal(report.fallbacks, 2);
+  assert.match(renderReport(report), /\(hard 3 of which 2 fallbacks, micro 0, prune 1\)/);
+  // Without a fallback the line says nothing of them.
+  const plain = compactionReport("s", [log[0]!]);
+  assert.equal(plain.fallbacks, 0);
+  assert.match(renderReport(plain), /\(hard 1, micro 0, prune 0\)/);
+});
