@@ -9,7 +9,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { type Clock, systemClock } from "../core/clock.ts";
 import { formatDuration } from "../core/duration.ts";
-import { StallError, watchStall } from "../core/stall.ts";
+import { watchStall } from "../core/stall.ts";
 import { createRedactor } from "../core/redact.ts";
 import type { CompleteOptions, ModelRequest, ModelResponse, Provider, ProviderContext } from "./provider.ts";
 import { callBounds, type ResolvedModel } from "./model.ts";
@@ -21,8 +21,8 @@ import {
   type WireResponse,
   type WireUsage,
 } from "./anthropic_wire.ts";
-import { judgeAnthropicError, retryDelay, toProviderError } from "./anthropic_errors.ts";
-import { isRetryable } from "./overload.ts";
+import { judgeAnthropicError } from "./anthropic_errors.ts";
+import { retryCall } from "./retry_call.ts";
 import { progressFetch, withProgress } from "./anthropic_fetch.ts";
 import { checkPlatformEnv, platformClient } from "./anthropic_platform.ts";
 
@@ -190,55 +190,15 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
   const where = `Cannot complete model call to ${options.where ?? baseURL}`;
   return {
     name,
-    async complete(request: ModelRequest, callOptions: CompleteOptions = {}): Promise<ModelResponse> {
-      const { signal, onRetry, onDelta, onProgress, onOutput } = callOptions;
-      const ceiling = watchStall(clock, {
+    complete(request: ModelRequest, callOptions: CompleteOptions = {}): Promise<ModelResponse> {
+      return retryCall((signal, callbacks) => attempt(request, signal, callbacks), callOptions, {
+        where,
+        clock,
         ceilingMs,
-        ceilingMessage: (ms) => `no complete answer within ${formatDuration(ms)} (model.request_timeout)`,
+        maxRetries,
+        retryBaseMs,
+        judge: (error, now) => judgeAnthropicError(error, { redact, now }),
       });
-      const callSignal = signal ? AbortSignal.any([signal, ceiling.signal]) : ceiling.signal;
-      try {
-        for (let retries = 0;; retries++) {
-          callSignal.throwIfAborted();
-          let streamed = false;
-          const forwardDelta = onDelta &&
-            ((text: string) => {
-              streamed = true;
-              onDelta(text);
-            });
-          try {
-            return await attempt(request, callSignal, {
-              ...(forwardDelta ? { onDelta: forwardDelta } : {}),
-              ...(onProgress ? { onProgress } : {}),
-              ...(onOutput ? { onOutput } : {}),
-            });
-          } catch (error) {
-            if (callSignal.aborted) throw callSignal.reason;
-            if (error instanceof StallError) throw error;
-            const failure = judgeAnthropicError(error, { redact, now: clock.now() });
-            // Text already handed to onDelta cannot be taken back, so a broken stream is not replayed.
-            if (failure.contextOverflow || !isRetryable(failure.kind) || retries >= maxRetries || streamed) {
-              throw toProviderError(where, failure, retries);
-            }
-            const delay = retryDelay(failure, retries + 1, retryBaseMs);
-            onRetry?.({
-              attempt: retries + 1,
-              delay_ms: delay,
-              status: failure.status,
-              error: failure.detail,
-            });
-            await clock.sleep(delay, callSignal);
-          }
-        }
-      } catch (error) {
-        // A stall ends the call at once, named with where it happened; the caller's own abort stays as it is.
-        if (!signal?.aborted && error instanceof StallError) {
-          throw new StallError(`${where}: ${error.message}`, error.kind);
-        }
-        throw error;
-      } finally {
-        await ceiling.stop();
-      }
     },
   };
 }

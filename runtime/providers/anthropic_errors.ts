@@ -6,18 +6,9 @@
  */
 import Anthropic from "@anthropic-ai/sdk";
 import type { Redactor } from "../core/redact.ts";
-import { ProviderError } from "./provider.ts";
 import { IncompleteStream } from "./anthropic_stream.ts";
-import { type FailureKind, failureKind, retryAfterMs, retryDelayMs } from "./overload.ts";
-
-export interface Failure {
-  status: number | null;
-  detail: string;
-  kind: FailureKind;
-  contextOverflow: boolean;
-  contextLimit: number | null;
-  retryAfterMs?: number;
-}
+import { failureKind, retryAfterMs } from "./overload.ts";
+import type { Failure } from "./retry_call.ts";
 
 /** "prompt is too long: 208310 tokens > 200000 maximum" */
 const TOO_LONG = /prompt is too long|input is too long|too many tokens|context (window|length)/i;
@@ -94,25 +85,4 @@ export function judgeAnthropicError(error: unknown, context: { redact: Redactor;
   // fetch raises TypeError when the connection drops while the body is read.
   const retryable = error instanceof TypeError || error instanceof IncompleteStream;
   return plain(error instanceof Error ? error.message : String(error), retryable);
-}
-
-export function toProviderError(where: string, failure: Failure, retries: number): ProviderError {
-  if (failure.contextOverflow) {
-    return new ProviderError(`${where}: the prompt is too long for the model's context (${failure.detail})`, {
-      status: failure.status,
-      contextOverflow: true,
-      contextLimit: failure.contextLimit,
-    });
-  }
-  const after = retries === 0 ? "" : ` after ${retries} ${retries === 1 ? "retry" : "retries"}`;
-  const quota = failure.kind === "quota" ? " (quota exhausted: not retried)" : "";
-  return new ProviderError(`${where}: ${failure.detail}${after}${quota}`, {
-    status: failure.status,
-    kind: failure.kind,
-  });
-}
-
-/** The server's retry-after when it sent one, else backoff (overload.ts). */
-export function retryDelay(failure: Failure, retry: number, baseMs: number): number {
-  return retryDelayMs(retry, { baseMs, retryAfterMs: failure.retryAfterMs });
 }

@@ -6,20 +6,14 @@
 import OpenAI from "openai";
 import { type Clock, systemClock } from "../core/clock.ts";
 import { formatDuration } from "../core/duration.ts";
-import { StallError, watchStall } from "../core/stall.ts";
-import {
-  type CompleteOptions,
-  type ModelRequest,
-  type ModelResponse,
-  type Provider,
-  type ProviderContext,
-  ProviderError,
-} from "./provider.ts";
+import { watchStall } from "../core/stall.ts";
+import type { CompleteOptions, ModelRequest, ModelResponse, Provider, ProviderContext } from "./provider.ts";
 import { callBounds, type ResolvedModel } from "./model.ts";
 import { createRedactor, type Redactor } from "../core/redact.ts";
 import { isLocalEndpoint, limitInMessage, probeServerWindow } from "./server_window.ts";
 import { isStrictSchema } from "./strict_schema.ts";
-import { type FailureKind, failureKind, isRetryable, retryAfterMs, retryDelayMs } from "./overload.ts";
+import { failureKind, retryAfterMs } from "./overload.ts";
+import { type Failure, retryCall } from "./retry_call.ts";
 import type { Message, ToolCall, Usage } from "../core/types.ts";
 
 export interface OpenAIProviderOptions {
@@ -83,15 +77,6 @@ const STATUS_TEXT: Record<number, string> = {
   503: "Service Unavailable",
   504: "Gateway Timeout",
 };
-
-/** How one failed attempt is judged. `detail` is one redacted line. */
-interface Failure {
-  status: number | null;
-  detail: string;
-  kind: FailureKind;
-  contextOverflow: boolean;
-  retryAfterMs?: number;
-}
 
 /**
  * What {@linkcode watchingFetch} observes of one attempt's response: every byte that arrives (`progress`, the
@@ -263,75 +248,15 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
       !options.client && isLocalEndpoint(baseURL)
         ? probeServerWindow(baseURL, { model: options.model, fetch: doFetch, ...probe })
         : Promise.resolve(null),
-    async complete(request: ModelRequest, callOptions: CompleteOptions = {}): Promise<ModelResponse> {
-      const { signal, onRetry, onDelta, onProgress, onOutput } = callOptions;
-      const where = `Cannot complete model call to ${baseURL}`;
-      const ceiling = watchStall(clock, {
+    complete(request: ModelRequest, callOptions: CompleteOptions = {}): Promise<ModelResponse> {
+      return retryCall((signal, callbacks) => attempt(request, signal, callbacks), callOptions, {
+        where: `Cannot complete model call to ${baseURL}`,
+        clock,
         ceilingMs,
-        ceilingMessage: (ms) => `no complete answer within ${formatDuration(ms)} (model.request_timeout)`,
+        maxRetries,
+        retryBaseMs,
+        judge: (error, now) => judge(error, { redact, now }),
       });
-      const callSignal = signal ? AbortSignal.any([signal, ceiling.signal]) : ceiling.signal;
-      // A stall ends the call at once, named with where it happened; the caller's own abort stays as it is.
-      const stalled = (error: unknown) =>
-        !signal?.aborted && error instanceof StallError
-          ? new StallError(`${where}: ${error.message}`, error.kind)
-          : error;
-      try {
-        for (let retries = 0;; retries++) {
-          callSignal.throwIfAborted();
-          let streamed = false;
-          const forwardDelta = onDelta &&
-            ((text: string) => {
-              streamed = true;
-              onDelta(text);
-            });
-          try {
-            return await attempt(request, callSignal, {
-              ...(forwardDelta ? { onDelta: forwardDelta } : {}),
-              ...(onProgress ? { onProgress } : {}),
-              ...(onOutput ? { onOutput } : {}),
-            });
-          } catch (error) {
-            if (callSignal.aborted) throw callSignal.reason;
-            if (error instanceof StallError) throw error;
-            const failure = judge(error, { redact, now: clock.now() });
-            if (failure.contextOverflow) {
-              throw new ProviderError(
-                `${where}: the prompt is too long for the model's context (${failure.detail})`,
-                {
-                  status: failure.status,
-                  contextOverflow: true,
-                  contextLimit: limitInMessage(failure.detail),
-                },
-              );
-            }
-            // Text already handed to onDelta cannot be taken back, so a broken stream is not replayed.
-            if (!isRetryable(failure.kind) || retries >= maxRetries || streamed) {
-              const after = retries === 0 ? "" : ` after ${retries} ${retries === 1 ? "retry" : "retries"}`;
-              const quota = failure.kind === "quota" ? " (quota exhausted: not retried)" : "";
-              throw new ProviderError(`${where}: ${failure.detail}${after}${quota}`, {
-                status: failure.status,
-                kind: failure.kind,
-              });
-            }
-            const delay = retryDelayMs(retries + 1, {
-              baseMs: retryBaseMs,
-              retryAfterMs: failure.retryAfterMs,
-            });
-            onRetry?.({
-              attempt: retries + 1,
-              delay_ms: delay,
-              status: failure.status,
-              error: failure.detail,
-            });
-            await clock.sleep(delay, callSignal);
-          }
-        }
-      } catch (error) {
-        throw stalled(error);
-      } finally {
-        await ceiling.stop();
-      }
     },
   };
 }
@@ -501,6 +426,7 @@ function judge(error: unknown, context: { redact: Redactor; now: number }): Fail
       detail: oneLine(`timed out: ${error.message}`),
       kind: "transient",
       contextOverflow: false,
+      contextLimit: null,
     };
   }
   if (error instanceof OpenAI.APIConnectionError) {
@@ -510,6 +436,7 @@ function judge(error: unknown, context: { redact: Redactor; now: number }): Fail
       detail: oneLine(`connection failed${cause}`),
       kind: "transient",
       contextOverflow: false,
+      contextLimit: null,
     };
   }
   if (error instanceof OpenAI.APIError) {
@@ -531,12 +458,14 @@ function judge(error: unknown, context: { redact: Redactor; now: number }): Fail
     const retryAfter = status === null ? undefined : retryAfterMs(error.headers, context.now);
     const code = [error.code, error.type, (body as { type?: unknown } | undefined)?.type]
       .filter((v) => typeof v === "string").join(" ");
+    const detail = oneLine(message ? `${head} (${message})` : head);
     return {
       status,
-      detail: oneLine(message ? `${head} (${message})` : head),
+      detail,
       // An error object in a stream that names no status is not a reason to ask again.
       kind: status === null ? "fatal" : failureKind(status, code),
       contextOverflow,
+      contextLimit: contextOverflow ? limitInMessage(detail) : null,
       ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }),
     };
   }
@@ -548,6 +477,7 @@ function judge(error: unknown, context: { redact: Redactor; now: number }): Fail
     detail: oneLine(detail),
     kind: retryable ? "transient" : "fatal",
     contextOverflow: false,
+    contextLimit: null,
   };
 }
 
