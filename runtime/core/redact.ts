@@ -5,7 +5,7 @@
  * because JSON escapes those characters; the escaped, percent-encoded and base64 forms a tool may print
  * are recognised inside strings too (secret_forms.ts).
  */
-import { base64Forms, secretPattern, secretStarts } from "./secret_forms.ts";
+import { base64Forms, hexForms, secretPattern, secretStarts } from "./secret_forms.ts";
 
 const SECRET_NAME = /(_KEY|_TOKEN|_SECRET)$|PASSWORD|^(OPENAI_API_KEY|API_KEY)$/i;
 /** Shorter values would replace ordinary words ("on", "true") everywhere. */
@@ -41,8 +41,8 @@ export function findSecrets(env: Record<string, string>, options: FindSecretsOpt
   return secrets;
 }
 
-/** Characters that start an escaped or encoded character (JSON, percent-encoding, a form's space). */
-const ESCAPES = /[%\\+]/;
+/** Characters that start an escaped or encoded character (JSON, `\x`, percent-encoding, a form's space, HTML). */
+const ESCAPES = /[%\\+&]/;
 
 /**
  * A redactor that replaces every value of `secrets` with `[REDACTED:NAME]`, in any of the renderings of
@@ -60,9 +60,9 @@ export function redactorOf(secrets: Secrets): Redactor {
     `(?=${first})(?:${ordered.map(([value]) => `(${secretPattern(value)})`).join("|")})`,
     "g",
   );
-  // Text without `%`, `\` or `+` can only hold a raw or base64 form: plain substring searches tell whether
-  // the pattern is needed at all (most text holds no secret, and the search is far cheaper).
-  const literals = ordered.flatMap(([value]) => [value, ...base64Forms(value)]);
+  // Text without `%`, `\`, `+` or `&` can only hold a raw, hex or base64 form: plain substring searches tell
+  // whether the pattern is needed at all (most text holds no secret, and the search is far cheaper).
+  const literals = ordered.flatMap(([value]) => [value, ...hexForms(value), ...base64Forms(value)]);
   return (text) => {
     if (!ESCAPES.test(text) && !literals.some((literal) => text.includes(literal))) return text;
     return text.replace(pattern, (...groups) => {

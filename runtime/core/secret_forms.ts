@@ -3,14 +3,16 @@
  * as one regular-expression source per secret:
  *
  * - raw, JSON-escaped (`\"`, `\\`, `\t`, `\/`, `\u0009` in either case, also escaped again inside JSON
- *   held in a JSON string) and percent-encoded (any set of characters encoded, upper- or lower-case hex,
- *   `+` for a space as in forms), character by character, so every encoder's choice of what to escape is
- *   covered and mixed forms too;
+ *   held in a JSON string), percent-encoded (any set of characters encoded, upper- or lower-case hex, `+`
+ *   for a space as in forms), `\xNN` byte escapes (C, Python and JavaScript string literals) and HTML
+ *   character references (`&#34;`, `&#x22;`, `&quot;`), character by character, so every encoder's choice
+ *   of what to escape is covered and mixed forms too;
+ * - hex of the value's UTF-8 bytes, in either case (`xxd -p`, `od`, a hash tool's input echoed);
  * - base64 (standard and url-safe, with or without padding) of the value alone, and the part of it that
  *   does not depend on its neighbours at each of the three byte alignments, so the secret is found
  *   inside a longer stream such as the base64 of `user:secret` in an HTTP basic-auth header.
  *
- * Other encodings (hex, base64 broken across lines, compressed) are not recognised.
+ * Other encodings (hex with separators, base64 broken across lines, compressed, encrypted) are not recognised.
  */
 
 /** Shorter stable base64 parts would match unrelated text. */
@@ -22,14 +24,24 @@ const encoder = new TextEncoder();
 /** A regular-expression source matching every rendering of `value` listed above. */
 export function secretPattern(value: string): string {
   const characterwise = [...value].map(characterForms).join("");
+  const hex = [...encoder.encode(value)].map((byte) => hexPattern(byte, 2)).join("");
   const base64 = base64Forms(value).sort((a, b) => b.length - a.length).map(escapeRegExp);
-  return [characterwise, ...base64].join("|");
+  return [characterwise, hex, ...base64].join("|");
 }
 
 /** The characters (UTF-16 units) a rendering of `value` may start with. */
 export function secretStarts(value: string): string[] {
   const first = [...value][0] ?? "";
-  const starts = new Set([first.charAt(0), "%", "\\", ...base64Forms(value).map((form) => form[0]!)]);
+  const hex = (encoder.encode(first)[0] ?? 0).toString(16).padStart(2, "0")[0]!;
+  const starts = new Set([
+    first.charAt(0),
+    "%",
+    "\\",
+    "&",
+    hex,
+    hex.toUpperCase(),
+    ...base64Forms(value).map((form) => form[0]!),
+  ]);
   if (first === " ") starts.add("+");
   return [...starts];
 }
@@ -38,11 +50,16 @@ function characterForms(char: string): string {
   const forms = [escapeRegExp(char)];
   const bytes = encoder.encode(char);
   forms.push([...bytes].map((byte) => `%${hexPattern(byte, 2)}`).join(""));
+  const code = char.codePointAt(0)!;
+  forms.push(`&#0*${code};`, `&#[xX]0*${hexPattern(code, 1)};`);
+  const named = HTML_NAMED[char];
+  if (named) forms.push(`&${named};`);
   if (char === " ") forms.push("\\+");
   // The backslash of a JSON escape, doubled again for each level of JSON held in a JSON string.
   const slashes = `\\\\{1,${2 ** MAX_ESCAPE_DEPTH - 1}}`;
   const short = JSON_SHORT[char];
   if (short) forms.push(`${slashes}${escapeRegExp(short)}`);
+  forms.push([...bytes].map((byte) => `${slashes}[xX]${hexPattern(byte, 2)}`).join(""));
   // \uXXXX for every character (ensure_ascii encoders escape all non-ASCII ones); an astral character
   // is its two surrogates, each escaped.
   forms.push(utf16Units(char).map((unit) => `${slashes}u${hexPattern(unit, 4)}`).join(""));
@@ -61,6 +78,9 @@ const JSON_SHORT: Record<string, string> = {
   "\t": "t",
 };
 
+/** The named references HTML escapers use (`&apos;` in XML and HTML5). */
+const HTML_NAMED: Record<string, string> = { '"': "quot", "&": "amp", "<": "lt", ">": "gt", "'": "apos" };
+
 function utf16Units(char: string): number[] {
   const units: number[] = [];
   for (let i = 0; i < char.length; i++) units.push(char.charCodeAt(i));
@@ -72,6 +92,12 @@ function hexPattern(byte: number, width: number): string {
   return [...byte.toString(16).padStart(width, "0")].map((digit) =>
     /[a-f]/.test(digit) ? `[${digit}${digit.toUpperCase()}]` : digit
   ).join("");
+}
+
+/** The value's UTF-8 bytes in hex, lower- and upper-case (the pattern also takes mixed case). */
+export function hexForms(value: string): string[] {
+  const hex = [...encoder.encode(value)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return [hex, hex.toUpperCase()];
 }
 
 /** The base64 strings that reveal `value`: its whole encoding and its stable part at each alignment. */

@@ -60,8 +60,34 @@ Deno.test("secret forms: base64 alone, url-safe, unpadded, and inside a longer s
   }
 });
 
+Deno.test("secret forms: hex bytes, \\x escapes and HTML character references", () => {
+  const bytes = [...new TextEncoder().encode(SECRET)];
+  const hex = bytes.map((b) => b.toString(16).padStart(2, "0")).join("");
+  const forms: [string, string][] = [
+    [hex, "hex (xxd -p)"],
+    [hex.toUpperCase(), "upper-case hex"],
+    [bytes.map((b) => `\\x${b.toString(16).padStart(2, "0")}`).join(""), "\\x byte escapes"],
+    [
+      JSON.stringify(bytes.map((b) => `\\x${b.toString(16).padStart(2, "0")}`).join("")).slice(1, -1),
+      "in JSON",
+    ],
+    [[...SECRET].map((c) => `&#${c.codePointAt(0)};`).join(""), "decimal references"],
+    [
+      [...SECRET].map((c) => `&#x${c.codePointAt(0)!.toString(16).toUpperCase()};`).join(""),
+      "hex references",
+    ],
+    [SECRET.replaceAll("&", "&amp;").replaceAll('"', "&quot;"), "named references (an HTML escaper)"],
+  ];
+  for (const [form, label] of forms) assertRedacted(form, label);
+  // A secret written into an HTML page by a real escaper: the three-digit hex reference of U+0100 too.
+  const other = createRedactor({ API_KEY: "k<ey>Āz1" });
+  assert.equal(other("v=&#x6b;&lt;ey&gt;&#x100;z1."), "v=[REDACTED:API_KEY].");
+});
+
 Deno.test("secret forms: text without the secret is unchanged, and similar values are kept", () => {
-  const text = `pa"ss wo rd, ${base64('pa"ss\\wo')}, %70%61 and a long base64 ${base64("x".repeat(64))}`;
+  const text = `pa"ss wo rd, ${base64('pa"ss\\wo')}, %70%61, 7061227373 &#112;&#97; and a long base64 ${
+    base64("x".repeat(64))
+  }`;
   assert.equal(redact(text), text);
   const other = createRedactor({ A_TOKEN: "tok-123456", B_TOKEN: "tok-123456-longer" });
   assert.equal(other("tok-123456-longer tok-123456"), "[REDACTED:B_TOKEN] [REDACTED:A_TOKEN]");
