@@ -4,7 +4,8 @@
  * tool-heavy session re-reads the same log or module many times, and each copy costs its size on every later
  * request. Only the latest active result for the path counts, compared by content as it would be stored
  * (after the cut of oversized results): a changed file, a result compaction pruned or summarised away, or a
- * path read only before the last compaction is read in full again.
+ * path read only before the last compaction is read in full again. A compaction pass that archives a result
+ * replaces the notes pointing at it (runtime/compaction/read_notes.ts), so no note outlives its original.
  */
 import { isAbsolute, join, normalize } from "node:path";
 import type { StoredMessage } from "../core/types.ts";
@@ -50,6 +51,14 @@ export function unchangedRead(
 }
 
 const NOTE_PREFIX = "unchanged since message #";
+/** Characters of a note that name the message it points at (the prefix and a message number). */
+export const NOTE_HEAD_CHARS = NOTE_PREFIX.length + 20;
+
+/** The message number a note points at (its start is enough: `NOTE_HEAD_CHARS`); null for any other text. */
+export function noteTarget(content: string): number | null {
+  const match = /^unchanged since message #(\d+):/.exec(content);
+  return match ? Number(match[1]) : null;
+}
 
 /** The result given instead of the content. */
 export function unchangedNote(path: string, earlier: EarlierRead): string {

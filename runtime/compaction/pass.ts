@@ -26,6 +26,7 @@ import { planHard } from "./hard.ts";
 import { planMicro } from "./micro.ts";
 import type { PlanContext } from "./plan.ts";
 import { proactivePlan } from "./proactive.ts";
+import { withNotesFollowed } from "./read_notes.ts";
 import { loadPlanRows, type PlanRow } from "./rows.ts";
 import { KIND_OF, type Pass, type PassDeps, unchanged } from "./pass_outcome.ts";
 import { scaledTo } from "./settings.ts";
@@ -157,8 +158,10 @@ async function holdingLease(
         why: "not_smaller",
         summaryTokens: plan.summaryTokens,
       });
-    case "commit":
-      return await commitPlan(deps, pass, { nonce, before, ratio, plan });
+    case "commit": {
+      const followed = await withNotesFollowed(store, sessionId, rows, plan);
+      return await commitPlan(deps, pass, { nonce, before, ratio, plan: followed });
+    }
   }
 }
 
