@@ -78,6 +78,11 @@ export class Transcript {
     return joinSameRole(pairToolResults(this.#cache!.model));
   }
 
+  /** Rows other than the stored ones (compaction's uncommitted view) as the provider takes them. */
+  viewForModel(rows: readonly StoredMessage[]): Message[] {
+    return joinSameRole(pairToolResults(rows.map(toMessage)));
+  }
+
   /** A killed run can leave a tool call without its result; providers reject that, so close it. */
   async closeDanglingToolCalls(): Promise<void> {
     const messages = await this.active();

@@ -23,7 +23,7 @@ import { parseSlash, type SlashCommand } from "./slash.ts";
 import type { AppendMessage, SessionStore } from "../store/store.ts";
 import type { Tool } from "../tools/tool.ts";
 import { type ToolAsker, ToolGate } from "../tools/gate.ts";
-import type { Message, ToolCall, Usage } from "../core/types.ts";
+import type { Message, StoredMessage, ToolCall, Usage } from "../core/types.ts";
 import { Transcript } from "./_transcript.ts";
 import { readKey, unchangedNote, unchangedRead } from "./read_dedup.ts";
 import { sentTokens, TokenRatio, truncatedTo } from "./real_window.ts";
@@ -224,7 +224,7 @@ export class Agent implements AgentLike {
         signal.throwIfAborted();
         budget.beforeModelCall();
         await this.#askServerWindow(signal);
-        await this.#o.compactor?.beforeModelCall(this.sessionId, {
+        const compacted = await this.#o.compactor?.beforeModelCall(this.sessionId, {
           signal,
           afterTools: modelCalls > 0,
           overheadTokens: this.#overheadTokens,
@@ -234,16 +234,18 @@ export class Agent implements AgentLike {
         const injected = (await hooks.preLlmCall({ session_id: this.sessionId, user_message: text, turn }))
           .filter((s) => s.trim() !== "");
         this.#emit({ type: "turn.start", turn, ...(injected.length ? { injected } : {}) });
-        const { response, sent } = await this.#complete(injected, signal).catch((error) => {
-          // Every turn.start has its turn.end, also when the model call fails or is stopped.
-          const finish_reason = signal.aborted
-            ? "aborted"
-            : error instanceof LimitError
-            ? error.limit
-            : "error";
-          this.#emit({ type: "turn.end", turn, usage: null, cost_usd: null, finish_reason });
-          throw error;
-        });
+        const { response, sent, viewed } = await this.#complete(injected, signal, compacted?.view).catch(
+          (error) => {
+            // Every turn.start has its turn.end, also when the model call fails or is stopped.
+            const finish_reason = signal.aborted
+              ? "aborted"
+              : error instanceof LimitError
+              ? error.limit
+              : "error";
+            this.#emit({ type: "turn.end", turn, usage: null, cost_usd: null, finish_reason });
+            throw error;
+          },
+        );
         modelCalls++;
         const usage = response.usage && fullUsage(response.usage);
         const cost = usage && this.#o.price ? roundUsd(costOf(usage, this.#o.price)) : null;
@@ -266,8 +268,9 @@ export class Agent implements AgentLike {
         }
         const assistant: AppendMessage = {
           ...response.message,
-          // A truncated count measured a prompt the server did not read: it must not calibrate estimates.
-          prompt_tokens: truncated === null ? response.usage?.prompt_tokens ?? null : null,
+          // A truncated count measured a prompt the server did not read, a count of compaction's uncommitted
+          // view a prompt that is not the stored transcript: neither may calibrate estimates.
+          prompt_tokens: truncated === null && !viewed ? response.usage?.prompt_tokens ?? null : null,
           completion_tokens: response.usage?.completion_tokens ?? null,
         };
         await this.#transcript.append([assistant]);
@@ -308,14 +311,15 @@ export class Agent implements AgentLike {
     }
   }
 
-  async #complete(injected: string[], signal: AbortSignal) {
+  /** `view`: rows to send instead of the stored transcript (until an overflow recovery changed the store). */
+  async #complete(injected: string[], signal: AbortSignal, view?: StoredMessage[]) {
     const onRetry = (info: RetryInfo) => this.#emit({ type: "provider.retry", ...info });
     let recovered = false;
     while (true) {
       const native = await this.#nativeSchema();
       const request: ModelRequest = {
         model: this.#o.model,
-        messages: await this.#requestMessages(injected),
+        messages: await this.#requestMessages(injected, recovered ? undefined : view),
         tools: this.#toolSpecs,
         ...(this.#o.maxOutputTokens ? { max_tokens: this.#o.maxOutputTokens } : {}),
         ...(this.#o.temperature !== undefined ? { temperature: this.#o.temperature } : {}),
@@ -332,7 +336,7 @@ export class Agent implements AgentLike {
         });
         // A provider that does not stream hands the whole reply over at once: over the cap is still over.
         spend.check();
-        return { response, sent };
+        return { response, sent, viewed: view !== undefined && !recovered };
       } catch (error) {
         if (spend.stopped(error)) await this.#recordStopped(spend);
         if (error instanceof ProviderError && error.contextOverflow && !recovered && this.#o.compactor) {
@@ -424,8 +428,8 @@ export class Agent implements AgentLike {
   }
 
   /** The active transcript as the model sees it, with hook text appended to the last user message. */
-  async #requestMessages(injected: string[]): Promise<Message[]> {
-    const messages = await this.#transcript.forModel();
+  async #requestMessages(injected: string[], view?: StoredMessage[]): Promise<Message[]> {
+    const messages = view ? this.#transcript.viewForModel(view) : await this.#transcript.forModel();
     if (injected.length) {
       for (let i = messages.length - 1; i >= 0; i--) {
         const m = messages[i]!;

@@ -6,6 +6,7 @@ import type { CommandSource, SlashCommand } from "./slash.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { Hooks } from "../core/hooks.ts";
 import type { AppendMessage, CompactionKind, PassOutcome } from "../store/store.ts";
+import type { StoredMessage } from "../core/types.ts";
 
 export interface TurnOptions {
   source: CommandSource;
@@ -82,11 +83,13 @@ export interface Compactor {
    * the call follows tool results of this turn (reason `post_tool`, else `pre_api`). `overheadTokens`:
    * chars/4 of what every request carries besides the transcript (the tool definitions). Rejects with a
    * `RunError` (reason `context_too_large`) when even the irreducible part of the request exceeds the window.
+   * `view`: the stored transcript is over the window and another process holds the compaction lease, so the
+   * next request is to be built from these rows (the ladder applied in memory, nothing stored) instead.
    */
   beforeModelCall(
     sessionId: string,
     options: { signal?: AbortSignal; afterTools?: boolean; overheadTokens?: number },
-  ): Promise<CompactionOutcome | null>;
+  ): Promise<(CompactionOutcome & { view?: StoredMessage[] }) | null>;
   /** The provider rejected a request as too long: one bounded attempt; true when the transcript shrank. */
   recoverOverflow(
     sessionId: string,

@@ -16,11 +16,15 @@ import {
   compactorFor,
   type Fixture,
   fixture,
+  linesOf,
   orphanProblems,
   roleProblems,
   SHORT_SUMMARY,
+  TESTDATA,
+  transcript,
+  waitForLine,
 } from "./_testing.ts";
-import { approxTokens } from "./estimate.ts";
+import { approxTokens, estimateMessages } from "./estimate.ts";
 import { sessionOccupancy } from "./occupancy.ts";
 import { SUMMARY_PREFIX } from "./summary.ts";
 
@@ -210,4 +214,56 @@ Deno.test("agent + compaction: a compactor that fails between turns does not fai
   const agent = agentFor(fx, model.provider, WINDOW, failing);
   const result = await agent.prompt(FIRST, { source: "job" });
   assert.match(result.final, /^done with turn/);
+});
+
+Deno.test("agent + compaction: while another process holds the lease, an over-window request is sent as an uncommitted fallback", async () => {
+  await using fx = await fixture(new ManualClock());
+  const model = strictModel(WINDOW);
+  const agent = agentFor(fx, model.provider, WINDOW);
+  await fx.store.appendMessages(fx.sessionId, transcript(12, { toolChars: 2400 }).slice(1));
+  assert.ok(
+    estimateMessages(await fx.store.activeMessages(fx.sessionId)) > WINDOW,
+    "stored: over the window",
+  );
+  // A real second process takes the session's compaction lease and holds it.
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `${TESTDATA}acquire_lease.ts`, fx.path, fx.sessionId],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const lines = linesOf(child.stdout);
+  const stdin = child.stdin.getWriter();
+  try {
+    await waitForLine(lines, (line) => line === "ready");
+    await stdin.write(new TextEncoder().encode("go\n"));
+    assert.equal(await waitForLine(lines, (line) => line.startsWith("{")), '{"acquired":true}');
+
+    // Before the fix the request went out over the window, and the overflow recovery could not take the lease.
+    const held = await agent.prompt("step 1: read more logs", { source: "job" });
+    assert.match(held.final, /^done with turn/);
+    assert.ok(model.requests.length >= 4);
+    for (const [i, { tokens, messages }] of model.requests.entries()) {
+      assert.ok(tokens <= WINDOW, `request ${i}: ${tokens} tokens`);
+      assert.ok(messages.some((m) => m.content.startsWith("[tool result pruned")), `request ${i}: pruned`);
+      assert.ok(
+        messages.some((m) => m.content.includes("step 1: read more logs")),
+        `request ${i}: the prompt`,
+      );
+    }
+    assert.deepEqual(model.violations, []);
+    // Nothing was written under the other process's lease: every stored row is active, no pass committed.
+    assert.ok((await fx.store.allMessages(fx.sessionId)).every((m) => m.active));
+    assert.equal(fx.events.filter((e) => e.type === "compaction").length, 0);
+    assert.ok(estimateMessages(await fx.store.activeMessages(fx.sessionId)) > WINDOW);
+  } finally {
+    await stdin.close();
+    while (!(await lines.next()).done) { /* drain */ }
+    await child.status;
+  }
+  // Once the lease is free, the next request compacts the stored transcript itself.
+  await agent.prompt("step 2: read more logs", { source: "job" });
+  assert.ok(fx.events.some((e) => e.type === "compaction"));
+  assert.ok(model.requests.every((r) => r.tokens <= WINDOW));
+  assert.ok(estimateMessages(await fx.store.activeMessages(fx.sessionId)) <= WINDOW);
 });

@@ -89,7 +89,8 @@ export async function commitPlan(
     occupancy: result.log.occupancy ?? telemetry.occupancy(result.afterTokens),
   };
   telemetry.committed({ sessionId, reason: pass.reason, outcome, compactionId: result.compactionId });
-  if (plan.fallback) {
+  // A pass holds the lease, so its fallback is never for want of it (that only shapes fallback_view.ts's view).
+  if (plan.fallback && plan.fallback.why !== "lease_held") {
     telemetry.fellBack({
       sessionId,
       trigger: pass.reason,

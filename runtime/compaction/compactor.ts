@@ -18,6 +18,7 @@ import type { CompactionStore, SessionStore } from "../store/store.ts";
 import { Calibration } from "./calibration.ts";
 import { fitToolResult } from "./cut.ts";
 import { measure } from "./estimate.ts";
+import { fallbackView } from "./fallback_view.ts";
 import { ContextTooLargeError, irreducibleTokens } from "./floor.ts";
 import { loadPlanRows } from "./rows.ts";
 import { occupancyFor } from "./occupancy.ts";
@@ -125,11 +126,25 @@ export function createCompactor(options: CompactorOptions): Compactor {
         runPass(deps, newPass(sessionId, reason, "hard", { signal: callOptions.signal, overheadTokens }));
       const outcome = await pass();
       // The floor: no request over the window goes out. The ladder gets there unless the irreducible part
-      // alone is too big (then the run fails, naming the sizes) or another process holds the lease.
+      // alone is too big (then the run fails, naming the sizes) or another process holds the lease (then this
+      // request is built from the ladder applied in memory).
       const fit = await fitsWindow(sessionId, overheadTokens);
       if (fit.fits) return outcome;
       if (fit.irreducible.total > settings.windowTokens) {
         throw new ContextTooLargeError(fit.irreducible, settings.windowTokens, fit.tokens);
+      }
+      const lease = await store.readLease(sessionId);
+      if (lease && lease.expires_at > clock.now()) {
+        const holder = `another compaction holds the lease (pid ${lease.holder.pid} on ${lease.holder.host})`;
+        const view = await fallbackView(deps, sessionId, { overheadTokens, holder });
+        if (view) {
+          log.warn(
+            `session ${sessionId}: the next request is about ${fit.tokens} tokens, over the ` +
+              `${settings.windowTokens}-token window, and ${holder}: this request is built from an ` +
+              `uncommitted fallback of the transcript`,
+          );
+          return { ...outcome, view };
+        }
       }
       log.warn(
         `session ${sessionId}: the next request is about ${fit.tokens} tokens, over the ` +

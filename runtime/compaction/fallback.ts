@@ -20,7 +20,9 @@ export type FallbackWhy =
   | "not_a_summary"
   | "breaker"
   | "cooldown"
-  | "infeasible";
+  | "infeasible"
+  /** Another process holds the compaction lease: the fallback only shapes one request (fallback_view.ts). */
+  | "lease_held";
 
 const WHY_TEXT: Record<FallbackWhy, string> = {
   summary_failed: "the summary call failed",
@@ -29,6 +31,7 @@ const WHY_TEXT: Record<FallbackWhy, string> = {
   breaker: "summary calls are paused after ineffective attempts",
   cooldown: "summary calls are cooling down after a failure",
   infeasible: "too little to summarise",
+  lease_held: "another process is compacting this session",
 };
 
 /** Characters a quoted user request keeps: the newest ones in full, older ones by their beginning. */

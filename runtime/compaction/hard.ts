@@ -112,7 +112,11 @@ export async function planHard(ctx: PlanContext): Promise<Plan> {
 
   // Rungs 2 and 3: a summary when one may be had and is worth a call, else the marker.
   let fallback: { why: FallbackWhy; note: string; until?: number } | null = ctx.summaryBlocked
-    ? { why: ctx.summaryBlocked.reason, note: ctx.summaryBlocked.note, until: ctx.summaryBlocked.until }
+    ? {
+      why: ctx.summaryBlocked.reason,
+      note: ctx.summaryBlocked.note,
+      ...(ctx.summaryBlocked.until !== undefined ? { until: ctx.summaryBlocked.until } : {}),
+    }
     : !automatic || worthSummarising(replaced, ratio, expected)
     ? null
     : { why: "infeasible", note: "the middle is too small to be worth a summary call" };

@@ -44,7 +44,7 @@ export interface PlanContext {
   /** Tokens every request carries besides the rows (the tool definitions), on the pass's basis. */
   overheadTokens?: number;
   /** Summary calls are paused (breaker) or cooling down: the ladder skips to the fallback. */
-  summaryBlocked?: { reason: "breaker" | "cooldown"; note: string; until: number };
+  summaryBlocked?: { reason: "breaker" | "cooldown" | "lease_held"; note: string; until?: number };
   /** The active rows, prompt order. */
   rows: PlanRow[];
   ratio: number;

@@ -91,7 +91,8 @@ export class Telemetry {
   fellBack(pass: {
     sessionId: string;
     trigger: string;
-    why: FallbackWhy;
+    /** A committed fallback: never `lease_held`, which only shapes an uncommitted view. */
+    why: Exclude<FallbackWhy, "lease_held">;
     note: string;
     dropped: number;
     before: number;
