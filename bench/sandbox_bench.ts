@@ -3,7 +3,7 @@
  * plugin start ≤ 80 ms). Spawn → exit of `bash -c true`, plain and through bwrap in both visibility modes
  * (wrapCommand's own path resolution included, as a tool call pays it), and of a `deno` hello-world, plain
  * and in a plugin-style `only_granted` sandbox; and a sandboxed `cat` with the issue-21 mechanisms (the
- * launcher shell's rlimits, a pids cgroup where writable, the seccomp filter on fd 3, sized scratch
+ * launcher shell's rlimits, pids and memory cgroups where writable, the seccomp filter on fd 3, sized scratch
  * filesystems, .git/config masks) against the same bwrap call without them (bwrap spawned directly, no
  * seccomp), as before; interleaved A B A B in one run.
  * Run: `deno run -A bench/sandbox_bench.ts [rounds]`.
@@ -104,15 +104,24 @@ try {
   const v2 = await interleave({
     before: () => withoutV2(cat, shellPolicy),
     now: () => sandboxed(cat, shellPolicy),
-    // Where a pids cgroup is used, also without it (rlimits only), to show what the cgroup costs.
-    rlimits_only: () => sandboxed(cat, shellPolicy, { ...bwrap, cgroup: null }),
+    // What the cgroups cost: the pids one alone, and neither (rlimits only).
+    pids_only: () => sandboxed(cat, shellPolicy, { ...bwrap, cgroups: { ...bwrap.cgroups, memory: null } }),
+    rlimits_only: () => sandboxed(cat, shellPolicy, { ...bwrap, cgroups: { pids: null, memory: null } }),
   }, { rounds, warmup: 3 });
+  const { pids, memory } = bwrap.cgroups;
+  const where = (c: typeof pids) => c ? `cgroup v${c.version} in ${c.parent}` : "none";
+  console.log(`cgroups: pids ${where(pids)}; memory ${where(memory)}`);
   report("sandboxed cat, without the issue-21 mechanisms", spread(v2.before));
-  report("sandboxed cat, with them (limits, cgroup, seccomp)", spread(v2.now));
+  report("sandboxed cat, with them (limits, cgroups, seccomp)", spread(v2.now));
   report("cost of the issue-21 mechanisms", delta(v2.now, v2.before), "≤ +3 ms");
-  if (bwrap.cgroup) {
-    report("sandboxed cat, with them but no pids cgroup", spread(v2.rlimits_only));
-    report("cost without the pids cgroup", delta(v2.rlimits_only, v2.before), "≤ +3 ms");
+  if (pids && memory) {
+    report("sandboxed cat, with them but only the pids cgroup", spread(v2.pids_only));
+    report("cost of the memory cgroup over the pids one", delta(v2.now, v2.pids_only));
+  }
+  if (pids || memory) {
+    report("sandboxed cat, with them but no cgroup", spread(v2.rlimits_only));
+    report("cost without the cgroups", delta(v2.rlimits_only, v2.before), "≤ +3 ms");
+    report("cost of the cgroups", delta(v2.now, v2.rlimits_only));
   }
   const plugin = await interleave({
     plain: () => spawn(deno, denoArgs, { cwd: dir, env: { NO_COLOR: "1" } }),

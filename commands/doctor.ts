@@ -40,19 +40,27 @@ export async function main(cli: Cli): Promise<number> {
 
 function sandboxCheck(probe: SandboxProbe): Check {
   if (!probe.ok) return { name: "sandbox", ok: false, detail: probe.reason, hint: probe.hint };
-  const processes = probe.cgroup
-    ? `a pids cgroup per command (cgroup v${probe.cgroup.version}, in ${probe.cgroup.parent}; RLIMIT_NPROC ` +
-      "does not bind uid 0)"
+  const { pids, memory } = probe.cgroups;
+  const cgroup = (c: NonNullable<typeof pids>) => `cgroup v${c.version}, in ${c.parent}`;
+  const processes = pids
+    ? `a pids cgroup per command (${cgroup(pids)}${
+      Deno.uid() === 0 ? "; RLIMIT_NPROC does not bind uid 0" : ""
+    })`
     : Deno.uid() === 0
     ? "RLIMIT_NPROC only, which does not bind uid 0: no cap on processes (run as another user, or give " +
       "Hermes a writable cgroup with the pids controller)"
     : "RLIMIT_NPROC (it counts all of this user's processes, inside and outside the sandbox)";
+  const memoryBy = memory
+    ? `a memory cgroup per command for the whole tree, swap included (${cgroup(memory)}), and RLIMIT_DATA ` +
+      "per process"
+    : "RLIMIT_DATA only, per process, not for the whole tree (give Hermes a writable cgroup with the " +
+      "memory controller)";
   return {
     name: "sandbox",
     ok: true,
     detail: `bubblewrap ${probe.version} at ${probe.path} runs a sandboxed command; no host unix sockets ` +
-      `without the network (seccomp, ${probe.seccomp.arch}); limits: processes by ${processes}, memory and ` +
-      "file size by rlimits (RLIMIT_DATA, RLIMIT_FSIZE), /tmp and /dev/shm by tmpfs size",
+      `without the network (seccomp, ${probe.seccomp.arch}); limits: processes by ${processes}, memory by ` +
+      `${memoryBy}, file size by RLIMIT_FSIZE, /tmp and /dev/shm by tmpfs size`,
   };
 }
 

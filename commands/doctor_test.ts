@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { hermes, tempDir } from "../tests/_cli.ts";
 import { sandboxTests } from "../runtime/sandbox/_testing.ts";
+import { probeSandbox } from "../runtime/sandbox/probe.ts";
 
 const { ignore } = await sandboxTests("doctor's sandbox test");
 
@@ -21,6 +22,12 @@ Deno.test(
       checks.sandbox!.detail,
       /^bubblewrap \S+ at \/.*bwrap runs a sandboxed command; no host unix sockets without the network \(seccomp, (x86_64|aarch64)\); limits: processes by (a pids cgroup per command|RLIMIT_NPROC)/,
     );
+    // Which layer holds memory, as the probe found it here: the cgroup for the tree, or the rlimit alone.
+    const probe = await probeSandbox({ path: Deno.env.get("PATH") ?? "" });
+    const memory = probe.ok && probe.cgroups.memory
+      ? `memory by a memory cgroup per command for the whole tree, swap included (cgroup v${probe.cgroups.memory.version}, in ${probe.cgroups.memory.parent}), and RLIMIT_DATA per process`
+      : "memory by RLIMIT_DATA only, per process, not for the whole tree";
+    assert.ok(checks.sandbox!.detail.includes(memory), checks.sandbox!.detail);
     assert.match(checks.plugins!.detail, /^deno \d.*, runs in the plugin sandbox$/);
     assert.match(checks.store!.detail, /state\.db is writable \(not created yet\)/);
     const text = await hermes(["doctor"], { home });

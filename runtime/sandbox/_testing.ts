@@ -23,7 +23,7 @@ export async function sandboxTests(what: string, path = Deno.env.get("PATH") ?? 
  */
 export function processCap(probe: SandboxProbe, room: number): number | null {
   if (!probe.ok) return room;
-  if (probe.cgroup) return room;
+  if (probe.cgroups.pids) return room;
   if (Deno.uid() === 0) return null;
   return room + userTasks() + 100;
 }

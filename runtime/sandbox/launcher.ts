@@ -37,18 +37,18 @@ export function findLauncher(): Launcher | null {
 export function launchArgs(
   launcher: Launcher,
   bwrap: { path: string; args: readonly string[] },
-  options: { limits: ResourceLimits; filter: string | null; cgroup: string | null },
+  options: { limits: ResourceLimits; filter: string | null; cgroups: readonly string[] },
 ): string[] {
   const { limits } = options;
   const kib = (bytes: number) => Math.max(1, Math.floor(bytes / 1024));
   const blocks = (bytes: number) => Math.max(1, Math.floor(bytes / 512));
   const processes = Math.max(1, Math.floor(limits.processes));
-  // $1 is the command's own pids cgroup (commandCgroup), or empty: the launcher moves itself in, and bwrap,
-  // which it becomes, and everything bwrap starts stay there.
-  const cgroup = `cg=$1; shift; if [ -n "$cg" ]; then echo $$ > "$cg/cgroup.procs" || ` +
-    `{ echo "hermes: cannot join the sandbox's pids cgroup $cg" >&2; exit 125; }; fi; `;
+  // $1 is how many of the command's own cgroups follow (commandCgroups; 0 to 2): the launcher moves itself
+  // into each, and bwrap, which it becomes, and everything bwrap starts stay there. Builtins only: no exec.
+  const cgroups = `n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1/cgroup.procs" || ` +
+    `{ echo "hermes: cannot join the sandbox's cgroup $1" >&2; exit 125; }; shift; n=$((n - 1)); done; `;
   // A limit that cannot be set stops the command: running it unbounded would be a silent downgrade.
-  const script = cgroup + [
+  const script = cgroups + [
     `ulimit ${launcher.processes_flag} ${processes}`,
     `ulimit -d ${kib(limits.memory)}`,
     `ulimit -f ${blocks(limits.file_size)}`,
@@ -60,7 +60,8 @@ export function launchArgs(
     "-c",
     script,
     options.filter ?? "hermes-sandbox",
-    options.cgroup ?? "",
+    String(options.cgroups.length),
+    ...options.cgroups,
     bwrap.path,
     ...bwrap.args,
   ];

@@ -1,7 +1,7 @@
 /**
  * Resource limits through the real bubblewrap: a fork bomb stops at the process cap, a /tmp filler at the
- * scratch size, a big file at the file-size cap, a memory hog at the data cap — and a normal command
- * under the same limits runs.
+ * scratch size, a big file at the file-size cap, a memory hog at the data cap, several processes together
+ * at the tree's memory cgroup cap — and a normal command under the same limits runs.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -13,6 +13,12 @@ const noProcessCap = !ignore && processCap(probe, 1) === null;
 if (noProcessCap) {
   console.warn(
     "fork bomb tests skipped: running as root without a writable pids cgroup, nothing caps processes",
+  );
+}
+const noMemoryCgroup = !ignore && probe.ok && probe.cgroups.memory === null;
+if (noMemoryCgroup) {
+  console.warn(
+    "tree memory tests skipped: no writable memory cgroup here, memory is capped per process only",
   );
 }
 const PATH = "/usr/local/bin:/usr/bin:/bin";
@@ -114,6 +120,47 @@ limitTest("memory: a process cannot take more than its data cap; below it, it ru
   assert.match(run.stdout, /Out of memory|refused 400/);
   assert.equal(run.stdout.includes("got 400"), false);
 });
+
+limitTest("memory: processes each under the data cap are stopped together at the tree's cap", async (dir) => {
+  // Three processes at once, each holding `mib` and waiting until all three hold theirs: each stays under
+  // RLIMIT_DATA (the same cap, per process), together they pass it only when 3 × mib is above it.
+  const hold = (mib: number) =>
+    // The size is an argument: a constant would be folded at compile time and then copied (twice the memory).
+    `perl -e 'my $x = "x" x ($ARGV[0] * 1048576); print "held\\n"; sleep 2' ${mib} & kids="$kids $!"`;
+  const three = (mib: number) =>
+    `for i in 1 2 3; do ${hold(mib)}; done; ` +
+    `for p in $kids; do wait $p; echo "exit $?"; done`;
+  const cap = { limits: { memory: 96 * 1024 ** 2 } };
+  const over = await sandboxed(three(40), dir, cap);
+  assert.match(
+    over.stdout,
+    /exit 137\n/,
+    `one was killed (SIGKILL by the cgroup's OOM killer): ${over.stdout}`,
+  );
+  const under = await sandboxed(three(12), dir, cap);
+  assert.equal(under.stdout.match(/held\n/g)?.length, 3, under.stdout + under.stderr);
+  assert.equal(under.stdout.match(/exit 0\n/g)?.length, 3, under.stdout + under.stderr);
+}, noMemoryCgroup);
+
+limitTest("cgroups: a command cannot leave its cgroups or raise their caps", async (dir) => {
+  const cgroups = probe.ok ? probe.cgroups : assert.fail("no sandbox");
+  const parents = [cgroups.pids?.parent, cgroups.memory?.parent].filter((p) => p !== undefined);
+  // Into the parent (out of the caps), and the caps of every cgroup beside it (its own among them), which
+  // the sandbox shows read-only.
+  const caps = (parent: string) =>
+    ["pids.max", "memory.max", "memory.limit_in_bytes"].map((file) => `${parent}/hermes.*/${file}`).join(" ");
+  const script = parents.map((parent) =>
+    `echo $$ > ${parent}/cgroup.procs 2>/dev/null && echo "left ${parent}"; ` +
+    `for f in ${caps(parent)}; do [ -e "$f" ] || continue; echo seen; ` +
+    `{ echo max > "$f" || echo 9223372036854771712 > "$f"; } 2>/dev/null && echo "raised $f"; done; `
+  ).join("");
+  const run = await sandboxed(script, dir, { limits: { processes: processCap(probe, 40) ?? 512 } });
+  assert.match(run.stdout, /^(seen\n)+$/, run.stderr);
+}, parentsMissing());
+
+function parentsMissing(): boolean {
+  return !probe.ok || (probe.cgroups.pids === null && probe.cgroups.memory === null);
+}
 
 /** Every process below `pid` on the host, by walking /proc's parent links. */
 function descendants(pid: number): number[] {

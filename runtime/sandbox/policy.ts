@@ -44,13 +44,16 @@ export interface SandboxPolicy {
 
 /**
  * What one sandboxed command may consume, held by rlimits set on bwrap before it starts (inherited by
- * everything inside). The process cap holds per user namespace, so per sandbox, when Hermes runs as root;
- * as another user the kernel also counts that user's processes outside (see README "Sandbox").
+ * everything inside) and, where the host lets Hermes make them, by cgroups the whole tree is in (cgroup.ts).
+ * As a user other than root, RLIMIT_NPROC also counts that user's processes outside (docs/sandbox.md).
  */
 export interface ResourceLimits {
-  /** Processes and threads (RLIMIT_NPROC): a fork bomb stops here. */
+  /** Processes and threads (a pids cgroup, else RLIMIT_NPROC): a fork bomb stops here. */
   processes: number;
-  /** Writable data per process in bytes (RLIMIT_DATA: heap and private mappings, not reservations). */
+  /**
+   * Memory in bytes: of the whole tree, swap included, in a memory cgroup; and of each process's writable
+   * data (RLIMIT_DATA: heap and private mappings, not reservations), the only layer where no cgroup is.
+   */
   memory: number;
   /** Largest file one process may write, in bytes (RLIMIT_FSIZE): in /tmp and in write roots alike. */
   file_size: number;

@@ -6,7 +6,7 @@
 import { type Bubblewrap, wrapCommand } from "./sandbox.ts";
 import { findLauncher, installFilter } from "./launcher.ts";
 import { seccompArch } from "./seccomp.ts";
-import { findPidsCgroup } from "./cgroup.ts";
+import { findCgroups } from "./cgroup.ts";
 import { type HostFacts, readHostFacts, sandboxBlocker } from "./blockers.ts";
 
 export type SandboxProbe = ({ ok: true } & Bubblewrap) | { ok: false; reason: string; hint: string };
@@ -79,9 +79,10 @@ export async function probeSandbox(options: ProbeOptions = {}): Promise<SandboxP
     disableUserns: atLeast(number, [0, 8]),
     launcher,
     seccomp: { path: filter, arch },
-    // Only where RLIMIT_NPROC does not bind (the root user, whatever the namespace): joining a cgroup
-    // costs a few ms per command (bench/sandbox_bench.ts), the rlimit nothing.
-    cgroup: Deno.uid() === 0 ? findPidsCgroup() : null,
+    // Joining a cgroup costs per command (bench/sandbox_bench.ts), an rlimit nothing: a pids cgroup only
+    // where RLIMIT_NPROC does not bind (the root user, whatever the namespace); a memory cgroup wherever one
+    // can be made, since RLIMIT_DATA holds each process, not the tree.
+    cgroups: findCgroups(Deno.uid() === 0),
   };
   const wrapped = wrapCommand(["true"], { read: [], write: [], net: false, env: {}, cwd: "/" }, { bwrap });
   const smoke = await run(wrapped.cmd, wrapped.args);

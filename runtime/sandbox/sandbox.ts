@@ -20,7 +20,7 @@
  */
 import { filterIntact, launchArgs, type Launcher } from "./launcher.ts";
 import type { SeccompArch } from "./seccomp.ts";
-import { commandCgroup, type PidsCgroup } from "./cgroup.ts";
+import { type Cgroups, commandCgroups } from "./cgroup.ts";
 import {
   DEFAULT_SCRATCH_BYTES,
   PRIVATE_DIRS,
@@ -48,8 +48,11 @@ export interface Bubblewrap {
   launcher: Launcher;
   /** The seccomp filter file (`installFilter`) that refuses new AF_UNIX sockets without the network. */
   seccomp: { path: string; arch: SeccompArch };
-  /** Where each command gets its own pids cgroup (`findPidsCgroup`); null: the process cap is an rlimit. */
-  cgroup: PidsCgroup | null;
+  /**
+   * Where each command gets its own pids and memory cgroups (`findCgroups`); a null one leaves that limit to
+   * its rlimit alone (RLIMIT_NPROC, RLIMIT_DATA, which are set either way).
+   */
+  cgroups: Cgroups;
 }
 
 /** Spawn exactly this (`new Deno.Command(w.cmd, { args: w.args, env: w.env, clearEnv: true, cwd: w.cwd })`). */
@@ -130,9 +133,7 @@ export function wrapCommand(
     args: launchArgs(launcher, { path: options.bwrap.path, args }, {
       limits: resolved.limits,
       filter: resolved.unix_sockets ? null : seccomp.path,
-      cgroup: options.bwrap.cgroup
-        ? commandCgroup(options.bwrap.cgroup.parent, resolved.limits.processes)
-        : null,
+      cgroups: commandCgroups(options.bwrap.cgroups, resolved.limits),
     }),
     env: { ...policy.env },
     clearEnv: true,
