@@ -1,10 +1,9 @@
 /** What every subcommand receives from the CLI edge: argv, I/O, environment and the store location. */
-import type { ParseArgsOptionsConfig } from "node:util";
-import { parseArgs } from "node:util";
 import type { Clock } from "../runtime/core/clock.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
 import { didYouMean } from "../runtime/core/suggest.ts";
 import { type CommandName, COMMANDS, GLOBAL_FLAGS, parseOptions } from "./_flags.ts";
+import { parseArgs, type ParseOption } from "./_parse_args.ts";
 import type { Logger, LogLevel } from "../runtime/core/log.ts";
 import type { Redactor } from "../runtime/core/redact.ts";
 import type { Store } from "../runtime/store/store.ts";
@@ -49,20 +48,21 @@ export interface Cli {
 }
 
 /**
- * parseArgs with the command's flags and the global ones, as `_flags.ts` defines them. A flag parseArgs
+ * The command's flags and the global ones, as `_flags.ts` defines them, parsed as `node:util`'s strict
+ * parseArgs does (`_parse_args.ts`). A flag parseArgs
  * refuses becomes one ValidationError line naming the command and the flag, with a did-you-mean.
  */
 export function parseCommandArgs<N extends CommandName>(command: N, args: string[]) {
   const flags: (typeof COMMANDS)[N]["flags"] = COMMANDS[command].flags;
   const options = { ...parseOptions(GLOBAL_FLAGS), ...parseOptions(flags) };
   try {
-    return parseArgs({ args, options, allowPositionals: true, strict: true });
+    return parseArgs(args, options);
   } catch (error) {
     throw new ValidationError(`hermes ${command}: ${parseError(error, options)}`);
   }
 }
 
-function parseError(error: unknown, options: ParseArgsOptionsConfig): string {
+function parseError(error: unknown, options: Record<string, ParseOption>): string {
   const message = error instanceof Error ? error.message.split("\n")[0]! : String(error);
   const unknown = /^Unknown option '([^']+)'/.exec(message)?.[1];
   if (unknown !== undefined) {
