@@ -2,7 +2,7 @@
  * hermes — the CLI edge. Parses the global flags, dispatches to commands/, and is the one place
  * where errors become exit codes.
  */
-import { resolve } from "node:path";
+import { resolve } from "./runtime/core/path.ts";
 import type { Cli } from "./commands/_cli.ts";
 import { GLOBAL_FLAGS } from "./commands/_flags.ts";
 import { type Clock, systemClock } from "./runtime/core/clock.ts";
@@ -234,9 +234,12 @@ export async function main(argv: string[], env: Record<string, string>): Promise
 
 if (import.meta.main) {
   const code = await main(Deno.args, Deno.env.toObject());
-  // Ending on an empty event loop rather than Deno.exit lets Deno store the V8 code cache of this module
-  // (for the bundle, dist/hermes.js, that is the whole program: without it every start compiles 3 MB).
-  // Anything still holding the loop open cannot keep the process alive: this unreferenced timer exits then.
+  // Exiting from a later task rather than here lets Deno store the V8 code cache of this module, which it
+  // does once the module's evaluation has finished (for the bundle, dist/hermes.js, that is the whole
+  // program: without it every start compiles 3 MB); anything still holding the event loop open cannot keep
+  // the process alive past that task. AbortSignal.timeout, not setTimeout: Deno's global setTimeout is
+  // node:timers, whose first use initialises about 20 internal modules (~20 ms of CPU) that `--version` and
+  // `sessions list` otherwise never load.
   Deno.exitCode = code;
-  Deno.unrefTimer(setTimeout(() => Deno.exit(code), 0));
+  AbortSignal.timeout(0).addEventListener("abort", () => Deno.exit(code));
 }
