@@ -3,7 +3,7 @@
  * due slot as a fresh session. `hermes daemon status [JOB.yaml | DIR]... [--json]` shows jobs, next slots
  * and last runs.
  */
-import { resolve } from "node:path";
+import { resolve } from "../runtime/core/path.ts";
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { parseDuration } from "../runtime/core/duration.ts";
 import { currentProcess } from "../runtime/core/process_identity.ts";

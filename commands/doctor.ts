@@ -3,7 +3,7 @@
  * shell tool and plugins, deno for plugin subprocesses, a store that is reachable, intact and writable?
  * One line per check; exit 1 when one fails.
  */
-import { dirname } from "node:path";
+import { dirname } from "../runtime/core/path.ts";
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { probeOptions, probeSandbox, type SandboxProbe } from "../runtime/sandbox/probe.ts";
 import { pluginCommand } from "../plugins/sandbox_policy.ts";

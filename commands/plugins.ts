@@ -4,7 +4,7 @@
  * `hermes plugins check [--json] PATH` — preflight and load a plugin (granted what it requests) or a job's
  * plugins (granted what the job grants); prints the registrations; exit 0, or 2 with the error.
  */
-import { resolve } from "node:path";
+import { resolve } from "../runtime/core/path.ts";
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
 import { loadJob } from "../runtime/config/job_file.ts";

@@ -13,7 +13,7 @@ import { storedJob } from "../runtime/session/stored_job.ts";
 import { cliApp } from "./_app.ts";
 import { publishToGitHub } from "./_github.ts";
 import { buildResult, endingOfError, NO_USAGE, type RunResult } from "../runtime/session/outcome.ts";
-import { basename, resolve } from "node:path";
+import { basename, resolve } from "../runtime/core/path.ts";
 import type { Store } from "../runtime/store/store.ts";
 import type { HermesEvent } from "../runtime/core/events.ts";
 import { startTelemetry, type Telemetry, telemetrySettings } from "../runtime/telemetry/mod.ts";

@@ -2,7 +2,7 @@
  * Which `deno` runs plugin subprocesses (docs/architecture.md): `HERMES_DENO`, else the running binary when it is
  * deno itself (`deno run main.ts`), else `deno` on PATH (a `deno compile`d hermes is not deno).
  */
-import { basename } from "node:path";
+import { basename } from "../runtime/core/path.ts";
 import { RunError } from "../runtime/core/errors.ts";
 
 export function findDeno(env: Record<string, string>): string {

@@ -6,7 +6,7 @@
  * `plugin.error` event and skipped afterwards; an observer that throws is reported and ignored;
  * `pre_tool_call` fails closed.
  */
-import { resolve } from "node:path";
+import { resolve } from "../runtime/core/path.ts";
 import { errorMessage, RunError, ValidationError } from "../runtime/core/errors.ts";
 import type { EventInput } from "../runtime/core/events.ts";
 import type { Hooks } from "../runtime/core/hooks.ts";

@@ -1,7 +1,7 @@
 /**
  * Resolving a plugin path (docs/plugins.md): a directory with `plugin.json`, or a single module file.
  */
-import { basename, dirname, resolve } from "node:path";
+import { basename, dirname, resolve } from "../runtime/core/path.ts";
 import { z } from "zod";
 import { errorMessage, ValidationError } from "../runtime/core/errors.ts";
 import { PluginEntry } from "../runtime/config/job_schema.ts";

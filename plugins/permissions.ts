@@ -2,7 +2,7 @@
  * Plugin permissions (docs/plugins.md): what a plugin requests in plugin.json must be covered by what the job
  * grants, and the grant becomes the plugin subprocess's `--allow-*` flags and environment.
  */
-import { dirname, resolve } from "node:path";
+import { dirname, resolve } from "../runtime/core/path.ts";
 import {
   PATH_PERMISSIONS,
   PERMISSION_NAMES,

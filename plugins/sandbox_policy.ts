@@ -16,7 +16,7 @@
  * - processes: own PID namespace and /proc; everything inside dies with the plugin or with Hermes.
  * `sandbox: off` on the entry runs it on the host as before (Deno's permissions only, `setpriv --pdeathsig`).
  */
-import { basename, dirname, isAbsolute } from "node:path";
+import { basename, dirname, isAbsolute } from "../runtime/core/path.ts";
 import { realPathOrNull } from "../runtime/core/fs.ts";
 import { homeSecrets, hostSecrets } from "../runtime/sandbox/host_secrets.ts";
 import { SYSTEM_DIRS } from "../runtime/sandbox/policy.ts";

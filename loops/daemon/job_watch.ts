@@ -1,5 +1,5 @@
 /** Notices edits to a daemon's job files: one non-recursive watch on each directory involved. */
-import { dirname, resolve } from "node:path";
+import { dirname, resolve } from "../../runtime/core/path.ts";
 import { errorMessage } from "../../runtime/core/errors.ts";
 import type { Logger } from "../../runtime/core/log.ts";
 import { jobFiles } from "./jobs.ts";

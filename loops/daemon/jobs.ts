@@ -1,5 +1,5 @@
 /** The job files a daemon serves: `hermes daemon [JOB.yaml | DIR]...`, the ones with a `schedule:`. */
-import { resolve } from "node:path";
+import { resolve } from "../../runtime/core/path.ts";
 import { LineCounter, parseDocument } from "../../runtime/core/yaml.ts";
 import { ValidationError } from "../../runtime/core/errors.ts";
 import { loadJob } from "../../runtime/config/job_file.ts";

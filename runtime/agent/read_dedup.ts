@@ -7,7 +7,7 @@
  * path read only before the last compaction is read in full again. A compaction pass that archives a result
  * replaces the notes pointing at it (runtime/compaction/read_notes.ts), so no note outlives its original.
  */
-import { isAbsolute, join, normalize } from "node:path";
+import { isAbsolute, join, normalize } from "../core/path.ts";
 import type { StoredMessage } from "../core/types.ts";
 
 export interface EarlierRead {

@@ -4,7 +4,7 @@
  * the session → the result, which is also emitted as the last event. `hermes run`, RPC `job.run` and the
  * daemon call it through the App (app.ts).
  */
-import { resolve } from "node:path";
+import { resolve } from "../core/path.ts";
 import { errorMessage, Interruption, ValidationError } from "../core/errors.ts";
 import type { ResolvedJob } from "../config/job.ts";
 import { startTimeout } from "../agent/limits.ts";

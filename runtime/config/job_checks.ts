@@ -5,7 +5,7 @@
  * (output_schema_check.ts). Used by loadJob / jobFromObject, so `validate`, RPC `job.validate`, `run` and
  * the daemon refuse the same.
  */
-import { isAbsolute, relative, resolve } from "node:path";
+import { isAbsolute, relative, resolve } from "../core/path.ts";
 import { Cron } from "croner";
 import { ValidationError } from "../core/errors.ts";
 import type { JobFile, ScheduleConfig } from "./job_schema.ts";

@@ -4,7 +4,7 @@
  * (every caller that can wait for it), prechecked.ts the schemas compiled ahead of time (`hermes run`, whose
  * start-up would otherwise pay for importing zod and building its schemas). This module imports neither.
  */
-import { dirname, resolve } from "node:path";
+import { dirname, resolve } from "../core/path.ts";
 import { ValidationError } from "../core/errors.ts";
 import { type LoadJobOptions, type ResolvedJob, resolveJob } from "./job.ts";
 import { assertRunnable, JobProblems } from "./job_checks.ts";

@@ -1,5 +1,5 @@
 /** A job's plugin entry as configuration: its permission names and paths anchored at a directory. */
-import { resolve } from "node:path";
+import { resolve } from "../core/path.ts";
 import type { PluginEntry } from "./job_schema.ts";
 
 export type Permissions = NonNullable<PluginEntry["permissions"]>;

@@ -5,7 +5,7 @@
  * as what it grants. Every refusal is one line naming the job key (file:line:col), the policy and its rule;
  * the run exits 2 before any model call.
  */
-import { resolve, sep } from "node:path";
+import { resolve, sep } from "../core/path.ts";
 import { parseDuration } from "../core/duration.ts";
 import type { JobFile, PluginEntry } from "./job_schema.ts";
 import { keyPath } from "../core/key_path.ts";

@@ -1,5 +1,5 @@
 /** The Hermes version, shared by `--version`, JSON-RPC `initialize` and ACP; and the commit it was built from. */
-import { isAbsolute, join } from "node:path";
+import { isAbsolute, join } from "./path.ts";
 
 export const VERSION = "0.2.0";
 

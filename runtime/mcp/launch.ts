@@ -9,7 +9,7 @@
  * npx, whose cache it is); no network unless `sandbox.net`. bwrap's `--die-with-parent` and its PID
  * namespace kill the server and its children when Hermes dies, even by SIGKILL.
  */
-import { basename, delimiter, dirname, isAbsolute, resolve } from "node:path";
+import { basename, delimiter, dirname, isAbsolute, resolve } from "../core/path.ts";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServerEntry } from "../config/job_schema.ts";
 import { ValidationError } from "../core/errors.ts";

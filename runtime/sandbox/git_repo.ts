@@ -5,7 +5,7 @@
  * (`http.https://github.com/.extraheader = AUTHORIZATION: basic …`); a sandboxed command reads a copy
  * without such lines unless that config file itself is granted.
  */
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, resolve } from "../core/path.ts";
 import { readTextOrNull } from "../core/fs.ts";
 
 export interface GitRepo {

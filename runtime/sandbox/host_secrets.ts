@@ -2,7 +2,7 @@
  * Paths every sandbox hides even where it shows the host read-only: credentials below $HOME and the host's
  * own secrets. One list for the shell tool and plugins, so a grant of "read everything" never includes them.
  */
-import { resolve } from "node:path";
+import { resolve } from "../core/path.ts";
 
 /** Below $HOME: credentials, keys, tokens and shell histories. Hidden in every sandbox. */
 export const HIDDEN_IN_HOME = [

@@ -8,7 +8,7 @@
  * mode 0700, checked; else a fresh private temp directory), content-checked before each use: a file
  * another user could replace would be a filter they choose.
  */
-import { join } from "node:path";
+import { join } from "../core/path.ts";
 import type { ResourceLimits } from "./policy.ts";
 import { type SeccompArch, unixSocketFilter } from "./seccomp.ts";
 

@@ -3,7 +3,7 @@
  * Grants are resolved (symlinks followed) before anything is bound, so the sandbox binds what the path
  * names now, never a link a sandboxed command could have planted for the next call.
  */
-import { dirname, isAbsolute, resolve } from "node:path";
+import { dirname, isAbsolute, resolve } from "../core/path.ts";
 import { ValidationError } from "../core/errors.ts";
 import { parseSize } from "../core/duration.ts";
 

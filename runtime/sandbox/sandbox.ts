@@ -32,7 +32,7 @@ import {
 } from "./policy.ts";
 import { readTextOrNull, realPathOrNull } from "../core/fs.ts";
 import { enclosingRepo, withoutCredentials } from "./git_repo.ts";
-import { dirname, join } from "node:path";
+import { dirname, join } from "../core/path.ts";
 
 export type { SandboxPolicy } from "./policy.ts";
 

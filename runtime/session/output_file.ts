@@ -8,7 +8,7 @@
 import { ValidationError } from "../core/errors.ts";
 import type { ResolvedJob } from "../config/job.ts";
 import { candidateInScope, type PathScope, pathScope } from "../tools/paths.ts";
-import { resolve } from "node:path";
+import { resolve } from "../core/path.ts";
 
 /** The scope `output.file` is written in (roots' real paths fixed now), or undefined without one. */
 export function outputFileScope(job: ResolvedJob): PathScope | undefined {

@@ -2,7 +2,7 @@
  * The store a location names, opened: the backend is chosen here (a postgres:// URL or a SQLite file), with
  * its fault classifier, so a front-end passes a location and gets a Store, whichever backend it is.
  */
-import { dirname } from "node:path";
+import { dirname } from "../core/path.ts";
 import { type Clock, systemClock } from "../core/clock.ts";
 import { errorMessage, RunError, ValidationError } from "../core/errors.ts";
 import type { Store } from "./store.ts";

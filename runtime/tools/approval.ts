@@ -7,7 +7,7 @@
  * The command runs on the host (it is the operator's program, like the job file itself), in the job's
  * directory, with the session's tool environment, stdout read up to 64 KiB; it is killed at the timeout.
  */
-import { isAbsolute, resolve } from "node:path";
+import { isAbsolute, resolve } from "../core/path.ts";
 import type { ApprovalConfig } from "../config/job_schema.ts";
 import { parseDuration } from "../core/duration.ts";
 import type { ApprovalRequest, ToolAsker } from "./gate.ts";

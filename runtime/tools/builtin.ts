@@ -2,7 +2,7 @@
  * The built-in tools a job enables under `tools:` (docs/job-file.md). A tool is offered only when its key is
  * present; `{}` enables it with defaults. Relative paths in the config resolve against the job directory.
  */
-import { resolve } from "node:path";
+import { resolve } from "../core/path.ts";
 import type { ToolsConfig } from "../config/job_schema.ts";
 import { parseDuration, parseSize } from "../core/duration.ts";
 import type { Tool } from "./tool.ts";

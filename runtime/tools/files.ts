@@ -8,7 +8,7 @@
  * synchronous file-system work on regular files only, so nothing in it can block past the call's signal.
  */
 import type NodeFs from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname, resolve } from "../core/path.ts";
 import { ALLOWED, denied, type RuleVerdict, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
 import { candidateInScope, type PathScope, pathScope } from "./paths.ts";
 import type { Intent, Opened } from "./scoped_open.ts";

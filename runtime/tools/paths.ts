@@ -10,7 +10,7 @@
  * a symlink planted later in place of a root does not move it. This module only computes the candidate
  * path; scoped_open.ts then reaches it without following any symlink, so what is checked is what is used.
  */
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "../core/path.ts";
 import { existsSync } from "../core/fs.ts";
 
 export interface PathScope {

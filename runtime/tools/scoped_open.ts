@@ -20,7 +20,7 @@
  * the open and the check.
  */
 import fs from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, resolve } from "../core/path.ts";
 import { candidateInScope, type PathScope, realRootOf } from "./paths.ts";
 
 const C = fs.constants;

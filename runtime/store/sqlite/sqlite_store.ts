@@ -5,7 +5,7 @@
  */
 import * as parts from "./_parts.ts";
 import { composeOps } from "../_compose.ts";
-import { resolve } from "node:path";
+import { resolve } from "../../core/path.ts";
 import { DatabaseSync } from "node:sqlite";
 import { type Clock, systemClock } from "../../core/clock.ts";
 import type { Store } from "../store.ts";

@@ -15,7 +15,7 @@
  * `merge.X.driver`, `remote.X.uploadpack`, `diff.external`, aliases) cannot be switched off this way:
  * the sandbox (no network, writes only in write roots) is what bounds them.
  */
-import { resolve, sep } from "node:path";
+import { resolve, sep } from "../../core/path.ts";
 
 /** Command-line settings for every git a shell command starts (git ranks them above every config file). */
 export const SAFE_GIT_SETTINGS: readonly (readonly [string, string])[] = [

@@ -14,7 +14,7 @@
  * - env: only the session's tool environment; a fresh PID namespace and /proc; everything started inside
  *   is killed when the command ends.
  */
-import { resolve } from "node:path";
+import { resolve } from "../../core/path.ts";
 import type { ToolsConfig } from "../../config/job_schema.ts";
 import { ValidationError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";

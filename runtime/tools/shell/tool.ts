@@ -11,7 +11,7 @@
  * everything it started is killed with its PID namespace (`setsid` and double forks included). With
  * `sandbox: off` the command runs on the host in its own process group, which is what gets killed.
  */
-import { resolve } from "node:path";
+import { resolve } from "../../core/path.ts";
 import { ALLOWED, denied, type RuleVerdict, type Tool, type ToolContext, type ToolOutcome } from "../tool.ts";
 import { checkShellCommand, type ShellRules } from "./policy.ts";
 import { findShell, sandboxPolicy, type ShellSandbox } from "./sandbox.ts";
