@@ -53,8 +53,10 @@ export async function withNotesFollowed(
   };
 }
 
-/** What a note says once the result it pointed at is archived. */
+/**
+ * What a note says once the result it pointed at is archived: no longer than the note, since every pass from
+ * then on carries it (a later read of the file returns its content anyway).
+ */
 export function orphanedNote(seq: number, sessionId: string): string {
-  return `${PRUNED_PREFIX} this read_file returned the same content as message #${seq}, which compaction ` +
-    `archived: hermes sessions show ${sessionId} --all; read the file again to see it]`;
+  return `${PRUNED_PREFIX} same content as message #${seq}, archived: hermes sessions show ${sessionId} --all]`;
 }
