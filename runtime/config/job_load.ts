@@ -9,7 +9,8 @@ import { ValidationError } from "../core/errors.ts";
 import { type LoadJobOptions, type ResolvedJob, resolveJob } from "./job.ts";
 import { assertRunnable, JobProblems } from "./job_checks.ts";
 import type { JobFile, UserConfig } from "./job_schema.ts";
-import { boundedLimits, type PolicyContext, policyProblems, untrustedPolicy } from "./policy.ts";
+import { type PolicyContext, policyProblems, untrustedPolicy } from "./policy.ts";
+import { boundedLimits, boundedSandboxes } from "./policy_limits.ts";
 import type { Policy, PolicyConfig } from "./policy_schema.ts";
 import { offsetOf, position } from "../core/yaml_positions.ts";
 import { entryRelativeTo } from "./plugin_entry.ts";
@@ -125,7 +126,8 @@ function enforcePolicies(spec: JobFile, options: LoadJobOptions, context: Policy
 }
 
 /**
- * The resolved job with what the policies impose: limit ceilings (an unset limit becomes the ceiling) and,
+ * The resolved job with what the policies impose: limit ceilings, of the run and of its sandboxes (an unset
+ * limit becomes the ceiling where the default is above it) and,
  * for `--untrusted`, a shell sandbox that shows only the job directory (and the system directories
  * programs need) instead of the whole host.
  */
@@ -135,6 +137,7 @@ function bounded(job: ResolvedJob, policies: readonly Policy[], untrusted: boole
     const limits = boundedLimits(spec.limits, policies);
     if (limits) spec = { ...spec, limits };
   }
+  spec = boundedSandboxes(spec, policies);
   const shell = spec.tools?.shell;
   if (untrusted && shell && shell.sandbox !== "off" && !shell.sandbox?.read) {
     spec = {

@@ -6,10 +6,10 @@
  * the run exits 2 before any model call.
  */
 import { resolve, sep } from "../core/path.ts";
-import { parseDuration } from "../core/duration.ts";
 import type { JobFile, PluginEntry } from "./job_schema.ts";
 import { keyPath } from "../core/key_path.ts";
 import type { Policy, PolicyConfig } from "./policy_schema.ts";
+import { defaultCeilings, limitProblems } from "./policy_limits.ts";
 
 type Path = (string | number)[];
 
@@ -35,6 +35,8 @@ export function untrustedPolicy(dir: string): Policy {
       plugins: [],
       mcp: { commands: [], urls: [] },
       approval: { commands: [], urls: [] },
+      // As a job gets them by default: a job may lower them, not raise them.
+      sandbox_limits: defaultCeilings(),
     },
   };
 }
@@ -253,48 +255,8 @@ export function policyProblems(spec: JobFile, policy: Policy, context: PolicyCon
     );
   }
 
-  // Limits.
-  const ceilings = rules.limits ?? {};
-  const limits = spec.limits ?? {};
-  for (const key of ["max_turns", "max_tokens"] as const) {
-    const ceiling = ceilings[key];
-    const value = limits[key];
-    if (ceiling !== undefined && value !== undefined && value > ceiling) {
-      refuse(["limits", key], `limits.${key}`, `${value} is above the ceiling ${ceiling}`);
-    }
-  }
-  if (ceilings.timeout !== undefined && limits.timeout !== undefined) {
-    if (parseDuration(limits.timeout) > parseDuration(ceilings.timeout)) {
-      refuse(
-        ["limits", "timeout"],
-        "limits.timeout",
-        `${limits.timeout} is above the ceiling ${ceilings.timeout}`,
-      );
-    }
-  }
+  limitProblems(spec, rules, refuse);
   return problems;
-}
-
-/** The limits of a resolved job with every policy ceiling applied (an unset limit becomes the ceiling). */
-export function boundedLimits(limits: JobFile["limits"], policies: readonly Policy[]): JobFile["limits"] {
-  let out = limits;
-  for (const { rules } of policies) {
-    const ceilings = rules.limits;
-    if (!ceilings) continue;
-    const next = { ...out };
-    for (const key of ["max_turns", "max_tokens"] as const) {
-      const ceiling = ceilings[key];
-      if (ceiling !== undefined && (next[key] === undefined || next[key]! > ceiling)) next[key] = ceiling;
-    }
-    const timeout = ceilings.timeout;
-    if (timeout !== undefined) {
-      if (next.timeout === undefined || parseDuration(next.timeout) > parseDuration(timeout)) {
-        next.timeout = timeout;
-      }
-    }
-    out = next;
-  }
-  return out;
 }
 
 /** A plugin grant (`true` or a list) against a list of patterns. */

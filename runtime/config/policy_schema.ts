@@ -5,12 +5,15 @@
  */
 import { z } from "zod";
 
-// As job_schema.ts's (which imports this module's types, so this one cannot import it).
+// As job_schema.ts's (which imports this module's types, so this one cannot import them).
 const Duration = z.string().regex(
   /^\s*(\d+(\.\d+)?\s*(ms|s|m|h|d)\s*)+$/,
   "expected a duration like 30s, 5m or 1h30m",
 );
-
+const Size = z.union([
+  z.number().int().positive(),
+  z.string().regex(/^\s*\d+(\.\d+)?\s*(B|KB|KiB|MB|MiB|GB|GiB)?\s*$/i, "expected a size like 64KiB or 256MB"),
+]);
 const Patterns = z.array(z.string().min(1));
 const Roots = z.array(z.string().min(1));
 
@@ -58,6 +61,14 @@ export const PolicyConfig = z.strictObject({
     timeout: Duration.describe("Ceiling of limits.timeout").optional(),
     max_tokens: z.number().int().positive().describe("Ceiling of limits.max_tokens").optional(),
   }).describe("Ceilings of a job's limits (also applied when the job sets none)").optional(),
+  sandbox_limits: z.strictObject({
+    processes: z.number().int().min(8).describe("Ceiling of sandbox.limits.processes").optional(),
+    memory: Size.describe("Ceiling of sandbox.limits.memory, and of a plugin's max_memory").optional(),
+    file_size: Size.describe("Ceiling of sandbox.limits.file_size").optional(),
+    tmp: Size.describe("Ceiling of sandbox.limits.tmp").optional(),
+  }).describe(
+    "Ceilings of the resource limits of a job's shell sandbox and MCP servers' sandboxes (applied when the job sets none and the default is above them; with any of them, a job may not turn a sandbox off)",
+  ).optional(),
 });
 
 export type PolicyConfig = z.infer<typeof PolicyConfig>;
