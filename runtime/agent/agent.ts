@@ -311,15 +311,16 @@ export class Agent implements AgentLike {
     }
   }
 
-  /** `view`: rows to send instead of the stored transcript (until an overflow recovery changed the store). */
-  async #complete(injected: string[], signal: AbortSignal, view?: StoredMessage[]) {
+  /** `view`: rows to send instead of the stored transcript (compaction's, while another process compacts). */
+  async #complete(injected: string[], signal: AbortSignal, compactedView?: StoredMessage[]) {
     const onRetry = (info: RetryInfo) => this.#emit({ type: "provider.retry", ...info });
     let recovered = false;
+    let view = compactedView;
     while (true) {
       const native = await this.#nativeSchema();
       const request: ModelRequest = {
         model: this.#o.model,
-        messages: await this.#requestMessages(injected, recovered ? undefined : view),
+        messages: await this.#requestMessages(injected, view),
         tools: this.#toolSpecs,
         ...(this.#o.maxOutputTokens ? { max_tokens: this.#o.maxOutputTokens } : {}),
         ...(this.#o.temperature !== undefined ? { temperature: this.#o.temperature } : {}),
@@ -336,7 +337,7 @@ export class Agent implements AgentLike {
         });
         // A provider that does not stream hands the whole reply over at once: over the cap is still over.
         spend.check();
-        return { response, sent, viewed: view !== undefined && !recovered };
+        return { response, sent, viewed: view !== undefined };
       } catch (error) {
         if (spend.stopped(error)) await this.#recordStopped(spend);
         if (error instanceof ProviderError && error.contextOverflow && !recovered && this.#o.compactor) {
@@ -348,7 +349,11 @@ export class Agent implements AgentLike {
             );
           }
           const options = { signal, overheadTokens: this.#overheadTokens };
-          if (await this.#o.compactor.recoverOverflow(this.sessionId, options)) continue;
+          const recovery = await this.#o.compactor.recoverOverflow(this.sessionId, options);
+          if (recovery.shrank) {
+            view = recovery.view;
+            continue;
+          }
         }
         if (native && this.#refusedNative(error)) {
           await this.#rememberRefusal(error as ProviderError);

@@ -90,11 +90,15 @@ export interface Compactor {
     sessionId: string,
     options: { signal?: AbortSignal; afterTools?: boolean; overheadTokens?: number },
   ): Promise<(CompactionOutcome & { view?: StoredMessage[] }) | null>;
-  /** The provider rejected a request as too long: one bounded attempt; true when the transcript shrank. */
+  /**
+   * The provider rejected a request as too long: one bounded attempt. `shrank`: the retry is smaller — the
+   * stored transcript was compacted, or (another process holds the lease) `view` holds the rows to retry
+   * with, the ladder applied in memory.
+   */
   recoverOverflow(
     sessionId: string,
     options: { signal?: AbortSignal; overheadTokens?: number },
-  ): Promise<boolean>;
+  ): Promise<{ shrank: boolean; view?: StoredMessage[] }>;
   /** `/compress [focus]` and `hermes sessions compact`: forced, bypasses cooldown and breaker. */
   compact(sessionId: string, options: { focus?: string; signal?: AbortSignal }): Promise<CompactionOutcome>;
   /**

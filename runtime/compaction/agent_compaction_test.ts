@@ -225,20 +225,7 @@ Deno.test("agent + compaction: while another process holds the lease, an over-wi
     estimateMessages(await fx.store.activeMessages(fx.sessionId)) > WINDOW,
     "stored: over the window",
   );
-  // A real second process takes the session's compaction lease and holds it.
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", `${TESTDATA}acquire_lease.ts`, fx.path, fx.sessionId],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const lines = linesOf(child.stdout);
-  const stdin = child.stdin.getWriter();
-  try {
-    await waitForLine(lines, (line) => line === "ready");
-    await stdin.write(new TextEncoder().encode("go\n"));
-    assert.equal(await waitForLine(lines, (line) => line.startsWith("{")), '{"acquired":true}');
-
+  await withLeaseHeld(fx, async () => {
     // Before the fix the request went out over the window, and the overflow recovery could not take the lease.
     const held = await agent.prompt("step 1: read more logs", { source: "job" });
     assert.match(held.final, /^done with turn/);
@@ -256,14 +243,51 @@ Deno.test("agent + compaction: while another process holds the lease, an over-wi
     assert.ok((await fx.store.allMessages(fx.sessionId)).every((m) => m.active));
     assert.equal(fx.events.filter((e) => e.type === "compaction").length, 0);
     assert.ok(estimateMessages(await fx.store.activeMessages(fx.sessionId)) > WINDOW);
-  } finally {
-    await stdin.close();
-    while (!(await lines.next()).done) { /* drain */ }
-    await child.status;
-  }
+  });
   // Once the lease is free, the next request compacts the stored transcript itself.
   await agent.prompt("step 2: read more logs", { source: "job" });
   assert.ok(fx.events.some((e) => e.type === "compaction"));
   assert.ok(model.requests.every((r) => r.tokens <= WINDOW));
   assert.ok(estimateMessages(await fx.store.activeMessages(fx.sessionId)) <= WINDOW);
 });
+
+Deno.test("agent + compaction: a request rejected as too long while another process holds the lease is retried as an uncommitted fallback", async () => {
+  await using fx = await fixture(new ManualClock());
+  // The compactor believes the window is far larger than what the endpoint accepts: only overflow recovery helps.
+  const model = strictModel(WINDOW);
+  const agent = agentFor(fx, model.provider, 100 * WINDOW);
+  await fx.store.appendMessages(fx.sessionId, transcript(12, { toolChars: 2400 }).slice(1));
+  await withLeaseHeld(fx, async () => {
+    // Before the fix the overflow recovery could not take the lease, and the run failed.
+    const held = await agent.prompt("step 1: read more logs", { source: "job" });
+    assert.match(held.final, /^done with turn/);
+    assert.ok(model.requests.every((r) => r.tokens <= WINDOW));
+    assert.deepEqual(model.violations, []);
+    assert.ok((await fx.store.allMessages(fx.sessionId)).every((m) => m.active), "nothing written");
+  });
+  // With the lease free, overflow recovery compacts the stored transcript.
+  await agent.prompt("step 2: read more logs", { source: "job" });
+  assert.ok(fx.events.some((e) => e.type === "compaction" && e.reason === "overflow"));
+});
+
+/** Runs `during` while a real second process holds the session's compaction lease. */
+async function withLeaseHeld(fx: Fixture, during: () => Promise<void>) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `${TESTDATA}acquire_lease.ts`, fx.path, fx.sessionId],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const lines = linesOf(child.stdout);
+  const stdin = child.stdin.getWriter();
+  try {
+    await waitForLine(lines, (line) => line === "ready");
+    await stdin.write(new TextEncoder().encode("go\n"));
+    assert.equal(await waitForLine(lines, (line) => line.startsWith("{")), '{"acquired":true}');
+    await during();
+  } finally {
+    await stdin.close();
+    while (!(await lines.next()).done) { /* drain */ }
+    await child.status;
+  }
+}

@@ -13,7 +13,7 @@ import type { CompactionConfig } from "../config/job_schema.ts";
 import type { Logger } from "../core/log.ts";
 import { currentProcess, type ProcessIdentity } from "../core/process_identity.ts";
 import type { Provider } from "../providers/provider.ts";
-import type { CompactionOutcome, Compactor } from "../agent/seams.ts";
+import type { CompactionOutcome, CompactionReason, Compactor } from "../agent/seams.ts";
 import type { CompactionStore, SessionStore } from "../store/store.ts";
 import { Calibration } from "./calibration.ts";
 import { fitToolResult } from "./cut.ts";
@@ -100,6 +100,28 @@ export function createCompactor(options: CompactorOptions): Compactor {
     };
   };
 
+  /**
+   * When another process holds the lease: the next request's rows with the ladder applied in memory (nothing
+   * written), or null when the lease is free or the ladder has nothing to change.
+   */
+  const viewWhileLeaseHeld = async (
+    sessionId: string,
+    options: { overheadTokens: number; reason: CompactionReason },
+    why: string,
+  ) => {
+    const lease = await store.readLease(sessionId);
+    if (!lease || lease.expires_at <= clock.now()) return null;
+    const holder = `another compaction holds the lease (pid ${lease.holder.pid} on ${lease.holder.host})`;
+    const view = await fallbackView(deps, sessionId, { ...options, holder });
+    if (view) {
+      log.warn(
+        `session ${sessionId}: ${why}, and ${holder}: this request is built from an uncommitted fallback ` +
+          `of the transcript`,
+      );
+    }
+    return view;
+  };
+
   /** Between turns: proactive pruning (when it frees enough), then micro-compaction (above its threshold). */
   const betweenTurns = async (sessionId: string, signal?: AbortSignal): Promise<CompactionOutcome | null> => {
     let outcome: CompactionOutcome | null = null;
@@ -133,19 +155,12 @@ export function createCompactor(options: CompactorOptions): Compactor {
       if (fit.irreducible.total > settings.windowTokens) {
         throw new ContextTooLargeError(fit.irreducible, settings.windowTokens, fit.tokens);
       }
-      const lease = await store.readLease(sessionId);
-      if (lease && lease.expires_at > clock.now()) {
-        const holder = `another compaction holds the lease (pid ${lease.holder.pid} on ${lease.holder.host})`;
-        const view = await fallbackView(deps, sessionId, { overheadTokens, holder });
-        if (view) {
-          log.warn(
-            `session ${sessionId}: the next request is about ${fit.tokens} tokens, over the ` +
-              `${settings.windowTokens}-token window, and ${holder}: this request is built from an ` +
-              `uncommitted fallback of the transcript`,
-          );
-          return { ...outcome, view };
-        }
-      }
+      const view = await viewWhileLeaseHeld(
+        sessionId,
+        { overheadTokens, reason },
+        `the next request is about ${fit.tokens} tokens, over the ${settings.windowTokens}-token window`,
+      );
+      if (view) return { ...outcome, view };
       log.warn(
         `session ${sessionId}: the next request is about ${fit.tokens} tokens, over the ` +
           `${settings.windowTokens}-token window, and compaction could not run now (${outcome?.note ?? ""})`,
@@ -155,13 +170,20 @@ export function createCompactor(options: CompactorOptions): Compactor {
     async recoverOverflow(sessionId, callOptions) {
       if (!settings.enabled) {
         log.info(`session ${sessionId}: context overflow, but compaction is disabled`);
-        return false;
+        return { shrank: false };
       }
       const overheadTokens = callOptions.overheadTokens ?? 0;
-      return (await runPass(
+      const outcome = await runPass(
         deps,
         newPass(sessionId, "overflow", "hard", { signal: callOptions.signal, overheadTokens }),
-      )).changed;
+      );
+      if (outcome.changed) return { shrank: true };
+      const view = await viewWhileLeaseHeld(
+        sessionId,
+        { overheadTokens, reason: "overflow" },
+        "the provider rejected the request as too long",
+      );
+      return view ? { shrank: true, view } : { shrank: false };
     },
     compact(sessionId, callOptions) {
       const focus = callOptions.focus?.trim();

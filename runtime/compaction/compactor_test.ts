@@ -441,7 +441,7 @@ Deno.test("compactor: overflow recovery compacts even under the threshold and re
   const model = scriptedModel();
   const compactor = compactorFor(fx, { provider: model });
   assert.equal(await compactor.beforeModelCall(fx.sessionId, {}), null);
-  assert.equal(await compactor.recoverOverflow(fx.sessionId, {}), true);
+  assert.deepEqual(await compactor.recoverOverflow(fx.sessionId, {}), { shrank: true });
   assert.equal(fx.events.find((e) => e.type === "compaction")?.reason, "overflow");
   assert.equal(fx.postCompaction[0]?.reason, "overflow");
   assert.deepEqual(orphanProblems(await fx.store.activeMessages(fx.sessionId)), []);
@@ -571,7 +571,7 @@ Deno.test("compactor: disabled compaction never runs by itself, /compress still 
   const model = scriptedModel();
   const compactor = compactorFor(fx, { provider: model, config: { enabled: false } });
   assert.equal(await compactor.beforeModelCall(fx.sessionId, {}), null);
-  assert.equal(await compactor.recoverOverflow(fx.sessionId, {}), false);
+  assert.deepEqual(await compactor.recoverOverflow(fx.sessionId, {}), { shrank: false });
   assert.equal(model.requests.length, 0);
   assert.equal((await compactor.compact(fx.sessionId, {})).changed, true);
 });

@@ -12,16 +12,19 @@ import type { Plan } from "./plan.ts";
 import { loadPlanRows } from "./rows.ts";
 import { withNotesFollowed } from "./read_notes.ts";
 import type { PassDeps } from "./pass_outcome.ts";
+import { scaledTo } from "./settings.ts";
+import type { CompactionReason } from "../agent/seams.ts";
 
 /** The active rows with the fallback plan applied, prompt order; null when the ladder has nothing to change. */
 export async function fallbackView(
   deps: PassDeps,
   sessionId: string,
-  options: { overheadTokens: number; holder: string },
+  options: { overheadTokens: number; holder: string; reason: CompactionReason },
 ): Promise<StoredMessage[] | null> {
-  const { store, settings } = deps;
+  const { store } = deps;
   const rows = await loadPlanRows(store, sessionId);
   const ratio = await deps.calibration.ratioOf(sessionId);
+  const before = measure(rows, ratio);
   const plan = await planHard({
     sessionId,
     store,
@@ -29,9 +32,10 @@ export async function fallbackView(
     summaryBlocked: { reason: "lease_held", note: options.holder },
     rows,
     ratio,
-    settings,
-    reason: "pre_api",
-    before: measure(rows, ratio),
+    // As for a pass: after an overflow the request that was too long bounds the real window.
+    settings: options.reason === "overflow" ? scaledTo(deps.settings, before) : deps.settings,
+    reason: options.reason,
+    before,
     summarise: () => Promise.reject(new Error("Cannot summarise without the compaction lease")),
   });
   if (plan.type !== "commit") return null;
