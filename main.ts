@@ -4,7 +4,7 @@
  */
 import { resolve } from "./runtime/core/path.ts";
 import type { Cli } from "./commands/_cli.ts";
-import { GLOBAL_FLAGS } from "./commands/_flags.ts";
+import { GLOBAL_FLAGS, GLOBAL_WITH_VALUE } from "./commands/_flags.ts";
 import { type Clock, systemClock } from "./runtime/core/clock.ts";
 import { errorMessage, ExitCode, Interruption, RunError, ValidationError } from "./runtime/core/errors.ts";
 import { createLogger, type LogLevel } from "./runtime/core/log.ts";
@@ -28,11 +28,6 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   doctor: () => import("./commands/doctor.ts"),
   store: () => import("./commands/store.ts"),
 };
-
-// The global flags as commands/_flags.ts defines them (no imports there, so this costs no start-up).
-const GLOBAL_WITH_VALUE = new Set(
-  Object.entries(GLOBAL_FLAGS).flatMap(([name, flag]) => "value" in flag ? [`--${name}`] : []),
-);
 
 /** Whether a global switch (`--quiet` or `-q`) is among `args`. */
 function hasSwitch(args: string[], name: "quiet" | "help" | "version"): boolean {

@@ -39,6 +39,11 @@ export const GLOBAL_FLAGS = {
   version: { short: "V", text: "print the version" },
 } as const satisfies Record<string, FlagDef>;
 
+/** The global flags that take a value (`--home DIR`): a word after one is its value, not a command. */
+export const GLOBAL_WITH_VALUE: ReadonlySet<string> = new Set(
+  Object.entries(GLOBAL_FLAGS).flatMap(([name, flag]) => "value" in flag ? [`--${name}`] : []),
+);
+
 const JSON_FLAG = { text: "print JSON instead of text" } as const;
 const SESSIONS_NOTE = 'ID is a session id, a unique prefix of one, or "latest". Several ids are all-or-none.';
 
@@ -88,8 +93,9 @@ export const COMMANDS = {
       },
       untrusted: {
         text:
-          "hold the job file to the strict built-in policy: sandbox on, writes only in its directory, no " +
-          "network, env templates, plugins or MCP servers of its own, endpoint from config.yaml",
+          "hold the job file (or the --resume session's stored job) to the strict built-in policy: sandbox " +
+          "on, writes only in its directory, no network, env templates, plugins or MCP servers of its own, " +
+          "endpoint from config.yaml",
       },
     },
     notes: "Exit codes: 0 success, 1 failed, 2 invalid input, 3 limit reached, 130 SIGINT, 143 SIGTERM.",

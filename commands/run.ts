@@ -115,13 +115,15 @@ async function execute(cli: Cli, seen: Seen): Promise<number> {
   const configPath = `${cli.home}/config.yaml`;
   // Reading YAML files loads yaml; a one-shot `-p` without config.yaml needs none. zod is loaded only for a
   // file the schemas compiled ahead of time do not accept (prechecked.ts).
-  const files = jobPath !== undefined || await exists(configPath)
+  const files = jobPath !== undefined || cli.policyFile !== undefined || await exists(configPath)
     ? await import("../runtime/config/prechecked.ts")
     : undefined;
   const config = await files?.loadUserConfig(configPath, { policy: cli.policyFile });
   const untrusted = values.untrusted === true;
-  if (untrusted && jobPath === undefined) {
-    throw new ValidationError("hermes run: --untrusted holds a job file to its policy; give JOB.yaml");
+  if (untrusted && jobPath === undefined && values.resume === undefined) {
+    throw new ValidationError(
+      "hermes run: --untrusted holds a job file to its policy; give JOB.yaml or --resume SESSION",
+    );
   }
 
   let store: Store | undefined;
@@ -133,7 +135,13 @@ async function execute(cli: Cli, seen: Seen): Promise<number> {
       job = await files.loadJob(jobPath, { inputs, env: cli.env, untrusted, ...(config ? { config } : {}) });
     } else if (values.resume !== undefined) {
       store = await cli.openStore();
-      job = await storedJob(store, values.resume, { env: cli.env });
+      // Admitted under the policy of its day: held to today's before any model call.
+      const id = await store.resolveSessionId(values.resume);
+      const { admitStoredJob } = await import("../runtime/config/job_load.ts");
+      job = admitStoredJob(await storedJob(store, id, { env: cli.env }), {
+        untrusted,
+        ...(config ? { config } : {}),
+      }, id);
     } else if (prompt !== undefined) {
       // Built here, not read from a file: only config.yaml's part needed validating, and it was.
       job = resolveJob(mergeConfig({ name: "oneshot" } as JobFile, config), {

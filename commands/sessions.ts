@@ -3,6 +3,7 @@
  * clean up stored sessions from scripts. The store-level operations live in runtime/session_admin/.
  */
 import type { Cli } from "./_cli.ts";
+import { GLOBAL_WITH_VALUE } from "./_flags.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
 import { didYouMean } from "../runtime/core/suggest.ts";
 import type { SessionsContext } from "./sessions/_context.ts";
@@ -22,8 +23,6 @@ const SUBCOMMANDS: Record<string, () => Promise<Subcommand>> = {
   compact: async () => (await import("./sessions/compact.ts")).compact,
   compactions: async () => (await import("./sessions/compactions.ts")).compactions,
 };
-
-const GLOBAL_WITH_VALUE = new Set(["--home", "--db", "--log-level"]);
 
 export async function main(cli: Cli): Promise<number> {
   const { name, rest } = splitSubcommand(cli.args);

@@ -22,11 +22,11 @@ export class RpcClient implements AsyncDisposable {
   #reading: Promise<void>;
   #stderr: Promise<string>;
 
-  constructor(options: { home: string; cwd?: string; args?: string[] }) {
+  constructor(options: { home: string; cwd?: string; args?: string[]; env?: Record<string, string> }) {
     this.child = new Deno.Command(Deno.execPath(), {
       args: ["run", "-A", MAIN, "rpc", "--home", options.home, ...(options.args ?? [])],
       cwd: options.cwd ?? ROOT,
-      env: { NO_COLOR: "1" },
+      env: { NO_COLOR: "1", ...options.env },
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",

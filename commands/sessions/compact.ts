@@ -4,11 +4,12 @@
  * compaction lease and the commit's watermark keep whatever that run appends meanwhile. `post_compaction`
  * reaches config.yaml's plugins and the stored job's own (docs/compaction.md), as it would in a run.
  * Exit 0 when the transcript changed or there was nothing to do (the note says why), 1 when it failed or a
- * plugin could not be told.
+ * plugin could not be told, 2 when the stored job is beyond the trust policy in force.
  */
 import { parseCommandArgs } from "../_cli.ts";
 import type { Hooks } from "../../runtime/core/hooks.ts";
 import { storedJob } from "../../runtime/session/stored_job.ts";
+import type { ResolvedJob } from "../../runtime/config/job.ts";
 import { cliApp } from "../_app.ts";
 import type { Store } from "../../runtime/store/store.ts";
 import { exactlyOneId, type SessionsContext } from "./_context.ts";
@@ -23,7 +24,8 @@ export async function compact(ctx: SessionsContext): Promise<number> {
   const { cli } = ctx;
   return await withGlobalHooks(cli, async (store, hooks) => {
     const [id] = await store.resolveSessionIds([ref], { action: "compact session" });
-    const job = await storedJob(store, id!);
+    // It starts the job's plugins and calls its model: held to the policy in force now, as a resume is.
+    const job = await admittedJob(cli, await storedJob(store, id!), id!);
     const own = await jobHooks(cli, store, job, id!);
     try {
       const code = await compactStored(ctx, { store, id: id!, hooks: bothHooks(hooks, own.hooks) }, {
@@ -57,4 +59,14 @@ async function compactStored(
     );
   } else await cli.out(`${id}: nothing compacted: ${outcome.note ?? "no change"}\n`);
   return failed ? 1 : 0;
+}
+
+/** The stored job held to the trust policy in force (`--policy`, `HERMES_POLICY`, config.yaml's `policy:`). */
+async function admittedJob(cli: SessionsContext["cli"], job: ResolvedJob, id: string): Promise<ResolvedJob> {
+  const configPath = `${cli.home}/config.yaml`;
+  if (cli.policyFile === undefined && !await Deno.stat(configPath).then(() => true, () => false)) return job;
+  const { loadUserConfig } = await import("../../runtime/config/job_file.ts");
+  const { admitStoredJob } = await import("../../runtime/config/job_load.ts");
+  const config = loadUserConfig(configPath, { policy: cli.policyFile });
+  return admitStoredJob(job, config ? { config } : {}, id);
 }

@@ -53,7 +53,14 @@ export class SessionHub {
     if (known) return known;
     const busy = await store.findBusySessions([id]);
     if (busy.length > 0) throw new SessionBusyError("open the session", busy);
-    const opening = this.#open(await storedJob(store, id, { env: this.#context.env }), { resume: id });
+    // Held to the policy in force now, as a new job would be, before any model call.
+    const { admitStoredJob } = await import("../config/job_load.ts");
+    const job = admitStoredJob(
+      await storedJob(store, id, { env: this.#context.env }),
+      this.#context.config ? { config: this.#context.config } : {},
+      id,
+    );
+    const opening = this.#open(job, { resume: id });
     this.#opening.set(id, opening);
     try {
       return await opening;

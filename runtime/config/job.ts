@@ -20,6 +20,11 @@ export interface ResolvedJob {
   env: Record<string, string>;
   /** `file:line:col` of a key path, for a job loaded from a file (loadJob). */
   locate?: (keyPath: (string | number)[]) => string;
+  /**
+   * The job as its file (or inline object) says, before config.yaml and templates: what a trust policy
+   * judges, kept with a stored session so a resume is judged again (`admitStoredJob`).
+   */
+  source?: JobFile;
 }
 
 export interface LoadJobOptions {
@@ -55,7 +60,7 @@ export function resolveJob(spec: JobFile, context: ResolveContext): ResolvedJob 
   if (context.validateOnly) {
     checkTemplates(merged, where);
     const env = Object.fromEntries(Object.entries(merged.env ?? {}).map(([k, v]) => [k, String(v)]));
-    return { spec: merged, path: context.path, dir: context.dir, inputs: {}, env };
+    return { spec: merged, path: context.path, dir: context.dir, inputs: {}, env, source: spec };
   }
   const inputs = resolveInputs(merged, context.inputs ?? {}, context.file);
   const env = renderEnv(merged.env, { inputs, env: context.env ?? {} }, where);
@@ -80,7 +85,7 @@ export function resolveJob(spec: JobFile, context: ResolveContext): ResolvedJob 
       }
     }
   }
-  return { spec: resolved, path: context.path, dir: context.dir, inputs, env };
+  return { spec: resolved, path: context.path, dir: context.dir, inputs, env, source: spec };
 }
 
 /** Without values, still catches references to undeclared inputs and malformed expressions. */

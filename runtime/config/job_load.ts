@@ -115,7 +115,11 @@ export function loadPolicy(path: string, validators: ConfigValidators): Policy {
  * Refuses (exit 2, one line per problem) a job asking for more than a policy in force allows: config.yaml's
  * or the policy file's, and `--untrusted`'s built-in one.
  */
-function enforcePolicies(spec: JobFile, options: LoadJobOptions, context: PolicyContext): Policy[] {
+function enforcePolicies(
+  spec: JobFile,
+  options: Pick<LoadJobOptions, "config" | "untrusted">,
+  context: PolicyContext,
+): Policy[] {
   const policies = [
     ...(options.config?.policies ?? []),
     ...(options.untrusted ? [untrustedPolicy(context.dir)] : []),
@@ -174,6 +178,24 @@ export function loadJob(
     compileSchema: options.compileSchema,
   });
   return { ...job, locate };
+}
+
+/**
+ * A stored session's job held to the policies in force now, before it is resumed (`hermes run --resume`,
+ * RPC/ACP session load): the job as its file said (`source`; a session stored before it was kept: the whole
+ * stored job, config.yaml's part included) is judged as a loaded job is, and the ceilings are applied.
+ * Problems name `session ID: key.path` and the rule (exit 2).
+ */
+export function admitStoredJob(
+  job: ResolvedJob,
+  options: Pick<LoadJobOptions, "config" | "untrusted">,
+  session: string,
+): ResolvedJob {
+  const policies = enforcePolicies(job.source ?? job.spec, options, {
+    dir: job.dir,
+    locate: () => `session ${session}`,
+  });
+  return bounded(job, policies, options.untrusted === true);
 }
 
 /** Validates a job given as an object (JSON-RPC `job.run {job}` and `session.create {job}`). */

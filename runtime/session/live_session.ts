@@ -162,7 +162,13 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
       job_path: job.path,
       model: model.name,
       // Not job.env: its rendered values may hold secrets; spec.env keeps the templates (storedJob).
-      config_json: JSON.stringify({ spec, dir: job.dir, path: job.path, inputs: job.inputs }),
+      config_json: JSON.stringify({
+        spec,
+        dir: job.dir,
+        path: job.path,
+        inputs: job.inputs,
+        ...(job.source ? { source: job.source } : {}),
+      }),
       owner: { host: me.host, pid: me.pid, started: me.started },
     });
   }

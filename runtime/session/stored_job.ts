@@ -17,7 +17,10 @@ export async function storedJob(
   options: { env?: Record<string, string> } = {},
 ): Promise<ResolvedJob> {
   const session = (await store.getSession(await store.resolveSessionId(id)))!;
-  const saved = JSON.parse(session.config_json) as Partial<ResolvedJob> & { spec?: JobFile };
+  const saved = JSON.parse(session.config_json) as Partial<ResolvedJob> & {
+    spec?: JobFile;
+    source?: JobFile;
+  };
   if (!saved.spec) throw new ValidationError(`Cannot resume session ${session.id}: it has no stored job`);
   const inputs = saved.inputs ?? {};
   const env = options.env && saved.spec.env
@@ -27,5 +30,12 @@ export async function storedJob(
       (path) => `session ${session.id}: ${path.join(".")}`,
     )
     : saved.env ?? Object.fromEntries(Object.entries(saved.spec.env ?? {}).map(([k, v]) => [k, String(v)]));
-  return { spec: saved.spec, path: saved.path ?? null, dir: saved.dir ?? Deno.cwd(), inputs, env };
+  return {
+    spec: saved.spec,
+    path: saved.path ?? null,
+    dir: saved.dir ?? Deno.cwd(),
+    inputs,
+    env,
+    ...(saved.source ? { source: saved.source } : {}),
+  };
 }
