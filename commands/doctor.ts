@@ -51,8 +51,9 @@ function sandboxCheck(probe: SandboxProbe): Check {
       "Hermes a writable cgroup with the pids controller)"
     : "RLIMIT_NPROC (it counts all of this user's processes, inside and outside the sandbox)";
   const memoryBy = memory
-    ? `a memory cgroup per command for the whole tree, swap included (${cgroup(memory)}), and RLIMIT_DATA ` +
-      "per process"
+    ? `a memory cgroup per command for the whole tree, ${
+      memory.swap ? "swap included" : "RAM only (the kernel does not account swap here)"
+    } (${cgroup(memory)}), and RLIMIT_DATA per process`
     : "RLIMIT_DATA only, per process, not for the whole tree (give Hermes a writable cgroup with the " +
       "memory controller)";
   return {

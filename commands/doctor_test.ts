@@ -25,7 +25,9 @@ Deno.test(
     // Which layer holds memory, as the probe found it here: the cgroup for the tree, or the rlimit alone.
     const probe = await probeSandbox({ path: Deno.env.get("PATH") ?? "" });
     const memory = probe.ok && probe.cgroups.memory
-      ? `memory by a memory cgroup per command for the whole tree, swap included (cgroup v${probe.cgroups.memory.version}, in ${probe.cgroups.memory.parent}), and RLIMIT_DATA per process`
+      ? `memory by a memory cgroup per command for the whole tree, ${
+        probe.cgroups.memory.swap ? "swap included" : "RAM only (the kernel does not account swap here)"
+      } (cgroup v${probe.cgroups.memory.version}, in ${probe.cgroups.memory.parent}), and RLIMIT_DATA per process`
       : "memory by RLIMIT_DATA only, per process, not for the whole tree";
     assert.ok(checks.sandbox!.detail.includes(memory), checks.sandbox!.detail);
     assert.match(checks.plugins!.detail, /^deno \d.*, runs in the plugin sandbox$/);

@@ -127,7 +127,7 @@ const SandboxLimits = z.strictObject({
     "Processes and threads at once (a pids cgroup where the host delegates one, else RLIMIT_NPROC; default 512)",
   ).optional(),
   memory: Size.describe(
-    "Memory of the whole tree, swap included, in a memory cgroup where the host delegates one; and of " +
+    "Memory of the whole tree (swap too, where the kernel accounts it) in a memory cgroup where the host delegates one; and of " +
       "each process's writable data (RLIMIT_DATA), the only cap where no cgroup is (default 4GiB)",
   ).optional(),
   file_size: Size.describe("Largest file a process may write, in /tmp and write roots (default 1GiB)")

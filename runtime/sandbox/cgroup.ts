@@ -17,6 +17,8 @@ export interface ControllerCgroup {
   /** The directory the per-command cgroups are made in. */
   parent: string;
   version: 1 | 2;
+  /** Memory: whether the kernel accounts swap here, so the cap holds memory and swap together. */
+  swap?: boolean;
 }
 
 /** The cgroups each command gets, by controller (the same directory for both on cgroup v2 when it can). */
@@ -35,7 +37,15 @@ export function findCgroups(root: boolean): Cgroups {
   const mounts = readTextOrNull("/proc/self/mountinfo");
   if (cgroups === null || mounts === null) return { pids: null, memory: null };
   const writable = (controller: CgroupController) =>
-    cgroupCandidates(controller, cgroups, mounts, readTextOrNull).filter((c) => canCreateChild(c.parent));
+    cgroupCandidates(controller, cgroups, mounts, readTextOrNull).flatMap((c) => {
+      const files = childFiles(c.parent);
+      if (files === null) return [];
+      if (controller === "pids") return [c];
+      return [{
+        ...c,
+        swap: files.includes(c.version === 2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes"),
+      }];
+    });
   const memory = writable("memory")[0] ?? null;
   const pids =
     writable("pids").find((c) =>
@@ -86,14 +96,20 @@ function mountedAt(mountinfo: string, fstype: string, option: string | null, pat
   return null;
 }
 
-function canCreateChild(parent: string): boolean {
+/** The files the kernel gives a new child of `parent`, or null when this user cannot make one. */
+function childFiles(parent: string): string[] | null {
   const probe = `${parent}/hermes.probe.${Deno.pid}`;
   try {
     Deno.mkdirSync(probe);
-    Deno.removeSync(probe);
-    return true;
   } catch {
-    return false;
+    return null;
+  }
+  try {
+    return [...Deno.readDirSync(probe)].map((entry) => entry.name);
+  } catch {
+    return null;
+  } finally {
+    Deno.removeSync(probe);
   }
 }
 

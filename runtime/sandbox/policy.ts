@@ -51,7 +51,7 @@ export interface ResourceLimits {
   /** Processes and threads (a pids cgroup, else RLIMIT_NPROC): a fork bomb stops here. */
   processes: number;
   /**
-   * Memory in bytes: of the whole tree, swap included, in a memory cgroup; and of each process's writable
+   * Memory in bytes: of the whole tree in a memory cgroup (swap too, where the kernel accounts it); and of each process's writable
    * data (RLIMIT_DATA: heap and private mappings, not reservations), the only layer where no cgroup is.
    */
   memory: number;
