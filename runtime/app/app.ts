@@ -226,6 +226,9 @@ async function storedOccupancy(store: AdminStore & SessionStore, id: string): Pr
   const { sessionOccupancy } = await import("../compaction/mod.ts");
   return await sessionOccupancy(store, id, {
     context_window: job.spec.model?.context_window ?? DEFAULT_CONTEXT_WINDOW,
+    ...(job.spec.model?.max_output_tokens === undefined
+      ? {}
+      : { max_output_tokens: job.spec.model.max_output_tokens }),
     ...(job.spec.compaction ? { compaction: job.spec.compaction } : {}),
   });
 }

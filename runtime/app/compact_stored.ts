@@ -40,6 +40,7 @@ export async function compactStored(
     provider: await createProvider(model, { env, clock }),
     model: model.name,
     context_window: model.context_window,
+    ...(model.max_output_tokens === undefined ? {} : { max_output_tokens: model.max_output_tokens }),
     config: job.spec.compaction ?? {},
     events: outlets.events,
     hooks: session.hooks,

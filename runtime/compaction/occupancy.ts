@@ -29,12 +29,13 @@ export function occupancyFor(tokens: number, limits: { threshold: number; window
 export async function sessionOccupancy(
   store: SessionStore,
   sessionId: string,
-  job: { context_window: number; compaction?: CompactionConfig },
+  job: { context_window: number; max_output_tokens?: number; compaction?: CompactionConfig },
 ): Promise<Occupancy> {
   const settings = settingsFrom({
     config: job.compaction ?? {},
     model: "",
     context_window: job.context_window,
+    ...(job.max_output_tokens === undefined ? {} : { max_output_tokens: job.max_output_tokens }),
   });
   const tokens = estimateFromInput(await store.estimateInput(sessionId), await storedRatio(store, sessionId));
   return occupancyFor(tokens, { threshold: settings.limit, window: settings.windowTokens });

@@ -1,6 +1,7 @@
 /**
  * Compaction settings in tokens, from the job's `compaction:` keys and the model's window, with the defaults
- * (docs/compaction.md): hard threshold 0.75 of the window, compacting down to half of it; head 3 messages; tail up
+ * (docs/compaction.md): a hard threshold that leaves room for the reply (`autoThreshold`: 0.75 of the window up to
+ * 32k, up to 0.9 of larger ones), compacting down to half of the window; head 3 messages; tail up
  * to 20 messages within 12 % of the window (a small tail makes each rewrite cheap to re-cache); a single tool
  * result above 15 % of the window is cut when it is stored;
  * micro-compaction off, at half the window when on; no proactive pruning unless `prune_min` is set.
@@ -10,7 +11,11 @@ import type { CompactionConfig } from "../config/job_schema.ts";
 import { BREAKER_WINDOW_MS } from "./guard.ts";
 
 export const DEFAULTS = {
-  threshold: 0.75,
+  /** The automatic threshold's bounds, as shares of the window. */
+  threshold_min: 0.75,
+  threshold_max: 0.9,
+  /** Tokens kept free for the reply when `model.max_output_tokens` does not say. */
+  reply_reserve: 8192,
   protect_first: 3,
   protect_last: 20,
   tail_budget: 0.12,
@@ -28,6 +33,8 @@ export interface Settings {
   windowTokens: number;
   /** threshold and tail_budget as shares of the window, for `scaledTo`. */
   thresholdShare: number;
+  /** Tokens the automatic threshold keeps free for the reply (null: `compaction.threshold` is set). */
+  replyReserve: number | null;
   tailShare: number;
   /** The hard threshold in tokens; occupancy is measured against it. */
   limit: number;
@@ -61,6 +68,8 @@ export interface SettingsInput {
   model: string;
   summary_model?: string;
   context_window: number;
+  /** `model.max_output_tokens`: what the automatic threshold keeps free for the reply. */
+  max_output_tokens?: number;
   lease_ttl_ms?: number;
   summary_timeout_ms?: number;
   summary_idle_timeout_ms?: number;
@@ -72,7 +81,10 @@ export function settingsFrom(input: SettingsInput): Settings {
   const { config } = input;
   const window = input.context_window;
   const micro = config.micro;
-  const thresholdShare = config.threshold ?? DEFAULTS.threshold;
+  const replyReserve = config.threshold === undefined
+    ? input.max_output_tokens ?? DEFAULTS.reply_reserve
+    : null;
+  const thresholdShare = config.threshold ?? autoThreshold(window, replyReserve!);
   const tailShare = config.tail_budget ?? DEFAULTS.tail_budget;
   const lowWaterShare = Math.min(config.low_water ?? DEFAULTS.low_water, thresholdShare);
   return {
@@ -82,6 +94,7 @@ export function settingsFrom(input: SettingsInput): Settings {
     enabled: config.enabled ?? true,
     windowTokens: window,
     thresholdShare,
+    replyReserve,
     tailShare,
     limit: Math.floor(thresholdShare * window),
     protect_first: config.protect_first ?? DEFAULTS.protect_first,
@@ -103,14 +116,29 @@ export function settingsFrom(input: SettingsInput): Settings {
 }
 
 /**
+ * The default hard threshold: what the window holds once `reserve` tokens are kept free for the reply, as a
+ * share between 0.75 and 0.9. A fixed share wastes a large window (a quarter of 128k is four times any
+ * reply), and every token a compaction pass drops early is a token of context the model loses and a pass that
+ * comes sooner; the peers compact near 90 % of a large window for the same reason. At 32k and below it is
+ * 0.75, as it always was.
+ */
+export function autoThreshold(window: number, reserve: number): number {
+  const free = window > 0 ? 1 - reserve / window : 0;
+  return Math.min(DEFAULTS.threshold_max, Math.max(DEFAULTS.threshold_min, free));
+}
+
+/**
  * The settings of a pass whose real window is smaller than configured — the provider rejected a request of
  * `window` tokens as too long: threshold and tail budget are taken as shares of that instead.
  */
 export function scaledTo(settings: Settings, window: number): Settings {
   if (window >= settings.windowTokens) return settings;
+  const share = settings.replyReserve === null
+    ? settings.thresholdShare
+    : autoThreshold(window, settings.replyReserve);
   return {
     ...settings,
-    limit: Math.floor(settings.thresholdShare * window),
+    limit: Math.floor(share * window),
     lowWater: Math.floor(settings.lowWaterShare * window),
     tailBudget: Math.floor(settings.tailShare * window),
     markerChars: Math.max(800, Math.floor(DEFAULTS.marker_share * window * 4)),

@@ -289,7 +289,8 @@ export const MicroCompactionConfig = z.strictObject({
 export const CompactionConfig = z.strictObject({
   enabled: z.boolean().describe("Compact long sessions automatically (default true)").optional(),
   threshold: z.number().gt(0).max(1).describe(
-    "Compact when the estimated prompt exceeds this share of context_window (default 0.75)",
+    "Compact when the estimated prompt exceeds this share of context_window (default: what the window " +
+      "holds once model.max_output_tokens, else 8192, is kept free for the reply, between 0.75 and 0.9)",
   ).optional(),
   low_water: z.number().gt(0).max(1).describe(
     "An automatic compaction brings the prompt down to this share of context_window when it can, so the " +

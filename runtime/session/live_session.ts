@@ -206,6 +206,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     provider: watched,
     model: model.name,
     context_window: model.context_window,
+    ...(model.max_output_tokens === undefined ? {} : { max_output_tokens: model.max_output_tokens }),
     config: spec.compaction ?? {},
     events,
     hooks,
