@@ -3,14 +3,15 @@
  *
  * - `hermes --version` from the source and from the release bundle (dist/hermes.js, built here by
  *   scripts/release.ts), against a bare `deno run` hello-world (target ≤ 1.5×) and bundle against source
- *   (target ≤ 1×);
+ *   (target ≤ 1×); and the floor of any one-file release: the hello-world padded with a comment to the
+ *   bundle's size, which Deno still reads, hashes and holds whole at every start;
  * - `hermes sessions list --limit 20` on a store with 1 000 sessions, against a bare script that opens the same
  *   state.db with `node:sqlite` and prints 20 rows (target ≤ 1.25×: the engine's floor is not what costs);
  * - spawn → first model request of `hermes run -p hi` and of `hermes run JOB.yaml` (a job file with an
  *   openai model and two tools) against the OpenAI-compatible test server (target ≤ 5× the hello-world);
- * - a cold `deno task demo` and a cold `deno run -A main.ts run examples/hello.yaml` (empty DENO_DIR): bytes
- *   downloaded, counted on the wire by an HTTPS proxy, and the DENO_DIR left behind (`--skip-cold` skips it;
- *   it needs the npm registry).
+ * - a cold `deno task demo`, a cold `deno task --eval true` (a task that runs nothing) and a cold
+ *   `deno run -A main.ts run examples/hello.yaml` (empty DENO_DIR): bytes downloaded, counted on the wire by
+ *   an HTTPS proxy, and the DENO_DIR left behind (`--skip-cold` skips it; it needs the npm registry).
  *
  *   deno run -A bench/startup_bench.ts [--rounds N] [--baseline OTHER_CHECKOUT] [--skip-cold]
  */
@@ -52,6 +53,9 @@ limits: { max_turns: 3, timeout: 1m }
 
 const COLD = [
   ["`deno task demo`", ["task", "demo"]],
+  // Deno 2.9 installs every package of the lockfile before any task, whatever the task runs: this one runs
+  // `true`, so what it downloads is that install alone.
+  ["`deno task --eval true`", ["task", "--eval", "true"]],
   ["`deno run -A main.ts run examples/hello.yaml`", ["run", "-A", "main.ts", "run", "examples/hello.yaml"]],
 ] as const;
 
@@ -85,6 +89,8 @@ try {
     cases[`version${i}`] = () => hermes(["--version"], { env });
     // Run where a release is run: a directory of its own, no deno.json around it.
     cases[`bundle${i}`] = () => timeProcess(["run", "-A", bundle, "--version"], { env, cwd: dir });
+    const padded = await writePaddedHello(dir, i, (await Deno.stat(bundle)).size);
+    cases[`padded${i}`] = () => timeProcess(["run", "-A", padded], { env, cwd: dir });
     cases[`list${i}`] = () => hermes(["sessions", "list", "--limit", "20", "--home", listHome], { env });
     const firstRequest = (args: string[]) => async () => {
       server.upstream.push({ content: "hello" });
@@ -119,6 +125,9 @@ try {
       );
       if (key === "bundle") {
         report("  ratio to the source's --version", ratio(measured, samples[`version${i}`]!), "≤ 1×");
+        const padded = samples[`padded${i}`]!;
+        report(`hello-world padded to the bundle's size (a comment)${tree.label}`, spread(padded));
+        report("  ratio to the source's --version", ratio(padded, samples[`version${i}`]!));
       }
     }
   }
@@ -198,6 +207,19 @@ async function buildBundle(root: string, out: string): Promise<string> {
   }).output();
   if (code !== 0) throw new Error(`release of ${root} failed: ${new TextDecoder().decode(stderr)}`);
   return `${out}/hermes.js`;
+}
+
+/**
+ * The hello-world followed by a comment that makes it `size` bytes: what reading, hashing and holding a
+ * file of the bundle's size costs Deno before any of its code runs.
+ */
+async function writePaddedHello(dir: string, i: number, size: number): Promise<string> {
+  const path = `${dir}/padded-${i}.js`;
+  const head = 'console.log("hello");\n/*';
+  const line = "padding of the size of the release bundle\n";
+  const body = line.repeat(Math.max(0, Math.ceil((size - head.length - 3) / line.length)));
+  await Deno.writeTextFile(path, `${head}${body}*/\n`);
+  return path;
 }
 
 /** The floor of `sessions list`: open the store with node:sqlite, print 20 rows, exit. */
