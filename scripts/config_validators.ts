@@ -1,5 +1,5 @@
 /**
- * Writes runtime/config/_prechecks/ (`deno task generate`, with scripts/yaml_module.ts): the job-file,
+ * Writes runtime/config/_prechecks/ (`deno task generate`, with scripts/npm_modules.ts): the job-file,
  * config.yaml and policy-file schemas (job_schema.ts, policy_schema.ts) compiled ahead of time with ajv's standalone code
  * generation. A run of a valid job file then checks it with plain functions instead of importing zod and
  * building its schemas (about twice a bare `deno run` hello-world). zod stays the source of truth and the

@@ -1,6 +1,6 @@
 /**
  * The yaml package (npm:yaml, pinned in deno.json) for the program: its ES module build in one file
- * (_yaml.generated.js, made by scripts/yaml_module.ts), typed by the package. Import yaml from here, not
+ * (_yaml.generated.js, made by scripts/npm_modules.ts), typed by the package. Import yaml from here, not
  * from "yaml": that loads the package's CommonJS build, far slower to start.
  */
 // @ts-types="yaml"

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import * as npmYaml from "yaml";
 import * as yaml from "./yaml.ts";
-import { generateYamlModule, YAML_MODULE } from "../../scripts/yaml_module.ts";
+import { generateNpmModule, NPM_MODULES } from "../../scripts/npm_modules.ts";
 
 Deno.test("runtime/core/_yaml.generated.js is the pinned npm:yaml's ES module build today", async () => {
   assert.ok(
-    await Deno.readTextFile(YAML_MODULE) === await generateYamlModule(),
+    await Deno.readTextFile(NPM_MODULES.yaml.out) === await generateNpmModule(NPM_MODULES.yaml),
     "runtime/core/_yaml.generated.js is stale: run `deno task generate`",
   );
 });

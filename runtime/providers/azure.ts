@@ -5,7 +5,7 @@
  * AZURE_OPENAI_API_KEY sent as the `api-key` header. Requests, replies, streaming, retries and errors are
  * the openai provider's: only the client differs.
  */
-import { AzureOpenAI } from "openai";
+import { AzureOpenAI } from "./openai_sdk.ts";
 import { ValidationError } from "../core/errors.ts";
 import type { ResolvedModel } from "./model.ts";
 import { createOpenAIProvider, openAIOptions } from "./openai.ts";

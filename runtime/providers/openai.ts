@@ -3,7 +3,7 @@
  * llama.cpp, Ollama). The SDK's own retries are off: this module retries so that every retry is reported
  * through `onRetry` (a `provider.retry` event). Import it lazily; it is the only module that loads `openai`.
  */
-import OpenAI from "openai";
+import OpenAI from "./openai_sdk.ts";
 import { type Clock, systemClock } from "../core/clock.ts";
 import { formatDuration } from "../core/duration.ts";
 import { watchStall } from "../core/stall.ts";
