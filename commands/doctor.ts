@@ -7,13 +7,14 @@ import { dirname } from "../runtime/core/path.ts";
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { probeOptions, probeSandbox, type SandboxProbe } from "../runtime/sandbox/probe.ts";
 import { pluginCommand } from "../plugins/sandbox_policy.ts";
-import { findDeno } from "../plugins/deno_path.ts";
+import { findDeno, findDenoOrNull } from "../plugins/deno_path.ts";
+import { probeHostLists } from "../runtime/sandbox/net_probe.ts";
 import { errorMessage } from "../runtime/core/errors.ts";
 import { isPostgresUrl } from "../runtime/store/postgres/_url.ts";
 import { sqliteHealth } from "../runtime/store/sqlite/health.ts";
 
 export interface Check {
-  name: "sandbox" | "plugins" | "store";
+  name: "sandbox" | "network" | "plugins" | "store";
   ok: boolean;
   detail: string;
   /** How to fix it, when it failed. */
@@ -25,6 +26,7 @@ export async function main(cli: Cli): Promise<number> {
   const probe = await probeSandbox(probeOptions(cli.env));
   const checks = [
     sandboxCheck(probe),
+    await networkCheck(cli.env, probe),
     await pluginsCheck(cli.env, probe),
     await storeCheck(cli.dbPath, { full: values.full ?? false }),
   ];
@@ -62,6 +64,23 @@ function sandboxCheck(probe: SandboxProbe): Check {
     detail: `bubblewrap ${probe.version} at ${probe.path} runs a sandboxed command; no host unix sockets ` +
       `without the network (seccomp, ${probe.seccomp.arch}); limits: processes by ${processes}, memory by ` +
       `${memoryBy}, file size by RLIMIT_FSIZE, /tmp and /dev/shm by tmpfs size`,
+  };
+}
+
+/** Host lists (`net: [hosts]`) need the bridge into the sandbox's network namespace (net_bridge.ts). */
+async function networkCheck(env: Record<string, string>, probe: SandboxProbe): Promise<Check> {
+  if (!probe.ok) {
+    return { name: "network", ok: false, detail: "host lists cannot be enforced: the sandbox cannot start" };
+  }
+  const { ok: _ok, ...bwrap } = probe;
+  const forwarderEnv: Record<string, string> = {};
+  for (const name of ["HOME", "DENO_DIR", "PATH"]) if (env[name]) forwarderEnv[name] = env[name]!;
+  const found = await probeHostLists(bwrap, findDenoOrNull(env), forwarderEnv);
+  return found.ok ? { name: "network", ok: true, detail: found.detail } : {
+    name: "network",
+    ok: false,
+    detail: `host lists (net: [hosts]) cannot be enforced here: ${found.reason}`,
+    hint: "install util-linux (nsenter) and deno, or use net: true or false; jobs with a host list exit 2",
   };
 }
 

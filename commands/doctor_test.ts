@@ -31,6 +31,8 @@ Deno.test(
       : "memory by RLIMIT_DATA only, per process, not for the whole tree";
     assert.ok(checks.sandbox!.detail.includes(memory), checks.sandbox!.detail);
     assert.match(checks.plugins!.detail, /^deno \d.*, runs in the plugin sandbox$/);
+    assert.equal(checks.network!.ok, true, checks.network!.detail);
+    assert.match(checks.network!.detail, /^host lists hold for the whole process tree/);
     assert.match(checks.store!.detail, /state\.db is writable \(not created yet\)/);
     const text = await hermes(["doctor"], { home });
     assert.match(text.stdout, /^sandbox +ok /m);
@@ -51,6 +53,7 @@ Deno.test("doctor: a missing sandbox and an unwritable store fail with how to fi
   assert.equal(checks.sandbox!.ok, false);
   assert.match(checks.sandbox!.hint!, /bubblewrap/);
   assert.equal(checks.plugins!.ok, false);
+  assert.equal(checks.network!.ok, false);
   assert.equal(checks.store!.ok, false);
   assert.match(checks.store!.detail, /^Cannot write the store .*file\/home\/state\.db/);
   const text = await hermes(["doctor"], {

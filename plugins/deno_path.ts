@@ -24,6 +24,15 @@ export function findDeno(env: Record<string, string>): string {
   );
 }
 
+/** `findDeno`, or null where there is none (a caller that reports the absence in its own words). */
+export function findDenoOrNull(env: Record<string, string>): string | null {
+  try {
+    return findDeno(env);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * A launcher that makes the kernel SIGKILL the plugin when its host dies (util-linux `setpriv --pdeathsig`).
  * A plugin whose hook spins never reads its stdin, so "exit when stdin closes" alone cannot end it after

@@ -175,6 +175,19 @@ for (const { rule, policy, job, line } of CASES) {
   });
 }
 
+Deno.test("policy: a shell host list is bounded by network.hosts; network.sandbox: false leaves host lists possible", async () => {
+  const job = (net: string) => `name: p\n${SCRIPTED}tools:\n  shell: { sandbox: { net: ${net} } }\n${PROMPT}`;
+  const policy = "network: { sandbox: false, hosts: [api.github.com, '*.example.com:443'] }\n";
+  const dir = await project(job("[api.github.com, evil.example]"), policy);
+  await refused(dir, ["--policy", "policy.yaml"], [
+    /job\.yaml:\d+:\d+: tools\.shell\.sandbox\.net\[1\]: refused by .*\(network\.hosts at .*evil\.example is not allowed/,
+  ]);
+  // Within the list: the policy passes it (validate stops before the sandbox would be started).
+  await Deno.writeTextFile(`${dir}/job.yaml`, job("[api.github.com, '*.example.com:443']"));
+  const within = await hermes(["--policy", "policy.yaml", "validate", "job.yaml"], { cwd: dir, home: dir });
+  assert.equal(within.code, 0, within.stderr);
+});
+
 const WITHIN = `name: within
 ${SCRIPTED}prompt: "hello {{ env.GH_TOKEN }}"
 env: { GH_TOKEN: "{{ env.GH_TOKEN }}" }

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { PolicyConfig } from "./policy_schema.ts";
 import { DURATION_EXPECTED, DURATION_PATTERN } from "../core/duration.ts";
+import { HOST_RULE_EXPECTED, HOST_RULE_PATTERN } from "../sandbox/net_hosts.ts";
 import { defaultsOf, PROVIDER_NAMES, type ProviderRegistry, PROVIDERS } from "../providers/registry.ts";
 import type { Policy } from "./policy_schema.ts";
 
@@ -121,6 +122,14 @@ export const ModelConfig = z.strictObject({
 });
 
 const PathList = z.array(z.string().min(1));
+const SandboxNet = z.union([
+  z.boolean(),
+  z.array(z.string().regex(HOST_RULE_PATTERN, HOST_RULE_EXPECTED)).min(1),
+]).describe(
+  "Network: false (default) = none, only a private loopback; true = the host's network; a list of " +
+    "host[:port] (*.example.com for names below it) = only those hosts, through an HTTP(S) proxy the " +
+    "sandbox's HTTPS_PROXY/HTTP_PROXY point at (programs that ignore them reach nothing)",
+);
 /** Resource limits inside the OS sandbox (defaults in runtime/sandbox/policy.ts). */
 const SandboxLimits = z.strictObject({
   processes: z.number().int().min(8).describe(
@@ -154,16 +163,7 @@ const ShellSandboxConfig = z.union([
     hide: PathList.describe(
       "More host paths shown empty inside, relative to the job file (added to the secrets hidden by default)",
     ).optional(),
-    net: z.union([
-      z.boolean(),
-      // Refused with a reason (a refinement, so the message reaches the user rather than "invalid input").
-      z.array(z.string()).refine(() => false, {
-        message: "a host list cannot be enforced for shell commands (the sandbox gives them the host's " +
-          "whole network or none): use net: true, or the http_fetch tool with hosts",
-      }),
-    ]).describe(
-      "Network: false (default) = none, only a private loopback; true = the host's network (host lists are refused)",
-    ).optional(),
+    net: SandboxNet.optional(),
     limits: SandboxLimits.optional(),
   }).describe("The OS sandbox settings"),
 ], { error: 'expected "off" or a mapping {write, read, hide, net, limits}' })

@@ -163,7 +163,7 @@ export function policyProblems(spec: JobFile, policy: Policy, context: PolicyCon
   if (network?.sandbox === false) {
     const why = "this policy does not let a job give a sandbox the host's network";
     const sandbox = spec.tools?.shell?.sandbox;
-    if (sandbox !== undefined && sandbox !== "off" && sandbox.net !== undefined && sandbox.net !== false) {
+    if (sandbox !== undefined && sandbox !== "off" && sandbox.net === true) {
       refuse(["tools", "shell", "sandbox", "net"], "network.sandbox", why);
     }
     for (const [server, entry] of Object.entries(spec.mcp_servers ?? {})) {
@@ -191,6 +191,18 @@ export function policyProblems(spec: JobFile, policy: Policy, context: PolicyCon
         );
       }
     });
+    // A sandbox's host list (held by its proxy) names hosts like a plugin grant does.
+    const shellSandbox = spec.tools?.shell?.sandbox;
+    if (shellSandbox !== undefined && shellSandbox !== "off" && Array.isArray(shellSandbox.net)) {
+      grantProblems(
+        shellSandbox.net,
+        ["tools", "shell", "sandbox", "net"],
+        hosts,
+        "network.hosts",
+        refuse,
+        (h) => h,
+      );
+    }
     spec.plugins?.forEach((plugin, i) =>
       grantProblems(
         plugin.permissions?.net,

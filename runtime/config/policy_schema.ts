@@ -41,7 +41,7 @@ export const PolicyConfig = z.strictObject({
       "May a shell sandbox or an MCP server's sandbox have the host's network (net: true)? Default true",
     ).optional(),
     hosts: Patterns.describe(
-      "Hosts (host or host:port patterns) http_fetch and plugin net grants may name ([]: none)",
+      "Hosts (host or host:port patterns) http_fetch, plugin net grants and sandbox host lists may name ([]: none)",
     ).optional(),
   }).describe("Network a job may grant its tools, plugins and servers").optional(),
   plugins: Roots.describe("Roots a job's plugin paths must lie under ([]: no plugins)").optional(),

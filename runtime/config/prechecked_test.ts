@@ -36,7 +36,7 @@ const LEFT_TO_ZOD = [
   "name: a\nunknown: 1\n",
   "name: a\nmodel: { base_url: ' http://x/' }\n", // zod would trim it: its value differs from the file's
   "name: a\nmodel: { base_url: 'not a url' }\n",
-  "name: a\ntools: { shell: { sandbox: { net: [a.example] } } }\n", // refused by a refinement
+  "name: a\ntools: { shell: { sandbox: { net: ['http://a.example/'] } } }\n", // not host[:port]
   "name: a\nmcp_servers: { s: { command: x, url: 'http://x/' } }\n", // exactly one of them: a refinement
   "name: a\nmcp_servers: { s: { command: x } }\n", // valid, but the refinement is zod's to check
   "name: a\nlimits: { timeout: forever }\n",

@@ -3,7 +3,12 @@
  * printed, where bubblewrap cannot run — except under CI=true, where `.ci/run` installs it and a missing
  * sandbox must fail the tests instead.
  */
+import { dirname } from "../core/path.ts";
 import { probeSandbox, type SandboxProbe } from "./probe.ts";
+import type { Bubblewrap } from "./sandbox.ts";
+import { findBridgeTools, type NetBridge, openNetBridge } from "./net_bridge.ts";
+import { parseHostList } from "./net_hosts.ts";
+import type { Refusal } from "./net_proxy.ts";
 
 export async function sandboxTests(what: string, path = Deno.env.get("PATH") ?? ""): Promise<{
   probe: SandboxProbe;
@@ -42,4 +47,25 @@ function userTasks(): number {
     }
   }
   return tasks;
+}
+
+/** A host list's proxy and bridge for one sandboxed command, with this test process's deno running the forwarder. */
+export async function testBridge(
+  bwrap: Bubblewrap,
+  hosts: readonly string[],
+  onRefusal?: (refusal: Refusal) => void,
+): Promise<NetBridge> {
+  const tools = findBridgeTools(Deno.execPath());
+  if (typeof tools === "string") throw new Error(`the network bridge cannot start here: ${tools}`);
+  const env: Record<string, string> = {};
+  for (const name of ["HOME", "DENO_DIR", "PATH"]) {
+    const value = Deno.env.get(name);
+    if (value) env[name] = value;
+  }
+  return await openNetBridge(parseHostList(hosts), {
+    privateDir: dirname(bwrap.seccomp.path),
+    tools,
+    env,
+    ...(onRefusal ? { onRefusal } : {}),
+  });
 }

@@ -37,7 +37,13 @@ export function findLauncher(): Launcher | null {
 export function launchArgs(
   launcher: Launcher,
   bwrap: { path: string; args: readonly string[] },
-  options: { limits: ResourceLimits; filter: string | null; cgroups: readonly string[] },
+  options: {
+    limits: ResourceLimits;
+    filter: string | null;
+    cgroups: readonly string[];
+    /** FIFOs opened on fds 4 (bwrap's `--info-fd`) and 5 (`--block-fd`) for the network bridge. */
+    fifos?: { info: string; block: string } | null;
+  },
 ): string[] {
   const { limits } = options;
   const kib = (bytes: number) => Math.max(1, Math.floor(bytes / 1024));
@@ -48,18 +54,22 @@ export function launchArgs(
   const cgroups = `n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1/cgroup.procs" || ` +
     `{ echo "hermes: cannot join the sandbox's cgroup $1" >&2; exit 125; }; shift; n=$((n - 1)); done; `;
   // A limit that cannot be set stops the command: running it unbounded would be a silent downgrade.
-  const script = cgroups + [
+  const fifos = options.fifos ? `fi=$1; fb=$2; shift 2; ` : "";
+  const script = fifos + cgroups + [
     `ulimit ${launcher.processes_flag} ${processes}`,
     `ulimit -d ${kib(limits.memory)}`,
     `ulimit -f ${blocks(limits.file_size)}`,
   ].join(" && ") +
     ` || { echo "hermes: cannot set the sandbox's resource limits" >&2; exit 125; }; exec "$@"` +
-    (options.filter === null ? "" : ` 3<"$0"`);
+    (options.filter === null ? "" : ` 3<"$0"`) +
+    // The info FIFO first: Hermes opens it, then the block FIFO, in the same order.
+    (options.fifos ? ` 4>"$fi" 5<"$fb"` : "");
   return [
     ...launcher.flags,
     "-c",
     script,
     options.filter ?? "hermes-sandbox",
+    ...(options.fifos ? [options.fifos.info, options.fifos.block] : []),
     String(options.cgroups.length),
     ...options.cgroups,
     bwrap.path,

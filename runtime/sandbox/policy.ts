@@ -21,8 +21,9 @@ export interface SandboxPolicy {
   /** Host paths shown empty inside (the store, ~/.ssh, …); a grant below a hidden path still shows. */
   hide?: readonly string[];
   /**
-   * `false`: an empty network namespace (own loopback only). `true` or a host list: the host's network.
-   * A host list is NOT filtered here: the caller enforces it (Deno's `--allow-net` for plugins).
+   * `false`: an empty network namespace (own loopback only). `true`: the host's network. A host list: the
+   * empty namespace plus a bridge to the filtering proxy (net_bridge.ts), which the caller opens and hands
+   * to wrapCommand.
    */
   net: boolean | readonly string[];
   /**
@@ -80,7 +81,10 @@ export interface Mount {
 export interface ResolvedPolicy {
   visible: "all" | "only_granted";
   mounts: Mount[];
+  /** The host's whole network (`net: true`); else an own network namespace. */
   net: boolean;
+  /** The host list the proxy enforces, or null (`net: true` or `false`). */
+  hosts: readonly string[] | null;
   /** Unix sockets may be created: only with the host's whole network (`net: true`). */
   unix_sockets: boolean;
   limits: ResourceLimits;
@@ -126,8 +130,8 @@ export function resolvePolicy(policy: SandboxPolicy): ResolvedPolicy {
   return {
     visible,
     mounts,
-    net: policy.net !== false,
-    // A host list shares the host's network for the caller to filter; host sockets stay out of reach.
+    net: policy.net === true,
+    hosts: Array.isArray(policy.net) ? policy.net : null,
     unix_sockets: policy.net === true,
     limits: { ...DEFAULT_LIMITS, ...policy.limits },
     ...realCwd(policy.cwd, visible, mounts),

@@ -33,6 +33,7 @@ import {
 import { readTextOrNull, realPathOrNull } from "../core/fs.ts";
 import { enclosingRepo, withoutCredentials } from "./git_repo.ts";
 import { dirname, join } from "../core/path.ts";
+import type { NetBridge } from "./net_bridge.ts";
 
 export type { SandboxPolicy } from "./policy.ts";
 
@@ -83,18 +84,34 @@ const PROC_READ_ONLY = ["/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/
 export function wrapCommand(
   argv: readonly string[],
   policy: SandboxPolicy,
-  options: { bwrap: Bubblewrap },
+  options: { bwrap: Bubblewrap; bridge?: NetBridge },
 ): WrappedCommand {
   if (argv.length === 0) throw new TypeError("Cannot wrap a command in the sandbox: argv is empty");
   const resolved = resolvePolicy(policy);
+  const bridge = resolved.hosts === null ? null : options.bridge ?? null;
+  if (resolved.hosts !== null && bridge === null) {
+    throw new TypeError(
+      "Cannot wrap a command with a host list in the sandbox: no network bridge was opened",
+    );
+  }
   const args = [
     "--unshare-user",
-    ...(options.bwrap.disableUserns ? ["--disable-userns"] : []),
+    // As any user but root, the bridge must join the user namespace that owns the sandbox's network
+    // namespace (net_bridge.ts). bwrap moves the sandbox into a nested one before it waits on --block-fd
+    // when the sandbox's uid differs from the namespace's (0) or for --disable-userns: with a host list the
+    // command runs as uid 0 of that namespace (as it does when Hermes is root), without --disable-userns.
+    ...(bridge && Deno.uid() !== 0
+      ? ["--uid", "0", "--gid", "0"]
+      : options.bwrap.disableUserns
+      ? ["--disable-userns"]
+      : []),
     "--unshare-pid",
     "--unshare-ipc",
     "--unshare-uts",
     "--unshare-cgroup-try",
     ...(resolved.net ? [] : ["--unshare-net"]),
+    // The bridge is started in the new network namespace while bwrap waits (net_bridge.ts).
+    ...(bridge ? ["--info-fd", "4", "--block-fd", "5"] : []),
     "--die-with-parent",
     "--new-session",
     ...(resolved.unix_sockets ? [] : ["--seccomp", "3"]),
@@ -134,8 +151,9 @@ export function wrapCommand(
       limits: resolved.limits,
       filter: resolved.unix_sockets ? null : seccomp.path,
       cgroups: commandCgroups(options.bwrap.cgroups, resolved.limits),
+      fifos: bridge?.fifos ?? null,
     }),
-    env: { ...policy.env },
+    env: { ...policy.env, ...bridge?.env },
     clearEnv: true,
     cwd: resolved.cwd,
   };
@@ -158,7 +176,8 @@ function baseMounts(policy: ResolvedPolicy, scratchBytes: number): string[] {
       if (info?.isSymlink) args.push("--symlink", Deno.readLinkSync(dir), dir);
       else if (info?.isDirectory) args.push("--ro-bind", dir, dir);
     }
-    for (const name of [...ETC_EXEC, ...(policy.net ? ETC_NET : [])]) {
+    // TLS through the proxy needs the CA files as much as the host's network does.
+    for (const name of [...ETC_EXEC, ...(policy.net || policy.hosts ? ETC_NET : [])]) {
       args.push("--ro-bind-try", `/etc/${name}`, `/etc/${name}`);
     }
   }

@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { sandboxTests } from "./_testing.ts";
 import { type SandboxPolicy, wrapCommand } from "./sandbox.ts";
 import { unixSocketFilter } from "./seccomp.ts";
+import { sandboxTests, testBridge } from "./_testing.ts";
 
 const { probe, ignore } = await sandboxTests("sandbox socket tests");
 const PATH = "/usr/local/bin:/usr/bin:/bin";
@@ -22,17 +22,30 @@ const CONNECT = `perl -MSocket -e '
 
 async function sandboxed(script: string, cwd: string, policy: Partial<SandboxPolicy>) {
   if (!probe.ok) throw new Error(`the sandbox does not work here: ${probe.reason}`);
-  const wrapped = wrapCommand(["bash", "-c", script], {
-    read: [cwd],
-    write: [],
-    net: false,
-    env: { PATH },
-    cwd,
-    ...policy,
-  }, { bwrap: probe });
-  const out = await new Deno.Command(wrapped.cmd, { ...wrapped, stdin: "null" }).output();
-  const text = new TextDecoder();
-  return { code: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
+  const hosts = Array.isArray(policy.net) ? policy.net : null;
+  const bridge = hosts ? await testBridge(probe, hosts) : null;
+  try {
+    const wrapped = wrapCommand(["bash", "-c", script], {
+      read: [cwd],
+      write: [],
+      net: false,
+      env: { PATH },
+      cwd,
+      ...policy,
+    }, { bwrap: probe, ...(bridge ? { bridge } : {}) });
+    const child = new Deno.Command(wrapped.cmd, {
+      ...wrapped,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    })
+      .spawn();
+    const [out] = await Promise.all([child.output(), bridge?.attach()]);
+    const text = new TextDecoder();
+    return { code: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
+  } finally {
+    await bridge?.close();
+  }
 }
 
 /** A host unix server at `path` that greets each client; `accepted` counts them. */
@@ -73,7 +86,7 @@ socketTest(
       assert.notEqual(refused.code, 0);
       assert.match(refused.stderr, /socket: Operation not permitted/);
       assert.equal(server.accepted, 0, "the host server saw no client");
-      // A host list shares the host's network for Deno to filter; host sockets stay refused.
+      // A host list (own network namespace and the proxy's bridge): host sockets stay refused.
       const hosts = await sandboxed(`${CONNECT} ${dir}/db.sock`, dir, { net: ["example.com:443"] });
       assert.match(hosts.stderr, /socket: Operation not permitted/);
       assert.equal(server.accepted, 0);

@@ -9,8 +9,8 @@
  * - write: the roots listed in `tools.write_file.paths` (what the job already lets the model write), else
  *   nothing; a private /tmp is always writable. Not the job directory: it holds the job file, its plugins
  *   and often a `.git` whose hooks and config run later, outside any sandbox;
- * - net: false — an empty network namespace; `true` shares the host's network (no host lists: the sandbox
- *   cannot enforce them for arbitrary programs, so the schema refuses them);
+ * - net: false — an empty network namespace; `true` shares the host's network; a host list keeps the empty
+ *   namespace and adds a bridge to a filtering proxy (sandbox/net_bridge.ts) that only those hosts pass;
  * - env: only the session's tool environment; a fresh PID namespace and /proc; everything started inside
  *   is killed when the command ends.
  */
@@ -24,6 +24,9 @@ import { existsSync, realPathOrNull } from "../../core/fs.ts";
 import { enclosingRepo } from "../../sandbox/git_repo.ts";
 import { configuredLimits, PRIVATE_DIRS } from "../../sandbox/policy.ts";
 import { homeSecrets, hostSecrets } from "../../sandbox/host_secrets.ts";
+import { findBridgeTools } from "../../sandbox/net_bridge.ts";
+import { parseHostList } from "../../sandbox/net_hosts.ts";
+import { findDenoOrNull } from "../../../plugins/deno_path.ts";
 
 /** The shell tool's sandbox settings, paths absolute. */
 export interface ShellSandbox {
@@ -34,7 +37,8 @@ export interface ShellSandbox {
   /** `required` roots were listed in `sandbox.write` (created at the check); others are skipped while missing. */
   write: { path: string; required: boolean }[];
   hide: string[];
-  net: boolean;
+  /** false: none; true: the host's network; a list: only those hosts, through the proxy. */
+  net: boolean | string[];
   /** `sandbox.limits`, as policy fields (defaults where absent). */
   limits?: Pick<SandboxPolicy, "limits" | "scratch_bytes">;
 }
@@ -65,8 +69,7 @@ export function shellSandboxSettings(
     read: config?.read ? config.read.map(at) : null,
     write,
     hide: [...(config?.hide ?? []).map(at), ...(options.hide ?? [])],
-    // A host list never gets here (the schema refuses it); anything but true is no network.
-    net: config?.net === true,
+    net: config?.net ?? false,
     limits: configuredLimits(config?.limits),
   };
 }
@@ -117,8 +120,21 @@ export async function checkToolSandbox(
     if (root.required) Deno.mkdirSync(root.path, { recursive: true });
   }
   const cwd = resolve(options.job_dir, tools.shell.cwd ?? ".");
+  if (Array.isArray(settings.net)) {
+    try {
+      parseHostList(settings.net);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      throw new ValidationError(`tools.shell.sandbox.net: ${error.message}`);
+    }
+    const tools = findBridgeTools(findDenoOrNull(env));
+    if (typeof tools === "string") {
+      throw new ValidationError(`Cannot enforce tools.shell.sandbox.net's host list here: ${tools}`);
+    }
+  }
   try {
-    wrapCommand(["true"], sandboxPolicy(settings, { env: {}, cwd }), { bwrap });
+    // The host list's bridge is opened per command; the check needs only the mounts to resolve.
+    wrapCommand(["true"], { ...sandboxPolicy(settings, { env: {}, cwd }), net: false }, { bwrap });
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
     throw new ValidationError(`tools.shell.sandbox: ${error.message}`);

@@ -182,10 +182,15 @@ sandboxTest("no network unless net: true", async () => {
   }
 });
 
-Deno.test("shell sandbox: a host list for net is refused by the schema (it could not be enforced)", () => {
-  const parsed = ToolsConfig.safeParse({ shell: { sandbox: { net: ["api.github.com"] } } });
-  assert.equal(parsed.success, false);
-  assert.match(parsed.error!.issues[0]!.message, /a host list cannot be enforced for shell commands/);
+Deno.test("shell sandbox: net takes false, true or a host list; a malformed host is refused", () => {
+  const parsed = ToolsConfig.safeParse({
+    shell: { sandbox: { net: ["api.github.com", "*.example.com:443"] } },
+  });
+  assert.equal(parsed.success, true);
+  const bad = ToolsConfig.safeParse({ shell: { sandbox: { net: ["http://api.github.com/"] } } });
+  assert.equal(bad.success, false);
+  assert.match(bad.error!.issues[0]!.message, /expected host or host:port/);
+  assert.equal(ToolsConfig.safeParse({ shell: { sandbox: { net: [] } } }).success, false);
   assert.equal(ToolsConfig.safeParse({ shell: { sandbox: { net: true } } }).success, true);
   assert.equal(ToolsConfig.safeParse({ shell: { sandbox: "off" } }).success, true);
   assert.match(

@@ -11,7 +11,7 @@
  * everything it started is killed with its PID namespace (`setsid` and double forks included). With
  * `sandbox: off` the command runs on the host in its own process group, which is what gets killed.
  */
-import { resolve } from "../../core/path.ts";
+import { dirname, resolve } from "../../core/path.ts";
 import { ALLOWED, denied, type RuleVerdict, type Tool, type ToolContext, type ToolOutcome } from "../tool.ts";
 import { checkShellCommand, type ShellRules } from "./policy.ts";
 import { findShell, sandboxPolicy, type ShellSandbox } from "./sandbox.ts";
@@ -21,6 +21,10 @@ import { formatDuration } from "../../core/duration.ts";
 import { errorMessage, ValidationError } from "../../core/errors.ts";
 import { probeOptions, probeSandbox, type SandboxProbe } from "../../sandbox/probe.ts";
 import { type Bubblewrap, wrapCommand } from "../../sandbox/sandbox.ts";
+import { findBridgeTools, type NetBridge, openNetBridge } from "../../sandbox/net_bridge.ts";
+import type { Refusal } from "../../sandbox/net_proxy.ts";
+import { parseHostList } from "../../sandbox/net_hosts.ts";
+import { findDenoOrNull } from "../../../plugins/deno_path.ts";
 
 export interface ShellToolOptions extends ShellRules {
   /** Absolute working directory. */
@@ -90,7 +94,7 @@ export function shellTool(options: ShellToolOptions): Tool {
       }
       const reason = checkShellCommand(command, context.approved ? denyOnly : rules);
       if (reason) return denied(reason);
-      let spawn: () => Deno.ChildProcess;
+      let spawn: Spawn;
       try {
         spawn = await spawner(command, options, context, bwrapFor);
       } catch (error) {
@@ -102,6 +106,13 @@ export function shellTool(options: ShellToolOptions): Tool {
   };
 }
 
+/** How to start the command, and with a host list the network bridge that lives as long as it. */
+interface Spawn {
+  start: () => Deno.ChildProcess;
+  bridge: NetBridge | null;
+  refusals: Refusal[];
+}
+
 /**
  * How to start `command`: wrapped in bwrap (its policy resolved now, so grants follow what the paths name
  * at this call), or on the host for `sandbox: off`. Throws a ValidationError for what the call cannot do.
@@ -111,7 +122,7 @@ async function spawner(
   options: ShellToolOptions,
   context: ToolContext,
   bwrapFor: (sandbox: ShellSandbox, context: ToolContext) => Promise<Bubblewrap>,
-): Promise<() => Deno.ChildProcess> {
+): Promise<Spawn> {
   const cwd = resolve(options.cwd);
   try {
     if (!(await Deno.stat(cwd)).isDirectory) throw new Deno.errors.NotADirectory();
@@ -125,22 +136,66 @@ async function spawner(
   if (options.sandbox === "off") {
     // A new process group, so that a timeout can kill everything the command started.
     const host = { args: ["-c", command], cwd, env, clearEnv: true, detached: true, ...io };
-    return () => new Deno.Command(shell, host).spawn();
+    return { start: () => new Deno.Command(shell, host).spawn(), bridge: null, refusals: [] };
   }
   const bwrap = await bwrapFor(options.sandbox, context);
   const policy = sandboxPolicy(options.sandbox, { env, cwd });
-  const wrapped = wrapCommand([shell, "-c", command], policy, { bwrap });
+  const refusals: Refusal[] = [];
+  const bridge = Array.isArray(policy.net)
+    ? await shellBridge(policy.net, bwrap, context, (refusal) => refusals.push(refusal))
+    : null;
+  let wrapped;
+  try {
+    wrapped = wrapCommand([shell, "-c", command], policy, { bwrap, ...(bridge ? { bridge } : {}) });
+  } catch (error) {
+    await bridge?.close();
+    throw error;
+  }
   // Its own process group too: a kill reaches bwrap, whose death takes the sandbox's PID namespace along.
-  return () => new Deno.Command(wrapped.cmd, { ...wrapped, detached: true, ...io }).spawn();
+  return {
+    start: () => new Deno.Command(wrapped.cmd, { ...wrapped, detached: true, ...io }).spawn(),
+    bridge,
+    refusals,
+  };
+}
+
+/** The proxy and bridge of one command's host list (net_bridge.ts). */
+async function shellBridge(
+  hosts: readonly string[],
+  bwrap: Bubblewrap,
+  context: ToolContext,
+  onRefusal: (refusal: Refusal) => void,
+): Promise<NetBridge> {
+  const tools = findBridgeTools(findDenoOrNull(context.env));
+  if (typeof tools === "string") {
+    throw new ValidationError(`Cannot enforce tools.shell.sandbox.net's host list: ${tools}`);
+  }
+  const env: Record<string, string> = {};
+  for (const name of ["HOME", "DENO_DIR", "PATH"]) if (context.env[name]) env[name] = context.env[name]!;
+  return await openNetBridge(parseHostList(hosts), {
+    privateDir: dirname(bwrap.seccomp.path),
+    tools,
+    env,
+    onRefusal,
+  });
 }
 
 async function runCommand(
-  spawn: () => Deno.ChildProcess,
+  spawn: Spawn,
   options: ShellToolOptions,
   context: ToolContext,
 ): Promise<ToolOutcome> {
-  if (context.signal.aborted) return { status: "error", content: "error: cancelled" };
-  const child = spawn();
+  if (context.signal.aborted) {
+    await spawn.bridge?.close();
+    return { status: "error", content: "error: cancelled" };
+  }
+  let child: Deno.ChildProcess;
+  try {
+    child = spawn.start();
+  } catch (error) {
+    await spawn.bridge?.close();
+    throw error;
+  }
   const output = new CappedBytes(options.maxOutput);
   let stopped: "timeout" | "cancelled" | null = null;
   const killGroup = () => {
@@ -158,6 +213,12 @@ async function runCommand(
   const onAbort = () => stop("cancelled");
   context.signal.addEventListener("abort", onAbort, { once: true });
   let status: Deno.CommandStatus;
+  // A bridge that cannot start leaves the command without any route (fail closed); say why, and stop it.
+  let bridgeError: string | null = null;
+  const attached = spawn.bridge?.attach().catch((error) => {
+    bridgeError = errorMessage(error);
+    killGroup();
+  });
   try {
     const exited = child.status.then((s) => {
       killGroup();
@@ -171,8 +232,11 @@ async function runCommand(
   } finally {
     clearTimeout(timer);
     context.signal.removeEventListener("abort", onAbort);
+    await spawn.bridge?.close();
+    await attached;
   }
-  const text = output.text();
+  if (bridgeError !== null) return { status: "error", content: `error: ${bridgeError}` };
+  const text = output.text() + refusalNote(spawn.refusals);
   if (stopped === "timeout") {
     return {
       status: "error",
@@ -185,6 +249,13 @@ async function runCommand(
   return { status: "error", content: join(header, text) };
 }
 
+/** The proxy's refusals, so the model (and a reviewer) sees which hosts the host list kept out. */
+function refusalNote(refusals: readonly Refusal[]): string {
+  if (refusals.length === 0) return "";
+  const seen = [...new Set(refusals.map((r) => `${r.host}:${r.port} ${r.reason}`))];
+  return `\n[sandbox network: refused ${seen.join("; ")}]`;
+}
+
 function tooLong(command: string): string {
   return `the command is ${command.length} characters long; the limit is ${MAX_COMMAND_LENGTH}`;
 }
@@ -194,7 +265,13 @@ function sandboxNote(sandbox: ShellSandbox | "off"): string {
   if (sandbox === "off") return "";
   const writable = sandbox.write.map((root) => root.path);
   return ` Commands run in a sandbox: files are read-only except ${[...writable, "/tmp"].join(", ")}` +
-    `${sandbox.net ? "" : "; there is no network"}.`;
+    (sandbox.net === true
+      ? "."
+      : Array.isArray(sandbox.net)
+      ? `; the network is reachable only through the HTTP(S) proxy set in HTTPS_PROXY, for these hosts: ${
+        sandbox.net.join(", ")
+      }.`
+      : "; there is no network.");
 }
 
 function realPath(path: string): string | null {

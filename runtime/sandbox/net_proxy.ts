@@ -1,0 +1,215 @@
+/**
+ * The filtering HTTP proxy behind a sandbox's host list. It listens on a unix socket file in Hermes's
+ * private directory (the sandbox reaches it only through the bridge, net_bridge.ts) and serves two forms:
+ * `CONNECT host:port` (TLS and any other stream) and plain HTTP with an absolute URI. Each target must match
+ * the list (net_hosts.ts); the proxy resolves the name itself and connects to the address it checked, so a
+ * second lookup cannot swap in another one. An internal address (loopback, private, link-local, …) is
+ * reached only when the rule names that address. Everything else gets 403 with the reason, and `onRefusal`.
+ */
+import { type HostRule, isInternalAddress, isIP, matchHost, namesAddress } from "./net_hosts.ts";
+
+export interface Refusal {
+  host: string;
+  port: number;
+  reason: string;
+}
+
+export interface NetProxy {
+  /** The unix socket file the bridge forwards to. */
+  path: string;
+  /** Stops listening and ends every open connection. */
+  close(): void;
+}
+
+const MAX_HEAD = 16 * 1024;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export function startNetProxy(
+  path: string,
+  rules: readonly HostRule[],
+  onRefusal: (refusal: Refusal) => void = () => {},
+): NetProxy {
+  const listener = Deno.listen({ transport: "unix", path });
+  const open = new Set<Deno.Conn>();
+  const track = (conn: Deno.Conn) => {
+    open.add(conn);
+    return () => {
+      open.delete(conn);
+      try {
+        conn.close();
+      } catch {
+        // already closed
+      }
+    };
+  };
+  (async () => {
+    for await (const client of listener) {
+      const done = track(client);
+      serve(client, rules, onRefusal, track).catch(() => {}).finally(done);
+    }
+  })().catch(() => {});
+  return {
+    path,
+    close() {
+      try {
+        listener.close();
+      } catch {
+        // already closed
+      }
+      for (const conn of open) {
+        try {
+          conn.close();
+        } catch {
+          // already closed
+        }
+      }
+      open.clear();
+    },
+  };
+}
+
+async function serve(
+  client: Deno.Conn,
+  rules: readonly HostRule[],
+  onRefusal: (refusal: Refusal) => void,
+  track: (conn: Deno.Conn) => () => void,
+): Promise<void> {
+  const head = await readHead(client);
+  if (head === null) return;
+  const lines = decoder.decode(head.bytes).split("\r\n");
+  const [method, target, version] = lines[0]!.split(" ");
+  const request = parseTarget(method ?? "", target ?? "");
+  if (request === null || !version?.startsWith("HTTP/")) {
+    await answer(client, 400, "the proxy takes CONNECT host:port or an absolute http:// URI");
+    return;
+  }
+  const refuse = async (reason: string) => {
+    onRefusal({ host: request.host, port: request.port, reason });
+    await answer(client, 403, `${request.host}:${request.port} ${reason}`);
+  };
+  const rule = matchHost(rules, request.host, request.port);
+  if (rule === null) return await refuse("is not in the sandbox's host list");
+  let addresses: string[];
+  try {
+    const bare = request.host.replace(/^\[(.*)\]$/, "$1");
+    if (isIP(bare)) addresses = [bare];
+    else {
+      // getaddrinfo (node:dns), so /etc/hosts counts as for any program; loaded only when a name is asked.
+      const { lookup } = await import("node:dns/promises");
+      addresses = (await lookup(bare, { all: true })).map((found) => found.address);
+    }
+  } catch {
+    return await refuse("does not resolve");
+  }
+  const reachable = addresses.filter((address) => !isInternalAddress(address) || namesAddress(rule, address));
+  if (reachable.length === 0) {
+    return await refuse(
+      `resolves to an internal address (${addresses.join(", ")}); only a rule naming that address reaches it`,
+    );
+  }
+  let upstream: Deno.Conn | null = null;
+  for (const address of reachable) {
+    try {
+      upstream = await Deno.connect({ hostname: address, port: request.port });
+      break;
+    } catch {
+      // the next address
+    }
+  }
+  if (upstream === null) {
+    await answer(client, 502, `${request.host}:${request.port} cannot be reached`);
+    return;
+  }
+  const done = track(upstream);
+  try {
+    if (request.connect) {
+      await writeAll(client, encoder.encode("HTTP/1.1 200 Connection Established\r\n\r\n"));
+    } else {
+      // Origin form, one request per connection: a second request on it could name another host.
+      const headers = lines.slice(1).filter((line) =>
+        line !== "" && !/^(proxy-connection|proxy-authorization|connection|keep-alive):/i.test(line)
+      );
+      const rewritten = [`${method} ${request.path} ${version}`, ...headers, "Connection: close", "", ""];
+      await writeAll(upstream, encoder.encode(rewritten.join("\r\n")));
+    }
+    if (head.rest.length) await writeAll(upstream, head.rest);
+    await Promise.all([
+      client.readable.pipeTo(upstream.writable, { preventClose: false }).catch(() => {}),
+      upstream.readable.pipeTo(client.writable).catch(() => {}),
+    ]);
+  } finally {
+    done();
+  }
+}
+
+interface Target {
+  connect: boolean;
+  host: string;
+  port: number;
+  /** Origin-form path of a plain request. */
+  path: string;
+}
+
+function parseTarget(method: string, target: string): Target | null {
+  if (method === "CONNECT") {
+    const match = /^(\[[^\]]+\]|[^:\[\]]+):(\d{1,5})$/.exec(target);
+    if (!match) return null;
+    return { connect: true, host: match[1]!, port: Number(match[2]), path: "" };
+  }
+  if (!/^[A-Z]+$/.test(method) || !target.startsWith("http://")) return null;
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    return null;
+  }
+  return {
+    connect: false,
+    host: url.hostname,
+    port: url.port === "" ? 80 : Number(url.port),
+    path: `${url.pathname}${url.search}`,
+  };
+}
+
+async function readHead(conn: Deno.Conn): Promise<{ bytes: Uint8Array; rest: Uint8Array } | null> {
+  let buffer = new Uint8Array(0);
+  const chunk = new Uint8Array(4096);
+  while (buffer.length < MAX_HEAD) {
+    const n = await conn.read(chunk);
+    if (n === null) return null;
+    const next = new Uint8Array(buffer.length + n);
+    next.set(buffer);
+    next.set(chunk.subarray(0, n), buffer.length);
+    buffer = next;
+    const end = indexOfBlankLine(buffer);
+    if (end >= 0) return { bytes: buffer.subarray(0, end), rest: buffer.subarray(end + 4) };
+  }
+  await answer(conn, 431, "the request head is larger than 16 KiB");
+  return null;
+}
+
+function indexOfBlankLine(bytes: Uint8Array): number {
+  for (let i = 0; i + 3 < bytes.length; i++) {
+    if (bytes[i] === 13 && bytes[i + 1] === 10 && bytes[i + 2] === 13 && bytes[i + 3] === 10) return i;
+  }
+  return -1;
+}
+
+const STATUS: Record<number, string> = {
+  400: "Bad Request",
+  403: "Forbidden",
+  431: "Request Header Fields Too Large",
+  502: "Bad Gateway",
+};
+
+async function answer(conn: Deno.Conn, status: number, reason: string): Promise<void> {
+  const body = `hermes sandbox proxy: ${reason}\n`;
+  const head = `HTTP/1.1 ${status} ${STATUS[status]}\r\nContent-Type: text/plain; charset=utf-8\r\n` +
+    `Content-Length: ${encoder.encode(body).length}\r\nConnection: close\r\n\r\n`;
+  await writeAll(conn, encoder.encode(head + body)).catch(() => {});
+}
+
+async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
+  for (let at = 0; at < bytes.length;) at += await conn.write(bytes.subarray(at));
+}
