@@ -265,16 +265,24 @@ pluginTest("requested ⊄ granted refuses the load and names each missing grant"
     'Cannot load plugin "needy" (needy): it requests permissions the job does not grant: ' +
       "read ./notes, net api.example.com:443, env TOKEN, run (any)",
   );
-  // A host list next to run cannot hold for the programs it runs: refused, not granted in name only.
+  // Outside the sandbox a host list next to run cannot hold for the programs it runs: refused, not granted
+  // in name only. Inside it, the proxy holds it for every child (sandbox_net_plugin_cli_test.ts).
   const unenforceable = await rejection(f.start([{
     path: "needy",
+    sandbox: "off",
     permissions: { read: ["."], net: ["api.example.com"], env: ["HOME", "TOKEN"], run: true },
   }]));
   assert.ok(unenforceable instanceof ValidationError);
   assert.match(
     unenforceable.message,
-    /^Cannot load plugin "needy" \(needy\): permissions\.net lists hosts \(api\.example\.com\) but permissions\.run is granted too: .*grant net: true/,
+    /^Cannot load plugin "needy" \(needy\): permissions\.net lists hosts \(api\.example\.com\) but permissions\.run is granted too, and with sandbox: off .*grant net: true/,
   );
+  const listed = await f.start([{
+    path: "needy",
+    permissions: { read: ["."], net: ["api.example.com"], env: ["HOME", "TOKEN"], run: true },
+  }]);
+  assert.equal(listed.plugins[0]!.name, "needy");
+  await listed.stop();
   const host = await f.start([{
     path: "needy",
     permissions: { read: ["."], net: true, env: ["HOME", "TOKEN"], run: true },
@@ -290,7 +298,11 @@ pluginTest(
     const host = await f.start([{ path: "fetcher.js", permissions: { net: ["api.example.com:443"] } }]);
     assert.equal(host.plugins[0]!.name, "fetcher");
     const ffi = await rejection(
-      f.start([{ path: "fetcher.js", permissions: { net: ["api.example.com:443"], ffi: true } }]),
+      f.start([{
+        path: "fetcher.js",
+        sandbox: "off",
+        permissions: { net: ["api.example.com:443"], ffi: true },
+      }]),
     );
     assert.match(String(ffi), /permissions\.ffi is granted too/);
   },

@@ -23,6 +23,9 @@ import { oneLine, preflight } from "./preflight.ts";
 import { pluginArgv, PluginFailure, PluginProcess } from "./process.ts";
 import { type PluginCommand, pluginCommand } from "./sandbox_policy.ts";
 import type { Bubblewrap } from "../runtime/sandbox/sandbox.ts";
+import { findBridgeTools, type NetBridge, openNetBridge } from "../runtime/sandbox/net_bridge.ts";
+import { parseHostList } from "../runtime/sandbox/net_hosts.ts";
+import { dirname } from "../runtime/core/path.ts";
 import type { HookName } from "./sdk.ts";
 import { pluginIdentity, PluginStateTable } from "./state.ts";
 import type { Redactor } from "../runtime/core/redact.ts";
@@ -87,12 +90,13 @@ export interface LoadedPlugin {
 }
 
 /**
- * A host list holds for the plugin's own code (Deno's --allow-net) but not for a program it runs or native
- * code it loads: those would get the host's whole network (the OS sandbox shares it or gives none), so the
- * combination is refused rather than granted in name only.
+ * In the OS sandbox a host list holds for the whole process tree (its own network namespace and the filtering
+ * proxy, runtime/sandbox/net_bridge.ts). With `sandbox: off` it holds for the plugin's own code only (Deno's
+ * --allow-net), not for a program it runs or native code it loads: that combination is refused rather than
+ * granted in name only.
  */
-function unenforceableHosts(granted: Permissions): string | null {
-  if (!Array.isArray(granted.net) || granted.net.length === 0) return null;
+function unenforceableHosts(granted: Permissions, sandboxed: boolean): string | null {
+  if (sandboxed || !Array.isArray(granted.net) || granted.net.length === 0) return null;
   const escapes = [
     ...(granted.run === true || (Array.isArray(granted.run) && granted.run.length) ? ["run"] : []),
     ...(granted.ffi === true || (Array.isArray(granted.ffi) && granted.ffi.length) ? ["ffi"] : []),
@@ -101,9 +105,33 @@ function unenforceableHosts(granted: Permissions): string | null {
   return `permissions.net lists hosts (${granted.net.join(", ")}) but permissions.${
     escapes.join(" and ")
   } is ` +
-    "granted too: a program it runs or native code it loads is not bound by the host list and would reach " +
-    "every host; drop " + escapes.join(" and ") +
-    ", or grant net: true to give the host's whole network openly";
+    "granted too, and with sandbox: off a program it runs or native code it loads is not bound by the host " +
+    "list and would reach every host; keep the OS sandbox (it holds the list for every child), drop " +
+    escapes.join(" and ") + ", or grant net: true to give the host's whole network openly";
+}
+
+/** The proxy and bridge of a sandboxed plugin's host list, or null (no list, or no sandbox). */
+async function pluginBridge(
+  granted: Permissions,
+  sandbox: Bubblewrap | "off",
+  options: LoadOptions,
+  name: string,
+): Promise<NetBridge | null> {
+  if (sandbox === "off" || !Array.isArray(granted.net) || granted.net.length === 0) return null;
+  const tools = findBridgeTools(options.deno_path);
+  if (typeof tools === "string") {
+    throw new Error(`permissions.net's host list cannot be enforced here: ${tools}`);
+  }
+  const env: Record<string, string> = {};
+  for (const key of ["HOME", "DENO_DIR", "PATH"]) if (options.env[key]) env[key] = options.env[key]!;
+  const log = options.log.child(name);
+  return await openNetBridge(parseHostList(granted.net), {
+    privateDir: dirname(sandbox.seccomp.path),
+    tools,
+    env,
+    onRefusal: (refusal) =>
+      log.warn(`sandbox network: refused ${refusal.host}:${refusal.port} ${refusal.reason}`),
+  });
 }
 
 export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Promise<LoadedPlugin> {
@@ -119,7 +147,7 @@ export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Prom
   const granted = entry.permissions ?? {};
   const missing = missingGrants(manifest.requested, granted, options.job_dir);
   if (missing.length) fail(`it requests permissions the job does not grant: ${missing.join(", ")}`);
-  const unenforceable = unenforceableHosts(granted);
+  const unenforceable = unenforceableHosts(granted, entry.sandbox !== "off");
   if (unenforceable) fail(unenforceable);
   const config = entry.config ?? {};
   if (manifest.config_schema && options.validate_config !== false) {
@@ -137,12 +165,15 @@ export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Prom
     );
   }
   let command: PluginCommand | undefined;
+  let bridge: NetBridge | null = null;
   try {
     const runnable = resolveRunGrant(granted, { job_dir: options.job_dir, path: options.env.PATH });
     const flags = permissionFlags(runnable, { root: manifest.root, job_dir: options.job_dir });
     const sandbox = entry.sandbox === "off" ? "off" : options.bwrap;
     if (sandbox === undefined) throw new TypeError("Cannot start a plugin in its sandbox: no bwrap given");
+    bridge = await pluginBridge(granted, sandbox, options, manifest.name);
     command = pluginCommand(pluginArgv(options.deno_path, { flags, max_memory_mb }), {
+      ...(bridge ? { bridge } : {}),
       sandbox,
       granted: absoluteGrant(runnable, options.job_dir),
       root: manifest.root,
@@ -153,6 +184,7 @@ export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Prom
       ...(options.env.HOME ? { home: options.env.HOME } : {}),
     });
   } catch (error) {
+    await bridge?.close();
     if (error instanceof TypeError) throw error;
     fail(errorMessage(error));
   }
@@ -160,7 +192,10 @@ export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Prom
     deno_path: options.deno_path,
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  if (refused) fail(refused);
+  if (refused) {
+    await bridge?.close();
+    fail(refused);
+  }
 
   let loaded = false;
   // Keyed by the plugin's identity, not its self-declared name: another plugin cannot claim it.

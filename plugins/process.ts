@@ -138,8 +138,12 @@ export class PluginProcess {
         `the plugin process exceeded its memory limit (max_memory ${options.max_memory_mb} MiB): it held ` +
           `${Math.round(bytes / 1024 ** 2)} MiB`,
       ));
-    this.#child.status.then((status) => {
+    const bridge = command.bridge;
+    // A bridge that cannot start leaves the plugin without any route (fail closed); fail it, saying why.
+    bridge?.attach().catch((error) => this.#fail(errorMessage(error)));
+    this.#child.status.then(async (status) => {
       this.#stopWatch();
+      await bridge?.close();
       return this.#exited(status);
     });
   }
@@ -195,6 +199,7 @@ export class PluginProcess {
     clearTimeout(timer);
     if (!exited) this.#kill();
     await this.#child.status;
+    await this.#options.command.bridge?.close();
     await this.#stopWatch();
     // A grandchild (with a `run` grant) may have inherited the pipes and keep them open.
     const drained = await Promise.race([

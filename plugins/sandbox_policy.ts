@@ -8,8 +8,9 @@
  * - writable: only the granted `write` paths (they must exist: a bind needs a target), and a private /tmp
  *   and /dev/shm, each bounded by `max_memory` (files there are memory no resident set shows). `write: true`
  *   is refused: it would make the host writable, which no sandbox then bounds;
- * - network: none unless `net` is granted; a host list is enforced by Deno's `--allow-net`, the sandbox
- *   then shares the host's network (bubblewrap has no per-host filter);
+ * - network: none unless `net` is granted; a host list keeps the sandbox's own network namespace and goes
+ *   through the filtering proxy (runtime/sandbox/net_bridge.ts), so it holds for every program the plugin
+ *   runs; Deno's `--allow-net` holds the same list for the plugin's own code;
  * - environment: the granted variables only (bwrap adds PWD, the working directory's path);
  * - cwd: the job directory, shown empty unless granted, so relative paths (`./notes`) mean what they mean on
  *   the host;
@@ -21,6 +22,7 @@ import { realPathOrNull } from "../runtime/core/fs.ts";
 import { homeSecrets, hostSecrets } from "../runtime/sandbox/host_secrets.ts";
 import { SYSTEM_DIRS } from "../runtime/sandbox/policy.ts";
 import { type Bubblewrap, type SandboxPolicy, wrapCommand } from "../runtime/sandbox/sandbox.ts";
+import type { NetBridge } from "../runtime/sandbox/net_bridge.ts";
 import { parentDeathLauncher } from "./deno_path.ts";
 import type { Permissions } from "./permissions.ts";
 
@@ -30,6 +32,8 @@ export interface PluginCommand {
   args: string[];
   env: Record<string, string>;
   cwd: string;
+  /** A host list's bridge: attached once spawned, closed when the process ends (PluginProcess). */
+  bridge?: NetBridge;
 }
 
 export interface PluginCommandOptions {
@@ -51,6 +55,8 @@ export interface PluginCommandOptions {
    * there live in memory outside any process's resident set (which the watchdog counts).
    */
   max_memory_bytes?: number;
+  /** The bridge of a granted host list (required with one inside the sandbox). */
+  bridge?: NetBridge;
 }
 
 /** `argv` (deno and its arguments) as the plugin's process: wrapped in the sandbox, or on the host. */
@@ -63,8 +69,15 @@ export function pluginCommand(argv: readonly string[], options: PluginCommandOpt
   const deno = realPathOrNull(argv[0]!) ?? argv[0]!;
   const wrapped = wrapCommand([deno, ...argv.slice(1)], pluginSandboxPolicy(deno, options), {
     bwrap: options.sandbox,
+    ...(options.bridge ? { bridge: options.bridge } : {}),
   });
-  return { cmd: wrapped.cmd, args: wrapped.args, env: wrapped.env, cwd: wrapped.cwd };
+  return {
+    cmd: wrapped.cmd,
+    args: wrapped.args,
+    env: wrapped.env,
+    cwd: wrapped.cwd,
+    ...(options.bridge ? { bridge: options.bridge } : {}),
+  };
 }
 
 /** The bubblewrap policy of a plugin run by the deno at `denoPath`. Throws RangeError for `write: true`. */
@@ -103,7 +116,7 @@ export function pluginSandboxPolicy(denoPath: string, options: PluginCommandOpti
         ],
       }
       : {}),
-    net: granted.net === true || list(granted.net).length > 0,
+    net: granted.net === true || (list(granted.net).length > 0 ? list(granted.net) : false),
     ...(options.max_memory_bytes ? { scratch_bytes: options.max_memory_bytes } : {}),
     // deno must resolve a cache directory even though the plugin loads nothing from it; without HOME it
     // asks the passwd database, which the sandbox does not show (and a CI user's home may not exist).

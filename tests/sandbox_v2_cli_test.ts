@@ -221,31 +221,37 @@ cliTest("a fork bomb and a /tmp filler are stopped; the next command runs", asyn
   assert.equal(normal, "still working\n");
 });
 
-cliTest("a plugin with a host list and run is refused at load; the host list alone runs", async (dir) => {
-  const job = (permissions: string) =>
-    `name: plugin-net
+cliTest(
+  "a plugin with a host list and run loads in the sandbox; with sandbox: off it is refused",
+  async (dir) => {
+    const job = (entry: string) =>
+      `name: plugin-net
 model: { provider: scripted, script: ./replies.yaml }
 prompt: Hello.
 plugins:
-  - { path: ./quiet.js, permissions: ${permissions} }
+  - { path: ./quiet.js, ${entry} }
 `;
-  await writeFiles(dir, {
-    "quiet.js": "export function register(ctx) {}\n",
-    "replies.yaml": "- content: Hi.\n",
-    "job.yaml": job(`{ net: ["example.com:443"], run: ["git"] }`),
-  });
-  const refused = await hermes(["run", "job.yaml"], { cwd: dir, home: dir });
-  assert.equal(refused.code, 2, refused.stderr);
-  assert.match(
-    refused.stderr,
-    /permissions\.net lists hosts \(example\.com:443\) but permissions\.run is granted too/,
-  );
-  assert.equal(refused.stdout, "");
-  await Deno.writeTextFile(join(dir, "job.yaml"), job(`{ net: ["example.com:443"] }`));
-  const allowed = await hermes(["run", "job.yaml"], { cwd: dir, home: dir });
-  assert.equal(allowed.code, 0, allowed.stderr);
-  assert.equal(allowed.stdout, "Hi.\n");
-});
+    await writeFiles(dir, {
+      "quiet.js": "export function register(ctx) {}\n",
+      "replies.yaml": "- content: Hi.\n",
+      "job.yaml": job(`sandbox: off, permissions: { net: ["example.com:443"], run: ["git"] }`),
+    });
+    const refused = await hermes(["run", "job.yaml"], { cwd: dir, home: dir });
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(
+      refused.stderr,
+      /permissions\.net lists hosts \(example\.com:443\) but permissions\.run is granted too, and with sandbox: off/,
+    );
+    assert.equal(refused.stdout, "");
+    await Deno.writeTextFile(
+      join(dir, "job.yaml"),
+      job(`permissions: { net: ["example.com:443"], run: ["git"] }`),
+    );
+    const allowed = await hermes(["run", "job.yaml"], { cwd: dir, home: dir });
+    assert.equal(allowed.code, 0, allowed.stderr);
+    assert.equal(allowed.stdout, "Hi.\n");
+  },
+);
 
 Deno.test("sandbox v2 (CLI): a sandbox that cannot start names the blocker in doctor and the run (exit 2)", async () => {
   const dir = await tempDir("hermes-v2-");

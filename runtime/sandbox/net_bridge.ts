@@ -89,6 +89,7 @@ export async function openNetBridge(
   let proxy: NetProxy | null = null;
   let forwarder: Deno.ChildProcess | null = null;
   let closed = false;
+  let closing: Promise<void> | undefined;
   /** FIFO ends opened by attach, and the ones it still waits for (opened from here to unstick it on close). */
   const held: Deno.FsFile[] = [];
   const waiting = new Set<{ path: string; other: "read" | "write" }>();
@@ -166,37 +167,40 @@ export async function openNetBridge(
       forwarder.stderr.cancel().catch(() => {});
       await block.write(new Uint8Array([1]));
     },
-    async close() {
-      if (closed) return;
-      closed = true;
-      for (const wait of waiting) {
-        // Opening the other end completes the open attach is blocked in.
-        await Deno.open(wait.path, wait.other === "read" ? { read: true } : { write: true })
-          .then((file) => file.close(), () => {});
-      }
-      for (const file of held) {
-        try {
-          file.close();
-        } catch {
-          // already closed
-        }
-      }
-      const child = forwarder as Deno.ChildProcess | null;
-      if (child) {
-        try {
-          child.kill("SIGKILL");
-        } catch {
-          // already gone
-        }
-        await child.stdin.close().catch(() => {});
-        await child.stdout.cancel().catch(() => {});
-        await child.stderr.cancel().catch(() => {});
-        await child.status;
-      }
-      proxy?.close();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    close() {
+      return closing ??= end();
     },
   };
+
+  async function end(): Promise<void> {
+    closed = true;
+    for (const wait of waiting) {
+      // Opening the other end completes the open attach is blocked in.
+      await Deno.open(wait.path, wait.other === "read" ? { read: true } : { write: true })
+        .then((file) => file.close(), () => {});
+    }
+    for (const file of held) {
+      try {
+        file.close();
+      } catch {
+        // already closed
+      }
+    }
+    const child = forwarder as Deno.ChildProcess | null;
+    if (child) {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // already gone
+      }
+      await child.stdin.close().catch(() => {});
+      await child.stdout.cancel().catch(() => {});
+      await child.stderr.cancel().catch(() => {});
+      await child.status;
+    }
+    proxy?.close();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
 }
 
 /** bwrap's `--info-fd` JSON (`{"child-pid": N, …}`), read until it is complete. */
