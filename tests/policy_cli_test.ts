@@ -182,6 +182,12 @@ Deno.test("policy: a shell host list is bounded by network.hosts; network.sandbo
   await refused(dir, ["--policy", "policy.yaml"], [
     /job\.yaml:\d+:\d+: tools\.shell\.sandbox\.net\[1\]: refused by .*\(network\.hosts at .*evil\.example is not allowed/,
   ]);
+  const server = (net: string) =>
+    `name: p\n${SCRIPTED}mcp_servers:\n  s: { command: bash, sandbox: { net: ${net} } }\n${PROMPT}`;
+  await Deno.writeTextFile(`${dir}/job.yaml`, server("[evil.example]"));
+  await refused(dir, ["--policy", "policy.yaml"], [
+    /job\.yaml:\d+:\d+: mcp_servers\.s\.sandbox\.net\[0\]: refused by .*\(network\.hosts at .*evil\.example is not allowed/,
+  ]);
   // Within the list: the policy passes it (validate stops before the sandbox would be started).
   await Deno.writeTextFile(`${dir}/job.yaml`, job("[api.github.com, '*.example.com:443']"));
   const within = await hermes(["--policy", "policy.yaml", "validate", "job.yaml"], { cwd: dir, home: dir });

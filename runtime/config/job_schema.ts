@@ -422,8 +422,7 @@ export const McpServerEntry = z.strictObject({
       ).optional(),
       write: PathList.describe("Host paths the server may write, relative to the job file (default none)")
         .optional(),
-      net: z.boolean().describe("Network: false (default) = none; true = the host's network (npx installs)")
-        .optional(),
+      net: SandboxNet.optional(),
       limits: SandboxLimits.optional(),
     }).describe("The OS sandbox settings of a stdio server"),
   ], { error: 'expected "off" or a mapping {read, write, net, limits}' })

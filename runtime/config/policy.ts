@@ -203,6 +203,18 @@ export function policyProblems(spec: JobFile, policy: Policy, context: PolicyCon
         (h) => h,
       );
     }
+    for (const [server, entry] of Object.entries(spec.mcp_servers ?? {})) {
+      if (entry.sandbox !== undefined && entry.sandbox !== "off" && Array.isArray(entry.sandbox.net)) {
+        grantProblems(
+          entry.sandbox.net,
+          ["mcp_servers", server, "sandbox", "net"],
+          hosts,
+          "network.hosts",
+          refuse,
+          (h) => h,
+        );
+      }
+    }
     spec.plugins?.forEach((plugin, i) =>
       grantProblems(
         plugin.permissions?.net,

@@ -6,17 +6,20 @@
  * A stdio server sees only what it needs to start (`visible: only_granted`): the system directories, the
  * directory of its command (and the install prefix above a `bin/` or `node_modules/.bin/`), its cwd, the
  * paths its args name, and the entry's `sandbox.read`; it may write only `sandbox.write` (and ~/.npm for
- * npx, whose cache it is); no network unless `sandbox.net`. bwrap's `--die-with-parent` and its PID
+ * npx, whose cache it is); no network unless `sandbox.net` (a host list: the filtering proxy's bridge). bwrap's `--die-with-parent` and its PID
  * namespace kill the server and its children when Hermes dies, even by SIGKILL.
  */
 import { basename, delimiter, dirname, isAbsolute, resolve } from "../core/path.ts";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServerEntry } from "../config/job_schema.ts";
-import { ValidationError } from "../core/errors.ts";
+import { errorMessage, ValidationError } from "../core/errors.ts";
 import type { SandboxProbe } from "../sandbox/probe.ts";
 import { type Bubblewrap, wrapCommand } from "../sandbox/sandbox.ts";
 import { configuredLimits, SYSTEM_DIRS } from "../sandbox/policy.ts";
 import { realPathOrNull } from "../core/fs.ts";
+import { findBridgeTools, type NetBridge, openNetBridge } from "../sandbox/net_bridge.ts";
+import { parseHostList } from "../sandbox/net_hosts.ts";
+import { findDenoOrNull } from "../../plugins/deno_path.ts";
 
 /**
  * The SDK adds these from Hermes's own environment to whatever env it is given: they are always set
@@ -77,20 +80,36 @@ export async function createTransport(entry: McpServerEntry, context: LaunchCont
   const cwd = resolve(context.job_dir, entry.cwd ?? ".");
   const env = serverEnv(entry, context.env);
   let params: { command: string; args: string[]; env: Record<string, string>; cwd: string };
+  let bridge: NetBridge | null = null;
   if (entry.sandbox === "off") {
     params = { command, args, env, cwd };
   } else {
     const bwrap = await context.bwrap();
-    const wrapped = wrapCommand(
-      [command, ...args],
-      sandboxPolicy(entry, { cwd, env, job_dir: context.job_dir }),
-      {
-        bwrap,
-      },
-    );
-    params = { command: wrapped.cmd, args: wrapped.args, env: wrapped.env, cwd: wrapped.cwd };
+    const policy = sandboxPolicy(entry, { cwd, env, job_dir: context.job_dir });
+    bridge = Array.isArray(policy.net) ? await serverBridge(policy.net, bwrap, context) : null;
+    try {
+      const wrapped = wrapCommand([command, ...args], policy, { bwrap, ...(bridge ? { bridge } : {}) });
+      params = { command: wrapped.cmd, args: wrapped.args, env: wrapped.env, cwd: wrapped.cwd };
+    } catch (error) {
+      await bridge?.close();
+      throw error;
+    }
   }
   const transport = new StdioClientTransport({ ...params, stderr: "pipe" });
+  if (bridge) {
+    const open = bridge;
+    // Waits for the spawn (the launcher opens the FIFOs); a bridge that cannot start leaves the server
+    // without any route, and says why on its stderr lines.
+    open.attach().catch((error) => context.onStderr(`hermes: ${errorMessage(error)}`));
+    const close = transport.close.bind(transport);
+    transport.close = async () => {
+      try {
+        await close();
+      } finally {
+        await open.close();
+      }
+    };
+  }
   let buffered = "";
   transport.stderr?.on("data", (chunk: Uint8Array | string) => {
     buffered += typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk);
@@ -99,6 +118,27 @@ export async function createTransport(entry: McpServerEntry, context: LaunchCont
     for (const line of lines) if (line.trim()) context.onStderr(line);
   });
   return transport;
+}
+
+/** The proxy and bridge of a stdio server's host list (runtime/sandbox/net_bridge.ts). */
+async function serverBridge(
+  hosts: readonly string[],
+  bwrap: Bubblewrap,
+  context: LaunchContext,
+): Promise<NetBridge> {
+  const tools = findBridgeTools(findDenoOrNull(context.env));
+  if (typeof tools === "string") {
+    throw new ValidationError(`Cannot enforce the MCP server's sandbox.net host list here: ${tools}`);
+  }
+  const env: Record<string, string> = {};
+  for (const name of ["HOME", "DENO_DIR", "PATH"]) if (context.env[name]) env[name] = context.env[name]!;
+  return await openNetBridge(parseHostList(hosts), {
+    privateDir: dirname(bwrap.seccomp.path),
+    tools,
+    env,
+    onRefusal: (refusal) =>
+      context.onStderr(`hermes: sandbox network: refused ${refusal.host}:${refusal.port} ${refusal.reason}`),
+  });
 }
 
 /** The bubblewrap of `probe`; a machine without it cannot start sandboxed servers (say why and how). */

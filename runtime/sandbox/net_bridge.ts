@@ -10,7 +10,7 @@
  * `--block-fd 5` (it waits before running the command), both FIFOs here that the launcher shell opens.
  * Hermes reads the pid, runs `nsenter --net` (and `--user`, into the user namespace bwrap made) with a
  * small deno forwarder, waits until it listens, then unblocks bwrap. The forwarder exits when its stdin
- * closes, i.e. when Hermes ends the sandbox or dies.
+ * closes (Hermes ends the sandbox or dies); Hermes ends it when the sandbox's pid is gone.
  */
 import { join } from "../core/path.ts";
 import type { HostRule } from "./net_hosts.ts";
@@ -90,6 +90,7 @@ export async function openNetBridge(
   let forwarder: Deno.ChildProcess | null = null;
   let closed = false;
   let closing: Promise<void> | undefined;
+  let watch: ReturnType<typeof setInterval> | undefined;
   /** FIFO ends opened by attach, and the ones it still waits for (opened from here to unstick it on close). */
   const held: Deno.FsFile[] = [];
   const waiting = new Set<{ path: string; other: "read" | "write" }>();
@@ -165,6 +166,13 @@ export async function openNetBridge(
         throw new Error(`Cannot start the sandbox's network bridge: ${why || "the forwarder exited"}`);
       }
       forwarder.stderr.cancel().catch(() => {});
+      // Ended with the sandbox even when its starter never says so (an MCP server that exits by itself):
+      // the sandbox's pid is watched; the forwarder also exits when Hermes dies (its stdin closes).
+      const timer = setInterval(() => {
+        Deno.stat(`/proc/${pid}`).catch(() => closing ??= end());
+      }, 1000);
+      Deno.unrefTimer(timer);
+      watch = timer;
       await block.write(new Uint8Array([1]));
     },
     close() {
@@ -174,6 +182,7 @@ export async function openNetBridge(
 
   async function end(): Promise<void> {
     closed = true;
+    clearInterval(watch);
     for (const wait of waiting) {
       // Opening the other end completes the open attach is blocked in.
       await Deno.open(wait.path, wait.other === "read" ? { read: true } : { write: true })
