@@ -5,13 +5,15 @@
  * and in a plugin-style `only_granted` sandbox; and a sandboxed `cat` with the issue-21 mechanisms (the
  * launcher shell's rlimits, pids and memory cgroups where writable, the seccomp filter on fd 3, sized scratch
  * filesystems, .git/config masks) against the same bwrap call without them (bwrap spawned directly, no
- * seccomp), as before; interleaved A B A B in one run.
+ * seccomp), as before; and the same `cat` with net: false, net: true and a host list (bridge and proxy);
+ * interleaved A B A B in one run.
  * Run: `deno run -A bench/sandbox_bench.ts [rounds]`.
  */
 import { dirname } from "node:path";
 import { probeSandbox } from "../runtime/sandbox/probe.ts";
 import { type SandboxPolicy, wrapCommand } from "../runtime/sandbox/sandbox.ts";
 import { fmt, interleave, median, report, spread } from "./_stats.ts";
+import { testBridge } from "../runtime/sandbox/_testing.ts";
 
 const rounds = Number(Deno.args[0] ?? 40);
 const probe = await probeSandbox({ path: Deno.env.get("PATH") ?? "" });
@@ -123,6 +125,36 @@ try {
     report("cost without the cgroups", delta(v2.rlimits_only, v2.before), "≤ +3 ms");
     report("cost of the cgroups", delta(v2.now, v2.rlimits_only));
   }
+  // A host list: the same call with the bridge and proxy (its forwarder is a deno started by nsenter).
+  const hostList = ["example.com:443"];
+  const listed = async () => {
+    const started = performance.now();
+    const bridge = await testBridge(bwrap, hostList);
+    try {
+      const wrapped = wrapCommand(cat, { ...shellPolicy, net: hostList }, { bwrap, bridge });
+      const child = new Deno.Command(wrapped.cmd, {
+        ...wrapped,
+        stdin: "null",
+        stdout: "null",
+        stderr: "null",
+      })
+        .spawn();
+      const [out] = await Promise.all([child.status, bridge.attach()]);
+      if (!out.success) throw new Error(`sandboxed cat with a host list exited ${out.code}`);
+    } finally {
+      await bridge.close();
+    }
+    return performance.now() - started;
+  };
+  const net = await interleave({
+    none: () => sandboxed(cat, shellPolicy),
+    host: () => sandboxed(cat, { ...shellPolicy, net: true }),
+    list: listed,
+  }, { rounds: Math.max(5, Math.round(rounds / 2)), warmup: 2 });
+  report("sandboxed cat, net: false", spread(net.none));
+  report("sandboxed cat, net: true", spread(net.host));
+  report("sandboxed cat, net: [host list] (bridge and proxy)", spread(net.list));
+  report("cost of a host list over net: false", delta(net.list, net.none));
   const plugin = await interleave({
     plain: () => spawn(deno, denoArgs, { cwd: dir, env: { NO_COLOR: "1" } }),
     sandboxed: () => sandboxed([deno, ...denoArgs], pluginPolicy),
