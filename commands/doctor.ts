@@ -73,9 +73,7 @@ async function networkCheck(env: Record<string, string>, probe: SandboxProbe): P
     return { name: "network", ok: false, detail: "host lists cannot be enforced: the sandbox cannot start" };
   }
   const { ok: _ok, ...bwrap } = probe;
-  const forwarderEnv: Record<string, string> = {};
-  for (const name of ["HOME", "DENO_DIR", "PATH"]) if (env[name]) forwarderEnv[name] = env[name]!;
-  const found = await probeHostLists(bwrap, findDenoOrNull(env), forwarderEnv);
+  const found = await probeHostLists(bwrap, findDenoOrNull(env), env);
   return found.ok ? { name: "network", ok: true, detail: found.detail } : {
     name: "network",
     ok: false,

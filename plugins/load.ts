@@ -23,7 +23,12 @@ import { oneLine, preflight } from "./preflight.ts";
 import { pluginArgv, PluginFailure, PluginProcess } from "./process.ts";
 import { type PluginCommand, pluginCommand } from "./sandbox_policy.ts";
 import type { Bubblewrap } from "../runtime/sandbox/sandbox.ts";
-import { findBridgeTools, type NetBridge, openNetBridge } from "../runtime/sandbox/net_bridge.ts";
+import {
+  findBridgeTools,
+  forwarderEnv,
+  type NetBridge,
+  openNetBridge,
+} from "../runtime/sandbox/net_bridge.ts";
 import { parseHostList } from "../runtime/sandbox/net_hosts.ts";
 import { dirname } from "../runtime/core/path.ts";
 import type { HookName } from "./sdk.ts";
@@ -122,13 +127,11 @@ async function pluginBridge(
   if (typeof tools === "string") {
     throw new Error(`permissions.net's host list cannot be enforced here: ${tools}`);
   }
-  const env: Record<string, string> = {};
-  for (const key of ["HOME", "DENO_DIR", "PATH"]) if (options.env[key]) env[key] = options.env[key]!;
   const log = options.log.child(name);
   return await openNetBridge(parseHostList(granted.net), {
     privateDir: dirname(sandbox.seccomp.path),
     tools,
-    env,
+    env: forwarderEnv(options.env),
     onRefusal: (refusal) =>
       log.warn(`sandbox network: refused ${refusal.host}:${refusal.port} ${refusal.reason}`),
   });

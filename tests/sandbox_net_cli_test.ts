@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { hermes, runEvents, tempDir, writeFiles } from "./_cli.ts";
 import { withoutSandbox } from "./_sandbox.ts";
+import { netTargets } from "../runtime/sandbox/_testing.ts";
 
 function job(net: string): string {
   return `name: listed
@@ -17,40 +18,11 @@ tools:
 `;
 }
 
-function servers() {
-  const granted = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
-    () => new Response("granted\n"),
-  );
-  const other = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => new Response("other\n"));
-  const abstract = `hermes-net-${crypto.randomUUID()}`;
-  const unix = Deno.listen({ transport: "unix", path: `\0${abstract}` });
-  let accepted = 0;
-  const accepting = (async () => {
-    for await (const conn of unix) {
-      accepted++;
-      conn.close();
-    }
-  })().catch(() => {});
-  return {
-    granted: granted.addr.port,
-    other: other.addr.port,
-    abstract,
-    accepted: () => accepted,
-    async close() {
-      unix.close();
-      await accepting;
-      await granted.shutdown();
-      await other.shutdown();
-    },
-  };
-}
-
 Deno.test({
   name: "run: a shell host list reaches the granted host through the proxy and nothing else",
   ignore: withoutSandbox,
   async fn() {
-    const s = servers();
+    const s = netTargets();
     try {
       const command = [
         `curl -sS -m 10 http://127.0.0.1:${s.granted}/`,

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { runEvents, tempDir, writeFiles } from "./_cli.ts";
 import { withoutSandbox } from "./_sandbox.ts";
+import { netTargets } from "../runtime/sandbox/_testing.ts";
 
 /** Just enough MCP over stdio (one tool, `probe`) for the client to start it and call it. */
 const SERVER = `#!/bin/bash
@@ -31,16 +32,9 @@ Deno.test({
   name: "run: an MCP server's host list holds for the server and the programs it runs",
   ignore: withoutSandbox,
   async fn() {
-    const granted = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, onListen() {} },
-      () => new Response("granted\n"),
-    );
-    const other = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, onListen() {} },
-      () => new Response("other\n"),
-    );
+    const targets = netTargets();
     try {
-      const g = granted.addr.port;
+      const g = targets.granted;
       const dir = await writeFiles(await tempDir(), {
         "job.yaml": `name: mcp-net
 model: { provider: scripted, script: ./r.yaml }
@@ -48,7 +42,7 @@ prompt: probe
 mcp_servers:
   probe:
     command: bash
-    args: [./server.sh, "${g}", "${other.addr.port}"]
+    args: [./server.sh, "${g}", "${targets.other}"]
     required: true
     sandbox: { net: ["127.0.0.1:${g}"] }
 `,
@@ -66,8 +60,7 @@ mcp_servers:
         output + stderr,
       );
     } finally {
-      await granted.shutdown();
-      await other.shutdown();
+      await targets.close();
     }
   },
 });

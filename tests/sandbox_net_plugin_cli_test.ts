@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { hermes, tempDir, writeFiles } from "./_cli.ts";
 import { withoutSandbox } from "./_sandbox.ts";
+import { netTargets } from "../runtime/sandbox/_testing.ts";
 
 const PLUGIN = `export function register(ctx) {
   const run = async (args) => {
@@ -36,25 +37,9 @@ Deno.test({
   name: "run: a plugin's host list holds for the programs it runs (run: [curl, perl])",
   ignore: withoutSandbox,
   async fn() {
-    const granted = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, onListen() {} },
-      () => new Response("granted\n"),
-    );
-    const other = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, onListen() {} },
-      () => new Response("other\n"),
-    );
-    const abstract = `hermes-plugin-net-${crypto.randomUUID()}`;
-    const unix = Deno.listen({ transport: "unix", path: `\0${abstract}` });
-    let accepted = 0;
-    const accepting = (async () => {
-      for await (const conn of unix) {
-        accepted++;
-        conn.close();
-      }
-    })().catch(() => {});
+    const targets = netTargets();
     try {
-      const g = granted.addr.port;
+      const g = targets.granted;
       const dir = await writeFiles(await tempDir(), {
         "job.yaml": `name: plugin-net
 model: { provider: scripted, script: ./r.yaml }
@@ -69,7 +54,7 @@ plugins:
         "run",
         "job.yaml",
         "-p",
-        `/probe ${g} ${other.addr.port} ${abstract}`,
+        `/probe ${g} ${targets.other} ${targets.abstract}`,
         "--output",
         "json",
       ], {
@@ -88,13 +73,10 @@ plugins:
       );
       assert.equal(lines[4], "direct refused");
       assert.equal(lines[5], "abstract socket: Operation not permitted");
-      assert.equal(accepted, 0);
+      assert.equal(targets.accepted(), 0);
       assert.match(r.stderr, /sandbox network: refused 127\.0\.0\.1:\d+ is not in the sandbox's host list/);
     } finally {
-      unix.close();
-      await accepting;
-      await granted.shutdown();
-      await other.shutdown();
+      await targets.close();
     }
   },
 });

@@ -17,7 +17,7 @@ import type { SandboxProbe } from "../sandbox/probe.ts";
 import { type Bubblewrap, wrapCommand } from "../sandbox/sandbox.ts";
 import { configuredLimits, SYSTEM_DIRS } from "../sandbox/policy.ts";
 import { realPathOrNull } from "../core/fs.ts";
-import { findBridgeTools, type NetBridge, openNetBridge } from "../sandbox/net_bridge.ts";
+import { findBridgeTools, forwarderEnv, type NetBridge, openNetBridge } from "../sandbox/net_bridge.ts";
 import { parseHostList } from "../sandbox/net_hosts.ts";
 import { findDenoOrNull } from "../../plugins/deno_path.ts";
 
@@ -130,12 +130,10 @@ async function serverBridge(
   if (typeof tools === "string") {
     throw new ValidationError(`Cannot enforce the MCP server's sandbox.net host list here: ${tools}`);
   }
-  const env: Record<string, string> = {};
-  for (const name of ["HOME", "DENO_DIR", "PATH"]) if (context.env[name]) env[name] = context.env[name]!;
   return await openNetBridge(parseHostList(hosts), {
     privateDir: dirname(bwrap.seccomp.path),
     tools,
-    env,
+    env: forwarderEnv(context.env),
     onRefusal: (refusal) =>
       context.onStderr(`hermes: sandbox network: refused ${refusal.host}:${refusal.port} ${refusal.reason}`),
   });

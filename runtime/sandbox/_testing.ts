@@ -6,7 +6,7 @@
 import { dirname } from "../core/path.ts";
 import { probeSandbox, type SandboxProbe } from "./probe.ts";
 import type { Bubblewrap } from "./sandbox.ts";
-import { findBridgeTools, type NetBridge, openNetBridge } from "./net_bridge.ts";
+import { findBridgeTools, forwarderEnv, type NetBridge, openNetBridge } from "./net_bridge.ts";
 import { parseHostList } from "./net_hosts.ts";
 import type { Refusal } from "./net_proxy.ts";
 
@@ -57,15 +57,42 @@ export async function testBridge(
 ): Promise<NetBridge> {
   const tools = findBridgeTools(Deno.execPath());
   if (typeof tools === "string") throw new Error(`the network bridge cannot start here: ${tools}`);
-  const env: Record<string, string> = {};
-  for (const name of ["HOME", "DENO_DIR", "PATH"]) {
-    const value = Deno.env.get(name);
-    if (value) env[name] = value;
-  }
   return await openNetBridge(parseHostList(hosts), {
     privateDir: dirname(bwrap.seccomp.path),
     tools,
-    env,
+    env: forwarderEnv(Deno.env.toObject()),
     ...(onRefusal ? { onRefusal } : {}),
   });
+}
+
+/**
+ * What host-list tests aim at: two HTTP servers on the host's 127.0.0.1, one to grant ("granted\n") and one
+ * not ("other\n"), and a host abstract unix socket counting its clients.
+ */
+export function netTargets() {
+  const serve = (text: string) =>
+    Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => new Response(text));
+  const granted = serve("granted\n");
+  const other = serve("other\n");
+  const abstract = `hermes-net-${crypto.randomUUID()}`;
+  const unix = Deno.listen({ transport: "unix", path: `\0${abstract}` });
+  let accepted = 0;
+  const accepting = (async () => {
+    for await (const conn of unix) {
+      accepted++;
+      conn.close();
+    }
+  })().catch(() => {});
+  return {
+    granted: granted.addr.port,
+    other: other.addr.port,
+    abstract,
+    accepted: () => accepted,
+    async close() {
+      unix.close();
+      await accepting;
+      await granted.shutdown();
+      await other.shutdown();
+    },
+  };
 }

@@ -15,6 +15,7 @@
 import { join } from "../core/path.ts";
 import type { HostRule } from "./net_hosts.ts";
 import { type NetProxy, type Refusal, startNetProxy } from "./net_proxy.ts";
+import type { WrappedCommand } from "./sandbox.ts";
 
 /** The bridge's port inside the sandbox: a fresh network namespace has every port free. */
 export const BRIDGE_PORT = 3128;
@@ -60,6 +61,13 @@ for await (const conn of listener) {
   }, () => conn.close());
 }
 `;
+
+/** What the forwarder's deno needs of an environment (a home and cache directory, the PATH). */
+export function forwarderEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of ["HOME", "DENO_DIR", "PATH"]) if (env[name]) out[name] = env[name]!;
+  return out;
+}
 
 export function findBridgeTools(deno: string | null): BridgeTools | string {
   if (deno === null) return "no deno to run the bridge with was found (set HERMES_DENO or put deno on PATH)";
@@ -210,6 +218,17 @@ export async function openNetBridge(
     proxy?.close();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
+}
+
+/** Runs a wrapped command to its end, its bridge (if any) attached meanwhile; stdout and stderr piped. */
+export async function runBridged(
+  wrapped: WrappedCommand,
+  bridge: NetBridge | null,
+): Promise<Deno.CommandOutput> {
+  const child = new Deno.Command(wrapped.cmd, { ...wrapped, stdin: "null", stdout: "piped", stderr: "piped" })
+    .spawn();
+  const [output] = await Promise.all([child.output(), bridge?.attach()]);
+  return output;
 }
 
 /** bwrap's `--info-fd` JSON (`{"child-pid": N, …}`), read until it is complete. */

@@ -5,9 +5,10 @@
  * and is reported; a connection that ignores the proxy has no route, from the command or any child of it.
  */
 import assert from "node:assert/strict";
-import { sandboxTests, testBridge } from "./_testing.ts";
+import { netTargets, sandboxTests, testBridge } from "./_testing.ts";
 import { wrapCommand } from "./sandbox.ts";
 import type { Refusal } from "./net_proxy.ts";
+import { runBridged } from "./net_bridge.ts";
 
 const { probe, ignore } = await sandboxTests("sandbox host list tests");
 const PATH = `${Deno.execPath().replace(/\/[^/]*$/, "")}:/usr/local/bin:/usr/bin:/bin`;
@@ -25,14 +26,7 @@ async function inSandbox(script: string, hosts: readonly string[]) {
       env: { PATH, HOME: "/tmp", DENO_DIR: "/tmp/.deno", NO_COLOR: "1" },
       cwd: "/",
     }, { bwrap: probe, bridge });
-    const child = new Deno.Command(wrapped.cmd, {
-      ...wrapped,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    })
-      .spawn();
-    const [out] = await Promise.all([child.output(), bridge.attach()]);
+    const out = await runBridged(wrapped, bridge);
     const text = new TextDecoder();
     return { code: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr), refusals };
   } finally {
@@ -45,19 +39,11 @@ function hostTest(name: string, fn: (granted: number, other: number) => Promise<
     name: `sandbox host list: ${name}`,
     ignore,
     async fn() {
-      const granted = Deno.serve(
-        { hostname: "127.0.0.1", port: 0, onListen() {} },
-        () => new Response("granted\n"),
-      );
-      const other = Deno.serve(
-        { hostname: "127.0.0.1", port: 0, onListen() {} },
-        () => new Response("other\n"),
-      );
+      const targets = netTargets();
       try {
-        await fn(granted.addr.port, other.addr.port);
+        await fn(targets.granted, targets.other);
       } finally {
-        await granted.shutdown();
-        await other.shutdown();
+        await targets.close();
       }
     },
   });

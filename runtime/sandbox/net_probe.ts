@@ -4,7 +4,7 @@
  */
 import { dirname } from "../core/path.ts";
 import { errorMessage } from "../core/errors.ts";
-import { findBridgeTools, openNetBridge } from "./net_bridge.ts";
+import { findBridgeTools, forwarderEnv, openNetBridge, runBridged } from "./net_bridge.ts";
 import { parseHostList } from "./net_hosts.ts";
 import { type Bubblewrap, wrapCommand } from "./sandbox.ts";
 
@@ -19,7 +19,7 @@ export async function probeHostLists(
     const bridge = await openNetBridge(parseHostList(["doctor.invalid"]), {
       privateDir: dirname(bwrap.seccomp.path),
       tools,
-      env,
+      env: forwarderEnv(env),
     });
     try {
       const wrapped = wrapCommand(["true"], {
@@ -32,14 +32,7 @@ export async function probeHostLists(
         bwrap,
         bridge,
       });
-      const child = new Deno.Command(wrapped.cmd, {
-        ...wrapped,
-        stdin: "null",
-        stdout: "null",
-        stderr: "piped",
-      })
-        .spawn();
-      const [output] = await Promise.all([child.output(), bridge.attach()]);
+      const output = await runBridged(wrapped, bridge);
       if (!output.success) {
         return {
           ok: false,

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { type SandboxPolicy, wrapCommand } from "./sandbox.ts";
 import { unixSocketFilter } from "./seccomp.ts";
 import { sandboxTests, testBridge } from "./_testing.ts";
+import { runBridged } from "./net_bridge.ts";
 
 const { probe, ignore } = await sandboxTests("sandbox socket tests");
 const PATH = "/usr/local/bin:/usr/bin:/bin";
@@ -33,14 +34,7 @@ async function sandboxed(script: string, cwd: string, policy: Partial<SandboxPol
       cwd,
       ...policy,
     }, { bwrap: probe, ...(bridge ? { bridge } : {}) });
-    const child = new Deno.Command(wrapped.cmd, {
-      ...wrapped,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    })
-      .spawn();
-    const [out] = await Promise.all([child.output(), bridge?.attach()]);
+    const out = await runBridged(wrapped, bridge);
     const text = new TextDecoder();
     return { code: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
   } finally {

@@ -21,7 +21,7 @@ import { formatDuration } from "../../core/duration.ts";
 import { errorMessage, ValidationError } from "../../core/errors.ts";
 import { probeOptions, probeSandbox, type SandboxProbe } from "../../sandbox/probe.ts";
 import { type Bubblewrap, wrapCommand } from "../../sandbox/sandbox.ts";
-import { findBridgeTools, type NetBridge, openNetBridge } from "../../sandbox/net_bridge.ts";
+import { findBridgeTools, forwarderEnv, type NetBridge, openNetBridge } from "../../sandbox/net_bridge.ts";
 import type { Refusal } from "../../sandbox/net_proxy.ts";
 import { parseHostList } from "../../sandbox/net_hosts.ts";
 import { findDenoOrNull } from "../../../plugins/deno_path.ts";
@@ -170,12 +170,10 @@ async function shellBridge(
   if (typeof tools === "string") {
     throw new ValidationError(`Cannot enforce tools.shell.sandbox.net's host list: ${tools}`);
   }
-  const env: Record<string, string> = {};
-  for (const name of ["HOME", "DENO_DIR", "PATH"]) if (context.env[name]) env[name] = context.env[name]!;
   return await openNetBridge(parseHostList(hosts), {
     privateDir: dirname(bwrap.seccomp.path),
     tools,
-    env,
+    env: forwarderEnv(context.env),
     onRefusal,
   });
 }
