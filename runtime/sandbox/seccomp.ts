@@ -9,6 +9,11 @@
  * - socketpair(…, SOCK_DGRAM): a datagram socket may be re-`connect()`ed or `sendto()` any path;
  * - io_uring (IORING_OP_SOCKET creates sockets past the filter): ENOSYS, as on kernels without it, so
  *   libraries fall back to plain syscalls;
+ * - a new user namespace (`unshare` or `clone` with CLONE_NEWUSER: EPERM; `clone3`, whose flags sit in memory
+ *   a filter cannot read: ENOSYS, so libc falls back to `clone`). Its owner holds every capability inside it,
+ *   which is how kernel attack surface meant for root (netfilter, mounts) is reached from an unprivileged
+ *   sandbox; bwrap's `--disable-userns` says the same where it can be used, and a command with a network
+ *   host list cannot use it (docs/sandbox.md);
  * - any other syscall ABI (i386 and x32 on x86_64, arm32 on aarch64): the process is killed, since
  *   `socketcall(2)` hides the domain in memory a filter cannot read.
  *
@@ -18,10 +23,12 @@
 
 /** Per architecture: the audit arch of native syscalls, and the syscall numbers the filter looks at. */
 const ARCHES = {
-  x86_64: { audit: 0xc000003e, socket: 41, socketpair: 53, x32: true },
-  aarch64: { audit: 0xc00000b7, socket: 198, socketpair: 199, x32: false },
+  x86_64: { audit: 0xc000003e, socket: 41, socketpair: 53, clone: 56, unshare: 272, x32: true },
+  aarch64: { audit: 0xc00000b7, socket: 198, socketpair: 199, clone: 220, unshare: 97, x32: false },
 } as const;
 const IO_URING = [425, 426, 427]; // io_uring_setup, io_uring_enter, io_uring_register (all arches)
+const CLONE3 = 435; // all arches
+const CLONE_NEWUSER = 0x10000000;
 
 const AF_UNIX = 1;
 const SOCK_DGRAM = 2;
@@ -74,6 +81,15 @@ export function unixSocketFilter(arch: SeccompArch): Uint8Array {
     { op: "jeq", k: a.socket, then: "socket" },
     { op: "jeq", k: a.socketpair, then: "socketpair" },
     ...IO_URING.map((nr) => ({ op: "jeq" as const, k: nr, then: "enosys" })),
+    { op: "jeq", k: CLONE3, then: "enosys" },
+    // clone's and unshare's flags are both their first argument.
+    { op: "jeq", k: a.clone, then: "flags" },
+    { op: "jeq", k: a.unshare, then: "flags" },
+    { op: "ret", k: RET_ALLOW },
+    { label: "flags" },
+    { op: "ld", offset: offsetArg(0) },
+    { op: "and", k: CLONE_NEWUSER },
+    { op: "jeq", k: CLONE_NEWUSER, then: "eperm" },
     { op: "ret", k: RET_ALLOW },
     { label: "socket" },
     { op: "ld", offset: offsetArg(0) },

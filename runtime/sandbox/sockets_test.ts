@@ -128,6 +128,28 @@ socketTest("socketpair, pipes and child processes keep working under the filter"
   assert.equal(run.stdout, "paired\ndgram: Operation not permitted\npiped\nsub\nstatus 3\n");
 });
 
+socketTest(
+  "a new user namespace is refused under the filter, also with a host list; processes still start",
+  async (dir) => {
+    // unshare(2) and clone(2) with CLONE_NEWUSER through perl's syscall(): EPERM; fork and exec still work.
+    const script = `perl -e '
+    my $nr = $ARGV[0]; syscall($nr, 0x10000000) == -1 and print "unshare: $!\n";
+    my $pid = fork(); if ($pid == 0) { exec("true") } waitpid($pid, 0); print "child $?\n";' ${
+      Deno.build.arch === "x86_64" ? 272 : 97
+    }; unshare --user true 2>&1 | head -1 >&2; echo done`;
+    for (const net of [false, ["example.com:443"]] as const) {
+      const run = await sandboxed(script, dir, { net: net as SandboxPolicy["net"] });
+      assert.equal(run.code, 0, `${net}: ${run.stderr}`);
+      assert.equal(run.stdout, "unshare: Operation not permitted\nchild 0\ndone\n", `${net}`);
+    }
+    // The allowed case: with the host's network (no filter) the same syscall gets past seccomp — to bwrap's
+    // --disable-userns, which refuses it another way, or succeeds where nothing refuses it.
+    const open = await sandboxed(script, dir, { net: true });
+    assert.equal(open.code, 0, open.stderr);
+    assert.match(open.stdout, /child 0\ndone\n$/);
+  },
+);
+
 Deno.test("seccomp filter: 8-byte instructions, native arch checked first, ends in a return", () => {
   for (const arch of ["x86_64", "aarch64"] as const) {
     const bytes = unixSocketFilter(arch);
