@@ -7,7 +7,7 @@ import { dirname } from "../runtime/core/path.ts";
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { probeOptions, probeSandbox, type SandboxProbe } from "../runtime/sandbox/probe.ts";
 import { pluginCommand } from "../plugins/sandbox_policy.ts";
-import { findDeno, findDenoOrNull } from "../plugins/deno_path.ts";
+import { findDeno, findDenoOrNull } from "../runtime/sandbox/deno_path.ts";
 import { probeHostLists } from "../runtime/sandbox/net_probe.ts";
 import { errorMessage } from "../runtime/core/errors.ts";
 import { isPostgresUrl } from "../runtime/store/postgres/_url.ts";

@@ -17,7 +17,7 @@ import type { CommandContext, SlashCommand } from "../runtime/agent/slash.ts";
 import type { Store } from "../runtime/store/store.ts";
 import type { Tool, ToolContext, ToolOutcome } from "../runtime/tools/tool.ts";
 import { nameVerdict, type ToolFilter } from "../runtime/tools/name_rules.ts";
-import { findDeno } from "./deno_path.ts";
+import { findDeno } from "../runtime/sandbox/deno_path.ts";
 import { probeOptions, probeSandbox, type SandboxProbe } from "../runtime/sandbox/probe.ts";
 import type { Bubblewrap } from "../runtime/sandbox/sandbox.ts";
 import { pluginHooks, type Report } from "./dispatch.ts";

@@ -1,5 +1,5 @@
 /** Plugin processes that hang, crash or run out of memory are killed; none outlives the host. */
-import { parentDeathLauncher } from "./deno_path.ts";
+import { parentDeathLauncher } from "./parent_death.ts";
 import assert from "node:assert/strict";
 import { fixture, notAborted, pluginTest, processAlive, rejection } from "./_testing.ts";
 

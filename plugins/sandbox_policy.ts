@@ -23,7 +23,7 @@ import { homeSecrets, hostSecrets } from "../runtime/sandbox/host_secrets.ts";
 import { SYSTEM_DIRS } from "../runtime/sandbox/policy.ts";
 import { type Bubblewrap, type SandboxPolicy, wrapCommand } from "../runtime/sandbox/sandbox.ts";
 import type { NetBridge } from "../runtime/sandbox/net_bridge.ts";
-import { parentDeathLauncher } from "./deno_path.ts";
+import { parentDeathLauncher } from "./parent_death.ts";
 import type { Permissions } from "./permissions.ts";
 
 /** What `new Deno.Command(cmd, { args, env, cwd, clearEnv: true })` starts. */

@@ -19,7 +19,7 @@ import { configuredLimits, SYSTEM_DIRS } from "../sandbox/policy.ts";
 import { realPathOrNull } from "../core/fs.ts";
 import { findBridgeTools, forwarderEnv, type NetBridge, openNetBridge } from "../sandbox/net_bridge.ts";
 import { parseHostList } from "../sandbox/net_hosts.ts";
-import { findDenoOrNull } from "../../plugins/deno_path.ts";
+import { findDenoOrNull } from "../sandbox/deno_path.ts";
 
 /**
  * The SDK adds these from Hermes's own environment to whatever env it is given: they are always set

@@ -26,7 +26,7 @@ import { configuredLimits, PRIVATE_DIRS } from "../../sandbox/policy.ts";
 import { homeSecrets, hostSecrets } from "../../sandbox/host_secrets.ts";
 import { findBridgeTools } from "../../sandbox/net_bridge.ts";
 import { parseHostList } from "../../sandbox/net_hosts.ts";
-import { findDenoOrNull } from "../../../plugins/deno_path.ts";
+import { findDenoOrNull } from "../../sandbox/deno_path.ts";
 
 /** The shell tool's sandbox settings, paths absolute. */
 export interface ShellSandbox {

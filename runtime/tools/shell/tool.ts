@@ -24,7 +24,7 @@ import { type Bubblewrap, wrapCommand } from "../../sandbox/sandbox.ts";
 import { findBridgeTools, forwarderEnv, type NetBridge, openNetBridge } from "../../sandbox/net_bridge.ts";
 import type { Refusal } from "../../sandbox/net_proxy.ts";
 import { parseHostList } from "../../sandbox/net_hosts.ts";
-import { findDenoOrNull } from "../../../plugins/deno_path.ts";
+import { findDenoOrNull } from "../../sandbox/deno_path.ts";
 
 export interface ShellToolOptions extends ShellRules {
   /** Absolute working directory. */

@@ -1,13 +1,7 @@
 import assert from "node:assert/strict";
 import { RunError } from "../runtime/core/errors.ts";
 import { fixture, rejection } from "./_testing.ts";
-import { findDeno } from "./deno_path.ts";
 import { withoutSandbox } from "../tests/_sandbox.ts";
-
-Deno.test("findDeno prefers HERMES_DENO, then the running deno", () => {
-  assert.equal(findDeno({ HERMES_DENO: "/opt/deno/bin/deno" }), "/opt/deno/bin/deno");
-  assert.equal(findDeno({}), Deno.execPath());
-});
 
 Deno.test(
   { name: "a deno that cannot be run is a clear RunError, not a crash", ignore: withoutSandbox },

@@ -1,9 +1,10 @@
 /**
- * Which `deno` runs plugin subprocesses (docs/architecture.md): `HERMES_DENO`, else the running binary when it is
- * deno itself (`deno run main.ts`), else `deno` on PATH (a `deno compile`d hermes is not deno).
+ * Which `deno` runs Hermes's deno subprocesses — plugins, and the forwarder of a sandbox's network host list
+ * (docs/architecture.md): `HERMES_DENO`, else the running binary when it is deno itself (`deno run main.ts`),
+ * else `deno` on PATH (a `deno compile`d hermes is not deno).
  */
-import { basename } from "../runtime/core/path.ts";
-import { RunError } from "../runtime/core/errors.ts";
+import { basename } from "../core/path.ts";
+import { RunError } from "../core/errors.ts";
 
 export function findDeno(env: Record<string, string>): string {
   if (env.HERMES_DENO) return env.HERMES_DENO;
@@ -31,21 +32,4 @@ export function findDenoOrNull(env: Record<string, string>): string | null {
   } catch {
     return null;
   }
-}
-
-/**
- * A launcher that makes the kernel SIGKILL the plugin when its host dies (util-linux `setpriv --pdeathsig`).
- * A plugin whose hook spins never reads its stdin, so "exit when stdin closes" alone cannot end it after
- * the host is SIGKILLed. Empty where there is no setpriv (the stdin rule still applies).
- */
-export function parentDeathLauncher(): string[] {
-  if (Deno.build.os !== "linux") return [];
-  for (const path of ["/usr/bin/setpriv", "/bin/setpriv"]) {
-    try {
-      if (Deno.statSync(path).isFile) return [path, "--pdeathsig", "KILL", "--"];
-    } catch {
-      // not here
-    }
-  }
-  return [];
 }
