@@ -18,6 +18,11 @@ export interface CliOptions {
   home?: string;
 }
 
+export interface SpawnOptions extends Omit<CliOptions, "stdin"> {
+  /** A piped stdin the test writes (a protocol server: rpc, acp); default none. */
+  stdin?: "piped" | "null";
+}
+
 export async function hermes(args: string[], options: CliOptions = {}): Promise<CliResult> {
   const command = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", MAIN, ...(options.home ? ["--home", options.home] : []), ...args],
@@ -38,13 +43,13 @@ export async function hermes(args: string[], options: CliOptions = {}): Promise<
   return { code, stdout: decoder.decode(stdout), stderr: decoder.decode(stderr) };
 }
 
-/** Spawns the CLI without waiting, for signal and kill tests. */
-export function spawnHermes(args: string[], options: CliOptions = {}): Deno.ChildProcess {
+/** Spawns the CLI without waiting, for signal and kill tests and protocol servers (`stdin: "piped"`). */
+export function spawnHermes(args: string[], options: SpawnOptions = {}): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", MAIN, ...(options.home ? ["--home", options.home] : []), ...args],
     cwd: options.cwd ?? ROOT,
     env: { NO_COLOR: "1", ...options.env },
-    stdin: "null",
+    stdin: options.stdin ?? "null",
     stdout: "piped",
     stderr: "piped",
   }).spawn();

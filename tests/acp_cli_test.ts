@@ -1,7 +1,7 @@
 /** `hermes acp` driven by the real @agentclientprotocol/sdk client over the subprocess's stdio. */
 import assert from "node:assert/strict";
 import * as acp from "@agentclientprotocol/sdk";
-import { MAIN, tempDir, writeFiles } from "./_cli.ts";
+import { spawnHermes, tempDir, writeFiles } from "./_cli.ts";
 import { withoutSandbox } from "./_sandbox.ts";
 
 const JOB = `name: acpjob
@@ -32,14 +32,7 @@ interface Agent {
 }
 
 function spawnAgent(dir: string): Agent {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, "acp", "--home", dir],
-    cwd: dir,
-    env: { NO_COLOR: "1" },
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const child = spawnHermes(["acp", "--home", dir], { cwd: dir, stdin: "piped" });
   return {
     child,
     updates: [],

@@ -1,7 +1,7 @@
 /** ACP `session/new` `mcpServers` (stdio and Streamable HTTP) through `hermes acp` and the real SDK client. */
 import assert from "node:assert/strict";
 import * as acp from "@agentclientprotocol/sdk";
-import { MAIN, tempDir, writeFiles } from "./_cli.ts";
+import { spawnHermes, tempDir, writeFiles } from "./_cli.ts";
 import { httpEverything, referenceServers } from "../runtime/mcp/_testing.ts";
 import { withoutSandbox } from "./_sandbox.ts";
 
@@ -24,14 +24,7 @@ Deno.test({
     "job.yaml": "name: acpmcp\nmodel: { provider: scripted, script: ./replies.yaml }\n",
     "replies.yaml": REPLIES,
   });
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, "acp", "--home", dir],
-    cwd: dir,
-    env: { NO_COLOR: "1" },
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const child = spawnHermes(["acp", "--home", dir], { cwd: dir, stdin: "piped" });
   const stderr = new Response(child.stderr).text();
   const updates: acp.SessionNotification[] = [];
   const client = acp.client({ name: "hermes-test" })

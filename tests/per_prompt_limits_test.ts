@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import * as acp from "@agentclientprotocol/sdk";
-import { hermes, MAIN, tempDir, writeFiles } from "./_cli.ts";
+import { hermes, spawnHermes, tempDir, writeFiles } from "./_cli.ts";
 import { RpcClient } from "./_rpc_client.ts";
 import { withoutSandbox } from "./_sandbox.ts";
 
@@ -112,14 +112,7 @@ Deno.test({
   ignore: withoutSandbox,
 }, async () => {
   const dir = await dirFor("{ max_turns: 1 }");
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, "acp", "--home", dir],
-    cwd: dir,
-    env: { NO_COLOR: "1" },
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const child = spawnHermes(["acp", "--home", dir], { cwd: dir, stdin: "piped" });
   const stderr = new Response(child.stderr).text();
   const client = acp.client({ name: "hermes-test" })
     .onNotification(acp.methods.client.session.update, () => {});

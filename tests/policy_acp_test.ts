@@ -4,20 +4,16 @@
  */
 import assert from "node:assert/strict";
 import * as acp from "@agentclientprotocol/sdk";
-import { hermes, MAIN, tempDir, writeFiles } from "./_cli.ts";
+import { hermes, spawnHermes, tempDir, writeFiles } from "./_cli.ts";
 
 type AcpContext = Parameters<Parameters<ReturnType<typeof acp.client>["connectWith"]>[1]>[0];
 
 /** `hermes --policy POLICY acp` in `dir`, initialized, for `fn`; the server is stopped after. */
 async function withAcp<T>(dir: string, policy: string, fn: (ctx: AcpContext) => Promise<T>): Promise<T> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, "--policy", `${dir}/${policy}`, "acp", "--home", dir],
+  const child = spawnHermes(["--policy", `${dir}/${policy}`, "acp", "--home", dir], {
     cwd: dir,
-    env: { NO_COLOR: "1" },
     stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  });
   const stderr = new Response(child.stderr).text();
   const client = acp.client({ name: "hermes-test" });
   try {
