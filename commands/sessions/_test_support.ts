@@ -44,3 +44,38 @@ export function isUserError(result: CliResult): boolean {
       result.stderr,
     );
 }
+
+/**
+ * A stored session of job "release" on the scripted model answering `replies` (written to replies.json in the
+ * store's directory), with ten alternating user/assistant messages of `text` plus their index: enough of a
+ * middle for `sessions compact` to summarise.
+ */
+export async function storedRelease(
+  fx: { dir: string; store: StoredReleaseStore },
+  replies: unknown[],
+  options: { text: string; model?: Record<string, unknown> },
+): Promise<string> {
+  await Deno.writeTextFile(`${fx.dir}/replies.json`, JSON.stringify(replies));
+  const spec = {
+    name: "release",
+    model: { provider: "scripted", script: "replies.json", ...options.model },
+    compaction: { protect_first: 1, protect_last: 2 },
+  };
+  const { id } = await fx.store.createSession({
+    job: "release",
+    config_json: JSON.stringify({ spec, dir: fx.dir }),
+  });
+  await fx.store.appendMessages(
+    id,
+    Array.from({ length: 10 }, (_, i) => ({
+      role: i % 2 === 0 ? "user" as const : "assistant" as const,
+      content: options.text.replace("{i}", String(i)),
+    })),
+  );
+  return id;
+}
+
+interface StoredReleaseStore {
+  createSession(input: { job: string; config_json: string }): Promise<{ id: string }>;
+  appendMessages(id: string, messages: { role: "user" | "assistant"; content: string }[]): Promise<unknown>;
+}

@@ -3,8 +3,11 @@ import assert from "node:assert/strict";
 import { tempStore } from "../../runtime/session_admin/_fixture.ts";
 import { ROOT, tempDir, writeFiles } from "../../tests/_cli.ts";
 import { startOpenAIServer } from "../../tests/openai_server.ts";
-import { hermes, isUserError } from "./_test_support.ts";
+import { hermes, isUserError, storedRelease } from "./_test_support.ts";
 import { withoutSandbox } from "../../tests/_sandbox.ts";
+
+/** One stored message; `{i}` is its index. */
+const STEP = `step {i}: ${"a detailed progress report on the release checks ".repeat(12)}`;
 
 const SUMMARY = [
   "## Goal\nShip the release.",
@@ -17,21 +20,7 @@ const SUMMARY = [
 
 Deno.test("sessions compact summarises the middle with the session's model; a second run has nothing to do", async () => {
   await using fx = await tempStore();
-  await Deno.writeTextFile(`${fx.dir}/replies.json`, JSON.stringify([{ content: SUMMARY }]));
-  const spec = {
-    name: "release",
-    model: { provider: "scripted", script: "replies.json" },
-    compaction: { protect_first: 1, protect_last: 2 },
-  };
-  const id =
-    (await fx.store.createSession({ job: "release", config_json: JSON.stringify({ spec, dir: fx.dir }) })).id;
-  await fx.store.appendMessages(
-    id,
-    Array.from({ length: 10 }, (_, i) => ({
-      role: i % 2 === 0 ? "user" as const : "assistant" as const,
-      content: `step ${i}: ${"a detailed progress report on the release checks ".repeat(12)}`,
-    })),
-  );
+  const id = await storedRelease(fx, [{ content: SUMMARY }], { text: STEP });
 
   const first = await hermes([
     "sessions",
@@ -144,24 +133,9 @@ plugins:
 Deno.test("sessions compact writes the summary through the session's outlets: a secret in it is not stored", async () => {
   await using fx = await tempStore();
   const secret = "tok-summary-8e7d6c5b4a";
-  await Deno.writeTextFile(
-    `${fx.dir}/replies.json`,
-    JSON.stringify([{ content: `${SUMMARY}\nThe deploy token is ${secret}.` }]),
-  );
-  const spec = {
-    name: "release",
-    model: { provider: "scripted", script: "replies.json" },
-    compaction: { protect_first: 1, protect_last: 2 },
-  };
-  const id =
-    (await fx.store.createSession({ job: "release", config_json: JSON.stringify({ spec, dir: fx.dir }) })).id;
-  await fx.store.appendMessages(
-    id,
-    Array.from({ length: 10 }, (_, i) => ({
-      role: i % 2 === 0 ? "user" as const : "assistant" as const,
-      content: `step ${i}: ${"a detailed progress report on the release checks ".repeat(12)}`,
-    })),
-  );
+  const id = await storedRelease(fx, [{ content: `${SUMMARY}\nThe deploy token is ${secret}.` }], {
+    text: STEP,
+  });
   const run = await hermes(["sessions", "compact", id, "--home", fx.dir], { env: { DEPLOY_TOKEN: secret } });
   assert.equal(run.code, 0, run.stderr);
   const shown = JSON.parse((await hermes(["sessions", "show", id, "--json", "--home", fx.dir])).stdout);

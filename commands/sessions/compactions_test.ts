@@ -1,28 +1,14 @@
 /** `hermes sessions compactions ID [--json]` through the real CLI, over a session compacted by the CLI. */
 import assert from "node:assert/strict";
 import { tempStore } from "../../runtime/session_admin/_fixture.ts";
-import { hermes, isUserError } from "./_test_support.ts";
+import { hermes, isUserError, storedRelease } from "./_test_support.ts";
 
 Deno.test("sessions compactions reports passes, outcomes, hard compactions and occupancy, content-free", async () => {
   await using fx = await tempStore();
-  await Deno.writeTextFile(
-    `${fx.dir}/replies.json`,
-    JSON.stringify([{ content: "## Goal\nShip it.\n## Progress\nDone." }]),
-  );
-  const spec = {
-    name: "release",
-    model: { provider: "scripted", script: "replies.json", context_window: 4000 },
-    compaction: { protect_first: 1, protect_last: 2 },
-  };
-  const id =
-    (await fx.store.createSession({ job: "release", config_json: JSON.stringify({ spec, dir: fx.dir }) })).id;
-  await fx.store.appendMessages(
-    id,
-    Array.from({ length: 10 }, (_, i) => ({
-      role: i % 2 === 0 ? "user" as const : "assistant" as const,
-      content: `secret step ${i}: ${"a detailed progress report ".repeat(12)}`,
-    })),
-  );
+  const id = await storedRelease(fx, [{ content: "## Goal\nShip it.\n## Progress\nDone." }], {
+    text: `secret step {i}: ${"a detailed progress report ".repeat(12)}`,
+    model: { context_window: 4000 },
+  });
   const empty = await hermes(["sessions", "compactions", id, "--home", fx.dir]);
   assert.equal(empty.code, 0, empty.stderr);
   assert.equal(empty.stdout, `session ${id}: no compaction passes yet\n`);
