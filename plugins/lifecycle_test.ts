@@ -170,11 +170,16 @@ pluginTest("stop() returns even when a grandchild holds the plugin's pipes open"
   });
   const host = await f.start([{ path: "spawner.js", permissions: { run: ["/bin/sleep"] } }]);
   await host.commands()[0]!.run("", { session_id: "s", source: "cli", signal: notAborted });
-  // Inside the sandbox the plugin sees its own PID namespace: find the grandchild by its arguments.
-  const grandchild = descendants(host.plugins[0]!.pid).find((pid) =>
-    cmdline(pid) === `/bin/sleep\0${marker}\0`
-  );
-  assert.ok(grandchild !== undefined && processAlive(grandchild));
+  // Inside the sandbox the plugin sees its own PID namespace: find the grandchild by its arguments. It may
+  // still be between fork and exec when the command answers, so look for up to 5 s.
+  const find = () =>
+    descendants(host.plugins[0]!.pid).find((pid) => cmdline(pid) === `/bin/sleep\0${marker}\0`);
+  let grandchild = find();
+  for (let i = 0; i < 100 && grandchild === undefined; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    grandchild = find();
+  }
+  assert.ok(grandchild !== undefined && processAlive(grandchild), "the grandchild runs");
   const started = Date.now();
   await host.stop();
   assert.ok(Date.now() - started < 10_000);
