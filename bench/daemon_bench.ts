@@ -1,5 +1,5 @@
 /**
- * `hermes daemon` with 1 000 scheduled jobs (issue 5): lateness of slot starts (target p99 ≤ 50 ms), idle
+ * `hermes daemon` with 1 000 scheduled jobs: lateness of slot starts (target p99 ≤ 50 ms), idle
  * CPU (target ≈ 0) and memory per scheduled job. The runner is a no-op, so this measures the daemon
  * (timer, claims in SQLite, run bookkeeping), not model calls.
  *

@@ -1,5 +1,5 @@
 /**
- * MCP benchmark (issue 15, item 6): the round trip of an MCP tool call (`mcp__ev__echo` of the reference
+ * MCP benchmark: the round trip of an MCP tool call (`mcp__ev__echo` of the reference
  * server-everything, in its OS sandbox, through the Tool seam the agent uses) against a built-in tool call
  * (`read_file` of a small file), interleaved in blocks; and server start (spawn → initialize → tools/list)
  * in the sandbox against `sandbox: off`. Figures are the median (min–max) of per-block medians.

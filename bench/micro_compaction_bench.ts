@@ -1,5 +1,5 @@
 /**
- * Micro-compaction (docs/compaction.md, issue 13), two figures:
+ * Micro-compaction (docs/compaction.md), two figures:
  * 1. a 300-turn tool-heavy session through the real CLI and the OpenAI-compatible test server, with and
  *    without micro-compaction: the largest request as a share of the window, hard compactions (kind
  *    `summarize`), and the median occupancy (request tokens ÷ the compaction threshold);

@@ -48,7 +48,7 @@ async function sandboxed(argv: string[], policy: SandboxPolicy, using = bwrap): 
   return elapsed;
 }
 
-/** The same call as before issue 21: bwrap spawned directly, without launcher, rlimits, cgroup or seccomp. */
+/** The same call as before the sandbox limits: bwrap spawned directly, without launcher, rlimits, cgroup or seccomp. */
 async function withoutV2(argv: string[], policy: SandboxPolicy): Promise<number> {
   const started = performance.now();
   const wrapped = wrapCommand(argv, policy, { bwrap });

@@ -1,5 +1,5 @@
 /**
- * `hermes sessions` performance (issue 7): `list --json` on 10 000 sessions and `search` on 1 000 000
+ * `hermes sessions` performance: `list --json` on 10 000 sessions and `search` on 1 000 000
  * messages, in process (the store-level functions) and as a CLI process. Targets: list < 100 ms, search < 50 ms.
  *
  *   deno run -A bench/sessions_bench.ts [--keep DIR]

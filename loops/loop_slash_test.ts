@@ -1,4 +1,4 @@
-/** `/loop INTERVAL /command` (issue 13, item 11): each tick runs the slash command; the model gets no text. */
+/** `/loop INTERVAL /command`: each tick runs the slash command; the model gets no text. */
 import assert from "node:assert/strict";
 import { ManualClock } from "../runtime/core/_testing.ts";
 import { EventBus, type HermesEvent } from "../runtime/core/events.ts";

@@ -1,4 +1,4 @@
-/** Plugin isolation (issue 11): the whole-process memory cap, tool names, state identity, one-line logs. */
+/** Plugin isolation: the whole-process memory cap, tool names, state identity, one-line logs. */
 import assert from "node:assert/strict";
 import { fixture, notAborted, pluginTest, processAlive, rejection } from "./_testing.ts";
 import { oneLogLine } from "./process.ts";

@@ -1,5 +1,5 @@
 /**
- * The OS layer around every plugin process (docs/plugins.md, issue 11): what Deno's permission checks do not
+ * The OS layer around every plugin process (docs/plugins.md): what Deno's permission checks do not
  * see — a symlink's target, a program the plugin runs, processes it leaves behind — bubblewrap still
  * bounds. Each denial next to the granted case that must work.
  */

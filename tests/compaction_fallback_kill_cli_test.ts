@@ -1,5 +1,5 @@
 /**
- * SIGKILL during the deterministic fallback, then `hermes run --resume` (issue 19): the real CLI plays the
+ * SIGKILL during the deterministic fallback, then `hermes run --resume`: the real CLI plays the
  * corpus at 16k against a summary model that answers HTTP 500, so every hard compaction falls back. The run is
  * killed while the fallback pass holds the lease (when its summary request arrives) or right after the
  * fallback committed; the resumed run finishes every turn. Nothing is lost — every user turn is stored once,

@@ -1,5 +1,5 @@
 /**
- * The compaction floor through the real CLI (issue 19): `deno run main.ts run` subprocesses play the corpus
+ * The compaction floor through the real CLI: `deno run main.ts run` subprocesses play the corpus
  * (tests/corpus/) against the corpus server, which enforces the window and records every request. At every
  * window, for the tool-heavy session and the single-prompt task, and with a summary model that fails, hangs,
  * answers garbage or answers longer than its input: the run exits 0, no request is over its window, every

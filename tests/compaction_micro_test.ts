@@ -1,5 +1,5 @@
 /**
- * Micro-compaction through the real CLI and the OpenAI-compatible test server (issue 13): a 300-turn,
+ * Micro-compaction through the real CLI and the OpenAI-compatible test server: a 300-turn,
  * tool-heavy session, run once with micro-compaction and once without. `payback: 1000` makes every fold pay
  * (as for a provider without a prompt cache), so the folding itself is what is tested here. With it, every request keeps every user
  * message verbatim, never carries two rolling summaries, and fewer hard compactions fire; both ways every

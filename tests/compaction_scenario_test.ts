@@ -1,5 +1,5 @@
 /**
- * The tool-heavy CI session of issue 13 through the real CLI and the OpenAI-compatible test server: a
+ * A tool-heavy CI session through the real CLI and the OpenAI-compatible test server: a
  * 128 000-token window, the agent reads a 58 KB log nine times in one turn. The protected tail (20 messages by
  * count) holds every result; only its token budget, pruning old results in it, keeps the requests under the
  * window. Every request is also checked against strict chat templates (no two messages of one role in a row).

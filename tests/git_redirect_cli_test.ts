@@ -1,5 +1,5 @@
 /**
- * Issue 21: with `allow: ["git *"]`, `deny: ["git push *"]` and a reachable remote in a write root (a bare
+ * With `allow: ["git *"]`, `deny: ["git push *"]` and a reachable remote in a write root (a bare
  * repository), no way of pointing git at planted configuration or programs pushes: the forms deny can see
  * are refused before they run; what it cannot see (a planted repository's own `.git/config` reached with
  * `-C`, a planted global config when no deny applies) is harmless, because every command runs with git

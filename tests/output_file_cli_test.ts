@@ -1,5 +1,5 @@
 /**
- * Issue 11: `output.file` after templating must resolve inside the job directory or a write root the job
+ * `output.file` after templating must resolve inside the job directory or a write root the job
  * grants, else exit 2 before any model call; a symlink does not carry it out. Real CLI, scripted model.
  */
 import assert from "node:assert/strict";

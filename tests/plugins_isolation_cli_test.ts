@@ -1,5 +1,5 @@
 /**
- * Plugin isolation through `hermes run` (issue 11): a symlink shipped in a plugin's own directory, a tool
+ * Plugin isolation through `hermes run`: a symlink shipped in a plugin's own directory, a tool
  * named like a built-in, a second plugin claiming another's name, a memory hog and a forged log line — each
  * next to the case that must still work. Real CLI, real sandbox.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 21: `hermes acp` holds a job named in session/new, and a stored one in session/load, to the trust
+ * `hermes acp` holds a job named in session/new, and a stored one in session/load, to the trust
  * policy (`--policy`), like run and rpc.
  */
 import assert from "node:assert/strict";

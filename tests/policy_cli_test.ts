@@ -1,5 +1,5 @@
 /**
- * Issue 21: a host-side trust policy a job file cannot widen (`--policy FILE`, `HERMES_POLICY`, `policy:`
+ * A host-side trust policy a job file cannot widen (`--policy FILE`, `HERMES_POLICY`, `policy:`
  * in config.yaml) and `hermes run --untrusted`. A job asking for more exits 2 before any model call, one
  * line per problem naming the job key (file:line:col) and the policy rule; a job within the policy runs.
  * Real CLI; the endpoint tests talk to a scripted OpenAI-compatible server that counts requests.

@@ -3,7 +3,7 @@
  * schedule through one PostgreSQL store (docs/store.md). Needs HERMES_TEST_POSTGRES_URL (`.ci/run` sets it);
  * skipped with a visible reason without it, except under CI=true, where that is a failure.
  *
- * The acceptance run of issue 14: three daemons serve jobs due every second for 30 s; one daemon is
+ * The acceptance run: three daemons serve jobs due every second for 30 s; one daemon is
  * SIGKILLed while it is in the middle of runs and restarted under the same host id. Two jobs share the run,
  * one per `schedule.on_crash` (docs/store.md), so one kill covers both: the winner of a second's claims takes
  * the slots of every job due then, so the daemon killed mid-run holds a slot of each.

@@ -1,5 +1,5 @@
 /**
- * Issue 21: a secret holding `"`, `\` and a tab, printed by a tool as JSON, URL-encoded (both kinds of
+ * A secret holding `"`, `\` and a tab, printed by a tool as JSON, URL-encoded (both kinds of
  * percent-encoding, either case of hex) and base64 (alone, url-safe, inside `user:secret`), is absent
  * from the raw SQLite file and its WAL, from `sessions export`, from stream-json, and from a PostgreSQL
  * store. Real CLI, scripted model, the shell tool in the sandbox.

@@ -1,5 +1,5 @@
 /**
- * Stalls are faults (issue 20): `hermes run` against real HTTP servers that stop sending. A server that
+ * Stalls are faults: `hermes run` against real HTTP servers that stop sending. A server that
  * accepts the request and then sends nothing, one that stops mid-stream (headers and some SSE chunks, then
  * silence) and one that stops mid-body without streaming: the run ends by `model.idle_timeout` with its result
  * JSON, `terminal_reason: stalled`, exit 1. A reply whose bytes keep coming is not a stall, however long it

@@ -1,5 +1,5 @@
 /**
- * Issue 21: tool output and answers holding escape sequences (OSC 52 clipboard write, title change,
+ * Tool output and answers holding escape sequences (OSC 52 clipboard write, title change,
  * screen clear), NUL, CR, BEL, C1 controls and bidirectional overrides never reach a terminal raw:
  * `sessions show`, progress lines and the text answer on a terminal render them visibly, and what follows
  * a NUL is shown. A pipe gets the answer's exact bytes; JSON output is exact (JSON escapes what it must).

@@ -1,5 +1,5 @@
 /**
- * A wedged owner does not keep its session (issue 20): a `hermes run` stopped with SIGSTOP keeps a live pid,
+ * A wedged owner does not keep its session: a `hermes run` stopped with SIGSTOP keeps a live pid,
  * so ownership by pid alone would refuse every `--resume` forever. Ownership needs progress: while the owner
  * is fresh a resume is refused (exit 2); once its renewal is overdue (the stall bound plus a margin) another
  * process takes the session over; and when the wedged process wakes it writes nothing more — it ends

@@ -1,5 +1,5 @@
 /**
- * One token basis (issue 13, item 6): before, after, the anti-growth refusal and the ineffective verdict of a
+ * One token basis: before, after, the anti-growth refusal and the ineffective verdict of a
  * pass all use chars/4 scaled by one calibration ratio — the provider's real prompt_tokens ÷ chars/4 of the
  * request it measured — and the provider's next reading calibrates the estimate again.
  */

@@ -1,5 +1,5 @@
 /**
- * A summary model with a smaller window (issue 13, item 4): the middle is summarised in chunks that fit it,
+ * A summary model with a smaller window: the middle is summarised in chunks that fit it,
  * folded iteratively; a compactor whose summary window cannot take even one chunk says so when it starts.
  */
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 /**
- * Micro-compaction (issue 13, item 2): between turns, above the micro threshold, the oldest complete assistant
+ * Micro-compaction: between turns, above the micro threshold, the oldest complete assistant
  * exchanges are folded into one rolling summary that replaces the previous one; user messages stay verbatim,
  * in order; same lease, commit, guards and post_compaction as a hard compaction.
  */

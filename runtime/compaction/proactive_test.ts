@@ -1,5 +1,5 @@
 /**
- * Proactive pruning with a floor (issue 13, item 10): between turns, below the threshold, old tool results are
+ * Proactive pruning with a floor: between turns, below the threshold, old tool results are
  * pruned only when that frees at least `compaction.prune_min` tokens (reason `proactive_prune`).
  */
 import assert from "node:assert/strict";

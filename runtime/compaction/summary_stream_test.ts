@@ -1,5 +1,5 @@
 /**
- * Summary calls stream when the model streams (issue 13, item 5): the compactor's idle timeout is reset by
+ * Summary calls stream when the model streams: the compactor's idle timeout is reset by
  * every streamed piece, so a slow but healthy summary model finishes; without streaming the same wait is idle.
  * The real OpenAI provider talks to a server that releases each piece of its answer when the test says so,
  * while the test moves a manual clock: no real time is measured.

@@ -1,4 +1,4 @@
-/** The token-budgeted tail (issue 13, item 1): what a pass does when the protected tail itself is too big. */
+/** The token-budgeted tail: what a pass does when the protected tail itself is too big. */
 import assert from "node:assert/strict";
 import { ManualClock } from "../core/_testing.ts";
 import type { AppendMessage } from "../store/store.ts";

@@ -1,5 +1,5 @@
 /**
- * Telemetry (issue 13, item 7): every pass, committed or not, writes one content-free log row with its
+ * Telemetry: every pass, committed or not, writes one content-free log row with its
  * outcome, measures and the session's running totals; `compaction.start` and `compaction.blocked` tell
  * clients what is going on; a log write that fails never fails the pass.
  */

@@ -1,5 +1,5 @@
 /**
- * Opening a path inside a PathScope so that the object checked is the object used (issue 11: a symlink
+ * Opening a path inside a PathScope so that the object checked is the object used (a symlink
  * swapped into a path component between a realpath check and an open let calls escape their roots).
  *
  * On Linux the path is walked one component at a time from the root's real path (fixed at session start),

@@ -1,5 +1,5 @@
 /**
- * The file tools against the attacks of issue 11, with a real racing process: a path component or the
+ * The file tools against the path attacks, with a real racing process: a path component or the
  * file itself swapped for a symlink out of the root (renameat2 EXCHANGE in a loop) while the tool reads or
  * writes many times, FIFOs, sockets and devices, and hard links; each next to the case that must work.
  */

@@ -1,5 +1,5 @@
 /**
- * The tool-heavy compaction corpus (issue 19), generated from a seed so every run of a test or bench sees
+ * The tool-heavy compaction corpus, generated from a seed so every run of a test or bench sees
  * the same session:
  *
  * - {@linkcode toolHeavyCorpus}: `turns` user turns (default 300). Every turn asks the model to read files:

@@ -1,5 +1,5 @@
 /**
- * git's command line as tools.shell needs to read it (issue 11): `git [global options] <command> [args]`.
+ * git's command line as tools.shell needs to read it: `git [global options] <command> [args]`.
  *
  * - Global options (git.c `handle_options`): flags such as `--no-pager`, `-P`, `--bare`; `-C <dir>` and
  *   `-c <key>=<value>` with a separate value; `--git-dir`, `--work-tree`, `--namespace`, `--config-env`,

@@ -1,6 +1,6 @@
 /**
  * Other readings of one simple command, so that `tools.shell.deny` (and, for what the command runs,
- * `tools.shell.allow`) judge what would actually happen, not only the words as written (issue 11):
+ * `tools.shell.allow`) judge what would actually happen, not only the words as written:
  *
  * - option grammars: git's global options precisely (git.ts); for every other program the words
  *   after leading options, each option taken with or without one value (`kubectl -n x delete` is read as

@@ -1,5 +1,5 @@
 /**
- * What `tools.shell.sandbox` means (docs/sandbox.md; issue 11): the defaults, the check a session runs before
+ * What `tools.shell.sandbox` means (docs/sandbox.md): the defaults, the check a session runs before
  * its first model call, and the bubblewrap policy of each command (runtime/sandbox does the mounting).
  *
  * Defaults, chosen like Codex's non-interactive default (read-only, only the workspace writable):

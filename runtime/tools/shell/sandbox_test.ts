@@ -1,6 +1,6 @@
 /**
  * The shell tool's sandbox through the real bubblewrap, from the job keys (`builtinTools` +
- * `checkToolSandbox`) to what a command can see: each attack of issue 11 next to the granted case that
+ * `checkToolSandbox`) to what a command can see: each known attack next to the granted case that
  * makes the denial meaningful. Skipped with the reason where bwrap cannot run, except in CI.
  */
 import assert from "node:assert/strict";

@@ -1,6 +1,6 @@
 /**
- * The attacker of scoped_open_test.ts: exchanges two paths atomically (renameat2 RENAME_EXCHANGE, as in
- * issue 11) in a tight loop until killed, so that each name is in turn a real directory or file and a
+ * The attacker of scoped_open_test.ts: exchanges two paths atomically (renameat2 RENAME_EXCHANGE) in a tight loop
+ * until killed, so that each name is in turn a real directory or file and a
  * symlink leading out of the root. Prints "swapping" once it runs.
  * Usage: deno run --allow-ffi swap_loop.ts PATH_A PATH_B
  */
