@@ -3,10 +3,12 @@
  * private directory (the sandbox reaches it only through the bridge, net_bridge.ts) and serves two forms:
  * `CONNECT host:port` (TLS and any other stream) and plain HTTP with an absolute URI. Each target must match
  * the list (net_hosts.ts); the proxy resolves the name itself and connects to the address it checked, so a
- * second lookup cannot swap in another one. An internal address (loopback, private, link-local, …) is
+ * second lookup cannot swap in another one. An internal address (ip_address.ts: loopback, private,
+ * link-local, NAT64, this host's own addresses, …) is
  * reached only when the rule names that address. Everything else gets 403 with the reason, and `onRefusal`.
  */
-import { type HostRule, isInternalAddress, isIP, matchHost, namesAddress } from "./net_hosts.ts";
+import { isInternalAddress, isIP, ownAddresses } from "./ip_address.ts";
+import { type HostRule, matchHost, namesAddress } from "./net_hosts.ts";
 
 export interface Refusal {
   host: string;
@@ -102,7 +104,11 @@ async function serve(
   } catch {
     return await refuse("does not resolve");
   }
-  const reachable = addresses.filter((address) => !isInternalAddress(address) || namesAddress(rule, address));
+  // Asked per request: an interface may gain an address while a sandbox runs.
+  const own = ownAddresses();
+  const reachable = addresses.filter((address) =>
+    !isInternalAddress(address, { own }) || namesAddress(rule, address)
+  );
   if (reachable.length === 0) {
     return await refuse(
       `resolves to an internal address (${addresses.join(", ")}); only a rule naming that address reaches it`,
