@@ -74,7 +74,7 @@ export async function markdownLinkProblems(
   return problems;
 }
 
-// A docs page or README anchor a comment names: `docs/compaction.md`, `README.md#layout`.
+// A docs page or README anchor a comment names: `docs/compaction.md`, `docs/architecture.md#start-up`.
 const COMMENT_LINK = /(?<![\w/.-])((?:docs\/[\w./-]+\.md|README\.md)(?:#[\w-]+)?)/g;
 const COMMENT_LINE = /^\s*(\/\/|\/\*|\*)|\s\/\/\s/;
 
