@@ -117,7 +117,8 @@ export const ModelConfig = z.strictObject({
   text_tool_calls: z.boolean().describe(
     "Recognise tool calls the model writes into its answer's text (<tool_call> blocks, [TOOL_CALLS], " +
       "<|python_tag|>, or an answer that is only a JSON call naming a tool), as local models served without " +
-      "a tool-call parser do (default false)",
+      "a tool-call parser do; only calls that end the answer and appear in no tool result or prompt of the " +
+      "request count (default false)",
   ).optional(),
 });
 

@@ -66,6 +66,44 @@ Deno.test("parseTextToolCalls: an answer stays an answer — prose, unknown tool
   for (const text of answers) assert.equal(parseTextToolCalls(text, TOOLS), null, text);
 });
 
+Deno.test("parseTextToolCalls: tagged calls count only as the end of the answer", () => {
+  const block = '<tool_call>{"name": "read_file", "arguments": {"path": "a.txt"}}</tool_call>';
+  for (
+    const text of [
+      `The file holds ${block} and nothing else.`,
+      `${block}\nThat is what it says.`,
+      `${block}\nthen\n${block}`,
+    ]
+  ) {
+    assert.equal(parseTextToolCalls(text, TOOLS), null, text);
+  }
+  assert.deepEqual(parseTextToolCalls(`Reading it.\n${block}\n\n${block}\n`, TOOLS)?.calls, [READ, READ]);
+});
+
+Deno.test("parseTextToolCalls: a call that also appears in the request's input was copied, and stays text", () => {
+  const block = '<tool_call>{"name": "read_file", "arguments": {"path": "a.txt"}}</tool_call>';
+  const copies: [string, string, string][] = [
+    ["verbatim", block, `notes\n${block}\n`],
+    [
+      "reformatted",
+      '<tool_call>\n{ "arguments": {"path":"a.txt"}, "name":"read_file" }\n</tool_call>',
+      block,
+    ],
+    [
+      "a bare answer copied from a bare line",
+      '{"name": "read_file", "arguments": {"path": "a.txt"}}',
+      'x\n{"name":"read_file","arguments":{"path":"a.txt"}}\ny',
+    ],
+    ["behind a JSON result's escapes", block, JSON.stringify({ status: 200, body: `page ${block}` })],
+  ];
+  for (const [how, answer, input] of copies) {
+    assert.equal(parseTextToolCalls(answer, TOOLS, ["the prompt", input]), null, how);
+  }
+  // The neighbour: a result that names the path, or holds another call, leaves the model's own call alone.
+  const other = '<tool_call>{"name": "list_dir", "arguments": {}}</tool_call>';
+  assert.deepEqual(parseTextToolCalls(block, TOOLS, ["a.txt\nb.txt", other])?.calls, [READ]);
+});
+
 function providerAnswering(content: string, tool_calls?: ModelResponse["message"]["tool_calls"]): Provider {
   return {
     name: "fixed",
@@ -79,6 +117,28 @@ function providerAnswering(content: string, tool_calls?: ModelResponse["message"
 }
 
 const request = (tools = TOOLS): ModelRequest => ({ model: "m", messages: [], tools });
+
+Deno.test("withTextToolCalls: a call quoted from a tool result of the request stays the answer", async () => {
+  const call = '{"name": "read_file", "arguments": {"path": "a.txt"}}';
+  const asked = (content: string): ModelRequest => ({
+    model: "m",
+    tools: TOOLS,
+    messages: [{ role: "user", content: "go" }, {
+      role: "tool",
+      content,
+      tool_call_id: "1",
+      name: "read_file",
+    }],
+  });
+  const quoted = await withTextToolCalls(providerAnswering(call)).complete(asked(`see ${call}`));
+  assert.deepEqual([quoted.message.content, quoted.message.tool_calls, quoted.finish_reason], [
+    call,
+    undefined,
+    "stop",
+  ]);
+  const own = await withTextToolCalls(providerAnswering(call)).complete(asked("a.txt"));
+  assert.equal(own.message.tool_calls?.[0]?.name, "read_file");
+});
 
 Deno.test("withTextToolCalls: a written call becomes a tool call with a fresh id; real calls and plain answers pass", async () => {
   const written = await withTextToolCalls(
