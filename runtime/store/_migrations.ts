@@ -193,4 +193,48 @@ export const migrations: readonly string[] = [
   // 9: provider-signed reasoning (Anthropic thinking blocks, JSON) stored with its assistant message: it is
   // sent back verbatim in later requests.
   `ALTER TABLE messages ADD COLUMN reasoning TEXT;`,
+  // 10: the run queue: runs submitted to be worked by any worker (a job snapshot, scheduling, the claim of
+  // the worker that runs it, its result), their events for `runs events`, and rate-limit holds per model.
+  `
+  CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    job TEXT NOT NULL,
+    job_path TEXT,
+    job_snapshot TEXT NOT NULL,
+    inputs TEXT NOT NULL DEFAULT '{}',
+    key TEXT UNIQUE,
+    priority INTEGER NOT NULL DEFAULT 0,
+    not_before INTEGER,
+    status TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    on_crash TEXT NOT NULL DEFAULT 'skip',
+    group_key TEXT,
+    group_limit INTEGER,
+    model TEXT,
+    labels TEXT NOT NULL DEFAULT '{}',
+    holder_host TEXT,
+    holder_pid INTEGER,
+    holder_started TEXT,
+    holder_nonce TEXT,
+    lease_expires_at INTEGER,
+    cancel_requested INTEGER NOT NULL DEFAULT 0,
+    session_id TEXT,
+    result TEXT,
+    exit_code INTEGER,
+    note TEXT,
+    submitted_at INTEGER NOT NULL,
+    started_at INTEGER,
+    finished_at INTEGER
+  );
+  CREATE INDEX runs_queued ON runs(priority DESC, submitted_at, id) WHERE status = 'queued';
+  CREATE INDEX runs_running ON runs(group_key) WHERE status = 'running';
+  CREATE INDEX runs_submitted ON runs(submitted_at);
+  CREATE TABLE run_events (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    event TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+  );
+  CREATE TABLE model_holds (model TEXT PRIMARY KEY, until INTEGER NOT NULL);
+  `,
 ];

@@ -452,6 +452,174 @@ export interface ScheduleOps {
   recentRuns(job: string, limit: number): Promise<RunRow[]>;
 }
 
+// ---- the run queue (`hermes submit`, workers in `hermes daemon`) ----
+
+/** `queued` → `running` → how its session ended; or `cancelled`, or `crashed` (its worker died, on_crash: skip). */
+export type QueuedRunStatus =
+  | "queued"
+  | "running"
+  | "success"
+  | "failed"
+  | "limit"
+  | "interrupted"
+  | "cancelled"
+  | "crashed";
+
+/** A run handed over to the queue: the job as it was when submitted, and how it is to be scheduled. */
+export interface NewQueuedRun {
+  /** Default: a new time-sortable id. */
+  id?: string;
+  /** The job's name. */
+  job: string;
+  job_path: string | null;
+  /** The resolved job as submitted (JSON): run as it was, whatever happens to its file afterwards. */
+  job_snapshot: string;
+  inputs: Record<string, string>;
+  /** Idempotency key: a second submit with the same key returns the first run. */
+  key?: string | null;
+  /** Higher first; default 0. */
+  priority?: number;
+  /** Not claimed before this time (epoch ms). */
+  not_before?: number | null;
+  /** Concurrency group (its template expanded) and the most runs of it running at once. */
+  group?: string | null;
+  group_limit?: number | null;
+  /** Cancel the group's queued and running runs when this one is submitted (`concurrency.cancel_in_progress`). */
+  cancel_in_progress?: boolean;
+  /** The model it calls: a rate-limit hold on it holds the run back. */
+  model?: string | null;
+  /** What happens when its worker dies mid-run (default skip: recorded `crashed`). */
+  on_crash?: "skip" | "rerun";
+  /** Labels stored with the run (JSON object). */
+  labels?: Record<string, string>;
+  now: number;
+}
+
+/** A queued run's record (a CLI contract with `runs show --json`: add fields, never rename). */
+export interface QueuedRun {
+  id: string;
+  job: string;
+  job_path: string | null;
+  job_snapshot: string;
+  inputs: Record<string, string>;
+  key: string | null;
+  priority: number;
+  not_before: number | null;
+  status: QueuedRunStatus;
+  /** How many workers started it (2 after a takeover with on_crash: rerun). */
+  attempts: number;
+  on_crash: "skip" | "rerun";
+  group: string | null;
+  group_limit: number | null;
+  model: string | null;
+  labels: Record<string, string>;
+  /** The worker that holds it while it runs. */
+  holder: ProcessIdentity | null;
+  lease_expires_at: number | null;
+  /** A cancel was asked for while it ran: its worker stops it. */
+  cancel_requested: boolean;
+  session_id: string | null;
+  /** The run's result object once it ended (null for a run that never ran or whose worker died). */
+  result: unknown;
+  exit_code: number | null;
+  note: string | null;
+  submitted_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+}
+
+export interface ClaimRequest {
+  holder: ProcessIdentity;
+  now: number;
+  lease_ms: number;
+  /** At most this many runs (the worker's free slots). */
+  max: number;
+  /** config.yaml `queue.max_running`: no claim beyond this many running runs in the whole store. */
+  max_running?: number | null | undefined;
+}
+
+export interface RunEnd {
+  id: string;
+  holder: ProcessIdentity;
+  status: Exclude<QueuedRunStatus, "queued" | "running" | "crashed">;
+  session_id: string | null;
+  result: unknown;
+  exit_code: number | null;
+  now: number;
+  note?: string | null;
+}
+
+export interface ListRunsOptions {
+  status?: string;
+  job?: string;
+  limit?: number;
+}
+
+/** One stored event of a run (what `runs events` prints), numbered from 1. */
+export interface RunEventRow {
+  run_id: string;
+  seq: number;
+  event: unknown;
+}
+
+export interface RunQueueOps {
+  /**
+   * Stores a queued run in one transaction; with a `key` some run already has, stores nothing and returns
+   * that run (`deduplicated`). `cancel_in_progress` cancels the group's other queued runs and asks its
+   * running ones to stop, in the same transaction.
+   */
+  submitRun(run: NewQueuedRun): Promise<{ run: QueuedRun; deduplicated: boolean }>;
+  getRun(id: string): Promise<QueuedRun | undefined>;
+  /** An id or a unique id prefix; rejects with NotFoundError naming it. */
+  resolveRunId(ref: string): Promise<string>;
+  /** Newest first. */
+  listRuns(options?: ListRunsOptions): Promise<QueuedRun[]>;
+  /**
+   * Claims due queued runs for `holder` in one transaction: highest priority, then oldest first, none whose
+   * group is at its limit or whose model is held, none beyond `max_running`. Each run is claimed by one
+   * worker only, whatever number claim at once; a claimed run is `running` with `attempts` + 1.
+   */
+  claimRuns(request: ClaimRequest): Promise<QueuedRun[]>;
+  /** Records the session a claimed run opened; false when `holder` no longer holds it. */
+  setRunSession(id: string, holder: ProcessIdentity, sessionId: string): Promise<boolean>;
+  /**
+   * Extends the leases of `holder`'s running runs. Returns those it still holds, and among them those a
+   * cancel was asked for.
+   */
+  renewRuns(holder: ProcessIdentity, lease: ClaimLease): Promise<{ held: string[]; cancel: string[] }>;
+  /** `holder`'s running runs a cancel was asked for (a cheap read, polled while runs are in flight). */
+  cancelRequests(holder: ProcessIdentity): Promise<string[]>;
+  /** Records how a run ended; false when `holder` no longer holds it (taken over, or recorded crashed). */
+  finishRun(end: RunEnd): Promise<boolean>;
+  /**
+   * A queued run becomes `cancelled` at once; a running one is asked to stop (its worker records it
+   * `cancelled`). A run that ended is left as it is. Resolves with the run as it is now.
+   */
+  cancelRun(id: string, now: number): Promise<QueuedRun>;
+  /**
+   * Running runs whose worker is provably dead on this host or whose lease expired: with `on_crash: rerun`
+   * and one attempt, queued again (another worker takes it over, once); otherwise recorded `crashed`. Their
+   * sessions left running are marked interrupted. Resolves with the runs handled, as they are now.
+   */
+  recoverRuns(request: { now: number }): Promise<QueuedRun[]>;
+  /** How many runs of `group` are running now. */
+  groupRunning(group: string): Promise<number>;
+  /** Holds back queued runs of `model` until `until` (a provider's rate-limit answer); a later hold wins. */
+  holdModel(model: string, until: number): Promise<void>;
+  /** The model holds still in force at `now`: model → until. */
+  modelHolds(now: number): Promise<Record<string, number>>;
+  /** Appends a run's events (in order, after those stored). */
+  appendRunEvents(runId: string, events: readonly unknown[]): Promise<void>;
+  /** The run's events after `afterSeq`, in order. */
+  runEvents(runId: string, afterSeq: number): Promise<RunEventRow[]>;
+  /**
+   * Calls `wake` when runs were submitted, cancelled or finished in any process (PostgreSQL LISTEN/NOTIFY);
+   * resolves with a function that stops listening. A store without notifications never calls it (the
+   * caller polls).
+   */
+  watchRuns(wake: (runId: string) => void): Promise<() => Promise<void>>;
+}
+
 // ---- plugin state (`ctx.state`) ----
 
 export interface PluginStateOps {
@@ -701,11 +869,14 @@ export type CompactionStore = LeaseOps & CompactionOps;
 export type ScheduleStore = ScheduleOps;
 /** Plugins' own values. */
 export type PluginStore = PluginStateOps;
+/** The run queue: submitted runs, their claims by workers, their ends and events. */
+export type RunQueueStore = RunQueueOps;
 /** Operators: listing and search, archive, delete and prune, copies between stores. */
 export type AdminStore = SearchOps & AdminOps & CopyOps;
 
 /** Every role, and the handle's own files and close. */
-export interface Store extends SessionStore, CompactionStore, ScheduleStore, PluginStore, AdminStore {
+export interface Store
+  extends SessionStore, CompactionStore, ScheduleStore, PluginStore, AdminStore, RunQueueStore {
   /** Local files that hold the store (a SQLite file and its WAL), hidden from sandboxed tools; none for a server. */
   readonly files: readonly string[];
   close(): Promise<void>;

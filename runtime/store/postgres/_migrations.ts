@@ -171,4 +171,48 @@ export const migrations: readonly string[] = [
   // 6: provider-signed reasoning (Anthropic thinking blocks, JSON) stored with its assistant message: it is
   // sent back verbatim in later requests.
   `ALTER TABLE messages ADD COLUMN reasoning text;`,
+  // 7: the run queue: runs submitted to be worked by any worker (a job snapshot, scheduling, the claim of
+  // the worker that runs it, its result), their events for `runs events`, and rate-limit holds per model.
+  `
+  CREATE TABLE runs (
+    id text COLLATE "C" PRIMARY KEY,
+    job text NOT NULL,
+    job_path text,
+    job_snapshot text NOT NULL,
+    inputs text NOT NULL DEFAULT '{}',
+    key text UNIQUE,
+    priority integer NOT NULL DEFAULT 0,
+    not_before bigint,
+    status text NOT NULL,
+    attempts integer NOT NULL DEFAULT 0,
+    on_crash text NOT NULL DEFAULT 'skip',
+    group_key text,
+    group_limit integer,
+    model text,
+    labels text NOT NULL DEFAULT '{}',
+    holder_host text,
+    holder_pid integer,
+    holder_started text,
+    holder_nonce text,
+    lease_expires_at bigint,
+    cancel_requested boolean NOT NULL DEFAULT false,
+    session_id text,
+    result text,
+    exit_code integer,
+    note text,
+    submitted_at bigint NOT NULL,
+    started_at bigint,
+    finished_at bigint
+  );
+  CREATE INDEX runs_queued ON runs (priority DESC, submitted_at, id) WHERE status = 'queued';
+  CREATE INDEX runs_running ON runs (group_key) WHERE status = 'running';
+  CREATE INDEX runs_submitted ON runs (submitted_at);
+  CREATE TABLE run_events (
+    run_id text COLLATE "C" NOT NULL,
+    seq integer NOT NULL,
+    event text NOT NULL,
+    PRIMARY KEY (run_id, seq)
+  );
+  CREATE TABLE model_holds (model text PRIMARY KEY, until bigint NOT NULL);
+  `,
 ];

@@ -1,6 +1,7 @@
 /** Every part of the sqlite store, for composeOps (../_compose.ts). */
 export { adminOps } from "./admin.ts";
 export { compactionOps } from "./compactions.ts";
+export { runQueueOps } from "./run_queue.ts";
 export { copyOps } from "./copy.ts";
 export { leaseOps } from "./leases.ts";
 export { messageOps } from "./messages.ts";

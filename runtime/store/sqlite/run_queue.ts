@@ -1,0 +1,238 @@
+/**
+ * The `runs` table as a queue: submitted runs, claimed by workers inside one BEGIN IMMEDIATE transaction
+ * (SQLite's single writer makes a claim, its group limits and `queue.max_running` one atomic decision),
+ * leased to their worker like schedule claims, and finished, renewed or cancelled by statements qualified
+ * with the worker's nonce. A store file has no notifications: workers poll (`watchRuns` never wakes).
+ */
+import { NotFoundError } from "../../core/errors.ts";
+import type { QueuedRun, RunQueueOps } from "../store.ts";
+import { isStaleRun, newRunId, pickClaims, recovery, resolvedRunId, toQueuedRun } from "../_run_queue.ts";
+import { type Row, settle, type SqliteDb } from "./_db.ts";
+import { HOLDER } from "./_holder.ts";
+
+export function runQueueOps(db: SqliteDb): RunQueueOps {
+  const get = (id: string): QueuedRun | undefined => {
+    const row = db.stmt("SELECT * FROM runs WHERE id = ?").get(id) as Row | undefined;
+    return row && toQueuedRun(row);
+  };
+  const running = (group: string) =>
+    Number(
+      (db.stmt("SELECT count(*) AS n FROM runs WHERE status = 'running' AND group_key = ?").get(group) as Row)
+        .n,
+    );
+  return {
+    submitRun: (run) =>
+      settle(() =>
+        db.immediate(() => {
+          if (run.key) {
+            const row = db.stmt("SELECT * FROM runs WHERE key = ?").get(run.key) as Row | undefined;
+            if (row) return { run: toQueuedRun(row), deduplicated: true };
+          }
+          const id = run.id ?? newRunId(run.now);
+          if (run.cancel_in_progress && run.group) {
+            db.stmt(
+              `UPDATE runs SET status = 'cancelled', finished_at = ?, note = ? WHERE group_key = ? AND status = 'queued'`,
+            ).run(
+              run.now,
+              `cancelled: run ${id} of the same group was submitted (cancel_in_progress)`,
+              run.group,
+            );
+            db.stmt("UPDATE runs SET cancel_requested = 1 WHERE group_key = ? AND status = 'running'").run(
+              run.group,
+            );
+          }
+          db.stmt(
+            `INSERT INTO runs (id, job, job_path, job_snapshot, inputs, key, priority, not_before, status,
+               on_crash, group_key, group_limit, model, labels, submitted_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?)`,
+          ).run(
+            id,
+            run.job,
+            run.job_path,
+            run.job_snapshot,
+            JSON.stringify(run.inputs),
+            run.key ?? null,
+            run.priority ?? 0,
+            run.not_before ?? null,
+            run.on_crash ?? "skip",
+            run.group ?? null,
+            run.group_limit ?? null,
+            run.model ?? null,
+            JSON.stringify(run.labels ?? {}),
+            run.now,
+          );
+          return { run: get(id)!, deduplicated: false };
+        })
+      ),
+    getRun: (id) => settle(() => get(id)),
+    resolveRunId: (ref) =>
+      settle(() => {
+        if (get(ref)) return ref;
+        const prefixed = (db.stmt("SELECT id FROM runs WHERE id >= ? AND id < ? ORDER BY id LIMIT 3")
+          .all(ref, ref + "\uffff") as Row[]).map((r) => String(r.id));
+        return resolvedRunId(ref, false, prefixed);
+      }),
+    listRuns: (options = {}) =>
+      settle(() => {
+        const where: string[] = [];
+        const params: (string | number)[] = [];
+        if (options.status) (where.push("status = ?"), params.push(options.status));
+        if (options.job) (where.push("job = ?"), params.push(options.job));
+        const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+          ORDER BY submitted_at DESC, id DESC LIMIT ?`;
+        return (db.stmt(sql).all(...params, options.limit ?? -1) as Row[]).map(toQueuedRun);
+      }),
+    claimRuns: ({ holder, now, lease_ms, max, max_running }) =>
+      settle(() =>
+        db.immediate(() => {
+          if (max <= 0) return [];
+          let room = Infinity;
+          if (max_running !== undefined && max_running !== null) {
+            const total = Number(
+              (db.stmt("SELECT count(*) AS n FROM runs WHERE status = 'running'").get() as Row).n,
+            );
+            room = Math.max(0, max_running - total);
+            if (room === 0) return [];
+          }
+          const candidates = (db.stmt(
+            `SELECT * FROM runs WHERE status = 'queued' AND (not_before IS NULL OR not_before <= ?)
+               AND (model IS NULL OR model NOT IN (SELECT model FROM model_holds WHERE until > ?))
+               AND (group_key IS NULL OR group_limit IS NULL OR group_limit > (SELECT count(*) FROM runs r
+                 WHERE r.status = 'running' AND r.group_key = runs.group_key))
+             ORDER BY priority DESC, submitted_at, id LIMIT ?`,
+          ).all(now, now, Math.min(max, room) * 4 + 16) as Row[]).map(toQueuedRun);
+          const picked = pickClaims(candidates, { max, room, running });
+          const claim = db.stmt(
+            `UPDATE runs SET status = 'running', ${HOLDER.assign}, lease_expires_at = ?, attempts = attempts + 1,
+               started_at = ?, session_id = NULL WHERE id = ? AND status = 'queued'`,
+          );
+          for (const run of picked) claim.run(...HOLDER.values(holder), now + lease_ms, now, run.id);
+          return picked.map((run) => get(run.id)!);
+        })
+      ),
+    setRunSession: (id, holder, sessionId) =>
+      settle(() =>
+        Number(
+          db.stmt("UPDATE runs SET session_id = ? WHERE id = ? AND holder_nonce = ? AND status = 'running'")
+            .run(sessionId, id, holder.nonce).changes,
+        ) === 1
+      ),
+    renewRuns: (holder, { now, lease_ms }) =>
+      settle(() =>
+        db.immediate(() => {
+          db.stmt("UPDATE runs SET lease_expires_at = ? WHERE holder_nonce = ? AND status = 'running'")
+            .run(now + lease_ms, holder.nonce);
+          const rows = db.stmt(
+            "SELECT id, cancel_requested FROM runs WHERE holder_nonce = ? AND status = 'running'",
+          ).all(holder.nonce) as Row[];
+          return {
+            held: rows.map((r) => String(r.id)),
+            cancel: rows.filter((r) => Number(r.cancel_requested) === 1).map((r) => String(r.id)),
+          };
+        })
+      ),
+    cancelRequests: (holder) =>
+      settle(() =>
+        (db.stmt(
+          "SELECT id FROM runs WHERE holder_nonce = ? AND status = 'running' AND cancel_requested = 1",
+        ).all(holder.nonce) as Row[]).map((r) => String(r.id))
+      ),
+    finishRun: (end) =>
+      settle(() =>
+        Number(
+          db.stmt(
+            `UPDATE runs SET status = ?, session_id = coalesce(?, session_id), result = ?, exit_code = ?,
+               finished_at = ?, lease_expires_at = NULL, note = coalesce(?, note)
+             WHERE id = ? AND holder_nonce = ? AND status = 'running'`,
+          ).run(
+            end.status,
+            end.session_id,
+            end.result === undefined || end.result === null ? null : JSON.stringify(end.result),
+            end.exit_code,
+            end.now,
+            end.note ?? null,
+            end.id,
+            end.holder.nonce,
+          ).changes,
+        ) === 1
+      ),
+    cancelRun: (id, now) =>
+      settle(() =>
+        db.immediate(() => {
+          db.stmt(
+            "UPDATE runs SET status = 'cancelled', finished_at = ?, note = 'cancelled before it started' WHERE id = ? AND status = 'queued'",
+          ).run(now, id);
+          db.stmt("UPDATE runs SET cancel_requested = 1 WHERE id = ? AND status = 'running'").run(id);
+          const run = get(id);
+          if (!run) throw new NotFoundError(`Cannot cancel run "${id}": no such run id`);
+          return run;
+        })
+      ),
+    recoverRuns: ({ now }) =>
+      settle(() =>
+        db.immediate(() => {
+          const stale = (db.stmt("SELECT * FROM runs WHERE status = 'running'").all() as Row[])
+            .map(toQueuedRun)
+            .filter((run) => isStaleRun(run, { now, host: db.host }));
+          return stale.map((run) => {
+            const next = recovery(run);
+            if (run.session_id) {
+              db.stmt(
+                `UPDATE sessions SET status = 'interrupted', terminal_reason = 'holder_died', ended_at = ?,
+                   updated_at = ?, owner_pid = NULL WHERE id = ? AND status = 'running'`,
+              ).run(now, now, run.session_id);
+            }
+            if (next.status === "queued") {
+              db.stmt(
+                `UPDATE runs SET status = 'queued', holder_host = NULL, holder_pid = NULL, holder_started = NULL,
+                   holder_nonce = NULL, lease_expires_at = NULL, note = ? WHERE id = ? AND holder_nonce = ?`,
+              ).run(next.note, run.id, run.holder!.nonce);
+            } else {
+              db.stmt(
+                `UPDATE runs SET status = 'crashed', finished_at = ?, lease_expires_at = NULL, note = ?
+                 WHERE id = ? AND holder_nonce = ?`,
+              ).run(now, next.note, run.id, run.holder!.nonce);
+            }
+            return get(run.id)!;
+          });
+        })
+      ),
+    groupRunning: (group) => settle(() => running(group)),
+    holdModel: (model, until) =>
+      settle(() => {
+        db.stmt(
+          `INSERT INTO model_holds (model, until) VALUES (?, ?)
+           ON CONFLICT (model) DO UPDATE SET until = max(until, excluded.until)`,
+        ).run(model, until);
+      }),
+    modelHolds: (now) =>
+      settle(() =>
+        Object.fromEntries(
+          (db.stmt("SELECT model, until FROM model_holds WHERE until > ?").all(now) as Row[])
+            .map((r) => [String(r.model), Number(r.until)]),
+        )
+      ),
+    appendRunEvents: (runId, events) =>
+      settle(() =>
+        db.immediate(() => {
+          if (events.length === 0) return;
+          const last = Number(
+            (db.stmt("SELECT coalesce(max(seq), 0) AS n FROM run_events WHERE run_id = ?").get(runId) as Row)
+              .n,
+          );
+          const insert = db.stmt("INSERT INTO run_events (run_id, seq, event) VALUES (?, ?, ?)");
+          events.forEach((event, i) => insert.run(runId, last + i + 1, JSON.stringify(event)));
+        })
+      ),
+    runEvents: (runId, afterSeq) =>
+      settle(() =>
+        (db.stmt("SELECT run_id, seq, event FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq")
+          .all(runId, afterSeq) as Row[]).map((r) => ({
+            run_id: String(r.run_id),
+            seq: Number(r.seq),
+            event: JSON.parse(String(r.event)),
+          }))
+      ),
+    watchRuns: () => Promise.resolve(() => Promise.resolve()),
+  };
+}
