@@ -221,6 +221,8 @@ Deno.test("--output json and stream-json: results of exit 0, 1, 2 and 3 match th
         assertResult(lines[0]);
       } else assertEvents(lines, ["result"]);
       const result = lines.at(-1)!;
+      // The stream-json result line carries seq and ts too, and is still a result object.
+      assertResult(result);
       assert.equal(result.exit_code, c.code, c.name);
       assert.equal(result.schema_version, 1);
       if (c.code === 0) assert.deepEqual(result.output, { labels: ["bug"] });

@@ -259,10 +259,14 @@ export function resultJsonSchema(): Schema {
   return {
     $schema: "https://json-schema.org/draft/2020-12/schema",
     title: "Hermes result",
-    ...jsonSchemaOf(runResult.describe(
-      `The result object of a run, schema_version ${SCHEMA_VERSION}: hermes run --output json, the last ` +
-        "line of --output stream-json (with seq and ts), RPC session.prompt and job.run",
-    )),
+    // The last stream-json line is the same object with its event envelope's seq and ts: one schema
+    // validates both, so a reader need not strip them.
+    ...jsonSchemaOf(
+      runResult.extend({ seq: envelope.seq.optional(), ts: envelope.ts.optional() }).describe(
+        `The result object of a run, schema_version ${SCHEMA_VERSION}: hermes run --output json, the last ` +
+          "line of --output stream-json (with seq and ts), RPC session.prompt and job.run",
+      ),
+    ),
   };
 }
 
