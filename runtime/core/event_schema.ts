@@ -262,7 +262,10 @@ export function resultJsonSchema(): Schema {
     // The last stream-json line is the same object with its event envelope's seq and ts: one schema
     // validates both, so a reader need not strip them.
     ...jsonSchemaOf(
-      runResult.extend({ seq: envelope.seq.optional(), ts: envelope.ts.optional() }).describe(
+      runResult.extend({
+        seq: envelope.seq.optional().describe("Only on the stream-json line: the event's seq"),
+        ts: envelope.ts.optional().describe("Only on the stream-json line: when it was emitted"),
+      }).describe(
         `The result object of a run, schema_version ${SCHEMA_VERSION}: hermes run --output json, the last ` +
           "line of --output stream-json (with seq and ts), RPC session.prompt and job.run",
       ),

@@ -103,5 +103,8 @@ Deno.test("output schemas: emitted events and built results match; a changed one
   assert.deepEqual(Object.keys(result).slice(0, 3), ["type", "schema_version", "status"]);
   assert.deepEqual(schemas.result(result), []);
   assert.match(schemas.result({ ...result, status: "ok" }).join("\n"), /\/status must be equal to one of/);
-  assert.match(schemas.result({ ...result, seq: 1 }).join("\n"), /additional properties/);
+  assert.match(schemas.result({ ...result, turn: 1 }).join("\n"), /additional properties/);
+  // The stream-json result line is the same object with its envelope's seq and ts.
+  assert.deepEqual(schemas.result({ ...result, seq: 7, ts: "2026-01-02T00:00:00.000Z" }), []);
+  assert.match(schemas.result({ ...result, seq: 0 }).join("\n"), /must be > ?=? ?[01]/);
 });
