@@ -48,7 +48,7 @@ function writtenCalls(text: string, known: ReadonlySet<string>): (Parsed & { bod
   if (tagged.length) {
     // The blocks must end the answer, with only whitespace between them: a block with text after it is
     // quoted or shown, not called.
-    const ends = tagged.map((m, i) => tagged[i + 1]?.index ?? text.length);
+    const ends = tagged.map((_m, i) => tagged[i + 1]?.index ?? text.length);
     if (tagged.some((m, i) => text.slice(m.index + m[0].length, ends[i]).trim() !== "")) return null;
     const bodies = tagged.map((m) => m[1]!);
     const calls = bodies.flatMap((body) => callsOf(body, known) ?? [null]);
