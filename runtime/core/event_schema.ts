@@ -161,8 +161,15 @@ export const eventFields = {
     requested_ms: count,
     interval_ms: count,
   }).describe("An interval below its floor was raised to it (/loop 5s … under loops.min_interval)"),
-  sandbox: z.strictObject({ mode: z.literal("off"), reason: z.string() }).describe(
-    "Something of the session runs without the OS sandbox (an explicit sandbox: off), and which",
+  sandbox: z.strictObject({
+    mode: z.enum(["off", "on"]),
+    memory: z.literal("per_process").optional().describe(
+      "mode on: the memory cap is RLIMIT_DATA, per process, not for a command's whole tree",
+    ),
+    reason: z.string(),
+  }).describe(
+    "Something of the session runs without the OS sandbox (mode off: an explicit sandbox: off, and which), " +
+      "or the shell tool's sandbox caps memory per process only (mode on: no memory cgroup could be made)",
   ),
   "loop.tick": z.strictObject({
     tick: count,

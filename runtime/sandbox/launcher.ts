@@ -84,7 +84,9 @@ export function launchArgs(
 export function installFilter(arch: SeccompArch, tmp: string): string {
   const bytes = unixSocketFilter(arch);
   const dir = privateDir(tmp);
-  const path = join(dir, `seccomp-unix-${arch}.bpf`);
+  // Named by its content: Hermes versions with different filters share the directory, and each checks its own
+  // file before every sandbox start (filterIntact).
+  const path = join(dir, `seccomp-${arch}-${checksum(bytes)}.bpf`);
   if (!sameBytes(path, bytes)) {
     const staging = `${path}.${crypto.randomUUID()}`;
     Deno.writeFileSync(staging, bytes, { mode: 0o444, createNew: true });
@@ -109,6 +111,13 @@ function privateDir(tmp: string): string {
   if (info.isDirectory && info.uid === Deno.uid() && ((info.mode ?? 0o777) & 0o022) === 0) return dir;
   // Someone else made it (or made it writable to others): use a fresh one of our own.
   return Deno.makeTempDirSync({ dir: tmp, prefix: "hermes-" });
+}
+
+/** FNV-1a of the bytes, hex. */
+function checksum(bytes: Uint8Array): string {
+  let hash = 0x811c9dc5;
+  for (const byte of bytes) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
+  return hash.toString(16).padStart(8, "0");
 }
 
 function sameBytes(path: string, bytes: Uint8Array): boolean {

@@ -5,6 +5,14 @@
  * network namespace only separates abstract sockets. What must keep working keeps working: socketpair
  * (stream and seqpacket: how Deno, Node and shells wire their children), pipes, and every other syscall.
  *
+ * Of the other address families, `socket()` creates only those a sandboxed command needs: AF_INET and
+ * AF_INET6 (inside the sandbox's own network namespace, or the host's with `net: true`) and AF_NETLINK with
+ * NETLINK_ROUTE (how getaddrinfo and getifaddrs list the namespace's interfaces; `ip addr` uses it too).
+ * Every other family gets EAFNOSUPPORT, as on a kernel built without it, and other netlink protocols
+ * EPROTONOSUPPORT: AF_VSOCK reaches the hypervisor's agents on a cloud VM and AF_PACKET, AF_BLUETOOTH,
+ * AF_CAN, AF_XDP, … reach hardware or kernel code no network namespace separates (vsock is not per
+ * namespace at all).
+ *
  * Also refused, because each is another way to the same socket:
  * - socketpair(…, SOCK_DGRAM): a datagram socket may be re-`connect()`ed or `sendto()` any path;
  * - io_uring (IORING_OP_SOCKET creates sockets past the filter): ENOSYS, as on kernels without it, so
@@ -31,12 +39,18 @@ const CLONE3 = 435; // all arches
 const CLONE_NEWUSER = 0x10000000;
 
 const AF_UNIX = 1;
+const AF_INET = 2;
+const AF_INET6 = 10;
+const AF_NETLINK = 16;
+const NETLINK_ROUTE = 0;
 const SOCK_DGRAM = 2;
 /** The socket type without SOCK_NONBLOCK / SOCK_CLOEXEC. */
 const SOCK_TYPE_MASK = 0xf;
 const X32_SYSCALL_BIT = 0x40000000;
 const EPERM = 1;
 const ENOSYS = 38;
+const EPROTONOSUPPORT = 93;
+const EAFNOSUPPORT = 97;
 
 const RET_ALLOW = 0x7fff0000;
 const RET_KILL_PROCESS = 0x80000000;
@@ -94,7 +108,17 @@ export function unixSocketFilter(arch: SeccompArch): Uint8Array {
     { label: "socket" },
     { op: "ld", offset: offsetArg(0) },
     { op: "jeq", k: AF_UNIX, then: "eperm" },
+    { op: "jeq", k: AF_INET, then: "allow" },
+    { op: "jeq", k: AF_INET6, then: "allow" },
+    { op: "jeq", k: AF_NETLINK, then: "netlink", else: "eafnosupport" },
+    { label: "netlink" },
+    { op: "ld", offset: offsetArg(2) },
+    { op: "jeq", k: NETLINK_ROUTE, then: "allow" },
+    { op: "ret", k: retErrno(EPROTONOSUPPORT) },
+    { label: "allow" },
     { op: "ret", k: RET_ALLOW },
+    { label: "eafnosupport" },
+    { op: "ret", k: retErrno(EAFNOSUPPORT) },
     { label: "socketpair" },
     { op: "ld", offset: offsetArg(1) },
     { op: "and", k: SOCK_TYPE_MASK },

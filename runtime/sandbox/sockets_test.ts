@@ -150,6 +150,29 @@ socketTest(
   },
 );
 
+socketTest(
+  "only the families a command needs: vsock, packet and non-route netlink sockets are refused, inet ones made",
+  async (dir) => {
+    // Numbers, not Socket.pm constants: AF_VSOCK 40, AF_PACKET 17, AF_NETLINK 16 (NETLINK_ROUTE 0, AUDIT 9).
+    const script = `perl -MSocket -e '
+      for (["vsock", 40, SOCK_STREAM, 0], ["packet", 17, SOCK_DGRAM, 0], ["audit", 16, SOCK_RAW, 9],
+           ["inet", AF_INET, SOCK_STREAM, 0], ["inet6", AF_INET6, SOCK_DGRAM, 0], ["route", 16, SOCK_RAW, 0]) {
+        my ($name, @args) = @$_;
+        print socket(my $s, $args[0], $args[1], $args[2]) ? "$name ok\n" : "$name: $!\n";
+      }'`;
+    for (const net of [false, ["example.com:443"]] as const) {
+      const run = await sandboxed(script, dir, { net: net as SandboxPolicy["net"] });
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(
+        run.stdout,
+        "vsock: Address family not supported by protocol\npacket: Address family not supported by protocol\n" +
+          "audit: Protocol not supported\ninet ok\ninet6 ok\nroute ok\n",
+        `${net}`,
+      );
+    }
+  },
+);
+
 Deno.test("seccomp filter: 8-byte instructions, native arch checked first, ends in a return", () => {
   for (const arch of ["x86_64", "aarch64"] as const) {
     const bytes = unixSocketFilter(arch);

@@ -33,6 +33,9 @@ import { reportingProgress } from "../providers/progress.ts";
 import type { SessionStatus } from "../core/types.ts";
 import { OWNER_MARGIN_MS, ownerGuardedStore, OwnerLease, progressBound } from "./owner_lease.ts";
 
+const PER_PROCESS_MEMORY =
+  "no writable memory cgroup here: the shell tool's memory cap (RLIMIT_DATA) holds " +
+  "per process, so a command's processes together may use more";
 export interface OpenSessionOptions {
   job: ResolvedJob;
   store: Store;
@@ -279,6 +282,11 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   });
   const optedOut = sandboxOptOuts(spec);
   for (const reason of optedOut) events.emit(id, { type: "sandbox", mode: "off", reason });
+  // Without a memory cgroup of its own a command's memory cap is RLIMIT_DATA, which each process of its tree
+  // gets anew: said once, so a reader of the run does not take the cap for the tree's.
+  if (builtins.sandbox?.mode === "on" && builtins.sandbox.bwrap.cgroups.memory === null) {
+    events.emit(id, { type: "sandbox", mode: "on", memory: "per_process", reason: PER_PROCESS_MEMORY });
+  }
   await hooks.onSessionStart({ session_id: id });
   await lease.start();
 
