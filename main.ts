@@ -17,6 +17,7 @@ type CommandModule = { main(cli: Cli): Promise<number> };
 // Literal import paths keep every module statically reachable for `deno bundle` / `deno compile`.
 const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   run: () => import("./commands/run.ts"),
+  replay: () => import("./commands/replay.ts"),
   validate: () => import("./commands/validate.ts"),
   schema: () => import("./commands/schema.ts"),
   sessions: () => import("./commands/sessions.ts"),

@@ -91,6 +91,11 @@ export const COMMANDS = {
         multiple: true,
         text: "offer shell, allowing commands matching PATTERN, e.g. 'git *'",
       },
+      record: {
+        value: "FILE",
+        text: "record every model exchange and tool execution into a cassette FILE for hermes replay and " +
+          "hermes test (written when the run ends; secrets replaced)",
+      },
       untrusted: {
         text:
           "hold the job file (or the --resume session's stored job) to the strict built-in policy: sandbox " +
@@ -110,13 +115,38 @@ export const COMMANDS = {
       "means the job files in it: *.yaml with a top-level name: and prompt:, steps:, schedule:, model: or " +
       "tools: (or the job.schema.json modeline); the other YAML files are named as skipped. Exit 0 or 2.",
   },
+  replay: {
+    usage: [
+      "hermes replay CASSETTE [--job JOB.yaml] [--tools recorded|live] [--output text|json|stream-json]",
+    ],
+    flags: {
+      job: {
+        value: "JOB.yaml",
+        text: "run this job file (with the recorded inputs) instead of the job the cassette holds",
+      },
+      tools: {
+        value: "MODE",
+        text: "recorded (default: tool results from the cassette, nothing runs) or live (run the tools; a " +
+          "different result is a divergence)",
+      },
+      input: { short: "i", value: "k=v", multiple: true, text: "set a job input, over the recorded ones" },
+      output: {
+        short: "o",
+        value: "FORMAT",
+        text: "text (default), json (one result object) or stream-json (NDJSON events)",
+      },
+    },
+    notes: "Every model answer comes from the cassette: no model server is contacted, whatever the job " +
+      "says. A request that differs from the recorded one stops the run: exit 1, terminal_reason " +
+      "replay_diverged, and the error names the model call, the message and the field.",
+  },
   schema: {
-    usage: ["hermes schema [job|result|events]"],
+    usage: ["hermes schema [job|result|events|cassette]"],
     flags: {},
     notes:
       "Prints a JSON Schema: job (the default) of job files, result of the --output json result object, " +
-      "events of the --output stream-json lines and RPC event notifications (schemas/ in the repository " +
-      "holds the last two).",
+      "events of the --output stream-json lines and RPC event notifications, cassette of a recorded run " +
+      "(schemas/ in the repository holds the last three).",
   },
   sessions: {
     usage: [

@@ -8,7 +8,8 @@ import { resultOutlet } from "../runtime/session/outlets.ts";
 import { visibleText } from "../runtime/core/visible.ts";
 import { exists } from "../runtime/core/fs.ts";
 import { mergeConfig, parseInputFlags, type ResolvedJob, resolveJob } from "../runtime/config/job.ts";
-import type { JobFile } from "../runtime/config/job_schema.ts";
+import type { JobFile, UserConfig } from "../runtime/config/job_schema.ts";
+import type { RunOptions } from "../runtime/app/app.ts";
 import { storedJob } from "../runtime/session/stored_job.ts";
 import { cliApp } from "./_app.ts";
 import { publishToGitHub } from "./_github.ts";
@@ -28,10 +29,15 @@ const FORMATS = new Set(["text", "json", "stream-json"]);
  * lines go to stderr.
  */
 export async function main(cli: Cli): Promise<number> {
+  return await reporting(cli, (seen) => execute(cli, seen));
+}
+
+/** Runs `body`, reporting a run that stops before it has a session as `main` says (also `hermes replay`). */
+export async function reporting(cli: Cli, body: (seen: Seen) => Promise<number>): Promise<number> {
   const started = cli.clock.now();
   const seen: Seen = {};
   try {
-    return await execute(cli, seen);
+    return await body(seen);
   } catch (error) {
     if (!seen.reported && (error instanceof ValidationError || error instanceof RunError)) {
       await reportUnstarted(cli, error, seen, started);
@@ -41,7 +47,7 @@ export async function main(cli: Cli): Promise<number> {
 }
 
 /** What the run got to know before it stopped, for the report of a run that never started. */
-interface Seen {
+export interface Seen {
   format?: string;
   job?: string;
   jobPath?: string;
@@ -127,8 +133,6 @@ async function execute(cli: Cli, seen: Seen): Promise<number> {
   }
 
   let store: Store | undefined;
-  let progress: Progress | undefined;
-  let telemetry: Telemetry | undefined;
   try {
     let job: ResolvedJob;
     if (jobPath !== undefined && files) {
@@ -163,7 +167,47 @@ async function execute(cli: Cli, seen: Seen): Promise<number> {
       );
     }
     const format = values.output ?? job.spec.output?.format ?? "text";
-    seen.format = format;
+    return await runAndReport(cli, seen, {
+      job,
+      format,
+      config,
+      ...(store ? { store } : {}),
+      source: prompt !== undefined ? "cli" : "job",
+      run: {
+        ...(prompt !== undefined ? { prompt } : {}),
+        ...(values.resume !== undefined ? { resume: values.resume } : {}),
+        ...(values.model !== undefined ? { model: values.model } : {}),
+        ...(values.record !== undefined ? { record: values.record } : {}),
+      },
+    });
+  } finally {
+    await store?.close();
+  }
+}
+
+/** What `runAndReport` runs: the job, how its product is printed, and the run's own options. */
+export interface RunAndReport {
+  job: ResolvedJob;
+  format: string;
+  config: UserConfig | undefined;
+  /** The store, when the command opened it already (to resume); closed by the caller. */
+  store?: Store;
+  source: "cli" | "job";
+  run: Omit<RunOptions, "job" | "publish">;
+}
+
+/**
+ * Runs a loaded job through the App and prints its product (`--output`), publishing the result to CI
+ * outputs: `hermes run` and `hermes replay` alike.
+ */
+export async function runAndReport(cli: Cli, seen: Seen, options: RunAndReport): Promise<number> {
+  const { job, format, config } = options;
+  seen.format = format;
+  let store = options.store;
+  const owned = store === undefined;
+  let progress: Progress | undefined;
+  let telemetry: Telemetry | undefined;
+  try {
     const outputFile = job.spec.output?.file ? resolve(job.dir, job.spec.output.file) : undefined;
     store ??= await cli.openStore();
     const events = new EventBus(cli.clock);
@@ -177,16 +221,14 @@ async function execute(cli: Cli, seen: Seen): Promise<number> {
     if (format === "stream-json") events.subscribe(emitLine);
     progress = runProgress(cli);
     events.subscribe(progress.onEvent);
-    const app = cliApp(cli, store, { events, config, source: prompt !== undefined ? "cli" : "job" });
+    const app = cliApp(cli, store, { events, config, source: options.source });
     const result = await app.run({
+      ...options.run,
       job,
       publish: (result) => {
         seen.reported = true;
         return publishToGitHub(cli, result, result.status === "success" ? { output_file: outputFile } : {});
       },
-      ...(prompt !== undefined ? { prompt } : {}),
-      ...(values.resume !== undefined ? { resume: values.resume } : {}),
-      ...(values.model !== undefined ? { model: values.model } : {}),
     });
     await Promise.all(writes);
     // The result and every event come out of the session's outlets with its secrets replaced.
@@ -202,7 +244,7 @@ async function execute(cli: Cli, seen: Seen): Promise<number> {
     progress?.stop();
     // Before the process exits: a one-shot run's spans are exported now or never.
     await telemetry?.shutdown(new Date(cli.clock.now()));
-    await store?.close();
+    if (owned) await store?.close();
   }
 }
 

@@ -1,6 +1,7 @@
 /**
- * `hermes schema [job|result|events]`: a JSON Schema on stdout. `job` (the default) describes job files;
- * `result` and `events` describe the machine-readable output (`--output json|stream-json`, RPC).
+ * `hermes schema [job|result|events|cassette]`: a JSON Schema on stdout. `job` (the default) describes job files;
+ * `result` and `events` describe the machine-readable output (`--output json|stream-json`, RPC); `cassette`
+ * a recorded run (`--record`, `hermes replay`).
  */
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
@@ -9,6 +10,7 @@ const SCHEMAS = {
   job: async () => (await import("../runtime/config/job_schema.ts")).jobJsonSchema(),
   result: async () => (await import("../runtime/core/event_schema.ts")).resultJsonSchema(),
   events: async () => (await import("../runtime/core/event_schema.ts")).eventsJsonSchema(),
+  cassette: async () => (await import("../runtime/cassette/schema.ts")).cassetteJsonSchema(),
 };
 
 export async function main(cli: Cli): Promise<number> {
@@ -18,7 +20,7 @@ export async function main(cli: Cli): Promise<number> {
     throw new ValidationError(
       `hermes schema: unknown schema "${
         positionals.join(" ")
-      }": expected job (the default), result or events`,
+      }": expected job (the default), result, events or cassette`,
     );
   }
   await cli.out(schemaText(await SCHEMAS[name as keyof typeof SCHEMAS]()));

@@ -14,6 +14,7 @@ export const LAYERS: Readonly<Record<string, number>> = {
   telemetry: 1,
   tools: 2,
   agent: 3,
+  cassette: 3,
   compaction: 4,
   loops: 4,
   plugins: 4,

@@ -22,7 +22,7 @@ import type { AgentLike, Compactor, TurnOptions, TurnResult } from "./seams.ts";
 import { parseSlash, type SlashCommand } from "./slash.ts";
 import type { AppendMessage, SessionStore } from "../store/store.ts";
 import type { Tool } from "../tools/tool.ts";
-import { type ToolAsker, ToolGate } from "../tools/gate.ts";
+import { type ExecuteTool, type ToolAsker, ToolGate } from "../tools/gate.ts";
 import type { Message, StoredMessage, ToolCall, Usage } from "../core/types.ts";
 import { Transcript } from "./_transcript.ts";
 import { readKey, unchangedNote, unchangedRead } from "./read_dedup.ts";
@@ -39,6 +39,8 @@ export interface AgentOptions {
   asker?: ToolAsker;
   /** How denials name the asker ("the approval command", "the editor"). */
   askerName?: string;
+  /** Around each tool execution (recording, replay: runtime/cassette/); absent: tools just run. */
+  executeTool?: ExecuteTool;
   hooks: Hooks;
   events: EventBus;
   clock: Clock;
@@ -97,6 +99,7 @@ export class Agent implements AgentLike {
       emit: (event) => this.#emit(event),
       asker: options.asker,
       askerName: options.askerName,
+      execute: options.executeTool,
     });
     // The prompt prefix stays byte-identical between requests (a warm provider cache): the gate offers the
     // same tools in the same order whatever order plugins and MCP servers registered them in.

@@ -497,6 +497,10 @@ export const JobFile = z.strictObject({
   schedule: ScheduleConfig.describe("Cron schedule served by hermes daemon").optional(),
   output: OutputConfig.describe("Where and how the result is written").optional(),
   store: z.strictObject({ retry: StoreRetry }).describe("How this job's runs treat store faults").optional(),
+  record: z.string().min(1).describe(
+    "Record every run of this job into this cassette file (inside the job directory; replaced at each run's " +
+      "end), for hermes replay and hermes test: also for RPC and queued runs (hermes run --record wins)",
+  ).optional(),
 });
 
 /** `HERMES_HOME/config.yaml`: user-wide defaults. */

@@ -53,7 +53,8 @@ export const runResultFields = z.strictObject({
   compactions: count.describe("Compactions committed during this run"),
   terminal_reason: z.string().describe(
     "Why it ended: completed, loop_done, max_turns, timeout, max_tokens, max_cost, provider_error, rate_limited, " +
-      "schema_mismatch, empty_response, output_truncated, content_filtered, interrupted, cancelled, invalid_input, …",
+      "schema_mismatch, empty_response, output_truncated, content_filtered, interrupted, cancelled, invalid_input, " +
+      "replay_diverged, …",
   ),
   error: z.string().nullable().describe("What went wrong, null on success"),
   sandbox: z.literal("off").describe(

@@ -6,7 +6,7 @@ import { eventFields } from "./event_schema.ts";
 import { EventBus, type EventType, SCHEMA_VERSION } from "./events.ts";
 import { buildResult, endingOfAnswer, NO_USAGE } from "../session/outcome.ts";
 
-for (const name of ["result", "events"]) {
+for (const name of ["result", "events", "cassette"]) {
   Deno.test(`output schemas: schemas/${name}.schema.json is what \`hermes schema ${name}\` prints`, async () => {
     const printed = await hermes(["schema", name]);
     assert.equal(printed.code, 0, printed.stderr);
@@ -32,7 +32,7 @@ Deno.test("output schemas: `hermes schema` is `hermes schema job`; an unknown na
   assert.equal(unknown.stdout, "");
   assert.equal(
     unknown.stderr.trim(),
-    'hermes schema: unknown schema "event": expected job (the default), result or events',
+    'hermes schema: unknown schema "event": expected job (the default), result, events or cassette',
   );
 });
 

@@ -9,7 +9,7 @@ import type { Clock } from "../core/clock.ts";
 import type { EventBus } from "../core/events.ts";
 import { type Hooks, noHooks } from "../core/hooks.ts";
 import type { ResolvedJob } from "../config/job.ts";
-import { ValidationError } from "../core/errors.ts";
+import { errorMessage, ValidationError } from "../core/errors.ts";
 import { createCompactor } from "../compaction/mod.ts";
 import { lazyRecurring } from "../../loops/lazy_recurring.ts";
 import type { Compactor, Recurring } from "../agent/seams.ts";
@@ -30,6 +30,11 @@ import { startSessionMcp } from "../mcp/session.ts";
 import { probeOnce, probeOptions } from "../sandbox/probe.ts";
 import { type NamedAsker, sessionAsker, sessionTools, toolEnv } from "../tools/session.ts";
 import { reportingProgress } from "../providers/progress.ts";
+import type { Cassette } from "../cassette/cassette.ts";
+import { recordingTape, replayTape, type ReplayTools, type Tape } from "../cassette/tape.ts";
+import { resolve } from "../core/path.ts";
+import { candidateInScope, pathScope } from "../tools/paths.ts";
+import { writeOutputFile } from "./output_file.ts";
 import type { SessionStatus } from "../core/types.ts";
 import { OWNER_MARGIN_MS, ownerGuardedStore, OwnerLease, progressBound } from "./owner_lease.ts";
 
@@ -60,6 +65,16 @@ export interface OpenSessionOptions {
    * that supports it). A job's own `approval:` takes precedence; with neither, such calls are denied.
    */
   asker?: FrontEndAsker;
+  /**
+   * Record the session's model exchanges and tool executions into a cassette at this path, written when
+   * the session ends (`hermes run --record`; the job's `record:` when absent).
+   */
+  record?: string;
+  /**
+   * Serve every model answer from this cassette instead (`hermes replay`): the job's provider is never
+   * built. `tools`: serve tool results from it too, or run the tools and compare.
+   */
+  replay?: { cassette: Cassette; tools: ReplayTools };
 }
 
 /** A front-end's approver and how denials name it. */
@@ -114,7 +129,14 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     recurringJob: spec.schedule ? spec.name : undefined,
   });
   if (spec.limits?.max_cost_usd !== undefined) requirePrice(model);
-  const provider = await createProvider(model, { env: options.env, clock });
+  const recordTo = options.replay ? undefined : cassetteWriter(options.record, job);
+  const tape: Tape | undefined = options.replay
+    ? replayTape(options.replay.cassette, { tools: options.replay.tools, redact })
+    : recordTo
+    ? recordingTape(recordTo.write, { job, redact })
+    : undefined;
+  const build = () => createProvider(model, { env: options.env, clock });
+  const provider = tape ? await tape.provider(build) : await build();
   const resumed = options.resume
     ? (await store.getSession(await store.resolveSessionId(options.resume)))!
     : undefined;
@@ -229,6 +251,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     model: model.name,
     tools,
     ...(asker ? { asker: asker.ask, askerName: asker.name } : {}),
+    ...(tape ? { executeTool: tape.executeTool } : {}),
     hooks,
     events,
     clock,
@@ -330,6 +353,9 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
         }).then(() => null, (error: unknown) => ({ error }))
         : Promise.resolve(null);
       const failure = await recorded;
+      await tape?.close({ status, terminal_reason: reason }).catch((error) =>
+        log.error(`Cannot write the cassette ${recordTo?.path}: ${errorMessage(error)}`)
+      );
       await hooks.onSessionEnd({ session_id: id, status, reason }).catch((error) =>
         log.warn(`on_session_end failed: ${error}`)
       );
@@ -338,6 +364,41 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
       if (failure) throw failure.error;
     },
   };
+}
+
+/**
+ * Where the session's cassette goes: `--record`'s path as given (the operator's choice), else the job's
+ * `record:`, which like `output.file` may only name a file inside the job directory (checked now, before any
+ * model call, and written without following symlinks).
+ */
+function cassetteWriter(
+  flag: string | undefined,
+  job: ResolvedJob,
+): { path: string; write: (text: string) => Promise<void> } | undefined {
+  if (flag !== undefined) {
+    const path = resolve(flag);
+    return {
+      path,
+      write: async (text) => {
+        const temporary = `${path}.${crypto.randomUUID()}.tmp`;
+        await Deno.writeTextFile(temporary, text);
+        await Deno.rename(temporary, path);
+      },
+    };
+  }
+  const file = job.spec.record;
+  if (file === undefined) return undefined;
+  const scope = pathScope("write_file", job.dir, ["."]);
+  let inside = true;
+  try {
+    inside = candidateInScope(scope, resolve(job.dir, file), file).ok;
+  } catch { /* unresolvable: the write says why */ }
+  if (!inside) {
+    throw new ValidationError(
+      `Cannot record to "${file}" (record:): it resolves outside the job directory ${scope.jobDir}`,
+    );
+  }
+  return { path: resolve(job.dir, file), write: (text) => writeOutputFile(scope, file, text) };
 }
 
 async function claim(store: Store, id: string, me: ProcessIdentity): Promise<void> {

@@ -50,7 +50,23 @@ export interface ToolGateOptions {
   asker?: ToolAsker | undefined;
   /** Names the approver in denials ("the approval command", "the editor"). */
   askerName?: string | undefined;
+  /**
+   * Around each execution of a tool (a call the rules, the approver and the hooks let through): recording
+   * it into a cassette, or serving its result from one (runtime/cassette/). Absent: the tool just runs.
+   */
+  execute?: ExecuteTool | undefined;
 }
+
+/** A call about to be executed, with the arguments it runs with (after pre_tool_call). */
+export interface ExecutedCall {
+  tool: string;
+  tool_call_id: string;
+  server?: string;
+  args: Record<string, unknown>;
+}
+
+/** Executes `call`: through `run` (the tool itself), or not. A throw ends the turn with that error. */
+export type ExecuteTool = (call: ExecutedCall, run: () => Promise<ToolOutcome>) => Promise<ToolOutcome>;
 
 export interface GateCallOptions extends Omit<ToolContext, "tool_call_id" | "approved"> {
   /**
@@ -118,16 +134,23 @@ export class ToolGate {
       }
     }
     if (!outcome) {
-      try {
-        outcome = await runTool(tool!, args, {
-          ...context,
-          tool_call_id: call.id,
-          ...(approved ? { approved } : {}),
-        });
-      } catch (error) {
-        context.signal.throwIfAborted();
-        outcome = { status: "error", content: `error: ${errorMessage(error)}` };
-      }
+      const runArgs = args;
+      const run = async (): Promise<ToolOutcome> => {
+        try {
+          return await runTool(tool!, runArgs, {
+            ...context,
+            tool_call_id: call.id,
+            ...(approved ? { approved } : {}),
+          });
+        } catch (error) {
+          context.signal.throwIfAborted();
+          return { status: "error", content: `error: ${errorMessage(error)}` };
+        }
+      };
+      const { execute } = this.#o;
+      outcome = execute
+        ? await execute({ tool: call.name, tool_call_id: call.id, ...server, args: runArgs }, run)
+        : await run();
     }
     outcome = await keep(outcome, { tool, args });
     const durationMs = Math.round(performance.now() - started);
