@@ -1,6 +1,7 @@
 /** The job-file schema (docs/job-file.md): one zod schema gives types, validation and `hermes schema`. */
 import { z } from "zod";
 import { PolicyConfig } from "./policy_schema.ts";
+import { HOST_PATTERN, HOST_PATTERN_EXPECTED } from "./policy_match.ts";
 import { DURATION_EXPECTED, DURATION_PATTERN } from "../core/duration.ts";
 import { HOST_RULE_EXPECTED, HOST_RULE_PATTERN } from "../sandbox/net_hosts.ts";
 import { defaultsOf, PROVIDER_NAMES, type ProviderRegistry, PROVIDERS } from "../providers/registry.ts";
@@ -207,7 +208,11 @@ export const ToolsConfig = z.strictObject({
       .optional(),
   }).describe("List a directory inside the allowed roots").optional(),
   http_fetch: z.strictObject({
-    hosts: z.array(z.string().min(1)).describe("Hosts (host or host:port) that may be fetched").optional(),
+    hosts: z.array(z.string().regex(HOST_PATTERN, HOST_PATTERN_EXPECTED)).describe(
+      "Hosts that may be fetched, as in sandbox host lists: host, host:port, *.example.com (names below it), " +
+        "[::1]:8080, or * (every name); internal addresses (loopback, private, link-local) only when an entry " +
+        "names that address itself",
+    ).optional(),
     timeout: Duration.describe("Per request (default 30s)").optional(),
     max_output: Size.describe("Body kept per response (default 256KiB)").optional(),
   }).describe("HTTP GET of URLs on the allowed hosts").optional(),

@@ -10,6 +10,7 @@ import type { JobFile, PluginEntry } from "./job_schema.ts";
 import { keyPath } from "../core/key_path.ts";
 import type { Policy, PolicyConfig } from "./policy_schema.ts";
 import { defaultCeilings, limitProblems } from "./policy_limits.ts";
+import { hostCoveredByAny, nameMatchesAny, urlMatchesAny } from "./policy_match.ts";
 
 type Path = (string | number)[];
 
@@ -60,7 +61,7 @@ export function policyProblems(spec: JobFile, policy: Policy, context: PolicyCon
   // Endpoints and keys.
   const model = spec.model;
   if (model?.base_url !== undefined && rules.models?.base_urls) {
-    if (!matchesAny(model.base_url, rules.models.base_urls)) {
+    if (!urlMatchesAny(model.base_url, rules.models.base_urls)) {
       refuse(
         ["model", "base_url"],
         "models.base_urls",
@@ -69,7 +70,7 @@ export function policyProblems(spec: JobFile, policy: Policy, context: PolicyCon
     }
   }
   if (model?.api_key_env !== undefined && rules.models?.api_key_envs) {
-    if (!matchesAny(model.api_key_env, rules.models.api_key_envs)) {
+    if (!nameMatchesAny(model.api_key_env, rules.models.api_key_envs)) {
       refuse(
         ["model", "api_key_env"],
         "models.api_key_envs",
@@ -82,7 +83,7 @@ export function policyProblems(spec: JobFile, policy: Policy, context: PolicyCon
   const envRule = rules.env;
   if (envRule) {
     for (const { path, name } of envTemplates(spec)) {
-      if (!matchesAny(name, envRule)) {
+      if (!nameMatchesAny(name, envRule)) {
         refuse(
           path,
           "env",
@@ -93,7 +94,7 @@ export function policyProblems(spec: JobFile, policy: Policy, context: PolicyCon
     for (const [server, entry] of Object.entries(spec.mcp_servers ?? {})) {
       if (!Array.isArray(entry.env)) continue;
       entry.env.forEach((name, i) => {
-        if (!matchesAny(name, envRule)) {
+        if (!nameMatchesAny(name, envRule)) {
           refuse(
             ["mcp_servers", server, "env", i],
             "env",
@@ -109,7 +110,7 @@ export function policyProblems(spec: JobFile, policy: Policy, context: PolicyCon
         envRule,
         "env",
         refuse,
-        (n) => n,
+        nameMatchesAny,
       )
     );
   }
@@ -183,7 +184,7 @@ export function policyProblems(spec: JobFile, policy: Policy, context: PolicyCon
       );
     }
     fetch?.hosts?.forEach((host, i) => {
-      if (!matchesAny(host, hosts)) {
+      if (!hostCoveredByAny(host, hosts)) {
         refuse(
           ["tools", "http_fetch", "hosts", i],
           "network.hosts",
@@ -200,7 +201,7 @@ export function policyProblems(spec: JobFile, policy: Policy, context: PolicyCon
         hosts,
         "network.hosts",
         refuse,
-        (h) => h,
+        hostCoveredByAny,
       );
     }
     for (const [server, entry] of Object.entries(spec.mcp_servers ?? {})) {
@@ -211,7 +212,7 @@ export function policyProblems(spec: JobFile, policy: Policy, context: PolicyCon
           hosts,
           "network.hosts",
           refuse,
-          (h) => h,
+          hostCoveredByAny,
         );
       }
     }
@@ -222,7 +223,7 @@ export function policyProblems(spec: JobFile, policy: Policy, context: PolicyCon
         hosts,
         "network.hosts",
         refuse,
-        (host) => host,
+        hostCoveredByAny,
       )
     );
   }
@@ -244,14 +245,14 @@ export function policyProblems(spec: JobFile, policy: Policy, context: PolicyCon
   // MCP servers.
   const mcp = rules.mcp;
   for (const [server, entry] of Object.entries(spec.mcp_servers ?? {})) {
-    if (entry.command !== undefined && mcp?.commands && !matchesAny(entry.command, mcp.commands)) {
+    if (entry.command !== undefined && mcp?.commands && !nameMatchesAny(entry.command, mcp.commands)) {
       refuse(
         ["mcp_servers", server, "command"],
         "mcp.commands",
         `${entry.command} is not allowed (allowed: ${describe(mcp.commands)})`,
       );
     }
-    if (entry.url !== undefined && mcp?.urls && !matchesAny(entry.url, mcp.urls)) {
+    if (entry.url !== undefined && mcp?.urls && !urlMatchesAny(entry.url, mcp.urls)) {
       refuse(
         ["mcp_servers", server, "url"],
         "mcp.urls",
@@ -264,14 +265,14 @@ export function policyProblems(spec: JobFile, policy: Policy, context: PolicyCon
   const approver = spec.approval;
   const approval = rules.approval;
   const program = approver?.command?.[0];
-  if (program !== undefined && approval?.commands && !matchesAny(program, approval.commands)) {
+  if (program !== undefined && approval?.commands && !nameMatchesAny(program, approval.commands)) {
     refuse(
       ["approval", "command", 0],
       "approval.commands",
       `${program} is not allowed (allowed: ${describe(approval.commands)})`,
     );
   }
-  if (approver?.url !== undefined && approval?.urls && !matchesAny(approver.url, approval.urls)) {
+  if (approver?.url !== undefined && approval?.urls && !urlMatchesAny(approver.url, approval.urls)) {
     refuse(
       ["approval", "url"],
       "approval.urls",
@@ -290,13 +291,13 @@ function grantProblems(
   allowed: readonly string[],
   rule: string,
   refuse: (path: Path, rule: string, why: string) => void,
-  value: (item: string) => string,
+  matches: (item: string, allowed: readonly string[]) => boolean,
 ): void {
   const list = allowed.length ? allowed.join(", ") : "nothing";
   if (grant === true) refuse(path, rule, `true grants everything (allowed: ${list})`);
   else if (Array.isArray(grant)) {
     grant.forEach((item, i) => {
-      if (!matchesAny(value(item), allowed)) {
+      if (!matches(item, allowed)) {
         refuse([...path, i], rule, `${item} is not allowed (allowed: ${list})`);
       }
     });
@@ -322,6 +323,9 @@ function grantedPaths(spec: JobFile, kind: "read" | "write"): { path: Path; valu
     if (tools.shell?.cwd !== undefined) {
       found.push({ path: ["tools", "shell", "cwd"], value: tools.shell.cwd });
     }
+    // Files Hermes itself reads for the job: the scripted provider's replies, plugin modules.
+    if (spec.model?.script !== undefined) found.push({ path: ["model", "script"], value: spec.model.script });
+    spec.plugins?.forEach((plugin, i) => found.push({ path: ["plugins", i, "path"], value: plugin.path }));
   } else {
     list(tools.write_file?.paths, ["tools", "write_file", "paths"]);
     if (shell && shell !== "off") list(shell.write, ["tools", "shell", "sandbox", "write"]);
@@ -354,16 +358,6 @@ function envTemplates(spec: JobFile): { path: Path; name: string }[] {
   };
   walk(spec, []);
   return found;
-}
-
-/** `*` matches anything (a host pattern `*.example.com` does not match `example.com`). */
-export function matchesAny(value: string, patterns: readonly string[]): boolean {
-  return patterns.some((pattern) => globRegExp(pattern).test(value));
-}
-
-function globRegExp(pattern: string): RegExp {
-  const source = pattern.split("*").map((part) => part.replace(/[\\^$.+?()[\]{}|/-]/g, "\\$&")).join(".*");
-  return new RegExp(`^${source}$`);
 }
 
 /** The real path of `path`, or of its nearest existing parent with the rest appended. */

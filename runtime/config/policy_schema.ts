@@ -1,9 +1,11 @@
 /**
  * A trust policy: the host's bounds on what a job file may ask for (`--policy FILE`, `HERMES_POLICY`, or
- * `policy:` in config.yaml). Every key is optional; an absent key does not bound. Lists of patterns take
- * `*` as "anything"; paths are roots (relative ones resolve against the policy file's directory).
+ * `policy:` in config.yaml). Every key is optional; an absent key does not bound. Patterns match parsed
+ * values (policy_match.ts): URLs part by part, hosts as host rules, names with `*` as "anything"; paths are
+ * roots (relative ones resolve against the policy file's directory).
  */
 import { z } from "zod";
+import { HOST_PATTERN, HOST_PATTERN_EXPECTED, URL_PATTERN, URL_PATTERN_EXPECTED } from "./policy_match.ts";
 
 // As job_schema.ts's (which imports this module's types, so this one cannot import them).
 const Duration = z.string().regex(
@@ -15,12 +17,14 @@ const Size = z.union([
   z.string().regex(/^\s*\d+(\.\d+)?\s*(B|KB|KiB|MB|MiB|GB|GiB)?\s*$/i, "expected a size like 64KiB or 256MB"),
 ]);
 const Patterns = z.array(z.string().min(1));
+const UrlPatterns = z.array(z.string().regex(URL_PATTERN, URL_PATTERN_EXPECTED));
+const HostPatterns = z.array(z.string().regex(HOST_PATTERN, HOST_PATTERN_EXPECTED));
 const Roots = z.array(z.string().min(1));
 
 export const PolicyConfig = z.strictObject({
   models: z.strictObject({
-    base_urls: Patterns.describe(
-      'model.base_url a job may name, e.g. "https://api.openai.com/*" ([]: none — the endpoint comes from config.yaml or the environment)',
+    base_urls: UrlPatterns.describe(
+      'model.base_url a job may name, e.g. "https://api.openai.com/*" or "https://*.openai.azure.com/*" (scheme, host, port and path compared apart; * in the host is one label) ([]: none — the endpoint comes from config.yaml or the environment)',
     ).optional(),
     api_key_envs: Patterns.describe("model.api_key_env names a job may name ([]: none)").optional(),
   }).describe("Model endpoints a job may send its key and transcript to").optional(),
@@ -40,21 +44,22 @@ export const PolicyConfig = z.strictObject({
     sandbox: z.boolean().describe(
       "May a shell sandbox or an MCP server's sandbox have the host's network (net: true)? Default true",
     ).optional(),
-    hosts: Patterns.describe(
-      "Hosts (host or host:port patterns) http_fetch, plugin net grants and sandbox host lists may name ([]: none)",
+    hosts: HostPatterns.describe(
+      "Hosts (host, host:port, *.example.com for the names below it, or * alone) http_fetch, plugin net grants and sandbox host lists may name; a job's entry must be covered whole ([]: none)",
     ).optional(),
   }).describe("Network a job may grant its tools, plugins and servers").optional(),
   plugins: Roots.describe("Roots a job's plugin paths must lie under ([]: no plugins)").optional(),
   mcp: z.strictObject({
     commands: Patterns.describe('Commands a job\'s stdio MCP servers may run, e.g. "npx" ([]: none)')
       .optional(),
-    urls: Patterns.describe("URLs a job's HTTP MCP servers may use ([]: none)").optional(),
+    urls: UrlPatterns.describe("URL patterns a job's HTTP MCP servers may use ([]: none)").optional(),
   }).describe("MCP servers a job may start or reach").optional(),
   approval: z.strictObject({
     commands: Patterns.describe(
       "Programs a job's approval.command may name ([]: none; it runs on the host, outside the sandbox)",
     ).optional(),
-    urls: Patterns.describe("URLs a job's approval.url may post tool calls to ([]: none)").optional(),
+    urls: UrlPatterns.describe("URL patterns a job's approval.url may post tool calls to ([]: none)")
+      .optional(),
   }).describe("Approvers a job may name for tool calls outside its rules").optional(),
   limits: z.strictObject({
     max_turns: z.number().int().positive().describe("Ceiling of limits.max_turns").optional(),

@@ -33,6 +33,32 @@ export function startNetProxy(
   onRefusal: (refusal: Refusal) => void = () => {},
 ): NetProxy {
   const listener = Deno.listen({ transport: "unix", path });
+  const close = serveProxy(listener, { match: (host, port) => matchHost(rules, host, port), onRefusal });
+  return { path, close };
+}
+
+export interface ProxyOptions {
+  /** The rule that lets `host:port` through, or null (namesAddress of it opens an internal address). */
+  match: (host: string, port: number) => HostRule | null;
+  onRefusal?: (refusal: Refusal) => void;
+  /** The Proxy-Authorization every request must carry, when others may reach the listener (TCP). */
+  authorization?: string;
+}
+
+/** A proxy on loopback TCP for Hermes's own client (http_fetch): only requests with `authorization` pass. */
+export interface LoopbackProxy {
+  port: number;
+  close(): void;
+}
+
+export function startLoopbackProxy(options: ProxyOptions & { authorization: string }): LoopbackProxy {
+  const listener = Deno.listen({ transport: "tcp", hostname: "127.0.0.1", port: 0 });
+  const close = serveProxy(listener, options);
+  return { port: listener.addr.port, close };
+}
+
+/** Serves until the returned function stops listening and ends every open connection. */
+function serveProxy(listener: Deno.Listener, options: ProxyOptions): () => void {
   const open = new Set<Deno.Conn>();
   const track = (conn: Deno.Conn) => {
     open.add(conn);
@@ -48,35 +74,32 @@ export function startNetProxy(
   (async () => {
     for await (const client of listener) {
       const done = track(client);
-      serve(client, rules, onRefusal, track).catch(() => {}).finally(done);
+      serve(client, options, track).catch(() => {}).finally(done);
     }
   })().catch(() => {});
-  return {
-    path,
-    close() {
+  return () => {
+    try {
+      listener.close();
+    } catch {
+      // already closed
+    }
+    for (const conn of open) {
       try {
-        listener.close();
+        conn.close();
       } catch {
         // already closed
       }
-      for (const conn of open) {
-        try {
-          conn.close();
-        } catch {
-          // already closed
-        }
-      }
-      open.clear();
-    },
+    }
+    open.clear();
   };
 }
 
 async function serve(
   client: Deno.Conn,
-  rules: readonly HostRule[],
-  onRefusal: (refusal: Refusal) => void,
+  options: ProxyOptions,
   track: (conn: Deno.Conn) => () => void,
 ): Promise<void> {
+  const onRefusal = options.onRefusal ?? (() => {});
   const head = await readHead(client);
   if (head === null) return;
   const lines = decoder.decode(head.bytes).split("\r\n");
@@ -86,11 +109,15 @@ async function serve(
     await answer(client, 400, "the proxy takes CONNECT host:port or an absolute http:// URI");
     return;
   }
+  if (options.authorization !== undefined && !authorized(lines, options.authorization)) {
+    await answer(client, 407, "the proxy needs its Proxy-Authorization");
+    return;
+  }
   const refuse = async (reason: string) => {
     onRefusal({ host: request.host, port: request.port, reason });
     await answer(client, 403, `${request.host}:${request.port} ${reason}`);
   };
-  const rule = matchHost(rules, request.host, request.port);
+  const rule = options.match(request.host, request.port);
   if (rule === null) return await refuse("is not in the sandbox's host list");
   let addresses: string[];
   try {
@@ -178,6 +205,16 @@ function parseTarget(method: string, target: string): Target | null {
   };
 }
 
+/** Compares in constant time (the header's value is a secret of this process). */
+function authorized(lines: readonly string[], expected: string): boolean {
+  const line = lines.find((line) => /^proxy-authorization:/i.test(line));
+  const got = encoder.encode(line === undefined ? "" : line.slice(line.indexOf(":") + 1).trim());
+  const want = encoder.encode(expected);
+  let difference = got.length ^ want.length;
+  for (let i = 0; i < want.length; i++) difference |= want[i]! ^ (got[i] ?? 0);
+  return difference === 0;
+}
+
 async function readHead(conn: Deno.Conn): Promise<{ bytes: Uint8Array; rest: Uint8Array } | null> {
   let buffer = new Uint8Array(0);
   const chunk = new Uint8Array(4096);
@@ -205,6 +242,7 @@ function indexOfBlankLine(bytes: Uint8Array): number {
 const STATUS: Record<number, string> = {
   400: "Bad Request",
   403: "Forbidden",
+  407: "Proxy Authentication Required",
   431: "Request Header Fields Too Large",
   502: "Bad Gateway",
 };

@@ -1,17 +1,25 @@
 /**
  * `http_fetch {url}`: an HTTP(S) GET to a host in `tools.http_fetch.hosts`.
  *
- * Host entries are `host`, `host:port`, `*.domain` or `*.domain:port` (IPv6 as `[::1]`). An entry
- * without a port matches the host on any port; `*.example.com` matches subdomains of example.com at
- * any depth but not example.com itself; `*` matches every host. With no `hosts` list nothing is
- * allowed. Redirects are followed by hand (at most 5), each hop checked against the list. The body is
- * capped at `max_output` (default 256KiB) and the call at `timeout` (default 30s). The result is
- * `HTTP <status>\n<body>`; status "error" for 4xx/5xx.
+ * Host entries follow the sandbox host grammar (net_hosts.ts): `host`, `host:port`, `*.domain` or
+ * `*.domain:port` (IPv6 as `[::1]`), and `*` alone for every host name. An entry without a port matches
+ * the host on any port; `*.example.com` matches names below example.com at any depth but not example.com
+ * itself. With no `hosts` list nothing is allowed. Redirects are followed by hand (at most 5), each hop
+ * checked against the list.
+ *
+ * Every request goes through a filtering proxy of this process (net_proxy.ts, on loopback, with a secret
+ * Proxy-Authorization): it resolves the name, refuses internal addresses (loopback, private, link-local, …:
+ * the classifier of net_hosts.ts) unless the entry names that address itself, and connects to the address it
+ * checked, so DNS cannot swap in another one between check and connect. The body is capped at `max_output`
+ * (default 256KiB) and the call at `timeout` (default 30s). The result is `HTTP <status>\n<body>`; status
+ * "error" for 4xx/5xx.
  */
 import { ALLOWED, denied, type RuleVerdict, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
 import { CappedBytes, readCapped } from "./_capped.ts";
 import { formatDuration } from "../core/duration.ts";
 import { ValidationError } from "../core/errors.ts";
+import { type HostRule, matchHost, parseHostRule } from "../sandbox/net_hosts.ts";
+import { type Refusal, startLoopbackProxy } from "../sandbox/net_proxy.ts";
 
 export interface HttpFetchOptions {
   hosts: readonly string[];
@@ -20,20 +28,19 @@ export interface HttpFetchOptions {
   fetch: typeof fetch;
 }
 
-interface HostEntry {
-  /** Hostname as URL normalises it; for `*.domain` the `.domain` suffix. */
-  host: string;
-  wildcard: boolean;
-  port: string | null;
+/** The parsed host list; `any`: a `*` entry (every name, no internal address). */
+interface HostList {
+  rules: HostRule[];
+  any: boolean;
 }
 
 const MAX_REDIRECTS = 5;
 /** The host list of a call the approver allowed: it and its redirects go to any host. */
-const ANY_HOST: HostEntry[] = [{ host: "", wildcard: true, port: null }];
+const ANY_HOST: HostList = { rules: [], any: true };
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 export function httpFetchTool(options: HttpFetchOptions): Tool {
-  const entries = options.hosts.map(parseHostEntry);
+  const entries = parseHostEntries(options.hosts);
   return {
     spec: {
       name: "http_fetch",
@@ -59,13 +66,14 @@ export function httpFetchTool(options: HttpFetchOptions): Tool {
         rule: askable ? `tools.http_fetch.hosts: ["${new URL(args.url).host}"]` : null,
       };
     },
-    run: (args, context) => fetchAllowed(args.url, context.approved ? ANY_HOST : entries, options, context),
+    run: (args, context) =>
+      fetchAllowed(args.url, context.approved ? approvedHosts(args.url) : entries, options, context),
   };
 }
 
 async function fetchAllowed(
   url: unknown,
-  entries: HostEntry[],
+  entries: HostList,
   options: HttpFetchOptions,
   context: ToolContext,
 ): Promise<ToolOutcome> {
@@ -79,12 +87,33 @@ async function fetchAllowed(
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(), options.timeoutMs);
   const signal = AbortSignal.any([context.signal, timeout.signal]);
+  const token = crypto.randomUUID();
+  let refusal: Refusal | null = null;
+  const proxy = startLoopbackProxy({
+    match: (host, port) => ruleFor(entries, host, port),
+    onRefusal: (found) => refusal = found,
+    authorization: `Basic ${btoa(`hermes:${token}`)}`,
+  });
+  const client = Deno.createHttpClient({
+    proxy: { url: `http://127.0.0.1:${proxy.port}`, basicAuth: { username: "hermes", password: token } },
+  });
+  const refused = (hop: number, at: string): ToolOutcome | null => {
+    if (refusal === null) return null;
+    const found: Refusal = refusal;
+    return denied(`${hop === 0 ? "" : "redirect to "}"${at}" ${found.reason}`);
+  };
+  let hop = 0;
+  let current = url;
   try {
-    let current = url;
-    for (let hop = 0;; hop++) {
+    for (;; hop++) {
       const reason = checkUrl(current, entries);
       if (reason) return denied(hop === 0 ? reason : `redirect to ${reason}`);
-      const response = await fetchUrl(current, { redirect: "manual", signal });
+      const response = await fetchUrl(current, { redirect: "manual", signal, client });
+      const stopped = refused(hop, current);
+      if (stopped) {
+        await response.body?.cancel();
+        return stopped;
+      }
       const location = response.headers.get("location");
       if (REDIRECT_STATUSES.has(response.status) && location !== null) {
         await response.body?.cancel();
@@ -106,14 +135,38 @@ async function fetchAllowed(
       return error(`Cannot fetch "${url}": timed out after ${formatDuration(options.timeoutMs)}`);
     }
     if (context.signal.aborted) return error("cancelled");
+    const stopped = refused(hop, current);
+    if (stopped) return stopped;
     return error(`Cannot fetch "${url}": ${cause instanceof Error ? cause.message : String(cause)}`);
   } finally {
     clearTimeout(timer);
+    client.close();
+    proxy.close();
+  }
+}
+
+/**
+ * The rule the proxy applies to a connection: the entry that admits it. Only a literal entry names an
+ * address (net_hosts.ts namesAddress); a `*` entry admits every name and no internal address.
+ */
+function ruleFor(entries: HostList, host: string, port: number): HostRule | null {
+  const rule = matchHost(entries.rules, host, port);
+  if (rule !== null) return rule;
+  return entries.any ? { host: "", wildcard: true, port: null, text: "*" } : null;
+}
+
+/** An approved call reaches its own host (an address it names included) and, by redirect, any other name. */
+function approvedHosts(url: unknown): HostList {
+  try {
+    const host = new URL(String(url)).hostname;
+    return { rules: [parseHostRule(host)], any: true };
+  } catch {
+    return ANY_HOST;
   }
 }
 
 /** Why `url` may not be fetched, or null. */
-function checkUrl(url: string, entries: HostEntry[]): string | null {
+function checkUrl(url: string, entries: HostList): string | null {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -121,30 +174,36 @@ function checkUrl(url: string, entries: HostEntry[]): string | null {
     return `"${url}" is not a valid URL`;
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return `"${url}" is not an http(s) URL`;
-  const port = parsed.port || (parsed.protocol === "https:" ? "443" : "80");
+  const port = Number(parsed.port || (parsed.protocol === "https:" ? "443" : "80"));
   const host = parsed.hostname;
-  const allowed = entries.some((e) =>
-    (e.port === null || e.port === port) &&
-    (e.wildcard ? host.endsWith(e.host) : e.host === host)
-  );
+  const allowed = entries.any || matchHost(entries.rules, host, port) !== null;
   return allowed ? null : `"${url}" is not in tools.http_fetch.hosts (host ${host}:${port})`;
 }
 
-function parseHostEntry(entry: string): HostEntry {
-  const match = /^(\*\.|\*$)?(\[[0-9a-fA-F:.]+\]|[^:[\]/]*)(?::(\d{1,5}))?$/.exec(entry.trim());
-  const invalid = () =>
-    new ValidationError(`tools.http_fetch.hosts: "${entry}" is not a host, host:port or *.domain entry`);
-  if (!match) throw invalid();
-  const [, star, name, port] = match;
-  if (star === "*") return { host: "", wildcard: true, port: null };
-  let host: string;
-  try {
-    host = new URL(`http://${name}`).hostname;
-  } catch {
-    throw invalid();
+function parseHostEntries(list: readonly string[]): HostList {
+  const rules: HostRule[] = [];
+  let any = false;
+  for (const entry of list) {
+    if (entry.trim() === "*") {
+      any = true;
+      continue;
+    }
+    try {
+      // As URLs write hosts (an IPv4 address in its dotted form, a name in lower case and punycode).
+      const rule = parseHostRule(entry);
+      rules.push({ ...rule, host: canonical(rule) });
+    } catch {
+      throw new ValidationError(
+        `tools.http_fetch.hosts: "${entry}" is not a host, host:port, *.domain or [v6]:port entry`,
+      );
+    }
   }
-  if (name === "") throw invalid();
-  return { host: star ? `.${host}` : host, wildcard: star !== undefined, port: port ?? null };
+  return { rules, any };
+}
+
+function canonical(rule: HostRule): string {
+  const host = rule.host.includes(":") ? `[${rule.host}]` : rule.host;
+  return new URL(`http://${host}/`).hostname.replace(/^\[(.*)\]$/, "$1");
 }
 
 function error(message: string): ToolOutcome {

@@ -207,3 +207,49 @@ Deno.test("http_fetch: a slow server times out", async () => {
     await server.shutdown();
   }
 });
+
+Deno.test("http_fetch: a name resolving to an internal address is refused; an entry naming the address reaches it", async () => {
+  const { server, port, requested } = startServer();
+  try {
+    const byName = tool(port, { hosts: [`localhost:${port}`] });
+    const refused = await byName.run({ url: `http://localhost:${port}/hello` }, context());
+    assert.equal(refused.status, "denied");
+    assert.match(refused.content, /"http:\/\/localhost:\d+\/hello" resolves to an internal address \(/);
+    // `*` admits every name, not the host's own network.
+    const any = tool(port, { hosts: ["*"] });
+    assert.equal((await any.run({ url: `http://localhost:${port}/hello` }, context())).status, "denied");
+    assert.equal((await any.run({ url: `http://127.0.0.1:${port}/hello` }, context())).status, "denied");
+    assert.deepEqual(requested, [], "nothing reached the server");
+    // The allowed neighbour: the entry names the address itself.
+    const named = await tool(port).run({ url: `http://127.0.0.1:${port}/hello` }, context());
+    assert.deepEqual(named, { status: "ok", content: "HTTP 200\nhello world" });
+    // A redirect from a named address to a name of the same machine is checked again.
+    const both = tool(port, { hosts: [`127.0.0.1:${port}`, `localhost:${port}`] });
+    const redirected = await both.run({ url: `http://127.0.0.1:${port}/to-other-host` }, context());
+    assert.equal(redirected.status, "denied");
+    assert.match(
+      redirected.content,
+      /^denied: redirect to "http:\/\/localhost:\d+\/hello" resolves to an internal/,
+    );
+    assert.deepEqual(requested, ["/hello", "/to-other-host"]);
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("http_fetch: host entries follow the sandbox host grammar", () => {
+  const ok: typeof fetch = () => Promise.resolve(new Response("ok"));
+  for (const entry of ["127.0.0.1#.example.com", "a.*.example.com", "user@example.com", "example.com/x"]) {
+    assert.throws(
+      () => httpFetchTool({ hosts: [entry], timeoutMs: 1, maxOutput: 1, fetch: ok }),
+      ValidationError,
+      entry,
+    );
+  }
+  httpFetchTool({
+    hosts: ["*", "*.example.com:443", "[::1]:8080", "10.0.0.1"],
+    timeoutMs: 1,
+    maxOutput: 1,
+    fetch: ok,
+  });
+});
