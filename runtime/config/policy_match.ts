@@ -14,7 +14,8 @@
  *   rule.
  * - Name patterns (api_key_envs, env, commands): `*` covers any run of characters.
  */
-import { HOST_RULE_PATTERN, type HostRule, isIP, parseHostRule } from "../sandbox/net_hosts.ts";
+import { HOST_RULE_PATTERN, type HostRule, parseHostRule } from "../sandbox/net_hosts.ts";
+import { isIP } from "../sandbox/ip_address.ts";
 
 /** `*` covers any run of characters (names: variables, programs). */
 export function nameMatchesAny(value: string, patterns: readonly string[]): boolean {

@@ -8,11 +8,11 @@
  * checked against the list.
  *
  * Every request goes through a filtering proxy of this process (net_proxy.ts, on loopback, with a secret
- * Proxy-Authorization): it resolves the name, refuses internal addresses (loopback, private, link-local, …:
- * the classifier of net_hosts.ts) unless the entry names that address itself, and connects to the address it
- * checked, so DNS cannot swap in another one between check and connect. The body is capped at `max_output`
- * (default 256KiB) and the call at `timeout` (default 30s). The result is `HTTP <status>\n<body>`; status
- * "error" for 4xx/5xx.
+ * Proxy-Authorization): it resolves the name, refuses internal addresses (ip_address.ts: loopback,
+ * private, link-local, this host's own, …) unless the entry names that address itself, and connects to the
+ * address it checked, so DNS cannot swap in another one between check and connect. The body is capped at
+ * `max_output` (default 256KiB) and the call at `timeout` (default 30s). The result is
+ * `HTTP <status>\n<body>`; status "error" for 4xx/5xx.
  */
 import { ALLOWED, denied, type RuleVerdict, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
 import { CappedBytes, readCapped } from "./_capped.ts";
