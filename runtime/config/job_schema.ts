@@ -4,6 +4,7 @@ import { PolicyConfig } from "./policy_schema.ts";
 import { HOST_PATTERN, HOST_PATTERN_EXPECTED } from "./policy_match.ts";
 import { DURATION_EXPECTED, DURATION_PATTERN } from "../core/duration.ts";
 import { HOST_RULE_EXPECTED, HOST_RULE_PATTERN } from "../sandbox/net_hosts.ts";
+import { OPENAI_API_DESCRIPTION, OPENAI_APIS } from "../providers/openai_api.ts";
 import { defaultsOf, PROVIDER_NAMES, type ProviderRegistry, PROVIDERS } from "../providers/registry.ts";
 import type { Policy } from "./policy_schema.ts";
 
@@ -74,9 +75,10 @@ export const ModelConfig = z.strictObject({
       "exhausted (insufficient_quota) is not retried. When the retries of a 429, 503 or 529 run out the run " +
       "ends failed, terminal_reason rate_limited (exit 1)",
   ).optional(),
+  api: z.enum(OPENAI_APIS).describe(OPENAI_API_DESCRIPTION).optional(),
   api_version: z.string().min(1).describe(
     "provider azure: the Azure OpenAI api-version sent with every request (default: AZURE_OPENAI_API_VERSION, " +
-      "else 2024-10-21, the current GA version); model.name is the deployment, model.base_url the resource " +
+      "else 2024-10-21, the current GA version, or 2025-04-01-preview for model.api: responses); model.name is the deployment, model.base_url the resource " +
       "endpoint (https://NAME.openai.azure.com, default AZURE_OPENAI_ENDPOINT), the key AZURE_OPENAI_API_KEY",
   ).optional(),
   fallback: z.array(z.string().min(1)).min(1).describe(

@@ -3,7 +3,7 @@ import { parseDuration } from "../core/duration.ts";
 import { ValidationError } from "../core/errors.ts";
 import { DEFAULT_CONTEXT_WINDOW, isReasoningModel, KEYLESS, type ResolvedModel } from "../providers/model.ts";
 import { listedPrice, priceOf } from "../providers/pricing.ts";
-import { providerOf, type ProviderRegistry, PROVIDERS } from "../providers/registry.ts";
+import { ownersOf, providerOf, type ProviderRegistry, PROVIDERS } from "../providers/registry.ts";
 import type { ModelConfig } from "./job_schema.ts";
 
 /** A `model:` section; `provider` is any name of the registry in use. */
@@ -60,17 +60,17 @@ export function resolveModel(
   if (spec?.max_retries !== undefined) model.max_retries = spec.max_retries;
   if (spec?.text_tool_calls) model.text_tool_calls = true;
   if (spec?.fallback !== undefined) model.fallback = [...spec.fallback];
-  if (spec?.api_version !== undefined) {
-    if (provider !== "azure") {
-      throw new ValidationError(`model.api_version needs provider: azure (provider is ${provider})`);
-    }
-    model.api_version = spec.api_version;
-  }
-  for (const key of ["thinking", "platform"] as const) {
-    if (spec?.[key] !== undefined && provider !== "anthropic") {
-      throw new ValidationError(`model.${key} needs provider: anthropic (provider is ${provider})`);
+  // A provider's own settings (registry ownKeys) are refused for any other provider.
+  for (const [key, value] of Object.entries(spec ?? {})) {
+    const owners = value === undefined ? [] : ownersOf(key, registry);
+    if (owners.length && !owners.includes(provider)) {
+      throw new ValidationError(
+        `model.${key} needs provider: ${owners.join(" or ")} (provider is ${provider})`,
+      );
     }
   }
+  if (spec?.api_version !== undefined) model.api_version = spec.api_version;
+  if (entry.ownKeys?.includes("api")) model.api = spec?.api ?? "auto";
   if (spec?.platform === "bedrock" || spec?.platform === "vertex") {
     // The cloud's own credentials sign the request: no Anthropic key, and not the Anthropic endpoint.
     model.platform = spec.platform;

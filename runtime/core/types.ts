@@ -30,10 +30,15 @@ export interface Message {
   reasoning?: ReasoningBlock[];
 }
 
-/** Provider-signed reasoning: an Anthropic `thinking` block and its signature, or an encrypted one. */
+/**
+ * Provider-signed reasoning: an Anthropic `thinking` block and its signature, or an encrypted one; or an
+ * OpenAI Responses `reasoning` item, whose `encrypted_content` carries the reasoning between stateless
+ * requests (`summary` is its readable digest, when the model gave one).
+ */
 export type ReasoningBlock =
   | { type: "thinking"; thinking: string; signature: string }
-  | { type: "redacted_thinking"; data: string };
+  | { type: "redacted_thinking"; data: string }
+  | { type: "openai_reasoning"; id: string; encrypted_content: string; summary: string[] };
 
 /** `summary` marks a compaction summary; `pruned` a tool result replaced by a placeholder. */
 export type MessageKind = "message" | "summary" | "pruned";

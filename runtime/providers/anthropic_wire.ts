@@ -24,7 +24,10 @@ export type ContentBlock =
   | { type: "text"; text: string; cache_control?: CacheControl }
   | { type: "tool_use"; id: string; name: string; input: unknown }
   | { type: "tool_result"; tool_use_id: string; content: string; cache_control?: CacheControl }
-  | ReasoningBlock;
+  | AnthropicReasoning;
+
+/** The reasoning blocks this API signs and takes back. */
+type AnthropicReasoning = Extract<ReasoningBlock, { type: "thinking" | "redacted_thinking" }>;
 
 export interface WireMessage {
   role: "user" | "assistant";
@@ -134,7 +137,11 @@ function toBlocks(message: Message): ContentBlock[] {
     case "tool":
       return [{ type: "tool_result", tool_use_id: message.tool_call_id ?? "", content: message.content }];
     case "assistant": {
-      const blocks: ContentBlock[] = [...(message.reasoning ?? [])];
+      // Only Anthropic's own blocks: an OpenAI reasoning item (a session resumed on another provider) means
+      // nothing to this API.
+      const blocks: ContentBlock[] = (message.reasoning ?? []).filter((block): block is AnthropicReasoning =>
+        block.type === "thinking" || block.type === "redacted_thinking"
+      );
       if (message.content !== "") blocks.push({ type: "text", text: message.content });
       for (const call of message.tool_calls ?? []) {
         blocks.push({ type: "tool_use", id: call.id, name: call.name, input: toolInput(call) });

@@ -1,6 +1,7 @@
 /**
  * The `azure` provider: Azure OpenAI through the `openai` SDK's `AzureOpenAI` client. `model.name` is the
- * deployment (the request goes to `{base_url}/openai/deployments/{name}/chat/completions?api-version=…`),
+ * deployment (the request goes to `{base_url}/openai/deployments/{name}/chat/completions?api-version=…`, or
+ * with `model.api: responses` to `{base_url}/openai/responses?api-version=…`, the deployment in the body),
  * `model.base_url` the resource endpoint (https://NAME.openai.azure.com, else AZURE_OPENAI_ENDPOINT), the key
  * AZURE_OPENAI_API_KEY sent as the `api-key` header. Requests, replies, streaming, retries and errors are
  * the openai provider's: only the client differs.
@@ -13,6 +14,8 @@ import type { Provider, ProviderContext } from "./provider.ts";
 
 /** The Azure OpenAI data-plane API version sent when neither model.api_version nor the environment names one. */
 export const DEFAULT_AZURE_API_VERSION = "2024-10-21";
+/** The same for the Responses API (`model.api`), which the GA version above does not serve. */
+export const DEFAULT_AZURE_RESPONSES_API_VERSION = "2025-04-01-preview";
 
 export function providerFor(model: ResolvedModel, context: ProviderContext): Provider {
   const endpoint = model.base_url?.replace(/\/+$/, "");
@@ -22,19 +25,21 @@ export function providerFor(model: ResolvedModel, context: ProviderContext): Pro
         "or AZURE_OPENAI_ENDPOINT",
     );
   }
-  const apiVersion = model.api_version ?? context.env.AZURE_OPENAI_API_VERSION ?? DEFAULT_AZURE_API_VERSION;
+  const apiVersion = model.api_version ?? context.env.AZURE_OPENAI_API_VERSION;
   // The openai provider settles every option from the resolved model; only the client is Azure's.
   return createOpenAIProvider({
     ...openAIOptions(model, context),
     name: "azure",
     baseURL: endpoint,
-    client: (options) =>
+    client: (options, api) =>
       new AzureOpenAI({
         ...options,
-        // The deployment is the request's model: a model.fallback deployment gets its own URL.
+        // Chat: the deployment is the request's model, a model.fallback deployment gets its own URL. The
+        // Responses API has one route for the resource, the deployment named in the body.
         baseURL: `${endpoint}/openai`,
         apiKey: context.apiKey ?? "",
-        apiVersion,
+        apiVersion: apiVersion ??
+          (api === "responses" ? DEFAULT_AZURE_RESPONSES_API_VERSION : DEFAULT_AZURE_API_VERSION),
       }),
   });
 }

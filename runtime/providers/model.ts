@@ -6,6 +6,7 @@ import { type ProviderRegistry, PROVIDERS } from "./registry.ts";
 import { withTextToolCalls } from "./text_tool_calls.ts";
 import { type Price, priceKey, PRICES_TAKEN } from "./pricing.ts";
 import { withFallback } from "./fallback.ts";
+import type { OpenAIApiSetting } from "./openai_api.ts";
 
 export const DEFAULT_CONTEXT_WINDOW = 128_000;
 /** `api_key_env: none`: the server takes no key (a local llama.cpp, vLLM, Ollama, a test server). */
@@ -29,6 +30,8 @@ export interface ResolvedModel {
   /** model.request_timeout: the ceiling of one model call. */
   request_timeout_ms?: number;
   max_retries?: number;
+  /** providers openai and azure: Chat Completions, the Responses API, or by the model's name (`model.api`). */
+  api?: OpenAIApiSetting;
   /** provider azure: the data-plane `api-version` (`model.api_version`). */
   api_version?: string;
   /** `model.fallback`: models tried in order, for the same request, on overload or a rate limit. */

@@ -1,6 +1,6 @@
 /**
  * The `openai` provider: Chat Completions against any OpenAI-compatible endpoint (OpenAI, OpenRouter, vLLM,
- * llama.cpp, Ollama). The SDK's own retries are off: this module retries so that every retry is reported
+ * llama.cpp, Ollama), or OpenAI's Responses API (`model.api`, wire in openai_responses.ts). The SDK's own retries are off: this module retries so that every retry is reported
  * through `onRetry` (a `provider.retry` event). Import it lazily; it is the only module that loads `openai`.
  */
 import OpenAI from "./openai_sdk.ts";
@@ -15,6 +15,13 @@ import { isStrictSchema } from "./strict_schema.ts";
 import { failureKind, retryAfterMs } from "./overload.ts";
 import { type Failure, retryCall } from "./retry_call.ts";
 import type { Message, ToolCall, Usage } from "../core/types.ts";
+import { apiFor, type OpenAIApi, type OpenAIApiSetting } from "./openai_api.ts";
+import {
+  fromResponse,
+  IncompleteResponseStream,
+  ResponsesStream,
+  toResponsesBody,
+} from "./openai_responses.ts";
 
 export interface OpenAIProviderOptions {
   model: string;
@@ -49,10 +56,16 @@ export interface OpenAIProviderOptions {
   /** Sent as `prompt_cache_key` with every request: requests that share it share the server's prompt cache. */
   promptCacheKey?: string;
   /**
-   * Makes the SDK client from the options this module settles (another route to the same API: Azure's
-   * `AzureOpenAI`); such a provider is not probed for a local server's window. Default `new OpenAI(…)`.
+   * Chat Completions, the Responses API, or `auto`: Responses for the models served only there, chosen per
+   * request (a `model.fallback` model gets its own). Default chat.
    */
-  client?: (options: OpenAIClientOptions) => OpenAI;
+  api?: OpenAIApiSetting;
+  /**
+   * Makes the SDK client from the options this module settles (another route to the same API: Azure's
+   * `AzureOpenAI`), once per API it is used for; such a provider is not probed for a local server's window.
+   * Default `new OpenAI(…)`.
+   */
+  client?: (options: OpenAIClientOptions, api: OpenAIApi) => OpenAI;
   /** The provider's name (default "openai"). */
   name?: string;
 }
@@ -149,6 +162,7 @@ export function openAIOptions(model: ResolvedModel, context: ProviderContext): O
     stream: model.stream,
     clock: context.clock,
     reasoning: model.reasoning,
+    ...(model.api ? { api: model.api } : {}),
     ...(model.reasoning_effort ? { reasoningEffort: model.reasoning_effort } : {}),
     ...(model.prompt_cache_key ? { promptCacheKey: model.prompt_cache_key } : {}),
     ...(model.base_url ? { baseURL: model.base_url } : {}),
@@ -178,7 +192,15 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
     timeout: Math.max(idleTimeoutMs, ceilingMs) + 60_000,
     fetch: watchingFetch(options.fetch ?? globalThis.fetch),
   };
-  const client = options.client ? options.client(clientOptions) : new OpenAI(clientOptions);
+  const clients = new Map<OpenAIApi, OpenAI>();
+  const clientFor = (api: OpenAIApi): OpenAI => {
+    let client = clients.get(api);
+    if (!client) {
+      client = options.client ? options.client(clientOptions, api) : new OpenAI(clientOptions);
+      clients.set(api, client);
+    }
+    return client;
+  };
 
   const attempt = async (
     request: ModelRequest,
@@ -210,6 +232,28 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
       OpenAI.RequestOptions["fetchOptions"]
     >;
     try {
+      const api = apiFor(options.api ?? "chat", request.model);
+      const client = clientFor(api);
+      if (api === "responses") {
+        const body = toResponsesBody(request, options);
+        if (!stream) {
+          return fromResponse(
+            await client.responses.create(body, { signal: controller.signal, fetchOptions }),
+          );
+        }
+        const events = await client.responses.create(
+          { ...body, stream: true },
+          { signal: controller.signal, fetchOptions },
+        );
+        const reply = new ResponsesStream();
+        for await (const event of events) {
+          const { text, chars } = reply.add(event);
+          if (text) callbacks.onDelta?.(text);
+          if (chars) callbacks.onOutput?.(chars);
+        }
+        controller.signal.throwIfAborted();
+        return reply.result();
+      }
       const body = toRequestBody(request, options);
       if (!stream) {
         const completion = await client.chat.completions.create(body, {
@@ -470,7 +514,8 @@ function judge(error: unknown, context: { redact: Redactor; now: number }): Fail
     };
   }
   // fetch raises TypeError when the connection drops while the body is read.
-  const retryable = error instanceof TypeError || error instanceof IncompleteStream;
+  const retryable = error instanceof TypeError || error instanceof IncompleteStream ||
+    error instanceof IncompleteResponseStream;
   const detail = error instanceof Error ? error.message : String(error);
   return {
     status: null,

@@ -47,6 +47,13 @@ const TABLE: Readonly<Record<string, Price>> = {
   "o3": openai(2, 0.5, 8),
   "o3-mini": openai(1.1, 0.55, 4.4),
   "o4-mini": openai(1.1, 0.275, 4.4),
+  // Responses-only models, taken 2026-12-07 from OpenAI's model pages (developers.openai.com/api/docs/models):
+  // o1-pro and o3-pro list no cached-input price, so cached reads cost the input price.
+  "gpt-5-codex": openai(1.25, 0.125, 10),
+  "gpt-5.1-codex": openai(1.25, 0.125, 10),
+  "gpt-5.1-codex-max": openai(1.25, 0.125, 10),
+  "o1-pro": openai(150, 150, 600),
+  "o3-pro": openai(20, 20, 80),
   "claude-opus-4-5": anthropic(5, 6.25, 0.5, 25),
   "claude-opus-4-1": anthropic(15, 18.75, 1.5, 75),
   "claude-opus-4": anthropic(15, 18.75, 1.5, 75),

@@ -29,3 +29,20 @@ Deno.test("costOf: uncached input, cache reads, cache writes and output each at 
     cache_write: 2,
   });
 });
+
+Deno.test("the Responses-only models are listed; o1-pro and o3-pro charge cached reads at the input price", () => {
+  assert.deepEqual(listedPrice("gpt-5.1-codex-max"), {
+    input: 1.25,
+    output: 10,
+    cached_input: 0.125,
+    cache_write: 1.25,
+  });
+  assert.deepEqual(listedPrice("openai/gpt-5-codex"), listedPrice("gpt-5.1-codex"));
+  assert.deepEqual(listedPrice("o3-pro-2025-06-10"), {
+    input: 20,
+    output: 80,
+    cached_input: 20,
+    cache_write: 20,
+  });
+  assert.equal(listedPrice("o1-pro")?.output, 600);
+});

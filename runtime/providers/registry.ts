@@ -25,6 +25,11 @@ export interface ProviderEntry {
    * names no provider means this one.
    */
   readonly needs?: Readonly<Record<string, string>>;
+  /**
+   * `model` keys that only the providers listing them read (their own settings); a job that sets one for
+   * another provider is refused before any call.
+   */
+  readonly ownKeys?: readonly string[];
   readonly load: () => Promise<ProviderModule>;
 }
 
@@ -32,21 +37,24 @@ export type ProviderRegistry = Readonly<Record<string, ProviderEntry>>;
 
 export const PROVIDERS = {
   openai: {
-    about: "any OpenAI-compatible Chat Completions endpoint",
+    about: "any OpenAI-compatible Chat Completions endpoint, or OpenAI's Responses API (model.api)",
     apiKeyEnv: "OPENAI_API_KEY",
     baseUrlEnv: "OPENAI_BASE_URL",
+    ownKeys: ["api"],
     load: () => import("./openai.ts"),
   },
   anthropic: {
     about: "the Anthropic Messages API (Claude), prompt caching on",
     apiKeyEnv: "ANTHROPIC_API_KEY",
     baseUrlEnv: "ANTHROPIC_BASE_URL",
+    ownKeys: ["thinking", "platform"],
     load: () => import("./anthropic.ts"),
   },
   azure: {
     about: "Azure OpenAI: model.name is the deployment, model.base_url the resource endpoint",
     apiKeyEnv: "AZURE_OPENAI_API_KEY",
     baseUrlEnv: "AZURE_OPENAI_ENDPOINT",
+    ownKeys: ["api", "api_version"],
     load: () => import("./azure.ts"),
   },
   scripted: {
@@ -87,4 +95,9 @@ export function defaultsOf(
   return Object.entries(options.registry ?? PROVIDERS)
     .flatMap(([name, entry]) => entry[setting] === null ? [] : [`${prefix}${entry[setting]} for ${name}`])
     .join(", ");
+}
+
+/** The providers that read a `model` key of their own (ProviderEntry.ownKeys); empty for a shared key. */
+export function ownersOf(key: string, registry: ProviderRegistry = PROVIDERS): string[] {
+  return Object.entries(registry).filter(([, entry]) => entry.ownKeys?.includes(key)).map(([name]) => name);
 }
