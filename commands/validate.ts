@@ -1,7 +1,8 @@
 /**
  * `hermes validate JOB.yaml|DIR... [--deep]`: everything `run` or `daemon` would refuse on this machine,
  * without a model call; every problem of a file, one `file:line:col: key.path: …` line each. Exit 0 when
- * every file is valid, else 2. `--deep` also starts the plugins and MCP servers (validate_machine.ts).
+ * every file is valid, else 2. `--deep` also starts the plugins and MCP servers. The verdict is the App's
+ * (`validateJob`), the one RPC `job.validate` gives.
  *
  * A directory stands for the job files in it: `*.yaml`/`*.yml` files whose text has a top-level `name:` and
  * one of `prompt:`, `steps:`, `schedule:`, `model:`, `tools:`, `plugins:` or `mcp_servers:`, or that carry
@@ -10,9 +11,8 @@
  */
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
-import { loadJob, loadUserConfig } from "../runtime/config/job_file.ts";
-import { JobProblems } from "../runtime/config/job_checks.ts";
-import { checkMachine } from "./validate_machine.ts";
+import { loadUserConfig } from "../runtime/config/job_file.ts";
+import { validateJob } from "../runtime/app/mod.ts";
 
 interface FileResult {
   file: string;
@@ -28,28 +28,22 @@ export async function main(cli: Cli): Promise<number> {
     throw new ValidationError("hermes validate: expected at least one JOB.yaml or DIR");
   }
   const config = loadUserConfig(`${cli.home}/config.yaml`, { policy: cli.policyFile });
-  // ajv, so that an output.schema that does not compile is listed with the file's other problems.
-  const { compileJsonSchema: compileSchema } = await import("../runtime/config/json_schema.ts");
+  // "." keeps each file named as typed in the lines printed.
+  const scope = { config, cwd: ".", env: cli.env, clock: cli.clock };
   const results: FileResult[] = [];
   const { files, skipped } = jobFiles(positionals);
   for (const { file, reason } of skipped) cli.err(`hermes: skipped ${file}: ${reason}`);
   for (const file of files) {
-    try {
-      const job = loadJob(file, { validateOnly: true, compileSchema, ...(config ? { config } : {}) });
-      const machine = await checkMachine(job, job.locate, {
-        env: cli.env,
-        clock: cli.clock,
-        deep: values.deep === true,
-        signal: cli.signal,
-      });
-      for (const line of machine.warnings) cli.err(`hermes: warning: ${line}`);
-      if (machine.problems.length > 0) throw new JobProblems(machine.problems);
-      results.push({ file, valid: true, job: job.spec.name });
-    } catch (error) {
-      if (!(error instanceof ValidationError)) throw error;
-      const errors = error instanceof JobProblems ? error.problems : [error.message];
-      results.push({ file, valid: false, error: errors[0]!, errors });
-    }
+    const verdict = await validateJob({ path: file }, scope, {
+      deep: values.deep === true,
+      signal: cli.signal,
+    });
+    for (const line of verdict.warnings ?? []) cli.err(`hermes: warning: ${line}`);
+    results.push(
+      verdict.valid
+        ? { file, valid: true, job: verdict.name }
+        : { file, valid: false, error: verdict.error, errors: verdict.errors },
+    );
   }
   if (values.json) await cli.out(JSON.stringify(results) + "\n");
   else {

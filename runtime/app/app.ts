@@ -33,12 +33,13 @@ import {
   type SessionJob,
   sessionJob,
   validateJob,
+  type ValidateOptions,
   type Validation,
 } from "./jobs.ts";
 import type { RunJobOptions } from "./run.ts";
 
 export type { AppContext } from "./context.ts";
-export type { JobRef, SessionJob, Validation } from "./jobs.ts";
+export type { JobRef, SessionJob, ValidateOptions, Validation } from "./jobs.ts";
 
 export interface OpenParams extends SessionJob {
   /** Overrides the model name. */
@@ -160,8 +161,12 @@ export class App {
   }
 
   /** Validates a job file or object without running it. */
-  async validate(ref: { path: string } | { job: Record<string, unknown> }): Promise<Validation> {
-    return await validateJob(ref, this.context);
+  async validate(
+    ref: { path: string } | { job: Record<string, unknown> },
+    options: ValidateOptions = {},
+  ): Promise<Validation> {
+    const { signal } = this.context;
+    return await validateJob(ref, this.context, { ...(signal ? { signal } : {}), ...options });
   }
 
   /** Runs a job to its result (a fresh session, or `resume`), as `hermes run` does. */

@@ -3,6 +3,7 @@
  * or nothing (config.yaml's defaults). `validate` reports problems as data; the other operations raise a
  * ValidationError for a bad job.
  */
+import type { Clock } from "../core/clock.ts";
 import { ValidationError } from "../core/errors.ts";
 import { mergeConfig, type ResolvedJob } from "../config/job.ts";
 import { JobProblems } from "../config/job_checks.ts";
@@ -33,9 +34,19 @@ export interface JobScope {
   name: string;
 }
 
+/**
+ * A job's verdict on this machine. `warnings` (only when there are some): what does not make the job invalid,
+ * such as an optional MCP server that does not start under `deep`.
+ */
 export type Validation =
-  | { valid: true; name: string }
-  | { valid: false; error: string; errors: readonly string[] };
+  & ({ valid: true; name: string } | { valid: false; error: string; errors: readonly string[] })
+  & { warnings?: readonly string[] };
+
+export interface ValidateOptions {
+  /** Also start the job's plugins and MCP servers, as a run would, then stop them. */
+  deep?: boolean;
+  signal?: AbortSignal;
+}
 
 /**
  * Resolves a job given as a path or an object; a bad job is a ValidationError. zod (job_file.ts) is loaded
@@ -71,21 +82,37 @@ export async function sessionJob(params: SessionJob, scope: JobScope): Promise<R
   return job;
 }
 
-/** Validates a job file or object without running it: problems are the answer, not an error. */
+/**
+ * Validates a job file or object without running it, as `run` would judge it on this machine (the OS sandbox
+ * its tools need; with `deep`, its plugins and MCP servers): problems are the answer, not an error. Every
+ * front-end (`hermes validate`, RPC `job.validate`) asks this, so their verdicts agree.
+ */
 export async function validateJob(
   ref: { path: string } | { job: Record<string, unknown> },
-  scope: Omit<JobScope, "env" | "name">,
+  scope: Omit<JobScope, "name"> & { clock: Clock },
+  options: ValidateOptions = {},
 ): Promise<Validation> {
   const { config, cwd } = scope;
   // ajv, so that an output.schema that does not compile is listed with the job's other problems.
   const { compileJsonSchema: compileSchema } = await import("../config/json_schema.ts");
   const { jobFromObject, loadJob } = await import("../config/job_file.ts");
-  const options = { validateOnly: true, compileSchema, ...(config ? { config } : {}) };
+  const loadOptions = { validateOnly: true, compileSchema, ...(config ? { config } : {}) };
   try {
     const job = "path" in ref
-      ? loadJob(absolute(ref.path, cwd), options)
-      : jobFromObject(ref.job, cwd, options);
-    return { valid: true, name: job.spec.name };
+      ? loadJob(absolute(ref.path, cwd), loadOptions)
+      : jobFromObject(ref.job, cwd, loadOptions);
+    const { checkMachine } = await import("./validate_machine.ts");
+    const machine = await checkMachine(job, job.locate ?? (() => "job"), {
+      env: scope.env,
+      clock: scope.clock,
+      deep: options.deep === true,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    const warnings = machine.warnings.length > 0 ? { warnings: machine.warnings } : {};
+    if (machine.problems.length > 0) {
+      return { valid: false, error: machine.problems[0]!, errors: machine.problems, ...warnings };
+    }
+    return { valid: true, name: job.spec.name, ...warnings };
   } catch (error) {
     if (error instanceof ValidationError) {
       const errors = error instanceof JobProblems ? error.problems : [error.message];
@@ -95,6 +122,7 @@ export async function validateJob(
   }
 }
 
+/** `path` against `cwd`; a `cwd` of "." keeps a relative path as given (the CLI names files as typed). */
 function absolute(path: string, cwd: string): string {
-  return path.startsWith("/") ? path : `${cwd}/${path}`;
+  return path.startsWith("/") || cwd === "." ? path : `${cwd}/${path}`;
 }

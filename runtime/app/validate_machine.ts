@@ -4,13 +4,13 @@
  * start; with `--deep`, also plugins and MCP servers that cannot start (each is started as a run starts it,
  * then stopped). A server that is not `required` does not stop a run: its failure is a warning here too.
  */
-import { errorMessage, ValidationError } from "../runtime/core/errors.ts";
-import { silentLogger } from "../runtime/core/log.ts";
-import { EventBus } from "../runtime/core/events.ts";
-import type { Clock } from "../runtime/core/clock.ts";
-import type { ResolvedJob } from "../runtime/config/job.ts";
-import { keyPath } from "../runtime/core/key_path.ts";
-import { probeOnce, probeOptions } from "../runtime/sandbox/probe.ts";
+import { errorMessage, ValidationError } from "../core/errors.ts";
+import { silentLogger } from "../core/log.ts";
+import { EventBus } from "../core/events.ts";
+import type { Clock } from "../core/clock.ts";
+import type { ResolvedJob } from "../config/job.ts";
+import { keyPath } from "../core/key_path.ts";
+import { probeOnce, probeOptions } from "../sandbox/probe.ts";
 
 export interface MachineCheck {
   /** `file:line:col: key.path: message` lines: run would refuse the job here. */
@@ -64,8 +64,8 @@ export async function checkMachine(
   if (!options.deep) return { problems, warnings };
   if (spec.plugins?.length) {
     const [{ startPlugins }, { openSqliteStore }] = await Promise.all([
-      import("../plugins/host.ts"),
-      import("../runtime/store/sqlite/sqlite_store.ts"),
+      import("../../plugins/host.ts"),
+      import("../store/sqlite/sqlite_store.ts"),
     ]);
     // Plugin state goes to a throw-away store: validating never touches the user's sessions.
     const store = openSqliteStore(":memory:");
@@ -87,7 +87,7 @@ export async function checkMachine(
     }
   }
   if (spec.mcp_servers && Object.keys(spec.mcp_servers).length) {
-    const { startMcpServers } = await import("../runtime/mcp/mod.ts");
+    const { startMcpServers } = await import("../mcp/mod.ts");
     const started = await startMcpServers(spec.mcp_servers, {
       job_dir: job.dir,
       env: options.env,
