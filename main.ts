@@ -12,6 +12,7 @@ import { createRedactor } from "./runtime/core/redact.ts";
 import { didYouMean } from "./runtime/core/suggest.ts";
 import { VERSION, versionLine } from "./runtime/core/version.ts";
 import { retryLine } from "./runtime/store/retry_notice.ts";
+import { inertLine } from "./runtime/core/workflow_commands.ts";
 
 type CommandModule = { main(cli: Cli): Promise<number> };
 // Literal import paths keep every module statically reachable for `deno bundle` / `deno compile`.
@@ -105,7 +106,11 @@ export async function main(argv: string[], env: Record<string, string>): Promise
     let written = 0;
     while (written < bytes.length) written += Deno.stderr.writeSync(bytes.subarray(written));
   };
-  const write = (line: string) => writeStderr(statusLine ? `\r\x1b[2K${line}\n${statusLine}` : `${line}\n`);
+  const writeLine = (line: string) =>
+    writeStderr(statusLine ? `\r\x1b[2K${line}\n${statusLine}` : `${line}\n`);
+  // On a GitHub runner every stderr line is read for workflow commands: text a tool or the model chose
+  // (a denial reason, an error, a progress line) must not become one. Hermes's own go through writeLine.
+  const write = env.GITHUB_ACTIONS === "true" ? (line: string) => writeLine(inertLine(line)) : writeLine;
   const { name, rest } = findCommand(argv);
   const logLevelText = globalValue(argv, "--log-level") ?? env.HERMES_LOG_LEVEL ?? "info";
   const quiet = hasSwitch(argv, "quiet");
@@ -182,6 +187,7 @@ export async function main(argv: string[], env: Record<string, string>): Promise
         while (written < bytes.length) written += await Deno.stdout.write(bytes.subarray(written));
       },
       err: write,
+      workflowCommand: writeLine,
       status: (text) => {
         if (text === statusLine) return;
         writeStderr(`\r\x1b[2K${text}`);

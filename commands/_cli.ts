@@ -35,8 +35,13 @@ export interface Cli {
   stdin: ReadableStream<Uint8Array>;
   /** Writes product text to stdout (awaits backpressure). */
   out(text: string): Promise<void>;
-  /** Writes a line to stderr (above the status line, if one is shown). */
+  /**
+   * Writes a line to stderr (above the status line, if one is shown); under `GITHUB_ACTIONS=true` made inert
+   * first (`runtime/core/workflow_commands.ts`), so no text Hermes prints becomes a workflow command.
+   */
   err(line: string): void;
+  /** Writes a workflow command Hermes composed (`::error …::`, values escaped) to stderr as it is. */
+  workflowCommand?(line: string): void;
   /** Replaces the one-line status shown at the bottom of a terminal's stderr ("" clears it); TTY only. */
   status(text: string): void;
   /**

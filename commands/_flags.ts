@@ -96,6 +96,13 @@ export const COMMANDS = {
         text: "record every model exchange and tool execution into a cassette FILE for hermes replay and " +
           "hermes test (written when the run ends; secrets replaced)",
       },
+      args: {
+        value: "LINE",
+        multiple: true,
+        text:
+          "more run flags as one line, split into words without a shell: '…' and \"…\" quote, \\ escapes, " +
+          "# comments, nothing expanded (the GitHub Action's args input)",
+      },
       untrusted: {
         text:
           "hold the job file (or the --resume session's stored job) to the strict built-in policy: sandbox " +

@@ -10,12 +10,15 @@
  * that cannot be written is a warning and the run keeps its ending.
  */
 import { errorMessage } from "../runtime/core/errors.ts";
+import { escapeData, escapeProperty } from "../runtime/core/workflow_commands.ts";
 import { failedDelivery, type RunResult } from "../runtime/session/outcome.ts";
 
 export interface GitHubTarget {
   env: Record<string, string>;
-  /** Writes one line to stderr. */
+  /** Writes one line to stderr (under GITHUB_ACTIONS, made inert: never a workflow command). */
   err: (line: string) => void;
+  /** Writes a workflow command to stderr as it is (`::error …::`); `err` where there is none. */
+  workflowCommand?: (line: string) => void;
 }
 
 export interface Published {
@@ -54,7 +57,8 @@ export function publishToGitHub(
     }
   }
   if (env.GITHUB_ACTIONS === "true" && result.status !== "success") {
-    for (const line of annotations(result, env.GITHUB_WORKSPACE)) target.err(line);
+    const command = target.workflowCommand ?? target.err;
+    for (const line of annotations(result, env.GITHUB_WORKSPACE)) command(line);
   }
   return result;
 }
@@ -122,13 +126,4 @@ function summary(result: RunResult): string {
 
 export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
-
-// Workflow command escaping (actions/toolkit `command.ts`): data and property values differ.
-function escapeData(text: string): string {
-  return text.replaceAll("%", "%25").replaceAll("\r", "%0D").replaceAll("\n", "%0A");
-}
-
-function escapeProperty(text: string): string {
-  return escapeData(text).replaceAll(":", "%3A").replaceAll(",", "%2C");
 }

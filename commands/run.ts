@@ -13,6 +13,7 @@ import type { RunOptions } from "../runtime/app/app.ts";
 import { storedJob } from "../runtime/session/stored_job.ts";
 import { cliApp } from "./_app.ts";
 import { publishToGitHub } from "./_github.ts";
+import { expandArgsLines } from "./_args_line.ts";
 import { buildResult, endingOfError, NO_USAGE, type RunResult } from "../runtime/session/outcome.ts";
 import { basename, resolve } from "../runtime/core/path.ts";
 import type { Store } from "../runtime/store/store.ts";
@@ -51,6 +52,8 @@ export interface Seen {
   format?: string;
   job?: string;
   jobPath?: string;
+  /** The arguments with `--args` lines expanded, once they were. */
+  args?: string[];
   /** The result was published and printed already. */
   reported?: boolean;
 }
@@ -72,7 +75,7 @@ async function reportUnstarted(cli: Cli, error: Error, seen: Seen, started: numb
     compactions: 0,
   }));
   publishToGitHub(cli, result);
-  const format = seen.format ?? outputFlag(cli.args) ?? "text";
+  const format = seen.format ?? outputFlag(seen.args ?? cli.args) ?? "text";
   if (format === "json") await cli.out(JSON.stringify(result) + "\n");
   else if (format === "stream-json") {
     // The stream's one line is a `result` event like any run's last, with its envelope (seq 1).
@@ -103,7 +106,10 @@ function outputFlag(args: readonly string[]): string | undefined {
 }
 
 async function execute(cli: Cli, seen: Seen): Promise<number> {
-  const { values, positionals } = parseCommandArgs("run", cli.args);
+  // `--args LINE` (the GitHub Action's args input) becomes its words here, split by a fixed grammar.
+  const args = expandArgsLines(cli.args);
+  seen.args = args;
+  const { values, positionals } = parseCommandArgs("run", args);
   if (positionals.length > 1) {
     throw new ValidationError(
       `hermes run: expected one job file, got ${positionals.length}: ${positionals.join(" ")}`,

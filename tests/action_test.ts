@@ -235,3 +235,96 @@ for (const [installed, aptGet] of [[undefined, undefined], ["1.46.3", "fails"]] 
     assert.equal(run.outputs.final, "done");
   });
 }
+
+/**
+ * The lines of a step log the Actions runner takes for workflow commands (actions/runner ActionCommand:
+ * `::` after leading whitespace with a second `::`, or `##[` anywhere with a `]` after it).
+ */
+function workflowCommands(log: string): string[] {
+  return log.split(/\r\n|\r|\n/).filter((line) => {
+    const trimmed = line.trimStart();
+    if (trimmed.startsWith("::") && trimmed.indexOf("::", 2) >= 0) return true;
+    const at = line.indexOf("##[");
+    return at >= 0 && line.indexOf("]", at) >= 0;
+  });
+}
+
+Deno.test("action: args is split by Hermes, not a shell — a value with spaces arrives whole, $(…) and `…` stay text", async () => {
+  const server = await startOpenAIServer([{ content: "noted" }]);
+  try {
+    const dir = await writeFiles(await tempDir(), {
+      "job.yaml": `name: words\nmodel: { name: m, base_url: "${server.url}", api_key_env: none }\n` +
+        "inputs: { note: { type: string, required: true } }\nprompt: 'Note: {{ inputs.note }}'\n",
+    });
+    const run = await runAction({
+      actionPath: ROOT,
+      workspace: dir,
+      with: {
+        job: "job.yaml",
+        doctor: "false",
+        args:
+          `--input 'note=two  words' --model "gpt $(touch pwned) \`touch pwned2\`" # the model\n--max-turns 5`,
+      },
+      env: runnerEnv(),
+    });
+    assert.equal(run.failed, null, run.log);
+    assert.equal(run.outputs.status, "success");
+    const [request] = server.requests;
+    assert.equal(request!.model, "gpt $(touch pwned) `touch pwned2`");
+    assert.equal(request!.messages!.at(-1)!.content, "Note: two  words");
+    for (const file of ["pwned", "pwned2"]) {
+      await assert.rejects(Deno.stat(`${dir}/${file}`), Deno.errors.NotFound, `${file} was created`);
+    }
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("action: an args line that does not split is exit 2 with its outputs and annotation", async () => {
+  const dir = await writeFiles(await tempDir(), {
+    "job.yaml": "name: quoted\nmodel: { provider: scripted, script: ./r.yaml }\nprompt: hi\n",
+    "r.yaml": "- content: never\n",
+  });
+  const run = await runAction({
+    actionPath: ROOT,
+    workspace: dir,
+    with: { job: "job.yaml", doctor: "false", args: "--model 'gpt; touch pwned" },
+    env: runnerEnv(),
+  });
+  assert.deepEqual(run.failed, { step: "Run Hermes", code: 2 }, run.log);
+  assert.equal(run.outputs.terminal_reason, "invalid_input");
+  assert.equal(run.outputs.error, "hermes run: --args: unterminated ' quote at line 1, column 9");
+  assert.match(
+    run.log,
+    /^::error title=Hermes \S+::failed \(invalid_input\): hermes run: --args: unterminated/m,
+  );
+  await assert.rejects(Deno.stat(`${dir}/pwned`), Deno.errors.NotFound);
+});
+
+Deno.test("action: text the model chose never reaches the runner as a workflow command; Hermes's own annotations do", async () => {
+  const hostile =
+    "../x\n::add-mask::hermes\n::error title=pwned::model wrote this\n  ##[error]legacy\n::stop-commands::t";
+  const dir = await writeFiles(await tempDir(), {
+    "job.yaml": "name: hostile\nmodel: { provider: scripted, script: ./r.yaml }\nprompt: hi\n" +
+      "tools:\n  read_file: { paths: [./docs] }\nlimits: { max_turns: 2 }\n",
+    "r.yaml": `- tool_calls: [{ name: read_file, arguments: { path: ${JSON.stringify(hostile)} } }]\n` +
+      `- tool_calls: [{ name: read_file, arguments: { path: ${JSON.stringify(hostile)} } }]\n`,
+    "docs/.keep": "",
+  });
+  const run = await runAction({
+    actionPath: ROOT,
+    workspace: dir,
+    with: { job: "job.yaml", doctor: "false" },
+    env: runnerEnv(),
+  });
+  // The run hits max_turns (exit 3): the one command in the log is Hermes's own annotation of that.
+  assert.deepEqual(run.failed, { step: "Run Hermes", code: 3 }, run.log);
+  assert.deepEqual(workflowCommands(run.log), [
+    "::error title=Hermes hostile::limit (max_turns): Stopped after 2 turns: limits.max_turns is 2",
+  ]);
+  // The denial reason is still there to read, on one line.
+  assert.match(
+    run.log,
+    /denied: "\.\.\/x%0A::add-mask::hermes%0A::error title=pwned::model wrote this%0A {2}##%5Berror\]legacy/,
+  );
+});

@@ -40,7 +40,7 @@ Deno.test("workflow examples: the action's inputs and outputs they use exist; th
   assert.deepEqual([...jobFiles].sort(), ["nightly-report.yaml", "triage.yaml"]);
   assert.match(await Deno.readTextFile(`${DIR}/scheduled.yml`), /^\s+schedule:\n\s+- cron: /m);
   assert.match(await Deno.readTextFile(`${DIR}/pr-triage.yml`), /gh pr comment/);
-  assert.match(await Deno.readTextFile(`${DIR}/resume.yml`), /--resume/);
+  assert.match(await Deno.readTextFile(`${DIR}/resume.yml`), /^\s+resume: \$\{\{ inputs\.session \}\}$/m);
   const { code, stdout, stderr } = await hermes(["validate", DIR]);
   assert.equal(code, 0, stderr);
   for (const file of jobFiles) assert.match(stdout, new RegExp(`${file}: ok`));
