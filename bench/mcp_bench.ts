@@ -58,6 +58,7 @@ try {
     session_id: "bench",
     job_dir: dir,
     env,
+    host_env: env,
     signal: new AbortController().signal,
   };
   const block = (tool: Tool, args: Record<string, unknown>) => async () => {

@@ -126,7 +126,7 @@ pluginTest("lookup's tool reaches the one host:port it is granted and nothing el
     }]);
     const [lookup] = host.tools();
     assert.equal(lookup!.spec.name, "lookup");
-    const context = { session_id: "s1", job_dir: f.dir, env: {}, signal: notAborted };
+    const context = { session_id: "s1", job_dir: f.dir, env: {}, host_env: {}, signal: notAborted };
     assert.deepEqual(await lookup!.run({ term: "lease" }, context), {
       status: "ok",
       content: "a lease is a lock with an expiry",

@@ -157,7 +157,7 @@ pluginTest("tool arguments are validated against the JSON Schema before the plug
   assert.equal(add!.spec.name, "add");
   assert.equal(add!.spec.description, "adds two numbers");
   assert.deepEqual(add!.spec.parameters.required, ["a", "b"]);
-  const context = { session_id: "s1", job_dir: f.dir, env: {}, signal: notAborted };
+  const context = { session_id: "s1", job_dir: f.dir, env: {}, host_env: {}, signal: notAborted };
   const missing = await add!.run({ a: 1 }, context);
   assert.equal(missing.status, "error");
   assert.match(missing.content, /invalid arguments for add: b: .*expected number/);

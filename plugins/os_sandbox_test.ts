@@ -36,6 +36,7 @@ async function probe(host: PluginHost, dir: string, op: string, arg: string) {
     session_id: "s1",
     job_dir: dir,
     env: {},
+    host_env: {},
     signal: notAborted,
   });
 }

@@ -195,5 +195,5 @@ pluginTest("imports inside the plugin's own directory and node: built-ins load a
 });
 
 function context(dir: string) {
-  return { session_id: "s1", job_dir: dir, env: {}, signal: notAborted };
+  return { session_id: "s1", job_dir: dir, env: {}, host_env: {}, signal: notAborted };
 }

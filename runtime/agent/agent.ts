@@ -6,6 +6,7 @@ import type { Clock } from "../core/clock.ts";
 import { errorMessage, ValidationError } from "../core/errors.ts";
 import type { EventBus, EventInput } from "../core/events.ts";
 import type { Hooks } from "../core/hooks.ts";
+import type { HostEnv } from "../core/host_env.ts";
 import { type Budget, LimitError } from "./limits.ts";
 import { costOf, type Price } from "../providers/pricing.ts";
 import type { Logger } from "../core/log.ts";
@@ -46,8 +47,11 @@ export interface AgentOptions {
   clock: Clock;
   log: Logger;
   budget: Budget;
-  /** Where tools run: the job directory and the environment given to subprocesses. */
-  toolContext: { job_dir: string; env: Record<string, string> };
+  /**
+   * Where tools run: the job directory, the environment given to subprocesses, and Hermes's own environment
+   * (what host programs are found and started with).
+   */
+  toolContext: { job_dir: string; env: Record<string, string>; host_env: HostEnv };
   compactor?: Compactor;
   /**
    * Answer a repeated `read_file` of an unchanged file whose latest result is still verbatim in the

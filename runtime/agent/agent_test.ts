@@ -40,7 +40,7 @@ async function setup(script: ScriptEntry[], options: { hooks?: Hooks; tools?: To
     clock: systemClock,
     log: silentLogger,
     budget: new Budget(),
-    toolContext: { job_dir: dir, env: {} },
+    toolContext: { job_dir: dir, env: {}, host_env: {} },
   });
   return { dir, store, session, agent, requests, [Symbol.asyncDispose]: () => store.close() };
 }

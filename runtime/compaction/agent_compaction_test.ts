@@ -106,7 +106,7 @@ function agentFor(
     clock: fx.clock,
     log: silentLogger,
     budget: new Budget(),
-    toolContext: { job_dir: fx.dir, env: {} },
+    toolContext: { job_dir: fx.dir, env: {}, host_env: {} },
     compactor,
   });
 }

@@ -11,6 +11,7 @@ import { keyPath } from "../core/key_path.ts";
 import type { Policy, PolicyConfig } from "./policy_schema.ts";
 import { defaultCeilings, limitProblems } from "./policy_limits.ts";
 import { hostCoveredByAny, nameMatchesAny, urlMatchesAny } from "./policy_match.ts";
+import { jobSetEnvNames, steersPrograms } from "./steering_env.ts";
 
 type Path = (string | number)[];
 
@@ -29,6 +30,7 @@ export function untrustedPolicy(dir: string): Policy {
     rules: {
       models: { base_urls: [], api_key_envs: [] },
       env: [],
+      steering_env: [],
       sandbox_off: false,
       read: [dir],
       write: [dir],
@@ -113,6 +115,18 @@ export function policyProblems(spec: JobFile, policy: Policy, context: PolicyCon
         nameMatchesAny,
       )
     );
+  }
+
+  // Variables that steer programs, set by the job: refused under every policy unless it names them.
+  const steering = rules.steering_env ?? [];
+  for (const { path, name } of jobSetEnvNames(spec)) {
+    if (steersPrograms(name) && !nameMatchesAny(name, steering)) {
+      refuse(
+        path,
+        "steering_env",
+        `${name} steers the programs the job's commands run (allowed: ${describe(steering)})`,
+      );
+    }
   }
 
   // Sandboxes turned off.

@@ -31,6 +31,10 @@ export const PolicyConfig = z.strictObject({
   env: Patterns.describe(
     "Environment variables a job may read: {{ env.NAME }} anywhere, MCP env pass-through, plugin env grants ([]: none)",
   ).optional(),
+  steering_env: Patterns.describe(
+    "Names a job's env: (and an MCP server's env: mapping) may set although they steer programs (PATH, LD_*, " +
+      "BASH_ENV, HERMES_*, DENO_*, NODE_OPTIONS, GIT_CONFIG_*, …: docs/sandbox.md); under any policy the others are refused",
+  ).optional(),
   sandbox_off: z.boolean().describe(
     "May a job turn an OS sandbox off (tools.shell.sandbox, plugins' sandbox or isolation: worker, MCP servers' sandbox)? Default true",
   ).optional(),

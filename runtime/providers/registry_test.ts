@@ -66,7 +66,7 @@ Deno.test("registry: a toy provider (one module, one registry line) runs a turn 
       clock: systemClock,
       log: silentLogger,
       budget: new Budget(),
-      toolContext: { job_dir: dir, env: {} },
+      toolContext: { job_dir: dir, env: {}, host_env: {} },
     });
     const turn = await agent.prompt("hello", { source: "cli" });
     assert.equal(turn.final, "toy-1 at http://toy.invalid/v1 with a key: echoed hello");

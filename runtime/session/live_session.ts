@@ -179,7 +179,12 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   });
   const tools = [...builtins.tools, ...(plugins?.tools() ?? []), ...(mcp?.tools ?? [])];
   const env = toolEnv(options.env, job.env);
-  const asker = await sessionAsker(spec.approval, { job: spec.name, job_dir: job.dir, env }, options.asker);
+  // The approver is a host program: it runs with Hermes's own environment, never the job's `env:`.
+  const asker = await sessionAsker(
+    spec.approval,
+    { job: spec.name, job_dir: job.dir, host_env: options.env },
+    options.asker,
+  );
   if (!resumed) {
     await store.createSession({
       id,
@@ -257,7 +262,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     clock,
     log,
     budget,
-    toolContext: { job_dir: job.dir, env },
+    toolContext: { job_dir: job.dir, env, host_env: options.env },
     signal,
     readDedup: spec.tools?.read_file?.dedup ?? true,
     ...(model.max_output_tokens ? { maxOutputTokens: model.max_output_tokens } : {}),

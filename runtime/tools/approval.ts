@@ -5,12 +5,15 @@
  * failing, silent or slow approver never lets a call through and never holds a run.
  *
  * The command runs on the host (it is the operator's program, like the job file itself), in the job's
- * directory, with the session's tool environment, stdout read up to 64 KiB; it is killed at the timeout.
+ * directory, found and started with Hermes's own environment (runtime/core/host_env.ts: its PATH, HOME,
+ * locale; never the job's `env:`, whose `BASH_ENV` or `PATH` would make the approver run the job's code),
+ * stdout read up to 64 KiB; it is killed at the timeout.
  */
 import { isAbsolute, resolve } from "../core/path.ts";
 import type { ApprovalConfig } from "../config/job_schema.ts";
 import { parseDuration } from "../core/duration.ts";
 import type { ApprovalRequest, ToolAsker } from "./gate.ts";
+import { type HostEnv, hostProgramEnv } from "../core/host_env.ts";
 
 export const DEFAULT_APPROVAL_TIMEOUT = "30s";
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -18,8 +21,8 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 export interface ApproverOptions {
   job: string;
   job_dir: string;
-  /** The session's tool environment (never the whole parent environment). */
-  env: Record<string, string>;
+  /** Hermes's own environment: the approver gets `hostProgramEnv` of it, never the job's `env:`. */
+  host_env: HostEnv;
   fetch?: typeof fetch;
 }
 
@@ -68,11 +71,13 @@ function commandAnswer(
 ): (body: string, signal: AbortSignal) => Promise<string> {
   const [program, ...args] = command as [string, ...string[]];
   const path = program.includes("/") && !isAbsolute(program) ? resolve(options.job_dir, program) : program;
+  // Deno looks a bare program name up in the PATH of the environment given to the child: this one.
+  const env = hostProgramEnv(options.host_env);
   return async (body, signal) => {
     const child = new Deno.Command(path, {
       args,
       cwd: options.job_dir,
-      env: options.env,
+      env,
       clearEnv: true,
       stdin: "piped",
       stdout: "piped",

@@ -17,6 +17,7 @@ function context(dir: string): ToolContext {
     session_id: "s",
     job_dir: dir,
     env: { PATH: "/usr/bin:/bin" },
+    host_env: { PATH: "/usr/bin:/bin" },
     signal: new AbortController().signal,
   };
 }

@@ -17,6 +17,7 @@ async function fixture() {
     session_id: "s",
     job_dir: jobDir,
     env: {},
+    host_env: {},
     signal: new AbortController().signal,
   };
   return { jobDir, outside, context };

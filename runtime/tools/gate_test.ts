@@ -64,6 +64,7 @@ function gateOf(
       session_id: "s1",
       job_dir: "/",
       env: {},
+      host_env: {},
       signal: new AbortController().signal,
       keep: (outcome) => Promise.resolve(outcome),
     });

@@ -7,6 +7,7 @@ const context = (signal = new AbortController().signal): ToolContext => ({
   session_id: "s",
   job_dir: "/",
   env: {},
+  host_env: {},
   signal,
 });
 

@@ -27,6 +27,7 @@ async function fixture() {
     session_id: "s",
     job_dir: root,
     env: {},
+    host_env: {},
     signal: new AbortController().signal,
   };
   const run = (tool: Tool, args: Record<string, unknown>) => tool.run(args, context);

@@ -6,6 +6,7 @@
  */
 import type { ApprovalConfig, ToolsConfig } from "../config/job_schema.ts";
 import { builtinTools } from "./builtin.ts";
+import type { HostEnv } from "../core/host_env.ts";
 import type { ToolAsker } from "./gate.ts";
 import { checkToolSandbox, type ToolSandbox, type ToolSandboxOptions } from "./shell/sandbox.ts";
 import type { Tool } from "./tool.ts";
@@ -47,7 +48,7 @@ export function toolEnv(env: Record<string, string>, jobEnv: Record<string, stri
 /** The job's `approval:` approver if it has one (loaded only then), else the front-end's (if any). */
 export async function sessionAsker(
   approval: ApprovalConfig | undefined,
-  options: { job: string; job_dir: string; env: Record<string, string> },
+  options: { job: string; job_dir: string; host_env: HostEnv },
   frontEnd: NamedAsker | undefined,
 ): Promise<NamedAsker | undefined> {
   if (!approval) return frontEnd;

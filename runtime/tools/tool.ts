@@ -3,6 +3,7 @@
  * session's gate (gate.ts), which applies the job's rules (`permitted`, `check`) before the tool runs.
  */
 import type { ToolSpec } from "../core/types.ts";
+import type { HostEnv } from "../core/host_env.ts";
 
 export interface ToolContext {
   session_id: string;
@@ -10,6 +11,11 @@ export interface ToolContext {
   job_dir: string;
   /** Environment for subprocesses (the job's `env:` over a minimal base); never the whole parent env. */
   env: Record<string, string>;
+  /**
+   * Hermes's own environment (runtime/core/host_env.ts): what the programs a tool starts on the host (a
+   * network bridge's deno, the shell that runs in the sandbox) are found with — never `env`, the job's.
+   */
+  host_env: HostEnv;
   signal: AbortSignal;
   /** The model's id of this call (progress events name it). */
   tool_call_id?: string;

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { runTool, type Tool, type ToolContext } from "./tool.ts";
 
 function context(signal: AbortSignal): ToolContext {
-  return { session_id: "s", job_dir: "/", env: {}, signal };
+  return { session_id: "s", job_dir: "/", env: {}, host_env: {}, signal };
 }
 
 const spec = { name: "t", description: "", parameters: {} };

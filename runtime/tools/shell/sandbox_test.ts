@@ -42,7 +42,13 @@ async function job(tools: unknown, test: (job: Job) => Promise<void>): Promise<v
   const env = { PATH, HOME: home, HERMES_TEST_VALUE: "from-context" };
   const sandbox = await checkToolSandbox(config, { job_dir: dir, env, hide: [store, `${store}/state.db`] });
   const shell = builtinTools(config, { job_dir: dir, sandbox }).find((t) => t.spec.name === "shell")!;
-  const context: ToolContext = { session_id: "s", job_dir: dir, env, signal: new AbortController().signal };
+  const context: ToolContext = {
+    session_id: "s",
+    job_dir: dir,
+    env,
+    host_env: env,
+    signal: new AbortController().signal,
+  };
   try {
     await test({ dir, home, store, run: (command) => shell.run({ command }, context) });
   } finally {
@@ -261,7 +267,13 @@ sandboxTest("without a checked sandbox the tool probes on its first call and sti
 });
 
 function context(dir: string): ToolContext {
-  return { session_id: "s", job_dir: dir, env: { PATH }, signal: new AbortController().signal };
+  return {
+    session_id: "s",
+    job_dir: dir,
+    env: { PATH },
+    host_env: { PATH },
+    signal: new AbortController().signal,
+  };
 }
 
 async function exists(path: string): Promise<boolean> {

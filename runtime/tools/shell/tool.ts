@@ -50,7 +50,7 @@ export function shellTool(options: ShellToolOptions): Tool {
   let probed: Promise<SandboxProbe> | undefined;
   const bwrapFor = async (sandbox: ShellSandbox, context: ToolContext): Promise<Bubblewrap> => {
     if (sandbox.bwrap) return sandbox.bwrap;
-    const probe = await (probed ??= probeSandbox(probeOptions(context.env)));
+    const probe = await (probed ??= probeSandbox(probeOptions(context.host_env)));
     if (!probe.ok) {
       throw new ValidationError(`Cannot run shell in its OS sandbox: ${probe.reason}; ${probe.hint}`);
     }
@@ -129,7 +129,9 @@ async function spawner(
   } catch {
     throw new ValidationError(`Cannot run shell in "${cwd}": it is not a directory`);
   }
-  const shell = findShell(context.env.PATH);
+  // Host programs (the shell, bwrap, the bridge's deno) are found with Hermes's own environment: a job's
+  // `env: {PATH}` would choose the program its allow-list is judged against.
+  const shell = findShell(context.host_env.PATH);
   const io = { stdin: "null", stdout: "piped", stderr: "piped" } as const;
   const writeRoots = options.sandbox === "off" ? [] : options.sandbox.write.map((root) => root.path);
   const env = gitEnvironment(context.env, { writeRoots, realPath });
@@ -166,14 +168,16 @@ async function shellBridge(
   context: ToolContext,
   onRefusal: (refusal: Refusal) => void,
 ): Promise<NetBridge> {
-  const tools = findBridgeTools(findDenoOrNull(context.env));
+  // The bridge runs on the host, outside the sandbox: its deno and environment are Hermes's, never the
+  // job's (`env: {HERMES_DENO: ./x.sh}` would run the job's program there).
+  const tools = findBridgeTools(findDenoOrNull(context.host_env));
   if (typeof tools === "string") {
     throw new ValidationError(`Cannot enforce tools.shell.sandbox.net's host list: ${tools}`);
   }
   return await openNetBridge(parseHostList(hosts), {
     privateDir: dirname(bwrap.seccomp.path),
     tools,
-    env: forwarderEnv(context.env),
+    env: forwarderEnv(context.host_env),
     onRefusal,
   });
 }

@@ -36,6 +36,7 @@ async function setup(options: Partial<ShellToolOptions> = {}) {
     session_id: "s1",
     job_dir: dir,
     env: ENV,
+    host_env: ENV,
     signal,
   });
   const run = (command: string, signal?: AbortSignal) => tool.run({ command }, context(signal));
@@ -160,7 +161,13 @@ for (const mode of ["sandboxed", "off"] as const) {
     assert.equal((await run("pwd")).content, `${dir}\n`);
     const sandbox = mode === "off" ? "off" : sandboxIn(dir);
     const sub = shellTool({ cwd: `${dir}/sub`, timeoutMs: 30_000, maxOutput: 1024, sandbox });
-    const context = { session_id: "s", job_dir: dir, env: ENV, signal: new AbortController().signal };
+    const context = {
+      session_id: "s",
+      job_dir: dir,
+      env: ENV,
+      host_env: ENV,
+      signal: new AbortController().signal,
+    };
     assert.equal((await sub.run({ command: "pwd" }, context)).content, `${dir}/sub\n`);
     const missing = shellTool({ cwd: `${dir}/nope`, timeoutMs: 30_000, maxOutput: 1024, sandbox });
     const outcome = await missing.run({ command: "pwd" }, context);
@@ -248,7 +255,13 @@ test("shell: aborting the signal kills the command", async () => {
 
 test("shell: invalid arguments are errors, not runs", async () => {
   const { tool, dir } = await setup();
-  const context = { session_id: "s", job_dir: dir, env: ENV, signal: new AbortController().signal };
+  const context = {
+    session_id: "s",
+    job_dir: dir,
+    env: ENV,
+    host_env: ENV,
+    signal: new AbortController().signal,
+  };
   for (const args of [{}, { command: 3 }, { command: "  " }]) {
     const outcome = await tool.run(args, context);
     assert.equal(outcome.status, "error");
@@ -297,6 +310,7 @@ test("shell: deny sees through git's global options and push's other names; allo
     session_id: "s",
     job_dir: repo,
     env: ENV,
+    host_env: ENV,
     signal: new AbortController().signal,
   };
   const run = (tool: typeof guarded, command: string) => tool.run({ command }, context);
