@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { hermes, runEvents, tempDir, writeFiles } from "./_cli.ts";
-import { type ResponsesBody, type ResponsesReply, startResponsesServer } from "./responses_server.ts";
+import { type ResponsesBody, type ResponsesReply, sealed, startResponsesServer } from "./responses_server.ts";
 import { startOpenAIServer } from "./openai_server.ts";
 
 const schema = {
@@ -120,7 +120,7 @@ for (const stream of [false, true]) {
     // The reasoning goes back byte for byte as issued (the server checks the encrypted content too).
     const last = server.requests[11]!.input!.filter((item) => item.type === "reasoning");
     assert.equal(last.length, 11);
-    assert.equal(last[0]!.encrypted_content, btoa("enc:1:round 1: look again"));
+    assert.equal(last[0]!.encrypted_content, sealed(1, "round 1: look again"));
     assert.deepEqual(last[0]!.summary, [{ type: "summary_text", text: "round 1: look again" }]);
     // Tool outputs are the tool's results, paired by call id.
     const outputs = server.requests[11]!.input!.filter((item) => item.type === "function_call_output");
@@ -275,5 +275,173 @@ Deno.test("azure with model.api: responses posts to /openai/responses with the R
   assert.deepEqual(server.urls, Array(2).fill("/openai/responses?api-version=2025-04-01-preview"));
   assert.equal(server.requests[0]!.model, "my-codex");
   assert.doesNotMatch(JSON.stringify(events) + stderr, new RegExp(key));
+  await Deno.remove(dir, { recursive: true });
+});
+
+const SUMMARY = [
+  "## Goal\nLook around the directory.",
+  "## Constraints\nnone",
+  "## Progress\nRead five files.",
+  "## Decisions\nnone",
+  "## Files and identifiers\njob.yaml",
+  "## Next steps\nAnswer.",
+].join("\n");
+
+Deno.test("responses: after a compaction the resumed request is still a valid item transcript, the kept rounds' reasoning with it", async () => {
+  const summaries: number[] = [];
+  await using server = await startResponsesServer({
+    respond: (body, index) => {
+      if (!body.tools) {
+        summaries.push(index);
+        return { content: SUMMARY };
+      }
+      const rounds = (body.input ?? []).filter((item) => item.type === "function_call_output").length;
+      return rounds < 5 || (index > 6 && rounds < 7)
+        ? {
+          reasoning: `plan ${index + 1}`,
+          tool_calls: [{ name: "read_file", arguments: { path: `f${rounds}.txt` } }],
+        }
+        : { reasoning: `answer ${index + 1}`, content: `done after ${rounds} rounds` };
+    },
+  });
+  const files = Object.fromEntries(
+    Array.from(
+      { length: 8 },
+      (_, i) => [`f${i}.txt`, `file ${i}: ${"a line of release notes\n".repeat(60)}`],
+    ),
+  );
+  const dir = await writeFiles(await tempDir(), {
+    ...files,
+    "job.yaml": job(server.url, "gpt-5-codex").replace('list_dir: { paths: ["."] }', "read_file: {}") +
+      "compaction: { protect_first: 2, protect_last: 4 }\n",
+  });
+  const first = await runEvents(dir);
+  assert.equal(first.code, 0, first.stderr);
+  const id = String(first.events.at(-1)!.session_id);
+  const compacted = await hermes(["sessions", "compact", id, "--json"], { cwd: dir, home: dir });
+  assert.equal(compacted.code, 0, compacted.stderr);
+  assert.equal(JSON.parse(compacted.stdout).changed, true, compacted.stdout);
+  assert.deepEqual(summaries, [6], "the summary call went through the Responses API too");
+  const resumed = await hermes(["run", "--resume", id, "-p", "and now?", "--output", "json"], {
+    cwd: dir,
+    home: dir,
+  });
+  assert.equal(resumed.code, 0, resumed.stderr);
+  assert.deepEqual(
+    server.statuses,
+    Array(server.requests.length).fill(200),
+    "every request valid for the server",
+  );
+  const after = server.requests[7]!;
+  assert.match(JSON.stringify(after.input), /Read five files/);
+  // Rounds 2 and 3 were folded into the summary (a user message), their reasoning with them; the protected
+  // head and the kept tail still carry their own, each before its call.
+  assert.deepEqual(shape(after), [
+    "system",
+    "user",
+    "reasoning:rs_1",
+    "function_call:call_1_1",
+    "function_call_output:call_1_1",
+    "user",
+    "reasoning:rs_4",
+    "function_call:call_4_1",
+    "function_call_output:call_4_1",
+    "reasoning:rs_5",
+    "function_call:call_5_1",
+    "function_call_output:call_5_1",
+    "reasoning:rs_6",
+    "assistant",
+    "user",
+  ]);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("responses: the fallback ladder switches model for the same items; every request starts with model.name", async () => {
+  await using server = await startResponsesServer({
+    respond: (body) =>
+      body.model === "gpt-5-codex"
+        ? { error: { status: 429, message: "Rate limit reached", code: "rate_limit_exceeded" } }
+        : (body.input ?? []).some((item) => item.type === "function_call_output")
+        ? { reasoning: "seen it", content: "one file" }
+        : { reasoning: "look first", tool_calls: [{ name: "list_dir", arguments: { path: "." } }] },
+  });
+  const dir = await writeFiles(await tempDir(), {
+    "job.yaml": job(server.url, "gpt-5-codex", ", max_retries: 0, fallback: [gpt-5.1-codex]"),
+  });
+  const { code, stderr, events } = await runEvents(dir);
+  assert.equal(code, 0, stderr);
+  assert.equal(events.at(-1)!.final, "one file");
+  assert.deepEqual(server.requests.map((b) => b.model), [
+    "gpt-5-codex",
+    "gpt-5.1-codex",
+    "gpt-5-codex",
+    "gpt-5.1-codex",
+  ]);
+  assert.deepEqual(events.filter((e) => e.type === "provider.retry").map((e) => e.model), [
+    "gpt-5.1-codex",
+    "gpt-5.1-codex",
+  ]);
+  assert.deepEqual(shape(server.requests[3]!).slice(2), [
+    "reasoning:rs_1",
+    "function_call:call_1_1",
+    "function_call_output:call_1_1",
+  ]);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("responses: a repeated read of an unchanged file is answered with a read note in the function_call_output", async () => {
+  await using server = await startResponsesServer({
+    respond: (body) => {
+      const reads = (body.input ?? []).filter((item) => item.type === "function_call_output").length;
+      return reads < 2
+        ? {
+          reasoning: `read ${reads + 1}`,
+          tool_calls: [{ name: "read_file", arguments: { path: "notes.txt" } }],
+        }
+        : { reasoning: "enough", content: "read twice" };
+    },
+  });
+  const dir = await writeFiles(await tempDir(), {
+    "job.yaml": job(server.url, "gpt-5-codex").replace('list_dir: { paths: ["."] }', "read_file: {}"),
+    "notes.txt": "the release is on Friday\n".repeat(20),
+  });
+  const { code, stderr, events } = await runEvents(dir);
+  assert.equal(code, 0, stderr);
+  assert.equal(events.at(-1)!.final, "read twice");
+  const outputs = server.requests[2]!.input!.filter((item) => item.type === "function_call_output");
+  assert.match(String(outputs[0]!.output), /release is on Friday/);
+  assert.match(String(outputs[1]!.output), /unchanged since message #\d+/);
+  assert.doesNotMatch(String(outputs[1]!.output), /release is on Friday/);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("responses: a secret in a reasoning summary is stored and sent back redacted; the encrypted content goes back whole", async () => {
+  const secret = "hunter2-0123456789abcdef";
+  await using server = await startResponsesServer({
+    respond: (body) =>
+      (body.input ?? []).some((item) => item.type === "function_call_output")
+        ? { reasoning: "done", content: "listed" }
+        : {
+          reasoning: `the token is ${secret}`,
+          tool_calls: [{ name: "list_dir", arguments: { path: "." } }],
+        },
+  });
+  const dir = await writeFiles(await tempDir(), {
+    "job.yaml": job(server.url, "gpt-5-codex") + "redact: [DEPLOY_TOKEN]\n",
+  });
+  const { code, stderr, events } = await runEvents(dir, { env: { DEPLOY_TOKEN: secret } });
+  assert.equal(code, 0, stderr);
+  assert.deepEqual(server.statuses, [200, 200], "the encrypted content was accepted back");
+  const [reasoning] = server.requests[1]!.input!.filter((item) => item.type === "reasoning");
+  assert.deepEqual(reasoning!.summary, [{
+    type: "summary_text",
+    text: "the token is [REDACTED:DEPLOY_TOKEN]",
+  }]);
+  const shown = await hermes(["sessions", "show", String(events.at(-1)!.session_id), "--json"], {
+    cwd: dir,
+    home: dir,
+  });
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.doesNotMatch(shown.stdout, new RegExp(secret));
   await Deno.remove(dir, { recursive: true });
 });

@@ -263,6 +263,16 @@ export function requestProblem(
   return undefined;
 }
 
+/**
+ * The encrypted content the server issues for reasoning item `n`: opaque to the client and unique per item,
+ * so a mixed-up one is caught; like real ciphertext it does not contain the reasoning text in any encoding.
+ */
+export function sealed(n: number, reasoning: string): string {
+  let hash = 0x811c9dc5;
+  for (const char of `${n}:${reasoning}`) hash = Math.imul(hash ^ char.codePointAt(0)!, 0x01000193) >>> 0;
+  return `gAAAAB${n}_${hash.toString(16).padStart(8, "0")}`;
+}
+
 function buildResponse(reply: ResponsesReply, body: ResponsesBody, n: number): WireResponse {
   const output: OutputItem[] = [];
   if (reply.reasoning !== undefined) {
@@ -270,8 +280,7 @@ function buildResponse(reply: ResponsesReply, body: ResponsesBody, n: number): W
       type: "reasoning",
       id: `rs_${n}`,
       summary: [{ type: "summary_text", text: reply.reasoning }],
-      // Opaque to the client; unique per item so that a mixed-up one is caught.
-      encrypted_content: btoa(`enc:${n}:${reply.reasoning}`),
+      encrypted_content: sealed(n, reply.reasoning),
     });
   }
   if (reply.content !== undefined || reply.refusal !== undefined) {
