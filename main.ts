@@ -8,7 +8,8 @@ import { GLOBAL_FLAGS, GLOBAL_WITH_VALUE } from "./commands/_flags.ts";
 import { type Clock, systemClock } from "./runtime/core/clock.ts";
 import { errorMessage, ExitCode, Interruption, RunError, ValidationError } from "./runtime/core/errors.ts";
 import { createLogger, type LogLevel } from "./runtime/core/log.ts";
-import { createRedactor } from "./runtime/core/redact.ts";
+import { redactorOf } from "./runtime/core/redact.ts";
+import { processSecrets } from "./runtime/session/secrets.ts";
 import { didYouMean } from "./runtime/core/suggest.ts";
 import { VERSION, versionLine } from "./runtime/core/version.ts";
 import { retryLine } from "./runtime/store/retry_notice.ts";
@@ -147,7 +148,7 @@ export async function main(argv: string[], env: Record<string, string>): Promise
     // leases and slot claims stamped by every host share one time line.
     let storeClock: Clock = systemClock;
     const clock: Clock = { now: () => storeClock.now(), sleep: (ms, signal) => storeClock.sleep(ms, signal) };
-    const redact = createRedactor(env);
+    const redact = redactorOf(processSecrets(env));
     const controller = new AbortController();
     let received: "SIGINT" | "SIGTERM" | null = null;
     const onSignal = (sig: "SIGINT" | "SIGTERM") => () => {

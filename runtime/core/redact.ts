@@ -6,6 +6,7 @@
  * are recognised inside strings too (secret_forms.ts).
  */
 import { base64Forms, hexForms, secretPattern, secretStarts } from "./secret_forms.ts";
+import { readTextOrNull } from "./fs.ts";
 
 const SECRET_NAME = /(_KEY|_TOKEN|_SECRET)$|PASSWORD|^(OPENAI_API_KEY|API_KEY)$/i;
 /** Shorter values would replace ordinary words ("on", "true") everywhere. */
@@ -20,9 +21,29 @@ export function isSecretName(name: string): boolean {
   return SECRET_NAME.test(name);
 }
 
+/**
+ * How a variable Hermes reads holds a credential. Each reader (a provider, the telemetry exporter, the store)
+ * declares the variables it reads, so a credential whose name no rule above recognises
+ * (`AWS_BEARER_TOKEN_BEDROCK`, `OTEL_EXPORTER_OTLP_HEADERS`) is still a secret:
+ * - `value`: the whole value;
+ * - `url_password`: the password of a URL (`scheme://user:PASSWORD@host`, `?password=`), as written and
+ *   decoded — the rest of the URL stays readable;
+ * - `header_values`: `key=value,key2=value2` (OTLP's form): each value, as written and decoded;
+ * - `credentials_file`: a path to a JSON credentials file (Google's application default credentials): its
+ *   `private_key`, `private_key_id`, `client_secret` and `refresh_token`.
+ */
+export type CredentialForm = "value" | "url_password" | "header_values" | "credentials_file";
+
+export interface CredentialEnv {
+  readonly name: string;
+  readonly form: CredentialForm;
+}
+
 export interface FindSecretsOptions {
   /** More variable names whose values are secret (a job's `model.api_key_env` and `redact:`). */
   names?: readonly string[];
+  /** Variables Hermes reads credentials from, and how (see CredentialForm). */
+  credentials?: readonly CredentialEnv[];
   /** Values secret whatever their name (e.g. an API key given directly). */
   extra?: Record<string, string>;
 }
@@ -37,8 +58,49 @@ export function findSecrets(env: Record<string, string>, options: FindSecretsOpt
   for (const [name, value] of Object.entries(env)) {
     if (isSecretName(name) || named.has(name)) add(name, value);
   }
+  for (const credential of options.credentials ?? []) {
+    const value = env[credential.name];
+    if (value) for (const part of credentialParts(value, credential.form)) add(credential.name, part);
+  }
   for (const [name, value] of Object.entries(options.extra ?? {})) add(name, value);
   return secrets;
+}
+
+const FILE_SECRETS = ["private_key", "private_key_id", "client_secret", "refresh_token"];
+
+/** The secret parts of one credential variable's value (see CredentialForm). */
+function credentialParts(value: string, form: CredentialForm): string[] {
+  const decoded = (text: string) => {
+    try {
+      return [text, decodeURIComponent(text)];
+    } catch {
+      return [text];
+    }
+  };
+  switch (form) {
+    case "value":
+      return [value];
+    case "url_password": {
+      const userinfo = /^[a-z][a-z0-9+.-]*:\/\/[^:@/?#]*:([^@/?#]*)@/i.exec(value)?.[1];
+      const query = [...value.matchAll(/[?&]password=([^&#]*)/g)].map((match) => match[1]!);
+      return [...(userinfo ? [userinfo] : []), ...query].flatMap(decoded);
+    }
+    case "header_values":
+      return value.split(",").flatMap((pair) => {
+        const at = pair.indexOf("=");
+        return at > 0 ? decoded(pair.slice(at + 1).trim()) : [];
+      });
+    case "credentials_file": {
+      const text = readTextOrNull(value);
+      if (text === null) return [];
+      try {
+        const file = JSON.parse(text) as Record<string, unknown>;
+        return FILE_SECRETS.map((key) => file[key]).filter((part): part is string => typeof part === "string");
+      } catch {
+        return [];
+      }
+    }
+  }
 }
 
 /** Characters that start an escaped or encoded character (JSON, `\x`, percent-encoding, a form's space, HTML). */
@@ -79,11 +141,19 @@ export function createRedactor(env: Record<string, string>, extra: Record<string
 
 /**
  * Redacts every string inside `value`: arrays and plain objects are copied with their strings redacted;
- * anything else (numbers, functions, class instances such as Uint8Array) is returned as it is.
+ * anything else (numbers, functions, class instances such as Uint8Array) is returned as it is. A signed
+ * block in an array (an object with a string `signature`, such as Anthropic's `thinking`, or a
+ * `redacted_thinking` one) that holds a secret is left out instead: rewritten, its signature would no
+ * longer match and the provider would refuse every later request that sends it back.
  */
 export function redactValue<T>(value: T, redact: Redactor): T {
   if (typeof value === "string") return redact(value) as T;
-  if (Array.isArray(value)) return value.map((item) => redactValue(item, redact)) as T;
+  if (Array.isArray(value)) {
+    return value.flatMap((item) => {
+      const redacted = redactValue(item, redact);
+      return isSigned(item) && JSON.stringify(redacted) !== JSON.stringify(item) ? [] : [redacted];
+    }) as T;
+  }
   if (value !== null && typeof value === "object") {
     const proto = Object.getPrototypeOf(value);
     if (proto !== Object.prototype && proto !== null) return value;
@@ -92,4 +162,10 @@ export function redactValue<T>(value: T, redact: Redactor): T {
     return out as T;
   }
   return value;
+}
+
+function isSigned(value: unknown): boolean {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  const block = value as Record<string, unknown>;
+  return typeof block.signature === "string" || block.type === "redacted_thinking";
 }

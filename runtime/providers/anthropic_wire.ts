@@ -90,6 +90,10 @@ export function toWireRequest(request: ModelRequest, options: WireOptions): Wire
   }));
   const output = request.output_schema ? outputTool(request.output_schema) : null;
   if (output) tools.push(output.tool);
+  // With thinking on, the API wants a tool round's assistant message to start with its thinking block. One
+  // left out because it held a secret (redact.ts: rewritten, its signature would not verify) leaves that
+  // round without: thinking is off until the round ends, which the API allows between any two requests.
+  const thinking = options.thinking !== undefined && !roundWithoutThinking(messages);
   const maxTokens = request.max_tokens ??
     (options.thinking ? options.thinking.budget_tokens + options.defaultMaxTokens : options.defaultMaxTokens);
   const body: WireRequest = { model: request.model, max_tokens: maxTokens, messages };
@@ -99,16 +103,24 @@ export function toWireRequest(request: ModelRequest, options: WireOptions): Wire
   if (output) {
     // With thinking the API takes only `auto`; otherwise the model must answer through the output tool, or,
     // when it has other tools, through one of them until it answers.
-    body.tool_choice = options.thinking
+    body.tool_choice = thinking
       ? { type: "auto" }
       : request.tools.length
       ? { type: "any" }
       : { type: "tool", name: output.tool.name };
   }
-  if (options.thinking) body.thinking = { type: "enabled", budget_tokens: options.thinking.budget_tokens };
+  if (thinking) body.thinking = { type: "enabled", budget_tokens: options.thinking!.budget_tokens };
   // No temperature: API version 2026-10-21, the SDK's, removed the sampling parameters.
   if (options.cache ?? true) placeBreakpoints(body);
   return body;
+}
+
+/** True when the request continues a tool round whose assistant message has no thinking block. */
+function roundWithoutThinking(messages: readonly WireMessage[]): boolean {
+  const [assistant, results] = messages.slice(-2);
+  if (assistant?.role !== "assistant" || results?.content[0]?.type !== "tool_result") return false;
+  const first = assistant.content[0]?.type;
+  return first !== "thinking" && first !== "redacted_thinking";
 }
 
 /** The Hermes transcript as Anthropic turns: tool results are user blocks, neighbours of one role joined. */

@@ -10,6 +10,7 @@
  * entry below.
  */
 import type { ProviderModule } from "./provider.ts";
+import type { CredentialEnv } from "../core/redact.ts";
 
 export interface ProviderEntry {
   /** What it talks to, for the job schema's description of `model.provider`. */
@@ -18,6 +19,11 @@ export interface ProviderEntry {
   readonly apiKeyEnv: string | null;
   /** The variable naming the endpoint when the job sets no `model.base_url`; null: none is read. */
   readonly baseUrlEnv: string | null;
+  /**
+   * Every other variable the provider (or the SDK it hands them to) reads a credential from: redacted in
+   * every session, whatever its name, like `apiKeyEnv`.
+   */
+  readonly credentialEnv?: readonly CredentialEnv[];
   /** `model.name` when neither --model, the job nor HERMES_MODEL names one; absent: a name is required. */
   readonly defaultModel?: string;
   /**
@@ -48,6 +54,13 @@ export const PROVIDERS = {
     apiKeyEnv: "ANTHROPIC_API_KEY",
     baseUrlEnv: "ANTHROPIC_BASE_URL",
     ownKeys: ["thinking", "platform"],
+    // model.platform: bedrock and vertex (anthropic_platform.ts).
+    credentialEnv: [
+      { name: "AWS_BEARER_TOKEN_BEDROCK", form: "value" },
+      { name: "AWS_SECRET_ACCESS_KEY", form: "value" },
+      { name: "AWS_SESSION_TOKEN", form: "value" },
+      { name: "GOOGLE_APPLICATION_CREDENTIALS", form: "credentials_file" },
+    ],
     load: () => import("./anthropic.ts"),
   },
   azure: {

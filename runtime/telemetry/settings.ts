@@ -4,6 +4,12 @@
  * collector; the variables win over config.yaml, as they do for every OpenTelemetry SDK.
  */
 import { ValidationError } from "../core/errors.ts";
+import type { CredentialEnv } from "../core/redact.ts";
+
+/** The variables the exporter reads credentials from (collector tokens travel as headers). */
+export const TELEMETRY_CREDENTIAL_ENV: readonly CredentialEnv[] = [
+  { name: "OTEL_EXPORTER_OTLP_HEADERS", form: "header_values" },
+];
 
 /** `telemetry:` in config.yaml. */
 export interface TelemetryConfig {

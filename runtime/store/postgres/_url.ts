@@ -4,6 +4,12 @@
  * (`postgres://user@/db?host=/run/postgresql`) has an empty host, which the WHATWG URL parser refuses.
  */
 import { ValidationError } from "../../core/errors.ts";
+import type { CredentialEnv } from "../../core/redact.ts";
+
+/** The variable a store URL (and its password) may come from. */
+export const STORE_CREDENTIAL_ENV: readonly CredentialEnv[] = [
+  { name: "HERMES_DATABASE_URL", form: "url_password" },
+];
 
 export interface ConnectionTarget {
   /** A host name, an IP address, or an absolute directory holding the server's Unix socket. */
