@@ -60,7 +60,7 @@ export function findSecrets(env: Record<string, string>, options: FindSecretsOpt
   }
   for (const credential of options.credentials ?? []) {
     const value = env[credential.name];
-    if (value) for (const part of credentialParts(value, credential.form)) add(credential.name, part);
+    if (value) { for (const part of credentialParts(value, credential.form)) add(credential.name, part); }
   }
   for (const [name, value] of Object.entries(options.extra ?? {})) add(name, value);
   return secrets;
@@ -95,7 +95,9 @@ function credentialParts(value: string, form: CredentialForm): string[] {
       if (text === null) return [];
       try {
         const file = JSON.parse(text) as Record<string, unknown>;
-        return FILE_SECRETS.map((key) => file[key]).filter((part): part is string => typeof part === "string");
+        return FILE_SECRETS.map((key) => file[key]).filter((part): part is string =>
+          typeof part === "string"
+        );
       } catch {
         return [];
       }

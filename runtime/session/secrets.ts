@@ -6,7 +6,7 @@
  */
 import { type CredentialEnv, findSecrets, type Secrets } from "../core/redact.ts";
 import type { ResolvedJob } from "../config/job.ts";
-import { PROVIDERS, type ProviderRegistry } from "../providers/registry.ts";
+import { type ProviderRegistry, PROVIDERS } from "../providers/registry.ts";
 import { TELEMETRY_CREDENTIAL_ENV } from "../telemetry/settings.ts";
 import { STORE_CREDENTIAL_ENV } from "../store/postgres/_url.ts";
 
