@@ -213,9 +213,11 @@ export async function main(argv: string[], env: Record<string, string>): Promise
     }
   } catch (error) {
     if (error instanceof ValidationError || error instanceof RunError) {
-      // Messages that already name their command ("hermes run: …") are not prefixed twice.
-      // One line per problem (a job file may have several).
-      for (const line of error.message.split("\n")) {
+      // Messages that already name their command ("hermes run: …") are not prefixed twice. One line per
+      // problem of invalid input (a job file may have several); a run's error, which can quote a server or
+      // the model, stays one line (on a GitHub runner its line breaks are escaped).
+      const lines = error instanceof ValidationError ? error.message.split("\n") : [error.message];
+      for (const line of lines) {
         write(line.startsWith("hermes ") ? line : `hermes: ${line}`);
       }
       return error.exitCode;

@@ -67,13 +67,15 @@ export function publishToGitHub(
 const LOCATED = /^(.+?):(\d+):(\d+): (.+)$/;
 
 /**
- * `::error::` workflow commands: one per located problem (`file=,line=,col=`, the path relative to the
- * workspace when it lies inside), else one for the whole ending.
+ * `::error::` workflow commands: one per located problem of invalid input (`file=,line=,col=`, the path
+ * relative to the workspace when it lies inside), else one for the whole ending. Only a job-file error is read
+ * for locations: another ending's error can quote a server or the model, whose text must not place an
+ * annotation on a file of its choosing.
  */
 export function annotations(result: RunResult, workspace?: string): string[] {
   const title = `title=Hermes ${escapeProperty(result.job)}`;
   const lines = (result.error ?? "").split("\n").filter((line) => line.trim() !== "");
-  if (!lines.some((line) => LOCATED.test(line))) {
+  if (result.terminal_reason !== "invalid_input" || !lines.some((line) => LOCATED.test(line))) {
     const message = `${result.status} (${result.terminal_reason}): ${result.error ?? ""}`;
     return [`::error ${title}::${escapeData(message)}`];
   }
