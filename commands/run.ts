@@ -10,7 +10,6 @@ import { exists } from "../runtime/core/fs.ts";
 import { mergeConfig, parseInputFlags, type ResolvedJob, resolveJob } from "../runtime/config/job.ts";
 import type { JobFile, UserConfig } from "../runtime/config/job_schema.ts";
 import type { RunOptions } from "../runtime/app/app.ts";
-import { storedJob } from "../runtime/session/stored_job.ts";
 import { cliApp } from "./_app.ts";
 import { publishToGitHub } from "./_github.ts";
 import { expandArgsLines } from "./_args_line.ts";
@@ -146,12 +145,7 @@ async function execute(cli: Cli, seen: Seen): Promise<number> {
     } else if (values.resume !== undefined) {
       store = await cli.openStore();
       // Admitted under the policy of its day: held to today's before any model call.
-      const id = await store.resolveSessionId(values.resume);
-      const { admitStoredJob } = await import("../runtime/config/job_load.ts");
-      job = admitStoredJob(await storedJob(store, id, { env: cli.env }), {
-        untrusted,
-        ...(config ? { config } : {}),
-      }, id);
+      job = await cliApp(cli, store, config ? { config } : {}).storedJob(values.resume, { untrusted });
     } else if (prompt !== undefined) {
       // Built here, not read from a file: only config.yaml's part needed validating, and it was.
       job = resolveJob(mergeConfig({ name: "oneshot" } as JobFile, config), {

@@ -8,10 +8,9 @@
  */
 import { parseCommandArgs } from "../_cli.ts";
 import type { Hooks } from "../../runtime/core/hooks.ts";
-import { storedJob } from "../../runtime/session/stored_job.ts";
-import type { ResolvedJob } from "../../runtime/config/job.ts";
+import type { UserConfig } from "../../runtime/config/job_schema.ts";
+import type { App } from "../../runtime/app/mod.ts";
 import { cliApp } from "../_app.ts";
-import type { Store } from "../../runtime/store/store.ts";
 import { exactlyOneId, type SessionsContext } from "./_context.ts";
 import { withGlobalHooks } from "./_hooks.ts";
 import { bothHooks, jobHooks } from "./_job_hooks.ts";
@@ -24,11 +23,12 @@ export async function compact(ctx: SessionsContext): Promise<number> {
   const { cli } = ctx;
   return await withGlobalHooks(cli, async (store, hooks) => {
     const [id] = await store.resolveSessionIds([ref], { action: "compact session" });
-    // It starts the job's plugins and calls its model: held to the policy in force now, as a resume is.
-    const job = await admittedJob(cli, await storedJob(store, id!), id!);
-    const own = await jobHooks(cli, store, job, id!);
+    // It starts the job's plugins and calls its model: the App holds the stored job to the policy in force
+    // now, as a resume is.
+    const app = cliApp(cli, store, { config: await policyConfig(cli) });
+    const own = await jobHooks(cli, store, await app.storedJob(id!), id!);
     try {
-      const code = await compactStored(ctx, { store, id: id!, hooks: bothHooks(hooks, own.hooks) }, {
+      const code = await compactStored(ctx, { app, id: id!, hooks: bothHooks(hooks, own.hooks) }, {
         ...(values.focus !== undefined ? { focus: values.focus } : {}),
         json: values.json ?? false,
       });
@@ -41,12 +41,12 @@ export async function compact(ctx: SessionsContext): Promise<number> {
 
 async function compactStored(
   ctx: SessionsContext,
-  session: { store: Store; id: string; hooks: Hooks },
+  session: { app: App; id: string; hooks: Hooks },
   options: { focus?: string; json: boolean },
 ): Promise<number> {
   const { cli } = ctx;
-  const { store, id } = session;
-  const { outcome, failed } = await cliApp(cli, store).compactStored(id, {
+  const { app, id } = session;
+  const { outcome, failed } = await app.compactStored(id, {
     hooks: session.hooks,
     ...(options.focus !== undefined ? { focus: options.focus } : {}),
   });
@@ -61,12 +61,12 @@ async function compactStored(
   return failed ? 1 : 0;
 }
 
-/** The stored job held to the trust policy in force (`--policy`, `HERMES_POLICY`, config.yaml's `policy:`). */
-async function admittedJob(cli: SessionsContext["cli"], job: ResolvedJob, id: string): Promise<ResolvedJob> {
+/** config.yaml with the trust policy in force (`--policy`, `HERMES_POLICY`, its `policy:`), if any. */
+async function policyConfig(cli: SessionsContext["cli"]): Promise<UserConfig | undefined> {
   const configPath = `${cli.home}/config.yaml`;
-  if (cli.policyFile === undefined && !await Deno.stat(configPath).then(() => true, () => false)) return job;
+  if (cli.policyFile === undefined && !await Deno.stat(configPath).then(() => true, () => false)) {
+    return undefined;
+  }
   const { loadUserConfig } = await import("../../runtime/config/job_file.ts");
-  const { admitStoredJob } = await import("../../runtime/config/job_load.ts");
-  const config = loadUserConfig(configPath, { policy: cli.policyFile });
-  return admitStoredJob(job, config ? { config } : {}, id);
+  return loadUserConfig(configPath, { policy: cli.policyFile });
 }

@@ -23,6 +23,7 @@ import type {
 } from "../store/store.ts";
 import type { AppContext } from "./context.ts";
 import type { StoredCompaction } from "./compact_stored.ts";
+import { type AdmitOptions, admittedStoredJob } from "./stored_job.ts";
 import type { Hooks } from "../core/hooks.ts";
 import { TurnCancelledError, TurnRunningError } from "./errors.ts";
 // The session core (hub.ts, run.ts) is imported on first use: `sessions delete` need not load an agent.
@@ -153,8 +154,14 @@ export class App {
    * A forced compaction of a stored session without opening it (`hermes sessions compact`); `hooks` hear
    * `post_compaction` (the CLI gives config.yaml's plugins and the stored job's own).
    */
+  /** A stored session's job, held to the trust policy in force now (stored_job.ts). */
+  async storedJob(ref: string, options: AdmitOptions = {}): Promise<ResolvedJob> {
+    return await admittedStoredJob(this.context, ref, options);
+  }
+
   async compactStored(id: string, options: { hooks: Hooks; focus?: string }): Promise<StoredCompaction> {
-    const job = await storedJob(this.context.store, id);
+    // It calls the job's model: held to the policy in force now, as a resume is.
+    const job = await admittedStoredJob(this.context, id);
     const { compactStored } = await import("./compact_stored.ts");
     const { hooks, ...rest } = options;
     return await compactStored(this.context, { id, job, hooks }, rest);

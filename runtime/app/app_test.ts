@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { systemClock } from "../core/clock.ts";
 import { EventBus } from "../core/events.ts";
 import { silentLogger } from "../core/log.ts";
+import { noHooks } from "../core/hooks.ts";
 import { openSqliteStore } from "../store/sqlite/sqlite_store.ts";
 import {
   App,
@@ -110,5 +111,35 @@ Deno.test("app: validate answers problems as data; run resolves a job reference 
     assert.equal(result.exit_code, 0);
     const prompted = await app.run({ job: { job: "job.yaml" }, prompt: "something" });
     assert.equal(prompted.final, "anything else");
+  });
+});
+
+Deno.test("app: a stored job is held to the policy in force: storedJob and compactStored refuse it beyond, allow it within", async () => {
+  await withApp(async (app, dir) => {
+    await Deno.writeTextFile(
+      `${dir}/limited.yaml`,
+      "name: limited\nmodel: { provider: scripted, script: ./replies.yaml }\nprompt: hello\nlimits: { max_turns: 50 }\n",
+    );
+    const { session_id: id } = await app.run({ job: { job: "limited.yaml" } });
+    await Deno.writeTextFile(`${dir}/tight.yaml`, "limits: { max_turns: 10 }\n");
+    await Deno.writeTextFile(`${dir}/loose.yaml`, "limits: { max_turns: 100 }\n");
+    const { loadUserConfig } = await import("../config/job_file.ts");
+    const under = (policy: string) =>
+      new App({
+        ...app.context,
+        config: loadUserConfig(`${dir}/config.yaml`, { policy: `${dir}/${policy}` }),
+      });
+    const beyond = /session .+: limits\.max_turns: refused by policy .*50 is above the ceiling 10/;
+    await assert.rejects(
+      under("tight.yaml").storedJob(id),
+      (e) => e instanceof ValidationError && beyond.test(e.message),
+    );
+    await assert.rejects(
+      under("tight.yaml").compactStored(id, { hooks: noHooks }),
+      (e) => e instanceof ValidationError && beyond.test(e.message),
+    );
+    assert.equal((await under("loose.yaml").storedJob(id)).spec.limits?.max_turns, 50);
+    const compacted = await under("loose.yaml").compactStored(id, { hooks: noHooks });
+    assert.equal(compacted.failed, false);
   });
 });

@@ -5,7 +5,7 @@
  */
 import type { ResolvedJob } from "../config/job.ts";
 import { type FrontEndAsker, openSession, type OpenSessionOptions } from "../session/live_session.ts";
-import { storedJob } from "../session/stored_job.ts";
+import { admittedStoredJob } from "./stored_job.ts";
 import { SessionBusyError } from "../store/errors.ts";
 import { ServedSession } from "../session/served_session.ts";
 import type { AppContext } from "./context.ts";
@@ -54,12 +54,7 @@ export class SessionHub {
     const busy = await store.findBusySessions([id]);
     if (busy.length > 0) throw new SessionBusyError("open the session", busy);
     // Held to the policy in force now, as a new job would be, before any model call.
-    const { admitStoredJob } = await import("../config/job_load.ts");
-    const job = admitStoredJob(
-      await storedJob(store, id, { env: this.#context.env }),
-      this.#context.config ? { config: this.#context.config } : {},
-      id,
-    );
+    const job = await admittedStoredJob(this.#context, id);
     const opening = this.#open(job, { resume: id });
     this.#opening.set(id, opening);
     try {
