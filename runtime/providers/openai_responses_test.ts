@@ -91,3 +91,33 @@ Deno.test("fromResponse: reasoning without encrypted content is not kept; a refu
   assert.equal(reply.finish_reason, "tool_calls");
   assert.equal(reply.usage, null);
 });
+
+Deno.test("ResponsesStream: an error event raises an APIError carrying its code; a stream without a terminal event is incomplete", async () => {
+  const { ResponsesStream, IncompleteResponseStream } = await import("./openai_responses.ts");
+  const { default: OpenAI } = await import("./openai_sdk.ts");
+  const stream = new ResponsesStream();
+  assert.deepEqual(
+    stream.add({
+      type: "response.output_text.delta",
+      delta: "Hel",
+      item_id: "m",
+      output_index: 0,
+      content_index: 0,
+      logprobs: [],
+      sequence_number: 1,
+    }),
+    { text: "Hel", chars: 3 },
+  );
+  assert.throws(() => stream.result(), IncompleteResponseStream);
+  assert.throws(
+    () =>
+      stream.add({
+        type: "error",
+        code: "rate_limit_exceeded",
+        message: "slow down",
+        param: null,
+        sequence_number: 2,
+      }),
+    (error: unknown) => error instanceof OpenAI.APIError && error.code === "rate_limit_exceeded",
+  );
+});
