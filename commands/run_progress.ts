@@ -11,7 +11,7 @@
  */
 import type { Cli } from "./_cli.ts";
 import type { HermesEvent } from "../runtime/core/events.ts";
-import { visibleText } from "../runtime/core/visible.ts";
+import { visibleLine, visibleText } from "../runtime/core/visible.ts";
 
 export interface Progress {
   onEvent(event: HermesEvent): void;
@@ -86,9 +86,9 @@ function liveProgress(cli: Cli, options: { color: boolean }): Progress {
   };
 }
 
+/** Head and tail of a long one around a marker: the end of a command is never what is cut away. */
 function oneLine(text: string): string {
-  const flat = visibleText(text.replace(/\s+/g, " ").trim());
-  return flat.length > 160 ? `${flat.slice(0, 159)}…` : flat;
+  return visibleLine(text, 160);
 }
 
 /** A denied result's text starts with "denied: " already; the line says the status once. */
@@ -143,7 +143,7 @@ function plainLine(cli: Cli, event: HermesEvent): void {
     case "tool.call": {
       const args = JSON.stringify(event.args);
       // Whole arguments only at debug: at info, a long one (a file being written) would flood the log.
-      cli.log.info(`tool ${event.tool} ${cli.logLevel === "debug" ? args : args.slice(0, 200)}`);
+      cli.log.info(`tool ${event.tool} ${cli.logLevel === "debug" ? args : visibleLine(args, 200)}`);
       break;
     }
     case "tool.result": {

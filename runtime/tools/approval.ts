@@ -7,13 +7,18 @@
  * The command runs on the host (it is the operator's program, like the job file itself), in the job's
  * directory, found and started with Hermes's own environment (runtime/core/host_env.ts: its PATH, HOME,
  * locale; never the job's `env:`, whose `BASH_ENV` or `PATH` would make the approver run the job's code),
- * stdout read up to 64 KiB; it is killed at the timeout.
+ * stdout read up to 64 KiB. It runs in its own process group, and the whole group is killed when the ask
+ * ends (at the timeout too). The JSON it gets carries `subject` (where the call leads as it will run, e.g. a
+ * file's real path: an approval covers that alone) and `title` (one line for a person: control, escape and
+ * bidi characters as escapes, head and tail of a long one); its text holds those characters only as `\u`
+ * escapes.
  */
 import { isAbsolute, resolve } from "../core/path.ts";
 import type { ApprovalConfig } from "../config/job_schema.ts";
 import { parseDuration } from "../core/duration.ts";
 import type { ApprovalRequest, ToolAsker } from "./gate.ts";
 import { type HostEnv, hostProgramEnv } from "../core/host_env.ts";
+import { visibleJson, visibleLine } from "../core/visible.ts";
 
 export const DEFAULT_APPROVAL_TIMEOUT = "30s";
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -33,7 +38,8 @@ export function jobApprover(config: ApprovalConfig, options: ApproverOptions): T
   return async (request) => {
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = AbortSignal.any([request.signal, timeout]);
-    const body = JSON.stringify(payload(request, options.job));
+    // Text a person may be shown as it is: escapes for every control, escape and bidi character.
+    const body = visibleJson(payload(request, options.job));
     // The answer is raced against the signal: a program whose children keep its stdout open, or a server
     // that trickles its body, is a deny at the timeout all the same.
     const stopped = new Promise<never>((_, reject) => {
@@ -48,9 +54,15 @@ export function jobApprover(config: ApprovalConfig, options: ApproverOptions): T
   };
 }
 
+/** Longest `title`; a longer one keeps its head and tail (visibleLine). */
+const TITLE_MAX = 240;
+
 function payload(request: ApprovalRequest, job: string) {
   const { signal: _signal, ...call } = request;
-  return { job, ...call };
+  const main = call.args.command ?? call.args.path ?? call.args.url;
+  const detail = typeof main === "string" ? main : JSON.stringify(call.args);
+  const leads = call.subject !== undefined && call.subject !== main ? ` → ${call.subject}` : "";
+  return { job, ...call, title: visibleLine(`${call.tool}: ${detail}${leads}`, TITLE_MAX) };
 }
 
 /** "allow" (any case, surrounding space) or `{"decision": "allow"}`. */
@@ -74,6 +86,8 @@ function commandAnswer(
   // Deno looks a bare program name up in the PATH of the environment given to the child: this one.
   const env = hostProgramEnv(options.host_env);
   return async (body, signal) => {
+    // Its own process group, killed whole when the ask ends (answered, timed out or cancelled): nothing
+    // the approver started outlives it. (A child that leaves the group with setsid is not reached.)
     const child = new Deno.Command(path, {
       args,
       cwd: options.job_dir,
@@ -82,15 +96,30 @@ function commandAnswer(
       stdin: "piped",
       stdout: "piped",
       stderr: "null",
-      signal,
+      detached: true,
     }).spawn();
-    const writer = child.stdin.getWriter();
-    // A program that does not read its stdin (or exits first) must not fail the ask: its answer counts.
-    await writer.write(new TextEncoder().encode(body)).catch(() => {});
-    await writer.close().catch(() => {});
-    const [status, answer] = await Promise.all([child.status, readAll(child.stdout)]);
-    if (!status.success) return "deny";
-    return answer;
+    const killGroup = () => {
+      try {
+        Deno.kill(-child.pid, "SIGKILL");
+      } catch {
+        // the group is gone already
+      }
+    };
+    signal.addEventListener("abort", killGroup, { once: true });
+    try {
+      const writer = child.stdin.getWriter();
+      // A program that does not read its stdin (or exits first) must not fail the ask: its answer counts.
+      await writer.write(new TextEncoder().encode(body)).catch(() => {});
+      await writer.close().catch(() => {});
+      const [status, answer] = await Promise.all([child.status, readAll(child.stdout)]);
+      if (!status.success) return "deny";
+      return answer;
+    } finally {
+      signal.removeEventListener("abort", killGroup);
+      killGroup();
+      // Reaped, so no zombie and no open handle stays behind after a timeout.
+      await child.status.catch(() => {});
+    }
   };
 }
 

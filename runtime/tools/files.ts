@@ -10,7 +10,7 @@
 import type NodeFs from "node:fs";
 import { dirname, resolve } from "../core/path.ts";
 import { ALLOWED, denied, type RuleVerdict, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
-import { candidateInScope, type PathScope, pathScope } from "./paths.ts";
+import { candidateInScope, type PathScope, pathScope, realPathOf } from "./paths.ts";
 import type { Intent, Opened } from "./scoped_open.ts";
 import { CappedBytes } from "./_capped.ts";
 
@@ -114,21 +114,50 @@ export function listDirTool(scope: PathScope, options: { maxEntries: number }): 
  */
 function checkPath(scope: PathScope, path: unknown, kind: "file" | "directory"): RuleVerdict {
   if (typeof path !== "string" || path === "") return ALLOWED;
+  try {
+    return checkResolved(scope, path, kind);
+  } catch (cause) {
+    // A path no file system can hold (a name over 255 bytes, a loop of symlinks): nobody is asked.
+    const why = cause instanceof Error ? cause.message : String(cause);
+    return { allowed: false, reason: `Cannot resolve "${path}": ${why}`, rule: null };
+  }
+}
+
+function checkResolved(scope: PathScope, path: string, kind: "file" | "directory"): RuleVerdict {
   const absolute = resolve(scope.jobDir, path);
   const inside = candidateInScope(scope, absolute, path);
   if (inside.ok) return ALLOWED;
   const anywhere = candidateInScope(everywhere(scope), absolute, path);
+  if (!anywhere.ok) return { allowed: false, reason: inside.reason, rule: null };
   const root = kind === "file" ? dirname(absolute) : absolute;
+  // The approver sees where the path leads now (symlinks resolved), and approves that object alone.
   return {
     allowed: false,
     reason: inside.reason,
-    rule: anywhere.ok ? `tools.${scope.tool}.paths: ["${root}"]` : null,
+    rule: `tools.${scope.tool}.paths: ["${root}"]`,
+    subject: anywhere.path,
   };
 }
 
-/** The scope of one call: the tool's roots, or every path for a call the approver allowed. */
+/**
+ * The scope of one call: the tool's roots, or for a call the approver allowed the one object it was shown
+ * (its real path is the only root, walked without following symlinks by scoped_open.ts, so a symlink
+ * planted after the approval — in place of the file or of a directory above it — is not followed).
+ */
 function scopes(scope: PathScope, context: ToolContext): PathScope {
-  return context.approved ? everywhere(scope) : scope;
+  if (!context.approved) return scope;
+  if (context.subject === undefined) return { ...scope, roots: [], realRoots: [] };
+  return { tool: scope.tool, jobDir: scope.jobDir, roots: ["/"], realRoots: [context.subject] };
+}
+
+/** Why an approved call may not run: its path now leads elsewhere than the object approved. */
+function moved(scope: PathScope, requested: string, context: ToolContext): string | null {
+  if (!context.approved) return null;
+  const now = realPathOf(resolve(scope.jobDir, requested));
+  if (context.subject !== undefined && now === context.subject) return null;
+  return `"${requested}" now leads to ${now ?? "a missing target"}, not to ${
+    context.subject ?? "an approved path"
+  } the approver allowed`;
 }
 
 function everywhere(scope: PathScope): PathScope {
@@ -154,6 +183,8 @@ async function withFile(
     import("./scoped_open.ts"),
   ]);
   try {
+    const elsewhere = moved(scope, requested, context);
+    if (elsewhere !== null) return denied(elsewhere);
     const opened = openInScope(scope, requested, intent);
     if (!opened.ok) {
       return Promise.resolve(opened.status === "denied" ? denied(opened.reason) : error(opened.reason));

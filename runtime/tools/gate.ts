@@ -31,6 +31,8 @@ export interface ApprovalRequest {
   reason: string;
   /** The rule the job could add to allow such calls without asking. */
   rule: string;
+  /** What the call acts on as it will be used (a file's real path), when the tool says; approved alone. */
+  subject?: string;
   /** The turn's signal: aborted when the turn is cancelled or times out. */
   signal: AbortSignal;
 }
@@ -105,11 +107,13 @@ export class ToolGate {
     let outcome: ToolOutcome | undefined = parsed.error;
     if (!outcome && !tool) outcome = { status: "error", content: `error: unknown tool "${call.name}"` };
     let approved = false;
+    let subject: string | undefined;
     if (!outcome) {
       const verdict = verdictOf(tool!, args);
       if (!verdict.allowed) {
         const answer = await this.#ask(call, tool!, args, verdict, context);
         approved = answer === true;
+        subject = verdict.subject;
         if (!approved) outcome = this.#denial(verdict, { asked: answer === false });
       }
     }
@@ -140,7 +144,7 @@ export class ToolGate {
           return await runTool(tool!, runArgs, {
             ...context,
             tool_call_id: call.id,
-            ...(approved ? { approved } : {}),
+            ...(approved ? { approved, ...(subject !== undefined ? { subject } : {}) } : {}),
           });
         } catch (error) {
           context.signal.throwIfAborted();
@@ -187,7 +191,7 @@ export class ToolGate {
     call: ToolCall,
     tool: Tool,
     args: Record<string, unknown>,
-    verdict: { reason: string; rule: string | null },
+    verdict: { reason: string; rule: string | null; subject?: string },
     context: { session_id: string; signal: AbortSignal },
   ): Promise<boolean | null> {
     const { asker } = this.#o;
@@ -201,6 +205,7 @@ export class ToolGate {
       args,
       reason: verdict.reason,
       rule: verdict.rule,
+      ...(verdict.subject !== undefined ? { subject: verdict.subject } : {}),
       signal,
     }).catch(() => false);
     signal.throwIfAborted();

@@ -24,6 +24,8 @@ export interface ToolContext {
    * allow-lists for this one call. Deny rules and the checks on the object actually used still hold.
    */
   approved?: boolean;
+  /** With `approved`: the subject the approver was shown (RuleVerdict); the tool acts on nothing else. */
+  subject?: string;
 }
 
 /**
@@ -31,7 +33,16 @@ export interface ToolContext {
  * add to allow it (the call is outside an allow-list, so an approver may be asked); null when a rule
  * forbids it outright (a deny pattern, a `.git` write, an invalid URL), which nobody is asked about.
  */
-export type RuleVerdict = { allowed: true } | { allowed: false; reason: string; rule: string | null };
+export type RuleVerdict = { allowed: true } | {
+  allowed: false;
+  reason: string;
+  rule: string | null;
+  /**
+   * What the call acts on as it will be used, when that differs from its arguments as written: a file's
+   * real path (symlinks resolved). The approver is shown it, and an approval covers it alone.
+   */
+  subject?: string;
+};
 
 export const ALLOWED: RuleVerdict = { allowed: true };
 
