@@ -446,9 +446,11 @@ const McpServers = z.record(
 export const ApprovalConfig = z.strictObject({
   command: z.array(z.string().min(1)).min(1).describe(
     "Program and arguments asked about each tool call outside the job's rules: it gets the call as JSON on " +
-      'stdin ({session_id, job, tool, tool_call_id, server?, args, reason, rule}) and answers "allow" or ' +
-      '"deny" on stdout (or {"decision": "allow"}); anything else, a failure or the timeout is deny. ' +
-      "A relative program path resolves against the job file's directory, which is also its working directory",
+      "stdin ({session_id, job, tool, tool_call_id, server?, args, reason, rule, subject?, title}: subject is " +
+      "where the call leads, e.g. a file's real path, and the approval covers it alone) and answers " +
+      '"allow" or "deny" on stdout (or {"decision": "allow"}); anything else, a failure or the timeout is ' +
+      "deny, and its whole process group is killed when the answer is in or the time is up. A relative " +
+      "program path resolves against the job file's directory, which is also its working directory",
   ).optional(),
   url: z.url().describe(
     'Endpoint POSTed the same JSON; a 2xx answer "allow" or {"decision": "allow"} allows the call, anything ' +

@@ -3,7 +3,7 @@
  * session are sent as `{"jsonrpc":"2.0","method":"event","params":<event>}` notifications.
  *
  * Tool calls outside a job's allow-lists (and without the job's own `approval:`) are put to the client as a
- * server→client request `tool.approve {session_id, tool, tool_call_id, server?, args, reason, rule}` when
+ * server→client request `tool.approve {session_id, tool, tool_call_id, server?, args, reason, rule, subject?}` when
  * its `initialize` said `capabilities: {tool_approval: true}`; it answers `{decision: "allow" | "deny"}`.
  * An error answer, or a client that did not say so, is a deny (the model is told which rule to add).
  *

@@ -5,7 +5,9 @@
  *    and its `check` of the arguments (`tools.shell.allow/deny`, the `paths` roots, `http_fetch.hosts`);
  * 2. a call outside an allow-list is put to the approver (the job's `approval:`, else the front-end's:
  *    the ACP editor, an RPC client that supports it); without one, or when it says no, the call is denied
- *    with a tool result naming the rule to add. A call a deny rule forbids is never asked about;
+ *    with a tool result naming the rule to add. A call a deny rule forbids is never asked about. The
+ *    approver is shown the verdict's `subject` (where the call leads, e.g. a file's real path) and the
+ *    approved call gets it back: the approval covers that object alone;
  * 3. the `pre_tool_call` hooks (block, or modify the arguments: modified arguments run under the rules
  *    alone, an approval covers only the arguments it was asked about);
  * 4. the tool itself, bounded by the call's signal; it checks again on the object it actually uses
