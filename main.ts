@@ -20,6 +20,7 @@ type CommandModule = { main(cli: Cli): Promise<number> };
 const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   run: () => import("./commands/run.ts"),
   replay: () => import("./commands/replay.ts"),
+  test: () => import("./commands/test.ts"),
   validate: () => import("./commands/validate.ts"),
   schema: () => import("./commands/schema.ts"),
   sessions: () => import("./commands/sessions.ts"),

@@ -147,6 +147,30 @@ export const COMMANDS = {
       "says. A request that differs from the recorded one stops the run: exit 1, terminal_reason " +
       "replay_diverged, and the error names the model call, the message and the field.",
   },
+  test: {
+    usage: [
+      "hermes test [PATH...] [--reporter text|junit|json|tap] [--jobs N] [--report-file FILE]",
+      "hermes test [PATH...] --update [--max-budget-usd USD]     (re-record cassettes against the job's model)",
+      "hermes test [PATH...] --live [--repeat N]                 (against the job's model; pass rates)",
+    ],
+    flags: {
+      reporter: { value: "FORMAT", text: "text (default; a table on a terminal), junit, json or tap" },
+      "report-file": {
+        value: "FILE",
+        text: "write the report (of --reporter's format) to FILE and a text summary to stdout",
+      },
+      jobs: { short: "j", value: "N", text: "run N cases at a time (default 1)" },
+      update: { text: "run cases that have a cassette against the job's real model and record it anew" },
+      live: { text: "run every case against the job's real model instead of its cassette or replies" },
+      repeat: { value: "N", text: "with --live: run each case N times and report its pass rate" },
+      "max-budget-usd": {
+        value: "USD",
+        text: "with --update or --live: stop starting cases once the runs have spent this much",
+      },
+    },
+    notes: "PATH is a *.test.yaml case file or a folder searched for them (default: the current folder). " +
+      "Exit 0 when every case passes, 1 when one fails, 2 when a case file is invalid (file:line:col).",
+  },
   schema: {
     usage: ["hermes schema [job|result|events|cassette]"],
     flags: {},

@@ -18,10 +18,8 @@ const toolCall = z.strictObject({
   arguments: z.string().describe("The raw JSON text the model produced"),
 });
 
-const reasoning = z.union([
-  z.strictObject({ type: z.literal("thinking"), thinking: z.string(), signature: z.string() }),
-  z.strictObject({ type: z.literal("redacted_thinking"), data: z.string() }),
-]);
+// Kept as the provider signed it, whatever its kind (Anthropic thinking, OpenAI Responses reasoning items).
+const reasoning = z.looseObject({ type: z.string() });
 
 const message = z.strictObject({
   role: z.enum(["system", "user", "assistant", "tool"]),
