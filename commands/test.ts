@@ -199,7 +199,11 @@ async function pool<T>(items: readonly T[], size: number, work: (item: T) => Pro
 
 /** Under GitHub Actions: annotations on the case files' lines, and the step summary. */
 async function publish(cli: Cli, reports: readonly CaseReport[]): Promise<void> {
-  if (cli.env.GITHUB_ACTIONS === "true") { for (const line of githubAnnotations(reports)) cli.err(line); }
+  if (cli.env.GITHUB_ACTIONS === "true") {
+    // Composed here with every value escaped: written as commands, not made inert like other stderr lines.
+    const write = cli.workflowCommand ?? cli.err;
+    for (const line of githubAnnotations(reports)) write(line);
+  }
   const summary = cli.env.GITHUB_STEP_SUMMARY;
   if (summary) {
     try {

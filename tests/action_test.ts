@@ -328,3 +328,37 @@ Deno.test("action: text the model chose never reaches the runner as a workflow c
     /denied: "\.\.\/x%0A::add-mask::hermes%0A::error title=pwned::model wrote this%0A {2}##%5Berror\]legacy/,
   );
 });
+
+Deno.test("action: test runs hermes test with JUnit output, annotates failed expectations and fails the step", async () => {
+  const job = "name: t\nmodel: { name: gpt-4.1-mini }\nprompt: hi\n";
+  const dir = await writeFiles(await tempDir(), {
+    "jobs/job.yaml": job,
+    "jobs/ok.test.yaml": "job: job.yaml\nreplies: [{ content: hello }]\nexpect:\n  final_contains: hello\n",
+    "jobs/bad.test.yaml":
+      "job: job.yaml\nreplies: [{ content: hello }]\nexpect:\n  final_contains: goodbye\n",
+  });
+  const failing = await runAction({
+    actionPath: ROOT,
+    workspace: dir,
+    with: { test: "jobs\n", doctor: "false" },
+    env: runnerEnv(),
+  });
+  assert.deepEqual(failing.failed, { step: "Hermes test", code: 1 }, failing.log);
+  const report = await Deno.readTextFile(failing.outputs["test-report"]!);
+  assert.match(report, /<testsuites name="hermes test" tests="2" failures="1"/);
+  // Hermes's own annotation reaches the runner as a command (other stderr lines are made inert).
+  assert.match(
+    failing.log,
+    /^::error file=jobs\/bad\.test\.yaml,line=4,title=hermes test%3A bad::expect\.final_contains /m,
+  );
+  await Deno.remove(`${dir}/jobs/bad.test.yaml`);
+  const passing = await runAction({
+    actionPath: ROOT,
+    workspace: dir,
+    with: { test: "jobs", doctor: "false" },
+    env: runnerEnv(),
+  });
+  assert.equal(passing.failed, null, passing.log);
+  assert.match(await Deno.readTextFile(passing.outputs["test-report"]!), /tests="1" failures="0"/);
+  assert.equal(passing.outputs.status, "", "no job was run");
+});
