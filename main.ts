@@ -31,6 +31,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   daemon: () => import("./commands/daemon.ts"),
   doctor: () => import("./commands/doctor.ts"),
   store: () => import("./commands/store.ts"),
+  cost: () => import("./commands/cost.ts"),
 };
 
 /** Whether a global switch (`--quiet` or `-q`) is among `args`. */

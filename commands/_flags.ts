@@ -103,6 +103,11 @@ export const COMMANDS = {
           "more run flags as one line, split into words without a shell: '…' and \"…\" quote, \\ escapes, " +
           "# comments, nothing expanded (the GitHub Action's args input)",
       },
+      label: {
+        value: "K=V",
+        multiple: true,
+        text: "label the new session (added to the job's labels: and the CI's; hermes cost --by label:K)",
+      },
       untrusted: {
         text:
           "hold the job file (or the --resume session's stored job) to the strict built-in policy: sandbox " +
@@ -296,6 +301,33 @@ export const COMMANDS = {
       "compacted rows, state and compaction log included), the schedule run history and plugin state, then " +
       "verifies counts and a checksum per session and every other row; re-running copies only what is " +
       "missing, and exit 1 names what differs.",
+  },
+  cost: {
+    usage: ["hermes cost [--since D] [--until D] [--by job|model|day|label:KEY]... [--json|--csv]"],
+    flags: {
+      since: {
+        value: "D",
+        text:
+          "only model calls at or after D: a date (2026-01-31), a time (2026-01-31T09:00Z) or an age (7d, 12h)",
+      },
+      until: {
+        value: "D",
+        text:
+          "only model calls before D (a date alone: up to the end of that day, UTC); same forms as --since",
+      },
+      by: {
+        value: "GROUP",
+        multiple: true,
+        text: "group by job, model, day (UTC) or label:KEY (a session label, e.g. label:ci.repository); " +
+          "several nest in the order given",
+      },
+      json: { text: "print one JSON object: the groups and the total" },
+      csv: { text: "print CSV: a header line, then one line per group" },
+    },
+    notes:
+      "Spend and tokens of every model call the store recorded (each is recorded as soon as it answered, " +
+      "so failed, cancelled and killed runs count), summary calls and child sessions included under the " +
+      "session they belong to. Without --by: one total.",
   },
   doctor: {
     usage: ["hermes doctor [--json] [--full]"],

@@ -53,6 +53,8 @@ export interface Seen {
   jobPath?: string;
   /** The arguments with `--args` lines expanded, once they were. */
   args?: string[];
+  /** The run's labels, once its job resolved. */
+  labels?: Record<string, string>;
   /** The result was published and printed already. */
   reported?: boolean;
 }
@@ -64,6 +66,7 @@ async function reportUnstarted(cli: Cli, error: Error, seen: Seen, started: numb
   const result: RunResult = resultOutlet(cli.redact).result(buildResult(ending, {
     session_id: "",
     job,
+    labels: seen.labels ?? {},
     final: "",
     output: null,
     turns: 0,
@@ -159,6 +162,7 @@ async function execute(cli: Cli, seen: Seen): Promise<number> {
     }
     seen.job = job.spec.name;
     job = applyRunFlags(job, values, { oneShot: jobPath === undefined && values.resume === undefined });
+    if (job.labels) seen.labels = job.labels;
     if (job.spec.schedule) {
       // A schedule is not something `run` can honour: say so rather than let a user think it is armed.
       cli.log.warn(
@@ -213,6 +217,7 @@ export async function runAndReport(cli: Cli, seen: Seen, options: RunAndReport):
     const events = new EventBus(cli.clock);
     telemetry = await startTelemetry(telemetrySettings(cli.env, config?.telemetry), {
       version: VERSION,
+      ...(job.labels ? { labels: mapValues(job.labels, cli.redact) } : {}),
       warn: (message) => cli.log.warn(message),
     });
     telemetry?.attach(events, { resultEndsSession: true });
@@ -252,4 +257,8 @@ async function readStdin(cli: Cli): Promise<string> {
   const text = await new Response(cli.stdin).text();
   if (text.trim() === "") throw new ValidationError("hermes run: -p - read an empty prompt from stdin");
   return text;
+}
+
+function mapValues(record: Record<string, string>, map: (value: string) => string): Record<string, string> {
+  return Object.fromEntries(Object.entries(record).map(([key, value]) => [key, map(value)]));
 }

@@ -1,12 +1,13 @@
 /**
  * The `hermes run` flags peers' users expect (`claude -p`, `codex exec`): `--max-turns`, `--timeout`,
- * `--max-budget-usd`, and
+ * `--max-budget-usd`, `--label`, and
  * for a one-shot `-p` run `--tools` and `--allow`. They override the job's values (CLI > job > config.yaml).
  */
 import { parseDuration } from "../runtime/core/duration.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
 import { didYouMean } from "../runtime/core/suggest.ts";
 import type { ResolvedJob } from "../runtime/config/job.ts";
+import { parseLabelFlags } from "../runtime/config/labels.ts";
 import type { JobFile } from "../runtime/config/job_schema.ts";
 
 export interface RunFlags {
@@ -15,6 +16,7 @@ export interface RunFlags {
   timeout?: string;
   tools?: string;
   allow?: string[];
+  label?: string[];
 }
 
 type Tools = NonNullable<JobFile["tools"]>;
@@ -46,7 +48,8 @@ export function applyRunFlags(job: ResolvedJob, flags: RunFlags, options: { oneS
     }
     spec.tools = cliTools(flags.tools, flags.allow ?? []);
   }
-  return { ...job, spec };
+  const labels = flags.label?.length ? { ...job.labels, ...parseLabelFlags(flags.label) } : job.labels;
+  return { ...job, spec, ...(labels ? { labels } : {}) };
 }
 
 function usd(text: string): number {

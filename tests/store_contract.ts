@@ -6,6 +6,7 @@
 import { adminContract } from "./store_contract/admin.ts";
 import { compactionContract } from "./store_contract/compactions.ts";
 import { copyContract } from "./store_contract/copy.ts";
+import { costContract } from "./store_contract/cost.ts";
 import { leaseContract } from "./store_contract/leases.ts";
 import { listingContract } from "./store_contract/listing.ts";
 import { messageContract } from "./store_contract/messages.ts";
@@ -32,4 +33,5 @@ export function storeContract(name: string, open: OpenStore): void {
   listingContract(name, open);
   adminContract(name, open);
   copyContract(name, open);
+  costContract(name, open);
 }

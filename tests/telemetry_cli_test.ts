@@ -29,7 +29,7 @@ Deno.test("telemetry: hermes run exports session, turn, model call and tool span
   const receiver = startOtlpReceiver();
   try {
     const dir = await job();
-    const run = await hermes(["run", `${dir}/job.yaml`, "--output", "json"], {
+    const run = await hermes(["run", `${dir}/job.yaml`, "--output", "json", "--label", "team=infra"], {
       home: `${dir}/home`,
       env: {
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
@@ -43,6 +43,8 @@ Deno.test("telemetry: hermes run exports session, turn, model call and tool span
     const session = byName(spans, "invoke_agent greet");
     assert.equal(session.parentSpanId, "");
     assert.equal(session.resource["service.name"], "hermes-ci");
+    // The run's labels are resource attributes: a collector groups by them.
+    assert.equal(session.resource["hermes.label.team"], "infra");
     assert.equal(session.attributes["gen_ai.operation.name"], "invoke_agent");
     assert.equal(session.attributes["gen_ai.conversation.id"], result.session_id);
     assert.equal(session.attributes["gen_ai.provider.name"], "scripted");

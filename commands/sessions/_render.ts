@@ -34,6 +34,9 @@ export function renderTranscript({ session: s, messages }: Transcript): string {
     `cost ${s.cost_usd === null ? "unknown (a model without a known price)" : formatUsd(s.cost_usd)}`,
     ...(s.model ? [`model ${s.model}`] : []),
     ...(s.parent_id ? [`parent ${s.parent_id}`] : []),
+    ...(Object.keys(s.labels ?? {}).length
+      ? [`labels ${Object.entries(s.labels).map(([key, value]) => `${key}=${value}`).join(", ")}`]
+      : []),
     ...(s.archived_at ? [`archived ${s.archived_at}`] : []),
   ];
   const status = `${s.status}${s.terminal_reason ? ` (${s.terminal_reason})` : ""}`;

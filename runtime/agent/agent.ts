@@ -262,6 +262,7 @@ export class Agent implements AgentLike {
           turns: 1,
           ...(usage ?? { prompt_tokens: 0, completion_tokens: 0 }),
           cost_usd: usage ? cost : null,
+          ...this.#answeredBy(),
         });
         const truncated = truncatedTo(sent, response.usage, this.#tokenRatio.value);
         if (truncated === null) this.#tokenRatio.observe(sent, response.usage);
@@ -335,6 +336,7 @@ export class Agent implements AgentLike {
       };
       const sent = sentTokens(request.messages);
       const spend = new SpendCap(this.#o.budget, this.#o.price, sent + this.#overheadTokens);
+      let recorded = false;
       try {
         const response = await this.#o.provider.complete(request, {
           signal: spend.signal(signal),
@@ -342,11 +344,18 @@ export class Agent implements AgentLike {
           ...(this.#o.onDelta ? { onDelta: this.#o.onDelta } : {}),
           ...(spend.capped ? { onOutput: spend.onOutput } : {}),
         });
-        // A provider that does not stream hands the whole reply over at once: over the cap is still over.
-        spend.check();
+        // A provider that does not stream hands the whole reply over at once: over the cap is still over, and
+        // it cost what the server reported for it.
+        try {
+          spend.check();
+        } catch (error) {
+          recorded = true;
+          await this.#recordStopped(spend, response.usage);
+          throw error;
+        }
         return { response, sent, viewed: view !== undefined };
       } catch (error) {
-        if (spend.stopped(error)) await this.#recordStopped(spend);
+        if (spend.stopped(error) && !recorded) await this.#recordStopped(spend);
         if (error instanceof ProviderError && error.contextOverflow && !recovered && this.#o.compactor) {
           recovered = true;
           if (error.contextLimit !== null) {
@@ -372,23 +381,34 @@ export class Agent implements AgentLike {
   }
 
   /**
-   * A reply stopped by the cost cap was partly generated and is billed: its estimated tokens and cost are
-   * recorded (the server never reported them), so the session's and the job's spend do not miss it.
+   * A reply stopped by the cost cap was partly generated and is billed: the usage the server reported for it
+   * when it arrived whole, else its estimated tokens and cost (the server never reported them), are recorded
+   * so the session's and the job's spend do not miss it.
    */
-  async #recordStopped(spend: SpendCap): Promise<void> {
-    const cost = roundUsd(spend.estimate());
-    this.#o.budget.record({ prompt_tokens: spend.inputTokens, completion_tokens: spend.outputTokens }, cost);
+  async #recordStopped(spend: SpendCap, reported?: Usage | null): Promise<void> {
+    const usage = reported
+      ? fullUsage(reported)
+      : { prompt_tokens: spend.inputTokens, completion_tokens: spend.outputTokens };
+    const cost = roundUsd(reported && this.#o.price ? costOf(usage, this.#o.price) : spend.estimate());
+    this.#o.budget.record(usage, cost);
     this.#o.log.info(
-      `the reply was stopped at about ${spend.outputTokens} output tokens; its cost is estimated at ${
-        formatUsd(cost)
-      }`,
+      reported
+        ? `the reply went past the cost cap; it cost ${formatUsd(cost)}`
+        : `the reply was stopped at about ${spend.outputTokens} output tokens; its cost is estimated at ${
+          formatUsd(cost)
+        }`,
     );
     await this.#o.store.addUsage(this.sessionId, {
       turns: 1,
-      prompt_tokens: spend.inputTokens,
-      completion_tokens: spend.outputTokens,
+      ...usage,
       cost_usd: cost,
+      ...this.#answeredBy(),
     });
+  }
+
+  /** The provider and model a model call is recorded under (`hermes cost --by model`). */
+  #answeredBy(): { provider: string; model: string } {
+    return { provider: this.#o.provider.name, model: this.#o.model };
   }
 
   /** `output.schema` for the request when it goes natively: not in prompt mode, not once the server refused. */

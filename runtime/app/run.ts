@@ -214,6 +214,7 @@ function storeUnavailableResult(
   return buildResult(endingOfError({ caught: error, timeout: new AbortController().signal }), {
     session_id: live.id,
     job: live.job.spec.name,
+    labels: live.labels,
     final: "",
     output: null,
     turns: 0,

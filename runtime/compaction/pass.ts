@@ -181,36 +181,36 @@ async function summarise(
   replaced: readonly PlanRow[],
   facts: { nonce: string; ratio: number },
 ) {
-  const usages: Usage[] = [];
+  // Each summary call is recorded as soon as it answered (a kill later in the pass still counts it), billed
+  // whether or not the summary was usable: the session's usage, cost and the job's spend count it.
+  let recorded = Promise.resolve();
+  const onUsage = (usage: Usage) => {
+    recorded = recorded.then(() => recordSummaryUsage(deps, pass.sessionId, usage));
+  };
   try {
-    return await summariseCalls(deps, pass, replaced, { ...facts, usages });
+    return await summariseCalls(deps, pass, replaced, { ...facts, onUsage });
   } finally {
-    // Billed whether or not the summary was usable: the session's usage, cost and the job's spend count it.
-    if (usages.length) await recordSummaryUsage(deps, pass.sessionId, usages);
+    await recorded;
   }
 }
 
-/** Adds summary calls' tokens and cost to the session's totals (they are not turns). */
-async function recordSummaryUsage(
-  deps: PassDeps,
-  sessionId: string,
-  usages: readonly Usage[],
-): Promise<void> {
-  const sum = (pick: (u: Usage) => number | undefined) => usages.reduce((n, u) => n + (pick(u) ?? 0), 0);
-  const total: Usage = {
-    prompt_tokens: sum((u) => u.prompt_tokens),
-    completion_tokens: sum((u) => u.completion_tokens),
-    cached_tokens: sum((u) => u.cached_tokens),
-    cache_write_tokens: sum((u) => u.cache_write_tokens),
-    reasoning_tokens: sum((u) => u.reasoning_tokens),
-  };
-  const cost = deps.summaryPrice
-    ? roundUsd(usages.reduce((n, u) => n + costOf(u, deps.summaryPrice!), 0))
-    : null;
+/** Adds one summary call's tokens and cost to the session's totals (it is not a turn). */
+async function recordSummaryUsage(deps: PassDeps, sessionId: string, usage: Usage): Promise<void> {
+  const cost = deps.summaryPrice ? roundUsd(costOf(usage, deps.summaryPrice)) : null;
   try {
-    await deps.store.addUsage(sessionId, { turns: 0, ...total, cost_usd: cost });
+    await deps.store.addUsage(sessionId, {
+      turns: 0,
+      prompt_tokens: usage.prompt_tokens,
+      completion_tokens: usage.completion_tokens,
+      cached_tokens: usage.cached_tokens ?? 0,
+      cache_write_tokens: usage.cache_write_tokens ?? 0,
+      reasoning_tokens: usage.reasoning_tokens ?? 0,
+      cost_usd: cost,
+      provider: deps.provider.name,
+      model: deps.settings.summaryModel,
+    });
   } catch (error) {
-    deps.log.warn(`could not record the summary calls' usage: ${errorMessage(error)}`);
+    deps.log.warn(`could not record the summary call's usage: ${errorMessage(error)}`);
   }
 }
 
@@ -218,12 +218,12 @@ function summariseCalls(
   deps: PassDeps,
   pass: Pass,
   replaced: readonly PlanRow[],
-  facts: { nonce: string; ratio: number; usages: Usage[] },
+  facts: { nonce: string; ratio: number; onUsage: (usage: Usage) => void },
 ) {
   const { settings, log } = deps;
   const { nonce } = facts;
   return summariseMiddle(deps.store, {
-    onUsage: (usage) => facts.usages.push(usage),
+    onUsage: facts.onUsage,
     middle: replaced,
     provider: deps.provider,
     model: settings.summaryModel,

@@ -5,6 +5,8 @@
  */
 import { ValidationError } from "../core/errors.ts";
 import type { JobFile, UserConfig } from "./job_schema.ts";
+import type { Labels } from "../core/labels.ts";
+import { checkedValue, runLabels } from "./labels.ts";
 
 export type InputValue = string | number | boolean;
 
@@ -18,6 +20,11 @@ export interface ResolvedJob {
   inputs: Record<string, InputValue>;
   /** The job's `env:` as strings (given to tools). */
   env: Record<string, string>;
+  /**
+   * The run's labels: the CI's, the job's `labels:` rendered, then `--label` flags (labels.ts); stored with
+   * a new session. Absent when only validating.
+   */
+  labels?: Labels;
   /** `file:line:col` of a key path, for a job loaded from a file (loadJob). */
   locate?: (keyPath: (string | number)[]) => string;
   /**
@@ -85,7 +92,15 @@ export function resolveJob(spec: JobFile, context: ResolveContext): ResolvedJob 
       }
     }
   }
-  return { spec: resolved, path: context.path, dir: context.dir, inputs, env, source: spec };
+  const labels = runLabels({
+    env: context.env ?? {},
+    job: Object.fromEntries(
+      Object.entries(merged.labels ?? {}).map((
+        [key, value],
+      ) => [key, checkedValue(substitute(String(value), ["labels", key]), where(["labels", key]))]),
+    ),
+  });
+  return { spec: resolved, path: context.path, dir: context.dir, inputs, env, labels, source: spec };
 }
 
 /** Without values, still catches references to undeclared inputs and malformed expressions. */
@@ -100,6 +115,7 @@ function checkTemplates(spec: JobFile, where: (keyPath: (string | number)[]) => 
   spec.steps?.forEach((step, i) => check(step, ["steps", i]));
   check(spec.output?.file, ["output", "file"]);
   for (const [name, value] of Object.entries(spec.env ?? {})) check(String(value), ["env", name]);
+  for (const [key, value] of Object.entries(spec.labels ?? {})) check(String(value), ["labels", key]);
   for (const [name, entry] of Object.entries(spec.mcp_servers ?? {})) {
     for (const [key, value] of Object.entries(entry.headers ?? {})) {
       check(value, ["mcp_servers", name, "headers", key]);

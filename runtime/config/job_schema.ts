@@ -3,6 +3,7 @@ import { z } from "zod";
 import { PolicyConfig } from "./policy_schema.ts";
 import { HOST_PATTERN, HOST_PATTERN_EXPECTED } from "./policy_match.ts";
 import { DURATION_EXPECTED, DURATION_PATTERN } from "../core/duration.ts";
+import { LABEL_KEY } from "../core/labels.ts";
 import { HOST_RULE_EXPECTED, HOST_RULE_PATTERN } from "../sandbox/net_hosts.ts";
 import { OPENAI_API_DESCRIPTION, OPENAI_APIS } from "../providers/openai_api.ts";
 import { defaultsOf, PROVIDER_NAMES, type ProviderRegistry, PROVIDERS } from "../providers/registry.ts";
@@ -480,6 +481,14 @@ export const JobFile = z.strictObject({
   ).optional(),
   env: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).describe(
     "Extra environment for tools",
+  ).optional(),
+  labels: z.record(
+    z.string().regex(LABEL_KEY, "expected a label key: letters, digits, '_', '.' and '-'"),
+    z.union([z.string(), z.number(), z.boolean()]),
+  ).describe(
+    "Labels stored with each session and model call, for hermes cost --by label:KEY, OpenTelemetry and the " +
+      "result; {{ inputs.x }} and {{ env.X }} are substituted; --label K=V and the CI's own (ci.repository, " +
+      "ci.run_id, ci.sha, …) are added",
   ).optional(),
   redact: SecretNames.describe(
     "More variables whose values are secret: replaced before anything is stored or printed (always: *_KEY, " +

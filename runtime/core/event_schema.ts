@@ -42,6 +42,9 @@ export const runResultFields = z.strictObject({
   status: z.enum(["success", "failed", "limit", "interrupted"]),
   exit_code: z.number().int().describe("The process's exit code for this outcome (0, 1, 2, 3, 130, 143)"),
   job: z.string().describe("The job's name (oneshot for -p without a job file)"),
+  labels: z.record(z.string(), z.string()).describe(
+    "The session's labels: the CI's (ci.repository, ci.run_id, ci.sha, …), the job's labels: and --label",
+  ),
   final: z.string().describe("The final answer (a slash command's output when the prompt was one)"),
   output: z.unknown().describe("The parsed structured answer when output.schema is set and met, else null"),
   turns: count.describe("Model calls made by this run"),

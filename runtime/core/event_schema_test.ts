@@ -90,6 +90,7 @@ Deno.test("output schemas: emitted events and built results match; a changed one
   const result = buildResult(endingOfAnswer({ final: "done" }), {
     session_id: "s",
     job: "j",
+    labels: {},
     final: "done",
     output: null,
     turns: 1,

@@ -115,4 +115,6 @@ export interface SessionRow {
   owner_host: string | null;
   owner_pid: number | null;
   owner_started: string | null;
+  /** The session's labels (`labels:` of its job, `--label`, the CI's): key → value. */
+  labels: Record<string, string>;
 }

@@ -8,6 +8,7 @@ import { Agent } from "../agent/agent.ts";
 import type { Clock } from "../core/clock.ts";
 import type { EventBus } from "../core/events.ts";
 import { type Hooks, noHooks } from "../core/hooks.ts";
+import type { Labels } from "../core/labels.ts";
 import type { ResolvedJob } from "../config/job.ts";
 import { errorMessage, ValidationError } from "../core/errors.ts";
 import { createCompactor } from "../compaction/mod.ts";
@@ -88,6 +89,8 @@ export interface LiveSession {
   readonly provider: Provider;
   readonly hooks: Hooks;
   readonly job: ResolvedJob;
+  /** The session's labels (stored with it; in the result and the OpenTelemetry resource). */
+  readonly labels: Labels;
   /** `/loop` and `/heartbeat` of this session, and the driver of their later ticks. */
   readonly recurring: Recurring;
   /** The session's compactor (also behind `/compress`). */
@@ -141,6 +144,9 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     ? (await store.getSession(await store.resolveSessionId(options.resume)))!
     : undefined;
   const id = resumed?.id ?? options.id ?? newSessionId(clock.now());
+  // A new session's labels, with secrets replaced like everything it stores; a resumed one keeps its own.
+  const labels: Labels = resumed?.labels ??
+    Object.fromEntries(Object.entries(job.labels ?? {}).map(([key, value]) => [key, redact(value)]));
   const me = currentProcess(options.host);
   // One turn at a time per session across processes: claimed before plugins start.
   if (resumed) await claim(store, id, me);
@@ -200,6 +206,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
         ...(job.source ? { source: job.source } : {}),
       }),
       owner: { host: me.host, pid: me.pid, started: me.started },
+      labels,
     });
   }
   await store.updateSession(id, {
@@ -327,6 +334,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     provider,
     hooks,
     job,
+    labels,
     recurring,
     compactor,
     plugins: plugins?.plugins ?? [],

@@ -141,6 +141,8 @@ export function endingOfAnswer(answer: Answer): Ending {
 export interface ResultFacts {
   session_id: string;
   job: string;
+  /** The session's labels. */
+  labels: Record<string, string>;
   final: string;
   /** The parsed structured answer (null without `output.schema` or when it did not match). */
   output: unknown;
@@ -190,6 +192,7 @@ export function buildResult(ending: Ending, facts: ResultFacts): RunResult {
     exit_code: ending.exit_code,
     session_id: facts.session_id,
     job: facts.job,
+    labels: facts.labels,
     final: facts.final,
     output: facts.output,
     turns: facts.turns,

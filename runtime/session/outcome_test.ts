@@ -138,6 +138,7 @@ Deno.test("buildResult: the result object in its printed key order, usage and du
   const result = buildResult(ending, {
     session_id: "s1",
     job: "demo",
+    labels: {},
     final: '{"a":1}',
     output: { a: 1 },
     turns: 2,
@@ -172,6 +173,7 @@ Deno.test("buildResult: the result object in its printed key order, usage and du
       exit_code: 0,
       session_id: "s1",
       job: "demo",
+      labels: {},
       final: '{"a":1}',
       output: { a: 1 },
       turns: 2,
@@ -197,6 +199,7 @@ Deno.test("buildResult: cost_usd is null when any model call of the work had no 
   const facts = {
     session_id: "s1",
     job: "demo",
+    labels: {},
     final: "x",
     output: null,
     turns: 2,
@@ -235,6 +238,7 @@ Deno.test("failedDelivery: a success whose report could not be delivered fails; 
   const ok = buildResult(endingOfAnswer({ final: "fine" }), {
     session_id: "s",
     job: "j",
+    labels: {},
     final: "fine",
     output: null,
     turns: 1,

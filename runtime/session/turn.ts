@@ -155,6 +155,7 @@ export async function runTurn(
   const result = live.outlets.result(buildResult(ending, {
     session_id: id,
     job: live.job.spec.name,
+    labels: live.labels,
     final,
     output,
     turns: live.budget.calls - callsBefore,

@@ -237,4 +237,32 @@ export const migrations: readonly string[] = [
   );
   CREATE TABLE model_holds (model TEXT PRIMARY KEY, until INTEGER NOT NULL);
   `,
+  // 11: a session's labels, and one row per model call (usage and cost, written right after the call's
+  // response, so a run that fails, is cancelled or killed later still counts it) with the job and labels of
+  // the session it is attributed to, indexed by time for `hermes cost`. Kept when a session is deleted, like
+  // the per-call spend rows it replaces (copied over: priced calls without their tokens).
+  `
+  ALTER TABLE sessions ADD COLUMN labels TEXT NOT NULL DEFAULT '{}';
+  CREATE TABLE model_calls (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    caller_id TEXT NOT NULL,
+    job TEXT NOT NULL,
+    labels TEXT NOT NULL DEFAULT '{}',
+    at INTEGER NOT NULL,
+    provider TEXT,
+    model TEXT,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    cached_tokens INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+    cost_usd REAL
+  );
+  CREATE INDEX model_calls_at ON model_calls(at);
+  CREATE INDEX model_calls_job_at ON model_calls(job, at);
+  INSERT INTO model_calls (session_id, caller_id, job, at, cost_usd)
+    SELECT session_id, session_id, job, at, cost_usd FROM spend ORDER BY id;
+  DROP TABLE spend;
+  `,
 ];

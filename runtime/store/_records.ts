@@ -8,6 +8,8 @@ import type {
   CommitRequest,
   CompactionKind,
   CompactionLogRow,
+  CostDimension,
+  CostGroup,
   PassMeasures,
   PassOutcome,
   PassRecord,
@@ -16,6 +18,8 @@ import type {
   StepRecord,
 } from "./store.ts";
 import { nextTotals, occupancyOf, type PassTotals } from "./rules.ts";
+import { roundUsd } from "../core/usd.ts";
+import { LABEL_KEY, type Labels } from "../core/labels.ts";
 
 type Record = { readonly [column: string]: unknown };
 
@@ -49,7 +53,58 @@ export function toSession(row: Record): SessionRow {
     owner_host: text(row.owner_host),
     owner_pid: int(row.owner_pid),
     owner_started: text(row.owner_started),
+    labels: labelsOf(row.labels),
   };
+}
+
+/** Labels as stored: JSON text (SQLite, PostgreSQL text) or an object (PostgreSQL jsonb). */
+export function labelsOf(value: unknown): Labels {
+  if (value === null || value === undefined) return {};
+  return typeof value === "string" ? JSON.parse(value) : value as Labels;
+}
+
+/** The key of a `label:KEY` grouping; rejects one that is not a label key. */
+export function labelKey(dimension: string): string {
+  const key = dimension.slice("label:".length);
+  if (!LABEL_KEY.test(key)) {
+    throw new RangeError(`Cannot group by "${dimension}": a label key is letters, digits, "_", "." and "-"`);
+  }
+  return key;
+}
+
+/** One grouped row of `model_calls` (its keys as k0, k1, …) → a CostGroup; a day key is a day number. */
+export function toCostGroup(row: Record, by: readonly CostDimension[]): CostGroup {
+  return {
+    keys: by.map((dimension, i) => {
+      const value = row[`k${i}`];
+      if (value === null || value === undefined) return null;
+      return dimension === "day"
+        ? new Date(Number(value) * 86_400_000).toISOString().slice(0, 10)
+        : String(value);
+    }),
+    calls: Number(row.calls),
+    sessions: Number(row.sessions),
+    input_tokens: Number(row.input_tokens ?? 0),
+    cached_tokens: Number(row.cached_tokens ?? 0),
+    cache_write_tokens: Number(row.cache_write_tokens ?? 0),
+    output_tokens: Number(row.output_tokens ?? 0),
+    reasoning_tokens: Number(row.reasoning_tokens ?? 0),
+    cost_usd: roundUsd(Number(row.cost_usd ?? 0)),
+    unpriced_calls: Number(row.unpriced_calls ?? 0),
+  };
+}
+
+/** Groups in key order, a missing value (null) after every value: the same on every backend. */
+export function sortCostGroups(groups: CostGroup[]): CostGroup[] {
+  const compare = (a: string | null, b: string | null) =>
+    a === b ? 0 : a === null ? 1 : b === null ? -1 : a < b ? -1 : 1;
+  return groups.filter((g) => g.calls > 0).sort((x, y) => {
+    for (let i = 0; i < x.keys.length; i++) {
+      const order = compare(x.keys[i]!, y.keys[i]!);
+      if (order !== 0) return order;
+    }
+    return 0;
+  });
 }
 
 export function toMessage(row: Record): StoredMessage {

@@ -6,6 +6,7 @@
  */
 import type { ProcessIdentity } from "../core/process_identity.ts";
 import type { Overlap } from "./rules.ts";
+import type { Labels } from "../core/labels.ts";
 import type {
   Message,
   MessageKind,
@@ -30,6 +31,9 @@ export interface UsageDelta {
   reasoning_tokens?: number;
   /** USD; null: the calls were of a model without a known price (counted in `unpriced_calls`). */
   cost_usd?: number | null;
+  /** Who answered (`openai`, `anthropic`, …) and which model: recorded with the call for `hermes cost`. */
+  provider?: string | null;
+  model?: string | null;
 }
 
 export interface NewSession {
@@ -40,6 +44,8 @@ export interface NewSession {
   parent_id?: string | null;
   status?: SessionStatus;
   id?: string;
+  /** Stored with the session and copied onto each of its model calls, for `hermes cost --by label:KEY`. */
+  labels?: Labels;
   /** The process that runs it, written with the row: a kill between creating and owning leaves no orphan. */
   owner?: { host: string; pid: number; started: string };
 }
@@ -73,8 +79,11 @@ export interface SessionOps {
   resolveSessionIds(refs: readonly string[], options: ResolveOptions): Promise<string[]>;
   updateSession(id: string, patch: SessionPatch): Promise<void>;
   /**
-   * Adds model calls, their token counts and their cost to the session's totals; a priced cost is also
-   * recorded with the time and the session's job, for {@linkcode Store.jobSpend}.
+   * Adds one model call, its token counts and its cost to
+   * the session's totals and records it as a model-call row, in one transaction: its time, provider, model,
+   * tokens and cost, attributed to the session's root (a session with a `parent_id` rolls up into its
+   * parent's, and so on up) with the root's job and labels, for {@linkcode Store.jobSpend} and
+   * {@linkcode Store.costReport}. Model-call rows are kept when sessions are deleted: money spent stays spent.
    */
   addUsage(id: string, usage: UsageDelta): Promise<void>;
   /** What the model calls of a job's sessions cost (USD) from `since` (epoch ms) on, summed. */
@@ -694,6 +703,8 @@ export interface SessionSummary {
   reasoning_tokens: number;
   /** USD of the session's model calls; null when any was of a model without a known price. */
   cost_usd: number | null;
+  /** The session's labels (`labels:`, `--label`, the CI's). */
+  labels: Labels;
 }
 
 export interface ListSessionsOptions {
@@ -776,6 +787,48 @@ export interface AdminOps {
    * host or stalled (its ownership renewal overdue), with those states: which of them keeps a session going is the caller's rule, not the store's.
    */
   orphanedSessions(keys: readonly string[]): Promise<OrphanedSession[]>;
+}
+
+// ---- what model calls cost (`hermes cost`) ----
+
+/** A grouping of `hermes cost`: by job, by model, by UTC day, or by the value of one label. */
+export type CostDimension = "job" | "model" | "day" | `label:${string}`;
+
+export interface CostQuery {
+  /** Calls at or after this time (epoch ms); absent: from the first. */
+  since?: number;
+  /** Calls before this time (epoch ms); absent: up to now. */
+  until?: number;
+  /** Group by these, in order; none: one total. */
+  by: readonly CostDimension[];
+}
+
+/** The model calls of one group and what they used and cost. */
+export interface CostGroup {
+  /**
+   * One value per dimension of the query, in order: the job, the model, the day (`YYYY-MM-DD`, UTC), the
+   * label's value; null where a call has none (no such label, an unknown model).
+   */
+  keys: (string | null)[];
+  calls: number;
+  /** Sessions (roots) the calls were made for. */
+  sessions: number;
+  input_tokens: number;
+  /** Parts of input_tokens: read from and written to the provider's prompt cache. */
+  cached_tokens: number;
+  cache_write_tokens: number;
+  output_tokens: number;
+  /** Part of output_tokens. */
+  reasoning_tokens: number;
+  /** USD of the priced calls. */
+  cost_usd: number;
+  /** Calls of a model without a known price: their tokens count, their cost is not in cost_usd. */
+  unpriced_calls: number;
+}
+
+export interface CostOps {
+  /** The model calls in the query's time range grouped as asked, sorted by keys (a day's index, not a scan). */
+  costReport(query: CostQuery): Promise<CostGroup[]>;
 }
 
 // ---- what the store holds, and copying sessions between stores (`hermes store info|migrate`) ----
@@ -871,8 +924,8 @@ export type ScheduleStore = ScheduleOps;
 export type PluginStore = PluginStateOps;
 /** The run queue: submitted runs, their claims by workers, their ends and events. */
 export type RunQueueStore = RunQueueOps;
-/** Operators: listing and search, archive, delete and prune, copies between stores. */
-export type AdminStore = SearchOps & AdminOps & CopyOps;
+/** Operators: listing and search, archive, delete and prune, copies between stores, spend reports. */
+export type AdminStore = SearchOps & AdminOps & CopyOps & CostOps;
 
 /** Every role, and the handle's own files and close. */
 export interface Store

@@ -11,6 +11,11 @@ export { type TelemetryConfig, type TelemetrySettings, telemetrySettings } from 
 export interface TelemetryOptions {
   /** Hermes's version (`service.version`). */
   version: string;
+  /**
+   * The run's labels (`hermes run`: one session per process), exported as resource attributes
+   * `hermes.label.KEY`, so a collector can group spans and metrics by repository, workflow, run or PR.
+   */
+  labels?: Readonly<Record<string, string>>;
   warn?: (message: string) => void;
 }
 

@@ -21,6 +21,9 @@ export function startOtel(settings: TelemetrySettings, options: TelemetryOptions
   const resource = resourceFromAttributes({
     "service.name": settings.serviceName,
     "service.version": options.version,
+    ...Object.fromEntries(
+      Object.entries(options.labels ?? {}).map(([key, value]) => [`hermes.label.${key}`, value]),
+    ),
   });
   const exporter = { headers: settings.headers, timeoutMillis: EXPORT_TIMEOUT_MS };
   const tracerProvider = new TracerProvider({

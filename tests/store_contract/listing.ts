@@ -91,6 +91,7 @@ export function listingContract(name: string, open: OpenStore): void {
         "cache_write_tokens",
         "reasoning_tokens",
         "cost_usd",
+        "labels",
       ]);
       const newest = newestFirst.find((s) => !s.archived)!;
       assert.equal(row.created_at, new Date(newest.created_at).toISOString());
@@ -155,6 +156,7 @@ export function listingContract(name: string, open: OpenStore): void {
       cache_write_tokens: 0,
       reasoning_tokens: 0,
       cost_usd: 0,
+      labels: {},
     });
     assert.equal(await store.getSessionSummary("missing"), undefined);
   });

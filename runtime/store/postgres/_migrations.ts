@@ -215,4 +215,32 @@ export const migrations: readonly string[] = [
   );
   CREATE TABLE model_holds (model text PRIMARY KEY, until bigint NOT NULL);
   `,
+  // 8: a session's labels, and one row per model call (usage and cost, written right after the call's
+  // response, so a run that fails, is cancelled or killed later still counts it) with the job and labels of
+  // the session it is attributed to, indexed by time for `hermes cost`. Kept when a session is deleted, like
+  // the per-call spend rows it replaces (copied over: priced calls without their tokens).
+  `
+  ALTER TABLE sessions ADD COLUMN labels text NOT NULL DEFAULT '{}';
+  CREATE TABLE model_calls (
+    id bigserial PRIMARY KEY,
+    session_id text COLLATE "C" NOT NULL,
+    caller_id text COLLATE "C" NOT NULL,
+    job text COLLATE "C" NOT NULL,
+    labels jsonb NOT NULL DEFAULT '{}',
+    at bigint NOT NULL,
+    provider text,
+    model text COLLATE "C",
+    prompt_tokens bigint NOT NULL DEFAULT 0,
+    cached_tokens bigint NOT NULL DEFAULT 0,
+    cache_write_tokens bigint NOT NULL DEFAULT 0,
+    completion_tokens bigint NOT NULL DEFAULT 0,
+    reasoning_tokens bigint NOT NULL DEFAULT 0,
+    cost_usd double precision
+  );
+  CREATE INDEX model_calls_at ON model_calls (at);
+  CREATE INDEX model_calls_job_at ON model_calls (job, at);
+  INSERT INTO model_calls (session_id, caller_id, job, at, cost_usd)
+    SELECT session_id, session_id, job, at, cost_usd FROM spend ORDER BY id;
+  DROP TABLE spend;
+  `,
 ];

@@ -3,6 +3,7 @@ export { adminOps } from "./admin.ts";
 export { compactionOps } from "./compactions.ts";
 export { runQueueOps } from "./run_queue.ts";
 export { copyOps } from "./copy.ts";
+export { costOps } from "./cost.ts";
 export { leaseOps } from "./leases.ts";
 export { messageOps } from "./messages.ts";
 export { pluginStateOps } from "./plugin_state.ts";

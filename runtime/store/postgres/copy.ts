@@ -108,13 +108,13 @@ async function importSession(q: Q, data: SessionExport): Promise<boolean> {
     INSERT INTO sessions (id, job, job_path, status, terminal_reason, parent_id, created_at, updated_at,
       ended_at, archived_at, config_json, model, prompt_tokens, completion_tokens, turns, owner_host,
       owner_pid, owner_started, last_seq, cached_tokens, cache_write_tokens, reasoning_tokens, cost_usd,
-      unpriced_calls)
+      unpriced_calls, labels)
     VALUES (${s.id}, ${pgText(s.job)}, ${pgText(s.job_path)}, ${s.status}, ${s.terminal_reason},
       ${s.parent_id}, ${s.created_at}, ${s.updated_at}, ${s.ended_at}, ${s.archived_at},
       ${pgText(s.config_json)}, ${pgText(s.model)}, ${s.prompt_tokens}, ${s.completion_tokens}, ${s.turns},
       ${s.owner_host}, ${s.owner_pid}, ${s.owner_started}, ${lastSeq}, ${s.cached_tokens ?? 0},
       ${s.cache_write_tokens ?? 0}, ${s.reasoning_tokens ?? 0}, ${s.cost_usd ?? 0}::double precision,
-      ${s.unpriced_calls ?? 0})
+      ${s.unpriced_calls ?? 0}, ${JSON.stringify(s.labels ?? {})})
     ON CONFLICT (id) DO NOTHING RETURNING id`;
   if (inserted.length === 0) return false;
   if (data.messages.length > 0) {

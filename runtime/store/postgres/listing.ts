@@ -2,6 +2,7 @@
 import type { ListSessionsOptions, SessionSummary } from "../store.ts";
 import type { Q, Row } from "./_db.ts";
 import { roundUsd } from "../../core/usd.ts";
+import { labelsOf } from "../_records.ts";
 
 const iso = (ms: unknown) => ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
 
@@ -26,6 +27,7 @@ function toSummary(row: Row): SessionSummary {
     cache_write_tokens: Number(row.cache_write_tokens),
     reasoning_tokens: Number(row.reasoning_tokens),
     cost_usd: Number(row.unpriced_calls) > 0 ? null : roundUsd(Number(row.cost_usd)),
+    labels: labelsOf(row.labels),
   };
 }
 
@@ -33,7 +35,7 @@ export async function listSessions(q: Q, options: ListSessionsOptions = {}): Pro
   const rows = await q`
     SELECT id, job, status, terminal_reason, model, parent_id, created_at, updated_at, ended_at, archived_at,
       turns, prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost_usd,
-      unpriced_calls
+      unpriced_calls, labels
     FROM sessions
     WHERE ${options.archived ? q`archived_at IS NOT NULL` : q`archived_at IS NULL`}
       ${options.job === undefined ? q`` : q`AND job = ${options.job}`}

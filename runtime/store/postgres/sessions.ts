@@ -15,13 +15,13 @@ export function sessionOps(db: PgDb): SessionOps {
         const now = db.clock.now();
         const [row] = await sql`
         INSERT INTO sessions (id, job, job_path, status, parent_id, created_at, updated_at, config_json, model,
-          owner_host, owner_pid, owner_started)
+          owner_host, owner_pid, owner_started, labels)
         VALUES (${input.id ?? newSessionId(now)}, ${input.job}, ${input.job_path ?? null},
           ${input.status ?? "running"}, ${input.parent_id ?? null}, ${now}, ${now}, ${
           input.config_json ?? "{}"
         },
           ${input.model ?? null}, ${input.owner?.host ?? null}, ${input.owner?.pid ?? null},
-          ${input.owner?.started ?? null})
+          ${input.owner?.started ?? null}, ${JSON.stringify(input.labels ?? {})})
         RETURNING *`;
         return toSession(row!);
       }),
@@ -50,16 +50,24 @@ export function sessionOps(db: PgDb): SessionOps {
           cost_usd = cost_usd + ${cost}::double precision,
           unpriced_calls = unpriced_calls + ${usage.cost_usd === null ? usage.turns : 0}, updated_at = ${now}
         WHERE id = ${id}`;
-        if (cost > 0) {
-          await sql`
-          INSERT INTO spend (job, session_id, at, cost_usd)
-          SELECT job, id, ${now}, ${cost}::double precision FROM sessions WHERE id = ${id}`;
-        }
+        await sql`
+        WITH RECURSIVE up (id, parent_id, depth) AS (
+          SELECT id, parent_id, 0 FROM sessions WHERE id = ${id}
+          UNION ALL SELECT s.id, s.parent_id, up.depth + 1 FROM sessions s JOIN up ON s.id = up.parent_id
+          WHERE up.depth < 100)
+        INSERT INTO model_calls (session_id, caller_id, job, labels, at, provider, model, prompt_tokens,
+          cached_tokens, cache_write_tokens, completion_tokens, reasoning_tokens, cost_usd)
+        SELECT id, ${id}, job, labels::jsonb, ${now}, ${usage.provider ?? null}::text,
+          coalesce(${usage.model ?? null}::text, (SELECT model FROM sessions WHERE id = ${id})),
+          ${usage.prompt_tokens}, ${usage.cached_tokens ?? 0}, ${usage.cache_write_tokens ?? 0},
+          ${usage.completion_tokens}, ${usage.reasoning_tokens ?? 0},
+          ${usage.cost_usd === null ? null : cost}::double precision
+        FROM sessions WHERE id = (SELECT id FROM up ORDER BY depth DESC LIMIT 1)`;
       });
     },
     async jobSpend(job, since) {
       const [row] = await sql`
-        SELECT coalesce(sum(cost_usd), 0) AS usd FROM spend WHERE job = ${job} AND at >= ${since}`;
+        SELECT coalesce(sum(cost_usd), 0) AS usd FROM model_calls WHERE job = ${job} AND at >= ${since}`;
       return Number(row!.usd);
     },
     async adoptSession(id, { expected, holder }) {

@@ -129,7 +129,7 @@ function importSession(db: SqliteDb, data: SessionExport): boolean {
     `INSERT INTO sessions (id, job, job_path, status, terminal_reason, parent_id, created_at, updated_at,
        ended_at, archived_at, config_json, model, prompt_tokens, completion_tokens, turns, owner_host,
        owner_pid, owner_started, cached_tokens, cache_write_tokens, reasoning_tokens, cost_usd,
-       unpriced_calls) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       unpriced_calls, labels) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (id) DO NOTHING`,
   ).run(
     s.id,
@@ -155,6 +155,7 @@ function importSession(db: SqliteDb, data: SessionExport): boolean {
     s.reasoning_tokens ?? 0,
     s.cost_usd ?? 0,
     s.unpriced_calls ?? 0,
+    JSON.stringify(s.labels ?? {}),
   );
   if (Number(inserted.changes) === 0) return false;
   const message = db.stmt(

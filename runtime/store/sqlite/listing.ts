@@ -19,7 +19,7 @@ const SESSION_SUMMARY_JSON = `json_object(
   'archived_at', ${sqlIso("archived_at")}, 'turns', turns, 'prompt_tokens', prompt_tokens,
   'completion_tokens', completion_tokens, 'cached_tokens', cached_tokens,
   'cache_write_tokens', cache_write_tokens, 'reasoning_tokens', reasoning_tokens,
-  'cost_usd', iif(unpriced_calls > 0, NULL, round(cost_usd, 9)))`;
+  'cost_usd', iif(unpriced_calls > 0, NULL, round(cost_usd, 9)), 'labels', json(labels))`;
 
 export function listSessionsJson(db: SqliteDb, options: ListSessionsOptions = {}): string[] {
   const where = [options.archived ? "archived_at IS NOT NULL" : "archived_at IS NULL"];

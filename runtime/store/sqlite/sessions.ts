@@ -17,7 +17,7 @@ export function sessionOps(db: SqliteDb): SessionOps {
         db.immediate(() =>
           db.stmt(
             `INSERT INTO sessions (id, job, job_path, status, parent_id, created_at, updated_at, config_json, model,
-               owner_host, owner_pid, owner_started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+               owner_host, owner_pid, owner_started, labels) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           ).run(
             id,
             input.job,
@@ -31,6 +31,7 @@ export function sessionOps(db: SqliteDb): SessionOps {
             input.owner?.host ?? null,
             input.owner?.pid ?? null,
             input.owner?.started ?? null,
+            JSON.stringify(input.labels ?? {}),
           )
         );
         return getSession(db, id)!;
@@ -70,18 +71,36 @@ export function sessionOps(db: SqliteDb): SessionOps {
             now,
             id,
           );
-          if (cost > 0) {
-            db.stmt(
-              `INSERT INTO spend (job, session_id, at, cost_usd)
-               SELECT job, id, ?, ? FROM sessions WHERE id = ?`,
-            ).run(now, cost, id);
-          }
+          db.stmt(
+            `WITH RECURSIVE up(id, parent_id, depth) AS (
+               SELECT id, parent_id, 0 FROM sessions WHERE id = ?
+               UNION ALL SELECT s.id, s.parent_id, up.depth + 1 FROM sessions s JOIN up ON s.id = up.parent_id
+               WHERE up.depth < 100)
+             INSERT INTO model_calls (session_id, caller_id, job, labels, at, provider, model, prompt_tokens,
+               cached_tokens, cache_write_tokens, completion_tokens, reasoning_tokens, cost_usd)
+             SELECT id, ?, job, labels, ?, ?, coalesce(?, (SELECT model FROM sessions WHERE id = ?)), ?, ?, ?, ?, ?, ?
+             FROM sessions
+             WHERE id = (SELECT id FROM up ORDER BY depth DESC LIMIT 1)`,
+          ).run(
+            id,
+            id,
+            now,
+            usage.provider ?? null,
+            usage.model ?? null,
+            id,
+            usage.prompt_tokens,
+            usage.cached_tokens ?? 0,
+            usage.cache_write_tokens ?? 0,
+            usage.completion_tokens,
+            usage.reasoning_tokens ?? 0,
+            usage.cost_usd === null ? null : cost,
+          );
         });
       }),
     jobSpend: (job, since) =>
       settle(() =>
         Number(
-          (db.stmt(`SELECT coalesce(sum(cost_usd), 0) AS usd FROM spend WHERE job = ? AND at >= ?`)
+          (db.stmt(`SELECT coalesce(sum(cost_usd), 0) AS usd FROM model_calls WHERE job = ? AND at >= ?`)
             .get(job, since) as { usd: number }).usd,
         )
       ),
