@@ -21,6 +21,11 @@ export interface SandboxPolicy {
   /** Host paths shown empty inside (the store, ~/.ssh, …); a grant below a hidden path still shows. */
   hide?: readonly string[];
   /**
+   * Git config files beyond the repositories' own (the user's global config, a CI runner's other checkouts)
+   * shown, where visible, as copies without credentials; as they are when granted themselves.
+   */
+  git_configs?: readonly string[];
+  /**
    * `false`: an empty network namespace (own loopback only). `true`: the host's network. A host list: the
    * empty namespace plus a bridge to the filtering proxy (net_bridge.ts), which the caller opens and hands
    * to wrapCommand.

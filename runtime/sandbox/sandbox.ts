@@ -201,8 +201,9 @@ function baseMounts(policy: ResolvedPolicy, scratchBytes: number): string[] {
 
 /**
  * Repository configs visible inside that hold credentials (a CI checkout's extraheader token, a
- * credential section, a URL with a password), each covered by a copy without them — unless the policy
- * grants that config file itself. Copies live beside the seccomp filter, in Hermes's private directory.
+ * credential section, a URL with a password), and the policy's `git_configs` (the global config's
+ * `insteadOf` URLs with a token), each covered by a copy without them — unless the policy grants that config
+ * file itself. Copies live beside the seccomp filter, in Hermes's private directory.
  */
 function gitConfigMasks(
   resolved: ResolvedPolicy,
@@ -214,7 +215,10 @@ function gitConfigMasks(
     resolved.cwd,
     ...resolved.mounts.filter((m) => m.kind === "read" || m.kind === "write").map((m) => m.path),
   ];
-  const configs = new Set(dirs.map((dir) => enclosingRepo(dir)?.config).filter((path) => path !== undefined));
+  const configs = new Set([
+    ...dirs.map((dir) => enclosingRepo(dir)?.config).filter((path) => path !== undefined),
+    ...(policy.git_configs ?? []).map((path) => realPathOrNull(path)).filter((path) => path !== null),
+  ]);
   const masks: { path: string; copy: string }[] = [];
   for (const config of configs) {
     if (granted.has(config) || !visibleInside(config, resolved)) continue;

@@ -23,7 +23,7 @@ import { type Bubblewrap, type SandboxPolicy, wrapCommand } from "../../sandbox/
 import { existsSync, realPathOrNull } from "../../core/fs.ts";
 import { enclosingRepo } from "../../sandbox/git_repo.ts";
 import { configuredLimits, PRIVATE_DIRS } from "../../sandbox/policy.ts";
-import { homeSecrets, hostSecrets } from "../../sandbox/host_secrets.ts";
+import { globalGitConfigs, homeSecrets, hostSecrets, runnerSecrets } from "../../sandbox/host_secrets.ts";
 import { findBridgeTools } from "../../sandbox/net_bridge.ts";
 import { parseHostList } from "../../sandbox/net_hosts.ts";
 import { findDenoOrNull } from "../../sandbox/deno_path.ts";
@@ -37,6 +37,8 @@ export interface ShellSandbox {
   /** `required` roots were listed in `sandbox.write` (created at the check); others are skipped while missing. */
   write: { path: string; required: boolean }[];
   hide: string[];
+  /** Git configs shown without their credentials (the host user's global ones, a CI runner's checkouts). */
+  gitConfigs?: string[];
   /** false: none; true: the host's network; a list: only those hosts, through the proxy. */
   net: boolean | string[];
   /** `sandbox.limits`, as policy fields (defaults where absent). */
@@ -98,12 +100,18 @@ export async function checkToolSandbox(
 ): Promise<ToolSandbox | null> {
   if (!tools?.shell) return null;
   const { env } = options;
+  const runner = runnerSecrets(env);
   const hide = [
     ...(options.hide ?? []),
     ...(env.HERMES_HOME ? [resolve(env.HERMES_HOME)] : []),
     ...(env.HOME ? homeSecrets(env.HOME) : []),
+    ...runner.hide,
   ];
-  const settings = shellSandboxSettings(tools, { job_dir: options.job_dir, hide });
+  const configured = shellSandboxSettings(tools, { job_dir: options.job_dir, hide });
+  const settings = configured === "off" ? configured : {
+    ...configured,
+    gitConfigs: [...globalGitConfigs(env.HOME, env.XDG_CONFIG_HOME), ...runner.gitConfigs],
+  };
   if (settings === "off") {
     options.log?.warn(
       "tools.shell.sandbox is off: shell commands run on this host unsandboxed, with its files, network " +
@@ -157,6 +165,9 @@ export function sandboxPolicy(
       root,
     ) => root.path),
     hide: [...new Set([...sandbox.hide, ...(home ? homeSecrets(home) : []), ...hostSecrets()])],
+    git_configs: [
+      ...new Set([...sandbox.gitConfigs ?? [], ...globalGitConfigs(home, call.env.XDG_CONFIG_HOME)]),
+    ],
     net: sandbox.net,
     ...sandbox.limits,
     // bwrap sets PWD to the working directory, as the shell itself would; saying so spares an exec.
