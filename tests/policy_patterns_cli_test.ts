@@ -180,3 +180,36 @@ tools: { http_fetch: { hosts: ["localhost:${port}", "127.0.0.1:${port}"] } }
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("policy patterns: a templated output.file is judged as the job directory it may land in", async () => {
+  const job =
+    `name: p\n${SCRIPTED}prompt: hi\ninputs: { name: {} }\noutput: { file: "{{ inputs.name }}.md" }\n`;
+  const dir = await project({ "policy.yaml": "write: [./out]\n", "job.yaml": job });
+  try {
+    const refused = await hermes(["--policy", "policy.yaml", "run", "job.yaml", "--input", "name=job"], {
+      cwd: dir,
+      home: dir,
+    });
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(
+      refused.stderr,
+      /job\.yaml:\d+:\d+: output\.file: refused by policy policy\.yaml \(write at /,
+    );
+    assert.equal(await Deno.readTextFile(`${dir}/job.yaml`), job, "nothing written");
+    // The neighbours: the same job inside the write root, and under --untrusted (its directory is its root).
+    await writeFiles(dir, { "out/job.yaml": job, "out/r.yaml": "- content: done\n" });
+    const inside = await hermes(
+      ["--policy", "../policy.yaml", "run", "job.yaml", "--input", "name=report"],
+      { cwd: `${dir}/out`, home: dir },
+    );
+    assert.equal(inside.code, 0, inside.stderr);
+    assert.equal(await Deno.readTextFile(`${dir}/out/report.md`), "done");
+    const untrusted = await hermes(["run", "job.yaml", "--untrusted", "--input", "name=u"], {
+      cwd: dir,
+      home: dir,
+    });
+    assert.equal(untrusted.code, 0, untrusted.stderr);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

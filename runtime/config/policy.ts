@@ -343,8 +343,11 @@ function grantedPaths(spec: JobFile, kind: "read" | "write"): { path: Path; valu
   } else {
     list(tools.write_file?.paths, ["tools", "write_file", "paths"]);
     if (shell && shell !== "off") list(shell.write, ["tools", "shell", "sandbox", "write"]);
-    if (spec.output?.file !== undefined && !/\{\{/.test(spec.output.file)) {
-      found.push({ path: ["output", "file"], value: spec.output.file });
+    if (spec.output?.file !== undefined) {
+      // A template (`out/{{ inputs.name }}.md`) may become any file of the job directory at run time (the
+      // run's own check holds it there): judged as the job directory.
+      const templated = /\{\{/.test(spec.output.file);
+      found.push({ path: ["output", "file"], value: templated ? "." : spec.output.file });
     }
   }
   for (const [server, entry] of Object.entries(spec.mcp_servers ?? {})) {
