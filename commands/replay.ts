@@ -45,6 +45,14 @@ export function main(cli: Cli): Promise<number> {
       inputs: parseInputFlags(values.input ?? []),
     });
     seen.job = job.spec.name;
+    const { jobHash } = await import("../runtime/cassette/cassette.ts");
+    if (await jobHash(job.spec, job.inputs) !== cassette.job.hash) {
+      // Not a divergence in itself (a changed description asks nothing new of the model): said, then compared.
+      cli.log.info(
+        `the job differs from the one recorded in ${path} (${cassette.job.hash.slice(0, 19)}…): its model ` +
+          "requests are compared with the recorded ones",
+      );
+    }
     return await runAndReport(cli, seen, {
       job,
       format: values.output ?? job.spec.output?.format ?? "text",

@@ -75,3 +75,25 @@ Deno.test("hermes validate accepts every example and hermes schema prints JSON S
   assert.ok(schema.properties.prompt && schema.properties.tools && schema.required.includes("name"));
   assert.equal(schema.additionalProperties, false);
 });
+
+Deno.test("examples/triage: its test cases pass offline; a changed prompt fails the recorded case at the first divergence", async () => {
+  const home = await tempDir();
+  const run = await hermes(["test", "examples/triage", "--reporter", "junit"], { home });
+  assert.equal(run.code, 0, run.stderr + run.stdout);
+  assert.match(run.stdout, /<testsuites name="hermes test" tests="2" failures="0"/);
+  // The checkout stays clean: each case wrote into its own copy of the job's folder.
+  await assert.rejects(Deno.stat(`${ROOT}/examples/triage/out/labels.md`));
+
+  const copy = await tempDir("hermes-triage-");
+  await new Deno.Command("cp", { args: ["-r", `${ROOT}/examples/triage/.`, copy] }).output();
+  const job = `${copy}/job.yaml`;
+  await Deno.writeTextFile(job, (await Deno.readTextFile(job)).replace("Read report.md", "Read the report"));
+  const changed = await hermes(["test", copy, "--reporter", "json"], { home });
+  assert.equal(changed.code, 1, changed.stderr);
+  const cases = JSON.parse(changed.stdout).cases;
+  assert.deepEqual(cases.map((c: { passed: boolean }) => c.passed), [true, false]);
+  assert.match(
+    cases[1].failures[0].where,
+    /replay_diverged: replay diverged: model call 1: message 2 \(user\) content/,
+  );
+});

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { hermes, tempDir, writeFiles } from "./_cli.ts";
+import { startOpenAIServer } from "./openai_server.ts";
 
 const JOB = `name: triage
 model: { name: gpt-4.1-mini }
@@ -276,4 +277,76 @@ Deno.test("hermes test: invalid case files are exit 2 with file:line:col; flags 
   const none = await hermes(["test", "nowhere"], { cwd: dir, home: dir });
   assert.equal(none.code, 2);
   assert.match(none.stderr, /Cannot read "nowhere"/);
+});
+
+Deno.test("hermes test --update re-records a case's cassette against the job's model; --live --repeat reports pass rates", async () => {
+  const server = await startOpenAIServer({
+    respond: () => ({ content: server.requests.length % 2 === 1 ? "yes" : "no" }),
+  });
+  try {
+    const dir = await writeFiles(await tempDir(), {
+      "job/job.yaml":
+        `name: ask\nmodel: { name: gpt-4.1-mini, base_url: "${server.url}", api_key_env: none }\n` +
+        "prompt: answer\n",
+      "ask.test.yaml": "job: job/job.yaml\ncassette: ask.cassette.json\nexpect:\n  final_contains: yes\n" +
+        "pass_rate: 0.5\n",
+    });
+    const update = await hermes(["test", "--update", "--reporter", "json"], { cwd: dir, home: dir });
+    assert.equal(update.code, 0, update.stderr + update.stdout);
+    assert.equal(server.requests.length, 1);
+    const cassette = JSON.parse(await Deno.readTextFile(`${dir}/ask.cassette.json`));
+    assert.equal(cassette.exchanges[0].response.message.content, "yes");
+    const offline = await hermes(["test"], { cwd: dir, home: dir });
+    assert.equal(offline.code, 0, offline.stderr + offline.stdout);
+    assert.equal(server.requests.length, 1, "offline cases call no model");
+    // Live: the model answers yes, no, yes, no: a rate of 0.5 meets pass_rate 0.5.
+    const live = await hermes(["test", "--live", "--repeat", "4", "--reporter", "json"], {
+      cwd: dir,
+      home: dir,
+    });
+    assert.equal(live.code, 0, live.stderr + live.stdout);
+    const [result] = JSON.parse(live.stdout).cases;
+    assert.deepEqual([result.runs, result.pass_rate, result.required], [4, 0.5, 0.5]);
+    assert.equal(server.requests.length, 5);
+    await Deno.writeTextFile(
+      `${dir}/ask.test.yaml`,
+      (await Deno.readTextFile(`${dir}/ask.test.yaml`)).replace("0.5", "0.8"),
+    );
+    const strict = await hermes(["test", "--live", "--repeat", "2", "--reporter", "json"], {
+      cwd: dir,
+      home: dir,
+    });
+    assert.equal(strict.code, 1, strict.stderr);
+    assert.equal(JSON.parse(strict.stdout).cases[0].pass_rate, 0.5);
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("hermes test --live --max-budget-usd: a run is capped by what is left, and cases after it is spent are not started", async () => {
+  const server = await startOpenAIServer({
+    respond: () => ({ content: "ok", usage: { prompt_tokens: 100_000, completion_tokens: 10 } }),
+  });
+  try {
+    const job =
+      `name: spend\nmodel: { name: gpt-4.1-mini, base_url: "${server.url}", api_key_env: none }\nprompt: go\n`;
+    const dir = await writeFiles(await tempDir(), {
+      "job/job.yaml": job,
+      "a.test.yaml": "job: job/job.yaml\n",
+      "b.test.yaml": "job: job/job.yaml\n",
+    });
+    const run = await hermes(["test", "--live", "--max-budget-usd", "0.01", "--reporter", "json"], {
+      cwd: dir,
+      home: dir,
+    });
+    assert.equal(run.code, 1, run.stderr);
+    const [a, b] = JSON.parse(run.stdout).cases;
+    // The first reply alone ($0.04) passes the budget: its run ends at the cap (limits.max_cost_usd).
+    assert.equal(a.result.terminal_reason, "max_cost");
+    assert.equal(b.result, null);
+    assert.match(b.failures[0].actual, /^not run: --max-budget-usd 0\.01 spent/);
+    assert.equal(server.requests.length, 1);
+  } finally {
+    await server.close();
+  }
 });
