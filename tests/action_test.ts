@@ -362,3 +362,40 @@ Deno.test("action: test runs hermes test with JUnit output, annotates failed exp
   assert.match(await Deno.readTextFile(passing.outputs["test-report"]!), /tests="1" failures="0"/);
   assert.equal(passing.outputs.status, "", "no job was run");
 });
+
+Deno.test("action: values that start with '-' stay values — a Markdown list prompt runs, an args line of --help is refused", async () => {
+  const server = await startOpenAIServer([{ content: "listed" }]);
+  try {
+    const dir = await writeFiles(await tempDir(), {
+      "job.yaml":
+        `name: dash\nmodel: { name: m, base_url: "${server.url}", api_key_env: none }\nprompt: hi\n`,
+    });
+    const run = await runAction({
+      actionPath: ROOT,
+      workspace: dir,
+      with: {
+        job: "job.yaml",
+        doctor: "false",
+        prompt: "- list the files\n- then stop",
+      },
+      env: runnerEnv(),
+    });
+    assert.equal(run.failed, null, run.log);
+    assert.equal(run.outputs.final, "listed");
+    assert.equal(server.requests[0]!.messages!.at(-1)!.content, "- list the files\n- then stop");
+    const help = await runAction({
+      actionPath: ROOT,
+      workspace: dir,
+      with: { job: "job.yaml", doctor: "false", args: "--help" },
+      env: runnerEnv(),
+    });
+    assert.deepEqual(help.failed, { step: "Run Hermes", code: 2 }, help.log);
+    assert.equal(
+      help.outputs.error,
+      "hermes run: --args cannot hold --help: a global flag goes before the command",
+    );
+    assert.equal(server.requests.length, 1);
+  } finally {
+    await server.close();
+  }
+});
