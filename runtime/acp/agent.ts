@@ -22,11 +22,11 @@ import {
   App,
   type AppContext,
   NotFoundError,
+  type OpenSession,
   StoreUnavailableError,
   type TurnOutcome,
   ValidationError,
 } from "../app/mod.ts";
-import type { ServedSession } from "../session/served_session.ts";
 import { mcpServersOf } from "./mcp_servers.ts";
 import type { ToolAsker } from "../tools/gate.ts";
 import { promptText, stopReasonOf } from "./prompt.ts";
@@ -125,9 +125,9 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
     if (!streams.has(sessionId) || !app.find(sessionId)) throw acp.RequestError.sessionNotFound(sessionId);
     return sessionId;
   };
-  const announceCommands = (open: ServedSession) => {
+  const announceCommands = (open: OpenSession) => {
     // After the response: a client routes updates only for sessions it knows.
-    setTimeout(() => void send(open.id, commandsUpdate(open.live.agent.commands())), 0);
+    setTimeout(() => void send(open.id, commandsUpdate(open.commands())), 0);
   };
   // A loaded session runs with the servers its job had; the editor's list applies to new sessions.
   const warnMcp = (servers: readonly unknown[]) => {
@@ -181,7 +181,7 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
         return rethrowAsRequestError(error);
       });
       let replayed = Promise.resolve();
-      for (const update of historyUpdates(await store.activeMessages(open.id))) {
+      for (const update of historyUpdates(await app.history(open.id))) {
         replayed = send(open.id, update);
       }
       await replayed;
@@ -212,7 +212,9 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
       return { stopReason, _meta: { hermes: { result } } };
     })
     .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
-      if (streams.has(params.sessionId)) app.find(params.sessionId)?.cancel();
+      if (streams.has(params.sessionId) && app.find(params.sessionId)) {
+        app.cancel(params.sessionId).catch((error) => log.warn(`acp: cancel: ${errorMessage(error)}`));
+      }
     });
 
   const connection = agent.connect(acp.ndJsonStream(options.output, options.input));

@@ -4,7 +4,6 @@
  * (a loop tick, a heartbeat) → `user_message_chunk`.
  */
 import type * as acp from "@agentclientprotocol/sdk";
-import type { SlashCommand } from "../agent/slash.ts";
 import type { HermesEvent } from "../core/events.ts";
 import type { StoredMessage } from "../core/types.ts";
 import { visibleLine } from "../core/visible.ts";
@@ -113,7 +112,9 @@ export function historyUpdates(messages: readonly StoredMessage[]): acp.SessionU
   return updates;
 }
 
-export function commandsUpdate(commands: readonly SlashCommand[]): acp.SessionUpdate {
+export function commandsUpdate(
+  commands: readonly { name: string; description: string }[],
+): acp.SessionUpdate {
   return {
     sessionUpdate: "available_commands_update",
     availableCommands: commands.map((c) => {

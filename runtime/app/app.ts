@@ -21,8 +21,10 @@ import type {
   SessionStore,
   SessionSummary,
 } from "../store/store.ts";
+import type { StoredMessage } from "../core/types.ts";
 import type { AppContext } from "./context.ts";
 import type { StoredCompaction } from "./compact_stored.ts";
+import { type OpenSession, openSessionView } from "./open_session.ts";
 import { type AdmitOptions, admittedStoredJob } from "./stored_job.ts";
 import type { Hooks } from "../core/hooks.ts";
 import { TurnCancelledError, TurnRunningError } from "./errors.ts";
@@ -79,40 +81,52 @@ export class App {
   }
 
   /** Opens a new session: a job file or object, or config.yaml's defaults. */
-  async open(params: OpenParams): Promise<ServedSession> {
+  async open(params: OpenParams): Promise<OpenSession> {
     const job = await sessionJob(params, this.#jobScope());
-    return await (await this.#hub()).create(job, params.model !== undefined ? { model: params.model } : {});
+    const hub = await this.#hub();
+    return openSessionView(await hub.create(job, params.model !== undefined ? { model: params.model } : {}));
   }
 
   /** A session open here, or the stored session `ref` (id, prefix, `latest`) opened now. */
-  async load(ref: string): Promise<ServedSession> {
-    return await (await this.#hub()).open(ref);
+  async load(ref: string): Promise<OpenSession> {
+    return openSessionView(await this.#served(ref));
   }
 
   /** The sessions open here. */
-  sessions(): ServedSession[] {
-    return this.#opened?.list() ?? [];
+  sessions(): OpenSession[] {
+    return (this.#opened?.list() ?? []).map(openSessionView);
   }
 
   /** The session with this (resolved) id, if it is open here. */
-  find(id: string): ServedSession | undefined {
-    return this.#opened?.find(id);
+  find(id: string): OpenSession | undefined {
+    const served = this.#opened?.find(id);
+    return served ? openSessionView(served) : undefined;
+  }
+
+  async #served(ref: string): Promise<ServedSession> {
+    return await (await this.#hub()).open(ref);
   }
 
   /** Queues a prompt behind the session's other prompts; the outcome carries the result. */
   async prompt(ref: string, text: string): Promise<TurnOutcome> {
-    return await (await this.load(ref)).prompt(text);
+    return await (await this.#served(ref)).prompt(text);
   }
 
   /** Runs a slash command now (not behind queued prompts). */
   async command(ref: string, text: string): Promise<TurnOutcome> {
-    return await (await this.load(ref)).command(text.trim());
+    return await (await this.#served(ref)).command(text.trim());
   }
 
   /** Stops the session's running turn and every queued one; how many were stopped. */
   async cancel(ref: string): Promise<{ session_id: string; cancelled: number }> {
     const id = await this.context.store.resolveSessionId(ref);
     return { session_id: id, cancelled: this.#opened?.find(id)?.cancel() ?? 0 };
+  }
+
+  /** The active messages of a session, in order (as stored: secrets replaced), for a client to replay. */
+  async history(ref: string): Promise<StoredMessage[]> {
+    const { store } = this.context;
+    return await store.activeMessages(await store.resolveSessionId(ref));
   }
 
   /** A session's transcript (as stored: secrets replaced), whether it is open here, and how full its context is. */
@@ -127,7 +141,7 @@ export class App {
 
   /** Stored sessions, each marked when it is open here. */
   async list(filter: ListSessionsOptions = {}): Promise<(SessionSummary & { live: boolean })[]> {
-    const open = new Set(this.sessions().map((s) => s.id));
+    const open = new Set((this.#opened?.list() ?? []).map((s) => s.id));
     return (await this.context.store.listSessions(filter)).map((s) => ({ ...s, live: open.has(s.id) }));
   }
 
@@ -145,7 +159,7 @@ export class App {
 
   /** A forced compaction (`/compress`) of a session, opened here if it is not. */
   async compact(ref: string, options: { focus?: string } = {}) {
-    const { live } = await this.load(ref);
+    const { live } = await this.#served(ref);
     const outcome = await live.compactor.compact(live.id, options);
     return { session_id: live.id, ...outcome };
   }
@@ -214,7 +228,7 @@ export class App {
 
   /** Closes the sessions open here before a store-level change; refuses while a turn runs. */
   async #closeIdle(refs: readonly string[], action: "delete" | "archive"): Promise<readonly string[]> {
-    if (this.sessions().length === 0) return refs; // nothing open here: the store resolves them
+    if ((this.#opened?.list() ?? []).length === 0) return refs; // nothing open here: the store resolves them
     const ids = await this.context.store.resolveSessionIds(refs, {
       action: `${action} sessions`,
       mutating: true,

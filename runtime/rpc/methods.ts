@@ -110,8 +110,8 @@ export function createMethods(options: MethodsOptions): MethodTable {
       }),
     },
     "session.create": method(params.sessionCreate, async (p) => {
-      const { id, live } = await app.open(p);
-      return { session_id: id, job: live.job.spec.name, model: live.model.name };
+      const { id, job, model } = await app.open(p);
+      return { session_id: id, job, model };
     }),
     "session.prompt": method(
       params.sessionPrompt,
@@ -158,7 +158,7 @@ export function createMethods(options: MethodsOptions): MethodTable {
         configured: app.context.config?.plugins ?? [],
         sessions: app.sessions().map((s) => ({
           session_id: s.id,
-          plugins: s.live.plugins.map(({ pid: _pid, ...info }) => info),
+          plugins: s.plugins,
         })),
       }),
     },
