@@ -1,6 +1,6 @@
 /**
  * `hermes sessions list|show|export|search|delete|archive|unarchive|prune|compact|compactions …`: find, read, export and
- * clean up stored sessions from scripts. The store-level operations live in runtime/session_admin/.
+ * clean up stored sessions from scripts. The operations are the App's (runtime/app/).
  */
 import type { Cli } from "./_cli.ts";
 import { GLOBAL_WITH_VALUE } from "./_flags.ts";

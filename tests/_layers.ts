@@ -110,3 +110,19 @@ export function checkLayers(edges: readonly ImportEdge[]): string[] {
   }
   return problems;
 }
+
+/** Modules only the App may use: a front-end reaches sessions and their administration through runtime/app/. */
+const APP_ONLY = [/^runtime\/session_admin\//, /^runtime\/session\/(live_session|served_session)\.ts$/];
+
+/** Whether a file belongs to a front-end: a transport folder (layer 7), a command, or main. */
+export function isFrontEnd(path: string): boolean {
+  const layer = LAYERS[folderOf(path)];
+  return layer !== undefined && layer >= 7 && layer <= 9;
+}
+
+/** One message per front-end import of a module only the App may use. */
+export function checkFrontEnds(edges: readonly ImportEdge[]): string[] {
+  return edges
+    .filter((edge) => isFrontEnd(edge.from) && APP_ONLY.some((pattern) => pattern.test(edge.to)))
+    .map((edge) => `${edge.from}:${edge.line} imports ${edge.to}: a front-end goes through runtime/app/`);
+}

@@ -3,7 +3,7 @@
  * and no two folders import each other. A failure names the offending import.
  */
 import assert from "node:assert/strict";
-import { checkLayers, productionImports } from "./_layers.ts";
+import { checkFrontEnds, checkLayers, isFrontEnd, productionImports } from "./_layers.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -24,6 +24,32 @@ Deno.test("layers: an upward import and a cycle are reported with the importing 
     "runtime/store/store.ts:3 imports commands/run.ts: store (layer 1) may not import commands (layer 8)",
     "loops/daemon.ts:7 imports plugins/host.ts: loops and plugins import each other (cycle between folders)",
   ]);
+});
+
+Deno.test("layers: front-ends reach sessions only through the App — no session_admin/, live or served session", async () => {
+  const imports = await productionImports(ROOT);
+  assert.deepEqual(checkFrontEnds(imports), []);
+  const named: string[] = [];
+  for (const file of new Set(imports.map((edge) => edge.from).filter(isFrontEnd))) {
+    const text = await Deno.readTextFile(`${ROOT}${file}`);
+    if (/\bServedSession\b/.test(text)) named.push(file);
+  }
+  assert.deepEqual(named, []);
+  // The check sees what it looks for.
+  assert.deepEqual(
+    checkFrontEnds([
+      { from: "commands/sessions/show.ts", to: "runtime/session_admin/transcript.ts", line: 3 },
+      { from: "runtime/acp/agent.ts", to: "runtime/session/served_session.ts", line: 9 },
+      { from: "runtime/rpc/methods.ts", to: "runtime/session/live_session.ts", line: 4 },
+      { from: "runtime/app/app.ts", to: "runtime/session_admin/transcript.ts", line: 2 },
+      { from: "commands/run.ts", to: "runtime/app/mod.ts", line: 5 },
+    ]),
+    [
+      "commands/sessions/show.ts:3 imports runtime/session_admin/transcript.ts: a front-end goes through runtime/app/",
+      "runtime/acp/agent.ts:9 imports runtime/session/served_session.ts: a front-end goes through runtime/app/",
+      "runtime/rpc/methods.ts:4 imports runtime/session/live_session.ts: a front-end goes through runtime/app/",
+    ],
+  );
 });
 
 /** What only a front-end may name: its wire format's validation, its protocol modules and error types, exit codes. */

@@ -5,8 +5,7 @@
  */
 import { visibleText } from "../../runtime/core/visible.ts";
 import { formatUsd } from "../../runtime/core/usd.ts";
-import type { MessageRecord, SessionSummary, Transcript } from "../../runtime/session_admin/mod.ts";
-import type { SearchHit } from "../../runtime/session_admin/mod.ts";
+import type { MessageRecord, SearchHit, SessionSummary, Transcript } from "../../runtime/app/mod.ts";
 
 export function renderTable(sessions: readonly SessionSummary[]): string {
   if (sessions.length === 0) return "No sessions.\n";

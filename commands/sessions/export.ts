@@ -1,7 +1,8 @@
 /** `hermes sessions export ID [--format jsonl|md] [-o FILE]`: every row, compacted ones included, as stored. */
 import { parseCommandArgs } from "../_cli.ts";
 import { ValidationError } from "../../runtime/core/errors.ts";
-import { EXPORT_FORMATS, type ExportFormat, exportSession } from "../../runtime/session_admin/export.ts";
+import { EXPORT_FORMATS, type ExportFormat } from "../../runtime/app/mod.ts";
+import { cliApp } from "../_app.ts";
 import { exactlyOneId, type SessionsContext, withStore } from "./_context.ts";
 import { visibleText } from "../../runtime/core/visible.ts";
 
@@ -17,8 +18,7 @@ export async function exportCommand(ctx: SessionsContext): Promise<number> {
   }
   const { cli } = ctx;
   await withStore(cli, async (store) => {
-    const [id] = await store.resolveSessionIds([ref], { action: "export session" });
-    const chunks = exportSession(store, id!, { format });
+    const { id, chunks } = await cliApp(cli, store).export(ref, { format });
     if (values.output === undefined) {
       // Markdown on a terminal gets control characters as visible escapes; a pipe or a file gets the bytes.
       const visible = format === "md" && cli.stdoutIsTTY;

@@ -6,8 +6,8 @@
  */
 import { parseCommandArgs } from "../_cli.ts";
 import { RunError, ValidationError } from "../../runtime/core/errors.ts";
-import { type PruneOptions, type PrunePlan, pruneSessions } from "../../runtime/session_admin/prune.ts";
-import { isoTime } from "../../runtime/session_admin/records.ts";
+import { isoTime, type PruneOptions, type PrunePlan } from "../../runtime/app/mod.ts";
+import { cliApp } from "../_app.ts";
 import { noPositionals, parseAge, type SessionsContext, withStore } from "./_context.ts";
 import { withGlobalHooks } from "./_hooks.ts";
 
@@ -30,16 +30,17 @@ export async function prune(ctx: SessionsContext): Promise<number> {
     );
   }
   if (dryRun) {
-    const plan = await withStore(cli, (store) => pruneSessions(store, { ...options, dryRun }));
+    const plan = await withStore(cli, (store) => cliApp(cli, store).prune({ ...options, dryRun }));
     await printPlan(ctx, plan, { dryRun, json: values.json ?? false });
     return 0;
   }
   return await withGlobalHooks(cli, async (store, hooks) => {
+    const app = cliApp(cli, store, { hooks });
     if (!values.yes) {
-      const preview = await pruneSessions(store, { ...options, dryRun: true });
+      const preview = await app.prune({ ...options, dryRun: true });
       if (preview.ids.length > 0) await confirm(ctx, preview);
     }
-    const plan = await pruneSessions(store, { ...options, hooks });
+    const plan = await app.prune(options);
     await printPlan(ctx, plan, { dryRun, json: values.json ?? false });
     return 0;
   });

@@ -4,12 +4,8 @@
  */
 import { parseCommandArgs } from "../_cli.ts";
 import { ValidationError } from "../../runtime/core/errors.ts";
-import {
-  SEARCH_ORDERS,
-  searchMessages,
-  type SearchOptions,
-  type SearchOrder,
-} from "../../runtime/session_admin/search.ts";
+import { SEARCH_ORDERS, type SearchOptions, type SearchOrder } from "../../runtime/app/mod.ts";
+import { cliApp } from "../_app.ts";
 import { jsonArray, parseLimit, type SessionsContext, withStore } from "./_context.ts";
 import { renderHits } from "./_render.ts";
 
@@ -30,7 +26,10 @@ export async function search(ctx: SessionsContext): Promise<number> {
   }
   const limit = parseLimit(COMMAND, values.limit);
   if (limit !== undefined) options.limit = limit;
-  const hits = await withStore(ctx.cli, (store) => searchMessages(store, positionals.join(" "), options));
+  const hits = await withStore(
+    ctx.cli,
+    (store) => cliApp(ctx.cli, store).search(positionals.join(" "), options),
+  );
   await ctx.cli.out(values.json ? jsonArray(hits.map((hit) => JSON.stringify(hit))) : renderHits(hits));
   if (!values.json && hits.length === 0 && !ctx.cli.quiet) ctx.cli.err("hermes: no matches");
   return 0;

@@ -14,6 +14,9 @@ import type { ServedSession } from "../session/served_session.ts";
 import type { TurnOutcome } from "../session/turn.ts";
 import { archiveSessions, deleteSessions } from "../session_admin/remove.ts";
 import { readTranscript, type Transcript } from "../session_admin/transcript.ts";
+import type { SearchHit, SearchOptions } from "../session_admin/search.ts";
+import type { ExportOptions } from "../session_admin/export.ts";
+import type { PruneOptions, PrunePlan } from "../session_admin/prune.ts";
 import type {
   AdminStore,
   ArchiveResult,
@@ -121,6 +124,37 @@ export class App {
   async cancel(ref: string): Promise<{ session_id: string; cancelled: number }> {
     const id = await this.context.store.resolveSessionId(ref);
     return { session_id: id, cancelled: this.#opened?.find(id)?.cancel() ?? 0 };
+  }
+
+  /** A stored session's transcript (`--all`: compacted rows too), as stored: secrets replaced. */
+  async transcript(ref: string, options: { all?: boolean } = {}): Promise<Transcript> {
+    const { store } = this.context;
+    const [id] = await store.resolveSessionIds([ref], { action: "show session" });
+    return await readTranscript(store, id!, options.all ? { all: true } : {});
+  }
+
+  /** Full-text search over every stored message (stored text holds no secret). */
+  async search(query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
+    const { searchMessages } = await import("../session_admin/search.ts");
+    return await searchMessages(this.context.store, query, options);
+  }
+
+  /** Every row of a session, compacted ones included, as stored: the resolved id and the text in chunks. */
+  async export(ref: string, options: ExportOptions): Promise<{ id: string; chunks: AsyncIterable<string> }> {
+    const { store } = this.context;
+    const [id] = await store.resolveSessionIds([ref], { action: "export session" });
+    const { exportSession } = await import("../session_admin/export.ts");
+    return { id: id!, chunks: exportSession(store, id!, options) };
+  }
+
+  /**
+   * Deletes the sessions not updated for `olderThanMs` (a dry run only plans); `on_session_delete` reaches
+   * the app's hooks once.
+   */
+  async prune(options: PruneOptions): Promise<PrunePlan> {
+    const { pruneSessions } = await import("../session_admin/prune.ts");
+    const { hooks } = this.context;
+    return await pruneSessions(this.context.store, { ...(hooks ? { hooks } : {}), ...options });
   }
 
   /** The active messages of a session, in order (as stored: secrets replaced), for a client to replay. */

@@ -7,3 +7,15 @@ export { validateJob } from "./jobs.ts";
 export type { RunResult } from "../session/outcome.ts";
 export type { TurnOutcome } from "../session/turn.ts";
 export * from "./errors.ts";
+// What the session administration operations take and return (`hermes sessions`, RPC, the HTTP API).
+export type { MessageRecord, SessionSummary } from "../session_admin/records.ts";
+export { isoTime } from "../session_admin/records.ts";
+export type { Transcript } from "../session_admin/transcript.ts";
+export {
+  SEARCH_ORDERS,
+  type SearchHit,
+  type SearchOptions,
+  type SearchOrder,
+} from "../session_admin/search.ts";
+export { EXPORT_FORMATS, type ExportFormat } from "../session_admin/export.ts";
+export type { PruneOptions, PrunePlan } from "../session_admin/prune.ts";
