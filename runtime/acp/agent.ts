@@ -60,7 +60,7 @@ interface Stream {
 
 /** Serves one ACP client until its connection closes. The App's domain errors become ACP errors in `rethrowAsRequestError`. */
 export async function serveAcp(options: ServeAcpOptions): Promise<void> {
-  const { log, store } = options;
+  const { log } = options;
   const streams = new Map<string, Stream>();
   let client: acp.AgentContext | undefined;
   const send = (sessionId: string, update: acp.SessionUpdate): Promise<void> => {
