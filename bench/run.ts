@@ -9,6 +9,7 @@ const scripts = [
   "sessions_bench.ts",
   "store_bench.ts",
   "sandbox_bench.ts",
+  "http_fetch_bench.ts",
   "micro_compaction_bench.ts",
   "corpus_compaction_bench.ts",
   "mcp_bench.ts",
