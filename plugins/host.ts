@@ -49,6 +49,8 @@ export interface StartPluginsOptions {
   probe?: () => Promise<SandboxProbe>;
   /** false: do not check entries' `config` against `config_schema` (inspecting plugins without a job). */
   validate_config?: boolean;
+  /** Kept read-only below the plugins' write grants (a protected job's `.git` and own files). */
+  read_only?: readonly string[];
 }
 
 export interface PluginInfo {
@@ -103,6 +105,7 @@ export async function startPlugins(
       // A plugin granted `read: true` still does not see the store: its state is served by the host.
       hide: [...options.store.files, ...(options.env?.HERMES_HOME ? [resolve(options.env.HERMES_HOME)] : [])],
       env: options.env ?? {},
+      ...(options.read_only ? { read_only: options.read_only } : {}),
       onFailure: (plugin, failure) => report(plugin, failure.hook, failure.session_id, failure),
       ...(options.redact ? { redact: options.redact } : {}),
       ...(options.validate_config === false ? { validate_config: false } : {}),

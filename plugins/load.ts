@@ -62,6 +62,8 @@ export interface LoadOptions {
   bwrap?: Bubblewrap;
   /** Host paths hidden from a plugin granted `read: true` (the store's files, the Hermes home). */
   hide?: readonly string[];
+  /** Kept read-only below the plugin's write grants (a protected job's `.git` and own files). */
+  read_only?: readonly string[];
   /** The parent environment; only the granted variables reach the plugin. */
   env: Record<string, string>;
   /** A loaded plugin's process failed (not called for failures while loading). */
@@ -184,6 +186,7 @@ export async function loadPlugin(entry: PluginEntry, options: LoadOptions): Prom
       env: grantedEnv(runnable, options.env),
       max_memory_bytes: max_memory_mb * 1024 ** 2,
       ...(options.hide ? { hide: options.hide } : {}),
+      ...(options.read_only ? { read_only: options.read_only } : {}),
       ...(options.env.HOME ? { home: options.env.HOME } : {}),
     });
   } catch (error) {

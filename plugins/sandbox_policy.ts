@@ -48,6 +48,8 @@ export interface PluginCommandOptions {
   env: Record<string, string>;
   /** Host paths hidden when `read: true` shows the host (the store's files, the Hermes home). */
   hide?: readonly string[];
+  /** Kept read-only below the write grants (a protected job's `.git` and own files). */
+  read_only?: readonly string[];
   /** $HOME of the host, whose credentials are hidden when `read: true` shows the host. */
   home?: string;
   /**
@@ -107,6 +109,7 @@ export function pluginSandboxPolicy(denoPath: string, options: PluginCommandOpti
     visible: showsHost ? "all" : "only_granted",
     read: [...new Set(read)],
     write: list(granted.write),
+    ...(options.read_only ? { read_only: options.read_only } : {}),
     ...(showsHost
       ? {
         hide: [

@@ -133,7 +133,7 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
     const text = result.output !== null ? JSON.stringify(result.output, null, 2) + "\n" : result.final;
     const path = resolve(job.dir, spec.output.file);
     try {
-      await writeOutputFile(outputScope, spec.output.file, text);
+      await writeOutputFile(outputScope, spec.output.file, text, job.protect);
     } catch (error) {
       result = failedDelivery(result, {
         terminal_reason: "output_file_error",

@@ -7,6 +7,7 @@ import { ValidationError } from "../core/errors.ts";
 import type { JobFile, UserConfig } from "./job_schema.ts";
 import type { Labels } from "../core/labels.ts";
 import { checkedValue, runLabels } from "./labels.ts";
+import type { ProtectedPaths } from "../core/protected_paths.ts";
 
 export type InputValue = string | number | boolean;
 
@@ -32,6 +33,11 @@ export interface ResolvedJob {
    * judges, kept with a stored session so a resume is judged again (`admitStoredJob`).
    */
   source?: JobFile;
+  /**
+   * What the job may not write, whatever it grants (`--untrusted`, a policy's `protect_job`; set by
+   * job_load.ts): held by write_file, output.file and every OS sandbox's read-only binds.
+   */
+  protect?: ProtectedPaths;
 }
 
 export interface LoadJobOptions {

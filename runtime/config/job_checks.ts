@@ -5,6 +5,7 @@
  * (output_schema_check.ts). Used by loadJob / jobFromObject, so `validate`, RPC `job.validate`, `run` and
  * the daemon refuse the same.
  */
+import { insideGit } from "../core/protected_paths.ts";
 import { isAbsolute, relative, resolve } from "../core/path.ts";
 import { Cron } from "croner";
 import { ValidationError } from "../core/errors.ts";
@@ -83,6 +84,9 @@ export function jobProblems(spec: JobFile, context: CheckContext): string[] {
     const target = resolve(context.dir, known);
     if (known !== "" && escapes(context.dir, known) && roots.every((root) => escapes(root, target))) {
       at(["output", "file"], `"${file}" is outside the job directory ${context.dir} and every write root`);
+    }
+    if (insideGit(known)) {
+      at(["output", "file"], `"${file}" is inside a .git directory, whose config and hooks run programs`);
     }
   }
   return problems;

@@ -11,6 +11,7 @@ import { assertRunnable, JobProblems } from "./job_checks.ts";
 import type { JobFile, UserConfig } from "./job_schema.ts";
 import { type PolicyContext, policyProblems, untrustedPolicy } from "./policy.ts";
 import { boundedLimits, boundedSandboxes } from "./policy_limits.ts";
+import { jobProtection, protectsOutput } from "./job_protection.ts";
 import type { Policy, PolicyConfig } from "./policy_schema.ts";
 import { offsetOf, position } from "../core/yaml_positions.ts";
 import { entryRelativeTo } from "./plugin_entry.ts";
@@ -149,6 +150,10 @@ function bounded(job: ResolvedJob, policies: readonly Policy[], untrusted: boole
       tools: { ...spec.tools, shell: { ...shell, sandbox: { ...shell.sandbox, read: ["."] } } },
     };
   }
+  // Its .git and own files stay read-only for every writer: what the job writes must not run on the host.
+  if (untrusted || policies.some((policy) => policy.rules.protect_job === true)) {
+    return { ...job, spec, protect: jobProtection(spec, job.dir, job.path) };
+  }
   return spec === job.spec ? job : { ...job, spec };
 }
 
@@ -170,6 +175,14 @@ export function loadJob(
     policies,
     options.untrusted === true,
   );
+  const output = job.spec.output?.file;
+  if (job.protect && output !== undefined && protectsOutput(output, job.dir, job.protect)) {
+    const by = options.untrusted ? "--untrusted" : "the policy's protect_job";
+    throw new JobProblems([
+      `${locate(["output", "file"])}: output.file: refused by ${by}: "${output}" is one of the job's ` +
+      "protected files (its .git, job files and the files it loads or runs)",
+    ]);
+  }
   assertRunnable(job.spec, {
     dir: job.dir,
     locate,

@@ -377,7 +377,9 @@ export const OutputConfig = z.strictObject({
   format: z.enum(["text", "json", "stream-json"]).describe(
     "stdout: the final text, one JSON result, or NDJSON events (--output wins)",
   ).optional(),
-  file: z.string().min(1).describe("Also write the final answer to this file, relative to the job file")
+  file: z.string().min(1).describe(
+    "Also write the final answer to this file, relative to the job file (never inside a .git directory)",
+  )
     .optional(),
   schema: z.record(z.string(), z.unknown()).describe(
     "JSON Schema the final answer must meet (one repair turn, else exit 1)",

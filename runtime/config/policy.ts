@@ -31,6 +31,7 @@ export function untrustedPolicy(dir: string): Policy {
       models: { base_urls: [], api_key_envs: [] },
       env: [],
       steering_env: [],
+      protect_job: true,
       sandbox_off: false,
       read: [dir],
       write: [dir],
@@ -129,18 +130,21 @@ export function policyProblems(spec: JobFile, policy: Policy, context: PolicyCon
     }
   }
 
-  // Sandboxes turned off.
-  if (rules.sandbox_off === false) {
-    const why = "this policy does not let a job turn the OS sandbox off";
-    if (spec.tools?.shell?.sandbox === "off") refuse(["tools", "shell", "sandbox"], "sandbox_off", why);
+  // Sandboxes turned off (a protected job's files are held by the sandbox's read-only binds).
+  if (rules.sandbox_off === false || rules.protect_job === true) {
+    const why = rules.sandbox_off === false
+      ? "this policy does not let a job turn the OS sandbox off"
+      : "this policy protects the job's .git and own files, which only the OS sandbox can hold";
+    const rule = rules.sandbox_off === false ? "sandbox_off" : "protect_job";
+    if (spec.tools?.shell?.sandbox === "off") refuse(["tools", "shell", "sandbox"], rule, why);
     spec.plugins?.forEach((plugin, i) => {
-      if (plugin.sandbox === "off") refuse(["plugins", i, "sandbox"], "sandbox_off", why);
+      if (plugin.sandbox === "off") refuse(["plugins", i, "sandbox"], rule, why);
       if (plugin.isolation === "worker") {
-        refuse(["plugins", i, "isolation"], "sandbox_off", "isolation: worker is not a sandbox; " + why);
+        refuse(["plugins", i, "isolation"], rule, "isolation: worker is not a sandbox; " + why);
       }
     });
     for (const [server, entry] of Object.entries(spec.mcp_servers ?? {})) {
-      if (entry.sandbox === "off") refuse(["mcp_servers", server, "sandbox"], "sandbox_off", why);
+      if (entry.sandbox === "off") refuse(["mcp_servers", server, "sandbox"], rule, why);
     }
   }
 

@@ -35,6 +35,11 @@ export const PolicyConfig = z.strictObject({
     "Names a job's env: (and an MCP server's env: mapping) may set although they steer programs (PATH, LD_*, " +
       "BASH_ENV, HERMES_*, DENO_*, NODE_OPTIONS, GIT_CONFIG_*, …: docs/sandbox.md); under any policy the others are refused",
   ).optional(),
+  protect_job: z.boolean().describe(
+    "Keep the job's repository .git, its job file, the *.yaml/*.yml/*.json files at the top of its directory " +
+      "and the files it loads or runs read-only for every writer (write_file, output.file, shell, plugin and " +
+      "MCP sandboxes), and refuse sandbox: off (--untrusted: true). Default false",
+  ).optional(),
   sandbox_off: z.boolean().describe(
     "May a job turn an OS sandbox off (tools.shell.sandbox, plugins' sandbox or isolation: worker, MCP servers' sandbox)? Default true",
   ).optional(),

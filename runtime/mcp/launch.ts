@@ -35,6 +35,8 @@ export interface LaunchContext {
   onStderr: (line: string) => void;
   /** Cached probe, shared by the session's servers. */
   bwrap: () => Promise<Bubblewrap>;
+  /** Kept read-only below the server's write roots (a protected job's `.git` and own files). */
+  read_only?: readonly string[];
 }
 
 /** The server's environment: the base (always set) and what the entry lists (names or values), nothing else. */
@@ -85,7 +87,10 @@ export async function createTransport(entry: McpServerEntry, context: LaunchCont
     params = { command, args, env, cwd };
   } else {
     const bwrap = await context.bwrap();
-    const policy = sandboxPolicy(entry, { cwd, env, job_dir: context.job_dir });
+    const policy = {
+      ...sandboxPolicy(entry, { cwd, env, job_dir: context.job_dir }),
+      ...(context.read_only ? { read_only: context.read_only } : {}),
+    };
     bridge = Array.isArray(policy.net) ? await serverBridge(policy.net, bwrap, context) : null;
     try {
       const wrapped = wrapCommand([command, ...args], policy, { bwrap, ...(bridge ? { bridge } : {}) });

@@ -55,6 +55,8 @@ export interface StartMcpOptions {
   reportOnly?: boolean;
   /** The session's shared sandbox probe (`probeOnce`); default: one probe for these servers. */
   probe?: () => Promise<SandboxProbe>;
+  /** Kept read-only below the servers' write roots (a protected job's `.git` and own files). */
+  read_only?: readonly string[];
 }
 
 export async function startMcpServers(
@@ -82,7 +84,12 @@ export async function startMcpServers(
     });
   }
   const connections = Object.entries(entries).map(([name, entry]) =>
-    new McpConnection(name, entry, { job_dir: options.job_dir, env: options.env, bwrap })
+    new McpConnection(name, entry, {
+      job_dir: options.job_dir,
+      env: options.env,
+      bwrap,
+      ...(options.read_only ? { read_only: options.read_only } : {}),
+    })
   );
   const status = await Promise.all(connections.map(async (connection): Promise<McpServerStatus> => {
     const started = performance.now();

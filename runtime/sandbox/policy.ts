@@ -6,6 +6,7 @@
 import { dirname, isAbsolute, resolve } from "../core/path.ts";
 import { ValidationError } from "../core/errors.ts";
 import { parseSize } from "../core/duration.ts";
+import { realPathOrNull } from "../core/fs.ts";
 
 export interface SandboxPolicy {
   /** Host paths readable inside (absolute). A missing one is skipped: there is nothing to read. */
@@ -25,6 +26,12 @@ export interface SandboxPolicy {
    * shown, where visible, as copies without credentials; as they are when granted themselves.
    */
   git_configs?: readonly string[];
+  /**
+   * Host paths kept read-only even below a write root (a protected job's `.git` and own files): bound
+   * read-only over the writable tree, so a command can neither change, remove nor replace them. Missing
+   * ones are skipped; outside every write root they are read-only or absent anyway.
+   */
+  read_only?: readonly string[];
   /**
    * `false`: an empty network namespace (own loopback only). `true`: the host's network. A host list: the
    * empty namespace plus a bridge to the filtering proxy (net_bridge.ts), which the caller opens and hands
@@ -75,7 +82,7 @@ export const DEFAULT_LIMITS: ResourceLimits = {
 export const DEFAULT_SCRATCH_BYTES = 512 * 1024 ** 2;
 export const SMALL_SCRATCH_BYTES = 64 * 1024 ** 2;
 
-export type MountKind = "read" | "write" | "hide_dir" | "hide_file";
+export type MountKind = "read" | "write" | "protect" | "hide_dir" | "hide_file";
 
 /** One bind (or cover) at a real host path, applied parents first so the deepest rule wins. */
 export interface Mount {
@@ -107,7 +114,7 @@ export const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
  */
 export const PRIVATE_DIRS = ["/tmp", "/var/tmp", "/run", "/var/run"] as const;
 
-const RANK: Record<MountKind, number> = { write: 3, read: 2, hide_dir: 1, hide_file: 1 };
+const RANK: Record<MountKind, number> = { protect: 4, write: 3, read: 2, hide_dir: 1, hide_file: 1 };
 
 export function resolvePolicy(policy: SandboxPolicy): ResolvedPolicy {
   const visible = policy.visible ?? "all";
@@ -118,6 +125,10 @@ export function resolvePolicy(policy: SandboxPolicy): ResolvedPolicy {
     ...policy.read.flatMap((path) => {
       const real = realGrant(path, "read");
       return real === null ? [] : [{ kind: "read" as const, path: real }];
+    }),
+    ...(policy.read_only ?? []).flatMap((path) => {
+      const real = realPathOrNull(path);
+      return real === null ? [] : [{ kind: "protect" as const, path: real }];
     }),
     ...(policy.hide ?? []).flatMap((path) => {
       const real = realGrant(path, "hide");
@@ -197,6 +208,7 @@ function refusePlantedLink(path: string, writeRoots: readonly string[]): void {
 /** Parents first; one mount per path (write > read > hide); a grant already covered by its parent is dropped. */
 function orderMounts(candidates: readonly Mount[], visible: "all" | "only_granted"): Mount[] {
   const byPath = new Map<string, Mount>();
+  const writeRoots = new Set(candidates.filter((mount) => mount.kind === "write").map((mount) => mount.path));
   for (const mount of candidates) {
     const seen = byPath.get(mount.path);
     if (!seen || RANK[mount.kind] > RANK[seen.kind]) byPath.set(mount.path, mount);
@@ -209,6 +221,8 @@ function orderMounts(candidates: readonly Mount[], visible: "all" | "only_grante
     const parent = kept.findLast((outer) => mount.path.startsWith(`${outer.path}/`));
     // A read grant below a write root or a read grant adds nothing (and would make a writable tree read-only).
     if (mount.kind === "read" && (parent?.kind === "write" || parent?.kind === "read")) continue;
+    // A protected path matters only where it would be writable: below a write root (or being one).
+    if (mount.kind === "protect" && parent?.kind !== "write" && !writeRoots.has(mount.path)) continue;
     // Where nothing is visible, there is nothing to hide.
     if (mount.kind !== "read" && mount.kind !== "write" && visible === "only_granted" && !parent) continue;
     kept.push(mount);
@@ -238,7 +252,7 @@ function realCwd(
   const inside = (root: string) => real === root || real.startsWith(`${root}/`);
   const mount = mounts.findLast((mount) => inside(mount.path));
   const shown = { cwd: real, cwd_empty: false };
-  if (mount?.kind === "read" || mount?.kind === "write") return shown;
+  if (mount?.kind === "read" || mount?.kind === "write" || mount?.kind === "protect") return shown;
   if (mount === undefined) {
     if (visible === "all" && !PRIVATE_DIRS.some(inside)) return shown;
     if (visible === "only_granted") {

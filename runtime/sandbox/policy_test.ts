@@ -101,3 +101,22 @@ Deno.test("sandbox policy: the working directory is visible, or (only granted) s
     assert.throws(() => resolvePolicy(policy(dir, { hide: [dir], read: [], cwd: dir })), /not visible/);
     assert.throws(() => resolvePolicy(policy(dir, { cwd: join(dir, "missing") })), /it is not a directory/);
   }));
+
+Deno.test("sandbox policy: read_only binds only what a write root would make writable (the root itself too)", () =>
+  withDir(async (dir) => {
+    await Deno.mkdir(join(dir, "out/.git"), { recursive: true });
+    await Deno.mkdir(join(dir, "elsewhere"));
+    await Deno.writeTextFile(join(dir, "job.yaml"), "");
+    const resolved = resolvePolicy(policy(dir, {
+      write: [join(dir, "out")],
+      read_only: [join(dir, "out/.git"), join(dir, "job.yaml"), join(dir, "out/missing.yaml")],
+    }));
+    assert.deepEqual(
+      resolved.mounts.filter((mount) => mount.kind === "protect").map((mount) => mount.path),
+      [join(dir, "out/.git")],
+    );
+    const root = resolvePolicy(
+      policy(dir, { write: [join(dir, "elsewhere")], read_only: [join(dir, "elsewhere")] }),
+    );
+    assert.deepEqual(root.mounts.find((mount) => mount.path === join(dir, "elsewhere"))?.kind, "protect");
+  }));

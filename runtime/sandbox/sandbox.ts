@@ -120,6 +120,7 @@ export function wrapCommand(
     ...resolved.mounts.flatMap((mount) => {
       switch (mount.kind) {
         case "read":
+        case "protect":
           return ["--ro-bind", mount.path, mount.path];
         case "write":
           return ["--bind", mount.path, mount.path];
@@ -251,7 +252,7 @@ function fnv1a(text: string): string {
 function visibleInside(path: string, resolved: ResolvedPolicy): boolean {
   const inside = (root: string) => path === root || path.startsWith(`${root}/`);
   const mount = resolved.mounts.findLast((mount) => inside(mount.path));
-  if (mount) return mount.kind === "read" || mount.kind === "write";
+  if (mount) return mount.kind === "read" || mount.kind === "write" || mount.kind === "protect";
   return resolved.visible === "all" && !PRIVATE_DIRS.some(inside);
 }
 

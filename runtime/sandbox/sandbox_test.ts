@@ -385,3 +385,30 @@ sandboxTest("a deno plugin process reads its own directory and nothing through i
   const out = await new Deno.Command(wrapped.cmd, { ...wrapped, stdin: "null" }).output();
   assert.equal(new TextDecoder().decode(out.stdout), "own\nNotFound\n", new TextDecoder().decode(out.stderr));
 });
+
+sandboxTest(
+  "read_only paths stay read-only below a write root, in both visibility modes; the rest is written",
+  async (dir) => {
+    await Deno.mkdir(join(dir, ".git/hooks"), { recursive: true });
+    await Deno.writeTextFile(join(dir, ".git/config"), "[core]\n");
+    await Deno.writeTextFile(join(dir, "job.yaml"), "name: job\n");
+    for (const visible of ["all", "only_granted"] as const) {
+      const run = await sandboxed(
+        "for f in .git/config .git/hooks/pre-commit job.yaml; do echo x >> $f 2>/dev/null && echo wrote $f; done; " +
+          "rm -f job.yaml 2>/dev/null && echo removed; mv job.yaml j 2>/dev/null && echo moved; " +
+          `echo ok > ${visible}.txt && cat .git/config job.yaml`,
+        dir,
+        {
+          visible,
+          write: [dir],
+          read_only: [join(dir, ".git"), join(dir, "job.yaml"), join(dir, "missing.yaml")],
+        },
+      );
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(run.stdout, "[core]\nname: job\n", visible);
+      assert.equal(await Deno.readTextFile(join(dir, `${visible}.txt`)), "ok\n");
+    }
+    assert.equal(await Deno.readTextFile(join(dir, ".git/config")), "[core]\n");
+    assert.equal(await exists(join(dir, ".git/hooks/pre-commit")), false);
+  },
+);

@@ -153,7 +153,10 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   // One bubblewrap probe serves the shell tool, the plugins and the MCP servers of this session. The store's
   // own files are hidden from commands.
   const probe = probeOnce(probeOptions(options.env));
+  // A protected job's .git and own files stay read-only for every writer (runtime/core/protected_paths.ts).
+  const readOnly = job.protect ? { read_only: job.protect.paths } : {};
   const builtins = await sessionTools(spec.tools, {
+    ...(job.protect ? { protect: job.protect } : {}),
     job_dir: job.dir,
     env: options.env,
     hide: store.files,
@@ -170,6 +173,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     env: options.env,
     probe,
     redact,
+    ...readOnly,
     ...(options.signal ? { signal: options.signal } : {}),
   });
   const mcp = await startSessionMcp(spec.mcp_servers, {
@@ -179,6 +183,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     session_id: id,
     log: log.child("mcp"),
     probe,
+    ...readOnly,
   }).catch(async (error) => {
     await plugins?.stop();
     throw error;

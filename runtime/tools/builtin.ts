@@ -2,6 +2,7 @@
  * The built-in tools a job enables under `tools:` (docs/job-file.md). A tool is offered only when its key is
  * present; `{}` enables it with defaults. Relative paths in the config resolve against the job directory.
  */
+import type { ProtectedPaths } from "../core/protected_paths.ts";
 import { resolve } from "../core/path.ts";
 import type { ToolsConfig } from "../config/job_schema.ts";
 import { parseDuration, parseSize } from "../core/duration.ts";
@@ -22,6 +23,8 @@ export interface BuiltinToolsOptions {
   sandbox?: ToolSandbox | null;
   /** Used by http_fetch; default `globalThis.fetch`. */
   fetch?: typeof fetch;
+  /** What write_file may not write whatever its paths grant (a protected job: runtime/core/protected_paths.ts). */
+  protect?: ProtectedPaths;
 }
 
 export const DEFAULTS = {
@@ -60,6 +63,7 @@ export function builtinTools(config: ToolsConfig | undefined, options: BuiltinTo
   if (write_file) {
     tools.push(writeFileTool(pathScope("write_file", jobDir, write_file.paths), {
       maxBytes: parseSize(write_file.max_bytes ?? DEFAULTS.writeMaxBytes),
+      ...(options.protect ? { protect: options.protect } : {}),
     }));
   }
   if (list_dir) {

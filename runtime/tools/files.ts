@@ -7,6 +7,7 @@
  * parent directories inside the root, listings are capped at `max_entries` (default 1000). Every call is
  * synchronous file-system work on regular files only, so nothing in it can block past the call's signal.
  */
+import { insideGit, isProtected, type ProtectedPaths, protectsTarget } from "../core/protected_paths.ts";
 import type NodeFs from "node:fs";
 import { dirname, resolve } from "../core/path.ts";
 import { ALLOWED, denied, type RuleVerdict, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
@@ -42,7 +43,11 @@ export function readFileTool(scope: PathScope, options: { maxBytes: number }): T
   };
 }
 
-export function writeFileTool(scope: PathScope, options: { maxBytes: number }): Tool {
+export function writeFileTool(
+  scope: PathScope,
+  options: { maxBytes: number; protect?: ProtectedPaths },
+): Tool {
+  const { protect } = options;
   return {
     spec: {
       name: "write_file",
@@ -52,6 +57,9 @@ export function writeFileTool(scope: PathScope, options: { maxBytes: number }): 
     check: (args) =>
       typeof args.path === "string" && insideGit(args.path)
         ? { allowed: false, reason: GIT_DIR(args.path), rule: null }
+        : typeof args.path === "string" && protect &&
+            protectsTarget(resolve(scope.jobDir, args.path), protect)
+        ? { allowed: false, reason: PROTECTED(args.path), rule: null }
         : checkPath(scope, args.path, "file"),
     run: (args, context) => {
       if (typeof args.content !== "string") {
@@ -66,9 +74,17 @@ export function writeFileTool(scope: PathScope, options: { maxBytes: number }): 
       if (typeof args.path === "string" && insideGit(args.path)) {
         return Promise.resolve(denied(GIT_DIR(args.path)));
       }
+      if (
+        typeof args.path === "string" && protect && protectsTarget(resolve(scope.jobDir, args.path), protect)
+      ) {
+        return Promise.resolve(denied(PROTECTED(args.path)));
+      }
       return withFile(scopes(scope, context), args, context, "write", ({ fd }, requested, fs) => {
-        // The file actually opened, in case a symlink inside the root led into a .git directory.
-        if (insideGit(openedPath(fd) ?? "")) return denied(GIT_DIR(requested));
+        // The file actually opened, in case a symlink inside the root led into a .git directory or to a
+        // protected file (checked before anything is truncated or written).
+        const opened = openedPath(fd) ?? "";
+        if (insideGit(opened)) return denied(GIT_DIR(requested));
+        if (protect && isProtected(opened, protect)) return denied(PROTECTED(requested));
         fs.ftruncateSync(fd, 0);
         for (let written = 0; written < bytes.length;) {
           written += fs.writeSync(fd, bytes, written, bytes.length - written);
@@ -227,14 +243,14 @@ function objectSchema(properties: Record<string, string>): Record<string, unknow
   };
 }
 
-/**
- * write_file does not write inside a `.git` directory: its config and hooks name programs git runs later
- * (core.fsmonitor, filters, hooks), so planting one would let an allowed `git status` run anything.
- */
-function insideGit(path: string): boolean {
-  return path.split("/").some((part) => part.toLowerCase() === ".git");
-}
+/** A protected job (`--untrusted`, a policy's protect_job) may not write these, whatever its paths grant. */
+const PROTECTED = (path: string) =>
+  `write_file does not write "${path}": a protected job's .git, job files and the files it loads or runs are read-only`;
 
+/**
+ * write_file does not write inside a `.git` directory (`insideGit`): its config and hooks name programs git
+ * runs later (core.fsmonitor, filters, hooks), so planting one would let an allowed `git status` run anything.
+ */
 const GIT_DIR = (path: string) =>
   `write_file does not write inside a .git directory ("${path}"): its config and hooks run programs; use git commands`;
 

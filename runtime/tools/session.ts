@@ -7,6 +7,7 @@
 import type { ApprovalConfig, ToolsConfig } from "../config/job_schema.ts";
 import { builtinTools } from "./builtin.ts";
 import type { HostEnv } from "../core/host_env.ts";
+import type { ProtectedPaths } from "../core/protected_paths.ts";
 import type { ToolAsker } from "./gate.ts";
 import { checkToolSandbox, type ToolSandbox, type ToolSandboxOptions } from "./shell/sandbox.ts";
 import type { Tool } from "./tool.ts";
@@ -26,11 +27,18 @@ export interface NamedAsker {
 /** The job's built-in tools, their sandbox checked first. */
 export async function sessionTools(
   config: ToolsConfig | undefined,
-  options: ToolSandboxOptions,
+  options: ToolSandboxOptions & { protect?: ProtectedPaths },
 ): Promise<SessionTools> {
-  const sandbox = await checkToolSandbox(config, options);
+  const sandbox = await checkToolSandbox(config, {
+    ...options,
+    ...(options.protect ? { read_only: options.protect.paths } : {}),
+  });
   return {
-    tools: builtinTools(config, { job_dir: options.job_dir, ...(sandbox ? { sandbox } : {}) }),
+    tools: builtinTools(config, {
+      job_dir: options.job_dir,
+      ...(sandbox ? { sandbox } : {}),
+      ...(options.protect ? { protect: options.protect } : {}),
+    }),
     sandbox,
   };
 }

@@ -39,6 +39,8 @@ export interface ShellSandbox {
   hide: string[];
   /** Git configs shown without their credentials (the host user's global ones, a CI runner's checkouts). */
   gitConfigs?: string[];
+  /** Kept read-only below the write roots: a protected job's `.git` and own files (core/protected_paths.ts). */
+  read_only?: string[];
   /** false: none; true: the host's network; a list: only those hosts, through the proxy. */
   net: boolean | string[];
   /** `sandbox.limits`, as policy fields (defaults where absent). */
@@ -57,7 +59,7 @@ export function sandboxMode(tools: ToolsConfig | undefined): "on" | "off" | null
 /** The settings `tools` ask for, paths resolved against the job directory; "off" for the opt-out. */
 export function shellSandboxSettings(
   tools: ToolsConfig | undefined,
-  options: { job_dir: string; hide?: readonly string[] },
+  options: { job_dir: string; hide?: readonly string[]; read_only?: readonly string[] },
 ): ShellSandbox | "off" {
   const config = tools?.shell?.sandbox;
   if (config === "off") return "off";
@@ -71,6 +73,7 @@ export function shellSandboxSettings(
     read: config?.read ? config.read.map(at) : null,
     write,
     hide: [...(config?.hide ?? []).map(at), ...(options.hide ?? [])],
+    ...(options.read_only?.length ? { read_only: [...options.read_only] } : {}),
     net: config?.net ?? false,
     limits: configuredLimits(config?.limits),
   };
@@ -82,6 +85,8 @@ export interface ToolSandboxOptions {
   env: Readonly<Record<string, string>>;
   /** More host paths to hide: the Hermes home and the store file in use (`--home`, `--db`). */
   hide?: readonly string[];
+  /** Paths kept read-only below the write roots (a protected job's `.git` and own files). */
+  read_only?: readonly string[];
   /** Where the `sandbox: off` warning goes. */
   log?: Logger;
   /** The session's shared probe (`probeOnce`); default: probe now. */
@@ -107,7 +112,11 @@ export async function checkToolSandbox(
     ...(env.HOME ? homeSecrets(env.HOME) : []),
     ...runner.hide,
   ];
-  const configured = shellSandboxSettings(tools, { job_dir: options.job_dir, hide });
+  const configured = shellSandboxSettings(tools, {
+    job_dir: options.job_dir,
+    hide,
+    ...(options.read_only ? { read_only: options.read_only } : {}),
+  });
   const settings = configured === "off" ? configured : {
     ...configured,
     gitConfigs: [...globalGitConfigs(env.HOME, env.XDG_CONFIG_HOME), ...runner.gitConfigs],
@@ -168,6 +177,7 @@ export function sandboxPolicy(
     git_configs: [
       ...new Set([...sandbox.gitConfigs ?? [], ...globalGitConfigs(home, call.env.XDG_CONFIG_HOME)]),
     ],
+    ...(sandbox.read_only ? { read_only: sandbox.read_only } : {}),
     net: sandbox.net,
     ...sandbox.limits,
     // bwrap sets PWD to the working directory, as the shell itself would; saying so spares an exec.
