@@ -7,6 +7,7 @@ const scripts = [
   "plugins_bench.ts",
   "rpc_bench.ts",
   "sessions_bench.ts",
+  "cost_bench.ts",
   "store_bench.ts",
   "sandbox_bench.ts",
   "http_fetch_bench.ts",

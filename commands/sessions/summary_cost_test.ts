@@ -1,6 +1,7 @@
 /**
  * A summary call is billed like any other model call: `hermes sessions compact` against the scripted
- * OpenAI-compatible server adds the summary's tokens and, by model.pricing, its cost to the session.
+ * OpenAI-compatible server adds the summary's tokens and, by model.pricing, its cost to the session, and
+ * records it as one model call that `hermes cost` reports.
  */
 import assert from "node:assert/strict";
 import { tempStore } from "../../runtime/session_admin/_fixture.ts";
@@ -48,6 +49,16 @@ Deno.test("sessions compact: the summary call's tokens and cost are the session'
     );
     const cost = (2000 * 2 + 1000 * 0.5 + 500 * 8) / 1e6;
     assert.ok(Math.abs(session.cost_usd - cost) < 1e-9, `${session.cost_usd} ≈ ${cost}`);
+    // Recorded as one model call of the session's job, under the summary's model, for hermes cost.
+    const report = await hermes(["cost", "--json", "--by", "job", "--by", "model", "--home", fx.dir]);
+    assert.equal(report.code, 0, report.stderr);
+    const [group, ...others] = JSON.parse(report.stdout).groups;
+    assert.deepEqual(others, []);
+    assert.deepEqual(
+      [group.job, group.model, group.calls, group.sessions, group.input_tokens, group.output_tokens],
+      ["release", "m", 1, 1, 3000, 500],
+    );
+    assert.ok(Math.abs(group.cost_usd - cost) < 1e-9, `${group.cost_usd} ≈ ${cost}`);
   } finally {
     await server.close();
   }
