@@ -15,6 +15,7 @@ const scripts = [
   "corpus_compaction_bench.ts",
   "mcp_bench.ts",
   "daemon_bench.ts",
+  "replay_bench.ts",
   "postgres_turn_bench.ts",
   "postgres_daemon_bench.ts",
 ];

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { hermes, tempDir, writeFiles } from "./_cli.ts";
 import { startOpenAIServer } from "./openai_server.ts";
 import { CassetteSchema } from "../runtime/cassette/schema.ts";
+import { RpcClient } from "./_rpc_client.ts";
 
 const SECRET = "sk-test-secret-123456";
 const ENV = { TEST_API_KEY: SECRET };
@@ -225,4 +226,23 @@ Deno.test("job key record: records runs without the flag (RPC, queued runs); a p
   } finally {
     await server.close();
   }
+});
+
+Deno.test("job key record: an RPC job.run records its cassette too, and it replays", async () => {
+  const dir = await writeFiles(await tempDir(), {
+    "job.yaml": "name: rpc-rec\nrecord: run.json\nmodel: { provider: scripted, script: replies.yaml }\n" +
+      "prompt: hi\n",
+    "replies.yaml": "- content: hello over rpc\n",
+  });
+  {
+    await using client = new RpcClient({ home: dir, cwd: dir });
+    const response = await client.request("job.run", { path: "job.yaml" }) as { result: { final: string } };
+    assert.equal(response.result.final, "hello over rpc");
+    assert.equal((await client.finish()).code, 0);
+  }
+  const cassette = CassetteSchema.parse(JSON.parse(await Deno.readTextFile(`${dir}/run.json`)));
+  assert.equal(cassette.exchanges.length, 1);
+  const replay = await hermes(["replay", "run.json"], { cwd: dir, home: dir });
+  assert.equal(replay.code, 0, replay.stderr);
+  assert.equal(replay.stdout, "hello over rpc\n");
 });
