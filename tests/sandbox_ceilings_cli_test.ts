@@ -5,7 +5,7 @@
  * process.
  */
 import assert from "node:assert/strict";
-import { runEvents, tempDir, writeFiles } from "./_cli.ts";
+import { hermes, runEvents, tempDir, writeFiles } from "./_cli.ts";
 import { withoutSandbox } from "./_sandbox.ts";
 import { findCgroups } from "../runtime/sandbox/cgroup.ts";
 
@@ -67,5 +67,72 @@ Deno.test({
       assert.deepEqual(said, [], "a memory cgroup caps the whole tree: nothing to say");
     }
     assert.equal("sandbox" in events.at(-1)!, false, "the result is not marked: the sandbox is on");
+  },
+});
+
+Deno.test("run --untrusted: a job raising a tool's output cap above 256KiB exits 2 naming each key", async () => {
+  const dir = await writeFiles(await tempDir(), {
+    "job.yaml": `name: big
+model: { provider: scripted, script: ./replies.yaml }
+prompt: go
+tools:
+  shell: { max_output: 300MiB }
+  read_file: { max_bytes: 1MiB }
+  http_fetch: { hosts: [example.com], max_output: 512KiB }
+`,
+    "replies.yaml": "- content: never\n",
+  });
+  const run = await hermes(["run", "job.yaml", "--untrusted"], { cwd: dir, home: dir });
+  assert.equal(run.code, 2, run.stderr);
+  const rule = "refused by --untrusted \\(sandbox_limits\\.max_output\\)";
+  for (
+    const [key, value] of [
+      ["tools\\.shell\\.max_output", "300MiB"],
+      ["tools\\.read_file\\.max_bytes", "1MiB"],
+      ["tools\\.http_fetch\\.max_output", "512KiB"],
+    ]
+  ) {
+    assert.match(
+      run.stderr,
+      new RegExp(`job\\.yaml:\\d+:\\d+: ${key}: ${rule}: ${value} is above the ceiling 256KiB`),
+    );
+  }
+});
+
+Deno.test({
+  name: "run: a policy's max_output caps a job's shell output it left unset; a job within --untrusted runs",
+  ignore: withoutSandbox,
+  async fn() {
+    const command = "printf 'y%.0s' $(seq 5000)";
+    const dir = await writeFiles(await tempDir(), {
+      "job.yaml": `name: capped
+model: { provider: scripted, script: ./replies.yaml }
+prompt: go
+tools:
+  shell: {}
+`,
+      "policy.yaml": "sandbox_limits: { max_output: 1KiB }\n",
+      "replies.yaml": `- tool_calls: [{ name: shell, arguments: { command: ${JSON.stringify(command)} } }]
+- content: Done.
+`,
+    });
+    const capped = await runEvents(dir, { args: ["--policy", "policy.yaml"] });
+    assert.equal(capped.code, 0, capped.stderr);
+    const output = String(capped.events.find((e) => e.type === "tool.result")?.content ?? "");
+    assert.match(output, /\[output truncated at 1024 bytes\]/, output.slice(-200));
+    assert.ok(output.length < 2000, `${output.length} characters kept`);
+    // The neighbour: within the untrusted ceiling the whole output is kept.
+    await Deno.writeTextFile(
+      `${dir}/job.yaml`,
+      (await Deno.readTextFile(`${dir}/job.yaml`)).replace(
+        "shell: {}",
+        "shell: { max_output: 128KiB }",
+      ),
+    );
+    const whole = await runEvents(dir, { args: ["--untrusted"] });
+    assert.equal(whole.code, 0, whole.stderr);
+    const kept = String(whole.events.find((e) => e.type === "tool.result")?.content ?? "");
+    assert.ok(kept.includes("y".repeat(5000)), `${kept.length} characters kept`);
+    assert.ok(!kept.includes("truncated"), kept.slice(-200));
   },
 });

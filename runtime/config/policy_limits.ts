@@ -13,7 +13,8 @@ import { DEFAULT_LIMITS, DEFAULT_SCRATCH_BYTES } from "../sandbox/policy.ts";
 type Path = (string | number)[];
 type Refuse = (path: Path, rule: string, why: string) => void;
 type SandboxLimits = NonNullable<NonNullable<PolicyConfig["sandbox_limits"]>>;
-type SandboxKey = keyof SandboxLimits;
+/** The resource limits of a sandbox (max_output bounds tool settings instead). */
+type SandboxKey = Exclude<keyof SandboxLimits, "max_output">;
 
 /** A job's `sandbox.limits`, or a policy's ceilings of them. */
 type LimitValues = { [K in SandboxKey]?: string | number | undefined };
@@ -28,6 +29,19 @@ const SANDBOX_DEFAULTS: Record<SandboxKey, number> = {
   tmp: DEFAULT_SCRATCH_BYTES,
 };
 
+/**
+ * The tool output settings `sandbox_limits.max_output` bounds, and their defaults (runtime/tools/builtin.ts):
+ * each is what Hermes holds in memory and stores for one call, so a job must not lift it past the ceiling.
+ */
+const OUTPUT_SETTINGS = [
+  { tool: "shell", key: "max_output", default: 64 * 1024 },
+  { tool: "read_file", key: "max_bytes", default: 256 * 1024 },
+  { tool: "http_fetch", key: "max_output", default: 256 * 1024 },
+] as const;
+
+/** `--untrusted`'s ceiling of a tool result: the largest default, so a job keeps every default. */
+const UNTRUSTED_MAX_OUTPUT = "256KiB";
+
 /** The defaults as ceilings (`--untrusted`), sizes written as a job writes them (`4GiB`) for messages. */
 export function defaultCeilings(): SandboxLimits {
   const size = (bytes: number) => {
@@ -39,7 +53,16 @@ export function defaultCeilings(): SandboxLimits {
     memory: size(SANDBOX_DEFAULTS.memory),
     file_size: size(SANDBOX_DEFAULTS.file_size),
     tmp: size(SANDBOX_DEFAULTS.tmp),
+    max_output: UNTRUSTED_MAX_OUTPUT,
   };
+}
+
+/** A job's tool output settings, each with its key path and its value (absent when unset). */
+function outputSettings(spec: JobFile): { path: Path; value: string | number | undefined }[] {
+  return OUTPUT_SETTINGS.flatMap(({ tool, key }) => {
+    const config = spec.tools?.[tool] as Record<string, string | number | undefined> | undefined;
+    return config ? [{ path: ["tools", tool, key], value: config[key] }] : [];
+  });
 }
 
 const amount = (key: SandboxKey, value: string | number) =>
@@ -70,6 +93,13 @@ export function limitProblems(spec: JobFile, rules: PolicyConfig, refuse: Refuse
 }
 
 function sandboxLimitProblems(spec: JobFile, ceilings: SandboxLimits, offRefused: boolean, refuse: Refuse) {
+  if (ceilings.max_output !== undefined) {
+    for (const { path, value } of outputSettings(spec)) {
+      if (value !== undefined && parseSize(value) > parseSize(ceilings.max_output)) {
+        refuse(path, "sandbox_limits.max_output", `${value} is above the ceiling ${ceilings.max_output}`);
+      }
+    }
+  }
   const judge = (limits: LimitValues | undefined, at: Path) => {
     for (const key of SANDBOX_KEYS) {
       const [ceiling, value] = [ceilings[key], limits?.[key]];
@@ -156,7 +186,17 @@ export function boundedSandboxes(spec: JobFile, policies: readonly Policy[]): Jo
     return changed ? { ...sandbox, limits } as S : sandbox;
   };
   let out = spec;
-  const shell = spec.tools?.shell;
+  for (const { tool, key, default: fallback } of OUTPUT_SETTINGS) {
+    const config = out.tools?.[tool] as Record<string, string | number | undefined> | undefined;
+    if (!config) continue;
+    const value = parseSize(config[key] ?? fallback);
+    const ceiling = Math.min(
+      value,
+      ...ceilings.map((c) => c.max_output).filter((c) => c !== undefined).map((c) => parseSize(c)),
+    );
+    if (ceiling < value) out = { ...out, tools: { ...out.tools, [tool]: { ...config, [key]: ceiling } } };
+  }
+  const shell = out.tools?.shell;
   if (shell && shell.sandbox !== "off") {
     const sandbox = bound(shell.sandbox);
     if (sandbox !== shell.sandbox) out = { ...out, tools: { ...out.tools, shell: { ...shell, sandbox } } };

@@ -80,6 +80,10 @@ export const PolicyConfig = z.strictObject({
     memory: Size.describe("Ceiling of sandbox.limits.memory, and of a plugin's max_memory").optional(),
     file_size: Size.describe("Ceiling of sandbox.limits.file_size").optional(),
     tmp: Size.describe("Ceiling of sandbox.limits.tmp").optional(),
+    max_output: Size.describe(
+      "Ceiling of each tool result Hermes keeps: tools.shell.max_output, tools.read_file.max_bytes and " +
+        "tools.http_fetch.max_output",
+    ).optional(),
   }).describe(
     "Ceilings of the resource limits of a job's shell sandbox and MCP servers' sandboxes (applied when the job sets none and the default is above them; with any of them, a job may not turn a sandbox off)",
   ).optional(),
