@@ -213,3 +213,35 @@ Deno.test("policy patterns: a templated output.file is judged as the job directo
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("policy patterns: paths an MCP server's args name are judged by the read roots", async () => {
+  const outside = await tempDir("hermes-patterns-outside-");
+  const dir = await project({
+    "policy.yaml": 'read: [.]\nmcp: { commands: ["*"] }\n',
+    "data/notes.txt": "notes",
+    "job.yaml": `name: p\n${SCRIPTED}prompt: hi
+mcp_servers:
+  files: { command: npx, args: ["-y", "@modelcontextprotocol/server-filesystem", "${outside}", ./data] }
+`,
+  });
+  try {
+    const run = await validate(dir);
+    assert.equal(run.code, 2, run.stderr);
+    const lines = run.stderr.trimEnd().split("\n");
+    assert.equal(lines.length, 1, run.stderr);
+    assert.match(
+      lines[0]!,
+      /mcp_servers\.files\.args\[2\]: refused by policy policy\.yaml \(read at .*is not under an allowed root/,
+    );
+    // The neighbour: only the job's own directory named.
+    await Deno.writeTextFile(
+      `${dir}/job.yaml`,
+      `name: p\n${SCRIPTED}prompt: hi\nmcp_servers:\n  files: { command: npx, args: ["-y", "@modelcontextprotocol/server-filesystem", ./data] }\n`,
+    );
+    const ok = await validate(dir);
+    assert.equal(ok.code, 0, ok.stderr);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(outside, { recursive: true });
+  }
+});

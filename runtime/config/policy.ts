@@ -11,6 +11,7 @@ import { keyPath } from "../core/key_path.ts";
 import type { Policy, PolicyConfig } from "./policy_schema.ts";
 import { defaultCeilings, limitProblems } from "./policy_limits.ts";
 import { hostCoveredByAny, nameMatchesAny, urlMatchesAny } from "./policy_match.ts";
+import { argumentPaths } from "../sandbox/policy.ts";
 import { jobSetEnvNames, steersPrograms } from "./steering_env.ts";
 
 type Path = (string | number)[];
@@ -151,7 +152,7 @@ export function policyProblems(spec: JobFile, policy: Policy, context: PolicyCon
   // Read and write roots.
   for (const [kind, list] of [["read", rules.read], ["write", rules.write]] as const) {
     if (!list) continue;
-    for (const { path, value } of grantedPaths(spec, kind)) {
+    for (const { path, value } of grantedPaths(spec, kind, context.dir)) {
       const absolute = inJob(value);
       if (!under(absolute, list)) {
         refuse(path, kind, `${absolute} is not under an allowed root (allowed: ${describe(roots(list))})`);
@@ -323,7 +324,7 @@ function grantProblems(
 }
 
 /** The paths a job's tools and servers are granted, with their key paths (defaults included). */
-function grantedPaths(spec: JobFile, kind: "read" | "write"): { path: Path; value: string }[] {
+function grantedPaths(spec: JobFile, kind: "read" | "write", dir: string): { path: Path; value: string }[] {
   const found: { path: Path; value: string }[] = [];
   const list = (values: readonly string[] | undefined, path: Path) =>
     values?.forEach((value, i) => found.push({ path: [...path, i], value }));
@@ -359,6 +360,13 @@ function grantedPaths(spec: JobFile, kind: "read" | "write"): { path: Path; valu
     if (sandbox && sandbox !== "off") list(sandbox[kind], ["mcp_servers", server, "sandbox", kind]);
     if (kind === "read" && entry.cwd !== undefined) {
       found.push({ path: ["mcp_servers", server, "cwd"], value: entry.cwd });
+    }
+    // The paths a stdio server's args name are shown in its sandbox (mcp/launch.ts): read grants too.
+    if (kind === "read" && entry.command !== undefined && entry.args) {
+      const cwd = resolve(dir, entry.cwd ?? ".");
+      for (const { index, path } of argumentPaths(entry.args, cwd)) {
+        found.push({ path: ["mcp_servers", server, "args", index], value: path });
+      }
     }
   }
   return found;

@@ -15,7 +15,7 @@ import type { McpServerEntry } from "../config/job_schema.ts";
 import { errorMessage, ValidationError } from "../core/errors.ts";
 import type { SandboxProbe } from "../sandbox/probe.ts";
 import { type Bubblewrap, wrapCommand } from "../sandbox/sandbox.ts";
-import { configuredLimits, SYSTEM_DIRS } from "../sandbox/policy.ts";
+import { argumentPaths, configuredLimits, SYSTEM_DIRS } from "../sandbox/policy.ts";
 import { realPathOrNull } from "../core/fs.ts";
 import { findBridgeTools, forwarderEnv, type NetBridge, openNetBridge } from "../sandbox/net_bridge.ts";
 import { parseHostList } from "../sandbox/net_hosts.ts";
@@ -170,7 +170,7 @@ export function sandboxPolicy(
     ...commandDirs(entry.command!, at.env.PATH ?? ""),
     ...interpreterDirs(entry.command!, at.env.PATH ?? ""),
     at.cwd,
-    ...(entry.args ?? []).flatMap((arg) => namedPath(arg, at.cwd)),
+    ...argumentPaths(entry.args ?? [], at.cwd).map((found) => found.path),
     ...(sandbox.read ?? []).map(fromJob),
   ].filter((path) => !SYSTEM_DIRS.some((dir) => path === dir || path.startsWith(`${dir}/`)));
   const write = (sandbox.write ?? []).map(fromJob);
@@ -229,18 +229,6 @@ function interpreterDirs(command: string, path: string): string[] {
     ? rest.find((word) => word !== "" && !word.startsWith("-"))
     : program;
   return name === undefined ? [] : commandDirs(name, path);
-}
-
-/** An argument that names an existing path (`./docs`, `/srv/data`, `server.js`) is made visible. */
-function namedPath(arg: string, cwd: string): string[] {
-  if (arg.startsWith("-") || arg.includes("=")) return [];
-  const path = resolve(cwd, arg);
-  try {
-    Deno.statSync(path);
-    return [path];
-  } catch {
-    return [];
-  }
 }
 
 function which(command: string, path: string): string | null {

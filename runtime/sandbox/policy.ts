@@ -116,6 +116,26 @@ export const PRIVATE_DIRS = ["/tmp", "/var/tmp", "/run", "/var/run"] as const;
 
 const RANK: Record<MountKind, number> = { protect: 4, write: 3, read: 2, hide_dir: 1, hide_file: 1 };
 
+/**
+ * The host paths a command's arguments name (`./docs`, `/srv/data`, `server.js`: an argument that is not an
+ * option and names an existing path, relative to `cwd`): a stdio MCP server's sandbox shows them, and a trust
+ * policy judges them as read grants.
+ */
+export function argumentPaths(args: readonly string[], cwd: string): { index: number; path: string }[] {
+  const found: { index: number; path: string }[] = [];
+  args.forEach((arg, index) => {
+    if (arg.startsWith("-") || arg.includes("=")) return;
+    const path = resolve(cwd, arg);
+    try {
+      Deno.statSync(path);
+      found.push({ index, path });
+    } catch {
+      // not a path, or not one that exists: nothing is shown
+    }
+  });
+  return found;
+}
+
 export function resolvePolicy(policy: SandboxPolicy): ResolvedPolicy {
   const visible = policy.visible ?? "all";
   const writes = policy.write.map((path) => realGrant(path, "write"));
