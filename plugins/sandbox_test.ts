@@ -117,6 +117,27 @@ pluginTest("with the matching grants the same operations succeed", async () => {
 });
 
 pluginTest(
+  "read_only paths stay read-only inside a plugin's write grant; the rest of it is written",
+  async () => {
+    await using s = await setUp();
+    await Deno.mkdir(`${s.f.dir}/work/.git`, { recursive: true });
+    await Deno.writeTextFile(`${s.f.dir}/work/.git/config`, "[core]\n");
+    await Deno.writeTextFile(`${s.f.dir}/work/job.yaml`, "name: job\n");
+    const host = await s.f.start([{ path: "prober", permissions: { write: ["./work"] } }], {
+      read_only: [`${s.f.dir}/work/.git`, `${s.f.dir}/work/job.yaml`],
+    });
+    const [probe] = host.tools();
+    const run = (arg: string) => probe!.run({ op: "write", arg }, context(s.f.dir));
+    assert.equal((await run("./work/.git/config")).status, "error");
+    assert.equal((await run("./work/job.yaml")).status, "error");
+    assert.equal((await run("./work/notes.txt")).status, "ok");
+    assert.equal(await Deno.readTextFile(`${s.f.dir}/work/.git/config`), "[core]\n");
+    assert.equal(await Deno.readTextFile(`${s.f.dir}/work/job.yaml`), "name: job\n");
+    assert.equal(await Deno.readTextFile(`${s.f.dir}/work/notes.txt`), "pwned");
+  },
+);
+
+pluginTest(
   "env: true shows the granted environment only (plus Deno's shim switch and cache dir), never the host's own",
   async () => {
     await using s = await setUp();

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { hermes, runEvents, tempDir, writeFiles } from "./_cli.ts";
 import { withoutSandbox } from "./_sandbox.ts";
+import { referenceServers } from "../runtime/mcp/_testing.ts";
 
 const OTHER_JOB = "name: other\nprompt: a later, trusted run loads this\n";
 
@@ -163,4 +164,42 @@ Deno.test("protect: a policy's protect_job holds write_file too, and refuses san
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test({
+  name:
+    "protect: --untrusted keeps config.yaml's MCP server (write grant on the job directory) off .git and job files",
+  ignore: withoutSandbox,
+  async fn() {
+    const { filesystem } = await referenceServers();
+    const write = (path: string, content: string) =>
+      `- tool_calls: [{ name: mcp__fs__write_file, arguments: { path: "${path}", content: "${content}" } }]\n`;
+    const dir = await tempDir("hermes-protect-");
+    const replies = write(`${dir}/.git/config`, "[core] fsmonitor = x") +
+      write(`${dir}/other.yaml`, "name: evil") +
+      write(`${dir}/notes.txt`, "fine") + "- content: done\n";
+    await writeFiles(dir, {
+      "job.yaml": HEAD,
+      "other.yaml": OTHER_JOB,
+      "r.yaml": replies,
+      // The host's own server, granted the job directory (as a checkout's tooling would be).
+      "config.yaml": `mcp_servers:
+  fs: { command: ${filesystem}, args: ["${dir}"], sandbox: { write: ["${dir}"] }, required: true }
+`,
+    });
+    const init = await new Deno.Command("git", { args: ["init", "-q"], cwd: dir }).output();
+    assert.ok(init.success);
+    try {
+      const config = await text(`${dir}/.git/config`);
+      const { code, stderr, events } = await runEvents(dir, { args: ["--untrusted"] });
+      assert.equal(code, 0, stderr);
+      const results = events.filter((e) => e.type === "tool.result");
+      assert.deepEqual(results.map((e) => e.status), ["error", "error", "ok"], JSON.stringify(results));
+      assert.equal(await text(`${dir}/.git/config`), config);
+      assert.equal(await text(`${dir}/other.yaml`), OTHER_JOB);
+      assert.equal(await text(`${dir}/notes.txt`), "fine");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
 });
