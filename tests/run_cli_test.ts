@@ -42,6 +42,7 @@ Deno.test({
     "exit_code",
     "final",
     "job",
+    "labels",
     "output",
     "schema_version",
     "session_id",
