@@ -8,6 +8,7 @@ import { hermes, tempDir, writeFiles } from "./_cli.ts";
 import { startOpenAIServer } from "./openai_server.ts";
 import { CassetteSchema } from "../runtime/cassette/schema.ts";
 import { RpcClient } from "./_rpc_client.ts";
+import { withoutSandbox } from "./_sandbox.ts";
 
 const SECRET = "sk-test-secret-123456";
 const ENV = { TEST_API_KEY: SECRET };
@@ -245,4 +246,30 @@ Deno.test("job key record: an RPC job.run records its cassette too, and it repla
   const replay = await hermes(["replay", "run.json"], { cwd: dir, home: dir });
   assert.equal(replay.code, 0, replay.stderr);
   assert.equal(replay.stdout, "hello over rpc\n");
+});
+
+Deno.test({
+  name:
+    "replay --tools recorded needs no sandbox: a shell job replays where bubblewrap is missing; live does not",
+  ignore: withoutSandbox,
+}, async () => {
+  const dir = await writeFiles(await tempDir(), {
+    "job.yaml": "name: sh\nmodel: { provider: scripted, script: replies.yaml }\nprompt: run echo\n" +
+      'tools:\n  shell: { allow: ["echo *"] }\n',
+    "replies.yaml": '- tool_calls: [{ name: shell, arguments: { command: "echo hi" } }]\n- content: done\n',
+  });
+  const home = await tempDir();
+  const run = await hermes(["run", "job.yaml", "--record", `${home}/c.json`], { cwd: dir, home });
+  assert.equal(run.code, 0, run.stderr);
+  const noBwrap = { HERMES_BWRAP: `${dir}/no-bwrap-here`, PATH: "/nonexistent" };
+  const recorded = await hermes(["replay", `${home}/c.json`], { cwd: dir, home, env: noBwrap });
+  assert.equal(recorded.code, 0, recorded.stderr);
+  assert.equal(recorded.stdout, "done\n");
+  const live = await hermes(["replay", `${home}/c.json`, "--tools", "live"], {
+    cwd: dir,
+    home,
+    env: noBwrap,
+  });
+  assert.notEqual(live.code, 0);
+  assert.match(live.stderr, /Cannot run the shell tool in its OS sandbox/);
 });

@@ -162,6 +162,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     hide: store.files,
     log: log.child("sandbox"),
     probe,
+    ...(options.replay?.tools === "recorded" ? { served: true } : {}),
   });
   // Plugins start before the session row exists, so a plugin that is refused leaves no "running" session.
   const plugins = await startSessionPlugins(spec.plugins, {

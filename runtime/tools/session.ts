@@ -27,9 +27,16 @@ export interface NamedAsker {
 /** The job's built-in tools, their sandbox checked first. */
 export async function sessionTools(
   config: ToolsConfig | undefined,
-  options: ToolSandboxOptions & { protect?: ProtectedPaths },
+  options: ToolSandboxOptions & {
+    protect?: ProtectedPaths;
+    /**
+     * No tool will run: every result is served from a recording (`hermes replay --tools recorded`), so no
+     * sandbox is checked or prepared. Should one run anyway, the shell tool still asks for its sandbox then.
+     */
+    served?: boolean;
+  },
 ): Promise<SessionTools> {
-  const sandbox = await checkToolSandbox(config, {
+  const sandbox = options.served ? null : await checkToolSandbox(config, {
     ...options,
     ...(options.protect ? { read_only: options.protect.paths } : {}),
   });
