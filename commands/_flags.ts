@@ -298,7 +298,8 @@ export const COMMANDS = {
       json: JSON_FLAG,
     },
     notes: "info: backend, schema version and row counts. migrate: copies every session (archived ones, " +
-      "compacted rows, state and compaction log included), the schedule run history and plugin state, then " +
+      "compacted rows, state and compaction log included), the schedule run history, plugin state and the " +
+      "recorded model calls, then " +
       "verifies counts and a checksum per session and every other row; re-running copies only what is " +
       "missing, and exit 1 names what differs.",
   },

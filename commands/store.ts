@@ -2,7 +2,7 @@
  * `hermes store info [--json]`: the store's backend, schema version and row counts.
  * `hermes store migrate --to postgres://… [--json]`: copies everything this store holds into a PostgreSQL
  * store — every session (archived ones, compacted rows, state and compaction log included), the schedule run
- * history and live claims, and plugin state — then verifies it: each session by its row counts and a
+ * history and live claims, plugin state and the recorded model calls — then verifies it: each session by its row counts and a
  * checksum of its content, each other row by its values. What the target already holds is not copied again
  * (a re-run copies nothing and verifies everything). Compaction leases are not copied: they name processes
  * of this store and last seconds.
@@ -12,7 +12,14 @@ import { openStore } from "../runtime/store/open.ts";
 import { systemClock } from "../runtime/core/clock.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
 import { isPostgresUrl, redactUrl } from "../runtime/store/postgres/_url.ts";
-import type { PluginStateRow, RunRow, SessionExport, Store, StoreInfo } from "../runtime/store/store.ts";
+import type {
+  ModelCallRow,
+  PluginStateRow,
+  RunRow,
+  SessionExport,
+  Store,
+  StoreInfo,
+} from "../runtime/store/store.ts";
 
 export async function main(cli: Cli): Promise<number> {
   const { values, positionals } = parseCommandArgs("store", cli.args);
@@ -99,6 +106,13 @@ const PLUGIN_STATE: GroupedRows<PluginStateRow> = {
   key: (row) => ({ plugin: row.plugin, key: row.key }),
 };
 
+const MODEL_CALLS: GroupedRows<ModelCallRow> = {
+  groups: (store) => store.modelCallSessions(),
+  rows: (store, session) => store.exportModelCalls(session),
+  put: (store, rows) => store.importModelCalls(rows),
+  key: (row) => ({ session_id: row.session_id, caller_id: row.caller_id, at: row.at }),
+};
+
 async function migrate(cli: Cli, to: string, json: boolean): Promise<number> {
   if (!isPostgresUrl(to)) {
     throw new ValidationError(`hermes store migrate: --to must be a postgres:// URL, got "${to}"`);
@@ -117,9 +131,14 @@ async function migrate(cli: Cli, to: string, json: boolean): Promise<number> {
         ...sessions,
         schedule_runs: await copyRows(SCHEDULE_RUNS, { from: source, to: target }),
         plugin_state: await copyRows(PLUGIN_STATE, { from: source, to: target }),
+        model_calls: await copyRows(MODEL_CALLS, { from: source, to: target }),
       };
       cli.status("");
-      const rowMismatches = [...report.schedule_runs.mismatches, ...report.plugin_state.mismatches];
+      const rowMismatches = [
+        ...report.schedule_runs.mismatches,
+        ...report.plugin_state.mismatches,
+        ...report.model_calls.mismatches,
+      ];
       if (json) await cli.out(JSON.stringify(report) + "\n");
       else {
         await cli.out(formatMigration(report));
@@ -172,6 +191,7 @@ function formatMigration(
     to: string;
     schedule_runs: RowsReport;
     plugin_state: RowsReport;
+    model_calls: RowsReport;
   },
 ): string {
   const line = (name: string, tally: Tally, detail = "") =>
@@ -179,13 +199,16 @@ function formatMigration(
       name.padEnd(14)
     } ${tally.copied} of ${tally.rows}${detail}; ${tally.already_present} already there; ` +
     `${tally.verified} verified`;
-  const nothing = report.copied + report.schedule_runs.copied + report.plugin_state.copied === 0;
+  const nothing =
+    report.copied + report.schedule_runs.copied + report.plugin_state.copied + report.model_calls.copied ===
+      0;
   return [
     nothing ? `nothing new to copy to ${report.to}: it holds everything already` : `copied to ${report.to}:`,
     line("sessions", { ...report, rows: report.sessions }, ` (${report.messages_copied} messages)`) +
     " (counts and checksum)",
     line("schedule runs", report.schedule_runs),
     line("plugin state", report.plugin_state),
+    line("model calls", report.model_calls),
   ].join("\n") + "\n";
 }
 

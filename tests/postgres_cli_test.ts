@@ -114,7 +114,7 @@ async function daemonRuns(home: string, jobs: string, runs: number): Promise<voi
 }
 
 pgTest(
-  "store migrate round-trips sessions, schedule history and plugin state, verifies them, and copies nothing twice",
+  "store migrate round-trips sessions, schedule history, plugin state and model calls, verifies them, and copies nothing twice",
   async (url) => {
     const home = await tempDir();
     const ids: string[] = [];
@@ -162,6 +162,9 @@ schedule: { cron: "* * * * * *" }
       [0, sessions, sessions, 0],
     );
     assert.deepEqual([again.schedule_runs, again.plugin_state], [verified(runs, 0), verified(1, 0)]);
+    const calls = first.model_calls.rows;
+    assert.ok(calls >= 4, `${calls} model calls`);
+    assert.deepEqual([first.model_calls, again.model_calls], [verified(calls, calls), verified(calls, 0)]);
     const text = await hermes(["store", "migrate", "--to", url], { home });
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, /^nothing new to copy to postgres:\/\/.*: it holds everything already\n/);
@@ -181,6 +184,9 @@ schedule: { cron: "* * * * * *" }
         shown.stdout,
       );
     }
+    // What the runs spent reads the same from PostgreSQL.
+    const cost = (db: string[]) => runJson(["cost", "--json", "--by", "job", "--by", "model", ...db], home);
+    assert.deepEqual(await cost(["--db", url]), await cost([]));
     const archived = await runJson(["sessions", "list", "--archived", "--json", "--db", url], home);
     assert.deepEqual(archived.map((s: { id: string }) => s.id), [ids[1]]);
     // The schedule history reads the same from PostgreSQL, and the plugin goes on counting from its state.

@@ -10,6 +10,7 @@ import type {
   CompactionLogRow,
   CostDimension,
   CostGroup,
+  ModelCallRow,
   PassMeasures,
   PassOutcome,
   PassRecord,
@@ -305,4 +306,51 @@ export function toLogRow(row: Record): CompactionLogRow {
     summary_tokens: int(row.summary_tokens),
     ...toTotals(row),
   };
+}
+
+export function toModelCall(row: Record): ModelCallRow {
+  return {
+    session_id: String(row.session_id),
+    caller_id: String(row.caller_id),
+    job: String(row.job),
+    labels: labelsOf(row.labels),
+    at: Number(row.at),
+    provider: text(row.provider),
+    model: text(row.model),
+    prompt_tokens: Number(row.prompt_tokens),
+    cached_tokens: Number(row.cached_tokens),
+    cache_write_tokens: Number(row.cache_write_tokens),
+    completion_tokens: Number(row.completion_tokens),
+    reasoning_tokens: Number(row.reasoning_tokens),
+    cost_usd: row.cost_usd === null || row.cost_usd === undefined ? null : Number(row.cost_usd),
+  };
+}
+
+/**
+ * Identical calls grouped (everything but the id, in a canonical form) with how many of them `rows` holds:
+ * what an import compares against what the store has.
+ */
+export function identicalCalls(rows: readonly ModelCallRow[]): { row: ModelCallRow; count: number }[] {
+  const groups = new Map<string, { row: ModelCallRow; count: number }>();
+  for (const row of rows) {
+    const key = JSON.stringify([
+      row.session_id,
+      row.caller_id,
+      row.job,
+      Object.entries(row.labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+      row.at,
+      row.provider,
+      row.model,
+      row.prompt_tokens,
+      row.cached_tokens,
+      row.cache_write_tokens,
+      row.completion_tokens,
+      row.reasoning_tokens,
+      row.cost_usd,
+    ]);
+    const group = groups.get(key);
+    if (group) group.count++;
+    else groups.set(key, { row, count: 1 });
+  }
+  return [...groups.values()];
 }

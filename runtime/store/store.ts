@@ -826,9 +826,39 @@ export interface CostGroup {
   unpriced_calls: number;
 }
 
+/** One recorded model call, as a copy carries it (its id excepted: the receiving store numbers its own). */
+export interface ModelCallRow {
+  /** The session it is attributed to (the root of the session that made it). */
+  session_id: string;
+  /** The session that made it. */
+  caller_id: string;
+  job: string;
+  labels: Labels;
+  at: number;
+  provider: string | null;
+  model: string | null;
+  prompt_tokens: number;
+  cached_tokens: number;
+  cache_write_tokens: number;
+  completion_tokens: number;
+  reasoning_tokens: number;
+  /** null: a model without a known price. */
+  cost_usd: number | null;
+}
+
 export interface CostOps {
   /** The model calls in the query's time range grouped as asked, sorted by keys (a day's index, not a scan). */
   costReport(query: CostQuery): Promise<CostGroup[]>;
+  /** Every session (root) with recorded model calls, deleted sessions included, sorted. */
+  modelCallSessions(): Promise<string[]>;
+  /** The model calls attributed to `sessionId`, in the order they were recorded. */
+  exportModelCalls(sessionId: string): Promise<ModelCallRow[]>;
+  /**
+   * Stores model calls verbatim in one transaction, leaving those the store already has: of each set of
+   * identical calls it adds only as many as it lacks, so a copy run again adds nothing. Resolves with how
+   * many were stored.
+   */
+  importModelCalls(rows: readonly ModelCallRow[]): Promise<number>;
 }
 
 // ---- what the store holds, and copying sessions between stores (`hermes store info|migrate`) ----

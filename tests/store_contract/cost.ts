@@ -164,6 +164,39 @@ export function costContract(name: string, open: OpenStore): void {
     ]]);
   });
 
+  Deno.test(`${name}: model calls copy to another store verbatim, once, identical ones included`, async () => {
+    const clock = new SetClock(Date.UTC(2026, 0, 1, 12));
+    await using from = await open({ clock });
+    await using to = await open();
+    const { a, b, c } = await seed(from.store, clock);
+    // Two identical calls (same time, same counts) are two calls, in the copy too.
+    await from.store.addUsage(c.id, call(50, 0.125, "local"));
+    const child = await from.store.createSession({ job: "helper", parent_id: a.id });
+    await from.store.addUsage(child.id, call(100, 0.5));
+    await from.store.deleteSessions([c.id]);
+    const roots = await from.store.modelCallSessions();
+    assert.deepEqual(roots, [a.id, b.id, c.id].sort(), "a deleted session's calls too");
+    let stored = 0;
+    for (const id of roots) stored += await to.store.importModelCalls(await from.store.exportModelCalls(id));
+    assert.equal(stored, 7);
+    for (const id of roots) {
+      assert.equal(await to.store.importModelCalls(await from.store.exportModelCalls(id)), 0);
+    }
+    for (const id of roots) {
+      assert.deepEqual(await to.store.exportModelCalls(id), await from.store.exportModelCalls(id));
+    }
+    const calls = await to.store.exportModelCalls(a.id);
+    assert.deepEqual(calls.map((r) => [r.caller_id, r.job, r.labels.repository, r.provider]), [
+      [a.id, "triage", "o/a", "openai"],
+      [a.id, "triage", "o/a", "openai"],
+      [child.id, "triage", "o/a", "openai"],
+    ]);
+    for (const by of [["job", "day"], ["label:repository", "model"]] as const) {
+      assert.deepEqual(await to.store.costReport({ by }), await from.store.costReport({ by }));
+    }
+    assert.deepEqual(await to.store.jobSpend("deploy", 0), await from.store.jobSpend("deploy", 0));
+  });
+
   Deno.test(`${name}: costReport refuses a label key that is not one`, async () => {
     await using fx = await open();
     await assert.rejects(fx.store.costReport({ by: ['label:a"b'] }), /label key/);

@@ -1,11 +1,69 @@
-/** `hermes cost`: the `model_calls` rows of a time range (by the index on `at`), grouped as asked. */
+/**
+ * The `model_calls` table: `hermes cost` (the rows of a time range, by the index on `at`, grouped as asked)
+ * and its rows out and in verbatim for `hermes store migrate`.
+ */
 import type { SQLInputValue } from "node:sqlite";
-import type { CostOps, CostQuery } from "../store.ts";
+import type { CostOps, CostQuery, ModelCallRow } from "../store.ts";
 import { settle, type SqliteDb } from "./_db.ts";
-import { labelKey, sortCostGroups, toCostGroup } from "../_records.ts";
+import { identicalCalls, labelKey, sortCostGroups, toCostGroup, toModelCall } from "../_records.ts";
 
 export function costOps(db: SqliteDb): CostOps {
-  return { costReport: (query) => settle(() => costReport(db, query)) };
+  return {
+    costReport: (query) => settle(() => costReport(db, query)),
+    modelCallSessions: () =>
+      settle(() =>
+        db.stmt("SELECT DISTINCT session_id FROM model_calls ORDER BY session_id").all().map((r) =>
+          String(r.session_id)
+        )
+      ),
+    exportModelCalls: (sessionId) =>
+      settle(() =>
+        db.stmt("SELECT * FROM model_calls WHERE session_id = ? ORDER BY id").all(sessionId).map(toModelCall)
+      ),
+    importModelCalls: (rows) => settle(() => db.immediate(() => importModelCalls(db, rows))),
+  };
+}
+
+function importModelCalls(db: SqliteDb, rows: readonly ModelCallRow[]): number {
+  // The same call: its session, caller, time, model and counts (its job and labels came with the session).
+  const present = db.stmt(
+    `SELECT count(*) AS n FROM model_calls WHERE at = ? AND caller_id = ? AND session_id = ? AND model IS ?
+       AND prompt_tokens = ? AND cached_tokens = ? AND cache_write_tokens = ? AND completion_tokens = ?
+       AND reasoning_tokens = ? AND cost_usd IS ?`,
+  );
+  const insert = db.stmt(
+    `INSERT INTO model_calls (session_id, caller_id, job, labels, at, provider, model, prompt_tokens,
+       cached_tokens, cache_write_tokens, completion_tokens, reasoning_tokens, cost_usd)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  let stored = 0;
+  for (const { row: r, count } of identicalCalls(rows)) {
+    const counts = [
+      r.prompt_tokens,
+      r.cached_tokens,
+      r.cache_write_tokens,
+      r.completion_tokens,
+      r.reasoning_tokens,
+    ];
+    const have = Number(
+      (present.get(r.at, r.caller_id, r.session_id, r.model, ...counts, r.cost_usd) as { n: number }).n,
+    );
+    for (let i = have; i < count; i++) {
+      insert.run(
+        r.session_id,
+        r.caller_id,
+        r.job,
+        JSON.stringify(r.labels),
+        r.at,
+        r.provider,
+        r.model,
+        ...counts,
+        r.cost_usd,
+      );
+      stored++;
+    }
+  }
+  return stored;
 }
 
 function costReport(db: SqliteDb, query: CostQuery) {
