@@ -6,8 +6,10 @@
  * launcher shell's rlimits, pids and memory cgroups where writable, the seccomp filter on fd 3, sized scratch
  * filesystems, .git/config masks) against the same bwrap call without them (bwrap spawned directly, no
  * seccomp), as before; and the same `cat` with net: false, net: true and a host list (bridge and proxy);
- * interleaved A B A B in one run.
- * Run: `deno run -A bench/sandbox_bench.ts [rounds]`.
+ * interleaved A B A B in one run. Given a second checkout (`BASELINE`, e.g. `git archive` of an older main),
+ * also a sandboxed shell call and a host-list call (curl through the bridge and proxy to a granted local
+ * server) with that checkout's sandbox code against this one's, interleaved, and the baseline's own times.
+ * Run: `deno run -A bench/sandbox_bench.ts [rounds] [BASELINE]`.
  */
 import { dirname } from "node:path";
 import { probeSandbox } from "../runtime/sandbox/probe.ts";
@@ -155,6 +157,8 @@ try {
   report("sandboxed cat, net: true", spread(net.host));
   report("sandboxed cat, net: [host list] (bridge and proxy)", spread(net.list));
   report("cost of a host list over net: false", delta(net.list, net.none));
+  const baseline = Deno.args[1];
+  if (baseline) await againstBaseline(baseline, shellPolicy);
   const plugin = await interleave({
     plain: () => spawn(deno, denoArgs, { cwd: dir, env: { NO_COLOR: "1" } }),
     sandboxed: () => sandboxed([deno, ...denoArgs], pluginPolicy),
@@ -164,4 +168,73 @@ try {
   report("deno start overhead in the sandbox", delta(plugin.sandboxed, plugin.plain));
 } finally {
   await Deno.remove(dir, { recursive: true });
+}
+
+type SandboxModules = {
+  wrapCommand: typeof wrapCommand;
+  bwrap: typeof bwrap;
+  testBridge: typeof testBridge;
+};
+
+/** The sandbox code of a checkout at `root` (probe, wrapCommand, the test bridge and proxy), imported as is. */
+async function sandboxOf(root: string): Promise<SandboxModules> {
+  const url = (path: string) => new URL(path, `file://${root.replace(/\/?$/, "/")}`).href;
+  const { probeSandbox } = await import(url("runtime/sandbox/probe.ts"));
+  const { wrapCommand } = await import(url("runtime/sandbox/sandbox.ts"));
+  const { testBridge } = await import(url("runtime/sandbox/_testing.ts"));
+  const probe = await probeSandbox({ path: Deno.env.get("PATH") ?? "" });
+  if (!probe.ok) throw new Error(`the sandbox of ${root} does not start: ${probe.reason}`);
+  return { wrapCommand, bwrap: probe, testBridge };
+}
+
+/** A sandboxed shell call and a host-list call, this checkout's code against the baseline's, interleaved. */
+async function againstBaseline(root: string, policy: SandboxPolicy): Promise<void> {
+  const [before, after] = [await sandboxOf(root), await sandboxOf(new URL("..", import.meta.url).pathname)];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => new Response("ok\n"));
+  const hosts = [`127.0.0.1:${server.addr.port}`];
+  const shellCall = (m: SandboxModules) => async () => {
+    const started = performance.now();
+    const wrapped = m.wrapCommand(["bash", "-c", `cat ${policy.cwd}/hello.js`], policy, { bwrap: m.bwrap });
+    const out = await new Deno.Command(wrapped.cmd, { ...wrapped, stdin: "null", stdout: "null" }).output();
+    if (!out.success) throw new Error(`sandboxed shell call exited ${out.code}`);
+    return performance.now() - started;
+  };
+  const listCall = (m: SandboxModules) => async () => {
+    const started = performance.now();
+    const bridge = await m.testBridge(m.bwrap, hosts);
+    try {
+      const curl = ["curl", "-sS", "-o", "/dev/null", "-m", "10", `http://${hosts[0]}/`];
+      const wrapped = m.wrapCommand(curl, { ...policy, net: hosts }, { bwrap: m.bwrap, bridge });
+      const child = new Deno.Command(wrapped.cmd, {
+        ...wrapped,
+        stdin: "null",
+        stdout: "null",
+        stderr: "piped",
+      })
+        .spawn();
+      const [out] = await Promise.all([child.output(), bridge.attach()]);
+      if (!out.success) throw new Error(`host-list call: ${new TextDecoder().decode(out.stderr)}`);
+    } finally {
+      await bridge.close();
+    }
+    return performance.now() - started;
+  };
+  try {
+    const shell = await interleave({ before: shellCall(before), after: shellCall(after) }, {
+      rounds,
+      warmup: 3,
+    });
+    report("sandboxed shell call, baseline checkout", spread(shell.before));
+    report("sandboxed shell call, this checkout", spread(shell.after));
+    report("this checkout over the baseline (shell call)", delta(shell.after, shell.before), "≤ +1 ms");
+    const list = await interleave({ before: listCall(before), after: listCall(after) }, {
+      rounds: Math.max(5, Math.round(rounds / 2)),
+      warmup: 2,
+    });
+    report("host-list call (curl via proxy), baseline checkout", spread(list.before));
+    report("host-list call (curl via proxy), this checkout", spread(list.after));
+    report("this checkout over the baseline (host-list call)", delta(list.after, list.before), "≤ +1 ms");
+  } finally {
+    await server.shutdown();
+  }
 }
