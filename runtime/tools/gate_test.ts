@@ -159,3 +159,48 @@ Deno.test("gate: arguments a pre_tool_call hook modifies run under the rules alo
     await cleanup();
   }
 });
+
+Deno.test("gate: the approver is shown where a path leads; the approved call opens that object alone", async () => {
+  const { dir, outside, cleanup } = await setup();
+  try {
+    await Deno.symlink(`${outside}/note.txt`, `${dir}/link.txt`);
+    await Deno.mkdir(`${outside}/sub`);
+    await Deno.writeTextFile(`${outside}/sub/other.txt`, "other text");
+    const real = await Deno.realPath(outside);
+    // read_file's roots here are ".", the job directory "/": a narrower tool for the case.
+    const narrow = builtinTools({ read_file: { paths: [dir] } }, { job_dir: dir });
+    const yes = gateOf(narrow, { answer: true });
+    assert.deepEqual(await yes.call("read_file", { path: `${dir}/link.txt` }), {
+      status: "ok",
+      content: "outside text",
+    });
+    assert.equal(yes.asked[0]!.subject, `${real}/note.txt`);
+    // Swapped by the approver (as a racing command would): the approval does not follow the new link.
+    const swapping = new ToolGate({
+      tools: narrow,
+      hooks: noHooks,
+      emit: () => {},
+      asker: async () => {
+        await Deno.remove(`${dir}/link.txt`);
+        await Deno.symlink(`${outside}/sub/other.txt`, `${dir}/link.txt`);
+        return true;
+      },
+    });
+    const swapped = await swapping.call({
+      id: "c1",
+      name: "read_file",
+      arguments: `{"path":"${dir}/link.txt"}`,
+    }, {
+      session_id: "s1",
+      job_dir: "/",
+      env: {},
+      host_env: {},
+      signal: new AbortController().signal,
+      keep: (outcome) => Promise.resolve(outcome),
+    });
+    assert.equal(swapped.status, "denied");
+    assert.match(swapped.content, /now leads to .*sub\/other\.txt, not to .*note\.txt the approver allowed/);
+  } finally {
+    await cleanup();
+  }
+});
