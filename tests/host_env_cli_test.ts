@@ -160,3 +160,33 @@ Deno.test("host env: a policy refuses steering names it does not name, in env: a
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test({
+  name: "host env: a job's loader variables reach its sandboxed command, never the host's launcher or bwrap",
+  ignore: withoutSandbox,
+  async fn() {
+    const dir = await writeFiles(await tempDir("hermes-host-env-"), {
+      "job.yaml": `name: loader
+model: { provider: scripted, script: ./r.yaml }
+prompt: go
+env: { LD_DEBUG: libs }
+tools: { shell: {} }
+`,
+      "r.yaml": `- tool_calls: [{ name: shell, arguments: { command: "echo seen=$LD_DEBUG" } }]
+- content: done
+`,
+    });
+    try {
+      const { code, stderr, events } = await runEvents(dir);
+      assert.equal(code, 0, stderr);
+      const output = String(events.find((e) => e.type === "tool.result")?.content ?? "");
+      assert.match(output, /^seen=libs$/m, output);
+      // ld.so names every program it starts under LD_DEBUG=libs: the command's, not the host's launcher's.
+      const started = [...output.matchAll(/initialize program: (\S+)/g)].map((match) => match[1]!);
+      assert.ok(started.length > 0, output);
+      assert.deepEqual(started.filter((program) => /bwrap|dash/.test(program)), [], output);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});

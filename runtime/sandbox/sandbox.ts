@@ -15,8 +15,9 @@
  * - resource limits set by the launcher shell before it execs bwrap (launcher.ts, cgroup.ts);
  * - repository configs holding credentials covered by copies without them (git_repo.ts).
  * The environment travels in the spawn's environment, not as `--setenv` argv: argv of every process is
- * world-readable in the host's /proc, environ is not. bwrap adds PWD; `env -u PWD` takes it out again
- * unless the policy sets it.
+ * world-readable in the host's /proc, environ is not — except the variables that steer how a program starts
+ * (the loader's, bash's start-up), which `env` sets inside so that the host's launcher and bwrap never see
+ * them. bwrap adds PWD; `env -u PWD` takes it out again unless the policy sets it.
  */
 import { filterIntact, launchArgs, type Launcher } from "./launcher.ts";
 import type { SeccompArch } from "./seccomp.ts";
@@ -88,6 +89,7 @@ export function wrapCommand(
 ): WrappedCommand {
   if (argv.length === 0) throw new TypeError("Cannot wrap a command in the sandbox: argv is empty");
   const resolved = resolvePolicy(policy);
+  const { host, inside } = splitStartupEnv(policy.env);
   const bridge = resolved.hosts === null ? null : options.bridge ?? null;
   if (resolved.hosts !== null && bridge === null) {
     throw new TypeError(
@@ -139,7 +141,10 @@ export function wrapCommand(
     resolved.cwd,
     "--",
     // bwrap always sets PWD; the environment is to be exactly the policy's.
-    ...(policy.env.PWD === undefined ? [envProgram(), "-u", "PWD", "--"] : []),
+    // Loader and shell start-up variables are set by `env` inside, not given to the launcher and bwrap.
+    ...(policy.env.PWD === undefined || inside.length > 0
+      ? [envProgram(), ...(policy.env.PWD === undefined ? ["-u", "PWD"] : []), "--", ...inside]
+      : []),
     ...argv,
   ];
   const { launcher, seccomp } = options.bwrap;
@@ -154,10 +159,31 @@ export function wrapCommand(
       cgroups: commandCgroups(options.bwrap.cgroups, resolved.limits),
       fifos: bridge?.fifos ?? null,
     }),
-    env: { ...policy.env, ...bridge?.env },
+    env: { ...host, ...bridge?.env },
     clearEnv: true,
     cwd: resolved.cwd,
   };
+}
+
+/**
+ * Variables that change how a program starts — the dynamic loader's, glibc's, bash's start-up and exported
+ * functions — would act on the launcher shell and bwrap, which run on the host before any namespace exists:
+ * they travel as `NAME=VALUE` arguments of `env` inside the sandbox instead (their values name files and
+ * options, not secrets; everything else stays out of argv, which the host's /proc shows to every user).
+ */
+const STARTUP_ENV =
+  /^(LD_|DYLD_|MALLOC_|BASH_FUNC_)|^(GCONV_PATH|GLIBC_TUNABLES|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4)$/;
+
+function splitStartupEnv(
+  env: Readonly<Record<string, string>>,
+): { host: Record<string, string>; inside: string[] } {
+  const host: Record<string, string> = {};
+  const inside: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (STARTUP_ENV.test(name)) inside.push(`${name}=${value}`);
+    else host[name] = value;
+  }
+  return { host, inside };
 }
 
 function baseMounts(policy: ResolvedPolicy, scratchBytes: number): string[] {

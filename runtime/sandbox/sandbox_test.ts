@@ -412,3 +412,18 @@ sandboxTest(
     assert.equal(await exists(join(dir, ".git/hooks/pre-commit")), false);
   },
 );
+
+sandboxTest(
+  "loader and shell start-up variables reach the command, never the host's launcher or bwrap",
+  async (dir) => {
+    const run = await sandboxed('echo "$LD_DEBUG $(declare -f x | head -n 1)"', dir, {
+      env: { PATH, LD_DEBUG: "libs", "BASH_FUNC_x%%": "() { :; }" },
+    });
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout, "libs x () \n");
+    // ld.so names each program it starts with LD_DEBUG=libs: only the ones inside the sandbox may appear.
+    const started = [...run.stderr.matchAll(/initialize program: (\S+)/g)].map((match) => match[1]);
+    assert.ok(started.length > 0, run.stderr);
+    assert.deepEqual(started.filter((program) => /bwrap|dash|bash --posix/.test(program!)), [], run.stderr);
+  },
+);
