@@ -137,14 +137,22 @@ export function replayTape(cassette: Cassette, options: { tools: ReplayTools; re
   const tools = cassette.exchanges.filter((e): e is ToolExchange => e.type === "tool");
   let nextModel = 0;
   let nextTool = 0;
+  // The first divergence stands: a caller that copes with a failed call (a compaction summary falls back
+  // without the model) must not carry the run past it, so every later call fails with the same words.
+  let diverged: ReplayDiverged | undefined;
+  const diverge = (message: string): never => {
+    diverged = new ReplayDiverged(message);
+    throw diverged;
+  };
   const provider: Provider = {
     name: "replay",
     // deno-lint-ignore require-await
     async complete(request: ModelRequest, callOptions: CompleteOptions = {}): Promise<ModelResponse> {
+      if (diverged) throw diverged;
       const index = nextModel++;
       const recorded = models[index];
       if (!recorded) {
-        throw new ReplayDiverged(
+        return diverge(
           `model call ${
             index + 1
           }: the cassette has only ${models.length} model call(s), and the run asked ` +
@@ -154,7 +162,7 @@ export function replayTape(cassette: Cassette, options: { tools: ReplayTools; re
       // Compared as recorded: normalised, secrets replaced.
       const now = redactValue(normaliseRequest(request), options.redact);
       const difference = firstDifference(recorded.request, now);
-      if (difference !== null) throw new ReplayDiverged(`model call ${index + 1}: ${difference}`);
+      if (difference !== null) diverge(`model call ${index + 1}: ${difference}`);
       callOptions.signal?.throwIfAborted();
       if (!recorded.response) {
         const error = recorded.error ?? { message: "no response recorded", status: null, reason: "" };
@@ -175,17 +183,18 @@ export function replayTape(cassette: Cassette, options: { tools: ReplayTools; re
   return {
     provider: () => Promise.resolve(provider),
     executeTool: async (call, run) => {
+      if (diverged) throw diverged;
       const index = nextTool++;
       const recorded = tools[index];
       const now = redactValue(toolFields(call), options.redact);
       if (!recorded) {
-        throw new ReplayDiverged(
+        return diverge(
           `tool call ${index + 1} (${call.tool}): the cassette has only ${tools.length} tool execution(s)`,
         );
       }
       for (const field of ["tool", "args"] as const) {
         if (stableJson(recorded[field]) !== stableJson(now[field])) {
-          throw new ReplayDiverged(
+          diverge(
             `tool call ${index + 1} (${call.tool}) ${field}: recorded ${stableJson(recorded[field])}, now ` +
               stableJson(now[field]),
           );
@@ -196,7 +205,7 @@ export function replayTape(cassette: Cassette, options: { tools: ReplayTools; re
       const result = redactValue({ status: outcome.status, content: outcome.content }, options.redact);
       for (const field of ["status", "content"] as const) {
         if (recorded.result[field] !== result[field]) {
-          throw new ReplayDiverged(
+          diverge(
             `tool call ${index + 1} (${call.tool}) result ${field}: recorded ${
               JSON.stringify(clip(recorded.result[field]))
             }, now ${JSON.stringify(clip(result[field]))}`,
