@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { hermes, runEvents, tempDir, writeFiles } from "./_cli.ts";
 import { withoutSandbox } from "./_sandbox.ts";
 import { findCgroups } from "../runtime/sandbox/cgroup.ts";
+import { isInternalAddress, isIP, ownAddresses } from "../runtime/sandbox/ip_address.ts";
 
 function job(net: string): string {
   return `name: ceilings
@@ -134,5 +135,43 @@ tools:
     const kept = String(whole.events.find((e) => e.type === "tool.result")?.content ?? "");
     assert.ok(kept.includes("y".repeat(5000)), `${kept.length} characters kept`);
     assert.ok(!kept.includes("truncated"), kept.slice(-200));
+  },
+});
+
+// An address of this host outside every fixed internal range (a cloud VM's public one; here, if there is one).
+const ownPublic = [...ownAddresses()].find((address) => isIP(address) === 4 && !isInternalAddress(address));
+
+Deno.test({
+  name: "run: http_fetch with hosts [*] cannot reach this host's own public address; an entry naming it can",
+  ignore: ownPublic === undefined,
+  async fn() {
+    const server = Deno.serve({ hostname: "0.0.0.0", port: 0, onListen() {} }, () => new Response("own\n"));
+    try {
+      const url = `http://${ownPublic}:${server.addr.port}/`;
+      const fetchJob = (hosts: string) => ({
+        "job.yaml": `name: own
+model: { provider: scripted, script: ./replies.yaml }
+prompt: go
+tools:
+  http_fetch: { hosts: ${hosts} }
+`,
+        "replies.yaml": `- tool_calls: [{ name: http_fetch, arguments: { url: "${url}" } }]
+- content: Done.
+`,
+      });
+      const any = await runEvents(await writeFiles(await tempDir(), fetchJob(`["*"]`)));
+      assert.equal(any.code, 0, any.stderr);
+      const refused = String(any.events.find((e) => e.type === "tool.result")?.content ?? "");
+      assert.match(refused, /internal address/, refused);
+      assert.doesNotMatch(refused, /own/);
+      const named = await runEvents(
+        await writeFiles(await tempDir(), fetchJob(`["${ownPublic}:${server.addr.port}"]`)),
+      );
+      assert.equal(named.code, 0, named.stderr);
+      const reached = String(named.events.find((e) => e.type === "tool.result")?.content ?? "");
+      assert.match(reached, /^HTTP 200\nown\n/, reached);
+    } finally {
+      await server.shutdown();
+    }
   },
 });
