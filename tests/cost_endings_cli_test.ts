@@ -1,7 +1,7 @@
 /**
  * Cost on every ending, through real CLI subprocesses against the scripted OpenAI-compatible server, on SQLite
- * and on PostgreSQL (HERMES_TEST_POSTGRES_URL): runs that succeed, fail, hit max_cost, are SIGKILLed while a
- * model call is under way, and are cancelled (SIGINT) all appear in `hermes cost` with what they spent;
+ * and on PostgreSQL (HERMES_TEST_POSTGRES_URL): runs that succeed, fail, hit max_cost, are SIGKILLed and are
+ * cancelled (SIGINT) halfway through a streamed reply all appear in `hermes cost` with what they spent;
  * `--by label:repository`, `--by day` and `--by job` agree with a sum over the sessions; a run under GitHub
  * Actions' environment carries its repository, run id and sha labels into the result, `sessions show` and
  * `hermes cost --by label:ci.repository`.
@@ -58,7 +58,7 @@ interface Ending {
   exit: number;
   args?: string[];
   env?: Record<string, string>;
-  /** Stopped from outside while its second model call is held. */
+  /** Stopped from outside halfway through its second reply's stream (what it spent: its first call). */
   signal?: "SIGKILL" | "SIGINT";
 }
 
@@ -116,11 +116,20 @@ const near = (a: number, b: number, what: string) =>
 async function runEnding(ending: Ending, store: { home: string; db: string[] }) {
   let release = () => {};
   const held = new Promise<void>((resolve) => release = resolve);
+  let midway = () => {};
+  const streaming = new Promise<void>((resolve) => midway = resolve);
   const server = await startOpenAIServer({
     script: ending.script,
-    // The second call of a run stopped from outside is held until the test has stopped it.
+    // The second reply of a run stopped from outside stops halfway through its stream until the test has
+    // stopped the run: it is killed or cancelled mid-stream.
     ...(ending.signal
-      ? { gate: (_body: ChatRequestBody) => server.requests.length >= 2 ? held : Promise.resolve() }
+      ? {
+        midStream: (_body: ChatRequestBody) => {
+          if (server.requests.length < 2) return Promise.resolve();
+          midway();
+          return held;
+        },
+      }
       : {}),
   });
   try {
@@ -145,10 +154,7 @@ async function runEnding(ending: Ending, store: { home: string; db: string[] }) 
     }
     const child = spawnHermes(args, options);
     const output = child.output();
-    for (let i = 0; server.requests.length < 2; i++) {
-      assert.ok(i < 600, `${ending.name}: the second model call never came`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await streaming;
     child.kill(ending.signal);
     const out = await output;
     if (ending.signal === "SIGKILL") {

@@ -32,6 +32,11 @@ export interface OpenAIServerOptions {
    * model call until it has seen what it waits for.
    */
   gate?: (body: ChatRequestBody) => Promise<void>;
+  /**
+   * Awaited in the middle of a streamed reply, after half its chunks went out: a test stops the client
+   * while a reply is streaming.
+   */
+  midStream?: (body: ChatRequestBody) => Promise<void>;
   /** Answers a request from what it holds (a model that follows the transcript); the script is used when it returns undefined. */
   respond?: (body: ChatRequestBody) => ScriptEntry | undefined;
   /** What the server says about its context window, on the routes local servers answer (not under /v1). */
@@ -244,6 +249,7 @@ export async function startOpenAIServer(
       chunkChars,
       body,
       wire,
+      ...(options.midStream ? { midStream: () => options.midStream!(body) } : {}),
     });
   };
 
@@ -278,7 +284,14 @@ export async function startOpenAIServer(
  */
 export function completionResponse(
   reply: Reply,
-  options: { id: string; model: string; chunkChars: number; body: ChatRequestBody; wire?: WireQuirks },
+  options: {
+    id: string;
+    model: string;
+    chunkChars: number;
+    body: ChatRequestBody;
+    wire?: WireQuirks;
+    midStream?: () => Promise<void>;
+  },
 ): Response {
   const wire = options.wire ?? {};
   if (options.body.stream) return streamResponse(reply, { ...options, wire });
@@ -347,7 +360,14 @@ function finishReason(reply: Reply, wire: WireQuirks): string | null {
 /** Sends the reply as OpenAI does: role first, content in pieces, tool calls as index-based deltas. */
 function streamResponse(
   reply: Reply,
-  options: { id: string; model: string; chunkChars: number; body: ChatRequestBody; wire: WireQuirks },
+  options: {
+    id: string;
+    model: string;
+    chunkChars: number;
+    body: ChatRequestBody;
+    wire: WireQuirks;
+    midStream?: () => Promise<void>;
+  },
 ): Response {
   const { wire } = options;
   const created = Math.floor(Date.now() / 1000);
@@ -389,8 +409,11 @@ function streamResponse(
   const lines = chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`);
   if (!wire.no_done) lines.push("data: [DONE]\n\n");
   // One enqueue per chunk so the client really receives several network reads.
+  const half = Math.floor(lines.length / 2);
+  let sent = 0;
   const stream = new ReadableStream<Uint8Array>({
-    pull(controller) {
+    async pull(controller) {
+      if (sent++ === half) await options.midStream?.();
       const line = lines.shift();
       if (line === undefined) controller.close();
       else controller.enqueue(encoder.encode(line));
