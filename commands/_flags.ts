@@ -111,8 +111,8 @@ export const COMMANDS = {
       untrusted: {
         text:
           "hold the job file (or the --resume session's stored job) to the strict built-in policy: sandbox " +
-          "on, writes only in its directory, no network, env templates, plugins or MCP servers of its own, " +
-          "endpoint from config.yaml",
+          "on, writes only in its directory (its .git and job files read-only), no network, env templates, " +
+          "env: names that steer programs, plugins or MCP servers of its own, endpoint from config.yaml",
       },
     },
     notes: "Exit codes: 0 success, 1 failed, 2 invalid input, 3 limit reached, 130 SIGINT, 143 SIGTERM.",

@@ -228,7 +228,7 @@ function refusePlantedLink(path: string, writeRoots: readonly string[]): void {
 /** Parents first; one mount per path (write > read > hide); a grant already covered by its parent is dropped. */
 function orderMounts(candidates: readonly Mount[], visible: "all" | "only_granted"): Mount[] {
   const byPath = new Map<string, Mount>();
-  const writeRoots = new Set(candidates.filter((mount) => mount.kind === "write").map((mount) => mount.path));
+  const writeRoots = candidates.filter((mount) => mount.kind === "write").map((mount) => mount.path);
   for (const mount of candidates) {
     const seen = byPath.get(mount.path);
     if (!seen || RANK[mount.kind] > RANK[seen.kind]) byPath.set(mount.path, mount);
@@ -241,8 +241,12 @@ function orderMounts(candidates: readonly Mount[], visible: "all" | "only_grante
     const parent = kept.findLast((outer) => mount.path.startsWith(`${outer.path}/`));
     // A read grant below a write root or a read grant adds nothing (and would make a writable tree read-only).
     if (mount.kind === "read" && (parent?.kind === "write" || parent?.kind === "read")) continue;
-    // A protected path matters only where it would be writable: below a write root (or being one).
-    if (mount.kind === "protect" && parent?.kind !== "write" && !writeRoots.has(mount.path)) continue;
+    // A protected path matters only where it would be writable: below a write root, being one or holding one.
+    const writable = parent?.kind === "write" ||
+      writeRoots.some((root) => root === mount.path || root.startsWith(`${mount.path}/`));
+    if (mount.kind === "protect" && !writable) continue;
+    // Below a protected path everything stays read-only: its read-only bind already shows it.
+    if (parent?.kind === "protect") continue;
     // Where nothing is visible, there is nothing to hide.
     if (mount.kind !== "read" && mount.kind !== "write" && visible === "only_granted" && !parent) continue;
     kept.push(mount);

@@ -119,4 +119,13 @@ Deno.test("sandbox policy: read_only binds only what a write root would make wri
       policy(dir, { write: [join(dir, "elsewhere")], read_only: [join(dir, "elsewhere")] }),
     );
     assert.deepEqual(root.mounts.find((mount) => mount.path === join(dir, "elsewhere"))?.kind, "protect");
+    // A write root inside a protected directory (write: [.git/hooks]) stays read-only with it.
+    await Deno.mkdir(join(dir, "out/.git/hooks"));
+    const inside = resolvePolicy(
+      policy(dir, { write: [join(dir, "out/.git/hooks")], read_only: [join(dir, "out/.git")] }),
+    );
+    assert.deepEqual(inside.mounts.map((mount) => [mount.kind, mount.path]), [
+      ["read", dir],
+      ["protect", join(dir, "out/.git")],
+    ]);
   }));

@@ -240,7 +240,7 @@ function gitConfigMasks(
   const granted = new Set([...policy.read, ...policy.write].map((path) => realPathOrNull(path)));
   const dirs = [
     resolved.cwd,
-    ...resolved.mounts.filter((m) => m.kind === "read" || m.kind === "write").map((m) => m.path),
+    ...resolved.mounts.filter((m) => m.kind !== "hide_dir" && m.kind !== "hide_file").map((m) => m.path),
   ];
   const configs = new Set([
     ...dirs.map((dir) => enclosingRepo(dir)?.config).filter((path) => path !== undefined),
