@@ -29,6 +29,8 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   plugins: () => import("./commands/plugins.ts"),
   mcp: () => import("./commands/mcp.ts"),
   daemon: () => import("./commands/daemon.ts"),
+  submit: () => import("./commands/submit.ts"),
+  runs: () => import("./commands/runs.ts"),
   doctor: () => import("./commands/doctor.ts"),
   store: () => import("./commands/store.ts"),
   cost: () => import("./commands/cost.ts"),

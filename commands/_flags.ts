@@ -272,13 +272,88 @@ export const COMMANDS = {
       "The compaction report: passes, outcomes, hard compactions and fallbacks, context occupancy, prompt cache. " +
       SESSIONS_NOTE,
   },
+  submit: {
+    usage: [
+      "hermes submit JOB.yaml [--input k=v]... [--key KEY] [--priority N] [--not-before TIME] [--output text|json]",
+    ],
+    flags: {
+      input: { short: "i", value: "k=v", multiple: true, text: "set a job input" },
+      key: {
+        value: "KEY",
+        text: "idempotency key: submitting the same key again returns the run it first submitted",
+      },
+      priority: { value: "N", text: "higher runs first (an integer, default 0)" },
+      "not-before": {
+        value: "TIME",
+        text: "not started before this time: an ISO time (2026-01-31T09:00:00Z) or a delay from now (10m)",
+      },
+      output: {
+        short: "o",
+        value: "FORMAT",
+        text: "text (the run id, default) or json ({run_id, status, deduplicated})",
+      },
+    },
+    notes: "Validates the job exactly as run does (exit 2, nothing queued) and returns at once; a worker " +
+      "(hermes daemon) runs it. See hermes runs.",
+  },
+  runs: {
+    usage: ["hermes runs list|show|wait|cancel|events … [--json]"],
+    flags: {},
+    notes:
+      "Run `hermes help runs COMMAND` for one command's flags. RUN is a run id or a unique prefix of one.",
+  },
+  "runs list": {
+    usage: ["hermes runs list [--json] [--status S] [--job NAME] [--limit N]"],
+    flags: {
+      json: { text: "print a JSON array of run records" },
+      status: {
+        value: "STATUS",
+        text: "only runs with this status (queued, running, success, cancelled, …)",
+      },
+      job: { value: "NAME", text: "only runs of this job" },
+      limit: { value: "N", text: "at most N runs (default 50)" },
+    },
+    notes: "Newest first.",
+  },
+  "runs show": {
+    usage: ["hermes runs show RUN [--json]"],
+    flags: { json: { text: "print the run record as JSON" } },
+    notes: "The run, its worker, its session and result; a queued run waiting for its group or a " +
+      "rate-limited model says so.",
+  },
+  "runs wait": {
+    usage: ["hermes runs wait RUN [--output text|json] [--timeout DURATION]"],
+    flags: {
+      output: {
+        short: "o",
+        value: "FORMAT",
+        text: "text (the final answer, default) or json (the result object)",
+      },
+      timeout: {
+        value: "DURATION",
+        text: "give up after this long (exit 3); default: wait as long as it takes",
+      },
+    },
+    notes: "Waits for the run to end and exits with its exit code.",
+  },
+  "runs cancel": {
+    usage: ["hermes runs cancel RUN [--json]"],
+    flags: { json: { text: "print the run record as JSON" } },
+    notes: "A queued run is cancelled at once; a running one is stopped by its worker within a second.",
+  },
+  "runs events": {
+    usage: ["hermes runs events RUN [--follow]"],
+    flags: { follow: { short: "f", text: "keep streaming until the run ends" } },
+    notes: "The run's events as NDJSON, the lines of run --output stream-json.",
+  },
   daemon: {
     usage: [
-      "hermes daemon [JOB.yaml | DIR]... [--grace DURATION]",
+      "hermes daemon [JOB.yaml | DIR]... [--grace DURATION] [--concurrency N]",
       "hermes daemon status [JOB.yaml | DIR]... [--json]",
     ],
     flags: {
       grace: { value: "DURATION", text: "on SIGTERM, let running work finish for this long" },
+      concurrency: { value: "N", text: "queued runs this process runs at once (default 1)" },
       json: { text: "with status: print JSON" },
     },
   },

@@ -13,6 +13,9 @@ import { loadJob, loadUserConfig } from "../runtime/config/job_file.ts";
 import { cliApp } from "./_app.ts";
 import type { Store } from "../runtime/store/store.ts";
 import { Daemon } from "../loops/daemon/daemon.ts";
+import { type QueuedOutcome, QueueWorker, type RunContext } from "../loops/daemon/queue_worker.ts";
+import { jobOfRun } from "../runtime/app/queue.ts";
+import type { QueuedRun } from "../runtime/store/store.ts";
 import { jobFiles, loadScheduledJob, type ScheduledJob } from "../loops/daemon/jobs.ts";
 import { formatStatus, jobStatus, liveDaemons, registerDaemon } from "../loops/daemon/status.ts";
 import { dailyBudget } from "../loops/daemon/daily_budget.ts";
@@ -23,12 +26,8 @@ export async function main(cli: Cli): Promise<number> {
   const { values, positionals } = parseCommandArgs("daemon", cli.args);
   if (positionals[0] === "status") return await status(cli, positionals.slice(1), values.json ?? false);
   if (values.json) throw new ValidationError("hermes daemon: --json goes with `hermes daemon status`");
-  if (positionals.length === 0) {
-    throw new ValidationError(
-      "hermes daemon: expected JOB.yaml or DIR arguments (the jobs with a schedule to run)",
-    );
-  }
   const graceMs = values.grace === undefined ? undefined : flagDuration("--grace", values.grace);
+  const concurrency = values.concurrency === undefined ? 1 : positiveInt("--concurrency", values.concurrency);
   refuseBeyondPolicy(cli, positionals);
   const config = loadUserConfig(`${cli.home}/config.yaml`, { policy: cli.policyFile });
   const telemetry = await startTelemetry(telemetrySettings(cli.env, config?.telemetry), {
@@ -37,6 +36,24 @@ export async function main(cli: Cli): Promise<number> {
   });
   const store = await cli.openStore();
   try {
+    const worker = new QueueWorker({
+      store,
+      clock: cli.clock,
+      log: cli.log,
+      holder: currentProcess(cli.host),
+      concurrency,
+      maxRunning: config?.queue?.max_running ?? null,
+      // PostgreSQL wakes idle workers (LISTEN/NOTIFY): the poll is only a fallback there.
+      pollMs: "url" in store ? 1_000 : 100,
+      runner: (run, context) => runQueued(cli, store, run, { ...context, telemetry }),
+      ...(graceMs !== undefined ? { graceMs } : {}),
+    });
+    if (positionals.length === 0) {
+      cli.log.info(`daemon working the queue (${concurrency} at a time), no scheduled jobs`);
+      await worker.run(cli.signal);
+      cli.log.info(`daemon stopped (${cli.signalName() ?? "done"})`);
+      return 0;
+    }
     const daemon = new Daemon({
       store,
       clock: cli.clock,
@@ -58,7 +75,7 @@ export async function main(cli: Cli): Promise<number> {
       cli.clock.now(),
     );
     try {
-      await daemon.run(cli.signal);
+      await Promise.all([daemon.run(cli.signal), worker.run(cli.signal)]);
     } finally {
       unregister();
     }
@@ -116,6 +133,36 @@ async function runSession(
   return { session_id: result.session_id, status: result.status };
 }
 
+/**
+ * A queued run, through the App's run operation: its job as submitted (held to today's policy), its events
+ * to the worker (stored for `runs events`), config.yaml re-read so edits apply to the next run.
+ */
+async function runQueued(
+  cli: Cli,
+  store: Store,
+  run: QueuedRun,
+  options: RunContext & { telemetry: Telemetry | undefined },
+): Promise<QueuedOutcome> {
+  const config = loadUserConfig(`${cli.home}/config.yaml`, { policy: cli.policyFile });
+  const job = await jobOfRun(run, { env: cli.env, config });
+  const events = new EventBus(cli.clock);
+  events.subscribe(options.event);
+  const detach = options.telemetry?.attach(events, { resultEndsSession: true });
+  const app = cliApp(cli, store, {
+    events,
+    config,
+    log: cli.log.child(job.spec.name),
+    source: "job",
+    signal: options.signal,
+  });
+  const result = await app.run({ job }).finally(async () => {
+    detach?.(new Date(cli.clock.now()));
+    await options.telemetry?.flush();
+  });
+  if (result.error) cli.log.warn(`${job.spec.name}: run ${run.id}: ${result.error}`);
+  return { status: result.status, session_id: result.session_id, result, exit_code: result.exit_code };
+}
+
 /** The scheduled jobs named now, held to the trust policy in force: a refusal is exit 2 before serving. */
 function refuseBeyondPolicy(cli: Cli, paths: string[]): void {
   const config = loadUserConfig(`${cli.home}/config.yaml`, { policy: cli.policyFile });
@@ -153,6 +200,13 @@ async function status(cli: Cli, paths: string[], json: boolean): Promise<number>
   } finally {
     await store.close();
   }
+}
+
+function positiveInt(flag: string, text: string): number {
+  if (!/^\d+$/.test(text) || Number(text) < 1) {
+    throw new ValidationError(`hermes daemon: invalid ${flag} "${text}": expected a positive integer`);
+  }
+  return Number(text);
 }
 
 function flagDuration(flag: string, text: string): number {

@@ -43,6 +43,8 @@ import {
   type Validation,
 } from "./jobs.ts";
 import type { RunJobOptions } from "./run.ts";
+import { hasEnded, queuedRunOf, type SubmitOptions } from "./queue.ts";
+import type { ListRunsOptions, QueuedRun, RunEventRow } from "../store/store.ts";
 
 export type { AppContext } from "./context.ts";
 export type { JobRef, SessionJob, ValidateOptions, Validation } from "./jobs.ts";
@@ -244,6 +246,66 @@ export class App {
     });
     // The result left the session through its outlet (runtime/session/outlets.ts), secrets replaced.
     return result;
+  }
+
+  /**
+   * Validates a job exactly as `run` does (a bad job is a ValidationError; nothing is queued) and queues
+   * it; returns at once. The same `key` returns the run it first submitted (`deduplicated`).
+   */
+  async submit(
+    params: (JobRef | { job: ResolvedJob }) & SubmitOptions,
+  ): Promise<{ run: QueuedRun; deduplicated: boolean }> {
+    const { job, inputs: _inputs, cwd: _cwd, ...options } = params as JobRef & SubmitOptions;
+    const resolved = typeof job === "object" && job !== null && "spec" in job
+      ? job as unknown as ResolvedJob
+      : await resolveJobRef(params as JobRef, this.#jobScope());
+    const run = queuedRunOf(resolved, { ...options, now: this.context.clock.now() });
+    return await this.context.store.submitRun(run);
+  }
+
+  /** Queued runs, newest first. */
+  async runs(filter: ListRunsOptions = {}): Promise<QueuedRun[]> {
+    return await this.context.store.listRuns(filter);
+  }
+
+  /** The queued run `ref` names (an id or a unique prefix). */
+  async getRun(ref: string): Promise<QueuedRun> {
+    const { store } = this.context;
+    return (await store.getRun(await store.resolveRunId(ref)))!;
+  }
+
+  /** Cancels a queued run, or asks its worker to stop a running one; resolves with the run as it is now. */
+  async cancelRun(ref: string): Promise<QueuedRun> {
+    const { store, clock } = this.context;
+    return await store.cancelRun(await store.resolveRunId(ref), clock.now());
+  }
+
+  /** The run once it ended (polling every `pollMs`, woken early by the store's notifications). */
+  async waitRun(ref: string, options: { signal?: AbortSignal; pollMs?: number } = {}): Promise<QueuedRun> {
+    const { store, clock } = this.context;
+    const id = await store.resolveRunId(ref);
+    let wake = new AbortController();
+    const stop = await store.watchRuns((changed) => {
+      if (changed === id) wake.abort();
+    });
+    try {
+      for (;;) {
+        const run = (await store.getRun(id))!;
+        if (hasEnded(run)) return run;
+        options.signal?.throwIfAborted();
+        const signals = [wake.signal, ...(options.signal ? [options.signal] : [])];
+        await clock.sleep(options.pollMs ?? 200, AbortSignal.any(signals)).catch(() => {});
+        if (wake.signal.aborted) wake = new AbortController();
+      }
+    } finally {
+      await stop();
+    }
+  }
+
+  /** The run's stored events after `afterSeq`. */
+  async runEvents(ref: string, afterSeq = 0): Promise<RunEventRow[]> {
+    const { store } = this.context;
+    return await store.runEvents(await store.resolveRunId(ref), afterSeq);
   }
 
   /** Closes every session open here (each finishes in the store). */

@@ -373,6 +373,24 @@ export const ScheduleConfig = z.strictObject({
   ).optional(),
 });
 
+export const ConcurrencyConfig = z.strictObject({
+  group: z.string().min(1).describe(
+    "The group this job's queued runs belong to, across every worker and host; templates may use the inputs " +
+      'and the model name, e.g. "repo-{{ inputs.repo }}" or "{{ model.name }}"',
+  ),
+  limit: z.number().int().positive().describe("Most runs of the group running at once (default 1)")
+    .optional(),
+  cancel_in_progress: z.boolean().describe(
+    "A newly submitted run cancels the group's queued runs and stops its running ones (default false)",
+  ).optional(),
+});
+
+export const QueueConfig = z.strictObject({
+  max_running: z.number().int().positive().describe(
+    "Most queued runs running at once in the whole store, across every worker and host (default: no cap)",
+  ).optional(),
+});
+
 export const OutputConfig = z.strictObject({
   format: z.enum(["text", "json", "stream-json"]).describe(
     "stdout: the final text, one JSON result, or NDJSON events (--output wins)",
@@ -515,6 +533,9 @@ export const JobFile = z.strictObject({
   loops: LoopsConfig.describe("/loop settings").optional(),
   heartbeat: HeartbeatConfig.describe("/heartbeat settings").optional(),
   schedule: ScheduleConfig.describe("Cron schedule served by hermes daemon").optional(),
+  concurrency: ConcurrencyConfig.describe(
+    "Caps the runs of a group submitted to the queue (hermes submit, scheduled slots) running at once",
+  ).optional(),
   output: OutputConfig.describe("Where and how the result is written").optional(),
   store: z.strictObject({ retry: StoreRetry }).describe("How this job's runs treat store faults").optional(),
   record: z.string().min(1).describe(
@@ -541,6 +562,7 @@ export const UserConfig = z.strictObject({
     ).optional(),
     retry: StoreRetry,
   }).describe("Where sessions are stored (default: HERMES_HOME/state.db, SQLite)").optional(),
+  queue: QueueConfig.describe("The run queue every worker on this store works (hermes daemon)").optional(),
   policy: PolicyConfig.describe(
     "Trust policy: what job files may ask for (--policy FILE and HERMES_POLICY replace it)",
   ).optional(),
@@ -577,6 +599,7 @@ export type CompactionConfig = z.infer<typeof CompactionConfig>;
 export type LoopsConfig = z.infer<typeof LoopsConfig>;
 export type HeartbeatConfig = z.infer<typeof HeartbeatConfig>;
 export type ScheduleConfig = z.infer<typeof ScheduleConfig>;
+export type ConcurrencyConfig = z.infer<typeof ConcurrencyConfig>;
 export type OutputConfig = z.infer<typeof OutputConfig>;
 export type InputSpec = z.infer<typeof InputSpec>;
 

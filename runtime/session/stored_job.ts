@@ -17,18 +17,26 @@ export async function storedJob(
   options: { env?: Record<string, string> } = {},
 ): Promise<ResolvedJob> {
   const session = (await store.getSession(await store.resolveSessionId(id)))!;
-  const saved = JSON.parse(session.config_json) as Partial<ResolvedJob> & {
-    spec?: JobFile;
-    source?: JobFile;
-  };
-  if (!saved.spec) throw new ValidationError(`Cannot resume session ${session.id}: it has no stored job`);
+  return restoreJob(session.config_json, { ...options, label: `session ${session.id}` }, () => {
+    throw new ValidationError(`Cannot resume session ${session.id}: it has no stored job`);
+  });
+}
+
+/**
+ * A job saved as JSON (`{spec, dir, path, inputs, source}`: a session's row, a queued run's snapshot), with
+ * its `env:` templates rendered again with `options.env` (without it, as saved). `missing` answers a
+ * saved value without a job.
+ */
+export function restoreJob(
+  json: string,
+  options: { env?: Record<string, string>; label: string },
+  missing: () => never,
+): ResolvedJob {
+  const saved = JSON.parse(json) as Partial<ResolvedJob> & { spec?: JobFile; source?: JobFile };
+  if (!saved.spec) missing();
   const inputs = saved.inputs ?? {};
   const env = options.env && saved.spec.env
-    ? renderEnv(
-      saved.spec.env,
-      { inputs, env: options.env },
-      (path) => `session ${session.id}: ${path.join(".")}`,
-    )
+    ? renderEnv(saved.spec.env, { inputs, env: options.env }, (path) => `${options.label}: ${path.join(".")}`)
     : saved.env ?? Object.fromEntries(Object.entries(saved.spec.env ?? {}).map(([k, v]) => [k, String(v)]));
   return {
     spec: saved.spec,

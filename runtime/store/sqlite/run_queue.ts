@@ -83,9 +83,10 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
         return (db.stmt(sql).all(...params, options.limit ?? -1) as Row[]).map(toQueuedRun);
       }),
     claimRuns: ({ holder, now, lease_ms, max, max_running }) =>
-      settle(() =>
-        db.immediate(() => {
-          if (max <= 0) return [];
+      settle(() => {
+        // Idle workers poll: a read first, so an empty queue costs them no write lock.
+        if (max <= 0 || !db.stmt("SELECT 1 FROM runs WHERE status = 'queued' LIMIT 1").get()) return [];
+        return db.immediate(() => {
           let room = Infinity;
           if (max_running !== undefined && max_running !== null) {
             const total = Number(
@@ -108,8 +109,8 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
           );
           for (const run of picked) claim.run(...HOLDER.values(holder), now + lease_ms, now, run.id);
           return picked.map((run) => get(run.id)!);
-        })
-      ),
+        });
+      }),
     setRunSession: (id, holder, sessionId) =>
       settle(() =>
         Number(
