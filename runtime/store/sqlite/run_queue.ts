@@ -170,11 +170,15 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
         })
       ),
     recoverRuns: ({ now }) =>
-      settle(() =>
-        db.immediate(() => {
-          const stale = (db.stmt("SELECT * FROM runs WHERE status = 'running'").all() as Row[])
+      settle(() => {
+        const staleRuns = () =>
+          (db.stmt("SELECT * FROM runs WHERE status = 'running'").all() as Row[])
             .map(toQueuedRun)
             .filter((run) => isStaleRun(run, { now, host: db.host }));
+        // Every worker looks often: a read first, so a healthy queue costs them no write lock.
+        if (staleRuns().length === 0) return [];
+        return db.immediate(() => {
+          const stale = staleRuns();
           return stale.map((run) => {
             const next = recovery(run);
             if (run.session_id) {
@@ -196,8 +200,8 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
             }
             return get(run.id)!;
           });
-        })
-      ),
+        });
+      }),
     groupRunning: (group) => settle(() => running(group)),
     holdModel: (model, until) =>
       settle(() => {
