@@ -35,6 +35,7 @@ export function resultOfRun(run: QueuedRun): RunResult {
     started: run.started_at ?? at,
     ended: at,
     compactions: 0,
+    labels: run.labels,
   });
 }
 
