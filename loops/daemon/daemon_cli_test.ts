@@ -149,12 +149,13 @@ async function killOneMidRun(onCrash: "skip" | "rerun"): Promise<void> {
   }
 }
 
-Deno.test("hermes daemon: no job arguments is a usage error; status --json lists jobs and runs", async () => {
+Deno.test("hermes daemon: a bad --concurrency or --grace is a usage error; status --json lists jobs and runs", async () => {
   const { dir, home, jobs } = await workspace();
   try {
-    const none = await hermes(["daemon"], { home });
+    // Without job arguments a daemon works the run queue only (tests/submit_cli_test.ts).
+    const none = await hermes(["daemon", "--concurrency", "0"], { home });
     assert.equal(none.code, 2);
-    assert.match(none.stderr, /hermes daemon: expected JOB\.yaml or DIR arguments/);
+    assert.match(none.stderr, /hermes daemon: invalid --concurrency "0": expected a positive integer/);
     const bad = await hermes(["daemon", "--grace", "soon", jobs], { home });
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /invalid --grace "soon": expected a duration/);
