@@ -6,7 +6,7 @@
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
 import { parseDuration } from "../runtime/core/duration.ts";
-import { formatUsd } from "../runtime/core/usd.ts";
+import { formatUsd, roundUsd } from "../runtime/core/usd.ts";
 import { LABEL_KEY } from "../runtime/core/labels.ts";
 import { visibleText } from "../runtime/core/visible.ts";
 import type { CostDimension, CostGroup } from "../runtime/store/store.ts";
@@ -55,6 +55,8 @@ export async function main(cli: Cli): Promise<number> {
     groups = await store.costReport({ ...range, by });
     total = by.length === 0
       ? groups[0] ?? empty()
+      : partitioned(by)
+      ? groups.reduce(add, empty())
       : (await store.costReport({ ...range, by: [] }))[0] ?? empty();
   } finally {
     await store.close();
@@ -85,6 +87,29 @@ function empty(): CostGroup {
     reasoning_tokens: 0,
     cost_usd: 0,
     unpriced_calls: 0,
+  };
+}
+
+/**
+ * Whether each session falls in one group only: a call carries its root session's job and labels, which never
+ * change, so grouped by those alone the groups' sessions add up to the total (by model or day they need not).
+ */
+function partitioned(by: readonly CostDimension[]): boolean {
+  return by.every((dimension) => dimension === "job" || dimension.startsWith("label:"));
+}
+
+function add(total: CostGroup, group: CostGroup): CostGroup {
+  return {
+    keys: [],
+    calls: total.calls + group.calls,
+    sessions: total.sessions + group.sessions,
+    input_tokens: total.input_tokens + group.input_tokens,
+    cached_tokens: total.cached_tokens + group.cached_tokens,
+    cache_write_tokens: total.cache_write_tokens + group.cache_write_tokens,
+    output_tokens: total.output_tokens + group.output_tokens,
+    reasoning_tokens: total.reasoning_tokens + group.reasoning_tokens,
+    cost_usd: roundUsd(total.cost_usd + group.cost_usd),
+    unpriced_calls: total.unpriced_calls + group.unpriced_calls,
   };
 }
 
