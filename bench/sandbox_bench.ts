@@ -7,7 +7,7 @@
  * filesystems, .git/config masks) against the same bwrap call without them (bwrap spawned directly, no
  * seccomp), as before; and the same `cat` with net: false, net: true and a host list (bridge and proxy);
  * interleaved A B A B in one run. Given a second checkout (`BASELINE`, e.g. `git archive` of an older main),
- * also a sandboxed shell call and a host-list call (curl through the bridge and proxy to a granted local
+ * instead a sandboxed shell call and a host-list call (curl through the bridge and proxy to a granted local
  * server) with that checkout's sandbox code against this one's, interleaved, and the baseline's own times.
  * Run: `deno run -A bench/sandbox_bench.ts [rounds] [BASELINE]`.
  */
@@ -94,6 +94,11 @@ function delta(measured: number[], baseline: number[]): string {
 
 try {
   console.log(`bubblewrap ${bwrap.version} at ${bwrap.path}, ${rounds} rounds`);
+  if (Deno.args[1]) {
+    await againstBaseline(Deno.args[1], shellPolicy);
+    await Deno.remove(dir, { recursive: true });
+    Deno.exit(0);
+  }
   const shell = await interleave({
     plain: () => spawn("bash", ["-c", "true"], { cwd: dir, env }),
     all: () => sandboxed(["bash", "-c", "true"], shellPolicy),
@@ -157,8 +162,6 @@ try {
   report("sandboxed cat, net: true", spread(net.host));
   report("sandboxed cat, net: [host list] (bridge and proxy)", spread(net.list));
   report("cost of a host list over net: false", delta(net.list, net.none));
-  const baseline = Deno.args[1];
-  if (baseline) await againstBaseline(baseline, shellPolicy);
   const plugin = await interleave({
     plain: () => spawn(deno, denoArgs, { cwd: dir, env: { NO_COLOR: "1" } }),
     sandboxed: () => sandboxed([deno, ...denoArgs], pluginPolicy),
@@ -219,7 +222,38 @@ async function againstBaseline(root: string, policy: SandboxPolicy): Promise<voi
     }
     return performance.now() - started;
   };
+  // What a call computes in this process before it spawns (the policy, the filter check, the git config
+  // masks), and what the proxy computes per request (the address check): small enough to be lost in the
+  // spawn's spread above, so timed on their own, 200 at a time.
+  const wrapOnly = (m: SandboxModules) => () => {
+    const started = performance.now();
+    for (let i = 0; i < 200; i++) m.wrapCommand(["bash", "-c", "true"], policy, { bwrap: m.bwrap });
+    return Promise.resolve((performance.now() - started) / 200);
+  };
+  const url = (path: string) => new URL(path, `file://${root.replace(/\/?$/, "/")}`).href;
+  const { isInternalAddress: oldCheck } = await import(url("runtime/sandbox/net_hosts.ts"));
+  const { isInternalAddress, ownAddresses } = await import("../runtime/sandbox/ip_address.ts");
+  const checkOf = (check: () => boolean) => () => {
+    const started = performance.now();
+    for (let i = 0; i < 200; i++) check();
+    return Promise.resolve((performance.now() - started) / 200);
+  };
   try {
+    const inProcess = await interleave({
+      wrapBefore: wrapOnly(before),
+      wrapAfter: wrapOnly(after),
+      checkBefore: checkOf(() => oldCheck("93.184.216.34")),
+      checkAfter: checkOf(() => isInternalAddress("93.184.216.34", { own: ownAddresses() })),
+    }, { rounds, warmup: 3 });
+    report("wrapCommand per call, baseline checkout", spread(inProcess.wrapBefore));
+    report("wrapCommand per call, this checkout", spread(inProcess.wrapAfter));
+    report("this checkout over the baseline (wrapCommand)", delta(inProcess.wrapAfter, inProcess.wrapBefore));
+    report("proxy address check per request, baseline", spread(inProcess.checkBefore));
+    report("proxy address check per request, this checkout", spread(inProcess.checkAfter));
+    report(
+      "this checkout over the baseline (address check)",
+      delta(inProcess.checkAfter, inProcess.checkBefore),
+    );
     const shell = await interleave({ before: shellCall(before), after: shellCall(after) }, {
       rounds,
       warmup: 3,

@@ -68,6 +68,15 @@ Deno.test({
       assert.deepEqual(said, [], "a memory cgroup caps the whole tree: nothing to say");
     }
     assert.equal("sandbox" in events.at(-1)!, false, "the result is not marked: the sandbox is on");
+    // hermes doctor says the same.
+    const doctor = await hermes(["doctor", "--json"], { home: dir });
+    const check = JSON.parse(doctor.stdout).checks.find((c: { name: string }) => c.name === "sandbox");
+    assert.match(
+      check.detail,
+      findCgroups(Deno.uid() === 0).memory === null
+        ? /memory by RLIMIT_DATA only, per process/
+        : /memory cgroup/,
+    );
   },
 });
 
