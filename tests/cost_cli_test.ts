@@ -11,8 +11,12 @@ import { startOpenAIServer } from "./openai_server.ts";
 import type { ScriptEntry } from "../runtime/providers/script.ts";
 import { PRICES_TAKEN } from "../runtime/providers/pricing.ts";
 
-async function serve(script: ScriptEntry[], chunkChars?: number) {
-  const server = await startOpenAIServer({ script, ...(chunkChars ? { chunkChars } : {}) });
+async function serve(script: ScriptEntry[], chunkChars?: number, chunkDelayMs?: number) {
+  const server = await startOpenAIServer({
+    script,
+    ...(chunkChars ? { chunkChars } : {}),
+    ...(chunkDelayMs ? { chunkDelayMs } : {}),
+  });
   return Object.assign(server, { [Symbol.asyncDispose]: () => server.close() });
 }
 
@@ -131,8 +135,9 @@ Deno.test("cost: under the cap the same run completes (exit 0) and sends both re
 });
 
 Deno.test("cost: the cap stops a streamed reply between chunks, not after it (exit 3, max_cost)", async () => {
-  // 4000 characters streamed 8 at a time: about 1000 output tokens, $1 at this price; the cap is $0.20.
-  await using server = await serve([{ content: "word ".repeat(800) }], 8);
+  // 4000 characters streamed 8 at a time, a millisecond apart: about 1000 output tokens, $1 at this price; the
+  // cap is $0.20. Paced, so the stop lands mid-stream rather than after a reply that arrived whole.
+  await using server = await serve([{ content: "word ".repeat(800) }], 8, 1);
   const dir = await writeFiles(await tempDir(), {
     "job.yaml": job(server.url, "my-model", `${dear}, stream: true`),
   });

@@ -28,6 +28,11 @@ export interface OpenAIServerOptions {
   /** Streamed content is sent in pieces of at most this many characters (default 4). */
   chunkChars?: number;
   /**
+   * A pause before each streamed chunk: the reply arrives over time, as a model's does, so a client that stops
+   * reading part-way (a cost cap) really stops before the end (default none: chunks go as fast as they are read).
+   */
+  chunkDelayMs?: number;
+  /**
    * Awaited before each chat completion is answered (after it is recorded in `requests`): a test holds a
    * model call until it has seen what it waits for.
    */
@@ -247,6 +252,7 @@ export async function startOpenAIServer(
       id: `chatcmpl-${completions}`,
       model: body.model ?? model,
       chunkChars,
+      chunkDelayMs: options.chunkDelayMs ?? 0,
       body,
       wire,
       ...(options.midStream ? { midStream: () => options.midStream!(body) } : {}),
@@ -291,6 +297,7 @@ export function completionResponse(
     body: ChatRequestBody;
     wire?: WireQuirks;
     midStream?: () => Promise<void>;
+    chunkDelayMs?: number;
   },
 ): Response {
   const wire = options.wire ?? {};
@@ -367,6 +374,7 @@ function streamResponse(
     body: ChatRequestBody;
     wire: WireQuirks;
     midStream?: () => Promise<void>;
+    chunkDelayMs?: number;
   },
 ): Response {
   const { wire } = options;
@@ -414,6 +422,7 @@ function streamResponse(
   const stream = new ReadableStream<Uint8Array>({
     async pull(controller) {
       if (sent++ === half) await options.midStream?.();
+      if (options.chunkDelayMs) await new Promise((resolve) => setTimeout(resolve, options.chunkDelayMs));
       const line = lines.shift();
       if (line === undefined) controller.close();
       else controller.enqueue(encoder.encode(line));
