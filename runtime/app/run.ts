@@ -127,6 +127,7 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
     timeout.clear();
   }
 
+  if (live.instructions.length) result = { ...result, instructions: [...live.instructions] };
   // The result (final, output, error) leaves through the session's outlet before it is written or returned.
   result = live.outlets.result(result);
   if (result.status === "success" && spec.output?.file && outputScope) {

@@ -143,6 +143,10 @@ function bounded(job: ResolvedJob, policies: readonly Policy[], untrusted: boole
     if (limits) spec = { ...spec, limits };
   }
   spec = boundedSandboxes(spec, policies);
+  // The repository's AGENTS.md and .agents/skills are its content: a policy may keep them out of the prompt.
+  if (policies.some((policy) => policy.rules.repository_instructions === false)) {
+    spec = { ...spec, instructions: { ...spec.instructions, agents_md: false, skills: false } };
+  }
   const shell = spec.tools?.shell;
   if (untrusted && shell && shell.sandbox !== "off" && !shell.sandbox?.read) {
     spec = {

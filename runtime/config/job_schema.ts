@@ -490,6 +490,42 @@ const StoreRetry = Duration.describe(
     "the run fails with terminal_reason store_unavailable (default 60s; 0s: not at all)",
 ).optional();
 
+/** `instructions:` what of the repository's own conventions reaches the system prompt (docs/workspaces.md). */
+export const InstructionsConfig = z.strictObject({
+  agents_md: z.boolean().describe(
+    "Add the AGENTS.md files from the repository root down to the job's directory to the system prompt, in " +
+      "that order (default true)",
+  ).optional(),
+  max_bytes: Size.describe(
+    "Most bytes of AGENTS.md text added, all files together; a file past it is cut and says so (default 32KiB)",
+  ).optional(),
+  skills: z.boolean().describe(
+    "Load Agent Skills from .agents/skills at the repository root and ~/.config/hermes/skills (default true; " +
+      "the job's skills: are loaded either way)",
+  ).optional(),
+});
+
+/** `workspace:` where the run works on its repository (docs/workspaces.md). */
+export const WorkspaceConfig = z.strictObject({
+  isolation: z.enum(["none", "worktree"]).describe(
+    "worktree: the run works in a new git worktree on its own branch, and only it is writable; none " +
+      "(default): in the job's own checkout",
+  ).optional(),
+  base: z.string().min(1).describe("The commit, branch or tag the worktree starts from (default HEAD)")
+    .optional(),
+  branch: z.string().min(1).describe(
+    "The new branch's name; {{ session_id }} is replaced by the session's id (default hermes/{{ session_id }})",
+  ).optional(),
+  keep: z.enum(["always", "on_change", "never"]).describe(
+    "When the run ends: keep the worktree always, only when it has commits or changed files (on_change, " +
+      "default), or never (the branch stays when it has commits)",
+  ).optional(),
+  shared: z.boolean().describe(
+    "Without isolation: let this run write the checkout while another session writes it too (default false: " +
+      "the second run exits 2, workspace_busy)",
+  ).optional(),
+});
+
 export const JobFile = z.strictObject({
   $schema: z.string().describe("JSON Schema of this file, for editors").optional(),
   name: Name.describe("Job name: lower-case letters, digits, '.', '_' or '-'"),
@@ -538,6 +574,15 @@ export const JobFile = z.strictObject({
   ).optional(),
   output: OutputConfig.describe("Where and how the result is written").optional(),
   store: z.strictObject({ retry: StoreRetry }).describe("How this job's runs treat store faults").optional(),
+  instructions: InstructionsConfig.describe(
+    "The repository's AGENTS.md files and Agent Skills conventions (docs/workspaces.md)",
+  ).optional(),
+  skills: PathList.describe(
+    "Directories of Agent Skills (folders holding a SKILL.md), relative to the job file: each skill's name and " +
+      "description are listed in the system prompt, and the skill tool gives its body when the model asks",
+  ).optional(),
+  workspace: WorkspaceConfig.describe("Where the run works: its own git worktree, or the checkout itself")
+    .optional(),
   record: z.string().min(1).describe(
     "Record every run of this job into this cassette file (inside the job directory; replaced at each run's " +
       "end), for hermes replay and hermes test: also for RPC and queued runs (hermes run --record wins)",
@@ -602,6 +647,8 @@ export type ScheduleConfig = z.infer<typeof ScheduleConfig>;
 export type ConcurrencyConfig = z.infer<typeof ConcurrencyConfig>;
 export type OutputConfig = z.infer<typeof OutputConfig>;
 export type InputSpec = z.infer<typeof InputSpec>;
+export type InstructionsConfig = z.infer<typeof InstructionsConfig>;
+export type WorkspaceConfig = z.infer<typeof WorkspaceConfig>;
 
 /** JSON Schema for editors (`# yaml-language-server: $schema=…`). */
 export function jobJsonSchema(): Record<string, unknown> {

@@ -345,6 +345,7 @@ function grantedPaths(spec: JobFile, kind: "read" | "write", dir: string): { pat
     // Files Hermes itself reads for the job: the scripted provider's replies, plugin modules.
     if (spec.model?.script !== undefined) found.push({ path: ["model", "script"], value: spec.model.script });
     spec.plugins?.forEach((plugin, i) => found.push({ path: ["plugins", i, "path"], value: plugin.path }));
+    list(spec.skills, ["skills"]);
   } else {
     list(tools.write_file?.paths, ["tools", "write_file", "paths"]);
     if (shell && shell !== "off") list(shell.write, ["tools", "shell", "sandbox", "write"]);

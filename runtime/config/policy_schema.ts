@@ -40,6 +40,10 @@ export const PolicyConfig = z.strictObject({
       "and the files it loads or runs read-only for every writer (write_file, output.file, shell, plugin and " +
       "MCP sandboxes), and refuse sandbox: off (--untrusted: true). Default false",
   ).optional(),
+  repository_instructions: z.boolean().describe(
+    "May a job's system prompt get the repository's AGENTS.md files and the skills of its .agents/skills? " +
+      "Default true (under --untrusted too, marked as repository content, not instructions: docs/workspaces.md)",
+  ).optional(),
   sandbox_off: z.boolean().describe(
     "May a job turn an OS sandbox off (tools.shell.sandbox, plugins' sandbox or isolation: worker, MCP servers' sandbox)? Default true",
   ).optional(),

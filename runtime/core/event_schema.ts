@@ -63,6 +63,22 @@ export const runResultFields = z.strictObject({
   sandbox: z.literal("off").describe(
     "Present only when the shell tool, a plugin or an MCP server ran without the OS sandbox (sandbox: off)",
   ).exactOptional(),
+  instructions: z.array(z.string()).describe(
+    "The AGENTS.md files in the session's system prompt, repository root first (present when there were any)",
+  ).exactOptional(),
+  workspace: z.strictObject({
+    path: z.string().describe("The worktree the run worked in (gone when it was removed at the end)"),
+    branch: z.string().describe("Its branch"),
+    base: z.string().describe("The commit it started from"),
+    commits: z.array(z.string()).describe("The commits on the branch since base, oldest first"),
+    changed_files: z.array(z.string()).describe(
+      "Files that differ from base (committed or not, untracked included), relative to the worktree",
+    ),
+    kept: z.boolean().describe(
+      "Whether the worktree is still there (keep: always, or on_change with changes)",
+    ),
+  }).describe("Present when the run worked in its own git worktree (workspace.isolation: worktree)")
+    .exactOptional(),
 });
 
 /** The fields of each event, by type (without `type` and the envelope). */

@@ -38,6 +38,18 @@ import { candidateInScope, pathScope } from "../tools/paths.ts";
 import { writeOutputFile } from "./output_file.ts";
 import type { SessionStatus } from "../core/types.ts";
 import { OWNER_MARGIN_MS, ownerGuardedStore, OwnerLease, progressBound } from "./owner_lease.ts";
+import {
+  agentsMdSection,
+  DEFAULT_AGENTS_MD_BYTES,
+  readAgentsMd,
+  skillDirs,
+  skillsSection,
+} from "./instructions.ts";
+import { discoverSkills, skillTool } from "../tools/skill.ts";
+import { parseSize } from "../core/duration.ts";
+
+/** Session state: the AGENTS.md files read when the session was new (a resumed run's result lists them). */
+const INSTRUCTIONS_KEY = "session.instructions";
 
 const PER_PROCESS_MEMORY =
   "no writable memory cgroup here: the shell tool's memory cap (RLIMIT_DATA) holds " +
@@ -109,6 +121,8 @@ export interface LiveSession {
    * replacing the session's secrets (process environment, `model.api_key_env`, `redact:`).
    */
   readonly outlets: SessionOutlets;
+  /** The AGENTS.md files the session's system prompt holds (real paths, root first): the result's `instructions`. */
+  readonly instructions: readonly string[];
   /** Records the end (status, reason), fires on_session_end, emits session.end and stops plugins. */
   finish(status: SessionStatus, reason: string): Promise<void>;
 }
@@ -189,7 +203,28 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     await plugins?.stop();
     throw error;
   });
-  const tools = [...builtins.tools, ...(plugins?.tools() ?? []), ...(mcp?.tools ?? [])];
+  // Skills are found again on resume (the skill tool serves them); AGENTS.md is read once, for a new session.
+  const untrusted = job.protect !== undefined;
+  const skills = await discoverSkills(
+    skillDirs({
+      jobDir: job.dir,
+      ...(spec.skills ? { skills: spec.skills } : {}),
+      conventions: spec.instructions?.skills ?? true,
+      ...(options.env.HOME ? { home: options.env.HOME } : {}),
+    }),
+    { skipped: (path, why) => log.warn(`skill ${path} skipped: ${why}`) },
+  );
+  const agentsMd = options.resume || spec.instructions?.agents_md === false
+    ? []
+    : await readAgentsMd(job.dir, {
+      maxBytes: parseSize(spec.instructions?.max_bytes ?? DEFAULT_AGENTS_MD_BYTES),
+    });
+  const tools = [
+    ...builtins.tools,
+    ...(skills.length ? [skillTool(skills)] : []),
+    ...(plugins?.tools() ?? []),
+    ...(mcp?.tools ?? []),
+  ];
   const env = toolEnv(options.env, job.env);
   // The approver is a host program: it runs with Hermes's own environment, never the job's `env:`.
   const asker = await sessionAsker(
@@ -309,10 +344,19 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   });
   for (const command of recurring.commands(agent)) agent.addCommand(command);
   for (const command of plugins?.commands() ?? []) agent.addCommand(command);
+  let instructions: string[] = agentsMd.map((file) => file.path);
   if (!options.resume) {
-    const system = [spec.system, spec.output?.schema ? schemaInstruction(spec.output.schema) : undefined]
-      .filter((s): s is string => s !== undefined && s.trim() !== "").join("\n\n");
+    const system = [
+      spec.system,
+      agentsMdSection(agentsMd, { untrusted }),
+      skillsSection(skills, { untrusted }),
+      spec.output?.schema ? schemaInstruction(spec.output.schema) : undefined,
+    ]
+      .filter((s): s is string => s !== undefined && s !== null && s.trim() !== "").join("\n\n");
     if (system) await store.appendMessages(id, [{ role: "system", content: system }]);
+    if (instructions.length) await store.setState(id, INSTRUCTIONS_KEY, instructions);
+  } else {
+    instructions = await store.getState<string[]>(id, INSTRUCTIONS_KEY) ?? [];
   }
   events.emit(id, {
     type: "session.start",
@@ -347,6 +391,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     sandbox: optedOut.length ? "off" : builtins.sandbox?.mode ?? null,
     store,
     outlets,
+    instructions,
     async finish(status, reason) {
       if (finished) return;
       finished = true;
