@@ -18,6 +18,7 @@ export function cliApp(
     host: cli.host,
     config: options.config,
     cwd: Deno.cwd(),
+    home: cli.home,
     source: options.source ?? "cli",
     signal: options.signal ?? cli.signal,
     ...(options.hooks ? { hooks: options.hooks } : {}),

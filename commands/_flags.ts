@@ -108,6 +108,10 @@ export const COMMANDS = {
         multiple: true,
         text: "label the new session (added to the job's labels: and the CI's; hermes cost --by label:K)",
       },
+      worktree: {
+        text: "work in a new git worktree on its own branch (hermes/SESSION), as workspace: {isolation: " +
+          "worktree} does; the result's workspace names it",
+      },
       untrusted: {
         text:
           "hold the job file (or the --resume session's stored job) to the strict built-in policy: sandbox " +

@@ -17,6 +17,7 @@ export interface RunFlags {
   tools?: string;
   allow?: string[];
   label?: string[];
+  worktree?: boolean;
 }
 
 type Tools = NonNullable<JobFile["tools"]>;
@@ -32,6 +33,7 @@ const OFFERABLE: Record<string, (tools: Tools) => void> = {
 /** The job with the flags applied; `oneShot` is a `-p` run without a job file or a resumed session. */
 export function applyRunFlags(job: ResolvedJob, flags: RunFlags, options: { oneShot: boolean }): ResolvedJob {
   const spec: JobFile = { ...job.spec };
+  if (flags.worktree) spec.workspace = { ...spec.workspace, isolation: "worktree" };
   if (
     flags["max-turns"] !== undefined || flags.timeout !== undefined || flags["max-budget-usd"] !== undefined
   ) {

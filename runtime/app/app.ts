@@ -239,6 +239,7 @@ export class App {
       host,
       source: this.context.source,
       ...(signal ? { signal } : {}),
+      ...(this.context.home ? { worktrees: `${this.context.home}/worktrees` } : {}),
       ...rest,
       job: resolved,
       events: events ?? this.context.events,

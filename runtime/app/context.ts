@@ -29,6 +29,8 @@ export interface AppContext {
   source: InputSource;
   /** The global plugins' hooks (`on_session_delete` on delete and archive). */
   hooks?: Hooks;
+  /** HERMES_HOME: runs' own worktrees are made in its `worktrees` folder (docs/workspaces.md). */
+  home?: string;
   /** SIGINT/SIGTERM: interrupts running turns. */
   signal?: AbortSignal;
 }

@@ -19,6 +19,15 @@ import { outputFileScope, writeOutputFile } from "../session/output_file.ts";
 import { parseSlash } from "../agent/slash.ts";
 import type { InputSource } from "../core/types.ts";
 import { newSessionId, type SessionStore } from "../store/store.ts";
+import {
+  createWorktree,
+  finishWorktree,
+  jobInWorktree,
+  removeWorktree,
+  reopenWorktree,
+  type Worktree,
+  WORKTREE_KEY,
+} from "../session/worktree.ts";
 
 export type { RunResult } from "../session/outcome.ts";
 
@@ -31,6 +40,11 @@ export interface RunJobOptions extends OpenSessionOptions {
    * turn it into a failure when that fails, so the result reported and the exit code agree.
    */
   publish?: (result: RunResult) => RunResult | Promise<RunResult>;
+  /**
+   * Where a run's own worktree is made (`workspace.isolation: worktree`): HERMES_HOME/worktrees; without
+   * it, a `hermes-worktrees` folder in the repository's git directory.
+   */
+  worktrees?: string;
 }
 
 /**
@@ -49,7 +63,8 @@ interface Progress {
 const PROGRESS_KEY = "run.progress";
 
 export async function runJob(options: RunJobOptions): Promise<RunResult> {
-  const { job, events, clock, log } = options;
+  const { events, clock, log } = options;
+  let job = options.job;
   const spec = job.spec;
   // The job's store.retry, and each retry a `store.retry` event of this run's session once it has one.
   let eventsTo: string | undefined;
@@ -67,6 +82,15 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
   const newId = resumeId === undefined ? newSessionId(clock.now()) : undefined;
   eventsTo = resumeId ?? newId;
   let progress = await planInputs(store, resumeId, spec, options);
+  // The run's own worktree: made for a new session, found again (or checked out again) for a resumed one.
+  let worktree: Worktree | undefined;
+  if (resumeId !== undefined) {
+    const stored = await store.getState<Worktree>(resumeId, WORKTREE_KEY);
+    if (stored) worktree = await reopenWorktree(stored);
+  } else if (spec.workspace?.isolation === "worktree") {
+    worktree = await createWorktree(job.dir, spec.workspace, { sessionId: newId!, root: options.worktrees });
+  }
+  if (worktree) job = jobInWorktree(job, worktree);
 
   // Started before the session opens: plugin start-up counts against limits.timeout too.
   const timeout = startTimeout(spec.limits?.timeout);
@@ -75,14 +99,22 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
   try {
     const signal = AbortSignal.any([timeout.signal, ...(options.signal ? [options.signal] : [])]);
     const { resume: _resume, ...sessionOptions } = options;
-    live = await openSession({
-      ...sessionOptions,
-      store,
-      signal,
-      ...(resumeId ? { resume: resumeId } : {}),
-      ...(newId ? { id: newId } : {}),
-    });
+    try {
+      live = await openSession({
+        ...sessionOptions,
+        job,
+        store,
+        signal,
+        ...(resumeId ? { resume: resumeId } : {}),
+        ...(newId ? { id: newId } : {}),
+      });
+    } catch (error) {
+      // A session that never opened leaves no worktree behind.
+      if (worktree && !resumeId) await removeWorktree(worktree, { keepBranch: false }).catch(() => {});
+      throw error;
+    }
     const sessionId = eventsTo = live.id;
+    if (worktree && !resumeId) await live.store.setState(sessionId, WORKTREE_KEY, worktree);
     // From here every write goes through the session's redacting view (progress holds the prompts).
     store = live.store;
     const first = progress.first ??
@@ -128,6 +160,13 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
   }
 
   if (live.instructions.length) result = { ...result, instructions: [...live.instructions] };
+  if (worktree) {
+    try {
+      result = { ...result, workspace: await finishWorktree(worktree) };
+    } catch (error) {
+      log.warn(`Cannot report the worktree ${worktree.path}: ${errorMessage(error)}`);
+    }
+  }
   // The result (final, output, error) leaves through the session's outlet before it is written or returned.
   result = live.outlets.result(result);
   if (result.status === "success" && spec.output?.file && outputScope) {

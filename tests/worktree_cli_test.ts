@@ -1,0 +1,174 @@
+/**
+ * A run's own git worktree through the real CLI and real bwrap (`workspace: {isolation: worktree}`): two
+ * concurrent runs of a job that edits and commits the same file leave the main checkout untouched, each
+ * with its own branch and commit, named in its result; a run that changes nothing leaves no worktree and
+ * no branch (keep: on_change); `--worktree` does the same for a one-shot `-p` run.
+ */
+import assert from "node:assert/strict";
+import { hermes, spawnHermes, tempDir, writeFiles } from "./_cli.ts";
+import { withoutSandbox } from "./_sandbox.ts";
+
+async function git(dir: string, ...args: string[]): Promise<string> {
+  const output = await new Deno.Command("git", {
+    args: ["-C", dir, ...args],
+    stdout: "piped",
+    stderr: "piped",
+  })
+    .output();
+  assert.ok(output.success, `git ${args.join(" ")}: ${new TextDecoder().decode(output.stderr)}`);
+  return new TextDecoder().decode(output.stdout);
+}
+
+const EDIT = "date +%s%N | tee -a notes.txt && git commit -qam edit";
+
+/** A repository whose job edits notes.txt and commits it (replies: scripted), all committed. */
+async function repo(options: { workspace: string; replies: string }): Promise<string> {
+  const dir = Deno.realPathSync(await tempDir("hermes-worktree-"));
+  await writeFiles(dir, {
+    "job.yaml": `name: edit
+model: { provider: scripted, script: ./r.yaml }
+prompt: edit the notes
+tools: { shell: { allow: ["*"], sandbox: { write: [.] } } }
+${options.workspace}
+`,
+    "r.yaml": options.replies,
+    "notes.txt": "first line\n",
+  });
+  await git(dir, "init", "-q", "-b", "main");
+  await git(dir, "config", "user.email", "test@example.com");
+  await git(dir, "config", "user.name", "Test");
+  await git(dir, "add", ".");
+  await git(dir, "commit", "-qm", "start");
+  return dir;
+}
+
+const EDIT_REPLIES = `- tool_calls: [{ name: shell, arguments: { command: ${JSON.stringify(EDIT)} } }]
+- content: edited
+`;
+
+async function resultOf(child: Deno.ChildProcess) {
+  const { code, stdout, stderr } = await child.output();
+  const text = new TextDecoder().decode(stdout);
+  return { code, stderr: new TextDecoder().decode(stderr), result: text.trim() ? JSON.parse(text) : null };
+}
+
+Deno.test({
+  name: "worktree: two concurrent runs each commit on their own branch; the main checkout is untouched",
+  ignore: withoutSandbox,
+  async fn() {
+    const dir = await repo({ workspace: "workspace: { isolation: worktree }", replies: EDIT_REPLIES });
+    const home = await tempDir();
+    try {
+      const head = (await git(dir, "rev-parse", "HEAD")).trim();
+      const runs = [0, 1].map(() =>
+        spawnHermes(["run", "job.yaml", "--output", "json"], { cwd: dir, home, stdin: "null" })
+      );
+      const [a, b] = await Promise.all(runs.map(resultOf));
+      for (const run of [a!, b!]) {
+        assert.equal(run.code, 0, run.stderr);
+        const ws = run.result.workspace;
+        assert.equal(ws.branch, `hermes/${run.result.session_id}`);
+        assert.equal(ws.base, head);
+        assert.equal(ws.commits.length, 1, JSON.stringify(ws));
+        assert.deepEqual(ws.changed_files, ["notes.txt"]);
+        assert.equal(ws.kept, true);
+        assert.ok(ws.path.startsWith(`${Deno.realPathSync(home)}/worktrees/`), ws.path);
+        // The branch holds the run's commit, which changed notes.txt.
+        assert.equal((await git(dir, "rev-parse", ws.branch)).trim(), ws.commits[0]);
+        assert.match(await git(dir, "show", `${ws.branch}:notes.txt`), /^first line\n\d+\n$/);
+      }
+      assert.notEqual(a!.result.workspace.branch, b!.result.workspace.branch);
+      assert.notEqual(a!.result.workspace.commits[0], b!.result.workspace.commits[0]);
+      // The main checkout: same commit, same file, nothing staged or changed.
+      assert.equal((await git(dir, "rev-parse", "HEAD")).trim(), head);
+      assert.equal(await Deno.readTextFile(`${dir}/notes.txt`), "first line\n");
+      assert.equal(await git(dir, "status", "--porcelain"), "");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+      await Deno.remove(home, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "worktree: without isolation the same job commits in the checkout itself (the neighbour)",
+  ignore: withoutSandbox,
+  async fn() {
+    const dir = await repo({ workspace: "", replies: EDIT_REPLIES });
+    try {
+      const head = (await git(dir, "rev-parse", "HEAD")).trim();
+      const { code, stdout, stderr } = await hermes(["run", "job.yaml", "--output", "json"], {
+        cwd: dir,
+        home: dir,
+      });
+      assert.equal(code, 0, stderr);
+      assert.equal(JSON.parse(stdout).workspace, undefined);
+      assert.notEqual((await git(dir, "rev-parse", "HEAD")).trim(), head);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test("worktree: a run that changes nothing leaves no worktree and no branch (keep: on_change)", async () => {
+  const dir = await repo({
+    workspace: "workspace: { isolation: worktree }",
+    replies: "- content: nothing to do\n",
+  });
+  const home = await tempDir();
+  try {
+    const { code, stdout, stderr } = await hermes(["run", "job.yaml", "--output", "json"], {
+      cwd: dir,
+      home,
+    });
+    assert.equal(code, 0, stderr);
+    const ws = JSON.parse(stdout).workspace;
+    assert.deepEqual([ws.commits, ws.changed_files, ws.kept], [[], [], false]);
+    assert.equal(await git(dir, "branch", "--list", ws.branch), "");
+    assert.throws(() => Deno.statSync(ws.path));
+    assert.doesNotMatch(await git(dir, "worktree", "list"), /worktrees\//);
+    // keep: always keeps it, unchanged as it is.
+    await writeFiles(dir, {
+      "job.yaml": (await Deno.readTextFile(`${dir}/job.yaml`)).replace(
+        "isolation: worktree",
+        "isolation: worktree, keep: always",
+      ),
+    });
+    await git(dir, "commit", "-qam", "keep always");
+    const kept = await hermes(["run", "job.yaml", "--output", "json"], { cwd: dir, home });
+    assert.equal(kept.code, 0, kept.stderr);
+    const ws2 = JSON.parse(kept.stdout).workspace;
+    assert.equal(ws2.kept, true);
+    assert.ok(Deno.statSync(ws2.path).isDirectory);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("worktree: --worktree gives a one-shot -p run its own worktree; outside a repository it is exit 2", async () => {
+  const dir = await repo({ workspace: "", replies: "- content: done\n" });
+  const home = await tempDir();
+  const plain = await tempDir();
+  try {
+    await writeFiles(home, { "config.yaml": `model: { provider: scripted, script: ${dir}/r.yaml }\n` });
+    const { code, stdout, stderr } = await hermes(["run", "-p", "hello", "--worktree", "--output", "json"], {
+      cwd: dir,
+      home,
+    });
+    assert.equal(code, 0, stderr);
+    const ws = JSON.parse(stdout).workspace;
+    assert.equal(ws.branch, `hermes/${JSON.parse(stdout).session_id}`);
+    assert.equal(ws.kept, false);
+    const outside = await hermes(["run", "-p", "hello", "--worktree"], { cwd: plain, home });
+    assert.equal(outside.code, 2, outside.stderr);
+    assert.match(
+      outside.stderr,
+      /^hermes: Cannot give the run its own worktree .* is not in a git repository$/m,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(home, { recursive: true });
+    await Deno.remove(plain, { recursive: true });
+  }
+});
