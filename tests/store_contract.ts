@@ -16,6 +16,7 @@ import { searchContract } from "./store_contract/search.ts";
 import { sessionContract } from "./store_contract/sessions.ts";
 import { stateContract } from "./store_contract/state.ts";
 import { stepContract } from "./store_contract/steps.ts";
+import { workspaceLockContract } from "./store_contract/workspace_locks.ts";
 import type { OpenStore } from "./store_contract/_fixture.ts";
 
 export type { OpenStore, StoreFixture } from "./store_contract/_fixture.ts";
@@ -34,4 +35,5 @@ export function storeContract(name: string, open: OpenStore): void {
   adminContract(name, open);
   copyContract(name, open);
   costContract(name, open);
+  workspaceLockContract(name, open);
 }

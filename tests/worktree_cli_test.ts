@@ -172,3 +172,103 @@ Deno.test("worktree: --worktree gives a one-shot -p run its own worktree; outsid
     await Deno.remove(plain, { recursive: true });
   }
 });
+
+/** A job that edits notes.txt, then waits (its shell sleeps) so that a second run starts meanwhile. */
+const SLOW_REPLIES = `- tool_calls: [{ name: shell, arguments: { command: "touch started && sleep 3" } }]
+- content: done
+`;
+
+async function waitFor(path: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    try {
+      Deno.statSync(path);
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  throw new Error(`${path} never appeared`);
+}
+
+Deno.test({
+  name:
+    "one writer per checkout: without isolation the second run exits 2 workspace_busy; the first finishes",
+  ignore: withoutSandbox,
+  async fn() {
+    const dir = await repo({ workspace: "", replies: SLOW_REPLIES });
+    const home = await tempDir();
+    try {
+      const first = spawnHermes(["run", "job.yaml", "--output", "json"], { cwd: dir, home });
+      await waitFor(`${dir}/started`);
+      const second = await hermes(["run", "job.yaml", "--output", "json"], { cwd: dir, home });
+      assert.equal(second.code, 2, second.stderr);
+      const refused = JSON.parse(second.stdout);
+      assert.equal(refused.terminal_reason, "workspace_busy");
+      assert.equal(refused.turns, 0);
+      const a = await resultOf(first);
+      assert.equal(a.code, 0, a.stderr);
+      assert.match(
+        refused.error,
+        new RegExp(`session ${a.result.session_id} \\(pid \\d+ on .+\\) is writing`),
+      );
+      // Once the first has ended the checkout is free again.
+      await Deno.remove(`${dir}/started`);
+      await writeFiles(dir, { "r.yaml": "- content: done\n" });
+      const third = await hermes(["run", "job.yaml"], { cwd: dir, home });
+      assert.equal(third.code, 0, third.stderr);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+      await Deno.remove(home, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "one writer per checkout: shared: true runs alongside, and so does a job that cannot write",
+  ignore: withoutSandbox,
+  async fn() {
+    const dir = await repo({ workspace: "", replies: SLOW_REPLIES });
+    const home = await tempDir();
+    try {
+      const first = spawnHermes(["run", "job.yaml", "--output", "json"], { cwd: dir, home });
+      await waitFor(`${dir}/started`);
+      await writeFiles(dir, {
+        "shared.yaml": "name: shared\nmodel: { provider: scripted, script: ./done.yaml }\nprompt: go\n" +
+          "tools: { write_file: { paths: [.] } }\nworkspace: { shared: true }\n",
+        "reader.yaml": "name: reader\nmodel: { provider: scripted, script: ./done.yaml }\nprompt: go\n" +
+          "tools: { read_file: { paths: [.] } }\n",
+        "done.yaml": "- content: done\n",
+      });
+      for (const job of ["shared.yaml", "reader.yaml"]) {
+        const run = await hermes(["run", job], { cwd: dir, home });
+        assert.equal(run.code, 0, `${job}: ${run.stderr}`);
+      }
+      const a = await resultOf(first);
+      assert.equal(a.code, 0, a.stderr);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+      await Deno.remove(home, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "one writer per checkout: the lock of a SIGKILLed run is taken over",
+  ignore: withoutSandbox,
+  async fn() {
+    const dir = await repo({ workspace: "", replies: SLOW_REPLIES.replace("sleep 3", "sleep 60") });
+    const home = await tempDir();
+    try {
+      const first = spawnHermes(["run", "job.yaml"], { cwd: dir, home });
+      await waitFor(`${dir}/started`);
+      first.kill("SIGKILL");
+      await first.output();
+      await writeFiles(dir, { "r.yaml": "- content: done\n" });
+      const next = await hermes(["run", "job.yaml"], { cwd: dir, home });
+      assert.equal(next.code, 0, next.stderr);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+      await Deno.remove(home, { recursive: true });
+    }
+  },
+});

@@ -10,11 +10,26 @@ import type { ResolvedJob } from "../config/job.ts";
 import { startTimeout } from "../agent/limits.ts";
 import { isRecurringActive } from "../../loops/recurring_active.ts";
 import { type LiveSession, openSession, type OpenSessionOptions } from "../session/live_session.ts";
-import { buildResult, endingOfError, failedDelivery, NO_USAGE, type RunResult } from "../session/outcome.ts";
+import {
+  buildResult,
+  type Ending,
+  endingOfError,
+  failedDelivery,
+  NO_USAGE,
+  type RunResult,
+} from "../session/outcome.ts";
 import { parseDuration } from "../core/duration.ts";
 import { StoreUnavailableError } from "../store/retry.ts";
 import { retryScope } from "../store/retrying_store.ts";
 import { runTurn } from "../session/turn.ts";
+import {
+  busyEnding,
+  busyMessage,
+  holdWorkspace,
+  workingTree,
+  type WorkspaceHold,
+  writesItsTree,
+} from "../session/workspace_lock.ts";
 import { outputFileScope, writeOutputFile } from "../session/output_file.ts";
 import { parseSlash } from "../agent/slash.ts";
 import type { InputSource } from "../core/types.ts";
@@ -96,6 +111,7 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
   const timeout = startTimeout(spec.limits?.timeout);
   let result: RunResult;
   let live;
+  let workspaceHold: WorkspaceHold | undefined;
   try {
     const signal = AbortSignal.any([timeout.signal, ...(options.signal ? [options.signal] : [])]);
     const { resume: _resume, ...sessionOptions } = options;
@@ -122,6 +138,20 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
     progress = { ...progress, first };
     await store.setState(sessionId, PROGRESS_KEY, progress);
     const { inputs, next } = progress;
+    // One writer per checkout: a run that may write the tree it works in (not its own worktree) holds it.
+    if (!worktree && spec.workspace?.shared !== true && writesItsTree(job.spec)) {
+      const taken = await holdWorkspace(store, {
+        path: workingTree(job.dir),
+        sessionId,
+        host: options.host,
+        clock,
+        log,
+      });
+      if ("busy" in taken) {
+        throw new WorkspaceBusy(busyMessage(taken.busy));
+      }
+      workspaceHold = taken.hold;
+    }
     ({ result } = await runTurn(live, inputs.slice(next), {
       store,
       events,
@@ -151,10 +181,17 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
       onInput: (index) => store.finishStep(sessionId, first + next + index),
     }));
   } catch (error) {
-    // The store stayed unreachable past store.retry outside the turn (recording progress): the run
-    // still ends with its result, as one that failed.
-    if (!(error instanceof StoreUnavailableError) || !live) throw error;
-    result = storeUnavailableResult(live, error, { started, ended: clock.now() });
+    if (error instanceof WorkspaceBusy && live) {
+      result = refusedResult(live, busyEnding(error.message), { started, ended: clock.now() });
+    } else {
+      // The store stayed unreachable past store.retry outside the turn (recording progress): the run
+      // still ends with its result, as one that failed.
+      if (!(error instanceof StoreUnavailableError) || !live) {
+        await workspaceHold?.release();
+        throw error;
+      }
+      result = storeUnavailableResult(live, error, { started, ended: clock.now() });
+    }
   } finally {
     timeout.clear();
   }
@@ -189,6 +226,7 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
     // The end could not be recorded: the session stays resumable (its owner, this process, is gone by then).
     result = failedDelivery(result, { terminal_reason: "store_unavailable", error: error.message });
   }
+  await workspaceHold?.release();
   const { type: _type, schema_version: _version, session_id: _id, ...fields } = result;
   live.outlets.events.emit(live.id, { type: "result", ...fields });
   return result;
@@ -252,6 +290,30 @@ function storeUnavailableResult(
   times: { started: number; ended: number },
 ): RunResult {
   return buildResult(endingOfError({ caught: error, timeout: new AbortController().signal }), {
+    session_id: live.id,
+    job: live.job.spec.name,
+    labels: live.labels,
+    final: "",
+    output: null,
+    turns: 0,
+    before: NO_USAGE,
+    after: NO_USAGE,
+    ...times,
+    compactions: 0,
+    sandbox: live.sandbox,
+  });
+}
+
+/** Another session writes the run's checkout (session/workspace_lock.ts). */
+class WorkspaceBusy extends Error {}
+
+/** The result of a run refused before its first input: it failed with `ending`, nothing was sent. */
+function refusedResult(
+  live: LiveSession,
+  ending: Ending,
+  times: { started: number; ended: number },
+): RunResult {
+  return buildResult(ending, {
     session_id: live.id,
     job: live.job.spec.name,
     labels: live.labels,

@@ -265,4 +265,17 @@ export const migrations: readonly string[] = [
     SELECT session_id, session_id, job, at, cost_usd FROM spend ORDER BY id;
   DROP TABLE spend;
   `,
+  // 12: one writer per working tree (docs/workspaces.md): the session holding a tree's real path, as a lease.
+  `
+  CREATE TABLE workspace_locks (
+    path TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    holder_host TEXT NOT NULL,
+    holder_pid INTEGER NOT NULL,
+    holder_started TEXT NOT NULL,
+    holder_nonce TEXT NOT NULL,
+    acquired_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+  );
+  `,
 ];

@@ -237,6 +237,35 @@ export interface LeaseOps {
   releaseLease(ref: LeaseRef): Promise<boolean>;
 }
 
+// ---- workspace locks ----
+
+/** The one session writing a working tree (docs/workspaces.md): held like a lease, keyed by the tree's real path. */
+export interface WorkspaceLock {
+  path: string;
+  session_id: string;
+  holder: ProcessIdentity;
+  acquired_at: number;
+  expires_at: number;
+}
+
+export type WorkspaceAcquire =
+  | { acquired: true; took_over?: "expired" | "dead_holder" }
+  | { acquired: false; current: WorkspaceLock };
+
+export interface WorkspaceLockOps {
+  /**
+   * Free → take; held by the same session (a resume) → take; expired → take; holder provably dead on this
+   * host → take; otherwise refuse, naming the holder.
+   */
+  acquireWorkspace(
+    request: { path: string; sessionId: string; holder: ProcessIdentity; now: number; ttlMs: number },
+  ): Promise<WorkspaceAcquire>;
+  /** Extends the holder's unexpired lock; false when it expired or another holder took it. */
+  refreshWorkspace(ref: { path: string; nonce: string; now: number; ttlMs: number }): Promise<boolean>;
+  /** Frees the lock only if `nonce` still holds it; true when it did. */
+  releaseWorkspace(ref: { path: string; nonce: string }): Promise<boolean>;
+}
+
 // ---- compaction commit and log ----
 
 export type CompactionKind = "summarize" | "micro_summarize" | "prune_tool_results";
@@ -945,7 +974,7 @@ export interface CopyOps {
  * The store as its consumers see it: each depends on the roles it uses, not on all of Store.
  * Sessions: sessions, their transcripts, step records and per-session state (the session core, the agent).
  */
-export type SessionStore = SessionOps & MessageOps & StepOps & StateOps;
+export type SessionStore = SessionOps & MessageOps & StepOps & StateOps & WorkspaceLockOps;
 /** Compaction: leases on a session and the commit and log of passes. */
 export type CompactionStore = LeaseOps & CompactionOps;
 /** Recurring work: schedule slot claims and their runs (the daemon). */

@@ -243,4 +243,17 @@ export const migrations: readonly string[] = [
     SELECT session_id, session_id, job, at, cost_usd FROM spend ORDER BY id;
   DROP TABLE spend;
   `,
+  // 9: one writer per working tree (docs/workspaces.md): the session holding a tree's real path, as a lease.
+  `
+  CREATE TABLE workspace_locks (
+    path text COLLATE "C" PRIMARY KEY,
+    session_id text COLLATE "C" NOT NULL,
+    holder_host text NOT NULL,
+    holder_pid integer NOT NULL,
+    holder_started text NOT NULL,
+    holder_nonce text NOT NULL,
+    acquired_at bigint NOT NULL,
+    expires_at bigint NOT NULL
+  );
+  `,
 ];

@@ -12,3 +12,4 @@ export { searchOps } from "./search.ts";
 export { sessionOps } from "./sessions.ts";
 export { stateOps } from "./kv.ts";
 export { stepOps } from "./steps.ts";
+export { workspaceLockOps } from "./workspace_locks.ts";
