@@ -237,8 +237,16 @@ export const COMMANDS = {
       'Full-text search over all messages, compacted ones included; words are ANDed, "quoted phrase", prefix*.',
   },
   "sessions delete": {
-    usage: ["hermes sessions delete ID... [--force] [--json]"],
-    flags: { force: { text: "also sessions held by a live process" }, json: JSON_FLAG },
+    usage: ["hermes sessions delete ID... [--force] [--json] [--remove-worktree]"],
+    flags: {
+      "remove-worktree": {
+        text:
+          "also remove the sessions' own worktrees (workspace.isolation: worktree) without asking; a branch " +
+          "with commits stays",
+      },
+      force: { text: "also sessions held by a live process" },
+      json: JSON_FLAG,
+    },
     notes: SESSIONS_NOTE,
   },
   "sessions archive": {

@@ -272,3 +272,74 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "worktree: sessions delete keeps the worktree without a terminal, --remove-worktree removes it",
+  ignore: withoutSandbox,
+  async fn() {
+    const dir = await repo({ workspace: "workspace: { isolation: worktree }", replies: EDIT_REPLIES });
+    const home = await tempDir();
+    try {
+      const ids: { id: string; path: string; branch: string }[] = [];
+      for (let i = 0; i < 2; i++) {
+        const run = await hermes(["run", "job.yaml", "--output", "json"], { cwd: dir, home });
+        assert.equal(run.code, 0, run.stderr);
+        const { session_id, workspace } = JSON.parse(run.stdout);
+        ids.push({ id: session_id, path: workspace.path, branch: workspace.branch });
+      }
+      const [kept, removed] = ids;
+      const first = await hermes(["sessions", "delete", kept!.id], { home });
+      assert.equal(first.code, 0, first.stderr);
+      assert.match(first.stderr, new RegExp(`kept the worktree ${kept!.path} of session ${kept!.id}`));
+      assert.ok(Deno.statSync(kept!.path).isDirectory);
+      const second = await hermes(["sessions", "delete", removed!.id, "--remove-worktree"], { home });
+      assert.equal(second.code, 0, second.stderr);
+      assert.match(second.stderr, /removed the worktree .*; its branch .* keeps the run's commits/);
+      assert.throws(() => Deno.statSync(removed!.path));
+      // The run's commit is still on its branch.
+      assert.equal((await git(dir, "log", "-1", "--format=%s", removed!.branch)).trim(), "edit");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+      await Deno.remove(home, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "worktree: a resumed session works in its worktree again, checked out anew when it was removed",
+  ignore: withoutSandbox,
+  async fn() {
+    // The first run stops after its first step (max_turns), having committed; the resume finishes it.
+    const dir = await repo({
+      workspace: "workspace: { isolation: worktree, keep: never }\nsteps: [again]",
+      replies: `${EDIT_REPLIES}${EDIT_REPLIES.replace("edited", "edited again")}`,
+    });
+    const home = await tempDir();
+    try {
+      const run = await hermes(["run", "job.yaml", "--output", "json", "--max-turns", "1"], {
+        cwd: dir,
+        home,
+      });
+      const first = JSON.parse(run.stdout);
+      assert.equal(first.terminal_reason, "max_turns", run.stderr);
+      assert.equal(first.workspace.kept, false);
+      assert.throws(() => Deno.statSync(first.workspace.path));
+      const resumed = await hermes(["run", "--resume", first.session_id, "--output", "json"], {
+        cwd: dir,
+        home,
+      });
+      // It ends as the first did (the stored job's max_turns); what matters here is where it worked.
+      const second = JSON.parse(resumed.stdout);
+      assert.match(resumed.stderr, /tool shell → ok/);
+      assert.equal(second.workspace.branch, first.workspace.branch);
+      assert.equal(second.workspace.path, first.workspace.path);
+      // The branch holds the first run's commit and the resumed run's; the main checkout is untouched.
+      assert.ok(second.workspace.commits.length >= 2, JSON.stringify(second.workspace));
+      assert.equal(second.workspace.commits[0], first.workspace.commits[0]);
+      assert.equal(await Deno.readTextFile(`${dir}/notes.txt`), "first line\n");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+      await Deno.remove(home, { recursive: true });
+    }
+  },
+});

@@ -70,7 +70,7 @@ async function printPlan(ctx: SessionsContext, plan: PrunePlan, as: { dryRun: bo
 }
 
 /** Asks on stderr and reads one line from stdin. */
-async function ask(ctx: SessionsContext, question: string): Promise<string> {
+export async function ask(ctx: SessionsContext, question: string): Promise<string> {
   ctx.cli.err(question);
   const reader = ctx.cli.stdin.getReader();
   const decoder = new TextDecoder();

@@ -7,15 +7,70 @@ import { ValidationError } from "../../runtime/core/errors.ts";
 import { cliApp } from "../_app.ts";
 import { type SessionsContext, withStore } from "./_context.ts";
 import { withGlobalHooks } from "./_hooks.ts";
+import { ask } from "./prune.ts";
+import type { Store } from "../../runtime/store/store.ts";
+import { existsSync } from "../../runtime/core/fs.ts";
+import { discardWorktree, type Worktree, WORKTREE_KEY } from "../../runtime/session/worktree.ts";
 
 export async function deleteCommand(ctx: SessionsContext): Promise<number> {
   const { values, positionals: ids } = parseCommandArgs("sessions delete", ctx.args);
   requireIds("sessions delete", ids);
   return await withGlobalHooks(ctx.cli, async (store, hooks) => {
+    const worktrees = await worktreesOf(store, ids);
     const deleted = await cliApp(ctx.cli, store, { hooks }).delete(ids, { force: values.force ?? false });
     await report(ctx, values.json, { deleted_ids: deleted }, deleted, `deleted ${plural(deleted.length)}`);
+    for (const [id, worktree] of worktrees) {
+      if (deleted.includes(id)) await offerRemoval(ctx, id, worktree, values["remove-worktree"] === true);
+    }
     return 0;
   });
+}
+
+/** The worktrees (workspace.isolation: worktree) of the sessions `ids` names, still on disk. */
+async function worktreesOf(store: Store, ids: string[]): Promise<Map<string, Worktree>> {
+  const found = new Map<string, Worktree>();
+  for (const ref of ids) {
+    const id = await store.resolveSessionId(ref).catch(() => undefined);
+    if (id === undefined) continue;
+    const worktree = await store.getState<Worktree>(id, WORKTREE_KEY);
+    if (worktree && existsSync(worktree.path)) found.set(id, worktree);
+  }
+  return found;
+}
+
+/**
+ * A deleted session's worktree: removed with --remove-worktree or when the user says yes on a terminal;
+ * otherwise (no terminal to ask on) kept, and stderr says how to remove it. Its branch stays when it holds
+ * commits: they are the run's work.
+ */
+async function offerRemoval(
+  ctx: SessionsContext,
+  id: string,
+  worktree: Worktree,
+  remove: boolean,
+): Promise<void> {
+  const { cli } = ctx;
+  if (!remove && ctx.stdinIsTerminal) {
+    const answer = await ask(
+      ctx,
+      `Remove the worktree ${worktree.path} of session ${id} (branch ${worktree.branch})? [y/N] `,
+    );
+    remove = /^y(es)?$/i.test(answer.trim());
+  }
+  if (!remove) {
+    cli.err(
+      `hermes: kept the worktree ${worktree.path} of session ${id} (branch ${worktree.branch}); remove it with ` +
+        `git worktree remove ${worktree.path}, or delete with --remove-worktree`,
+    );
+    return;
+  }
+  const { branchKept } = await discardWorktree(worktree);
+  cli.err(
+    `hermes: removed the worktree ${worktree.path}` +
+      (branchKept
+        ? `; its branch ${worktree.branch} keeps the run's commits`
+        : ` and its branch ${worktree.branch}`),
+  );
 }
 
 export async function archiveCommand(ctx: SessionsContext): Promise<number> {

@@ -190,3 +190,18 @@ export async function removeWorktree(worktree: Worktree, options: { keepBranch: 
     await git(worktree.checkout, ["branch", "-D", "--quiet", worktree.branch]).catch(() => {});
   }
 }
+
+/**
+ * Removes a session's worktree when the session is deleted (`hermes sessions delete`); its branch goes too
+ * unless it holds commits since base, which are the run's work: then it stays, and `true` says so.
+ */
+export async function discardWorktree(worktree: Worktree): Promise<{ branchKept: boolean }> {
+  const commits = await git(worktree.checkout, [
+    "rev-list",
+    "--count",
+    `${worktree.base}..${worktree.branch}`,
+  ])
+    .then((text) => Number(text.trim()), () => 0);
+  await removeWorktree(worktree, { keepBranch: commits > 0 });
+  return { branchKept: commits > 0 };
+}
