@@ -16,6 +16,7 @@ const scripts = [
   "mcp_bench.ts",
   "daemon_bench.ts",
   "replay_bench.ts",
+  "worktree_bench.ts",
   "postgres_turn_bench.ts",
   "postgres_daemon_bench.ts",
 ];
