@@ -471,7 +471,8 @@ export const ApprovalConfig = z.strictObject({
       "where the call leads, e.g. a file's real path, and the approval covers it alone) and answers " +
       '"allow" or "deny" on stdout (or {"decision": "allow"}); anything else, a failure or the timeout is ' +
       "deny, and its whole process group is killed when the answer is in or the time is up. A relative " +
-      "program path resolves against the job file's directory, which is also its working directory",
+      "program path resolves against the job file's directory, which is also its working directory; it " +
+      "runs on the host with Hermes's own PATH, HOME, USER, locale and TMPDIR, never the job's env:",
   ).optional(),
   url: z.url().describe(
     'Endpoint POSTed the same JSON; a 2xx answer "allow" or {"decision": "allow"} allows the call, anything ' +
