@@ -169,3 +169,27 @@ Deno.test("without skills there is no skill tool", async () => {
   assert.equal(code, 0, stderr);
   assert.ok(!toolNames(requests[0]!).includes("skill"));
 });
+
+Deno.test("a policy's read roots bound the job's skills: directories (refused outside, allowed inside)", async () => {
+  const files = {
+    "policy.yaml": "read: [pkg]\n",
+    "pkg/skills/deploy/SKILL.md": "---\nname: deploy\ndescription: Deploys the app\n---\n" + SKILL_BODY,
+  };
+  const outside = await run([{ content: "done" }], {
+    job: "skills: [../elsewhere]",
+    files,
+    args: ["--policy", "../policy.yaml"],
+  });
+  assert.equal(outside.code, 2, outside.stderr);
+  assert.match(
+    outside.stderr,
+    /job\.yaml:5:\d+: skills\[0\]: refused by policy .*policy\.yaml \(read at .*elsewhere is not under an allowed root/,
+  );
+  const inside = await run([{ content: "done" }], {
+    job: "skills: [skills]",
+    files,
+    args: ["--policy", "../policy.yaml"],
+  });
+  assert.equal(inside.code, 0, inside.stderr);
+  assert.match(systemOf(inside.requests[0]!), /- deploy: Deploys the app/);
+});
