@@ -290,6 +290,12 @@ export const COMMANDS = {
     ],
     flags: {
       input: { short: "i", value: "k=v", multiple: true, text: "set a job input" },
+      label: {
+        value: "K=V",
+        multiple: true,
+        text:
+          "label the run and its session (added to the job's labels: and the CI's; hermes cost --by label:K)",
+      },
       key: {
         value: "KEY",
         text: "idempotency key: submitting the same key again returns the run it first submitted",

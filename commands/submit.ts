@@ -6,6 +6,7 @@ import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
 import { parseDuration } from "../runtime/core/duration.ts";
 import { parseInputFlags } from "../runtime/config/job.ts";
+import { parseLabelFlags } from "../runtime/config/labels.ts";
 import { cliApp } from "./_app.ts";
 
 export async function main(cli: Cli): Promise<number> {
@@ -38,6 +39,7 @@ export async function main(cli: Cli): Promise<number> {
     const app = cliApp(cli, store, { config, source: "job" });
     const { run, deduplicated } = await app.submit({
       job,
+      ...(values.label?.length ? { labels: parseLabelFlags(values.label, "hermes submit") } : {}),
       ...(values.key !== undefined ? { key: values.key } : {}),
       ...(priority !== undefined ? { priority } : {}),
       ...(notBefore !== undefined ? { not_before: notBefore } : {}),

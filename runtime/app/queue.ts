@@ -53,7 +53,8 @@ export function queuedRunOf(job: ResolvedJob, options: SubmitOptions & { now: nu
       : {}),
     model: spec.model?.name ?? null,
     on_crash: spec.schedule?.on_crash ?? "skip",
-    ...(options.labels ? { labels: options.labels } : {}),
+    // The submitter's labels (its CI's, the job's labels:, --label): the worker's environment is not the run's.
+    ...(job.labels || options.labels ? { labels: { ...job.labels, ...options.labels } } : {}),
     now: options.now,
   };
 }
@@ -99,5 +100,7 @@ export async function jobOfRun(
     throw new ValidationError(`Cannot start ${label}: it has no stored job`);
   });
   const { admitStoredJob } = await import("../config/job_load.ts");
-  return admitStoredJob(job, options.config ? { config: options.config } : {}, label);
+  const admitted = admitStoredJob(job, options.config ? { config: options.config } : {}, label);
+  // Its session carries the labels the run was submitted with, not the worker's CI's.
+  return { ...admitted, labels: run.labels };
 }

@@ -65,15 +65,15 @@ function compact(labels: Record<string, string | undefined>): Labels {
   );
 }
 
-/** `--label K=V` flags (the last of a key wins); a bad one is a ValidationError naming it. */
-export function parseLabelFlags(flags: readonly string[]): Labels {
+/** `--label K=V` flags of `command` (the last of a key wins); a bad one is a ValidationError naming it. */
+export function parseLabelFlags(flags: readonly string[], command = "hermes run"): Labels {
   const labels: Labels = {};
   for (const flag of flags) {
     const eq = flag.indexOf("=");
     const key = flag.slice(0, Math.max(eq, 0));
     if (eq <= 0 || !LABEL_KEY.test(key)) {
       throw new ValidationError(
-        `hermes run: invalid --label "${flag}": expected KEY=VALUE, KEY of letters, digits, "_", "." and "-"`,
+        `${command}: invalid --label "${flag}": expected KEY=VALUE, KEY of letters, digits, "_", "." and "-"`,
       );
     }
     labels[key] = checkedValue(flag.slice(eq + 1), `--label ${key}`);
