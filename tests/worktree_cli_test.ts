@@ -343,3 +343,54 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "worktree: the run cannot write the main checkout nor its .git hooks and config; it commits on its branch",
+  ignore: withoutSandbox,
+  async fn() {
+    const probe = (path: string) =>
+      `(echo x | tee ${path} >/dev/null 2>&1 && echo "wrote ${path}" || echo "refused ${path}")`;
+    const dir = await repo({
+      workspace: "workspace: { isolation: worktree }",
+      replies: "- content: placeholder\n",
+    });
+    const home = await tempDir();
+    try {
+      const command = [
+        probe(`${dir}/notes.txt`),
+        probe(`${dir}/.git/hooks/post-checkout`),
+        probe(`${dir}/.git/config`),
+        probe("inside.txt"),
+        "git add inside.txt && git commit -qm inside && echo committed",
+      ].join("; ");
+      await writeFiles(dir, {
+        "r.yaml": `- tool_calls: [{ name: shell, arguments: { command: ${
+          JSON.stringify(command)
+        } } }]\n- content: done\n`,
+      });
+      await git(dir, "commit", "-qam", "probe replies");
+      const config = await Deno.readTextFile(`${dir}/.git/config`);
+      const { code, stdout, stderr } = await hermes(["run", "job.yaml", "--output", "stream-json"], {
+        cwd: dir,
+        home,
+      });
+      assert.equal(code, 0, stderr);
+      const events = stdout.trim().split("\n").map((line) => JSON.parse(line));
+      const output = String(events.find((e) => e.type === "tool.result")?.content ?? "");
+      // The main checkout's files: under /tmp (as here) the sandbox's private /tmp takes the write, elsewhere
+      // the read-only host refuses it; either way the checkout's file is unchanged (below).
+      assert.match(output, /refused .*\.git\/hooks\/post-checkout/, output);
+      assert.match(output, /refused .*\.git\/config/, output);
+      assert.match(output, /wrote inside\.txt/, output);
+      assert.match(output, /committed/, output);
+      assert.equal(await Deno.readTextFile(`${dir}/notes.txt`), "first line\n");
+      assert.equal(await Deno.readTextFile(`${dir}/.git/config`), config);
+      const result = events.at(-1)!;
+      assert.deepEqual((result.workspace as { changed_files: string[] }).changed_files, ["inside.txt"]);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+      await Deno.remove(home, { recursive: true });
+    }
+  },
+});

@@ -5,7 +5,7 @@
  * by `keep`. What it is is kept in the session's state, so a resumed run works in the same worktree.
  */
 import { ValidationError } from "../core/errors.ts";
-import { join, relative, resolve } from "../core/path.ts";
+import { dirname, join, relative, resolve } from "../core/path.ts";
 import { realPathOrNull } from "../core/fs.ts";
 import type { WorkspaceConfig } from "../config/job_schema.ts";
 import type { ResolvedJob } from "../config/job.ts";
@@ -141,12 +141,31 @@ export function jobInWorktree(job: ResolvedJob, worktree: Worktree): ResolvedJob
         ...spec,
         tools: {
           ...spec.tools,
-          shell: { ...shell, sandbox: { ...shell.sandbox, write: [...writes, ...repo.outside] } },
+          shell: {
+            ...shell,
+            sandbox: { ...shell.sandbox, write: [...writes, ...commitPaths(repo, worktree)] },
+          },
         },
       };
     }
   }
   return { ...job, spec, dir };
+}
+
+/**
+ * What committing on the worktree's branch writes, and no more: the worktree's own git directory (index,
+ * HEAD), the object store, and the folders of its branch's ref and reflog. Never the repository's hooks,
+ * config or other folders, which run code on the host later.
+ */
+function commitPaths(repo: { outside: string[] }, worktree: Worktree): string[] {
+  const [own, common = own] = repo.outside;
+  if (own === undefined || common === undefined) return [];
+  return [
+    own,
+    join(common, "objects"),
+    dirname(join(common, "refs", "heads", worktree.branch)),
+    dirname(join(common, "logs", "refs", "heads", worktree.branch)),
+  ];
 }
 
 /** What the run did in its worktree: its commits since base and the files that differ from base. */
