@@ -162,8 +162,15 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   const labels: Labels = resumed?.labels ??
     Object.fromEntries(Object.entries(job.labels ?? {}).map(([key, value]) => [key, redact(value)]));
   const me = currentProcess(options.host);
+  // What assembly starts, it owns: a failure at any later step releases everything started before it, in
+  // reverse order; on success the session takes it over (`finish`). In a long-lived server every missed
+  // path would be a leak per failed request.
+  await using started = new AsyncDisposableStack();
   // One turn at a time per session across processes: claimed before plugins start.
-  if (resumed) await claim(store, id, me);
+  if (resumed) {
+    await claim(store, id, me);
+    started.defer(() => releaseClaim(outlets.store, id, log));
+  }
   // One bubblewrap probe serves the shell tool, the plugins and the MCP servers of this session. The store's
   // own files are hidden from commands.
   const probe = probeOnce(probeOptions(options.env));
@@ -191,6 +198,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     ...readOnly,
     ...(options.signal ? { signal: options.signal } : {}),
   });
+  started.defer(async () => await plugins?.stop());
   const mcp = await startSessionMcp(spec.mcp_servers, {
     job_dir: job.dir,
     env: options.env,
@@ -199,10 +207,8 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     log: log.child("mcp"),
     probe,
     ...readOnly,
-  }).catch(async (error) => {
-    await plugins?.stop();
-    throw error;
   });
+  started.defer(async () => await mcp?.stop());
   // Skills are found again on resume (the skill tool serves them); AGENTS.md is read once, for a new session.
   const untrusted = job.protect !== undefined;
   const skills = await discoverSkills(
@@ -250,6 +256,8 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
       labels,
     });
   }
+  // A session that never started is ended, not left "running" under this process.
+  started.defer(() => endUnstarted(outlets.store, id, clock.now(), log));
   await store.updateSession(id, {
     status: "running",
     ended_at: null,
@@ -271,9 +279,11 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     marginMs: OWNER_MARGIN_MS,
     busy: () => turnRunning(),
   });
+  started.defer(() => lease.stop());
   const unsubscribe = events.subscribe((event) => {
     if (event.session_id === id) lease.progress();
   });
+  started.defer(unsubscribe);
   // Every model call of the session (turns, summaries, loop judges) reports its bytes as progress.
   const watched = reportingProgress(provider, () => lease.progress());
   const rowStore = store;
@@ -374,6 +384,8 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   }
   await hooks.onSessionStart({ session_id: id });
   await lease.start();
+  // Started: from here `finish` releases what assembly owned.
+  started.move();
 
   let finished = false;
   return {
@@ -463,6 +475,23 @@ function cassetteWriter(
     );
   }
   return { path: resolve(job.dir, file), write: (text) => writeOutputFile(scope, file, text) };
+}
+
+/** Gives back a resumed session's claim when its assembly failed (the row keeps its status). */
+async function releaseClaim(store: Store, id: string, log: Logger): Promise<void> {
+  await store.updateSession(id, { owner_pid: null }).catch((error) =>
+    log.warn(`session ${id}: cannot release its claim: ${errorMessage(error)}`)
+  );
+}
+
+/** Ends a session whose assembly failed after its row was written: `failed`, owned by nobody. */
+async function endUnstarted(store: Store, id: string, now: number, log: Logger): Promise<void> {
+  await store.updateSession(id, {
+    status: "failed",
+    terminal_reason: "start_failed",
+    ended_at: now,
+    owner_pid: null,
+  }).catch((error) => log.warn(`session ${id}: cannot record that it did not start: ${errorMessage(error)}`));
 }
 
 async function claim(store: Store, id: string, me: ProcessIdentity): Promise<void> {
