@@ -134,6 +134,12 @@ async function execute(cli: Cli, seen: Seen): Promise<number> {
     : undefined;
   const config = await files?.loadUserConfig(configPath, { policy: cli.policyFile });
   const untrusted = values.untrusted === true;
+  if (values.resume !== undefined && values.label?.length) {
+    // Labels are the session's from its creation (its calls are attributed by them): a resume cannot move them.
+    throw new ValidationError(
+      "hermes run: --label labels a new session; a resumed session keeps the labels it was created with",
+    );
+  }
   if (untrusted && jobPath === undefined && values.resume === undefined) {
     throw new ValidationError(
       "hermes run: --untrusted holds a job file to its policy; give JOB.yaml or --resume SESSION",

@@ -301,7 +301,25 @@ Deno.test("cost: --label adds to the job's labels; bad --label and --by are one 
       { cwd: dir, home: dir },
     );
     assert.equal(run.code, 0, run.stderr);
-    assert.deepEqual(JSON.parse(run.stdout).labels, { repository: "o/z", team: "infra", pr: "7" });
+    const labelled = JSON.parse(run.stdout);
+    assert.deepEqual(labelled.labels, { repository: "o/z", team: "infra", pr: "7" });
+    // A resumed session keeps its labels: a --label with --resume is refused, a resume without one is not.
+    server.push(answer, answer);
+    const relabel = await hermes(["run", "--resume", labelled.session_id, "-p", "again", "--label", "pr=8"], {
+      cwd: dir,
+      home: dir,
+    });
+    assert.equal(relabel.code, 2);
+    assert.match(relabel.stderr, /^hermes run: --label labels a new session; a resumed session keeps/);
+    const resumed = await hermes(
+      ["run", "--resume", labelled.session_id, "-p", "again", "--output", "json"],
+      {
+        cwd: dir,
+        home: dir,
+      },
+    );
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.deepEqual(JSON.parse(resumed.stdout).labels, labelled.labels);
     for (
       const [args, message] of [
         [["run", "job.yaml", "--input", "repo=x", "--label", "no-equals"], /invalid --label "no-equals"/],
@@ -319,7 +337,7 @@ Deno.test("cost: --label adds to the job's labels; bad --label and --by are one 
       assert.match(bad.stderr, message);
       assert.equal(bad.stderr.trim().split("\n").length, 1, `one line: ${bad.stderr}`);
     }
-    assert.equal(server.requests.length, 1, "no bad run reached the model");
+    assert.equal(server.requests.length, 2, "no bad run reached the model");
   } finally {
     await server.close();
   }
