@@ -126,7 +126,7 @@ Deno.test("worktree: a run that changes nothing leaves no worktree and no branch
     assert.deepEqual([ws.commits, ws.changed_files, ws.kept], [[], [], false]);
     assert.equal(await git(dir, "branch", "--list", ws.branch), "");
     assert.throws(() => Deno.statSync(ws.path));
-    assert.doesNotMatch(await git(dir, "worktree", "list"), /worktrees\//);
+    assert.ok(!(await git(dir, "worktree", "list")).includes(ws.path));
     // keep: always keeps it, unchanged as it is.
     await writeFiles(dir, {
       "job.yaml": (await Deno.readTextFile(`${dir}/job.yaml`)).replace(
