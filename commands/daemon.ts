@@ -14,6 +14,7 @@ import { cliApp } from "./_app.ts";
 import type { Store } from "../runtime/store/store.ts";
 import { Daemon } from "../loops/daemon/daemon.ts";
 import { type QueuedOutcome, QueueWorker, type RunContext } from "../loops/daemon/queue_worker.ts";
+import { Notifier } from "../loops/daemon/notify.ts";
 import { jobOfRun } from "../runtime/app/queue.ts";
 import type { QueuedRun } from "../runtime/store/store.ts";
 import { jobFiles, loadScheduledJob, type ScheduledJob } from "../loops/daemon/jobs.ts";
@@ -35,8 +36,10 @@ export async function main(cli: Cli): Promise<number> {
     warn: (message) => cli.log.warn(message),
   });
   const store = await cli.openStore();
+  const notifier = new Notifier({ store, clock: cli.clock, log: cli.log, env: cli.env });
   try {
     const worker = new QueueWorker({
+      onEnded: (run) => notifier.notify(run),
       store,
       clock: cli.clock,
       log: cli.log,
@@ -82,6 +85,7 @@ export async function main(cli: Cli): Promise<number> {
     cli.log.info(`daemon stopped (${cli.signalName() ?? "done"})`);
     return 0;
   } finally {
+    await notifier.close();
     await telemetry?.shutdown(new Date(cli.clock.now()));
     await store.close();
   }

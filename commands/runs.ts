@@ -66,8 +66,9 @@ async function show(cli: Cli, args: string[], app: App, store: Store): Promise<n
   const { values, positionals } = parseCommandArgs("runs show", args);
   const run = await app.getRun(oneRun("runs show", positionals));
   const waiting = await waitingFor(run, store, cli.clock.now());
+  const deliveries = await store.runDeliveries(run.id);
   if (values.json) {
-    await cli.out(JSON.stringify({ ...publicRun(run), waiting }) + "\n");
+    await cli.out(JSON.stringify({ ...publicRun(run), waiting, deliveries }) + "\n");
     return 0;
   }
   const rows: [string, string | number | null][] = [
@@ -89,6 +90,10 @@ async function show(cli: Cli, args: string[], app: App, store: Store): Promise<n
     ["exit code", run.exit_code],
     ["note", run.note],
   ];
+  for (const d of deliveries) {
+    const answer = d.response_status === null ? "" : ` (${d.response_status})`;
+    rows.push(["notified", `${d.event} to ${d.target}: ${d.status} after ${d.attempts} attempt(s)${answer}`]);
+  }
   const text = rows.filter(([, v]) => v !== null).map(([k, v]) => `${(k + ":").padEnd(12)}${v}`).join("\n");
   await cli.out(visibleText(text) + "\n");
   return 0;

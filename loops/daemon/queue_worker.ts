@@ -57,6 +57,8 @@ export interface QueueWorkerOptions {
   graceMs?: number;
   /** How often a run's events are written while it runs (default 250 ms). */
   eventFlushMs?: number;
+  /** Told of each run this worker recorded the end of (its record as stored), e.g. to notify about it. */
+  onEnded?: (run: QueuedRun) => void;
 }
 
 interface InFlight {
@@ -70,7 +72,10 @@ interface InFlight {
 const RECORD_RETRY_MS = 1_000;
 
 export class QueueWorker {
-  #o: Required<Omit<QueueWorkerOptions, "maxRunning">> & { maxRunning: number | null };
+  #o: Required<Omit<QueueWorkerOptions, "maxRunning" | "onEnded">> & {
+    maxRunning: number | null;
+    onEnded: (run: QueuedRun) => void;
+  };
   #runs = new Map<string, InFlight>();
   #waker = new AbortController();
   #stopping = false;
@@ -86,6 +91,7 @@ export class QueueWorker {
       eventFlushMs: 250,
       ...options,
       maxRunning: options.maxRunning ?? null,
+      onEnded: options.onEnded ?? (() => {}),
     };
   }
 
@@ -160,6 +166,7 @@ export class QueueWorker {
   async #recover(now: number): Promise<void> {
     for (const run of await this.#o.store.recoverRuns({ now })) {
       this.#o.log.warn(`run ${run.id} (${run.job}): ${run.note} → ${run.status}`);
+      if (run.status === "crashed") this.#o.onEnded(run);
     }
   }
 
@@ -232,8 +239,11 @@ export class QueueWorker {
           now: clock.now(),
           ...(outcome.note !== undefined ? { note: outcome.note } : {}),
         });
-        if (recorded) log.info(`run ${run.id} (${run.job}): ${outcome.status}`);
-        else log.warn(`run ${run.id} (${run.job}): ended (${outcome.status}) after its claim was lost`);
+        if (recorded) {
+          log.info(`run ${run.id} (${run.job}): ${outcome.status}`);
+          const ended = await store.getRun(run.id);
+          if (ended) this.#o.onEnded(ended);
+        } else log.warn(`run ${run.id} (${run.job}): ended (${outcome.status}) after its claim was lost`);
         return;
       } catch (error) {
         // The store stayed unavailable past store.retry: the end is recorded once it is back.

@@ -141,6 +141,7 @@ export function mergeConfig(spec: JobFile, config: UserConfig | undefined): JobF
     if (base) (merged as Record<string, unknown>)[key] = { ...base, ...(spec[key] ?? {}) };
   }
   if (config.plugins?.length) merged.plugins = [...config.plugins, ...(spec.plugins ?? [])];
+  if (config.notify?.length) merged.notify = [...config.notify, ...(spec.notify ?? [])];
   // Servers merge by name: a job's entry replaces config.yaml's entry of the same name as a whole.
   if (config.mcp_servers) merged.mcp_servers = { ...config.mcp_servers, ...(spec.mcp_servers ?? {}) };
   if (config.redact?.length) merged.redact = [...new Set([...config.redact, ...(spec.redact ?? [])])];

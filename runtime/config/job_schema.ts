@@ -385,6 +385,28 @@ export const ConcurrencyConfig = z.strictObject({
   ).optional(),
 });
 
+const RunEndings = z.array(z.enum(["success", "failed", "limit", "interrupted", "cancelled", "crashed"]));
+
+export const NotifyEntry = z.strictObject({
+  url: z.url({ protocol: /^https?$/ }).describe(
+    "Endpoint POSTed the run record with its result when a queued run ends (X-Hermes-Event, " +
+      "X-Hermes-Delivery, X-Hermes-Timestamp, X-Hermes-Signature-256 headers); retried with back-off for up " +
+      "to 10 minutes until it answers 2xx",
+  ).optional(),
+  secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected a variable name").describe(
+    "Variable of the worker's environment holding the HMAC-SHA256 secret the signature is made with",
+  ).optional(),
+  command: z.array(z.string().min(1)).min(1).describe(
+    "Program and arguments run on the worker's host with the same JSON on stdin, in Hermes's own " +
+      "environment (never the job's env:)",
+  ).optional(),
+  on: RunEndings.describe(
+    "The endings notified: success, failed, limit, interrupted, cancelled, crashed (default: all)",
+  ).optional(),
+}).refine((entry) => (entry.command === undefined) !== (entry.url === undefined), {
+  message: "expected exactly one of url or command",
+});
+
 export const QueueConfig = z.strictObject({
   max_running: z.number().int().positive().describe(
     "Most queued runs running at once in the whole store, across every worker and host (default: no cap)",
@@ -570,6 +592,10 @@ export const JobFile = z.strictObject({
   loops: LoopsConfig.describe("/loop settings").optional(),
   heartbeat: HeartbeatConfig.describe("/heartbeat settings").optional(),
   schedule: ScheduleConfig.describe("Cron schedule served by hermes daemon").optional(),
+  notify: z.array(NotifyEntry).describe(
+    "Completion notifications of the job's queued runs (hermes submit, scheduled slots): signed HTTP " +
+      "deliveries or host commands",
+  ).optional(),
   concurrency: ConcurrencyConfig.describe(
     "Caps the runs of a group submitted to the queue (hermes submit, scheduled slots) running at once",
   ).optional(),
@@ -608,6 +634,9 @@ export const UserConfig = z.strictObject({
     ).optional(),
     retry: StoreRetry,
   }).describe("Where sessions are stored (default: HERMES_HOME/state.db, SQLite)").optional(),
+  notify: z.array(NotifyEntry).describe(
+    "Completion notifications of every queued run, added to a job's own",
+  ).optional(),
   queue: QueueConfig.describe("The run queue every worker on this store works (hermes daemon)").optional(),
   policy: PolicyConfig.describe(
     "Trust policy: what job files may ask for (--policy FILE and HERMES_POLICY replace it)",
@@ -646,6 +675,7 @@ export type LoopsConfig = z.infer<typeof LoopsConfig>;
 export type HeartbeatConfig = z.infer<typeof HeartbeatConfig>;
 export type ScheduleConfig = z.infer<typeof ScheduleConfig>;
 export type ConcurrencyConfig = z.infer<typeof ConcurrencyConfig>;
+export type NotifyEntry = z.infer<typeof NotifyEntry>;
 export type OutputConfig = z.infer<typeof OutputConfig>;
 export type InputSpec = z.infer<typeof InputSpec>;
 export type InstructionsConfig = z.infer<typeof InstructionsConfig>;

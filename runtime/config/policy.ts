@@ -40,6 +40,7 @@ export function untrustedPolicy(dir: string): Policy {
       plugins: [],
       mcp: { commands: [], urls: [] },
       approval: { commands: [], urls: [] },
+      notify: { commands: [], urls: [] },
       // As a job gets them by default: a job may lower them, not raise them.
       sandbox_limits: defaultCeilings(),
     },
@@ -279,6 +280,26 @@ export function policyProblems(spec: JobFile, policy: Policy, context: PolicyCon
       );
     }
   }
+
+  // Completion notifications: a URL the run record is posted to, or a program run on the worker's host.
+  const notify = rules.notify;
+  (spec.notify ?? []).forEach((entry, i) => {
+    if (entry.url !== undefined && notify?.urls && !urlMatchesAny(entry.url, notify.urls)) {
+      refuse(
+        ["notify", i, "url"],
+        "notify.urls",
+        `${entry.url} is not allowed (allowed: ${describe(notify.urls)})`,
+      );
+    }
+    const program = entry.command?.[0];
+    if (program !== undefined && notify?.commands && !nameMatchesAny(program, notify.commands)) {
+      refuse(
+        ["notify", i, "command"],
+        "notify.commands",
+        `${program} is not allowed (allowed: ${describe(notify.commands)})`,
+      );
+    }
+  });
 
   // The approver: a program run on the host, or a URL every call outside the rules is posted to.
   const approver = spec.approval;

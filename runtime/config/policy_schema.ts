@@ -74,6 +74,13 @@ export const PolicyConfig = z.strictObject({
     urls: UrlPatterns.describe("URL patterns a job's approval.url may post tool calls to ([]: none)")
       .optional(),
   }).describe("Approvers a job may name for tool calls outside its rules").optional(),
+  notify: z.strictObject({
+    commands: Patterns.describe(
+      "Programs a job's notify command may name ([]: none; it runs on the worker's host)",
+    ).optional(),
+    urls: UrlPatterns.describe("URL patterns a job's notify url may post run records to ([]: none)")
+      .optional(),
+  }).describe("Completion notifications a job may send").optional(),
   limits: z.strictObject({
     max_turns: z.number().int().positive().describe("Ceiling of limits.max_turns").optional(),
     timeout: Duration.describe("Ceiling of limits.timeout").optional(),

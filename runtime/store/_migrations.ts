@@ -278,4 +278,20 @@ export const migrations: readonly string[] = [
     expires_at INTEGER NOT NULL
   );
   `,
+  // 13: completion notifications of queued runs, one row per delivery (its id is sent with every attempt).
+  `
+  CREATE TABLE run_deliveries (
+    id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    target TEXT NOT NULL,
+    event TEXT NOT NULL,
+    status TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    response_status INTEGER,
+    error TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX run_deliveries_run ON run_deliveries(run_id, created_at);
+  `,
 ];

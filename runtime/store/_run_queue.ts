@@ -4,7 +4,7 @@
  */
 import { isProvablyDead, type ProcessIdentity } from "../core/process_identity.ts";
 import { NotFoundError } from "../core/errors.ts";
-import type { QueuedRun, QueuedRunStatus } from "./store.ts";
+import type { QueuedRun, QueuedRunStatus, RunDelivery } from "./store.ts";
 import { int, text } from "./_records.ts";
 
 type Record = { readonly [column: string]: unknown };
@@ -121,3 +121,18 @@ export const ENDED: readonly QueuedRunStatus[] = [
   "cancelled",
   "crashed",
 ];
+
+export function toDelivery(row: Record): RunDelivery {
+  return {
+    id: String(row.id),
+    run_id: String(row.run_id),
+    target: String(row.target),
+    event: String(row.event),
+    status: String(row.status) as RunDelivery["status"],
+    attempts: Number(row.attempts),
+    response_status: int(row.response_status),
+    error: text(row.error),
+    created_at: Number(row.created_at),
+    updated_at: Number(row.updated_at),
+  };
+}

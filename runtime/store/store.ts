@@ -600,6 +600,24 @@ export interface RunEventRow {
   event: unknown;
 }
 
+/** One completion notification of a run: an HTTP delivery or a command, and how its attempts went. */
+export interface RunDelivery {
+  /** Sent with every attempt (`X-Hermes-Delivery`): a receiver tells a retry from a new delivery by it. */
+  id: string;
+  run_id: string;
+  /** The URL, or the command line. */
+  target: string;
+  /** `run.success`, `run.failed`, … */
+  event: string;
+  status: "pending" | "delivered" | "failed";
+  attempts: number;
+  /** The HTTP status (or exit code) of the last attempt, null when it got none. */
+  response_status: number | null;
+  error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface RunQueueOps {
   /**
    * Stores a queued run in one transaction; with a `key` some run already has, stores nothing and returns
@@ -646,6 +664,10 @@ export interface RunQueueOps {
   holdModel(model: string, until: number): Promise<void>;
   /** The model holds still in force at `now`: model → until. */
   modelHolds(now: number): Promise<Record<string, number>>;
+  /** Stores a delivery as it is now (inserted, or its attempts and outcome updated by id). */
+  recordDelivery(delivery: RunDelivery): Promise<void>;
+  /** The run's deliveries, oldest first. */
+  runDeliveries(runId: string): Promise<RunDelivery[]>;
   /** Appends a run's events (in order, after those stored). */
   appendRunEvents(runId: string, events: readonly unknown[]): Promise<void>;
   /** The run's events after `afterSeq`, in order. */

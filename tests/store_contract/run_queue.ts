@@ -265,4 +265,40 @@ export function runQueueContract(name: string, open: OpenStore): void {
     ]);
     assert.deepEqual((await store.runEvents(id, 2)).map((e) => e.seq), [3]);
   });
+
+  Deno.test(`${name}: queue: a delivery is recorded by id and updated in place`, async () => {
+    await using fx = await open();
+    const { store } = fx;
+    const id = (await store.submitRun(newRun())).run.id;
+    const delivery = {
+      id: "d-1",
+      run_id: id,
+      target: "https://hooks.example.com/h",
+      event: "run.success",
+      status: "pending" as const,
+      attempts: 1,
+      response_status: 503,
+      error: "HTTP 503",
+      created_at: NOW,
+      updated_at: NOW,
+    };
+    await store.recordDelivery(delivery);
+    await (await fx.connect()).recordDelivery({
+      ...delivery,
+      status: "delivered",
+      attempts: 2,
+      response_status: 200,
+      error: null,
+      updated_at: NOW + 5,
+    });
+    assert.deepEqual(await store.runDeliveries(id), [{
+      ...delivery,
+      status: "delivered",
+      attempts: 2,
+      response_status: 200,
+      error: null,
+      updated_at: NOW + 5,
+    }]);
+    assert.deepEqual(await store.runDeliveries("other"), []);
+  });
 }

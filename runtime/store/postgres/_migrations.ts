@@ -256,4 +256,20 @@ export const migrations: readonly string[] = [
     expires_at bigint NOT NULL
   );
   `,
+  // 10: completion notifications of queued runs, one row per delivery (its id is sent with every attempt).
+  `
+  CREATE TABLE run_deliveries (
+    id text COLLATE "C" PRIMARY KEY,
+    run_id text COLLATE "C" NOT NULL,
+    target text NOT NULL,
+    event text NOT NULL,
+    status text NOT NULL,
+    attempts integer NOT NULL DEFAULT 0,
+    response_status integer,
+    error text,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL
+  );
+  CREATE INDEX run_deliveries_run ON run_deliveries (run_id, created_at);
+  `,
 ];

@@ -8,7 +8,15 @@
  */
 import { NotFoundError } from "../../core/errors.ts";
 import type { QueuedRun, RunQueueOps } from "../store.ts";
-import { isStaleRun, newRunId, pickClaims, recovery, resolvedRunId, toQueuedRun } from "../_run_queue.ts";
+import {
+  isStaleRun,
+  newRunId,
+  pickClaims,
+  recovery,
+  resolvedRunId,
+  toDelivery,
+  toQueuedRun,
+} from "../_run_queue.ts";
 import type { PgDb, Q } from "./_db.ts";
 
 export const RUNS_CHANNEL = "hermes_runs";
@@ -200,6 +208,19 @@ export function runQueueOps(db: PgDb): RunQueueOps {
       Object.fromEntries(
         (await sql`SELECT model, until FROM model_holds WHERE until > ${now}`)
           .map((r) => [String(r.model), Number(r.until)]),
+      ),
+    recordDelivery: async (d) => {
+      await sql`
+        INSERT INTO run_deliveries (id, run_id, target, event, status, attempts, response_status, error,
+          created_at, updated_at)
+        VALUES (${d.id}, ${d.run_id}, ${d.target}, ${d.event}, ${d.status}, ${d.attempts}, ${d.response_status},
+          ${d.error}, ${d.created_at}, ${d.updated_at})
+        ON CONFLICT (id) DO UPDATE SET status = excluded.status, attempts = excluded.attempts,
+          response_status = excluded.response_status, error = excluded.error, updated_at = excluded.updated_at`;
+    },
+    runDeliveries: async (runId) =>
+      (await sql`SELECT * FROM run_deliveries WHERE run_id = ${runId} ORDER BY created_at, id`).map(
+        toDelivery,
       ),
     appendRunEvents: (runId, events) =>
       events.length === 0 ? Promise.resolve() : db.tx(async (q) => {

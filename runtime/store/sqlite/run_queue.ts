@@ -6,7 +6,15 @@
  */
 import { NotFoundError } from "../../core/errors.ts";
 import type { QueuedRun, RunQueueOps } from "../store.ts";
-import { isStaleRun, newRunId, pickClaims, recovery, resolvedRunId, toQueuedRun } from "../_run_queue.ts";
+import {
+  isStaleRun,
+  newRunId,
+  pickClaims,
+  recovery,
+  resolvedRunId,
+  toDelivery,
+  toQueuedRun,
+} from "../_run_queue.ts";
 import { type Row, settle, type SqliteDb } from "./_db.ts";
 import { HOLDER } from "./_holder.ts";
 
@@ -216,6 +224,31 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
           (db.stmt("SELECT model, until FROM model_holds WHERE until > ?").all(now) as Row[])
             .map((r) => [String(r.model), Number(r.until)]),
         )
+      ),
+    recordDelivery: (d) =>
+      settle(() => {
+        db.stmt(
+          `INSERT INTO run_deliveries (id, run_id, target, event, status, attempts, response_status, error,
+             created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (id) DO UPDATE SET status = excluded.status, attempts = excluded.attempts,
+             response_status = excluded.response_status, error = excluded.error, updated_at = excluded.updated_at`,
+        ).run(
+          d.id,
+          d.run_id,
+          d.target,
+          d.event,
+          d.status,
+          d.attempts,
+          d.response_status,
+          d.error,
+          d.created_at,
+          d.updated_at,
+        );
+      }),
+    runDeliveries: (runId) =>
+      settle(() =>
+        (db.stmt("SELECT * FROM run_deliveries WHERE run_id = ? ORDER BY created_at, id").all(runId) as Row[])
+          .map(toDelivery)
       ),
     appendRunEvents: (runId, events) =>
       settle(() =>
