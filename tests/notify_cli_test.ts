@@ -126,7 +126,10 @@ Deno.test("notify: a receiver that never answers costs the worker nothing; a com
     const shown = JSON.parse((await cli(["runs", "show", ids[0]!, "--json"])).stdout);
     assert.equal(shown.status, "success");
     const files = await until("the command's three records", async () => {
-      const names = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n.startsWith("notified-"));
+      const names: string[] = [];
+      for await (const entry of Deno.readDir(dir)) {
+        if (entry.name.startsWith("notified-")) names.push(entry.name);
+      }
       return names.length === 3 ? names : undefined;
     });
     const records = files.map((f) => JSON.parse(Deno.readTextFileSync(`${dir}/${f}`)));
