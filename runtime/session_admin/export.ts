@@ -3,7 +3,7 @@
  * then one line per message in prompt order — enough to rebuild it) or as Markdown for people.
  */
 import { NotFoundError } from "../core/errors.ts";
-import type { AdminStore, SessionStore } from "../store/store.ts";
+import type { AdminStore, MessageKey, SessionStore } from "../store/store.ts";
 import { type MessageRecord, type SessionSummary, toMessageRecord } from "./records.ts";
 
 export type ExportFormat = "jsonl" | "md";
@@ -25,7 +25,11 @@ export interface MessageLine extends MessageRecord {
 
 export interface ExportOptions {
   format: ExportFormat;
+  /** Rows read from the store at a time (default 64): what the export holds at once, not the session. */
+  pageSize?: number;
 }
+
+const PAGE_SIZE = 64;
 
 /** Yields the export in chunks (each ends with a newline). `id` must be a resolved session id. */
 export async function* exportSession(
@@ -36,7 +40,8 @@ export async function* exportSession(
   const session = await store.getSession(id);
   const summary = await store.getSessionSummary(id);
   if (!session || !summary) throw new NotFoundError(`Cannot export session: unknown session id "${id}"`);
-  const messages = (await store.allMessages(id)).map((m) => toMessageRecord(m));
+  // Counted first and read in pages: a session with large tool results is never held whole.
+  const count = await store.messageCount(id);
   const header: SessionHeader = {
     type: "session",
     format: "hermes.session",
@@ -44,17 +49,30 @@ export async function* exportSession(
     ...summary,
     job_path: session.job_path,
     config: parseJson(session.config_json),
-    message_count: messages.length,
+    message_count: count,
   };
+  const messages = pages(store, id, options.pageSize ?? PAGE_SIZE);
   if (options.format === "jsonl") {
     yield JSON.stringify(header) + "\n";
-    for (const message of messages) {
+    for await (const message of messages) {
       yield JSON.stringify({ type: "message", ...message } satisfies MessageLine) + "\n";
     }
     return;
   }
   yield markdownHeader(header);
-  for (const message of messages) yield markdownMessage(message);
+  for await (const message of messages) yield markdownMessage(message);
+}
+
+/** Every row of the session in prompt order, read `size` at a time. */
+async function* pages(store: SessionStore, id: string, size: number): AsyncGenerator<MessageRecord> {
+  let after: MessageKey | null = null;
+  while (true) {
+    const page = await store.messagePage(id, after, size);
+    for (const message of page) yield toMessageRecord(message);
+    if (page.length < size) return;
+    const last = page.at(-1)!;
+    after = { pos: last.pos, seq: last.seq };
+  }
 }
 
 function markdownHeader(h: SessionHeader): string {

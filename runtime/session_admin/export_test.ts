@@ -3,6 +3,7 @@ import type { Role, ToolCall } from "../core/types.ts";
 import { sqliteHandle } from "../store/sqlite/_testing.ts";
 import { addSessions, deactivate, tempStore } from "./_fixture.ts";
 import { exportSession, type MessageLine, type SessionHeader } from "./export.ts";
+import { toMessageRecord } from "./records.ts";
 
 const text = async (chunks: AsyncIterable<string>) => (await Array.fromAsync(chunks)).join("");
 
@@ -100,4 +101,49 @@ Deno.test("export md marks summaries and compacted rows and fences content safel
   assert.match(md, /## 6 · tool `read_file` \(b\)\n\n````\n# Readme\n```sh\nrun\n```\n````\n/);
   assert.match(md, /\*\*tool call\*\* `shell` \(a\)\n\n```json\n\{\n {2}"command": "git status"\n\}\n```/);
   assert.ok(md.indexOf("## 8 ·") < md.indexOf("## 2 ·"), "prompt order");
+});
+
+Deno.test("export reads the store a page at a time and yields the same lines as the whole session", async () => {
+  await using fx = await tempStore();
+  const id = await compactedSession(fx);
+  // 150 rows of 64 KiB (10 MB): more than two pages of the default size.
+  const big = (i: number) => `${i}:` + "x".repeat(64 * 1024);
+  for (let i = 0; i < 150; i += 10) {
+    await fx.store.appendMessages(
+      id,
+      Array.from(
+        { length: 10 },
+        (_, j) => ({ role: "tool" as const, content: big(i + j), tool_call_id: "a" }),
+      ),
+    );
+  }
+  const all = await fx.store.allMessages(id);
+  const expected = all.map((m) => JSON.stringify({ type: "message", ...toMessageRecord(m) }));
+  // Observe the real store's reads: which operations, and how many rows each page returned.
+  const pages: number[] = [];
+  const reads: string[] = [];
+  const observed = new Proxy(fx.store, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        reads.push(String(key));
+        const out = value.apply(target, args);
+        if (key === "messagePage") {
+          return (out as Promise<unknown[]>).then((rows) => (pages.push(rows.length), rows));
+        }
+        return out;
+      };
+    },
+  });
+  const lines = (await text(exportSession(observed, id, { format: "jsonl" }))).trimEnd().split("\n");
+  assert.equal((JSON.parse(lines[0]!) as SessionHeader).message_count, 158);
+  assert.deepEqual(lines.slice(1), expected);
+  assert.ok(!reads.includes("allMessages"), reads.join(", "));
+  assert.deepEqual(pages, [64, 64, 30]);
+  // A page size that divides the rows exactly ends on an empty page.
+  pages.length = 0;
+  const md = await text(exportSession(observed, id, { format: "md", pageSize: 79 }));
+  assert.deepEqual(pages, [79, 79, 0]);
+  assert.equal(md.split("\n## ").length - 1, 158);
 });

@@ -146,6 +146,12 @@ export interface EstimateInput {
   after: TranscriptRow[];
 }
 
+/** Where a row stands in prompt order: by `pos`, then `seq`. */
+export interface MessageKey {
+  pos: number;
+  seq: number;
+}
+
 export interface MessageOps {
   /** Appends in one transaction, after everything already in the session (seq = max + 1, …). */
   appendMessages(sessionId: string, messages: readonly AppendMessage[]): Promise<StoredMessage[]>;
@@ -153,6 +159,13 @@ export interface MessageOps {
   activeMessages(sessionId: string): Promise<StoredMessage[]>;
   /** Every row including those replaced by compaction, in prompt order. */
   allMessages(sessionId: string): Promise<StoredMessage[]>;
+  /**
+   * Up to `limit` of the rows `allMessages` returns, those after the row at `after` (null: from the first),
+   * so a reader of a long session holds one page at a time.
+   */
+  messagePage(sessionId: string, after: MessageKey | null, limit: number): Promise<StoredMessage[]>;
+  /** How many rows the session has, those replaced by compaction included. */
+  messageCount(sessionId: string): Promise<number>;
   /** A cheap fingerprint of the active transcript: `count:maxId` of its rows. */
   transcriptVersion(sessionId: string): Promise<string>;
   /** The active rows without content, in prompt order. */

@@ -67,6 +67,39 @@ export function messageContract(name: string, open: OpenStore): void {
     ]);
   });
 
+  Deno.test(`${name}: messagePage pages through allMessages in prompt order; messageCount counts them`, async () => {
+    await using fx = await open();
+    const s = await fx.store.createSession({ job: "j" });
+    const other = await fx.store.createSession({ job: "j" });
+    await fx.store.appendMessages(other.id, [{ role: "user", content: "elsewhere" }]);
+    const rows = await fx.store.appendMessages(
+      s.id,
+      ["a", "b", "c", "d", "e"].map((content) => ({ role: "user", content })),
+    );
+    await compactRows(fx.store, s.id, [rows[1]!.id, rows[2]!.id], [
+      { role: "user", content: "summary", kind: "summary", pos: rows[1]!.pos },
+    ]);
+    const all = await fx.store.allMessages(s.id);
+    assert.equal(await fx.store.messageCount(s.id), 6);
+    assert.equal(await fx.store.messageCount(other.id), 1);
+    for (const size of [1, 2, 4, 6, 100]) {
+      const read: typeof all = [];
+      let after: { pos: number; seq: number } | null = null;
+      let calls = 0;
+      while (true) {
+        const page = await fx.store.messagePage(s.id, after, size);
+        calls++;
+        assert.ok(page.length <= size, `a page of ${page.length} rows at size ${size}`);
+        read.push(...page);
+        if (page.length < size) break;
+        after = { pos: page.at(-1)!.pos, seq: page.at(-1)!.seq };
+      }
+      assert.deepEqual(read, all, `pages of ${size}`);
+      assert.equal(calls, Math.floor(6 / size) + 1, `pages of ${size}`);
+    }
+    assert.deepEqual(await fx.store.messagePage("no-such-session", null, 10), []);
+  });
+
   Deno.test(`${name}: transcriptVersion changes on every append and compaction, not on reads`, async () => {
     await using fx = await open();
     const other = await fx.connect();

@@ -52,6 +52,21 @@ export function messageOps(db: PgDb): MessageOps {
         SELECT ${messageColumns(sql)} FROM messages WHERE session_id = ${sessionId} ORDER BY pos, seq`;
       return rows.map(toMessage);
     },
+    // Keys first (no content read), then those rows: each page costs its own rows, not the rest of the session.
+    async messagePage(sessionId, after, limit) {
+      const from = after === null
+        ? sql`TRUE`
+        : sql`(pos > ${after.pos} OR (pos = ${after.pos} AND seq > ${after.seq}))`;
+      const rows = await sql`
+        SELECT ${messageColumns(sql)} FROM messages WHERE session_id = ${sessionId} AND seq IN (
+          SELECT seq FROM messages WHERE session_id = ${sessionId} AND ${from} ORDER BY pos, seq LIMIT ${limit})
+        ORDER BY pos, seq`;
+      return rows.map(toMessage);
+    },
+    async messageCount(sessionId) {
+      const [row] = await sql`SELECT count(*) AS n FROM messages WHERE session_id = ${sessionId}`;
+      return Number(row!.n);
+    },
     async transcriptVersion(sessionId) {
       const [row] = await sql`
         SELECT count(*) AS n, coalesce(max(id), 0) AS m FROM messages WHERE session_id = ${sessionId} AND active`;

@@ -43,6 +43,28 @@ export function messageOps(db: SqliteDb): MessageOps {
         (db.stmt("SELECT * FROM messages WHERE session_id = ? ORDER BY pos, seq").all(sessionId) as Row[])
           .map(toMessage)
       ),
+    // Keys first (no content read), then those rows: each page costs its own rows, not the rest of the session.
+    messagePage: (sessionId, after, limit) =>
+      settle(() =>
+        (db.stmt(
+          `SELECT * FROM messages WHERE session_id = ? AND seq IN (
+             SELECT seq FROM messages WHERE session_id = ? AND (? IS NULL OR pos > ? OR (pos = ? AND seq > ?))
+             ORDER BY pos, seq LIMIT ?)
+           ORDER BY pos, seq`,
+        ).all(
+          sessionId,
+          sessionId,
+          after?.pos ?? null,
+          after?.pos ?? null,
+          after?.pos ?? null,
+          after?.seq ?? null,
+          limit,
+        ) as Row[]).map(toMessage)
+      ),
+    messageCount: (sessionId) =>
+      settle(() =>
+        Number((db.stmt("SELECT count(*) AS n FROM messages WHERE session_id = ?").get(sessionId) as Row).n)
+      ),
     transcriptVersion: (sessionId) =>
       settle(() => {
         const row = db.stmt(ACTIVE_SQL.version).get(sessionId) as Row;
