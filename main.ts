@@ -34,6 +34,8 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   doctor: () => import("./commands/doctor.ts"),
   store: () => import("./commands/store.ts"),
   cost: () => import("./commands/cost.ts"),
+  serve: () => import("./commands/serve.ts"),
+  tokens: () => import("./commands/tokens.ts"),
 };
 
 /** Whether a global switch (`--quiet` or `-q`) is among `args`. */

@@ -423,6 +423,50 @@ export const COMMANDS = {
       "so failed, cancelled and killed runs count), summary calls and child sessions included under the " +
       "session they belong to. Without --by: one total.",
   },
+  serve: {
+    usage: [
+      "hermes serve [--listen HOST:PORT] [--jobs DIR] [--no-worker] [--no-console] [--max-body SIZE] [--rate-limit N]",
+    ],
+    flags: {
+      listen: { value: "HOST:PORT", text: "the address to listen on (default 127.0.0.1:8787); plain HTTP" },
+      jobs: {
+        value: "DIR",
+        text: "the folder whose job files POST /v1/runs names by file name (without it, no job is named)",
+      },
+      "no-worker": { text: "only accept and serve: leave running queued runs to daemons and other servers" },
+      "no-console": { text: "reserved: the server has no web console yet, so this changes nothing" },
+      "max-body": { value: "SIZE", text: "largest request body, e.g. 1MiB (the default); larger is 413" },
+      "rate-limit": {
+        value: "N",
+        text: "requests a minute per token (default 600); over it, 429 with Retry-After",
+      },
+    },
+    notes: "The HTTP API (docs/serve.md): runs, their events as Server-Sent Events, sessions, health and " +
+      "metrics under /v1, each route behind a bearer token from `hermes tokens create`. Stops on SIGTERM or " +
+      "SIGINT: it stops accepting, ends open event streams and lets running runs finish.",
+  },
+  tokens: {
+    usage: [
+      "hermes tokens create --scope SCOPE... [--name NAME] [--expires DURATION|DATE] [--json]",
+      "hermes tokens list [--json]",
+      "hermes tokens revoke ID",
+    ],
+    flags: {
+      scope: {
+        value: "SCOPE",
+        multiple: true,
+        text: "with create: runs:read, runs:write, sessions:read, sessions:write, approvals or admin",
+      },
+      name: { value: "NAME", text: "with create: a name to recognise the token by in `tokens list`" },
+      expires: {
+        value: "D",
+        text: "with create: expire after a duration (30d, 12h) or at a date (2027-01-31)",
+      },
+      json: JSON_FLAG,
+    },
+    notes: "API tokens for `hermes serve`. create prints the token once; the store keeps only its hash. " +
+      "revoke takes the id `tokens list` shows and holds for the next request on every server.",
+  },
   doctor: {
     usage: ["hermes doctor [--json] [--full]"],
     flags: {

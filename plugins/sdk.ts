@@ -120,8 +120,8 @@ export type HookHandler<H extends HookName> = (
   payload: HookPayloads[H],
 ) => HookResults[H] | Promise<HookResults[H]>;
 
-/** Which front-end an input came from (`hermes run -p`, an RPC or ACP client, a job's prompt and steps). */
-export type InputSource = "cli" | "rpc" | "acp" | "job";
+/** Which front-end an input came from (`hermes run -p`, an RPC, ACP or HTTP client, a job's prompt and steps). */
+export type InputSource = "cli" | "rpc" | "acp" | "http" | "job";
 
 export interface CommandCallContext {
   session_id: string;

@@ -24,6 +24,7 @@ export const LAYERS: Readonly<Record<string, number>> = {
   app: 6,
   rpc: 7,
   acp: 7,
+  http: 7,
   commands: 8,
   main: 9,
   scripts: 10,

@@ -30,7 +30,7 @@ import type { StoredCompaction } from "./compact_stored.ts";
 import { type OpenSession, openSessionView } from "./open_session.ts";
 import { type AdmitOptions, admittedStoredJob } from "./stored_job.ts";
 import type { Hooks } from "../core/hooks.ts";
-import { TurnCancelledError, TurnRunningError } from "./errors.ts";
+import { NotFoundError, TurnCancelledError, TurnRunningError } from "./errors.ts";
 // The session core (hub.ts, run.ts) is imported on first use: `sessions delete` need not load an agent.
 import type { SessionHub, SessionHubOptions } from "./hub.ts";
 import {
@@ -45,6 +45,8 @@ import {
 import type { RunJobOptions } from "./run.ts";
 import { hasEnded, queuedRunOf, type SubmitOptions } from "./queue.ts";
 import type { ListRunsOptions, QueuedRun, RunEventRow } from "../store/store.ts";
+import { checkToken, createToken, type TokenCheck } from "./tokens.ts";
+import type { ApiToken } from "../store/store.ts";
 
 export type { AppContext } from "./context.ts";
 export type { JobRef, SessionJob, ValidateOptions, Validation } from "./jobs.ts";
@@ -307,6 +309,30 @@ export class App {
   async runEvents(ref: string, afterSeq = 0): Promise<RunEventRow[]> {
     const { store } = this.context;
     return await store.runEvents(await store.resolveRunId(ref), afterSeq);
+  }
+
+  /** A new API token; `token` is the only copy of its secret (the store keeps its hash). */
+  async createToken(
+    options: { scopes: readonly string[]; name?: string; expires_at?: number },
+  ): Promise<{ token: string; info: ApiToken }> {
+    return await createToken(this.context.store, { ...options, now: this.context.clock.now() });
+  }
+
+  /** Every API token (never a secret), oldest first. */
+  async tokens(): Promise<ApiToken[]> {
+    return await this.context.store.listTokens();
+  }
+
+  /** Revokes a token by id; a NotFoundError when the store has none. */
+  async revokeToken(id: string): Promise<ApiToken> {
+    const token = await this.context.store.revokeToken(id, this.context.clock.now());
+    if (!token) throw new NotFoundError(`Cannot revoke token ${id}: no such token`);
+    return token;
+  }
+
+  /** Whether a presented bearer token is live (read from the store each time). */
+  async authenticate(presented: string): Promise<TokenCheck> {
+    return await checkToken(this.context.store, presented, this.context.clock.now());
   }
 
   /** Closes every session open here (each finishes in the store). */

@@ -19,3 +19,5 @@ export {
 } from "../session_admin/search.ts";
 export { EXPORT_FORMATS, type ExportFormat } from "../session_admin/export.ts";
 export type { PruneOptions, PrunePlan } from "../session_admin/prune.ts";
+export { type Scope, SCOPES, type TokenCheck } from "./tokens.ts";
+export type { ApiToken } from "../store/store.ts";

@@ -3,10 +3,10 @@
 export type Role = "system" | "user" | "assistant" | "tool";
 
 /**
- * Which front-end an input came from: `hermes run -p` (`cli`), a JSON-RPC or ACP client, or a job file's
+ * Which front-end an input came from: `hermes run -p` (`cli`), a JSON-RPC, ACP or HTTP (`hermes serve`) client, or a job file's
  * prompt and steps (`job`, also the daemon). Slash commands, `message` events and plugin commands see it.
  */
-export const INPUT_SOURCES = ["cli", "rpc", "acp", "job"] as const;
+export const INPUT_SOURCES = ["cli", "rpc", "acp", "http", "job"] as const;
 export type InputSource = typeof INPUT_SOURCES[number];
 
 /** A tool call as the model asked for it; `arguments` is the raw JSON text the model produced. */

@@ -294,4 +294,17 @@ export const migrations: readonly string[] = [
   );
   CREATE INDEX run_deliveries_run ON run_deliveries(run_id, created_at);
   `,
+  // 14: API tokens for `hermes serve`: the id is public (a prefix of the token), the secret is kept only as
+  // its SHA-256 hash. A revoked or expired row stays for `tokens list`.
+  `
+  CREATE TABLE api_tokens (
+    id TEXT PRIMARY KEY,
+    name TEXT,
+    hash TEXT NOT NULL,
+    scopes TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER,
+    revoked_at INTEGER
+  );
+  `,
 ];

@@ -1005,6 +1005,38 @@ export interface CopyOps {
   importPluginState(rows: readonly PluginStateRow[]): Promise<number>;
 }
 
+/** An API token as stored: never its secret, only the secret's hash (`tokenByIdOf` returns it to compare). */
+export interface ApiToken {
+  /** Public: the token's prefix, what `tokens revoke` names. */
+  id: string;
+  name: string | null;
+  scopes: string[];
+  created_at: number;
+  expires_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface NewApiToken {
+  id: string;
+  name: string | null;
+  /** Hex SHA-256 of the whole token. */
+  hash: string;
+  scopes: string[];
+  expires_at: number | null;
+  now: number;
+}
+
+export interface TokenOps {
+  /** Stores a new token; an id the store already has is an error (ids are random). */
+  createToken(token: NewApiToken): Promise<ApiToken>;
+  /** The token with its stored hash, revoked or not; undefined when the store has no such id. */
+  tokenById(id: string): Promise<(ApiToken & { hash: string }) | undefined>;
+  /** Every token, oldest first. */
+  listTokens(): Promise<ApiToken[]>;
+  /** Marks the token revoked now (kept for listing); undefined when the store has no such id. */
+  revokeToken(id: string, now: number): Promise<ApiToken | undefined>;
+}
+
 /**
  * The store as its consumers see it: each depends on the roles it uses, not on all of Store.
  * Sessions: sessions, their transcripts, step records and per-session state (the session core, the agent).
@@ -1020,10 +1052,12 @@ export type PluginStore = PluginStateOps;
 export type RunQueueStore = RunQueueOps;
 /** Operators: listing and search, archive, delete and prune, copies between stores, spend reports. */
 export type AdminStore = SearchOps & AdminOps & CopyOps & CostOps;
+/** `hermes serve`'s API tokens. */
+export type TokenStore = TokenOps;
 
 /** Every role, and the handle's own files and close. */
 export interface Store
-  extends SessionStore, CompactionStore, ScheduleStore, PluginStore, AdminStore, RunQueueStore {
+  extends SessionStore, CompactionStore, ScheduleStore, PluginStore, AdminStore, RunQueueStore, TokenStore {
   /** Local files that hold the store (a SQLite file and its WAL), hidden from sandboxed tools; none for a server. */
   readonly files: readonly string[];
   close(): Promise<void>;

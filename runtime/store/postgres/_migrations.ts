@@ -272,4 +272,17 @@ export const migrations: readonly string[] = [
   );
   CREATE INDEX run_deliveries_run ON run_deliveries (run_id, created_at);
   `,
+  // 11: API tokens for `hermes serve`: the id is public (a prefix of the token), the secret is kept only as
+  // its SHA-256 hash. A revoked or expired row stays for `tokens list`.
+  `
+  CREATE TABLE api_tokens (
+    id text COLLATE "C" PRIMARY KEY,
+    name text,
+    hash text NOT NULL,
+    scopes text NOT NULL,
+    created_at bigint NOT NULL,
+    expires_at bigint,
+    revoked_at bigint
+  );
+  `,
 ];

@@ -13,3 +13,4 @@ export { sessionOps } from "./sessions.ts";
 export { stateOps } from "./kv.ts";
 export { stepOps } from "./steps.ts";
 export { workspaceLockOps } from "./workspace_locks.ts";
+export { tokenOps } from "./tokens.ts";
