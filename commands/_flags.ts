@@ -181,12 +181,12 @@ export const COMMANDS = {
       "Exit 0 when every case passes, 1 when one fails, 2 when a case file is invalid (file:line:col).",
   },
   schema: {
-    usage: ["hermes schema [job|result|events|cassette]"],
+    usage: ["hermes schema [job|result|events|cassette|openapi]"],
     flags: {},
     notes:
       "Prints a JSON Schema: job (the default) of job files, result of the --output json result object, " +
       "events of the --output stream-json lines and RPC event notifications, cassette of a recorded run " +
-      "(schemas/ in the repository holds the last three).",
+      "(schemas/ in the repository holds these three), openapi the OpenAPI 3.1 document of `hermes serve`'s API.",
   },
   sessions: {
     usage: [
@@ -425,7 +425,7 @@ export const COMMANDS = {
   },
   serve: {
     usage: [
-      "hermes serve [--listen HOST:PORT] [--jobs DIR] [--no-worker] [--no-console] [--max-body SIZE] [--rate-limit N]",
+      "hermes serve [--listen HOST:PORT] [--jobs DIR] [--no-worker] [--concurrency N] [--no-console] [--max-body SIZE] [--rate-limit N] [--max-streams N]",
     ],
     flags: {
       listen: { value: "HOST:PORT", text: "the address to listen on (default 127.0.0.1:8787); plain HTTP" },
@@ -440,6 +440,11 @@ export const COMMANDS = {
         value: "N",
         text: "requests a minute per token (default 600); over it, 429 with Retry-After",
       },
+      "max-streams": {
+        value: "N",
+        text: "event streams open at once per token (default 8); one more is 429",
+      },
+      concurrency: { value: "N", text: "queued runs this server's worker runs at once (default 1)" },
     },
     notes: "The HTTP API (docs/serve.md): runs, their events as Server-Sent Events, sessions, health and " +
       "metrics under /v1, each route behind a bearer token from `hermes tokens create`. Stops on SIGTERM or " +

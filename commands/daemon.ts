@@ -141,7 +141,7 @@ async function runSession(
  * A queued run, through the App's run operation: its job as submitted (held to today's policy), its events
  * to the worker (stored for `runs events`), config.yaml re-read so edits apply to the next run.
  */
-async function runQueued(
+export async function runQueued(
   cli: Cli,
   store: Store,
   run: QueuedRun,

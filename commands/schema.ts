@@ -1,5 +1,6 @@
 /**
- * `hermes schema [job|result|events|cassette]`: a JSON Schema on stdout. `job` (the default) describes job files;
+ * `hermes schema [job|result|events|cassette|openapi]`: a JSON Schema on stdout (`openapi`: the HTTP API's
+ * OpenAPI 3.1 document). `job` (the default) describes job files;
  * `result` and `events` describe the machine-readable output (`--output json|stream-json`, RPC); `cassette`
  * a recorded run (`--record`, `hermes replay`).
  */
@@ -11,6 +12,10 @@ const SCHEMAS = {
   result: async () => (await import("../runtime/core/event_schema.ts")).resultJsonSchema(),
   events: async () => (await import("../runtime/core/event_schema.ts")).eventsJsonSchema(),
   cassette: async () => (await import("../runtime/cassette/schema.ts")).cassetteJsonSchema(),
+  openapi: async () => {
+    const { VERSION } = await import("../runtime/core/version.ts");
+    return (await import("../runtime/http/openapi.ts")).openApiDocument(VERSION);
+  },
 };
 
 export async function main(cli: Cli): Promise<number> {
@@ -20,7 +25,7 @@ export async function main(cli: Cli): Promise<number> {
     throw new ValidationError(
       `hermes schema: unknown schema "${
         positionals.join(" ")
-      }": expected job (the default), result, events or cassette`,
+      }": expected job (the default), result, events, cassette or openapi`,
     );
   }
   await cli.out(schemaText(await SCHEMAS[name as keyof typeof SCHEMAS]()));

@@ -1,15 +1,21 @@
 /**
  * `hermes serve [--listen HOST:PORT] [--jobs DIR] [--no-worker]`: the HTTP API (runtime/http/) over one App
- * until SIGTERM/SIGINT.
+ * until SIGTERM/SIGINT, with a queue worker (as `hermes daemon` has) unless --no-worker.
  */
+import { resolve } from "../runtime/core/path.ts";
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
 import { parseSize } from "../runtime/core/duration.ts";
+import { currentProcess } from "../runtime/core/process_identity.ts";
 import { VERSION } from "../runtime/core/version.ts";
 import { loadUserConfig } from "../runtime/config/job_file.ts";
+import { QueueWorker } from "../loops/daemon/queue_worker.ts";
+import { startTelemetry, telemetrySettings } from "../runtime/telemetry/mod.ts";
 import { cliApp } from "./_app.ts";
+import { runQueued } from "./daemon.ts";
 import { createApi } from "../runtime/http/server.ts";
 import { parseListen, serveApi } from "../runtime/http/serve.ts";
+import { OpenStreams } from "../runtime/http/streams.ts";
 
 export async function main(cli: Cli): Promise<number> {
   const { values, positionals } = parseCommandArgs("serve", cli.args);
@@ -31,43 +37,75 @@ export async function main(cli: Cli): Promise<number> {
       throw new ValidationError(`--max-body: cannot read "${values["max-body"]}": expected a size like 1MiB`);
     }
   }
-  let rateLimit: number | undefined;
-  if (values["rate-limit"] !== undefined) {
-    rateLimit = Number(values["rate-limit"]);
-    if (!Number.isInteger(rateLimit) || rateLimit < 1) {
-      throw new ValidationError(
-        `--rate-limit: "${values["rate-limit"]}" is not a whole number of requests above 0`,
-      );
-    }
+  const rateLimit = positive("--rate-limit", values["rate-limit"]);
+  const maxStreams = positive("--max-streams", values["max-streams"]);
+  const concurrency = positive("--concurrency", values.concurrency) ?? 1;
+  if (values["no-worker"] && values.concurrency !== undefined) {
+    throw new ValidationError("--concurrency: this server runs no queued run (--no-worker)");
   }
+  let jobsDir: string | undefined;
   if (values.jobs !== undefined) {
     const info = await Deno.stat(values.jobs).catch(() => undefined);
     if (!info?.isDirectory) throw new ValidationError(`--jobs: "${values.jobs}" is not a folder`);
+    jobsDir = resolve(values.jobs);
   }
   const config = loadUserConfig(`${cli.home}/config.yaml`, { policy: cli.policyFile });
+  const telemetry = values["no-worker"] ? undefined : await startTelemetry(
+    telemetrySettings(cli.env, config?.telemetry),
+    { version: VERSION, warn: (message) => cli.log.warn(message) },
+  );
   const store = await cli.openStore();
   const app = cliApp(cli, store, { config, source: "http" });
+  const streams = new OpenStreams();
   try {
     const api = createApi({
       app,
       clock: cli.clock,
       log: cli.log,
       version: VERSION,
+      signal: cli.signal,
+      streams,
+      ...(jobsDir !== undefined ? { jobsDir } : {}),
       ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
       ...(rateLimit !== undefined ? { rateLimit } : {}),
+      ...(maxStreams !== undefined ? { maxStreams } : {}),
     });
-    await serveApi(api, {
-      listen,
-      signal: cli.signal,
+    const worker = values["no-worker"] ? undefined : new QueueWorker({
+      store,
+      clock: cli.clock,
       log: cli.log,
-      onListen: ({ hostname, port }) => {
-        const host = hostname.includes(":") ? `[${hostname}]` : hostname;
-        cli.log.info(`hermes serve: listening on http://${host}:${port}`);
-      },
+      holder: currentProcess(cli.host),
+      concurrency,
+      maxRunning: config?.queue?.max_running ?? null,
+      // PostgreSQL wakes idle workers (LISTEN/NOTIFY): the poll is only a fallback there.
+      pollMs: "url" in store ? 1_000 : 100,
+      runner: (run, context) => runQueued(cli, store, run, { ...context, telemetry }),
     });
+    await Promise.all([
+      serveApi(api, {
+        listen,
+        signal: cli.signal,
+        log: cli.log,
+        drain: () => streams.idle(5_000),
+        onListen: ({ hostname, port }) => {
+          const host = hostname.includes(":") ? `[${hostname}]` : hostname;
+          cli.log.info(`hermes serve: listening on http://${host}:${port}`);
+        },
+      }),
+      worker?.run(cli.signal),
+    ]);
   } finally {
     await app.close();
+    await telemetry?.shutdown(new Date(cli.clock.now()));
     await store.close();
   }
   return 0;
+}
+
+function positive(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text) || Number(text) < 1) {
+    throw new ValidationError(`${flag}: "${text}" is not a whole number above 0`);
+  }
+  return Number(text);
 }

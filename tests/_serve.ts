@@ -88,3 +88,63 @@ export async function call(
     body: /json/.test(type) ? JSON.parse(text) : text,
   };
 }
+
+export interface SseEvent {
+  id?: string;
+  event?: string;
+  data: string;
+}
+
+/**
+ * Reads a Server-Sent Events stream until it ends, or until `max` events were read (then the connection is
+ * dropped, as a client that goes away does).
+ */
+export async function readSse(
+  url: string,
+  options: { token: string; lastEventId?: string; max?: number },
+): Promise<{ status: number; events: SseEvent[]; body?: unknown }> {
+  const response = await fetch(url, {
+    headers: {
+      authorization: `Bearer ${options.token}`,
+      accept: "text/event-stream",
+      ...(options.lastEventId !== undefined ? { "last-event-id": options.lastEventId } : {}),
+    },
+  });
+  if (response.status !== 200) return { status: response.status, events: [], body: await response.json() };
+  const events: SseEvent[] = [];
+  if (options.max === 0) {
+    await response.body!.cancel();
+    return { status: 200, events };
+  }
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      let end: number;
+      while ((end = buffer.indexOf("\n\n")) !== -1) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const event: SseEvent = { data: "" };
+        const data: string[] = [];
+        for (const line of block.split("\n")) {
+          const colon = line.indexOf(":");
+          if (colon === 0) continue;
+          const field = colon === -1 ? line : line.slice(0, colon);
+          const text = colon === -1 ? "" : line.slice(colon + 1).replace(/^ /, "");
+          if (field === "data") data.push(text);
+          else if (field === "id") event.id = text;
+          else if (field === "event") event.event = text;
+        }
+        event.data = data.join("\n");
+        events.push(event);
+        if (options.max !== undefined && events.length >= options.max) return { status: 200, events };
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return { status: 200, events };
+}

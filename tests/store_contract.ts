@@ -11,7 +11,7 @@ import { leaseContract } from "./store_contract/leases.ts";
 import { listingContract } from "./store_contract/listing.ts";
 import { messageContract } from "./store_contract/messages.ts";
 import { runQueueContract } from "./store_contract/run_queue.ts";
-import { tokenContract } from "./store_contract/tokens.ts";
+import { runCountContract, tokenContract } from "./store_contract/tokens.ts";
 import { scheduleContract } from "./store_contract/schedule_runs.ts";
 import { searchContract } from "./store_contract/search.ts";
 import { sessionContract } from "./store_contract/sessions.ts";
@@ -32,6 +32,7 @@ export function storeContract(name: string, open: OpenStore): void {
   scheduleContract(name, open);
   runQueueContract(name, open);
   tokenContract(name, open);
+  runCountContract(name, open);
   searchContract(name, open);
   listingContract(name, open);
   adminContract(name, open);

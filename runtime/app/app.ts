@@ -46,7 +46,7 @@ import type { RunJobOptions } from "./run.ts";
 import { hasEnded, queuedRunOf, type SubmitOptions } from "./queue.ts";
 import type { ListRunsOptions, QueuedRun, RunEventRow } from "../store/store.ts";
 import { checkToken, createToken, type TokenCheck } from "./tokens.ts";
-import type { ApiToken } from "../store/store.ts";
+import type { ApiToken, CostGroup } from "../store/store.ts";
 
 export type { AppContext } from "./context.ts";
 export type { JobRef, SessionJob, ValidateOptions, Validation } from "./jobs.ts";
@@ -303,6 +303,16 @@ export class App {
     } finally {
       await stop();
     }
+  }
+
+  /** Model calls, tokens and cost the store recorded, one group per model (`hermes cost --by model`). */
+  async spendByModel(): Promise<CostGroup[]> {
+    return await this.context.store.costReport({ by: ["model"] });
+  }
+
+  /** How many runs the store holds in each status. */
+  async runCounts(): Promise<Record<string, number>> {
+    return await this.context.store.runCounts();
   }
 
   /** The run's stored events after `afterSeq`. */

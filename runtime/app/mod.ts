@@ -21,3 +21,4 @@ export { EXPORT_FORMATS, type ExportFormat } from "../session_admin/export.ts";
 export type { PruneOptions, PrunePlan } from "../session_admin/prune.ts";
 export { type Scope, SCOPES, type TokenCheck } from "./tokens.ts";
 export type { ApiToken } from "../store/store.ts";
+export type { ListRunsOptions, QueuedRun, RunEventRow } from "../store/store.ts";

@@ -32,7 +32,7 @@ Deno.test("output schemas: `hermes schema` is `hermes schema job`; an unknown na
   assert.equal(unknown.stdout, "");
   assert.equal(
     unknown.stderr.trim(),
-    'hermes schema: unknown schema "event": expected job (the default), result, events or cassette',
+    'hermes schema: unknown schema "event": expected job (the default), result, events, cassette or openapi',
   );
 });
 

@@ -1,6 +1,7 @@
 /**
- * `hermes serve`'s transport: the API (server.ts) on Deno.serve, stopped gracefully when `signal` aborts
- * (no new connections; requests in flight finish).
+ * `hermes serve`'s transport: the API (server.ts) on Deno.serve, stopped gracefully when `signal` aborts:
+ * event streams (which end on the same signal) get up to `drain` to send their last event, then the server
+ * accepts no new connection and lets the requests in flight finish.
  */
 import type { Logger } from "../core/log.ts";
 import type { Hono } from "hono";
@@ -23,17 +24,29 @@ export function parseListen(text: string): Listen | undefined {
 /** Serves `api` until `signal` aborts; resolves once the server has stopped. */
 export async function serveApi(
   api: Hono<ApiEnv>,
-  options: { listen: Listen; signal: AbortSignal; log: Logger; onListen?: (address: Listen) => void },
+  options: {
+    listen: Listen;
+    signal: AbortSignal;
+    log: Logger;
+    onListen?: (address: Listen) => void;
+    /** Resolves when the server may close (its event streams ended). */
+    drain?: () => Promise<void>;
+  },
 ): Promise<void> {
   const server = Deno.serve({
     hostname: options.listen.hostname,
     port: options.listen.port,
-    signal: options.signal,
     onListen: ({ hostname, port }) => options.onListen?.({ hostname, port }),
     onError: (error) => {
       options.log.error(`hermes serve: ${error instanceof Error ? error.stack ?? error.message : error}`);
       return new Response(null, { status: 500 });
     },
   }, api.fetch);
+  const stop = async () => {
+    await options.drain?.();
+    await server.shutdown();
+  };
+  if (options.signal.aborted) void stop();
+  else options.signal.addEventListener("abort", () => void stop(), { once: true });
   await server.finished;
 }

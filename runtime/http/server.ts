@@ -6,13 +6,17 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { routePath } from "hono/route";
-import { z } from "zod";
 import type { App } from "../app/mod.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import { type ApiEnv, RateLimiter, requireScope } from "./auth.ts";
 import { HttpMetrics } from "./metrics.ts";
-import { HttpError, problem, problemOf, statusOf } from "./problem.ts";
+import { problem, problemOf, statusOf } from "./problem.ts";
+import { jsonBody, parse } from "./body.ts";
+import { runRoutes } from "./runs.ts";
+import { PromptBody, SessionQuery } from "./schemas.ts";
+import { openApiDocument } from "./openapi.ts";
+import { OpenStreams } from "./streams.ts";
 
 export interface ApiOptions {
   app: App;
@@ -23,18 +27,29 @@ export interface ApiOptions {
   maxBodyBytes?: number;
   /** Requests a minute per token; over it, 429 with Retry-After. */
   rateLimit?: number;
+  /** The folder POST /v1/runs names jobs in. */
+  jobsDir?: string;
+  /** Event streams open at once per token (default 8). */
+  maxStreams?: number;
+  /** Aborted when the server stops: event streams end with a last event. */
+  signal?: AbortSignal;
+  /** The event streams open here (the caller waits for them on shutdown). */
+  streams?: OpenStreams;
 }
 
 export const DEFAULT_MAX_BODY = 1024 * 1024;
 export const DEFAULT_RATE_LIMIT = 600;
-
-const PromptBody = z.object({ text: z.string().min(1) }).strict();
-const SessionQuery = z.object({
-  job: z.string().optional(),
-  status: z.string().optional(),
-  limit: z.coerce.number().int().positive().max(1000).optional(),
-  archived: z.enum(["true", "false"]).optional(),
-});
+export const DEFAULT_MAX_STREAMS = 8;
+const RUN_STATUSES = [
+  "queued",
+  "running",
+  "success",
+  "failed",
+  "limit",
+  "interrupted",
+  "cancelled",
+  "crashed",
+];
 
 /** The API's routes; `metrics` counts what it answers. */
 export function createApi(options: ApiOptions): Hono<ApiEnv> {
@@ -76,8 +91,44 @@ export function createApi(options: ApiOptions): Hono<ApiEnv> {
       return problem(503, `The store is not reachable: ${error instanceof Error ? error.message : error}`);
     }
   });
-  api.get("/metrics", (c) => {
+  api.get("/metrics", async (c) => {
+    const [runs, spend] = await Promise.all([app.runCounts(), app.spendByModel()]);
+    const byModel = (value: (g: (typeof spend)[number]) => number): [Record<string, string>, number][] =>
+      spend.map((g) => [{ model: g.keys[0] ?? "unknown" }, value(g)]);
     const text = metrics.render([
+      {
+        name: "hermes_runs",
+        help: "Runs in the store by status (queued is the queue's depth).",
+        type: "gauge",
+        values: RUN_STATUSES.map((status) => [{ status }, runs[status] ?? 0]),
+      },
+      {
+        name: "hermes_model_calls_total",
+        help: "Model calls the store recorded, by model.",
+        type: "counter",
+        values: byModel((g) => g.calls),
+      },
+      {
+        name: "hermes_model_tokens_total",
+        help: "Tokens of the recorded model calls, by model and kind (input, output).",
+        type: "counter",
+        values: spend.flatMap((g) => [
+          [{ model: g.keys[0] ?? "unknown", kind: "input" }, g.input_tokens] as [
+            Record<string, string>,
+            number,
+          ],
+          [{ model: g.keys[0] ?? "unknown", kind: "output" }, g.output_tokens] as [
+            Record<string, string>,
+            number,
+          ],
+        ]),
+      },
+      {
+        name: "hermes_cost_usd_total",
+        help: "USD of the recorded model calls with a known price, by model.",
+        type: "counter",
+        values: byModel((g) => g.cost_usd),
+      },
       {
         name: "hermes_sessions_open",
         help: "Sessions open in this server.",
@@ -87,6 +138,9 @@ export function createApi(options: ApiOptions): Hono<ApiEnv> {
     ]);
     return c.text(text, 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" });
   });
+
+  const document = openApiDocument(options.version);
+  api.get("/v1/openapi.json", (c) => c.json(document));
 
   api.get("/v1/sessions", scope("sessions:read"), async (c) => {
     const query = parse(SessionQuery, c.req.query(), "query");
@@ -113,29 +167,15 @@ export function createApi(options: ApiOptions): Hono<ApiEnv> {
     return c.json(outcome.result);
   });
 
+  runRoutes(api, {
+    app,
+    clock: options.clock,
+    jobsDir: options.jobsDir,
+    scope,
+    maxStreams: options.maxStreams ?? DEFAULT_MAX_STREAMS,
+    streams: options.streams ?? new OpenStreams(),
+    signal: options.signal ?? new AbortController().signal,
+  });
+
   return api;
-}
-
-/** The request's JSON body; anything else is a 400 naming what was wrong. */
-async function jsonBody(request: Request): Promise<unknown> {
-  const type = request.headers.get("content-type") ?? "";
-  if (!/^application\/(.+\+)?json\b/i.test(type)) {
-    throw new HttpError(
-      415,
-      `Expected a JSON body (content-type: application/json), got "${type || "none"}"`,
-    );
-  }
-  try {
-    return JSON.parse(await request.text());
-  } catch (error) {
-    throw new HttpError(400, `The body is not JSON: ${error instanceof Error ? error.message : error}`);
-  }
-}
-
-function parse<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  const path = issue.path.length ? `.${issue.path.join(".")}` : "";
-  throw new HttpError(400, `${where}${path}: ${issue.message}`);
 }

@@ -1005,6 +1005,11 @@ export interface CopyOps {
   importPluginState(rows: readonly PluginStateRow[]): Promise<number>;
 }
 
+export interface RunCountOps {
+  /** How many runs the store holds in each status (statuses without runs absent), for `/metrics`. */
+  runCounts(): Promise<Record<string, number>>;
+}
+
 /** An API token as stored: never its secret, only the secret's hash (`tokenByIdOf` returns it to compare). */
 export interface ApiToken {
   /** Public: the token's prefix, what `tokens revoke` names. */
@@ -1049,7 +1054,7 @@ export type ScheduleStore = ScheduleOps;
 /** Plugins' own values. */
 export type PluginStore = PluginStateOps;
 /** The run queue: submitted runs, their claims by workers, their ends and events. */
-export type RunQueueStore = RunQueueOps;
+export type RunQueueStore = RunQueueOps & RunCountOps;
 /** Operators: listing and search, archive, delete and prune, copies between stores, spend reports. */
 export type AdminStore = SearchOps & AdminOps & CopyOps & CostOps;
 /** `hermes serve`'s API tokens. */

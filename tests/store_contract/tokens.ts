@@ -1,5 +1,5 @@
 /**
- * Contract: API tokens. The store keeps the hash it is given and never a secret; a revoke is seen at once by
+ * Contract: API tokens (and the run counts `/metrics` reads). The store keeps the hash it is given and never a secret; a revoke is seen at once by
  * another connection; revoking twice keeps the first time.
  */
 import assert from "node:assert/strict";
@@ -47,5 +47,18 @@ export function tokenContract(name: string, open: OpenStore): void {
     assert.equal((await store.revokeToken("t1", 4_000))?.revoked_at, 3_000);
     assert.equal(await store.revokeToken("nope", 4_000), undefined);
     assert.equal((await other.tokenById("t2"))?.revoked_at, null);
+  });
+}
+
+export function runCountContract(name: string, open: OpenStore): void {
+  Deno.test(`${name}: runCounts counts runs by status`, async () => {
+    await using fx = await open();
+    const { store } = fx;
+    assert.deepEqual(await store.runCounts(), {});
+    const run = { job: "j", job_path: null, job_snapshot: "{}", inputs: {}, now: 1_000 };
+    const first = await store.submitRun(run);
+    await store.submitRun(run);
+    await store.cancelRun(first.run.id, 2_000);
+    assert.deepEqual(await (await fx.connect()).runCounts(), { queued: 1, cancelled: 1 });
   });
 }

@@ -14,3 +14,4 @@ export { stateOps } from "./kv.ts";
 export { stepOps } from "./steps.ts";
 export { workspaceLockOps } from "./workspace_locks.ts";
 export { tokenOps } from "./tokens.ts";
+export { runCountOps } from "./run_counts.ts";

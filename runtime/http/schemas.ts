@@ -1,0 +1,134 @@
+/**
+ * The API's request and response shapes as zod schemas: the routes validate requests with them, and the
+ * OpenAPI document (openapi.ts) is generated from them, so the two cannot drift apart. Response fields are
+ * the ones the CLI prints (`runs show --json`, `sessions show --json`) and the result object's.
+ */
+import { z } from "zod";
+import { runResult } from "../core/event_schema.ts";
+
+export const Problem = z.strictObject({
+  type: z.string(),
+  title: z.string(),
+  status: z.number().int(),
+  detail: z.string().optional(),
+  instance: z.string().optional(),
+}).describe("RFC 9457 problem details");
+
+export const SubmitBody = z.strictObject({
+  job: z.union([z.string().min(1), z.record(z.string(), z.unknown())]).describe(
+    "A job's name in the server's jobs folder (NAME for NAME.yaml), or an inline job object (admin only)",
+  ),
+  inputs: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+  key: z.string().min(1).optional().describe(
+    "Idempotency key: the same key returns the run it first submitted",
+  ),
+  priority: z.number().int().optional().describe("Higher runs first (default 0)"),
+});
+
+export const PromptBody = z.strictObject({ text: z.string().min(1).describe("The user's message") });
+
+export const RunQuery = z.object({
+  status: z.string().optional(),
+  job: z.string().optional(),
+  limit: z.coerce.number().int().positive().max(1000).optional(),
+});
+
+export const SessionQuery = z.object({
+  job: z.string().optional(),
+  status: z.string().optional(),
+  limit: z.coerce.number().int().positive().max(1000).optional(),
+  archived: z.enum(["true", "false"]).optional(),
+});
+
+const at = z.number().int().describe("Epoch milliseconds");
+
+export const Run = z.strictObject({
+  id: z.string(),
+  job: z.string(),
+  job_path: z.string().nullable(),
+  inputs: z.record(z.string(), z.string()),
+  key: z.string().nullable(),
+  priority: z.number().int(),
+  not_before: at.nullable(),
+  status: z.enum(["queued", "running", "success", "failed", "limit", "interrupted", "cancelled", "crashed"]),
+  attempts: z.number().int(),
+  on_crash: z.enum(["skip", "rerun"]),
+  group: z.string().nullable(),
+  group_limit: z.number().int().nullable(),
+  model: z.string().nullable(),
+  labels: z.record(z.string(), z.string()),
+  holder: z.strictObject({ host: z.string(), pid: z.number().int(), started: z.string(), nonce: z.string() })
+    .nullable().describe("The worker that holds it while it runs"),
+  lease_expires_at: at.nullable(),
+  cancel_requested: z.boolean(),
+  session_id: z.string().nullable(),
+  result: runResult.nullable().describe("The result object once it ended (null if it never ran)"),
+  exit_code: z.number().int().nullable(),
+  note: z.string().nullable(),
+  submitted_at: at,
+  started_at: at.nullable(),
+  finished_at: at.nullable(),
+}).describe("A queued run, as `hermes runs show --json` prints it");
+
+export const Submitted = Run.extend({
+  deduplicated: z.boolean().describe("The key named a run submitted before: this is that run"),
+});
+
+export const RunList = z.strictObject({ runs: z.array(Run) });
+
+const time = z.string().describe("ISO 8601 time");
+
+export const SessionSummary = z.strictObject({
+  id: z.string(),
+  job: z.string(),
+  status: z.string(),
+  terminal_reason: z.string().nullable(),
+  model: z.string().nullable(),
+  parent_id: z.string().nullable(),
+  created_at: time,
+  updated_at: time,
+  ended_at: time.nullable(),
+  archived: z.boolean(),
+  archived_at: time.nullable(),
+  turns: z.number().int(),
+  prompt_tokens: z.number().int(),
+  completion_tokens: z.number().int(),
+  cached_tokens: z.number().int(),
+  cache_write_tokens: z.number().int(),
+  reasoning_tokens: z.number().int(),
+  cost_usd: z.number().nullable(),
+  labels: z.record(z.string(), z.string()),
+});
+
+export const SessionList = z.strictObject({
+  sessions: z.array(SessionSummary.extend({ live: z.boolean().describe("Open in this server") })),
+});
+
+export const SessionView = z.strictObject({
+  session: SessionSummary,
+  live: z.boolean(),
+  busy: z.boolean(),
+  occupancy: z.record(z.string(), z.unknown()).nullable().describe("How full its context is"),
+});
+
+export const Message = z.strictObject({
+  seq: z.number().int(),
+  pos: z.number(),
+  role: z.enum(["system", "user", "assistant", "tool"]),
+  kind: z.string(),
+  active: z.boolean(),
+  content: z.string(),
+  tool_calls: z.array(z.strictObject({ id: z.string(), name: z.string(), arguments: z.string() })).nullable(),
+  tool_call_id: z.string().nullable(),
+  name: z.string().nullable(),
+  prompt_tokens: z.number().int().nullable(),
+  completion_tokens: z.number().int().nullable(),
+  created_at: time,
+});
+
+export const Messages = z.strictObject({ session_id: z.string(), messages: z.array(Message) });
+
+export const Result = runResult;
+
+export const Health = z.strictObject({ status: z.literal("ok"), version: z.string() });
+export const Ready = z.strictObject({ status: z.literal("ready") });
