@@ -139,7 +139,11 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
     const params = { ...body, stream: true } as unknown as Anthropic.MessageCreateParamsStreaming;
     const events = await (await client()).messages.create(params, requestOptions);
     const assembler = new StreamAssembler(onDelta, onOutput);
-    for await (const event of events) assembler.add(event as unknown as Record<string, unknown>);
+    for await (const event of events) {
+      assembler.add(event as unknown as Record<string, unknown>);
+      // Stopped (the cost cap, a cancel): read no further, even what the client has already buffered.
+      if (signal.aborted) break;
+    }
     // The SDK ends iteration quietly when the request is aborted; surface why.
     signal.throwIfAborted();
     return assembler.result();

@@ -250,6 +250,8 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
           const { text, chars } = reply.add(event);
           if (text) callbacks.onDelta?.(text);
           if (chars) callbacks.onOutput?.(chars);
+          // Stopped (the cost cap, a cancel): read no further, even what the client has already buffered.
+          if (controller.signal.aborted) break;
         }
         controller.signal.throwIfAborted();
         return reply.result();
@@ -272,6 +274,8 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
         if (text) callbacks.onDelta?.(text);
         const chars = streamedChars(chunk);
         if (chars) callbacks.onOutput?.(chars);
+        // Stopped (the cost cap, a cancel): read no further, even what the client has already buffered.
+        if (controller.signal.aborted) break;
       }
       // The SDK ends iteration quietly when the request is aborted; surface why.
       controller.signal.throwIfAborted();
