@@ -425,7 +425,7 @@ export const COMMANDS = {
   },
   serve: {
     usage: [
-      "hermes serve [--listen HOST:PORT] [--jobs DIR] [--no-worker] [--concurrency N] [--no-console] [--max-body SIZE] [--rate-limit N] [--max-streams N]",
+      "hermes serve [--listen HOST:PORT] [--jobs DIR] [--no-worker] [--concurrency N] [--no-console] [--max-body SIZE] [--rate-limit N] [--max-streams N] [--cert FILE --key FILE]",
     ],
     flags: {
       listen: { value: "HOST:PORT", text: "the address to listen on (default 127.0.0.1:8787); plain HTTP" },
@@ -444,6 +444,8 @@ export const COMMANDS = {
         value: "N",
         text: "event streams open at once per token (default 8); one more is 429",
       },
+      cert: { value: "FILE", text: "PEM certificate chain: serve HTTPS (with --key); default plain HTTP" },
+      key: { value: "FILE", text: "PEM private key of --cert" },
       concurrency: { value: "N", text: "queued runs this server's worker runs at once (default 1)" },
     },
     notes: "The HTTP API (docs/serve.md): runs, their events as Server-Sent Events, sessions, health and " +

@@ -49,6 +49,14 @@ export async function main(cli: Cli): Promise<number> {
     if (!info?.isDirectory) throw new ValidationError(`--jobs: "${values.jobs}" is not a folder`);
     jobsDir = resolve(values.jobs);
   }
+  if ((values.cert === undefined) !== (values.key === undefined)) {
+    throw new ValidationError(
+      `${values.cert === undefined ? "--key" : "--cert"}: HTTPS needs both --cert and --key`,
+    );
+  }
+  const tls = values.cert !== undefined && values.key !== undefined
+    ? { cert: await readPem("--cert", values.cert), key: await readPem("--key", values.key) }
+    : undefined;
   const config = loadUserConfig(`${cli.home}/config.yaml`, { policy: cli.policyFile });
   const telemetry = values["no-worker"] ? undefined : await startTelemetry(
     telemetrySettings(cli.env, config?.telemetry),
@@ -87,9 +95,10 @@ export async function main(cli: Cli): Promise<number> {
         signal: cli.signal,
         log: cli.log,
         drain: () => streams.idle(5_000),
+        ...(tls ? { tls } : {}),
         onListen: ({ hostname, port }) => {
           const host = hostname.includes(":") ? `[${hostname}]` : hostname;
-          cli.log.info(`hermes serve: listening on http://${host}:${port}`);
+          cli.log.info(`hermes serve: listening on ${tls ? "https" : "http"}://${host}:${port}`);
         },
       }),
       worker?.run(cli.signal),
@@ -108,4 +117,17 @@ function positive(flag: string, text: string | undefined): number | undefined {
     throw new ValidationError(`${flag}: "${text}" is not a whole number above 0`);
   }
   return Number(text);
+}
+
+async function readPem(flag: string, path: string): Promise<string> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    throw new ValidationError(
+      `${flag}: cannot read "${path}": ${error instanceof Error ? error.message : error}`,
+    );
+  }
+  if (!text.includes("-----BEGIN ")) throw new ValidationError(`${flag}: "${path}" is not a PEM file`);
+  return text;
 }

@@ -26,7 +26,7 @@ export async function startServe(
     const decoder = new TextDecoder();
     for await (const chunk of child.stderr) {
       text += decoder.decode(chunk, { stream: true });
-      const url = /listening on (http:\/\/\S+)/.exec(text)?.[1];
+      const url = /listening on (https?:\/\/\S+)/.exec(text)?.[1];
       if (url) announce(url);
     }
     fail(new Error(`hermes serve exited before listening:\n${text}`));

@@ -31,11 +31,14 @@ export async function serveApi(
     onListen?: (address: Listen) => void;
     /** Resolves when the server may close (its event streams ended). */
     drain?: () => Promise<void>;
+    /** PEM certificate chain and private key: serve HTTPS instead of HTTP. */
+    tls?: { cert: string; key: string };
   },
 ): Promise<void> {
   const server = Deno.serve({
     hostname: options.listen.hostname,
     port: options.listen.port,
+    ...(options.tls ? { cert: options.tls.cert, key: options.tls.key } : {}),
     onListen: ({ hostname, port }) => options.onListen?.({ hostname, port }),
     onError: (error) => {
       options.log.error(`hermes serve: ${error instanceof Error ? error.stack ?? error.message : error}`);
