@@ -425,7 +425,7 @@ export const COMMANDS = {
   },
   serve: {
     usage: [
-      "hermes serve [--listen HOST:PORT] [--jobs DIR] [--no-worker] [--concurrency N] [--no-console] [--max-body SIZE] [--rate-limit N] [--max-streams N] [--cert FILE --key FILE]",
+      "hermes serve [--listen HOST:PORT] [--jobs DIR] [--no-worker] [--concurrency N] [--no-console] [--max-body SIZE] [--rate-limit N] [--max-streams N] [--body-timeout D] [--cert FILE --key FILE]",
     ],
     flags: {
       listen: { value: "HOST:PORT", text: "the address to listen on (default 127.0.0.1:8787); plain HTTP" },
@@ -443,6 +443,10 @@ export const COMMANDS = {
       "max-streams": {
         value: "N",
         text: "event streams open at once per token (default 8); one more is 429",
+      },
+      "body-timeout": {
+        value: "DURATION",
+        text: "how long a client may take to send a request body (default 30s); slower is 408",
       },
       cert: { value: "FILE", text: "PEM certificate chain: serve HTTPS (with --key); default plain HTTP" },
       key: { value: "FILE", text: "PEM private key of --cert" },

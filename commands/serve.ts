@@ -5,7 +5,7 @@
 import { resolve } from "../runtime/core/path.ts";
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
-import { parseSize } from "../runtime/core/duration.ts";
+import { parseDuration, parseSize } from "../runtime/core/duration.ts";
 import { currentProcess } from "../runtime/core/process_identity.ts";
 import { VERSION } from "../runtime/core/version.ts";
 import { loadUserConfig } from "../runtime/config/job_file.ts";
@@ -35,6 +35,16 @@ export async function main(cli: Cli): Promise<number> {
       maxBodyBytes = parseSize(values["max-body"]);
     } catch {
       throw new ValidationError(`--max-body: cannot read "${values["max-body"]}": expected a size like 1MiB`);
+    }
+  }
+  let bodyTimeoutMs: number | undefined;
+  if (values["body-timeout"] !== undefined) {
+    try {
+      bodyTimeoutMs = parseDuration(values["body-timeout"]);
+    } catch {
+      throw new ValidationError(
+        `--body-timeout: cannot read "${values["body-timeout"]}": expected a duration like 30s`,
+      );
     }
   }
   const rateLimit = positive("--rate-limit", values["rate-limit"]);
@@ -77,6 +87,7 @@ export async function main(cli: Cli): Promise<number> {
       ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
       ...(rateLimit !== undefined ? { rateLimit } : {}),
       ...(maxStreams !== undefined ? { maxStreams } : {}),
+      ...(bodyTimeoutMs !== undefined ? { bodyTimeoutMs } : {}),
     });
     const worker = values["no-worker"] ? undefined : new QueueWorker({
       store,

@@ -180,3 +180,31 @@ Deno.test("serve: a stored session is listed, shown, its messages read, and prom
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test("serve: a client that stalls mid-body gets 408 after --body-timeout; others are served meanwhile", async () => {
+  const home = await tempDir();
+  const writer = await token(home, "--scope", "sessions:write");
+  await using server = await startServe(home, ["--body-timeout", "1s"]);
+  const { hostname, port } = new URL(server.url);
+  const conn = await Deno.connect({ hostname, port: Number(port) });
+  try {
+    const head =
+      `POST /v1/sessions/x/prompt HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${writer}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"text": "par`;
+    await conn.write(new TextEncoder().encode(head));
+    assert.equal((await call(`${server.url}/healthz`)).status, 200, "the stalled request blocks no one");
+    const buffer = new Uint8Array(4096);
+    let text = "";
+    while (!text.includes("\r\n\r\n")) {
+      const n = await conn.read(buffer);
+      if (n === null) break;
+      text += new TextDecoder().decode(buffer.subarray(0, n));
+    }
+    assert.match(text, /^HTTP\/1\.1 408 /);
+    assert.match(text, /content-type: application\/problem\+json/i);
+  } finally {
+    conn.close();
+  }
+  assert.equal(await server.stop(), 0);
+  await Deno.remove(home, { recursive: true });
+});

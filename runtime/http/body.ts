@@ -1,9 +1,19 @@
 /** Request bodies and query strings, read and validated with the routes' zod schemas; a refusal is 400/415. */
 import type { z } from "zod";
+import type { Clock } from "../core/clock.ts";
 import { HttpError } from "./problem.ts";
 
-/** The request's JSON body; anything else is a 4xx naming what was wrong. */
-export async function jsonBody(request: Request): Promise<unknown> {
+/** How long a client may take to send its body, and the clock that times it. */
+export interface BodyDeadline {
+  ms: number;
+  clock: Clock;
+}
+
+/**
+ * The request's JSON body; anything else is a 4xx naming what was wrong. A body not received within the
+ * deadline is 408: a client that stalls mid-body holds no handler for longer.
+ */
+export async function jsonBody(request: Request, deadline: BodyDeadline): Promise<unknown> {
   const type = request.headers.get("content-type") ?? "";
   if (!/^application\/(.+\+)?json\b/i.test(type)) {
     throw new HttpError(
@@ -11,8 +21,20 @@ export async function jsonBody(request: Request): Promise<unknown> {
       `Expected a JSON body (content-type: application/json), got "${type || "none"}"`,
     );
   }
+  const timer = new AbortController();
+  let text: string;
   try {
-    return JSON.parse(await request.text());
+    text = await Promise.race([
+      request.text(),
+      deadline.clock.sleep(deadline.ms, timer.signal).then(() => {
+        throw new HttpError(408, `The body did not arrive within ${deadline.ms} ms`);
+      }),
+    ]);
+  } finally {
+    timer.abort();
+  }
+  try {
+    return JSON.parse(text);
   } catch (error) {
     throw new HttpError(400, `The body is not JSON: ${error instanceof Error ? error.message : error}`);
   }

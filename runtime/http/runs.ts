@@ -10,7 +10,7 @@ import type { App, QueuedRun } from "../app/mod.ts";
 import type { Clock } from "../core/clock.ts";
 import type { ApiEnv } from "./auth.ts";
 import { HttpError, problem } from "./problem.ts";
-import { jsonBody, parse } from "./body.ts";
+import { type BodyDeadline, jsonBody, parse } from "./body.ts";
 import { RunQuery, SubmitBody } from "./schemas.ts";
 import type { OpenStreams } from "./streams.ts";
 
@@ -23,6 +23,8 @@ export interface RunRoutesOptions {
   /** Event streams open at once per token; one more is 429. */
   maxStreams: number;
   streams: OpenStreams;
+  /** How long a client may take to send a request body. */
+  bodyDeadline: BodyDeadline;
   /** How often a stream looks for new events (ms). */
   pollMs?: number;
   /** Aborted when the server stops: open streams end. */
@@ -41,7 +43,7 @@ export function runRoutes(api: Hono<ApiEnv>, options: RunRoutesOptions): void {
   const { app, scope, streams } = options;
 
   api.post("/v1/runs", scope("runs:write"), async (c) => {
-    const body = parse(SubmitBody, await jsonBody(c.req.raw), "body");
+    const body = parse(SubmitBody, await jsonBody(c.req.raw, options.bodyDeadline), "body");
     const token = c.get("token");
     let job: string | Record<string, unknown>;
     if (typeof body.job === "string") {

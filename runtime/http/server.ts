@@ -33,6 +33,8 @@ export interface ApiOptions {
   maxStreams?: number;
   /** Aborted when the server stops: event streams end with a last event. */
   signal?: AbortSignal;
+  /** How long a client may take to send a request body (ms); slower is 408. */
+  bodyTimeoutMs?: number;
   /** The event streams open here (the caller waits for them on shutdown). */
   streams?: OpenStreams;
 }
@@ -40,6 +42,7 @@ export interface ApiOptions {
 export const DEFAULT_MAX_BODY = 1024 * 1024;
 export const DEFAULT_RATE_LIMIT = 600;
 export const DEFAULT_MAX_STREAMS = 8;
+export const DEFAULT_BODY_TIMEOUT = 30_000;
 const RUN_STATUSES = [
   "queued",
   "running",
@@ -61,6 +64,7 @@ export function createApi(options: ApiOptions): Hono<ApiEnv> {
   const metrics = new HttpMetrics();
   const scope = (name: Parameters<typeof requireScope>[1]) => requireScope(app, name, limiter);
   const api = new Hono<ApiEnv>();
+  const bodyDeadline = { ms: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT, clock: options.clock };
 
   api.use(async (c, next) => {
     await next();
@@ -161,7 +165,7 @@ export function createApi(options: ApiOptions): Hono<ApiEnv> {
     return c.json({ session_id: session.id, messages });
   });
   api.post("/v1/sessions/:id/prompt", scope("sessions:write"), async (c) => {
-    const body = parse(PromptBody, await jsonBody(c.req.raw), "body");
+    const body = parse(PromptBody, await jsonBody(c.req.raw, bodyDeadline), "body");
     const outcome = await app.prompt(c.req.param("id"), body.text);
     if (outcome.refused) throw outcome.refused;
     return c.json(outcome.result);
@@ -174,6 +178,7 @@ export function createApi(options: ApiOptions): Hono<ApiEnv> {
     scope,
     maxStreams: options.maxStreams ?? DEFAULT_MAX_STREAMS,
     streams: options.streams ?? new OpenStreams(),
+    bodyDeadline,
     signal: options.signal ?? new AbortController().signal,
   });
 
