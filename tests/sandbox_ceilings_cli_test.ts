@@ -184,3 +184,93 @@ tools:
     }
   },
 });
+
+/** The tool rows of a session as `hermes sessions export` gives them, in the order they were stored. */
+async function storedToolResults(dir: string, id: string): Promise<string[]> {
+  const exported = await hermes(["sessions", "export", id], { cwd: dir, home: dir });
+  assert.equal(exported.code, 0, exported.stderr);
+  return exported.stdout.trim().split("\n").map((line) => JSON.parse(line))
+    .filter((line) => line.type === "message" && line.role === "tool")
+    .sort((a, b) => a.seq - b.seq)
+    .map((line) => String(line.content));
+}
+
+const bytes = (text: string) => new TextEncoder().encode(text).length;
+
+Deno.test("run: a policy's max_session_output cuts the tool results a session stores past it; none: all whole", async () => {
+  const dir = await writeFiles(await tempDir(), {
+    "job.yaml": `name: many
+model: { provider: scripted, script: ./replies.yaml }
+prompt: go
+tools:
+  read_file: {}
+`,
+    "policy.yaml": "sandbox_limits: { max_session_output: 3KiB }\n",
+    "a.txt": "a".repeat(2000),
+    "b.txt": "b".repeat(2000),
+    "c.txt": "c".repeat(2000),
+    "replies.yaml": `- tool_calls: [{ name: read_file, arguments: { path: a.txt } }]
+- tool_calls: [{ name: read_file, arguments: { path: b.txt } }]
+- tool_calls: [{ name: read_file, arguments: { path: c.txt } }]
+- content: Done.
+`,
+  });
+  const capped = await runEvents(dir, { args: ["--policy", "policy.yaml"] });
+  assert.equal(capped.code, 0, capped.stderr);
+  const [a, b, c, ...more] = await storedToolResults(dir, String(capped.events.at(-1)!.session_id));
+  assert.equal(more.length, 0, "one row per result: nothing archived past the ceiling");
+  assert.ok(a!.includes("a".repeat(2000)), "the first result fits whole");
+  const marker =
+    /characters cut from this tool result \(the session's stored tool results reached sandbox_limits\.max_session_output, 3072 bytes\); the rest was not stored/;
+  assert.match(b!, marker);
+  assert.ok(b!.startsWith("bbbb") && b!.endsWith("bbbb"), "head and tail kept");
+  assert.match(c!, marker);
+  assert.ok(!c!.includes("cc"), "past the ceiling, the marker alone");
+  assert.ok(bytes(a! + b!) <= 3072, `${bytes(a! + b!)} bytes stored before the ceiling`);
+
+  // The neighbour: without the policy every result is stored whole.
+  const whole = await runEvents(dir);
+  assert.equal(whole.code, 0, whole.stderr);
+  const stored = await storedToolResults(dir, String(whole.events.at(-1)!.session_id));
+  assert.deepEqual(stored.map((text) => text.length), [2000, 2000, 2000]);
+  assert.ok(stored.every((text) => !text.includes("max_session_output")));
+});
+
+Deno.test("run --untrusted: the session stores at most 16MiB of tool results; a job within it stores them whole", async () => {
+  const dir = await writeFiles(await tempDir(), {
+    "job.yaml": `name: flood
+model: { provider: scripted, script: ./replies.yaml }
+prompt: go
+tools:
+  read_file: { dedup: false }
+`,
+    "big.txt": "z".repeat(256 * 1024),
+    // 70 reads of 256KiB in one reply: 17.5MiB asked to be stored.
+    "replies.yaml": `- tool_calls: [${
+      Array.from({ length: 70 }, (_, i) => `{ id: c${i}, name: read_file, arguments: { path: big.txt } }`)
+        .join(", ")
+    }]
+- content: Done.
+`,
+  });
+  const flood = await runEvents(dir, { args: ["--untrusted"] });
+  assert.equal(flood.code, 0, flood.stderr);
+  const stored = await storedToolResults(dir, String(flood.events.at(-1)!.session_id));
+  const total = stored.reduce((sum, text) => sum + bytes(text), 0);
+  const markers = stored.filter((text) => text.includes("sandbox_limits.max_session_output")).length;
+  assert.ok(markers > 0, "results past the ceiling are cut");
+  assert.ok(total <= 16 * 1024 * 1024 + markers * 300, `${total} bytes stored, ${markers} cut`);
+
+  // The neighbour: two reads are far within it, stored as they came.
+  await Deno.writeTextFile(
+    `${dir}/replies.yaml`,
+    `- tool_calls: [{ id: x, name: read_file, arguments: { path: big.txt } }, { id: y, name: read_file, arguments: { path: big.txt } }]
+- content: Done.
+`,
+  );
+  const two = await runEvents(dir, { args: ["--untrusted"] });
+  assert.equal(two.code, 0, two.stderr);
+  const kept = await storedToolResults(dir, String(two.events.at(-1)!.session_id));
+  assert.ok(kept.every((text) => !text.includes("max_session_output")), "nothing cut within the ceiling");
+  assert.ok(kept.some((text) => text.includes("z".repeat(1000))));
+});

@@ -27,6 +27,7 @@ import { type ExecuteTool, type ToolAsker, ToolGate } from "../tools/gate.ts";
 import type { Message, StoredMessage, ToolCall, Usage } from "../core/types.ts";
 import { Transcript } from "./_transcript.ts";
 import { readKey, unchangedNote, unchangedRead } from "./read_dedup.ts";
+import { StoredOutput } from "./stored_output.ts";
 import { sentTokens, TokenRatio, truncatedTo } from "./real_window.ts";
 
 export interface AgentOptions {
@@ -58,6 +59,11 @@ export interface AgentOptions {
    * transcript with a short note instead of a second copy (`tools.read_file.dedup`, default true).
    */
   readDedup?: boolean;
+  /**
+   * Most bytes of tool results the session stores, all calls and runs together (a policy's
+   * `sandbox_limits.max_session_output`); past it results are stored cut (stored_output.ts). Absent: no ceiling.
+   */
+  maxSessionOutput?: number;
   maxOutputTokens?: number;
   temperature?: number;
   /** USD per million tokens of the model; null or absent: it has no known price (cost_usd null). */
@@ -83,6 +89,7 @@ export class Agent implements AgentLike {
   #busy = false;
   #turn = 0;
   #transcript: Transcript;
+  readonly #storedOutput: StoredOutput | undefined;
   /** The tool definitions every request carries, in one stable order (by name). */
   #toolSpecs: Tool["spec"][];
   /** chars/4 of the tool definitions: what every request carries besides the transcript. */
@@ -97,6 +104,11 @@ export class Agent implements AgentLike {
     this.#o = options;
     this.sessionId = options.sessionId;
     this.#transcript = new Transcript(options.store, options.sessionId);
+    this.#storedOutput = options.maxSessionOutput === undefined ? undefined : new StoredOutput({
+      store: options.store,
+      sessionId: options.sessionId,
+      ceiling: options.maxSessionOutput,
+    });
     this.#gate = new ToolGate({
       tools: options.tools,
       hooks: options.hooks,
@@ -494,6 +506,10 @@ export class Agent implements AgentLike {
             outcome = { status: "ok", content: note };
             stored = [{ ...result, content: note }];
           }
+        }
+        // Within what the session may still store; the text cut is the whole result, or the note standing for it.
+        if (this.#storedOutput) {
+          stored = await this.#storedOutput.fit(stored.length === 1 ? stored[0]! : result, stored);
         }
         await this.#transcript.append(stored);
         return outcome;

@@ -4,8 +4,9 @@
  * too, archived (not in the active transcript), so `hermes sessions show ID --all` still shows it.
  */
 import type { AppendMessage } from "../store/store.ts";
+import { cutText } from "../core/cut_text.ts";
 
-export const CUT_MARKER = "characters cut from this tool result";
+export { CUT_MARKER, cutText } from "../core/cut_text.ts";
 
 /** The rows to append for a tool result: itself, or its full text archived followed by the cut copy. */
 export function fitToolResult(
@@ -20,21 +21,4 @@ export function fitToolResult(
     sessionId: options.sessionId,
   });
   return [{ ...message, active: false }, { ...message, content: cut }];
-}
-
-/**
- * `content` in at most `limit` characters (when it is longer): its head and end around a marker that says
- * how much was cut, why, and where the whole text is.
- */
-export function cutText(content: string, limit: number, options: { why: string; sessionId: string }): string {
-  if (content.length <= limit) return content;
-  const marker = (omitted: number) =>
-    `\n\n[… ${omitted} ${CUT_MARKER} (${options.why}); ` +
-    `the full text is archived: hermes sessions show ${options.sessionId} --all …]\n\n`;
-  // The marker's length depends on the count it prints; measure it with the largest count it can print.
-  const keep = Math.max(0, limit - marker(content.length).length);
-  const headChars = Math.ceil(keep / 2);
-  const tailChars = keep - headChars;
-  return content.slice(0, headChars) + marker(content.length - keep) +
-    (tailChars > 0 ? content.slice(content.length - tailChars) : "");
 }

@@ -38,6 +38,11 @@ export interface ResolvedJob {
    * job_load.ts): held by write_file, output.file and every OS sandbox's read-only binds.
    */
   protect?: ProtectedPaths;
+  /**
+   * Most bytes of tool results the session may store, all calls and runs together (a policy's
+   * `sandbox_limits.max_session_output`, `--untrusted`'s; set by job_load.ts): past it results are stored cut.
+   */
+  maxSessionOutput?: number;
 }
 
 export interface LoadJobOptions {

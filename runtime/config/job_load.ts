@@ -10,7 +10,7 @@ import { type LoadJobOptions, type ResolvedJob, resolveJob } from "./job.ts";
 import { assertRunnable, JobProblems } from "./job_checks.ts";
 import type { JobFile, UserConfig } from "./job_schema.ts";
 import { type PolicyContext, policyProblems, untrustedPolicy } from "./policy.ts";
-import { boundedLimits, boundedSandboxes } from "./policy_limits.ts";
+import { boundedLimits, boundedSandboxes, sessionOutputCeiling } from "./policy_limits.ts";
 import { jobProtection, protectsOutput } from "./job_protection.ts";
 import type { Policy, PolicyConfig } from "./policy_schema.ts";
 import { offsetOf, position } from "../core/yaml_positions.ts";
@@ -154,11 +154,13 @@ function bounded(job: ResolvedJob, policies: readonly Policy[], untrusted: boole
       tools: { ...spec.tools, shell: { ...shell, sandbox: { ...shell.sandbox, read: ["."] } } },
     };
   }
+  const maxSessionOutput = sessionOutputCeiling(policies);
+  const stored = maxSessionOutput === undefined ? {} : { maxSessionOutput };
   // Its .git and own files stay read-only for every writer: what the job writes must not run on the host.
   if (untrusted || policies.some((policy) => policy.rules.protect_job === true)) {
-    return { ...job, spec, protect: jobProtection(spec, job.dir, job.path) };
+    return { ...job, spec, ...stored, protect: jobProtection(spec, job.dir, job.path) };
   }
-  return spec === job.spec ? job : { ...job, spec };
+  return spec === job.spec && maxSessionOutput === undefined ? job : { ...job, spec, ...stored };
 }
 
 /** Loads, validates and resolves a job file; `locate` names the `file:line:col` of a key path in it. */

@@ -13,8 +13,8 @@ import { DEFAULT_LIMITS, DEFAULT_SCRATCH_BYTES } from "../sandbox/policy.ts";
 type Path = (string | number)[];
 type Refuse = (path: Path, rule: string, why: string) => void;
 type SandboxLimits = NonNullable<NonNullable<PolicyConfig["sandbox_limits"]>>;
-/** The resource limits of a sandbox (max_output bounds tool settings instead). */
-type SandboxKey = Exclude<keyof SandboxLimits, "max_output">;
+/** The resource limits of a sandbox (max_output bounds tool settings, max_session_output the session). */
+type SandboxKey = Exclude<keyof SandboxLimits, "max_output" | "max_session_output">;
 
 /** A job's `sandbox.limits`, or a policy's ceilings of them. */
 type LimitValues = { [K in SandboxKey]?: string | number | undefined };
@@ -42,6 +42,9 @@ const OUTPUT_SETTINGS = [
 /** `--untrusted`'s ceiling of a tool result: the largest default, so a job keeps every default. */
 const UNTRUSTED_MAX_OUTPUT = "256KiB";
 
+/** `--untrusted`'s ceiling of a session's stored tool results: 64 results of the largest size. */
+const UNTRUSTED_MAX_SESSION_OUTPUT = "16MiB";
+
 /** The defaults as ceilings (`--untrusted`), sizes written as a job writes them (`4GiB`) for messages. */
 export function defaultCeilings(): SandboxLimits {
   const size = (bytes: number) => {
@@ -54,7 +57,20 @@ export function defaultCeilings(): SandboxLimits {
     file_size: size(SANDBOX_DEFAULTS.file_size),
     tmp: size(SANDBOX_DEFAULTS.tmp),
     max_output: UNTRUSTED_MAX_OUTPUT,
+    max_session_output: UNTRUSTED_MAX_SESSION_OUTPUT,
   };
+}
+
+/**
+ * The bytes of tool results a session may store under `policies` (the smallest `max_session_output`), or
+ * undefined when none sets one. Not a job setting: nothing in a job file can lift it.
+ */
+export function sessionOutputCeiling(policies: readonly Policy[]): number | undefined {
+  const ceilings = policies.flatMap((policy) => {
+    const value = policy.rules.sandbox_limits?.max_session_output;
+    return value === undefined ? [] : [parseSize(value)];
+  });
+  return ceilings.length === 0 ? undefined : Math.min(...ceilings);
 }
 
 /** A job's tool output settings, each with its key path and its value (absent when unset). */

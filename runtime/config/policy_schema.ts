@@ -95,6 +95,10 @@ export const PolicyConfig = z.strictObject({
       "Ceiling of each tool result Hermes keeps: tools.shell.max_output, tools.read_file.max_bytes and " +
         "tools.http_fetch.max_output",
     ).optional(),
+    max_session_output: Size.describe(
+      "Most bytes of tool results Hermes stores for one session, all calls and runs together: past it a " +
+        "result is stored cut to what is left (its head and tail around a marker), then as the marker alone",
+    ).optional(),
   }).describe(
     "Ceilings of the resource limits of a job's shell sandbox and MCP servers' sandboxes (applied when the job sets none and the default is above them; with any of them, a job may not turn a sandbox off)",
   ).optional(),

@@ -323,6 +323,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     toolContext: { job_dir: job.dir, env, host_env: options.env },
     signal,
     readDedup: spec.tools?.read_file?.dedup ?? true,
+    ...(job.maxSessionOutput === undefined ? {} : { maxSessionOutput: job.maxSessionOutput }),
     ...(model.max_output_tokens ? { maxOutputTokens: model.max_output_tokens } : {}),
     ...(model.temperature !== undefined ? { temperature: model.temperature } : {}),
     // The provider enforces the schema where it can (Anthropic: a forced answer tool); the instruction in the

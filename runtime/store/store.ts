@@ -166,6 +166,8 @@ export interface MessageOps {
   messagePage(sessionId: string, after: MessageKey | null, limit: number): Promise<StoredMessage[]>;
   /** How many rows the session has, those replaced by compaction included. */
   messageCount(sessionId: string): Promise<number>;
+  /** The UTF-8 bytes of the session's tool results as stored, archived copies included. */
+  toolOutputBytes(sessionId: string): Promise<number>;
   /** A cheap fingerprint of the active transcript: `count:maxId` of its rows. */
   transcriptVersion(sessionId: string): Promise<string>;
   /** The active rows without content, in prompt order. */

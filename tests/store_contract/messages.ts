@@ -100,6 +100,24 @@ export function messageContract(name: string, open: OpenStore): void {
     assert.deepEqual(await fx.store.messagePage("no-such-session", null, 10), []);
   });
 
+  Deno.test(`${name}: toolOutputBytes sums the UTF-8 bytes of a session's tool rows, archived ones too`, async () => {
+    await using fx = await open();
+    const s = await fx.store.createSession({ job: "j" });
+    const other = await fx.store.createSession({ job: "j" });
+    assert.equal(await fx.store.toolOutputBytes(s.id), 0);
+    await fx.store.appendMessages(other.id, [{ role: "tool", content: "elsewhere", tool_call_id: "c" }]);
+    const rows = await fx.store.appendMessages(s.id, [
+      { role: "user", content: "not a tool result" },
+      { role: "tool", content: "héllo", tool_call_id: "c1", name: "shell" },
+      { role: "tool", content: "x".repeat(1000), tool_call_id: "c2", name: "shell", active: false },
+    ]);
+    assert.equal(await fx.store.toolOutputBytes(s.id), 6 + 1000);
+    await compactRows(fx.store, s.id, [rows[1]!.id], [
+      { role: "user", content: "summary", kind: "summary", pos: rows[1]!.pos },
+    ]);
+    assert.equal(await fx.store.toolOutputBytes(s.id), 1006, "a compacted result is still stored");
+  });
+
   Deno.test(`${name}: transcriptVersion changes on every append and compaction, not on reads`, async () => {
     await using fx = await open();
     const other = await fx.connect();

@@ -67,6 +67,12 @@ export function messageOps(db: PgDb): MessageOps {
       const [row] = await sql`SELECT count(*) AS n FROM messages WHERE session_id = ${sessionId}`;
       return Number(row!.n);
     },
+    async toolOutputBytes(sessionId) {
+      const [row] = await sql`
+        SELECT coalesce(sum(octet_length(content)), 0) AS n FROM messages
+        WHERE session_id = ${sessionId} AND role = 'tool'`;
+      return Number(row!.n);
+    },
     async transcriptVersion(sessionId) {
       const [row] = await sql`
         SELECT count(*) AS n, coalesce(max(id), 0) AS m FROM messages WHERE session_id = ${sessionId} AND active`;

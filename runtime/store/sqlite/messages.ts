@@ -65,6 +65,14 @@ export function messageOps(db: SqliteDb): MessageOps {
       settle(() =>
         Number((db.stmt("SELECT count(*) AS n FROM messages WHERE session_id = ?").get(sessionId) as Row).n)
       ),
+    toolOutputBytes: (sessionId) =>
+      settle(() =>
+        Number(
+          (db.stmt(
+            "SELECT coalesce(sum(length(CAST(content AS BLOB))), 0) AS n FROM messages WHERE session_id = ? AND role = 'tool'",
+          ).get(sessionId) as Row).n,
+        )
+      ),
     transcriptVersion: (sessionId) =>
       settle(() => {
         const row = db.stmt(ACTIVE_SQL.version).get(sessionId) as Row;
