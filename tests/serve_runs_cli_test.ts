@@ -226,3 +226,23 @@ Deno.test("serve runs: SIGTERM ends open event streams with a last event and exi
   assert.deepEqual(stream.events.map((e) => e.event), ["end"]);
   assert.deepEqual(JSON.parse(stream.events[0]!.data), { reason: "server_stopping" });
 });
+
+Deno.test("serve runs: the trust policy bounds named and inline jobs alike; nothing is queued", async () => {
+  await using fx = await fixture();
+  const admin = await token(fx.home, "admin");
+  await Deno.writeTextFile(`${fx.home}/policy.yaml`, 'models: { base_urls: ["https://api.openai.com/*"] }\n');
+  await using server = await startServe(fx.home, ["--jobs", fx.jobs, "--policy", `${fx.home}/policy.yaml`], {
+    cwd: fx.home,
+  });
+  const named = await call(`${server.url}/v1/runs`, {
+    token: admin,
+    body: { job: "greet", inputs: { what: "x" } },
+  });
+  assert.equal(named.status, 400, JSON.stringify(named.body));
+  assert.match(named.body.detail, /base_url/);
+  const inline = await call(`${server.url}/v1/runs`, { token: admin, body: { job: fx.inline } });
+  assert.equal(inline.status, 400, JSON.stringify(inline.body));
+  assert.match(inline.body.detail, /base_url/);
+  assert.deepEqual((await call(`${server.url}/v1/runs`, { token: admin })).body.runs, []);
+  assert.equal(await server.stop(), 0, server.stderr());
+});
