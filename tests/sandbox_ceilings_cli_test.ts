@@ -1,8 +1,8 @@
 /**
  * What a sandboxed shell command shares with the host, through `hermes run` and the real bwrap: socket
- * families no network namespace separates (vsock, packet) are refused with and without a host list while
- * inet sockets are still made; where no memory cgroup can be made the run says its memory cap is per
- * process.
+ * families no network namespace separates (vsock, packet) are refused with the host's network, a host list
+ * or none, while inet sockets are still made; where no memory cgroup can be made the run says its memory cap
+ * is per process; what a session stores of tool results is bounded (max_session_output).
  */
 import assert from "node:assert/strict";
 import { hermes, runEvents, tempDir, writeFiles } from "./_cli.ts";
@@ -26,7 +26,7 @@ const SOCKETS = `perl -MSocket -e '
     print socket(my $s, $family, $type, 0) ? "$name ok\\n" : "$name: $!\\n";
   }'`;
 
-for (const net of ["false", '["example.com:443"]']) {
+for (const net of ["false", "true", '["example.com:443"]']) {
   Deno.test({
     name: `run: a sandboxed command cannot make vsock or packet sockets, still inet ones (net: ${net})`,
     ignore: withoutSandbox,

@@ -10,7 +10,7 @@
  */
 import { join } from "../core/path.ts";
 import type { ResourceLimits } from "./policy.ts";
-import { type SeccompArch, unixSocketFilter } from "./seccomp.ts";
+import { hostNetworkFilter, type SeccompArch, unixSocketFilter } from "./seccomp.ts";
 
 /** A POSIX shell whose `ulimit` units are known: dash (`-p` processes) or bash in POSIX mode (`-u`). */
 export interface Launcher {
@@ -77,12 +77,18 @@ export function launchArgs(
   ];
 }
 
+/** Which filter: without the host's network (no AF_UNIX), or with it (`net: true`). */
+export type FilterKind = "isolated" | "host_network";
+
+const filterBytes = (arch: SeccompArch, kind: FilterKind) =>
+  kind === "host_network" ? hostNetworkFilter(arch) : unixSocketFilter(arch);
+
 /**
- * Writes the filter for `arch` into a private directory below `tmp` and returns its path. Throws when no
- * private directory can be made.
+ * Writes the filter of `kind` for `arch` into a private directory below `tmp` and returns its path. Throws
+ * when no private directory can be made.
  */
-export function installFilter(arch: SeccompArch, tmp: string): string {
-  const bytes = unixSocketFilter(arch);
+export function installFilter(arch: SeccompArch, tmp: string, kind: FilterKind = "isolated"): string {
+  const bytes = filterBytes(arch, kind);
   const dir = privateDir(tmp);
   // Named by its content: Hermes versions with different filters share the directory, and each checks its own
   // file before every sandbox start (filterIntact).
@@ -96,8 +102,8 @@ export function installFilter(arch: SeccompArch, tmp: string): string {
 }
 
 /** True when the filter at `path` is the expected one (checked before each sandbox start). */
-export function filterIntact(path: string, arch: SeccompArch): boolean {
-  return sameBytes(path, unixSocketFilter(arch));
+export function filterIntact(path: string, arch: SeccompArch, kind: FilterKind = "isolated"): boolean {
+  return sameBytes(path, filterBytes(arch, kind));
 }
 
 function privateDir(tmp: string): string {

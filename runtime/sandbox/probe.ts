@@ -64,8 +64,10 @@ export async function probeSandbox(options: ProbeOptions = {}): Promise<SandboxP
     };
   }
   let filter: string;
+  let hostNetwork: string;
   try {
     filter = installFilter(arch, options.tmp ?? "/tmp");
+    hostNetwork = installFilter(arch, options.tmp ?? "/tmp", "host_network");
   } catch (error) {
     return {
       ok: false,
@@ -78,7 +80,7 @@ export async function probeSandbox(options: ProbeOptions = {}): Promise<SandboxP
     version: number,
     disableUserns: atLeast(number, [0, 8]),
     launcher,
-    seccomp: { path: filter, arch },
+    seccomp: { path: filter, host_network: hostNetwork, arch },
     // Joining a cgroup costs per command (bench/sandbox_bench.ts), an rlimit nothing: a pids cgroup only
     // where RLIMIT_NPROC does not bind (the root user, whatever the namespace); a memory cgroup wherever one
     // can be made, since RLIMIT_DATA holds each process, not the tree.

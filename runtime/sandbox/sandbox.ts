@@ -11,7 +11,8 @@
  *   reaper inside then gets SIGKILL, and the kernel kills everything left in the PID namespace (`setsid`
  *   children included) — right after, not before, the caller sees bwrap's exit;
  * - `--new-session`, so a command cannot push keystrokes into the caller's terminal (TIOCSTI);
- * - without the host's whole network, a seccomp filter that refuses new unix sockets (seccomp.ts);
+ * - a seccomp filter that refuses the socket families no sandbox needs (vsock, packet, …), and without the
+ *   host's whole network new unix sockets too (seccomp.ts);
  * - resource limits set by the launcher shell before it execs bwrap (launcher.ts, cgroup.ts);
  * - repository configs holding credentials covered by copies without them (git_repo.ts).
  * The environment travels in the spawn's environment, not as `--setenv` argv: argv of every process is
@@ -48,8 +49,11 @@ export interface Bubblewrap {
   disableUserns: boolean;
   /** The host shell that sets the rlimits and opens the filter before it `exec`s bwrap. */
   launcher: Launcher;
-  /** The seccomp filter file (`installFilter`) that refuses new AF_UNIX sockets without the network. */
-  seccomp: { path: string; arch: SeccompArch };
+  /**
+   * The seccomp filter files (`installFilter`): `path` refuses new AF_UNIX sockets without the host's network;
+   * `host_network`, for `net: true`, only refuses the families no sandbox needs (AF_VSOCK, AF_PACKET, …).
+   */
+  seccomp: { path: string; host_network: string; arch: SeccompArch };
   /**
    * Where each command gets its own pids and memory cgroups (`findCgroups`); a null one leaves that limit to
    * its rlimit alone (RLIMIT_NPROC, RLIMIT_DATA, which are set either way).
@@ -116,7 +120,8 @@ export function wrapCommand(
     ...(bridge ? ["--info-fd", "4", "--block-fd", "5"] : []),
     "--die-with-parent",
     "--new-session",
-    ...(resolved.unix_sockets ? [] : ["--seccomp", "3"]),
+    "--seccomp",
+    "3",
     ...baseMounts(resolved, policy.scratch_bytes ?? DEFAULT_SCRATCH_BYTES),
     ...(resolved.cwd_empty ? ["--dir", resolved.cwd] : []),
     ...resolved.mounts.flatMap((mount) => {
@@ -148,14 +153,17 @@ export function wrapCommand(
     ...argv,
   ];
   const { launcher, seccomp } = options.bwrap;
-  if (!resolved.unix_sockets && !filterIntact(seccomp.path, seccomp.arch)) {
-    throw new Error(`Cannot start the sandbox: its seccomp filter ${seccomp.path} was changed or removed`);
+  const [filter, kind] = resolved.unix_sockets
+    ? [seccomp.host_network, "host_network" as const]
+    : [seccomp.path, "isolated" as const];
+  if (!filterIntact(filter, seccomp.arch, kind)) {
+    throw new Error(`Cannot start the sandbox: its seccomp filter ${filter} was changed or removed`);
   }
   return {
     cmd: launcher.path,
     args: launchArgs(launcher, { path: options.bwrap.path, args }, {
       limits: resolved.limits,
-      filter: resolved.unix_sockets ? null : seccomp.path,
+      filter,
       cgroups: commandCgroups(options.bwrap.cgroups, resolved.limits),
       fifos: bridge?.fifos ?? null,
     }),

@@ -1,5 +1,5 @@
 /**
- * The seccomp filter bubblewrap installs (`--seccomp FD`) in a sandbox without the host's network: no new
+ * The seccomp filters bubblewrap installs (`--seccomp FD`). In a sandbox without the host's network: no new
  * AF_UNIX socket, so no connection to a host socket file in a visible directory (a database, an agent, a
  * container runtime); `connect()` needs no write access, so a read-only mount does not stop it, and the
  * network namespace only separates abstract sockets. What must keep working keeps working: socketpair
@@ -24,6 +24,11 @@
  *   host list cannot use it (docs/sandbox.md);
  * - any other syscall ABI (i386 and x32 on x86_64, arm32 on aarch64): the process is killed, since
  *   `socketcall(2)` hides the domain in memory a filter cannot read.
+ *
+ * With the host's network (`net: true`, `hostNetworkFilter`) the family rule alone holds, with AF_UNIX added
+ * (the host's own sockets are what `net: true` grants: nscd, systemd-resolved) and what would get past it:
+ * io_uring (ENOSYS) and other syscall ABIs (killed). Socketpairs and new user namespaces are not refused
+ * there: a user namespace inherits the filter, so it reaches no other family.
  *
  * Built here, as classic BPF over `struct seccomp_data { int nr; u32 arch; u64 ip; u64 args[6]; }`
  * (little-endian on both supported architectures), so nothing prebuilt has to ship with Hermes.
@@ -83,6 +88,52 @@ export function seccompArch(arch: string = Deno.build.arch): SeccompArch | null 
   return arch === "x86_64" || arch === "aarch64" ? arch : null;
 }
 
+/**
+ * The filter of a sandbox with the host's network: `socket()` only for AF_UNIX, AF_INET, AF_INET6 and
+ * NETLINK_ROUTE, nothing past it (io_uring, other ABIs).
+ */
+export function hostNetworkFilter(arch: SeccompArch): Uint8Array {
+  const a = ARCHES[arch];
+  return assemble([
+    { op: "ld", offset: OFFSET_ARCH },
+    { op: "jeq", k: a.audit, then: "native", else: "kill" },
+    { label: "native" },
+    { op: "ld", offset: OFFSET_NR },
+    ...(a.x32 ? [{ op: "jge" as const, k: X32_SYSCALL_BIT, then: "kill" }] : []),
+    { op: "jeq", k: a.socket, then: "socket" },
+    ...IO_URING.map((nr) => ({ op: "jeq" as const, k: nr, then: "enosys" })),
+    { op: "ret", k: RET_ALLOW },
+    { label: "socket" },
+    { op: "ld", offset: offsetArg(0) },
+    { op: "jeq", k: AF_UNIX, then: "allow" },
+    ...familyRule(),
+    { label: "enosys" },
+    { op: "ret", k: retErrno(ENOSYS) },
+    { label: "kill" },
+    { op: "ret", k: RET_KILL_PROCESS },
+  ]);
+}
+
+/**
+ * With the domain loaded (AF_UNIX judged before): AF_INET, AF_INET6 and NETLINK_ROUTE allowed, other netlink
+ * protocols EPROTONOSUPPORT, every other family EAFNOSUPPORT. Defines the label `allow`.
+ */
+function familyRule(): Instruction[] {
+  return [
+    { op: "jeq", k: AF_INET, then: "allow" },
+    { op: "jeq", k: AF_INET6, then: "allow" },
+    { op: "jeq", k: AF_NETLINK, then: "netlink", else: "eafnosupport" },
+    { label: "netlink" },
+    { op: "ld", offset: offsetArg(2) },
+    { op: "jeq", k: NETLINK_ROUTE, then: "allow" },
+    { op: "ret", k: retErrno(EPROTONOSUPPORT) },
+    { label: "allow" },
+    { op: "ret", k: RET_ALLOW },
+    { label: "eafnosupport" },
+    { op: "ret", k: retErrno(EAFNOSUPPORT) },
+  ];
+}
+
 /** The filter as the bytes bubblewrap reads from its `--seccomp` fd (`struct sock_filter[]`). */
 export function unixSocketFilter(arch: SeccompArch): Uint8Array {
   const a = ARCHES[arch];
@@ -108,17 +159,7 @@ export function unixSocketFilter(arch: SeccompArch): Uint8Array {
     { label: "socket" },
     { op: "ld", offset: offsetArg(0) },
     { op: "jeq", k: AF_UNIX, then: "eperm" },
-    { op: "jeq", k: AF_INET, then: "allow" },
-    { op: "jeq", k: AF_INET6, then: "allow" },
-    { op: "jeq", k: AF_NETLINK, then: "netlink", else: "eafnosupport" },
-    { label: "netlink" },
-    { op: "ld", offset: offsetArg(2) },
-    { op: "jeq", k: NETLINK_ROUTE, then: "allow" },
-    { op: "ret", k: retErrno(EPROTONOSUPPORT) },
-    { label: "allow" },
-    { op: "ret", k: RET_ALLOW },
-    { label: "eafnosupport" },
-    { op: "ret", k: retErrno(EAFNOSUPPORT) },
+    ...familyRule(),
     { label: "socketpair" },
     { op: "ld", offset: offsetArg(1) },
     { op: "and", k: SOCK_TYPE_MASK },

@@ -151,7 +151,8 @@ socketTest(
 );
 
 socketTest(
-  "only the families a command needs: vsock, packet and non-route netlink sockets are refused, inet ones made",
+  "only the families a command needs: vsock, packet and non-route netlink sockets are refused, inet ones made, " +
+    "with the host's network too",
   async (dir) => {
     // Numbers, not Socket.pm constants: AF_VSOCK 40, AF_PACKET 17, AF_NETLINK 16 (NETLINK_ROUTE 0, AUDIT 9).
     const script = `perl -MSocket -e '
@@ -160,7 +161,7 @@ socketTest(
         my ($name, @args) = @$_;
         print socket(my $s, $args[0], $args[1], $args[2]) ? "$name ok\n" : "$name: $!\n";
       }'`;
-    for (const net of [false, ["example.com:443"]] as const) {
+    for (const net of [false, true, ["example.com:443"]] as const) {
       const run = await sandboxed(script, dir, { net: net as SandboxPolicy["net"] });
       assert.equal(run.code, 0, run.stderr);
       assert.equal(
@@ -170,6 +171,15 @@ socketTest(
         `${net}`,
       );
     }
+    // With the host's network, unix sockets are what it grants: still made.
+    const unix = await sandboxed(
+      `perl -MSocket -e 'print socket(my $s, AF_UNIX, SOCK_STREAM, 0) ? "unix ok\\n" : "unix: $!\\n"'`,
+      dir,
+      {
+        net: true,
+      },
+    );
+    assert.equal(unix.stdout, "unix ok\n", unix.stderr);
   },
 );
 
