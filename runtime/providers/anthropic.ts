@@ -7,7 +7,7 @@
  * that loads `@anthropic-ai/sdk`.
  */
 import Anthropic from "@anthropic-ai/sdk";
-import { type Clock, systemClock } from "../core/clock.ts";
+import type { Clock } from "../core/clock.ts";
 import { formatDuration } from "../core/duration.ts";
 import { watchStall } from "../core/stall.ts";
 import { createRedactor } from "../core/redact.ts";
@@ -22,7 +22,7 @@ import {
   type WireUsage,
 } from "./anthropic_wire.ts";
 import { judgeAnthropicError } from "./anthropic_errors.ts";
-import { retryCall } from "./retry_call.ts";
+import { callDefaults, retryCall } from "./retry_call.ts";
 import { progressFetch, withProgress } from "./anthropic_fetch.ts";
 import { checkPlatformEnv, platformClient } from "./anthropic_platform.ts";
 
@@ -94,11 +94,7 @@ export function providerFor(model: ResolvedModel, context: ProviderContext): Pro
 
 export function createAnthropicProvider(options: AnthropicProviderOptions): Provider {
   const baseURL = (options.baseURL ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
-  const clock = options.clock ?? systemClock;
-  const idleTimeoutMs = options.idleTimeoutMs ?? 120_000;
-  const ceilingMs = options.ceilingMs ?? 600_000;
-  const maxRetries = options.maxRetries ?? 3;
-  const retryBaseMs = options.retryBaseMs ?? 500;
+  const { clock, idleTimeoutMs, ceilingMs, maxRetries, retryBaseMs, sdkTimeoutMs } = callDefaults(options);
   const maxContinuations = options.maxContinuations ?? 8;
   const stream = options.stream ?? true;
   const redact = createRedactor({}, { API_KEY: options.apiKey });
@@ -114,7 +110,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
         logLevel: "off",
         maxRetries: 0,
         // Our clock-driven watches are the real timeouts; the SDK's must never fire first.
-        timeout: Math.max(idleTimeoutMs, ceilingMs) + 60_000,
+        timeout: sdkTimeoutMs,
         fetch: progressFetch(options.fetch ?? globalThis.fetch),
       }),
     );

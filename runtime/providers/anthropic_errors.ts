@@ -8,7 +8,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import type { Redactor } from "../core/redact.ts";
 import { IncompleteStream } from "./anthropic_stream.ts";
 import { failureKind, retryAfterMs } from "./overload.ts";
-import type { Failure } from "./retry_call.ts";
+import { type Failure, httpStatusLine } from "./retry_call.ts";
 
 /** "prompt is too long: 208310 tokens > 200000 maximum" */
 const TOO_LONG = /prompt is too long|input is too long|too many tokens|context (window|length)/i;
@@ -25,20 +25,6 @@ const TYPE_STATUS: Record<string, number> = {
   api_error: 500,
   timeout_error: 504,
   overloaded_error: 529,
-};
-const STATUS_TEXT: Record<number, string> = {
-  400: "Bad Request",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "Not Found",
-  408: "Request Timeout",
-  413: "Payload Too Large",
-  429: "Too Many Requests",
-  500: "Internal Server Error",
-  502: "Bad Gateway",
-  503: "Service Unavailable",
-  504: "Gateway Timeout",
-  529: "Overloaded",
 };
 
 export function judgeAnthropicError(error: unknown, context: { redact: Redactor; now: number }): Failure {
@@ -66,9 +52,7 @@ export function judgeAnthropicError(error: unknown, context: { redact: Redactor;
     const status = inStream ? TYPE_STATUS[type] ?? null : error.status as number;
     const contextOverflow = (status === 400 || status === 413) && TOO_LONG.test(message);
     const limit = LIMIT.exec(message);
-    const http = status === null
-      ? ""
-      : `HTTP ${status}${STATUS_TEXT[status] ? ` ${STATUS_TEXT[status]}` : ""}`;
+    const http = httpStatusLine(status);
     const head = inStream ? `error event in the stream${http ? ` (${http})` : ""}` : http;
     const text = [type, message].filter((s) => s !== "").join(": ");
     const retryAfter = retryAfterMs(error.headers, context.now);

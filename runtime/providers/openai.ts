@@ -4,7 +4,7 @@
  * through `onRetry` (a `provider.retry` event). Import it lazily; it is the only module that loads `openai`.
  */
 import OpenAI from "./openai_sdk.ts";
-import { type Clock, systemClock } from "../core/clock.ts";
+import type { Clock } from "../core/clock.ts";
 import { formatDuration } from "../core/duration.ts";
 import { watchStall } from "../core/stall.ts";
 import type { CompleteOptions, ModelRequest, ModelResponse, Provider, ProviderContext } from "./provider.ts";
@@ -13,7 +13,7 @@ import { createRedactor, type Redactor } from "../core/redact.ts";
 import { isLocalEndpoint, limitInMessage, probeServerWindow } from "./server_window.ts";
 import { isStrictSchema } from "./strict_schema.ts";
 import { failureKind, retryAfterMs } from "./overload.ts";
-import { type Failure, retryCall } from "./retry_call.ts";
+import { callDefaults, type Failure, httpStatusLine, retryCall } from "./retry_call.ts";
 import type { Message, ToolCall, Usage } from "../core/types.ts";
 import { apiFor, type OpenAIApi, type OpenAIApiSetting } from "./openai_api.ts";
 import {
@@ -75,21 +75,6 @@ export type OpenAIClientOptions = NonNullable<ConstructorParameters<typeof OpenA
 const DEFAULT_BASE_URL = "https://api.openai.com/v1";
 const CONTEXT_OVERFLOW_TEXT =
   /context[ _-]?(length|window|size)|maximum context|too many tokens|prompt is too long|input is too long|too long for the model|reduce the length|exceeds? the (available )?(context|max)/i;
-const STATUS_TEXT: Record<number, string> = {
-  400: "Bad Request",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "Not Found",
-  408: "Request Timeout",
-  409: "Conflict",
-  413: "Payload Too Large",
-  422: "Unprocessable Entity",
-  429: "Too Many Requests",
-  500: "Internal Server Error",
-  502: "Bad Gateway",
-  503: "Service Unavailable",
-  504: "Gateway Timeout",
-};
 
 /**
  * What {@linkcode watchingFetch} observes of one attempt's response: every byte that arrives (`progress`, the
@@ -172,11 +157,7 @@ export function openAIOptions(model: ResolvedModel, context: ProviderContext): O
 
 export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
   const baseURL = (options.baseURL ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
-  const clock = options.clock ?? systemClock;
-  const idleTimeoutMs = options.idleTimeoutMs ?? 120_000;
-  const ceilingMs = options.ceilingMs ?? 600_000;
-  const maxRetries = options.maxRetries ?? 3;
-  const retryBaseMs = options.retryBaseMs ?? 500;
+  const { clock, idleTimeoutMs, ceilingMs, maxRetries, retryBaseMs, sdkTimeoutMs } = callDefaults(options);
   const stream = options.stream ?? true;
   const redact = createRedactor({}, { API_KEY: options.apiKey });
   // Every option the SDK would otherwise read from the environment is given explicitly.
@@ -189,7 +170,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
     logLevel: "off",
     maxRetries: 0,
     // Our clock-driven watches are the real timeouts; the SDK's must never fire first.
-    timeout: Math.max(idleTimeoutMs, ceilingMs) + 60_000,
+    timeout: sdkTimeoutMs,
     fetch: watchingFetch(options.fetch ?? globalThis.fetch),
   };
   const clients = new Map<OpenAIApi, OpenAI>();
@@ -495,9 +476,7 @@ function judge(error: unknown, context: { redact: Redactor; now: number }): Fail
     const message = typeof body?.message === "string" ? body.message : "";
     const contextOverflow = (status === null || status === 400 || status === 413) &&
       (error.code === "context_length_exceeded" || CONTEXT_OVERFLOW_TEXT.test(message));
-    const httpText = status === null
-      ? ""
-      : `HTTP ${status}${STATUS_TEXT[status] ? ` ${STATUS_TEXT[status]}` : ""}`;
+    const httpText = httpStatusLine(status);
     const head = status === null
       ? "error in stream"
       : carried === null

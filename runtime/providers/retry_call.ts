@@ -8,11 +8,65 @@
  * An attempt is retried only before its reply text began to stream: text handed to `onDelta` cannot be taken
  * back, and since tools run only after a whole reply, no tool side effect ever repeats.
  */
-import type { Clock } from "../core/clock.ts";
+import { type Clock, systemClock } from "../core/clock.ts";
 import { formatDuration } from "../core/duration.ts";
 import { StallError, watchStall } from "../core/stall.ts";
 import { type FailureKind, isRetryable, retryDelayMs } from "./overload.ts";
 import { type CompleteOptions, ProviderError } from "./provider.ts";
+
+/** The bounds of one model call as a provider's options give them; absent ones take the defaults below. */
+export interface CallBoundOptions {
+  clock?: Clock;
+  /** Longest silence of the server, after the request or between bytes of the reply (`model.idle_timeout`). */
+  idleTimeoutMs?: number;
+  /** Ceiling of the whole call, retries and their waits included (`model.request_timeout`). */
+  ceilingMs?: number;
+  /** Retries after the first attempt (`model.max_retries`). */
+  maxRetries?: number;
+  /** First backoff delay, doubled per retry. */
+  retryBaseMs?: number;
+}
+
+/** Every provider's call bounds, with one set of defaults; `sdkTimeoutMs` only backs ours up. */
+export function callDefaults(
+  options: CallBoundOptions,
+): Required<CallBoundOptions> & { sdkTimeoutMs: number } {
+  const idleTimeoutMs = options.idleTimeoutMs ?? 120_000;
+  const ceilingMs = options.ceilingMs ?? 600_000;
+  return {
+    clock: options.clock ?? systemClock,
+    idleTimeoutMs,
+    ceilingMs,
+    maxRetries: options.maxRetries ?? 3,
+    retryBaseMs: options.retryBaseMs ?? 500,
+    // The SDK's own timeout never fires first: the idle watch and the ceiling above name what happened.
+    sdkTimeoutMs: Math.max(idleTimeoutMs, ceilingMs) + 60_000,
+  };
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  402: "Payment Required",
+  403: "Forbidden",
+  404: "Not Found",
+  408: "Request Timeout",
+  409: "Conflict",
+  413: "Payload Too Large",
+  422: "Unprocessable Entity",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
+  529: "Overloaded",
+};
+
+/** `HTTP 429 Too Many Requests` (the reason phrase when known), or "" without a status. */
+export function httpStatusLine(status: number | null): string {
+  if (status === null) return "";
+  return `HTTP ${status}${STATUS_TEXT[status] ? ` ${STATUS_TEXT[status]}` : ""}`;
+}
 
 /** How one failed attempt is judged. `detail` is one redacted line. */
 export interface Failure {
