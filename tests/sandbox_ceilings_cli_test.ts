@@ -274,3 +274,44 @@ tools:
   assert.ok(kept.every((text) => !text.includes("max_session_output")), "nothing cut within the ceiling");
   assert.ok(kept.some((text) => text.includes("z".repeat(1000))));
 });
+
+Deno.test("run --resume: max_session_output counts what the session's earlier runs stored", async () => {
+  const dir = await writeFiles(await tempDir(), {
+    "job.yaml": `name: resumed
+model: { provider: scripted, script: ./replies.yaml }
+prompt: go
+tools:
+  read_file: {}
+`,
+    "policy.yaml": "sandbox_limits: { max_session_output: 3KiB }\n",
+    "a.txt": "a".repeat(2000),
+    "b.txt": "b".repeat(2000),
+    "replies.yaml": `- tool_calls: [{ name: read_file, arguments: { path: a.txt } }]
+- content: Done.
+`,
+  });
+  const first = await runEvents(dir, { args: ["--policy", "policy.yaml"] });
+  assert.equal(first.code, 0, first.stderr);
+  const id = String(first.events.at(-1)!.session_id);
+  assert.deepEqual((await storedToolResults(dir, id)).map((text) => text.length), [2000]);
+  await Deno.writeTextFile(
+    `${dir}/replies.yaml`,
+    `- tool_calls: [{ name: read_file, arguments: { path: b.txt } }]
+- content: Done again.
+`,
+  );
+  const again = await hermes(["--policy", "policy.yaml", "run", "--resume", id, "-p", "again"], {
+    cwd: dir,
+    home: dir,
+  });
+  assert.equal(again.code, 0, again.stderr);
+  const [a, b] = await storedToolResults(dir, id);
+  assert.equal(a!.length, 2000);
+  assert.match(b!, /max_session_output, 3072 bytes\); the rest was not stored/);
+  assert.ok(bytes(a! + b!) <= 3072, `${bytes(a! + b!)} bytes stored`);
+
+  // The neighbour: resumed without the policy, the next result is stored whole (nothing kept in the job).
+  const open = await hermes(["run", "--resume", id, "-p", "once more"], { cwd: dir, home: dir });
+  assert.equal(open.code, 0, open.stderr);
+  assert.equal((await storedToolResults(dir, id)).at(-1), "b".repeat(2000));
+});
