@@ -7,7 +7,9 @@ import type { Store } from "../runtime/store/store.ts";
 export function cliApp(
   cli: Cli,
   store: Store,
-  options: Partial<Pick<AppContext, "events" | "log" | "config" | "hooks" | "signal" | "source">> = {},
+  options: Partial<
+    Pick<AppContext, "events" | "log" | "config" | "hooks" | "signal" | "source" | "onSubmitted">
+  > = {},
 ): App {
   return new App({
     store,
@@ -22,5 +24,6 @@ export function cliApp(
     source: options.source ?? "cli",
     signal: options.signal ?? cli.signal,
     ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.onSubmitted ? { onSubmitted: options.onSubmitted } : {}),
   });
 }

@@ -73,7 +73,23 @@ export async function main(cli: Cli): Promise<number> {
     { version: VERSION, warn: (message) => cli.log.warn(message) },
   );
   const store = await cli.openStore();
-  const app = cliApp(cli, store, { config, source: "http" });
+  const worker = values["no-worker"] ? undefined : new QueueWorker({
+    store,
+    clock: cli.clock,
+    log: cli.log,
+    holder: currentProcess(cli.host),
+    concurrency,
+    maxRunning: config?.queue?.max_running ?? null,
+    // PostgreSQL wakes idle workers (LISTEN/NOTIFY): the poll is only a fallback there.
+    pollMs: "url" in store ? 1_000 : 100,
+    runner: (run, context) => runQueued(cli, store, run, { ...context, telemetry }),
+  });
+  // A run submitted here starts at once on this server's worker; the poll is for runs queued elsewhere.
+  const app = cliApp(cli, store, {
+    config,
+    source: "http",
+    ...(worker ? { onSubmitted: () => worker.wake() } : {}),
+  });
   const streams = new OpenStreams();
   try {
     const api = createApi({
@@ -88,17 +104,6 @@ export async function main(cli: Cli): Promise<number> {
       ...(rateLimit !== undefined ? { rateLimit } : {}),
       ...(maxStreams !== undefined ? { maxStreams } : {}),
       ...(bodyTimeoutMs !== undefined ? { bodyTimeoutMs } : {}),
-    });
-    const worker = values["no-worker"] ? undefined : new QueueWorker({
-      store,
-      clock: cli.clock,
-      log: cli.log,
-      holder: currentProcess(cli.host),
-      concurrency,
-      maxRunning: config?.queue?.max_running ?? null,
-      // PostgreSQL wakes idle workers (LISTEN/NOTIFY): the poll is only a fallback there.
-      pollMs: "url" in store ? 1_000 : 100,
-      runner: (run, context) => runQueued(cli, store, run, { ...context, telemetry }),
     });
     await Promise.all([
       serveApi(api, {

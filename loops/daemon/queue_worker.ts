@@ -4,7 +4,8 @@
  * alive by lease renewal. A cancel asked for anywhere reaches the run here within `cancelPollMs`; a run
  * whose claim was lost (its lease expired and another worker recovered it) is stopped. Runs of workers that
  * died are recovered by any worker (`recoverRuns`: on_crash). The worker sleeps between claims and is woken
- * by the store's notifications (PostgreSQL LISTEN/NOTIFY), by a run of its own ending, or by its poll.
+ * by the store's notifications (PostgreSQL LISTEN/NOTIFY), by a run of its own ending, by `wake()` (a run
+ * submitted in the same process), or by its poll.
  *
  * A run's events are stored as they come (batched), its session is recorded as soon as it has one, and a
  * provider's rate-limit answer (429, retried after `delay_ms`) holds back the other queued runs of its model
@@ -274,6 +275,14 @@ export class QueueWorker {
       flight.controller.abort(new DOMException("the worker is stopping", "AbortError"));
     }
     await settled;
+  }
+
+  /**
+   * Looks at the queue now instead of at the next poll: for a run submitted in this process (the store's
+   * notifications and the poll cover runs submitted elsewhere). Does nothing once the worker is stopping.
+   */
+  wake(): void {
+    this.#wake();
   }
 
   #wake(): void {

@@ -263,7 +263,9 @@ export class App {
       ? job as unknown as ResolvedJob
       : await resolveJobRef(params as JobRef, this.#jobScope());
     const run = queuedRunOf(resolved, { ...options, now: this.context.clock.now() });
-    return await this.context.store.submitRun(run);
+    const submitted = await this.context.store.submitRun(run);
+    if (!submitted.deduplicated) this.context.onSubmitted?.(submitted.run);
+    return submitted;
   }
 
   /** Queued runs, newest first. */

@@ -9,7 +9,7 @@ import type { Hooks } from "../core/hooks.ts";
 import type { UserConfig } from "../config/job_schema.ts";
 import type { Logger } from "../core/log.ts";
 import type { InputSource } from "../core/types.ts";
-import type { Store } from "../store/store.ts";
+import type { QueuedRun, Store } from "../store/store.ts";
 
 export interface AppContext {
   store: Store;
@@ -33,4 +33,9 @@ export interface AppContext {
   home?: string;
   /** SIGINT/SIGTERM: interrupts running turns. */
   signal?: AbortSignal;
+  /**
+   * Told of each run `submit` newly queued (not a deduplicated one), so a queue worker in this process can
+   * start it at once instead of at its next look at the store (the look stays for runs queued elsewhere).
+   */
+  onSubmitted?: (run: QueuedRun) => void;
 }
