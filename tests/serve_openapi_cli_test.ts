@@ -4,6 +4,7 @@
  * the problem+json errors.
  */
 import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { hermes, tempDir, writeFiles } from "./_cli.ts";
@@ -21,13 +22,17 @@ Deno.test("serve: every route's responses validate against /v1/openapi.json", as
   const home = await tempDir();
   const jobs = await writeFiles(`${home}/jobs`, {
     "greet.yaml":
-      `name: greet\nmodel: { name: m, base_url: "${model.url}", api_key_env: none }\nprompt: hello\n`,
+      `name: greet\nmodel: { name: m, base_url: "${model.url}", api_key_env: none }\nprompt: hello\n` +
+      `triggers: { webhook: { secret_env: HOOK_SECRET, events: [issues] } }\n`,
   });
   try {
     const made = await hermes(["tokens", "create", "--scope", "admin"], { home });
     const admin = made.stdout.trim();
     const reader = (await hermes(["tokens", "create", "--scope", "runs:read"], { home })).stdout.trim();
-    await using server = await startServe(home, ["--jobs", jobs, "--max-body", "1KiB"], { cwd: home });
+    await using server = await startServe(home, ["--jobs", jobs, "--max-body", "1KiB"], {
+      cwd: home,
+      env: { HOOK_SECRET: "hook" },
+    });
     const served = await call(`${server.url}/v1/openapi.json`);
     assert.equal(served.status, 200);
     const printed = await hermes(["schema", "openapi"], { home });
@@ -111,6 +116,22 @@ Deno.test("serve: every route's responses validate against /v1/openapi.json", as
       "post",
       await call(u("/v1/sessions/nope/prompt"), { token: admin, body: { text: "x" } }),
     );
+
+    const hook = (event: string, signature?: string, body = "{}") =>
+      call(u("/v1/hooks/greet"), {
+        body,
+        headers: {
+          "x-github-event": event,
+          "x-github-delivery": `d-${event}`,
+          "x-hub-signature-256": signature ??
+            "sha256=" + createHmac("sha256", "hook").update(body).digest("hex"),
+        },
+      });
+    check("/v1/hooks/{job}", "post", await hook("issues"));
+    check("/v1/hooks/{job}", "post", await hook("push"));
+    check("/v1/hooks/{job}", "post", await hook("issues", "sha256=" + "0".repeat(64)));
+    check("/v1/hooks/{job}", "post", await hook("issues", undefined, "{"));
+    check("/v1/hooks/{job}", "post", await call(u("/v1/hooks/missing"), { body: {} }));
 
     const routes = Object.entries(doc.paths).flatMap(([route, methods]) =>
       Object.keys(methods).map((m) => `${m} ${route}`)

@@ -7,6 +7,7 @@
  */
 import type { Occupancy } from "../agent/seams.ts";
 import type { ResolvedJob } from "../config/job.ts";
+import type { WebhookTrigger } from "../config/job_schema.ts";
 import { DEFAULT_CONTEXT_WINDOW } from "../providers/model.ts";
 import { storedJob } from "../session/stored_job.ts";
 import type { RunResult } from "../session/outcome.ts";
@@ -268,6 +269,19 @@ export class App {
     return submitted;
   }
 
+  /**
+   * The webhook trigger of the job file at `path` (loaded without inputs, as `validate` does) and its secret,
+   * read from this process's environment (never the job's env:); undefined when the job has no trigger.
+   */
+  async webhook(path: string): Promise<WebhookOf | undefined> {
+    const { loadJob } = await import("../config/job_file.ts");
+    const { config, env } = this.context;
+    const job = loadJob(path, { validateOnly: true, ...(config ? { config } : {}) });
+    const trigger = job.spec.triggers?.webhook;
+    if (trigger === undefined) return undefined;
+    return { job: job.spec.name, trigger, secret: env[trigger.secret_env] };
+  }
+
   /** Queued runs, newest first. */
   async runs(filter: ListRunsOptions = {}): Promise<QueuedRun[]> {
     return await this.context.store.listRuns(filter);
@@ -392,4 +406,11 @@ async function storedOccupancy(store: AdminStore & SessionStore, id: string): Pr
       : { max_output_tokens: job.spec.model.max_output_tokens }),
     ...(job.spec.compaction ? { compaction: job.spec.compaction } : {}),
   });
+}
+
+/** A job's webhook trigger and the secret its deliveries are signed with (undefined: the variable is unset). */
+export interface WebhookOf {
+  job: string;
+  trigger: WebhookTrigger;
+  secret: string | undefined;
 }

@@ -14,6 +14,7 @@ import { keyPath } from "../core/key_path.ts";
 import { providerOf, type ProviderRegistry, PROVIDERS } from "../providers/registry.ts";
 import { outputSchemaProblem, type SchemaCompiler } from "./output_schema_check.ts";
 import { existsSync } from "../core/fs.ts";
+import { triggerTemplateProblem } from "./trigger_inputs.ts";
 
 /** Every problem of one file, one `file:line:col: key.path: …` line each; the message holds them all. */
 export class JobProblems extends ValidationError {
@@ -88,6 +89,15 @@ export function jobProblems(spec: JobFile, context: CheckContext): string[] {
     if (insideGit(known)) {
       at(["output", "file"], `"${file}" is inside a .git directory, whose config and hooks run programs`);
     }
+  }
+  const declared = Object.keys(spec.inputs ?? {});
+  for (const [name, template] of Object.entries(spec.triggers?.webhook?.inputs ?? {})) {
+    const path = ["triggers", "webhook", "inputs", name];
+    if (!declared.includes(name)) {
+      at(path, `"${name}" is not one of the job's inputs (declared: ${declared.join(", ") || "none"})`);
+    }
+    const problem = triggerTemplateProblem(template);
+    if (problem !== null) at(path, problem);
   }
   return problems;
 }

@@ -407,6 +407,24 @@ export const NotifyEntry = z.strictObject({
   message: "expected exactly one of url or command",
 });
 
+export const WebhookTrigger = z.strictObject({
+  secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected a variable name").describe(
+    "Variable of the server's environment (never the job's env:) holding the secret deliveries are signed with",
+  ),
+  signature: z.enum(["github", "hmac-sha256"]).describe(
+    "github (default): X-Hub-Signature-256, HMAC-SHA256 of the body; hmac-sha256: X-Hermes-Signature-256, " +
+      'HMAC-SHA256 of X-Hermes-Timestamp + "." + the body, the timestamp within 5 minutes',
+  ).optional(),
+  events: z.array(z.string().min(1)).min(1).describe(
+    "The events that start a run (X-GitHub-Event or X-Hermes-Event, e.g. issues, pull_request); others are " +
+      "acknowledged and start nothing (default: every event)",
+  ).optional(),
+  inputs: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]*$/), z.string()).describe(
+    "The run's inputs from the delivery: templates over {{ trigger.body.PATH }} (the JSON body, e.g. " +
+      '"{{ trigger.body.issue.number }}") and {{ trigger.event }}; checked like --input',
+  ).optional(),
+});
+
 export const QueueConfig = z.strictObject({
   max_running: z.number().int().positive().describe(
     "Most queued runs running at once in the whole store, across every worker and host (default: no cap)",
@@ -596,6 +614,11 @@ export const JobFile = z.strictObject({
     "Completion notifications of the job's queued runs (hermes submit, scheduled slots): signed HTTP " +
       "deliveries or host commands",
   ).optional(),
+  triggers: z.strictObject({
+    webhook: WebhookTrigger.describe(
+      "POST /v1/hooks/NAME on hermes serve --jobs DIR starts a run of this job, its signature the authentication",
+    ).optional(),
+  }).describe("What starts this job's runs besides hermes run, hermes submit and the schedule").optional(),
   concurrency: ConcurrencyConfig.describe(
     "Caps the runs of a group submitted to the queue (hermes submit, scheduled slots) running at once",
   ).optional(),
@@ -676,6 +699,7 @@ export type HeartbeatConfig = z.infer<typeof HeartbeatConfig>;
 export type ScheduleConfig = z.infer<typeof ScheduleConfig>;
 export type ConcurrencyConfig = z.infer<typeof ConcurrencyConfig>;
 export type NotifyEntry = z.infer<typeof NotifyEntry>;
+export type WebhookTrigger = z.infer<typeof WebhookTrigger>;
 export type OutputConfig = z.infer<typeof OutputConfig>;
 export type InputSpec = z.infer<typeof InputSpec>;
 export type InstructionsConfig = z.infer<typeof InstructionsConfig>;

@@ -40,6 +40,21 @@ export async function jsonBody(request: Request, deadline: BodyDeadline): Promis
   }
 }
 
+/** The request's body as raw bytes (what a webhook signature is computed over), within the deadline. */
+export async function rawBody(request: Request, deadline: BodyDeadline): Promise<Uint8Array> {
+  const timer = new AbortController();
+  try {
+    return await Promise.race([
+      request.bytes(),
+      deadline.clock.sleep(deadline.ms, timer.signal).then(() => {
+        throw new HttpError(408, `The body did not arrive within ${deadline.ms} ms`);
+      }),
+    ]);
+  } finally {
+    timer.abort();
+  }
+}
+
 /** `value` as `schema` reads it; the first issue is a 400 naming where (`body.inputs.x: …`). */
 export function parse<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
   const parsed = schema.safeParse(value);

@@ -147,6 +147,32 @@ export function openApiDocument(version: string): Json {
           },
         ),
       },
+      "/v1/hooks/{job}": {
+        post: op(null, "A signed webhook delivery starts a run of a job with triggers.webhook", {
+          description: "Authenticated by its signature (X-Hub-Signature-256, or X-Hermes-Timestamp and " +
+            "X-Hermes-Signature-256), not a token. A delivery id seen before answers the run it started.",
+          parameters: [
+            {
+              name: "job",
+              in: "path",
+              required: true,
+              schema: { type: "string" },
+              description: "The job's name in the server's jobs folder",
+            },
+          ],
+          requestBody: { required: true, content: { "application/json": { schema: {} } } },
+          responses: {
+            "202": json("Submitted", "Queued (or the run this delivery id started before)"),
+            "200": json("HookIgnored", "Acknowledged: the trigger does not list the event"),
+            "400": problem("Not JSON, or a bad delivery id"),
+            "401": problem("No signature, or one that does not match the body"),
+            "404": problem("No such job, or it has no webhook trigger"),
+            "413": problem("Body too large"),
+            "415": problem("Not a JSON body"),
+            "422": problem("The inputs mapped from the body do not fit the job; nothing was queued"),
+          },
+        }),
+      },
       "/v1/sessions": {
         get: op("sessions:read", "List sessions, newest first", {
           parameters: queryParams(S.SessionQuery),
@@ -196,6 +222,7 @@ export function openApiDocument(version: string): Json {
         PromptBody: schemaOf(S.PromptBody, "input"),
         Run: schemaOf(S.Run),
         Submitted: schemaOf(S.Submitted),
+        HookIgnored: schemaOf(S.HookIgnored),
         RunList: schemaOf(S.RunList),
         SessionList: schemaOf(S.SessionList),
         SessionView: schemaOf(S.SessionView),

@@ -155,7 +155,7 @@ function lastEventId(text: string | undefined): number {
 }
 
 /** The job file `name` names in the jobs folder: NAME.yaml or NAME.yml, nothing outside the folder. */
-async function namedJob(dir: string | undefined, name: string): Promise<string> {
+export async function namedJob(dir: string | undefined, name: string, field = "body.job"): Promise<string> {
   if (dir === undefined) {
     throw new HttpError(
       404,
@@ -163,7 +163,7 @@ async function namedJob(dir: string | undefined, name: string): Promise<string> 
     );
   }
   if (!JOB_NAME.test(name) || name.includes("..")) {
-    throw new HttpError(400, `body.job: "${name}" is not a job name (letters, digits, _ . -)`);
+    throw new HttpError(400, `${field}: "${name}" is not a job name (letters, digits, _ . -)`);
   }
   for (const ext of [".yaml", ".yml"]) {
     const path = `${dir}/${name}${ext}`;

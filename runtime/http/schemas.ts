@@ -74,6 +74,12 @@ export const Submitted = Run.extend({
   deduplicated: z.boolean().describe("The key named a run submitted before: this is that run"),
 });
 
+export const HookIgnored = z.strictObject({
+  status: z.literal("ignored"),
+  event: z.string().describe("The delivery's event (X-GitHub-Event or X-Hermes-Event)"),
+  reason: z.string(),
+}).describe("A delivery acknowledged without starting a run: its event is not one the trigger lists");
+
 export const RunList = z.strictObject({ runs: z.array(Run) });
 
 const time = z.string().describe("ISO 8601 time");

@@ -14,6 +14,7 @@ import { HttpMetrics } from "./metrics.ts";
 import { problem, problemOf, statusOf } from "./problem.ts";
 import { jsonBody, parse } from "./body.ts";
 import { runRoutes } from "./runs.ts";
+import { hookRoutes } from "./hooks.ts";
 import { PromptBody, SessionQuery } from "./schemas.ts";
 import { openApiDocument } from "./openapi.ts";
 import { OpenStreams } from "./streams.ts";
@@ -181,6 +182,8 @@ export function createApi(options: ApiOptions): Hono<ApiEnv> {
     bodyDeadline,
     signal: options.signal ?? new AbortController().signal,
   });
+
+  hookRoutes(api, { app, clock: options.clock, jobsDir: options.jobsDir, bodyDeadline });
 
   return api;
 }
