@@ -100,6 +100,15 @@ Deno.test("serve hooks: a GitHub-signed delivery starts one run with the mapped 
   assert.equal(replay.body.id, started.body.id);
   assert.equal(replay.body.deduplicated, true);
 
+  // Sent again as a form (GitHub's x-www-form-urlencoded content type): the same delivery, the same run.
+  const form = `payload=${encodeURIComponent(body)}`;
+  const asForm = await deliver(hook("triage"), form, {
+    ...signed("issues", "d-1", form),
+    "content-type": "application/x-www-form-urlencoded",
+  });
+  assert.equal(asForm.status, 202, JSON.stringify(asForm.body));
+  assert.equal(asForm.body.id, started.body.id);
+
   // Forgeries: a signature made with another secret, one over another body, none at all.
   const forged = await deliver(hook("triage"), body, {
     ...signed("issues", "d-2"),
@@ -188,6 +197,34 @@ Deno.test("serve hooks: the generic signature covers the timestamp, which must b
 
   const runs = await call(`${server.url}/v1/runs`, { token: fx.reader });
   assert.equal(runs.body.runs.length, 1);
+  assert.equal(await server.stop(), 0, server.stderr());
+});
+
+Deno.test("serve hooks: the trust policy judges a signed delivery's job (422, nothing queued); an unsigned one learns nothing of it", async () => {
+  await using fx = await fixture();
+  await Deno.writeTextFile(`${fx.home}/policy.yaml`, 'models: { base_urls: ["https://api.openai.com/*"] }\n');
+  await using server = await startServe(fx.home, ["--jobs", fx.jobs, "--policy", `${fx.home}/policy.yaml`], {
+    cwd: fx.home,
+    env: { HOOK_SECRET: SECRET },
+  });
+  const body = JSON.stringify(issue);
+  const headers = {
+    "content-type": "application/json",
+    "x-github-event": "issues",
+    "x-github-delivery": "p-1",
+    "x-hub-signature-256": githubSignature(SECRET, body),
+  };
+  const signed = await deliver(`${server.url}/v1/hooks/triage`, body, headers);
+  assert.equal(signed.status, 422, JSON.stringify(signed.body));
+  assert.match(signed.body.detail, /base_url/);
+  const unsigned = await deliver(`${server.url}/v1/hooks/triage`, body, {
+    ...headers,
+    "x-hub-signature-256": githubSignature("guess", body),
+  });
+  assert.equal(unsigned.status, 401);
+  assert.doesNotMatch(JSON.stringify(unsigned.body), /base_url/);
+  assert.deepEqual((await call(`${server.url}/v1/runs`, { token: fx.reader })).body.runs, []);
+  assert.equal(fx.model.requests.length, 0);
   assert.equal(await server.stop(), 0, server.stderr());
 });
 

@@ -276,7 +276,10 @@ export class App {
   async webhook(path: string): Promise<WebhookOf | undefined> {
     const { loadJob } = await import("../config/job_file.ts");
     const { config, env } = this.context;
-    const job = loadJob(path, { validateOnly: true, ...(config ? { config } : {}) });
+    // Read before the delivery is authenticated: without the trust policy, which judges the job when it is
+    // submitted (after the signature), so an unsigned caller learns nothing of the policy.
+    const { policies: _policies, ...unjudged } = config ?? {};
+    const job = loadJob(path, { validateOnly: true, ...(config ? { config: unjudged } : {}) });
     const trigger = job.spec.triggers?.webhook;
     if (trigger === undefined) return undefined;
     return { job: job.spec.name, trigger, secret: env[trigger.secret_env] };
