@@ -74,7 +74,8 @@ export function hookRoutes(api: Hono<ApiEnv>, options: HookRoutesOptions): void 
         job: path,
         ...(options.jobsDir !== undefined ? { cwd: options.jobsDir } : {}),
         inputs,
-        ...(delivery !== null ? { key: `hook:${hook.job}:${delivery}` } : {}),
+        // The file's name, unique in the jobs folder (two files may carry the same name: inside).
+        ...(delivery !== null ? { key: `hook:${name}:${delivery}` } : {}),
       });
     } catch (error) {
       // The delivery was authentic but does not make a run of this job: its inputs do not fit (or the job
