@@ -314,7 +314,7 @@ export class Agent implements AgentLike {
           await this.#betweenTurns(signal);
           return { final: response.message.content, model_calls: modelCalls };
         }
-        for (const call of calls) await this.#runTool(call, signal);
+        await this.#runTools(calls, signal);
       }
     } finally {
       this.#busy = false;
@@ -486,12 +486,46 @@ export class Agent implements AgentLike {
     return messages;
   }
 
-  async #runTool(call: ToolCall, signal: AbortSignal): Promise<void> {
+  /**
+   * Runs one step's calls in the model's order; a run of consecutive calls of a concurrent tool (delegate)
+   * runs at once, each result stored in call order once the ones before it are stored.
+   */
+  async #runTools(calls: readonly ToolCall[], signal: AbortSignal): Promise<void> {
+    const concurrent = (call: ToolCall) =>
+      this.#o.tools.find((tool) => tool.spec.name === call.name)?.concurrent === true;
+    for (let i = 0; i < calls.length;) {
+      let end = i + 1;
+      if (concurrent(calls[i]!)) { while (end < calls.length && concurrent(calls[end]!)) end++; }
+      const group = calls.slice(i, end);
+      i = end;
+      if (group.length === 1) {
+        await this.#runTool(group[0]!, signal);
+        continue;
+      }
+      let stored: Promise<unknown> = Promise.resolve();
+      const settled = await Promise.allSettled(group.map((call) => {
+        const before = stored;
+        let release!: () => void;
+        stored = new Promise<void>((resolve) => release = resolve);
+        return this.#runTool(call, signal, { before, stored: release }).finally(release);
+      }));
+      const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+      if (failed) throw failed.reason;
+    }
+  }
+
+  async #runTool(
+    call: ToolCall,
+    signal: AbortSignal,
+    order?: { before: Promise<unknown>; stored: () => void },
+  ): Promise<void> {
     await this.#gate.call(call, {
       ...this.#o.toolContext,
       session_id: this.sessionId,
       signal,
       keep: async (outcome, { tool, args }) => {
+        // Stored after the results of the calls the model made before this one.
+        await order?.before;
         const result: AppendMessage = {
           role: "tool",
           tool_call_id: call.id,
@@ -512,6 +546,7 @@ export class Agent implements AgentLike {
           stored = await this.#storedOutput.fit(stored.length === 1 ? stored[0]! : result, stored);
         }
         await this.#transcript.append(stored);
+        order?.stored();
         return outcome;
       },
     });

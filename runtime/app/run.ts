@@ -44,6 +44,8 @@ import {
   WORKTREE_KEY,
 } from "../session/worktree.ts";
 
+import { delegation, type DelegationScope, rootScope, withAgents } from "./delegate.ts";
+
 export type { RunResult } from "../session/outcome.ts";
 
 export interface RunJobOptions extends OpenSessionOptions {
@@ -60,6 +62,8 @@ export interface RunJobOptions extends OpenSessionOptions {
    * it, a `hermes-worktrees` folder in the repository's git directory.
    */
   worktrees?: string;
+  /** A delegated task's place in its tree of delegations (delegate.ts); absent for a root run. */
+  delegation?: DelegationScope;
 }
 
 /**
@@ -94,7 +98,7 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
   const outputScope = outputFileScope(job);
   const resumeId = options.resume === undefined ? undefined : await store.resolveSessionId(options.resume);
   // A new session's id is known up front, so store retries while it opens are its events too.
-  const newId = resumeId === undefined ? newSessionId(clock.now()) : undefined;
+  const newId = resumeId === undefined ? options.id ?? newSessionId(clock.now()) : undefined;
   eventsTo = resumeId ?? newId;
   let progress = await planInputs(store, resumeId, spec, options);
   // The run's own worktree: made for a new session, found again (or checked out again) for a resumed one.
@@ -106,11 +110,44 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
     worktree = await createWorktree(job.dir, spec.workspace, { sessionId: newId!, root: options.worktrees });
   }
   if (worktree) job = jobInWorktree(job, worktree);
+  // With agents: the delegate tool, whose children are sessions of their own under this one.
+  let live: LiveSession | undefined;
+  const delegated = Object.keys(spec.agents ?? {}).length
+    ? delegation({
+      job,
+      scope: options.delegation ?? rootScope(spec),
+      newId: () => newSessionId(clock.now()),
+      emit: (event) => {
+        if (live) live.outlets.events.emit(live.id, event);
+      },
+      run: (child) => {
+        const {
+          prompt: _p,
+          resume: _r,
+          publish: _pub,
+          onDelta: _d,
+          record: _rec,
+          replay: _rep,
+          ...inherited
+        } = options;
+        return runJob({
+          ...inherited,
+          job: child.job,
+          prompt: child.prompt,
+          id: child.id,
+          parentId: eventsTo!,
+          signal: child.signal,
+          delegation: child.scope,
+          source: "job",
+          ...(child.model !== undefined ? { model: child.model } : {}),
+        });
+      },
+    })
+    : undefined;
 
   // Started before the session opens: plugin start-up counts against limits.timeout too.
   const timeout = startTimeout(spec.limits?.timeout);
   let result: RunResult;
-  let live;
   let workspaceHold: WorkspaceHold | undefined;
   try {
     const signal = AbortSignal.any([timeout.signal, ...(options.signal ? [options.signal] : [])]);
@@ -123,6 +160,7 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
         signal,
         ...(resumeId ? { resume: resumeId } : {}),
         ...(newId ? { id: newId } : {}),
+        ...(delegated ? { extraTools: [delegated.tool] } : {}),
       });
     } catch (error) {
       // A session that never opened leaves no worktree behind.
@@ -204,6 +242,7 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
       log.warn(`Cannot report the worktree ${worktree.path}: ${errorMessage(error)}`);
     }
   }
+  if (delegated) result = withAgents(result, delegated.runs);
   // The result (final, output, error) leaves through the session's outlet before it is written or returned.
   result = live.outlets.result(result);
   if (result.status === "success" && spec.output?.file && outputScope) {
@@ -228,7 +267,8 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
   }
   await workspaceHold?.release();
   const { type: _type, schema_version: _version, session_id: _id, ...fields } = result;
-  live.outlets.events.emit(live.id, { type: "result", ...fields });
+  // A delegated task's result is its parent's agent.end: a stream's `result` event stays the run's own last.
+  if (!options.delegation) live.outlets.events.emit(live.id, { type: "result", ...fields });
   return result;
 }
 

@@ -75,6 +75,7 @@ export interface ResolveContext extends LoadJobOptions {
 export function resolveJob(spec: JobFile, context: ResolveContext): ResolvedJob {
   const merged = mergeConfig(spec, context.config);
   const where = context.locate ?? (() => context.file);
+  checkAgentTools(merged, where);
   if (context.validateOnly) {
     checkTemplates(merged, where);
     const env = Object.fromEntries(Object.entries(merged.env ?? {}).map(([k, v]) => [k, String(v)]));
@@ -112,6 +113,26 @@ export function resolveJob(spec: JobFile, context: ResolveContext): ResolvedJob 
     ),
   });
   return { spec: resolved, path: context.path, dir: context.dir, inputs, env, labels, source: spec };
+}
+
+/**
+ * A subagent gets at most its job's tools, with the job's rules for them: one that names a tool the job does
+ * not offer is refused here, before any model call, rather than given a tool its parent never had.
+ */
+function checkAgentTools(spec: JobFile, where: (keyPath: (string | number)[]) => string): void {
+  const granted = Object.keys(spec.tools ?? {});
+  for (const [name, agent] of Object.entries(spec.agents ?? {})) {
+    agent.tools?.forEach((tool, i) => {
+      if (!granted.includes(tool)) {
+        throw new ValidationError(
+          `${where(["agents", name, "tools", i])}: Cannot give agent "${name}" the tool ${tool}: ` +
+            `the job's tools are ${
+              granted.length ? granted.join(", ") : "none"
+            } (a subagent gets at most its job's)`,
+        );
+      }
+    });
+  }
 }
 
 /** Without values, still catches references to undeclared inputs and malformed expressions. */

@@ -280,6 +280,28 @@ export const LimitsConfig = z.strictObject({
       "sent, and a streamed reply that passes it is stopped (exit 3, terminal_reason max_cost); a model " +
       "without a known price is exit 2 before any call",
   ).optional(),
+  max_concurrent_agents: z.number().int().positive().describe(
+    "Most subagents (agents:) of one run working at once; further delegate calls wait (default 4)",
+  ).optional(),
+  max_agent_depth: z.number().int().positive().describe(
+    "How deep subagents may delegate in turn: 1 lets the job's own model delegate only (default 2)",
+  ).optional(),
+});
+
+/** One subagent the model may hand a task to with the delegate tool (docs/agents.md). */
+export const AgentEntry = z.strictObject({
+  description: z.string().min(1).describe("What the agent is for: shown to the model in the delegate tool"),
+  system: z.string().describe("The agent's system prompt").optional(),
+  model: z.string().min(1).describe("The agent's model name (default: the job's model)").optional(),
+  tools: z.array(z.enum(["shell", "read_file", "write_file", "list_dir", "http_fetch"])).describe(
+    "Built-in tools of the job the agent gets, with the job's rules for them (default: all the job's); " +
+      "a tool the job does not have is refused (exit 2)",
+  ).optional(),
+  limits: z.strictObject({
+    max_turns: z.number().int().positive().describe("Most model calls per delegated task").optional(),
+    timeout: Duration.describe("Wall time per delegated task").optional(),
+    max_tokens: z.number().int().positive().describe("Most tokens per delegated task").optional(),
+  }).describe("Limits of each delegated task (the parent's timeout and cancel bound it too)").optional(),
 });
 
 export const MicroCompactionConfig = z.strictObject({
@@ -606,6 +628,14 @@ export const JobFile = z.strictObject({
       "front-end (the ACP editor, an RPC client that supports tool.approve) or are denied",
   ).optional(),
   limits: LimitsConfig.describe("Limits per prompt").optional(),
+  agents: z.record(
+    z.string().regex(/^[a-z0-9_-]+$/, "expected an agent name: lower-case letters, digits, '_' or '-'"),
+    AgentEntry,
+  )
+    .describe(
+      "Subagents the model may hand tasks to with the delegate tool, each as its own session (docs/agents.md)",
+    )
+    .optional(),
   compaction: CompactionConfig.describe("Keeping long sessions under the context window").optional(),
   loops: LoopsConfig.describe("/loop settings").optional(),
   heartbeat: HeartbeatConfig.describe("/heartbeat settings").optional(),
@@ -693,6 +723,7 @@ export type PluginEntry = z.infer<typeof PluginEntry>;
 export type McpServerEntry = z.infer<typeof McpServerEntry>;
 export type ApprovalConfig = z.infer<typeof ApprovalConfig>;
 export type LimitsConfig = z.infer<typeof LimitsConfig>;
+export type AgentEntry = z.infer<typeof AgentEntry>;
 export type CompactionConfig = z.infer<typeof CompactionConfig>;
 export type LoopsConfig = z.infer<typeof LoopsConfig>;
 export type HeartbeatConfig = z.infer<typeof HeartbeatConfig>;

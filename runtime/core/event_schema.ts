@@ -79,6 +79,22 @@ export const runResultFields = z.strictObject({
     ),
   }).describe("Present when the run worked in its own git worktree (workspace.isolation: worktree)")
     .exactOptional(),
+  agents: z.array(z.strictObject({
+    name: z.string().describe("The agent's name (agents: in the job)"),
+    session_id: z.string().describe("The child session that did the task"),
+    status: z.enum(["success", "failed", "limit", "interrupted"]),
+    usage: usage.describe("Tokens of the child and of its own children"),
+    cost_usd: costUsd.describe(
+      "What the child and its own children cost (USD); null when any price is unknown",
+    ),
+  })).describe(
+    "The tasks this run delegated (the delegate tool), in the order they started; present when any",
+  )
+    .exactOptional(),
+  total: z.strictObject({
+    usage: usage.describe("This run's tokens and its subagents' (usage is this run's own)"),
+    cost_usd: costUsd.describe("This run's cost and its subagents'; null when any price is unknown"),
+  }).describe("Present with agents: what the run and every task it delegated used together").exactOptional(),
 });
 
 /** The fields of each event, by type (without `type` and the envelope). */
@@ -234,6 +250,21 @@ export const eventFields = {
     finish_reason: z.string(),
   }),
   "session.end": z.strictObject({ status: sessionStatus, reason: z.string() }),
+  "agent.start": z.strictObject({
+    agent: z.string().describe("The agent's name (agents: in the job)"),
+    child_session_id: z.string().describe("The child session doing the delegated task"),
+    tool_call_id: z.string().describe("The delegate call it answers"),
+    depth: count.describe("1 for a task of the job's own model, 2 for one its subagent delegated, …"),
+  }),
+  "agent.end": z.strictObject({
+    agent: z.string(),
+    child_session_id: z.string(),
+    tool_call_id: z.string(),
+    status: z.enum(["success", "failed", "limit", "interrupted"]),
+    terminal_reason: z.string(),
+    usage: usage.describe("Tokens of the child and of its own children"),
+    cost_usd: costUsd,
+  }),
   result: runResultFields.describe("The result object (as --output json prints it); the last event of a run"),
 };
 

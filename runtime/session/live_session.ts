@@ -46,6 +46,7 @@ import {
   skillsSection,
 } from "./instructions.ts";
 import { discoverSkills, skillTool } from "../tools/skill.ts";
+import type { Tool } from "../tools/tool.ts";
 import { parseSize } from "../core/duration.ts";
 
 /** Session state: the AGENTS.md files read when the session was new (a resumed run's result lists them). */
@@ -70,6 +71,10 @@ export interface OpenSessionOptions {
   resume?: string;
   /** The id of the new session (default: a fresh one), when the caller needs it before the session opens. */
   id?: string;
+  /** The session that delegated this one's task (the delegate tool): stored as its `parent_id`. */
+  parentId?: string;
+  /** Tools the caller adds to the session's own (the delegate tool of a job with agents:). */
+  extraTools?: readonly Tool[];
   /** `--model`: overrides the model name. */
   model?: string;
   onDelta?: (text: string) => void;
@@ -230,6 +235,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     ...(skills.length ? [skillTool(skills)] : []),
     ...(plugins?.tools() ?? []),
     ...(mcp?.tools ?? []),
+    ...(options.extraTools ?? []),
   ];
   const env = toolEnv(options.env, job.env);
   // The approver is a host program: it runs with Hermes's own environment, never the job's `env:`.
@@ -243,6 +249,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
       id,
       job: spec.name,
       job_path: job.path,
+      ...(options.parentId ? { parent_id: options.parentId } : {}),
       model: model.name,
       // Not job.env: its rendered values may hold secrets; spec.env keeps the templates (storedJob).
       config_json: JSON.stringify({

@@ -63,6 +63,11 @@ export interface Tool {
    * absent: allowed. A tool not permitted is not offered to the model.
    */
   readonly permitted?: RuleVerdict;
+  /**
+   * Calls of this tool in one model step may run at the same time (their results are still stored in the
+   * order the model made the calls); other tools' calls run one after another.
+   */
+  readonly concurrent?: boolean;
   /** The job's rules on this call's arguments, checked before it runs (default: allowed). */
   check?(args: Record<string, unknown>): RuleVerdict;
   run(args: Record<string, unknown>, context: ToolContext): Promise<ToolOutcome>;
