@@ -131,6 +131,8 @@ assertType<
     | "store.retry"
     | "turn.end"
     | "session.end"
+    | "agent.start"
+    | "agent.end"
     | "result"
   >
 >();
