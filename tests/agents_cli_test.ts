@@ -286,3 +286,34 @@ agents:
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("agents: a task working longer than the parent's stall bound does not stall the parent (its events are the parent's progress)", async () => {
+  const server = await startOpenAIServer({
+    respond: (body): ScriptEntry => {
+      const tools = toolMessages(body);
+      if (!isChild(body)) {
+        return tools.length === 0
+          ? { tool_calls: [{ name: "delegate", arguments: { agent: "worker", prompt: "long" } }] }
+          : { content: `lead got: ${textOf(tools[0]!.content)}` };
+      }
+      // Each child call answers within its idle timeout; together they take longer than the parent's bound
+      // (idle_timeout 1s + 5s slack) without a single event of the parent's own session.
+      return tools.length < 9
+        ? { delay: "800ms", tool_calls: [{ name: "list_dir", arguments: { path: "." } }] }
+        : { content: "long done" };
+    },
+  });
+  const dir = await jobDir(
+    LEAD.replace("name: m }", "name: m, idle_timeout: 1s }") + `agents:
+  worker: { description: Does one task, system: You are a worker. }
+`,
+  );
+  try {
+    const { code, stderr, events } = await runEvents(dir, { env: env(server.url, dir) });
+    assert.equal(code, 0, stderr);
+    assert.equal(resultOf(events).final, "lead got: long done");
+  } finally {
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

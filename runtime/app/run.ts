@@ -33,6 +33,7 @@ import {
 import { outputFileScope, writeOutputFile } from "../session/output_file.ts";
 import { parseSlash } from "../agent/slash.ts";
 import type { InputSource } from "../core/types.ts";
+import type { EventBus } from "../core/events.ts";
 import { newSessionId, type SessionStore } from "../store/store.ts";
 import {
   createWorktree,
@@ -148,6 +149,7 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
   // Started before the session opens: plugin start-up counts against limits.timeout too.
   const timeout = startTimeout(spec.limits?.timeout);
   let result: RunResult;
+  let stopWatching = () => {};
   let workspaceHold: WorkspaceHold | undefined;
   try {
     const signal = AbortSignal.any([timeout.signal, ...(options.signal ? [options.signal] : [])]);
@@ -168,6 +170,7 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
       throw error;
     }
     const sessionId = eventsTo = live.id;
+    if (delegated) stopWatching = watchTree(events, live);
     if (worktree && !resumeId) await live.store.setState(sessionId, WORKTREE_KEY, worktree);
     // From here every write goes through the session's redacting view (progress holds the prompts).
     store = live.store;
@@ -232,6 +235,7 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
     }
   } finally {
     timeout.clear();
+    stopWatching();
   }
 
   if (live.instructions.length) result = { ...result, instructions: [...live.instructions] };
@@ -270,6 +274,20 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
   // A delegated task's result is its parent's agent.end: a stream's `result` event stays the run's own last.
   if (!options.delegation) live.outlets.events.emit(live.id, { type: "result", ...fields });
   return result;
+}
+
+/**
+ * A delegating session waits in its delegate calls while its tasks work under their own session ids: their
+ * events, and those of the tasks they delegate in turn, are its progress too, so a long task does not make
+ * it look stalled (runtime/session/owner_lease.ts).
+ */
+function watchTree(events: EventBus, live: LiveSession): () => void {
+  const tree = new Set([live.id]);
+  return events.subscribe((event) => {
+    if (!tree.has(event.session_id)) return;
+    if (event.type === "agent.start") tree.add(event.child_session_id);
+    if (event.session_id !== live.id) live.progress();
+  });
 }
 
 /** The first of `progress`'s inputs whose step is not done (progress from before step records: `next`). */

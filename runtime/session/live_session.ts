@@ -128,6 +128,11 @@ export interface LiveSession {
   readonly outlets: SessionOutlets;
   /** The AGENTS.md files the session's system prompt holds (real paths, root first): the result's `instructions`. */
   readonly instructions: readonly string[];
+  /**
+   * Counts as the session's progress (its owner lease): work done for it elsewhere, such as a delegated
+   * task's session, which emits under its own id.
+   */
+  progress(): void;
   /** Records the end (status, reason), fires on_session_end, emits session.end and stops plugins. */
   finish(status: SessionStatus, reason: string): Promise<void>;
 }
@@ -412,6 +417,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     store,
     outlets,
     instructions,
+    progress: () => lease.progress(),
     async finish(status, reason) {
       if (finished) return;
       finished = true;
