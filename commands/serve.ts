@@ -16,6 +16,7 @@ import { runQueued } from "./daemon.ts";
 import { createApi } from "../runtime/http/server.ts";
 import { parseListen, serveApi } from "../runtime/http/serve.ts";
 import { OpenStreams } from "../runtime/http/streams.ts";
+import { Wakeups } from "../runtime/core/wakeups.ts";
 
 export async function main(cli: Cli): Promise<number> {
   const { values, positionals } = parseCommandArgs("serve", cli.args);
@@ -73,6 +74,8 @@ export async function main(cli: Cli): Promise<number> {
     { version: VERSION, warn: (message) => cli.log.warn(message) },
   );
   const store = await cli.openStore();
+  // This server's event streams look at once when its own worker stores a run's events.
+  const runEvents = new Wakeups();
   const worker = values["no-worker"] ? undefined : new QueueWorker({
     store,
     clock: cli.clock,
@@ -83,6 +86,7 @@ export async function main(cli: Cli): Promise<number> {
     // PostgreSQL wakes idle workers (LISTEN/NOTIFY): the poll is only a fallback there.
     pollMs: "url" in store ? 1_000 : 100,
     runner: (run, context) => runQueued(cli, store, run, { ...context, telemetry }),
+    onStored: (runId) => runEvents.notify(runId),
   });
   // A run submitted here starts at once on this server's worker; the poll is for runs queued elsewhere.
   const app = cliApp(cli, store, {
@@ -99,6 +103,7 @@ export async function main(cli: Cli): Promise<number> {
       version: VERSION,
       signal: cli.signal,
       streams,
+      runEvents,
       ...(jobsDir !== undefined ? { jobsDir } : {}),
       ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
       ...(rateLimit !== undefined ? { rateLimit } : {}),

@@ -15,17 +15,30 @@ import { queuedRunOf } from "../runtime/app/queue.ts";
 import { createApi } from "../runtime/http/server.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import { QueueWorker } from "../loops/daemon/queue_worker.ts";
+import type { HermesEvent } from "../runtime/core/events.ts";
+import { Wakeups } from "../runtime/core/wakeups.ts";
 import { tempDir, writeFiles } from "./_cli.ts";
-import { call } from "./_serve.ts";
+import { call, readSse } from "./_serve.ts";
 
 const POLL_MS = 60_000;
+/** How long an event stream sleeps between its looks at the store (runtime/http/runs.ts's default). */
+const STREAM_POLL_MS = 200;
 
 /** A manual clock that says when the worker has gone to sleep until its next poll. */
 class PollWatchClock extends ManualClock {
   #asleep = Promise.withResolvers<void>();
+  #next = new Map<number, () => void>();
   override sleep(ms: number, signal?: AbortSignal): Promise<void> {
     if (ms === POLL_MS) this.#asleep.resolve();
+    this.#next.get(ms)?.();
+    this.#next.delete(ms);
     return super.sleep(ms, signal);
+  }
+  /** Resolves at the next sleep of `ms` (an event stream's, between its looks at the store). */
+  nextSleep(ms: number): Promise<void> {
+    const { promise, resolve } = Promise.withResolvers<void>();
+    this.#next.set(ms, resolve);
+    return promise;
   }
   /** Resolves once the worker waits for its poll (after the last call of this). */
   asleep(): Promise<void> {
@@ -46,6 +59,8 @@ async function fixture(options: { wired: boolean }) {
   const clock = new PollWatchClock(Date.now());
   const started: string[] = [];
   let onStart = () => {};
+  let gate = Promise.resolve();
+  const runEvents = new Wakeups();
   const worker = new QueueWorker({
     store,
     clock,
@@ -54,11 +69,14 @@ async function fixture(options: { wired: boolean }) {
     pollMs: POLL_MS,
     scanMs: 10 * POLL_MS,
     // The runner is the worker's seam: this one records that the run started and ends it.
-    runner: (run) => {
+    runner: async (run, context) => {
       started.push(run.id);
       onStart();
-      return Promise.resolve({ status: "success", session_id: null, result: null, exit_code: 0 });
+      await gate;
+      context.event({ type: "result", status: "success" } as unknown as HermesEvent);
+      return { status: "success", session_id: null, result: null, exit_code: 0 };
     },
+    ...(options.wired ? { onStored: (runId: string) => runEvents.notify(runId) } : {}),
   });
   const app = new App({
     store,
@@ -73,7 +91,14 @@ async function fixture(options: { wired: boolean }) {
     ...(options.wired ? { onSubmitted: () => worker.wake() } : {}),
   });
   const { token } = await app.createToken({ scopes: ["runs:read", "runs:write"] });
-  const api = createApi({ app, clock, log: silentLogger, version: "test", jobsDir: jobs });
+  const api = createApi({
+    app,
+    clock,
+    log: silentLogger,
+    version: "test",
+    jobsDir: jobs,
+    ...(options.wired ? { runEvents } : {}),
+  });
   const stop = new AbortController();
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, signal: stop.signal, onListen: () => {} },
@@ -87,6 +112,12 @@ async function fixture(options: { wired: boolean }) {
     clock,
     started,
     job: loadJob(`${jobs}/ping.yaml`, { env: {} }),
+    /** Runs started from now on wait for `release`. */
+    hold(): { release: () => void } {
+      const { promise, resolve } = Promise.withResolvers<void>();
+      gate = promise;
+      return { release: resolve };
+    },
     /** Resolves when the worker starts its next run, or rejects after a generous 20 s. */
     nextStart(): Promise<void> {
       return new Promise((resolve, reject) => {
@@ -150,3 +181,58 @@ Deno.test("serve wake: without the App's notifier, a run submitted over HTTP als
   await starting;
   assert.deepEqual(fx.started, [reply.body.id]);
 });
+
+Deno.test("serve wake: a stream gets the events the server's own worker stored without waiting for its poll", async () => {
+  await using fx = await fixture({ wired: true });
+  await fx.clock.asleep();
+  const held = fx.hold();
+  const starting = fx.nextStart();
+  const reply = await call(`${fx.url}/v1/runs`, { token: fx.token, body: { job: "ping" } });
+  await starting;
+  // The stream has looked once and sleeps on the clock, which never moves: only the worker's news wakes it.
+  const looked = fx.clock.nextSleep(STREAM_POLL_MS);
+  const streaming = readSse(`${fx.url}/v1/runs/${reply.body.id}/events`, { token: fx.token });
+  await looked;
+  held.release();
+  const stream = await within(streaming, "the stream got no result in 20 s");
+  assert.equal(stream.status, 200);
+  assert.deepEqual(stream.events.map((e) => e.event), ["result"]);
+  assert.equal(stream.events[0]!.id, "1");
+});
+
+Deno.test("serve wake: without the worker's news, a stream gets the stored events at its next poll", async () => {
+  await using fx = await fixture({ wired: false });
+  await fx.clock.asleep();
+  const held = fx.hold();
+  const reply = await call(`${fx.url}/v1/runs`, { token: fx.token, body: { job: "ping" } });
+  const starting = fx.nextStart();
+  await fx.clock.advance(POLL_MS);
+  await starting;
+  let ended = false;
+  const looked = fx.clock.nextSleep(STREAM_POLL_MS);
+  const streaming = readSse(`${fx.url}/v1/runs/${reply.body.id}/events`, { token: fx.token })
+    .finally(() => ended = true);
+  await looked;
+  held.release();
+  while ((await fx.store.getRun(reply.body.id))?.status !== "success") {
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  await call(`${fx.url}/v1/runs/${reply.body.id}`, { token: fx.token });
+  assert.equal(ended, false, "the result is stored, but the stream has not looked yet");
+  await fx.clock.advance(STREAM_POLL_MS);
+  const stream = await streaming;
+  assert.deepEqual(stream.events.map((e) => e.event), ["result"]);
+});
+
+/** `promise`, or a failure after a generous 20 s. */
+async function within<T>(promise: Promise<T>, message: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => timer = setTimeout(() => reject(new Error(message)), 20_000)),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -60,6 +60,8 @@ export interface QueueWorkerOptions {
   eventFlushMs?: number;
   /** Told of each run this worker recorded the end of (its record as stored), e.g. to notify about it. */
   onEnded?: (run: QueuedRun) => void;
+  /** Told a run's id each time this worker stored events of it or its end (a server's streams look then). */
+  onStored?: (runId: string) => void;
 }
 
 interface InFlight {
@@ -73,9 +75,10 @@ interface InFlight {
 const RECORD_RETRY_MS = 1_000;
 
 export class QueueWorker {
-  #o: Required<Omit<QueueWorkerOptions, "maxRunning" | "onEnded">> & {
+  #o: Required<Omit<QueueWorkerOptions, "maxRunning" | "onEnded" | "onStored">> & {
     maxRunning: number | null;
     onEnded: (run: QueuedRun) => void;
+    onStored: (runId: string) => void;
   };
   #runs = new Map<string, InFlight>();
   #waker = new AbortController();
@@ -93,6 +96,7 @@ export class QueueWorker {
       ...options,
       maxRunning: options.maxRunning ?? null,
       onEnded: options.onEnded ?? (() => {}),
+      onStored: options.onStored ?? (() => {}),
     };
   }
 
@@ -242,6 +246,7 @@ export class QueueWorker {
         });
         if (recorded) {
           log.info(`run ${run.id} (${run.job}): ${outcome.status}`);
+          this.#o.onStored(run.id);
           const ended = await store.getRun(run.id);
           if (ended) this.#o.onEnded(ended);
         } else log.warn(`run ${run.id} (${run.job}): ended (${outcome.status}) after its claim was lost`);
@@ -303,7 +308,10 @@ export class QueueWorker {
   }
 }
 
-type SinkOptions = Pick<QueueWorkerOptions, "store" | "clock" | "log" | "holder"> & { eventFlushMs: number };
+type SinkOptions = Pick<QueueWorkerOptions, "store" | "clock" | "log" | "holder"> & {
+  eventFlushMs: number;
+  onStored: (runId: string) => void;
+};
 
 /**
  * A run's events on their way to the store, written in batches (never awaited by the run); the first
@@ -354,7 +362,10 @@ class EventSink {
     if (this.#pending.length === 0) return;
     const batch = this.#pending;
     this.#pending = [];
-    this.#chain(() => this.#o.store.appendRunEvents(this.#run.id, batch));
+    this.#chain(async () => {
+      await this.#o.store.appendRunEvents(this.#run.id, batch);
+      this.#o.onStored(this.#run.id);
+    });
   }
 
   #chain(write: () => Promise<void>): void {

@@ -13,6 +13,7 @@ import { HttpError, problem } from "./problem.ts";
 import { type BodyDeadline, jsonBody, parse } from "./body.ts";
 import { RunQuery, SubmitBody } from "./schemas.ts";
 import type { OpenStreams } from "./streams.ts";
+import type { Wakeups } from "../core/wakeups.ts";
 
 export interface RunRoutesOptions {
   app: App;
@@ -27,6 +28,11 @@ export interface RunRoutesOptions {
   bodyDeadline: BodyDeadline;
   /** How often a stream looks for new events (ms). */
   pollMs?: number;
+  /**
+   * Notified with a run's id when this process stored events of it or ended it (its own queue worker): its
+   * streams look at once instead of at their next poll, which stays for runs worked elsewhere.
+   */
+  runEvents?: Wakeups;
   /** Aborted when the server stops: open streams end. */
   signal: AbortSignal;
 }
@@ -106,27 +112,13 @@ export function runRoutes(api: Hono<ApiEnv>, options: RunRoutesOptions): void {
       let seq = after;
       try {
         for (;;) {
-          const rows = await app.runEvents(run.id, seq);
-          for (const row of rows) {
-            const event = row.event as { type?: unknown };
-            await stream.writeSSE({
-              id: String(row.seq),
-              event: typeof event.type === "string" ? event.type : "event",
-              data: JSON.stringify(row.event),
-            });
-            seq = row.seq;
-            if (event.type === "result") return;
+          // Watched before the look, so news stored between the look and the sleep still wakes it.
+          const news = options.runEvents?.watch(run.id);
+          try {
+            if (await nextEvents(news?.signal)) return;
+          } finally {
+            news?.release();
           }
-          if (rows.length === 0) {
-            // No event since the last look: the run may have ended without a result (never started,
-            // cancelled while queued, its worker died); then the stream says so and ends.
-            const now = await app.getRun(run.id);
-            if (hasEnded(now) && (await app.runEvents(run.id, seq)).length === 0) {
-              await stream.writeSSE({ event: "end", data: JSON.stringify(publicRun(now)) });
-              return;
-            }
-          }
-          if (!stop.aborted) await options.clock.sleep(options.pollMs ?? 200, stop).catch(() => {});
           if (done.signal.aborted) return;
           if (options.signal.aborted) {
             await stream.writeSSE({ event: "end", data: JSON.stringify({ reason: "server_stopping" }) });
@@ -135,6 +127,33 @@ export function runRoutes(api: Hono<ApiEnv>, options: RunRoutesOptions): void {
         }
       } finally {
         streams.close(token.id);
+      }
+
+      /** Writes the events stored since the last look, then sleeps; true once the stream is over. */
+      async function nextEvents(news: AbortSignal | undefined): Promise<boolean> {
+        const rows = await app.runEvents(run.id, seq);
+        for (const row of rows) {
+          const event = row.event as { type?: unknown };
+          await stream.writeSSE({
+            id: String(row.seq),
+            event: typeof event.type === "string" ? event.type : "event",
+            data: JSON.stringify(row.event),
+          });
+          seq = row.seq;
+          if (event.type === "result") return true;
+        }
+        if (rows.length === 0) {
+          // No event since the last look: the run may have ended without a result (never started,
+          // cancelled while queued, its worker died); then the stream says so and ends.
+          const now = await app.getRun(run.id);
+          if (hasEnded(now) && (await app.runEvents(run.id, seq)).length === 0) {
+            await stream.writeSSE({ event: "end", data: JSON.stringify(publicRun(now)) });
+            return true;
+          }
+        }
+        const wake = news ? AbortSignal.any([stop, news]) : stop;
+        if (!wake.aborted) await options.clock.sleep(options.pollMs ?? 200, wake).catch(() => {});
+        return false;
       }
     });
   });

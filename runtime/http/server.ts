@@ -18,6 +18,7 @@ import { hookRoutes } from "./hooks.ts";
 import { PromptBody, SessionQuery } from "./schemas.ts";
 import { openApiDocument } from "./openapi.ts";
 import { OpenStreams } from "./streams.ts";
+import type { Wakeups } from "../core/wakeups.ts";
 
 export interface ApiOptions {
   app: App;
@@ -38,6 +39,8 @@ export interface ApiOptions {
   bodyTimeoutMs?: number;
   /** The event streams open here (the caller waits for them on shutdown). */
   streams?: OpenStreams;
+  /** Notified with a run's id when this process's queue worker stored its events or ended it. */
+  runEvents?: Wakeups;
 }
 
 export const DEFAULT_MAX_BODY = 1024 * 1024;
@@ -181,6 +184,7 @@ export function createApi(options: ApiOptions): Hono<ApiEnv> {
     streams: options.streams ?? new OpenStreams(),
     bodyDeadline,
     signal: options.signal ?? new AbortController().signal,
+    ...(options.runEvents ? { runEvents: options.runEvents } : {}),
   });
 
   hookRoutes(api, { app, clock: options.clock, jobsDir: options.jobsDir, bodyDeadline });
