@@ -23,6 +23,39 @@ import { dailyBudget } from "../loops/daemon/daily_budget.ts";
 import { startTelemetry, type Telemetry, telemetrySettings } from "../runtime/telemetry/mod.ts";
 import { VERSION } from "../runtime/core/version.ts";
 
+/**
+ * The queue worker of a daemon or a server: runs the queued runs here, one session each, and hands every
+ * ended run to the notifier. One definition, so every process that works the queue notifies alike.
+ */
+export function queueWorker(
+  cli: Cli,
+  store: Store,
+  options: {
+    notifier: Notifier;
+    concurrency: number;
+    maxRunning: number | null;
+    telemetry: Telemetry | undefined;
+    graceMs?: number;
+    onStored?: (runId: string) => void;
+  },
+): QueueWorker {
+  const { notifier, telemetry } = options;
+  return new QueueWorker({
+    onEnded: (run) => notifier.notify(run),
+    store,
+    clock: cli.clock,
+    log: cli.log,
+    holder: currentProcess(cli.host),
+    concurrency: options.concurrency,
+    maxRunning: options.maxRunning,
+    // PostgreSQL wakes idle workers (LISTEN/NOTIFY): the poll is only a fallback there.
+    pollMs: "url" in store ? 1_000 : 100,
+    runner: (run, context) => runQueued(cli, store, run, { ...context, telemetry }),
+    ...(options.graceMs !== undefined ? { graceMs: options.graceMs } : {}),
+    ...(options.onStored ? { onStored: options.onStored } : {}),
+  });
+}
+
 export async function main(cli: Cli): Promise<number> {
   const { values, positionals } = parseCommandArgs("daemon", cli.args);
   if (positionals[0] === "status") return await status(cli, positionals.slice(1), values.json ?? false);
@@ -38,17 +71,11 @@ export async function main(cli: Cli): Promise<number> {
   const store = await cli.openStore();
   const notifier = new Notifier({ store, clock: cli.clock, log: cli.log, env: cli.env });
   try {
-    const worker = new QueueWorker({
-      onEnded: (run) => notifier.notify(run),
-      store,
-      clock: cli.clock,
-      log: cli.log,
-      holder: currentProcess(cli.host),
+    const worker = queueWorker(cli, store, {
+      notifier,
       concurrency,
       maxRunning: config?.queue?.max_running ?? null,
-      // PostgreSQL wakes idle workers (LISTEN/NOTIFY): the poll is only a fallback there.
-      pollMs: "url" in store ? 1_000 : 100,
-      runner: (run, context) => runQueued(cli, store, run, { ...context, telemetry }),
+      telemetry,
       ...(graceMs !== undefined ? { graceMs } : {}),
     });
     if (positionals.length === 0) {

@@ -6,13 +6,12 @@ import { resolve } from "../runtime/core/path.ts";
 import { type Cli, parseCommandArgs } from "./_cli.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
 import { parseDuration, parseSize } from "../runtime/core/duration.ts";
-import { currentProcess } from "../runtime/core/process_identity.ts";
 import { VERSION } from "../runtime/core/version.ts";
 import { loadUserConfig } from "../runtime/config/job_file.ts";
-import { QueueWorker } from "../loops/daemon/queue_worker.ts";
+import { Notifier } from "../loops/daemon/notify.ts";
 import { startTelemetry, telemetrySettings } from "../runtime/telemetry/mod.ts";
 import { cliApp } from "./_app.ts";
-import { runQueued } from "./daemon.ts";
+import { queueWorker } from "./daemon.ts";
 import { createApi } from "../runtime/http/server.ts";
 import { parseListen, serveApi } from "../runtime/http/serve.ts";
 import { OpenStreams } from "../runtime/http/streams.ts";
@@ -76,16 +75,13 @@ export async function main(cli: Cli): Promise<number> {
   const store = await cli.openStore();
   // This server's event streams look at once when its own worker stores a run's events.
   const runEvents = new Wakeups();
-  const worker = values["no-worker"] ? undefined : new QueueWorker({
-    store,
-    clock: cli.clock,
-    log: cli.log,
-    holder: currentProcess(cli.host),
+  // Ended runs are notified as a daemon notifies them (their `notify:` entries).
+  const notifier = new Notifier({ store, clock: cli.clock, log: cli.log, env: cli.env });
+  const worker = values["no-worker"] ? undefined : queueWorker(cli, store, {
+    notifier,
     concurrency,
     maxRunning: config?.queue?.max_running ?? null,
-    // PostgreSQL wakes idle workers (LISTEN/NOTIFY): the poll is only a fallback there.
-    pollMs: "url" in store ? 1_000 : 100,
-    runner: (run, context) => runQueued(cli, store, run, { ...context, telemetry }),
+    telemetry,
     onStored: (runId) => runEvents.notify(runId),
   });
   // A run submitted here starts at once on this server's worker; the poll is for runs queued elsewhere.
@@ -126,6 +122,7 @@ export async function main(cli: Cli): Promise<number> {
     ]);
   } finally {
     await app.close();
+    await notifier.close();
     await telemetry?.shutdown(new Date(cli.clock.now()));
     await store.close();
   }

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { hermes, spawnHermes, tempDir, writeFiles } from "./_cli.ts";
 import { signature } from "../loops/daemon/notify.ts";
+import { startServe } from "./_serve.ts";
 
 const SECRET = "s3cret-for-tests";
 
@@ -159,4 +160,36 @@ Deno.test("notify: a URL outside the trust policy is refused at submit (exit 2, 
   const allowed = await cli(["--policy", "policy.yaml", "submit", "ok.yaml"]);
   assert.equal(allowed.code, 0, allowed.stderr);
   await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("notify: a run worked by hermes serve is notified as a daemon's is", async () => {
+  const seen: { headers: Headers; body: string }[] = [];
+  const receiver = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (request) => {
+    seen.push({ headers: request.headers, body: await request.text() });
+    return new Response("ok");
+  });
+  const url = `http://127.0.0.1:${receiver.addr.port}/hook`;
+  const { dir, cli } = await workspace(`  - { url: "${url}", secret_env: HOOK_SECRET, on: [success] }`);
+  await using server = await startServe(`${dir}/home`, [], { cwd: dir, env: { HOOK_SECRET: SECRET } });
+  try {
+    const id = (await cli(["submit", "job.yaml"])).stdout.trim();
+    const waited = await cli(["runs", "wait", id, "--output", "json"]);
+    assert.equal(waited.code, 0, waited.stderr);
+    const run = await until("the delivery", async () => {
+      const shown = JSON.parse((await cli(["runs", "show", id, "--json"])).stdout);
+      return shown.deliveries[0]?.status === "delivered" ? shown : undefined;
+    });
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0]!.headers.get("x-hermes-event"), "run.success");
+    const timestamp = seen[0]!.headers.get("x-hermes-timestamp")!;
+    assert.equal(
+      seen[0]!.headers.get("x-hermes-signature-256"),
+      await signature(SECRET, timestamp, seen[0]!.body),
+    );
+    assert.equal(run.deliveries[0].id, seen[0]!.headers.get("x-hermes-delivery"));
+  } finally {
+    await server.stop();
+    await receiver.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
 });
