@@ -19,6 +19,8 @@ export {
 } from "../session_admin/search.ts";
 export { EXPORT_FORMATS, type ExportFormat } from "../session_admin/export.ts";
 export type { PruneOptions, PrunePlan } from "../session_admin/prune.ts";
-export { type Scope, SCOPES, type TokenCheck } from "./tokens.ts";
+// Not tokens.ts itself: it loads node:crypto, which every command importing the App would pay for.
+export { type Scope, SCOPES } from "./scopes.ts";
+export type { TokenCheck } from "./tokens.ts";
 export type { ApiToken } from "../store/store.ts";
 export type { ListRunsOptions, QueuedRun, RunEventRow } from "../store/store.ts";

@@ -8,15 +8,8 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { ValidationError } from "../core/errors.ts";
 import type { ApiToken, TokenStore } from "../store/store.ts";
 
-export const SCOPES = [
-  "runs:read",
-  "runs:write",
-  "sessions:read",
-  "sessions:write",
-  "approvals",
-  "admin",
-] as const;
-export type Scope = typeof SCOPES[number];
+import { type Scope, SCOPES } from "./scopes.ts";
+export { type Scope, SCOPES };
 
 const TOKEN = /^hermes_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
 
