@@ -32,7 +32,7 @@ import { probeOnce, probeOptions } from "../sandbox/probe.ts";
 import { type NamedAsker, sessionAsker, sessionTools, toolEnv } from "../tools/session.ts";
 import { reportingProgress } from "../providers/progress.ts";
 import type { Cassette } from "../cassette/cassette.ts";
-import { recordingTape, replayTape, type ReplayTools, type Tape } from "../cassette/tape.ts";
+import type { ReplayTools, Tape } from "../cassette/tape.ts";
 import { resolve } from "../core/path.ts";
 import { candidateInScope, pathScope } from "../tools/paths.ts";
 import { writeOutputFile } from "./output_file.ts";
@@ -157,10 +157,12 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   });
   if (spec.limits?.max_cost_usd !== undefined) requirePrice(model);
   const recordTo = options.replay ? undefined : cassetteWriter(options.record, job);
+  // The cassette module loads only for a run that records or replays.
+  const cassette = options.replay || recordTo ? await import("../cassette/tape.ts") : undefined;
   const tape: Tape | undefined = options.replay
-    ? replayTape(options.replay.cassette, { tools: options.replay.tools, redact })
+    ? cassette!.replayTape(options.replay.cassette, { tools: options.replay.tools, redact })
     : recordTo
-    ? recordingTape(recordTo.write, { job, redact })
+    ? cassette!.recordingTape(recordTo.write, { job, redact })
     : undefined;
   const build = () => createProvider(model, { env: options.env, clock });
   const provider = tape ? await tape.provider(build) : await build();

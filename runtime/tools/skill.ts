@@ -4,7 +4,6 @@
  * body and the skill's files only when the model asks for it (progressive disclosure, as the format
  * intends). The files themselves are read or run with the job's own tools, under its rules and sandbox.
  */
-import { parse } from "../core/yaml.ts";
 import { join, relative } from "../core/path.ts";
 import { realPathOrNull } from "../core/fs.ts";
 import type { Tool, ToolOutcome } from "./tool.ts";
@@ -23,10 +22,16 @@ const MAX_SKILL_BYTES = 256 * 1024;
 
 const FRONT_MATTER = /^---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
 
-/** The front matter's name and description, and the body after it; null when it has neither. */
-export function parseSkillMd(text: string): { name: string; description: string; body: string } | null {
+/**
+ * The front matter's name and description, and the body after it; null when it has neither. The YAML parser
+ * loads only when there is front matter: a session without skills does not pay for it at start.
+ */
+export async function parseSkillMd(
+  text: string,
+): Promise<{ name: string; description: string; body: string } | null> {
   const match = FRONT_MATTER.exec(text);
   if (!match) return null;
+  const { parse } = await import("../core/yaml.ts");
   let meta: unknown;
   try {
     meta = parse(match[1]!);
@@ -62,7 +67,7 @@ export async function discoverSkills(
       const file = join(folder, "SKILL.md");
       const text = await readCapped(file);
       if (text === null) continue;
-      const parsed = parseSkillMd(text);
+      const parsed = await parseSkillMd(text);
       if (!parsed) {
         options.skipped?.(file, "its front matter lacks a name or a description");
         continue;
@@ -135,7 +140,7 @@ export function skillTool(skills: readonly Skill[]): Tool {
         };
       }
       const text = await readCapped(join(skill.dir, "SKILL.md"));
-      const parsed = text === null ? null : parseSkillMd(text);
+      const parsed = text === null ? null : await parseSkillMd(text);
       if (!parsed) {
         return { status: "error", content: `Cannot read the skill "${name}": its SKILL.md is gone` };
       }

@@ -1,15 +1,15 @@
 import assert from "node:assert/strict";
 import { discoverSkills, parseSkillMd, skillTool } from "./skill.ts";
 
-Deno.test("parseSkillMd: name and description from the front matter, the body after it", () => {
-  assert.deepEqual(parseSkillMd("---\nname: a\ndescription: does A\n---\nBody\n"), {
+Deno.test("parseSkillMd: name and description from the front matter, the body after it", async () => {
+  assert.deepEqual(await parseSkillMd("---\nname: a\ndescription: does A\n---\nBody\n"), {
     name: "a",
     description: "does A",
     body: "Body\n",
   });
-  assert.equal(parseSkillMd("---\nname: a\n---\nBody"), null);
-  assert.equal(parseSkillMd("no front matter"), null);
-  assert.equal(parseSkillMd("---\n: [\n---\n"), null);
+  assert.equal(await parseSkillMd("---\nname: a\n---\nBody"), null);
+  assert.equal(await parseSkillMd("no front matter"), null);
+  assert.equal(await parseSkillMd("---\n: [\n---\n"), null);
 });
 
 Deno.test("discoverSkills: the first skill of a name wins; the tool gives body and files, and names the others", async () => {
