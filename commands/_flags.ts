@@ -526,3 +526,18 @@ export function parseOptions<F extends Readonly<Record<string, FlagDef>>>(flags:
   }
   return options as ParseOptions<F>;
 }
+
+/** The first argument that is neither a flag nor the value of a global flag names the subcommand. */
+export function splitSubcommand(args: string[]): { name: string | undefined; rest: string[] } {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--") break;
+    if (GLOBAL_WITH_VALUE.has(arg)) {
+      i++;
+      continue;
+    }
+    if (arg.startsWith("-")) continue;
+    return { name: arg, rest: [...args.slice(0, i), ...args.slice(i + 1)] };
+  }
+  return { name: undefined, rest: args };
+}

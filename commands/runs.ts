@@ -4,7 +4,7 @@
  * `run --output stream-json` prints them.
  */
 import { type Cli, parseCommandArgs } from "./_cli.ts";
-import { GLOBAL_WITH_VALUE } from "./_flags.ts";
+import { splitSubcommand } from "./_flags.ts";
 import { ExitCode, ValidationError } from "../runtime/core/errors.ts";
 import { parseDuration } from "../runtime/core/duration.ts";
 import { didYouMean } from "../runtime/core/suggest.ts";
@@ -201,18 +201,3 @@ function positiveInt(command: string, flag: string, text: string): number {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
-
-/** The first argument that is neither a flag nor the value of a global flag names the subcommand. */
-function splitSubcommand(args: string[]): { name: string | undefined; rest: string[] } {
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (arg === "--") break;
-    if (GLOBAL_WITH_VALUE.has(arg)) {
-      i++;
-      continue;
-    }
-    if (arg.startsWith("-")) continue;
-    return { name: arg, rest: [...args.slice(0, i), ...args.slice(i + 1)] };
-  }
-  return { name: undefined, rest: args };
-}

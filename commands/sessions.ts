@@ -3,7 +3,7 @@
  * clean up stored sessions from scripts. The operations are the App's (runtime/app/).
  */
 import type { Cli } from "./_cli.ts";
-import { GLOBAL_WITH_VALUE } from "./_flags.ts";
+import { splitSubcommand } from "./_flags.ts";
 import { ValidationError } from "../runtime/core/errors.ts";
 import { didYouMean } from "../runtime/core/suggest.ts";
 import type { SessionsContext } from "./sessions/_context.ts";
@@ -46,19 +46,4 @@ export async function main(cli: Cli): Promise<number> {
     stdoutIsTerminal: Deno.stdout.isTerminal(),
     stdinIsTerminal: Deno.stdin.isTerminal(),
   });
-}
-
-/** The first argument that is neither a flag nor the value of a global flag names the subcommand. */
-function splitSubcommand(args: string[]): { name: string | undefined; rest: string[] } {
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (arg === "--") break;
-    if (GLOBAL_WITH_VALUE.has(arg)) {
-      i++;
-      continue;
-    }
-    if (arg.startsWith("-")) continue;
-    return { name: arg, rest: [...args.slice(0, i), ...args.slice(i + 1)] };
-  }
-  return { name: undefined, rest: args };
 }

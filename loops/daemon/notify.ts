@@ -9,6 +9,7 @@
  */
 import type { Clock } from "../../runtime/core/clock.ts";
 import { errorMessage } from "../../runtime/core/errors.ts";
+import { hex, hmacSha256 } from "../../runtime/core/hmac.ts";
 import { hostProgramEnv } from "../../runtime/core/host_env.ts";
 import type { Logger } from "../../runtime/core/log.ts";
 import type { NotifyEntry } from "../../runtime/config/job_schema.ts";
@@ -30,15 +31,7 @@ export interface NotifierOptions {
 
 /** The signature header's value: `sha256=` and the hex HMAC-SHA256 of `timestamp.body`. */
 export async function signature(secret: string, timestamp: string, body: string): Promise<string> {
-  const key = await crypto.subtle.importKey(
-    "raw",
-    new TextEncoder().encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  const mac = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${timestamp}.${body}`));
-  return "sha256=" + Array.from(new Uint8Array(mac), (b) => b.toString(16).padStart(2, "0")).join("");
+  return "sha256=" + hex(await hmacSha256(secret, `${timestamp}.${body}`));
 }
 
 /** The notify entries of the job a run was submitted with. */

@@ -6,6 +6,7 @@
  * replayed later. Both are computed over the body's raw bytes and compared in constant time.
  */
 import { timingSafeEqual } from "node:crypto";
+import { hmacSha256 } from "../core/hmac.ts";
 
 export type SignatureKind = "github" | "hmac-sha256";
 
@@ -42,15 +43,4 @@ export async function verifySignature(
   const given = Uint8Array.from(hex.match(/../g)!, (pair) => parseInt(pair, 16));
   if (!timingSafeEqual(expected, given)) return { ok: false, reason: `${header} does not match the body` };
   return { ok: true };
-}
-
-async function hmacSha256(secret: string, data: Uint8Array): Promise<Uint8Array> {
-  const key = await crypto.subtle.importKey(
-    "raw",
-    new TextEncoder().encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  return new Uint8Array(await crypto.subtle.sign("HMAC", key, data as Uint8Array<ArrayBuffer>));
 }
