@@ -1,9 +1,13 @@
 /**
- * The OpenAI-compatible test server (tests/openai_server.ts) behind a front that timestamps every
+ * The OpenAI-compatible test server (tests/_testing/openai_server.ts) behind a front that timestamps every
  * exchange: when a request arrived and when its reply was ready. Benches read model-call timing from here,
  * outside the process under test, so the figures cover everything the client does between two requests.
  */
-import { type OpenAIServer, type OpenAIServerOptions, startOpenAIServer } from "../tests/openai_server.ts";
+import {
+  type OpenAIServer,
+  type OpenAIServerOptions,
+  startOpenAIServer,
+} from "../tests/_testing/openai_server.ts";
 
 export interface Exchange {
   /** performance.now() of this process when the request reached the front. */

@@ -20,8 +20,8 @@
  *        [--turns N] [--json FILE]
  */
 import { parseArgs } from "node:util";
-import { hermes } from "../tests/_cli.ts";
-import type { ChatRequestBody } from "../tests/openai_server.ts";
+import { hermes } from "../tests/_testing/cli.ts";
+import type { ChatRequestBody } from "../tests/_testing/openai_server.ts";
 import {
   appendOnlyBaseline,
   type Corpus,

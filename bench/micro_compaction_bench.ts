@@ -17,8 +17,8 @@ import type { Provider } from "../runtime/providers/provider.ts";
 import type { ScriptEntry } from "../runtime/providers/script.ts";
 import type { AppendMessage, Store } from "../runtime/store/store.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
-import { hermes } from "../tests/_cli.ts";
-import { startOpenAIServer } from "../tests/openai_server.ts";
+import { hermes } from "../tests/_testing/cli.ts";
+import { startOpenAIServer } from "../tests/_testing/openai_server.ts";
 import { median, report, spread } from "./_stats.ts";
 
 const TURNS = 300;

@@ -12,8 +12,8 @@ import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import { openPostgresStore } from "../runtime/store/postgres/postgres_store.ts";
 import { scratchDatabase } from "../runtime/store/postgres/_testing.ts";
 import type { Store } from "../runtime/store/store.ts";
-import { startOpenAIServer } from "../tests/openai_server.ts";
-import { MAIN, ROOT } from "../tests/_cli.ts";
+import { startOpenAIServer } from "../tests/_testing/openai_server.ts";
+import { MAIN, ROOT } from "../tests/_testing/cli.ts";
 import { interleave, percentile, ratio, report, spread, timeProcess } from "./_stats.ts";
 
 const { values } = parseArgs({

@@ -11,7 +11,7 @@
  */
 import { parseArgs } from "node:util";
 import { interleave, ratio, report, spread, timeProcess } from "./_stats.ts";
-import { startOpenAIServer } from "../tests/openai_server.ts";
+import { startOpenAIServer } from "../tests/_testing/openai_server.ts";
 import type { ScriptEntry } from "../runtime/providers/script.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;

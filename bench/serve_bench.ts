@@ -10,9 +10,9 @@ import { parseArgs } from "node:util";
 import { loadJob } from "../runtime/config/job_file.ts";
 import { queuedRunOf } from "../runtime/app/queue.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
-import { startOpenAIServer } from "../tests/openai_server.ts";
-import { hermes } from "../tests/_cli.ts";
-import { startServe } from "../tests/_serve.ts";
+import { startOpenAIServer } from "../tests/_testing/openai_server.ts";
+import { hermes } from "../tests/_testing/cli.ts";
+import { startServe } from "../tests/_testing/serve.ts";
 import { percentile, report, spread } from "./_stats.ts";
 
 const { values } = parseArgs({

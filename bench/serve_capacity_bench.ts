@@ -15,9 +15,9 @@
  */
 import { parseArgs } from "node:util";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
-import { startOpenAIServer } from "../tests/openai_server.ts";
-import { hermes } from "../tests/_cli.ts";
-import { startServe } from "../tests/_serve.ts";
+import { startOpenAIServer } from "../tests/_testing/openai_server.ts";
+import { hermes } from "../tests/_testing/cli.ts";
+import { startServe } from "../tests/_testing/serve.ts";
 import { median, report, spread } from "./_stats.ts";
 
 const { values } = parseArgs({

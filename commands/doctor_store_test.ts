@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { hermes, tempDir, writeFiles } from "../tests/_cli.ts";
+import { hermes, tempDir, writeFiles } from "../tests/_testing/cli.ts";
 import { scratchDatabase } from "../runtime/store/postgres/_testing.ts";
 import { migrations } from "../runtime/store/_migrations.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { hermes, tempDir } from "../tests/_cli.ts";
+import { hermes, tempDir } from "../tests/_testing/cli.ts";
 import { sandboxTests } from "../runtime/sandbox/_testing.ts";
 import { probeSandbox } from "../runtime/sandbox/probe.ts";
 

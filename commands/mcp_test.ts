@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { hermes, ROOT, tempDir, writeFiles } from "../tests/_cli.ts";
+import { hermes, ROOT, tempDir, writeFiles } from "../tests/_testing/cli.ts";
 import { referenceServers } from "../runtime/mcp/_testing.ts";
-import { withoutSandbox } from "../tests/_sandbox.ts";
+import { withoutSandbox } from "../tests/_testing/sandbox.ts";
 
 Deno.test({
   name: "hermes mcp list: each server, whether it starts, its tools offered or filtered; --json",

@@ -1,6 +1,6 @@
 /** `hermes plugins list|check` as a user runs it: a real CLI subprocess. */
 import assert from "node:assert/strict";
-import { withoutSandbox } from "../tests/_sandbox.ts";
+import { withoutSandbox } from "../tests/_testing/sandbox.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 

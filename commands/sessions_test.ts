@@ -1,8 +1,8 @@
 /** `hermes sessions list|show|export|search` through the real CLI on a real store. */
 import assert from "node:assert/strict";
-import { addSessions, deactivate, tempStore } from "../runtime/session_admin/_fixture.ts";
+import { addSessions, deactivate, tempStore } from "../runtime/session_admin/_testing.ts";
 import type { SessionSummary } from "../runtime/session_admin/records.ts";
-import { canFakeTerminal, hermes, hermesOnTerminal, isUserError } from "./sessions/_test_support.ts";
+import { canFakeTerminal, hermes, hermesOnTerminal, isUserError } from "./sessions/_testing.ts";
 
 /** 30 sessions created one a minute, the newest 30½ minutes ago; every tenth archived. */
 async function fixture() {

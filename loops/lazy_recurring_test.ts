@@ -4,7 +4,7 @@ import { EventBus } from "../runtime/core/events.ts";
 import { noHooks } from "../runtime/core/hooks.ts";
 import { silentLogger } from "../runtime/core/log.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
-import { advanceUntil, ScriptedAgent } from "./_test_support.ts";
+import { advanceUntil, ScriptedAgent } from "./_testing.ts";
 import { lazyRecurring } from "./lazy_recurring.ts";
 import { createRecurring, type RecurringOptions } from "./recurring.ts";
 

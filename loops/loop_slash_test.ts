@@ -5,7 +5,7 @@ import { EventBus, type HermesEvent } from "../runtime/core/events.ts";
 import { noHooks } from "../runtime/core/hooks.ts";
 import { silentLogger } from "../runtime/core/log.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
-import { advanceUntil, ScriptedAgent } from "./_test_support.ts";
+import { advanceUntil, ScriptedAgent } from "./_testing.ts";
 import type { LoopState } from "./loop_state.ts";
 import { createRecurring } from "./recurring.ts";
 

@@ -7,7 +7,7 @@ import { silentLogger } from "../runtime/core/log.ts";
 import type { Store } from "../runtime/store/store.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import type { EventType, HermesEvent } from "../runtime/core/events.ts";
-import { advance, advanceUntil, ScriptedAgent, type ScriptedReply } from "./_test_support.ts";
+import { advance, advanceUntil, ScriptedAgent, type ScriptedReply } from "./_testing.ts";
 import type { LoopState } from "./loop_state.ts";
 import { createRecurring, type Judge } from "./recurring.ts";
 import type { HeartbeatState } from "./heartbeat_state.ts";

@@ -1,4 +1,4 @@
-import { hooksContract } from "../tests/hooks_contract.ts";
+import { hooksContract } from "../tests/contracts/hooks.ts";
 import { createLogger } from "../runtime/core/log.ts";
 import { noHooks } from "../runtime/core/hooks.ts";
 import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { RunError } from "../runtime/core/errors.ts";
 import { fixture, rejection } from "./_testing.ts";
-import { withoutSandbox } from "../tests/_sandbox.ts";
+import { withoutSandbox } from "../tests/_testing/sandbox.ts";
 
 Deno.test(
   { name: "a deno that cannot be run is a clear RunError, not a crash", ignore: withoutSandbox },

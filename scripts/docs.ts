@@ -1,7 +1,7 @@
 /**
  * `deno task docs`: rewrites the generated blocks of docs/ — job keys (the job schema's descriptions), the
  * CLI (commands/_flags.ts), the result and the events (schemas/), hook payloads — from their definitions. `--check` writes nothing and exits
- * 1 naming each stale page (tests/docs_test.ts runs the same comparison).
+ * 1 naming each stale page (tests/repo/docs_test.ts runs the same comparison).
  */
 import { formatted, generatedPages } from "./docs/generate.ts";
 

@@ -1,10 +1,10 @@
 /** `hermes sessions compact` through the real CLI, with the session's own (scripted) model. */
 import assert from "node:assert/strict";
-import { tempStore } from "../../runtime/session_admin/_fixture.ts";
-import { ROOT, tempDir, writeFiles } from "../../tests/_cli.ts";
-import { startOpenAIServer } from "../../tests/openai_server.ts";
-import { hermes, isUserError, storedRelease } from "./_test_support.ts";
-import { withoutSandbox } from "../../tests/_sandbox.ts";
+import { tempStore } from "../../runtime/session_admin/_testing.ts";
+import { ROOT, tempDir, writeFiles } from "../../tests/_testing/cli.ts";
+import { startOpenAIServer } from "../../tests/_testing/openai_server.ts";
+import { hermes, isUserError, storedRelease } from "./_testing.ts";
+import { withoutSandbox } from "../../tests/_testing/sandbox.ts";
 
 /** One stored message; `{i}` is its index. */
 const STEP = `step {i}: ${"a detailed progress report on the release checks ".repeat(12)}`;

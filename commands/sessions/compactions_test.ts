@@ -1,7 +1,7 @@
 /** `hermes sessions compactions ID [--json]` through the real CLI, over a session compacted by the CLI. */
 import assert from "node:assert/strict";
-import { tempStore } from "../../runtime/session_admin/_fixture.ts";
-import { hermes, isUserError, storedRelease } from "./_test_support.ts";
+import { tempStore } from "../../runtime/session_admin/_testing.ts";
+import { hermes, isUserError, storedRelease } from "./_testing.ts";
 
 Deno.test("sessions compactions reports passes, outcomes, hard compactions and occupancy, content-free", async () => {
   await using fx = await tempStore();

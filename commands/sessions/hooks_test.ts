@@ -1,10 +1,10 @@
 /** The global plugins of HERMES_HOME/config.yaml hear `on_session_delete` from the real CLI, once per operation. */
 import assert from "node:assert/strict";
 import { sqliteHandle } from "../../runtime/store/sqlite/_testing.ts";
-import { addSessions, tempStore } from "../../runtime/session_admin/_fixture.ts";
+import { addSessions, tempStore } from "../../runtime/session_admin/_testing.ts";
 import type { Store } from "../../runtime/store/store.ts";
-import { hermes, isUserError } from "./_test_support.ts";
-import { withoutSandbox } from "../../tests/_sandbox.ts";
+import { hermes, isUserError } from "./_testing.ts";
+import { withoutSandbox } from "../../tests/_testing/sandbox.ts";
 
 const RECORDER = `export async function register(ctx) {
   await ctx.state.set("started", true);

@@ -1,8 +1,8 @@
 /** `hermes sessions prune` through the real CLI on a real store. */
 import assert from "node:assert/strict";
 import { sqliteHandle } from "../../runtime/store/sqlite/_testing.ts";
-import { addSessions, count, tempStore } from "../../runtime/session_admin/_fixture.ts";
-import { canFakeTerminal, hermes, hermesOnTerminal, isUserError } from "./_test_support.ts";
+import { addSessions, count, tempStore } from "../../runtime/session_admin/_testing.ts";
+import { canFakeTerminal, hermes, hermesOnTerminal, isUserError } from "./_testing.ts";
 
 const DAY = 86_400_000;
 

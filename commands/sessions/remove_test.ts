@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { sqliteHandle } from "../../runtime/store/sqlite/_testing.ts";
 import { currentProcess } from "../../runtime/core/process_identity.ts";
-import { addSessions, count, tempStore } from "../../runtime/session_admin/_fixture.ts";
-import { hermes, isUserError } from "./_test_support.ts";
+import { addSessions, count, tempStore } from "../../runtime/session_admin/_testing.ts";
+import { hermes, isUserError } from "./_testing.ts";
 
 Deno.test("sessions delete: all or none, names unknown ids, a repeated delete is not found", async () => {
   await using fx = await tempStore();

@@ -4,9 +4,9 @@
  * records it as one model call that `hermes cost` reports.
  */
 import assert from "node:assert/strict";
-import { tempStore } from "../../runtime/session_admin/_fixture.ts";
-import { startOpenAIServer } from "../../tests/openai_server.ts";
-import { hermes } from "./_test_support.ts";
+import { tempStore } from "../../runtime/session_admin/_testing.ts";
+import { startOpenAIServer } from "../../tests/_testing/openai_server.ts";
+import { hermes } from "./_testing.ts";
 
 Deno.test("sessions compact: the summary call's tokens and cost are the session's", async () => {
   await using fx = await tempStore();

@@ -2,7 +2,7 @@
  * `hermes daemon` as real processes on one store, running real sessions with a scripted model.
  */
 import assert from "node:assert/strict";
-import { hermes, MAIN, ROOT } from "../../tests/_cli.ts";
+import { hermes, MAIN, ROOT } from "../../tests/_testing/cli.ts";
 import type { Store } from "../../runtime/store/store.ts";
 import { sqliteHandle } from "../../runtime/store/sqlite/_testing.ts";
 import { openSqliteStore } from "../../runtime/store/sqlite/sqlite_store.ts";
@@ -152,7 +152,7 @@ async function killOneMidRun(onCrash: "skip" | "rerun"): Promise<void> {
 Deno.test("hermes daemon: a bad --concurrency or --grace is a usage error; status --json lists jobs and runs", async () => {
   const { dir, home, jobs } = await workspace();
   try {
-    // Without job arguments a daemon works the run queue only (tests/submit_cli_test.ts).
+    // Without job arguments a daemon works the run queue only (tests/queue/submit_cli_test.ts).
     const none = await hermes(["daemon", "--concurrency", "0"], { home });
     assert.equal(none.code, 2);
     assert.match(none.stderr, /hermes daemon: invalid --concurrency "0": expected a positive integer/);

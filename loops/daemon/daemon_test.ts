@@ -4,8 +4,8 @@ import { createLogger } from "../../runtime/core/log.ts";
 import { currentProcess, type ProcessIdentity } from "../../runtime/core/process_identity.ts";
 import type { Store } from "../../runtime/store/store.ts";
 import { openSqliteStore } from "../../runtime/store/sqlite/sqlite_store.ts";
-import { advance, advanceUntil } from "../_test_support.ts";
-import { deadHolder, ownedBy } from "../../tests/store_contract/_fixture.ts";
+import { advance, advanceUntil } from "../_testing.ts";
+import { deadHolder, ownedBy } from "../../tests/contracts/store/_testing.ts";
 import { Daemon, type ScheduledRun, type ScheduledRunner } from "./daemon.ts";
 import { loadScheduledJobs } from "./jobs.ts";
 

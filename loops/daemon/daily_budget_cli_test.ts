@@ -4,7 +4,7 @@
  * with a note, the day's spend read from the store.
  */
 import assert from "node:assert/strict";
-import { MAIN, ROOT } from "../../tests/_cli.ts";
+import { MAIN, ROOT } from "../../tests/_testing/cli.ts";
 import { sqliteHandle } from "../../runtime/store/sqlite/_testing.ts";
 import { openSqliteStore } from "../../runtime/store/sqlite/sqlite_store.ts";
 

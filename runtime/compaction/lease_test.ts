@@ -1,6 +1,6 @@
 /**
  * Keeping a compaction lease alive, and the lease's exclusivity between real processes. Taking over, refreshing
- * and releasing are store operations, covered by the store contract (tests/store_contract/leases.ts).
+ * and releasing are store operations, covered by the store contract (tests/contracts/store/leases.ts).
  */
 import assert from "node:assert/strict";
 import { ManualClock } from "../core/_testing.ts";

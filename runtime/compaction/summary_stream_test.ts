@@ -9,7 +9,7 @@ import { ManualClock } from "../core/_testing.ts";
 import { createOpenAIProvider } from "../providers/openai.ts";
 import type { Provider } from "../providers/provider.ts";
 import { compactorFor, fixture, SHORT_SUMMARY, transcript } from "./_testing.ts";
-import { sseChunk } from "../../tests/openai_server.ts";
+import { sseChunk } from "../../tests/_testing/openai_server.ts";
 
 const PIECES = 6;
 

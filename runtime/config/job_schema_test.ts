@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
-import { hermes, ROOT } from "../../tests/_cli.ts";
+import { hermes, ROOT } from "../../tests/_testing/cli.ts";
 import { jobJsonSchema } from "./job_schema.ts";
 
 /** Paths of every property in `schema` (walking objects, arrays, unions and records) without a description. */

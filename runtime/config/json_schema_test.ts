@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { productionImports } from "../../tests/_layers.ts";
-import { ROOT } from "../../tests/_cli.ts";
+import { productionImports } from "../../tests/_testing/layers.ts";
+import { ROOT } from "../../tests/_testing/cli.ts";
 import { compileJsonSchema, JsonSchemaError } from "./json_schema.ts";
 
 Deno.test("compileJsonSchema: 2020-12 keywords check values; the first problem names its path", () => {

@@ -1,4 +1,4 @@
-import { clockContract } from "../../tests/clock_contract.ts";
+import { clockContract } from "../../tests/contracts/clock.ts";
 import { systemClock } from "./clock.ts";
 import { ManualClock } from "./_testing.ts";
 

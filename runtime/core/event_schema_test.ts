@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { hermes, ROOT } from "../../tests/_cli.ts";
-import { outputSchemas } from "../../tests/_output_schemas.ts";
+import { hermes, ROOT } from "../../tests/_testing/cli.ts";
+import { outputSchemas } from "../../tests/_testing/output_schemas.ts";
 import { ManualClock } from "./_testing.ts";
 import { eventFields } from "./event_schema.ts";
 import { EventBus, type EventType, SCHEMA_VERSION } from "./events.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { type AnthropicServer, startAnthropicServer } from "../../tests/anthropic_server.ts";
-import { providerContract } from "../../tests/provider_contract.ts";
+import { type AnthropicServer, startAnthropicServer } from "../../tests/_testing/anthropic_server.ts";
+import { providerContract } from "../../tests/contracts/provider.ts";
 import { type AnthropicProviderOptions, createAnthropicProvider } from "./anthropic.ts";
 import { type Provider, ProviderError, type RetryInfo } from "./provider.ts";
 import type { ScriptEntry } from "./script.ts";

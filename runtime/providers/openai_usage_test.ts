@@ -1,6 +1,6 @@
 /** The usage an OpenAI-compatible server reports, through the real SDK over HTTP: cached prompt tokens. */
 import assert from "node:assert/strict";
-import { startOpenAIServer } from "../../tests/openai_server.ts";
+import { startOpenAIServer } from "../../tests/_testing/openai_server.ts";
 import { createOpenAIProvider } from "./openai.ts";
 
 const ask = { model: "m", messages: [{ role: "user" as const, content: "hello there" }], tools: [] };

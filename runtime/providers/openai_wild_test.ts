@@ -1,7 +1,7 @@
 /** The openai provider against what OpenAI-compatible servers in the wild put on the wire. */
 import assert from "node:assert/strict";
 import { type ModelRequest, ProviderError, type RetryInfo } from "./provider.ts";
-import { startOpenAIServer } from "../../tests/openai_server.ts";
+import { startOpenAIServer } from "../../tests/_testing/openai_server.ts";
 import { createOpenAIProvider } from "./openai.ts";
 import type { ScriptEntry } from "./script.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { providerContract } from "../../tests/provider_contract.ts";
+import { providerContract } from "../../tests/contracts/provider.ts";
 import { systemClock } from "../core/clock.ts";
 import { ManualClock } from "../core/_testing.ts";
 import { ValidationError } from "../core/errors.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createOpenAIProvider } from "./openai.ts";
-import { startOpenAIServer } from "../../tests/openai_server.ts";
+import { startOpenAIServer } from "../../tests/_testing/openai_server.ts";
 import {
   isLocalEndpoint,
   limitInMessage,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { Role, ToolCall } from "../core/types.ts";
 import { sqliteHandle } from "../store/sqlite/_testing.ts";
-import { addSessions, deactivate, tempStore } from "./_fixture.ts";
+import { addSessions, deactivate, tempStore } from "./_testing.ts";
 import { exportSession, type MessageLine, type SessionHeader } from "./export.ts";
 import { toMessageRecord } from "./records.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { sqliteHandle } from "../store/sqlite/_testing.ts";
 import { currentProcess } from "../core/process_identity.ts";
-import { addSessions, count, recordingHooks, tempStore } from "./_fixture.ts";
+import { addSessions, count, recordingHooks, tempStore } from "./_testing.ts";
 import { pruneSessions } from "./prune.ts";
 
 const DAY = 86_400_000;

@@ -3,7 +3,7 @@ import { sqliteHandle } from "../store/sqlite/_testing.ts";
 import { NotFoundError } from "../core/errors.ts";
 import { currentProcess } from "../core/process_identity.ts";
 import type { Store } from "../store/store.ts";
-import { addSessions, count, recordingHooks, tempStore } from "./_fixture.ts";
+import { addSessions, count, recordingHooks, tempStore } from "./_testing.ts";
 import { SessionBusyError } from "../store/errors.ts";
 import { archiveSessions, deleteSessions } from "./remove.ts";
 

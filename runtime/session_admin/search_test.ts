@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ValidationError } from "../core/errors.ts";
-import { addSessions, deactivate, tempStore } from "./_fixture.ts";
+import { addSessions, deactivate, tempStore } from "./_testing.ts";
 import { deleteSessions } from "./remove.ts";
 import { searchMessages } from "./search.ts";
 

@@ -1,7 +1,7 @@
 /**
  * The session store as an interface of domain operations (docs/store.md). Each operation is atomic inside and
  * returns a Promise, so that an embedded database (SQLite, runtime/store/sqlite/) and a network one implement
- * the same contract (tests/store_contract.ts). Callers never compose transactions or write SQL.
+ * the same contract (tests/contracts/store.ts). Callers never compose transactions or write SQL.
  * Times are epoch milliseconds; `now` in a request is the caller's clock.
  */
 import type { ProcessIdentity } from "../core/process_identity.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { builtinTools } from "./builtin.ts";
 import type { Tool, ToolContext } from "./tool.ts";
 import { ToolsConfig } from "../config/job_schema.ts";
-import { withoutSandbox } from "../../tests/_sandbox.ts";
+import { withoutSandbox } from "../../tests/_testing/sandbox.ts";
 
 async function jobDir(): Promise<string> {
   return await Deno.realPath(await Deno.makeTempDir({ prefix: "hermes-builtin-" }));

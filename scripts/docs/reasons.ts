@@ -7,7 +7,7 @@
 import { join, relative } from "node:path";
 
 const PRODUCTION = ["main.ts", "commands", "runtime", "loops", "plugins"];
-const TEST_SUPPORT = /(_test|_testing|_fixture|_test_support)\.ts$|(^|\/)testdata\//;
+const TEST_SUPPORT = /(_test|_testing)\.ts$|(^|\/)testdata\//;
 
 /** Each reason with the first place (`file:line`) that names it. */
 export async function terminalReasonsInCode(root: string): Promise<Map<string, string>> {

@@ -1,11 +1,11 @@
 /**
- * The corpus on the Anthropic Messages API: the scripted Anthropic server (tests/anthropic_server.ts) playing a
+ * The corpus on the Anthropic Messages API: the scripted Anthropic server (tests/_testing/anthropic_server.ts) playing a
  * {@linkcode Corpus} the way tests/corpus/server.ts plays it over Chat Completions — agent calls answered from
  * the request's last message, summary calls (no tools, or the summary model) with a six-section summary, the
  * window enforced with the API's "prompt is too long" — and its prompt cache emulated by prefix up to each
  * `cache_control` breakpoint, as the API bills it: what a request reads, writes and pays in full.
  */
-import { startAnthropicServer, type WireBody } from "../anthropic_server.ts";
+import { startAnthropicServer, type WireBody } from "../_testing/anthropic_server.ts";
 import type { ScriptEntry } from "../../runtime/providers/script.ts";
 import { type Corpus, parseCallId, turnsMentioned } from "./corpus.ts";
 import { okSummary } from "./summaries.ts";

@@ -4,7 +4,7 @@
  * extends the previous one, so its cached part is exactly the previous request; this computes that
  * incrementally (one pass over the corpus, no request is rebuilt).
  */
-import type { ChatRequestBody } from "../openai_server.ts";
+import type { ChatRequestBody } from "../_testing/openai_server.ts";
 import type { Corpus } from "./corpus.ts";
 import { cachedTokens, messageSegment } from "./prefix_cache.ts";
 import { promptCharsOf } from "./server.ts";

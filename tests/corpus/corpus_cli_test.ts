@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { hermes, tempDir } from "../_cli.ts";
+import { hermes, tempDir } from "../_testing/cli.ts";
 import { singlePromptCorpus, toolHeavyCorpus } from "./corpus.ts";
 import { startCorpusServer } from "./server.ts";
 

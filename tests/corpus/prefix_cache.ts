@@ -6,7 +6,7 @@
  * that differs. Tokens are chars/4 of the characters the server's estimate counts (tests/corpus/server.ts),
  * so `cached = floor(shared chars / 4)`.
  */
-import { type ChatRequestBody, textOf } from "../openai_server.ts";
+import { type ChatRequestBody, textOf } from "../_testing/openai_server.ts";
 
 export interface CacheReading {
   /** Characters of the request as compared. */

@@ -35,7 +35,7 @@ import {
   type Reply,
   sleep,
   textOf,
-} from "../openai_server.ts";
+} from "../_testing/openai_server.ts";
 import { type Corpus, parseCallId, turnsMentioned } from "./corpus.ts";
 import { cachedTokens, PrefixCache, segmentsOf } from "./prefix_cache.ts";
 import {

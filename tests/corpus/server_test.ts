@@ -4,7 +4,7 @@ import { toolHeavyCorpus } from "./corpus.ts";
 import { startCorpusServer } from "./server.ts";
 import { appendOnlyBaseline } from "./baseline.ts";
 import { cachedTokens, PrefixCache } from "./prefix_cache.ts";
-import type { ChatRequestBody } from "../openai_server.ts";
+import type { ChatRequestBody } from "../_testing/openai_server.ts";
 
 const TOOLS = [{
   type: "function" as const,

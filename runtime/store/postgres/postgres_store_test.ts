@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { ValidationError } from "../../core/errors.ts";
-import { type OpenStore, storeContract } from "../../../tests/store_contract.ts";
-import { liveHolder } from "../../../tests/store_contract/_fixture.ts";
+import { type OpenStore, storeContract } from "../../../tests/contracts/store.ts";
+import { liveHolder } from "../../../tests/contracts/store/_testing.ts";
 import { migrations } from "./_migrations.ts";
 import { admin, freshSchema, URL_VARIABLE } from "./_testing.ts";
 import { isTransientPgError } from "./faults.ts";

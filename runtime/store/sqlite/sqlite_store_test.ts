@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type OpenStore, storeContract } from "../../../tests/store_contract.ts";
+import { type OpenStore, storeContract } from "../../../tests/contracts/store.ts";
 import { migrations } from "../_migrations.ts";
 import { sqliteHandle } from "./_testing.ts";
 import { openSqliteStore } from "./sqlite_store.ts";

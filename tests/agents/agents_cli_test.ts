@@ -1,0 +1,319 @@
+/**
+ * Subagents through the real CLI against the scripted OpenAI server: the delegate tool, the concurrency cap
+ * observed at the server, usage rolling up to the parent, the child's tools bounded by the parent's, the
+ * depth limit, and a child's failure as a tool error of the parent.
+ */
+import assert from "node:assert/strict";
+import { hermes, runEvents, tempDir, writeFiles } from "../_testing/cli.ts";
+import { type ChatRequestBody, startOpenAIServer, textOf } from "../_testing/openai_server.ts";
+import type { ScriptEntry } from "../../runtime/providers/script.ts";
+import type { RunResult } from "../../runtime/session/outcome.ts";
+
+type Event = Record<string, unknown>;
+type Usage = RunResult["usage"];
+const resultOf = (events: Event[]) => events.at(-1)! as unknown as RunResult;
+
+const systemOf = (body: ChatRequestBody) => textOf(body.messages?.find((m) => m.role === "system")?.content);
+const userOf = (body: ChatRequestBody) => textOf(body.messages?.find((m) => m.role === "user")?.content);
+const toolMessages = (body: ChatRequestBody) => (body.messages ?? []).filter((m) => m.role === "tool");
+const toolNames = (body: ChatRequestBody) =>
+  (body.tools ?? []).map((t) => (t as { function: { name: string } }).function.name).sort();
+const isChild = (body: ChatRequestBody) => systemOf(body).includes("You are a worker");
+
+async function jobDir(job: string): Promise<string> {
+  return await writeFiles(await tempDir("hermes-agents-"), { "job.yaml": job });
+}
+
+function env(url: string, home: string): Record<string, string> {
+  return { OPENAI_API_KEY: "k", OPENAI_BASE_URL: url, HOME: home };
+}
+
+const LEAD = `name: lead
+model: { provider: openai, name: m }
+system: You are the lead.
+prompt: split the work
+tools:
+  read_file: { paths: ["."] }
+  list_dir: { paths: ["."] }
+`;
+
+Deno.test("agents: 6 delegated tasks under max_concurrent_agents: 2 — never more than 2 children in a model call, usage rolls up", async () => {
+  let inFlight = 0;
+  let most = 0;
+  const waiting: Array<() => void> = [];
+  const server = await startOpenAIServer({
+    // Child model calls are held until two are in flight, then a while longer before both are answered: a
+    // run that broke its cap would have its further children arrive meanwhile and push the count past 2;
+    // under the cap no third can arrive until one of the two is answered, however long that takes.
+    gate: async (body) => {
+      if (!isChild(body)) return;
+      inFlight++;
+      most = Math.max(most, inFlight);
+      if (inFlight === 2) {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        waiting.splice(0).forEach((wake) => wake());
+      } else {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 10_000);
+          waiting.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      }
+      inFlight--;
+    },
+    respond: (body): ScriptEntry => {
+      if (isChild(body)) {
+        return { content: `done: ${userOf(body)}`, usage: { prompt_tokens: 10, completion_tokens: 2 } };
+      }
+      if (toolMessages(body).length === 0) {
+        return {
+          tool_calls: [1, 2, 3, 4, 5, 6].map((n) => ({
+            id: `call_${n}`,
+            name: "delegate",
+            arguments: { agent: "worker", prompt: `task ${n}` },
+          })),
+          usage: { prompt_tokens: 100, completion_tokens: 5 },
+        };
+      }
+      return { content: "all done", usage: { prompt_tokens: 100, completion_tokens: 5 } };
+    },
+  });
+  const dir = await jobDir(
+    LEAD + `limits: { max_concurrent_agents: 2 }
+agents:
+  worker:
+    description: Does one task
+    system: You are a worker.
+    tools: [read_file]
+`,
+  );
+  try {
+    const { code, stderr, events } = await runEvents(dir, { env: env(server.url, dir) });
+    assert.equal(code, 0, stderr);
+    assert.equal(most, 2, "at most 2 children were in a model call at once, and 2 were");
+    const children = server.requests.filter(isChild);
+    assert.equal(children.length, 6);
+    // The child has the tool the agent names, not the parent's others; it may delegate in turn (depth 1 of 2).
+    assert.deepEqual(toolNames(children[0]!), ["delegate", "read_file"]);
+    const lead = server.requests.filter((b) => !isChild(b));
+    assert.deepEqual(toolNames(lead[0]!), ["delegate", "list_dir", "read_file"]);
+    // The tool results reach the parent in the order it made the calls, each the child's final answer.
+    assert.deepEqual(
+      toolMessages(lead[1]!).map((m) => [m.tool_call_id, textOf(m.content)]),
+      [1, 2, 3, 4, 5, 6].map((n) => [`call_${n}`, `done: task ${n}`]),
+    );
+
+    const result = resultOf(events);
+    const parentId = result.session_id;
+    assert.equal(result.status, "success");
+    const agents = result.agents!;
+    const total = result.total!;
+    assert.equal(agents.length, 6);
+    assert.deepEqual(result.usage.prompt_tokens, 200);
+    for (const agent of agents) {
+      assert.equal(agent.name, "worker");
+      assert.equal(agent.status, "success");
+      assert.equal(agent.usage.prompt_tokens, 10);
+    }
+    const sum = (key: keyof Usage) => result.usage[key] + agents.reduce((n, a) => n + a.usage[key], 0);
+    assert.equal(total.usage.prompt_tokens, sum("prompt_tokens"));
+    assert.equal(total.usage.completion_tokens, sum("completion_tokens"));
+    assert.equal(total.usage.prompt_tokens, 260);
+
+    assert.equal(events.filter((e: Event) => e.type === "result").length, 1, "one result: the run's");
+    assert.equal(
+      new Set(events.filter((e: Event) => e.type === "session.start").map((e) => e.session_id)).size,
+      7,
+      "the children's events are in the stream under their own sessions",
+    );
+    const starts = events.filter((e: Event) => e.type === "agent.start" && e.session_id === parentId);
+    const ends = events.filter((e: Event) => e.type === "agent.end" && e.session_id === parentId);
+    assert.equal(starts.length, 6);
+    assert.equal(ends.length, 6);
+    assert.deepEqual(
+      new Set(starts.map((e) => e.child_session_id)),
+      new Set(agents.map((a) => a.session_id)),
+    );
+
+    // Each child is a session of its own under the parent.
+    const listed = await hermes(["sessions", "list", "--json"], { cwd: dir, home: dir });
+    assert.equal(listed.code, 0, listed.stderr);
+    const sessions = JSON.parse(listed.stdout) as Record<string, unknown>[];
+    const kids = sessions.filter((s) => s.parent_id === parentId);
+    assert.equal(kids.length, 6);
+    assert.ok(kids.every((s) => s.job === "lead.worker" && s.status === "success"));
+  } finally {
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("agents: a subagent naming a tool its job lacks is refused before any model call (exit 2, located)", async () => {
+  const server = await startOpenAIServer({ script: [{ content: "never" }] });
+  const dir = await jobDir(
+    LEAD + `agents:
+  worker:
+    description: Does one task
+    tools: [read_file, shell]
+`,
+  );
+  try {
+    const { code, stderr } = await runEvents(dir, { env: env(server.url, dir) });
+    assert.equal(code, 2, stderr);
+    assert.match(
+      stderr,
+      /job\.yaml:\d+:\d+: Cannot give agent "worker" the tool shell: the job's tools are read_file, list_dir/,
+    );
+    assert.equal(server.requests.length, 0);
+  } finally {
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+for (const depth of [1, 2]) {
+  Deno.test(`agents: max_agent_depth: ${depth} — a child's own delegation is ${depth === 1 ? "a tool error" : "run"}`, async () => {
+    const server = await startOpenAIServer({
+      respond: (body): ScriptEntry => {
+        const tools = toolMessages(body);
+        if (!isChild(body)) {
+          return tools.length === 0
+            ? { tool_calls: [{ name: "delegate", arguments: { agent: "worker", prompt: "outer" } }] }
+            : { content: `lead got: ${textOf(tools[0]!.content)}` };
+        }
+        if (userOf(body) === "inner") return { content: "inner done" };
+        return tools.length === 0
+          ? { tool_calls: [{ name: "delegate", arguments: { agent: "worker", prompt: "inner" } }] }
+          : { content: `outer got: ${textOf(tools[0]!.content)}` };
+      },
+    });
+    const dir = await jobDir(
+      LEAD + `limits: { max_agent_depth: ${depth} }
+agents:
+  worker: { description: Does one task, system: You are a worker. }
+`,
+    );
+    try {
+      const { code, stderr, events } = await runEvents(dir, { env: env(server.url, dir) });
+      assert.equal(code, 0, stderr);
+      const result = resultOf(events);
+      if (depth === 1) {
+        assert.match(
+          result.final,
+          /^lead got: outer got: error: Cannot delegate to "worker": this session is at depth 1 and limits\.max_agent_depth is 1/,
+        );
+        assert.equal(server.requests.filter((b) => userOf(b) === "inner").length, 0);
+      } else {
+        assert.equal(result.final, "lead got: outer got: inner done");
+        // The grandchild's session is the child's child, and its usage reaches the root's total.
+        const [child] = result.agents!;
+        const childStart = events.find((e: Event) =>
+          e.type === "agent.start" && e.session_id === child!.session_id
+        )!;
+        assert.equal(childStart.depth, 2);
+      }
+    } finally {
+      await server.close();
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+}
+
+Deno.test("agents: a child whose model call fails is a tool error for the parent, which goes on to succeed", async () => {
+  const server = await startOpenAIServer({
+    respond: (body): ScriptEntry => {
+      if (isChild(body)) return { error: { status: 400, message: "the child's request is refused" } };
+      const tools = toolMessages(body);
+      return tools.length === 0
+        ? { tool_calls: [{ name: "delegate", arguments: { agent: "worker", prompt: "try" } }] }
+        : { content: `lead saw: ${textOf(tools[0]!.content)}` };
+    },
+  });
+  const dir = await jobDir(
+    LEAD + `agents:
+  worker: { description: Does one task, system: You are a worker. }
+`,
+  );
+  try {
+    const { code, stderr, events } = await runEvents(dir, { env: env(server.url, dir) });
+    assert.equal(code, 0, stderr);
+    const result = resultOf(events);
+    assert.equal(result.status, "success");
+    assert.match(result.final, /^lead saw: error: agent "worker" \(session [^)]+\) ended failed \(/);
+    assert.equal(result.agents![0]!.status, "failed");
+    const toolResult = events.find((e: Event) => e.type === "tool.result" && e.tool === "delegate")!;
+    assert.equal(toolResult.status, "error");
+  } finally {
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("agents: the parent's timeout stops its child mid-call; the child's session does not stay running", async () => {
+  let free!: () => void;
+  const held = new Promise<void>((resolve) => free = resolve);
+  const server = await startOpenAIServer({
+    gate: async (body) => {
+      if (isChild(body)) await held;
+    },
+    respond: (body): ScriptEntry =>
+      isChild(body)
+        ? { content: "too late" }
+        : { tool_calls: [{ name: "delegate", arguments: { agent: "worker", prompt: "slow" } }] },
+  });
+  const dir = await jobDir(
+    LEAD + `limits: { timeout: 2s }
+agents:
+  worker: { description: Does one task, system: You are a worker. }
+`,
+  );
+  try {
+    const { code, stderr, events } = await runEvents(dir, { env: env(server.url, dir) });
+    assert.equal(code, 3, stderr);
+    const result = resultOf(events);
+    assert.equal(result.terminal_reason, "timeout");
+    const listed = await hermes(["sessions", "list", "--json"], { cwd: dir, home: dir });
+    const child = (JSON.parse(listed.stdout) as Record<string, unknown>[]).find((s) =>
+      s.parent_id === result.session_id
+    );
+    assert.ok(child, "the child session exists");
+    assert.notEqual(child.status, "running");
+  } finally {
+    free();
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("agents: a task working longer than the parent's stall bound does not stall the parent (its events are the parent's progress)", async () => {
+  const server = await startOpenAIServer({
+    respond: (body): ScriptEntry => {
+      const tools = toolMessages(body);
+      if (!isChild(body)) {
+        return tools.length === 0
+          ? { tool_calls: [{ name: "delegate", arguments: { agent: "worker", prompt: "long" } }] }
+          : { content: `lead got: ${textOf(tools[0]!.content)}` };
+      }
+      // Each child call answers within its idle timeout; together they take longer than the parent's bound
+      // (idle_timeout 1s + 5s slack) without a single event of the parent's own session.
+      return tools.length < 9
+        ? { delay: "800ms", tool_calls: [{ name: "list_dir", arguments: { path: "." } }] }
+        : { content: "long done" };
+    },
+  });
+  const dir = await jobDir(
+    LEAD.replace("name: m }", "name: m, idle_timeout: 1s }") + `agents:
+  worker: { description: Does one task, system: You are a worker. }
+`,
+  );
+  try {
+    const { code, stderr, events } = await runEvents(dir, { env: env(server.url, dir) });
+    assert.equal(code, 0, stderr);
+    assert.equal(resultOf(events).final, "lead got: long done");
+  } finally {
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
