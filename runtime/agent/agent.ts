@@ -223,7 +223,9 @@ export class Agent implements AgentLike {
     const endBudget = budget.begin();
     let modelCalls = 0;
     try {
-      // Close tool calls a killed run left open before anything follows them.
+      // Finish the calls of resumable tools a killed run left open, close the others, before anything
+      // follows them.
+      await this.#finishResumable(signal);
       await this.#transcript.closeDanglingToolCalls();
       const user = { role: "user" as const, content: text };
       const sent = options.step === undefined
@@ -512,6 +514,18 @@ export class Agent implements AgentLike {
       const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
       if (failed) throw failed.reason;
     }
+  }
+
+  /** Runs again the calls of resumable tools (delegate) that have no result: a killed run left them open. */
+  async #finishResumable(signal: AbortSignal): Promise<void> {
+    const messages = await this.#transcript.active();
+    const answered = new Set(messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id));
+    const resumable = (call: ToolCall) =>
+      this.#o.tools.find((tool) => tool.spec.name === call.name)?.resumable === true;
+    const open = messages.flatMap((m) => m.tool_calls ?? []).filter((call) =>
+      !answered.has(call.id) && resumable(call)
+    );
+    if (open.length) await this.#runTools(open, signal);
   }
 
   async #runTool(

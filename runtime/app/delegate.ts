@@ -42,14 +42,31 @@ export interface DelegateOptions {
   newId: () => string;
   /** Runs a child's task: the App's run path with the child's job, prompt, id and parent. */
   run: (child: ChildRun) => Promise<RunResult>;
+  /** What the delegating session keeps of its tasks, so a resumed run finishes each one once. */
+  ledger: TaskLedger;
   /** Emits an event of the delegating session. */
   emit: (event: EventInput<"agent.start" | "agent.end">) => void;
+}
+
+/**
+ * The record of which child session a delegate call started, kept in the delegating session before the
+ * child opens: a run killed mid-delegation and resumed runs the call again with the same id, and finds its
+ * child there instead of starting a second one.
+ */
+export interface TaskLedger {
+  /** The child session the call `toolCallId` started, if it started one. */
+  started(toolCallId: string): Promise<string | undefined>;
+  start(toolCallId: string, childId: string): Promise<void>;
+  /** How the child's session stands: its result when it ended with one, whether it was opened at all. */
+  child(childId: string): Promise<{ result?: RunResult; opened: boolean }>;
 }
 
 export interface ChildRun {
   job: ResolvedJob;
   prompt: string;
   id: string;
+  /** The child's session was opened by a run that was killed: it is resumed, not started again. */
+  resume: boolean;
   model?: string;
   scope: DelegationScope;
   signal: AbortSignal;
@@ -77,6 +94,7 @@ export function delegation(options: DelegateOptions): Delegation {
   const slots = new Semaphore(options.scope.maxConcurrent);
   const tool: Tool = {
     concurrent: true,
+    resumable: true,
     spec: {
       name: "delegate",
       description:
@@ -113,9 +131,13 @@ export function delegation(options: DelegateOptions): Delegation {
             `limits.max_agent_depth is ${options.scope.maxDepth}; do the task yourself`,
         };
       }
-      const release = await slots.acquire(context.signal);
-      const id = options.newId();
       const toolCallId = context.tool_call_id ?? "";
+      // A call a killed run made already: its child is taken up (its stored result, or its session resumed).
+      const earlier = toolCallId ? await options.ledger.started(toolCallId) : undefined;
+      const found = earlier ? await options.ledger.child(earlier) : { opened: false };
+      const id = earlier ?? options.newId();
+      if (!earlier && toolCallId) await options.ledger.start(toolCallId, id);
+      const release = found.result ? () => {} : await slots.acquire(context.signal);
       options.emit({
         type: "agent.start",
         agent: name,
@@ -123,13 +145,14 @@ export function delegation(options: DelegateOptions): Delegation {
         tool_call_id: toolCallId,
         depth,
       });
-      let result: RunResult | undefined;
+      let result: RunResult | undefined = found.result;
       let crash: unknown;
       try {
-        result = await options.run({
+        result ??= await options.run({
           job: childJob(options.job, name, agent),
           prompt,
           id,
+          resume: found.opened,
           ...(agent.model ? { model: agent.model } : {}),
           scope: { ...options.scope, depth },
           signal: context.signal,

@@ -35,6 +35,7 @@ import { parseSlash } from "../agent/slash.ts";
 import type { InputSource } from "../core/types.ts";
 import type { EventBus } from "../core/events.ts";
 import { newSessionId, type SessionStore } from "../store/store.ts";
+import { currentProcess } from "../core/process_identity.ts";
 import {
   createWorktree,
   finishWorktree,
@@ -81,6 +82,37 @@ interface Progress {
 }
 
 const PROGRESS_KEY = "run.progress";
+/** A delegating session's record of the child a delegate call started: `run.task.<tool call id>`. */
+const TASK_KEY = "run.task";
+/** A delegated task's result, kept in its own session before it ends. */
+const RESULT_KEY = "run.result";
+
+/**
+ * How a delegated task's session stands when its delegating run is resumed: ended with a kept result (a
+ * session the killed run left `running` after keeping it is ended now, so none stays orphaned), opened
+ * (resume it), or never opened.
+ */
+async function storedChild(
+  store: SessionStore,
+  childId: string,
+  options: RunJobOptions,
+): Promise<{ result?: RunResult; opened: boolean }> {
+  const session = await store.getSession(childId);
+  if (!session) return { opened: false };
+  const result = await store.getState<RunResult>(childId, RESULT_KEY);
+  if (!result) return { opened: true };
+  if (
+    session.status === "running" && (await store.claimSession(childId, currentProcess(options.host))).claimed
+  ) {
+    await store.updateSession(childId, {
+      status: result.status,
+      terminal_reason: result.terminal_reason,
+      ended_at: options.clock.now(),
+      owner_pid: null,
+    });
+  }
+  return { result, opened: true };
+}
 
 export async function runJob(options: RunJobOptions): Promise<RunResult> {
   const { events, clock, log } = options;
@@ -121,6 +153,11 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
       emit: (event) => {
         if (live) live.outlets.events.emit(live.id, event);
       },
+      ledger: {
+        started: (toolCallId) => store.getState<string>(eventsTo!, `${TASK_KEY}.${toolCallId}`),
+        start: (toolCallId, childId) => store.setState(eventsTo!, `${TASK_KEY}.${toolCallId}`, childId),
+        child: (childId) => storedChild(store, childId, options),
+      },
       run: (child) => {
         const {
           prompt: _p,
@@ -134,8 +171,7 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
         return runJob({
           ...inherited,
           job: child.job,
-          prompt: child.prompt,
-          id: child.id,
+          ...(child.resume ? { resume: child.id } : { prompt: child.prompt, id: child.id }),
           parentId: eventsTo!,
           signal: child.signal,
           delegation: child.scope,
@@ -262,6 +298,9 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
     }
   }
   if (options.publish) result = await options.publish(result);
+  // A delegated task keeps its result before its session ends: the delegating run, resumed after a kill,
+  // takes it from here instead of running the task again.
+  if (options.delegation) await store.setState(live.id, RESULT_KEY, result);
   try {
     await live.finish(result.status, result.terminal_reason);
   } catch (error) {

@@ -68,6 +68,12 @@ export interface Tool {
    * order the model made the calls); other tools' calls run one after another.
    */
   readonly concurrent?: boolean;
+  /**
+   * A call of this tool that a killed run left without a result is run again, with the same call id, when
+   * the session resumes, instead of being reported as interrupted: the tool itself finishes the work that
+   * call started exactly once (delegate: it takes up the task's session, or its stored answer).
+   */
+  readonly resumable?: boolean;
   /** The job's rules on this call's arguments, checked before it runs (default: allowed). */
   check?(args: Record<string, unknown>): RuleVerdict;
   run(args: Record<string, unknown>, context: ToolContext): Promise<ToolOutcome>;
