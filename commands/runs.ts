@@ -81,6 +81,7 @@ async function show(cli: Cli, args: string[], app: App, store: Store): Promise<n
     ["group", run.group === null ? null : `${run.group} (limit ${run.group_limit})`],
     ["model", run.model],
     ["key", run.key],
+    ["trigger", run.trigger],
     ["attempts", run.attempts],
     ["worker", run.holder ? `${run.holder.host}:${run.holder.pid}` : null],
     ["session", run.session_id],

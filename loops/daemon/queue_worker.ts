@@ -173,6 +173,8 @@ export class QueueWorker {
       this.#o.log.warn(`run ${run.id} (${run.job}): ${run.note} → ${run.status}`);
       if (run.status === "crashed") this.#o.onEnded(run);
     }
+    // Runs cancelled while queued ended with no worker: one worker sends their notifications.
+    for (const run of await this.#o.store.takeUnnotifiedRuns()) this.#o.onEnded(run);
   }
 
   async #renew(now: number): Promise<void> {

@@ -7,7 +7,7 @@ import { ValidationError } from "../core/errors.ts";
 import type { ResolvedJob } from "../config/job.ts";
 import type { UserConfig } from "../config/job_schema.ts";
 import { restoreJob } from "../session/stored_job.ts";
-import type { NewQueuedRun, QueuedRun, QueuedRunStatus } from "../store/store.ts";
+import type { NewQueuedRun, QueuedRun, QueuedRunStatus, RunTrigger } from "../store/store.ts";
 
 export interface SubmitOptions {
   /** Idempotency key: the same key returns the run it first submitted. */
@@ -16,6 +16,8 @@ export interface SubmitOptions {
   /** Not started before this time (epoch ms). */
   not_before?: number;
   labels?: Record<string, string>;
+  /** What submits it (default `cli`). */
+  trigger?: RunTrigger;
 }
 
 /** The statuses a queued run ends in. */
@@ -52,7 +54,10 @@ export function queuedRunOf(job: ResolvedJob, options: SubmitOptions & { now: nu
       }
       : {}),
     model: spec.model?.name ?? null,
-    on_crash: spec.schedule?.on_crash ?? "skip",
+    // A slot's own rule first (a scheduled run), then the job's (every queued run).
+    on_crash: (options.trigger === "schedule" ? spec.schedule?.on_crash : undefined) ?? spec.on_crash ??
+      spec.schedule?.on_crash ?? "skip",
+    trigger: options.trigger ?? "cli",
     // The submitter's labels (its CI's, the job's labels:, --label): the worker's environment is not the run's.
     ...(job.labels || options.labels ? { labels: { ...job.labels, ...options.labels } } : {}),
     now: options.now,

@@ -649,6 +649,11 @@ export const JobFile = z.strictObject({
       "POST /v1/hooks/NAME on hermes serve --jobs DIR starts a run of this job, its signature the authentication",
     ).optional(),
   }).describe("What starts this job's runs besides hermes run, hermes submit and the schedule").optional(),
+  on_crash: z.enum(["skip", "rerun"]).describe(
+    "A queued run (hermes submit, a webhook, the API) whose worker died mid-run: skip (default) records it " +
+      "crashed and never starts it twice; rerun lets one other worker take it over once (its side effects may " +
+      "repeat). Default for scheduled slots too, unless schedule.on_crash says otherwise",
+  ).optional(),
   concurrency: ConcurrencyConfig.describe(
     "Caps the runs of a group submitted to the queue (hermes submit, scheduled slots) running at once",
   ).optional(),

@@ -74,6 +74,7 @@ export function hookRoutes(api: Hono<ApiEnv>, options: HookRoutesOptions): void 
         job: path,
         ...(options.jobsDir !== undefined ? { cwd: options.jobsDir } : {}),
         inputs,
+        trigger: "webhook",
         // The file's name, unique in the jobs folder (two files may carry the same name: inside).
         ...(delivery !== null ? { key: `hook:${name}:${delivery}` } : {}),
       });

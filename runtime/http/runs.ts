@@ -69,6 +69,7 @@ export function runRoutes(api: Hono<ApiEnv>, options: RunRoutesOptions): void {
       ...(body.inputs ? { inputs: body.inputs } : {}),
       ...(body.key !== undefined ? { key: body.key } : {}),
       ...(body.priority !== undefined ? { priority: body.priority } : {}),
+      trigger: "api",
     });
     return c.json({ ...publicRun(run), deduplicated }, 202, { location: `/v1/runs/${run.id}` });
   });

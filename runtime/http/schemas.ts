@@ -57,6 +57,9 @@ export const Run = z.strictObject({
   group_limit: z.number().int().nullable(),
   model: z.string().nullable(),
   labels: z.record(z.string(), z.string()),
+  trigger: z.enum(["cli", "schedule", "webhook", "api"]).describe(
+    "What submitted it: hermes submit, a daemon's cron slot, a webhook delivery, the HTTP API",
+  ),
   holder: z.strictObject({ host: z.string(), pid: z.number().int(), started: z.string(), nonce: z.string() })
     .nullable().describe("The worker that holds it while it runs"),
   lease_expires_at: at.nullable(),

@@ -307,4 +307,11 @@ export const migrations: readonly string[] = [
     revoked_at INTEGER
   );
   `,
+  // 15: what started a queued run (cli, schedule, webhook, api), and the runs that ended without a worker (a
+  // queued run cancelled) whose notifications a worker still owes.
+  `
+  ALTER TABLE runs ADD COLUMN triggered_by TEXT NOT NULL DEFAULT 'cli';
+  ALTER TABLE runs ADD COLUMN notify_pending INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX runs_notify_pending ON runs(id) WHERE notify_pending = 1;
+  `,
 ];

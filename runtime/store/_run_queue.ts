@@ -4,7 +4,7 @@
  */
 import { isProvablyDead, type ProcessIdentity } from "../core/process_identity.ts";
 import { NotFoundError } from "../core/errors.ts";
-import type { QueuedRun, QueuedRunStatus, RunDelivery } from "./store.ts";
+import type { QueuedRun, QueuedRunStatus, RunDelivery, RunTrigger } from "./store.ts";
 import { int, text } from "./_records.ts";
 
 type Record = { readonly [column: string]: unknown };
@@ -44,6 +44,7 @@ export function toQueuedRun(row: Record): QueuedRun {
     group_limit: int(row.group_limit),
     model: text(row.model),
     labels: json(row.labels, {}) as { [name: string]: string },
+    trigger: (row.triggered_by == null ? "cli" : String(row.triggered_by)) as RunTrigger,
     holder,
     lease_expires_at: int(row.lease_expires_at),
     cancel_requested: row.cancel_requested === true || Number(row.cancel_requested) === 1,

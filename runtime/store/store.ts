@@ -545,8 +545,13 @@ export interface NewQueuedRun {
   on_crash?: "skip" | "rerun";
   /** Labels stored with the run (JSON object). */
   labels?: Record<string, string>;
+  /** What submitted it (default `cli`). */
+  trigger?: RunTrigger;
   now: number;
 }
+
+/** What submitted a queued run: `hermes submit`, a cron slot of a daemon, a webhook delivery, the HTTP API. */
+export type RunTrigger = "cli" | "schedule" | "webhook" | "api";
 
 /** A queued run's record (a CLI contract with `runs show --json`: add fields, never rename). */
 export interface QueuedRun {
@@ -566,6 +571,8 @@ export interface QueuedRun {
   group_limit: number | null;
   model: string | null;
   labels: Record<string, string>;
+  /** What submitted it. */
+  trigger: RunTrigger;
   /** The worker that holds it while it runs. */
   holder: ProcessIdentity | null;
   lease_expires_at: number | null;
@@ -673,6 +680,11 @@ export interface RunQueueOps {
    * sessions left running are marked interrupted. Resolves with the runs handled, as they are now.
    */
   recoverRuns(request: { now: number }): Promise<QueuedRun[]>;
+  /**
+   * Runs that ended without a worker to tell of it (cancelled while queued, by `runs cancel` or a group's
+   * `cancel_in_progress`): each is handed to one caller only, once, to send its notifications.
+   */
+  takeUnnotifiedRuns(): Promise<QueuedRun[]>;
   /** How many runs of `group` are running now. */
   groupRunning(group: string): Promise<number>;
   /** Holds back queued runs of `model` until `until` (a provider's rate-limit answer); a later hold wins. */

@@ -198,3 +198,42 @@ Deno.test("notify: a run worked by hermes serve is notified as a daemon's is", a
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("notify: cancelling a queued run delivers to entries listening for cancelled, once, not to others", async () => {
+  const seen: { path: string; body: string }[] = [];
+  const receiver = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (request) => {
+    seen.push({ path: new URL(request.url).pathname, body: await request.text() });
+    return new Response("ok");
+  });
+  const base = `http://127.0.0.1:${receiver.addr.port}`;
+  const { cli, daemon, dir } = await workspace(
+    `  - { url: "${base}/cancelled", secret_env: HOOK_SECRET, on: [cancelled] }\n` +
+      `  - { url: "${base}/success", on: [success] }`,
+  );
+  // No worker yet: the run is cancelled while queued, so no worker ever holds it.
+  const id = (await cli(["submit", "job.yaml", "--not-before", "1h"])).stdout.trim();
+  const cancelled = await cli(["runs", "cancel", id]);
+  assert.equal(cancelled.code, 0, cancelled.stderr);
+  const first = daemon();
+  const second = daemon();
+  try {
+    const run = await until("the cancelled delivery", async () => {
+      const shown = JSON.parse((await cli(["runs", "show", id, "--json"])).stdout);
+      return shown.deliveries[0]?.status === "delivered" ? shown : undefined;
+    });
+    assert.equal(run.status, "cancelled");
+    assert.equal(run.deliveries.length, 1);
+    assert.match(run.deliveries[0].target, /\/cancelled$/);
+    // Two workers looked: the delivery was sent once, to the entry listening for cancelled.
+    await new Promise((r) => setTimeout(r, 1_500));
+    assert.deepEqual(seen.map((s) => s.path), ["/cancelled"]);
+    assert.equal(JSON.parse(seen[0]!.body).run.status, "cancelled");
+  } finally {
+    for (const child of [first, second]) {
+      child.kill("SIGTERM");
+      await child.output();
+    }
+    await receiver.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

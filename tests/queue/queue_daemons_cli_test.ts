@@ -222,6 +222,62 @@ prompt: run {{ inputs.n }}
   }
 }
 
+/**
+ * A submitted job's own `on_crash`: its worker SIGKILLed mid-run, `rerun` has one other worker take the run
+ * over (attempt 2, ended by the other daemon); the same job without it is recorded crashed (the neighbour).
+ */
+async function submittedOnCrash(backend: Backend): Promise<void> {
+  const job = (name: string, onCrash: string) =>
+    `name: ${name}
+model: { provider: scripted, script: ./replies.yaml }
+${onCrash}prompt: go
+`;
+  const dir = await writeFiles(await tempDir("hermes-queue-crash-"), {
+    "rerun.yaml": job("again", "on_crash: rerun\n"),
+    "skip.yaml": job("once", ""),
+    "replies.yaml": "- content: done\n  delay: 2s\n",
+  });
+  const store = await backend.open();
+  const daemons: Daemon[] = [];
+  try {
+    daemons.push(spawnDaemon(dir, backend.db, 2));
+    await daemons[0]!.ready;
+    const ids: Record<string, string> = {};
+    for (const name of ["rerun", "skip"]) {
+      const loaded = loadJob(`${dir}/${name}.yaml`, { env: {} });
+      ids[name] = (await store.submitRun(queuedRunOf(loaded, { now: Date.now() }))).run.id;
+    }
+    assert.equal((await store.getRun(ids.rerun!))!.on_crash, "rerun");
+    assert.equal((await store.getRun(ids.skip!))!.on_crash, "skip");
+    await until("both runs in a model call", async () => {
+      const runs = await Promise.all(Object.values(ids).map((id) => store.getRun(id)));
+      return runs.every((r) => r?.status === "running" && r.session_id !== null) ? true : undefined;
+    });
+    const victim = daemons[0]!;
+    victim.child.kill("SIGKILL");
+    await victim.exited;
+    daemons.push(spawnDaemon(dir, backend.db, 2));
+    const ended = await until("both runs ended", async () => {
+      const runs = await Promise.all(Object.values(ids).map((id) => store.getRun(id)));
+      return runs.every((r) => r && ENDED.has(r.status)) ? runs as QueuedRun[] : undefined;
+    });
+    const [rerun, skip] = ended;
+    assert.equal(rerun!.status, "success", rerun!.note ?? "");
+    assert.equal(rerun!.attempts, 2, "taken over once");
+    assert.equal(rerun!.holder?.pid, daemons[1]!.pid);
+    assert.equal(skip!.status, "crashed");
+    assert.equal(skip!.attempts, 1);
+    assert.match(skip!.note ?? "", /on_crash: skip/);
+    kill(daemons.slice(1), "SIGTERM");
+    assert.equal((await daemons[1]!.exited).status.code, 0);
+  } finally {
+    kill(daemons, "SIGKILL");
+    await Promise.all(daemons.map((d) => d.exited));
+    await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
 function sqliteBackend(): Backend & { dir: string } {
   const dir = Deno.makeTempDirSync({ prefix: "hermes-queue-db-" });
   const db = `${dir}/state.db`;
@@ -240,7 +296,17 @@ Deno.test("queue on sqlite: a group of limit 2 never has more than two model cal
   await Deno.remove(backend.dir, { recursive: true });
 });
 
+Deno.test("queue on sqlite: a submitted job's on_crash: rerun is taken over once by another worker; skip crashes", async () => {
+  const backend = sqliteBackend();
+  await submittedOnCrash(backend);
+  await Deno.remove(backend.dir, { recursive: true });
+});
+
 if (serverUrl) {
+  Deno.test("queue on postgres: a submitted job's on_crash: rerun is taken over once by another worker; skip crashes", async () => {
+    await using database = await scratchDatabase(serverUrl, "hermes_queue");
+    await submittedOnCrash({ db: database.url, open: () => openPostgresStore(database.url) });
+  });
   Deno.test("queue on postgres: 200 runs, 3 daemons, one SIGKILLed: each ends once or crashed, none twice or lost", async () => {
     await using database = await scratchDatabase(serverUrl, "hermes_queue");
     await fleetWithKill({ db: database.url, open: () => openPostgresStore(database.url) });

@@ -285,4 +285,11 @@ export const migrations: readonly string[] = [
     revoked_at bigint
   );
   `,
+  // 12: what started a queued run (cli, schedule, webhook, api), and the runs that ended without a worker (a
+  // queued run cancelled) whose notifications a worker still owes.
+  `
+  ALTER TABLE runs ADD COLUMN triggered_by text NOT NULL DEFAULT 'cli';
+  ALTER TABLE runs ADD COLUMN notify_pending boolean NOT NULL DEFAULT false;
+  CREATE INDEX runs_notify_pending ON runs (id) WHERE notify_pending;
+  `,
 ];

@@ -36,19 +36,19 @@ export function runQueueOps(db: PgDb): RunQueueOps {
         const id = run.id ?? newRunId(run.now);
         if (run.cancel_in_progress && run.group) {
           await q`
-            UPDATE runs SET status = 'cancelled', finished_at = ${run.now},
+            UPDATE runs SET status = 'cancelled', finished_at = ${run.now}, notify_pending = true,
               note = ${`cancelled: run ${id} of the same group was submitted (cancel_in_progress)`}
             WHERE group_key = ${run.group} AND status = 'queued'`;
           await q`UPDATE runs SET cancel_requested = true WHERE group_key = ${run.group} AND status = 'running'`;
         }
         const inserted = await q`
           INSERT INTO runs (id, job, job_path, job_snapshot, inputs, key, priority, not_before, status, on_crash,
-            group_key, group_limit, model, labels, submitted_at)
+            group_key, group_limit, model, labels, triggered_by, submitted_at)
           VALUES (${id}, ${run.job}, ${run.job_path}, ${run.job_snapshot}, ${JSON.stringify(run.inputs)},
             ${run.key ?? null}, ${run.priority ?? 0}, ${run.not_before ?? null}, 'queued', ${
           run.on_crash ?? "skip"
         }, ${run.group ?? null}, ${run.group_limit ?? null}, ${run.model ?? null},
-            ${JSON.stringify(run.labels ?? {})}, ${run.now})
+            ${JSON.stringify(run.labels ?? {})}, ${run.trigger ?? "cli"}, ${run.now})
           ON CONFLICT (key) DO NOTHING
           RETURNING *`;
         if (inserted.length === 1) {
@@ -159,7 +159,8 @@ export function runQueueOps(db: PgDb): RunQueueOps {
     cancelRun: (id, now) =>
       db.tx(async (q) => {
         await q`
-          UPDATE runs SET status = 'cancelled', finished_at = ${now}, note = 'cancelled before it started'
+          UPDATE runs SET status = 'cancelled', finished_at = ${now}, note = 'cancelled before it started',
+            notify_pending = true
           WHERE id = ${id} AND status = 'queued'`;
         await q`UPDATE runs SET cancel_requested = true WHERE id = ${id} AND status = 'running'`;
         const run = await get(q, id);
@@ -194,6 +195,11 @@ export function runQueueOps(db: PgDb): RunQueueOps {
         }
         return handled;
       }),
+    takeUnnotifiedRuns: async () =>
+      (await sql`
+        UPDATE runs SET notify_pending = false WHERE id IN (
+          SELECT id FROM runs WHERE notify_pending ORDER BY id LIMIT 100 FOR UPDATE SKIP LOCKED)
+        RETURNING *`).map(toQueuedRun),
     groupRunning: async (group) =>
       Number(
         (await sql`SELECT count(*)::int AS n FROM runs WHERE status = 'running' AND group_key = ${group}`)[0]!

@@ -39,7 +39,8 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
           const id = run.id ?? newRunId(run.now);
           if (run.cancel_in_progress && run.group) {
             db.stmt(
-              `UPDATE runs SET status = 'cancelled', finished_at = ?, note = ? WHERE group_key = ? AND status = 'queued'`,
+              `UPDATE runs SET status = 'cancelled', finished_at = ?, note = ?, notify_pending = 1
+               WHERE group_key = ? AND status = 'queued'`,
             ).run(
               run.now,
               `cancelled: run ${id} of the same group was submitted (cancel_in_progress)`,
@@ -51,8 +52,8 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
           }
           db.stmt(
             `INSERT INTO runs (id, job, job_path, job_snapshot, inputs, key, priority, not_before, status,
-               on_crash, group_key, group_limit, model, labels, submitted_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?)`,
+               on_crash, group_key, group_limit, model, labels, triggered_by, submitted_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)`,
           ).run(
             id,
             run.job,
@@ -67,6 +68,7 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
             run.group_limit ?? null,
             run.model ?? null,
             JSON.stringify(run.labels ?? {}),
+            run.trigger ?? "cli",
             run.now,
           );
           return { run: get(id)!, deduplicated: false };
@@ -169,7 +171,8 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
       settle(() =>
         db.immediate(() => {
           db.stmt(
-            "UPDATE runs SET status = 'cancelled', finished_at = ?, note = 'cancelled before it started' WHERE id = ? AND status = 'queued'",
+            `UPDATE runs SET status = 'cancelled', finished_at = ?, note = 'cancelled before it started',
+               notify_pending = 1 WHERE id = ? AND status = 'queued'`,
           ).run(now, id);
           db.stmt("UPDATE runs SET cancel_requested = 1 WHERE id = ? AND status = 'running'").run(id);
           const run = get(id);
@@ -208,6 +211,18 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
             }
             return get(run.id)!;
           });
+        });
+      }),
+    takeUnnotifiedRuns: () =>
+      settle(() => {
+        const pending = () => db.stmt("SELECT * FROM runs WHERE notify_pending = 1 ORDER BY id LIMIT 100");
+        // Every worker looks often: a read first, so nothing owed costs them no write lock.
+        if (!pending().get()) return [];
+        return db.immediate(() => {
+          const runs = (pending().all() as Row[]).map(toQueuedRun);
+          const done = db.stmt("UPDATE runs SET notify_pending = 0 WHERE id = ?");
+          for (const run of runs) done.run(run.id);
+          return runs;
         });
       }),
     groupRunning: (group) => settle(() => running(group)),

@@ -171,6 +171,31 @@ export function runQueueContract(name: string, open: OpenStore): void {
     await assert.rejects(store.cancelRun("r-none", NOW), /no such run/);
   });
 
+  Deno.test(`${name}: queue: runs cancelled while queued are handed once for notification; running ones not`, async () => {
+    await using fx = await open();
+    const { store } = fx;
+    const running = (await store.submitRun(newRun())).run.id;
+    assert.equal((await store.getRun(running))!.trigger, "cli");
+    await store.claimRuns({ holder: liveHolder(), ...lease, max: 5 });
+    const queued = (await store.submitRun(newRun({ trigger: "schedule" }))).run;
+    assert.equal(queued.trigger, "schedule");
+    assert.deepEqual(await store.takeUnnotifiedRuns(), []);
+    // A running run's cancel is recorded by its worker, which notifies then: not owed here.
+    await store.cancelRun(running, NOW + 1);
+    const grouped =
+      (await store.submitRun(newRun({ group: "g", group_limit: 1, not_before: NOW * 10 }))).run.id;
+    await store.cancelRun(queued.id, NOW + 1);
+    await store.submitRun(
+      newRun({ group: "g", group_limit: 1, cancel_in_progress: true, not_before: NOW * 10 }),
+    );
+    const other = await fx.connect();
+    const [a, b] = await Promise.all([store.takeUnnotifiedRuns(), other.takeUnnotifiedRuns()]);
+    const taken = [...a, ...b].map((r) => r.id).sort();
+    assert.deepEqual(taken, [queued.id, grouped].sort(), "each owed run handed once");
+    assert.ok([...a, ...b].every((r) => r.status === "cancelled"));
+    assert.deepEqual(await store.takeUnnotifiedRuns(), []);
+  });
+
   Deno.test(`${name}: queue: cancel_in_progress cancels the group's other runs when a new one is submitted`, async () => {
     await using fx = await open();
     const { store } = fx;
