@@ -50,6 +50,6 @@ Deno.test("ajv loads only for jobs with output.schema: nothing imports json_sche
   for (const edge of new Set(edges.flatMap((e) => [e.from, e.to]))) {
     if (/from "ajv/.test(await text(edge))) ajvUsers.push(edge);
   }
-  // scripts/config_validators.ts runs at build time: it generates runtime/config/_prechecks/ with ajv.
+  // scripts/config_validators.ts runs at build time: it generates runtime/config/_generated/ with ajv.
   assert.deepEqual(ajvUsers.sort(), ["runtime/config/json_schema.ts", "scripts/config_validators.ts"]);
 });

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import * as npmYaml from "yaml";
 import * as yaml from "./yaml.ts";
-import { generateNpmModule, NPM_MODULES } from "../../scripts/npm_modules.ts";
+import { isCurrent, NPM_MODULES } from "../../scripts/npm_modules.ts";
 
-Deno.test("runtime/core/_yaml.generated.js is the pinned npm:yaml's ES module build today", async () => {
+Deno.test("runtime/core/_generated/yaml.js was generated from the pinned npm:yaml", async () => {
   assert.ok(
-    await Deno.readTextFile(NPM_MODULES.yaml.out) === await generateNpmModule(NPM_MODULES.yaml),
-    "runtime/core/_yaml.generated.js is stale: run `deno task generate`",
+    await isCurrent(NPM_MODULES.yaml),
+    "runtime/core/_generated/yaml.js is stale: run `deno task generate`",
   );
 });
 
