@@ -28,18 +28,24 @@ export class Budget {
   costUsd = 0;
   /** Model calls over the session's life in this process (a result's `turns` is a difference of these). */
   calls = 0;
+  /** USD that the tasks delegated during the current prompt spent (theirs and their own tasks'). */
+  delegatedUsd = 0;
   #depth = 0;
   #stale = false;
+  /** The delegating session's budget, for a delegated task: its cost cap holds for the whole tree. */
+  readonly #parent: Budget | undefined;
   constructor(
     limits: {
       max_turns?: number | undefined;
       max_tokens?: number | undefined;
       max_cost_usd?: number | undefined;
     } = {},
+    parent?: Budget,
   ) {
     this.maxTurns = limits.max_turns;
     this.maxTokens = limits.max_tokens;
     this.maxCostUsd = limits.max_cost_usd;
+    this.#parent = parent;
   }
   /**
    * A prompt starts: its counters start from zero at its first model call. Nested or concurrent work (a
@@ -72,7 +78,15 @@ export class Budget {
     this.turns++;
     this.calls++;
     if (usage) this.tokens += usage.prompt_tokens + usage.completion_tokens;
-    if (costUsd !== null) this.costUsd += costUsd;
+    if (costUsd !== null) {
+      this.costUsd += costUsd;
+      for (let up = this.#parent; up; up = up.#parent) up.delegatedUsd += costUsd;
+    }
+  }
+  /** What the current prompt and its delegated tasks spent together. */
+  get treeUsd(): number {
+    this.#fresh();
+    return this.costUsd + this.delegatedUsd;
   }
   /**
    * The cost limit a model call would go past when it costs `estimateUsd` more (before it is sent: its
@@ -80,8 +94,14 @@ export class Budget {
    */
   costLimit(estimateUsd: number, when: "before" | "during"): LimitError | undefined {
     this.#fresh();
-    if (this.maxCostUsd === undefined || this.costUsd + estimateUsd <= this.maxCostUsd) return undefined;
-    const spent = `this prompt had spent ${usd(this.costUsd)} of limits.max_cost_usd ${usd(this.maxCostUsd)}`;
+    const above = this.#parent ? this.#parent.#treeLimit(estimateUsd, when) : undefined;
+    if (above) return above;
+    if (this.maxCostUsd === undefined || this.treeUsd + estimateUsd <= this.maxCostUsd) return undefined;
+    const spent = this.delegatedUsd > 0
+      ? `this prompt and its tasks had spent ${usd(this.treeUsd)} of limits.max_cost_usd ${
+        usd(this.maxCostUsd)
+      }`
+      : `this prompt had spent ${usd(this.costUsd)} of limits.max_cost_usd ${usd(this.maxCostUsd)}`;
     return new LimitError(
       "max_cost",
       when === "before"
@@ -89,15 +109,45 @@ export class Budget {
         : `Stopped a streaming reply at an estimated ${usd(estimateUsd)}: ${spent}`,
     );
   }
+  /**
+   * The cost cap of a delegating session above (its prompt and all its tasks together) that a task's model
+   * call costing `estimateUsd` more would pass, if any.
+   */
+  #treeLimit(estimateUsd: number, when: "before" | "during"): LimitError | undefined {
+    const above = this.#parent ? this.#parent.#treeLimit(estimateUsd, when) : undefined;
+    if (above || this.maxCostUsd === undefined) return above;
+    const spent = this.treeUsd;
+    if (spent + estimateUsd <= this.maxCostUsd) return undefined;
+    const tree = `the delegating run and its tasks had spent ${usd(spent)} of its limits.max_cost_usd ` +
+      usd(this.maxCostUsd);
+    return new LimitError(
+      "max_cost",
+      when === "before"
+        ? `Stopped before a model call whose input is estimated at ${usd(estimateUsd)}: ${tree}`
+        : `Stopped a streaming reply at an estimated ${usd(estimateUsd)}: ${tree}`,
+    );
+  }
   /** The limit an answer already received went past (`max_tokens` or `max_cost` by its own size), if any. */
   exceeded(): LimitError | undefined {
     if (this.#stale) return undefined;
     if (this.maxTokens !== undefined && this.tokens > this.maxTokens) return this.#tokenLimit();
-    if (this.maxCostUsd !== undefined && this.costUsd > this.maxCostUsd) {
+    if (this.maxCostUsd !== undefined && this.treeUsd > this.maxCostUsd) {
       return new LimitError(
         "max_cost",
-        `Stopped after ${usd(this.costUsd)}: limits.max_cost_usd is ${usd(this.maxCostUsd)}`,
+        `Stopped after ${usd(this.treeUsd)}${this.delegatedUsd > 0 ? " (with its tasks)" : ""}: ` +
+          `limits.max_cost_usd is ${usd(this.maxCostUsd)}`,
       );
+    }
+    for (let up = this.#parent; up; up = up.#parent) {
+      if (up.maxCostUsd !== undefined && up.treeUsd > up.maxCostUsd) {
+        return new LimitError(
+          "max_cost",
+          `Stopped after the delegating run and its tasks spent ${
+            usd(up.treeUsd)
+          }: its limits.max_cost_usd ` +
+            `is ${usd(up.maxCostUsd)}`,
+        );
+      }
     }
     return undefined;
   }
@@ -114,6 +164,7 @@ export class Budget {
     this.turns = 0;
     this.tokens = 0;
     this.costUsd = 0;
+    this.delegatedUsd = 0;
   }
 }
 

@@ -34,3 +34,34 @@ Deno.test("Budget: one answer past max_tokens is exceeded; work nested in a prom
   assert.equal(budget.tokens, 0);
   next();
 });
+
+Deno.test("Budget: a delegated task's spend counts toward the delegating session's cost cap", () => {
+  const parent = new Budget({ max_cost_usd: 1 });
+  const endParent = parent.begin();
+  parent.beforeModelCall();
+  parent.record(usage(10), 0.2);
+  const child = new Budget({ max_cost_usd: 1 }, parent);
+  const endChild = child.begin();
+  child.beforeModelCall();
+  child.record(usage(10), 0.5);
+  assert.equal(parent.treeUsd, 0.7);
+  // The child's own 0.5 leaves room under its cap, the tree's 0.7 does not: the tree's cap decides.
+  assert.equal(child.costLimit(0.25, "before"), undefined, "0.95 of 1: allowed");
+  const refused = child.costLimit(0.4, "before");
+  assert.equal(refused?.limit, "max_cost");
+  assert.match(refused!.message, /the delegating run and its tasks had spent \$0\.70/);
+  assert.equal(parent.costLimit(0.4, "before")?.limit, "max_cost", "the parent's own next call too");
+  assert.equal(parent.costLimit(0.2, "before"), undefined);
+  // A grandchild's spend reaches the root; one answer that takes the tree past the cap stops the task.
+  const grandchild = new Budget({ max_cost_usd: 1 }, child);
+  const endGrandchild = grandchild.begin();
+  grandchild.beforeModelCall();
+  grandchild.record(usage(10), 0.4);
+  assert.equal(child.treeUsd, 0.9);
+  assert.equal(parent.treeUsd, 1.1);
+  assert.match(grandchild.exceeded()!.message, /delegating run and its tasks spent \$1\.10/);
+  assert.equal(parent.exceeded()?.limit, "max_cost");
+  endGrandchild();
+  endChild();
+  endParent();
+});

@@ -238,7 +238,8 @@ export function childJob(parent: ResolvedJob, name: string, agent: AgentEntry): 
 
 /**
  * A task's limits: the agent's, each no looser than the parent's (which hold the trust policy's ceilings),
- * and the parent's where the agent sets none. The parent's cost cap applies to each task as its own.
+ * and the parent's where the agent sets none. The parent's cost cap is the task's too (so its model calls
+ * are priced); the run path ties the task's budget to the parent's, so the cap holds for the whole tree.
  */
 function childLimits(
   agent: AgentEntry["limits"],

@@ -173,6 +173,7 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
           job: child.job,
           ...(child.resume ? { resume: child.id } : { prompt: child.prompt, id: child.id }),
           parentId: eventsTo!,
+          parentBudget: live!.budget,
           signal: child.signal,
           delegation: child.scope,
           source: "job",

@@ -73,6 +73,8 @@ export interface OpenSessionOptions {
   id?: string;
   /** The session that delegated this one's task (the delegate tool): stored as its `parent_id`. */
   parentId?: string;
+  /** A delegated task: the delegating session's budget, whose cost cap bounds the task's spend too. */
+  parentBudget?: Budget;
   /** Tools the caller adds to the session's own (the delegate tool of a job with agents:). */
   extraTools?: readonly Tool[];
   /** `--model`: overrides the model name. */
@@ -280,7 +282,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     owner_started: me.started,
   });
   const hooks: Hooks = plugins?.hooks ?? noHooks;
-  const budget = new Budget(spec.limits ?? {});
+  const budget = new Budget(spec.limits ?? {}, options.parentBudget);
   // Owning the session needs progress, not only a live pid: a stalled or wedged run gives it up (and stops).
   let turnRunning = () => false;
   const lease = new OwnerLease({

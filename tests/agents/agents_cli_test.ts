@@ -4,7 +4,7 @@
  * depth limit, and a child's failure as a tool error of the parent.
  */
 import assert from "node:assert/strict";
-import { hermes, runEvents, tempDir, writeFiles } from "../_testing/cli.ts";
+import { hermes, runEvents, spawnHermes, tempDir, writeFiles } from "../_testing/cli.ts";
 import { type ChatRequestBody, startOpenAIServer, textOf } from "../_testing/openai_server.ts";
 import type { ScriptEntry } from "../../runtime/providers/script.ts";
 import type { RunResult } from "../../runtime/session/outcome.ts";
@@ -313,6 +313,116 @@ Deno.test("agents: a task working longer than the parent's stall bound does not 
     assert.equal(code, 0, stderr);
     assert.equal(resultOf(events).final, "lead got: long done");
   } finally {
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("agents: the parent's max_cost_usd holds for its tasks and itself together; a task is stopped once the tree's budget is gone", async () => {
+  // $1 per million prompt tokens: the parent's call costs $0.01, each task's call $0.15 — each under the cap
+  // of $0.25 on its own, the parent and two tasks together over it.
+  const server = await startOpenAIServer({
+    respond: (body): ScriptEntry => {
+      if (isChild(body)) {
+        return { content: `done: ${userOf(body)}`, usage: { prompt_tokens: 150_000, completion_tokens: 0 } };
+      }
+      return {
+        tool_calls: [1, 2, 3].map((n) => ({
+          id: `call_${n}`,
+          name: "delegate",
+          arguments: { agent: "worker", prompt: `task ${n}` },
+        })),
+        usage: { prompt_tokens: 10_000, completion_tokens: 0 },
+      };
+    },
+  });
+  const dir = await jobDir(
+    LEAD.replace("name: m }", "name: m, pricing: { input: 1, output: 1 } }") +
+      `limits: { max_cost_usd: 0.25, max_concurrent_agents: 1 }
+agents:
+  worker: { description: Does one task, system: You are a worker. }
+`,
+  );
+  try {
+    const { code, stderr, events } = await runEvents(dir, { env: env(server.url, dir) });
+    assert.equal(code, 3, stderr);
+    const result = resultOf(events);
+    assert.equal(result.terminal_reason, "max_cost");
+    // Task 1 fits (0.16 of 0.25); task 2's answer takes the tree to 0.31 and stops it; task 3 is refused before
+    // its first call is sent, and so is the parent's next call.
+    assert.deepEqual(result.agents!.map((a) => [a.status, a.cost_usd]), [
+      ["success", 0.15],
+      ["limit", 0.15],
+      ["limit", 0],
+    ]);
+    const tool = (id: string) =>
+      events.find((e: Event) => e.type === "tool.result" && e.tool_call_id === id)!.content as string;
+    assert.match(
+      tool("call_2"),
+      /ended limit \(max_cost\): Stopped after the delegating run and its tasks spent \$0\.31/,
+    );
+    assert.match(
+      tool("call_3"),
+      /ended limit \(max_cost\): Stopped before a model call .*the delegating run and its tasks had spent \$0\.31/,
+    );
+    assert.equal(server.requests.filter((b) => userOf(b) === "task 3").length, 0);
+    assert.equal(
+      server.requests.filter((b) => !isChild(b)).length,
+      1,
+      "the parent's second call is not sent",
+    );
+    assert.ok(Math.abs(result.total!.cost_usd! - 0.31) < 1e-9);
+  } finally {
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("agents: cancelling the parent (SIGTERM) stops its tasks mid-call; they end interrupted, none stays running", async () => {
+  let free!: () => void;
+  const held = new Promise<void>((resolve) => free = resolve);
+  let childCalls = 0;
+  const server = await startOpenAIServer({
+    gate: async (body) => {
+      if (isChild(body)) {
+        childCalls++;
+        await held;
+      }
+    },
+    respond: (body): ScriptEntry =>
+      isChild(body) ? { content: "too late" } : {
+        tool_calls: [1, 2].map((n) => ({
+          name: "delegate",
+          arguments: { agent: "worker", prompt: `slow ${n}` },
+        })),
+      },
+  });
+  const dir = await jobDir(
+    LEAD + `agents:
+  worker: { description: Does one task, system: You are a worker. }
+`,
+  );
+  try {
+    const child = spawnHermes(["run", "job.yaml", "--output", "json"], {
+      cwd: dir,
+      home: dir,
+      env: env(server.url, dir),
+    });
+    for (let i = 0; i < 1200 && childCalls < 2; i++) await new Promise((r) => setTimeout(r, 25));
+    assert.equal(childCalls, 2, "both tasks are in a model call");
+    child.kill("SIGTERM");
+    const { code, stdout, stderr } = await child.output();
+    assert.equal(code, 143, new TextDecoder().decode(stderr));
+    const result = JSON.parse(new TextDecoder().decode(stdout)) as RunResult;
+    assert.equal(result.status, "interrupted");
+    const listed = await hermes(["sessions", "list", "--json"], { cwd: dir, home: dir });
+    const kids = (JSON.parse(listed.stdout) as Record<string, unknown>[]).filter((s) =>
+      s.parent_id === result.session_id
+    );
+    assert.deepEqual(kids.map((s) => s.status), ["interrupted", "interrupted"]);
+    assert.equal(server.requests.filter(isChild).length, 2, "no task made another call");
+  } finally {
+    free();
     await server.close();
     await Deno.remove(dir, { recursive: true });
   }
