@@ -71,7 +71,10 @@ export const COMMANDS = {
         text: "continue a stored session (id, unique prefix or latest)",
       },
       model: { short: "m", value: "NAME", text: "model name, overriding the job's and config.yaml's" },
-      "max-turns": { value: "N", text: "stop after N model turns (exit 3), overriding limits.max_turns" },
+      "max-turns": {
+        value: "N",
+        text: "stop a turn after N steps (model calls; exit 3), overriding limits.max_turns",
+      },
       "max-budget-usd": {
         value: "USD",
         text: "stop before a model call that would spend more than USD on this run (exit 3), overriding " +

@@ -4,7 +4,7 @@
  */
 import type { Clock } from "../runtime/core/clock.ts";
 import type { ManualClock } from "../runtime/core/_testing.ts";
-import type { AgentLike, TurnOptions, TurnResult } from "../runtime/agent/seams.ts";
+import type { AgentLike, PromptOptions, PromptResult } from "../runtime/agent/seams.ts";
 import { parseSlash, type SlashCommand } from "../runtime/agent/slash.ts";
 
 /** A scripted answer: text, text after a delay on the clock, or a failure. */
@@ -41,13 +41,13 @@ export class ScriptedAgent implements AgentLike {
     for (const command of commands) this.#commands.set(command.name, command);
   }
 
-  prompt(text: string, options: TurnOptions): Promise<TurnResult> {
+  prompt(text: string, options: PromptOptions): Promise<PromptResult> {
     const run = this.#queue.then(() => this.#turn(text, options));
     this.#queue = run.catch(() => {});
     return run;
   }
 
-  input(text: string, options: TurnOptions): Promise<TurnResult> {
+  input(text: string, options: PromptOptions): Promise<PromptResult> {
     const slash = parseSlash(text);
     if (!slash) return this.prompt(text, options);
     const command = this.#commands.get(slash.name);
@@ -57,7 +57,7 @@ export class ScriptedAgent implements AgentLike {
       .then((final) => ({ final, model_calls: 0 }));
   }
 
-  async #turn(text: string, options: TurnOptions): Promise<TurnResult> {
+  async #turn(text: string, options: PromptOptions): Promise<PromptResult> {
     options.signal?.throwIfAborted();
     this.#busy = true;
     try {

@@ -4,7 +4,7 @@ import { ValidationError } from "../runtime/core/errors.ts";
 import type { AgentLike } from "../runtime/agent/seams.ts";
 import { type CommandContext, parseSlash, type SlashCommand } from "../runtime/agent/slash.ts";
 import type { RecurringContext } from "./_context.ts";
-import { runLoopTick } from "./_turns.ts";
+import { runLoopTick } from "./_tick.ts";
 import { RECURRING_COMMANDS } from "./recurring_commands.ts";
 import { type LoopControl, type LoopStart, parseLoopArgs } from "./loop_args.ts";
 import {

@@ -11,7 +11,7 @@ import type { Logger } from "../runtime/core/log.ts";
 import type { Recurring } from "../runtime/agent/seams.ts";
 import type { SessionStore } from "../runtime/store/store.ts";
 import type { Judge, RecurringContext } from "./_context.ts";
-import { runBeat, runLoopTick } from "./_turns.ts";
+import { runBeat, runLoopTick } from "./_tick.ts";
 import { heartbeatCommand } from "./heartbeat_command.ts";
 import { beatDueAt, HEARTBEAT_KEY, type HeartbeatState, isBeatDue } from "./heartbeat_state.ts";
 import { loopCommand } from "./loop_command.ts";

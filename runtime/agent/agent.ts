@@ -1,6 +1,8 @@
 /**
- * The agent loop: one live session. A user turn runs model calls and tool rounds until the model
- * answers without tools. Every message is committed as it happens; turns are serialised per session.
+ * The agent loop: one live session. A prompt runs as one *turn*; a turn runs *steps* — one model call and the
+ * tool calls it asks for — until the model answers without tools. Every message is committed as it happens;
+ * turns are serialised per session. (The `turn.start`/`turn.end` events and the plugin hooks' `turn` field
+ * keep their published names: they mark and number steps.)
  */
 import type { Clock } from "../core/clock.ts";
 import { errorMessage, ValidationError } from "../core/errors.ts";
@@ -19,7 +21,7 @@ import {
 } from "../providers/provider.ts";
 import { formatUsd, roundUsd } from "../core/usd.ts";
 import { SpendCap } from "./spend_cap.ts";
-import type { AgentLike, Compactor, TurnOptions, TurnResult } from "./seams.ts";
+import type { AgentLike, Compactor, PromptOptions, PromptResult } from "./seams.ts";
 import { parseSlash, type SlashCommand } from "./slash.ts";
 import type { AppendMessage, SessionStore } from "../store/store.ts";
 import type { Tool } from "../tools/tool.ts";
@@ -87,7 +89,8 @@ export class Agent implements AgentLike {
   #commands = new Map<string, SlashCommand>();
   #queue: Promise<unknown> = Promise.resolve();
   #busy = false;
-  #turn = 0;
+  /** Steps taken in this session: numbers `turn.start`/`turn.end` and the model-call hooks. */
+  #step = 0;
   #transcript: Transcript;
   readonly #storedOutput: StoredOutput | undefined;
   /** The tool definitions every request carries, in one stable order (by name). */
@@ -160,7 +163,7 @@ export class Agent implements AgentLike {
   }
 
   /** A slash command when the text is one, else a prompt. */
-  input(text: string, options: TurnOptions): Promise<TurnResult> {
+  input(text: string, options: PromptOptions): Promise<PromptResult> {
     const slash = parseSlash(text);
     if (!slash) return this.prompt(text, options);
     const command = this.#commands.get(slash.name);
@@ -181,7 +184,7 @@ export class Agent implements AgentLike {
    * every provider accepts. While a turn runs the rows wait for it to end (they cannot go between a tool call
    * and its result) and the caller does not wait for them, so `/status` still answers at once.
    */
-  async #keepCommand(text: string, name: string, output: string): Promise<TurnResult> {
+  async #keepCommand(text: string, name: string, output: string): Promise<PromptResult> {
     this.#emit({ type: "command", name, output });
     const busy = this.#busy;
     const kept = this.#queue.then(async () => {
@@ -198,7 +201,7 @@ export class Agent implements AgentLike {
     return { final: output, model_calls: 0 };
   }
 
-  prompt(text: string, options: TurnOptions): Promise<TurnResult> {
+  prompt(text: string, options: PromptOptions): Promise<PromptResult> {
     const run = this.#queue.then(() => this.#runTurn(text, options));
     this.#queue = run.catch(() => {});
     return run;
@@ -213,7 +216,7 @@ export class Agent implements AgentLike {
     this.#o.events.emit(this.sessionId, event);
   }
 
-  async #runTurn(text: string, options: TurnOptions): Promise<TurnResult> {
+  async #runTurn(text: string, options: PromptOptions): Promise<PromptResult> {
     const { store, hooks, budget } = this.#o;
     const signal = this.#signal(options.signal);
     signal.throwIfAborted();
@@ -250,11 +253,11 @@ export class Agent implements AgentLike {
           afterTools: modelCalls > 0,
           overheadTokens: this.#overheadTokens,
         });
-        this.#turn++;
-        const turn = this.#turn;
-        const injected = (await hooks.preLlmCall({ session_id: this.sessionId, user_message: text, turn }))
-          .filter((s) => s.trim() !== "");
-        this.#emit({ type: "turn.start", turn, ...(injected.length ? { injected } : {}) });
+        const step = ++this.#step;
+        const injected =
+          (await hooks.preLlmCall({ session_id: this.sessionId, user_message: text, turn: step }))
+            .filter((s) => s.trim() !== "");
+        this.#emit({ type: "turn.start", turn: step, ...(injected.length ? { injected } : {}) });
         const { response, sent, viewed } = await this.#complete(injected, signal, compacted?.view).catch(
           (error) => {
             // Every turn.start has its turn.end, also when the model call fails or is stopped.
@@ -263,7 +266,7 @@ export class Agent implements AgentLike {
               : error instanceof LimitError
               ? error.limit
               : "error";
-            this.#emit({ type: "turn.end", turn, usage: null, cost_usd: null, finish_reason });
+            this.#emit({ type: "turn.end", turn: step, usage: null, cost_usd: null, finish_reason });
             throw error;
           },
         );
@@ -309,11 +312,17 @@ export class Agent implements AgentLike {
             content: response.message.content,
             ...(calls.length ? { tool_calls: calls } : {}),
           },
-          turn,
+          turn: step,
         });
-        this.#emit({ type: "turn.end", turn, usage, cost_usd: cost, finish_reason: response.finish_reason });
+        this.#emit({
+          type: "turn.end",
+          turn: step,
+          usage,
+          cost_usd: cost,
+          finish_reason: response.finish_reason,
+        });
         if (calls.length === 0) {
-          await this.#betweenTurns(signal);
+          await this.#afterTurn(signal);
           return { final: response.message.content, model_calls: modelCalls };
         }
         await this.#runTools(calls, signal);
@@ -325,7 +334,7 @@ export class Agent implements AgentLike {
   }
 
   /** Micro-compaction and proactive pruning after a completed turn: a failure there never fails the turn. */
-  async #betweenTurns(signal: AbortSignal): Promise<void> {
+  async #afterTurn(signal: AbortSignal): Promise<void> {
     try {
       await this.#o.compactor?.afterTurn(this.sessionId, { signal });
     } catch (error) {

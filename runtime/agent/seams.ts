@@ -8,7 +8,7 @@ import type { Hooks } from "../core/hooks.ts";
 import type { AppendMessage, CompactionKind, PassOutcome } from "../store/store.ts";
 import type { StoredMessage } from "../core/types.ts";
 
-export interface TurnOptions {
+export interface PromptOptions {
   source: CommandSource;
   signal?: AbortSignal;
   /**
@@ -18,7 +18,7 @@ export interface TurnOptions {
   step?: number;
 }
 
-export interface TurnResult {
+export interface PromptResult {
   /** The final assistant text of this turn (or a command's output). */
   final: string;
   /** Model calls made during this turn. */
@@ -30,10 +30,10 @@ export interface AgentLike {
   readonly sessionId: string;
   /** True while a turn is running. */
   readonly busy: boolean;
-  /** Runs one user turn (tool rounds included) and resolves with the final answer. Serialised per agent. */
-  prompt(text: string, options: TurnOptions): Promise<TurnResult>;
+  /** Runs one turn (all its steps) and resolves with the final answer. Serialised per agent. */
+  prompt(text: string, options: PromptOptions): Promise<PromptResult>;
   /** Runs a slash command or a prompt. */
-  input(text: string, options: TurnOptions): Promise<TurnResult>;
+  input(text: string, options: PromptOptions): Promise<PromptResult>;
 }
 
 /**

@@ -269,7 +269,7 @@ export const InputSpec = z.strictObject({
 });
 
 export const LimitsConfig = z.strictObject({
-  max_turns: z.number().int().positive().describe("Most model calls per prompt (exit 3 when reached)")
+  max_turns: z.number().int().positive().describe("Most steps (model calls) per turn (exit 3 when reached)")
     .optional(),
   timeout: Duration.describe("Wall time per prompt (exit 3 when reached)").optional(),
   max_tokens: z.number().int().positive().describe(

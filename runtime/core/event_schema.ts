@@ -108,10 +108,10 @@ export const eventFields = {
     resumed: z.boolean().describe("The session existed already (--resume, RPC, the daemon)"),
   }),
   "turn.start": z.strictObject({
-    turn: count,
-    injected: z.array(z.string()).describe("Names of what was added to this turn's prompt (plugins)")
+    turn: count.describe("The step's number in the session (the event keeps its published name)"),
+    injected: z.array(z.string()).describe("Names of what was added to this step's prompt (plugins)")
       .exactOptional(),
-  }),
+  }).describe("A step of the model loop begins: one model call, then the tool calls it asks for"),
   message: z.union([
     z.strictObject({
       role: z.literal("user"),
@@ -241,14 +241,14 @@ export const eventFields = {
       "its timeout) and is tried again after delay_ms",
   ),
   "turn.end": z.strictObject({
-    turn: count,
-    usage: usage.nullable().describe("null when the turn made no model call"),
+    turn: count.describe("The step's number, as on its turn.start"),
+    usage: usage.nullable().describe("null when the step's model call failed or was stopped"),
     cost_usd: costUsd.describe(
       "What this model call cost by the price table or model.pricing; null when the model has no known " +
         "price or the provider reported no usage",
     ),
     finish_reason: z.string(),
-  }),
+  }).describe("The step's model call ended (every turn.start has one, also when the call fails)"),
   "session.end": z.strictObject({ status: sessionStatus, reason: z.string() }),
   "agent.start": z.strictObject({
     agent: z.string().describe("The agent's name (agents: in the job)"),

@@ -2,7 +2,7 @@
  * One live session held by a SessionHub.
  *
  * Turns of one session are **queued** (FIFO): a second prompt waits for the first instead of failing. Slash
- * commands are not queued behind prompts (`/status` answers at once; a command that runs a model turn, like
+ * commands are not queued behind prompts (`/status` answers at once; a command that runs a turn, like
  * `/loop`, waits inside the agent, which serialises turns). `cancel` stops the running turn at a safe point
  * and every queued one. An active `/loop` or `/heartbeat` is driven in the background while the session is
  * open, so its events keep flowing.

@@ -11,7 +11,7 @@ import { heartbeatPrompt, judgeQuestion, parseVerdict, tickPrompt, type Verdict 
 import { replyDigest } from "./self_paced.ts";
 import { decideAfterTick } from "./stop_order.ts";
 
-export interface TurnOutcome<T> {
+export interface TickOutcome<T> {
   /** The stored state after the turn (another loop's, if this one was replaced meanwhile). */
   state: T | undefined;
   final: string;
@@ -22,7 +22,7 @@ export async function runLoopTick(
   agent: AgentLike,
   state: LoopState,
   signal?: AbortSignal,
-): Promise<TurnOutcome<LoopState>> {
+): Promise<TickOutcome<LoopState>> {
   const sessionId = agent.sessionId;
   const tick = state.tick + 1;
   return await whileRunning(ctx, sessionId, async () => {
@@ -80,7 +80,7 @@ export async function runBeat(
   agent: AgentLike,
   state: HeartbeatState,
   signal?: AbortSignal,
-): Promise<TurnOutcome<HeartbeatState>> {
+): Promise<TickOutcome<HeartbeatState>> {
   const sessionId = agent.sessionId;
   const beat = state.beats + 1;
   return await whileRunning(ctx, sessionId, async () => {
