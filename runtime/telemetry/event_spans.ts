@@ -1,6 +1,7 @@
 /**
  * Hermes events as OpenTelemetry spans and metrics, with the GenAI semantic conventions: a session is an
- * `invoke_agent` span, each user prompt a `hermes.turn` span inside it, each model call a `chat MODEL` span,
+ * `invoke_agent` span (a delegated task's under the `execute_tool delegate` span that started it, named by
+ * its agent), each user prompt a `hermes.turn` span inside it, each model call a `chat MODEL` span,
  * each tool call an `execute_tool TOOL` span, each compaction pass a `hermes.compaction` span. Times come
  * from the events' `ts` (the injected clock), so spans can be ended late without lying about when.
  * Events are already redacted by the bus; prompt text, answers and tool arguments are left out unless
@@ -37,6 +38,15 @@ interface SessionSpans {
   tools: Map<string, Span>;
   compaction?: Span | undefined;
   ended?: { at: Date; status: string; reason: string } | undefined;
+  /** A delegated task's session: no `result` event follows its end, so `session.end` ends its span. */
+  delegated: boolean;
+}
+
+/** Where a delegated task's session span goes: under the delegate call that started it. */
+interface Delegated {
+  agent: string;
+  depth: number;
+  context: Context;
 }
 
 export interface EventSpans {
@@ -80,6 +90,8 @@ export function instruments(meter: Meter): Instruments {
 
 export function eventSpans(tracer: Tracer, metrics: Instruments, options: EventSpansOptions): EventSpans {
   const sessions = new Map<string, SessionSpans>();
+  /** Tasks announced by `agent.start` whose session has not started yet, by their session id. */
+  const delegated = new Map<string, Delegated>();
   const { tokens, durations, cost, toolDurations, compactions } = metrics;
 
   const content = (attributes: Attributes, key: string, value: unknown) => {
@@ -119,17 +131,28 @@ export function eventSpans(tracer: Tracer, metrics: Instruments, options: EventS
         "hermes.session.resumed": event.resumed,
       };
       attributes["gen_ai.provider.name"] = attributes["gen_ai.system"] = provider;
-      const session = tracer.startSpan(`invoke_agent ${event.job}`, {
+      // A delegated task is an `invoke_agent` span of its agent's name under the delegate call's span.
+      const task = delegated.get(id);
+      delegated.delete(id);
+      if (task) {
+        attributes["gen_ai.agent.name"] = task.agent;
+        attributes["hermes.agent.depth"] = task.depth;
+        attributes["hermes.job"] = event.job;
+      }
+      const name = task ? task.agent : event.job;
+      const under = task?.context ?? ROOT_CONTEXT;
+      const session = tracer.startSpan(`invoke_agent ${name}`, {
         kind: SpanKind.INTERNAL,
         startTime: at,
         attributes,
-      }, ROOT_CONTEXT);
+      }, under);
       sessions.set(id, {
         session,
-        context: trace.setSpan(ROOT_CONTEXT, session),
+        context: trace.setSpan(under, session),
         model: event.model,
         provider,
         tools: new Map(),
+        delegated: task !== undefined,
       });
       return;
     }
@@ -286,12 +309,25 @@ export function eventSpans(tracer: Tracer, metrics: Instruments, options: EventS
         span.end(at);
         return;
       }
+      case "agent.start": {
+        const call = s.tools.get(event.tool_call_id);
+        delegated.set(event.child_session_id, {
+          agent: event.agent,
+          depth: event.depth,
+          context: call ? trace.setSpan(parent(s), call) : parent(s),
+        });
+        return;
+      }
+      case "agent.end":
+        // A task that never started a session (it could not start) leaves nothing to wait for.
+        delegated.delete(event.child_session_id);
+        return;
       case "session.end":
         s.ended = { at, status: event.status, reason: event.reason };
         if (event.status === "failed" || event.status === "limit" || event.status === "interrupted") {
           s.session.setStatus({ code: SpanStatusCode.ERROR, message: event.reason });
         }
-        if (!options.resultEndsSession) endSession(id, s, at);
+        if (!options.resultEndsSession || s.delegated) endSession(id, s, at);
         return;
       case "result":
         s.session.setAttributes({

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { hermes, runEvents, spawnHermes, tempDir, writeFiles } from "../_testing/cli.ts";
 import { type ChatRequestBody, startOpenAIServer, textOf } from "../_testing/openai_server.ts";
+import { type ReceivedSpan, startOtlpReceiver } from "../_testing/otlp_receiver.ts";
 import type { ScriptEntry } from "../../runtime/providers/script.ts";
 import type { RunResult } from "../../runtime/session/outcome.ts";
 
@@ -423,6 +424,68 @@ Deno.test("agents: cancelling the parent (SIGTERM) stops its tasks mid-call; the
     assert.equal(server.requests.filter(isChild).length, 2, "no task made another call");
   } finally {
     free();
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("agents: OpenTelemetry — each task is an invoke_agent span named by its agent, under the delegate call that started it", async () => {
+  const receiver = startOtlpReceiver();
+  const server = await startOpenAIServer({
+    respond: (body): ScriptEntry => {
+      if (isChild(body)) return { content: `done: ${userOf(body)}` };
+      return toolMessages(body).length === 0
+        ? {
+          tool_calls: [1, 2].map((n) => ({
+            id: `call_${n}`,
+            name: "delegate",
+            arguments: { agent: "worker", prompt: `task ${n}` },
+          })),
+        }
+        : { content: "all done" };
+    },
+  });
+  const dir = await jobDir(
+    LEAD + `agents:
+  worker: { description: Does one task, system: You are a worker. }
+`,
+  );
+  try {
+    const { code, stderr, events } = await runEvents(dir, {
+      env: { ...env(server.url, dir), OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+    });
+    assert.equal(code, 0, stderr);
+    const result = resultOf(events);
+    const spans = receiver.spans;
+    const named = (name: string) => spans.filter((s: ReceivedSpan) => s.name === name);
+    const [lead] = named("invoke_agent lead");
+    assert.ok(lead, spans.map((s) => s.name).join(", "));
+    assert.equal(lead.parentSpanId, "");
+    const delegates = named("execute_tool delegate");
+    const tasks = named("invoke_agent worker");
+    assert.equal(delegates.length, 2);
+    assert.equal(tasks.length, 2);
+    for (const task of tasks) {
+      assert.equal(task.attributes["gen_ai.operation.name"], "invoke_agent");
+      assert.equal(task.attributes["gen_ai.agent.name"], "worker");
+      assert.equal(task.attributes["hermes.agent.depth"], 1);
+      const agent = result.agents!.find((a) => a.session_id === task.attributes["gen_ai.conversation.id"]);
+      assert.ok(agent, "the span is a task's session");
+      // Under its own delegate call: the call whose tool.call id started it.
+      const start = events.find((e: Event) =>
+        e.type === "agent.start" && e.child_session_id === agent.session_id
+      )!;
+      const call = delegates.find((d) => d.attributes["gen_ai.tool.call.id"] === start.tool_call_id)!;
+      assert.equal(task.parentSpanId, call.spanId);
+      assert.ok(task.startMs >= call.startMs && task.endMs <= call.endMs, "inside its delegate call");
+      // The task's own turn and model call are inside its span.
+      const turn = spans.find((s) => s.name === "hermes.turn" && s.parentSpanId === task.spanId);
+      assert.ok(turn, "the task's turn is under its span");
+      assert.ok(spans.some((s) => s.name === "chat m" && s.parentSpanId === turn.spanId));
+    }
+    assert.equal(new Set(spans.map((s) => s.traceId)).size, 1, "one trace for the run and its tasks");
+  } finally {
+    await receiver.close();
     await server.close();
     await Deno.remove(dir, { recursive: true });
   }
