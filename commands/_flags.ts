@@ -437,7 +437,7 @@ export const COMMANDS = {
         text: "the folder whose job files POST /v1/runs names by file name (without it, no job is named)",
       },
       "no-worker": { text: "only accept and serve: leave running queued runs to daemons and other servers" },
-      "no-console": { text: "reserved: the server has no web console yet, so this changes nothing" },
+      "no-console": { text: "serve no web console at / (docs/console.md): only the API" },
       "max-body": { value: "SIZE", text: "largest request body, e.g. 1MiB (the default); larger is 413" },
       "rate-limit": {
         value: "N",
@@ -456,7 +456,8 @@ export const COMMANDS = {
       concurrency: { value: "N", text: "queued runs this server's worker runs at once (default 1)" },
     },
     notes: "The HTTP API (docs/serve.md): runs, their events as Server-Sent Events, sessions, health and " +
-      "metrics under /v1, each route behind a bearer token from `hermes tokens create`. Stops on SIGTERM or " +
+      "metrics under /v1, each route behind a bearer token from `hermes tokens create`; a web console at / " +
+      "(docs/console.md) signed in with such a token. Stops on SIGTERM or " +
       "SIGINT: it stops accepting, ends open event streams and lets running runs finish.",
   },
   tokens: {

@@ -92,6 +92,15 @@ export async function main(cli: Cli): Promise<number> {
   });
   const streams = new OpenStreams();
   try {
+    // Loaded here only: no other command pays for the console's modules at start-up.
+    const web = values["no-console"]
+      ? undefined
+      : (await import("../runtime/http/console/mod.tsx")).createConsole({
+        app,
+        clock: cli.clock,
+        log: cli.log,
+        version: VERSION,
+      });
     const api = createApi({
       app,
       clock: cli.clock,
@@ -100,6 +109,7 @@ export async function main(cli: Cli): Promise<number> {
       signal: cli.signal,
       streams,
       runEvents,
+      ...(web ? { console: web } : {}),
       ...(jobsDir !== undefined ? { jobsDir } : {}),
       ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
       ...(rateLimit !== undefined ? { rateLimit } : {}),

@@ -45,7 +45,7 @@ import {
 } from "./jobs.ts";
 import type { RunJobOptions } from "./run.ts";
 import { hasEnded, queuedRunOf, type SubmitOptions } from "./queue.ts";
-import type { ListRunsOptions, QueuedRun, RunEventRow } from "../store/store.ts";
+import type { ListRunsOptions, QueuedRun, RunDelivery, RunEventRow } from "../store/store.ts";
 // tokens.ts loads node:crypto (~25 ms of Deno's Node layer): imported on first use, off the run path.
 import type { TokenCheck } from "./tokens.ts";
 import type { ApiToken, CostGroup } from "../store/store.ts";
@@ -333,6 +333,12 @@ export class App {
   /** How many runs the store holds in each status. */
   async runCounts(): Promise<Record<string, number>> {
     return await this.context.store.runCounts();
+  }
+
+  /** The run's completion notifications (its `notify:` deliveries), oldest first. */
+  async runDeliveries(ref: string): Promise<RunDelivery[]> {
+    const { store } = this.context;
+    return await store.runDeliveries(await store.resolveRunId(ref));
   }
 
   /** The run's stored events after `afterSeq`. */

@@ -23,4 +23,5 @@ export type { PruneOptions, PrunePlan } from "../session_admin/prune.ts";
 export { type Scope, SCOPES } from "./scopes.ts";
 export type { TokenCheck } from "./tokens.ts";
 export type { ApiToken } from "../store/store.ts";
-export type { ListRunsOptions, QueuedRun, RunEventRow } from "../store/store.ts";
+export type { ListRunsOptions, QueuedRun, RunDelivery, RunEventRow } from "../store/store.ts";
+export { hasEnded } from "./queue.ts";

@@ -41,6 +41,8 @@ export interface ApiOptions {
   streams?: OpenStreams;
   /** Notified with a run's id when this process's queue worker stored its events or ended it. */
   runEvents?: Wakeups;
+  /** Answers every path outside the API's (the web console): without it they are 404 problems. */
+  console?: { fetch(request: Request): Response | Promise<Response> };
 }
 
 export const DEFAULT_MAX_BODY = 1024 * 1024;
@@ -188,6 +190,17 @@ export function createApi(options: ApiOptions): Hono<ApiEnv> {
   });
 
   hookRoutes(api, { app, clock: options.clock, jobsDir: options.jobsDir, bodyDeadline });
+
+  const web = options.console;
+  if (web) {
+    // Registered last: the API's routes answer first, and an unknown /v1 path stays a problem+json 404.
+    api.all("*", (c) => {
+      if (c.req.path === "/v1" || c.req.path.startsWith("/v1/")) {
+        return problem(404, `No route ${c.req.method} ${c.req.path}`, { instance: c.req.path });
+      }
+      return web.fetch(c.req.raw);
+    });
+  }
 
   return api;
 }

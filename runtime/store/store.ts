@@ -613,6 +613,17 @@ export interface ListRunsOptions {
   status?: string;
   job?: string;
   limit?: number;
+  /**
+   * Only runs after this one in the list's order (newest first: submitted_at, then id, both descending): the
+   * next page of a keyset pagination, as fast on the thousandth page as on the first.
+   */
+  before?: { submitted_at: number; id: string };
+  /** Only runs holding every one of these labels with these values. */
+  labels?: Record<string, string>;
+  /** Only runs submitted at or after this time (epoch ms). */
+  since?: number;
+  /** Only runs submitted before this time (epoch ms). */
+  until?: number;
 }
 
 /** One stored event of a run (what `runs events` prints), numbered from 1. */

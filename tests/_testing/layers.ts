@@ -58,7 +58,7 @@ export async function productionImports(root: string): Promise<ImportEdge[]> {
       if (entry.isDirectory) {
         if (/^(\.|dist$|tests$|bench$|examples$|node_modules$)/.test(rel)) continue;
         await visit(path);
-      } else if (entry.name.endsWith(".ts") && !TEST_SUPPORT.test(rel)) {
+      } else if (/\.tsx?$/.test(entry.name) && !TEST_SUPPORT.test(rel)) {
         const lines = (await Deno.readTextFile(path)).split("\n");
         lines.forEach((text, index) => {
           for (const match of text.matchAll(SPECIFIER)) {

@@ -72,10 +72,19 @@ export function runQueueOps(db: PgDb): RunQueueOps {
       return resolvedRunId(ref, ids.includes(ref), [...new Set(ids)]);
     },
     listRuns: async (options = {}) => {
+      const before = options.before;
+      const labels = Object.entries(options.labels ?? {}).reduce(
+        (filter, [key, value]) => sql`${filter} AND (labels::jsonb ->> ${key}) = ${value}`,
+        sql``,
+      );
       const rows = await sql`
         SELECT * FROM runs WHERE true
           ${options.status ? sql`AND status = ${options.status}` : sql``}
           ${options.job ? sql`AND job = ${options.job}` : sql``}
+          ${options.since !== undefined ? sql`AND submitted_at >= ${options.since}` : sql``}
+          ${options.until !== undefined ? sql`AND submitted_at < ${options.until}` : sql``}
+          ${before ? sql`AND (submitted_at, id) < (${before.submitted_at}, ${before.id})` : sql``}
+          ${labels}
         ORDER BY submitted_at DESC, id DESC
         ${options.limit !== undefined ? sql`LIMIT ${options.limit}` : sql``}`;
       return rows.map(toQueuedRun);

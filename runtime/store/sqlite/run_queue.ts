@@ -88,6 +88,16 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
         const params: (string | number)[] = [];
         if (options.status) (where.push("status = ?"), params.push(options.status));
         if (options.job) (where.push("job = ?"), params.push(options.job));
+        if (options.since !== undefined) (where.push("submitted_at >= ?"), params.push(options.since));
+        if (options.until !== undefined) (where.push("submitted_at < ?"), params.push(options.until));
+        if (options.before) {
+          where.push("(submitted_at < ? OR (submitted_at = ? AND id < ?))");
+          params.push(options.before.submitted_at, options.before.submitted_at, options.before.id);
+        }
+        for (const [key, value] of Object.entries(options.labels ?? {})) {
+          where.push("EXISTS (SELECT 1 FROM json_each(runs.labels) WHERE key = ? AND value = ?)");
+          params.push(key, value);
+        }
         const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
           ORDER BY submitted_at DESC, id DESC LIMIT ?`;
         return (db.stmt(sql).all(...params, options.limit ?? -1) as Row[]).map(toQueuedRun);

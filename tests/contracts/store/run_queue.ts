@@ -64,6 +64,37 @@ export function runQueueContract(name: string, open: OpenStore): void {
     await assert.rejects(store.resolveRunId("nope"), /Cannot find run "nope"/);
   });
 
+  Deno.test(`${name}: queue: runs list newest first, filtered by labels and time, paged by keyset`, async () => {
+    await using fx = await open();
+    const { store } = fx;
+    // Two runs share each submission time, so the keyset's id breaks ties.
+    for (let i = 0; i < 10; i++) {
+      await store.submitRun(newRun({
+        now: NOW + Math.floor(i / 2) * 1000,
+        labels: { team: i % 2 === 0 ? "a" : "b", 'odd key"': "v" },
+      }));
+    }
+    const all = await store.listRuns();
+    assert.equal(all.length, 10);
+    const pages: string[] = [];
+    let before: { submitted_at: number; id: string } | undefined;
+    for (;;) {
+      const page = await store.listRuns({ limit: 3, ...(before ? { before } : {}) });
+      if (page.length === 0) break;
+      pages.push(...page.map((r) => r.id));
+      const last = page.at(-1)!;
+      before = { submitted_at: last.submitted_at, id: last.id };
+    }
+    assert.deepEqual(pages, all.map((r) => r.id), "the pages together are the list, once each, in order");
+    const team = await store.listRuns({ labels: { team: "a" } });
+    assert.equal(team.length, 5);
+    assert.ok(team.every((r) => r.labels.team === "a"));
+    assert.equal((await store.listRuns({ labels: { team: "a", 'odd key"': "v" } })).length, 5);
+    assert.equal((await store.listRuns({ labels: { team: "c" } })).length, 0);
+    const window = await store.listRuns({ since: NOW + 1000, until: NOW + 3000 });
+    assert.deepEqual(window.map((r) => r.submitted_at), [NOW + 2000, NOW + 2000, NOW + 1000, NOW + 1000]);
+  });
+
   Deno.test(`${name}: queue: 4 connections racing claims: each run has exactly one winner`, async () => {
     await using fx = await open();
     const stores = [fx.store, await fx.connect(), await fx.connect(), await fx.connect()];

@@ -1,0 +1,9 @@
+/**
+ * The console's pages, in navigation order: a new page is one module exporting a `ConsolePage`, added here.
+ * `/` goes to the first page.
+ */
+import type { ConsolePage } from "./page.ts";
+import { runsPage } from "./runs.tsx";
+import { runPage } from "./run.tsx";
+
+export const PAGES: readonly ConsolePage[] = [runsPage, runPage];

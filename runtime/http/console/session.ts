@@ -1,0 +1,90 @@
+/**
+ * The console's sign-in session: an API token exchanged for a cookie that carries it, signed with the server's
+ * key (HMAC-SHA256) and ending at a fixed time, and the CSRF token every state-changing request must carry.
+ *
+ * The cookie carries the token itself so that every request is authenticated exactly as the API's are (the
+ * store's hash compare, its expiry, its revocation, its scopes: a token revoked anywhere stops the console at
+ * once). The signature keeps a forged or stretched cookie out; the CSRF token is derived from the session's
+ * signature, so a page of another site can neither read nor compute it. Comparisons are constant-time.
+ */
+import { timingSafeEqual } from "node:crypto";
+import { hex, hmacSha256 } from "../../core/hmac.ts";
+
+/** How long a sign-in lasts (ms) unless the server says otherwise. */
+export const DEFAULT_SESSION_MS = 12 * 60 * 60 * 1000;
+
+export interface SessionKey {
+  /** The secret the cookies and CSRF tokens of this server are signed with (hex). */
+  readonly secret: string;
+}
+
+/** A fresh random key: the sessions it signs end with the process (or are shared by giving one key to N servers). */
+export function newSessionKey(): SessionKey {
+  return { secret: hex(crypto.getRandomValues(new Uint8Array(32))) };
+}
+
+export interface ConsoleSession {
+  token: string;
+  expiresAt: number;
+  /** The CSRF token of this session. */
+  csrf: string;
+}
+
+/** The cookie's name: `__Host-` (bound to this host and path, HTTPS only) when the console is served over TLS. */
+export function cookieName(secure: boolean): string {
+  return secure ? "__Host-hermes_console" : "hermes_console";
+}
+
+/** The cookie value for `token` until `expiresAt`. */
+export async function sealSession(key: SessionKey, token: string, expiresAt: number): Promise<string> {
+  const body = `${base64url(token)}.${expiresAt}`;
+  return `${body}.${await mac(key, `session|${body}`)}`;
+}
+
+/** The session a cookie value holds; undefined when it is malformed, forged or past its end. */
+export async function openSession(
+  key: SessionKey,
+  value: string | undefined,
+  now: number,
+): Promise<ConsoleSession | undefined> {
+  const match = value === undefined ? null : /^([A-Za-z0-9_-]+)\.(\d{1,15})\.([0-9a-f]{64})$/.exec(value);
+  if (!match) return undefined;
+  const [, token64, expires, signature] = match as unknown as [string, string, string, string];
+  const body = `${token64}.${expires}`;
+  if (!sameText(await mac(key, `session|${body}`), signature)) return undefined;
+  const expiresAt = Number(expires);
+  if (expiresAt <= now) return undefined;
+  return { token: fromBase64url(token64), expiresAt, csrf: await mac(key, `csrf|${signature}`) };
+}
+
+/** The CSRF token of the sign-in form, bound to the random nonce its cookie holds. */
+export async function signinCsrf(key: SessionKey, nonce: string): Promise<string> {
+  return await mac(key, `signin|${nonce}`);
+}
+
+/** A random nonce for the sign-in form's cookie. */
+export function newNonce(): string {
+  return hex(crypto.getRandomValues(new Uint8Array(16)));
+}
+
+/** Constant-time equality of two strings (false when the lengths differ). */
+export function sameText(a: string, b: string): boolean {
+  const x = new TextEncoder().encode(a);
+  const y = new TextEncoder().encode(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+async function mac(key: SessionKey, data: string): Promise<string> {
+  return hex(await hmacSha256(key.secret, data));
+}
+
+function base64url(text: string): string {
+  let binary = "";
+  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function fromBase64url(text: string): string {
+  const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
+  return new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
+}
