@@ -152,7 +152,8 @@ async function prepare(
           ...(model.pricing !== undefined ? { pricing: model.pricing } : {}),
           ...(model.context_window !== undefined ? { context_window: model.context_window } : {}),
           ...(model.max_output_tokens !== undefined ? { max_output_tokens: model.max_output_tokens } : {}),
-        },
+          // `script` is the scripted provider's own key: the job schema's type names only the shared ones.
+        } as JobFile["model"],
       },
     };
     return { job, run: {} };

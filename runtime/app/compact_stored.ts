@@ -11,7 +11,7 @@ import { EventBus } from "../core/events.ts";
 import type { Hooks } from "../core/hooks.ts";
 import { currentProcess } from "../core/process_identity.ts";
 import { redactorOf } from "../core/redact.ts";
-import { createProvider } from "../providers/model.ts";
+import { createProvider } from "../providers/create.ts";
 import { sessionOutlets } from "../session/outlets.ts";
 import { sessionSecrets } from "../session/secrets.ts";
 import type { ResolvedJob } from "../config/job.ts";

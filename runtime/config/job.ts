@@ -8,6 +8,7 @@ import type { JobFile, UserConfig } from "./job_schema.ts";
 import type { Labels } from "../core/labels.ts";
 import { checkedValue, runLabels } from "./labels.ts";
 import type { ProtectedPaths } from "../core/protected_paths.ts";
+import type { ProviderRegistry } from "../providers/registry.ts";
 
 export type InputValue = string | number | boolean;
 
@@ -60,6 +61,11 @@ export interface LoadJobOptions {
    * pass ajv's, runtime/config/json_schema.ts); without it the session's opening checks the schema.
    */
   compileSchema?: (schema: Record<string, unknown>) => unknown;
+  /**
+   * The model providers a job may name, each with its own `model` keys (default: the built-in registry,
+   * runtime/providers/registry.ts); another registry is validated by zod, not the precompiled check.
+   */
+  providers?: ProviderRegistry;
 }
 
 export interface ResolveContext extends LoadJobOptions {

@@ -1,6 +1,6 @@
 /**
  * What `run` and `daemon` would refuse in a valid-looking job, checked before any model call: a cron
- * expression or time zone croner rejects, `provider: scripted` without `model.script`, a plugin path that
+ * expression or time zone croner rejects, a provider without a `model` key it needs, a plugin path that
  * does not exist, an `output.file` outside the job directory, an `output.schema` that does not compile
  * (output_schema_check.ts). Used by loadJob / jobFromObject, so `validate`, RPC `job.validate`, `run` and
  * the daemon refuse the same.
@@ -37,6 +37,8 @@ export interface CheckContext {
   configPlugins?: number;
   /** Compiles `output.schema` (ajv, loaded by the caller); without one the session's opening checks it. */
   compileSchema?: SchemaCompiler | undefined;
+  /** The provider registry in use (default: the built-in one). */
+  providers?: ProviderRegistry | undefined;
 }
 
 export function jobProblems(spec: JobFile, context: CheckContext): string[] {
@@ -55,8 +57,9 @@ export function jobProblems(spec: JobFile, context: CheckContext): string[] {
     ? outputSchemaProblem(spec, context.compileSchema, context.locate)
     : null;
   if (schemaProblem !== null) problems.push(schemaProblem);
-  const provider = providerOf(spec.model);
-  for (const [key, holds] of Object.entries((PROVIDERS as ProviderRegistry)[provider]?.needs ?? {})) {
+  const registry: ProviderRegistry = context.providers ?? PROVIDERS;
+  const provider = providerOf(spec.model, registry);
+  for (const [key, holds] of Object.entries(registry[provider]?.needs ?? {})) {
     if ((spec.model as Record<string, unknown> | undefined)?.[key] === undefined) {
       at(["model", "provider"], `provider ${provider} needs model.${key} (${holds})`);
     }

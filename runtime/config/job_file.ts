@@ -6,7 +6,8 @@
 import type { z } from "zod";
 import type { LoadJobOptions, ResolvedJob } from "./job.ts";
 import { JobProblems } from "./job_checks.ts";
-import { JobFile, UserConfig } from "./job_schema.ts";
+import { JobFile, schemasFor, UserConfig } from "./job_schema.ts";
+import type { ProviderRegistry } from "../providers/registry.ts";
 import { type Policy, PolicyConfig } from "./policy_schema.ts";
 import { describeIssue } from "../core/yaml_positions.ts";
 import type { YamlSource } from "../core/yaml_source.ts";
@@ -25,19 +26,25 @@ function validate<T extends z.ZodType>(schema: T, file: string, parsed: YamlSour
   throw new JobProblems(issues.map((issue) => describeIssue(file, parsed.doc, parsed.lines, schema, issue)));
 }
 
-export const zodValidators: load.ConfigValidators = {
-  jobFile: (file, parsed) => validate(JobFile, file, parsed),
-  userConfig: (file, parsed) => validate(UserConfig, file, parsed),
-  policy: (file, parsed) => validate(PolicyConfig, file, parsed),
-  jobObject(value) {
-    const result = JobFile.safeParse(value);
-    if (result.success) return result.data;
-    throw new JobProblems(result.error.issues.map((issue) => {
-      const where = issue.path.map(String).join(".") || "(root)";
-      return `job: ${where}: ${issue.message}`;
-    }));
-  },
-};
+/** zod's validation of each file, the `model:` section under a provider registry (default: the built-in one). */
+export function zodValidators(providers?: ProviderRegistry): load.ConfigValidators {
+  const { jobFile, userConfig } = providers
+    ? schemasFor(providers)
+    : { jobFile: JobFile, userConfig: UserConfig };
+  return {
+    jobFile: (file, parsed) => validate(jobFile, file, parsed),
+    userConfig: (file, parsed) => validate(userConfig, file, parsed),
+    policy: (file, parsed) => validate(PolicyConfig, file, parsed),
+    jobObject(value) {
+      const result = jobFile.safeParse(value);
+      if (result.success) return result.data;
+      throw new JobProblems(result.error.issues.map((issue) => {
+        const where = issue.path.map(String).join(".") || "(root)";
+        return `job: ${where}: ${issue.message}`;
+      }));
+    },
+  };
+}
 
 /**
  * Loads config.yaml (undefined when there is none and no policy file), with the trust policy in force
@@ -47,20 +54,20 @@ export function loadUserConfig(
   path: string,
   options: load.UserConfigOptions = {},
 ): ReturnType<typeof load.loadUserConfig> {
-  return load.loadUserConfig(path, options, zodValidators);
+  return load.loadUserConfig(path, options, zodValidators(options.providers));
 }
 
 /** Loads a trust policy file (policy_schema.ts); relative roots resolve against its directory. */
 export function loadPolicy(path: string): Policy {
-  return load.loadPolicy(path, zodValidators);
+  return load.loadPolicy(path, zodValidators());
 }
 
 /** Loads, validates and resolves a job file; `locate` names the `file:line:col` of a key path in it. */
 export function loadJob(path: string, options: LoadJobOptions = {}): ReturnType<typeof load.loadJob> {
-  return load.loadJob(path, options, zodValidators);
+  return load.loadJob(path, options, zodValidators(options.providers));
 }
 
 /** Validates a job given as an object (JSON-RPC `job.run {job}` and `session.create {job}`). */
 export function jobFromObject(value: unknown, dir: string, options: LoadJobOptions = {}): ResolvedJob {
-  return load.jobFromObject(value, dir, options, zodValidators);
+  return load.jobFromObject(value, dir, options, zodValidators(options.providers));
 }

@@ -13,6 +13,7 @@ import { type PolicyContext, policyProblems, untrustedPolicy } from "./policy.ts
 import { boundedLimits, boundedSandboxes, sessionOutputCeiling } from "./policy_limits.ts";
 import { jobProtection, protectsOutput } from "./job_protection.ts";
 import type { Policy, PolicyConfig } from "./policy_schema.ts";
+import type { ProviderRegistry } from "../providers/registry.ts";
 import { offsetOf, position } from "../core/yaml_positions.ts";
 import { entryRelativeTo } from "./plugin_entry.ts";
 import { parseYamlSource, type YamlSource } from "../core/yaml_source.ts";
@@ -50,6 +51,8 @@ function readText(path: string, what: string): string {
 export interface UserConfigOptions {
   /** A policy file (`--policy`, `HERMES_POLICY`): it replaces config.yaml's `policy:`. */
   policy?: string | undefined;
+  /** The provider registry whose `model` keys config.yaml may set (default: the built-in one). */
+  providers?: ProviderRegistry;
 }
 
 /**
@@ -195,6 +198,7 @@ export function loadJob(
     templated: options.validateOnly === true,
     configPlugins: options.config?.plugins?.length ?? 0,
     compileSchema: options.compileSchema,
+    providers: options.providers,
   });
   return { ...job, locate };
 }
@@ -237,6 +241,7 @@ export function jobFromObject(
     templated: options.validateOnly === true,
     configPlugins: options.config?.plugins?.length ?? 0,
     compileSchema: options.compileSchema,
+    providers: options.providers,
   });
   return job;
 }

@@ -3,13 +3,14 @@
  * "What an untrusted job cannot write"): the `.git` of the repository its directory is in, and of the
  * repositories of its write roots (a linked worktree's git directories too); its job file; the `*.yaml`,
  * `*.yml` and `*.json` files at the top of its directory; and the files it names that Hermes loads or runs
- * (`model.script`, plugin paths, a path-like `approval.command` program or MCP `command`).
+ * (a provider setting naming a file, such as `model.script`, plugin paths, a path-like `approval.command` program or MCP `command`).
  */
 import { dirname, resolve } from "../core/path.ts";
 import { realPathOrNull } from "../core/fs.ts";
 import { type ProtectedPaths, protectsTarget } from "../core/protected_paths.ts";
 import { enclosingRepo } from "../sandbox/git_repo.ts";
 import type { JobFile } from "./job_schema.ts";
+import { settingFiles } from "../providers/registry.ts";
 
 export function jobProtection(spec: JobFile, dir: string, path: string | null): ProtectedPaths {
   const jobDir = realPathOrNull(dir) ?? resolve(dir);
@@ -44,7 +45,7 @@ export function jobProtection(spec: JobFile, dir: string, path: string | null): 
   for (const entry of safeReadDir(jobDir)) {
     if (entry.isFile && /\.(ya?ml|json)$/i.test(entry.name)) add(`${jobDir}/${entry.name}`);
   }
-  if (spec.model?.script !== undefined) add(at(spec.model.script));
+  for (const { value } of settingFiles(spec.model)) add(at(value));
   for (const plugin of spec.plugins ?? []) add(at(plugin.path));
   const program = spec.approval?.command?.[0];
   if (program?.includes("/")) add(at(program));

@@ -5,8 +5,7 @@ import { HOST_PATTERN, HOST_PATTERN_EXPECTED } from "./policy_match.ts";
 import { DURATION_EXPECTED, DURATION_PATTERN } from "../core/duration.ts";
 import { LABEL_KEY } from "../core/labels.ts";
 import { HOST_RULE_EXPECTED, HOST_RULE_PATTERN } from "../sandbox/net_hosts.ts";
-import { OPENAI_API_DESCRIPTION, OPENAI_APIS } from "../providers/openai_api.ts";
-import { defaultsOf, PROVIDER_NAMES, type ProviderRegistry, PROVIDERS } from "../providers/registry.ts";
+import { defaultsOf, type ProviderRegistry, PROVIDERS, settingsShape } from "../providers/registry.ts";
 import type { Policy } from "./policy_schema.ts";
 
 export const Duration = z.string().regex(DURATION_PATTERN, DURATION_EXPECTED);
@@ -26,105 +25,94 @@ const ModelPricing = z.strictObject({
     .optional(),
 });
 
-export const ModelConfig = z.strictObject({
-  provider: z.enum(PROVIDER_NAMES).describe(
-    Object.entries(PROVIDERS).map(([name, entry]) => `${name}: ${entry.about}`).join("; "),
-  ).optional(),
-  name: z.string().min(1).describe(
-    `Model name sent to the provider (required except for ${
-      Object.entries(PROVIDERS as ProviderRegistry).filter(([, entry]) => entry.defaultModel !== undefined)
-        .map(([name]) => name).join(", ")
-    }; --model overrides it)`,
-  ).optional(),
-  base_url: z.url().describe(
-    `Endpoint base URL, e.g. https://openrouter.ai/api/v1 (default: ${
-      defaultsOf("baseUrlEnv", { prefix: "$" })
-    }, ` +
-      "else the provider's own endpoint)",
-  ).optional(),
-  api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).describe(
-    `Name of the environment variable holding the API key (default: ${defaultsOf("apiKeyEnv")}); unset ` +
-      "is exit 2 before any model call. `none`: the server takes no key (a local llama.cpp, vLLM or Ollama)",
-  ).optional(),
-  context_window: z.number().int().positive().describe(
-    "The model's context window in tokens; compaction keeps requests under it",
-  ).optional(),
-  max_output_tokens: z.number().int().positive().describe(
-    "Most tokens one model reply may have (sent as max_tokens)",
-  ).optional(),
-  temperature: z.number().min(0).max(2).describe(
-    "Sampling temperature, 0 to 2 (not sent by provider anthropic: its API version 2026-10-21 has none)",
-  ).optional(),
-  script: z.string().min(1).describe(
-    "provider: scripted: the replies file (YAML or JSON), relative to the job file",
-  ).optional(),
-  stream: z.boolean().describe(
-    "Stream replies (default false); the idle timeout then measures inactivity, not the whole reply",
-  )
-    .optional(),
-  idle_timeout: Duration.describe(
-    "Longest the model may send nothing: after the request, then between bytes of the reply, streaming or " +
-      "not (default 120s); a stall is not retried: the run ends failed, terminal_reason stalled (exit 1)",
-  ).optional(),
-  request_timeout: Duration.describe(
-    "Ceiling on one model call, its retries and their waits included, however steadily bytes arrive " +
-      "(default 10m); separate from limits.timeout: the run ends failed, terminal_reason stalled (exit 1)",
-  ).optional(),
-  max_retries: z.number().int().min(0).max(10).describe(
-    "Retries on 408, 409, 429, 5xx, 529 and connection errors, before any of the reply has streamed (default " +
-      "3); the server's retry-after-ms / retry-after is waited for, up to 60s. A 429 saying the quota is " +
-      "exhausted (insufficient_quota) is not retried. When the retries of a 429, 503 or 529 run out the run " +
-      "ends failed, terminal_reason rate_limited (exit 1)",
-  ).optional(),
-  api: z.enum(OPENAI_APIS).describe(OPENAI_API_DESCRIPTION).optional(),
-  api_version: z.string().min(1).describe(
-    "provider azure: the Azure OpenAI api-version sent with every request (default: AZURE_OPENAI_API_VERSION, " +
-      "else 2024-10-21, the current GA version, or 2025-04-01-preview for model.api: responses); model.name is the deployment, model.base_url the resource " +
-      "endpoint (https://NAME.openai.azure.com, default AZURE_OPENAI_ENDPOINT), the key AZURE_OPENAI_API_KEY",
-  ).optional(),
-  fallback: z.array(z.string().min(1)).min(1).describe(
-    "Models to try in order, for the same request, when the model is overloaded (503, 529) or rate-limited " +
-      "(429) after its retries: same provider, endpoint and key. Each switch is a provider.retry event " +
-      "naming the model; every request starts with model.name again",
-  ).optional(),
-  thinking: z.strictObject({
-    budget_tokens: z.number().int().min(1024).describe(
-      "Most tokens the model may spend thinking per reply (at least 1024; max_output_tokens must be larger)",
-    ),
-  }).describe(
-    "provider anthropic: extended thinking. Thinking blocks and their signatures are stored with the " +
-      "assistant message and sent back unchanged in later requests, as tool rounds require",
-  ).optional(),
-  platform: z.enum(["anthropic", "bedrock", "vertex"]).describe(
-    "provider anthropic: where Claude runs — anthropic (the Anthropic API, default), bedrock (Amazon " +
-      "Bedrock: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN or the AWS default chain, or " +
-      "AWS_BEARER_TOKEN_BEDROCK; AWS_REGION), vertex (Google Vertex AI: CLOUD_ML_REGION, " +
-      "ANTHROPIC_VERTEX_PROJECT_ID, Google application default credentials). No ANTHROPIC_API_KEY is needed " +
-      "there; model.base_url replaces the region's endpoint",
-  ).optional(),
-  reasoning: z.boolean().describe(
-    "Treat the model as an OpenAI reasoning model (sent max_completion_tokens instead of max_tokens, " +
-      "no temperature, reasoning_effort): default true for o1/o3/o4 and gpt-5 names, false otherwise",
-  ).optional(),
-  reasoning_effort: z.enum(["minimal", "low", "medium", "high"]).describe(
-    "How much a reasoning model thinks before it answers (sent as reasoning_effort; default: the server's)",
-  ).optional(),
-  structured_output: z.enum(["auto", "native", "prompt"]).describe(
-    "How output.schema is asked for: native asks the server itself (OpenAI-compatible: response_format " +
-      "json_schema; anthropic: a forced answer tool), so it cannot answer off-schema; prompt only asks in the prompt and validates after the fact, auto (default) " +
-      "tries native and falls back to prompt for the session when the server refuses it (HTTP 400)",
-  ).optional(),
-  pricing: ModelPricing.describe(
-    "USD per million tokens, overriding the built-in price table (runtime/providers/pricing.ts) for this " +
-      "model; cost_usd and the spend caps use it",
-  ).optional(),
-  text_tool_calls: z.boolean().describe(
-    "Recognise tool calls the model writes into its answer's text (<tool_call> blocks, [TOOL_CALLS], " +
-      "<|python_tag|>, or an answer that is only a JSON call naming a tool), as local models served without " +
-      "a tool-call parser do; only calls that end the answer and appear in no tool result or prompt of the " +
-      "request count (default false)",
-  ).optional(),
-});
+/**
+ * The `model:` section under a provider registry: the keys every provider shares, then each provider's own
+ * (its registry entry's settings), so a provider's key is validated, and located, like any other. The type
+ * names the shared keys only: a provider's own are its registry entry's to read.
+ */
+export function modelConfigFor(registry: ProviderRegistry) {
+  const names = Object.keys(registry) as [string, ...string[]];
+  return z.strictObject({
+    provider: z.enum(names).describe(
+      Object.entries(registry).map(([name, entry]) => `${name}: ${entry.about}`).join("; "),
+    ).optional(),
+    name: z.string().min(1).describe(
+      `Model name sent to the provider (required except for ${
+        Object.entries(registry).filter(([, entry]) => entry.defaultModel !== undefined)
+          .map(([name]) => name).join(", ")
+      }; --model overrides it)`,
+    ).optional(),
+    base_url: z.url().describe(
+      `Endpoint base URL, e.g. https://openrouter.ai/api/v1 (default: ${
+        defaultsOf("baseUrlEnv", { prefix: "$", registry })
+      }, ` +
+        "else the provider's own endpoint)",
+    ).optional(),
+    api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).describe(
+      `Name of the environment variable holding the API key (default: ${
+        defaultsOf("apiKeyEnv", { registry })
+      }); unset ` +
+        "is exit 2 before any model call. `none`: the server takes no key (a local llama.cpp, vLLM or Ollama)",
+    ).optional(),
+    context_window: z.number().int().positive().describe(
+      "The model's context window in tokens; compaction keeps requests under it",
+    ).optional(),
+    max_output_tokens: z.number().int().positive().describe(
+      "Most tokens one model reply may have (sent as max_tokens)",
+    ).optional(),
+    temperature: z.number().min(0).max(2).describe(
+      "Sampling temperature, 0 to 2 (not sent by provider anthropic: its API version 2026-10-21 has none)",
+    ).optional(),
+    stream: z.boolean().describe(
+      "Stream replies (default false); the idle timeout then measures inactivity, not the whole reply",
+    )
+      .optional(),
+    idle_timeout: Duration.describe(
+      "Longest the model may send nothing: after the request, then between bytes of the reply, streaming or " +
+        "not (default 120s); a stall is not retried: the run ends failed, terminal_reason stalled (exit 1)",
+    ).optional(),
+    request_timeout: Duration.describe(
+      "Ceiling on one model call, its retries and their waits included, however steadily bytes arrive " +
+        "(default 10m); separate from limits.timeout: the run ends failed, terminal_reason stalled (exit 1)",
+    ).optional(),
+    max_retries: z.number().int().min(0).max(10).describe(
+      "Retries on 408, 409, 429, 5xx, 529 and connection errors, before any of the reply has streamed (default " +
+        "3); the server's retry-after-ms / retry-after is waited for, up to 60s. A 429 saying the quota is " +
+        "exhausted (insufficient_quota) is not retried. When the retries of a 429, 503 or 529 run out the run " +
+        "ends failed, terminal_reason rate_limited (exit 1)",
+    ).optional(),
+    fallback: z.array(z.string().min(1)).min(1).describe(
+      "Models to try in order, for the same request, when the model is overloaded (503, 529) or rate-limited " +
+        "(429) after its retries: same provider, endpoint and key. Each switch is a provider.retry event " +
+        "naming the model; every request starts with model.name again",
+    ).optional(),
+    reasoning: z.boolean().describe(
+      "Treat the model as an OpenAI reasoning model (sent max_completion_tokens instead of max_tokens, " +
+        "no temperature, reasoning_effort): default true for o1/o3/o4 and gpt-5 names, false otherwise",
+    ).optional(),
+    reasoning_effort: z.enum(["minimal", "low", "medium", "high"]).describe(
+      "How much a reasoning model thinks before it answers (sent as reasoning_effort; default: the server's)",
+    ).optional(),
+    structured_output: z.enum(["auto", "native", "prompt"]).describe(
+      "How output.schema is asked for: native asks the server itself (OpenAI-compatible: response_format " +
+        "json_schema; anthropic: a forced answer tool), so it cannot answer off-schema; prompt only asks in the prompt and validates after the fact, auto (default) " +
+        "tries native and falls back to prompt for the session when the server refuses it (HTTP 400)",
+    ).optional(),
+    pricing: ModelPricing.describe(
+      "USD per million tokens, overriding the built-in price table (runtime/providers/pricing.ts) for this " +
+        "model; cost_usd and the spend caps use it",
+    ).optional(),
+    text_tool_calls: z.boolean().describe(
+      "Recognise tool calls the model writes into its answer's text (<tool_call> blocks, [TOOL_CALLS], " +
+        "<|python_tag|>, or an answer that is only a JSON call naming a tool), as local models served without " +
+        "a tool-call parser do; only calls that end the answer and appear in no tool result or prompt of the " +
+        "request count (default false)",
+    ).optional(),
+    ...(settingsShape(z, registry) as Record<never, never>),
+  });
+}
+
+export const ModelConfig = modelConfigFor(PROVIDERS);
 
 const PathList = z.array(z.string().min(1));
 const SandboxNet = z.union([
@@ -589,11 +577,14 @@ export const WorkspaceConfig = z.strictObject({
   ).optional(),
 });
 
+const JOB_MODEL = "The model and its provider";
+const USER_MODEL = "Default model";
+
 export const JobFile = z.strictObject({
   $schema: z.string().describe("JSON Schema of this file, for editors").optional(),
   name: Name.describe("Job name: lower-case letters, digits, '.', '_' or '-'"),
   description: z.string().describe("What the job does").optional(),
-  model: ModelConfig.describe("The model and its provider").optional(),
+  model: ModelConfig.describe(JOB_MODEL).optional(),
   system: z.string().describe("System prompt").optional(),
   inputs: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]*$/), InputSpec).describe(
     "Named inputs, set with --input name=value and used as {{ inputs.name }}",
@@ -676,7 +667,7 @@ export const JobFile = z.strictObject({
 
 /** `HERMES_HOME/config.yaml`: user-wide defaults. */
 export const UserConfig = z.strictObject({
-  model: ModelConfig.describe("Default model").optional(),
+  model: ModelConfig.describe(USER_MODEL).optional(),
   tools: ToolsConfig.describe("Default tools").optional(),
   plugins: z.array(PluginEntry).describe("Global plugins, loaded for every session").optional(),
   mcp_servers: McpServers.optional(),
@@ -718,6 +709,23 @@ export const UserConfig = z.strictObject({
   }).describe("OpenTelemetry export of spans and metrics (off unless an endpoint is set here or in OTEL_*)")
     .optional(),
 });
+
+/**
+ * The job file and config.yaml schemas under another provider registry (one with a provider of a test's own):
+ * the same but for the `model:` section, whose provider choices and own keys are that registry's.
+ */
+export function schemasFor(
+  registry: ProviderRegistry,
+): { jobFile: typeof JobFile; userConfig: typeof UserConfig } {
+  if (registry === PROVIDERS) return { jobFile: JobFile, userConfig: UserConfig };
+  const model = modelConfigFor(registry);
+  return {
+    jobFile: JobFile.extend({ model: model.describe(JOB_MODEL).optional() }) as unknown as typeof JobFile,
+    userConfig: UserConfig.extend({
+      model: model.describe(USER_MODEL).optional(),
+    }) as unknown as typeof UserConfig,
+  };
+}
 
 export type JobFile = z.infer<typeof JobFile>;
 /** config.yaml as loaded: the trust policies in force are attached (policy.ts, job_file.ts). */

@@ -1,14 +1,24 @@
 /** Which model a run talks to: flag > job > config.yaml > environment > the provider's defaults. */
 import { parseDuration } from "../core/duration.ts";
 import { ValidationError } from "../core/errors.ts";
-import { DEFAULT_CONTEXT_WINDOW, isReasoningModel, KEYLESS, type ResolvedModel } from "../providers/model.ts";
+import { DEFAULT_CONTEXT_WINDOW, KEYLESS, type ResolvedModel } from "../providers/model.ts";
 import { listedPrice, priceOf } from "../providers/pricing.ts";
-import { ownersOf, providerOf, type ProviderRegistry, PROVIDERS } from "../providers/registry.ts";
+import {
+  type ModelSection,
+  ownersOf,
+  providerOf,
+  type ProviderRegistry,
+  PROVIDERS,
+} from "../providers/registry.ts";
 import type { ModelConfig } from "./job_schema.ts";
 
-/** A `model:` section; `provider` is any name of the registry in use. */
-export type ModelSpec = Omit<ModelConfig, "provider"> & { provider?: string | undefined };
+/** A `model:` section; `provider` is any name of the registry in use, other keys any provider's own. */
+export type ModelSpec = Omit<ModelConfig, "provider"> & { provider?: string | undefined } & ModelSection;
 
+/**
+ * The shared keys resolved here; the provider's own keys by its registry entry (`resolve`), which no other
+ * provider's keys may reach.
+ */
 export function resolveModel(
   spec: ModelSpec | undefined,
   options: {
@@ -34,8 +44,9 @@ export function resolveModel(
       "Cannot choose a model: set model.name in the job, --model NAME, or HERMES_MODEL",
     );
   }
+  const section: ModelSection = spec ?? {};
   for (const [key, holds] of Object.entries(entry.needs ?? {})) {
-    if ((spec as Record<string, unknown> | undefined)?.[key] === undefined) {
+    if (section[key] === undefined) {
       throw new ValidationError(`model.${key} is required for provider ${provider} (${holds})`);
     }
   }
@@ -48,8 +59,9 @@ export function resolveModel(
     context_window: spec?.context_window ?? DEFAULT_CONTEXT_WINDOW,
     stream: spec?.stream ?? false,
     price: spec?.pricing ? priceOf(spec.pricing) : listedPrice(name),
-    reasoning: spec?.reasoning ?? (provider === "openai" && isReasoningModel(name)),
+    reasoning: spec?.reasoning ?? false,
     structured_output: spec?.structured_output ?? "auto",
+    settings: {},
   };
   if (spec?.reasoning_effort !== undefined) model.reasoning_effort = spec.reasoning_effort;
   if (options.recurringJob !== undefined) model.prompt_cache_key = `hermes-job-${options.recurringJob}`;
@@ -60,8 +72,8 @@ export function resolveModel(
   if (spec?.max_retries !== undefined) model.max_retries = spec.max_retries;
   if (spec?.text_tool_calls) model.text_tool_calls = true;
   if (spec?.fallback !== undefined) model.fallback = [...spec.fallback];
-  // A provider's own settings (registry ownKeys) are refused for any other provider.
-  for (const [key, value] of Object.entries(spec ?? {})) {
+  // A provider's own settings (its registry entry's) are refused for any other provider.
+  for (const [key, value] of Object.entries(section)) {
     const owners = value === undefined ? [] : ownersOf(key, registry);
     if (owners.length && !owners.includes(provider)) {
       throw new ValidationError(
@@ -69,25 +81,5 @@ export function resolveModel(
       );
     }
   }
-  if (spec?.api_version !== undefined) model.api_version = spec.api_version;
-  if (entry.ownKeys?.includes("api")) model.api = spec?.api ?? "auto";
-  if (spec?.platform === "bedrock" || spec?.platform === "vertex") {
-    // The cloud's own credentials sign the request: no Anthropic key, and not the Anthropic endpoint.
-    model.platform = spec.platform;
-    model.api_key_env = spec.api_key_env ?? KEYLESS;
-    model.base_url = spec.base_url ?? null;
-  }
-  if (spec?.thinking) {
-    if (spec.max_output_tokens !== undefined && spec.max_output_tokens <= spec.thinking.budget_tokens) {
-      throw new ValidationError(
-        `Cannot use model.thinking as given: max_output_tokens (${spec.max_output_tokens}) must be larger ` +
-          `than thinking.budget_tokens (${spec.thinking.budget_tokens})`,
-      );
-    }
-    model.thinking = { budget_tokens: spec.thinking.budget_tokens };
-  }
-  if (spec?.script !== undefined) {
-    model.script = spec.script.startsWith("/") ? spec.script : `${options.dir}/${spec.script}`;
-  }
-  return model;
+  return entry.resolve ? entry.resolve(section, model, { dir: options.dir, env: options.env }) : model;
 }

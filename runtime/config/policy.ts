@@ -13,6 +13,7 @@ import { defaultCeilings, limitProblems } from "./policy_limits.ts";
 import { hostCoveredByAny, nameMatchesAny, urlMatchesAny } from "./policy_match.ts";
 import { argumentPaths } from "../sandbox/policy.ts";
 import { jobSetEnvNames, steersPrograms } from "./steering_env.ts";
+import { settingFiles } from "../providers/registry.ts";
 
 type Path = (string | number)[];
 
@@ -363,8 +364,8 @@ function grantedPaths(spec: JobFile, kind: "read" | "write", dir: string): { pat
     if (tools.shell?.cwd !== undefined) {
       found.push({ path: ["tools", "shell", "cwd"], value: tools.shell.cwd });
     }
-    // Files Hermes itself reads for the job: the scripted provider's replies, plugin modules.
-    if (spec.model?.script !== undefined) found.push({ path: ["model", "script"], value: spec.model.script });
+    // Files Hermes itself reads for the job: a provider's (the scripted replies), plugin modules.
+    for (const { key, value } of settingFiles(spec.model)) found.push({ path: ["model", key], value });
     spec.plugins?.forEach((plugin, i) => found.push({ path: ["plugins", i, "path"], value: plugin.path }));
     list(spec.skills, ["skills"]);
   } else {

@@ -117,6 +117,8 @@ export async function loadJob(
   path: string,
   options: LoadJobOptions = {},
 ): Promise<ReturnType<typeof load.loadJob>> {
+  // The compiled check knows the built-in providers' keys only.
+  if (options.providers) return (await import("./job_file.ts")).loadJob(path, options);
   try {
     return load.loadJob(path, options, validatorsWith(undefined));
   } catch (error) {
@@ -130,6 +132,7 @@ export async function loadUserConfig(
   path: string,
   options: load.UserConfigOptions = {},
 ): Promise<ReturnType<typeof load.loadUserConfig>> {
+  if (options.providers) return (await import("./job_file.ts")).loadUserConfig(path, options);
   try {
     // Its check is half the size of the job file's: loaded only when there is a config.yaml to check.
     const check = await exists(path) ? await import("./_generated/user_config.js") : undefined;

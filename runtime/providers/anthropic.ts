@@ -24,7 +24,7 @@ import {
 import { judgeAnthropicError } from "./anthropic_errors.ts";
 import { callDefaults, retryCall } from "./retry_call.ts";
 import { progressFetch, withProgress } from "./anthropic_fetch.ts";
-import { checkPlatformEnv, platformClient } from "./anthropic_platform.ts";
+import { checkPlatformEnv, type Platform, platformClient } from "./anthropic_platform.ts";
 
 export interface AnthropicProviderOptions {
   model: string;
@@ -58,12 +58,18 @@ export interface AnthropicProviderOptions {
 
 const DEFAULT_BASE_URL = "https://api.anthropic.com";
 
-export function providerFor(model: ResolvedModel, context: ProviderContext): Provider {
-  const platform = model.platform;
+/** The anthropic provider's own settings, as its registry entry resolves them. */
+export interface AnthropicSettings {
+  /** `model.thinking`: extended thinking. */
+  thinking?: { budget_tokens: number };
+  /** `model.platform`, when it is not the Anthropic API: Claude on Amazon Bedrock or Google Vertex AI. */
+  platform?: Platform;
+}
+
+export function providerFor(model: ResolvedModel<AnthropicSettings>, context: ProviderContext): Provider {
+  const { platform, thinking } = model.settings;
   if (platform) {
     checkPlatformEnv(platform, context.env);
-    const idle = model.idle_timeout_ms ?? 120_000;
-    const ceiling = model.request_timeout_ms ?? 600_000;
     return createAnthropicProvider({
       model: model.name,
       apiKey: "",
@@ -74,10 +80,11 @@ export function providerFor(model: ResolvedModel, context: ProviderContext): Pro
       client: () =>
         platformClient(platform, {
           env: context.env,
-          timeoutMs: Math.max(idle, ceiling) + 60_000,
+          // The platform SDK's own timeout backs up ours, as the Anthropic client's does.
+          timeoutMs: callDefaults(callBounds(model)).sdkTimeoutMs,
           ...(model.base_url ? { baseURL: model.base_url } : {}),
         }),
-      ...(model.thinking ? { thinking: model.thinking } : {}),
+      ...(thinking ? { thinking } : {}),
       ...callBounds(model),
     });
   }
@@ -87,7 +94,7 @@ export function providerFor(model: ResolvedModel, context: ProviderContext): Pro
     stream: model.stream,
     clock: context.clock,
     ...(model.base_url ? { baseURL: model.base_url } : {}),
-    ...(model.thinking ? { thinking: model.thinking } : {}),
+    ...(thinking ? { thinking } : {}),
     ...callBounds(model),
   });
 }

@@ -9,7 +9,7 @@
 import { AzureOpenAI } from "./openai_sdk.ts";
 import { ValidationError } from "../core/errors.ts";
 import type { ResolvedModel } from "./model.ts";
-import { createOpenAIProvider, openAIOptions } from "./openai.ts";
+import { createOpenAIProvider, openAIOptions, type OpenAISettings } from "./openai.ts";
 import type { Provider, ProviderContext } from "./provider.ts";
 
 /** The Azure OpenAI data-plane API version sent when neither model.api_version nor the environment names one. */
@@ -17,7 +17,13 @@ export const DEFAULT_AZURE_API_VERSION = "2024-10-21";
 /** The same for the Responses API (`model.api`), which the GA version above does not serve. */
 export const DEFAULT_AZURE_RESPONSES_API_VERSION = "2025-04-01-preview";
 
-export function providerFor(model: ResolvedModel, context: ProviderContext): Provider {
+/** The azure provider's own settings: the openai provider's and the data-plane `api-version`. */
+export interface AzureSettings extends OpenAISettings {
+  /** `model.api_version`. */
+  api_version?: string;
+}
+
+export function providerFor(model: ResolvedModel<AzureSettings>, context: ProviderContext): Provider {
   const endpoint = model.base_url?.replace(/\/+$/, "");
   if (!endpoint) {
     throw new ValidationError(
@@ -25,7 +31,7 @@ export function providerFor(model: ResolvedModel, context: ProviderContext): Pro
         "or AZURE_OPENAI_ENDPOINT",
     );
   }
-  const apiVersion = model.api_version ?? context.env.AZURE_OPENAI_API_VERSION;
+  const apiVersion = model.settings.api_version ?? context.env.AZURE_OPENAI_API_VERSION;
   // The openai provider settles every option from the resolved model; only the client is Azure's.
   return createOpenAIProvider({
     ...openAIOptions(model, context),

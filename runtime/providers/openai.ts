@@ -133,13 +133,22 @@ class IncompleteStream extends Error {
   }
 }
 
+/** The openai provider's own settings, as its registry entry resolves them. */
+export interface OpenAISettings {
+  /** `model.api`: Chat Completions, the Responses API, or by the model's name. */
+  api: OpenAIApiSetting;
+}
+
 /** The registry's entry point (providers/registry.ts): the client a resolved `model:` asks for. */
-export function providerFor(model: ResolvedModel, context: ProviderContext): Provider {
+export function providerFor(model: ResolvedModel<OpenAISettings>, context: ProviderContext): Provider {
   return createOpenAIProvider(openAIOptions(model, context));
 }
 
 /** The provider options a resolved `model:` means (also the azure provider's, which adds its client). */
-export function openAIOptions(model: ResolvedModel, context: ProviderContext): OpenAIProviderOptions {
+export function openAIOptions(
+  model: ResolvedModel<OpenAISettings>,
+  context: ProviderContext,
+): OpenAIProviderOptions {
   return {
     model: model.name,
     // The SDK insists on a key; a keyless server ignores this one.
@@ -147,7 +156,7 @@ export function openAIOptions(model: ResolvedModel, context: ProviderContext): O
     stream: model.stream,
     clock: context.clock,
     reasoning: model.reasoning,
-    ...(model.api ? { api: model.api } : {}),
+    api: model.settings.api,
     ...(model.reasoning_effort ? { reasoningEffort: model.reasoning_effort } : {}),
     ...(model.prompt_cache_key ? { promptCacheKey: model.prompt_cache_key } : {}),
     ...(model.base_url ? { baseURL: model.base_url } : {}),

@@ -69,10 +69,13 @@ export interface Provider {
   serverWindow?(options?: { signal?: AbortSignal }): Promise<ServerWindow | null>;
 }
 
-/** What a provider's module exports for the registry (providers/registry.ts). */
-export interface ProviderModule {
+/**
+ * What a provider's module exports for the registry (providers/registry.ts); `S` is the type of its own
+ * settings, as its registry entry resolves them.
+ */
+export interface ProviderModule<S extends object = object> {
   /** The provider a resolved `model:` asks for; a setting it cannot use is a ValidationError. */
-  providerFor(model: ResolvedModel, context: ProviderContext): Provider;
+  providerFor(model: ResolvedModel<S>, context: ProviderContext): Provider;
 }
 
 export interface ProviderContext {

@@ -16,7 +16,7 @@ import { noHooks } from "../core/hooks.ts";
 import { silentLogger } from "../core/log.ts";
 import { openSqliteStore } from "../store/sqlite/sqlite_store.ts";
 import type { Tool } from "../tools/tool.ts";
-import { createProvider } from "./model.ts";
+import { createProvider } from "./create.ts";
 import { PROVIDER_NAMES, providerOf, type ProviderRegistry, PROVIDERS } from "./registry.ts";
 
 /** The built-in registry plus the toy's line; `loads` counts imports of the toy's module. */
@@ -156,7 +156,7 @@ Deno.test("registry: the default provider rule — named, implied by a key it ne
   assert.equal(providerOf({ provider: "openai", script: "r.yaml" } as { provider?: string }), "openai");
   assert.equal(providerOf({ provider: "toy" }, registry), "toy");
   const scripted = resolveModel({ script: "r.yaml" }, { env: {}, dir: "/jobs" });
-  assert.deepEqual([scripted.provider, scripted.name, scripted.script], [
+  assert.deepEqual([scripted.provider, scripted.name, (scripted.settings as { script: string }).script], [
     "scripted",
     "scripted",
     "/jobs/r.yaml",

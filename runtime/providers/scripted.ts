@@ -42,12 +42,9 @@ export function loadScript(path: string): ScriptEntry[] {
   return Array.isArray(result.data) ? result.data : result.data.replies;
 }
 
-/** The registry's entry point (providers/registry.ts): the replies of `model.script`. */
-export function providerFor(model: ResolvedModel, context: ProviderContext): Provider {
-  if (model.script === undefined) {
-    throw new ValidationError("model.script is required for provider scripted (a replies file)");
-  }
-  return createScriptedProvider(loadScript(model.script), { clock: context.clock });
+/** The registry's entry point (providers/registry.ts): the replies of `model.script`, an absolute path. */
+export function providerFor(model: ResolvedModel<{ script: string }>, context: ProviderContext): Provider {
+  return createScriptedProvider(loadScript(model.settings.script), { clock: context.clock });
 }
 
 export function createScriptedProvider(script: readonly ScriptEntry[], options: { clock: Clock }): Provider {
