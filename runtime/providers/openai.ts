@@ -15,6 +15,7 @@ import { isStrictSchema } from "./strict_schema.ts";
 import { failureKind, retryAfterMs } from "./overload.ts";
 import { callDefaults, type Failure, httpStatusLine, retryCall } from "./retry_call.ts";
 import type { Message, ToolCall, Usage } from "../core/types.ts";
+import { tokenUsage } from "./usage.ts";
 import { apiFor, type OpenAIApi, type OpenAIApiSetting } from "./openai_api.ts";
 import {
   fromResponse,
@@ -439,14 +440,11 @@ function response(
 
 function usageOf(usage: OpenAI.CompletionUsage | null | undefined): Usage | null {
   if (!usage) return null;
-  return {
-    prompt_tokens: usage.prompt_tokens ?? 0,
-    completion_tokens: usage.completion_tokens ?? 0,
-    cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
-    ...(usage.completion_tokens_details?.reasoning_tokens
-      ? { reasoning_tokens: usage.completion_tokens_details.reasoning_tokens }
-      : {}),
-  };
+  const details = [
+    usage.prompt_tokens_details?.cached_tokens,
+    usage.completion_tokens_details?.reasoning_tokens,
+  ];
+  return tokenUsage(usage.prompt_tokens, usage.completion_tokens, ...details);
 }
 
 function newCallId(): string {

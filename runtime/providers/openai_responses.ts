@@ -10,6 +10,7 @@ import OpenAI from "./openai_sdk.ts";
 import type { ModelRequest, ModelResponse } from "./provider.ts";
 import { isStrictSchema } from "./strict_schema.ts";
 import type { Message, ReasoningBlock, ToolCall, Usage } from "../core/types.ts";
+import { tokenUsage } from "./usage.ts";
 
 type ResponsesParams = OpenAI.Responses.ResponseCreateParamsNonStreaming;
 type InputItem = OpenAI.Responses.ResponseInputItem;
@@ -155,14 +156,8 @@ function finishReason(response: OpenAI.Responses.Response, refusal: string, call
 
 export function usageOf(usage: OpenAI.Responses.ResponseUsage | null | undefined): Usage | null {
   if (!usage) return null;
-  return {
-    prompt_tokens: usage.input_tokens ?? 0,
-    completion_tokens: usage.output_tokens ?? 0,
-    cached_tokens: usage.input_tokens_details?.cached_tokens ?? 0,
-    ...(usage.output_tokens_details?.reasoning_tokens
-      ? { reasoning_tokens: usage.output_tokens_details.reasoning_tokens }
-      : {}),
-  };
+  const details = [usage.input_tokens_details?.cached_tokens, usage.output_tokens_details?.reasoning_tokens];
+  return tokenUsage(usage.input_tokens, usage.output_tokens, ...details);
 }
 
 /** The stream ended before a `response.completed`, `response.incomplete` or `response.failed` event. */

@@ -1,12 +1,19 @@
 /**
- * A toy provider, the whole of what a new provider is besides its registry line (registry_test.ts adds
- * that line): its module exports `providerFor`. It calls the first tool it is offered once, then answers
- * with what the tool returned, the model it was asked for, its endpoint and whether it got its key.
+ * A toy provider, the whole of what a new provider is besides its registry entry (registry_test.ts adds
+ * that entry, with the toy's one setting of its own, `model.greeting`): its module exports `providerFor`. It
+ * calls the first tool it is offered once, then answers with its greeting, what the tool returned, the model
+ * it was asked for, its endpoint and whether it got its key.
  */
 import type { ResolvedModel } from "../model.ts";
 import type { ModelRequest, ModelResponse, Provider, ProviderContext } from "../provider.ts";
 
-export function providerFor(model: ResolvedModel, context: ProviderContext): Provider {
+/** The toy's own settings, as its registry entry resolves them. */
+export interface ToySettings {
+  /** `model.greeting`: the first word of every answer. */
+  greeting: string;
+}
+
+export function providerFor(model: ResolvedModel<ToySettings>, context: ProviderContext): Provider {
   return {
     name: "toy",
     complete(request: ModelRequest): Promise<ModelResponse> {
@@ -22,7 +29,8 @@ export function providerFor(model: ResolvedModel, context: ProviderContext): Pro
         });
       }
       const key = context.apiKey === null ? "no key" : "a key";
-      const content = `${model.name} at ${model.base_url} with ${key}: ${last.content}`;
+      const content =
+        `${model.settings.greeting}, ${model.name} at ${model.base_url} with ${key}: ${last.content}`;
       return Promise.resolve({ message: { role: "assistant", content }, usage, finish_reason: "stop" });
     },
   };
