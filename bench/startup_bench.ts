@@ -7,8 +7,9 @@
  *   bundle's size, which Deno still reads, hashes and holds whole at every start;
  * - `hermes sessions list --limit 20` on a store with 1 000 sessions, against a bare script that opens the same
  *   state.db with `node:sqlite` and prints 20 rows (target ≤ 1.25×: the engine's floor is not what costs);
- * - spawn → first model request of `hermes run -p hi` and of `hermes run JOB.yaml` (a job file with an
- *   openai model and two tools) against the OpenAI-compatible test server (target ≤ 5× the hello-world);
+ * - spawn → first model request of `hermes run -p hi`, of `hermes run JOB.yaml` (a job file with an
+ *   openai model and two tools) and of the same job with an `output.schema`, against the OpenAI-compatible
+ *   test server (target ≤ 5× the hello-world);
  * - a cold `deno task demo`, a cold `deno task --eval true` (a task that runs nothing) and a cold
  *   `deno run -A main.ts run examples/hello.yaml` (empty DENO_DIR): bytes downloaded, counted on the wire by
  *   an HTTPS proxy, and the DENO_DIR left behind (`--skip-cold` skips it; it needs the npm registry).
@@ -50,6 +51,15 @@ tools:
   list_dir: {}
 limits: { max_turns: 3, timeout: 1m }
 `;
+/** The same job with a structured answer: its JSON Schema (ajv) is needed only once the model has answered. */
+const SCHEMA_JOB = `${JOB}output:
+  schema:
+    type: object
+    required: [greeting]
+    properties:
+      greeting: { type: string, minLength: 1 }
+      when: { type: string, format: date-time }
+`;
 
 const COLD = [
   ["`deno task demo`", ["task", "demo"]],
@@ -73,6 +83,8 @@ try {
   };
   const job = `${dir}/job.yaml`;
   await Deno.writeTextFile(job, JOB);
+  const schemaJob = `${dir}/schema-job.yaml`;
+  await Deno.writeTextFile(schemaJob, SCHEMA_JOB);
   const listDb = `${dir}/list-home-0/state.db`;
   const cases: Record<string, () => Promise<number>> = {
     // In a directory without deno.json: nothing but Deno itself.
@@ -92,8 +104,8 @@ try {
     const padded = await writePaddedHello(dir, i, (await Deno.stat(bundle)).size);
     cases[`padded${i}`] = () => timeProcess(["run", "-A", padded], { env, cwd: dir });
     cases[`list${i}`] = () => hermes(["sessions", "list", "--limit", "20", "--home", listHome], { env });
-    const firstRequest = (args: string[]) => async () => {
-      server.upstream.push({ content: "hello" });
+    const firstRequest = (args: string[], content = "hello") => async () => {
+      server.upstream.push({ content });
       server.exchanges.length = 0;
       const started = performance.now();
       await hermes(args, { env: runEnv });
@@ -103,6 +115,10 @@ try {
     };
     cases[`run${i}`] = firstRequest(["run", "-p", "hi", "--home", `${dir}/run-home-${i}`]);
     cases[`job${i}`] = firstRequest(["run", job, "--home", `${dir}/job-home-${i}`]);
+    cases[`schema${i}`] = firstRequest(
+      ["run", schemaJob, "--home", `${dir}/schema-home-${i}`],
+      JSON.stringify({ greeting: "hello" }),
+    );
   }
   const samples = await interleave(cases, { rounds, warmup: 2 });
   report("bare `deno run` hello-world (spawn → exit)", spread(samples.hello!));
@@ -113,6 +129,7 @@ try {
     ["list", `hermes sessions list --limit 20 (${SESSIONS} sessions)`, "floor", "≤ 1.25×"],
     ["run", "hermes run -p hi: spawn → first model request", "hello", "≤ 5×"],
     ["job", "hermes run JOB.yaml: spawn → first model request", "hello", "≤ 5×"],
+    ["schema", "hermes run JOB.yaml with output.schema: spawn → first model request", "hello", "≤ 5×"],
   ] as const;
   for (const [key, label, baseline, target] of figures) {
     for (const [i, tree] of trees.entries()) {

@@ -20,7 +20,6 @@ import { requirePrice, type ResolvedModel } from "../providers/model.ts";
 import { createProvider } from "../providers/create.ts";
 import { resolveModel } from "../config/model.ts";
 import { schemaInstruction } from "./output_schema.ts";
-import { outputSchemaProblems } from "../config/output_schema_check.ts";
 import { currentProcess, type ProcessIdentity } from "../core/process_identity.ts";
 import type { Provider } from "../providers/provider.ts";
 import { newSessionId, type Store } from "../store/store.ts";
@@ -149,9 +148,8 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   const { events } = outlets;
   let store = outlets.store;
   const spec = job.spec;
-  // An output.schema that does not compile is exit 2 before any model call (ajv loads only for such jobs).
-  const schemaProblems = await outputSchemaProblems(spec, job.locate ?? (() => job.path ?? "job"));
-  if (schemaProblems.length > 0) throw new ValidationError(schemaProblems.join("\n"));
+  // output.schema is compiled by the turn that checks an answer, while the model works (turn.ts): ajv is
+  // not on the path to the first model request.
   const model = resolveModel(spec.model, {
     env: options.env,
     dir: job.dir,

@@ -20,7 +20,9 @@ import {
   type Stop,
   type UsageCounters,
 } from "./outcome.ts";
-import { repairPrompt, type SchemaCheck } from "./output_schema.ts";
+import { checkAgainstSchema, repairPrompt, type SchemaCheck } from "./output_schema.ts";
+import { compileOutputSchema } from "../config/output_schema_check.ts";
+import type { JsonSchemaCheck } from "../config/json_schema.ts";
 import type { CommandSource } from "../agent/slash.ts";
 import type { SessionStore } from "../store/store.ts";
 import { StoreUnavailableError } from "../store/retry.ts";
@@ -82,13 +84,30 @@ export async function runTurn(
     : startTimeout(live.job.spec.limits?.timeout);
   let compactions = 0;
   let finishReason: string | undefined;
+  // output.schema is compiled while the model works, not before its first request (ajv costs tens of ms to
+  // load and as much to compile): from the first model call's end or retry, else once the input has run. A
+  // schema ajv refuses stops the turn as invalid input, naming file:line:col.
+  const schemaRefused = new AbortController();
+  let compiling: Promise<JsonSchemaCheck> | undefined;
+  const compileSchema = (schema: Record<string, unknown>) => {
+    if (!compiling) {
+      const { job } = live;
+      compiling = compileOutputSchema(schema, job.locate ?? (() => job.path ?? "job"));
+      compiling.catch((error) => schemaRefused.abort(error));
+    }
+    return compiling;
+  };
   const unsubscribe = events.subscribe((event) => {
     if (event.session_id !== id) return;
     if (event.type === "compaction") compactions++;
     else if (event.type === "turn.end") finishReason = event.finish_reason;
+    if ((event.type === "turn.end" || event.type === "provider.retry") && options.schema) {
+      compileSchema(options.schema);
+    }
   });
   const signal = AbortSignal.any([
     timeout.signal,
+    schemaRefused.signal,
     ...[options.cancel, options.interrupt].filter((s) => s !== undefined),
   ]);
 
@@ -114,12 +133,12 @@ export async function runTurn(
     }
     let check: SchemaCheck | undefined;
     if (options.schema) {
-      const { checkAgainstSchema } = await import("./output_check.ts");
-      check = checkAgainstSchema(final, options.schema);
+      const compiled = await compileSchema(options.schema);
+      check = checkAgainstSchema(final, compiled);
       if (!check.ok) {
         log.warn(`final answer does not match output.schema (${check.error}); asking for a repair`);
         final = (await live.agent.prompt(repairPrompt(check.error), { source, signal })).final;
-        check = checkAgainstSchema(final, options.schema);
+        check = checkAgainstSchema(final, compiled);
       }
       if (check.ok) output = check.value;
     }
@@ -131,7 +150,9 @@ export async function runTurn(
       ...(check ? { schema: check } : {}),
       ...(finishReason !== undefined ? { finish_reason: finishReason } : {}),
     });
-  } catch (caught) {
+  } catch (thrown) {
+    // A refused output.schema stops the model call: the refusal, not the abort, is what ended the turn.
+    const caught = schemaRefused.signal.aborted ? schemaRefused.signal.reason : thrown;
     ending = endingOfError({ ...options, caught, timeout: timeout.signal });
     if (caught instanceof ValidationError && ending.terminal_reason === "invalid_input") refused = caught;
     else if (ending.status === "failed" && !(caught instanceof RunError)) {
