@@ -246,8 +246,8 @@ export async function main(argv: string[], env: Record<string, string>): Promise
 if (import.meta.main) {
   const code = await main(Deno.args, Deno.env.toObject());
   // Exiting from a later task rather than here lets Deno store the V8 code cache of this module, which it
-  // does once the module's evaluation has finished (for the bundle, dist/hermes.js, that is the whole
-  // program: without it every start compiles 3 MB); anything still holding the event loop open cannot keep
+  // does once the module's evaluation has finished (without it every start of the release compiles its
+  // modules again); anything still holding the event loop open cannot keep
   // the process alive past that task. AbortSignal.timeout, not setTimeout: Deno's global setTimeout is
   // node:timers, whose first use initialises about 20 internal modules (~20 ms of CPU) that `--version` and
   // `sessions list` otherwise never load.

@@ -1,41 +1,84 @@
 /**
- * `deno task release [--out DIR]`: the release artifact — `DIR/hermes.js` (default dist/), one JavaScript
- * file made by `deno bundle` that runs with any Deno 2.9 and an empty DENO_DIR, with the commit it was built
- * from embedded (what `hermes --version` prints), and `DIR/hermes.js.sha256` in `sha256sum` format, so
- * `sha256sum -c hermes.js.sha256` checks a download.
+ * `deno task release [--out DIR]`: the release artifact — the folder `DIR/hermes/` (default dist/hermes/)
+ * of ES modules made by `deno bundle --code-splitting`, which runs with any Deno 2.9 and an empty DENO_DIR:
+ * `deno run -A hermes/hermes.js …`. The commit it was built from is embedded (what `hermes --version`
+ * prints), and `hermes/SHA256SUMS` lists every file in `sha256sum` format, so `sha256sum -c SHA256SUMS` in
+ * the folder checks a download.
+ *
+ * A folder, not one file: a one-file bundle hoists every `node:` import of the whole program to its top, so
+ * each start initialised Deno's Node layer for streams, http, zlib, crypto, child_process, … before
+ * `--version` could print (3.6× the source's start-up). Split at the program's `import()` seams, each command
+ * loads what it loads from the source (bench/startup_bench.ts).
  */
 import { parseArgs } from "node:util";
 import { createHash } from "node:crypto";
 
 const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 const MARKER = "__HERMES_COMMIT__";
+/** The entry module, as `deno bundle` names it (after main.ts), and as the release names it. */
+const BUNDLED_ENTRY = "main.js";
+const ENTRY = "hermes.js";
 
 const { values } = parseArgs({ args: Deno.args, options: { out: { type: "string" } } });
-const out = values.out ?? `${ROOT}/dist`;
-await Deno.mkdir(out, { recursive: true });
-const bundle = `${out}/hermes.js`;
+const folder = `${values.out ?? `${ROOT}/dist`}/hermes`;
+// The folder is the release's own: a chunk of an earlier build must not survive into this one.
+await Deno.remove(folder, { recursive: true }).catch((error) => {
+  if (!(error instanceof Deno.errors.NotFound)) throw error;
+});
 
-// Minified, names kept (error and class names are part of what Hermes prints): 3.5 MB instead of 8.9 MB.
-// Deno reads, hashes and keeps the whole file as a string, and V8 deserialises its code cache, at every
-// start, so `hermes --version` from the bundle costs about a quarter less CPU (bench/startup_bench.ts).
+// Minified, names kept (error and class names are part of what Hermes prints): Deno reads and V8 compiles
+// (or loads the code cache of) each module a command imports, so smaller modules start faster.
 const built = await new Deno.Command(Deno.execPath(), {
-  args: ["bundle", "--platform", "deno", "--minify", "--keep-names", "-o", bundle, `${ROOT}/main.ts`],
+  args: [
+    "bundle",
+    "--code-splitting",
+    "--platform",
+    "deno",
+    "--minify",
+    "--keep-names",
+    "--outdir",
+    folder,
+    `${ROOT}/main.ts`,
+  ],
   cwd: ROOT,
   stdout: "inherit",
   stderr: "inherit",
 }).output();
 if (!built.success) Deno.exit(built.code || 1);
 
-const text = await Deno.readTextFile(bundle);
-if (!text.includes(MARKER)) {
-  console.error(`release: the commit marker ${MARKER} is not in the bundle (runtime/core/version.ts)`);
+const names = [...Deno.readDirSync(folder)].filter((e) => e.isFile).map((e) => e.name).sort();
+const commit = await gitCommit();
+let marked = 0;
+for (const name of names) {
+  const text = await Deno.readTextFile(`${folder}/${name}`);
+  // The entry is renamed below: nothing may import it by the bundler's name.
+  if (name !== BUNDLED_ENTRY && text.includes(`"./${BUNDLED_ENTRY}"`)) {
+    fail(`${name} imports the entry module ./${BUNDLED_ENTRY}, which the release renames to ${ENTRY}`);
+  }
+  if (!text.includes(MARKER)) continue;
+  marked++;
+  await Deno.writeTextFile(`${folder}/${name}`, text.replaceAll(MARKER, commit));
+}
+if (marked === 0) fail(`the commit marker ${MARKER} is in no module of the bundle (runtime/core/version.ts)`);
+await Deno.rename(`${folder}/${BUNDLED_ENTRY}`, `${folder}/${ENTRY}`);
+
+const files = names.map((name) => name === BUNDLED_ENTRY ? ENTRY : name).sort();
+let sums = "";
+for (const name of files) {
+  const digest = createHash("sha256").update(await Deno.readFile(`${folder}/${name}`)).digest("hex");
+  sums += `${digest}  ${name}\n`;
+}
+await Deno.writeTextFile(`${folder}/SHA256SUMS`, sums);
+const digest = createHash("sha256").update(sums).digest("hex");
+console.log(
+  `${folder}/${ENTRY} (${commit || "no commit: not a git checkout"}): ${files.length} modules\n` +
+    `${digest}  SHA256SUMS`,
+);
+
+function fail(message: string): never {
+  console.error(`release: ${message}`);
   Deno.exit(1);
 }
-const commit = await gitCommit();
-await Deno.writeTextFile(bundle, text.replaceAll(MARKER, commit));
-const digest = createHash("sha256").update(await Deno.readFile(bundle)).digest("hex");
-await Deno.writeTextFile(`${bundle}.sha256`, `${digest}  hermes.js\n`);
-console.log(`${bundle} (${commit || "no commit: not a git checkout"})\n${digest}  hermes.js`);
 
 /** HEAD's short commit, `-dirty` when tracked files differ from it; "" outside a git checkout. */
 async function gitCommit(): Promise<string> {
