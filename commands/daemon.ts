@@ -186,7 +186,8 @@ export async function runQueued(
     source: "job",
     signal: options.signal,
   });
-  const result = await app.run({ job }).finally(async () => {
+  // The run's id goes with it: an approval its session parks names the run (waiting_approval).
+  const result = await app.run({ job, runId: run.id }).finally(async () => {
     detach?.(new Date(cli.clock.now()));
     await options.telemetry?.flush();
   });

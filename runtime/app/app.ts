@@ -31,7 +31,7 @@ import type { StoredCompaction } from "./compact_stored.ts";
 import { type OpenSession, openSessionView } from "./open_session.ts";
 import { type AdmitOptions, admittedStoredJob } from "./stored_job.ts";
 import type { Hooks } from "../core/hooks.ts";
-import { NotFoundError, TurnCancelledError, TurnRunningError } from "./errors.ts";
+import { ApprovalDecidedError, NotFoundError, TurnCancelledError, TurnRunningError } from "./errors.ts";
 // The session core (hub.ts, run.ts) is imported on first use: `sessions delete` need not load an agent.
 import type { SessionHub, SessionHubOptions } from "./hub.ts";
 import {
@@ -48,7 +48,7 @@ import { hasEnded, queuedRunOf, type SubmitOptions } from "./queue.ts";
 import type { ListRunsOptions, QueuedRun, RunDelivery, RunEventRow } from "../store/store.ts";
 // tokens.ts loads node:crypto (~25 ms of Deno's Node layer): imported on first use, off the run path.
 import type { TokenCheck } from "./tokens.ts";
-import type { ApiToken, CostGroup } from "../store/store.ts";
+import type { ApiToken, Approval, ApprovalStatus, CostGroup } from "../store/store.ts";
 
 export type { AppContext } from "./context.ts";
 export type { JobRef, SessionJob, ValidateOptions, Validation } from "./jobs.ts";
@@ -345,6 +345,55 @@ export class App {
   async runEvents(ref: string, afterSeq = 0): Promise<RunEventRow[]> {
     const { store } = this.context;
     return await store.runEvents(await store.resolveRunId(ref), afterSeq);
+  }
+
+  /**
+   * Approvals parked by runs with `approval: {api: true}`, oldest first; `pending` (the default) leaves out
+   * those whose time is up.
+   */
+  async approvals(
+    filter: { status?: ApprovalStatus | "all"; run_id?: string; limit?: number } = {},
+  ): Promise<Approval[]> {
+    const status = filter.status ?? "pending";
+    return await this.context.store.listApprovals({
+      ...(status !== "all" ? { status } : {}),
+      ...(filter.run_id !== undefined ? { run_id: filter.run_id } : {}),
+      ...(filter.limit !== undefined ? { limit: filter.limit } : {}),
+      now: this.context.clock.now(),
+    });
+  }
+
+  /** One approval by id; a NotFoundError when the store has none. */
+  async approval(id: string): Promise<Approval> {
+    const approval = await this.context.store.getApproval(id);
+    if (!approval) throw new NotFoundError(`Cannot find approval ${id}: no such approval`);
+    return approval;
+  }
+
+  /**
+   * Decides a pending approval (the run waiting for it continues, wherever it runs); an approval decided
+   * already, or whose time is up, is an ApprovalDecidedError: only the first decision counts.
+   */
+  async decideApproval(
+    id: string,
+    decision: { decision: "allow" | "deny"; reason?: string; by: string | null },
+  ): Promise<Approval> {
+    const { store, clock } = this.context;
+    const now = clock.now();
+    const current = await this.approval(id);
+    if (current.status === "pending" && current.expires_at <= now) {
+      throw new ApprovalDecidedError(id, "expired");
+    }
+    const outcome = await store.decideApproval({
+      id,
+      status: decision.decision === "allow" ? "allowed" : "denied",
+      reason: decision.reason ?? null,
+      by: decision.by,
+      now,
+    });
+    if (!outcome) throw new NotFoundError(`Cannot find approval ${id}: no such approval`);
+    if (!outcome.decided) throw new ApprovalDecidedError(id, outcome.approval.status);
+    return outcome.approval;
   }
 
   /** A new API token; `token` is the only copy of its secret (the store keeps its hash). */

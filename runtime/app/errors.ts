@@ -30,3 +30,13 @@ export class TurnRunningError extends RunError {
     this.session_id = sessionId;
   }
 }
+
+/** Refusal to decide an approval that is decided already, or whose time is up (no run ends by it). */
+export class ApprovalDecidedError extends Error {
+  readonly approval_id: string;
+  constructor(approvalId: string, status: string) {
+    super(`Cannot decide approval ${approvalId}: it is ${status} already`);
+    this.name = "ApprovalDecidedError";
+    this.approval_id = approvalId;
+  }
+}

@@ -22,6 +22,6 @@ export type { PruneOptions, PrunePlan } from "../session_admin/prune.ts";
 // Not tokens.ts itself: it loads node:crypto, which every command importing the App would pay for.
 export { type Scope, SCOPES } from "./scopes.ts";
 export type { TokenCheck } from "./tokens.ts";
-export type { ApiToken } from "../store/store.ts";
+export type { ApiToken, Approval, ApprovalStatus } from "../store/store.ts";
 export type { ListRunsOptions, QueuedRun, RunDelivery, RunEventRow } from "../store/store.ts";
 export { hasEnded } from "./queue.ts";

@@ -528,11 +528,18 @@ export const ApprovalConfig = z.strictObject({
     'Endpoint POSTed the same JSON; a 2xx answer "allow" or {"decision": "allow"} allows the call, anything ' +
       "else denies it",
   ).optional(),
-  timeout: Duration.describe("How long one answer may take before the call is denied (default 30s)")
-    .optional(),
-}).refine((entry) => (entry.command === undefined) !== (entry.url === undefined), {
-  message: "expected exactly one of command or url",
-});
+  api: z.literal(true).describe(
+    "Park the call as a pending approval in the store, decided over hermes serve's API (GET /v1/approvals, " +
+      "POST /v1/approvals/ID, a token with the approvals scope) on any server sharing the store; the run " +
+      "shows waiting_approval meanwhile, and the timeout denies it",
+  ).optional(),
+  timeout: Duration.describe(
+    "How long one answer may take before the call is denied (default 30s; with api: 1h)",
+  ).optional(),
+}).refine(
+  (entry) => [entry.command, entry.url, entry.api].filter((way) => way !== undefined).length === 1,
+  { message: "expected exactly one of command, url or api: true" },
+);
 
 const SecretNames = z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected a variable name"));
 

@@ -144,6 +144,31 @@ export const eventFields = {
     reason: z.string(),
     server: z.string().exactOptional(),
   }),
+  "approval.requested": z.strictObject({
+    approval_id: z.string().describe("Decide it with POST /v1/approvals/ID (hermes serve)"),
+    run_id: z.string().nullable().describe("The queued run it holds (null for a run not from the queue)"),
+    tool: z.string(),
+    tool_call_id: z.string(),
+    server: z.string().exactOptional(),
+    args: z.record(z.string(), z.unknown()),
+    reason: z.string().describe("Why the job's rules do not allow the call"),
+    rule: z.string().describe("The rule the job could add to allow such calls without asking"),
+    subject: z.string().exactOptional().describe("What the call acts on as it will run; approved alone"),
+    expires_at: count.describe("When the timeout denies it (epoch ms)"),
+  }).describe(
+    "A tool call outside the job's rules parked for a decision over the API (approval: {api: true}); the run " +
+      "waits (waiting_approval) until approval.resolved",
+  ),
+  "approval.resolved": z.strictObject({
+    approval_id: z.string(),
+    tool: z.string(),
+    tool_call_id: z.string(),
+    status: z.enum(["allowed", "denied", "expired", "cancelled"]).describe(
+      "expired: the timeout denied it; cancelled: the run stopped first",
+    ),
+    reason: z.string().nullable().describe("The decider's reason, if given"),
+    decided_by: z.string().nullable().describe("The id of the API token that decided it"),
+  }).describe("How a parked tool call was decided; denied, expired and cancelled calls do not run"),
   "tool.progress": z.strictObject({
     tool: z.string(),
     tool_call_id: z.string(),

@@ -103,7 +103,7 @@ Deno.test("listeners narrow on type", () => {
   assert.deepEqual(ids, ["c1", "rpc"]);
 });
 
-// The vocabulary of docs/events.md (plus `compaction.failed`, `interval.raised`, MCP's `tool.progress` and `mcp.error`, `store.retry`): renaming or removing an event
+// The vocabulary of docs/events.md (plus `compaction.failed`, `interval.raised`, MCP's `tool.progress` and `mcp.error`, `store.retry`, the approvals'): renaming or removing an event
 // changes this line.
 assertType<
   Equal<
@@ -114,6 +114,8 @@ assertType<
     | "tool.call"
     | "tool.result"
     | "tool.denied"
+    | "approval.requested"
+    | "approval.resolved"
     | "tool.progress"
     | "mcp.error"
     | "compaction"

@@ -62,7 +62,8 @@ export function openApiDocument(version: string): Json {
     info: {
       title: "Hermes HTTP API",
       version,
-      description: "hermes serve: runs, their events, sessions. Errors are RFC 9457 problem details.",
+      description:
+        "hermes serve: runs, their events, sessions, approvals. Errors are RFC 9457 problem details.",
     },
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
     security: [{ bearer: [] }],
@@ -173,6 +174,34 @@ export function openApiDocument(version: string): Json {
           },
         }),
       },
+      "/v1/approvals": {
+        get: op("approvals", "Tool calls parked for a decision (approval: {api: true}), oldest first", {
+          parameters: queryParams(S.ApprovalQuery),
+          responses: { "200": json("ApprovalList", "Approvals"), ...guarded },
+        }),
+      },
+      "/v1/approvals/{id}": {
+        get: op("approvals", "An approval", {
+          parameters: [{ ...idParam("approval"), description: "The approval's id" }],
+          responses: {
+            "200": json("Approval", "The approval"),
+            ...guarded,
+            "404": problem("No such approval"),
+          },
+        }),
+        post: op("approvals", "Decide a pending approval: the waiting run continues at once", {
+          parameters: [{ ...idParam("approval"), description: "The approval's id" }],
+          requestBody: { required: true, content: { "application/json": { schema: ref("DecideBody") } } },
+          responses: {
+            "200": json("Approval", "The approval as decided"),
+            ...guarded,
+            "404": problem("No such approval"),
+            "409": problem("Decided already, or its time is up"),
+            "413": problem("Body too large"),
+            "415": problem("Not a JSON body"),
+          },
+        }),
+      },
       "/v1/sessions": {
         get: op("sessions:read", "List sessions, newest first", {
           parameters: queryParams(S.SessionQuery),
@@ -223,6 +252,9 @@ export function openApiDocument(version: string): Json {
         Run: schemaOf(S.Run),
         Submitted: schemaOf(S.Submitted),
         HookIgnored: schemaOf(S.HookIgnored),
+        Approval: schemaOf(S.Approval),
+        ApprovalList: schemaOf(S.ApprovalList),
+        DecideBody: schemaOf(S.DecideBody, "input"),
         RunList: schemaOf(S.RunList),
         SessionList: schemaOf(S.SessionList),
         SessionView: schemaOf(S.SessionView),

@@ -3,6 +3,7 @@
  * errors to HTTP statuses.
  */
 import {
+  ApprovalDecidedError,
   NotFoundError,
   SessionBusyError,
   StoreUnavailableError,
@@ -59,7 +60,10 @@ export function statusOf(error: unknown): number {
   // NotFoundError is a ValidationError: the narrower first.
   if (error instanceof NotFoundError) return 404;
   if (error instanceof ValidationError) return 400;
-  if (error instanceof SessionBusyError || error instanceof TurnRunningError) return 409;
+  if (
+    error instanceof SessionBusyError || error instanceof TurnRunningError ||
+    error instanceof ApprovalDecidedError
+  ) return 409;
   if (error instanceof StoreUnavailableError) return 503;
   return 500;
 }

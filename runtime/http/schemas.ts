@@ -50,7 +50,17 @@ export const Run = z.strictObject({
   key: z.string().nullable(),
   priority: z.number().int(),
   not_before: at.nullable(),
-  status: z.enum(["queued", "running", "success", "failed", "limit", "interrupted", "cancelled", "crashed"]),
+  status: z.enum([
+    "queued",
+    "running",
+    "waiting_approval",
+    "success",
+    "failed",
+    "limit",
+    "interrupted",
+    "cancelled",
+    "crashed",
+  ]).describe("waiting_approval: running, with a tool call parked for a decision (GET /v1/approvals)"),
   attempts: z.number().int(),
   on_crash: z.enum(["skip", "rerun"]),
   group: z.string().nullable(),
@@ -136,6 +146,41 @@ export const Message = z.strictObject({
 });
 
 export const Messages = z.strictObject({ session_id: z.string(), messages: z.array(Message) });
+
+export const APPROVAL_STATUSES = ["pending", "allowed", "denied", "expired", "cancelled"] as const;
+
+export const ApprovalQuery = z.object({
+  status: z.enum([...APPROVAL_STATUSES, "all"]).optional().describe("Default pending (whose time is not up)"),
+  run_id: z.string().optional(),
+  limit: z.coerce.number().int().positive().max(1000).optional(),
+});
+
+export const DecideBody = z.strictObject({
+  decision: z.enum(["allow", "deny"]).describe("allow runs the call once; deny answers the model a denial"),
+  reason: z.string().max(2000).optional().describe("Kept with the decision and sent in approval.resolved"),
+});
+
+export const Approval = z.strictObject({
+  id: z.string(),
+  run_id: z.string().nullable().describe("The queued run waiting for it (null for a run not from the queue)"),
+  session_id: z.string(),
+  job: z.string(),
+  tool: z.string(),
+  tool_call_id: z.string(),
+  server: z.string().nullable().describe("The MCP server of the tool, when it has one"),
+  arguments: z.record(z.string(), z.unknown()).describe("The call's arguments, secrets replaced"),
+  subject: z.string().nullable().describe("What the call acts on as it will run (a file's real path)"),
+  reason: z.string().describe("Why the job's rules do not allow it"),
+  rule: z.string().describe("The rule the job could add to allow such calls without asking"),
+  status: z.enum(APPROVAL_STATUSES),
+  decision_reason: z.string().nullable(),
+  decided_by: z.string().nullable().describe("The id of the token that decided it"),
+  created_at: at,
+  expires_at: at.describe("When the timeout denies it"),
+  decided_at: at.nullable(),
+}).describe("A tool call outside a job's rules parked for a decision (approval: {api: true})");
+
+export const ApprovalList = z.strictObject({ approvals: z.array(Approval) });
 
 export const Result = runResult;
 

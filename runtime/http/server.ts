@@ -15,6 +15,7 @@ import { problem, problemOf, statusOf } from "./problem.ts";
 import { jsonBody, parse } from "./body.ts";
 import { runRoutes } from "./runs.ts";
 import { hookRoutes } from "./hooks.ts";
+import { approvalRoutes } from "./approvals.ts";
 import { PromptBody, SessionQuery } from "./schemas.ts";
 import { openApiDocument } from "./openapi.ts";
 import { OpenStreams } from "./streams.ts";
@@ -52,6 +53,7 @@ export const DEFAULT_BODY_TIMEOUT = 30_000;
 const RUN_STATUSES = [
   "queued",
   "running",
+  "waiting_approval",
   "success",
   "failed",
   "limit",
@@ -190,6 +192,8 @@ export function createApi(options: ApiOptions): Hono<ApiEnv> {
   });
 
   hookRoutes(api, { app, clock: options.clock, jobsDir: options.jobsDir, bodyDeadline });
+
+  approvalRoutes(api, { app, scope, bodyDeadline });
 
   const web = options.console;
   if (web) {

@@ -71,6 +71,8 @@ export interface OpenSessionOptions {
   resume?: string;
   /** The id of the new session (default: a fresh one), when the caller needs it before the session opens. */
   id?: string;
+  /** The queued run this session works for (its approvals name it: the run shows waiting_approval). */
+  runId?: string;
   /** The session that delegated this one's task (the delegate tool): stored as its `parent_id`. */
   parentId?: string;
   /** A delegated task: the delegating session's budget, whose cost cap bounds the task's spend too. */
@@ -249,7 +251,18 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   // The approver is a host program: it runs with Hermes's own environment, never the job's `env:`.
   const asker = await sessionAsker(
     spec.approval,
-    { job: spec.name, job_dir: job.dir, host_env: options.env },
+    {
+      job: spec.name,
+      job_dir: job.dir,
+      host_env: options.env,
+      // Parked through the outlets: the stored arguments and the events have the secrets replaced.
+      api: {
+        store: outlets.store,
+        emit: (event) => events.emit(id, event),
+        clock,
+        run_id: options.runId ?? null,
+      },
+    },
     options.asker,
   );
   if (!resumed) {

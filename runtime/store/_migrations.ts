@@ -314,4 +314,29 @@ export const migrations: readonly string[] = [
   ALTER TABLE runs ADD COLUMN notify_pending INTEGER NOT NULL DEFAULT 0;
   CREATE INDEX runs_notify_pending ON runs(id) WHERE notify_pending = 1;
   `,
+  // 16: tool calls parked for a decision over the API (approval: {api: true}); a run with a pending one
+  // shows waiting_approval. Decided once: the row is updated only while pending.
+  `
+  CREATE TABLE approvals (
+    id TEXT PRIMARY KEY,
+    run_id TEXT,
+    session_id TEXT NOT NULL,
+    job TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    tool_call_id TEXT NOT NULL,
+    server TEXT,
+    arguments TEXT NOT NULL,
+    subject TEXT,
+    reason TEXT NOT NULL,
+    rule TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',
+    decision_reason TEXT,
+    decided_by TEXT,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    decided_at INTEGER
+  );
+  CREATE INDEX approvals_status ON approvals(status, created_at);
+  CREATE INDEX approvals_run ON approvals(run_id, status);
+  `,
 ];

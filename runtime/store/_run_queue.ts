@@ -4,10 +4,22 @@
  */
 import { isProvablyDead, type ProcessIdentity } from "../core/process_identity.ts";
 import { NotFoundError } from "../core/errors.ts";
-import type { QueuedRun, QueuedRunStatus, RunDelivery, RunTrigger } from "./store.ts";
+import type {
+  Approval,
+  ApprovalStatus,
+  QueuedRun,
+  QueuedRunStatus,
+  RunDelivery,
+  RunTrigger,
+} from "./store.ts";
 import { int, text } from "./_records.ts";
 
 type Record = { readonly [column: string]: unknown };
+
+/** A new approval's id: time-sortable like run ids, with an `a`. */
+export function newApprovalId(now: number): string {
+  return `a${newRunId(now).slice(1)}`;
+}
 
 /** A run id: time-sortable like session ids, with an `r` so the two are never confused. */
 export function newRunId(now: number): string {
@@ -37,7 +49,10 @@ export function toQueuedRun(row: Record): QueuedRun {
     key: text(row.key),
     priority: Number(row.priority),
     not_before: int(row.not_before),
-    status: String(row.status) as QueuedRunStatus,
+    // A running run with a pending approval shows so (the column is read by the public reads alone).
+    status: row.status === "running" && (row.waiting_approval === true || Number(row.waiting_approval) === 1)
+      ? "waiting_approval"
+      : String(row.status) as QueuedRunStatus,
     attempts: Number(row.attempts),
     on_crash: row.on_crash === "rerun" ? "rerun" : "skip",
     group: text(row.group_key),
@@ -135,5 +150,27 @@ export function toDelivery(row: Record): RunDelivery {
     error: text(row.error),
     created_at: Number(row.created_at),
     updated_at: Number(row.updated_at),
+  };
+}
+
+export function toApproval(row: Record): Approval {
+  return {
+    id: String(row.id),
+    run_id: text(row.run_id),
+    session_id: String(row.session_id),
+    job: String(row.job),
+    tool: String(row.tool),
+    tool_call_id: String(row.tool_call_id),
+    server: text(row.server),
+    arguments: json(row.arguments, {}) as Approval["arguments"],
+    subject: text(row.subject),
+    reason: String(row.reason),
+    rule: String(row.rule),
+    status: String(row.status) as ApprovalStatus,
+    decision_reason: text(row.decision_reason),
+    decided_by: text(row.decided_by),
+    created_at: Number(row.created_at),
+    expires_at: Number(row.expires_at),
+    decided_at: int(row.decided_at),
   };
 }

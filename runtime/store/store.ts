@@ -18,6 +18,7 @@ import type {
 } from "../core/types.ts";
 
 export { newSessionId } from "./session_id.ts";
+export { newApprovalId } from "./_run_queue.ts";
 
 // ---- sessions ----
 
@@ -507,10 +508,15 @@ export interface ScheduleOps {
 
 // ---- the run queue (`hermes submit`, workers in `hermes daemon`) ----
 
-/** `queued` → `running` → how its session ended; or `cancelled`, or `crashed` (its worker died, on_crash: skip). */
+/**
+ * `queued` → `running` → how its session ended; or `cancelled`, or `crashed` (its worker died, on_crash: skip).
+ * `waiting_approval` is `running` as shown: the run holds a pending approval (`approval: {api: true}`); the
+ * stored status stays `running`, so claims, leases and recovery never see it.
+ */
 export type QueuedRunStatus =
   | "queued"
   | "running"
+  | "waiting_approval"
   | "success"
   | "failed"
   | "limit"
@@ -1056,6 +1062,76 @@ export interface NewApiToken {
   now: number;
 }
 
+/** How an approval stands: asked, answered, timed out, or its run stopped first. */
+export type ApprovalStatus = "pending" | "allowed" | "denied" | "expired" | "cancelled";
+
+/**
+ * A tool call outside the job's rules parked for a decision over the API (`approval: {api: true}`): stored
+ * with its arguments redacted (the session's store outlet), decided once.
+ */
+export interface Approval {
+  id: string;
+  /** The queued run it holds, null for a run not from the queue (`hermes run`). */
+  run_id: string | null;
+  session_id: string;
+  job: string;
+  tool: string;
+  tool_call_id: string;
+  /** The MCP server of the tool, when it has one. */
+  server: string | null;
+  arguments: Record<string, unknown>;
+  /** What the call acts on as it will be used (a file's real path), when the tool says. */
+  subject: string | null;
+  /** Why the rules do not allow it. */
+  reason: string;
+  /** The rule the job could add to allow such calls without asking. */
+  rule: string;
+  status: ApprovalStatus;
+  /** The decider's reason, or why it expired or was cancelled. */
+  decision_reason: string | null;
+  /** The API token that decided it (its public id). */
+  decided_by: string | null;
+  created_at: number;
+  expires_at: number;
+  decided_at: number | null;
+}
+
+export type NewApproval = Omit<Approval, "status" | "decision_reason" | "decided_by" | "decided_at">;
+
+export interface ApprovalDecision {
+  id: string;
+  status: Exclude<ApprovalStatus, "pending">;
+  reason: string | null;
+  by: string | null;
+  now: number;
+}
+
+export interface ListApprovalsOptions {
+  /** Default: every status. `pending` leaves out those whose time is up at `now`. */
+  status?: ApprovalStatus;
+  run_id?: string;
+  /** For `status: pending` (default: no such filter). */
+  now?: number;
+  limit?: number;
+}
+
+export interface ApprovalOps {
+  createApproval(approval: NewApproval): Promise<Approval>;
+  getApproval(id: string): Promise<Approval | undefined>;
+  /** Oldest first. */
+  listApprovals(options?: ListApprovalsOptions): Promise<Approval[]>;
+  /**
+   * Decides a pending approval in one statement: only the first decision counts (`decided: false` and the
+   * approval as the first decided it, for every later one). Undefined when the store has no such id.
+   */
+  decideApproval(decision: ApprovalDecision): Promise<{ approval: Approval; decided: boolean } | undefined>;
+  /**
+   * Calls `wake` with an approval's id when it is decided in any process (PostgreSQL LISTEN/NOTIFY); resolves
+   * with a function that stops listening. A store without notifications never calls it (the caller polls).
+   */
+  watchApprovals(wake: (id: string) => void): Promise<() => Promise<void>>;
+}
+
 export interface TokenOps {
   /** Stores a new token; an id the store already has is an error (ids are random). */
   createToken(token: NewApiToken): Promise<ApiToken>;
@@ -1084,10 +1160,20 @@ export type RunQueueStore = RunQueueOps & RunCountOps;
 export type AdminStore = SearchOps & AdminOps & CopyOps & CostOps;
 /** `hermes serve`'s API tokens. */
 export type TokenStore = TokenOps;
+/** Tool calls parked for a decision over the API. */
+export type ApprovalStore = ApprovalOps;
 
 /** Every role, and the handle's own files and close. */
 export interface Store
-  extends SessionStore, CompactionStore, ScheduleStore, PluginStore, AdminStore, RunQueueStore, TokenStore {
+  extends
+    SessionStore,
+    CompactionStore,
+    ScheduleStore,
+    PluginStore,
+    AdminStore,
+    RunQueueStore,
+    TokenStore,
+    ApprovalStore {
   /** Local files that hold the store (a SQLite file and its WAL), hidden from sandboxed tools; none for a server. */
   readonly files: readonly string[];
   close(): Promise<void>;

@@ -9,6 +9,7 @@ import { builtinTools } from "./builtin.ts";
 import type { HostEnv } from "../core/host_env.ts";
 import type { ProtectedPaths } from "../core/protected_paths.ts";
 import type { ToolAsker } from "./gate.ts";
+import type { ApiApproverOptions } from "./approval_api.ts";
 import { checkToolSandbox, type ToolSandbox, type ToolSandboxOptions } from "./shell/sandbox.ts";
 import type { Tool } from "./tool.ts";
 
@@ -63,10 +64,28 @@ export function toolEnv(env: Record<string, string>, jobEnv: Record<string, stri
 /** The job's `approval:` approver if it has one (loaded only then), else the front-end's (if any). */
 export async function sessionAsker(
   approval: ApprovalConfig | undefined,
-  options: { job: string; job_dir: string; host_env: HostEnv },
+  options: {
+    job: string;
+    job_dir: string;
+    host_env: HostEnv;
+    /** For `approval: {api: true}`: where the call is parked and how the wait is announced. */
+    api: Omit<ApiApproverOptions, "job" | "timeoutMs">;
+  },
   frontEnd: NamedAsker | undefined,
 ): Promise<NamedAsker | undefined> {
   if (!approval) return frontEnd;
+  if (approval.api) {
+    const { apiApprover, DEFAULT_API_APPROVAL_TIMEOUT } = await import("./approval_api.ts");
+    const { parseDuration } = await import("../core/duration.ts");
+    return {
+      ask: apiApprover({
+        ...options.api,
+        job: options.job,
+        timeoutMs: parseDuration(approval.timeout ?? DEFAULT_API_APPROVAL_TIMEOUT),
+      }),
+      name: "the API's approver (approval: {api: true})",
+    };
+  }
   const { jobApprover } = await import("./approval.ts");
   return {
     ask: jobApprover(approval, options),

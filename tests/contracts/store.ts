@@ -4,6 +4,7 @@
  * with a function that opens a fresh, empty store (see runtime/store/sqlite/sqlite_store_test.ts).
  */
 import { adminContract } from "./store/admin.ts";
+import { approvalContract } from "./store/approvals.ts";
 import { compactionContract } from "./store/compactions.ts";
 import { copyContract } from "./store/copy.ts";
 import { costContract } from "./store/cost.ts";
@@ -33,6 +34,7 @@ export function storeContract(name: string, open: OpenStore): void {
   runQueueContract(name, open);
   tokenContract(name, open);
   runCountContract(name, open);
+  approvalContract(name, open);
   searchContract(name, open);
   listingContract(name, open);
   adminContract(name, open);

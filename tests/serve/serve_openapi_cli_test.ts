@@ -17,13 +17,21 @@ type Doc = {
 
 Deno.test("serve: every route's responses validate against /v1/openapi.json", async () => {
   const model = await startOpenAIServer({
-    script: [{ match: "more", content: "prompted" }, { content: "ran" }, { content: "ran" }],
+    script: [
+      { match: "more", content: "prompted" },
+      { match: "ask", tool_calls: [{ name: "read_file", arguments: { path: "/etc/hostname" } }] },
+      { match: "ask", content: "asked" },
+      { content: "ran" },
+      { content: "ran" },
+    ],
   });
   const home = await tempDir();
   const jobs = await writeFiles(`${home}/jobs`, {
     "greet.yaml":
       `name: greet\nmodel: { name: m, base_url: "${model.url}", api_key_env: none }\nprompt: hello\n` +
       `triggers: { webhook: { secret_env: HOOK_SECRET, events: [issues] } }\n`,
+    "ask.yaml": `name: ask\nmodel: { name: m, base_url: "${model.url}", api_key_env: none }\nprompt: ask\n` +
+      `tools: { read_file: { paths: [./in] } }\napproval: { api: true }\n`,
   });
   try {
     const made = await hermes(["tokens", "create", "--scope", "admin"], { home });
@@ -98,6 +106,36 @@ Deno.test("serve: every route's responses validate against /v1/openapi.json", as
     });
     check("/v1/sessions/{id}/prompt", "post", prompted);
     assert.equal(prompted.body.final, "prompted", JSON.stringify(prompted.body));
+
+    // A parked tool call: listed, read, decided (then 409), its events in the stream.
+    const asking = await call(u("/v1/runs"), { token: admin, body: { job: "ask" } });
+    let listed = await call(u("/v1/approvals"), { token: admin });
+    for (let i = 0; i < 1200 && listed.body.approvals?.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      listed = await call(u("/v1/approvals"), { token: admin });
+    }
+    check("/v1/approvals", "get", listed);
+    const parked = listed.body.approvals[0].id as string;
+    check("/v1/approvals/{id}", "get", await call(u(`/v1/approvals/${parked}`), { token: admin }));
+    const allow = { decision: "allow", reason: "fine" };
+    check(
+      "/v1/approvals/{id}",
+      "post",
+      await call(u(`/v1/approvals/${parked}`), { token: admin, body: allow }),
+    );
+    const asked = await readSse(u(`/v1/runs/${asking.body.id}/events`), { token: admin });
+    assert.ok(asked.events.some((e) => e.event === "approval.resolved"));
+    for (const e of asked.events) {
+      assert.ok(event(JSON.parse(e.data)), `${e.event}: ${ajv.errorsText(event.errors)}`);
+    }
+    check(
+      "/v1/approvals/{id}",
+      "post",
+      await call(u(`/v1/approvals/${parked}`), { token: admin, body: allow }),
+    );
+    check("/v1/approvals/{id}", "post", await call(u("/v1/approvals/nope"), { token: admin, body: allow }));
+    check("/v1/approvals/{id}", "get", await call(u("/v1/approvals/nope"), { token: admin }));
+    check("/v1/approvals", "get", await call(u("/v1/approvals"), { token: reader }));
 
     // The errors, each as documented.
     check("/v1/runs", "get", await call(u("/v1/runs")));

@@ -170,7 +170,7 @@ Deno.test("gate: approval with both command and url is exit 2 naming the key", a
   try {
     const { code, stderr } = await hermes(["validate", "job.yaml"], { cwd: dir, home: dir });
     assert.equal(code, 2);
-    assert.match(stderr, /approval.*expected exactly one of command or url/);
+    assert.match(stderr, /approval.*expected exactly one of command, url or api: true/);
   } finally {
     await cleanup();
   }

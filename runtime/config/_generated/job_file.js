@@ -5,9 +5,9 @@
 // Budget: `hermes run JOB.yaml` spawn to first model request (bench/startup_bench.ts): a valid file is checked by
 //   plain functions instead of importing zod and building its schemas, which took about twice a bare `deno run`
 //   hello-world.
-// Inputs: sha256:3feb2bdcac33cb8029d72ba87421351aab80cd1da2657be9bd2be606ef4e3ffd
+// Inputs: sha256:c915d3e23ac0288b02e59b0c5153e06992fa61fc914aef442bad2b07c0bb9ebe
 "use strict";
-const schema31 = {"type":"object","properties":{"$schema":{"type":"string"},"name":{"type":"string","pattern":"^[a-z0-9._-]+$"},"description":{"type":"string"},"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","azure","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"fallback":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false},"text_tool_calls":{"type":"boolean"},"api":{"type":"string","enum":["chat","responses","auto"]},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"api_version":{"type":"string","minLength":1},"script":{"type":"string","minLength":1}},"additionalProperties":false},"system":{"type":"string"},"inputs":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_-]*$"},"additionalProperties":{"type":"object","properties":{"type":{"type":"string","enum":["string","number","boolean"]},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"additionalProperties":false}},"env":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":["string","number","boolean"]}},"labels":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9_][A-Za-z0-9_.\\-]*$"},"additionalProperties":{"type":["string","number","boolean"]}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"prompt":{"type":"string"},"steps":{"type":"array","items":{"type":"string","minLength":1}},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"approval":{"type":"object","properties":{"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"url":{"type":"string","format":"uri"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false,"not":{}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0},"max_concurrent_agents":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_agent_depth":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"agents":{"type":"object","propertyNames":{"type":"string","pattern":"^[a-z0-9_-]+$"},"additionalProperties":{"type":"object","properties":{"description":{"type":"string","minLength":1},"system":{"type":"string"},"model":{"type":"string","minLength":1},"tools":{"type":"array","items":{"type":"string","enum":["shell","read_file","write_file","list_dir","http_fetch"]}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false}},"required":["description"],"additionalProperties":false}},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"schedule":{"type":"object","properties":{"cron":{"type":"string","minLength":1},"timezone":{"type":"string","minLength":1},"catch_up":{"type":"string","enum":["one","none"]},"on_crash":{"type":"string","enum":["skip","rerun"]},"overlap":{"type":"string","enum":["skip","queue","cancel_previous"]},"max_cost_usd_per_day":{"type":"number","exclusiveMinimum":0}},"required":["cron"],"additionalProperties":false},"notify":{"type":"array","items":{"type":"object","properties":{"url":{"type":"string","format":"uri"},"secret_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"on":{"type":"array","items":{"type":"string","enum":["success","failed","limit","interrupted","cancelled","crashed"]}}},"additionalProperties":false,"not":{}}},"triggers":{"type":"object","properties":{"webhook":{"type":"object","properties":{"secret_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"signature":{"type":"string","enum":["github","hmac-sha256"]},"events":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"inputs":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_-]*$"},"additionalProperties":{"type":"string"}}},"required":["secret_env"],"additionalProperties":false}},"additionalProperties":false},"on_crash":{"type":"string","enum":["skip","rerun"]},"concurrency":{"type":"object","properties":{"group":{"type":"string","minLength":1},"limit":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"cancel_in_progress":{"type":"boolean"}},"required":["group"],"additionalProperties":false},"output":{"type":"object","properties":{"format":{"type":"string","enum":["text","json","stream-json"]},"file":{"type":"string","minLength":1},"schema":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}}},"additionalProperties":false},"store":{"type":"object","properties":{"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"instructions":{"type":"object","properties":{"agents_md":{"type":"boolean"},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"skills":{"type":"boolean"}},"additionalProperties":false},"skills":{"type":"array","items":{"type":"string","minLength":1}},"workspace":{"type":"object","properties":{"isolation":{"type":"string","enum":["none","worktree"]},"base":{"type":"string","minLength":1},"branch":{"type":"string","minLength":1},"keep":{"type":"string","enum":["always","on_change","never"]},"shared":{"type":"boolean"}},"additionalProperties":false},"record":{"type":"string","minLength":1}},"required":["name"],"additionalProperties":false,"$id":"job_file"};
+const schema31 = {"type":"object","properties":{"$schema":{"type":"string"},"name":{"type":"string","pattern":"^[a-z0-9._-]+$"},"description":{"type":"string"},"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","azure","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"fallback":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false},"text_tool_calls":{"type":"boolean"},"api":{"type":"string","enum":["chat","responses","auto"]},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"api_version":{"type":"string","minLength":1},"script":{"type":"string","minLength":1}},"additionalProperties":false},"system":{"type":"string"},"inputs":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_-]*$"},"additionalProperties":{"type":"object","properties":{"type":{"type":"string","enum":["string","number","boolean"]},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"additionalProperties":false}},"env":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":["string","number","boolean"]}},"labels":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9_][A-Za-z0-9_.\\-]*$"},"additionalProperties":{"type":["string","number","boolean"]}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"prompt":{"type":"string"},"steps":{"type":"array","items":{"type":"string","minLength":1}},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"approval":{"type":"object","properties":{"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"url":{"type":"string","format":"uri"},"api":{"type":"boolean","const":true},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false,"not":{}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0},"max_concurrent_agents":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_agent_depth":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"agents":{"type":"object","propertyNames":{"type":"string","pattern":"^[a-z0-9_-]+$"},"additionalProperties":{"type":"object","properties":{"description":{"type":"string","minLength":1},"system":{"type":"string"},"model":{"type":"string","minLength":1},"tools":{"type":"array","items":{"type":"string","enum":["shell","read_file","write_file","list_dir","http_fetch"]}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false}},"required":["description"],"additionalProperties":false}},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"schedule":{"type":"object","properties":{"cron":{"type":"string","minLength":1},"timezone":{"type":"string","minLength":1},"catch_up":{"type":"string","enum":["one","none"]},"on_crash":{"type":"string","enum":["skip","rerun"]},"overlap":{"type":"string","enum":["skip","queue","cancel_previous"]},"max_cost_usd_per_day":{"type":"number","exclusiveMinimum":0}},"required":["cron"],"additionalProperties":false},"notify":{"type":"array","items":{"type":"object","properties":{"url":{"type":"string","format":"uri"},"secret_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"on":{"type":"array","items":{"type":"string","enum":["success","failed","limit","interrupted","cancelled","crashed"]}}},"additionalProperties":false,"not":{}}},"triggers":{"type":"object","properties":{"webhook":{"type":"object","properties":{"secret_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"signature":{"type":"string","enum":["github","hmac-sha256"]},"events":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"inputs":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_-]*$"},"additionalProperties":{"type":"string"}}},"required":["secret_env"],"additionalProperties":false}},"additionalProperties":false},"on_crash":{"type":"string","enum":["skip","rerun"]},"concurrency":{"type":"object","properties":{"group":{"type":"string","minLength":1},"limit":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"cancel_in_progress":{"type":"boolean"}},"required":["group"],"additionalProperties":false},"output":{"type":"object","properties":{"format":{"type":"string","enum":["text","json","stream-json"]},"file":{"type":"string","minLength":1},"schema":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}}},"additionalProperties":false},"store":{"type":"object","properties":{"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"instructions":{"type":"object","properties":{"agents_md":{"type":"boolean"},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"skills":{"type":"boolean"}},"additionalProperties":false},"skills":{"type":"array","items":{"type":"string","minLength":1}},"workspace":{"type":"object","properties":{"isolation":{"type":"string","enum":["none","worktree"]},"base":{"type":"string","minLength":1},"branch":{"type":"string","minLength":1},"keep":{"type":"string","enum":["always","on_change","never"]},"shared":{"type":"boolean"}},"additionalProperties":false},"record":{"type":"string","minLength":1}},"required":["name"],"additionalProperties":false,"$id":"job_file"};
 const func1 = Object.prototype.hasOwnProperty;
 const pattern4 = new RegExp("^[a-z0-9._-]+$", "");
 const pattern5 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "");
@@ -5031,7 +5031,7 @@ if(errors === _errs433){
 if(data149 && typeof data149 == "object" && !Array.isArray(data149)){
 const _errs436 = errors;
 for(const key33 in data149){
-if(!(((key33 === "command") || (key33 === "url")) || (key33 === "timeout"))){
+if(!((((key33 === "command") || (key33 === "url")) || (key33 === "api")) || (key33 === "timeout"))){
 validate20.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -5106,12 +5106,29 @@ else {
 var valid86 = true;
 }
 if(valid86){
-if(data149.timeout !== undefined){
-let data153 = data149.timeout;
+if(data149.api !== undefined){
+let data153 = data149.api;
 const _errs443 = errors;
-if(errors === _errs443){
-if(typeof data153 === "string"){
-if(!pattern6.test(data153)){
+if(typeof data153 !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/approval/api",schemaPath:"#/properties/approval/properties/api/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+if(true !== data153){
+validate20.errors = [{instancePath:instancePath+"/approval/api",schemaPath:"#/properties/approval/properties/api/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+return false;
+}
+var valid86 = _errs443 === errors;
+}
+else {
+var valid86 = true;
+}
+if(valid86){
+if(data149.timeout !== undefined){
+let data154 = data149.timeout;
+const _errs445 = errors;
+if(errors === _errs445){
+if(typeof data154 === "string"){
+if(!pattern6.test(data154)){
 validate20.errors = [{instancePath:instancePath+"/approval/timeout",schemaPath:"#/properties/approval/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5121,10 +5138,11 @@ validate20.errors = [{instancePath:instancePath+"/approval/timeout",schemaPath:"
 return false;
 }
 }
-var valid86 = _errs443 === errors;
+var valid86 = _errs445 === errors;
 }
 else {
 var valid86 = true;
+}
 }
 }
 }
@@ -5142,52 +5160,52 @@ var valid0 = true;
 }
 if(valid0){
 if(data.limits !== undefined){
-let data154 = data.limits;
-const _errs445 = errors;
-if(errors === _errs445){
-if(data154 && typeof data154 == "object" && !Array.isArray(data154)){
+let data155 = data.limits;
 const _errs447 = errors;
-for(const key34 in data154){
+if(errors === _errs447){
+if(data155 && typeof data155 == "object" && !Array.isArray(data155)){
+const _errs449 = errors;
+for(const key34 in data155){
 if(!((((((key34 === "max_turns") || (key34 === "timeout")) || (key34 === "max_tokens")) || (key34 === "max_cost_usd")) || (key34 === "max_concurrent_agents")) || (key34 === "max_agent_depth"))){
 validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs447 === errors){
-if(data154.max_turns !== undefined){
-let data155 = data154.max_turns;
-const _errs448 = errors;
-if(!(((typeof data155 == "number") && (!(data155 % 1) && !isNaN(data155))) && (isFinite(data155)))){
+if(_errs449 === errors){
+if(data155.max_turns !== undefined){
+let data156 = data155.max_turns;
+const _errs450 = errors;
+if(!(((typeof data156 == "number") && (!(data156 % 1) && !isNaN(data156))) && (isFinite(data156)))){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs448){
-if((typeof data155 == "number") && (isFinite(data155))){
-if(data155 > 9007199254740991 || isNaN(data155)){
+if(errors === _errs450){
+if((typeof data156 == "number") && (isFinite(data156))){
+if(data156 > 9007199254740991 || isNaN(data156)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data155 <= 0 || isNaN(data155)){
+if(data156 <= 0 || isNaN(data156)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid88 = _errs448 === errors;
+var valid88 = _errs450 === errors;
 }
 else {
 var valid88 = true;
 }
 if(valid88){
-if(data154.timeout !== undefined){
-let data156 = data154.timeout;
-const _errs450 = errors;
-if(errors === _errs450){
-if(typeof data156 === "string"){
-if(!pattern6.test(data156)){
+if(data155.timeout !== undefined){
+let data157 = data155.timeout;
+const _errs452 = errors;
+if(errors === _errs452){
+if(typeof data157 === "string"){
+if(!pattern6.test(data157)){
 validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5197,45 +5215,45 @@ validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/
 return false;
 }
 }
-var valid88 = _errs450 === errors;
-}
-else {
-var valid88 = true;
-}
-if(valid88){
-if(data154.max_tokens !== undefined){
-let data157 = data154.max_tokens;
-const _errs452 = errors;
-if(!(((typeof data157 == "number") && (!(data157 % 1) && !isNaN(data157))) && (isFinite(data157)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs452){
-if((typeof data157 == "number") && (isFinite(data157))){
-if(data157 > 9007199254740991 || isNaN(data157)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data157 <= 0 || isNaN(data157)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid88 = _errs452 === errors;
 }
 else {
 var valid88 = true;
 }
 if(valid88){
-if(data154.max_cost_usd !== undefined){
-let data158 = data154.max_cost_usd;
+if(data155.max_tokens !== undefined){
+let data158 = data155.max_tokens;
 const _errs454 = errors;
+if(!(((typeof data158 == "number") && (!(data158 % 1) && !isNaN(data158))) && (isFinite(data158)))){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs454){
 if((typeof data158 == "number") && (isFinite(data158))){
+if(data158 > 9007199254740991 || isNaN(data158)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
 if(data158 <= 0 || isNaN(data158)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+}
+var valid88 = _errs454 === errors;
+}
+else {
+var valid88 = true;
+}
+if(valid88){
+if(data155.max_cost_usd !== undefined){
+let data159 = data155.max_cost_usd;
+const _errs456 = errors;
+if(errors === _errs456){
+if((typeof data159 == "number") && (isFinite(data159))){
+if(data159 <= 0 || isNaN(data159)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPath:"#/properties/limits/properties/max_cost_usd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5245,61 +5263,61 @@ validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPat
 return false;
 }
 }
-var valid88 = _errs454 === errors;
-}
-else {
-var valid88 = true;
-}
-if(valid88){
-if(data154.max_concurrent_agents !== undefined){
-let data159 = data154.max_concurrent_agents;
-const _errs456 = errors;
-if(!(((typeof data159 == "number") && (!(data159 % 1) && !isNaN(data159))) && (isFinite(data159)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs456){
-if((typeof data159 == "number") && (isFinite(data159))){
-if(data159 > 9007199254740991 || isNaN(data159)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data159 <= 0 || isNaN(data159)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid88 = _errs456 === errors;
 }
 else {
 var valid88 = true;
 }
 if(valid88){
-if(data154.max_agent_depth !== undefined){
-let data160 = data154.max_agent_depth;
+if(data155.max_concurrent_agents !== undefined){
+let data160 = data155.max_concurrent_agents;
 const _errs458 = errors;
 if(!(((typeof data160 == "number") && (!(data160 % 1) && !isNaN(data160))) && (isFinite(data160)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs458){
 if((typeof data160 == "number") && (isFinite(data160))){
 if(data160 > 9007199254740991 || isNaN(data160)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data160 <= 0 || isNaN(data160)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
 var valid88 = _errs458 === errors;
+}
+else {
+var valid88 = true;
+}
+if(valid88){
+if(data155.max_agent_depth !== undefined){
+let data161 = data155.max_agent_depth;
+const _errs460 = errors;
+if(!(((typeof data161 == "number") && (!(data161 % 1) && !isNaN(data161))) && (isFinite(data161)))){
+validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs460){
+if((typeof data161 == "number") && (isFinite(data161))){
+if(data161 > 9007199254740991 || isNaN(data161)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data161 <= 0 || isNaN(data161)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+}
+var valid88 = _errs460 === errors;
 }
 else {
 var valid88 = true;
@@ -5316,20 +5334,20 @@ validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs445 === errors;
+var valid0 = _errs447 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.agents !== undefined){
-let data161 = data.agents;
-const _errs460 = errors;
-if(errors === _errs460){
-if(data161 && typeof data161 == "object" && !Array.isArray(data161)){
-for(const key35 in data161){
+let data162 = data.agents;
 const _errs462 = errors;
 if(errors === _errs462){
+if(data162 && typeof data162 == "object" && !Array.isArray(data162)){
+for(const key35 in data162){
+const _errs464 = errors;
+if(errors === _errs464){
 if(typeof key35 === "string"){
 if(!pattern35.test(key35)){
 const err165 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9_-]+$"},message:"must match pattern \""+"^[a-z0-9_-]+$"+"\"",propertyName:key35};
@@ -5353,7 +5371,7 @@ vErrors.push(err166);
 errors++;
 }
 }
-var valid89 = _errs462 === errors;
+var valid89 = _errs464 === errors;
 if(!valid89){
 const err167 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/propertyNames",keyword:"propertyNames",params:{propertyName: key35},message:"property name must be valid"};
 if(vErrors === null){
@@ -5369,32 +5387,32 @@ break;
 }
 }
 if(valid89){
-for(const key36 in data161){
-let data162 = data161[key36];
-const _errs465 = errors;
-if(errors === _errs465){
-if(data162 && typeof data162 == "object" && !Array.isArray(data162)){
+for(const key36 in data162){
+let data163 = data162[key36];
+const _errs467 = errors;
+if(errors === _errs467){
+if(data163 && typeof data163 == "object" && !Array.isArray(data163)){
 let missing4;
-if((data162.description === undefined) && (missing4 = "description")){
+if((data163.description === undefined) && (missing4 = "description")){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/agents/additionalProperties/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"}];
 return false;
 }
 else {
-const _errs467 = errors;
-for(const key37 in data162){
+const _errs469 = errors;
+for(const key37 in data163){
 if(!(((((key37 === "description") || (key37 === "system")) || (key37 === "model")) || (key37 === "tools")) || (key37 === "limits"))){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/agents/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs467 === errors){
-if(data162.description !== undefined){
-let data163 = data162.description;
-const _errs468 = errors;
-if(errors === _errs468){
-if(typeof data163 === "string"){
-if(data163.length < 1){
+if(_errs469 === errors){
+if(data163.description !== undefined){
+let data164 = data163.description;
+const _errs470 = errors;
+if(errors === _errs470){
+if(typeof data164 === "string"){
+if(data164.length < 1){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/description",schemaPath:"#/properties/agents/additionalProperties/properties/description/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5404,30 +5422,30 @@ validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g,
 return false;
 }
 }
-var valid91 = _errs468 === errors;
-}
-else {
-var valid91 = true;
-}
-if(valid91){
-if(data162.system !== undefined){
-const _errs470 = errors;
-if(typeof data162.system !== "string"){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/system",schemaPath:"#/properties/agents/additionalProperties/properties/system/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
 var valid91 = _errs470 === errors;
 }
 else {
 var valid91 = true;
 }
 if(valid91){
-if(data162.model !== undefined){
-let data165 = data162.model;
+if(data163.system !== undefined){
 const _errs472 = errors;
-if(errors === _errs472){
-if(typeof data165 === "string"){
-if(data165.length < 1){
+if(typeof data163.system !== "string"){
+validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/system",schemaPath:"#/properties/agents/additionalProperties/properties/system/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid91 = _errs472 === errors;
+}
+else {
+var valid91 = true;
+}
+if(valid91){
+if(data163.model !== undefined){
+let data166 = data163.model;
+const _errs474 = errors;
+if(errors === _errs474){
+if(typeof data166 === "string"){
+if(data166.length < 1){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/agents/additionalProperties/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5437,31 +5455,31 @@ validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g,
 return false;
 }
 }
-var valid91 = _errs472 === errors;
+var valid91 = _errs474 === errors;
 }
 else {
 var valid91 = true;
 }
 if(valid91){
-if(data162.tools !== undefined){
-let data166 = data162.tools;
-const _errs474 = errors;
-if(errors === _errs474){
-if(Array.isArray(data166)){
-var valid92 = true;
-const len31 = data166.length;
-for(let i31=0; i31<len31; i31++){
-let data167 = data166[i31];
+if(data163.tools !== undefined){
+let data167 = data163.tools;
 const _errs476 = errors;
-if(typeof data167 !== "string"){
+if(errors === _errs476){
+if(Array.isArray(data167)){
+var valid92 = true;
+const len31 = data167.length;
+for(let i31=0; i31<len31; i31++){
+let data168 = data167[i31];
+const _errs478 = errors;
+if(typeof data168 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/" + i31,schemaPath:"#/properties/agents/additionalProperties/properties/tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((((data167 === "shell") || (data167 === "read_file")) || (data167 === "write_file")) || (data167 === "list_dir")) || (data167 === "http_fetch"))){
+if(!(((((data168 === "shell") || (data168 === "read_file")) || (data168 === "write_file")) || (data168 === "list_dir")) || (data168 === "http_fetch"))){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/" + i31,schemaPath:"#/properties/agents/additionalProperties/properties/tools/items/enum",keyword:"enum",params:{allowedValues: schema31.properties.agents.additionalProperties.properties.tools.items.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid92 = _errs476 === errors;
+var valid92 = _errs478 === errors;
 if(!valid92){
 break;
 }
@@ -5472,59 +5490,59 @@ validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g,
 return false;
 }
 }
-var valid91 = _errs474 === errors;
+var valid91 = _errs476 === errors;
 }
 else {
 var valid91 = true;
 }
 if(valid91){
-if(data162.limits !== undefined){
-let data168 = data162.limits;
-const _errs478 = errors;
-if(errors === _errs478){
-if(data168 && typeof data168 == "object" && !Array.isArray(data168)){
+if(data163.limits !== undefined){
+let data169 = data163.limits;
 const _errs480 = errors;
-for(const key38 in data168){
+if(errors === _errs480){
+if(data169 && typeof data169 == "object" && !Array.isArray(data169)){
+const _errs482 = errors;
+for(const key38 in data169){
 if(!(((key38 === "max_turns") || (key38 === "timeout")) || (key38 === "max_tokens"))){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits",schemaPath:"#/properties/agents/additionalProperties/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs480 === errors){
-if(data168.max_turns !== undefined){
-let data169 = data168.max_turns;
-const _errs481 = errors;
-if(!(((typeof data169 == "number") && (!(data169 % 1) && !isNaN(data169))) && (isFinite(data169)))){
+if(_errs482 === errors){
+if(data169.max_turns !== undefined){
+let data170 = data169.max_turns;
+const _errs483 = errors;
+if(!(((typeof data170 == "number") && (!(data170 % 1) && !isNaN(data170))) && (isFinite(data170)))){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits/max_turns",schemaPath:"#/properties/agents/additionalProperties/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs481){
-if((typeof data169 == "number") && (isFinite(data169))){
-if(data169 > 9007199254740991 || isNaN(data169)){
+if(errors === _errs483){
+if((typeof data170 == "number") && (isFinite(data170))){
+if(data170 > 9007199254740991 || isNaN(data170)){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits/max_turns",schemaPath:"#/properties/agents/additionalProperties/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data169 <= 0 || isNaN(data169)){
+if(data170 <= 0 || isNaN(data170)){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits/max_turns",schemaPath:"#/properties/agents/additionalProperties/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid93 = _errs481 === errors;
+var valid93 = _errs483 === errors;
 }
 else {
 var valid93 = true;
 }
 if(valid93){
-if(data168.timeout !== undefined){
-let data170 = data168.timeout;
-const _errs483 = errors;
-if(errors === _errs483){
-if(typeof data170 === "string"){
-if(!pattern6.test(data170)){
+if(data169.timeout !== undefined){
+let data171 = data169.timeout;
+const _errs485 = errors;
+if(errors === _errs485){
+if(typeof data171 === "string"){
+if(!pattern6.test(data171)){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits/timeout",schemaPath:"#/properties/agents/additionalProperties/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5534,34 +5552,34 @@ validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g,
 return false;
 }
 }
-var valid93 = _errs483 === errors;
+var valid93 = _errs485 === errors;
 }
 else {
 var valid93 = true;
 }
 if(valid93){
-if(data168.max_tokens !== undefined){
-let data171 = data168.max_tokens;
-const _errs485 = errors;
-if(!(((typeof data171 == "number") && (!(data171 % 1) && !isNaN(data171))) && (isFinite(data171)))){
+if(data169.max_tokens !== undefined){
+let data172 = data169.max_tokens;
+const _errs487 = errors;
+if(!(((typeof data172 == "number") && (!(data172 % 1) && !isNaN(data172))) && (isFinite(data172)))){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits/max_tokens",schemaPath:"#/properties/agents/additionalProperties/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs485){
-if((typeof data171 == "number") && (isFinite(data171))){
-if(data171 > 9007199254740991 || isNaN(data171)){
+if(errors === _errs487){
+if((typeof data172 == "number") && (isFinite(data172))){
+if(data172 > 9007199254740991 || isNaN(data172)){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits/max_tokens",schemaPath:"#/properties/agents/additionalProperties/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data171 <= 0 || isNaN(data171)){
+if(data172 <= 0 || isNaN(data172)){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits/max_tokens",schemaPath:"#/properties/agents/additionalProperties/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid93 = _errs485 === errors;
+var valid93 = _errs487 === errors;
 }
 else {
 var valid93 = true;
@@ -5575,7 +5593,7 @@ validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g,
 return false;
 }
 }
-var valid91 = _errs478 === errors;
+var valid91 = _errs480 === errors;
 }
 else {
 var valid91 = true;
@@ -5592,7 +5610,7 @@ validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g,
 return false;
 }
 }
-var valid90 = _errs465 === errors;
+var valid90 = _errs467 === errors;
 if(!valid90){
 break;
 }
@@ -5604,49 +5622,49 @@ validate20.errors = [{instancePath:instancePath+"/agents",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs460 === errors;
+var valid0 = _errs462 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.compaction !== undefined){
-let data172 = data.compaction;
-const _errs487 = errors;
-if(errors === _errs487){
-if(data172 && typeof data172 == "object" && !Array.isArray(data172)){
+let data173 = data.compaction;
 const _errs489 = errors;
-for(const key39 in data172){
+if(errors === _errs489){
+if(data173 && typeof data173 == "object" && !Array.isArray(data173)){
+const _errs491 = errors;
+for(const key39 in data173){
 if(!(func1.call(schema31.properties.compaction.properties, key39))){
 validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs489 === errors){
-if(data172.enabled !== undefined){
-const _errs490 = errors;
-if(typeof data172.enabled !== "boolean"){
+if(_errs491 === errors){
+if(data173.enabled !== undefined){
+const _errs492 = errors;
+if(typeof data173.enabled !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/enabled",schemaPath:"#/properties/compaction/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid94 = _errs490 === errors;
+var valid94 = _errs492 === errors;
 }
 else {
 var valid94 = true;
 }
 if(valid94){
-if(data172.threshold !== undefined){
-let data174 = data172.threshold;
-const _errs492 = errors;
-if(errors === _errs492){
-if((typeof data174 == "number") && (isFinite(data174))){
-if(data174 > 1 || isNaN(data174)){
+if(data173.threshold !== undefined){
+let data175 = data173.threshold;
+const _errs494 = errors;
+if(errors === _errs494){
+if((typeof data175 == "number") && (isFinite(data175))){
+if(data175 > 1 || isNaN(data175)){
 validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data174 <= 0 || isNaN(data174)){
+if(data175 <= 0 || isNaN(data175)){
 validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5657,23 +5675,23 @@ validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPa
 return false;
 }
 }
-var valid94 = _errs492 === errors;
+var valid94 = _errs494 === errors;
 }
 else {
 var valid94 = true;
 }
 if(valid94){
-if(data172.low_water !== undefined){
-let data175 = data172.low_water;
-const _errs494 = errors;
-if(errors === _errs494){
-if((typeof data175 == "number") && (isFinite(data175))){
-if(data175 > 1 || isNaN(data175)){
+if(data173.low_water !== undefined){
+let data176 = data173.low_water;
+const _errs496 = errors;
+if(errors === _errs496){
+if((typeof data176 == "number") && (isFinite(data176))){
+if(data176 > 1 || isNaN(data176)){
 validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data175 <= 0 || isNaN(data175)){
+if(data176 <= 0 || isNaN(data176)){
 validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5684,55 +5702,28 @@ validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPa
 return false;
 }
 }
-var valid94 = _errs494 === errors;
-}
-else {
-var valid94 = true;
-}
-if(valid94){
-if(data172.protect_first !== undefined){
-let data176 = data172.protect_first;
-const _errs496 = errors;
-if(!(((typeof data176 == "number") && (!(data176 % 1) && !isNaN(data176))) && (isFinite(data176)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs496){
-if((typeof data176 == "number") && (isFinite(data176))){
-if(data176 > 9007199254740991 || isNaN(data176)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data176 < 0 || isNaN(data176)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
 var valid94 = _errs496 === errors;
 }
 else {
 var valid94 = true;
 }
 if(valid94){
-if(data172.protect_last !== undefined){
-let data177 = data172.protect_last;
+if(data173.protect_first !== undefined){
+let data177 = data173.protect_first;
 const _errs498 = errors;
 if(!(((typeof data177 == "number") && (!(data177 % 1) && !isNaN(data177))) && (isFinite(data177)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs498){
 if((typeof data177 == "number") && (isFinite(data177))){
 if(data177 > 9007199254740991 || isNaN(data177)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data177 < 1 || isNaN(data177)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+if(data177 < 0 || isNaN(data177)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -5744,17 +5735,44 @@ else {
 var valid94 = true;
 }
 if(valid94){
-if(data172.tail_budget !== undefined){
-let data178 = data172.tail_budget;
+if(data173.protect_last !== undefined){
+let data178 = data173.protect_last;
 const _errs500 = errors;
+if(!(((typeof data178 == "number") && (!(data178 % 1) && !isNaN(data178))) && (isFinite(data178)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs500){
 if((typeof data178 == "number") && (isFinite(data178))){
-if(data178 > 1 || isNaN(data178)){
+if(data178 > 9007199254740991 || isNaN(data178)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data178 < 1 || isNaN(data178)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid94 = _errs500 === errors;
+}
+else {
+var valid94 = true;
+}
+if(valid94){
+if(data173.tail_budget !== undefined){
+let data179 = data173.tail_budget;
+const _errs502 = errors;
+if(errors === _errs502){
+if((typeof data179 == "number") && (isFinite(data179))){
+if(data179 > 1 || isNaN(data179)){
 validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data178 <= 0 || isNaN(data178)){
+if(data179 <= 0 || isNaN(data179)){
 validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5765,23 +5783,23 @@ validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schema
 return false;
 }
 }
-var valid94 = _errs500 === errors;
+var valid94 = _errs502 === errors;
 }
 else {
 var valid94 = true;
 }
 if(valid94){
-if(data172.max_tool_result !== undefined){
-let data179 = data172.max_tool_result;
-const _errs502 = errors;
-if(errors === _errs502){
-if((typeof data179 == "number") && (isFinite(data179))){
-if(data179 > 1 || isNaN(data179)){
+if(data173.max_tool_result !== undefined){
+let data180 = data173.max_tool_result;
+const _errs504 = errors;
+if(errors === _errs504){
+if((typeof data180 == "number") && (isFinite(data180))){
+if(data180 > 1 || isNaN(data180)){
 validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data179 <= 0 || isNaN(data179)){
+if(data180 <= 0 || isNaN(data180)){
 validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5792,76 +5810,76 @@ validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",sc
 return false;
 }
 }
-var valid94 = _errs502 === errors;
-}
-else {
-var valid94 = true;
-}
-if(valid94){
-if(data172.prune_min !== undefined){
-let data180 = data172.prune_min;
-const _errs504 = errors;
-if(!(((typeof data180 == "number") && (!(data180 % 1) && !isNaN(data180))) && (isFinite(data180)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs504){
-if((typeof data180 == "number") && (isFinite(data180))){
-if(data180 > 9007199254740991 || isNaN(data180)){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data180 < 1 || isNaN(data180)){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
 var valid94 = _errs504 === errors;
 }
 else {
 var valid94 = true;
 }
 if(valid94){
-if(data172.micro !== undefined){
-let data181 = data172.micro;
+if(data173.prune_min !== undefined){
+let data181 = data173.prune_min;
 const _errs506 = errors;
+if(!(((typeof data181 == "number") && (!(data181 % 1) && !isNaN(data181))) && (isFinite(data181)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs506){
-if(data181 && typeof data181 == "object" && !Array.isArray(data181)){
+if((typeof data181 == "number") && (isFinite(data181))){
+if(data181 > 9007199254740991 || isNaN(data181)){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data181 < 1 || isNaN(data181)){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid94 = _errs506 === errors;
+}
+else {
+var valid94 = true;
+}
+if(valid94){
+if(data173.micro !== undefined){
+let data182 = data173.micro;
 const _errs508 = errors;
-for(const key40 in data181){
+if(errors === _errs508){
+if(data182 && typeof data182 == "object" && !Array.isArray(data182)){
+const _errs510 = errors;
+for(const key40 in data182){
 if(!(((key40 === "enabled") || (key40 === "threshold")) || (key40 === "payback"))){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"#/properties/compaction/properties/micro/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs508 === errors){
-if(data181.enabled !== undefined){
-const _errs509 = errors;
-if(typeof data181.enabled !== "boolean"){
+if(_errs510 === errors){
+if(data182.enabled !== undefined){
+const _errs511 = errors;
+if(typeof data182.enabled !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/enabled",schemaPath:"#/properties/compaction/properties/micro/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid95 = _errs509 === errors;
+var valid95 = _errs511 === errors;
 }
 else {
 var valid95 = true;
 }
 if(valid95){
-if(data181.threshold !== undefined){
-let data183 = data181.threshold;
-const _errs511 = errors;
-if(errors === _errs511){
-if((typeof data183 == "number") && (isFinite(data183))){
-if(data183 > 1 || isNaN(data183)){
+if(data182.threshold !== undefined){
+let data184 = data182.threshold;
+const _errs513 = errors;
+if(errors === _errs513){
+if((typeof data184 == "number") && (isFinite(data184))){
+if(data184 > 1 || isNaN(data184)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data183 <= 0 || isNaN(data183)){
+if(data184 <= 0 || isNaN(data184)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5872,34 +5890,34 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",sc
 return false;
 }
 }
-var valid95 = _errs511 === errors;
+var valid95 = _errs513 === errors;
 }
 else {
 var valid95 = true;
 }
 if(valid95){
-if(data181.payback !== undefined){
-let data184 = data181.payback;
-const _errs513 = errors;
-if(!(((typeof data184 == "number") && (!(data184 % 1) && !isNaN(data184))) && (isFinite(data184)))){
+if(data182.payback !== undefined){
+let data185 = data182.payback;
+const _errs515 = errors;
+if(!(((typeof data185 == "number") && (!(data185 % 1) && !isNaN(data185))) && (isFinite(data185)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs513){
-if((typeof data184 == "number") && (isFinite(data184))){
-if(data184 > 9007199254740991 || isNaN(data184)){
+if(errors === _errs515){
+if((typeof data185 == "number") && (isFinite(data185))){
+if(data185 > 9007199254740991 || isNaN(data185)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data184 <= 0 || isNaN(data184)){
+if(data185 <= 0 || isNaN(data185)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid95 = _errs513 === errors;
+var valid95 = _errs515 === errors;
 }
 else {
 var valid95 = true;
@@ -5913,18 +5931,18 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"
 return false;
 }
 }
-var valid94 = _errs506 === errors;
+var valid94 = _errs508 === errors;
 }
 else {
 var valid94 = true;
 }
 if(valid94){
-if(data172.summary_model !== undefined){
-let data185 = data172.summary_model;
-const _errs515 = errors;
-if(errors === _errs515){
-if(typeof data185 === "string"){
-if(data185.length < 1){
+if(data173.summary_model !== undefined){
+let data186 = data173.summary_model;
+const _errs517 = errors;
+if(errors === _errs517){
+if(typeof data186 === "string"){
+if(data186.length < 1){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",schemaPath:"#/properties/compaction/properties/summary_model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5934,44 +5952,32 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",sche
 return false;
 }
 }
-var valid94 = _errs515 === errors;
-}
-else {
-var valid94 = true;
-}
-if(valid94){
-if(data172.summary_context_window !== undefined){
-let data186 = data172.summary_context_window;
-const _errs517 = errors;
-if(!(((typeof data186 == "number") && (!(data186 % 1) && !isNaN(data186))) && (isFinite(data186)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs517){
-if((typeof data186 == "number") && (isFinite(data186))){
-if(data186 > 9007199254740991 || isNaN(data186)){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data186 <= 0 || isNaN(data186)){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid94 = _errs517 === errors;
 }
 else {
 var valid94 = true;
 }
 if(valid94){
-if(data172.prune_tool_results !== undefined){
+if(data173.summary_context_window !== undefined){
+let data187 = data173.summary_context_window;
 const _errs519 = errors;
-if(typeof data172.prune_tool_results !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_tool_results",schemaPath:"#/properties/compaction/properties/prune_tool_results/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(!(((typeof data187 == "number") && (!(data187 % 1) && !isNaN(data187))) && (isFinite(data187)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
+}
+if(errors === _errs519){
+if((typeof data187 == "number") && (isFinite(data187))){
+if(data187 > 9007199254740991 || isNaN(data187)){
+validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data187 <= 0 || isNaN(data187)){
+validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
 }
 var valid94 = _errs519 === errors;
 }
@@ -5979,12 +5985,24 @@ else {
 var valid94 = true;
 }
 if(valid94){
-if(data172.summary_timeout !== undefined){
-let data188 = data172.summary_timeout;
+if(data173.prune_tool_results !== undefined){
 const _errs521 = errors;
-if(errors === _errs521){
-if(typeof data188 === "string"){
-if(!pattern6.test(data188)){
+if(typeof data173.prune_tool_results !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_tool_results",schemaPath:"#/properties/compaction/properties/prune_tool_results/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid94 = _errs521 === errors;
+}
+else {
+var valid94 = true;
+}
+if(valid94){
+if(data173.summary_timeout !== undefined){
+let data189 = data173.summary_timeout;
+const _errs523 = errors;
+if(errors === _errs523){
+if(typeof data189 === "string"){
+if(!pattern6.test(data189)){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",schemaPath:"#/properties/compaction/properties/summary_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5994,7 +6012,7 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",sc
 return false;
 }
 }
-var valid94 = _errs521 === errors;
+var valid94 = _errs523 === errors;
 }
 else {
 var valid94 = true;
@@ -6018,32 +6036,32 @@ validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs487 === errors;
+var valid0 = _errs489 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.loops !== undefined){
-let data189 = data.loops;
-const _errs523 = errors;
-if(errors === _errs523){
-if(data189 && typeof data189 == "object" && !Array.isArray(data189)){
+let data190 = data.loops;
 const _errs525 = errors;
-for(const key41 in data189){
+if(errors === _errs525){
+if(data190 && typeof data190 == "object" && !Array.isArray(data190)){
+const _errs527 = errors;
+for(const key41 in data190){
 if(!((((key41 === "min_interval") || (key41 === "max_ticks")) || (key41 === "self_paced_floor")) || (key41 === "self_paced_ceiling"))){
 validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/properties/loops/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key41},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs525 === errors){
-if(data189.min_interval !== undefined){
-let data190 = data189.min_interval;
-const _errs526 = errors;
-if(errors === _errs526){
-if(typeof data190 === "string"){
-if(!pattern6.test(data190)){
+if(_errs527 === errors){
+if(data190.min_interval !== undefined){
+let data191 = data190.min_interval;
+const _errs528 = errors;
+if(errors === _errs528){
+if(typeof data191 === "string"){
+if(!pattern6.test(data191)){
 validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath:"#/properties/loops/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -6053,45 +6071,45 @@ validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath
 return false;
 }
 }
-var valid96 = _errs526 === errors;
-}
-else {
-var valid96 = true;
-}
-if(valid96){
-if(data189.max_ticks !== undefined){
-let data191 = data189.max_ticks;
-const _errs528 = errors;
-if(!(((typeof data191 == "number") && (!(data191 % 1) && !isNaN(data191))) && (isFinite(data191)))){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs528){
-if((typeof data191 == "number") && (isFinite(data191))){
-if(data191 > 9007199254740991 || isNaN(data191)){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data191 <= 0 || isNaN(data191)){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid96 = _errs528 === errors;
 }
 else {
 var valid96 = true;
 }
 if(valid96){
-if(data189.self_paced_floor !== undefined){
-let data192 = data189.self_paced_floor;
+if(data190.max_ticks !== undefined){
+let data192 = data190.max_ticks;
 const _errs530 = errors;
+if(!(((typeof data192 == "number") && (!(data192 % 1) && !isNaN(data192))) && (isFinite(data192)))){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs530){
-if(typeof data192 === "string"){
-if(!pattern6.test(data192)){
+if((typeof data192 == "number") && (isFinite(data192))){
+if(data192 > 9007199254740991 || isNaN(data192)){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data192 <= 0 || isNaN(data192)){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+}
+var valid96 = _errs530 === errors;
+}
+else {
+var valid96 = true;
+}
+if(valid96){
+if(data190.self_paced_floor !== undefined){
+let data193 = data190.self_paced_floor;
+const _errs532 = errors;
+if(errors === _errs532){
+if(typeof data193 === "string"){
+if(!pattern6.test(data193)){
 validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schemaPath:"#/properties/loops/properties/self_paced_floor/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -6101,18 +6119,18 @@ validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schema
 return false;
 }
 }
-var valid96 = _errs530 === errors;
+var valid96 = _errs532 === errors;
 }
 else {
 var valid96 = true;
 }
 if(valid96){
-if(data189.self_paced_ceiling !== undefined){
-let data193 = data189.self_paced_ceiling;
-const _errs532 = errors;
-if(errors === _errs532){
-if(typeof data193 === "string"){
-if(!pattern6.test(data193)){
+if(data190.self_paced_ceiling !== undefined){
+let data194 = data190.self_paced_ceiling;
+const _errs534 = errors;
+if(errors === _errs534){
+if(typeof data194 === "string"){
+if(!pattern6.test(data194)){
 validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",schemaPath:"#/properties/loops/properties/self_paced_ceiling/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -6122,7 +6140,7 @@ validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",sche
 return false;
 }
 }
-var valid96 = _errs532 === errors;
+var valid96 = _errs534 === errors;
 }
 else {
 var valid96 = true;
@@ -6137,32 +6155,32 @@ validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs523 === errors;
+var valid0 = _errs525 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.heartbeat !== undefined){
-let data194 = data.heartbeat;
-const _errs534 = errors;
-if(errors === _errs534){
-if(data194 && typeof data194 == "object" && !Array.isArray(data194)){
+let data195 = data.heartbeat;
 const _errs536 = errors;
-for(const key42 in data194){
+if(errors === _errs536){
+if(data195 && typeof data195 == "object" && !Array.isArray(data195)){
+const _errs538 = errors;
+for(const key42 in data195){
 if(!(key42 === "min_interval")){
 validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/properties/heartbeat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key42},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs536 === errors){
-if(data194.min_interval !== undefined){
-let data195 = data194.min_interval;
-const _errs537 = errors;
-if(errors === _errs537){
-if(typeof data195 === "string"){
-if(!pattern6.test(data195)){
+if(_errs538 === errors){
+if(data195.min_interval !== undefined){
+let data196 = data195.min_interval;
+const _errs539 = errors;
+if(errors === _errs539){
+if(typeof data196 === "string"){
+if(!pattern6.test(data196)){
 validate20.errors = [{instancePath:instancePath+"/heartbeat/min_interval",schemaPath:"#/properties/heartbeat/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -6180,38 +6198,38 @@ validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs534 === errors;
+var valid0 = _errs536 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.schedule !== undefined){
-let data196 = data.schedule;
-const _errs539 = errors;
-if(errors === _errs539){
-if(data196 && typeof data196 == "object" && !Array.isArray(data196)){
+let data197 = data.schedule;
+const _errs541 = errors;
+if(errors === _errs541){
+if(data197 && typeof data197 == "object" && !Array.isArray(data197)){
 let missing5;
-if((data196.cron === undefined) && (missing5 = "cron")){
+if((data197.cron === undefined) && (missing5 = "cron")){
 validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"}];
 return false;
 }
 else {
-const _errs541 = errors;
-for(const key43 in data196){
+const _errs543 = errors;
+for(const key43 in data197){
 if(!((((((key43 === "cron") || (key43 === "timezone")) || (key43 === "catch_up")) || (key43 === "on_crash")) || (key43 === "overlap")) || (key43 === "max_cost_usd_per_day"))){
 validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key43},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs541 === errors){
-if(data196.cron !== undefined){
-let data197 = data196.cron;
-const _errs542 = errors;
-if(errors === _errs542){
-if(typeof data197 === "string"){
-if(data197.length < 1){
+if(_errs543 === errors){
+if(data197.cron !== undefined){
+let data198 = data197.cron;
+const _errs544 = errors;
+if(errors === _errs544){
+if(typeof data198 === "string"){
+if(data198.length < 1){
 validate20.errors = [{instancePath:instancePath+"/schedule/cron",schemaPath:"#/properties/schedule/properties/cron/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6221,18 +6239,18 @@ validate20.errors = [{instancePath:instancePath+"/schedule/cron",schemaPath:"#/p
 return false;
 }
 }
-var valid98 = _errs542 === errors;
+var valid98 = _errs544 === errors;
 }
 else {
 var valid98 = true;
 }
 if(valid98){
-if(data196.timezone !== undefined){
-let data198 = data196.timezone;
-const _errs544 = errors;
-if(errors === _errs544){
-if(typeof data198 === "string"){
-if(data198.length < 1){
+if(data197.timezone !== undefined){
+let data199 = data197.timezone;
+const _errs546 = errors;
+if(errors === _errs546){
+if(typeof data199 === "string"){
+if(data199.length < 1){
 validate20.errors = [{instancePath:instancePath+"/schedule/timezone",schemaPath:"#/properties/schedule/properties/timezone/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6242,38 +6260,21 @@ validate20.errors = [{instancePath:instancePath+"/schedule/timezone",schemaPath:
 return false;
 }
 }
-var valid98 = _errs544 === errors;
-}
-else {
-var valid98 = true;
-}
-if(valid98){
-if(data196.catch_up !== undefined){
-let data199 = data196.catch_up;
-const _errs546 = errors;
-if(typeof data199 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((data199 === "one") || (data199 === "none"))){
-validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.catch_up.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
 var valid98 = _errs546 === errors;
 }
 else {
 var valid98 = true;
 }
 if(valid98){
-if(data196.on_crash !== undefined){
-let data200 = data196.on_crash;
+if(data197.catch_up !== undefined){
+let data200 = data197.catch_up;
 const _errs548 = errors;
 if(typeof data200 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data200 === "skip") || (data200 === "rerun"))){
-validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.on_crash.enum},message:"must be equal to one of the allowed values"}];
+if(!((data200 === "one") || (data200 === "none"))){
+validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.catch_up.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid98 = _errs548 === errors;
@@ -6282,15 +6283,15 @@ else {
 var valid98 = true;
 }
 if(valid98){
-if(data196.overlap !== undefined){
-let data201 = data196.overlap;
+if(data197.on_crash !== undefined){
+let data201 = data197.on_crash;
 const _errs550 = errors;
 if(typeof data201 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data201 === "skip") || (data201 === "queue")) || (data201 === "cancel_previous"))){
-validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.overlap.enum},message:"must be equal to one of the allowed values"}];
+if(!((data201 === "skip") || (data201 === "rerun"))){
+validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.on_crash.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid98 = _errs550 === errors;
@@ -6299,12 +6300,29 @@ else {
 var valid98 = true;
 }
 if(valid98){
-if(data196.max_cost_usd_per_day !== undefined){
-let data202 = data196.max_cost_usd_per_day;
+if(data197.overlap !== undefined){
+let data202 = data197.overlap;
 const _errs552 = errors;
-if(errors === _errs552){
-if((typeof data202 == "number") && (isFinite(data202))){
-if(data202 <= 0 || isNaN(data202)){
+if(typeof data202 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data202 === "skip") || (data202 === "queue")) || (data202 === "cancel_previous"))){
+validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.overlap.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid98 = _errs552 === errors;
+}
+else {
+var valid98 = true;
+}
+if(valid98){
+if(data197.max_cost_usd_per_day !== undefined){
+let data203 = data197.max_cost_usd_per_day;
+const _errs554 = errors;
+if(errors === _errs554){
+if((typeof data203 == "number") && (isFinite(data203))){
+if(data203 <= 0 || isNaN(data203)){
 validate20.errors = [{instancePath:instancePath+"/schedule/max_cost_usd_per_day",schemaPath:"#/properties/schedule/properties/max_cost_usd_per_day/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -6314,7 +6332,7 @@ validate20.errors = [{instancePath:instancePath+"/schedule/max_cost_usd_per_day"
 return false;
 }
 }
-var valid98 = _errs552 === errors;
+var valid98 = _errs554 === errors;
 }
 else {
 var valid98 = true;
@@ -6332,42 +6350,42 @@ validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs539 === errors;
+var valid0 = _errs541 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.notify !== undefined){
-let data203 = data.notify;
-const _errs554 = errors;
-if(errors === _errs554){
-if(Array.isArray(data203)){
-var valid99 = true;
-const len32 = data203.length;
-for(let i32=0; i32<len32; i32++){
-let data204 = data203[i32];
+let data204 = data.notify;
 const _errs556 = errors;
+if(errors === _errs556){
+if(Array.isArray(data204)){
+var valid99 = true;
+const len32 = data204.length;
+for(let i32=0; i32<len32; i32++){
+let data205 = data204[i32];
+const _errs558 = errors;
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32,schemaPath:"#/properties/notify/items/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-if(errors === _errs556){
-if(data204 && typeof data204 == "object" && !Array.isArray(data204)){
-const _errs559 = errors;
-for(const key44 in data204){
+if(errors === _errs558){
+if(data205 && typeof data205 == "object" && !Array.isArray(data205)){
+const _errs561 = errors;
+for(const key44 in data205){
 if(!((((key44 === "url") || (key44 === "secret_env")) || (key44 === "command")) || (key44 === "on"))){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32,schemaPath:"#/properties/notify/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key44},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs559 === errors){
-if(data204.url !== undefined){
-let data205 = data204.url;
-const _errs560 = errors;
-if(errors === _errs560){
-if(errors === _errs560){
-if(typeof data205 === "string"){
-if(!(formats0(data205))){
+if(_errs561 === errors){
+if(data205.url !== undefined){
+let data206 = data205.url;
+const _errs562 = errors;
+if(errors === _errs562){
+if(errors === _errs562){
+if(typeof data206 === "string"){
+if(!(formats0(data206))){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/url",schemaPath:"#/properties/notify/items/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -6378,18 +6396,18 @@ return false;
 }
 }
 }
-var valid100 = _errs560 === errors;
+var valid100 = _errs562 === errors;
 }
 else {
 var valid100 = true;
 }
 if(valid100){
-if(data204.secret_env !== undefined){
-let data206 = data204.secret_env;
-const _errs562 = errors;
-if(errors === _errs562){
-if(typeof data206 === "string"){
-if(!pattern5.test(data206)){
+if(data205.secret_env !== undefined){
+let data207 = data205.secret_env;
+const _errs564 = errors;
+if(errors === _errs564){
+if(typeof data207 === "string"){
+if(!pattern5.test(data207)){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/secret_env",schemaPath:"#/properties/notify/items/properties/secret_env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
 return false;
 }
@@ -6399,30 +6417,30 @@ validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/secret_env",s
 return false;
 }
 }
-var valid100 = _errs562 === errors;
+var valid100 = _errs564 === errors;
 }
 else {
 var valid100 = true;
 }
 if(valid100){
-if(data204.command !== undefined){
-let data207 = data204.command;
-const _errs564 = errors;
-if(errors === _errs564){
-if(Array.isArray(data207)){
-if(data207.length < 1){
+if(data205.command !== undefined){
+let data208 = data205.command;
+const _errs566 = errors;
+if(errors === _errs566){
+if(Array.isArray(data208)){
+if(data208.length < 1){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/command",schemaPath:"#/properties/notify/items/properties/command/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 var valid101 = true;
-const len33 = data207.length;
+const len33 = data208.length;
 for(let i33=0; i33<len33; i33++){
-let data208 = data207[i33];
-const _errs566 = errors;
-if(errors === _errs566){
-if(typeof data208 === "string"){
-if(data208.length < 1){
+let data209 = data208[i33];
+const _errs568 = errors;
+if(errors === _errs568){
+if(typeof data209 === "string"){
+if(data209.length < 1){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/command/" + i33,schemaPath:"#/properties/notify/items/properties/command/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6432,7 +6450,7 @@ validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/command/" + i
 return false;
 }
 }
-var valid101 = _errs566 === errors;
+var valid101 = _errs568 === errors;
 if(!valid101){
 break;
 }
@@ -6444,31 +6462,31 @@ validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/command",sche
 return false;
 }
 }
-var valid100 = _errs564 === errors;
+var valid100 = _errs566 === errors;
 }
 else {
 var valid100 = true;
 }
 if(valid100){
-if(data204.on !== undefined){
-let data209 = data204.on;
-const _errs568 = errors;
-if(errors === _errs568){
-if(Array.isArray(data209)){
-var valid102 = true;
-const len34 = data209.length;
-for(let i34=0; i34<len34; i34++){
-let data210 = data209[i34];
+if(data205.on !== undefined){
+let data210 = data205.on;
 const _errs570 = errors;
-if(typeof data210 !== "string"){
+if(errors === _errs570){
+if(Array.isArray(data210)){
+var valid102 = true;
+const len34 = data210.length;
+for(let i34=0; i34<len34; i34++){
+let data211 = data210[i34];
+const _errs572 = errors;
+if(typeof data211 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/on/" + i34,schemaPath:"#/properties/notify/items/properties/on/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((((((data210 === "success") || (data210 === "failed")) || (data210 === "limit")) || (data210 === "interrupted")) || (data210 === "cancelled")) || (data210 === "crashed"))){
+if(!((((((data211 === "success") || (data211 === "failed")) || (data211 === "limit")) || (data211 === "interrupted")) || (data211 === "cancelled")) || (data211 === "crashed"))){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/on/" + i34,schemaPath:"#/properties/notify/items/properties/on/items/enum",keyword:"enum",params:{allowedValues: schema31.properties.notify.items.properties.on.items.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid102 = _errs570 === errors;
+var valid102 = _errs572 === errors;
 if(!valid102){
 break;
 }
@@ -6479,7 +6497,7 @@ validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/on",schemaPat
 return false;
 }
 }
-var valid100 = _errs568 === errors;
+var valid100 = _errs570 === errors;
 }
 else {
 var valid100 = true;
@@ -6494,7 +6512,7 @@ validate20.errors = [{instancePath:instancePath+"/notify/" + i32,schemaPath:"#/p
 return false;
 }
 }
-var valid99 = _errs556 === errors;
+var valid99 = _errs558 === errors;
 if(!valid99){
 break;
 }
@@ -6505,52 +6523,52 @@ validate20.errors = [{instancePath:instancePath+"/notify",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs554 === errors;
+var valid0 = _errs556 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.triggers !== undefined){
-let data211 = data.triggers;
-const _errs572 = errors;
-if(errors === _errs572){
-if(data211 && typeof data211 == "object" && !Array.isArray(data211)){
+let data212 = data.triggers;
 const _errs574 = errors;
-for(const key45 in data211){
+if(errors === _errs574){
+if(data212 && typeof data212 == "object" && !Array.isArray(data212)){
+const _errs576 = errors;
+for(const key45 in data212){
 if(!(key45 === "webhook")){
 validate20.errors = [{instancePath:instancePath+"/triggers",schemaPath:"#/properties/triggers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key45},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs574 === errors){
-if(data211.webhook !== undefined){
-let data212 = data211.webhook;
-const _errs575 = errors;
-if(errors === _errs575){
-if(data212 && typeof data212 == "object" && !Array.isArray(data212)){
+if(_errs576 === errors){
+if(data212.webhook !== undefined){
+let data213 = data212.webhook;
+const _errs577 = errors;
+if(errors === _errs577){
+if(data213 && typeof data213 == "object" && !Array.isArray(data213)){
 let missing6;
-if((data212.secret_env === undefined) && (missing6 = "secret_env")){
+if((data213.secret_env === undefined) && (missing6 = "secret_env")){
 validate20.errors = [{instancePath:instancePath+"/triggers/webhook",schemaPath:"#/properties/triggers/properties/webhook/required",keyword:"required",params:{missingProperty: missing6},message:"must have required property '"+missing6+"'"}];
 return false;
 }
 else {
-const _errs577 = errors;
-for(const key46 in data212){
+const _errs579 = errors;
+for(const key46 in data213){
 if(!((((key46 === "secret_env") || (key46 === "signature")) || (key46 === "events")) || (key46 === "inputs"))){
 validate20.errors = [{instancePath:instancePath+"/triggers/webhook",schemaPath:"#/properties/triggers/properties/webhook/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key46},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs577 === errors){
-if(data212.secret_env !== undefined){
-let data213 = data212.secret_env;
-const _errs578 = errors;
-if(errors === _errs578){
-if(typeof data213 === "string"){
-if(!pattern5.test(data213)){
+if(_errs579 === errors){
+if(data213.secret_env !== undefined){
+let data214 = data213.secret_env;
+const _errs580 = errors;
+if(errors === _errs580){
+if(typeof data214 === "string"){
+if(!pattern5.test(data214)){
 validate20.errors = [{instancePath:instancePath+"/triggers/webhook/secret_env",schemaPath:"#/properties/triggers/properties/webhook/properties/secret_env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
 return false;
 }
@@ -6560,47 +6578,47 @@ validate20.errors = [{instancePath:instancePath+"/triggers/webhook/secret_env",s
 return false;
 }
 }
-var valid104 = _errs578 === errors;
-}
-else {
-var valid104 = true;
-}
-if(valid104){
-if(data212.signature !== undefined){
-let data214 = data212.signature;
-const _errs580 = errors;
-if(typeof data214 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/triggers/webhook/signature",schemaPath:"#/properties/triggers/properties/webhook/properties/signature/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((data214 === "github") || (data214 === "hmac-sha256"))){
-validate20.errors = [{instancePath:instancePath+"/triggers/webhook/signature",schemaPath:"#/properties/triggers/properties/webhook/properties/signature/enum",keyword:"enum",params:{allowedValues: schema31.properties.triggers.properties.webhook.properties.signature.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
 var valid104 = _errs580 === errors;
 }
 else {
 var valid104 = true;
 }
 if(valid104){
-if(data212.events !== undefined){
-let data215 = data212.events;
+if(data213.signature !== undefined){
+let data215 = data213.signature;
 const _errs582 = errors;
-if(errors === _errs582){
-if(Array.isArray(data215)){
-if(data215.length < 1){
+if(typeof data215 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/triggers/webhook/signature",schemaPath:"#/properties/triggers/properties/webhook/properties/signature/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data215 === "github") || (data215 === "hmac-sha256"))){
+validate20.errors = [{instancePath:instancePath+"/triggers/webhook/signature",schemaPath:"#/properties/triggers/properties/webhook/properties/signature/enum",keyword:"enum",params:{allowedValues: schema31.properties.triggers.properties.webhook.properties.signature.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid104 = _errs582 === errors;
+}
+else {
+var valid104 = true;
+}
+if(valid104){
+if(data213.events !== undefined){
+let data216 = data213.events;
+const _errs584 = errors;
+if(errors === _errs584){
+if(Array.isArray(data216)){
+if(data216.length < 1){
 validate20.errors = [{instancePath:instancePath+"/triggers/webhook/events",schemaPath:"#/properties/triggers/properties/webhook/properties/events/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 var valid105 = true;
-const len35 = data215.length;
+const len35 = data216.length;
 for(let i35=0; i35<len35; i35++){
-let data216 = data215[i35];
-const _errs584 = errors;
-if(errors === _errs584){
-if(typeof data216 === "string"){
-if(data216.length < 1){
+let data217 = data216[i35];
+const _errs586 = errors;
+if(errors === _errs586){
+if(typeof data217 === "string"){
+if(data217.length < 1){
 validate20.errors = [{instancePath:instancePath+"/triggers/webhook/events/" + i35,schemaPath:"#/properties/triggers/properties/webhook/properties/events/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6610,7 +6628,7 @@ validate20.errors = [{instancePath:instancePath+"/triggers/webhook/events/" + i3
 return false;
 }
 }
-var valid105 = _errs584 === errors;
+var valid105 = _errs586 === errors;
 if(!valid105){
 break;
 }
@@ -6622,20 +6640,20 @@ validate20.errors = [{instancePath:instancePath+"/triggers/webhook/events",schem
 return false;
 }
 }
-var valid104 = _errs582 === errors;
+var valid104 = _errs584 === errors;
 }
 else {
 var valid104 = true;
 }
 if(valid104){
-if(data212.inputs !== undefined){
-let data217 = data212.inputs;
-const _errs586 = errors;
-if(errors === _errs586){
-if(data217 && typeof data217 == "object" && !Array.isArray(data217)){
-for(const key47 in data217){
+if(data213.inputs !== undefined){
+let data218 = data213.inputs;
 const _errs588 = errors;
 if(errors === _errs588){
+if(data218 && typeof data218 == "object" && !Array.isArray(data218)){
+for(const key47 in data218){
+const _errs590 = errors;
+if(errors === _errs590){
 if(typeof key47 === "string"){
 if(!pattern8.test(key47)){
 const err168 = {instancePath:instancePath+"/triggers/webhook/inputs",schemaPath:"#/properties/triggers/properties/webhook/properties/inputs/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_-]*$"+"\"",propertyName:key47};
@@ -6659,7 +6677,7 @@ vErrors.push(err169);
 errors++;
 }
 }
-var valid106 = _errs588 === errors;
+var valid106 = _errs590 === errors;
 if(!valid106){
 const err170 = {instancePath:instancePath+"/triggers/webhook/inputs",schemaPath:"#/properties/triggers/properties/webhook/properties/inputs/propertyNames",keyword:"propertyNames",params:{propertyName: key47},message:"property name must be valid"};
 if(vErrors === null){
@@ -6675,13 +6693,13 @@ break;
 }
 }
 if(valid106){
-for(const key48 in data217){
-const _errs591 = errors;
-if(typeof data217[key48] !== "string"){
+for(const key48 in data218){
+const _errs593 = errors;
+if(typeof data218[key48] !== "string"){
 validate20.errors = [{instancePath:instancePath+"/triggers/webhook/inputs/" + key48.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/triggers/properties/webhook/properties/inputs/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid107 = _errs591 === errors;
+var valid107 = _errs593 === errors;
 if(!valid107){
 break;
 }
@@ -6693,7 +6711,7 @@ validate20.errors = [{instancePath:instancePath+"/triggers/webhook/inputs",schem
 return false;
 }
 }
-var valid104 = _errs586 === errors;
+var valid104 = _errs588 === errors;
 }
 else {
 var valid104 = true;
@@ -6717,55 +6735,55 @@ validate20.errors = [{instancePath:instancePath+"/triggers",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs572 === errors;
+var valid0 = _errs574 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.on_crash !== undefined){
-let data219 = data.on_crash;
-const _errs593 = errors;
-if(typeof data219 !== "string"){
+let data220 = data.on_crash;
+const _errs595 = errors;
+if(typeof data220 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/on_crash",schemaPath:"#/properties/on_crash/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data219 === "skip") || (data219 === "rerun"))){
+if(!((data220 === "skip") || (data220 === "rerun"))){
 validate20.errors = [{instancePath:instancePath+"/on_crash",schemaPath:"#/properties/on_crash/enum",keyword:"enum",params:{allowedValues: schema31.properties.on_crash.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid0 = _errs593 === errors;
+var valid0 = _errs595 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.concurrency !== undefined){
-let data220 = data.concurrency;
-const _errs595 = errors;
-if(errors === _errs595){
-if(data220 && typeof data220 == "object" && !Array.isArray(data220)){
+let data221 = data.concurrency;
+const _errs597 = errors;
+if(errors === _errs597){
+if(data221 && typeof data221 == "object" && !Array.isArray(data221)){
 let missing7;
-if((data220.group === undefined) && (missing7 = "group")){
+if((data221.group === undefined) && (missing7 = "group")){
 validate20.errors = [{instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/required",keyword:"required",params:{missingProperty: missing7},message:"must have required property '"+missing7+"'"}];
 return false;
 }
 else {
-const _errs597 = errors;
-for(const key49 in data220){
+const _errs599 = errors;
+for(const key49 in data221){
 if(!(((key49 === "group") || (key49 === "limit")) || (key49 === "cancel_in_progress"))){
 validate20.errors = [{instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key49},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs597 === errors){
-if(data220.group !== undefined){
-let data221 = data220.group;
-const _errs598 = errors;
-if(errors === _errs598){
-if(typeof data221 === "string"){
-if(data221.length < 1){
+if(_errs599 === errors){
+if(data221.group !== undefined){
+let data222 = data221.group;
+const _errs600 = errors;
+if(errors === _errs600){
+if(typeof data222 === "string"){
+if(data222.length < 1){
 validate20.errors = [{instancePath:instancePath+"/concurrency/group",schemaPath:"#/properties/concurrency/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6775,46 +6793,46 @@ validate20.errors = [{instancePath:instancePath+"/concurrency/group",schemaPath:
 return false;
 }
 }
-var valid108 = _errs598 === errors;
-}
-else {
-var valid108 = true;
-}
-if(valid108){
-if(data220.limit !== undefined){
-let data222 = data220.limit;
-const _errs600 = errors;
-if(!(((typeof data222 == "number") && (!(data222 % 1) && !isNaN(data222))) && (isFinite(data222)))){
-validate20.errors = [{instancePath:instancePath+"/concurrency/limit",schemaPath:"#/properties/concurrency/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs600){
-if((typeof data222 == "number") && (isFinite(data222))){
-if(data222 > 9007199254740991 || isNaN(data222)){
-validate20.errors = [{instancePath:instancePath+"/concurrency/limit",schemaPath:"#/properties/concurrency/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data222 <= 0 || isNaN(data222)){
-validate20.errors = [{instancePath:instancePath+"/concurrency/limit",schemaPath:"#/properties/concurrency/properties/limit/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid108 = _errs600 === errors;
 }
 else {
 var valid108 = true;
 }
 if(valid108){
-if(data220.cancel_in_progress !== undefined){
+if(data221.limit !== undefined){
+let data223 = data221.limit;
 const _errs602 = errors;
-if(typeof data220.cancel_in_progress !== "boolean"){
+if(!(((typeof data223 == "number") && (!(data223 % 1) && !isNaN(data223))) && (isFinite(data223)))){
+validate20.errors = [{instancePath:instancePath+"/concurrency/limit",schemaPath:"#/properties/concurrency/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs602){
+if((typeof data223 == "number") && (isFinite(data223))){
+if(data223 > 9007199254740991 || isNaN(data223)){
+validate20.errors = [{instancePath:instancePath+"/concurrency/limit",schemaPath:"#/properties/concurrency/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data223 <= 0 || isNaN(data223)){
+validate20.errors = [{instancePath:instancePath+"/concurrency/limit",schemaPath:"#/properties/concurrency/properties/limit/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+}
+var valid108 = _errs602 === errors;
+}
+else {
+var valid108 = true;
+}
+if(valid108){
+if(data221.cancel_in_progress !== undefined){
+const _errs604 = errors;
+if(typeof data221.cancel_in_progress !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/concurrency/cancel_in_progress",schemaPath:"#/properties/concurrency/properties/cancel_in_progress/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid108 = _errs602 === errors;
+var valid108 = _errs604 === errors;
 }
 else {
 var valid108 = true;
@@ -6829,49 +6847,49 @@ validate20.errors = [{instancePath:instancePath+"/concurrency",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs595 === errors;
+var valid0 = _errs597 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.output !== undefined){
-let data224 = data.output;
-const _errs604 = errors;
-if(errors === _errs604){
-if(data224 && typeof data224 == "object" && !Array.isArray(data224)){
+let data225 = data.output;
 const _errs606 = errors;
-for(const key50 in data224){
+if(errors === _errs606){
+if(data225 && typeof data225 == "object" && !Array.isArray(data225)){
+const _errs608 = errors;
+for(const key50 in data225){
 if(!(((key50 === "format") || (key50 === "file")) || (key50 === "schema"))){
 validate20.errors = [{instancePath:instancePath+"/output",schemaPath:"#/properties/output/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key50},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs606 === errors){
-if(data224.format !== undefined){
-let data225 = data224.format;
-const _errs607 = errors;
-if(typeof data225 !== "string"){
+if(_errs608 === errors){
+if(data225.format !== undefined){
+let data226 = data225.format;
+const _errs609 = errors;
+if(typeof data226 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/output/format",schemaPath:"#/properties/output/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data225 === "text") || (data225 === "json")) || (data225 === "stream-json"))){
+if(!(((data226 === "text") || (data226 === "json")) || (data226 === "stream-json"))){
 validate20.errors = [{instancePath:instancePath+"/output/format",schemaPath:"#/properties/output/properties/format/enum",keyword:"enum",params:{allowedValues: schema31.properties.output.properties.format.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid109 = _errs607 === errors;
+var valid109 = _errs609 === errors;
 }
 else {
 var valid109 = true;
 }
 if(valid109){
-if(data224.file !== undefined){
-let data226 = data224.file;
-const _errs609 = errors;
-if(errors === _errs609){
-if(typeof data226 === "string"){
-if(data226.length < 1){
+if(data225.file !== undefined){
+let data227 = data225.file;
+const _errs611 = errors;
+if(errors === _errs611){
+if(typeof data227 === "string"){
+if(data227.length < 1){
 validate20.errors = [{instancePath:instancePath+"/output/file",schemaPath:"#/properties/output/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6881,19 +6899,19 @@ validate20.errors = [{instancePath:instancePath+"/output/file",schemaPath:"#/pro
 return false;
 }
 }
-var valid109 = _errs609 === errors;
+var valid109 = _errs611 === errors;
 }
 else {
 var valid109 = true;
 }
 if(valid109){
-if(data224.schema !== undefined){
-let data227 = data224.schema;
-const _errs611 = errors;
-if(errors === _errs611){
-if(data227 && typeof data227 == "object" && !Array.isArray(data227)){
-for(const key51 in data227){
+if(data225.schema !== undefined){
+let data228 = data225.schema;
 const _errs613 = errors;
+if(errors === _errs613){
+if(data228 && typeof data228 == "object" && !Array.isArray(data228)){
+for(const key51 in data228){
+const _errs615 = errors;
 if(typeof key51 !== "string"){
 const err171 = {instancePath:instancePath+"/output/schema",schemaPath:"#/properties/output/properties/schema/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key51};
 if(vErrors === null){
@@ -6904,7 +6922,7 @@ vErrors.push(err171);
 }
 errors++;
 }
-var valid110 = _errs613 === errors;
+var valid110 = _errs615 === errors;
 if(!valid110){
 const err172 = {instancePath:instancePath+"/output/schema",schemaPath:"#/properties/output/properties/schema/propertyNames",keyword:"propertyNames",params:{propertyName: key51},message:"property name must be valid"};
 if(vErrors === null){
@@ -6925,7 +6943,7 @@ validate20.errors = [{instancePath:instancePath+"/output/schema",schemaPath:"#/p
 return false;
 }
 }
-var valid109 = _errs611 === errors;
+var valid109 = _errs613 === errors;
 }
 else {
 var valid109 = true;
@@ -6939,32 +6957,32 @@ validate20.errors = [{instancePath:instancePath+"/output",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs604 === errors;
+var valid0 = _errs606 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.store !== undefined){
-let data228 = data.store;
-const _errs616 = errors;
-if(errors === _errs616){
-if(data228 && typeof data228 == "object" && !Array.isArray(data228)){
+let data229 = data.store;
 const _errs618 = errors;
-for(const key52 in data228){
+if(errors === _errs618){
+if(data229 && typeof data229 == "object" && !Array.isArray(data229)){
+const _errs620 = errors;
+for(const key52 in data229){
 if(!(key52 === "retry")){
 validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key52},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs618 === errors){
-if(data228.retry !== undefined){
-let data229 = data228.retry;
-const _errs619 = errors;
-if(errors === _errs619){
-if(typeof data229 === "string"){
-if(!pattern6.test(data229)){
+if(_errs620 === errors){
+if(data229.retry !== undefined){
+let data230 = data229.retry;
+const _errs621 = errors;
+if(errors === _errs621){
+if(typeof data230 === "string"){
+if(!pattern6.test(data230)){
 validate20.errors = [{instancePath:instancePath+"/store/retry",schemaPath:"#/properties/store/properties/retry/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -6982,45 +7000,45 @@ validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs616 === errors;
+var valid0 = _errs618 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.instructions !== undefined){
-let data230 = data.instructions;
-const _errs621 = errors;
-if(errors === _errs621){
-if(data230 && typeof data230 == "object" && !Array.isArray(data230)){
+let data231 = data.instructions;
 const _errs623 = errors;
-for(const key53 in data230){
+if(errors === _errs623){
+if(data231 && typeof data231 == "object" && !Array.isArray(data231)){
+const _errs625 = errors;
+for(const key53 in data231){
 if(!(((key53 === "agents_md") || (key53 === "max_bytes")) || (key53 === "skills"))){
 validate20.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key53},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs623 === errors){
-if(data230.agents_md !== undefined){
-const _errs624 = errors;
-if(typeof data230.agents_md !== "boolean"){
+if(_errs625 === errors){
+if(data231.agents_md !== undefined){
+const _errs626 = errors;
+if(typeof data231.agents_md !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/instructions/agents_md",schemaPath:"#/properties/instructions/properties/agents_md/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid112 = _errs624 === errors;
+var valid112 = _errs626 === errors;
 }
 else {
 var valid112 = true;
 }
 if(valid112){
-if(data230.max_bytes !== undefined){
-let data232 = data230.max_bytes;
-const _errs626 = errors;
-const _errs627 = errors;
-let valid113 = false;
+if(data231.max_bytes !== undefined){
+let data233 = data231.max_bytes;
 const _errs628 = errors;
-if(!(((typeof data232 == "number") && (!(data232 % 1) && !isNaN(data232))) && (isFinite(data232)))){
+const _errs629 = errors;
+let valid113 = false;
+const _errs630 = errors;
+if(!(((typeof data233 == "number") && (!(data233 % 1) && !isNaN(data233))) && (isFinite(data233)))){
 const err173 = {instancePath:instancePath+"/instructions/max_bytes",schemaPath:"#/properties/instructions/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err173];
@@ -7030,9 +7048,9 @@ vErrors.push(err173);
 }
 errors++;
 }
-if(errors === _errs628){
-if((typeof data232 == "number") && (isFinite(data232))){
-if(data232 > 9007199254740991 || isNaN(data232)){
+if(errors === _errs630){
+if((typeof data233 == "number") && (isFinite(data233))){
+if(data233 > 9007199254740991 || isNaN(data233)){
 const err174 = {instancePath:instancePath+"/instructions/max_bytes",schemaPath:"#/properties/instructions/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err174];
@@ -7043,7 +7061,7 @@ vErrors.push(err174);
 errors++;
 }
 else {
-if(data232 <= 0 || isNaN(data232)){
+if(data233 <= 0 || isNaN(data233)){
 const err175 = {instancePath:instancePath+"/instructions/max_bytes",schemaPath:"#/properties/instructions/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err175];
@@ -7056,12 +7074,12 @@ errors++;
 }
 }
 }
-var _valid23 = _errs628 === errors;
+var _valid23 = _errs630 === errors;
 valid113 = valid113 || _valid23;
-const _errs630 = errors;
-if(errors === _errs630){
-if(typeof data232 === "string"){
-if(!pattern12.test(data232)){
+const _errs632 = errors;
+if(errors === _errs632){
+if(typeof data233 === "string"){
+if(!pattern12.test(data233)){
 const err176 = {instancePath:instancePath+"/instructions/max_bytes",schemaPath:"#/properties/instructions/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err176];
@@ -7083,7 +7101,7 @@ vErrors.push(err177);
 errors++;
 }
 }
-var _valid23 = _errs630 === errors;
+var _valid23 = _errs632 === errors;
 valid113 = valid113 || _valid23;
 if(!valid113){
 const err178 = {instancePath:instancePath+"/instructions/max_bytes",schemaPath:"#/properties/instructions/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -7098,29 +7116,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs627;
+errors = _errs629;
 if(vErrors !== null){
-if(_errs627){
-vErrors.length = _errs627;
+if(_errs629){
+vErrors.length = _errs629;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid112 = _errs626 === errors;
+var valid112 = _errs628 === errors;
 }
 else {
 var valid112 = true;
 }
 if(valid112){
-if(data230.skills !== undefined){
-const _errs632 = errors;
-if(typeof data230.skills !== "boolean"){
+if(data231.skills !== undefined){
+const _errs634 = errors;
+if(typeof data231.skills !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/instructions/skills",schemaPath:"#/properties/instructions/properties/skills/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid112 = _errs632 === errors;
+var valid112 = _errs634 === errors;
 }
 else {
 var valid112 = true;
@@ -7134,25 +7152,25 @@ validate20.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/pr
 return false;
 }
 }
-var valid0 = _errs621 === errors;
+var valid0 = _errs623 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.skills !== undefined){
-let data234 = data.skills;
-const _errs634 = errors;
-if(errors === _errs634){
-if(Array.isArray(data234)){
-var valid114 = true;
-const len36 = data234.length;
-for(let i36=0; i36<len36; i36++){
-let data235 = data234[i36];
+let data235 = data.skills;
 const _errs636 = errors;
 if(errors === _errs636){
-if(typeof data235 === "string"){
-if(data235.length < 1){
+if(Array.isArray(data235)){
+var valid114 = true;
+const len36 = data235.length;
+for(let i36=0; i36<len36; i36++){
+let data236 = data235[i36];
+const _errs638 = errors;
+if(errors === _errs638){
+if(typeof data236 === "string"){
+if(data236.length < 1){
 validate20.errors = [{instancePath:instancePath+"/skills/" + i36,schemaPath:"#/properties/skills/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -7162,7 +7180,7 @@ validate20.errors = [{instancePath:instancePath+"/skills/" + i36,schemaPath:"#/p
 return false;
 }
 }
-var valid114 = _errs636 === errors;
+var valid114 = _errs638 === errors;
 if(!valid114){
 break;
 }
@@ -7173,49 +7191,49 @@ validate20.errors = [{instancePath:instancePath+"/skills",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs634 === errors;
+var valid0 = _errs636 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.workspace !== undefined){
-let data236 = data.workspace;
-const _errs638 = errors;
-if(errors === _errs638){
-if(data236 && typeof data236 == "object" && !Array.isArray(data236)){
+let data237 = data.workspace;
 const _errs640 = errors;
-for(const key54 in data236){
+if(errors === _errs640){
+if(data237 && typeof data237 == "object" && !Array.isArray(data237)){
+const _errs642 = errors;
+for(const key54 in data237){
 if(!(((((key54 === "isolation") || (key54 === "base")) || (key54 === "branch")) || (key54 === "keep")) || (key54 === "shared"))){
 validate20.errors = [{instancePath:instancePath+"/workspace",schemaPath:"#/properties/workspace/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key54},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs640 === errors){
-if(data236.isolation !== undefined){
-let data237 = data236.isolation;
-const _errs641 = errors;
-if(typeof data237 !== "string"){
+if(_errs642 === errors){
+if(data237.isolation !== undefined){
+let data238 = data237.isolation;
+const _errs643 = errors;
+if(typeof data238 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/workspace/isolation",schemaPath:"#/properties/workspace/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data237 === "none") || (data237 === "worktree"))){
+if(!((data238 === "none") || (data238 === "worktree"))){
 validate20.errors = [{instancePath:instancePath+"/workspace/isolation",schemaPath:"#/properties/workspace/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema31.properties.workspace.properties.isolation.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid115 = _errs641 === errors;
+var valid115 = _errs643 === errors;
 }
 else {
 var valid115 = true;
 }
 if(valid115){
-if(data236.base !== undefined){
-let data238 = data236.base;
-const _errs643 = errors;
-if(errors === _errs643){
-if(typeof data238 === "string"){
-if(data238.length < 1){
+if(data237.base !== undefined){
+let data239 = data237.base;
+const _errs645 = errors;
+if(errors === _errs645){
+if(typeof data239 === "string"){
+if(data239.length < 1){
 validate20.errors = [{instancePath:instancePath+"/workspace/base",schemaPath:"#/properties/workspace/properties/base/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -7225,18 +7243,18 @@ validate20.errors = [{instancePath:instancePath+"/workspace/base",schemaPath:"#/
 return false;
 }
 }
-var valid115 = _errs643 === errors;
+var valid115 = _errs645 === errors;
 }
 else {
 var valid115 = true;
 }
 if(valid115){
-if(data236.branch !== undefined){
-let data239 = data236.branch;
-const _errs645 = errors;
-if(errors === _errs645){
-if(typeof data239 === "string"){
-if(data239.length < 1){
+if(data237.branch !== undefined){
+let data240 = data237.branch;
+const _errs647 = errors;
+if(errors === _errs647){
+if(typeof data240 === "string"){
+if(data240.length < 1){
 validate20.errors = [{instancePath:instancePath+"/workspace/branch",schemaPath:"#/properties/workspace/properties/branch/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -7246,36 +7264,36 @@ validate20.errors = [{instancePath:instancePath+"/workspace/branch",schemaPath:"
 return false;
 }
 }
-var valid115 = _errs645 === errors;
-}
-else {
-var valid115 = true;
-}
-if(valid115){
-if(data236.keep !== undefined){
-let data240 = data236.keep;
-const _errs647 = errors;
-if(typeof data240 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/workspace/keep",schemaPath:"#/properties/workspace/properties/keep/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!(((data240 === "always") || (data240 === "on_change")) || (data240 === "never"))){
-validate20.errors = [{instancePath:instancePath+"/workspace/keep",schemaPath:"#/properties/workspace/properties/keep/enum",keyword:"enum",params:{allowedValues: schema31.properties.workspace.properties.keep.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
 var valid115 = _errs647 === errors;
 }
 else {
 var valid115 = true;
 }
 if(valid115){
-if(data236.shared !== undefined){
+if(data237.keep !== undefined){
+let data241 = data237.keep;
 const _errs649 = errors;
-if(typeof data236.shared !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/workspace/shared",schemaPath:"#/properties/workspace/properties/shared/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(typeof data241 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/workspace/keep",schemaPath:"#/properties/workspace/properties/keep/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data241 === "always") || (data241 === "on_change")) || (data241 === "never"))){
+validate20.errors = [{instancePath:instancePath+"/workspace/keep",schemaPath:"#/properties/workspace/properties/keep/enum",keyword:"enum",params:{allowedValues: schema31.properties.workspace.properties.keep.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid115 = _errs649 === errors;
+}
+else {
+var valid115 = true;
+}
+if(valid115){
+if(data237.shared !== undefined){
+const _errs651 = errors;
+if(typeof data237.shared !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/workspace/shared",schemaPath:"#/properties/workspace/properties/shared/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid115 = _errs651 === errors;
 }
 else {
 var valid115 = true;
@@ -7291,18 +7309,18 @@ validate20.errors = [{instancePath:instancePath+"/workspace",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs638 === errors;
+var valid0 = _errs640 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.record !== undefined){
-let data242 = data.record;
-const _errs651 = errors;
-if(errors === _errs651){
-if(typeof data242 === "string"){
-if(data242.length < 1){
+let data243 = data.record;
+const _errs653 = errors;
+if(errors === _errs653){
+if(typeof data243 === "string"){
+if(data243.length < 1){
 validate20.errors = [{instancePath:instancePath+"/record",schemaPath:"#/properties/record/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -7312,7 +7330,7 @@ validate20.errors = [{instancePath:instancePath+"/record",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs651 === errors;
+var valid0 = _errs653 === errors;
 }
 else {
 var valid0 = true;
@@ -7361,4 +7379,4 @@ return errors === 0;
 validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 export const validate = validate20;
 
-export const shape = {"properties":{"$schema":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"fallback":{"items":{"type":"string"},"type":"array"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"},"text_tool_calls":{"type":"boolean"},"api":{"type":"string"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"api_version":{"type":"string"},"script":{"type":"string"}},"type":"object"},"system":{"type":"string"},"inputs":{"additionalProperties":{"properties":{"type":{"type":"string"},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"type":"object"},"type":"object"},"env":{"additionalProperties":{"type":["string","number","boolean"]},"type":"object"},"labels":{"additionalProperties":{"type":["string","number","boolean"]},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"prompt":{"type":"string"},"steps":{"items":{"type":"string"},"type":"array"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"approval":{"properties":{"command":{"items":{"type":"string"},"type":"array"},"url":{"type":"string"},"timeout":{"type":"string"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"},"max_concurrent_agents":{"type":"integer"},"max_agent_depth":{"type":"integer"}},"type":"object"},"agents":{"additionalProperties":{"properties":{"description":{"type":"string"},"system":{"type":"string"},"model":{"type":"string"},"tools":{"items":{"type":"string"},"type":"array"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"}},"type":"object"}},"type":"object"},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"schedule":{"properties":{"cron":{"type":"string"},"timezone":{"type":"string"},"catch_up":{"type":"string"},"on_crash":{"type":"string"},"overlap":{"type":"string"},"max_cost_usd_per_day":{"type":"number"}},"type":"object"},"notify":{"items":{"properties":{"url":{"type":"string"},"secret_env":{"type":"string"},"command":{"items":{"type":"string"},"type":"array"},"on":{"items":{"type":"string"},"type":"array"}},"type":"object"},"type":"array"},"triggers":{"properties":{"webhook":{"properties":{"secret_env":{"type":"string"},"signature":{"type":"string"},"events":{"items":{"type":"string"},"type":"array"},"inputs":{"additionalProperties":{"type":"string"},"type":"object"}},"type":"object"}},"type":"object"},"on_crash":{"type":"string"},"concurrency":{"properties":{"group":{"type":"string"},"limit":{"type":"integer"},"cancel_in_progress":{"type":"boolean"}},"type":"object"},"output":{"properties":{"format":{"type":"string"},"file":{"type":"string"},"schema":{"additionalProperties":{},"type":"object"}},"type":"object"},"store":{"properties":{"retry":{"type":"string"}},"type":"object"},"instructions":{"properties":{"agents_md":{"type":"boolean"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"skills":{"type":"boolean"}},"type":"object"},"skills":{"items":{"type":"string"},"type":"array"},"workspace":{"properties":{"isolation":{"type":"string"},"base":{"type":"string"},"branch":{"type":"string"},"keep":{"type":"string"},"shared":{"type":"boolean"}},"type":"object"},"record":{"type":"string"}},"type":"object"};
+export const shape = {"properties":{"$schema":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"fallback":{"items":{"type":"string"},"type":"array"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"},"text_tool_calls":{"type":"boolean"},"api":{"type":"string"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"api_version":{"type":"string"},"script":{"type":"string"}},"type":"object"},"system":{"type":"string"},"inputs":{"additionalProperties":{"properties":{"type":{"type":"string"},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"type":"object"},"type":"object"},"env":{"additionalProperties":{"type":["string","number","boolean"]},"type":"object"},"labels":{"additionalProperties":{"type":["string","number","boolean"]},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"prompt":{"type":"string"},"steps":{"items":{"type":"string"},"type":"array"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"approval":{"properties":{"command":{"items":{"type":"string"},"type":"array"},"url":{"type":"string"},"api":{"type":"boolean"},"timeout":{"type":"string"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"},"max_concurrent_agents":{"type":"integer"},"max_agent_depth":{"type":"integer"}},"type":"object"},"agents":{"additionalProperties":{"properties":{"description":{"type":"string"},"system":{"type":"string"},"model":{"type":"string"},"tools":{"items":{"type":"string"},"type":"array"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"}},"type":"object"}},"type":"object"},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"schedule":{"properties":{"cron":{"type":"string"},"timezone":{"type":"string"},"catch_up":{"type":"string"},"on_crash":{"type":"string"},"overlap":{"type":"string"},"max_cost_usd_per_day":{"type":"number"}},"type":"object"},"notify":{"items":{"properties":{"url":{"type":"string"},"secret_env":{"type":"string"},"command":{"items":{"type":"string"},"type":"array"},"on":{"items":{"type":"string"},"type":"array"}},"type":"object"},"type":"array"},"triggers":{"properties":{"webhook":{"properties":{"secret_env":{"type":"string"},"signature":{"type":"string"},"events":{"items":{"type":"string"},"type":"array"},"inputs":{"additionalProperties":{"type":"string"},"type":"object"}},"type":"object"}},"type":"object"},"on_crash":{"type":"string"},"concurrency":{"properties":{"group":{"type":"string"},"limit":{"type":"integer"},"cancel_in_progress":{"type":"boolean"}},"type":"object"},"output":{"properties":{"format":{"type":"string"},"file":{"type":"string"},"schema":{"additionalProperties":{},"type":"object"}},"type":"object"},"store":{"properties":{"retry":{"type":"string"}},"type":"object"},"instructions":{"properties":{"agents_md":{"type":"boolean"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"skills":{"type":"boolean"}},"type":"object"},"skills":{"items":{"type":"string"},"type":"array"},"workspace":{"properties":{"isolation":{"type":"string"},"base":{"type":"string"},"branch":{"type":"string"},"keep":{"type":"string"},"shared":{"type":"boolean"}},"type":"object"},"record":{"type":"string"}},"type":"object"};

@@ -292,4 +292,29 @@ export const migrations: readonly string[] = [
   ALTER TABLE runs ADD COLUMN notify_pending boolean NOT NULL DEFAULT false;
   CREATE INDEX runs_notify_pending ON runs (id) WHERE notify_pending;
   `,
+  // 13: tool calls parked for a decision over the API (approval: {api: true}); a run with a pending one
+  // shows waiting_approval. Decided once: the row is updated only while pending.
+  `
+  CREATE TABLE approvals (
+    id text COLLATE "C" PRIMARY KEY,
+    run_id text COLLATE "C",
+    session_id text COLLATE "C" NOT NULL,
+    job text NOT NULL,
+    tool text NOT NULL,
+    tool_call_id text NOT NULL,
+    server text,
+    arguments text NOT NULL,
+    subject text,
+    reason text NOT NULL,
+    rule text NOT NULL,
+    status text NOT NULL DEFAULT 'pending',
+    decision_reason text,
+    decided_by text,
+    created_at bigint NOT NULL,
+    expires_at bigint NOT NULL,
+    decided_at bigint
+  );
+  CREATE INDEX approvals_status ON approvals (status, created_at);
+  CREATE INDEX approvals_run ON approvals (run_id, status);
+  `,
 ];

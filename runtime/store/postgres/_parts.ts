@@ -15,3 +15,4 @@ export { stepOps } from "./steps.ts";
 export { workspaceLockOps } from "./workspace_locks.ts";
 export { tokenOps } from "./tokens.ts";
 export { runCountOps } from "./run_counts.ts";
+export { approvalOps } from "./approvals.ts";

@@ -25,8 +25,11 @@ const lockKey = (q: Q, key: string) => q`hashtextextended(${`hermes:queue:${key}
 
 export function runQueueOps(db: PgDb): RunQueueOps {
   const { sql } = db;
+  // Whether a running run holds a pending approval: read by the public reads (it shows waiting_approval).
+  const waiting = (q: Q) =>
+    q`EXISTS (SELECT 1 FROM approvals a WHERE a.run_id = runs.id AND a.status = 'pending')`;
   const get = async (q: Q, id: string): Promise<QueuedRun | undefined> => {
-    const [row] = await q`SELECT * FROM runs WHERE id = ${id}`;
+    const [row] = await q`SELECT runs.*, ${waiting(q)} AS waiting_approval FROM runs WHERE id = ${id}`;
     return row && toQueuedRun(row);
   };
   const notify = (q: Q, id: string) => q`SELECT pg_notify(${RUNS_CHANNEL}, ${id})`;
@@ -78,8 +81,16 @@ export function runQueueOps(db: PgDb): RunQueueOps {
         sql``,
       );
       const rows = await sql`
-        SELECT * FROM runs WHERE true
-          ${options.status ? sql`AND status = ${options.status}` : sql``}
+        SELECT runs.*, ${waiting(sql)} AS waiting_approval FROM runs WHERE true
+          ${
+        options.status === "waiting_approval"
+          ? sql`AND status = 'running' AND ${waiting(sql)}`
+          : options.status === "running"
+          ? sql`AND status = 'running' AND NOT ${waiting(sql)}`
+          : options.status
+          ? sql`AND status = ${options.status}`
+          : sql``
+      }
           ${options.job ? sql`AND job = ${options.job}` : sql``}
           ${options.since !== undefined ? sql`AND submitted_at >= ${options.since}` : sql``}
           ${options.until !== undefined ? sql`AND submitted_at < ${options.until}` : sql``}
@@ -186,6 +197,11 @@ export function runQueueOps(db: PgDb): RunQueueOps {
         const handled: QueuedRun[] = [];
         for (const run of stale) {
           const next = recovery(run);
+          // Nobody waits for its approvals any more: they leave the pending list.
+          await q`
+            UPDATE approvals SET status = 'cancelled', decision_reason = 'the run''s worker died before a decision',
+              decided_at = ${now}
+            WHERE run_id = ${run.id} AND status = 'pending'`;
           if (run.session_id) {
             await q`
               UPDATE sessions SET status = 'interrupted', terminal_reason = 'holder_died', ended_at = ${now},

@@ -18,9 +18,14 @@ import {
 import { type Row, settle, type SqliteDb } from "./_db.ts";
 import { HOLDER } from "./_holder.ts";
 
+/** Whether a running run holds a pending approval: read by the public reads (it shows waiting_approval). */
+const WAITING = "EXISTS (SELECT 1 FROM approvals a WHERE a.run_id = runs.id AND a.status = 'pending')";
+
 export function runQueueOps(db: SqliteDb): RunQueueOps {
   const get = (id: string): QueuedRun | undefined => {
-    const row = db.stmt("SELECT * FROM runs WHERE id = ?").get(id) as Row | undefined;
+    const row = db.stmt(`SELECT runs.*, ${WAITING} AS waiting_approval FROM runs WHERE id = ?`).get(id) as
+      | Row
+      | undefined;
     return row && toQueuedRun(row);
   };
   const running = (group: string) =>
@@ -86,7 +91,9 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
       settle(() => {
         const where: string[] = [];
         const params: (string | number)[] = [];
-        if (options.status) (where.push("status = ?"), params.push(options.status));
+        if (options.status === "waiting_approval") where.push(`status = 'running' AND ${WAITING}`);
+        else if (options.status === "running") where.push(`status = 'running' AND NOT ${WAITING}`);
+        else if (options.status) (where.push("status = ?"), params.push(options.status));
         if (options.job) (where.push("job = ?"), params.push(options.job));
         if (options.since !== undefined) (where.push("submitted_at >= ?"), params.push(options.since));
         if (options.until !== undefined) (where.push("submitted_at < ?"), params.push(options.until));
@@ -98,7 +105,8 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
           where.push("EXISTS (SELECT 1 FROM json_each(runs.labels) WHERE key = ? AND value = ?)");
           params.push(key, value);
         }
-        const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+        const sql = `SELECT runs.*, ${WAITING} AS waiting_approval FROM runs
+          ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
           ORDER BY submitted_at DESC, id DESC LIMIT ?`;
         return (db.stmt(sql).all(...params, options.limit ?? -1) as Row[]).map(toQueuedRun);
       }),
@@ -202,6 +210,11 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
           const stale = staleRuns();
           return stale.map((run) => {
             const next = recovery(run);
+            // Nobody waits for its approvals any more: they leave the pending list.
+            db.stmt(
+              `UPDATE approvals SET status = 'cancelled', decision_reason = ?, decided_at = ?
+               WHERE run_id = ? AND status = 'pending'`,
+            ).run("the run's worker died before a decision", now, run.id);
             if (run.session_id) {
               db.stmt(
                 `UPDATE sessions SET status = 'interrupted', terminal_reason = 'holder_died', ended_at = ?,
