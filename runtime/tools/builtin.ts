@@ -12,15 +12,18 @@ import { listDirTool, readFileTool, writeFileTool } from "./files.ts";
 import { httpFetchTool } from "./http_fetch.ts";
 import { pathScope } from "./paths.ts";
 import { shellSandboxSettings, type ToolSandbox } from "./shell/sandbox.ts";
+import type { SandboxProbe } from "../sandbox/probe.ts";
 
 export interface BuiltinToolsOptions {
   /** Directory of the job file. */
   job_dir: string;
   /**
    * What `checkToolSandbox` returned for this job (the session runs it before any model call). Without
-   * it the shell tool probes bubblewrap on its first call and hides only the default secrets.
+   * it the shell tool asks `probe` for bubblewrap on its first call and hides only the default secrets.
    */
   sandbox?: ToolSandbox | null;
+  /** The session's one sandbox probe (runtime/sandbox/probe.ts probeOnce); tools never probe on their own. */
+  probe?: () => Promise<SandboxProbe>;
   /** Used by http_fetch; default `globalThis.fetch`. */
   fetch?: typeof fetch;
   /** What write_file may not write whatever its paths grant (a protected job: runtime/core/protected_paths.ts). */
@@ -53,6 +56,7 @@ export function builtinTools(config: ToolsConfig | undefined, options: BuiltinTo
         : options.sandbox?.mode === "on"
         ? options.sandbox
         : shellSandboxSettings(config, { job_dir: jobDir }),
+      ...(options.probe ? { probe: options.probe } : {}),
     }));
   }
   if (read_file) {

@@ -3,6 +3,8 @@ import { builtinTools } from "./builtin.ts";
 import type { Tool, ToolContext } from "./tool.ts";
 import { ToolsConfig } from "../config/job_schema.ts";
 import { withoutSandbox } from "../../tests/_testing/sandbox.ts";
+import { callTool } from "./_testing.ts";
+import { probeOnce, probeOptions } from "../sandbox/probe.ts";
 
 async function jobDir(): Promise<string> {
   return await Deno.realPath(await Deno.makeTempDir({ prefix: "hermes-builtin-" }));
@@ -11,6 +13,9 @@ async function jobDir(): Promise<string> {
 function byName(tools: Tool[]): Map<string, Tool> {
   return new Map(tools.map((t) => [t.spec.name, t]));
 }
+
+/** A session's one sandbox probe. */
+const probe = () => probeOnce(probeOptions({ PATH: "/usr/bin:/bin" }));
 
 function context(dir: string): ToolContext {
   return {
@@ -47,19 +52,21 @@ Deno.test({
   ignore: withoutSandbox,
 }, async () => {
   const dir = await jobDir();
-  const tools = byName(builtinTools({ shell: {}, write_file: {}, http_fetch: {} }, { job_dir: dir }));
-  const shell = await tools.get("shell")!.run({ command: "pwd; seq 1 20000" }, context(dir));
+  const tools = byName(
+    builtinTools({ shell: {}, write_file: {}, http_fetch: {} }, { job_dir: dir, probe: probe() }),
+  );
+  const shell = await callTool(tools.get("shell")!, { command: "pwd; seq 1 20000" }, context(dir));
   assert.equal(shell.status, "ok");
   assert.ok(shell.content.startsWith(`${dir}\n1\n`));
   assert.ok(shell.content.endsWith("\n[output truncated at 65536 bytes]"));
-  const write = await tools.get("write_file")!.run({ path: "a/b.txt", content: "x" }, context(dir));
+  const write = await callTool(tools.get("write_file")!, { path: "a/b.txt", content: "x" }, context(dir));
   assert.deepEqual(write, { status: "ok", content: "wrote 1 bytes to a/b.txt" });
   assert.equal(
-    (await tools.get("write_file")!.run({ path: "../x", content: "x" }, context(dir))).status,
+    (await callTool(tools.get("write_file")!, { path: "../x", content: "x" }, context(dir))).status,
     "denied",
   );
   assert.equal(
-    (await tools.get("http_fetch")!.run({ url: "http://127.0.0.1/" }, context(dir))).status,
+    (await callTool(tools.get("http_fetch")!, { url: "http://127.0.0.1/" }, context(dir))).status,
     "denied",
   );
 });
@@ -86,12 +93,13 @@ Deno.test({
   });
   const tools = byName(builtinTools(config, {
     job_dir: dir,
+    probe: probe(),
     fetch: (input) => {
       fetched.push(String(input));
       return Promise.resolve(new Response("fine"));
     },
   }));
-  const run = (name: string, args: Record<string, unknown>) => tools.get(name)!.run(args, context(dir));
+  const run = (name: string, args: Record<string, unknown>) => callTool(tools.get(name)!, args, context(dir));
 
   assert.deepEqual(await run("shell", { command: "pwd" }), { status: "ok", content: `${dir}/work\n` });
   assert.equal((await run("shell", { command: "echo secret x" })).status, "denied");

@@ -10,7 +10,16 @@
 import { insideGit, isProtected, type ProtectedPaths, protectsTarget } from "../core/protected_paths.ts";
 import type NodeFs from "node:fs";
 import { dirname, resolve } from "../core/path.ts";
-import { ALLOWED, denied, type RuleVerdict, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
+import {
+  ALLOWED,
+  type CallNeeds,
+  denied,
+  type RuleVerdict,
+  type Tool,
+  type ToolContext,
+  type ToolOutcome,
+  type ToolScope,
+} from "./tool.ts";
 import { candidateInScope, type PathScope, pathScope, realPathOf } from "./paths.ts";
 import type { Intent, Opened } from "./scoped_open.ts";
 import { CappedBytes } from "./_capped.ts";
@@ -22,9 +31,9 @@ export function readFileTool(scope: PathScope, options: { maxBytes: number }): T
       description: "Read a text file. Relative paths are resolved against the job directory.",
       parameters: objectSchema({ path: "Path of the file to read" }),
     },
-    check: (args) => checkPath(scope, args.path, "file"),
-    run: (args, context) =>
-      withFile(scopes(scope, context), args, context, "read", ({ fd, stat }, requested, fs) => {
+    needs: (args) => needsOf(scope, checkPath(scope, args.path, "file")),
+    run: (args, context, granted) =>
+      withFile(granted, args, context, "read", ({ fd, stat }, requested, fs) => {
         const content = new CappedBytes(options.maxBytes);
         const buffer = new Uint8Array(64 * 1024);
         for (let n = fs.readSync(fd, buffer); n > 0; n = fs.readSync(fd, buffer)) {
@@ -54,14 +63,17 @@ export function writeFileTool(
       description: "Write a text file, replacing it if it exists and creating missing directories.",
       parameters: objectSchema({ path: "Path of the file to write", content: "The complete new content" }),
     },
-    check: (args) =>
-      typeof args.path === "string" && insideGit(args.path)
-        ? { allowed: false, reason: GIT_DIR(args.path), rule: null }
-        : typeof args.path === "string" && protect &&
-            protectsTarget(resolve(scope.jobDir, args.path), protect)
-        ? { allowed: false, reason: PROTECTED(args.path), rule: null }
-        : checkPath(scope, args.path, "file"),
-    run: (args, context) => {
+    needs: (args) =>
+      needsOf(
+        scope,
+        typeof args.path === "string" && insideGit(args.path)
+          ? { allowed: false, reason: GIT_DIR(args.path), rule: null }
+          : typeof args.path === "string" && protect &&
+              protectsTarget(resolve(scope.jobDir, args.path), protect)
+          ? { allowed: false, reason: PROTECTED(args.path), rule: null }
+          : checkPath(scope, args.path, "file"),
+      ),
+    run: (args, context, granted) => {
       if (typeof args.content !== "string") {
         return Promise.resolve(error(`invalid arguments for write_file: "content" must be a string`));
       }
@@ -79,7 +91,7 @@ export function writeFileTool(
       ) {
         return Promise.resolve(denied(PROTECTED(args.path)));
       }
-      return withFile(scopes(scope, context), args, context, "write", ({ fd }, requested, fs) => {
+      return withFile(granted, args, context, "write", ({ fd }, requested, fs) => {
         // The file actually opened, in case a symlink inside the root led into a .git directory or to a
         // protected file (checked before anything is truncated or written).
         const opened = openedPath(fd) ?? "";
@@ -102,9 +114,9 @@ export function listDirTool(scope: PathScope, options: { maxEntries: number }): 
       description: "List a directory: one entry per line, sorted, directories end with '/'.",
       parameters: objectSchema({ path: "Path of the directory to list" }),
     },
-    check: (args) => checkPath(scope, args.path, "directory"),
-    run: (args, context) =>
-      withFile(scopes(scope, context), args, context, "list", (opened, requested) => {
+    needs: (args) => needsOf(scope, checkPath(scope, args.path, "directory")),
+    run: (args, context, granted) =>
+      withFile(granted, args, context, "list", (opened, requested) => {
         const names: string[] = [];
         // `opened.at` names the directory the descriptor holds, whatever its path has become since.
         for (const entry of Deno.readDirSync(opened.at)) {
@@ -125,7 +137,7 @@ export function listDirTool(scope: PathScope, options: { maxEntries: number }): 
 }
 
 /**
- * Whether `path` is inside the tool's roots, before the call runs. Outside them the call may be approved
+ * Whether `path` is inside the tool's roots, before the call runs. Outside them an approver may allow the call
  * (the rule to add names the directory); a path that no root could hold (a dangling symlink) may not.
  */
 function checkPath(scope: PathScope, path: unknown, kind: "file" | "directory"): RuleVerdict {
@@ -156,38 +168,45 @@ function checkResolved(scope: PathScope, path: string, kind: "file" | "directory
 }
 
 /**
- * The scope of one call: the tool's roots, or for a call the approver allowed the one object it was shown
- * (its real path is the only root, walked without following symlinks by scoped_open.ts, so a symlink
- * planted after the approval — in place of the file or of a directory above it — is not followed).
+ * The verdict on a call and the scope it runs in: the tool's roots, or outside them (when an approver may be
+ * asked) the one object the approver is shown — its real path the only root, walked without following
+ * symlinks by scoped_open.ts, and pinned, so a symlink planted after the approval (in place of the file or
+ * of a directory above it) is not followed. A call nobody may allow gets no roots at all.
  */
-function scopes(scope: PathScope, context: ToolContext): PathScope {
-  if (!context.approved) return scope;
-  if (context.subject === undefined) return { ...scope, roots: [], realRoots: [] };
-  return { tool: scope.tool, jobDir: scope.jobDir, roots: ["/"], realRoots: [context.subject] };
+function needsOf(scope: PathScope, verdict: RuleVerdict): CallNeeds {
+  if (verdict.allowed) return { verdict, scope: { files: { roots: scope } } };
+  if (verdict.rule === null || verdict.subject === undefined) {
+    return { verdict, scope: { files: { roots: { ...scope, roots: [], realRoots: [] } } } };
+  }
+  const roots = { tool: scope.tool, jobDir: scope.jobDir, roots: ["/"], realRoots: [verdict.subject] };
+  return { verdict, scope: { files: { roots, pinned: verdict.subject } } };
 }
 
-/** Why an approved call may not run: its path now leads elsewhere than the object approved. */
-function moved(scope: PathScope, requested: string, context: ToolContext): string | null {
-  if (!context.approved) return null;
-  const now = realPathOf(resolve(scope.jobDir, requested));
-  if (context.subject !== undefined && now === context.subject) return null;
-  return `"${requested}" now leads to ${now ?? "a missing target"}, not to ${
-    context.subject ?? "an approved path"
-  } the approver allowed`;
+/** Why a pinned call may not run: its path now leads elsewhere than the object it was granted. */
+function moved(jobDir: string, requested: string, pinned: string | undefined): string | null {
+  if (pinned === undefined) return null;
+  const now = realPathOf(resolve(jobDir, requested));
+  if (now === pinned) return null;
+  return `"${requested}" now leads to ${now ?? "a missing target"}, not to ${pinned} the approver allowed`;
 }
 
 function everywhere(scope: PathScope): PathScope {
   return pathScope(scope.tool, scope.jobDir, ["/"]);
 }
 
-/** Validates the path, opens it in scope for `intent`, runs `act` on the descriptor and closes it. */
+/**
+ * Validates the path, opens it within the granted scope for `intent`, runs `act` on the descriptor and
+ * closes it. A call granted no file scope does not run.
+ */
 async function withFile(
-  scope: PathScope,
+  granted: ToolScope,
   args: Record<string, unknown>,
   context: ToolContext,
   intent: Intent,
   act: (opened: Opened & { ok: true }, requested: string, fs: typeof NodeFs) => ToolOutcome,
 ): Promise<ToolOutcome> {
+  if (granted.files === undefined) return denied("the call was granted no file scope");
+  const { roots: scope, pinned } = granted.files;
   const requested = args.path;
   if (typeof requested !== "string" || requested === "") {
     return error(`invalid arguments for ${scope.tool}: "path" must be a non-empty string`);
@@ -199,7 +218,7 @@ async function withFile(
     import("./scoped_open.ts"),
   ]);
   try {
-    const elsewhere = moved(scope, requested, context);
+    const elsewhere = moved(scope.jobDir, requested, pinned);
     if (elsewhere !== null) return denied(elsewhere);
     const opened = openInScope(scope, requested, intent);
     if (!opened.ok) {

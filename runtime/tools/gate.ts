@@ -1,17 +1,19 @@
 /**
  * The one door every tool call goes through — built-in, plugin and MCP alike, in this order:
  *
- * 1. the job's rules: the tool's `permitted` (an MCP server's or a plugin entry's `tools: {allow, deny}`)
- *    and its `check` of the arguments (`tools.shell.allow/deny`, the `paths` roots, `http_fetch.hosts`);
+ * 1. the job's rules, evaluated once per call: the tool's `permitted` (an MCP server's or a plugin entry's
+ *    `tools: {allow, deny}`) and what the call `needs` (`tools.shell.allow/deny`, the `paths` roots,
+ *    `http_fetch.hosts`): a verdict, and the scope the call would run in;
  * 2. a call outside an allow-list is put to the approver (the job's `approval:`, else the front-end's:
  *    the ACP editor, an RPC client that supports it); without one, or when it says no, the call is denied
  *    with a tool result naming the rule to add. A call a deny rule forbids is never asked about. The
  *    approver is shown the verdict's `subject` (where the call leads, e.g. a file's real path) and the
- *    approved call gets it back: the approval covers that object alone;
+ *    approved call runs in a scope of that object alone; nothing is remembered for the next call;
  * 3. the `pre_tool_call` hooks (block, or modify the arguments: modified arguments run under the rules
  *    alone, an approval covers only the arguments it was asked about);
- * 4. the tool itself, bounded by the call's signal; it checks again on the object it actually uses
- *    (scoped_open.ts for files, every redirect hop for http_fetch);
+ * 4. the tool itself, bounded by the call's signal, within the scope handed to it (it is never told
+ *    whether the call was approved); it checks that scope on the object it actually uses (scoped_open.ts
+ *    for files, every redirect hop for http_fetch, the command line as judged for shell);
  * 5. `tool.call`, `tool.denied` and `tool.result` events and `post_tool_call`, written to the session's
  *    outlets (the store view and the event emitter), where secrets are replaced.
  */
@@ -19,7 +21,16 @@ import { errorMessage } from "../core/errors.ts";
 import type { EventInput } from "../core/events.ts";
 import type { Hooks } from "../core/hooks.ts";
 import type { ToolCall } from "../core/types.ts";
-import { ALLOWED, type RuleVerdict, runTool, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
+import {
+  ALLOWED,
+  type CallNeeds,
+  NO_SCOPE,
+  runTool,
+  type Tool,
+  type ToolContext,
+  type ToolOutcome,
+  type ToolScope,
+} from "./tool.ts";
 
 /** A call outside the job's allow-lists, put to an approver. */
 export interface ApprovalRequest {
@@ -72,7 +83,7 @@ export interface ExecutedCall {
 /** Executes `call`: through `run` (the tool itself), or not. A throw ends the turn with that error. */
 export type ExecuteTool = (call: ExecutedCall, run: () => Promise<ToolOutcome>) => Promise<ToolOutcome>;
 
-export interface GateCallOptions extends Omit<ToolContext, "tool_call_id" | "approved"> {
+export interface GateCallOptions extends Omit<ToolContext, "tool_call_id"> {
   /**
    * Stores the call's result before `tool.result` is emitted; returns the outcome as kept (a repeated read
    * is kept as a short note).
@@ -108,15 +119,17 @@ export class ToolGate {
     emit({ type: "tool.call", tool: call.name, tool_call_id: call.id, args, ...server });
     let outcome: ToolOutcome | undefined = parsed.error;
     if (!outcome && !tool) outcome = { status: "error", content: `error: unknown tool "${call.name}"` };
-    let approved = false;
-    let subject: string | undefined;
+    // The scope the call runs in: what the rules grant, or what an approval grants this call alone.
+    let scope: ToolScope | undefined;
     if (!outcome) {
-      const verdict = verdictOf(tool!, args);
-      if (!verdict.allowed) {
-        const answer = await this.#ask(call, tool!, args, verdict, context);
-        approved = answer === true;
-        subject = verdict.subject;
-        if (!approved) outcome = this.#denial(verdict, { asked: answer === false });
+      const needs = needsOf(tool!, args);
+      if (needs.verdict.allowed) scope = needs.scope;
+      else {
+        const answer = await this.#ask(call, tool!, args, needs.verdict, context);
+        // Approved: the call runs in the scope the tool declared for it alone (the approved object, the
+        // approved host); nothing is remembered, so the next such call is asked about again.
+        if (answer === true) scope = needs.scope;
+        else outcome = this.#denial(needs.verdict, { asked: answer === false });
       }
     }
     if (!outcome) {
@@ -129,11 +142,12 @@ export class ToolGate {
       if (decision.action === "block") {
         outcome = { status: "denied", content: `blocked: ${decision.message}` };
       } else if (decision.action === "modify") {
+        // Modified arguments run under the rules alone: an approval covered only what it was asked about.
         args = decision.args;
-        approved = false;
-        const verdict = verdictOf(tool!, args);
-        if (!verdict.allowed) {
-          outcome = this.#denial(verdict, {
+        const needs = needsOf(tool!, args);
+        scope = needs.scope;
+        if (!needs.verdict.allowed) {
+          outcome = this.#denial(needs.verdict, {
             prefix: "the arguments pre_tool_call gave are outside the rules: ",
           });
         }
@@ -141,13 +155,10 @@ export class ToolGate {
     }
     if (!outcome) {
       const runArgs = args;
+      const runScope = scope!;
       const run = async (): Promise<ToolOutcome> => {
         try {
-          return await runTool(tool!, runArgs, {
-            ...context,
-            tool_call_id: call.id,
-            ...(approved ? { approved, ...(subject !== undefined ? { subject } : {}) } : {}),
-          });
+          return await runTool(tool!, runArgs, { ...context, tool_call_id: call.id }, runScope);
         } catch (error) {
           context.signal.throwIfAborted();
           return { status: "error", content: `error: ${errorMessage(error)}` };
@@ -230,10 +241,14 @@ export class ToolGate {
   }
 }
 
-function verdictOf(tool: Tool, args: Record<string, unknown>): RuleVerdict {
+/**
+ * What a call needs under the job's rules, evaluated once: the tool's `permitted`, then its own `needs`
+ * (a shell command's policy, a path's roots, a URL's hosts).
+ */
+export function needsOf(tool: Tool, args: Record<string, unknown>): CallNeeds {
   const permitted = tool.permitted ?? ALLOWED;
-  if (!permitted.allowed) return permitted;
-  return tool.check?.(args) ?? ALLOWED;
+  if (!permitted.allowed) return { verdict: permitted, scope: NO_SCOPE };
+  return tool.needs?.(args) ?? { verdict: ALLOWED, scope: NO_SCOPE };
 }
 
 function parseArguments(call: ToolCall): { args: Record<string, unknown>; error?: ToolOutcome } {

@@ -14,7 +14,15 @@
  * `max_output` (default 256KiB) and the call at `timeout` (default 30s). The result is
  * `HTTP <status>\n<body>`; status "error" for 4xx/5xx.
  */
-import { ALLOWED, denied, type RuleVerdict, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
+import {
+  ALLOWED,
+  type CallNeeds,
+  denied,
+  type Tool,
+  type ToolContext,
+  type ToolOutcome,
+  type ToolScope,
+} from "./tool.ts";
 import { CappedBytes, readCapped } from "./_capped.ts";
 import { formatDuration } from "../core/duration.ts";
 import { ValidationError } from "../core/errors.ts";
@@ -29,13 +37,10 @@ export interface HttpFetchOptions {
 }
 
 /** The parsed host list; `any`: a `*` entry (every name, no internal address). */
-interface HostList {
-  rules: HostRule[];
-  any: boolean;
-}
+type HostList = NonNullable<ToolScope["hosts"]>;
 
 const MAX_REDIRECTS = 5;
-/** The host list of a call the approver allowed: it and its redirects go to any host. */
+/** Every host name (no internal address): what decides whether a URL could be allowed at all. */
 const ANY_HOST: HostList = { rules: [], any: true };
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
@@ -54,20 +59,27 @@ export function httpFetchTool(options: HttpFetchOptions): Tool {
         additionalProperties: false,
       },
     },
-    check(args): RuleVerdict {
-      if (typeof args.url !== "string" || args.url === "") return ALLOWED;
+    needs(args): CallNeeds {
+      const granted = { hosts: entries };
+      if (typeof args.url !== "string" || args.url === "") return { verdict: ALLOWED, scope: granted };
       const reason = checkUrl(args.url, entries);
-      if (reason === null) return ALLOWED;
-      // Outside the host list (not an invalid or non-http URL): the approver may allow it.
+      if (reason === null) return { verdict: ALLOWED, scope: granted };
+      // Outside the host list (not an invalid or non-http URL): an approver may allow it, for this call's
+      // own host (an address it names included) and, by redirect, any other name.
       const askable = checkUrl(args.url, ANY_HOST) === null;
       return {
-        allowed: false,
-        reason,
-        rule: askable ? `tools.http_fetch.hosts: ["${new URL(args.url).host}"]` : null,
+        verdict: {
+          allowed: false,
+          reason,
+          rule: askable ? `tools.http_fetch.hosts: ["${new URL(args.url).host}"]` : null,
+        },
+        scope: { hosts: askable ? hostsOf(args.url) : { rules: [], any: false } },
       };
     },
-    run: (args, context) =>
-      fetchAllowed(args.url, context.approved ? approvedHosts(args.url) : entries, options, context),
+    run: (args, context, scope) =>
+      scope.hosts === undefined
+        ? Promise.resolve(denied("the call was granted no hosts"))
+        : fetchAllowed(args.url, scope.hosts, options, context),
   };
 }
 
@@ -155,11 +167,10 @@ function ruleFor(entries: HostList, host: string, port: number): HostRule | null
   return entries.any ? { host: "", wildcard: true, port: null, text: "*" } : null;
 }
 
-/** An approved call reaches its own host (an address it names included) and, by redirect, any other name. */
-function approvedHosts(url: unknown): HostList {
+/** The URL's own host (an address it names included) and every other name. */
+function hostsOf(url: string): HostList {
   try {
-    const host = new URL(String(url)).hostname;
-    return { rules: [parseHostRule(host)], any: true };
+    return { rules: [parseHostRule(new URL(url).hostname)], any: true };
   } catch {
     return ANY_HOST;
   }

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { type HttpFetchOptions, httpFetchTool } from "./http_fetch.ts";
 import type { ToolContext } from "./tool.ts";
 import { ValidationError } from "../core/errors.ts";
+import { callTool } from "./_testing.ts";
 
 const context = (signal = new AbortController().signal): ToolContext => ({
   session_id: "s",
@@ -62,15 +63,15 @@ Deno.test("http_fetch: an allowed host answers with its status and body", async 
     assert.equal(fetchTool.spec.name, "http_fetch");
     assert.deepEqual((fetchTool.spec.parameters as { required: string[] }).required, ["url"]);
     const base = `http://127.0.0.1:${port}`;
-    assert.deepEqual(await fetchTool.run({ url: `${base}/hello` }, context()), {
+    assert.deepEqual(await callTool(fetchTool, { url: `${base}/hello` }, context()), {
       status: "ok",
       content: "HTTP 200\nhello world",
     });
-    assert.deepEqual(await fetchTool.run({ url: `${base}/missing` }, context()), {
+    assert.deepEqual(await callTool(fetchTool, { url: `${base}/missing` }, context()), {
       status: "error",
       content: "HTTP 404\nno such thing",
     });
-    assert.deepEqual(await fetchTool.run({ url: `${base}/big` }, context()), {
+    assert.deepEqual(await callTool(fetchTool, { url: `${base}/big` }, context()), {
       status: "ok",
       content: `HTTP 200\n${"y".repeat(1024)}\n[output truncated at 1024 bytes]`,
     });
@@ -84,16 +85,16 @@ Deno.test("http_fetch: other hosts, ports and schemes are denied without a reque
   try {
     const fetchTool = tool(port);
     const other = `http://127.0.0.1:${port + 1}/hello`;
-    assert.deepEqual(await fetchTool.run({ url: other }, context()), {
+    assert.deepEqual(await callTool(fetchTool, { url: other }, context()), {
       status: "denied",
       content: `denied: "${other}" is not in tools.http_fetch.hosts (host 127.0.0.1:${port + 1})`,
     });
     assert.equal(
-      (await fetchTool.run({ url: `http://localhost:${port}/hello` }, context())).status,
+      (await callTool(fetchTool, { url: `http://localhost:${port}/hello` }, context())).status,
       "denied",
     );
-    assert.equal((await fetchTool.run({ url: "file:///etc/passwd" }, context())).status, "denied");
-    assert.equal((await fetchTool.run({ url: "not a url" }, context())).status, "denied");
+    assert.equal((await callTool(fetchTool, { url: "file:///etc/passwd" }, context())).status, "denied");
+    assert.equal((await callTool(fetchTool, { url: "not a url" }, context())).status, "denied");
     assert.deepEqual(requested, []);
   } finally {
     await server.shutdown();
@@ -105,24 +106,24 @@ Deno.test("http_fetch: redirects are followed and every hop is checked", async (
   try {
     const fetchTool = tool(port);
     const base = `http://127.0.0.1:${port}`;
-    assert.deepEqual(await fetchTool.run({ url: `${base}/to-hello` }, context()), {
+    assert.deepEqual(await callTool(fetchTool, { url: `${base}/to-hello` }, context()), {
       status: "ok",
       content: "HTTP 200\nhello world",
     });
-    assert.deepEqual(await fetchTool.run({ url: `${base}/to-relative` }, context()), {
+    assert.deepEqual(await callTool(fetchTool, { url: `${base}/to-relative` }, context()), {
       status: "ok",
       content: "HTTP 200\nhello world",
     });
-    const otherPort = await fetchTool.run({ url: `${base}/to-other-port` }, context());
+    const otherPort = await callTool(fetchTool, { url: `${base}/to-other-port` }, context());
     assert.equal(otherPort.status, "denied");
     assert.match(
       otherPort.content,
       /^denied: redirect to "http:\/\/127\.0\.0\.1:\d+\/hello" is not in tools\.http_fetch\.hosts/,
     );
-    const otherHost = await fetchTool.run({ url: `${base}/to-other-host` }, context());
+    const otherHost = await callTool(fetchTool, { url: `${base}/to-other-host` }, context());
     assert.equal(otherHost.status, "denied");
     assert.match(otherHost.content, /redirect to "http:\/\/localhost:/);
-    const loop = await fetchTool.run({ url: `${base}/loop` }, context());
+    const loop = await callTool(fetchTool, { url: `${base}/loop` }, context());
     assert.deepEqual(loop, {
       status: "error",
       content: `error: Cannot fetch "${base}/loop": more than 5 redirects`,
@@ -150,7 +151,7 @@ Deno.test("http_fetch: a redirect to a disallowed host is never requested", asyn
     maxOutput: 100,
     fetch: recording,
   });
-  const outcome = await fetchTool.run({ url: "https://api.example.com/start" }, context());
+  const outcome = await callTool(fetchTool, { url: "https://api.example.com/start" }, context());
   assert.deepEqual(outcome, {
     status: "denied",
     content:
@@ -171,7 +172,7 @@ Deno.test("http_fetch: host entries — port, any port, wildcard subdomains, IPv
     maxOutput: 100,
     fetch: ok,
   });
-  const verdict = async (url: string) => (await fetchTool.run({ url }, context())).status;
+  const verdict = async (url: string) => (await callTool(fetchTool, { url }, context())).status;
   assert.equal(await verdict("https://api.example.com/x"), "ok");
   assert.equal(await verdict("http://api.example.com:8080/x"), "ok");
   assert.equal(await verdict("https://pinned.example.com:8443/"), "ok");
@@ -185,7 +186,7 @@ Deno.test("http_fetch: host entries — port, any port, wildcard subdomains, IPv
   assert.equal(fetched.length, 5);
 
   const none = httpFetchTool({ hosts: [], timeoutMs: 1000, maxOutput: 100, fetch: ok });
-  assert.equal((await none.run({ url: "https://api.example.com/" }, context())).status, "denied");
+  assert.equal((await callTool(none, { url: "https://api.example.com/" }, context())).status, "denied");
   assert.throws(
     () => httpFetchTool({ hosts: ["http://x.com/"], timeoutMs: 1, maxOutput: 1, fetch: ok }),
     ValidationError,
@@ -197,7 +198,7 @@ Deno.test("http_fetch: a slow server times out", async () => {
   try {
     const fetchTool = tool(port, { timeoutMs: 300 });
     const started = performance.now();
-    const outcome = await fetchTool.run({ url: `http://127.0.0.1:${port}/slow` }, context());
+    const outcome = await callTool(fetchTool, { url: `http://127.0.0.1:${port}/slow` }, context());
     assert.deepEqual(outcome, {
       status: "error",
       content: `error: Cannot fetch "http://127.0.0.1:${port}/slow": timed out after 300ms`,
@@ -213,20 +214,26 @@ Deno.test("http_fetch: a name resolving to an internal address is refused; an en
   const { server, port, requested } = startServer();
   try {
     const byName = tool(port, { hosts: [`localhost:${port}`] });
-    const refused = await byName.run({ url: `http://localhost:${port}/hello` }, context());
+    const refused = await callTool(byName, { url: `http://localhost:${port}/hello` }, context());
     assert.equal(refused.status, "denied");
     assert.match(refused.content, /"http:\/\/localhost:\d+\/hello" resolves to an internal address \(/);
     // `*` admits every name, not the host's own network.
     const any = tool(port, { hosts: ["*"] });
-    assert.equal((await any.run({ url: `http://localhost:${port}/hello` }, context())).status, "denied");
-    assert.equal((await any.run({ url: `http://127.0.0.1:${port}/hello` }, context())).status, "denied");
+    assert.equal(
+      (await callTool(any, { url: `http://localhost:${port}/hello` }, context())).status,
+      "denied",
+    );
+    assert.equal(
+      (await callTool(any, { url: `http://127.0.0.1:${port}/hello` }, context())).status,
+      "denied",
+    );
     assert.deepEqual(requested, [], "nothing reached the server");
     // The allowed neighbour: the entry names the address itself.
-    const named = await tool(port).run({ url: `http://127.0.0.1:${port}/hello` }, context());
+    const named = await callTool(tool(port), { url: `http://127.0.0.1:${port}/hello` }, context());
     assert.deepEqual(named, { status: "ok", content: "HTTP 200\nhello world" });
     // A redirect from a named address to a name of the same machine is checked again.
     const both = tool(port, { hosts: [`127.0.0.1:${port}`, `localhost:${port}`] });
-    const redirected = await both.run({ url: `http://127.0.0.1:${port}/to-other-host` }, context());
+    const redirected = await callTool(both, { url: `http://127.0.0.1:${port}/to-other-host` }, context());
     assert.equal(redirected.status, "denied");
     assert.match(
       redirected.content,

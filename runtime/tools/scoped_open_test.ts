@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { listDirTool, readFileTool, writeFileTool } from "./files.ts";
 import { pathScope } from "./paths.ts";
 import type { Tool, ToolContext } from "./tool.ts";
+import { callTool } from "./_testing.ts";
 
 const SWAP_LOOP = fileURLToPath(new URL("./testdata/swap_loop.ts", import.meta.url));
 const CALLS = 300;
@@ -30,7 +31,7 @@ async function fixture() {
     host_env: {},
     signal: new AbortController().signal,
   };
-  const run = (tool: Tool, args: Record<string, unknown>) => tool.run(args, context);
+  const run = (tool: Tool, args: Record<string, unknown>) => callTool(tool, args, context);
   return { base, root, outside, context, run, cleanup: () => Deno.remove(base, { recursive: true }) };
 }
 
@@ -227,16 +228,16 @@ Deno.test("file tools: a cancelled call does nothing; a root replaced by a symli
   const controller = new AbortController();
   controller.abort();
   const write = writeFileTool(pathScope("write_file", root, ["./out"]), { maxBytes: 1024 });
-  const cancelled = await write.run({ path: "out/a.txt", content: "x" }, {
+  const cancelled = await callTool(write, { path: "out/a.txt", content: "x" }, {
     ...context,
     signal: controller.signal,
   });
   assert.deepEqual(cancelled, { status: "error", content: "error: cancelled" });
-  assert.equal((await write.run({ path: "out/a.txt", content: "x" }, context)).status, "ok");
+  assert.equal((await callTool(write, { path: "out/a.txt", content: "x" }, context)).status, "ok");
   // The scope fixed ./out's real path at start; a symlink put in its place later does not move the root.
   await Deno.remove(`${root}/out`, { recursive: true });
   await Deno.symlink(outside, `${root}/out`);
-  const moved = await write.run({ path: "out/b.txt", content: "x" }, context);
+  const moved = await callTool(write, { path: "out/b.txt", content: "x" }, context);
   assert.notEqual(moved.status, "ok");
   assert.deepEqual([...Deno.readDirSync(outside)].map((e) => e.name).sort(), ["f.txt", "only-outside.txt"]);
   await cleanup();

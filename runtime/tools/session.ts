@@ -32,7 +32,7 @@ export async function sessionTools(
     protect?: ProtectedPaths;
     /**
      * No tool will run: every result is served from a recording (`hermes replay --tools recorded`), so no
-     * sandbox is checked or prepared. Should one run anyway, the shell tool still asks for its sandbox then.
+     * sandbox is checked or prepared. Should one run anyway, the shell tool asks the session's probe then.
      */
     served?: boolean;
   },
@@ -45,6 +45,7 @@ export async function sessionTools(
     tools: builtinTools(config, {
       job_dir: options.job_dir,
       ...(sandbox ? { sandbox } : {}),
+      ...(options.probe ? { probe: options.probe } : {}),
       ...(options.protect ? { protect: options.protect } : {}),
     }),
     sandbox,

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { discoverSkills, parseSkillMd, skillTool } from "./skill.ts";
+import { NO_SCOPE } from "./tool.ts";
 
 Deno.test("parseSkillMd: name and description from the front matter, the body after it", async () => {
   assert.deepEqual(await parseSkillMd("---\nname: a\ndescription: does A\n---\nBody\n"), {
@@ -33,12 +34,12 @@ Deno.test("discoverSkills: the first skill of a name wins; the tool gives body a
       host_env: {},
       signal: new AbortController().signal,
     };
-    const found = await tool.run({ name: "deploy" }, context);
+    const found = await tool.run({ name: "deploy" }, context, NO_SCOPE);
     assert.equal(found.status, "ok");
     assert.match(found.content, /FIRST/);
     assert.doesNotMatch(found.content, /SECOND/);
     assert.match(found.content, /- scripts\/run\.sh/);
-    const missing = await tool.run({ name: "nope" }, context);
+    const missing = await tool.run({ name: "nope" }, context, NO_SCOPE);
     assert.deepEqual([missing.status, missing.content], [
       "error",
       'No skill named "nope"; the skills are: deploy',

@@ -1,9 +1,14 @@
 /**
  * The tool seam: built-in, plugin and MCP tools all implement `Tool`; every call of one goes through the
- * session's gate (gate.ts), which applies the job's rules (`permitted`, `check`) before the tool runs.
+ * session's gate (gate.ts). A tool declares what a call needs (`needs`: the job's rules applied to its
+ * arguments, evaluated once); the gate decides whether it runs and hands it the scope to run in, and the
+ * tool acts within that scope object alone — it never learns how the call was let through.
  */
 import type { ToolSpec } from "../core/types.ts";
 import type { HostEnv } from "../core/host_env.ts";
+import type { HostRule } from "../sandbox/net_hosts.ts";
+import type { PathScope } from "./paths.ts";
+import type { ShellSandbox } from "./shell/sandbox.ts";
 
 export interface ToolContext {
   session_id: string;
@@ -19,13 +24,39 @@ export interface ToolContext {
   signal: AbortSignal;
   /** The model's id of this call (progress events name it). */
   tool_call_id?: string;
+}
+
+/**
+ * What one call may reach, handed to the tool by the gate: the grant of the job's rules, or for a call
+ * outside an allow-list that an approver let through, the narrower-or-wider grant of that call alone.
+ * Each built-in tool reads its own part; a tool given no part of its own refuses to run.
+ */
+export interface ToolScope {
   /**
-   * The approver allowed this call although it is outside the job's allow-lists: the tool lifts its
-   * allow-lists for this one call. Deny rules and the checks on the object actually used still hold.
+   * read_file, write_file, list_dir: the roots the call may reach. `pinned`: the one real path the call
+   * must still lead to when it runs (the object an approver was shown, its real path the only root).
    */
-  approved?: boolean;
-  /** With `approved`: the subject the approver was shown (RuleVerdict); the tool acts on nothing else. */
-  subject?: string;
+  readonly files?: { readonly roots: PathScope; readonly pinned?: string };
+  /** http_fetch: the hosts the call and every redirect hop may reach; `any`: every name (no internal address). */
+  readonly hosts?: { readonly rules: readonly HostRule[]; readonly any: boolean };
+  /**
+   * shell: the command line exactly as the policy judged it, and the OS sandbox profile it runs in (its
+   * bubblewrap from the session's one probe), or "off".
+   */
+  readonly shell?: { readonly command: string; readonly sandbox: ShellSandbox | "off" };
+}
+
+/** The scope of a tool that reaches nothing the gate grants (plugin, MCP and agent tools). */
+export const NO_SCOPE: ToolScope = Object.freeze({});
+
+/**
+ * What a call needs, declared by the tool with the job's rules applied to its arguments once: the verdict,
+ * and the scope the call runs in if it runs — the rules' grant when the verdict allows it, else the grant an
+ * approval of this call alone would give (the gate hands it over only after an approver said yes).
+ */
+export interface CallNeeds {
+  verdict: RuleVerdict;
+  scope: ToolScope;
 }
 
 /**
@@ -74,9 +105,10 @@ export interface Tool {
    * call started exactly once (delegate: it takes up the task's session, or its stored answer).
    */
   readonly resumable?: boolean;
-  /** The job's rules on this call's arguments, checked before it runs (default: allowed). */
-  check?(args: Record<string, unknown>): RuleVerdict;
-  run(args: Record<string, unknown>, context: ToolContext): Promise<ToolOutcome>;
+  /** What this call needs under the job's rules (default: allowed, with no scope). */
+  needs?(args: Record<string, unknown>): CallNeeds;
+  /** Runs the call within `scope`, the one the gate handed over; nothing outside it. */
+  run(args: Record<string, unknown>, context: ToolContext, scope: ToolScope): Promise<ToolOutcome>;
 }
 
 export function denied(message: string): ToolOutcome {
@@ -96,6 +128,7 @@ export function runTool(
   tool: Tool,
   args: Record<string, unknown>,
   context: ToolContext,
+  scope: ToolScope = NO_SCOPE,
 ): Promise<ToolOutcome> {
   const { signal } = context;
   return new Promise<ToolOutcome>((resolve, reject) => {
@@ -109,6 +142,6 @@ export function runTool(
     };
     if (signal.aborted) onAbort();
     else signal.addEventListener("abort", onAbort, { once: true });
-    tool.run(args, context).then(resolve, reject).finally(done);
+    tool.run(args, context, scope).then(resolve, reject).finally(done);
   });
 }

@@ -38,10 +38,29 @@ export interface ShellRules {
   deny?: readonly string[];
 }
 
+/** The policy's verdict on one command line, from one pass over it. */
+export interface ShellVerdict {
+  /** Why the line may not run as the rules stand (the first reason met, text for `denied(…)`), or null. */
+  reason: string | null;
+  /**
+   * With a reason: whether `allow` alone keeps the line out (no deny pattern nor any other check forbids
+   * it), so that an approver may let it run.
+   */
+  askable: boolean;
+}
+
+/** What the rules say about `command`, evaluated once: every check runs, the allow-list's misses noted. */
+export function evaluateShellCommand(command: string, rules: ShellRules): ShellVerdict {
+  const misses: string[] = [];
+  const forbidden = new Policy(rules).checkSource(command, { allow: true, depth: 0, misses });
+  // The traversal stops at a forbidding reason, so a miss noted before it came first.
+  const reason = misses[0] ?? forbidden;
+  return { reason, askable: reason !== null && forbidden === null };
+}
+
 /** Why `command` may not run (text for `denied(…)`), or null when it may. */
 export function checkShellCommand(command: string, rules: ShellRules): string | null {
-  const policy = new Policy(rules);
-  return policy.checkSource(command, { allow: true, depth: 0 });
+  return evaluateShellCommand(command, rules).reason;
 }
 
 const STAR = null;
@@ -60,6 +79,8 @@ interface Mode {
   /** False for wrapped commands: only the outer command has to be allowed. */
   allow: boolean;
   depth: number;
+  /** Where a command outside `allow` is noted, the line then checked on as if allowed. */
+  misses: string[];
 }
 
 class Policy {
@@ -97,7 +118,9 @@ class Policy {
       // `GIT_EDITOR=…` alone still sets what a later command runs.
       return this.#checkReadings(readingsOf([EMPTY], command.assigned), text, mode);
     }
-    if (mode.allow && !this.#allows(command.words)) return `${quote(text)} is not in tools.shell.allow`;
+    if (mode.allow && !this.#allows(command.words)) {
+      mode.misses.push(`${quote(text)} is not in tools.shell.allow`);
+    }
     return this.#checkRun(command.words, text, mode, command.assigned);
   }
 
@@ -131,7 +154,7 @@ class Policy {
         return this.#opaque(text, `more than ${MAX_WRAPPED} words that may be commands`);
       }
       const readings = readingsOf(words.slice(i), [], { nested: true });
-      const later = this.#checkReadings(readings, text, { allow: false, depth: mode.depth });
+      const later = this.#checkReadings(readings, text, { ...mode, allow: false });
       if (later) return later;
     }
     return null;
@@ -147,15 +170,17 @@ class Policy {
         if (reason) return reason;
         continue;
       }
-      const inner: Mode = { allow: mode.allow && reading.allow, depth: mode.depth + 1 };
+      const inner: Mode = { allow: mode.allow && reading.allow, depth: mode.depth + 1, misses: mode.misses };
       const by = ` (run by ${quote(text)} through ${reading.via})`;
       if ("script" in reading) {
-        const reason = this.checkSource(reading.script, inner);
+        const misses: string[] = [];
+        const reason = this.checkSource(reading.script, { ...inner, misses });
+        mode.misses.push(...misses.map((miss) => miss + by));
         if (reason) return reason + by;
         continue;
       }
       if (inner.allow && !this.#allows(reading.command)) {
-        return `${quote(wordsText(reading.command))} is not in tools.shell.allow${by}`;
+        mode.misses.push(`${quote(wordsText(reading.command))} is not in tools.shell.allow${by}`);
       }
       if (reading.final) {
         const head = staticValue(reading.command[0]!);
@@ -187,7 +212,7 @@ class Policy {
     }
     if (payload === undefined) return undefined;
     if (payload === null) return this.#opaque(text);
-    return this.checkSource(payload, { allow: false, depth: depth + 1 });
+    return this.checkSource(payload, { allow: false, depth: depth + 1, misses: [] });
   }
 
   /** Could a deny pattern match the command, or (`everyWord`) a command starting at any later word? */

@@ -11,9 +11,11 @@ import { ToolsConfig } from "../../config/job_schema.ts";
 import { ValidationError } from "../../core/errors.ts";
 import { createLogger } from "../../core/log.ts";
 import { sandboxTests } from "../../sandbox/_testing.ts";
+import { callTool } from "../_testing.ts";
+import { probeOnce, probeOptions } from "../../sandbox/probe.ts";
 
 const PATH = "/usr/local/bin:/usr/bin:/bin";
-const { ignore } = await sandboxTests("shell sandbox tests", PATH);
+const { ignore, probe: real } = await sandboxTests("shell sandbox tests", PATH);
 
 interface Job {
   dir: string;
@@ -50,7 +52,7 @@ async function job(tools: unknown, test: (job: Job) => Promise<void>): Promise<v
     signal: new AbortController().signal,
   };
   try {
-    await test({ dir, home, store, run: (command) => shell.run({ command }, context) });
+    await test({ dir, home, store, run: (command) => callTool(shell, { command }, context) });
   } finally {
     await Deno.remove(base, { recursive: true });
   }
@@ -215,7 +217,7 @@ Deno.test("shell sandbox: sandbox: off warns, runs on the host and is what sandb
   assert.equal(lines.length, 1);
   assert.match(lines[0]!, /^hermes warn: tools\.shell\.sandbox is off: shell commands run on this host/);
   const shell = builtinTools(config, { job_dir: dir, sandbox })[0]!;
-  const outcome = await shell.run({ command: "touch made.txt && echo made" }, context(dir));
+  const outcome = await callTool(shell, { command: "touch made.txt && echo made" }, context(dir));
   assert.deepEqual(outcome, { status: "ok", content: "made\n" });
   assert.equal(sandboxMode(config), "off");
   assert.equal(sandboxMode(ToolsConfig.parse({ shell: {} })), "on");
@@ -252,19 +254,51 @@ sandboxTest("with read: [...] a cwd outside the grants is an empty directory hol
   const sandbox = await checkToolSandbox(config, { job_dir: dir, env: { PATH } });
   assert.equal(sandbox?.mode, "on");
   const shell: Tool = builtinTools(config, { job_dir: dir, sandbox: sandbox! })[0]!;
-  const run = await shell.run({ command: "ls -A; cat docs/a.md; cat job.yaml" }, context(dir));
+  const run = await callTool(shell, { command: "ls -A; cat docs/a.md; cat job.yaml" }, context(dir));
   assert.match(run.content, /\ndocs\ndoc/); // after "exit code 1": cat job.yaml failed
   assert.match(run.content, /job\.yaml: No such file or directory/);
   await Deno.remove(dir, { recursive: true });
 });
 
-sandboxTest("without a checked sandbox the tool probes on its first call and still sandboxes", async () => {
-  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "hermes-shell-lazy-" }));
-  const shell: Tool = builtinTools(ToolsConfig.parse({ shell: {} }), { job_dir: dir })[0]!;
-  assert.match((await shell.run({ command: "touch x" }, context(dir))).content, /Read-only file system/);
-  assert.deepEqual(await shell.run({ command: "echo hi" }, context(dir)), { status: "ok", content: "hi\n" });
-  await Deno.remove(dir, { recursive: true });
-});
+sandboxTest(
+  "without a checked sandbox the tool asks the session's one probe, never its own, and still sandboxes",
+  async () => {
+    if (!real.ok) throw new Error(real.reason);
+    const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "hermes-shell-lazy-" }));
+    // The session's probe (probeOnce) over a bwrap that notes each probe (`--version` is asked by probes only).
+    const bwrap = `${dir}/bwrap`;
+    await Deno.writeTextFile(
+      bwrap,
+      `#!/bin/sh\n[ "$1" = --version ] && echo probe >> ${dir}/probes\nexec ${real.path} "$@"\n`,
+      { mode: 0o755 },
+    );
+    const probe = probeOnce(probeOptions({ PATH, HERMES_BWRAP: bwrap }));
+    const probes = async () => (await Deno.readTextFile(`${dir}/probes`)).split("\n").filter(Boolean).length;
+    const config = ToolsConfig.parse({ shell: {}, read_file: {}, write_file: {} });
+    const tools = builtinTools(config, { job_dir: dir, probe });
+    const [shell, read, write] = tools;
+    assert.match(
+      (await callTool(shell!, { command: "touch x" }, context(dir))).content,
+      /Read-only file system/,
+    );
+    for (let i = 0; i < 5; i++) {
+      assert.deepEqual(await callTool(shell!, { command: `echo hi ${i}` }, context(dir)), {
+        status: "ok",
+        content: `hi ${i}\n`,
+      });
+      assert.equal((await callTool(write!, { path: `f${i}.txt`, content: "x" }, context(dir))).status, "ok");
+      assert.equal((await callTool(read!, { path: `f${i}.txt` }, context(dir))).content, "x");
+    }
+    assert.equal(await probes(), 1);
+    // The denied neighbour: without the session's probe the tool does not probe on its own.
+    const orphan = builtinTools(ToolsConfig.parse({ shell: {} }), { job_dir: dir })[0]!;
+    assert.deepEqual(await callTool(orphan, { command: "echo hi" }, context(dir)), {
+      status: "error",
+      content: "error: Cannot run shell in its OS sandbox: it was not probed",
+    });
+    await Deno.remove(dir, { recursive: true });
+  },
+);
 
 function context(dir: string): ToolContext {
   return {

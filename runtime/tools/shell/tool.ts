@@ -1,7 +1,8 @@
 /**
  * The `shell {command}` tool. Every simple command of the line is checked against `tools.shell.allow`
- * and `tools.shell.deny` first (rules in policy.ts); a denied call never runs. Without `allow`,
- * every command that is not denied may run: listing `shell` in the job enables it.
+ * and `tools.shell.deny` (rules in policy.ts) once per call, when the gate asks what the call needs; the
+ * scope it grants names the command line as judged, and that line alone runs. A denied call never runs.
+ * Without `allow`, every command that is not denied may run: listing `shell` in the job enables it.
  *
  * An allowed command runs with the host's bash (or sh where there is no bash) `-c`, inside the OS sandbox
  * (sandbox.ts: read-only host with secrets hidden, only the write roots writable, private /tmp, no
@@ -12,14 +13,22 @@
  * `sandbox: off` the command runs on the host in its own process group, which is what gets killed.
  */
 import { dirname, resolve } from "../../core/path.ts";
-import { ALLOWED, denied, type RuleVerdict, type Tool, type ToolContext, type ToolOutcome } from "../tool.ts";
-import { checkShellCommand, type ShellRules } from "./policy.ts";
+import {
+  ALLOWED,
+  type CallNeeds,
+  denied,
+  NO_SCOPE,
+  type Tool,
+  type ToolContext,
+  type ToolOutcome,
+} from "../tool.ts";
+import { evaluateShellCommand, type ShellRules } from "./policy.ts";
 import { findShell, sandboxPolicy, type ShellSandbox } from "./sandbox.ts";
 import { CappedBytes, readCapped } from "../_capped.ts";
 import { gitEnvironment } from "./git_env.ts";
 import { formatDuration } from "../../core/duration.ts";
 import { errorMessage, ValidationError } from "../../core/errors.ts";
-import { probeOptions, probeSandbox, type SandboxProbe } from "../../sandbox/probe.ts";
+import type { SandboxProbe } from "../../sandbox/probe.ts";
 import { type Bubblewrap, wrapCommand } from "../../sandbox/sandbox.ts";
 import { findBridgeTools, forwarderEnv, type NetBridge, openNetBridge } from "../../sandbox/net_bridge.ts";
 import type { Refusal } from "../../sandbox/net_proxy.ts";
@@ -33,6 +42,13 @@ export interface ShellToolOptions extends ShellRules {
   maxOutput: number;
   /** The OS sandbox of every command, or "off" (the explicit opt-out). */
   sandbox: ShellSandbox | "off";
+  /**
+   * The session's one sandbox probe, for a sandbox not probed yet (`bwrap: null`: a replayed session,
+   * which checked none); the tool never probes on its own. Absent: such a call fails.
+   */
+  probe?: () => Promise<SandboxProbe>;
+  /** Evaluates the policy on a command line, once per call (default evaluateShellCommand). */
+  evaluate?: typeof evaluateShellCommand;
 }
 
 /** Longer command lines are refused rather than checked. */
@@ -43,14 +59,12 @@ export function shellTool(options: ShellToolOptions): Tool {
     ...(options.allow ? { allow: options.allow } : {}),
     ...(options.deny ? { deny: options.deny } : {}),
   };
-  // An approved call (outside `allow`) is held by `deny` and everything else the policy checks.
-  const denyOnly: ShellRules = options.deny ? { deny: options.deny } : {};
+  const evaluate = options.evaluate ?? evaluateShellCommand;
   const allowed = options.allow ? ` Allowed commands: ${options.allow.join(", ")}.` : "";
-  // Probed on the first call when the session did not (checkToolSandbox); a failure fails every call.
-  let probed: Promise<SandboxProbe> | undefined;
-  const bwrapFor = async (sandbox: ShellSandbox, context: ToolContext): Promise<Bubblewrap> => {
+  const bwrapFor = async (sandbox: ShellSandbox): Promise<Bubblewrap> => {
     if (sandbox.bwrap) return sandbox.bwrap;
-    const probe = await (probed ??= probeSandbox(probeOptions(context.host_env)));
+    if (!options.probe) throw new ValidationError("Cannot run shell in its OS sandbox: it was not probed");
+    const probe = await options.probe();
     if (!probe.ok) {
       throw new ValidationError(`Cannot run shell in its OS sandbox: ${probe.reason}; ${probe.hint}`);
     }
@@ -69,34 +83,41 @@ export function shellTool(options: ShellToolOptions): Tool {
         additionalProperties: false,
       },
     },
-    check(args): RuleVerdict {
+    needs(args): CallNeeds {
       const command = args.command;
-      if (typeof command !== "string" || command.trim() === "") return ALLOWED;
+      if (typeof command !== "string" || command.trim() === "") return { verdict: ALLOWED, scope: NO_SCOPE };
       if (command.length > MAX_COMMAND_LENGTH) {
-        return { allowed: false, reason: tooLong(command), rule: null };
+        return { verdict: { allowed: false, reason: tooLong(command), rule: null }, scope: NO_SCOPE };
       }
-      const reason = checkShellCommand(command, rules);
-      if (reason === null) return ALLOWED;
-      const askable = rules.allow !== undefined && checkShellCommand(command, denyOnly) === null;
+      // The one evaluation of the call: what it decides is the command line the call runs, as judged.
+      const judged = evaluate(command, rules);
+      const scope = { shell: { command, sandbox: options.sandbox } };
+      if (judged.reason === null) return { verdict: ALLOWED, scope };
+      if (!judged.askable) {
+        return { verdict: { allowed: false, reason: judged.reason, rule: null }, scope: NO_SCOPE };
+      }
+      // Only `allow` keeps it out: an approver may let this line run, in the same sandbox.
       const program = command.trim().split(/\s+/)[0]!;
-      return { allowed: false, reason, rule: askable ? `tools.shell.allow: ["${program} *"]` : null };
+      return {
+        verdict: { allowed: false, reason: judged.reason, rule: `tools.shell.allow: ["${program} *"]` },
+        scope,
+      };
     },
-    async run(args, context) {
-      const command = args.command;
-      if (typeof command !== "string" || command.trim() === "") {
+    async run(args, context, scope) {
+      if (typeof args.command !== "string" || args.command.trim() === "") {
         return {
           status: "error",
           content: `error: invalid arguments for shell: "command" must be a non-empty string`,
         };
       }
-      if (command.length > MAX_COMMAND_LENGTH) {
-        return denied(tooLong(command));
+      const granted = scope.shell;
+      if (granted === undefined || granted.command !== args.command) {
+        return denied("the call was granted no command line to run");
       }
-      const reason = checkShellCommand(command, context.approved ? denyOnly : rules);
-      if (reason) return denied(reason);
+      const { command } = granted;
       let spawn: Spawn;
       try {
-        spawn = await spawner(command, options, context, bwrapFor);
+        spawn = await spawner(command, { ...options, sandbox: granted.sandbox }, context, bwrapFor);
       } catch (error) {
         if (!(error instanceof ValidationError)) throw error;
         return { status: "error", content: `error: ${errorMessage(error)}` };
@@ -121,7 +142,7 @@ async function spawner(
   command: string,
   options: ShellToolOptions,
   context: ToolContext,
-  bwrapFor: (sandbox: ShellSandbox, context: ToolContext) => Promise<Bubblewrap>,
+  bwrapFor: (sandbox: ShellSandbox) => Promise<Bubblewrap>,
 ): Promise<Spawn> {
   const cwd = resolve(options.cwd);
   try {
@@ -140,7 +161,7 @@ async function spawner(
     const host = { args: ["-c", command], cwd, env, clearEnv: true, detached: true, ...io };
     return { start: () => new Deno.Command(shell, host).spawn(), bridge: null, refusals: [] };
   }
-  const bwrap = await bwrapFor(options.sandbox, context);
+  const bwrap = await bwrapFor(options.sandbox);
   const policy = sandboxPolicy(options.sandbox, { env, cwd });
   const refusals: Refusal[] = [];
   const bridge = Array.isArray(policy.net)

@@ -9,6 +9,7 @@ import type { ToolContext } from "../tool.ts";
 import type { ShellSandbox } from "./sandbox.ts";
 import { exists as pathExists } from "../../core/fs.ts";
 import { sandboxTests } from "../../sandbox/_testing.ts";
+import { callTool } from "../_testing.ts";
 
 const ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", HERMES_TEST_VALUE: "from-context" };
 const { probe, ignore } = await sandboxTests("shell tests", ENV.PATH);
@@ -39,7 +40,7 @@ async function setup(options: Partial<ShellToolOptions> = {}) {
     host_env: ENV,
     signal,
   });
-  const run = (command: string, signal?: AbortSignal) => tool.run({ command }, context(signal));
+  const run = (command: string, signal?: AbortSignal) => callTool(tool, { command }, context(signal));
   const exists = (name: string) => pathExists(`${dir}/${name}`);
   return { dir, tool, run, exists };
 }
@@ -168,9 +169,9 @@ for (const mode of ["sandboxed", "off"] as const) {
       host_env: ENV,
       signal: new AbortController().signal,
     };
-    assert.equal((await sub.run({ command: "pwd" }, context)).content, `${dir}/sub\n`);
+    assert.equal((await callTool(sub, { command: "pwd" }, context)).content, `${dir}/sub\n`);
     const missing = shellTool({ cwd: `${dir}/nope`, timeoutMs: 30_000, maxOutput: 1024, sandbox });
-    const outcome = await missing.run({ command: "pwd" }, context);
+    const outcome = await callTool(missing, { command: "pwd" }, context);
     assert.equal(outcome.status, "error");
     assert.match(outcome.content, /not a directory/);
   });
@@ -263,7 +264,7 @@ test("shell: invalid arguments are errors, not runs", async () => {
     signal: new AbortController().signal,
   };
   for (const args of [{}, { command: 3 }, { command: "  " }]) {
-    const outcome = await tool.run(args, context);
+    const outcome = await callTool(tool, args, context);
     assert.equal(outcome.status, "error");
     assert.match(outcome.content, /"command" must be a non-empty string/);
   }
@@ -313,7 +314,7 @@ test("shell: deny sees through git's global options and push's other names; allo
     host_env: ENV,
     signal: new AbortController().signal,
   };
-  const run = (tool: typeof guarded, command: string) => tool.run({ command }, context);
+  const run = (tool: typeof guarded, command: string) => callTool(tool, { command }, context);
   const remoteRefs = () => git(["for-each-ref"], `${base}/remote.git`);
 
   for (
