@@ -5,6 +5,8 @@ import { builtinTools } from "./builtin.ts";
 import { type ApprovalRequest, ToolGate } from "./gate.ts";
 import { nameVerdict } from "./name_rules.ts";
 import type { Tool, ToolOutcome } from "./tool.ts";
+import { shellTool } from "./shell/tool.ts";
+import { evaluateShellCommand } from "./shell/policy.ts";
 
 async function setup() {
   const dir = await Deno.makeTempDir({ prefix: "hermes-gate-" });
@@ -203,4 +205,96 @@ Deno.test("gate: the approver is shown where a path leads; the approved call ope
   } finally {
     await cleanup();
   }
+});
+
+Deno.test("gate: the shell policy is evaluated once per call, allowed, approved or denied", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "hermes-gate-shell-" }));
+  try {
+    // The real evaluator, counted as the tool is given it.
+    const evaluated: string[] = [];
+    const evaluate: typeof evaluateShellCommand = (command, rules) => {
+      evaluated.push(command);
+      return evaluateShellCommand(command, rules);
+    };
+    // On the host (`sandbox: off`): what is counted is the policy, not the sandbox.
+    const shell = shellTool({
+      allow: ["echo *"],
+      deny: ["rm *"],
+      cwd: dir,
+      timeoutMs: 10_000,
+      maxOutput: 4096,
+      sandbox: "off",
+      evaluate,
+    });
+    const { call, asked } = gateOf([shell], { answer: true });
+    assert.deepEqual(await call("shell", { command: "echo hi" }), { status: "ok", content: "hi\n" });
+    assert.deepEqual(evaluated, ["echo hi"]);
+    // Outside `allow`, approved: asked once, evaluated once, and the line judged is the line run.
+    assert.deepEqual(await call("shell", { command: "printf ok" }), { status: "ok", content: "ok" });
+    assert.deepEqual(evaluated, ["echo hi", "printf ok"]);
+    assert.equal(asked.length, 1);
+    // Forbidden by deny: never asked, never run, evaluated once.
+    await Deno.writeTextFile(`${dir}/keep.txt`, "kept");
+    assert.equal((await call("shell", { command: "rm keep.txt" })).status, "denied");
+    assert.deepEqual(evaluated, ["echo hi", "printf ok", "rm keep.txt"]);
+    assert.equal(asked.length, 1);
+    assert.equal(await Deno.readTextFile(`${dir}/keep.txt`), "kept");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("gate: an approval widens the scope of that call alone; the next identical call is asked again", async () => {
+  const { dir, outside, cleanup } = await setup();
+  try {
+    const narrow = builtinTools({ read_file: { paths: [dir] } }, { job_dir: dir });
+    const answers = [true, false];
+    const asked: ApprovalRequest[] = [];
+    const gate = new ToolGate({
+      tools: narrow,
+      hooks: noHooks,
+      emit: () => {},
+      asker: (request) => {
+        asked.push(request);
+        return Promise.resolve(answers.shift() ?? false);
+      },
+    });
+    let n = 0;
+    const call = (path: string) =>
+      gate.call({ id: `c${++n}`, name: "read_file", arguments: JSON.stringify({ path }) }, {
+        session_id: "s1",
+        job_dir: dir,
+        env: {},
+        host_env: {},
+        signal: new AbortController().signal,
+        keep: (outcome) => Promise.resolve(outcome),
+      });
+    assert.deepEqual(await call(`${outside}/note.txt`), { status: "ok", content: "outside text" });
+    // The same call again: the approval was not remembered, so it is asked about (and this time refused).
+    const again = await call(`${outside}/note.txt`);
+    assert.equal(again.status, "denied");
+    assert.equal(asked.length, 2);
+    // The allowed neighbour: a call inside the roots is not asked about.
+    assert.deepEqual(await call(`${dir}/inside.txt`), { status: "ok", content: "inside text" });
+    assert.equal(asked.length, 2);
+  } finally {
+    await cleanup();
+  }
+});
+
+Deno.test("gate: only the gate knows whether a call was approved; no tool module under runtime/tools reads it", () => {
+  const root = new URL(".", import.meta.url).pathname;
+  const mentions: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of Deno.readDirSync(dir)) {
+      const path = `${dir}${entry.name}`;
+      if (entry.isDirectory) walk(`${path}/`);
+      else if (entry.name.endsWith(".ts") && !entry.name.endsWith("_test.ts")) {
+        if (/approved/i.test(Deno.readTextFileSync(path))) mentions.push(path.slice(root.length));
+      }
+    }
+  };
+  walk(root);
+  // The gate itself does (the neighbour that shows the search finds what it looks for).
+  assert.deepEqual(mentions, ["gate.ts"]);
 });
