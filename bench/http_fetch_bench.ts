@@ -37,7 +37,7 @@ const samples = await interleave({
   },
   guarded: async () => {
     const started = performance.now();
-    const outcome = await tool.run({ url }, context);
+    const outcome = await tool.run({ url }, context, tool.needs!({ url }).scope);
     const elapsed = performance.now() - started;
     if (outcome.status !== "ok") throw new Error(outcome.content);
     return elapsed;

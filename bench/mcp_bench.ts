@@ -14,6 +14,7 @@ import { referenceServers } from "../runtime/mcp/_testing.ts";
 import { builtinTools } from "../runtime/tools/builtin.ts";
 import type { Tool, ToolContext } from "../runtime/tools/tool.ts";
 import { interleave, median, ratio, report, spread } from "./_stats.ts";
+import { NO_SCOPE } from "../runtime/tools/tool.ts";
 
 const { everything } = await referenceServers();
 const dir = await Deno.makeTempDir({ prefix: "hermes-mcp-bench-" });
@@ -65,7 +66,7 @@ try {
     const samples: number[] = [];
     for (let i = 0; i < 50; i++) {
       const t0 = performance.now();
-      const outcome = await tool.run(args, context);
+      const outcome = await tool.run(args, context, NO_SCOPE);
       samples.push(performance.now() - t0);
       if (outcome.status !== "ok") throw new Error(outcome.content);
     }

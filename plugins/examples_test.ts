@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { ValidationError } from "../runtime/core/errors.ts";
 import { fixture, notAborted, pluginTest, rejection } from "./_testing.ts";
 import { pluginIdentity, PluginStateTable } from "./state.ts";
+import { NO_SCOPE } from "../runtime/tools/tool.ts";
 
 const EXAMPLES = new URL("../examples/plugins/", import.meta.url).pathname;
 const RULES = "Never push to main.\nAlways run the tests.";
@@ -127,14 +128,17 @@ pluginTest("lookup's tool reaches the one host:port it is granted and nothing el
     const [lookup] = host.tools();
     assert.equal(lookup!.spec.name, "lookup");
     const context = { session_id: "s1", job_dir: f.dir, env: {}, host_env: {}, signal: notAborted };
-    assert.deepEqual(await lookup!.run({ term: "lease" }, context), {
+    assert.deepEqual(await lookup!.run({ term: "lease" }, context, NO_SCOPE), {
       status: "ok",
       content: "a lease is a lock with an expiry",
     });
-    const notFound = await lookup!.run({ term: "nope" }, context);
+    const notFound = await lookup!.run({ term: "nope" }, context, NO_SCOPE);
     assert.equal(notFound.status, "error");
     assert.match(notFound.content, /HTTP 404/);
-    assert.match((await lookup!.run({ term: 3 }, context)).content, /invalid arguments for lookup: term/);
+    assert.match(
+      (await lookup!.run({ term: 3 }, context, NO_SCOPE)).content,
+      /invalid arguments for lookup: term/,
+    );
 
     // The same plugin pointed at another port is denied by its sandbox.
     const elsewhere = await f.start([{
@@ -142,7 +146,7 @@ pluginTest("lookup's tool reaches the one host:port it is granted and nothing el
       permissions: { net: [granted] },
       config: { url: `http://127.0.0.1:${other.addr.port}/` },
     }]);
-    const denied = await elsewhere.tools()[0]!.run({ term: "lease" }, context);
+    const denied = await elsewhere.tools()[0]!.run({ term: "lease" }, context, NO_SCOPE);
     assert.equal(denied.status, "error");
     assert.match(denied.content, /Requires net access to "127\.0\.0\.1:\d+"/);
   } finally {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { RunError, ValidationError } from "../runtime/core/errors.ts";
 import { fixture, notAborted, pluginTest, rejection } from "./_testing.ts";
 import { pluginIdentity, PluginStateTable } from "./state.ts";
+import { NO_SCOPE } from "../runtime/tools/tool.ts";
 
 const RECORDER = `
 const seen = [];
@@ -158,17 +159,17 @@ pluginTest("tool arguments are validated against the JSON Schema before the plug
   assert.equal(add!.spec.description, "adds two numbers");
   assert.deepEqual(add!.spec.parameters.required, ["a", "b"]);
   const context = { session_id: "s1", job_dir: f.dir, env: {}, host_env: {}, signal: notAborted };
-  const missing = await add!.run({ a: 1 }, context);
+  const missing = await add!.run({ a: 1 }, context, NO_SCOPE);
   assert.equal(missing.status, "error");
   assert.match(missing.content, /invalid arguments for add: b: .*expected number/);
-  const badEnum = await add!.run({ a: 1, b: 2, mode: "hex" }, context);
+  const badEnum = await add!.run({ a: 1, b: 2, mode: "hex" }, context, NO_SCOPE);
   assert.match(badEnum.content, /invalid arguments for add: mode/);
   // The plugin was not called for invalid arguments: this is its first call.
-  assert.deepEqual(await add!.run({ a: 1, b: 2 }, context), {
+  assert.deepEqual(await add!.run({ a: 1, b: 2 }, context, NO_SCOPE), {
     status: "ok",
     content: JSON.stringify({ sum: 3, calls: 1, session: "s1" }),
   });
-  const thrown = await add!.run({ a: -1, b: 2 }, context);
+  const thrown = await add!.run({ a: -1, b: 2 }, context, NO_SCOPE);
   assert.equal(thrown.status, "error");
   assert.match(thrown.content, /RangeError: negative/);
   assert.deepEqual(f.events.map((e) => [e.plugin, e.hook]), [["tool", "tool add"]]);

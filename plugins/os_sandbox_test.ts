@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { ValidationError } from "../runtime/core/errors.ts";
 import { notAborted, pluginTest, proberFixture, rejection, SECRET } from "./_testing.ts";
 import type { PluginHost } from "./host.ts";
+import { NO_SCOPE } from "../runtime/tools/tool.ts";
 
 /** Reads or imports relative to the plugin's own module, and runs a bash script. */
 const OPS = `{
@@ -38,7 +39,7 @@ async function probe(host: PluginHost, dir: string, op: string, arg: string) {
     env: {},
     host_env: {},
     signal: notAborted,
-  });
+  }, NO_SCOPE);
 }
 
 pluginTest("a symlink in the plugin's own directory reaches the sandbox's root, not the host's", async () => {

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { ValidationError } from "../runtime/core/errors.ts";
 import { notAborted, pluginTest, proberFixture, rejection, SECRET } from "./_testing.ts";
+import { NO_SCOPE } from "../runtime/tools/tool.ts";
 
 /** Operations the prober tool tries, one per call; the arguments come from the test at run time. */
 const OPS = `{
@@ -53,7 +54,7 @@ pluginTest("a plugin granted nothing is denied every privileged operation and th
     ["sys", undefined],
   ];
   for (const [op, arg] of attempts) {
-    const outcome = await probe!.run(arg === undefined ? { op } : { op, arg }, context(s.f.dir));
+    const outcome = await probe!.run(arg === undefined ? { op } : { op, arg }, context(s.f.dir), NO_SCOPE);
     assert.equal(outcome.status, "error", `${op} ${arg}: ${outcome.content}`);
     assert.match(
       outcome.content,
@@ -68,7 +69,10 @@ pluginTest("a plugin granted nothing is denied every privileged operation and th
   await assert.rejects(Deno.stat(`${s.f.dir}/pwned.txt`), Deno.errors.NotFound);
   await assert.rejects(Deno.stat(`${s.outside}/pwned.txt`), Deno.errors.NotFound);
   assert.equal(host.failure("prober"), undefined);
-  assert.deepEqual(await probe!.run({ op: "ping" }, context(s.f.dir)), { status: "ok", content: "pong" });
+  assert.deepEqual(await probe!.run({ op: "ping" }, context(s.f.dir), NO_SCOPE), {
+    status: "ok",
+    content: "pong",
+  });
 });
 
 pluginTest("with the matching grants the same operations succeed", async () => {
@@ -89,7 +93,7 @@ pluginTest("with the matching grants the same operations succeed", async () => {
   }], { env: { OPENAI_API_KEY: "sk-parent-secret-123456", HOME: "/root" } });
   const [probe] = host.tools();
   const ok = async (op: string, arg?: string) => {
-    const outcome = await probe!.run(arg === undefined ? { op } : { op, arg }, context(s.f.dir));
+    const outcome = await probe!.run(arg === undefined ? { op } : { op, arg }, context(s.f.dir), NO_SCOPE);
     assert.equal(outcome.status, "ok", `${op} ${arg}: ${outcome.content}`);
     return outcome.content;
   };
@@ -108,10 +112,13 @@ pluginTest("with the matching grants the same operations succeed", async () => {
   );
   assert.equal(await ok("sys"), Deno.hostname());
   // Granted one variable, the plugin still cannot enumerate the environment, nor write outside ./out.
-  assert.equal((await probe!.run({ op: "env_all" }, context(s.f.dir))).status, "error");
-  assert.equal((await probe!.run({ op: "write", arg: "./elsewhere.txt" }, context(s.f.dir))).status, "error");
+  assert.equal((await probe!.run({ op: "env_all" }, context(s.f.dir), NO_SCOPE)).status, "error");
   assert.equal(
-    (await probe!.run({ op: "fetch", arg: "http://127.0.0.2:9/" }, context(s.f.dir))).status,
+    (await probe!.run({ op: "write", arg: "./elsewhere.txt" }, context(s.f.dir), NO_SCOPE)).status,
+    "error",
+  );
+  assert.equal(
+    (await probe!.run({ op: "fetch", arg: "http://127.0.0.2:9/" }, context(s.f.dir), NO_SCOPE)).status,
     "error",
   );
 });
@@ -127,7 +134,7 @@ pluginTest(
       read_only: [`${s.f.dir}/work/.git`, `${s.f.dir}/work/job.yaml`],
     });
     const [probe] = host.tools();
-    const run = (arg: string) => probe!.run({ op: "write", arg }, context(s.f.dir));
+    const run = (arg: string) => probe!.run({ op: "write", arg }, context(s.f.dir), NO_SCOPE);
     assert.equal((await run("./work/.git/config")).status, "error");
     assert.equal((await run("./work/job.yaml")).status, "error");
     assert.equal((await run("./work/notes.txt")).status, "ok");
@@ -144,7 +151,7 @@ pluginTest(
     const host = await s.f.start([{ path: "prober", permissions: { env: true } }], {
       env: { ALPHA: "1", BETA: "2" },
     });
-    assert.deepEqual(await host.tools()[0]!.run({ op: "env_all" }, context(s.f.dir)), {
+    assert.deepEqual(await host.tools()[0]!.run({ op: "env_all" }, context(s.f.dir), NO_SCOPE), {
       status: "ok",
       content: "ALPHA,BETA,DENO_DIR,DENO_DISABLE_NODE_SHIM",
     });
