@@ -36,6 +36,8 @@ export function Layout(props: LayoutProps) {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="htmx-config" content={HTMX_CONFIG} />
         <title>{props.title} · Hermes</title>
+        {/* No icon: a browser would otherwise ask for /favicon.ico on every page. */}
+        <link rel="icon" href="data:," />
         <link rel="stylesheet" href="/assets/console.css" />
         <script src="/assets/htmx.min.js" defer></script>
         <script src="/assets/console.js" defer></script>

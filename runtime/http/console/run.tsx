@@ -64,7 +64,7 @@ function Facts(props: { view: RunView }) {
   const { run } = props.view;
   const result = run.result as
     | {
-      usage?: { input_tokens?: number; output_tokens?: number };
+      usage?: { prompt_tokens?: number; completion_tokens?: number };
       cost_usd?: number | null;
       terminal_reason?: string;
     }
@@ -85,7 +85,7 @@ function Facts(props: { view: RunView }) {
     [
       "Tokens",
       result?.usage
-        ? `${formatCount(result.usage.input_tokens)} in, ${formatCount(result.usage.output_tokens)} out`
+        ? `${formatCount(result.usage.prompt_tokens)} in, ${formatCount(result.usage.completion_tokens)} out`
         : "—",
     ],
     ["Cost", formatCost(result?.cost_usd)],

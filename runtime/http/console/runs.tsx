@@ -94,15 +94,15 @@ function queryOf(filter: RunsFilter, extra: Partial<RunsFilter> = {}): string {
 function spend(run: QueuedRun) {
   const result = run.result as
     | {
-      usage?: { input_tokens?: number; output_tokens?: number };
+      usage?: { prompt_tokens?: number; completion_tokens?: number };
       cost_usd?: number | null;
-      total?: { usage?: { input_tokens?: number; output_tokens?: number }; cost_usd?: number | null };
+      total?: { usage?: { prompt_tokens?: number; completion_tokens?: number }; cost_usd?: number | null };
     }
     | null;
   const usage = result?.total?.usage ?? result?.usage;
   const cost = result?.total ? result.total.cost_usd : result?.cost_usd;
   return {
-    tokens: usage ? (usage.input_tokens ?? 0) + (usage.output_tokens ?? 0) : null,
+    tokens: usage ? (usage.prompt_tokens ?? 0) + (usage.completion_tokens ?? 0) : null,
     cost: cost ?? null,
   };
 }

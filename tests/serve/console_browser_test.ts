@@ -1,0 +1,323 @@
+/**
+ * The web console in a real browser: Debian's Chromium, headless, driven by puppeteer-core, against a real
+ * `hermes serve` working the queue with the scripted model. Sign-in through the form; a run submitted over the
+ * API appears on the runs list and finishes there without a reload; a tool run's transcript (the call folded
+ * with its arguments and result) and waterfall; a transcript holding markup, an `<img onerror>`, OSC 52 and a
+ * secret renders inert (no script ran, no request left for anything but the console's own files, the secret
+ * redacted); an inline script is refused by the CSP; a cancel without its CSRF token is refused and changes
+ * nothing, with it the run is cancelled. Each page's screenshot goes to the artifacts folder (docs/console.md).
+ *
+ * Without Chromium the tests are skipped with the reason, except under CI=true, where they must run (.ci/run
+ * installs it). Not in .ci/run's non-root pass: Chromium's own sandbox there would need user namespaces the
+ * runner may not grant, and nothing here depends on the user.
+ */
+import assert from "node:assert/strict";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { hermes, ROOT, tempDir, writeFiles } from "../_testing/cli.ts";
+import { call, startServe } from "../_testing/serve.ts";
+
+/**
+ * The page's `document` as the functions below see it when they run in the browser (this file is type-checked
+ * without the DOM library, which would clash with Deno's own types).
+ */
+declare const document: {
+  cookie: string;
+  body: { innerText: string; append(node: unknown): void };
+  activeElement: { textContent: string | null } | null;
+  querySelector(selector: string): { textContent: string | null } | null;
+  createElement(tag: string): { textContent: string; src: string };
+  addEventListener(
+    type: string,
+    listener: (event: { violatedDirective: string; blockedURI: string }) => void,
+  ): void;
+};
+
+const CHROMIUM = Deno.env.get("HERMES_CHROMIUM") ?? "/usr/bin/chromium";
+const ARTIFACTS = `${Deno.env.get("HERMES_ARTIFACTS_DIR") ?? `${ROOT}/.ci/artifacts`}/console`;
+const SECRET = "tok-console-9a8b7c6d5e";
+const MARK = "[REDACTED:SERVICE_TOKEN]";
+const HOSTILE_FILE = "<img src=x onerror=window.__pwned=1>.txt";
+
+const chromium = await Deno.stat(CHROMIUM).then((info) => info.isFile, () => false);
+const inCi = Deno.env.get("CI") === "true";
+if (!chromium && inCi) throw new Error(`CI=true but Chromium is missing at ${CHROMIUM}: .ci/run installs it`);
+if (!chromium) {
+  console.warn(`console browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium)`);
+}
+
+async function fixture() {
+  const home = await tempDir("hermes-console-browser-");
+  const jobs = await writeFiles(`${home}/jobs`, {
+    // A tool run, slow enough in its second model call to be seen running.
+    "tool.yaml": "name: tool\nmodel: { provider: scripted, script: ./tool-script.yaml }\nprompt: list\n" +
+      'tools:\n  list_dir: { paths: ["."] }\n',
+    "tool-script.yaml": '- tool_calls: [{ name: list_dir, arguments: { path: "." } }]\n' +
+      "- content: listed\n  delay: 3s\n",
+    // A model answer and a tool result that would be script, markup and a clipboard write if rendered raw.
+    "hostile.yaml":
+      "name: hostile\nmodel: { provider: scripted, script: ./hostile-script.yaml }\nprompt: go\n" +
+      'tools:\n  list_dir: { paths: ["."] }\n',
+    "hostile-script.yaml": '- tool_calls: [{ name: list_dir, arguments: { path: "." } }]\n' +
+      `- content: "<script>window.__pwned=2</script><img src=x onerror=\\"window.__pwned=3;fetch('http://evil.test/')\\"> ` +
+      `\\e]52;c;SGVsbG8=\\a copied; the key is ${SECRET}"\n`,
+    "slow.yaml": "name: slow\nmodel: { provider: scripted, script: ./slow-script.yaml }\nprompt: wait\n",
+    "slow-script.yaml": "- content: late\n  delay: 120s\n",
+    [HOSTILE_FILE]: "x\n",
+  });
+  const made = await hermes(["tokens", "create", "--scope", "runs:read", "--scope", "runs:write"], { home });
+  assert.equal(made.code, 0, made.stderr);
+  const token = made.stdout.trim();
+  const server = await startServe(home, ["--jobs", jobs], { cwd: home, env: { SERVICE_TOKEN: SECRET } });
+  const browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    // As root Chromium refuses its sandbox; the page is this test's own server.
+    args: [
+      ...(Deno.uid() === 0 ? ["--no-sandbox"] : []),
+      "--headless=new",
+      "--disable-gpu",
+      "--no-first-run",
+    ],
+    userDataDir: `${home}/chromium`,
+  });
+  await Deno.mkdir(ARTIFACTS, { recursive: true });
+  return {
+    home,
+    token,
+    server,
+    browser,
+    async submit(job: string): Promise<string> {
+      const reply = await call(`${server.url}/v1/runs`, { token, body: { job } });
+      assert.equal(reply.status, 202, JSON.stringify(reply.body));
+      return reply.body.id;
+    },
+    async [Symbol.asyncDispose]() {
+      await browser.close();
+      await server.stop();
+      await Deno.remove(home, { recursive: true });
+    },
+  };
+}
+
+type Fixture = Awaited<ReturnType<typeof fixture>>;
+
+/** A page that records every request it makes and lets none leave for another origin. */
+async function watchedPage(browser: Browser, origin: string) {
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 900 });
+  const requests: string[] = [];
+  const outside: string[] = [];
+  await page.setRequestInterception(true);
+  page.on("request", (request) => {
+    const url = request.url();
+    requests.push(url);
+    if (!url.startsWith(origin)) {
+      outside.push(url);
+      void request.abort();
+    } else {
+      void request.continue();
+    }
+  });
+  // Runs before any script of the page (outside its CSP): records what the policy refused.
+  await page.evaluateOnNewDocument(() => {
+    const w = window as unknown as { __violations: string[] };
+    w.__violations = [];
+    document.addEventListener("securitypolicyviolation", (event) => {
+      w.__violations.push(`${event.violatedDirective} ${event.blockedURI}`);
+    });
+  });
+  return { page, requests, outside };
+}
+
+async function signIn(page: Page, fx: Fixture): Promise<void> {
+  await page.goto(`${fx.server.url}/`);
+  assert.match(page.url(), /\/signin\?next=/);
+  await page.screenshot({ path: `${ARTIFACTS}/signin.png` });
+  await page.type("input[name=token]", fx.token);
+  await Promise.all([page.waitForNavigation(), page.click("button[type=submit]")]);
+  assert.equal(new URL(page.url()).pathname, "/runs");
+}
+
+async function statusOf(page: Page, id: string): Promise<string> {
+  return await page.$eval(`tr[data-run="${id}"] .status`, (el) => el.textContent?.trim() ?? "").catch(() =>
+    ""
+  );
+}
+
+Deno.test({
+  name: "console in Chromium: sign in, a run appears and finishes live, its transcript and waterfall",
+  ignore: !chromium,
+}, async () => {
+  await using fx = await fixture();
+  const { page, outside } = await watchedPage(fx.browser, fx.server.url);
+  await signIn(page, fx);
+  const cookies = await page.cookies();
+  const session = cookies.find((c) => c.name === "hermes_console");
+  assert.ok(session, "signed in with a session cookie");
+  assert.equal(session.httpOnly, true);
+  assert.equal(session.sameSite, "Strict");
+  assert.equal(
+    await page.evaluate(() => document.cookie.includes("hermes_console=")),
+    false,
+    "no script reads it",
+  );
+
+  // Submitted after the page loaded: the list shows it, then its end, without a reload.
+  const marker = await page.evaluate(() => ((window as unknown as { __marker: number }).__marker = 42));
+  const id = await fx.submit("tool");
+  await page.waitForSelector(`tr[data-run="${id}"]`, { timeout: 30_000 });
+  await page.waitForFunction(
+    (runId: string) =>
+      document.querySelector(`tr[data-run="${runId}"] .status`)?.textContent?.includes("success"),
+    { timeout: 60_000, polling: 250 },
+    id,
+  );
+  assert.equal(
+    await page.evaluate(() => (window as unknown as { __marker: number }).__marker),
+    marker,
+    "no reload",
+  );
+  assert.match(await statusOf(page, id), /✓\s+success/);
+  const row = await page.$eval(`tr[data-run="${id}"]`, (el) => el.textContent ?? "");
+  assert.match(row, /tool/);
+  assert.match(row, /api/, "the trigger");
+  assert.match(row, /\d+\.\d s\s*\d+\s*—/, "duration, tokens and (for a model without a price) no cost");
+  await page.screenshot({ path: `${ARTIFACTS}/runs.png`, fullPage: true });
+
+  // Keyboard: the first Tab stop skips to the content; links are reachable.
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Skip to content");
+
+  await Promise.all([page.waitForNavigation(), page.click(`tr[data-run="${id}"] a`)]);
+  assert.equal(new URL(page.url()).pathname, `/runs/${id}`);
+  const summary = await page.$eval(".transcript details summary", (el) => el.textContent ?? "");
+  assert.match(summary, /Tool call list_dir/);
+  await page.click(".transcript details summary");
+  const opened = await page.$eval(
+    "details[open]",
+    (el) => (el as unknown as { innerText: string }).innerText,
+  );
+  assert.match(opened, /Arguments\s+\{\s+"path": "\."\s+\}/);
+  assert.match(opened, /Result\s+[\s\S]*tool\.yaml/, "the tool's output, folded under its call");
+  assert.equal(
+    await page.$$eval("svg.waterfall rect", (bars) => bars.length),
+    3,
+    "two model calls and a tool call",
+  );
+  assert.match(
+    await page.$eval("main", (el) => (el as unknown as { innerText: string }).innerText),
+    /"status": "success"/,
+  );
+  await page.screenshot({ path: `${ARTIFACTS}/run.png`, fullPage: true });
+  assert.deepEqual(outside, []);
+});
+
+Deno.test({
+  name: "console in Chromium: a hostile transcript is inert and redacted; the CSP refuses inline script",
+  ignore: !chromium,
+}, async () => {
+  await using fx = await fixture();
+  const id = await fx.submit("hostile");
+  const { page, requests, outside } = await watchedPage(fx.browser, fx.server.url);
+  await signIn(page, fx);
+  await page.goto(`${fx.server.url}/runs/${id}`);
+  await page.waitForFunction(() => document.body.innerText.includes("copied"), {
+    timeout: 60_000,
+    polling: 250,
+  });
+  await page.$$eval("details", (all) => all.forEach((d) => (d as unknown as { open: boolean }).open = true));
+  const text = await page.$eval("main", (el) => (el as unknown as { innerText: string }).innerText);
+  const html = await page.content();
+
+  assert.match(text, /<script>window\.__pwned=2<\/script><img src=x onerror=/, "markup shows as text");
+  assert.match(text, /\\x1b\]52;c;SGVsbG8=\\x07 copied/, "the OSC 52 escape shows as visible escapes");
+  assert.ok(text.includes(HOSTILE_FILE), "a file name with markup in a tool result shows as text");
+  assert.ok(text.includes(MARK), "the secret's placeholder");
+  assert.ok(!html.includes(SECRET), "the secret is nowhere in the page");
+  assert.ok(!html.includes("\x1b"), "no raw escape character reaches the page");
+  const pwned = await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned);
+  assert.equal(pwned, undefined, "no script of the transcript ran");
+  assert.equal(
+    await page.$$eval("main img, main script", (found) => found.length),
+    0,
+    "no element made of it",
+  );
+  await page.screenshot({ path: `${ARTIFACTS}/hostile.png`, fullPage: true });
+
+  // Every request was the console's own: the page, its assets, its live fragment. An <img src=x> would
+  // have asked for /runs/x.
+  const origin = fx.server.url;
+  const unexpected = requests.filter((url) => {
+    const path = url.startsWith(origin) ? url.slice(origin.length) : url;
+    return !/^\/(|signin(\?.*)?|runs(\?.*)?|runs\/[^/?]+(\/live)?|assets\/(htmx\.min\.js|console\.js|console\.css))$/
+      .test(path) || path === "/runs/x";
+  });
+  assert.deepEqual(unexpected, []);
+  assert.deepEqual(outside, []);
+
+  // The CSP is in force: an inline script put in the page by any means does not run, and is reported.
+  await page.evaluate(() => {
+    const script = document.createElement("script");
+    script.textContent = "window.__inline = 1";
+    document.body.append(script);
+    const img = document.createElement("img");
+    img.src = "http://evil.test/pixel.png";
+    document.body.append(img);
+  });
+  await page.waitForFunction(
+    () => (window as unknown as { __violations: string[] }).__violations.length >= 2,
+    { timeout: 10_000 },
+  );
+  assert.equal(await page.evaluate(() => (window as unknown as { __inline?: number }).__inline), undefined);
+  const violations = await page.evaluate(() =>
+    (window as unknown as { __violations: string[] }).__violations
+  );
+  assert.ok(violations.some((v) => v.startsWith("script-src")), violations.join("; "));
+  assert.ok(
+    violations.some((v) => v.startsWith("img-src") && v.includes("evil.test")),
+    violations.join("; "),
+  );
+  assert.deepEqual(outside, [], "the refused image was never requested");
+});
+
+Deno.test({
+  name: "console in Chromium: cancel without the CSRF token is refused and changes nothing; with it, cancels",
+  ignore: !chromium,
+}, async () => {
+  await using fx = await fixture();
+  const id = await fx.submit("slow");
+  const { page } = await watchedPage(fx.browser, fx.server.url);
+  await signIn(page, fx);
+  await page.goto(`${fx.server.url}/runs/${id}`);
+  await page.waitForFunction(() => document.querySelector("h1 .status")?.textContent?.includes("running"), {
+    timeout: 30_000,
+    polling: 250,
+  });
+
+  // The form as a forged one would be: no token of this session.
+  await page.$eval(
+    "form[action$='/cancel'] input[name=_csrf]",
+    (el) => (el as unknown as { value: string }).value = "f".repeat(64),
+  );
+  const [refused] = await Promise.all([
+    page.waitForNavigation(),
+    page.click("form[action$='/cancel'] button"),
+  ]);
+  assert.equal(refused?.status(), 403);
+  assert.match(
+    await page.$eval("main", (el) => (el as unknown as { innerText: string }).innerText),
+    /no valid CSRF token/,
+  );
+  await page.screenshot({ path: `${ARTIFACTS}/csrf.png` });
+  const still = await call(`${fx.server.url}/v1/runs/${id}`, { token: fx.token });
+  assert.equal(still.body.status, "running");
+  assert.equal(still.body.cancel_requested, false);
+
+  await page.goto(`${fx.server.url}/runs/${id}`);
+  await Promise.all([page.waitForNavigation(), page.click("form[action$='/cancel'] button")]);
+  await page.waitForFunction(() => document.querySelector("h1 .status")?.textContent?.includes("cancelled"), {
+    timeout: 30_000,
+    polling: 250,
+  });
+  const after = await call(`${fx.server.url}/v1/runs/${id}`, { token: fx.token });
+  assert.equal(after.body.status, "cancelled");
+});
