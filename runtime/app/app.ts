@@ -242,6 +242,7 @@ export class App {
       env,
       host,
       source: this.context.source,
+      ...(this.context.providers ? { providers: this.context.providers } : {}),
       ...(signal ? { signal } : {}),
       ...(this.context.home ? { worktrees: `${this.context.home}/worktrees` } : {}),
       ...rest,
@@ -428,8 +429,8 @@ export class App {
   }
 
   #jobScope() {
-    const { env, config, cwd, source } = this.context;
-    return { env, config, cwd, name: source };
+    const { env, config, cwd, source, providers } = this.context;
+    return { env, config, cwd, name: source, providers };
   }
 
   #hooks() {

@@ -24,20 +24,20 @@ export interface StoredCompaction {
 }
 
 export async function compactStored(
-  context: Pick<AppContext, "store" | "clock" | "log" | "env" | "host" | "signal">,
+  context: Pick<AppContext, "store" | "clock" | "log" | "env" | "host" | "signal" | "providers">,
   session: { id: string; job: ResolvedJob; hooks: Hooks },
   options: { focus?: string } = {},
 ): Promise<StoredCompaction> {
-  const { store, clock, log, env, host, signal } = context;
+  const { store, clock, log, env, host, signal, providers } = context;
   const { id, job } = session;
-  const model = resolveModel(job.spec.model, { env, dir: job.dir });
+  const model = resolveModel(job.spec.model, { env, dir: job.dir, ...(providers ? { providers } : {}) });
   const bus = new EventBus(clock);
   let failed = false;
   bus.subscribe((event) => failed ||= event.type === "compaction.failed");
   const outlets = sessionOutlets(store, bus, redactorOf(sessionSecrets(env, job)));
   const compactor = createCompactor({
     store: outlets.store,
-    provider: await createProvider(model, { env, clock }),
+    provider: await createProvider(model, { env, clock, ...(providers ? { providers } : {}) }),
     model: model.name,
     context_window: model.context_window,
     ...(model.max_output_tokens === undefined ? {} : { max_output_tokens: model.max_output_tokens }),

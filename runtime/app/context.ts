@@ -10,6 +10,7 @@ import type { UserConfig } from "../config/job_schema.ts";
 import type { Logger } from "../core/log.ts";
 import type { InputSource } from "../core/types.ts";
 import type { QueuedRun, Store } from "../store/store.ts";
+import type { ProviderRegistry } from "../providers/registry.ts";
 
 export interface AppContext {
   store: Store;
@@ -38,4 +39,9 @@ export interface AppContext {
    * start it at once instead of at its next look at the store (the look stays for runs queued elsewhere).
    */
   onSubmitted?: (run: QueuedRun) => void;
+  /**
+   * The model providers jobs may name, each with its own `model` keys (default: the built-in registry,
+   * runtime/providers/registry.ts): job files are checked against it and sessions built from it.
+   */
+  providers?: ProviderRegistry;
 }

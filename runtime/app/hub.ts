@@ -65,7 +65,7 @@ export class SessionHub {
   }
 
   async #open(job: ResolvedJob, extra: { resume?: string; model?: string }): Promise<ServedSession> {
-    const { store, events, clock, log, env, host, signal, source } = this.#context;
+    const { store, events, clock, log, env, host, signal, source, providers } = this.#context;
     const bound: { id?: string } = {}; // onDelta may fire only once the session id is known
     const { onDelta, asker } = this.#options;
     const lifetime = new AbortController();
@@ -78,6 +78,7 @@ export class SessionHub {
       env,
       host,
       signal: AbortSignal.any([lifetime.signal, ...(signal ? [signal] : [])]),
+      ...(providers ? { providers } : {}),
       ...extra,
       ...(onDelta ? { onDelta: (text: string) => bound.id !== undefined && onDelta(bound.id, text) } : {}),
       ...(asker ? { asker } : {}),

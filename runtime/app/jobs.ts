@@ -8,6 +8,7 @@ import { ValidationError } from "../core/errors.ts";
 import { mergeConfig, type ResolvedJob } from "../config/job.ts";
 import { JobProblems } from "../config/job_checks.ts";
 import type { JobFile, McpServerEntry, UserConfig } from "../config/job_schema.ts";
+import type { ProviderRegistry } from "../providers/registry.ts";
 
 export type InputValue = string | number | boolean;
 
@@ -32,6 +33,8 @@ export interface JobScope {
   cwd: string;
   /** The job name of a session opened without a job. */
   name: string;
+  /** The provider registry job files are checked against (default: the built-in one). */
+  providers?: ProviderRegistry | undefined;
 }
 
 /**
@@ -54,10 +57,10 @@ export interface ValidateOptions {
  */
 export async function resolveJobRef(ref: JobRef, scope: JobScope): Promise<ResolvedJob> {
   const { jobFromObject, loadJob } = await import("../config/job_file.ts");
-  const { env, config } = scope;
+  const { env, config, providers } = scope;
   const cwd = ref.cwd ?? scope.cwd;
   const inputs = Object.fromEntries(Object.entries(ref.inputs ?? {}).map(([k, v]) => [k, String(v)]));
-  const options = { inputs, env, ...(config ? { config } : {}) };
+  const options = { inputs, env, ...(config ? { config } : {}), ...(providers ? { providers } : {}) };
   if (typeof ref.job === "string") return loadJob(absolute(ref.job, cwd), options);
   if (ref.job !== undefined) return jobFromObject(ref.job, cwd, options);
   if (ref.inputs && Object.keys(ref.inputs).length > 0) {
@@ -92,11 +95,16 @@ export async function validateJob(
   scope: Omit<JobScope, "name"> & { clock: Clock },
   options: ValidateOptions = {},
 ): Promise<Validation> {
-  const { config, cwd } = scope;
+  const { config, cwd, providers } = scope;
   // ajv, so that an output.schema that does not compile is listed with the job's other problems.
   const { compileJsonSchema: compileSchema } = await import("../config/json_schema.ts");
   const { jobFromObject, loadJob } = await import("../config/job_file.ts");
-  const loadOptions = { validateOnly: true, compileSchema, ...(config ? { config } : {}) };
+  const loadOptions = {
+    validateOnly: true,
+    compileSchema,
+    ...(config ? { config } : {}),
+    ...(providers ? { providers } : {}),
+  };
   try {
     const job = "path" in ref
       ? loadJob(absolute(ref.path, cwd), loadOptions)

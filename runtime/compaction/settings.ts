@@ -9,6 +9,7 @@
 import { parseDuration } from "../core/duration.ts";
 import type { CompactionConfig } from "../config/job_schema.ts";
 import { BREAKER_WINDOW_MS } from "./guard.ts";
+import { CALL_DEFAULTS } from "../providers/model.ts";
 
 export const DEFAULTS = {
   /** The automatic threshold's bounds, as shares of the window. */
@@ -110,7 +111,7 @@ export function settingsFrom(input: SettingsInput): Settings {
     leaseTtlMs: input.lease_ttl_ms ?? 60_000,
     totalTimeoutMs: input.summary_timeout_ms ??
       (config.summary_timeout === undefined ? 300_000 : parseDuration(config.summary_timeout)),
-    idleTimeoutMs: input.summary_idle_timeout_ms ?? 120_000,
+    idleTimeoutMs: input.summary_idle_timeout_ms ?? CALL_DEFAULTS.idleTimeoutMs,
     breakerWindowMs: input.breaker_window_ms ?? BREAKER_WINDOW_MS,
   };
 }

@@ -11,6 +11,18 @@ export const DEFAULT_CONTEXT_WINDOW = 128_000;
 export const KEYLESS = "none";
 
 /**
+ * A model call's bounds where the job sets none (`model.idle_timeout`, `model.request_timeout`,
+ * `model.max_retries`), for every provider (retry_call.ts), the summary calls and the owner lease's
+ * progress bound alike; `retryBaseMs` is the first backoff when the server names no retry-after.
+ */
+export const CALL_DEFAULTS = {
+  idleTimeoutMs: 120_000,
+  ceilingMs: 600_000,
+  maxRetries: 3,
+  retryBaseMs: 500,
+} as const;
+
+/**
  * The model a session talks to: the keys every provider shares, plus `settings`, what the provider's own keys
  * resolved to (its registry entry's `resolve`; `S` is that provider's type of them).
  */

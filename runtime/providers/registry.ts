@@ -10,8 +10,8 @@
  * Adding a provider is its module, exporting `providerFor` (see ProviderModule in provider.ts), plus one
  * entry below: its own `model` keys go in the entry's `settings` (validated by the job schema, located in
  * the job file) and `resolve` (what the module receives as `model.settings`). Nothing outside this folder
- * names a provider. A registry is a value: tests pass one with an entry of their own to the config loader,
- * resolveModel and createProvider.
+ * names a provider. A registry is a value: a test passes one with an entry of its own to the App
+ * (`AppContext.providers`), or to the config loader, resolveModel and createProvider; PROVIDERS is the default.
  */
 import type { z } from "zod";
 import type { ProviderModule } from "./provider.ts";

@@ -10,6 +10,7 @@ import { Agent } from "../agent/agent.ts";
 import { Budget } from "../agent/limits.ts";
 import { resolveModel } from "../config/model.ts";
 import { loadJob } from "../config/prechecked.ts";
+import { App, resultOf } from "../app/mod.ts";
 import { jobJsonSchema, ModelConfig } from "../config/job_schema.ts";
 import { systemClock } from "../core/clock.ts";
 import { ValidationError } from "../core/errors.ts";
@@ -354,4 +355,50 @@ Deno.test("registry: no provider name is compared outside runtime/providers/", a
   };
   for (const dir of ["runtime/", "commands/", "loops/", "plugins/"]) await scan(dir);
   assert.deepEqual(offenders, []);
+});
+
+Deno.test("registry: an App given the toy's registry validates, runs and opens a job naming the toy with its setting", async () => {
+  const { registry, loads } = withToy();
+  const dir = await Deno.makeTempDir({ prefix: "hermes-registry-app-" });
+  const model = (greeting: string) =>
+    `name: toy-job\nprompt: hi\nmodel:\n  provider: toy\n  name: toy-1\n  api_key_env: none\n  greeting: ${greeting}\n`;
+  await Deno.writeTextFile(`${dir}/job.yaml`, model("ahoy"));
+  await Deno.writeTextFile(`${dir}/bad.yaml`, model("howdy"));
+  const store = openSqliteStore(`${dir}/state.db`);
+  const context = {
+    store,
+    events: new EventBus(systemClock),
+    clock: systemClock,
+    log: silentLogger,
+    env: {},
+    host: "test-host",
+    config: undefined,
+    cwd: dir,
+    source: "rpc" as const,
+  };
+  const app = new App({ ...context, providers: registry });
+  const builtIn = new App(context);
+  try {
+    assert.deepEqual(await app.validate({ path: "job.yaml" }), { valid: true, name: "toy-job" });
+    const bad = await app.validate({ path: "bad.yaml" });
+    assert.ok(!bad.valid && /bad\.yaml:7:13: model\.greeting: /.test(bad.error), JSON.stringify(bad));
+    const unknown = await builtIn.validate({ path: "job.yaml" });
+    assert.ok(
+      !unknown.valid && unknown.errors.some((e) => /job\.yaml:7:3: unknown key "model\.greeting"/.test(e)),
+      JSON.stringify(unknown),
+    );
+    assert.deepEqual(loads, [], "validating imports no provider");
+
+    const result = await app.run({ job: { job: "job.yaml" } });
+    assert.equal(result.status, "success");
+    assert.equal(result.final, "ahoy, toy-1 at null with no key: hi");
+    const session = await app.open({ job: "job.yaml" });
+    const outcome = await app.prompt(session.id, "again");
+    assert.equal(resultOf(outcome).final, "ahoy, toy-1 at null with no key: again");
+  } finally {
+    await app.close();
+    await builtIn.close();
+    await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 });

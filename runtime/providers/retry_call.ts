@@ -13,6 +13,7 @@ import { formatDuration } from "../core/duration.ts";
 import { StallError, watchStall } from "../core/stall.ts";
 import { type FailureKind, isRetryable, retryDelayMs } from "./overload.ts";
 import { type CompleteOptions, ProviderError } from "./provider.ts";
+import { CALL_DEFAULTS } from "./model.ts";
 
 /** The bounds of one model call as a provider's options give them; absent ones take the defaults below. */
 export interface CallBoundOptions {
@@ -31,14 +32,14 @@ export interface CallBoundOptions {
 export function callDefaults(
   options: CallBoundOptions,
 ): Required<CallBoundOptions> & { sdkTimeoutMs: number } {
-  const idleTimeoutMs = options.idleTimeoutMs ?? 120_000;
-  const ceilingMs = options.ceilingMs ?? 600_000;
+  const idleTimeoutMs = options.idleTimeoutMs ?? CALL_DEFAULTS.idleTimeoutMs;
+  const ceilingMs = options.ceilingMs ?? CALL_DEFAULTS.ceilingMs;
   return {
     clock: options.clock ?? systemClock,
     idleTimeoutMs,
     ceilingMs,
-    maxRetries: options.maxRetries ?? 3,
-    retryBaseMs: options.retryBaseMs ?? 500,
+    maxRetries: options.maxRetries ?? CALL_DEFAULTS.maxRetries,
+    retryBaseMs: options.retryBaseMs ?? CALL_DEFAULTS.retryBaseMs,
     // The SDK's own timeout never fires first: the idle watch and the ceiling above name what happened.
     sdkTimeoutMs: Math.max(idleTimeoutMs, ceilingMs) + 60_000,
   };

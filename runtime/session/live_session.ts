@@ -18,6 +18,7 @@ import { Budget } from "../agent/limits.ts";
 import type { Logger } from "../core/log.ts";
 import { requirePrice, type ResolvedModel } from "../providers/model.ts";
 import { createProvider } from "../providers/create.ts";
+import type { ProviderRegistry } from "../providers/registry.ts";
 import { resolveModel } from "../config/model.ts";
 import { schemaInstruction } from "./output_schema.ts";
 import { currentProcess, type ProcessIdentity } from "../core/process_identity.ts";
@@ -67,6 +68,8 @@ export interface OpenSessionOptions {
   host: string;
   /** Aborts every turn of this session. */
   signal?: AbortSignal;
+  /** The model providers the job may name (default: the built-in registry, runtime/providers/registry.ts). */
+  providers?: ProviderRegistry;
   /** Continue this stored session (id, prefix or `latest`) instead of starting a new one. */
   resume?: string;
   /** The id of the new session (default: a fresh one), when the caller needs it before the session opens. */
@@ -157,6 +160,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     dir: job.dir,
     override: options.model,
     recurringJob: spec.schedule ? spec.name : undefined,
+    ...(options.providers ? { providers: options.providers } : {}),
   });
   if (spec.limits?.max_cost_usd !== undefined) requirePrice(model);
   const recordTo = options.replay ? undefined : cassetteWriter(options.record, job);
@@ -167,7 +171,8 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     : recordTo
     ? cassette!.recordingTape(recordTo.write, { job, redact })
     : undefined;
-  const build = () => createProvider(model, { env: options.env, clock });
+  const providers = options.providers ? { providers: options.providers } : {};
+  const build = () => createProvider(model, { env: options.env, clock, ...providers });
   const provider = tape ? await tape.provider(build) : await build();
   const resumed = options.resume
     ? (await store.getSession(await store.resolveSessionId(options.resume)))!

@@ -15,6 +15,7 @@ import type { Logger } from "../core/log.ts";
 import type { ProcessIdentity } from "../core/process_identity.ts";
 import { StallError } from "../core/stall.ts";
 import type { Store } from "../store/store.ts";
+import { CALL_DEFAULTS } from "../providers/model.ts";
 
 export interface OwnerLeaseOptions {
   store: Store;
@@ -173,7 +174,7 @@ export function progressBound(
   model: { idle_timeout_ms?: number },
 ): number {
   const bound = (value: string | undefined, fallback: string) => parseDuration(value ?? fallback);
-  const single = [model.idle_timeout_ms ?? 120_000];
+  const single = [model.idle_timeout_ms ?? CALL_DEFAULTS.idleTimeoutMs];
   if (spec.tools?.shell) single.push(bound(spec.tools.shell.timeout, "60s"));
   if (spec.tools?.http_fetch) single.push(bound(spec.tools.http_fetch.timeout, "30s"));
   for (const server of Object.values(spec.mcp_servers ?? {})) single.push(bound(server.timeout, "60s"));
