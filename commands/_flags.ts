@@ -428,7 +428,7 @@ export const COMMANDS = {
   },
   serve: {
     usage: [
-      "hermes serve [--listen HOST:PORT] [--jobs DIR] [--no-worker] [--concurrency N] [--no-console] [--max-body SIZE] [--rate-limit N] [--max-streams N] [--body-timeout D] [--cert FILE --key FILE]",
+      "hermes serve [--listen HOST:PORT] [--jobs DIR] [--no-worker] [--concurrency N] [--no-console] [--max-body SIZE] [--rate-limit N] [--max-streams N] [--body-timeout D] [--stream-poll D] [--ping D] [--cert FILE --key FILE]",
     ],
     flags: {
       listen: { value: "HOST:PORT", text: "the address to listen on (default 127.0.0.1:8787); plain HTTP" },
@@ -450,6 +450,16 @@ export const COMMANDS = {
       "body-timeout": {
         value: "DURATION",
         text: "how long a client may take to send a request body (default 30s); slower is 408",
+      },
+      "stream-poll": {
+        value: "DURATION",
+        text:
+          "how often an event stream looks at the store when nothing woke it (default 200ms; 5s on PostgreSQL, " +
+          "whose notifications wake it)",
+      },
+      ping: {
+        value: "DURATION",
+        text: "an event stream with nothing to send for this long sends a `: ping` comment (default 15s)",
       },
       cert: { value: "FILE", text: "PEM certificate chain: serve HTTPS (with --key); default plain HTTP" },
       key: { value: "FILE", text: "PEM private key of --cert" },

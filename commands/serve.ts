@@ -22,11 +22,14 @@ export async function main(cli: Cli): Promise<number> {
   if (positionals.length > 0) {
     throw new ValidationError(`hermes serve: unexpected argument "${positionals[0]}"`);
   }
-  const listenText = values.listen ?? "127.0.0.1:8787";
+  const config = loadUserConfig(`${cli.home}/config.yaml`, { policy: cli.policyFile });
+  // config.yaml's serve: stands in for a flag that is not given.
+  const listenFrom = values.listen !== undefined ? "--listen" : "config.yaml: serve.listen";
+  const listenText = values.listen ?? config?.serve?.listen ?? "127.0.0.1:8787";
   const listen = parseListen(listenText);
   if (!listen) {
     throw new ValidationError(
-      `--listen: cannot read "${listenText}": expected HOST:PORT, e.g. 127.0.0.1:8787`,
+      `${listenFrom}: cannot read "${listenText}": expected HOST:PORT, e.g. 127.0.0.1:8787`,
     );
   }
   let maxBodyBytes: number | undefined;
@@ -37,15 +40,11 @@ export async function main(cli: Cli): Promise<number> {
       throw new ValidationError(`--max-body: cannot read "${values["max-body"]}": expected a size like 1MiB`);
     }
   }
-  let bodyTimeoutMs: number | undefined;
-  if (values["body-timeout"] !== undefined) {
-    try {
-      bodyTimeoutMs = parseDuration(values["body-timeout"]);
-    } catch {
-      throw new ValidationError(
-        `--body-timeout: cannot read "${values["body-timeout"]}": expected a duration like 30s`,
-      );
-    }
+  const bodyTimeoutMs = duration("--body-timeout", values["body-timeout"]);
+  const streamPollMs = duration("--stream-poll", values["stream-poll"]);
+  const pingMs = duration("--ping", values.ping);
+  if (pingMs === 0) {
+    throw new ValidationError("--ping: 0s would send pings without end: expected a duration above 0");
   }
   const rateLimit = positive("--rate-limit", values["rate-limit"]);
   const maxStreams = positive("--max-streams", values["max-streams"]);
@@ -54,10 +53,16 @@ export async function main(cli: Cli): Promise<number> {
     throw new ValidationError("--concurrency: this server runs no queued run (--no-worker)");
   }
   let jobsDir: string | undefined;
-  if (values.jobs !== undefined) {
-    const info = await Deno.stat(values.jobs).catch(() => undefined);
-    if (!info?.isDirectory) throw new ValidationError(`--jobs: "${values.jobs}" is not a folder`);
-    jobsDir = resolve(values.jobs);
+  // --jobs is relative to the working directory; config.yaml's serve.jobs to HERMES_HOME, where the file is.
+  const jobs = values.jobs !== undefined
+    ? { path: resolve(values.jobs), from: "--jobs", text: values.jobs }
+    : config?.serve?.jobs !== undefined
+    ? { path: resolve(cli.home, config.serve.jobs), from: "config.yaml: serve.jobs", text: config.serve.jobs }
+    : undefined;
+  if (jobs) {
+    const info = await Deno.stat(jobs.path).catch(() => undefined);
+    if (!info?.isDirectory) throw new ValidationError(`${jobs.from}: "${jobs.text}" is not a folder`);
+    jobsDir = jobs.path;
   }
   if ((values.cert === undefined) !== (values.key === undefined)) {
     throw new ValidationError(
@@ -67,7 +72,6 @@ export async function main(cli: Cli): Promise<number> {
   const tls = values.cert !== undefined && values.key !== undefined
     ? { cert: await readPem("--cert", values.cert), key: await readPem("--key", values.key) }
     : undefined;
-  const config = loadUserConfig(`${cli.home}/config.yaml`, { policy: cli.policyFile });
   const telemetry = values["no-worker"] ? undefined : await startTelemetry(
     telemetrySettings(cli.env, config?.telemetry),
     { version: VERSION, warn: (message) => cli.log.warn(message) },
@@ -91,6 +95,7 @@ export async function main(cli: Cli): Promise<number> {
     ...(worker ? { onSubmitted: () => worker.wake() } : {}),
   });
   const streams = new OpenStreams();
+  let stopWatching: (() => Promise<void>) | undefined;
   try {
     // Loaded here only: no other command pays for the console's modules at start-up.
     const web = values["no-console"]
@@ -115,7 +120,12 @@ export async function main(cli: Cli): Promise<number> {
       ...(rateLimit !== undefined ? { rateLimit } : {}),
       ...(maxStreams !== undefined ? { maxStreams } : {}),
       ...(bodyTimeoutMs !== undefined ? { bodyTimeoutMs } : {}),
+      ...(streamPollMs !== undefined ? { streamPollMs } : {}),
+      ...(pingMs !== undefined ? { pingMs } : {}),
     });
+    // Runs worked by other servers: on PostgreSQL their appended events and ends wake this server's
+    // streams at once (LISTEN/NOTIFY), as its own worker's do.
+    stopWatching = await app.watchRunChanges((runId) => runEvents.notify(runId));
     await Promise.all([
       serveApi(api, {
         listen,
@@ -131,12 +141,22 @@ export async function main(cli: Cli): Promise<number> {
       worker?.run(cli.signal),
     ]);
   } finally {
+    await stopWatching?.();
     await app.close();
     await notifier.close();
     await telemetry?.shutdown(new Date(cli.clock.now()));
     await store.close();
   }
   return 0;
+}
+
+function duration(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return parseDuration(text);
+  } catch {
+    throw new ValidationError(`${flag}: cannot read "${text}": expected a duration like 30s`);
+  }
 }
 
 function positive(flag: string, text: string | undefined): number | undefined {

@@ -342,6 +342,26 @@ export class App {
     return await store.runDeliveries(await store.resolveRunId(ref));
   }
 
+  /**
+   * Whether the store tells this process of other processes' writes (PostgreSQL): then a waiter looks at it
+   * seldom, woken by `watchRunChanges`; otherwise (a SQLite file) it must look often.
+   */
+  get storeNotifies(): boolean {
+    return this.context.store.notifies;
+  }
+
+  /**
+   * Calls `wake` with a run's id whenever any process appended events of it, or submitted, cancelled or
+   * ended it (never, on a store without notifications); resolves with a function that stops listening.
+   */
+  async watchRunChanges(wake: (runId: string) => void): Promise<() => Promise<void>> {
+    const { store } = this.context;
+    const stops = await Promise.all([store.watchRunEvents(wake), store.watchRuns(wake)]);
+    return async () => {
+      await Promise.all(stops.map((stop) => stop()));
+    };
+  }
+
   /** The run's stored events after `afterSeq`. */
   async runEvents(ref: string, afterSeq = 0): Promise<RunEventRow[]> {
     const { store } = this.context;

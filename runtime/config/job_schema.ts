@@ -694,6 +694,13 @@ export const UserConfig = z.strictObject({
     "Completion notifications of every queued run, added to a job's own",
   ).optional(),
   queue: QueueConfig.describe("The run queue every worker on this store works (hermes daemon)").optional(),
+  serve: z.strictObject({
+    listen: z.string().min(1).describe("The address hermes serve listens on, HOST:PORT (--listen wins)")
+      .optional(),
+    jobs: z.string().min(1).describe(
+      "The folder of job files requests name, relative to HERMES_HOME (--jobs wins)",
+    ).optional(),
+  }).describe("hermes serve's defaults").optional(),
   policy: PolicyConfig.describe(
     "Trust policy: what job files may ask for (--policy FILE and HERMES_POLICY replace it)",
   ).optional(),

@@ -26,11 +26,14 @@ export interface RunRoutesOptions {
   streams: OpenStreams;
   /** How long a client may take to send a request body. */
   bodyDeadline: BodyDeadline;
-  /** How often a stream looks for new events (ms). */
-  pollMs?: number;
+  /** How often a stream looks for new events when nothing woke it (ms). */
+  pollMs: number;
+  /** A stream with nothing to send for this long sends a comment (`: ping`), so proxies keep it open (ms). */
+  pingMs: number;
   /**
-   * Notified with a run's id when this process stored events of it or ended it (its own queue worker): its
-   * streams look at once instead of at their next poll, which stays for runs worked elsewhere.
+   * Notified with a run's id when events of it were stored or it ended: by this process's own queue worker,
+   * and on a store that notifies (PostgreSQL) by any process. Its streams look at once instead of at their
+   * next poll, which stays as the way of a SQLite store and a fallback.
    */
   runEvents?: Wakeups;
   /** Aborted when the server stops: open streams end. */
@@ -111,6 +114,7 @@ export function runRoutes(api: Hono<ApiEnv>, options: RunRoutesOptions): void {
       stream.onAbort(() => done.abort());
       const stop = AbortSignal.any([done.signal, options.signal]);
       let seq = after;
+      let lastWrite = options.clock.now();
       try {
         for (;;) {
           // Watched before the look, so news stored between the look and the sleep still wakes it.
@@ -141,6 +145,7 @@ export function runRoutes(api: Hono<ApiEnv>, options: RunRoutesOptions): void {
             data: JSON.stringify(row.event),
           });
           seq = row.seq;
+          lastWrite = options.clock.now();
           if (event.type === "result") return true;
         }
         if (rows.length === 0) {
@@ -152,8 +157,15 @@ export function runRoutes(api: Hono<ApiEnv>, options: RunRoutesOptions): void {
             return true;
           }
         }
+        const quiet = options.clock.now() - lastWrite;
+        if (quiet >= options.pingMs) {
+          // A comment line: EventSource ignores it; proxies and load balancers see a live connection.
+          await stream.write(": ping\n\n");
+          lastWrite = options.clock.now();
+        }
         const wake = news ? AbortSignal.any([stop, news]) : stop;
-        if (!wake.aborted) await options.clock.sleep(options.pollMs ?? 200, wake).catch(() => {});
+        const nap = Math.min(options.pollMs, options.pingMs - (options.clock.now() - lastWrite));
+        if (!wake.aborted) await options.clock.sleep(Math.max(0, nap), wake).catch(() => {});
         return false;
       }
     });

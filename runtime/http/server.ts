@@ -40,8 +40,15 @@ export interface ApiOptions {
   bodyTimeoutMs?: number;
   /** The event streams open here (the caller waits for them on shutdown). */
   streams?: OpenStreams;
-  /** Notified with a run's id when this process's queue worker stored its events or ended it. */
+  /**
+   * Notified with a run's id when its events were stored or it ended: by this process's queue worker, and
+   * by any process on a store that notifies (PostgreSQL).
+   */
   runEvents?: Wakeups;
+  /** How often an event stream looks at the store when nothing woke it (ms; default 200, 5 s on PostgreSQL). */
+  streamPollMs?: number;
+  /** How long an event stream may send nothing before it sends a `: ping` comment (ms; default 15 s). */
+  pingMs?: number;
   /** Answers every path outside the API's (the web console): without it they are 404 problems. */
   console?: { fetch(request: Request): Response | Promise<Response> };
 }
@@ -50,6 +57,7 @@ export const DEFAULT_MAX_BODY = 1024 * 1024;
 export const DEFAULT_RATE_LIMIT = 600;
 export const DEFAULT_MAX_STREAMS = 8;
 export const DEFAULT_BODY_TIMEOUT = 30_000;
+export const DEFAULT_PING = 15_000;
 const RUN_STATUSES = [
   "queued",
   "running",
@@ -188,6 +196,8 @@ export function createApi(options: ApiOptions): Hono<ApiEnv> {
     streams: options.streams ?? new OpenStreams(),
     bodyDeadline,
     signal: options.signal ?? new AbortController().signal,
+    pollMs: options.streamPollMs ?? (app.storeNotifies ? 5_000 : 200),
+    pingMs: options.pingMs ?? DEFAULT_PING,
     ...(options.runEvents ? { runEvents: options.runEvents } : {}),
   });
 

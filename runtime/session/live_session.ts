@@ -266,6 +266,8 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
         emit: (event) => events.emit(id, event),
         clock,
         run_id: options.runId ?? null,
+        // A store that notifies wakes the waiting run at once; its look at the store is then only a fallback.
+        pollMs: outlets.store.notifies ? 5_000 : 250,
       },
     },
     options.asker,

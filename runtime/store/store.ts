@@ -722,6 +722,17 @@ export interface RunQueueOps {
    * caller polls).
    */
   watchRuns(wake: (runId: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Calls `wake` with a run's id when events of it were appended in any process (PostgreSQL LISTEN/NOTIFY,
+   * its own channel: workers are not woken by them); resolves with a function that stops listening. A store
+   * without notifications never calls it.
+   */
+  watchRunEvents(wake: (runId: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Whether the watch methods (runs, run events, approvals) are woken by other processes' writes; when false
+   * a waiter must look at the store often (a SQLite file), when true a slow look is only a fallback.
+   */
+  readonly notifies: boolean;
 }
 
 // ---- plugin state (`ctx.state`) ----

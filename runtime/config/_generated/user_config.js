@@ -5,9 +5,9 @@
 // Budget: `hermes run JOB.yaml` spawn to first model request (bench/startup_bench.ts): a valid file is checked by
 //   plain functions instead of importing zod and building its schemas, which took about twice a bare `deno run`
 //   hello-world.
-// Inputs: sha256:fa06d49e261dedc7c00ee9761f4dfbb895b2f38d84afdc30c4798581cf2c2423
+// Inputs: sha256:e2841b704d21471eea1f3688742730e7a45f9eea290f3f40e1f1eb1564895d0b
 "use strict";
-const schema31 = {"type":"object","properties":{"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","azure","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"fallback":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false},"text_tool_calls":{"type":"boolean"},"api":{"type":"string","enum":["chat","responses","auto"]},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"api_version":{"type":"string","minLength":1},"script":{"type":"string","minLength":1}},"additionalProperties":false},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0},"max_concurrent_agents":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_agent_depth":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"store":{"type":"object","properties":{"url":{"type":"string","pattern":"^postgres(ql)?:\\/\\/"},"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"notify":{"type":"array","items":{"type":"object","properties":{"url":{"type":"string","format":"uri"},"secret_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"on":{"type":"array","items":{"type":"string","enum":["success","failed","limit","interrupted","cancelled","crashed"]}}},"additionalProperties":false,"not":{}}},"queue":{"type":"object","properties":{"max_running":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"policy":{"type":"object","properties":{"models":{"type":"object","properties":{"base_urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}},"api_key_envs":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"env":{"type":"array","items":{"type":"string","minLength":1}},"steering_env":{"type":"array","items":{"type":"string","minLength":1}},"protect_job":{"type":"boolean"},"repository_instructions":{"type":"boolean"},"sandbox_off":{"type":"boolean"},"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"network":{"type":"object","properties":{"sandbox":{"type":"boolean"},"hosts":{"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"}}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"string","minLength":1}},"mcp":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}}},"additionalProperties":false},"approval":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}}},"additionalProperties":false},"notify":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}}},"additionalProperties":false},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"sandbox_limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"max_session_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"telemetry":{"type":"object","properties":{"endpoint":{"type":"string","pattern":"^https?:\\/\\/"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"service_name":{"type":"string","minLength":1},"capture_content":{"type":"boolean"}},"additionalProperties":false}},"additionalProperties":false,"$id":"user_config"};
+const schema31 = {"type":"object","properties":{"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","azure","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"fallback":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false},"text_tool_calls":{"type":"boolean"},"api":{"type":"string","enum":["chat","responses","auto"]},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"api_version":{"type":"string","minLength":1},"script":{"type":"string","minLength":1}},"additionalProperties":false},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0},"max_concurrent_agents":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_agent_depth":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"store":{"type":"object","properties":{"url":{"type":"string","pattern":"^postgres(ql)?:\\/\\/"},"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"notify":{"type":"array","items":{"type":"object","properties":{"url":{"type":"string","format":"uri"},"secret_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"on":{"type":"array","items":{"type":"string","enum":["success","failed","limit","interrupted","cancelled","crashed"]}}},"additionalProperties":false,"not":{}}},"queue":{"type":"object","properties":{"max_running":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"serve":{"type":"object","properties":{"listen":{"type":"string","minLength":1},"jobs":{"type":"string","minLength":1}},"additionalProperties":false},"policy":{"type":"object","properties":{"models":{"type":"object","properties":{"base_urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}},"api_key_envs":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"env":{"type":"array","items":{"type":"string","minLength":1}},"steering_env":{"type":"array","items":{"type":"string","minLength":1}},"protect_job":{"type":"boolean"},"repository_instructions":{"type":"boolean"},"sandbox_off":{"type":"boolean"},"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"network":{"type":"object","properties":{"sandbox":{"type":"boolean"},"hosts":{"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"}}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"string","minLength":1}},"mcp":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}}},"additionalProperties":false},"approval":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}}},"additionalProperties":false},"notify":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}}},"additionalProperties":false},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"sandbox_limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"max_session_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"telemetry":{"type":"object","properties":{"endpoint":{"type":"string","pattern":"^https?:\\/\\/"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"service_name":{"type":"string","minLength":1},"capture_content":{"type":"boolean"}},"additionalProperties":false}},"additionalProperties":false,"$id":"user_config"};
 const func1 = Object.prototype.hasOwnProperty;
 const formats0 = { uri: (s) => s === s.trim() && !/[\t\n\r]/.test(s) && URL.canParse(s) }.uri;
 const pattern4 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "");
@@ -5683,116 +5683,32 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.policy !== undefined){
-let data176 = data.policy;
+if(data.serve !== undefined){
+let data176 = data.serve;
 const _errs486 = errors;
 if(errors === _errs486){
 if(data176 && typeof data176 == "object" && !Array.isArray(data176)){
 const _errs488 = errors;
 for(const key34 in data176){
-if(!(func1.call(schema31.properties.policy.properties, key34))){
-validate20.errors = [{instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
+if(!((key34 === "listen") || (key34 === "jobs"))){
+validate20.errors = [{instancePath:instancePath+"/serve",schemaPath:"#/properties/serve/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs488 === errors){
-if(data176.models !== undefined){
-let data177 = data176.models;
+if(data176.listen !== undefined){
+let data177 = data176.listen;
 const _errs489 = errors;
 if(errors === _errs489){
-if(data177 && typeof data177 == "object" && !Array.isArray(data177)){
-const _errs491 = errors;
-for(const key35 in data177){
-if(!((key35 === "base_urls") || (key35 === "api_key_envs"))){
-validate20.errors = [{instancePath:instancePath+"/policy/models",schemaPath:"#/properties/policy/properties/models/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs491 === errors){
-if(data177.base_urls !== undefined){
-let data178 = data177.base_urls;
-const _errs492 = errors;
-if(errors === _errs492){
-if(Array.isArray(data178)){
-var valid91 = true;
-const len32 = data178.length;
-for(let i32=0; i32<len32; i32++){
-let data179 = data178[i32];
-const _errs494 = errors;
-if(errors === _errs494){
-if(typeof data179 === "string"){
-if(!pattern39.test(data179)){
-validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls/" + i32,schemaPath:"#/properties/policy/properties/models/properties/base_urls/items/pattern",keyword:"pattern",params:{pattern: "^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"},message:"must match pattern \""+"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"+"\""}];
+if(typeof data177 === "string"){
+if(data177.length < 1){
+validate20.errors = [{instancePath:instancePath+"/serve/listen",schemaPath:"#/properties/serve/properties/listen/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls/" + i32,schemaPath:"#/properties/policy/properties/models/properties/base_urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid91 = _errs494 === errors;
-if(!valid91){
-break;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls",schemaPath:"#/properties/policy/properties/models/properties/base_urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid90 = _errs492 === errors;
-}
-else {
-var valid90 = true;
-}
-if(valid90){
-if(data177.api_key_envs !== undefined){
-let data180 = data177.api_key_envs;
-const _errs496 = errors;
-if(errors === _errs496){
-if(Array.isArray(data180)){
-var valid92 = true;
-const len33 = data180.length;
-for(let i33=0; i33<len33; i33++){
-let data181 = data180[i33];
-const _errs498 = errors;
-if(errors === _errs498){
-if(typeof data181 === "string"){
-if(data181.length < 1){
-validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs/" + i33,schemaPath:"#/properties/policy/properties/models/properties/api_key_envs/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs/" + i33,schemaPath:"#/properties/policy/properties/models/properties/api_key_envs/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid92 = _errs498 === errors;
-if(!valid92){
-break;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs",schemaPath:"#/properties/policy/properties/models/properties/api_key_envs/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid90 = _errs496 === errors;
-}
-else {
-var valid90 = true;
-}
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/policy/models",schemaPath:"#/properties/policy/properties/models/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{instancePath:instancePath+"/serve/listen",schemaPath:"#/properties/serve/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5802,19 +5718,172 @@ else {
 var valid89 = true;
 }
 if(valid89){
-if(data176.env !== undefined){
-let data182 = data176.env;
-const _errs500 = errors;
-if(errors === _errs500){
-if(Array.isArray(data182)){
+if(data176.jobs !== undefined){
+let data178 = data176.jobs;
+const _errs491 = errors;
+if(errors === _errs491){
+if(typeof data178 === "string"){
+if(data178.length < 1){
+validate20.errors = [{instancePath:instancePath+"/serve/jobs",schemaPath:"#/properties/serve/properties/jobs/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/serve/jobs",schemaPath:"#/properties/serve/properties/jobs/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid89 = _errs491 === errors;
+}
+else {
+var valid89 = true;
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/serve",schemaPath:"#/properties/serve/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs486 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.policy !== undefined){
+let data179 = data.policy;
+const _errs493 = errors;
+if(errors === _errs493){
+if(data179 && typeof data179 == "object" && !Array.isArray(data179)){
+const _errs495 = errors;
+for(const key35 in data179){
+if(!(func1.call(schema31.properties.policy.properties, key35))){
+validate20.errors = [{instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs495 === errors){
+if(data179.models !== undefined){
+let data180 = data179.models;
+const _errs496 = errors;
+if(errors === _errs496){
+if(data180 && typeof data180 == "object" && !Array.isArray(data180)){
+const _errs498 = errors;
+for(const key36 in data180){
+if(!((key36 === "base_urls") || (key36 === "api_key_envs"))){
+validate20.errors = [{instancePath:instancePath+"/policy/models",schemaPath:"#/properties/policy/properties/models/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs498 === errors){
+if(data180.base_urls !== undefined){
+let data181 = data180.base_urls;
+const _errs499 = errors;
+if(errors === _errs499){
+if(Array.isArray(data181)){
+var valid92 = true;
+const len32 = data181.length;
+for(let i32=0; i32<len32; i32++){
+let data182 = data181[i32];
+const _errs501 = errors;
+if(errors === _errs501){
+if(typeof data182 === "string"){
+if(!pattern39.test(data182)){
+validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls/" + i32,schemaPath:"#/properties/policy/properties/models/properties/base_urls/items/pattern",keyword:"pattern",params:{pattern: "^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"},message:"must match pattern \""+"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"+"\""}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls/" + i32,schemaPath:"#/properties/policy/properties/models/properties/base_urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid92 = _errs501 === errors;
+if(!valid92){
+break;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls",schemaPath:"#/properties/policy/properties/models/properties/base_urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid91 = _errs499 === errors;
+}
+else {
+var valid91 = true;
+}
+if(valid91){
+if(data180.api_key_envs !== undefined){
+let data183 = data180.api_key_envs;
+const _errs503 = errors;
+if(errors === _errs503){
+if(Array.isArray(data183)){
 var valid93 = true;
-const len34 = data182.length;
+const len33 = data183.length;
+for(let i33=0; i33<len33; i33++){
+let data184 = data183[i33];
+const _errs505 = errors;
+if(errors === _errs505){
+if(typeof data184 === "string"){
+if(data184.length < 1){
+validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs/" + i33,schemaPath:"#/properties/policy/properties/models/properties/api_key_envs/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs/" + i33,schemaPath:"#/properties/policy/properties/models/properties/api_key_envs/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid93 = _errs505 === errors;
+if(!valid93){
+break;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs",schemaPath:"#/properties/policy/properties/models/properties/api_key_envs/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid91 = _errs503 === errors;
+}
+else {
+var valid91 = true;
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/policy/models",schemaPath:"#/properties/policy/properties/models/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid90 = _errs496 === errors;
+}
+else {
+var valid90 = true;
+}
+if(valid90){
+if(data179.env !== undefined){
+let data185 = data179.env;
+const _errs507 = errors;
+if(errors === _errs507){
+if(Array.isArray(data185)){
+var valid94 = true;
+const len34 = data185.length;
 for(let i34=0; i34<len34; i34++){
-let data183 = data182[i34];
-const _errs502 = errors;
-if(errors === _errs502){
-if(typeof data183 === "string"){
-if(data183.length < 1){
+let data186 = data185[i34];
+const _errs509 = errors;
+if(errors === _errs509){
+if(typeof data186 === "string"){
+if(data186.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/env/" + i34,schemaPath:"#/properties/policy/properties/env/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5824,8 +5893,8 @@ validate20.errors = [{instancePath:instancePath+"/policy/env/" + i34,schemaPath:
 return false;
 }
 }
-var valid93 = _errs502 === errors;
-if(!valid93){
+var valid94 = _errs509 === errors;
+if(!valid94){
 break;
 }
 }
@@ -5835,25 +5904,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/env",schemaPath:"#/prop
 return false;
 }
 }
-var valid89 = _errs500 === errors;
+var valid90 = _errs507 === errors;
 }
 else {
-var valid89 = true;
+var valid90 = true;
 }
-if(valid89){
-if(data176.steering_env !== undefined){
-let data184 = data176.steering_env;
-const _errs504 = errors;
-if(errors === _errs504){
-if(Array.isArray(data184)){
-var valid94 = true;
-const len35 = data184.length;
+if(valid90){
+if(data179.steering_env !== undefined){
+let data187 = data179.steering_env;
+const _errs511 = errors;
+if(errors === _errs511){
+if(Array.isArray(data187)){
+var valid95 = true;
+const len35 = data187.length;
 for(let i35=0; i35<len35; i35++){
-let data185 = data184[i35];
-const _errs506 = errors;
-if(errors === _errs506){
-if(typeof data185 === "string"){
-if(data185.length < 1){
+let data188 = data187[i35];
+const _errs513 = errors;
+if(errors === _errs513){
+if(typeof data188 === "string"){
+if(data188.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/steering_env/" + i35,schemaPath:"#/properties/policy/properties/steering_env/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5863,8 +5932,8 @@ validate20.errors = [{instancePath:instancePath+"/policy/steering_env/" + i35,sc
 return false;
 }
 }
-var valid94 = _errs506 === errors;
-if(!valid94){
+var valid95 = _errs513 === errors;
+if(!valid95){
 break;
 }
 }
@@ -5874,61 +5943,61 @@ validate20.errors = [{instancePath:instancePath+"/policy/steering_env",schemaPat
 return false;
 }
 }
-var valid89 = _errs504 === errors;
+var valid90 = _errs511 === errors;
 }
 else {
-var valid89 = true;
+var valid90 = true;
 }
-if(valid89){
-if(data176.protect_job !== undefined){
-const _errs508 = errors;
-if(typeof data176.protect_job !== "boolean"){
+if(valid90){
+if(data179.protect_job !== undefined){
+const _errs515 = errors;
+if(typeof data179.protect_job !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/policy/protect_job",schemaPath:"#/properties/policy/properties/protect_job/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid89 = _errs508 === errors;
+var valid90 = _errs515 === errors;
 }
 else {
-var valid89 = true;
+var valid90 = true;
 }
-if(valid89){
-if(data176.repository_instructions !== undefined){
-const _errs510 = errors;
-if(typeof data176.repository_instructions !== "boolean"){
+if(valid90){
+if(data179.repository_instructions !== undefined){
+const _errs517 = errors;
+if(typeof data179.repository_instructions !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/policy/repository_instructions",schemaPath:"#/properties/policy/properties/repository_instructions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid89 = _errs510 === errors;
+var valid90 = _errs517 === errors;
 }
 else {
-var valid89 = true;
+var valid90 = true;
 }
-if(valid89){
-if(data176.sandbox_off !== undefined){
-const _errs512 = errors;
-if(typeof data176.sandbox_off !== "boolean"){
+if(valid90){
+if(data179.sandbox_off !== undefined){
+const _errs519 = errors;
+if(typeof data179.sandbox_off !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/policy/sandbox_off",schemaPath:"#/properties/policy/properties/sandbox_off/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid89 = _errs512 === errors;
+var valid90 = _errs519 === errors;
 }
 else {
-var valid89 = true;
+var valid90 = true;
 }
-if(valid89){
-if(data176.read !== undefined){
-let data189 = data176.read;
-const _errs514 = errors;
-if(errors === _errs514){
-if(Array.isArray(data189)){
-var valid95 = true;
-const len36 = data189.length;
+if(valid90){
+if(data179.read !== undefined){
+let data192 = data179.read;
+const _errs521 = errors;
+if(errors === _errs521){
+if(Array.isArray(data192)){
+var valid96 = true;
+const len36 = data192.length;
 for(let i36=0; i36<len36; i36++){
-let data190 = data189[i36];
-const _errs516 = errors;
-if(errors === _errs516){
-if(typeof data190 === "string"){
-if(data190.length < 1){
+let data193 = data192[i36];
+const _errs523 = errors;
+if(errors === _errs523){
+if(typeof data193 === "string"){
+if(data193.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/read/" + i36,schemaPath:"#/properties/policy/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5938,8 +6007,8 @@ validate20.errors = [{instancePath:instancePath+"/policy/read/" + i36,schemaPath
 return false;
 }
 }
-var valid95 = _errs516 === errors;
-if(!valid95){
+var valid96 = _errs523 === errors;
+if(!valid96){
 break;
 }
 }
@@ -5949,25 +6018,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/read",schemaPath:"#/pro
 return false;
 }
 }
-var valid89 = _errs514 === errors;
+var valid90 = _errs521 === errors;
 }
 else {
-var valid89 = true;
+var valid90 = true;
 }
-if(valid89){
-if(data176.write !== undefined){
-let data191 = data176.write;
-const _errs518 = errors;
-if(errors === _errs518){
-if(Array.isArray(data191)){
-var valid96 = true;
-const len37 = data191.length;
+if(valid90){
+if(data179.write !== undefined){
+let data194 = data179.write;
+const _errs525 = errors;
+if(errors === _errs525){
+if(Array.isArray(data194)){
+var valid97 = true;
+const len37 = data194.length;
 for(let i37=0; i37<len37; i37++){
-let data192 = data191[i37];
-const _errs520 = errors;
-if(errors === _errs520){
-if(typeof data192 === "string"){
-if(data192.length < 1){
+let data195 = data194[i37];
+const _errs527 = errors;
+if(errors === _errs527){
+if(typeof data195 === "string"){
+if(data195.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/write/" + i37,schemaPath:"#/properties/policy/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5977,8 +6046,8 @@ validate20.errors = [{instancePath:instancePath+"/policy/write/" + i37,schemaPat
 return false;
 }
 }
-var valid96 = _errs520 === errors;
-if(!valid96){
+var valid97 = _errs527 === errors;
+if(!valid97){
 break;
 }
 }
@@ -5988,51 +6057,51 @@ validate20.errors = [{instancePath:instancePath+"/policy/write",schemaPath:"#/pr
 return false;
 }
 }
-var valid89 = _errs518 === errors;
+var valid90 = _errs525 === errors;
 }
 else {
-var valid89 = true;
+var valid90 = true;
 }
-if(valid89){
-if(data176.network !== undefined){
-let data193 = data176.network;
-const _errs522 = errors;
-if(errors === _errs522){
-if(data193 && typeof data193 == "object" && !Array.isArray(data193)){
-const _errs524 = errors;
-for(const key36 in data193){
-if(!((key36 === "sandbox") || (key36 === "hosts"))){
-validate20.errors = [{instancePath:instancePath+"/policy/network",schemaPath:"#/properties/policy/properties/network/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"}];
+if(valid90){
+if(data179.network !== undefined){
+let data196 = data179.network;
+const _errs529 = errors;
+if(errors === _errs529){
+if(data196 && typeof data196 == "object" && !Array.isArray(data196)){
+const _errs531 = errors;
+for(const key37 in data196){
+if(!((key37 === "sandbox") || (key37 === "hosts"))){
+validate20.errors = [{instancePath:instancePath+"/policy/network",schemaPath:"#/properties/policy/properties/network/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs524 === errors){
-if(data193.sandbox !== undefined){
-const _errs525 = errors;
-if(typeof data193.sandbox !== "boolean"){
+if(_errs531 === errors){
+if(data196.sandbox !== undefined){
+const _errs532 = errors;
+if(typeof data196.sandbox !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/policy/network/sandbox",schemaPath:"#/properties/policy/properties/network/properties/sandbox/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid97 = _errs525 === errors;
+var valid98 = _errs532 === errors;
 }
 else {
-var valid97 = true;
-}
-if(valid97){
-if(data193.hosts !== undefined){
-let data195 = data193.hosts;
-const _errs527 = errors;
-if(errors === _errs527){
-if(Array.isArray(data195)){
 var valid98 = true;
-const len38 = data195.length;
+}
+if(valid98){
+if(data196.hosts !== undefined){
+let data198 = data196.hosts;
+const _errs534 = errors;
+if(errors === _errs534){
+if(Array.isArray(data198)){
+var valid99 = true;
+const len38 = data198.length;
 for(let i38=0; i38<len38; i38++){
-let data196 = data195[i38];
-const _errs529 = errors;
-if(errors === _errs529){
-if(typeof data196 === "string"){
-if(!pattern15.test(data196)){
+let data199 = data198[i38];
+const _errs536 = errors;
+if(errors === _errs536){
+if(typeof data199 === "string"){
+if(!pattern15.test(data199)){
 validate20.errors = [{instancePath:instancePath+"/policy/network/hosts/" + i38,schemaPath:"#/properties/policy/properties/network/properties/hosts/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"},message:"must match pattern \""+"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"+"\""}];
 return false;
 }
@@ -6042,8 +6111,8 @@ validate20.errors = [{instancePath:instancePath+"/policy/network/hosts/" + i38,s
 return false;
 }
 }
-var valid98 = _errs529 === errors;
-if(!valid98){
+var valid99 = _errs536 === errors;
+if(!valid99){
 break;
 }
 }
@@ -6053,10 +6122,10 @@ validate20.errors = [{instancePath:instancePath+"/policy/network/hosts",schemaPa
 return false;
 }
 }
-var valid97 = _errs527 === errors;
+var valid98 = _errs534 === errors;
 }
 else {
-var valid97 = true;
+var valid98 = true;
 }
 }
 }
@@ -6066,25 +6135,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/network",schemaPath:"#/
 return false;
 }
 }
-var valid89 = _errs522 === errors;
+var valid90 = _errs529 === errors;
 }
 else {
-var valid89 = true;
+var valid90 = true;
 }
-if(valid89){
-if(data176.plugins !== undefined){
-let data197 = data176.plugins;
-const _errs531 = errors;
-if(errors === _errs531){
-if(Array.isArray(data197)){
-var valid99 = true;
-const len39 = data197.length;
+if(valid90){
+if(data179.plugins !== undefined){
+let data200 = data179.plugins;
+const _errs538 = errors;
+if(errors === _errs538){
+if(Array.isArray(data200)){
+var valid100 = true;
+const len39 = data200.length;
 for(let i39=0; i39<len39; i39++){
-let data198 = data197[i39];
-const _errs533 = errors;
-if(errors === _errs533){
-if(typeof data198 === "string"){
-if(data198.length < 1){
+let data201 = data200[i39];
+const _errs540 = errors;
+if(errors === _errs540){
+if(typeof data201 === "string"){
+if(data201.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/plugins/" + i39,schemaPath:"#/properties/policy/properties/plugins/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6094,8 +6163,8 @@ validate20.errors = [{instancePath:instancePath+"/policy/plugins/" + i39,schemaP
 return false;
 }
 }
-var valid99 = _errs533 === errors;
-if(!valid99){
+var valid100 = _errs540 === errors;
+if(!valid100){
 break;
 }
 }
@@ -6105,39 +6174,39 @@ validate20.errors = [{instancePath:instancePath+"/policy/plugins",schemaPath:"#/
 return false;
 }
 }
-var valid89 = _errs531 === errors;
+var valid90 = _errs538 === errors;
 }
 else {
-var valid89 = true;
+var valid90 = true;
 }
-if(valid89){
-if(data176.mcp !== undefined){
-let data199 = data176.mcp;
-const _errs535 = errors;
-if(errors === _errs535){
-if(data199 && typeof data199 == "object" && !Array.isArray(data199)){
-const _errs537 = errors;
-for(const key37 in data199){
-if(!((key37 === "commands") || (key37 === "urls"))){
-validate20.errors = [{instancePath:instancePath+"/policy/mcp",schemaPath:"#/properties/policy/properties/mcp/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
+if(valid90){
+if(data179.mcp !== undefined){
+let data202 = data179.mcp;
+const _errs542 = errors;
+if(errors === _errs542){
+if(data202 && typeof data202 == "object" && !Array.isArray(data202)){
+const _errs544 = errors;
+for(const key38 in data202){
+if(!((key38 === "commands") || (key38 === "urls"))){
+validate20.errors = [{instancePath:instancePath+"/policy/mcp",schemaPath:"#/properties/policy/properties/mcp/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs537 === errors){
-if(data199.commands !== undefined){
-let data200 = data199.commands;
-const _errs538 = errors;
-if(errors === _errs538){
-if(Array.isArray(data200)){
-var valid101 = true;
-const len40 = data200.length;
+if(_errs544 === errors){
+if(data202.commands !== undefined){
+let data203 = data202.commands;
+const _errs545 = errors;
+if(errors === _errs545){
+if(Array.isArray(data203)){
+var valid102 = true;
+const len40 = data203.length;
 for(let i40=0; i40<len40; i40++){
-let data201 = data200[i40];
-const _errs540 = errors;
-if(errors === _errs540){
-if(typeof data201 === "string"){
-if(data201.length < 1){
+let data204 = data203[i40];
+const _errs547 = errors;
+if(errors === _errs547){
+if(typeof data204 === "string"){
+if(data204.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands/" + i40,schemaPath:"#/properties/policy/properties/mcp/properties/commands/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6147,8 +6216,8 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands/" + i40,sc
 return false;
 }
 }
-var valid101 = _errs540 === errors;
-if(!valid101){
+var valid102 = _errs547 === errors;
+if(!valid102){
 break;
 }
 }
@@ -6158,25 +6227,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands",schemaPat
 return false;
 }
 }
-var valid100 = _errs538 === errors;
+var valid101 = _errs545 === errors;
 }
 else {
-var valid100 = true;
+var valid101 = true;
 }
-if(valid100){
-if(data199.urls !== undefined){
-let data202 = data199.urls;
-const _errs542 = errors;
-if(errors === _errs542){
-if(Array.isArray(data202)){
-var valid102 = true;
-const len41 = data202.length;
+if(valid101){
+if(data202.urls !== undefined){
+let data205 = data202.urls;
+const _errs549 = errors;
+if(errors === _errs549){
+if(Array.isArray(data205)){
+var valid103 = true;
+const len41 = data205.length;
 for(let i41=0; i41<len41; i41++){
-let data203 = data202[i41];
-const _errs544 = errors;
-if(errors === _errs544){
-if(typeof data203 === "string"){
-if(!pattern39.test(data203)){
+let data206 = data205[i41];
+const _errs551 = errors;
+if(errors === _errs551){
+if(typeof data206 === "string"){
+if(!pattern39.test(data206)){
 validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls/" + i41,schemaPath:"#/properties/policy/properties/mcp/properties/urls/items/pattern",keyword:"pattern",params:{pattern: "^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"},message:"must match pattern \""+"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"+"\""}];
 return false;
 }
@@ -6186,8 +6255,8 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls/" + i41,schema
 return false;
 }
 }
-var valid102 = _errs544 === errors;
-if(!valid102){
+var valid103 = _errs551 === errors;
+if(!valid103){
 break;
 }
 }
@@ -6197,10 +6266,10 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls",schemaPath:"#
 return false;
 }
 }
-var valid100 = _errs542 === errors;
+var valid101 = _errs549 === errors;
 }
 else {
-var valid100 = true;
+var valid101 = true;
 }
 }
 }
@@ -6210,39 +6279,39 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp",schemaPath:"#/prop
 return false;
 }
 }
-var valid89 = _errs535 === errors;
+var valid90 = _errs542 === errors;
 }
 else {
-var valid89 = true;
+var valid90 = true;
 }
-if(valid89){
-if(data176.approval !== undefined){
-let data204 = data176.approval;
-const _errs546 = errors;
-if(errors === _errs546){
-if(data204 && typeof data204 == "object" && !Array.isArray(data204)){
-const _errs548 = errors;
-for(const key38 in data204){
-if(!((key38 === "commands") || (key38 === "urls"))){
-validate20.errors = [{instancePath:instancePath+"/policy/approval",schemaPath:"#/properties/policy/properties/approval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"}];
+if(valid90){
+if(data179.approval !== undefined){
+let data207 = data179.approval;
+const _errs553 = errors;
+if(errors === _errs553){
+if(data207 && typeof data207 == "object" && !Array.isArray(data207)){
+const _errs555 = errors;
+for(const key39 in data207){
+if(!((key39 === "commands") || (key39 === "urls"))){
+validate20.errors = [{instancePath:instancePath+"/policy/approval",schemaPath:"#/properties/policy/properties/approval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs548 === errors){
-if(data204.commands !== undefined){
-let data205 = data204.commands;
-const _errs549 = errors;
-if(errors === _errs549){
-if(Array.isArray(data205)){
-var valid104 = true;
-const len42 = data205.length;
+if(_errs555 === errors){
+if(data207.commands !== undefined){
+let data208 = data207.commands;
+const _errs556 = errors;
+if(errors === _errs556){
+if(Array.isArray(data208)){
+var valid105 = true;
+const len42 = data208.length;
 for(let i42=0; i42<len42; i42++){
-let data206 = data205[i42];
-const _errs551 = errors;
-if(errors === _errs551){
-if(typeof data206 === "string"){
-if(data206.length < 1){
+let data209 = data208[i42];
+const _errs558 = errors;
+if(errors === _errs558){
+if(typeof data209 === "string"){
+if(data209.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/approval/commands/" + i42,schemaPath:"#/properties/policy/properties/approval/properties/commands/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6252,8 +6321,8 @@ validate20.errors = [{instancePath:instancePath+"/policy/approval/commands/" + i
 return false;
 }
 }
-var valid104 = _errs551 === errors;
-if(!valid104){
+var valid105 = _errs558 === errors;
+if(!valid105){
 break;
 }
 }
@@ -6263,25 +6332,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/approval/commands",sche
 return false;
 }
 }
-var valid103 = _errs549 === errors;
+var valid104 = _errs556 === errors;
 }
 else {
-var valid103 = true;
+var valid104 = true;
 }
-if(valid103){
-if(data204.urls !== undefined){
-let data207 = data204.urls;
-const _errs553 = errors;
-if(errors === _errs553){
-if(Array.isArray(data207)){
-var valid105 = true;
-const len43 = data207.length;
+if(valid104){
+if(data207.urls !== undefined){
+let data210 = data207.urls;
+const _errs560 = errors;
+if(errors === _errs560){
+if(Array.isArray(data210)){
+var valid106 = true;
+const len43 = data210.length;
 for(let i43=0; i43<len43; i43++){
-let data208 = data207[i43];
-const _errs555 = errors;
-if(errors === _errs555){
-if(typeof data208 === "string"){
-if(!pattern39.test(data208)){
+let data211 = data210[i43];
+const _errs562 = errors;
+if(errors === _errs562){
+if(typeof data211 === "string"){
+if(!pattern39.test(data211)){
 validate20.errors = [{instancePath:instancePath+"/policy/approval/urls/" + i43,schemaPath:"#/properties/policy/properties/approval/properties/urls/items/pattern",keyword:"pattern",params:{pattern: "^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"},message:"must match pattern \""+"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"+"\""}];
 return false;
 }
@@ -6291,8 +6360,8 @@ validate20.errors = [{instancePath:instancePath+"/policy/approval/urls/" + i43,s
 return false;
 }
 }
-var valid105 = _errs555 === errors;
-if(!valid105){
+var valid106 = _errs562 === errors;
+if(!valid106){
 break;
 }
 }
@@ -6302,10 +6371,10 @@ validate20.errors = [{instancePath:instancePath+"/policy/approval/urls",schemaPa
 return false;
 }
 }
-var valid103 = _errs553 === errors;
+var valid104 = _errs560 === errors;
 }
 else {
-var valid103 = true;
+var valid104 = true;
 }
 }
 }
@@ -6315,39 +6384,39 @@ validate20.errors = [{instancePath:instancePath+"/policy/approval",schemaPath:"#
 return false;
 }
 }
-var valid89 = _errs546 === errors;
+var valid90 = _errs553 === errors;
 }
 else {
-var valid89 = true;
+var valid90 = true;
 }
-if(valid89){
-if(data176.notify !== undefined){
-let data209 = data176.notify;
-const _errs557 = errors;
-if(errors === _errs557){
-if(data209 && typeof data209 == "object" && !Array.isArray(data209)){
-const _errs559 = errors;
-for(const key39 in data209){
-if(!((key39 === "commands") || (key39 === "urls"))){
-validate20.errors = [{instancePath:instancePath+"/policy/notify",schemaPath:"#/properties/policy/properties/notify/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties"}];
+if(valid90){
+if(data179.notify !== undefined){
+let data212 = data179.notify;
+const _errs564 = errors;
+if(errors === _errs564){
+if(data212 && typeof data212 == "object" && !Array.isArray(data212)){
+const _errs566 = errors;
+for(const key40 in data212){
+if(!((key40 === "commands") || (key40 === "urls"))){
+validate20.errors = [{instancePath:instancePath+"/policy/notify",schemaPath:"#/properties/policy/properties/notify/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs559 === errors){
-if(data209.commands !== undefined){
-let data210 = data209.commands;
-const _errs560 = errors;
-if(errors === _errs560){
-if(Array.isArray(data210)){
-var valid107 = true;
-const len44 = data210.length;
+if(_errs566 === errors){
+if(data212.commands !== undefined){
+let data213 = data212.commands;
+const _errs567 = errors;
+if(errors === _errs567){
+if(Array.isArray(data213)){
+var valid108 = true;
+const len44 = data213.length;
 for(let i44=0; i44<len44; i44++){
-let data211 = data210[i44];
-const _errs562 = errors;
-if(errors === _errs562){
-if(typeof data211 === "string"){
-if(data211.length < 1){
+let data214 = data213[i44];
+const _errs569 = errors;
+if(errors === _errs569){
+if(typeof data214 === "string"){
+if(data214.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/notify/commands/" + i44,schemaPath:"#/properties/policy/properties/notify/properties/commands/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6357,8 +6426,8 @@ validate20.errors = [{instancePath:instancePath+"/policy/notify/commands/" + i44
 return false;
 }
 }
-var valid107 = _errs562 === errors;
-if(!valid107){
+var valid108 = _errs569 === errors;
+if(!valid108){
 break;
 }
 }
@@ -6368,25 +6437,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/notify/commands",schema
 return false;
 }
 }
-var valid106 = _errs560 === errors;
+var valid107 = _errs567 === errors;
 }
 else {
-var valid106 = true;
+var valid107 = true;
 }
-if(valid106){
-if(data209.urls !== undefined){
-let data212 = data209.urls;
-const _errs564 = errors;
-if(errors === _errs564){
-if(Array.isArray(data212)){
-var valid108 = true;
-const len45 = data212.length;
+if(valid107){
+if(data212.urls !== undefined){
+let data215 = data212.urls;
+const _errs571 = errors;
+if(errors === _errs571){
+if(Array.isArray(data215)){
+var valid109 = true;
+const len45 = data215.length;
 for(let i45=0; i45<len45; i45++){
-let data213 = data212[i45];
-const _errs566 = errors;
-if(errors === _errs566){
-if(typeof data213 === "string"){
-if(!pattern39.test(data213)){
+let data216 = data215[i45];
+const _errs573 = errors;
+if(errors === _errs573){
+if(typeof data216 === "string"){
+if(!pattern39.test(data216)){
 validate20.errors = [{instancePath:instancePath+"/policy/notify/urls/" + i45,schemaPath:"#/properties/policy/properties/notify/properties/urls/items/pattern",keyword:"pattern",params:{pattern: "^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"},message:"must match pattern \""+"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"+"\""}];
 return false;
 }
@@ -6396,8 +6465,8 @@ validate20.errors = [{instancePath:instancePath+"/policy/notify/urls/" + i45,sch
 return false;
 }
 }
-var valid108 = _errs566 === errors;
-if(!valid108){
+var valid109 = _errs573 === errors;
+if(!valid109){
 break;
 }
 }
@@ -6407,10 +6476,10 @@ validate20.errors = [{instancePath:instancePath+"/policy/notify/urls",schemaPath
 return false;
 }
 }
-var valid106 = _errs564 === errors;
+var valid107 = _errs571 === errors;
 }
 else {
-var valid106 = true;
+var valid107 = true;
 }
 }
 }
@@ -6420,59 +6489,59 @@ validate20.errors = [{instancePath:instancePath+"/policy/notify",schemaPath:"#/p
 return false;
 }
 }
-var valid89 = _errs557 === errors;
+var valid90 = _errs564 === errors;
 }
 else {
-var valid89 = true;
+var valid90 = true;
 }
-if(valid89){
-if(data176.limits !== undefined){
-let data214 = data176.limits;
-const _errs568 = errors;
-if(errors === _errs568){
-if(data214 && typeof data214 == "object" && !Array.isArray(data214)){
-const _errs570 = errors;
-for(const key40 in data214){
-if(!(((key40 === "max_turns") || (key40 === "timeout")) || (key40 === "max_tokens"))){
-validate20.errors = [{instancePath:instancePath+"/policy/limits",schemaPath:"#/properties/policy/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"}];
+if(valid90){
+if(data179.limits !== undefined){
+let data217 = data179.limits;
+const _errs575 = errors;
+if(errors === _errs575){
+if(data217 && typeof data217 == "object" && !Array.isArray(data217)){
+const _errs577 = errors;
+for(const key41 in data217){
+if(!(((key41 === "max_turns") || (key41 === "timeout")) || (key41 === "max_tokens"))){
+validate20.errors = [{instancePath:instancePath+"/policy/limits",schemaPath:"#/properties/policy/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key41},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs570 === errors){
-if(data214.max_turns !== undefined){
-let data215 = data214.max_turns;
-const _errs571 = errors;
-if(!(((typeof data215 == "number") && (!(data215 % 1) && !isNaN(data215))) && (isFinite(data215)))){
+if(_errs577 === errors){
+if(data217.max_turns !== undefined){
+let data218 = data217.max_turns;
+const _errs578 = errors;
+if(!(((typeof data218 == "number") && (!(data218 % 1) && !isNaN(data218))) && (isFinite(data218)))){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_turns",schemaPath:"#/properties/policy/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs571){
-if((typeof data215 == "number") && (isFinite(data215))){
-if(data215 > 9007199254740991 || isNaN(data215)){
+if(errors === _errs578){
+if((typeof data218 == "number") && (isFinite(data218))){
+if(data218 > 9007199254740991 || isNaN(data218)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_turns",schemaPath:"#/properties/policy/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data215 <= 0 || isNaN(data215)){
+if(data218 <= 0 || isNaN(data218)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_turns",schemaPath:"#/properties/policy/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid109 = _errs571 === errors;
+var valid110 = _errs578 === errors;
 }
 else {
-var valid109 = true;
+var valid110 = true;
 }
-if(valid109){
-if(data214.timeout !== undefined){
-let data216 = data214.timeout;
-const _errs573 = errors;
-if(errors === _errs573){
-if(typeof data216 === "string"){
-if(!pattern5.test(data216)){
+if(valid110){
+if(data217.timeout !== undefined){
+let data219 = data217.timeout;
+const _errs580 = errors;
+if(errors === _errs580){
+if(typeof data219 === "string"){
+if(!pattern5.test(data219)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/timeout",schemaPath:"#/properties/policy/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -6482,37 +6551,37 @@ validate20.errors = [{instancePath:instancePath+"/policy/limits/timeout",schemaP
 return false;
 }
 }
-var valid109 = _errs573 === errors;
+var valid110 = _errs580 === errors;
 }
 else {
-var valid109 = true;
+var valid110 = true;
 }
-if(valid109){
-if(data214.max_tokens !== undefined){
-let data217 = data214.max_tokens;
-const _errs575 = errors;
-if(!(((typeof data217 == "number") && (!(data217 % 1) && !isNaN(data217))) && (isFinite(data217)))){
+if(valid110){
+if(data217.max_tokens !== undefined){
+let data220 = data217.max_tokens;
+const _errs582 = errors;
+if(!(((typeof data220 == "number") && (!(data220 % 1) && !isNaN(data220))) && (isFinite(data220)))){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_tokens",schemaPath:"#/properties/policy/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs575){
-if((typeof data217 == "number") && (isFinite(data217))){
-if(data217 > 9007199254740991 || isNaN(data217)){
+if(errors === _errs582){
+if((typeof data220 == "number") && (isFinite(data220))){
+if(data220 > 9007199254740991 || isNaN(data220)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_tokens",schemaPath:"#/properties/policy/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data217 <= 0 || isNaN(data217)){
+if(data220 <= 0 || isNaN(data220)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_tokens",schemaPath:"#/properties/policy/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid109 = _errs575 === errors;
+var valid110 = _errs582 === errors;
 }
 else {
-var valid109 = true;
+var valid110 = true;
 }
 }
 }
@@ -6523,60 +6592,60 @@ validate20.errors = [{instancePath:instancePath+"/policy/limits",schemaPath:"#/p
 return false;
 }
 }
-var valid89 = _errs568 === errors;
+var valid90 = _errs575 === errors;
 }
 else {
-var valid89 = true;
+var valid90 = true;
 }
-if(valid89){
-if(data176.sandbox_limits !== undefined){
-let data218 = data176.sandbox_limits;
-const _errs577 = errors;
-if(errors === _errs577){
-if(data218 && typeof data218 == "object" && !Array.isArray(data218)){
-const _errs579 = errors;
-for(const key41 in data218){
-if(!((((((key41 === "processes") || (key41 === "memory")) || (key41 === "file_size")) || (key41 === "tmp")) || (key41 === "max_output")) || (key41 === "max_session_output"))){
-validate20.errors = [{instancePath:instancePath+"/policy/sandbox_limits",schemaPath:"#/properties/policy/properties/sandbox_limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key41},message:"must NOT have additional properties"}];
+if(valid90){
+if(data179.sandbox_limits !== undefined){
+let data221 = data179.sandbox_limits;
+const _errs584 = errors;
+if(errors === _errs584){
+if(data221 && typeof data221 == "object" && !Array.isArray(data221)){
+const _errs586 = errors;
+for(const key42 in data221){
+if(!((((((key42 === "processes") || (key42 === "memory")) || (key42 === "file_size")) || (key42 === "tmp")) || (key42 === "max_output")) || (key42 === "max_session_output"))){
+validate20.errors = [{instancePath:instancePath+"/policy/sandbox_limits",schemaPath:"#/properties/policy/properties/sandbox_limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key42},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs579 === errors){
-if(data218.processes !== undefined){
-let data219 = data218.processes;
-const _errs580 = errors;
-if(!(((typeof data219 == "number") && (!(data219 % 1) && !isNaN(data219))) && (isFinite(data219)))){
+if(_errs586 === errors){
+if(data221.processes !== undefined){
+let data222 = data221.processes;
+const _errs587 = errors;
+if(!(((typeof data222 == "number") && (!(data222 % 1) && !isNaN(data222))) && (isFinite(data222)))){
 validate20.errors = [{instancePath:instancePath+"/policy/sandbox_limits/processes",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs580){
-if((typeof data219 == "number") && (isFinite(data219))){
-if(data219 > 9007199254740991 || isNaN(data219)){
+if(errors === _errs587){
+if((typeof data222 == "number") && (isFinite(data222))){
+if(data222 > 9007199254740991 || isNaN(data222)){
 validate20.errors = [{instancePath:instancePath+"/policy/sandbox_limits/processes",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data219 < 8 || isNaN(data219)){
+if(data222 < 8 || isNaN(data222)){
 validate20.errors = [{instancePath:instancePath+"/policy/sandbox_limits/processes",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"}];
 return false;
 }
 }
 }
 }
-var valid110 = _errs580 === errors;
+var valid111 = _errs587 === errors;
 }
 else {
-var valid110 = true;
+var valid111 = true;
 }
-if(valid110){
-if(data218.memory !== undefined){
-let data220 = data218.memory;
-const _errs582 = errors;
-const _errs583 = errors;
-let valid111 = false;
-const _errs584 = errors;
-if(!(((typeof data220 == "number") && (!(data220 % 1) && !isNaN(data220))) && (isFinite(data220)))){
+if(valid111){
+if(data221.memory !== undefined){
+let data223 = data221.memory;
+const _errs589 = errors;
+const _errs590 = errors;
+let valid112 = false;
+const _errs591 = errors;
+if(!(((typeof data223 == "number") && (!(data223 % 1) && !isNaN(data223))) && (isFinite(data223)))){
 const err157 = {instancePath:instancePath+"/policy/sandbox_limits/memory",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err157];
@@ -6586,9 +6655,9 @@ vErrors.push(err157);
 }
 errors++;
 }
-if(errors === _errs584){
-if((typeof data220 == "number") && (isFinite(data220))){
-if(data220 > 9007199254740991 || isNaN(data220)){
+if(errors === _errs591){
+if((typeof data223 == "number") && (isFinite(data223))){
+if(data223 > 9007199254740991 || isNaN(data223)){
 const err158 = {instancePath:instancePath+"/policy/sandbox_limits/memory",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err158];
@@ -6599,7 +6668,7 @@ vErrors.push(err158);
 errors++;
 }
 else {
-if(data220 <= 0 || isNaN(data220)){
+if(data223 <= 0 || isNaN(data223)){
 const err159 = {instancePath:instancePath+"/policy/sandbox_limits/memory",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err159];
@@ -6612,12 +6681,12 @@ errors++;
 }
 }
 }
-var _valid23 = _errs584 === errors;
-valid111 = valid111 || _valid23;
-const _errs586 = errors;
-if(errors === _errs586){
-if(typeof data220 === "string"){
-if(!pattern8.test(data220)){
+var _valid23 = _errs591 === errors;
+valid112 = valid112 || _valid23;
+const _errs593 = errors;
+if(errors === _errs593){
+if(typeof data223 === "string"){
+if(!pattern8.test(data223)){
 const err160 = {instancePath:instancePath+"/policy/sandbox_limits/memory",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err160];
@@ -6639,9 +6708,9 @@ vErrors.push(err161);
 errors++;
 }
 }
-var _valid23 = _errs586 === errors;
-valid111 = valid111 || _valid23;
-if(!valid111){
+var _valid23 = _errs593 === errors;
+valid112 = valid112 || _valid23;
+if(!valid112){
 const err162 = {instancePath:instancePath+"/policy/sandbox_limits/memory",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err162];
@@ -6654,29 +6723,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs583;
+errors = _errs590;
 if(vErrors !== null){
-if(_errs583){
-vErrors.length = _errs583;
+if(_errs590){
+vErrors.length = _errs590;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid110 = _errs582 === errors;
+var valid111 = _errs589 === errors;
 }
 else {
-var valid110 = true;
+var valid111 = true;
 }
-if(valid110){
-if(data218.file_size !== undefined){
-let data221 = data218.file_size;
-const _errs588 = errors;
-const _errs589 = errors;
-let valid112 = false;
-const _errs590 = errors;
-if(!(((typeof data221 == "number") && (!(data221 % 1) && !isNaN(data221))) && (isFinite(data221)))){
+if(valid111){
+if(data221.file_size !== undefined){
+let data224 = data221.file_size;
+const _errs595 = errors;
+const _errs596 = errors;
+let valid113 = false;
+const _errs597 = errors;
+if(!(((typeof data224 == "number") && (!(data224 % 1) && !isNaN(data224))) && (isFinite(data224)))){
 const err163 = {instancePath:instancePath+"/policy/sandbox_limits/file_size",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err163];
@@ -6686,9 +6755,9 @@ vErrors.push(err163);
 }
 errors++;
 }
-if(errors === _errs590){
-if((typeof data221 == "number") && (isFinite(data221))){
-if(data221 > 9007199254740991 || isNaN(data221)){
+if(errors === _errs597){
+if((typeof data224 == "number") && (isFinite(data224))){
+if(data224 > 9007199254740991 || isNaN(data224)){
 const err164 = {instancePath:instancePath+"/policy/sandbox_limits/file_size",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err164];
@@ -6699,7 +6768,7 @@ vErrors.push(err164);
 errors++;
 }
 else {
-if(data221 <= 0 || isNaN(data221)){
+if(data224 <= 0 || isNaN(data224)){
 const err165 = {instancePath:instancePath+"/policy/sandbox_limits/file_size",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err165];
@@ -6712,12 +6781,12 @@ errors++;
 }
 }
 }
-var _valid24 = _errs590 === errors;
-valid112 = valid112 || _valid24;
-const _errs592 = errors;
-if(errors === _errs592){
-if(typeof data221 === "string"){
-if(!pattern8.test(data221)){
+var _valid24 = _errs597 === errors;
+valid113 = valid113 || _valid24;
+const _errs599 = errors;
+if(errors === _errs599){
+if(typeof data224 === "string"){
+if(!pattern8.test(data224)){
 const err166 = {instancePath:instancePath+"/policy/sandbox_limits/file_size",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err166];
@@ -6739,9 +6808,9 @@ vErrors.push(err167);
 errors++;
 }
 }
-var _valid24 = _errs592 === errors;
-valid112 = valid112 || _valid24;
-if(!valid112){
+var _valid24 = _errs599 === errors;
+valid113 = valid113 || _valid24;
+if(!valid113){
 const err168 = {instancePath:instancePath+"/policy/sandbox_limits/file_size",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err168];
@@ -6754,29 +6823,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs589;
+errors = _errs596;
 if(vErrors !== null){
-if(_errs589){
-vErrors.length = _errs589;
+if(_errs596){
+vErrors.length = _errs596;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid110 = _errs588 === errors;
+var valid111 = _errs595 === errors;
 }
 else {
-var valid110 = true;
+var valid111 = true;
 }
-if(valid110){
-if(data218.tmp !== undefined){
-let data222 = data218.tmp;
-const _errs594 = errors;
-const _errs595 = errors;
-let valid113 = false;
-const _errs596 = errors;
-if(!(((typeof data222 == "number") && (!(data222 % 1) && !isNaN(data222))) && (isFinite(data222)))){
+if(valid111){
+if(data221.tmp !== undefined){
+let data225 = data221.tmp;
+const _errs601 = errors;
+const _errs602 = errors;
+let valid114 = false;
+const _errs603 = errors;
+if(!(((typeof data225 == "number") && (!(data225 % 1) && !isNaN(data225))) && (isFinite(data225)))){
 const err169 = {instancePath:instancePath+"/policy/sandbox_limits/tmp",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err169];
@@ -6786,9 +6855,9 @@ vErrors.push(err169);
 }
 errors++;
 }
-if(errors === _errs596){
-if((typeof data222 == "number") && (isFinite(data222))){
-if(data222 > 9007199254740991 || isNaN(data222)){
+if(errors === _errs603){
+if((typeof data225 == "number") && (isFinite(data225))){
+if(data225 > 9007199254740991 || isNaN(data225)){
 const err170 = {instancePath:instancePath+"/policy/sandbox_limits/tmp",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err170];
@@ -6799,7 +6868,7 @@ vErrors.push(err170);
 errors++;
 }
 else {
-if(data222 <= 0 || isNaN(data222)){
+if(data225 <= 0 || isNaN(data225)){
 const err171 = {instancePath:instancePath+"/policy/sandbox_limits/tmp",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err171];
@@ -6812,12 +6881,12 @@ errors++;
 }
 }
 }
-var _valid25 = _errs596 === errors;
-valid113 = valid113 || _valid25;
-const _errs598 = errors;
-if(errors === _errs598){
-if(typeof data222 === "string"){
-if(!pattern8.test(data222)){
+var _valid25 = _errs603 === errors;
+valid114 = valid114 || _valid25;
+const _errs605 = errors;
+if(errors === _errs605){
+if(typeof data225 === "string"){
+if(!pattern8.test(data225)){
 const err172 = {instancePath:instancePath+"/policy/sandbox_limits/tmp",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err172];
@@ -6839,9 +6908,9 @@ vErrors.push(err173);
 errors++;
 }
 }
-var _valid25 = _errs598 === errors;
-valid113 = valid113 || _valid25;
-if(!valid113){
+var _valid25 = _errs605 === errors;
+valid114 = valid114 || _valid25;
+if(!valid114){
 const err174 = {instancePath:instancePath+"/policy/sandbox_limits/tmp",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err174];
@@ -6854,29 +6923,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs595;
+errors = _errs602;
 if(vErrors !== null){
-if(_errs595){
-vErrors.length = _errs595;
+if(_errs602){
+vErrors.length = _errs602;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid110 = _errs594 === errors;
+var valid111 = _errs601 === errors;
 }
 else {
-var valid110 = true;
+var valid111 = true;
 }
-if(valid110){
-if(data218.max_output !== undefined){
-let data223 = data218.max_output;
-const _errs600 = errors;
-const _errs601 = errors;
-let valid114 = false;
-const _errs602 = errors;
-if(!(((typeof data223 == "number") && (!(data223 % 1) && !isNaN(data223))) && (isFinite(data223)))){
+if(valid111){
+if(data221.max_output !== undefined){
+let data226 = data221.max_output;
+const _errs607 = errors;
+const _errs608 = errors;
+let valid115 = false;
+const _errs609 = errors;
+if(!(((typeof data226 == "number") && (!(data226 % 1) && !isNaN(data226))) && (isFinite(data226)))){
 const err175 = {instancePath:instancePath+"/policy/sandbox_limits/max_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err175];
@@ -6886,9 +6955,9 @@ vErrors.push(err175);
 }
 errors++;
 }
-if(errors === _errs602){
-if((typeof data223 == "number") && (isFinite(data223))){
-if(data223 > 9007199254740991 || isNaN(data223)){
+if(errors === _errs609){
+if((typeof data226 == "number") && (isFinite(data226))){
+if(data226 > 9007199254740991 || isNaN(data226)){
 const err176 = {instancePath:instancePath+"/policy/sandbox_limits/max_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err176];
@@ -6899,7 +6968,7 @@ vErrors.push(err176);
 errors++;
 }
 else {
-if(data223 <= 0 || isNaN(data223)){
+if(data226 <= 0 || isNaN(data226)){
 const err177 = {instancePath:instancePath+"/policy/sandbox_limits/max_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err177];
@@ -6912,12 +6981,12 @@ errors++;
 }
 }
 }
-var _valid26 = _errs602 === errors;
-valid114 = valid114 || _valid26;
-const _errs604 = errors;
-if(errors === _errs604){
-if(typeof data223 === "string"){
-if(!pattern8.test(data223)){
+var _valid26 = _errs609 === errors;
+valid115 = valid115 || _valid26;
+const _errs611 = errors;
+if(errors === _errs611){
+if(typeof data226 === "string"){
+if(!pattern8.test(data226)){
 const err178 = {instancePath:instancePath+"/policy/sandbox_limits/max_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err178];
@@ -6939,9 +7008,9 @@ vErrors.push(err179);
 errors++;
 }
 }
-var _valid26 = _errs604 === errors;
-valid114 = valid114 || _valid26;
-if(!valid114){
+var _valid26 = _errs611 === errors;
+valid115 = valid115 || _valid26;
+if(!valid115){
 const err180 = {instancePath:instancePath+"/policy/sandbox_limits/max_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err180];
@@ -6954,29 +7023,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs601;
+errors = _errs608;
 if(vErrors !== null){
-if(_errs601){
-vErrors.length = _errs601;
+if(_errs608){
+vErrors.length = _errs608;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid110 = _errs600 === errors;
+var valid111 = _errs607 === errors;
 }
 else {
-var valid110 = true;
+var valid111 = true;
 }
-if(valid110){
-if(data218.max_session_output !== undefined){
-let data224 = data218.max_session_output;
-const _errs606 = errors;
-const _errs607 = errors;
-let valid115 = false;
-const _errs608 = errors;
-if(!(((typeof data224 == "number") && (!(data224 % 1) && !isNaN(data224))) && (isFinite(data224)))){
+if(valid111){
+if(data221.max_session_output !== undefined){
+let data227 = data221.max_session_output;
+const _errs613 = errors;
+const _errs614 = errors;
+let valid116 = false;
+const _errs615 = errors;
+if(!(((typeof data227 == "number") && (!(data227 % 1) && !isNaN(data227))) && (isFinite(data227)))){
 const err181 = {instancePath:instancePath+"/policy/sandbox_limits/max_session_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_session_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err181];
@@ -6986,9 +7055,9 @@ vErrors.push(err181);
 }
 errors++;
 }
-if(errors === _errs608){
-if((typeof data224 == "number") && (isFinite(data224))){
-if(data224 > 9007199254740991 || isNaN(data224)){
+if(errors === _errs615){
+if((typeof data227 == "number") && (isFinite(data227))){
+if(data227 > 9007199254740991 || isNaN(data227)){
 const err182 = {instancePath:instancePath+"/policy/sandbox_limits/max_session_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_session_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err182];
@@ -6999,7 +7068,7 @@ vErrors.push(err182);
 errors++;
 }
 else {
-if(data224 <= 0 || isNaN(data224)){
+if(data227 <= 0 || isNaN(data227)){
 const err183 = {instancePath:instancePath+"/policy/sandbox_limits/max_session_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_session_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err183];
@@ -7012,12 +7081,12 @@ errors++;
 }
 }
 }
-var _valid27 = _errs608 === errors;
-valid115 = valid115 || _valid27;
-const _errs610 = errors;
-if(errors === _errs610){
-if(typeof data224 === "string"){
-if(!pattern8.test(data224)){
+var _valid27 = _errs615 === errors;
+valid116 = valid116 || _valid27;
+const _errs617 = errors;
+if(errors === _errs617){
+if(typeof data227 === "string"){
+if(!pattern8.test(data227)){
 const err184 = {instancePath:instancePath+"/policy/sandbox_limits/max_session_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_session_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err184];
@@ -7039,9 +7108,9 @@ vErrors.push(err185);
 errors++;
 }
 }
-var _valid27 = _errs610 === errors;
-valid115 = valid115 || _valid27;
-if(!valid115){
+var _valid27 = _errs617 === errors;
+valid116 = valid116 || _valid27;
+if(!valid116){
 const err186 = {instancePath:instancePath+"/policy/sandbox_limits/max_session_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_session_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err186];
@@ -7054,20 +7123,20 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs607;
+errors = _errs614;
 if(vErrors !== null){
-if(_errs607){
-vErrors.length = _errs607;
+if(_errs614){
+vErrors.length = _errs614;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid110 = _errs606 === errors;
+var valid111 = _errs613 === errors;
 }
 else {
-var valid110 = true;
+var valid111 = true;
 }
 }
 }
@@ -7081,10 +7150,10 @@ validate20.errors = [{instancePath:instancePath+"/policy/sandbox_limits",schemaP
 return false;
 }
 }
-var valid89 = _errs577 === errors;
+var valid90 = _errs584 === errors;
 }
 else {
-var valid89 = true;
+var valid90 = true;
 }
 }
 }
@@ -7107,32 +7176,32 @@ validate20.errors = [{instancePath:instancePath+"/policy",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs486 === errors;
+var valid0 = _errs493 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.telemetry !== undefined){
-let data225 = data.telemetry;
-const _errs612 = errors;
-if(errors === _errs612){
-if(data225 && typeof data225 == "object" && !Array.isArray(data225)){
-const _errs614 = errors;
-for(const key42 in data225){
-if(!((((key42 === "endpoint") || (key42 === "headers")) || (key42 === "service_name")) || (key42 === "capture_content"))){
-validate20.errors = [{instancePath:instancePath+"/telemetry",schemaPath:"#/properties/telemetry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key42},message:"must NOT have additional properties"}];
+let data228 = data.telemetry;
+const _errs619 = errors;
+if(errors === _errs619){
+if(data228 && typeof data228 == "object" && !Array.isArray(data228)){
+const _errs621 = errors;
+for(const key43 in data228){
+if(!((((key43 === "endpoint") || (key43 === "headers")) || (key43 === "service_name")) || (key43 === "capture_content"))){
+validate20.errors = [{instancePath:instancePath+"/telemetry",schemaPath:"#/properties/telemetry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key43},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs614 === errors){
-if(data225.endpoint !== undefined){
-let data226 = data225.endpoint;
-const _errs615 = errors;
-if(errors === _errs615){
-if(typeof data226 === "string"){
-if(!pattern50.test(data226)){
+if(_errs621 === errors){
+if(data228.endpoint !== undefined){
+let data229 = data228.endpoint;
+const _errs622 = errors;
+if(errors === _errs622){
+if(typeof data229 === "string"){
+if(!pattern50.test(data229)){
 validate20.errors = [{instancePath:instancePath+"/telemetry/endpoint",schemaPath:"#/properties/telemetry/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?:\\/\\/"},message:"must match pattern \""+"^https?:\\/\\/"+"\""}];
 return false;
 }
@@ -7142,21 +7211,21 @@ validate20.errors = [{instancePath:instancePath+"/telemetry/endpoint",schemaPath
 return false;
 }
 }
-var valid116 = _errs615 === errors;
+var valid117 = _errs622 === errors;
 }
 else {
-var valid116 = true;
+var valid117 = true;
 }
-if(valid116){
-if(data225.headers !== undefined){
-let data227 = data225.headers;
-const _errs617 = errors;
-if(errors === _errs617){
-if(data227 && typeof data227 == "object" && !Array.isArray(data227)){
-for(const key43 in data227){
-const _errs619 = errors;
-if(typeof key43 !== "string"){
-const err187 = {instancePath:instancePath+"/telemetry/headers",schemaPath:"#/properties/telemetry/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key43};
+if(valid117){
+if(data228.headers !== undefined){
+let data230 = data228.headers;
+const _errs624 = errors;
+if(errors === _errs624){
+if(data230 && typeof data230 == "object" && !Array.isArray(data230)){
+for(const key44 in data230){
+const _errs626 = errors;
+if(typeof key44 !== "string"){
+const err187 = {instancePath:instancePath+"/telemetry/headers",schemaPath:"#/properties/telemetry/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key44};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -7165,9 +7234,9 @@ vErrors.push(err187);
 }
 errors++;
 }
-var valid117 = _errs619 === errors;
-if(!valid117){
-const err188 = {instancePath:instancePath+"/telemetry/headers",schemaPath:"#/properties/telemetry/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key43},message:"property name must be valid"};
+var valid118 = _errs626 === errors;
+if(!valid118){
+const err188 = {instancePath:instancePath+"/telemetry/headers",schemaPath:"#/properties/telemetry/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key44},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -7180,15 +7249,15 @@ return false;
 break;
 }
 }
-if(valid117){
-for(const key44 in data227){
-const _errs622 = errors;
-if(typeof data227[key44] !== "string"){
-validate20.errors = [{instancePath:instancePath+"/telemetry/headers/" + key44.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/telemetry/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(valid118){
+for(const key45 in data230){
+const _errs629 = errors;
+if(typeof data230[key45] !== "string"){
+validate20.errors = [{instancePath:instancePath+"/telemetry/headers/" + key45.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/telemetry/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid118 = _errs622 === errors;
-if(!valid118){
+var valid119 = _errs629 === errors;
+if(!valid119){
 break;
 }
 }
@@ -7199,18 +7268,18 @@ validate20.errors = [{instancePath:instancePath+"/telemetry/headers",schemaPath:
 return false;
 }
 }
-var valid116 = _errs617 === errors;
+var valid117 = _errs624 === errors;
 }
 else {
-var valid116 = true;
+var valid117 = true;
 }
-if(valid116){
-if(data225.service_name !== undefined){
-let data229 = data225.service_name;
-const _errs624 = errors;
-if(errors === _errs624){
-if(typeof data229 === "string"){
-if(data229.length < 1){
+if(valid117){
+if(data228.service_name !== undefined){
+let data232 = data228.service_name;
+const _errs631 = errors;
+if(errors === _errs631){
+if(typeof data232 === "string"){
+if(data232.length < 1){
 validate20.errors = [{instancePath:instancePath+"/telemetry/service_name",schemaPath:"#/properties/telemetry/properties/service_name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -7220,22 +7289,22 @@ validate20.errors = [{instancePath:instancePath+"/telemetry/service_name",schema
 return false;
 }
 }
-var valid116 = _errs624 === errors;
+var valid117 = _errs631 === errors;
 }
 else {
-var valid116 = true;
+var valid117 = true;
 }
-if(valid116){
-if(data225.capture_content !== undefined){
-const _errs626 = errors;
-if(typeof data225.capture_content !== "boolean"){
+if(valid117){
+if(data228.capture_content !== undefined){
+const _errs633 = errors;
+if(typeof data228.capture_content !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/telemetry/capture_content",schemaPath:"#/properties/telemetry/properties/capture_content/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid116 = _errs626 === errors;
+var valid117 = _errs633 === errors;
 }
 else {
-var valid116 = true;
+var valid117 = true;
 }
 }
 }
@@ -7247,10 +7316,11 @@ validate20.errors = [{instancePath:instancePath+"/telemetry",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs612 === errors;
+var valid0 = _errs619 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }
@@ -7278,4 +7348,4 @@ return errors === 0;
 validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 export const validate = validate20;
 
-export const shape = {"properties":{"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"fallback":{"items":{"type":"string"},"type":"array"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"},"text_tool_calls":{"type":"boolean"},"api":{"type":"string"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"api_version":{"type":"string"},"script":{"type":"string"}},"type":"object"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"},"max_concurrent_agents":{"type":"integer"},"max_agent_depth":{"type":"integer"}},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"store":{"properties":{"url":{"type":"string"},"retry":{"type":"string"}},"type":"object"},"notify":{"items":{"properties":{"url":{"type":"string"},"secret_env":{"type":"string"},"command":{"items":{"type":"string"},"type":"array"},"on":{"items":{"type":"string"},"type":"array"}},"type":"object"},"type":"array"},"queue":{"properties":{"max_running":{"type":"integer"}},"type":"object"},"policy":{"properties":{"models":{"properties":{"base_urls":{"items":{"type":"string"},"type":"array"},"api_key_envs":{"items":{"type":"string"},"type":"array"}},"type":"object"},"env":{"items":{"type":"string"},"type":"array"},"steering_env":{"items":{"type":"string"},"type":"array"},"protect_job":{"type":"boolean"},"repository_instructions":{"type":"boolean"},"sandbox_off":{"type":"boolean"},"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"network":{"properties":{"sandbox":{"type":"boolean"},"hosts":{"items":{"type":"string"},"type":"array"}},"type":"object"},"plugins":{"items":{"type":"string"},"type":"array"},"mcp":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"approval":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"notify":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"}},"type":"object"},"sandbox_limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"max_session_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"telemetry":{"properties":{"endpoint":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"service_name":{"type":"string"},"capture_content":{"type":"boolean"}},"type":"object"}},"type":"object"};
+export const shape = {"properties":{"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"fallback":{"items":{"type":"string"},"type":"array"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"},"text_tool_calls":{"type":"boolean"},"api":{"type":"string"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"api_version":{"type":"string"},"script":{"type":"string"}},"type":"object"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"},"max_concurrent_agents":{"type":"integer"},"max_agent_depth":{"type":"integer"}},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"store":{"properties":{"url":{"type":"string"},"retry":{"type":"string"}},"type":"object"},"notify":{"items":{"properties":{"url":{"type":"string"},"secret_env":{"type":"string"},"command":{"items":{"type":"string"},"type":"array"},"on":{"items":{"type":"string"},"type":"array"}},"type":"object"},"type":"array"},"queue":{"properties":{"max_running":{"type":"integer"}},"type":"object"},"serve":{"properties":{"listen":{"type":"string"},"jobs":{"type":"string"}},"type":"object"},"policy":{"properties":{"models":{"properties":{"base_urls":{"items":{"type":"string"},"type":"array"},"api_key_envs":{"items":{"type":"string"},"type":"array"}},"type":"object"},"env":{"items":{"type":"string"},"type":"array"},"steering_env":{"items":{"type":"string"},"type":"array"},"protect_job":{"type":"boolean"},"repository_instructions":{"type":"boolean"},"sandbox_off":{"type":"boolean"},"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"network":{"properties":{"sandbox":{"type":"boolean"},"hosts":{"items":{"type":"string"},"type":"array"}},"type":"object"},"plugins":{"items":{"type":"string"},"type":"array"},"mcp":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"approval":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"notify":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"}},"type":"object"},"sandbox_limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"max_session_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"telemetry":{"properties":{"endpoint":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"service_name":{"type":"string"},"capture_content":{"type":"boolean"}},"type":"object"}},"type":"object"};

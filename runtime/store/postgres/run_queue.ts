@@ -20,6 +20,8 @@ import {
 import type { PgDb, Q } from "./_db.ts";
 
 export const RUNS_CHANNEL = "hermes_runs";
+/** Appended events, by run id: event streams on any server listen; workers do not. */
+export const RUN_EVENTS_CHANNEL = "hermes_run_events";
 
 const lockKey = (q: Q, key: string) => q`hashtextextended(${`hermes:queue:${key}`}::text, 0)`;
 
@@ -266,6 +268,7 @@ export function runQueueOps(db: PgDb): RunQueueOps {
             jsonb_array_elements_text(${
           q.json(events.map((e) => JSON.stringify(e)))
         }) WITH ORDINALITY AS t(event, ord)`;
+        await q`SELECT pg_notify(${RUN_EVENTS_CHANNEL}, ${runId})`;
       }),
     runEvents: async (runId, afterSeq) =>
       (await sql`SELECT run_id, seq, event FROM run_events WHERE run_id = ${runId} AND seq > ${afterSeq} ORDER BY seq`)
@@ -276,6 +279,13 @@ export function runQueueOps(db: PgDb): RunQueueOps {
         await unlisten();
       };
     },
+    watchRunEvents: async (wake) => {
+      const { unlisten } = await sql.listen(RUN_EVENTS_CHANNEL, (payload) => wake(payload));
+      return async () => {
+        await unlisten();
+      };
+    },
+    notifies: true,
   };
 }
 

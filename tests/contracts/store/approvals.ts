@@ -153,4 +153,30 @@ export function approvalContract(name: string, open: OpenStore): void {
     assert.equal(gone?.decided_at, NOW + 10);
     assert.deepEqual((await store.listApprovals({ status: "pending" })).map((a) => a.id), ["a2"]);
   });
+
+  Deno.test(`${name}: watchers: a store that notifies wakes on appends and decisions of another connection`, async () => {
+    await using fx = await open();
+    const { store } = fx;
+    const other = await fx.connect();
+    const appended = Promise.withResolvers<string>();
+    const decided = Promise.withResolvers<string>();
+    const stops = await Promise.all([
+      store.watchRunEvents((id) => appended.resolve(id)),
+      store.watchApprovals((id) => decided.resolve(id)),
+    ]);
+    try {
+      await other.createApproval(newApproval({ id: "a1" }));
+      await other.appendRunEvents("r1", [{ type: "x" }]);
+      await other.decideApproval({ id: "a1", status: "denied", reason: null, by: null, now: NOW + 1 });
+      if (store.notifies) {
+        assert.equal(await appended.promise, "r1");
+        assert.equal(await decided.promise, "a1");
+      } else {
+        // A store file tells nobody: its waiters look at it themselves.
+        assert.equal(store.notifies, false);
+      }
+    } finally {
+      await Promise.all(stops.map((stop) => stop()));
+    }
+  });
 }
