@@ -233,7 +233,7 @@ Deno.test("policy: a job within every rule runs, from --policy, HERMES_POLICY an
   });
   // config.yaml's relative roots are its own directory's: give absolute ones here.
   const config = (await Deno.readTextFile(`${home}/config.yaml`)).replaceAll("[.]", `[${dir}]`)
-    .replaceAll("../", `${dir}/`);
+    .replaceAll("./", `${dir}/`);
   await Deno.writeTextFile(`${home}/config.yaml`, config);
   const configured = await hermes(["run", "job.yaml"], { cwd: dir, home, env });
   assert.equal(configured.code, 0, configured.stderr);
