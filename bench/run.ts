@@ -19,6 +19,7 @@ const scripts = [
   "worktree_bench.ts",
   "postgres_turn_bench.ts",
   "postgres_daemon_bench.ts",
+  "console_bench.ts",
 ];
 const only = Deno.args;
 for (const script of scripts) {

@@ -15,6 +15,7 @@ import assert from "node:assert/strict";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { hermes, ROOT, tempDir, writeFiles } from "../_testing/cli.ts";
 import { call, startServe } from "../_testing/serve.ts";
+import { type ChatRequestBody, startOpenAIServer, textOf } from "../_testing/openai_server.ts";
 
 /**
  * The page's `document` as the functions below see it when they run in the browser (this file is type-checked
@@ -47,6 +48,20 @@ if (!chromium) {
 
 async function fixture() {
   const home = await tempDir("hermes-console-browser-");
+  // The lead delegates one task; the worker (its own session) answers it.
+  const isChild = (body: ChatRequestBody) =>
+    textOf(body.messages?.find((m) => m.role === "system")?.content).includes("You are a worker");
+  const model = await startOpenAIServer({
+    respond: (body) => {
+      if (isChild(body)) return { content: "worker says: <b>half</b> done" };
+      if (!(body.messages ?? []).some((m) => m.role === "tool")) {
+        return {
+          tool_calls: [{ id: "call_1", name: "delegate", arguments: { agent: "worker", prompt: "do half" } }],
+        };
+      }
+      return { content: "lead done" };
+    },
+  });
   const jobs = await writeFiles(`${home}/jobs`, {
     // A tool run, slow enough in its second model call to be seen running.
     "tool.yaml": "name: tool\nmodel: { provider: scripted, script: ./tool-script.yaml }\nprompt: list\n" +
@@ -63,6 +78,9 @@ async function fixture() {
     "slow.yaml": "name: slow\nmodel: { provider: scripted, script: ./slow-script.yaml }\nprompt: wait\n",
     "slow-script.yaml": "- content: late\n  delay: 120s\n",
     [HOSTILE_FILE]: "x\n",
+    "lead.yaml": `name: lead\nmodel: { name: m, base_url: "${model.url}", api_key_env: none }\n` +
+      "system: You are the lead.\nprompt: split\nagents:\n  worker:\n    description: Does one task\n" +
+      "    system: You are a worker.\n",
   });
   const made = await hermes(["tokens", "create", "--scope", "runs:read", "--scope", "runs:write"], { home });
   assert.equal(made.code, 0, made.stderr);
@@ -93,6 +111,7 @@ async function fixture() {
     async [Symbol.asyncDispose]() {
       await browser.close();
       await server.stop();
+      await model.close();
       await Deno.remove(home, { recursive: true });
     },
   };
@@ -320,4 +339,39 @@ Deno.test({
   });
   const after = await call(`${fx.server.url}/v1/runs/${id}`, { token: fx.token });
   assert.equal(after.body.status, "cancelled");
+});
+
+Deno.test({
+  name: "console in Chromium: a subagent's transcript is nested under the delegate call that started it",
+  ignore: !chromium,
+}, async () => {
+  await using fx = await fixture();
+  const id = await fx.submit("lead");
+  const { page, outside } = await watchedPage(fx.browser, fx.server.url);
+  await signIn(page, fx);
+  await page.goto(`${fx.server.url}/runs/${id}`);
+  await page.waitForFunction(() => document.querySelector("h1 .status")?.textContent?.includes("success"), {
+    timeout: 60_000,
+    polling: 250,
+  });
+  const summary = await page.$eval(".transcript details summary", (el) => el.textContent ?? "");
+  assert.match(summary, /Tool call delegate · subagent worker/);
+  await page.click(".transcript details summary");
+  const nested = await page.$eval(
+    ".transcript details[open] .subagent",
+    (el) => (el as unknown as { innerText: string }).innerText,
+  );
+  assert.match(nested, /Subagent worker, session \S+/);
+  const facts = await page.$eval("dl.facts", (el) => (el as unknown as { innerText: string }).innerText);
+  assert.match(facts, /Tokens\s+\d+ in, \d+ out \(\d+ in, \d+ out with its subagents\)/);
+  assert.match(nested, /do half/, "the task the lead gave");
+  assert.match(nested, /worker says: <b>half<\/b> done/, "the worker's answer, as text");
+  assert.equal(await page.$$eval(".transcript b", (found) => found.length), 0);
+  const timing = await page.$$eval("svg.waterfall text", (texts) => texts.map((t) => t.textContent ?? ""));
+  assert.ok(
+    timing.some((t) => t.startsWith("↳ model call")),
+    `the worker's model call in the waterfall: ${timing}`,
+  );
+  await page.screenshot({ path: `${ARTIFACTS}/subagent.png`, fullPage: true });
+  assert.deepEqual(outside, []);
 });

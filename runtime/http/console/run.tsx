@@ -60,13 +60,20 @@ async function loadRun(kit: PageKit, ref: string): Promise<RunView> {
   return { run, events, deliveries, transcripts, children, now: kit.clock.now() };
 }
 
+type Usage = { prompt_tokens?: number; completion_tokens?: number };
+
+function tokens(usage: Usage): string {
+  return `${formatCount(usage.prompt_tokens)} in, ${formatCount(usage.completion_tokens)} out`;
+}
+
 function Facts(props: { view: RunView }) {
   const { run } = props.view;
   const result = run.result as
     | {
-      usage?: { prompt_tokens?: number; completion_tokens?: number };
+      usage?: Usage;
       cost_usd?: number | null;
       terminal_reason?: string;
+      total?: { usage?: Usage; cost_usd?: number | null };
     }
     | null;
   const ended = hasEnded(run);
@@ -85,10 +92,15 @@ function Facts(props: { view: RunView }) {
     [
       "Tokens",
       result?.usage
-        ? `${formatCount(result.usage.prompt_tokens)} in, ${formatCount(result.usage.completion_tokens)} out`
+        ? tokens(result.usage) +
+          (result.total?.usage ? ` (${tokens(result.total.usage)} with its subagents)` : "")
         : "—",
     ],
-    ["Cost", formatCost(result?.cost_usd)],
+    [
+      "Cost",
+      formatCost(result?.cost_usd) +
+      (result?.total ? ` (${formatCost(result.total.cost_usd)} with its subagents)` : ""),
+    ],
     ["Why it ended", result?.terminal_reason ? shown(result.terminal_reason) : "—"],
     ["Session", run.session_id ?? "—"],
     [
