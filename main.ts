@@ -9,7 +9,6 @@ import { type Clock, systemClock } from "./runtime/core/clock.ts";
 import { errorMessage, ExitCode, Interruption, RunError, ValidationError } from "./runtime/core/errors.ts";
 import { createLogger, type LogLevel } from "./runtime/core/log.ts";
 import { redactorOf } from "./runtime/core/redact.ts";
-import { processSecrets } from "./runtime/session/secrets.ts";
 import { didYouMean } from "./runtime/core/suggest.ts";
 import { VERSION, versionLine } from "./runtime/core/version.ts";
 import { retryLine } from "./runtime/store/retry_notice.ts";
@@ -140,10 +139,12 @@ export async function main(argv: string[], env: Record<string, string>): Promise
       const sub = rest[firstWord(rest)];
       return await help(name === "sessions" && sub !== undefined ? [name, sub] : [name], true);
     }
-    // Loaded only now, so `--version` and `--help` do not pay for SQLite.
-    const [{ hostName, storeLocation }, { openStore }, command] = await Promise.all([
+    // Loaded only now, so `--version` and `--help` do not pay for SQLite, nor for the providers' registry
+    // that the secrets' names come from.
+    const [{ hostName, storeLocation }, { openStore }, { processSecrets }, command] = await Promise.all([
       import("./commands/_cli.ts"),
       import("./runtime/store/open.ts"),
+      import("./runtime/session/secrets.ts"),
       load(),
     ]);
     const home = homeOf(argv, env);

@@ -1,0 +1,89 @@
+/**
+ * The modules on the start-up paths that bench/startup_bench.ts measures against a bare `deno run` (see
+ * docs/architecture.md, Start-up): what `hermes --version` and `hermes sessions list` evaluate before they
+ * print is the static import graph of a few entry modules, read here from `deno info --json`. None of it may
+ * reach an npm package (zod, ajv, yaml, the SDKs) or a `node:` module other than `node:sqlite` (Deno's Node
+ * layer, `node:crypto` among it, costs ms at each first use); `sessions list` reads the store with one
+ * read-only connection, not through the full store's modules.
+ */
+import assert from "node:assert/strict";
+import { ROOT } from "../_testing/cli.ts";
+
+interface InfoModule {
+  specifier: string;
+  dependencies?: { code?: { specifier: string }; isDynamic?: boolean }[];
+}
+
+/** Each module's static imports of code (neither `import()` nor `import type`), by specifier. */
+async function staticGraph(): Promise<Map<string, string[]>> {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", "main.ts"],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(code, 0, new TextDecoder().decode(stderr));
+  const { modules } = JSON.parse(new TextDecoder().decode(stdout)) as { modules: InfoModule[] };
+  return new Map(modules.map((m) => [
+    m.specifier,
+    (m.dependencies ?? []).flatMap((d) => d.code && !d.isDynamic ? [d.code.specifier] : []),
+  ]));
+}
+
+/** Everything the entry modules (paths from the root) evaluate before their first line runs. */
+function closure(graph: Map<string, string[]>, entries: string[]): string[] {
+  const seen = new Set<string>();
+  const visit = (specifier: string) => {
+    if (seen.has(specifier)) return;
+    seen.add(specifier);
+    for (const next of graph.get(specifier) ?? []) visit(next);
+  };
+  for (const entry of entries) {
+    const specifier = new URL(entry, `file://${ROOT}/`).href;
+    assert.ok(graph.has(specifier), `${entry} is not in the program's module graph`);
+    visit(specifier);
+  }
+  return [...seen].map((s) => s.startsWith(`file://${ROOT}/`) ? s.slice(`file://${ROOT}/`.length) : s).sort();
+}
+
+/** The modules of a path that it must not load: npm packages, Deno's Node layer, the full store. */
+function heavy(modules: string[], allowed: string[] = []): string[] {
+  return modules.filter((m) =>
+    !allowed.includes(m) &&
+    (m.startsWith("npm:") || m.includes("/npm/") || m.startsWith("node:") ||
+      m === "runtime/store/sqlite/sqlite_store.ts" || m === "runtime/store/retry.ts")
+  );
+}
+
+const graph = await staticGraph();
+
+Deno.test("start-up path: --version evaluates main.ts's static imports only, none of them heavy", () => {
+  const modules = closure(graph, ["main.ts"]);
+  assert.deepEqual(heavy(modules), []);
+  // The secrets' names come from the providers' registry: loaded with the command, not for --version.
+  assert.deepEqual(modules.filter((m) => m.startsWith("runtime/providers/")), []);
+});
+
+Deno.test("start-up path: sessions list loads node:sqlite and the lister, not the store, npm or node:crypto", () => {
+  // What main.ts imports for every command (its Promise.all), the sessions dispatcher and its list.
+  const modules = closure(graph, [
+    "main.ts",
+    "commands/_cli.ts",
+    "runtime/store/open.ts",
+    "runtime/session/secrets.ts",
+    "commands/sessions.ts",
+    "commands/sessions/list.ts",
+  ]);
+  assert.ok(modules.includes("runtime/store/sqlite/lister.ts"), modules.join("\n"));
+  assert.deepEqual(heavy(modules, ["node:sqlite"]), []);
+});
+
+Deno.test("start-up path: the guard sees the heavy modules a path does reach", () => {
+  // json_schema.ts is ajv's door (an npm package); the full SQLite store reaches node:crypto.
+  const ajv = heavy(closure(graph, ["runtime/config/json_schema.ts"]));
+  assert.ok(ajv.some((m) => m.includes("ajv")), ajv.join("\n"));
+  const store = heavy(closure(graph, ["runtime/store/sqlite/sqlite_store.ts"]), ["node:sqlite"]);
+  assert.ok(store.includes("runtime/store/sqlite/sqlite_store.ts"), store.join("\n"));
+  // A dynamic import is not followed: the dispatcher does not load its subcommands.
+  assert.ok(!closure(graph, ["commands/sessions.ts"]).includes("commands/sessions/list.ts"));
+});
