@@ -72,11 +72,11 @@ Deno.test("validate refuses what run or daemon would, each with file:line:col an
 });
 
 Deno.test({
-  name: "run refuses the same before any model call; the valid neighbour runs",
+  name: "run refuses the same (before any model call, but output.schema); the valid neighbour runs",
   ignore: withoutSandbox,
 }, async () => {
   const dir = await fixture();
-  for (const name of ["schema.yaml", "noscript.yaml", "plugin.yaml", "escape.yaml", "escape_template.yaml"]) {
+  for (const name of ["noscript.yaml", "plugin.yaml", "escape.yaml", "escape_template.yaml"]) {
     const { code, stderr } = await hermes(["run", `bad/${name}`, "--output", "json"], {
       cwd: dir,
       home: dir,
@@ -88,6 +88,11 @@ Deno.test({
   }
   const sessions = await hermes(["sessions", "list", "--json"], { cwd: dir, home: dir });
   assert.deepEqual(JSON.parse(sessions.stdout), [], "no session was started: no model call");
+  // output.schema is compiled while the model works on the first request: the run stops there, exit 2.
+  const schema = await hermes(["run", "bad/schema.yaml", "--output", "json"], { cwd: dir, home: dir });
+  assert.equal(schema.code, 2, schema.stderr);
+  assert.match(schema.stderr, REFUSED["schema.yaml"]!.error);
+  assert.equal(JSON.parse(schema.stdout).terminal_reason, "invalid_input");
   const ok = await hermes(["run", "ok.yaml", "--output", "json"], { cwd: dir, home: dir });
   assert.equal(ok.code, 0, ok.stderr);
   assert.deepEqual(JSON.parse(await Deno.readTextFile(`${dir}/out/report.md`)), { ok: true });
