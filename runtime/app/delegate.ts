@@ -25,6 +25,8 @@ export interface AgentRun {
   status: RunResult["status"];
   usage: Usage;
   cost_usd: number | null;
+  /** The task's own worktree (the agent's `workspace: {isolation: worktree}`). */
+  workspace?: NonNullable<RunResult["workspace"]>;
 }
 
 /** Where a run stands in a tree of delegations: the root's caps, and how deep this run is. */
@@ -166,7 +168,14 @@ export function delegation(options: DelegateOptions): Delegation {
       }
       const total = result ? totalOf(result) : { usage: ZERO, cost_usd: 0 };
       const status = result?.status ?? "failed";
-      runs.push({ name, session_id: id, status, usage: total.usage, cost_usd: total.cost_usd });
+      runs.push({
+        name,
+        session_id: id,
+        status,
+        usage: total.usage,
+        cost_usd: total.cost_usd,
+        ...(result?.workspace ? { workspace: result.workspace } : {}),
+      });
       options.emit({
         type: "agent.end",
         agent: name,
@@ -180,16 +189,17 @@ export function delegation(options: DelegateOptions): Delegation {
       if (!result) {
         return { status: "error", content: `error: agent "${name}" could not run: ${errorMessage(crash)}` };
       }
+      const where = worktreeNote(result.workspace);
       if (result.status === "success") {
         return {
           status: "ok",
-          content: result.output !== null ? JSON.stringify(result.output) : result.final,
+          content: (result.output !== null ? JSON.stringify(result.output) : result.final) + where,
         };
       }
       return {
         status: "error",
         content: `error: agent "${name}" (session ${id}) ended ${result.status} (${result.terminal_reason})` +
-          (result.error ? `: ${result.error}` : "") + (result.final ? `\n${result.final}` : ""),
+          (result.error ? `: ${result.error}` : "") + (result.final ? `\n${result.final}` : "") + where,
       };
     },
   };
@@ -197,11 +207,25 @@ export function delegation(options: DelegateOptions): Delegation {
 }
 
 /**
+ * Where a task with a worktree of its own left its work, for the model that delegated it (which merges or
+ * reviews it): after the answer, so a structured answer stays the first line's JSON.
+ */
+function worktreeNote(workspace: RunResult["workspace"]): string {
+  if (!workspace) return "";
+  const kept = workspace.kept ? `worktree ${workspace.path}` : "no worktree kept";
+  return `\n\n[the agent worked on branch ${workspace.branch} (${kept}): ${workspace.commits.length} ` +
+    `commit(s) since ${workspace.base.slice(0, 12)}, changed files: ${
+      workspace.changed_files.join(", ") || "none"
+    }]`;
+}
+
+/**
  * A child's job: the parent's, with the agent's prompt, limits and tools. Its tools are the parent's own
  * entries (so the parent's rules for them), only those the agent names; plugins stay (their hooks bind the
  * child as they bind the parent), MCP servers only when the agent takes all the parent's tools. What
  * belongs to the parent's run alone (prompt, steps, output, schedule, notifications, recording, its own
- * worktree) is left out: the child works in the parent's directory, which the parent's run already holds.
+ * worktree) is left out: the child works in the parent's directory, which the parent's run already holds,
+ * unless the agent has a worktree of its own (made from that directory's checkout).
  */
 export function childJob(parent: ResolvedJob, name: string, agent: AgentEntry): ResolvedJob {
   const {
@@ -231,7 +255,8 @@ export function childJob(parent: ResolvedJob, name: string, agent: AgentEntry): 
     ...(picked && Object.keys(picked).length ? { tools: picked } : {}),
     ...(agent.tools === undefined && mcp_servers ? { mcp_servers } : {}),
     limits: childLimits(agent.limits, limits),
-    workspace: { shared: true },
+    // The task's own worktree, or the parent's directory, whose writer lock the parent's run holds already.
+    workspace: agent.workspace?.isolation === "worktree" ? agent.workspace : { shared: true },
   };
   return { ...parent, spec };
 }

@@ -277,6 +277,26 @@ export const LimitsConfig = z.strictObject({
 });
 
 /** One subagent the model may hand a task to with the delegate tool (docs/agents.md). */
+export const WorkspaceConfig = z.strictObject({
+  isolation: z.enum(["none", "worktree"]).describe(
+    "worktree: the run works in a new git worktree on its own branch, and only it is writable; none " +
+      "(default): in the job's own checkout",
+  ).optional(),
+  base: z.string().min(1).describe("The commit, branch or tag the worktree starts from (default HEAD)")
+    .optional(),
+  branch: z.string().min(1).describe(
+    "The new branch's name; {{ session_id }} is replaced by the session's id (default hermes/{{ session_id }})",
+  ).optional(),
+  keep: z.enum(["always", "on_change", "never"]).describe(
+    "When the run ends: keep the worktree always, only when it has commits or changed files (on_change, " +
+      "default), or never (the branch stays when it has commits)",
+  ).optional(),
+  shared: z.boolean().describe(
+    "Without isolation: let this run write the checkout while another session writes it too (default false: " +
+      "the second run exits 2, workspace_busy)",
+  ).optional(),
+});
+
 export const AgentEntry = z.strictObject({
   description: z.string().min(1).describe("What the agent is for: shown to the model in the delegate tool"),
   system: z.string().describe("The agent's system prompt").optional(),
@@ -290,6 +310,10 @@ export const AgentEntry = z.strictObject({
     timeout: Duration.describe("Wall time per delegated task").optional(),
     max_tokens: z.number().int().positive().describe("Most tokens per delegated task").optional(),
   }).describe("Limits of each delegated task (the parent's timeout and cancel bound it too)").optional(),
+  workspace: WorkspaceConfig.pick({ isolation: true, base: true, branch: true, keep: true }).describe(
+    "isolation: worktree gives each task a git worktree of its own on its own branch, made from the job's " +
+      "checkout (or the run's worktree), so tasks editing at once do not collide; default: the job's directory",
+  ).optional(),
 });
 
 export const MicroCompactionConfig = z.strictObject({
@@ -564,25 +588,6 @@ export const InstructionsConfig = z.strictObject({
 });
 
 /** `workspace:` where the run works on its repository (docs/workspaces.md). */
-export const WorkspaceConfig = z.strictObject({
-  isolation: z.enum(["none", "worktree"]).describe(
-    "worktree: the run works in a new git worktree on its own branch, and only it is writable; none " +
-      "(default): in the job's own checkout",
-  ).optional(),
-  base: z.string().min(1).describe("The commit, branch or tag the worktree starts from (default HEAD)")
-    .optional(),
-  branch: z.string().min(1).describe(
-    "The new branch's name; {{ session_id }} is replaced by the session's id (default hermes/{{ session_id }})",
-  ).optional(),
-  keep: z.enum(["always", "on_change", "never"]).describe(
-    "When the run ends: keep the worktree always, only when it has commits or changed files (on_change, " +
-      "default), or never (the branch stays when it has commits)",
-  ).optional(),
-  shared: z.boolean().describe(
-    "Without isolation: let this run write the checkout while another session writes it too (default false: " +
-      "the second run exits 2, workspace_busy)",
-  ).optional(),
-});
 
 const JOB_MODEL = "The model and its provider";
 const USER_MODEL = "Default model";

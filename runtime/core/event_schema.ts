@@ -18,6 +18,19 @@ const toolCall = z.strictObject({
 });
 
 /** Token counts of a model call, or summed over a run. */
+const worktreeReport = z.strictObject({
+  path: z.string().describe("The worktree the run worked in (gone when it was removed at the end)"),
+  branch: z.string().describe("Its branch"),
+  base: z.string().describe("The commit it started from"),
+  commits: z.array(z.string()).describe("The commits on the branch since base, oldest first"),
+  changed_files: z.array(z.string()).describe(
+    "Files that differ from base (committed or not, untracked included), relative to the worktree",
+  ),
+  kept: z.boolean().describe(
+    "Whether the worktree is still there (keep: always, or on_change with changes)",
+  ),
+});
+
 const usage = z.strictObject({
   prompt_tokens: count,
   completion_tokens: count,
@@ -66,18 +79,9 @@ export const runResultFields = z.strictObject({
   instructions: z.array(z.string()).describe(
     "The AGENTS.md files in the session's system prompt, repository root first (present when there were any)",
   ).exactOptional(),
-  workspace: z.strictObject({
-    path: z.string().describe("The worktree the run worked in (gone when it was removed at the end)"),
-    branch: z.string().describe("Its branch"),
-    base: z.string().describe("The commit it started from"),
-    commits: z.array(z.string()).describe("The commits on the branch since base, oldest first"),
-    changed_files: z.array(z.string()).describe(
-      "Files that differ from base (committed or not, untracked included), relative to the worktree",
-    ),
-    kept: z.boolean().describe(
-      "Whether the worktree is still there (keep: always, or on_change with changes)",
-    ),
-  }).describe("Present when the run worked in its own git worktree (workspace.isolation: worktree)")
+  workspace: worktreeReport.describe(
+    "Present when the run worked in its own git worktree (workspace.isolation: worktree)",
+  )
     .exactOptional(),
   agents: z.array(z.strictObject({
     name: z.string().describe("The agent's name (agents: in the job)"),
@@ -87,6 +91,9 @@ export const runResultFields = z.strictObject({
     cost_usd: costUsd.describe(
       "What the child and its own children cost (USD); null when any price is unknown",
     ),
+    workspace: worktreeReport.describe(
+      "Present when the agent works in its own git worktree (agents.NAME.workspace.isolation: worktree)",
+    ).exactOptional(),
   })).describe(
     "The tasks this run delegated (the delegate tool), in the order they started; present when any",
   )

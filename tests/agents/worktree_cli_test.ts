@@ -7,6 +7,8 @@
 import assert from "node:assert/strict";
 import { hermes, spawnHermes, tempDir, writeFiles } from "../_testing/cli.ts";
 import { withoutSandbox } from "../_testing/sandbox.ts";
+import { type ChatRequestBody, startOpenAIServer, textOf } from "../_testing/openai_server.ts";
+import type { ScriptEntry } from "../../runtime/providers/script.ts";
 
 async function git(dir: string, ...args: string[]): Promise<string> {
   const output = await new Deno.Command("git", {
@@ -389,6 +391,89 @@ Deno.test({
       const result = events.at(-1)!;
       assert.deepEqual((result.workspace as { changed_files: string[] }).changed_files, ["inside.txt"]);
     } finally {
+      await Deno.remove(dir, { recursive: true });
+      await Deno.remove(home, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "worktree: agents with workspace isolation: worktree — two tasks committing at once each on its own branch",
+  ignore: withoutSandbox,
+  async fn() {
+    const userOf = (body: ChatRequestBody) => textOf(body.messages?.find((m) => m.role === "user")?.content);
+    const tools = (body: ChatRequestBody) => (body.messages ?? []).filter((m) => m.role === "tool");
+    const server = await startOpenAIServer({
+      respond: (body): ScriptEntry => {
+        const task = userOf(body);
+        if (task.startsWith("task")) {
+          return tools(body).length === 0
+            ? { tool_calls: [{ name: "shell", arguments: { command: EDIT } }] }
+            : { content: `${task} edited` };
+        }
+        return tools(body).length === 0
+          ? {
+            tool_calls: [1, 2].map((n) => ({
+              id: `call_${n}`,
+              name: "delegate",
+              arguments: { agent: "editor", prompt: `task ${n}` },
+            })),
+          }
+          : { content: tools(body).map((m) => textOf(m.content)).join("\n---\n") };
+      },
+    });
+    const dir = Deno.realPathSync(await tempDir("hermes-worktree-"));
+    const home = await tempDir();
+    try {
+      await writeFiles(dir, {
+        "job.yaml": `name: edit
+model: { provider: openai, name: m }
+prompt: edit the notes
+tools: { shell: { allow: ["*"], sandbox: { write: [.] } } }
+agents:
+  editor:
+    description: Edits the notes
+    workspace: { isolation: worktree }
+`,
+        "notes.txt": "first line\n",
+      });
+      await git(dir, "init", "-q", "-b", "main");
+      await git(dir, "config", "user.email", "test@example.com");
+      await git(dir, "config", "user.name", "Test");
+      await git(dir, "add", ".");
+      await git(dir, "commit", "-qm", "start");
+      const head = (await git(dir, "rev-parse", "HEAD")).trim();
+      const run = await hermes(["run", "job.yaml", "--output", "json"], {
+        cwd: dir,
+        home,
+        env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, HOME: home },
+      });
+      assert.equal(run.code, 0, run.stderr);
+      const result = JSON.parse(run.stdout);
+      assert.equal(result.workspace, undefined, "the run itself works in the checkout");
+      assert.equal(result.agents.length, 2);
+      const branches = new Set<string>();
+      for (const agent of result.agents) {
+        const ws = agent.workspace;
+        assert.equal(agent.status, "success");
+        assert.equal(ws.branch, `hermes/${agent.session_id}`);
+        assert.equal(ws.base, head);
+        assert.equal(ws.commits.length, 1, JSON.stringify(ws));
+        assert.deepEqual(ws.changed_files, ["notes.txt"]);
+        assert.ok(ws.path.startsWith(`${Deno.realPathSync(home)}/worktrees/`), ws.path);
+        assert.match(await git(dir, "show", `${ws.branch}:notes.txt`), /^first line\n\d+\n$/);
+        // The delegating model is told where the task's work is.
+        assert.ok(result.final.includes(`worked on branch ${ws.branch}`), result.final);
+        branches.add(ws.branch);
+      }
+      assert.equal(branches.size, 2);
+      // The checkout the run works in: same commit, same file, nothing staged or changed.
+      assert.equal((await git(dir, "rev-parse", "HEAD")).trim(), head);
+      assert.equal(await Deno.readTextFile(`${dir}/notes.txt`), "first line\n");
+      assert.equal(await git(dir, "status", "--porcelain"), "");
+    } finally {
+      await server.close();
       await Deno.remove(dir, { recursive: true });
       await Deno.remove(home, { recursive: true });
     }

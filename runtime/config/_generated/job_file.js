@@ -5,9 +5,9 @@
 // Budget: `hermes run JOB.yaml` spawn to first model request (bench/startup_bench.ts): a valid file is checked by
 //   plain functions instead of importing zod and building its schemas, which took about twice a bare `deno run`
 //   hello-world.
-// Inputs: sha256:c915d3e23ac0288b02e59b0c5153e06992fa61fc914aef442bad2b07c0bb9ebe
+// Inputs: sha256:36389e6ee69bce78521594332aaf530fce42a029c5e450232af1ccf564e69928
 "use strict";
-const schema31 = {"type":"object","properties":{"$schema":{"type":"string"},"name":{"type":"string","pattern":"^[a-z0-9._-]+$"},"description":{"type":"string"},"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","azure","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"fallback":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false},"text_tool_calls":{"type":"boolean"},"api":{"type":"string","enum":["chat","responses","auto"]},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"api_version":{"type":"string","minLength":1},"script":{"type":"string","minLength":1}},"additionalProperties":false},"system":{"type":"string"},"inputs":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_-]*$"},"additionalProperties":{"type":"object","properties":{"type":{"type":"string","enum":["string","number","boolean"]},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"additionalProperties":false}},"env":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":["string","number","boolean"]}},"labels":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9_][A-Za-z0-9_.\\-]*$"},"additionalProperties":{"type":["string","number","boolean"]}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"prompt":{"type":"string"},"steps":{"type":"array","items":{"type":"string","minLength":1}},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"approval":{"type":"object","properties":{"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"url":{"type":"string","format":"uri"},"api":{"type":"boolean","const":true},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false,"not":{}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0},"max_concurrent_agents":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_agent_depth":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"agents":{"type":"object","propertyNames":{"type":"string","pattern":"^[a-z0-9_-]+$"},"additionalProperties":{"type":"object","properties":{"description":{"type":"string","minLength":1},"system":{"type":"string"},"model":{"type":"string","minLength":1},"tools":{"type":"array","items":{"type":"string","enum":["shell","read_file","write_file","list_dir","http_fetch"]}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false}},"required":["description"],"additionalProperties":false}},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"schedule":{"type":"object","properties":{"cron":{"type":"string","minLength":1},"timezone":{"type":"string","minLength":1},"catch_up":{"type":"string","enum":["one","none"]},"on_crash":{"type":"string","enum":["skip","rerun"]},"overlap":{"type":"string","enum":["skip","queue","cancel_previous"]},"max_cost_usd_per_day":{"type":"number","exclusiveMinimum":0}},"required":["cron"],"additionalProperties":false},"notify":{"type":"array","items":{"type":"object","properties":{"url":{"type":"string","format":"uri"},"secret_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"on":{"type":"array","items":{"type":"string","enum":["success","failed","limit","interrupted","cancelled","crashed"]}}},"additionalProperties":false,"not":{}}},"triggers":{"type":"object","properties":{"webhook":{"type":"object","properties":{"secret_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"signature":{"type":"string","enum":["github","hmac-sha256"]},"events":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"inputs":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_-]*$"},"additionalProperties":{"type":"string"}}},"required":["secret_env"],"additionalProperties":false}},"additionalProperties":false},"on_crash":{"type":"string","enum":["skip","rerun"]},"concurrency":{"type":"object","properties":{"group":{"type":"string","minLength":1},"limit":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"cancel_in_progress":{"type":"boolean"}},"required":["group"],"additionalProperties":false},"output":{"type":"object","properties":{"format":{"type":"string","enum":["text","json","stream-json"]},"file":{"type":"string","minLength":1},"schema":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}}},"additionalProperties":false},"store":{"type":"object","properties":{"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"instructions":{"type":"object","properties":{"agents_md":{"type":"boolean"},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"skills":{"type":"boolean"}},"additionalProperties":false},"skills":{"type":"array","items":{"type":"string","minLength":1}},"workspace":{"type":"object","properties":{"isolation":{"type":"string","enum":["none","worktree"]},"base":{"type":"string","minLength":1},"branch":{"type":"string","minLength":1},"keep":{"type":"string","enum":["always","on_change","never"]},"shared":{"type":"boolean"}},"additionalProperties":false},"record":{"type":"string","minLength":1}},"required":["name"],"additionalProperties":false,"$id":"job_file"};
+const schema31 = {"type":"object","properties":{"$schema":{"type":"string"},"name":{"type":"string","pattern":"^[a-z0-9._-]+$"},"description":{"type":"string"},"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","azure","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"fallback":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false},"text_tool_calls":{"type":"boolean"},"api":{"type":"string","enum":["chat","responses","auto"]},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"api_version":{"type":"string","minLength":1},"script":{"type":"string","minLength":1}},"additionalProperties":false},"system":{"type":"string"},"inputs":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_-]*$"},"additionalProperties":{"type":"object","properties":{"type":{"type":"string","enum":["string","number","boolean"]},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"additionalProperties":false}},"env":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":["string","number","boolean"]}},"labels":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9_][A-Za-z0-9_.\\-]*$"},"additionalProperties":{"type":["string","number","boolean"]}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"prompt":{"type":"string"},"steps":{"type":"array","items":{"type":"string","minLength":1}},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"approval":{"type":"object","properties":{"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"url":{"type":"string","format":"uri"},"api":{"type":"boolean","const":true},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false,"not":{}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0},"max_concurrent_agents":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_agent_depth":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"agents":{"type":"object","propertyNames":{"type":"string","pattern":"^[a-z0-9_-]+$"},"additionalProperties":{"type":"object","properties":{"description":{"type":"string","minLength":1},"system":{"type":"string"},"model":{"type":"string","minLength":1},"tools":{"type":"array","items":{"type":"string","enum":["shell","read_file","write_file","list_dir","http_fetch"]}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"workspace":{"type":"object","properties":{"isolation":{"type":"string","enum":["none","worktree"]},"base":{"type":"string","minLength":1},"branch":{"type":"string","minLength":1},"keep":{"type":"string","enum":["always","on_change","never"]}},"additionalProperties":false}},"required":["description"],"additionalProperties":false}},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"schedule":{"type":"object","properties":{"cron":{"type":"string","minLength":1},"timezone":{"type":"string","minLength":1},"catch_up":{"type":"string","enum":["one","none"]},"on_crash":{"type":"string","enum":["skip","rerun"]},"overlap":{"type":"string","enum":["skip","queue","cancel_previous"]},"max_cost_usd_per_day":{"type":"number","exclusiveMinimum":0}},"required":["cron"],"additionalProperties":false},"notify":{"type":"array","items":{"type":"object","properties":{"url":{"type":"string","format":"uri"},"secret_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"on":{"type":"array","items":{"type":"string","enum":["success","failed","limit","interrupted","cancelled","crashed"]}}},"additionalProperties":false,"not":{}}},"triggers":{"type":"object","properties":{"webhook":{"type":"object","properties":{"secret_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"signature":{"type":"string","enum":["github","hmac-sha256"]},"events":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"inputs":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_-]*$"},"additionalProperties":{"type":"string"}}},"required":["secret_env"],"additionalProperties":false}},"additionalProperties":false},"on_crash":{"type":"string","enum":["skip","rerun"]},"concurrency":{"type":"object","properties":{"group":{"type":"string","minLength":1},"limit":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"cancel_in_progress":{"type":"boolean"}},"required":["group"],"additionalProperties":false},"output":{"type":"object","properties":{"format":{"type":"string","enum":["text","json","stream-json"]},"file":{"type":"string","minLength":1},"schema":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}}},"additionalProperties":false},"store":{"type":"object","properties":{"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"instructions":{"type":"object","properties":{"agents_md":{"type":"boolean"},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"skills":{"type":"boolean"}},"additionalProperties":false},"skills":{"type":"array","items":{"type":"string","minLength":1}},"workspace":{"type":"object","properties":{"isolation":{"type":"string","enum":["none","worktree"]},"base":{"type":"string","minLength":1},"branch":{"type":"string","minLength":1},"keep":{"type":"string","enum":["always","on_change","never"]},"shared":{"type":"boolean"}},"additionalProperties":false},"record":{"type":"string","minLength":1}},"required":["name"],"additionalProperties":false,"$id":"job_file"};
 const func1 = Object.prototype.hasOwnProperty;
 const pattern4 = new RegExp("^[a-z0-9._-]+$", "");
 const pattern5 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "");
@@ -5400,7 +5400,7 @@ return false;
 else {
 const _errs469 = errors;
 for(const key37 in data163){
-if(!(((((key37 === "description") || (key37 === "system")) || (key37 === "model")) || (key37 === "tools")) || (key37 === "limits"))){
+if(!((((((key37 === "description") || (key37 === "system")) || (key37 === "model")) || (key37 === "tools")) || (key37 === "limits")) || (key37 === "workspace"))){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/agents/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -5598,6 +5598,112 @@ var valid91 = _errs480 === errors;
 else {
 var valid91 = true;
 }
+if(valid91){
+if(data163.workspace !== undefined){
+let data173 = data163.workspace;
+const _errs489 = errors;
+if(errors === _errs489){
+if(data173 && typeof data173 == "object" && !Array.isArray(data173)){
+const _errs491 = errors;
+for(const key39 in data173){
+if(!((((key39 === "isolation") || (key39 === "base")) || (key39 === "branch")) || (key39 === "keep"))){
+validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs491 === errors){
+if(data173.isolation !== undefined){
+let data174 = data173.isolation;
+const _errs492 = errors;
+if(typeof data174 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace/isolation",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data174 === "none") || (data174 === "worktree"))){
+validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace/isolation",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema31.properties.agents.additionalProperties.properties.workspace.properties.isolation.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid94 = _errs492 === errors;
+}
+else {
+var valid94 = true;
+}
+if(valid94){
+if(data173.base !== undefined){
+let data175 = data173.base;
+const _errs494 = errors;
+if(errors === _errs494){
+if(typeof data175 === "string"){
+if(data175.length < 1){
+validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace/base",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/properties/base/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace/base",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/properties/base/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid94 = _errs494 === errors;
+}
+else {
+var valid94 = true;
+}
+if(valid94){
+if(data173.branch !== undefined){
+let data176 = data173.branch;
+const _errs496 = errors;
+if(errors === _errs496){
+if(typeof data176 === "string"){
+if(data176.length < 1){
+validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace/branch",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/properties/branch/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace/branch",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/properties/branch/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid94 = _errs496 === errors;
+}
+else {
+var valid94 = true;
+}
+if(valid94){
+if(data173.keep !== undefined){
+let data177 = data173.keep;
+const _errs498 = errors;
+if(typeof data177 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace/keep",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/properties/keep/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data177 === "always") || (data177 === "on_change")) || (data177 === "never"))){
+validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace/keep",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/properties/keep/enum",keyword:"enum",params:{allowedValues: schema31.properties.agents.additionalProperties.properties.workspace.properties.keep.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid94 = _errs498 === errors;
+}
+else {
+var valid94 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid91 = _errs489 === errors;
+}
+else {
+var valid91 = true;
+}
+}
 }
 }
 }
@@ -5629,42 +5735,42 @@ var valid0 = true;
 }
 if(valid0){
 if(data.compaction !== undefined){
-let data173 = data.compaction;
-const _errs489 = errors;
-if(errors === _errs489){
-if(data173 && typeof data173 == "object" && !Array.isArray(data173)){
-const _errs491 = errors;
-for(const key39 in data173){
-if(!(func1.call(schema31.properties.compaction.properties, key39))){
-validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties"}];
+let data178 = data.compaction;
+const _errs500 = errors;
+if(errors === _errs500){
+if(data178 && typeof data178 == "object" && !Array.isArray(data178)){
+const _errs502 = errors;
+for(const key40 in data178){
+if(!(func1.call(schema31.properties.compaction.properties, key40))){
+validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs491 === errors){
-if(data173.enabled !== undefined){
-const _errs492 = errors;
-if(typeof data173.enabled !== "boolean"){
+if(_errs502 === errors){
+if(data178.enabled !== undefined){
+const _errs503 = errors;
+if(typeof data178.enabled !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/enabled",schemaPath:"#/properties/compaction/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid94 = _errs492 === errors;
+var valid95 = _errs503 === errors;
 }
 else {
-var valid94 = true;
+var valid95 = true;
 }
-if(valid94){
-if(data173.threshold !== undefined){
-let data175 = data173.threshold;
-const _errs494 = errors;
-if(errors === _errs494){
-if((typeof data175 == "number") && (isFinite(data175))){
-if(data175 > 1 || isNaN(data175)){
+if(valid95){
+if(data178.threshold !== undefined){
+let data180 = data178.threshold;
+const _errs505 = errors;
+if(errors === _errs505){
+if((typeof data180 == "number") && (isFinite(data180))){
+if(data180 > 1 || isNaN(data180)){
 validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data175 <= 0 || isNaN(data175)){
+if(data180 <= 0 || isNaN(data180)){
 validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5675,23 +5781,23 @@ validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPa
 return false;
 }
 }
-var valid94 = _errs494 === errors;
+var valid95 = _errs505 === errors;
 }
 else {
-var valid94 = true;
+var valid95 = true;
 }
-if(valid94){
-if(data173.low_water !== undefined){
-let data176 = data173.low_water;
-const _errs496 = errors;
-if(errors === _errs496){
-if((typeof data176 == "number") && (isFinite(data176))){
-if(data176 > 1 || isNaN(data176)){
+if(valid95){
+if(data178.low_water !== undefined){
+let data181 = data178.low_water;
+const _errs507 = errors;
+if(errors === _errs507){
+if((typeof data181 == "number") && (isFinite(data181))){
+if(data181 > 1 || isNaN(data181)){
 validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data176 <= 0 || isNaN(data176)){
+if(data181 <= 0 || isNaN(data181)){
 validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5702,77 +5808,77 @@ validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPa
 return false;
 }
 }
-var valid94 = _errs496 === errors;
+var valid95 = _errs507 === errors;
 }
 else {
-var valid94 = true;
+var valid95 = true;
 }
-if(valid94){
-if(data173.protect_first !== undefined){
-let data177 = data173.protect_first;
-const _errs498 = errors;
-if(!(((typeof data177 == "number") && (!(data177 % 1) && !isNaN(data177))) && (isFinite(data177)))){
+if(valid95){
+if(data178.protect_first !== undefined){
+let data182 = data178.protect_first;
+const _errs509 = errors;
+if(!(((typeof data182 == "number") && (!(data182 % 1) && !isNaN(data182))) && (isFinite(data182)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs498){
-if((typeof data177 == "number") && (isFinite(data177))){
-if(data177 > 9007199254740991 || isNaN(data177)){
+if(errors === _errs509){
+if((typeof data182 == "number") && (isFinite(data182))){
+if(data182 > 9007199254740991 || isNaN(data182)){
 validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data177 < 0 || isNaN(data177)){
+if(data182 < 0 || isNaN(data182)){
 validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 }
-var valid94 = _errs498 === errors;
+var valid95 = _errs509 === errors;
 }
 else {
-var valid94 = true;
+var valid95 = true;
 }
-if(valid94){
-if(data173.protect_last !== undefined){
-let data178 = data173.protect_last;
-const _errs500 = errors;
-if(!(((typeof data178 == "number") && (!(data178 % 1) && !isNaN(data178))) && (isFinite(data178)))){
+if(valid95){
+if(data178.protect_last !== undefined){
+let data183 = data178.protect_last;
+const _errs511 = errors;
+if(!(((typeof data183 == "number") && (!(data183 % 1) && !isNaN(data183))) && (isFinite(data183)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs500){
-if((typeof data178 == "number") && (isFinite(data178))){
-if(data178 > 9007199254740991 || isNaN(data178)){
+if(errors === _errs511){
+if((typeof data183 == "number") && (isFinite(data183))){
+if(data183 > 9007199254740991 || isNaN(data183)){
 validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data178 < 1 || isNaN(data178)){
+if(data183 < 1 || isNaN(data183)){
 validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid94 = _errs500 === errors;
+var valid95 = _errs511 === errors;
 }
 else {
-var valid94 = true;
+var valid95 = true;
 }
-if(valid94){
-if(data173.tail_budget !== undefined){
-let data179 = data173.tail_budget;
-const _errs502 = errors;
-if(errors === _errs502){
-if((typeof data179 == "number") && (isFinite(data179))){
-if(data179 > 1 || isNaN(data179)){
+if(valid95){
+if(data178.tail_budget !== undefined){
+let data184 = data178.tail_budget;
+const _errs513 = errors;
+if(errors === _errs513){
+if((typeof data184 == "number") && (isFinite(data184))){
+if(data184 > 1 || isNaN(data184)){
 validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data179 <= 0 || isNaN(data179)){
+if(data184 <= 0 || isNaN(data184)){
 validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5783,23 +5889,23 @@ validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schema
 return false;
 }
 }
-var valid94 = _errs502 === errors;
+var valid95 = _errs513 === errors;
 }
 else {
-var valid94 = true;
+var valid95 = true;
 }
-if(valid94){
-if(data173.max_tool_result !== undefined){
-let data180 = data173.max_tool_result;
-const _errs504 = errors;
-if(errors === _errs504){
-if((typeof data180 == "number") && (isFinite(data180))){
-if(data180 > 1 || isNaN(data180)){
+if(valid95){
+if(data178.max_tool_result !== undefined){
+let data185 = data178.max_tool_result;
+const _errs515 = errors;
+if(errors === _errs515){
+if((typeof data185 == "number") && (isFinite(data185))){
+if(data185 > 1 || isNaN(data185)){
 validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data180 <= 0 || isNaN(data180)){
+if(data185 <= 0 || isNaN(data185)){
 validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5810,76 +5916,76 @@ validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",sc
 return false;
 }
 }
-var valid94 = _errs504 === errors;
+var valid95 = _errs515 === errors;
 }
 else {
-var valid94 = true;
+var valid95 = true;
 }
-if(valid94){
-if(data173.prune_min !== undefined){
-let data181 = data173.prune_min;
-const _errs506 = errors;
-if(!(((typeof data181 == "number") && (!(data181 % 1) && !isNaN(data181))) && (isFinite(data181)))){
+if(valid95){
+if(data178.prune_min !== undefined){
+let data186 = data178.prune_min;
+const _errs517 = errors;
+if(!(((typeof data186 == "number") && (!(data186 % 1) && !isNaN(data186))) && (isFinite(data186)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs506){
-if((typeof data181 == "number") && (isFinite(data181))){
-if(data181 > 9007199254740991 || isNaN(data181)){
+if(errors === _errs517){
+if((typeof data186 == "number") && (isFinite(data186))){
+if(data186 > 9007199254740991 || isNaN(data186)){
 validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data181 < 1 || isNaN(data181)){
+if(data186 < 1 || isNaN(data186)){
 validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid94 = _errs506 === errors;
-}
-else {
-var valid94 = true;
-}
-if(valid94){
-if(data173.micro !== undefined){
-let data182 = data173.micro;
-const _errs508 = errors;
-if(errors === _errs508){
-if(data182 && typeof data182 == "object" && !Array.isArray(data182)){
-const _errs510 = errors;
-for(const key40 in data182){
-if(!(((key40 === "enabled") || (key40 === "threshold")) || (key40 === "payback"))){
-validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"#/properties/compaction/properties/micro/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs510 === errors){
-if(data182.enabled !== undefined){
-const _errs511 = errors;
-if(typeof data182.enabled !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/compaction/micro/enabled",schemaPath:"#/properties/compaction/properties/micro/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid95 = _errs511 === errors;
+var valid95 = _errs517 === errors;
 }
 else {
 var valid95 = true;
 }
 if(valid95){
-if(data182.threshold !== undefined){
-let data184 = data182.threshold;
-const _errs513 = errors;
-if(errors === _errs513){
-if((typeof data184 == "number") && (isFinite(data184))){
-if(data184 > 1 || isNaN(data184)){
+if(data178.micro !== undefined){
+let data187 = data178.micro;
+const _errs519 = errors;
+if(errors === _errs519){
+if(data187 && typeof data187 == "object" && !Array.isArray(data187)){
+const _errs521 = errors;
+for(const key41 in data187){
+if(!(((key41 === "enabled") || (key41 === "threshold")) || (key41 === "payback"))){
+validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"#/properties/compaction/properties/micro/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key41},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs521 === errors){
+if(data187.enabled !== undefined){
+const _errs522 = errors;
+if(typeof data187.enabled !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/compaction/micro/enabled",schemaPath:"#/properties/compaction/properties/micro/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid96 = _errs522 === errors;
+}
+else {
+var valid96 = true;
+}
+if(valid96){
+if(data187.threshold !== undefined){
+let data189 = data187.threshold;
+const _errs524 = errors;
+if(errors === _errs524){
+if((typeof data189 == "number") && (isFinite(data189))){
+if(data189 > 1 || isNaN(data189)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data184 <= 0 || isNaN(data184)){
+if(data189 <= 0 || isNaN(data189)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5890,37 +5996,37 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",sc
 return false;
 }
 }
-var valid95 = _errs513 === errors;
+var valid96 = _errs524 === errors;
 }
 else {
-var valid95 = true;
+var valid96 = true;
 }
-if(valid95){
-if(data182.payback !== undefined){
-let data185 = data182.payback;
-const _errs515 = errors;
-if(!(((typeof data185 == "number") && (!(data185 % 1) && !isNaN(data185))) && (isFinite(data185)))){
+if(valid96){
+if(data187.payback !== undefined){
+let data190 = data187.payback;
+const _errs526 = errors;
+if(!(((typeof data190 == "number") && (!(data190 % 1) && !isNaN(data190))) && (isFinite(data190)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs515){
-if((typeof data185 == "number") && (isFinite(data185))){
-if(data185 > 9007199254740991 || isNaN(data185)){
+if(errors === _errs526){
+if((typeof data190 == "number") && (isFinite(data190))){
+if(data190 > 9007199254740991 || isNaN(data190)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data185 <= 0 || isNaN(data185)){
+if(data190 <= 0 || isNaN(data190)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid95 = _errs515 === errors;
+var valid96 = _errs526 === errors;
 }
 else {
-var valid95 = true;
+var valid96 = true;
 }
 }
 }
@@ -5931,18 +6037,18 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"
 return false;
 }
 }
-var valid94 = _errs508 === errors;
+var valid95 = _errs519 === errors;
 }
 else {
-var valid94 = true;
+var valid95 = true;
 }
-if(valid94){
-if(data173.summary_model !== undefined){
-let data186 = data173.summary_model;
-const _errs517 = errors;
-if(errors === _errs517){
-if(typeof data186 === "string"){
-if(data186.length < 1){
+if(valid95){
+if(data178.summary_model !== undefined){
+let data191 = data178.summary_model;
+const _errs528 = errors;
+if(errors === _errs528){
+if(typeof data191 === "string"){
+if(data191.length < 1){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",schemaPath:"#/properties/compaction/properties/summary_model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5952,57 +6058,57 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",sche
 return false;
 }
 }
-var valid94 = _errs517 === errors;
+var valid95 = _errs528 === errors;
 }
 else {
-var valid94 = true;
+var valid95 = true;
 }
-if(valid94){
-if(data173.summary_context_window !== undefined){
-let data187 = data173.summary_context_window;
-const _errs519 = errors;
-if(!(((typeof data187 == "number") && (!(data187 % 1) && !isNaN(data187))) && (isFinite(data187)))){
+if(valid95){
+if(data178.summary_context_window !== undefined){
+let data192 = data178.summary_context_window;
+const _errs530 = errors;
+if(!(((typeof data192 == "number") && (!(data192 % 1) && !isNaN(data192))) && (isFinite(data192)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs519){
-if((typeof data187 == "number") && (isFinite(data187))){
-if(data187 > 9007199254740991 || isNaN(data187)){
+if(errors === _errs530){
+if((typeof data192 == "number") && (isFinite(data192))){
+if(data192 > 9007199254740991 || isNaN(data192)){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data187 <= 0 || isNaN(data187)){
+if(data192 <= 0 || isNaN(data192)){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid94 = _errs519 === errors;
+var valid95 = _errs530 === errors;
 }
 else {
-var valid94 = true;
+var valid95 = true;
 }
-if(valid94){
-if(data173.prune_tool_results !== undefined){
-const _errs521 = errors;
-if(typeof data173.prune_tool_results !== "boolean"){
+if(valid95){
+if(data178.prune_tool_results !== undefined){
+const _errs532 = errors;
+if(typeof data178.prune_tool_results !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/prune_tool_results",schemaPath:"#/properties/compaction/properties/prune_tool_results/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid94 = _errs521 === errors;
+var valid95 = _errs532 === errors;
 }
 else {
-var valid94 = true;
+var valid95 = true;
 }
-if(valid94){
-if(data173.summary_timeout !== undefined){
-let data189 = data173.summary_timeout;
-const _errs523 = errors;
-if(errors === _errs523){
-if(typeof data189 === "string"){
-if(!pattern6.test(data189)){
+if(valid95){
+if(data178.summary_timeout !== undefined){
+let data194 = data178.summary_timeout;
+const _errs534 = errors;
+if(errors === _errs534){
+if(typeof data194 === "string"){
+if(!pattern6.test(data194)){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",schemaPath:"#/properties/compaction/properties/summary_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -6012,10 +6118,10 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",sc
 return false;
 }
 }
-var valid94 = _errs523 === errors;
+var valid95 = _errs534 === errors;
 }
 else {
-var valid94 = true;
+var valid95 = true;
 }
 }
 }
@@ -6036,140 +6142,21 @@ validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs489 === errors;
+var valid0 = _errs500 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.loops !== undefined){
-let data190 = data.loops;
-const _errs525 = errors;
-if(errors === _errs525){
-if(data190 && typeof data190 == "object" && !Array.isArray(data190)){
-const _errs527 = errors;
-for(const key41 in data190){
-if(!((((key41 === "min_interval") || (key41 === "max_ticks")) || (key41 === "self_paced_floor")) || (key41 === "self_paced_ceiling"))){
-validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/properties/loops/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key41},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs527 === errors){
-if(data190.min_interval !== undefined){
-let data191 = data190.min_interval;
-const _errs528 = errors;
-if(errors === _errs528){
-if(typeof data191 === "string"){
-if(!pattern6.test(data191)){
-validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath:"#/properties/loops/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath:"#/properties/loops/properties/min_interval/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid96 = _errs528 === errors;
-}
-else {
-var valid96 = true;
-}
-if(valid96){
-if(data190.max_ticks !== undefined){
-let data192 = data190.max_ticks;
-const _errs530 = errors;
-if(!(((typeof data192 == "number") && (!(data192 % 1) && !isNaN(data192))) && (isFinite(data192)))){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs530){
-if((typeof data192 == "number") && (isFinite(data192))){
-if(data192 > 9007199254740991 || isNaN(data192)){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data192 <= 0 || isNaN(data192)){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
-var valid96 = _errs530 === errors;
-}
-else {
-var valid96 = true;
-}
-if(valid96){
-if(data190.self_paced_floor !== undefined){
-let data193 = data190.self_paced_floor;
-const _errs532 = errors;
-if(errors === _errs532){
-if(typeof data193 === "string"){
-if(!pattern6.test(data193)){
-validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schemaPath:"#/properties/loops/properties/self_paced_floor/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schemaPath:"#/properties/loops/properties/self_paced_floor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid96 = _errs532 === errors;
-}
-else {
-var valid96 = true;
-}
-if(valid96){
-if(data190.self_paced_ceiling !== undefined){
-let data194 = data190.self_paced_ceiling;
-const _errs534 = errors;
-if(errors === _errs534){
-if(typeof data194 === "string"){
-if(!pattern6.test(data194)){
-validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",schemaPath:"#/properties/loops/properties/self_paced_ceiling/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",schemaPath:"#/properties/loops/properties/self_paced_ceiling/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid96 = _errs534 === errors;
-}
-else {
-var valid96 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/properties/loops/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs525 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.heartbeat !== undefined){
-let data195 = data.heartbeat;
+let data195 = data.loops;
 const _errs536 = errors;
 if(errors === _errs536){
 if(data195 && typeof data195 == "object" && !Array.isArray(data195)){
 const _errs538 = errors;
 for(const key42 in data195){
-if(!(key42 === "min_interval")){
-validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/properties/heartbeat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key42},message:"must NOT have additional properties"}];
+if(!((((key42 === "min_interval") || (key42 === "max_ticks")) || (key42 === "self_paced_floor")) || (key42 === "self_paced_ceiling"))){
+validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/properties/loops/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key42},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6181,6 +6168,125 @@ const _errs539 = errors;
 if(errors === _errs539){
 if(typeof data196 === "string"){
 if(!pattern6.test(data196)){
+validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath:"#/properties/loops/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath:"#/properties/loops/properties/min_interval/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid97 = _errs539 === errors;
+}
+else {
+var valid97 = true;
+}
+if(valid97){
+if(data195.max_ticks !== undefined){
+let data197 = data195.max_ticks;
+const _errs541 = errors;
+if(!(((typeof data197 == "number") && (!(data197 % 1) && !isNaN(data197))) && (isFinite(data197)))){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs541){
+if((typeof data197 == "number") && (isFinite(data197))){
+if(data197 > 9007199254740991 || isNaN(data197)){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data197 <= 0 || isNaN(data197)){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+}
+var valid97 = _errs541 === errors;
+}
+else {
+var valid97 = true;
+}
+if(valid97){
+if(data195.self_paced_floor !== undefined){
+let data198 = data195.self_paced_floor;
+const _errs543 = errors;
+if(errors === _errs543){
+if(typeof data198 === "string"){
+if(!pattern6.test(data198)){
+validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schemaPath:"#/properties/loops/properties/self_paced_floor/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schemaPath:"#/properties/loops/properties/self_paced_floor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid97 = _errs543 === errors;
+}
+else {
+var valid97 = true;
+}
+if(valid97){
+if(data195.self_paced_ceiling !== undefined){
+let data199 = data195.self_paced_ceiling;
+const _errs545 = errors;
+if(errors === _errs545){
+if(typeof data199 === "string"){
+if(!pattern6.test(data199)){
+validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",schemaPath:"#/properties/loops/properties/self_paced_ceiling/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",schemaPath:"#/properties/loops/properties/self_paced_ceiling/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid97 = _errs545 === errors;
+}
+else {
+var valid97 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/properties/loops/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs536 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.heartbeat !== undefined){
+let data200 = data.heartbeat;
+const _errs547 = errors;
+if(errors === _errs547){
+if(data200 && typeof data200 == "object" && !Array.isArray(data200)){
+const _errs549 = errors;
+for(const key43 in data200){
+if(!(key43 === "min_interval")){
+validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/properties/heartbeat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key43},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs549 === errors){
+if(data200.min_interval !== undefined){
+let data201 = data200.min_interval;
+const _errs550 = errors;
+if(errors === _errs550){
+if(typeof data201 === "string"){
+if(!pattern6.test(data201)){
 validate20.errors = [{instancePath:instancePath+"/heartbeat/min_interval",schemaPath:"#/properties/heartbeat/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -6198,38 +6304,38 @@ validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs536 === errors;
+var valid0 = _errs547 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.schedule !== undefined){
-let data197 = data.schedule;
-const _errs541 = errors;
-if(errors === _errs541){
-if(data197 && typeof data197 == "object" && !Array.isArray(data197)){
+let data202 = data.schedule;
+const _errs552 = errors;
+if(errors === _errs552){
+if(data202 && typeof data202 == "object" && !Array.isArray(data202)){
 let missing5;
-if((data197.cron === undefined) && (missing5 = "cron")){
+if((data202.cron === undefined) && (missing5 = "cron")){
 validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"}];
 return false;
 }
 else {
-const _errs543 = errors;
-for(const key43 in data197){
-if(!((((((key43 === "cron") || (key43 === "timezone")) || (key43 === "catch_up")) || (key43 === "on_crash")) || (key43 === "overlap")) || (key43 === "max_cost_usd_per_day"))){
-validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key43},message:"must NOT have additional properties"}];
+const _errs554 = errors;
+for(const key44 in data202){
+if(!((((((key44 === "cron") || (key44 === "timezone")) || (key44 === "catch_up")) || (key44 === "on_crash")) || (key44 === "overlap")) || (key44 === "max_cost_usd_per_day"))){
+validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key44},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs543 === errors){
-if(data197.cron !== undefined){
-let data198 = data197.cron;
-const _errs544 = errors;
-if(errors === _errs544){
-if(typeof data198 === "string"){
-if(data198.length < 1){
+if(_errs554 === errors){
+if(data202.cron !== undefined){
+let data203 = data202.cron;
+const _errs555 = errors;
+if(errors === _errs555){
+if(typeof data203 === "string"){
+if(data203.length < 1){
 validate20.errors = [{instancePath:instancePath+"/schedule/cron",schemaPath:"#/properties/schedule/properties/cron/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6239,18 +6345,18 @@ validate20.errors = [{instancePath:instancePath+"/schedule/cron",schemaPath:"#/p
 return false;
 }
 }
-var valid98 = _errs544 === errors;
+var valid99 = _errs555 === errors;
 }
 else {
-var valid98 = true;
+var valid99 = true;
 }
-if(valid98){
-if(data197.timezone !== undefined){
-let data199 = data197.timezone;
-const _errs546 = errors;
-if(errors === _errs546){
-if(typeof data199 === "string"){
-if(data199.length < 1){
+if(valid99){
+if(data202.timezone !== undefined){
+let data204 = data202.timezone;
+const _errs557 = errors;
+if(errors === _errs557){
+if(typeof data204 === "string"){
+if(data204.length < 1){
 validate20.errors = [{instancePath:instancePath+"/schedule/timezone",schemaPath:"#/properties/schedule/properties/timezone/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6260,69 +6366,69 @@ validate20.errors = [{instancePath:instancePath+"/schedule/timezone",schemaPath:
 return false;
 }
 }
-var valid98 = _errs546 === errors;
+var valid99 = _errs557 === errors;
 }
 else {
-var valid98 = true;
+var valid99 = true;
 }
-if(valid98){
-if(data197.catch_up !== undefined){
-let data200 = data197.catch_up;
-const _errs548 = errors;
-if(typeof data200 !== "string"){
+if(valid99){
+if(data202.catch_up !== undefined){
+let data205 = data202.catch_up;
+const _errs559 = errors;
+if(typeof data205 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data200 === "one") || (data200 === "none"))){
+if(!((data205 === "one") || (data205 === "none"))){
 validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.catch_up.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid98 = _errs548 === errors;
+var valid99 = _errs559 === errors;
 }
 else {
-var valid98 = true;
+var valid99 = true;
 }
-if(valid98){
-if(data197.on_crash !== undefined){
-let data201 = data197.on_crash;
-const _errs550 = errors;
-if(typeof data201 !== "string"){
+if(valid99){
+if(data202.on_crash !== undefined){
+let data206 = data202.on_crash;
+const _errs561 = errors;
+if(typeof data206 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data201 === "skip") || (data201 === "rerun"))){
+if(!((data206 === "skip") || (data206 === "rerun"))){
 validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.on_crash.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid98 = _errs550 === errors;
+var valid99 = _errs561 === errors;
 }
 else {
-var valid98 = true;
+var valid99 = true;
 }
-if(valid98){
-if(data197.overlap !== undefined){
-let data202 = data197.overlap;
-const _errs552 = errors;
-if(typeof data202 !== "string"){
+if(valid99){
+if(data202.overlap !== undefined){
+let data207 = data202.overlap;
+const _errs563 = errors;
+if(typeof data207 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data202 === "skip") || (data202 === "queue")) || (data202 === "cancel_previous"))){
+if(!(((data207 === "skip") || (data207 === "queue")) || (data207 === "cancel_previous"))){
 validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.overlap.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid98 = _errs552 === errors;
+var valid99 = _errs563 === errors;
 }
 else {
-var valid98 = true;
+var valid99 = true;
 }
-if(valid98){
-if(data197.max_cost_usd_per_day !== undefined){
-let data203 = data197.max_cost_usd_per_day;
-const _errs554 = errors;
-if(errors === _errs554){
-if((typeof data203 == "number") && (isFinite(data203))){
-if(data203 <= 0 || isNaN(data203)){
+if(valid99){
+if(data202.max_cost_usd_per_day !== undefined){
+let data208 = data202.max_cost_usd_per_day;
+const _errs565 = errors;
+if(errors === _errs565){
+if((typeof data208 == "number") && (isFinite(data208))){
+if(data208 <= 0 || isNaN(data208)){
 validate20.errors = [{instancePath:instancePath+"/schedule/max_cost_usd_per_day",schemaPath:"#/properties/schedule/properties/max_cost_usd_per_day/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -6332,10 +6438,10 @@ validate20.errors = [{instancePath:instancePath+"/schedule/max_cost_usd_per_day"
 return false;
 }
 }
-var valid98 = _errs554 === errors;
+var valid99 = _errs565 === errors;
 }
 else {
-var valid98 = true;
+var valid99 = true;
 }
 }
 }
@@ -6350,42 +6456,42 @@ validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs541 === errors;
+var valid0 = _errs552 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.notify !== undefined){
-let data204 = data.notify;
-const _errs556 = errors;
-if(errors === _errs556){
-if(Array.isArray(data204)){
-var valid99 = true;
-const len32 = data204.length;
+let data209 = data.notify;
+const _errs567 = errors;
+if(errors === _errs567){
+if(Array.isArray(data209)){
+var valid100 = true;
+const len32 = data209.length;
 for(let i32=0; i32<len32; i32++){
-let data205 = data204[i32];
-const _errs558 = errors;
+let data210 = data209[i32];
+const _errs569 = errors;
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32,schemaPath:"#/properties/notify/items/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-if(errors === _errs558){
-if(data205 && typeof data205 == "object" && !Array.isArray(data205)){
-const _errs561 = errors;
-for(const key44 in data205){
-if(!((((key44 === "url") || (key44 === "secret_env")) || (key44 === "command")) || (key44 === "on"))){
-validate20.errors = [{instancePath:instancePath+"/notify/" + i32,schemaPath:"#/properties/notify/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key44},message:"must NOT have additional properties"}];
+if(errors === _errs569){
+if(data210 && typeof data210 == "object" && !Array.isArray(data210)){
+const _errs572 = errors;
+for(const key45 in data210){
+if(!((((key45 === "url") || (key45 === "secret_env")) || (key45 === "command")) || (key45 === "on"))){
+validate20.errors = [{instancePath:instancePath+"/notify/" + i32,schemaPath:"#/properties/notify/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key45},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs561 === errors){
-if(data205.url !== undefined){
-let data206 = data205.url;
-const _errs562 = errors;
-if(errors === _errs562){
-if(errors === _errs562){
-if(typeof data206 === "string"){
-if(!(formats0(data206))){
+if(_errs572 === errors){
+if(data210.url !== undefined){
+let data211 = data210.url;
+const _errs573 = errors;
+if(errors === _errs573){
+if(errors === _errs573){
+if(typeof data211 === "string"){
+if(!(formats0(data211))){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/url",schemaPath:"#/properties/notify/items/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -6396,18 +6502,18 @@ return false;
 }
 }
 }
-var valid100 = _errs562 === errors;
+var valid101 = _errs573 === errors;
 }
 else {
-var valid100 = true;
+var valid101 = true;
 }
-if(valid100){
-if(data205.secret_env !== undefined){
-let data207 = data205.secret_env;
-const _errs564 = errors;
-if(errors === _errs564){
-if(typeof data207 === "string"){
-if(!pattern5.test(data207)){
+if(valid101){
+if(data210.secret_env !== undefined){
+let data212 = data210.secret_env;
+const _errs575 = errors;
+if(errors === _errs575){
+if(typeof data212 === "string"){
+if(!pattern5.test(data212)){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/secret_env",schemaPath:"#/properties/notify/items/properties/secret_env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
 return false;
 }
@@ -6417,30 +6523,30 @@ validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/secret_env",s
 return false;
 }
 }
-var valid100 = _errs564 === errors;
+var valid101 = _errs575 === errors;
 }
 else {
-var valid100 = true;
+var valid101 = true;
 }
-if(valid100){
-if(data205.command !== undefined){
-let data208 = data205.command;
-const _errs566 = errors;
-if(errors === _errs566){
-if(Array.isArray(data208)){
-if(data208.length < 1){
+if(valid101){
+if(data210.command !== undefined){
+let data213 = data210.command;
+const _errs577 = errors;
+if(errors === _errs577){
+if(Array.isArray(data213)){
+if(data213.length < 1){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/command",schemaPath:"#/properties/notify/items/properties/command/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
-var valid101 = true;
-const len33 = data208.length;
+var valid102 = true;
+const len33 = data213.length;
 for(let i33=0; i33<len33; i33++){
-let data209 = data208[i33];
-const _errs568 = errors;
-if(errors === _errs568){
-if(typeof data209 === "string"){
-if(data209.length < 1){
+let data214 = data213[i33];
+const _errs579 = errors;
+if(errors === _errs579){
+if(typeof data214 === "string"){
+if(data214.length < 1){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/command/" + i33,schemaPath:"#/properties/notify/items/properties/command/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6450,8 +6556,8 @@ validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/command/" + i
 return false;
 }
 }
-var valid101 = _errs568 === errors;
-if(!valid101){
+var valid102 = _errs579 === errors;
+if(!valid102){
 break;
 }
 }
@@ -6462,32 +6568,32 @@ validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/command",sche
 return false;
 }
 }
-var valid100 = _errs566 === errors;
+var valid101 = _errs577 === errors;
 }
 else {
-var valid100 = true;
+var valid101 = true;
 }
-if(valid100){
-if(data205.on !== undefined){
-let data210 = data205.on;
-const _errs570 = errors;
-if(errors === _errs570){
-if(Array.isArray(data210)){
-var valid102 = true;
-const len34 = data210.length;
+if(valid101){
+if(data210.on !== undefined){
+let data215 = data210.on;
+const _errs581 = errors;
+if(errors === _errs581){
+if(Array.isArray(data215)){
+var valid103 = true;
+const len34 = data215.length;
 for(let i34=0; i34<len34; i34++){
-let data211 = data210[i34];
-const _errs572 = errors;
-if(typeof data211 !== "string"){
+let data216 = data215[i34];
+const _errs583 = errors;
+if(typeof data216 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/on/" + i34,schemaPath:"#/properties/notify/items/properties/on/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((((((data211 === "success") || (data211 === "failed")) || (data211 === "limit")) || (data211 === "interrupted")) || (data211 === "cancelled")) || (data211 === "crashed"))){
+if(!((((((data216 === "success") || (data216 === "failed")) || (data216 === "limit")) || (data216 === "interrupted")) || (data216 === "cancelled")) || (data216 === "crashed"))){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/on/" + i34,schemaPath:"#/properties/notify/items/properties/on/items/enum",keyword:"enum",params:{allowedValues: schema31.properties.notify.items.properties.on.items.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid102 = _errs572 === errors;
-if(!valid102){
+var valid103 = _errs583 === errors;
+if(!valid103){
 break;
 }
 }
@@ -6497,10 +6603,10 @@ validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/on",schemaPat
 return false;
 }
 }
-var valid100 = _errs570 === errors;
+var valid101 = _errs581 === errors;
 }
 else {
-var valid100 = true;
+var valid101 = true;
 }
 }
 }
@@ -6512,8 +6618,8 @@ validate20.errors = [{instancePath:instancePath+"/notify/" + i32,schemaPath:"#/p
 return false;
 }
 }
-var valid99 = _errs558 === errors;
-if(!valid99){
+var valid100 = _errs569 === errors;
+if(!valid100){
 break;
 }
 }
@@ -6523,52 +6629,52 @@ validate20.errors = [{instancePath:instancePath+"/notify",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs556 === errors;
+var valid0 = _errs567 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.triggers !== undefined){
-let data212 = data.triggers;
-const _errs574 = errors;
-if(errors === _errs574){
-if(data212 && typeof data212 == "object" && !Array.isArray(data212)){
-const _errs576 = errors;
-for(const key45 in data212){
-if(!(key45 === "webhook")){
-validate20.errors = [{instancePath:instancePath+"/triggers",schemaPath:"#/properties/triggers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key45},message:"must NOT have additional properties"}];
+let data217 = data.triggers;
+const _errs585 = errors;
+if(errors === _errs585){
+if(data217 && typeof data217 == "object" && !Array.isArray(data217)){
+const _errs587 = errors;
+for(const key46 in data217){
+if(!(key46 === "webhook")){
+validate20.errors = [{instancePath:instancePath+"/triggers",schemaPath:"#/properties/triggers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key46},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs576 === errors){
-if(data212.webhook !== undefined){
-let data213 = data212.webhook;
-const _errs577 = errors;
-if(errors === _errs577){
-if(data213 && typeof data213 == "object" && !Array.isArray(data213)){
+if(_errs587 === errors){
+if(data217.webhook !== undefined){
+let data218 = data217.webhook;
+const _errs588 = errors;
+if(errors === _errs588){
+if(data218 && typeof data218 == "object" && !Array.isArray(data218)){
 let missing6;
-if((data213.secret_env === undefined) && (missing6 = "secret_env")){
+if((data218.secret_env === undefined) && (missing6 = "secret_env")){
 validate20.errors = [{instancePath:instancePath+"/triggers/webhook",schemaPath:"#/properties/triggers/properties/webhook/required",keyword:"required",params:{missingProperty: missing6},message:"must have required property '"+missing6+"'"}];
 return false;
 }
 else {
-const _errs579 = errors;
-for(const key46 in data213){
-if(!((((key46 === "secret_env") || (key46 === "signature")) || (key46 === "events")) || (key46 === "inputs"))){
-validate20.errors = [{instancePath:instancePath+"/triggers/webhook",schemaPath:"#/properties/triggers/properties/webhook/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key46},message:"must NOT have additional properties"}];
+const _errs590 = errors;
+for(const key47 in data218){
+if(!((((key47 === "secret_env") || (key47 === "signature")) || (key47 === "events")) || (key47 === "inputs"))){
+validate20.errors = [{instancePath:instancePath+"/triggers/webhook",schemaPath:"#/properties/triggers/properties/webhook/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key47},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs579 === errors){
-if(data213.secret_env !== undefined){
-let data214 = data213.secret_env;
-const _errs580 = errors;
-if(errors === _errs580){
-if(typeof data214 === "string"){
-if(!pattern5.test(data214)){
+if(_errs590 === errors){
+if(data218.secret_env !== undefined){
+let data219 = data218.secret_env;
+const _errs591 = errors;
+if(errors === _errs591){
+if(typeof data219 === "string"){
+if(!pattern5.test(data219)){
 validate20.errors = [{instancePath:instancePath+"/triggers/webhook/secret_env",schemaPath:"#/properties/triggers/properties/webhook/properties/secret_env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
 return false;
 }
@@ -6578,47 +6684,47 @@ validate20.errors = [{instancePath:instancePath+"/triggers/webhook/secret_env",s
 return false;
 }
 }
-var valid104 = _errs580 === errors;
+var valid105 = _errs591 === errors;
 }
 else {
-var valid104 = true;
+var valid105 = true;
 }
-if(valid104){
-if(data213.signature !== undefined){
-let data215 = data213.signature;
-const _errs582 = errors;
-if(typeof data215 !== "string"){
+if(valid105){
+if(data218.signature !== undefined){
+let data220 = data218.signature;
+const _errs593 = errors;
+if(typeof data220 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/triggers/webhook/signature",schemaPath:"#/properties/triggers/properties/webhook/properties/signature/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data215 === "github") || (data215 === "hmac-sha256"))){
+if(!((data220 === "github") || (data220 === "hmac-sha256"))){
 validate20.errors = [{instancePath:instancePath+"/triggers/webhook/signature",schemaPath:"#/properties/triggers/properties/webhook/properties/signature/enum",keyword:"enum",params:{allowedValues: schema31.properties.triggers.properties.webhook.properties.signature.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid104 = _errs582 === errors;
+var valid105 = _errs593 === errors;
 }
 else {
-var valid104 = true;
+var valid105 = true;
 }
-if(valid104){
-if(data213.events !== undefined){
-let data216 = data213.events;
-const _errs584 = errors;
-if(errors === _errs584){
-if(Array.isArray(data216)){
-if(data216.length < 1){
+if(valid105){
+if(data218.events !== undefined){
+let data221 = data218.events;
+const _errs595 = errors;
+if(errors === _errs595){
+if(Array.isArray(data221)){
+if(data221.length < 1){
 validate20.errors = [{instancePath:instancePath+"/triggers/webhook/events",schemaPath:"#/properties/triggers/properties/webhook/properties/events/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
-var valid105 = true;
-const len35 = data216.length;
+var valid106 = true;
+const len35 = data221.length;
 for(let i35=0; i35<len35; i35++){
-let data217 = data216[i35];
-const _errs586 = errors;
-if(errors === _errs586){
-if(typeof data217 === "string"){
-if(data217.length < 1){
+let data222 = data221[i35];
+const _errs597 = errors;
+if(errors === _errs597){
+if(typeof data222 === "string"){
+if(data222.length < 1){
 validate20.errors = [{instancePath:instancePath+"/triggers/webhook/events/" + i35,schemaPath:"#/properties/triggers/properties/webhook/properties/events/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6628,8 +6734,8 @@ validate20.errors = [{instancePath:instancePath+"/triggers/webhook/events/" + i3
 return false;
 }
 }
-var valid105 = _errs586 === errors;
-if(!valid105){
+var valid106 = _errs597 === errors;
+if(!valid106){
 break;
 }
 }
@@ -6640,23 +6746,23 @@ validate20.errors = [{instancePath:instancePath+"/triggers/webhook/events",schem
 return false;
 }
 }
-var valid104 = _errs584 === errors;
+var valid105 = _errs595 === errors;
 }
 else {
-var valid104 = true;
+var valid105 = true;
 }
-if(valid104){
-if(data213.inputs !== undefined){
-let data218 = data213.inputs;
-const _errs588 = errors;
-if(errors === _errs588){
-if(data218 && typeof data218 == "object" && !Array.isArray(data218)){
-for(const key47 in data218){
-const _errs590 = errors;
-if(errors === _errs590){
-if(typeof key47 === "string"){
-if(!pattern8.test(key47)){
-const err168 = {instancePath:instancePath+"/triggers/webhook/inputs",schemaPath:"#/properties/triggers/properties/webhook/properties/inputs/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_-]*$"+"\"",propertyName:key47};
+if(valid105){
+if(data218.inputs !== undefined){
+let data223 = data218.inputs;
+const _errs599 = errors;
+if(errors === _errs599){
+if(data223 && typeof data223 == "object" && !Array.isArray(data223)){
+for(const key48 in data223){
+const _errs601 = errors;
+if(errors === _errs601){
+if(typeof key48 === "string"){
+if(!pattern8.test(key48)){
+const err168 = {instancePath:instancePath+"/triggers/webhook/inputs",schemaPath:"#/properties/triggers/properties/webhook/properties/inputs/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_-]*$"+"\"",propertyName:key48};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -6667,7 +6773,7 @@ errors++;
 }
 }
 else {
-const err169 = {instancePath:instancePath+"/triggers/webhook/inputs",schemaPath:"#/properties/triggers/properties/webhook/properties/inputs/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key47};
+const err169 = {instancePath:instancePath+"/triggers/webhook/inputs",schemaPath:"#/properties/triggers/properties/webhook/properties/inputs/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key48};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -6677,9 +6783,9 @@ vErrors.push(err169);
 errors++;
 }
 }
-var valid106 = _errs590 === errors;
-if(!valid106){
-const err170 = {instancePath:instancePath+"/triggers/webhook/inputs",schemaPath:"#/properties/triggers/properties/webhook/properties/inputs/propertyNames",keyword:"propertyNames",params:{propertyName: key47},message:"property name must be valid"};
+var valid107 = _errs601 === errors;
+if(!valid107){
+const err170 = {instancePath:instancePath+"/triggers/webhook/inputs",schemaPath:"#/properties/triggers/properties/webhook/properties/inputs/propertyNames",keyword:"propertyNames",params:{propertyName: key48},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -6692,15 +6798,15 @@ return false;
 break;
 }
 }
-if(valid106){
-for(const key48 in data218){
-const _errs593 = errors;
-if(typeof data218[key48] !== "string"){
-validate20.errors = [{instancePath:instancePath+"/triggers/webhook/inputs/" + key48.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/triggers/properties/webhook/properties/inputs/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(valid107){
+for(const key49 in data223){
+const _errs604 = errors;
+if(typeof data223[key49] !== "string"){
+validate20.errors = [{instancePath:instancePath+"/triggers/webhook/inputs/" + key49.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/triggers/properties/webhook/properties/inputs/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid107 = _errs593 === errors;
-if(!valid107){
+var valid108 = _errs604 === errors;
+if(!valid108){
 break;
 }
 }
@@ -6711,10 +6817,10 @@ validate20.errors = [{instancePath:instancePath+"/triggers/webhook/inputs",schem
 return false;
 }
 }
-var valid104 = _errs588 === errors;
+var valid105 = _errs599 === errors;
 }
 else {
-var valid104 = true;
+var valid105 = true;
 }
 }
 }
@@ -6735,55 +6841,55 @@ validate20.errors = [{instancePath:instancePath+"/triggers",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs574 === errors;
+var valid0 = _errs585 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.on_crash !== undefined){
-let data220 = data.on_crash;
-const _errs595 = errors;
-if(typeof data220 !== "string"){
+let data225 = data.on_crash;
+const _errs606 = errors;
+if(typeof data225 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/on_crash",schemaPath:"#/properties/on_crash/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data220 === "skip") || (data220 === "rerun"))){
+if(!((data225 === "skip") || (data225 === "rerun"))){
 validate20.errors = [{instancePath:instancePath+"/on_crash",schemaPath:"#/properties/on_crash/enum",keyword:"enum",params:{allowedValues: schema31.properties.on_crash.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid0 = _errs595 === errors;
+var valid0 = _errs606 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.concurrency !== undefined){
-let data221 = data.concurrency;
-const _errs597 = errors;
-if(errors === _errs597){
-if(data221 && typeof data221 == "object" && !Array.isArray(data221)){
+let data226 = data.concurrency;
+const _errs608 = errors;
+if(errors === _errs608){
+if(data226 && typeof data226 == "object" && !Array.isArray(data226)){
 let missing7;
-if((data221.group === undefined) && (missing7 = "group")){
+if((data226.group === undefined) && (missing7 = "group")){
 validate20.errors = [{instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/required",keyword:"required",params:{missingProperty: missing7},message:"must have required property '"+missing7+"'"}];
 return false;
 }
 else {
-const _errs599 = errors;
-for(const key49 in data221){
-if(!(((key49 === "group") || (key49 === "limit")) || (key49 === "cancel_in_progress"))){
-validate20.errors = [{instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key49},message:"must NOT have additional properties"}];
+const _errs610 = errors;
+for(const key50 in data226){
+if(!(((key50 === "group") || (key50 === "limit")) || (key50 === "cancel_in_progress"))){
+validate20.errors = [{instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key50},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs599 === errors){
-if(data221.group !== undefined){
-let data222 = data221.group;
-const _errs600 = errors;
-if(errors === _errs600){
-if(typeof data222 === "string"){
-if(data222.length < 1){
+if(_errs610 === errors){
+if(data226.group !== undefined){
+let data227 = data226.group;
+const _errs611 = errors;
+if(errors === _errs611){
+if(typeof data227 === "string"){
+if(data227.length < 1){
 validate20.errors = [{instancePath:instancePath+"/concurrency/group",schemaPath:"#/properties/concurrency/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6793,49 +6899,49 @@ validate20.errors = [{instancePath:instancePath+"/concurrency/group",schemaPath:
 return false;
 }
 }
-var valid108 = _errs600 === errors;
+var valid109 = _errs611 === errors;
 }
 else {
-var valid108 = true;
+var valid109 = true;
 }
-if(valid108){
-if(data221.limit !== undefined){
-let data223 = data221.limit;
-const _errs602 = errors;
-if(!(((typeof data223 == "number") && (!(data223 % 1) && !isNaN(data223))) && (isFinite(data223)))){
+if(valid109){
+if(data226.limit !== undefined){
+let data228 = data226.limit;
+const _errs613 = errors;
+if(!(((typeof data228 == "number") && (!(data228 % 1) && !isNaN(data228))) && (isFinite(data228)))){
 validate20.errors = [{instancePath:instancePath+"/concurrency/limit",schemaPath:"#/properties/concurrency/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs602){
-if((typeof data223 == "number") && (isFinite(data223))){
-if(data223 > 9007199254740991 || isNaN(data223)){
+if(errors === _errs613){
+if((typeof data228 == "number") && (isFinite(data228))){
+if(data228 > 9007199254740991 || isNaN(data228)){
 validate20.errors = [{instancePath:instancePath+"/concurrency/limit",schemaPath:"#/properties/concurrency/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data223 <= 0 || isNaN(data223)){
+if(data228 <= 0 || isNaN(data228)){
 validate20.errors = [{instancePath:instancePath+"/concurrency/limit",schemaPath:"#/properties/concurrency/properties/limit/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid108 = _errs602 === errors;
+var valid109 = _errs613 === errors;
 }
 else {
-var valid108 = true;
+var valid109 = true;
 }
-if(valid108){
-if(data221.cancel_in_progress !== undefined){
-const _errs604 = errors;
-if(typeof data221.cancel_in_progress !== "boolean"){
+if(valid109){
+if(data226.cancel_in_progress !== undefined){
+const _errs615 = errors;
+if(typeof data226.cancel_in_progress !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/concurrency/cancel_in_progress",schemaPath:"#/properties/concurrency/properties/cancel_in_progress/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid108 = _errs604 === errors;
+var valid109 = _errs615 === errors;
 }
 else {
-var valid108 = true;
+var valid109 = true;
 }
 }
 }
@@ -6847,49 +6953,49 @@ validate20.errors = [{instancePath:instancePath+"/concurrency",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs597 === errors;
+var valid0 = _errs608 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.output !== undefined){
-let data225 = data.output;
-const _errs606 = errors;
-if(errors === _errs606){
-if(data225 && typeof data225 == "object" && !Array.isArray(data225)){
-const _errs608 = errors;
-for(const key50 in data225){
-if(!(((key50 === "format") || (key50 === "file")) || (key50 === "schema"))){
-validate20.errors = [{instancePath:instancePath+"/output",schemaPath:"#/properties/output/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key50},message:"must NOT have additional properties"}];
+let data230 = data.output;
+const _errs617 = errors;
+if(errors === _errs617){
+if(data230 && typeof data230 == "object" && !Array.isArray(data230)){
+const _errs619 = errors;
+for(const key51 in data230){
+if(!(((key51 === "format") || (key51 === "file")) || (key51 === "schema"))){
+validate20.errors = [{instancePath:instancePath+"/output",schemaPath:"#/properties/output/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key51},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs608 === errors){
-if(data225.format !== undefined){
-let data226 = data225.format;
-const _errs609 = errors;
-if(typeof data226 !== "string"){
+if(_errs619 === errors){
+if(data230.format !== undefined){
+let data231 = data230.format;
+const _errs620 = errors;
+if(typeof data231 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/output/format",schemaPath:"#/properties/output/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data226 === "text") || (data226 === "json")) || (data226 === "stream-json"))){
+if(!(((data231 === "text") || (data231 === "json")) || (data231 === "stream-json"))){
 validate20.errors = [{instancePath:instancePath+"/output/format",schemaPath:"#/properties/output/properties/format/enum",keyword:"enum",params:{allowedValues: schema31.properties.output.properties.format.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid109 = _errs609 === errors;
+var valid110 = _errs620 === errors;
 }
 else {
-var valid109 = true;
+var valid110 = true;
 }
-if(valid109){
-if(data225.file !== undefined){
-let data227 = data225.file;
-const _errs611 = errors;
-if(errors === _errs611){
-if(typeof data227 === "string"){
-if(data227.length < 1){
+if(valid110){
+if(data230.file !== undefined){
+let data232 = data230.file;
+const _errs622 = errors;
+if(errors === _errs622){
+if(typeof data232 === "string"){
+if(data232.length < 1){
 validate20.errors = [{instancePath:instancePath+"/output/file",schemaPath:"#/properties/output/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6899,21 +7005,21 @@ validate20.errors = [{instancePath:instancePath+"/output/file",schemaPath:"#/pro
 return false;
 }
 }
-var valid109 = _errs611 === errors;
+var valid110 = _errs622 === errors;
 }
 else {
-var valid109 = true;
+var valid110 = true;
 }
-if(valid109){
-if(data225.schema !== undefined){
-let data228 = data225.schema;
-const _errs613 = errors;
-if(errors === _errs613){
-if(data228 && typeof data228 == "object" && !Array.isArray(data228)){
-for(const key51 in data228){
-const _errs615 = errors;
-if(typeof key51 !== "string"){
-const err171 = {instancePath:instancePath+"/output/schema",schemaPath:"#/properties/output/properties/schema/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key51};
+if(valid110){
+if(data230.schema !== undefined){
+let data233 = data230.schema;
+const _errs624 = errors;
+if(errors === _errs624){
+if(data233 && typeof data233 == "object" && !Array.isArray(data233)){
+for(const key52 in data233){
+const _errs626 = errors;
+if(typeof key52 !== "string"){
+const err171 = {instancePath:instancePath+"/output/schema",schemaPath:"#/properties/output/properties/schema/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key52};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -6922,9 +7028,9 @@ vErrors.push(err171);
 }
 errors++;
 }
-var valid110 = _errs615 === errors;
-if(!valid110){
-const err172 = {instancePath:instancePath+"/output/schema",schemaPath:"#/properties/output/properties/schema/propertyNames",keyword:"propertyNames",params:{propertyName: key51},message:"property name must be valid"};
+var valid111 = _errs626 === errors;
+if(!valid111){
+const err172 = {instancePath:instancePath+"/output/schema",schemaPath:"#/properties/output/properties/schema/propertyNames",keyword:"propertyNames",params:{propertyName: key52},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -6943,10 +7049,10 @@ validate20.errors = [{instancePath:instancePath+"/output/schema",schemaPath:"#/p
 return false;
 }
 }
-var valid109 = _errs613 === errors;
+var valid110 = _errs624 === errors;
 }
 else {
-var valid109 = true;
+var valid110 = true;
 }
 }
 }
@@ -6957,32 +7063,32 @@ validate20.errors = [{instancePath:instancePath+"/output",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs606 === errors;
+var valid0 = _errs617 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.store !== undefined){
-let data229 = data.store;
-const _errs618 = errors;
-if(errors === _errs618){
-if(data229 && typeof data229 == "object" && !Array.isArray(data229)){
-const _errs620 = errors;
-for(const key52 in data229){
-if(!(key52 === "retry")){
-validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key52},message:"must NOT have additional properties"}];
+let data234 = data.store;
+const _errs629 = errors;
+if(errors === _errs629){
+if(data234 && typeof data234 == "object" && !Array.isArray(data234)){
+const _errs631 = errors;
+for(const key53 in data234){
+if(!(key53 === "retry")){
+validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key53},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs620 === errors){
-if(data229.retry !== undefined){
-let data230 = data229.retry;
-const _errs621 = errors;
-if(errors === _errs621){
-if(typeof data230 === "string"){
-if(!pattern6.test(data230)){
+if(_errs631 === errors){
+if(data234.retry !== undefined){
+let data235 = data234.retry;
+const _errs632 = errors;
+if(errors === _errs632){
+if(typeof data235 === "string"){
+if(!pattern6.test(data235)){
 validate20.errors = [{instancePath:instancePath+"/store/retry",schemaPath:"#/properties/store/properties/retry/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -7000,45 +7106,45 @@ validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs618 === errors;
+var valid0 = _errs629 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.instructions !== undefined){
-let data231 = data.instructions;
-const _errs623 = errors;
-if(errors === _errs623){
-if(data231 && typeof data231 == "object" && !Array.isArray(data231)){
-const _errs625 = errors;
-for(const key53 in data231){
-if(!(((key53 === "agents_md") || (key53 === "max_bytes")) || (key53 === "skills"))){
-validate20.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key53},message:"must NOT have additional properties"}];
+let data236 = data.instructions;
+const _errs634 = errors;
+if(errors === _errs634){
+if(data236 && typeof data236 == "object" && !Array.isArray(data236)){
+const _errs636 = errors;
+for(const key54 in data236){
+if(!(((key54 === "agents_md") || (key54 === "max_bytes")) || (key54 === "skills"))){
+validate20.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key54},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs625 === errors){
-if(data231.agents_md !== undefined){
-const _errs626 = errors;
-if(typeof data231.agents_md !== "boolean"){
+if(_errs636 === errors){
+if(data236.agents_md !== undefined){
+const _errs637 = errors;
+if(typeof data236.agents_md !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/instructions/agents_md",schemaPath:"#/properties/instructions/properties/agents_md/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid112 = _errs626 === errors;
+var valid113 = _errs637 === errors;
 }
 else {
-var valid112 = true;
+var valid113 = true;
 }
-if(valid112){
-if(data231.max_bytes !== undefined){
-let data233 = data231.max_bytes;
-const _errs628 = errors;
-const _errs629 = errors;
-let valid113 = false;
-const _errs630 = errors;
-if(!(((typeof data233 == "number") && (!(data233 % 1) && !isNaN(data233))) && (isFinite(data233)))){
+if(valid113){
+if(data236.max_bytes !== undefined){
+let data238 = data236.max_bytes;
+const _errs639 = errors;
+const _errs640 = errors;
+let valid114 = false;
+const _errs641 = errors;
+if(!(((typeof data238 == "number") && (!(data238 % 1) && !isNaN(data238))) && (isFinite(data238)))){
 const err173 = {instancePath:instancePath+"/instructions/max_bytes",schemaPath:"#/properties/instructions/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err173];
@@ -7048,9 +7154,9 @@ vErrors.push(err173);
 }
 errors++;
 }
-if(errors === _errs630){
-if((typeof data233 == "number") && (isFinite(data233))){
-if(data233 > 9007199254740991 || isNaN(data233)){
+if(errors === _errs641){
+if((typeof data238 == "number") && (isFinite(data238))){
+if(data238 > 9007199254740991 || isNaN(data238)){
 const err174 = {instancePath:instancePath+"/instructions/max_bytes",schemaPath:"#/properties/instructions/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err174];
@@ -7061,7 +7167,7 @@ vErrors.push(err174);
 errors++;
 }
 else {
-if(data233 <= 0 || isNaN(data233)){
+if(data238 <= 0 || isNaN(data238)){
 const err175 = {instancePath:instancePath+"/instructions/max_bytes",schemaPath:"#/properties/instructions/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err175];
@@ -7074,12 +7180,12 @@ errors++;
 }
 }
 }
-var _valid23 = _errs630 === errors;
-valid113 = valid113 || _valid23;
-const _errs632 = errors;
-if(errors === _errs632){
-if(typeof data233 === "string"){
-if(!pattern12.test(data233)){
+var _valid23 = _errs641 === errors;
+valid114 = valid114 || _valid23;
+const _errs643 = errors;
+if(errors === _errs643){
+if(typeof data238 === "string"){
+if(!pattern12.test(data238)){
 const err176 = {instancePath:instancePath+"/instructions/max_bytes",schemaPath:"#/properties/instructions/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err176];
@@ -7101,9 +7207,9 @@ vErrors.push(err177);
 errors++;
 }
 }
-var _valid23 = _errs632 === errors;
-valid113 = valid113 || _valid23;
-if(!valid113){
+var _valid23 = _errs643 === errors;
+valid114 = valid114 || _valid23;
+if(!valid114){
 const err178 = {instancePath:instancePath+"/instructions/max_bytes",schemaPath:"#/properties/instructions/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err178];
@@ -7116,32 +7222,32 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs629;
+errors = _errs640;
 if(vErrors !== null){
-if(_errs629){
-vErrors.length = _errs629;
+if(_errs640){
+vErrors.length = _errs640;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid112 = _errs628 === errors;
+var valid113 = _errs639 === errors;
 }
 else {
-var valid112 = true;
+var valid113 = true;
 }
-if(valid112){
-if(data231.skills !== undefined){
-const _errs634 = errors;
-if(typeof data231.skills !== "boolean"){
+if(valid113){
+if(data236.skills !== undefined){
+const _errs645 = errors;
+if(typeof data236.skills !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/instructions/skills",schemaPath:"#/properties/instructions/properties/skills/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid112 = _errs634 === errors;
+var valid113 = _errs645 === errors;
 }
 else {
-var valid112 = true;
+var valid113 = true;
 }
 }
 }
@@ -7152,25 +7258,25 @@ validate20.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/pr
 return false;
 }
 }
-var valid0 = _errs623 === errors;
+var valid0 = _errs634 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.skills !== undefined){
-let data235 = data.skills;
-const _errs636 = errors;
-if(errors === _errs636){
-if(Array.isArray(data235)){
-var valid114 = true;
-const len36 = data235.length;
+let data240 = data.skills;
+const _errs647 = errors;
+if(errors === _errs647){
+if(Array.isArray(data240)){
+var valid115 = true;
+const len36 = data240.length;
 for(let i36=0; i36<len36; i36++){
-let data236 = data235[i36];
-const _errs638 = errors;
-if(errors === _errs638){
-if(typeof data236 === "string"){
-if(data236.length < 1){
+let data241 = data240[i36];
+const _errs649 = errors;
+if(errors === _errs649){
+if(typeof data241 === "string"){
+if(data241.length < 1){
 validate20.errors = [{instancePath:instancePath+"/skills/" + i36,schemaPath:"#/properties/skills/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -7180,8 +7286,8 @@ validate20.errors = [{instancePath:instancePath+"/skills/" + i36,schemaPath:"#/p
 return false;
 }
 }
-var valid114 = _errs638 === errors;
-if(!valid114){
+var valid115 = _errs649 === errors;
+if(!valid115){
 break;
 }
 }
@@ -7191,49 +7297,49 @@ validate20.errors = [{instancePath:instancePath+"/skills",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs636 === errors;
+var valid0 = _errs647 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.workspace !== undefined){
-let data237 = data.workspace;
-const _errs640 = errors;
-if(errors === _errs640){
-if(data237 && typeof data237 == "object" && !Array.isArray(data237)){
-const _errs642 = errors;
-for(const key54 in data237){
-if(!(((((key54 === "isolation") || (key54 === "base")) || (key54 === "branch")) || (key54 === "keep")) || (key54 === "shared"))){
-validate20.errors = [{instancePath:instancePath+"/workspace",schemaPath:"#/properties/workspace/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key54},message:"must NOT have additional properties"}];
+let data242 = data.workspace;
+const _errs651 = errors;
+if(errors === _errs651){
+if(data242 && typeof data242 == "object" && !Array.isArray(data242)){
+const _errs653 = errors;
+for(const key55 in data242){
+if(!(((((key55 === "isolation") || (key55 === "base")) || (key55 === "branch")) || (key55 === "keep")) || (key55 === "shared"))){
+validate20.errors = [{instancePath:instancePath+"/workspace",schemaPath:"#/properties/workspace/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key55},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs642 === errors){
-if(data237.isolation !== undefined){
-let data238 = data237.isolation;
-const _errs643 = errors;
-if(typeof data238 !== "string"){
+if(_errs653 === errors){
+if(data242.isolation !== undefined){
+let data243 = data242.isolation;
+const _errs654 = errors;
+if(typeof data243 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/workspace/isolation",schemaPath:"#/properties/workspace/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data238 === "none") || (data238 === "worktree"))){
+if(!((data243 === "none") || (data243 === "worktree"))){
 validate20.errors = [{instancePath:instancePath+"/workspace/isolation",schemaPath:"#/properties/workspace/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema31.properties.workspace.properties.isolation.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid115 = _errs643 === errors;
+var valid116 = _errs654 === errors;
 }
 else {
-var valid115 = true;
+var valid116 = true;
 }
-if(valid115){
-if(data237.base !== undefined){
-let data239 = data237.base;
-const _errs645 = errors;
-if(errors === _errs645){
-if(typeof data239 === "string"){
-if(data239.length < 1){
+if(valid116){
+if(data242.base !== undefined){
+let data244 = data242.base;
+const _errs656 = errors;
+if(errors === _errs656){
+if(typeof data244 === "string"){
+if(data244.length < 1){
 validate20.errors = [{instancePath:instancePath+"/workspace/base",schemaPath:"#/properties/workspace/properties/base/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -7243,18 +7349,18 @@ validate20.errors = [{instancePath:instancePath+"/workspace/base",schemaPath:"#/
 return false;
 }
 }
-var valid115 = _errs645 === errors;
+var valid116 = _errs656 === errors;
 }
 else {
-var valid115 = true;
+var valid116 = true;
 }
-if(valid115){
-if(data237.branch !== undefined){
-let data240 = data237.branch;
-const _errs647 = errors;
-if(errors === _errs647){
-if(typeof data240 === "string"){
-if(data240.length < 1){
+if(valid116){
+if(data242.branch !== undefined){
+let data245 = data242.branch;
+const _errs658 = errors;
+if(errors === _errs658){
+if(typeof data245 === "string"){
+if(data245.length < 1){
 validate20.errors = [{instancePath:instancePath+"/workspace/branch",schemaPath:"#/properties/workspace/properties/branch/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -7264,39 +7370,39 @@ validate20.errors = [{instancePath:instancePath+"/workspace/branch",schemaPath:"
 return false;
 }
 }
-var valid115 = _errs647 === errors;
+var valid116 = _errs658 === errors;
 }
 else {
-var valid115 = true;
+var valid116 = true;
 }
-if(valid115){
-if(data237.keep !== undefined){
-let data241 = data237.keep;
-const _errs649 = errors;
-if(typeof data241 !== "string"){
+if(valid116){
+if(data242.keep !== undefined){
+let data246 = data242.keep;
+const _errs660 = errors;
+if(typeof data246 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/workspace/keep",schemaPath:"#/properties/workspace/properties/keep/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data241 === "always") || (data241 === "on_change")) || (data241 === "never"))){
+if(!(((data246 === "always") || (data246 === "on_change")) || (data246 === "never"))){
 validate20.errors = [{instancePath:instancePath+"/workspace/keep",schemaPath:"#/properties/workspace/properties/keep/enum",keyword:"enum",params:{allowedValues: schema31.properties.workspace.properties.keep.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid115 = _errs649 === errors;
+var valid116 = _errs660 === errors;
 }
 else {
-var valid115 = true;
+var valid116 = true;
 }
-if(valid115){
-if(data237.shared !== undefined){
-const _errs651 = errors;
-if(typeof data237.shared !== "boolean"){
+if(valid116){
+if(data242.shared !== undefined){
+const _errs662 = errors;
+if(typeof data242.shared !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/workspace/shared",schemaPath:"#/properties/workspace/properties/shared/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid115 = _errs651 === errors;
+var valid116 = _errs662 === errors;
 }
 else {
-var valid115 = true;
+var valid116 = true;
 }
 }
 }
@@ -7309,18 +7415,18 @@ validate20.errors = [{instancePath:instancePath+"/workspace",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs640 === errors;
+var valid0 = _errs651 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.record !== undefined){
-let data243 = data.record;
-const _errs653 = errors;
-if(errors === _errs653){
-if(typeof data243 === "string"){
-if(data243.length < 1){
+let data248 = data.record;
+const _errs664 = errors;
+if(errors === _errs664){
+if(typeof data248 === "string"){
+if(data248.length < 1){
 validate20.errors = [{instancePath:instancePath+"/record",schemaPath:"#/properties/record/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -7330,7 +7436,7 @@ validate20.errors = [{instancePath:instancePath+"/record",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs653 === errors;
+var valid0 = _errs664 === errors;
 }
 else {
 var valid0 = true;
@@ -7379,4 +7485,4 @@ return errors === 0;
 validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 export const validate = validate20;
 
-export const shape = {"properties":{"$schema":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"fallback":{"items":{"type":"string"},"type":"array"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"},"text_tool_calls":{"type":"boolean"},"api":{"type":"string"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"api_version":{"type":"string"},"script":{"type":"string"}},"type":"object"},"system":{"type":"string"},"inputs":{"additionalProperties":{"properties":{"type":{"type":"string"},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"type":"object"},"type":"object"},"env":{"additionalProperties":{"type":["string","number","boolean"]},"type":"object"},"labels":{"additionalProperties":{"type":["string","number","boolean"]},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"prompt":{"type":"string"},"steps":{"items":{"type":"string"},"type":"array"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"approval":{"properties":{"command":{"items":{"type":"string"},"type":"array"},"url":{"type":"string"},"api":{"type":"boolean"},"timeout":{"type":"string"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"},"max_concurrent_agents":{"type":"integer"},"max_agent_depth":{"type":"integer"}},"type":"object"},"agents":{"additionalProperties":{"properties":{"description":{"type":"string"},"system":{"type":"string"},"model":{"type":"string"},"tools":{"items":{"type":"string"},"type":"array"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"}},"type":"object"}},"type":"object"},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"schedule":{"properties":{"cron":{"type":"string"},"timezone":{"type":"string"},"catch_up":{"type":"string"},"on_crash":{"type":"string"},"overlap":{"type":"string"},"max_cost_usd_per_day":{"type":"number"}},"type":"object"},"notify":{"items":{"properties":{"url":{"type":"string"},"secret_env":{"type":"string"},"command":{"items":{"type":"string"},"type":"array"},"on":{"items":{"type":"string"},"type":"array"}},"type":"object"},"type":"array"},"triggers":{"properties":{"webhook":{"properties":{"secret_env":{"type":"string"},"signature":{"type":"string"},"events":{"items":{"type":"string"},"type":"array"},"inputs":{"additionalProperties":{"type":"string"},"type":"object"}},"type":"object"}},"type":"object"},"on_crash":{"type":"string"},"concurrency":{"properties":{"group":{"type":"string"},"limit":{"type":"integer"},"cancel_in_progress":{"type":"boolean"}},"type":"object"},"output":{"properties":{"format":{"type":"string"},"file":{"type":"string"},"schema":{"additionalProperties":{},"type":"object"}},"type":"object"},"store":{"properties":{"retry":{"type":"string"}},"type":"object"},"instructions":{"properties":{"agents_md":{"type":"boolean"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"skills":{"type":"boolean"}},"type":"object"},"skills":{"items":{"type":"string"},"type":"array"},"workspace":{"properties":{"isolation":{"type":"string"},"base":{"type":"string"},"branch":{"type":"string"},"keep":{"type":"string"},"shared":{"type":"boolean"}},"type":"object"},"record":{"type":"string"}},"type":"object"};
+export const shape = {"properties":{"$schema":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"fallback":{"items":{"type":"string"},"type":"array"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"},"text_tool_calls":{"type":"boolean"},"api":{"type":"string"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"api_version":{"type":"string"},"script":{"type":"string"}},"type":"object"},"system":{"type":"string"},"inputs":{"additionalProperties":{"properties":{"type":{"type":"string"},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"type":"object"},"type":"object"},"env":{"additionalProperties":{"type":["string","number","boolean"]},"type":"object"},"labels":{"additionalProperties":{"type":["string","number","boolean"]},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"prompt":{"type":"string"},"steps":{"items":{"type":"string"},"type":"array"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"approval":{"properties":{"command":{"items":{"type":"string"},"type":"array"},"url":{"type":"string"},"api":{"type":"boolean"},"timeout":{"type":"string"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"},"max_concurrent_agents":{"type":"integer"},"max_agent_depth":{"type":"integer"}},"type":"object"},"agents":{"additionalProperties":{"properties":{"description":{"type":"string"},"system":{"type":"string"},"model":{"type":"string"},"tools":{"items":{"type":"string"},"type":"array"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"}},"type":"object"},"workspace":{"properties":{"isolation":{"type":"string"},"base":{"type":"string"},"branch":{"type":"string"},"keep":{"type":"string"}},"type":"object"}},"type":"object"},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"schedule":{"properties":{"cron":{"type":"string"},"timezone":{"type":"string"},"catch_up":{"type":"string"},"on_crash":{"type":"string"},"overlap":{"type":"string"},"max_cost_usd_per_day":{"type":"number"}},"type":"object"},"notify":{"items":{"properties":{"url":{"type":"string"},"secret_env":{"type":"string"},"command":{"items":{"type":"string"},"type":"array"},"on":{"items":{"type":"string"},"type":"array"}},"type":"object"},"type":"array"},"triggers":{"properties":{"webhook":{"properties":{"secret_env":{"type":"string"},"signature":{"type":"string"},"events":{"items":{"type":"string"},"type":"array"},"inputs":{"additionalProperties":{"type":"string"},"type":"object"}},"type":"object"}},"type":"object"},"on_crash":{"type":"string"},"concurrency":{"properties":{"group":{"type":"string"},"limit":{"type":"integer"},"cancel_in_progress":{"type":"boolean"}},"type":"object"},"output":{"properties":{"format":{"type":"string"},"file":{"type":"string"},"schema":{"additionalProperties":{},"type":"object"}},"type":"object"},"store":{"properties":{"retry":{"type":"string"}},"type":"object"},"instructions":{"properties":{"agents_md":{"type":"boolean"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"skills":{"type":"boolean"}},"type":"object"},"skills":{"items":{"type":"string"},"type":"array"},"workspace":{"properties":{"isolation":{"type":"string"},"base":{"type":"string"},"branch":{"type":"string"},"keep":{"type":"string"},"shared":{"type":"boolean"}},"type":"object"},"record":{"type":"string"}},"type":"object"};
