@@ -46,6 +46,9 @@ if (!chromium) {
   console.warn(`console browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium)`);
 }
 
+/** A message long enough that a compaction of several of them pays. */
+const long = (word: string) => Array(80).fill(word).join(" ");
+
 async function fixture() {
   const home = await tempDir("hermes-console-browser-");
   // The lead delegates one task; the worker (its own session) answers it.
@@ -78,6 +81,16 @@ async function fixture() {
     "slow.yaml": "name: slow\nmodel: { provider: scripted, script: ./slow-script.yaml }\nprompt: wait\n",
     "slow-script.yaml": "- content: late\n  delay: 120s\n",
     [HOSTILE_FILE]: "x\n",
+    // Six long exchanges, then /compress: eleven messages are replaced by the summary.
+    "compact.yaml":
+      "name: compact\nmodel: { provider: scripted, script: ./compact-script.yaml }\nprompt: hello\n" +
+      "compaction: { protect_first: 1, protect_last: 2 }\n" +
+      `steps: ${
+        JSON.stringify([...["one", "two", "three", "four", "five", "six"].map(long), "/compress", "go on"])
+      }\n`,
+    "compact-script.yaml": [0, 1, 2, 3, 4, 5, 6].map((n) => `- content: "${long(`answer${n}`)}"\n`).join("") +
+      '- content: "## Goal\\ncount\\n## Progress\\ncounted to six\\n## Next steps\\nnone"\n' +
+      "- content: after the compaction\n",
     "lead.yaml": `name: lead\nmodel: { name: m, base_url: "${model.url}", api_key_env: none }\n` +
       "system: You are the lead.\nprompt: split\nagents:\n  worker:\n    description: Does one task\n" +
       "    system: You are a worker.\n",
@@ -373,5 +386,36 @@ Deno.test({
     `the worker's model call in the waterfall: ${timing}`,
   );
   await page.screenshot({ path: `${ARTIFACTS}/subagent.png`, fullPage: true });
+  assert.deepEqual(outside, []);
+});
+
+Deno.test({
+  name: "console in Chromium: messages a compaction replaced are folded and marked, its summary marked",
+  ignore: !chromium,
+}, async () => {
+  await using fx = await fixture();
+  const id = await fx.submit("compact");
+  const { page, outside } = await watchedPage(fx.browser, fx.server.url);
+  await signIn(page, fx);
+  await page.goto(`${fx.server.url}/runs/${id}`);
+  await page.waitForFunction(() => document.querySelector("h1 .status")?.textContent?.includes("success"), {
+    timeout: 60_000,
+    polling: 250,
+  });
+  const folded = await page.$eval(".transcript details.compacted summary", (el) => el.textContent ?? "");
+  assert.match(folded, /── 11 messages removed by a compaction \(kept in the store\) ──/);
+  const text = await page.$eval(".transcript", (el) => (el as unknown as { innerText: string }).innerText);
+  assert.match(text, /Compaction summary: what the model saw instead/);
+  assert.match(text, /assistant · summary[\s\S]*## Progress\s+counted to six/);
+  assert.doesNotMatch(text, /answer3 answer3/, "the replaced messages stay folded");
+  await page.click(".transcript details.compacted summary");
+  assert.match(
+    await page.$eval(
+      ".transcript details.compacted",
+      (el) => (el as unknown as { innerText: string }).innerText,
+    ),
+    /removed by compaction[\s\S]*answer3 answer3/,
+  );
+  await page.screenshot({ path: `${ARTIFACTS}/compaction.png`, fullPage: true });
   assert.deepEqual(outside, []);
 });

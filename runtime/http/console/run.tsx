@@ -135,72 +135,95 @@ function Transcript(props: { view: RunView; session: string; depth: number }) {
   if (!messages) return <p class="muted">No transcript stored for session {props.session}.</p>;
   const results = new Map<string, MessageRecord>();
   for (const m of messages) if (m.role === "tool" && m.tool_call_id) results.set(m.tool_call_id, m);
-  let compactedShown = false;
+  // Messages a compaction replaced (kept in the store) are folded together, followed by the summary that
+  // replaced them (which sits among them in prompt order).
+  const segments: ({ message: MessageRecord } | { compacted: MessageRecord[] })[] = [];
+  let compacted: MessageRecord[] = [];
+  let summaries: MessageRecord[] = [];
+  const flush = () => {
+    if (compacted.length) segments.push({ compacted });
+    for (const summary of summaries) segments.push({ message: summary });
+    compacted = [];
+    summaries = [];
+  };
+  for (const m of messages) {
+    if (
+      m.role === "tool" && m.tool_call_id &&
+      messages.some((o) => o.tool_calls?.some((t) => t.id === m.tool_call_id))
+    ) {
+      continue; // Shown inside its call.
+    }
+    if (!m.active) compacted.push(m);
+    else if (m.kind === "summary") summaries.push(m);
+    else {
+      flush();
+      segments.push({ message: m });
+    }
+  }
+  flush();
+  const one = (m: MessageRecord) => (
+    <>
+      {m.kind === "summary"
+        ? (
+          <p class="marker">
+            ── Compaction summary: what the model saw instead of the messages it replaced ──
+          </p>
+        )
+        : null}
+      <div class={`msg ${m.role}${m.active ? "" : " inactive"}`} data-seq={m.seq}>
+        <div class="who">
+          {m.role}
+          {m.kind !== "message" ? ` · ${m.kind}` : ""}
+          {m.active ? "" : " · removed by compaction"} · {m.created_at}
+        </div>
+        {m.content ? <pre>{shown(m.content)}</pre> : null}
+        {(m.tool_calls ?? []).map((call) => {
+          const result = results.get(call.id);
+          const child = props.view.children.get(call.id);
+          return (
+            <details>
+              <summary>
+                Tool call <code>{shown(call.name)}</code>
+                {result ? "" : " (no result stored)"}
+                {child ? ` · subagent ${shown(child.agent)}` : ""}
+              </summary>
+              <div class="muted">Arguments</div>
+              <pre>{shownArguments(call.arguments)}</pre>
+              {result
+                ? (
+                  <>
+                    <div class="muted">Result</div>
+                    <pre>{shown(result.content)}</pre>
+                  </>
+                )
+                : null}
+              {child && props.depth < 5
+                ? (
+                  <div class="subagent">
+                    <div class="muted">Subagent {shown(child.agent)}, session {child.session}</div>
+                    <Transcript view={props.view} session={child.session} depth={props.depth + 1} />
+                  </div>
+                )
+                : null}
+            </details>
+          );
+        })}
+      </div>
+    </>
+  );
   return (
     <div class="transcript">
-      {messages.map((m) => {
-        if (
-          m.role === "tool" && m.tool_call_id &&
-          messages.some((o) => o.tool_calls?.some((t) => t.id === m.tool_call_id))
-        ) {
-          return null; // Shown inside its call.
-        }
-        const marker = !m.active && !compactedShown
-          ? ((compactedShown = true),
-            <p class="marker">── Compacted: the messages below until the summary were replaced by it ──</p>)
-          : null;
-        return (
-          <>
-            {marker}
-            {m.kind === "summary"
-              ? (
-                <p class="marker">
-                  ── Compaction summary (what the model saw instead of the earlier messages) ──
-                </p>
-              )
-              : null}
-            <div class={`msg ${m.role}${m.active ? "" : " inactive"}`} data-seq={m.seq}>
-              <div class="who">
-                {m.role}
-                {m.kind !== "message" ? ` · ${m.kind}` : ""}
-                {m.active ? "" : " · removed by compaction"} · {m.created_at}
-              </div>
-              {m.content ? <pre>{shown(m.content)}</pre> : null}
-              {(m.tool_calls ?? []).map((call) => {
-                const result = results.get(call.id);
-                const child = props.view.children.get(call.id);
-                return (
-                  <details>
-                    <summary>
-                      Tool call <code>{shown(call.name)}</code>
-                      {result ? "" : " (no result stored)"}
-                      {child ? ` · subagent ${shown(child.agent)}` : ""}
-                    </summary>
-                    <div class="muted">Arguments</div>
-                    <pre>{shownArguments(call.arguments)}</pre>
-                    {result
-                      ? (
-                        <>
-                          <div class="muted">Result</div>
-                          <pre>{shown(result.content)}</pre>
-                        </>
-                      )
-                      : null}
-                    {child && props.depth < 5
-                      ? (
-                        <div class="subagent">
-                          <div class="muted">Subagent {shown(child.agent)}, session {child.session}</div>
-                          <Transcript view={props.view} session={child.session} depth={props.depth + 1} />
-                        </div>
-                      )
-                      : null}
-                  </details>
-                );
-              })}
-            </div>
-          </>
-        );
-      })}
+      {segments.map((segment) =>
+        "message" in segment ? one(segment.message) : (
+          <details class="compacted">
+            <summary class="marker">
+              ── {segment.compacted.length} {segment.compacted.length === 1 ? "message" : "messages"}{" "}
+              removed by a compaction (kept in the store) ──
+            </summary>
+            {segment.compacted.map(one)}
+          </details>
+        )
+      )}
     </div>
   );
 }
