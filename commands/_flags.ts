@@ -428,7 +428,7 @@ export const COMMANDS = {
   },
   serve: {
     usage: [
-      "hermes serve [--listen HOST:PORT] [--jobs DIR] [--no-worker] [--concurrency N] [--no-console] [--max-body SIZE] [--rate-limit N] [--max-streams N] [--body-timeout D] [--stream-poll D] [--ping D] [--cert FILE --key FILE]",
+      "hermes serve [--listen HOST:PORT] [--jobs DIR] [--no-worker] [--concurrency N] [--no-console] [--max-body SIZE] [--rate-limit N] [--max-streams N] [--body-timeout D] [--header-timeout D] [--idle-timeout D] [--stream-poll D] [--ping D] [--cert FILE --key FILE]",
     ],
     flags: {
       listen: { value: "HOST:PORT", text: "the address to listen on (default 127.0.0.1:8787); plain HTTP" },
@@ -456,6 +456,14 @@ export const COMMANDS = {
         text:
           "how often an event stream looks at the store when nothing woke it (default 200ms; 5s on PostgreSQL, " +
           "whose notifications wake it)",
+      },
+      "header-timeout": {
+        value: "DURATION",
+        text: "how long a request's headers may take from their first byte (default 10s); slower is dropped",
+      },
+      "idle-timeout": {
+        value: "DURATION",
+        text: "how long a connection may stay open between requests (default 60s)",
       },
       ping: {
         value: "DURATION",

@@ -43,6 +43,8 @@ export async function main(cli: Cli): Promise<number> {
   const bodyTimeoutMs = duration("--body-timeout", values["body-timeout"]);
   const streamPollMs = duration("--stream-poll", values["stream-poll"]);
   const pingMs = duration("--ping", values.ping);
+  const headerTimeoutMs = duration("--header-timeout", values["header-timeout"]);
+  const idleTimeoutMs = duration("--idle-timeout", values["idle-timeout"]);
   if (pingMs === 0) {
     throw new ValidationError("--ping: 0s would send pings without end: expected a duration above 0");
   }
@@ -132,6 +134,8 @@ export async function main(cli: Cli): Promise<number> {
         signal: cli.signal,
         log: cli.log,
         drain: () => streams.idle(5_000),
+        ...(headerTimeoutMs !== undefined ? { headerTimeoutMs } : {}),
+        ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
         ...(tls ? { tls } : {}),
         onListen: ({ hostname, port }) => {
           const host = hostname.includes(":") ? `[${hostname}]` : hostname;

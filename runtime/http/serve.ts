@@ -1,11 +1,13 @@
 /**
- * `hermes serve`'s transport: the API (server.ts) on Deno.serve, stopped gracefully when `signal` aborts:
- * event streams (which end on the same signal) get up to `drain` to send their last event, then the server
- * accepts no new connection and lets the requests in flight finish.
+ * `hermes serve`'s transport: the API (server.ts) on Deno.serve behind the connection guard (guard.ts: header
+ * and idle timeouts, TLS), stopped gracefully when `signal` aborts: event streams (which end on the same
+ * signal) get up to `drain` to send their last event, then the server accepts no new connection and lets the
+ * requests in flight finish.
  */
 import type { Logger } from "../core/log.ts";
 import type { Hono } from "hono";
 import type { ApiEnv } from "./auth.ts";
+import { CONNECTION_HEADER, ConnectionGuard } from "./guard.ts";
 
 export interface Listen {
   hostname: string;
@@ -33,23 +35,116 @@ export async function serveApi(
     drain?: () => Promise<void>;
     /** PEM certificate chain and private key: serve HTTPS instead of HTTP. */
     tls?: { cert: string; key: string };
+    /** How long a request head may take from its first byte (the first one's from the accept). */
+    headerTimeoutMs?: number;
+    /** How long a connection may stay idle between requests. */
+    idleTimeoutMs?: number;
   },
 ): Promise<void> {
+  // Deno.serve listens on a Unix socket in a private folder; the guard (guard.ts) owns the public address.
+  const dir = await Deno.makeTempDir({ prefix: "hermes-serve-" });
+  const path = `${dir}/api.sock`;
+  const guard = new ConnectionGuard({
+    headerTimeoutMs: options.headerTimeoutMs ?? DEFAULT_HEADER_TIMEOUT,
+    idleTimeoutMs: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT,
+    upstream: () => Deno.connect({ transport: "unix", path }),
+  });
   const server = Deno.serve({
-    hostname: options.listen.hostname,
-    port: options.listen.port,
-    ...(options.tls ? { cert: options.tls.cert, key: options.tls.key } : {}),
-    onListen: ({ hostname, port }) => options.onListen?.({ hostname, port }),
+    path,
+    onListen: () => {},
     onError: (error) => {
       options.log.error(`hermes serve: ${error instanceof Error ? error.stack ?? error.message : error}`);
       return new Response(null, { status: 500 });
     },
-  }, api.fetch);
+  }, (request) => tracked(api, guard, request));
+  let listener: Deno.Listener;
+  try {
+    const { hostname, port } = options.listen;
+    listener = options.tls
+      ? Deno.listenTls({ hostname, port, cert: options.tls.cert, key: options.tls.key })
+      : Deno.listen({ hostname, port });
+  } catch (error) {
+    await server.shutdown();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    throw error;
+  }
+  const address = listener.addr as Deno.NetAddr;
+  options.onListen?.({ hostname: address.hostname, port: address.port });
+  const relays = new Set<Promise<void>>();
+  const accepting = (async () => {
+    try {
+      for await (const conn of listener) {
+        const relay = guard.handle(conn).finally(() => relays.delete(relay));
+        relays.add(relay);
+      }
+    } catch {
+      // the listener was closed: the server is stopping
+    }
+  })();
   const stop = async () => {
     await options.drain?.();
+    try {
+      listener.close();
+    } catch {
+      // closed already
+    }
     await server.shutdown();
   };
   if (options.signal.aborted) void stop();
   else options.signal.addEventListener("abort", () => void stop(), { once: true });
-  await server.finished;
+  try {
+    await server.finished;
+    await accepting;
+    await Promise.all(relays);
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+export const DEFAULT_HEADER_TIMEOUT = 10_000;
+export const DEFAULT_IDLE_TIMEOUT = 60_000;
+
+/** Answers `request`, telling the guard when its response has ended (sent in full, or cancelled). */
+async function tracked(api: Hono<ApiEnv>, guard: ConnectionGuard, request: Request): Promise<Response> {
+  const id = request.headers.get(CONNECTION_HEADER);
+  if (id === null) return await api.fetch(request);
+  let response: Response;
+  try {
+    response = await api.fetch(request);
+  } catch (error) {
+    guard.ended(id);
+    throw error;
+  }
+  if (!response.body) {
+    guard.ended(id);
+    return response;
+  }
+  const reader = response.body.getReader();
+  let done = false;
+  const finish = () => {
+    if (!done) (done = true, guard.ended(id));
+  };
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const next = await reader.read();
+        if (next.done) {
+          finish();
+          controller.close();
+        } else controller.enqueue(next.value);
+      } catch (error) {
+        finish();
+        controller.error(error);
+      }
+    },
+    async cancel(reason) {
+      finish();
+      await reader.cancel(reason);
+    },
+  });
+  return new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
 }
