@@ -17,6 +17,7 @@ const scripts = [
   "daemon_bench.ts",
   "replay_bench.ts",
   "worktree_bench.ts",
+  "delegate_bench.ts",
   "postgres_turn_bench.ts",
   "postgres_daemon_bench.ts",
   "console_bench.ts",
