@@ -107,6 +107,7 @@ export async function main(cli: Cli): Promise<number> {
         clock: cli.clock,
         log: cli.log,
         version: VERSION,
+        ...(jobsDir !== undefined ? { jobsDir } : {}),
       });
     const api = createApi({
       app,

@@ -24,6 +24,7 @@ export const CONSOLE_ASSETS: readonly Asset[] = [
   { name: "uplot.min.css", type: "text/css", from: { npm: "uplot", file: "dist/uPlot.min.css" } },
   { name: "console.css", type: "text/css", from: { static: "console.css" } },
   { name: "console.js", type: "text/javascript", from: { static: "console.js" } },
+  { name: "cost_chart.js", type: "text/javascript", from: { static: "cost_chart.js" } },
 ];
 
 export const ASSETS_OUT = new URL("../runtime/http/console/_generated/assets.ts", import.meta.url);

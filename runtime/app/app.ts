@@ -48,7 +48,8 @@ import { hasEnded, queuedRunOf, type SubmitOptions } from "./queue.ts";
 import type { ListRunsOptions, QueuedRun, RunDelivery, RunEventRow } from "../store/store.ts";
 // tokens.ts loads node:crypto (~25 ms of Deno's Node layer): imported on first use, off the run path.
 import type { TokenCheck } from "./tokens.ts";
-import type { ApiToken, Approval, ApprovalStatus, CostGroup } from "../store/store.ts";
+import type { ApiToken, Approval, ApprovalStatus, CostGroup, CostQuery } from "../store/store.ts";
+import type { ScheduleOptions, ScheduleReport } from "./schedules.ts";
 
 export type { AppContext } from "./context.ts";
 export type { JobRef, SessionJob, ValidateOptions, Validation } from "./jobs.ts";
@@ -329,6 +330,24 @@ export class App {
   /** Model calls, tokens and cost the store recorded, one group per model (`hermes cost --by model`). */
   async spendByModel(): Promise<CostGroup[]> {
     return await this.context.store.costReport({ by: ["model"] });
+  }
+
+  /**
+   * Model calls, tokens and cost the store recorded in a time range, grouped as asked (`hermes cost`): read
+   * by the model-call rows' time index, no transcript.
+   */
+  async cost(query: CostQuery): Promise<CostGroup[]> {
+    return await this.context.store.costReport(query);
+  }
+
+  /**
+   * The scheduled jobs under `paths` with their next slots (the daemon's cron computation) and latest slot
+   * records; a file that is not a valid scheduled job is named in `problems`, the others still shown.
+   */
+  async schedules(options: ScheduleOptions): Promise<ScheduleReport> {
+    // Imported on first use: it loads croner and the daemon's job loader, which no run needs.
+    const { scheduleReport } = await import("./schedules.ts");
+    return await scheduleReport(this.context.store, options, this.context.clock.now());
   }
 
   /** How many runs the store holds in each status. */

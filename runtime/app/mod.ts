@@ -25,3 +25,5 @@ export type { TokenCheck } from "./tokens.ts";
 export type { ApiToken, Approval, ApprovalStatus } from "../store/store.ts";
 export type { ListRunsOptions, QueuedRun, RunDelivery, RunEventRow } from "../store/store.ts";
 export { hasEnded } from "./queue.ts";
+export type { CostDimension, CostGroup, CostQuery } from "../store/store.ts";
+export type { ScheduleOptions, ScheduleReport, ScheduleSlot, ScheduleView } from "./schedules.ts";

@@ -39,6 +39,8 @@ export interface ConsoleOptions {
   sessionMs?: number;
   /** How often live parts of a page look again (ms). */
   pollMs?: number;
+  /** The folder `hermes serve --jobs` names (the schedules page reads its scheduled jobs). */
+  jobsDir?: string;
 }
 
 /**
@@ -101,6 +103,7 @@ export function createConsole(options: ConsoleOptions): Hono<ConsoleEnv> {
     app,
     clock,
     pollMs: options.pollMs ?? 2000,
+    ...(options.jobsDir !== undefined ? { jobsDir: options.jobsDir } : {}),
     signedIn: (scope: Scope) => async (c, next) => {
       const session = await openSession(key, getCookie(c, cookieName(isSecure(c))), clock.now());
       if (!session) return toSignin(c);

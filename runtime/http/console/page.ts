@@ -20,6 +20,8 @@ export interface PageKit {
   clock: Clock;
   /** How often a live part of a page looks again (ms). */
   pollMs: number;
+  /** The folder of job files the server was given (`--jobs`), if any. */
+  jobsDir?: string;
   /** Signed in with a token that holds `scope` (or admin); else to the sign-in page (or 403). */
   signedIn(scope: Scope): MiddlewareHandler<ConsoleEnv>;
   /** The request carries the session's CSRF token (form field `_csrf` or header X-CSRF-Token); else 403. */
