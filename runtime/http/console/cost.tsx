@@ -149,7 +149,7 @@ function Totals(props: { total: CostGroup | undefined; days: number }) {
         {t?.unpriced_calls
           ? (
             <span class="muted">
-              {" "}({formatCount(t.unpriced_calls)} without a known price, counted as $0)
+              {` (${formatCount(t.unpriced_calls)} without a known price, counted as $0)`}
             </span>
           )
           : null}
