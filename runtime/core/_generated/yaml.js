@@ -4,7 +4,7 @@
 // Budget: start-up of every command that reads YAML (bench/startup_bench.ts): the package's CommonJS entry loads
 //   some 80 files through Deno's CommonJS loader, about twice a bare `deno run` hello-world; this module loads in
 //   about 2 ms.
-// Inputs: sha256:133fae7a8e252e86f7a7bfd6763f35cff2528224b31f193edc8814150b3ad7c3
+// Inputs: sha256:ee40056447f3a98550be39fbfbf9515990cf84f0a8196cb50ef973a2506d8cc5
 var __defProp = Object.defineProperty;
 var __export = (target, all) => {
   for (var name in all)
