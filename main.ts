@@ -4,7 +4,7 @@
  */
 import { resolve } from "./runtime/core/path.ts";
 import type { Cli } from "./commands/_cli.ts";
-import { GLOBAL_FLAGS, GLOBAL_WITH_VALUE } from "./commands/_flags.ts";
+import { GLOBAL_FLAGS, GLOBAL_WITH_VALUE, splitSubcommand } from "./commands/_flags.ts";
 import { type Clock, systemClock } from "./runtime/core/clock.ts";
 import { errorMessage, ExitCode, Interruption, RunError, ValidationError } from "./runtime/core/errors.ts";
 import { createLogger, type LogLevel } from "./runtime/core/log.ts";
@@ -138,6 +138,16 @@ export async function main(argv: string[], env: Record<string, string>): Promise
     if (asksHelp) {
       const sub = rest[firstWord(rest)];
       return await help(name === "sessions" && sub !== undefined ? [name, sub] : [name], true);
+    }
+    if (name === "sessions") {
+      // `sessions list` (its start-up measured against a bare node:sqlite script) answers before the set-up
+      // below when it can: JSON from a SQLite store at the current schema.
+      const { name: sub, rest: args } = splitSubcommand(rest);
+      if (sub === "list") {
+        const { quickList } = await import("./commands/sessions/list_quick.ts");
+        const code = await quickList(args, { home: homeOf(argv, env), db: globalValue(argv, "--db"), env });
+        if (code !== undefined) return code;
+      }
     }
     // Loaded only now, so `--version` and `--help` do not pay for SQLite, nor for the providers' registry
     // that the secrets' names come from.

@@ -16,7 +16,20 @@ const COMMAND = "sessions list";
 const STATUSES = ["running", "idle", "success", "failed", "limit", "interrupted"];
 
 export async function list(ctx: SessionsContext): Promise<number> {
-  const { values, positionals } = parseCommandArgs(COMMAND, ctx.args);
+  const { values, options } = listArgs(ctx.args, ctx.cli.clock.now());
+  const json = listed(ctx, options) ??
+    await withStore(ctx.cli, (store) => store.listSessionsJson(options));
+  if (values.json || !ctx.stdoutIsTerminal) await ctx.cli.out(jsonArray(json));
+  else {
+    const { renderTable } = await import("./_render.ts");
+    await ctx.cli.out(renderTable(json.map((text) => JSON.parse(text))));
+  }
+  return 0;
+}
+
+/** The flags of `sessions list` and the listing they ask for; a ValidationError for a wrong one. */
+export function listArgs(args: string[], now: number) {
+  const { values, positionals } = parseCommandArgs(COMMAND, args);
   noPositionals(COMMAND, positionals);
   if (values.status !== undefined && !STATUSES.includes(values.status)) {
     throw new ValidationError(
@@ -26,18 +39,11 @@ export async function list(ctx: SessionsContext): Promise<number> {
   const options: ListSessionsOptions = {};
   if (values.job !== undefined) options.job = values.job;
   if (values.status !== undefined) options.status = values.status;
-  if (values.since !== undefined) options.since = parseSince(COMMAND, values.since, ctx.cli.clock.now());
+  if (values.since !== undefined) options.since = parseSince(COMMAND, values.since, now);
   if (values.archived) options.archived = true;
   const limit = parseLimit(COMMAND, values.limit);
   if (limit !== undefined) options.limit = limit;
-  const json = listed(ctx, options) ??
-    await withStore(ctx.cli, (store) => store.listSessionsJson(options));
-  if (values.json || !ctx.stdoutIsTerminal) await ctx.cli.out(jsonArray(json));
-  else {
-    const { renderTable } = await import("./_render.ts");
-    await ctx.cli.out(renderTable(json.map((text) => JSON.parse(text))));
-  }
-  return 0;
+  return { values, options };
 }
 
 /**
