@@ -280,7 +280,7 @@ Deno.test({
   const origin = fx.server.url;
   const unexpected = requests.filter((url) => {
     const path = url.startsWith(origin) ? url.slice(origin.length) : url;
-    return !/^\/(|signin(\?.*)?|runs(\?.*)?|runs\/[^/?]+(\/live)?|assets\/(htmx\.min\.js|console\.js|console\.css))$/
+    return !/^\/(|signin(\?.*)?|runs(\?.*)?|runs\/[^/?]+(\/live)?|assets\/(htmx\.min\.js|console\.js|console\.css)\?v=[\w.-]+)$/
       .test(path) || path === "/runs/x";
   });
   assert.deepEqual(unexpected, []);

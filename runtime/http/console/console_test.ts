@@ -40,7 +40,7 @@ async function fixture() {
     return { response, text: await response.text() };
   };
   /** Signs in with `token` through the form, as a browser does; returns the session cookie. */
-  const signIn = async (token: string, base = origin) => {
+  const signIn = async (token: string, base = origin, next = "/runs") => {
     const form = await fetchPage("/signin", { base });
     const nonce = /hermes_console_signin=([0-9a-f]+)/.exec(
       form.response.headers.get("set-cookie") ?? "",
@@ -51,7 +51,7 @@ async function fixture() {
       method: "POST",
       cookie: `hermes_console_signin=${nonce}`,
       headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ _csrf: csrf, token, next: "/runs" }),
+      body: new URLSearchParams({ _csrf: csrf, token, next }),
     });
     return response;
   };
@@ -125,6 +125,15 @@ Deno.test("console: pages need a session; sign-in takes a live token through a C
   const page = await fx.fetchPage("/runs", { cookie });
   assert.equal(page.response.status, 200);
   assert.match(page.text, /<h1>Runs<\/h1>/);
+
+  // After signing in the browser goes back where it was, on this console only.
+  assert.equal(
+    (await fx.signIn(token, undefined, "/runs?status=failed")).headers.get("location"),
+    "/runs?status=failed",
+  );
+  for (const elsewhere of ["//evil.test/x", "/\\evil.test", "https://evil.test/", "/signin?next=/x"]) {
+    assert.equal((await fx.signIn(token, undefined, elsewhere)).headers.get("location"), "/runs", elsewhere);
+  }
 
   // A cookie altered by one character is no session.
   const tampered = cookie.slice(0, -1) + (cookie.endsWith("0") ? "1" : "0");

@@ -38,9 +38,10 @@ export function Layout(props: LayoutProps) {
         <title>{props.title} · Hermes</title>
         {/* No icon: a browser would otherwise ask for /favicon.ico on every page. */}
         <link rel="icon" href="data:," />
-        <link rel="stylesheet" href="/assets/console.css" />
-        <script src="/assets/htmx.min.js" defer></script>
-        <script src="/assets/console.js" defer></script>
+        {/* The version in the address: a browser's cached copy (an hour) is not used after an upgrade. */}
+        <link rel="stylesheet" href={`/assets/console.css?v=${props.version}`} />
+        <script src={`/assets/htmx.min.js?v=${props.version}`} defer></script>
+        <script src={`/assets/console.js?v=${props.version}`} defer></script>
       </head>
       <body hx-headers={signedIn ? JSON.stringify({ "X-CSRF-Token": signedIn.csrf }) : undefined}>
         <a class="skip" href="#main">Skip to content</a>
