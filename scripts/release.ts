@@ -10,7 +10,7 @@
  * `--version` could print (3.6× the source's start-up). Split at the program's `import()` seams, each command
  * loads what it loads from the source (bench/startup_bench.ts).
  *
- * The chunks' `import("./chunk.js")` become `import(String("./chunk.js"))`: Deno reads, parses and resolves
+ * A chunk's literal dynamic import of another chunk is wrapped as `import(String(specifier))`: Deno reads, parses and resolves
  * every module a literal `import()` names before the program starts, unless `lazy-dynamic-imports` is on —
  * which deno.json turns on for the source, but a release runs wherever it is put, without that deno.json. A
  * specifier Deno cannot read ahead is loaded when the import runs (--version: 1.6× less CPU than with them).
