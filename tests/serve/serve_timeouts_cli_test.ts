@@ -2,7 +2,8 @@
  * Slow clients are dropped by a real `hermes serve`, through raw sockets: a connection that sends nothing,
  * and one that sends its headers a byte at a time, are closed after --header-timeout without an answer; a
  * connection idle after its response is closed after --idle-timeout. Their neighbours are served: a head
- * sent in pieces within the timeout is answered, requests on one kept-alive connection are answered in turn,
+ * sent in pieces within the timeout is answered, requests on one kept-alive connection are answered in turn
+ * (after chunked and sized bodies, split across reads or sharing one),
  * and a response that takes longer than both timeouts (an event stream of a slow run) is not cut.
  */
 import assert from "node:assert/strict";
@@ -111,4 +112,37 @@ Deno.test("serve timeouts: a response longer than both timeouts (a slow run's ev
     await model.close();
     await Deno.remove(home, { recursive: true });
   }
+});
+
+Deno.test("serve timeouts: chunked and sized bodies are followed to the next request on the same connection", async () => {
+  const home = await tempDir();
+  const made = await hermes(["tokens", "create", "--scope", "sessions:write"], { home });
+  const writer = made.stdout.trim();
+  await using server = await startServe(home, ["--header-timeout", "5s", "--idle-timeout", "5s"]);
+  const host = new URL(server.url).host;
+  const conn = await connect(server);
+  try {
+    const body = '{"text": "hello there"}';
+    const chunked =
+      `POST /v1/sessions/none/prompt HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${writer}\r\n` +
+      `Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n` +
+      `5;ext=1\r\n${body.slice(0, 5)}\r\n${(body.length - 5).toString(16)}\r\n${
+        body.slice(5)
+      }\r\n0\r\nX-Trailer: t\r\n\r\n`;
+    // Sent in small pieces, so chunk sizes, data and trailers are split across reads.
+    for (let i = 0; i < chunked.length; i += 7) await write(conn, chunked.slice(i, i + 7));
+    const first = await readUntilClosed(conn, "no such session");
+    assert.match(first.text, /^HTTP\/1\.1 404 /, first.text);
+    const sized =
+      `POST /v1/sessions/none/prompt HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${writer}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    // A sized body and the next request in one write: both answered, in order.
+    await write(conn, sized + `GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+    const rest = await readUntilClosed(conn, '"status":"ok"');
+    assert.match(rest.text, /^HTTP\/1\.1 404 [\s\S]*HTTP\/1\.1 200 /);
+  } finally {
+    conn.close();
+  }
+  assert.equal(await server.stop(), 0, server.stderr());
+  await Deno.remove(home, { recursive: true });
 });
