@@ -490,3 +490,53 @@ Deno.test("agents: OpenTelemetry — each task is an invoke_agent span named by 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("agents: `hermes runs cancel` of a queued run stops its tasks mid-call; none stays running", async () => {
+  let free!: () => void;
+  const held = new Promise<void>((resolve) => free = resolve);
+  let childCalls = 0;
+  const server = await startOpenAIServer({
+    gate: async (body) => {
+      if (isChild(body)) {
+        childCalls++;
+        await held;
+      }
+    },
+    respond: (body): ScriptEntry =>
+      isChild(body) ? { content: "too late" } : {
+        tool_calls: [{ name: "delegate", arguments: { agent: "worker", prompt: "slow" } }],
+      },
+  });
+  const dir = await jobDir(
+    LEAD + `agents:
+  worker: { description: Does one task, system: You are a worker. }
+`,
+  );
+  const cli: typeof hermes = (args) => hermes(args, { cwd: dir, home: dir, env: env(server.url, dir) });
+  const daemon = spawnHermes(["daemon"], { cwd: dir, home: dir, env: env(server.url, dir) });
+  try {
+    const submitted = await cli(["submit", "job.yaml"]);
+    assert.equal(submitted.code, 0, submitted.stderr);
+    const id = submitted.stdout.trim();
+    for (let i = 0; i < 1200 && childCalls < 1; i++) await new Promise((r) => setTimeout(r, 25));
+    assert.equal(childCalls, 1, "the task is in a model call");
+    const asked = await cli(["runs", "cancel", id]);
+    assert.equal(asked.code, 0, asked.stderr);
+    const ended = await cli(["runs", "wait", id, "--output", "json", "--timeout", "30s"]);
+    assert.equal(ended.code, 130, ended.stderr);
+    const result = JSON.parse(ended.stdout) as RunResult;
+    const listed = await cli(["sessions", "list", "--json"]);
+    const kids = (JSON.parse(listed.stdout) as Record<string, unknown>[]).filter((s) =>
+      s.parent_id === result.session_id
+    );
+    assert.equal(kids.length, 1);
+    assert.equal(kids[0]!.status, "interrupted");
+    assert.equal(server.requests.filter(isChild).length, 1, "the task made no other call");
+  } finally {
+    free();
+    daemon.kill("SIGTERM");
+    await daemon.output();
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
