@@ -92,6 +92,7 @@ function recordingProvider(inner: Provider, exchanges: Exchange[]): Provider {
   return {
     name: inner.name,
     ...(inner.serverWindow ? { serverWindow: inner.serverWindow.bind(inner) } : {}),
+    ...(inner.close ? { close: inner.close.bind(inner) } : {}),
     async complete(request: ModelRequest, options: CompleteOptions = {}): Promise<ModelResponse> {
       const started = performance.now();
       const stream: string[] = [];

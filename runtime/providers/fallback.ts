@@ -41,5 +41,6 @@ export function withFallback(provider: Provider, models: readonly string[]): Pro
     },
   };
   if (provider.serverWindow) wrapped.serverWindow = (options) => provider.serverWindow!(options);
+  if (provider.close) wrapped.close = () => provider.close!();
   return wrapped;
 }

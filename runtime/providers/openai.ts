@@ -16,13 +16,14 @@ import { failureKind, retryAfterMs } from "./overload.ts";
 import { callDefaults, type Failure, httpStatusLine, retryCall } from "./retry_call.ts";
 import type { Message, ToolCall, Usage } from "../core/types.ts";
 import { tokenUsage } from "./usage.ts";
-import { apiFor, type OpenAIApi, type OpenAIApiSetting } from "./openai_api.ts";
+import { apiFor, type OpenAIApi, type OpenAIApiSetting, type OpenAITransport } from "./openai_api.ts";
 import {
   fromResponse,
   IncompleteResponseStream,
   ResponsesStream,
   toResponsesBody,
 } from "./openai_responses.ts";
+import { ResponsesSocket, ResponsesSocketClosed } from "./openai_ws.ts";
 
 export interface OpenAIProviderOptions {
   model: string;
@@ -61,6 +62,11 @@ export interface OpenAIProviderOptions {
    * request (a `model.fallback` model gets its own). Default chat.
    */
   api?: OpenAIApiSetting;
+  /**
+   * How Responses API calls travel: `http` (default), or `websocket`, one connection per provider (per
+   * session) that later calls continue on (openai_ws.ts). Chat Completions calls always go over HTTP.
+   */
+  transport?: OpenAITransport;
   /**
    * Makes the SDK client from the options this module settles (another route to the same API: Azure's
    * `AzureOpenAI`), once per API it is used for; such a provider is not probed for a local server's window.
@@ -138,6 +144,8 @@ class IncompleteStream extends Error {
 export interface OpenAISettings {
   /** `model.api`: Chat Completions, the Responses API, or by the model's name. */
   api: OpenAIApiSetting;
+  /** `model.transport`: how Responses API calls travel (absent: HTTP). */
+  transport?: OpenAITransport;
 }
 
 /** The registry's entry point (providers/registry.ts): the client a resolved `model:` asks for. */
@@ -158,6 +166,7 @@ export function openAIOptions(
     clock: context.clock,
     reasoning: model.reasoning,
     api: model.settings.api,
+    ...(model.settings.transport ? { transport: model.settings.transport } : {}),
     ...(model.reasoning_effort ? { reasoningEffort: model.reasoning_effort } : {}),
     ...(model.prompt_cache_key ? { promptCacheKey: model.prompt_cache_key } : {}),
     ...(model.base_url ? { baseURL: model.base_url } : {}),
@@ -191,6 +200,16 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
       clients.set(api, client);
     }
     return client;
+  };
+  // One WebSocket per API client, opened on the first Responses call that needs it.
+  const sockets = new Map<OpenAI, ResponsesSocket>();
+  const socketFor = (client: OpenAI): ResponsesSocket => {
+    let socket = sockets.get(client);
+    if (!socket) {
+      socket = new ResponsesSocket({ client });
+      sockets.set(client, socket);
+    }
+    return socket;
   };
 
   const attempt = async (
@@ -227,6 +246,20 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
       const client = clientFor(api);
       if (api === "responses") {
         const body = toResponsesBody(request, options);
+        if (options.transport === "websocket") {
+          // Always streamed on the socket; the text reaches onDelta only when the job streams, as on HTTP.
+          const socket = socketFor(client);
+          const events = socket.events(body, {
+            signal: controller.signal,
+            onFrame: (chars) => {
+              watch.bytes += chars;
+              watch.progress();
+            },
+          });
+          const { onDelta: _text, ...quiet } = callbacks;
+          return (await readResponse(events, stream ? callbacks : quiet, { signal: controller.signal }))
+            .result();
+        }
         if (!stream) {
           return fromResponse(
             await client.responses.create(body, { signal: controller.signal, fetchOptions }),
@@ -236,16 +269,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
           { ...body, stream: true },
           { signal: controller.signal, fetchOptions },
         );
-        const reply = new ResponsesStream();
-        for await (const event of events) {
-          const { text, chars } = reply.add(event);
-          if (text) callbacks.onDelta?.(text);
-          if (chars) callbacks.onOutput?.(chars);
-          // Stopped (the cost cap, a cancel): read no further, even what the client has already buffered.
-          if (controller.signal.aborted) break;
-        }
-        controller.signal.throwIfAborted();
-        return reply.result();
+        return (await readResponse(events, callbacks, { signal: controller.signal })).result();
       }
       const body = toRequestBody(request, options);
       if (!stream) {
@@ -287,6 +311,9 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
       !options.client && isLocalEndpoint(baseURL)
         ? probeServerWindow(baseURL, { model: options.model, fetch: doFetch, ...probe })
         : Promise.resolve(null),
+    async close() {
+      await Promise.all([...sockets.values()].map((socket) => socket.close()));
+    },
     complete(request: ModelRequest, callOptions: CompleteOptions = {}): Promise<ModelResponse> {
       return retryCall((signal, callbacks) => attempt(request, signal, callbacks), callOptions, {
         where: `Cannot complete model call to ${baseURL}`,
@@ -298,6 +325,28 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
       });
     },
   };
+}
+
+/**
+ * Reads a streamed Responses API reply, from SSE or a WebSocket alike, into one ResponsesStream: text deltas
+ * to `onDelta`, characters of reply to `onOutput`. Stopped (the cost cap, a cancel), it reads no further,
+ * not even what the client has already buffered.
+ */
+async function readResponse(
+  events: AsyncIterable<OpenAI.Responses.ResponseStreamEvent>,
+  callbacks: Pick<CompleteOptions, "onDelta" | "onOutput">,
+  options: { signal: AbortSignal },
+): Promise<ResponsesStream> {
+  const reply = new ResponsesStream();
+  for await (const event of events) {
+    const { text, chars } = reply.add(event);
+    if (text) callbacks.onDelta?.(text);
+    if (chars) callbacks.onOutput?.(chars);
+    if (options.signal.aborted) break;
+  }
+  // The SDK ends iteration quietly when the request is aborted; surface why.
+  options.signal.throwIfAborted();
+  return reply;
 }
 
 type ChatParams = OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
@@ -456,6 +505,21 @@ function judge(error: unknown, context: { redact: Redactor; now: number }): Fail
     const line = context.redact(text).split("\n")[0]!.trim();
     return line.length > 300 ? `${line.slice(0, 297)}...` : line;
   };
+  if (error instanceof ResponsesSocketClosed) {
+    // A refused handshake is judged by its status, like the HTTP request it stands for.
+    const status = error.status;
+    return {
+      status,
+      detail: oneLine(
+        status === null
+          ? `connection failed: ${error.message}`
+          : `${httpStatusLine(status)} (${error.message})`,
+      ),
+      kind: status === null ? "transient" : failureKind(status, ""),
+      contextOverflow: false,
+      contextLimit: null,
+    };
+  }
   if (error instanceof OpenAI.APIConnectionTimeoutError) {
     return {
       status: null,

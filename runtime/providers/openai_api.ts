@@ -33,3 +33,22 @@ export const OPENAI_API_DESCRIPTION =
   "speaks), responses (the Responses API: reasoning items kept across tool rounds and resumes, stateless " +
   "with store: false), auto (default: responses for the models served only there — the Codex family, " +
   "o1-pro, o3-pro, gpt-5-pro — chosen per request, so a model.fallback model gets its own; chat otherwise)";
+
+/** How Responses API calls travel (`model.transport`). */
+export const OPENAI_TRANSPORTS = ["http", "websocket"] as const;
+export type OpenAITransport = typeof OPENAI_TRANSPORTS[number];
+
+export const OPENAI_TRANSPORT_DESCRIPTION =
+  "providers openai and azure, with model.api: responses only: how each model call travels — http (default, " +
+  "one request per call) or websocket (the Responses API's WebSocket mode: one connection per session, each " +
+  "call a response.create event answered by the streamed events; a call that only adds to the previous one " +
+  "sends just the new items with previous_response_id; a dropped connection is opened again and the call " +
+  "retried like a failed request)";
+
+/** Why a `model:` cannot use `transport` as given, or null: the WebSocket mode is the Responses API's. */
+export function transportProblem(
+  spec: Readonly<Record<string, unknown>> | undefined,
+): string | null {
+  if (spec?.transport !== "websocket" || spec.api === "responses") return null;
+  return `transport websocket needs model.api: responses (api is ${spec.api ?? "auto, the default"})`;
+}

@@ -26,7 +26,7 @@ export interface ResponsesBodyOptions {
 export function toResponsesBody(request: ModelRequest, options: ResponsesBodyOptions = {}): ResponsesParams {
   return {
     model: request.model,
-    input: request.messages.flatMap(toItems),
+    input: request.messages.flatMap(toInputItems),
     // Stateless: nothing is kept on the server, every request carries the whole transcript.
     store: false,
     ...(options.reasoning
@@ -65,7 +65,8 @@ export function toResponsesBody(request: ModelRequest, options: ResponsesBodyOpt
   };
 }
 
-function toItems(message: Message): InputItem[] {
+/** A transcript message as the input items that carry it. */
+export function toInputItems(message: Message): InputItem[] {
   switch (message.role) {
     case "system":
       return [{ role: "system", content: message.content }];

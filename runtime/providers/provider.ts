@@ -67,6 +67,8 @@ export interface Provider {
    * it cannot. Asked once per session, before its first model call.
    */
   serverWindow?(options?: { signal?: AbortSignal }): Promise<ServerWindow | null>;
+  /** Releases what the provider keeps open between calls (a WebSocket); called once, when the session ends. */
+  close?(): Promise<void>;
 }
 
 /**

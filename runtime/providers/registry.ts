@@ -18,7 +18,15 @@ import type { ProviderModule } from "./provider.ts";
 import type { CredentialEnv } from "../core/redact.ts";
 import { ValidationError } from "../core/errors.ts";
 import { isReasoningModel, KEYLESS, type ResolvedModel } from "./model.ts";
-import { OPENAI_API_DESCRIPTION, OPENAI_APIS, type OpenAIApiSetting } from "./openai_api.ts";
+import {
+  OPENAI_API_DESCRIPTION,
+  OPENAI_APIS,
+  OPENAI_TRANSPORT_DESCRIPTION,
+  OPENAI_TRANSPORTS,
+  type OpenAIApiSetting,
+  type OpenAITransport,
+  transportProblem,
+} from "./openai_api.ts";
 
 /** The `model:` section as the job schema accepted it: the shared keys and the providers' own. */
 export type ModelSection = Readonly<Record<string, unknown>>;
@@ -91,17 +99,31 @@ export function providerEntry<S extends object>(entry: ProviderEntry<S>): Provid
 
 /** `model.api`, read by the openai and azure providers alike. */
 const openAIApi: SettingSchema = (zod) => zod.enum(OPENAI_APIS).describe(OPENAI_API_DESCRIPTION);
+/** `model.transport`, the same for both; valid only with `api: responses`. */
+const openAITransport: SettingSchema = (zod) =>
+  zod.enum(OPENAI_TRANSPORTS).describe(OPENAI_TRANSPORT_DESCRIPTION);
+
+/** `model.api` and `model.transport` as the openai and azure providers read them. */
+function openAISettings(spec: ModelSection): { api: OpenAIApiSetting; transport?: OpenAITransport } {
+  const problem = transportProblem(spec);
+  if (problem !== null) throw new ValidationError(`model.${problem}`);
+  const transport = spec.transport as OpenAITransport | undefined;
+  return {
+    api: (spec.api as OpenAIApiSetting | undefined) ?? "auto",
+    ...(transport !== undefined ? { transport } : {}),
+  };
+}
 
 export const PROVIDERS = {
   openai: providerEntry({
     about: "any OpenAI-compatible Chat Completions endpoint, or OpenAI's Responses API (model.api)",
     apiKeyEnv: "OPENAI_API_KEY",
     baseUrlEnv: "OPENAI_BASE_URL",
-    settings: { api: openAIApi },
+    settings: { api: openAIApi, transport: openAITransport },
     resolve: (spec, model) => ({
       ...model,
       reasoning: spec.reasoning === undefined ? isReasoningModel(model.name) : model.reasoning,
-      settings: { api: (spec.api as OpenAIApiSetting | undefined) ?? "auto" },
+      settings: openAISettings(spec),
     }),
     load: () => import("./openai.ts"),
   }),
@@ -166,6 +188,7 @@ export const PROVIDERS = {
     baseUrlEnv: "AZURE_OPENAI_ENDPOINT",
     settings: {
       api: openAIApi,
+      transport: openAITransport,
       api_version: (zod) =>
         zod.string().min(1).describe(
           "provider azure: the Azure OpenAI api-version sent with every request (default: " +
@@ -177,7 +200,7 @@ export const PROVIDERS = {
     resolve: (spec, model) => ({
       ...model,
       settings: {
-        api: (spec.api as OpenAIApiSetting | undefined) ?? "auto",
+        ...openAISettings(spec),
         ...(spec.api_version !== undefined ? { api_version: spec.api_version as string } : {}),
       },
     }),

@@ -188,5 +188,6 @@ export function withTextToolCalls(provider: Provider): Provider {
     },
   };
   if (provider.serverWindow) wrapped.serverWindow = provider.serverWindow.bind(provider);
+  if (provider.close) wrapped.close = provider.close.bind(provider);
   return wrapped;
 }

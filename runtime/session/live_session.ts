@@ -186,6 +186,8 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   // reverse order; on success the session takes it over (`finish`). In a long-lived server every missed
   // path would be a leak per failed request.
   await using started = new AsyncDisposableStack();
+  // What the provider keeps open between calls (a Responses WebSocket) lives as long as the session.
+  started.defer(() => provider.close?.());
   // One turn at a time per session across processes: claimed before plugins start.
   if (resumed) {
     await claim(store, id, me);
@@ -473,7 +475,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
         log.warn(`on_session_end failed: ${error}`)
       );
       events.emit(id, { type: "session.end", status, reason });
-      await Promise.all([plugins?.stop(), mcp?.stop()]);
+      await Promise.all([plugins?.stop(), mcp?.stop(), provider.close?.()]);
       if (failure) throw failure.error;
     },
   };

@@ -41,8 +41,10 @@ export interface ResponsesReply {
   failure?: { code: OpenAI.Responses.ResponseError["code"]; message: string };
   /** Fail the HTTP request instead of answering. */
   error?: { status: number; message: string; code?: string };
-  /** The stream stops after this many events, without a terminal event. */
+  /** The stream stops after this many events, without a terminal event (WebSocket: the connection closes). */
   cut_after?: number;
+  /** WebSocket mode: the connection does not keep this response, so a call continuing from it is refused. */
+  forget?: boolean;
   delay_ms?: number;
 }
 
@@ -75,6 +77,13 @@ export interface ResponsesServer {
   readonly urls: string[];
   /** Every reply's usage as put on the wire, in order (refused requests have none). */
   readonly usages: OpenAI.Responses.ResponseUsage[];
+  /**
+   * WebSocket mode: every client event as sent (`requests` holds each as the model saw it, a
+   * `previous_response_id` expanded into the input it continues).
+   */
+  readonly frames: ResponsesBody[];
+  /** WebSocket mode: every connection accepted, in order. */
+  readonly connections: WebSocket[];
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -113,6 +122,8 @@ export async function startResponsesServer(options: ResponsesServerOptions = {})
   const urls: string[] = [];
   const usages: OpenAI.Responses.ResponseUsage[] = [];
   const closing = new AbortController();
+  const frames: ResponsesBody[] = [];
+  const connections: WebSocket[] = [];
   /** Encrypted content issued, by reasoning item id. */
   const issued = new Map<string, string>();
   /** The reasoning item ids issued with each function call, by call id. */
@@ -120,9 +131,97 @@ export async function startResponsesServer(options: ResponsesServerOptions = {})
   let served = 0;
   let counter = 0;
 
-  const refuse = (status: number, message: string, code: string) => {
-    statuses.push(status);
-    return errorResponse(status, message, "invalid_request_error", code);
+  /** One request's answer: a refusal, or the response built from the reply (issued items remembered). */
+  const answer = async (
+    body: ResponsesBody,
+    authorized: boolean,
+  ): Promise<
+    | { refused: { status: number; message: string; code: string } }
+    | { response: WireResponse; reply: ResponsesReply }
+  > => {
+    requests.push(body);
+    const refused = (status: number, message: string, code: string) => {
+      statuses.push(status);
+      return { refused: { status, message, code } };
+    };
+    if (!authorized) return refused(401, "Incorrect API key provided", "invalid_api_key");
+    const problem = requestProblem(body, { issued, callReasoning });
+    if (problem) return refused(400, problem, "invalid_request_error");
+    const index = requests.length - 1;
+    const reply = options.respond?.(body, index) ?? script[served++];
+    if (!reply) return refused(500, "script exhausted", "server_error");
+    if (reply.delay_ms) await sleep(reply.delay_ms, closing.signal);
+    if (reply.error) return refused(reply.error.status, reply.error.message, reply.error.code ?? "");
+    statuses.push(200);
+    const response = buildResponse(reply, body, ++counter);
+    for (const item of response.output) {
+      if (item.type === "reasoning") issued.set(item.id, item.encrypted_content ?? "");
+    }
+    const reasoningIds = response.output.flatMap((item) => item.type === "reasoning" ? [item.id] : []);
+    for (const item of response.output) {
+      if (item.type === "function_call" && reasoningIds.length) callReasoning.set(item.call_id, reasoningIds);
+    }
+    if (response.usage) usages.push(response.usage);
+    return { response, reply };
+  };
+
+  /**
+   * WebSocket mode: each `response.create` client event is answered with the streamed events as text frames.
+   * The connection keeps its latest completed response, so a `previous_response_id` naming it continues
+   * from its input and output (any other is `previous_response_not_found`). A reply's `cut_after` sends that
+   * many events and then closes the connection.
+   */
+  const socketSession = (socket: WebSocket) => {
+    let latest: { id: string; items: Record<string, unknown>[] } | null = null;
+    const sendError = (status: number, code: string, message: string, param: string | null = null) => {
+      const type = status >= 500 ? "server_error" : "invalid_request_error";
+      socket.send(JSON.stringify({ type: "error", status, error: { type, code, message, param } }));
+    };
+    let queue = Promise.resolve();
+    socket.onmessage = (message) => {
+      // One response at a time per connection, in the order asked.
+      queue = queue.then(async () => {
+        const event = JSON.parse(String(message.data)) as ResponsesBody & { type?: string };
+        frames.push(event);
+        if (event.type !== "response.create") {
+          return sendError(400, "invalid_request_error", `Invalid value: '${event.type}'.`, "type");
+        }
+        const { type: _type, previous_response_id: previous, ...rest } = event;
+        for (const key of ["stream", "background"]) {
+          if (key in rest) {
+            return sendError(400, "invalid_request_error", `Unknown parameter: '${key}'.`, key);
+          }
+        }
+        const body: ResponsesBody = { ...rest };
+        if (previous !== undefined) {
+          if (latest === null || latest.id !== previous) {
+            return sendError(
+              400,
+              "previous_response_not_found",
+              `Previous response with id '${previous}' not found.`,
+              "previous_response_id",
+            );
+          }
+          body.input = [...latest.items, ...(rest.input ?? [])];
+        }
+        latest = null;
+        const answered = await answer(body, true);
+        if ("refused" in answered) {
+          const { status, code, message: text } = answered.refused;
+          return sendError(status, code, text);
+        }
+        const { response, reply } = answered;
+        const list = events(response, chunkChars);
+        for (const item of list.slice(0, reply.cut_after ?? list.length)) socket.send(JSON.stringify(item));
+        if (reply.cut_after !== undefined) return socket.close(1011, "dropped by the test");
+        if (response.status === "completed" && !reply.forget) {
+          latest = {
+            id: response.id,
+            items: [...(body.input ?? []), ...response.output as unknown as Record<string, unknown>[]],
+          };
+        }
+      }).catch(() => {});
+    };
   };
 
   const handler = async (request: Request): Promise<Response> => {
@@ -138,6 +237,16 @@ export async function startResponsesServer(options: ResponsesServerOptions = {})
       path = "/v1/responses";
       authorized = request.headers.get("api-key") === options.azure.apiKey;
     }
+    if (request.headers.get("upgrade")?.toLowerCase() === "websocket" && path === "/v1/responses") {
+      // The handshake is refused as the HTTP request would be: without the key, 401.
+      if (!authorized) {
+        return errorResponse(401, "Incorrect API key provided", "invalid_request_error", "invalid_api_key");
+      }
+      const { socket, response } = Deno.upgradeWebSocket(request);
+      connections.push(socket);
+      socketSession(socket);
+      return response;
+    }
     if (request.method !== "POST" || path !== "/v1/responses") {
       return errorResponse(
         404,
@@ -147,33 +256,13 @@ export async function startResponsesServer(options: ResponsesServerOptions = {})
       );
     }
     const body = await request.json() as ResponsesBody;
-    requests.push(body);
-    if (!authorized) return refuse(401, "Incorrect API key provided", "invalid_api_key");
-    const problem = requestProblem(body, { issued, callReasoning });
-    if (problem) return refuse(400, problem, "invalid_request_error");
-    const index = requests.length - 1;
-    const reply = options.respond?.(body, index) ?? script[served++];
-    if (!reply) return refuse(500, "script exhausted", "server_error");
-    if (reply.delay_ms) await sleep(reply.delay_ms, closing.signal);
-    if (reply.error) {
-      statuses.push(reply.error.status);
-      return errorResponse(
-        reply.error.status,
-        reply.error.message,
-        reply.error.status >= 500 ? "server_error" : "invalid_request_error",
-        reply.error.code,
-      );
+    const answered = await answer(body, authorized);
+    if ("refused" in answered) {
+      const { status, message, code } = answered.refused;
+      const type = status >= 500 ? "server_error" : "invalid_request_error";
+      return errorResponse(status, message, type, code || undefined);
     }
-    statuses.push(200);
-    const response = buildResponse(reply, body, ++counter);
-    for (const item of response.output) {
-      if (item.type === "reasoning") issued.set(item.id, item.encrypted_content ?? "");
-    }
-    const reasoningIds = response.output.flatMap((item) => item.type === "reasoning" ? [item.id] : []);
-    for (const item of response.output) {
-      if (item.type === "function_call" && reasoningIds.length) callReasoning.set(item.call_id, reasoningIds);
-    }
-    if (response.usage) usages.push(response.usage);
+    const { response, reply } = answered;
     if (!body.stream) return Response.json(response);
     return sse(events(response, chunkChars), reply.cut_after);
   };
@@ -181,9 +270,12 @@ export async function startResponsesServer(options: ResponsesServerOptions = {})
   const { promise: listening, resolve } = Promise.withResolvers<Deno.NetAddr>();
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: resolve }, handler);
   const address = await listening;
-  const close = () => {
+  const close = async () => {
     closing.abort();
-    return server.shutdown();
+    for (const socket of connections) {
+      if (socket.readyState === WebSocket.OPEN) socket.close(1001, "server closing");
+    }
+    await server.shutdown();
   };
   return {
     url: `http://127.0.0.1:${address.port}/v1`,
@@ -191,6 +283,8 @@ export async function startResponsesServer(options: ResponsesServerOptions = {})
     statuses,
     urls,
     usages,
+    frames,
+    connections,
     close,
     [Symbol.asyncDispose]: close,
   };

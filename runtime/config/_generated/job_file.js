@@ -5,9 +5,9 @@
 // Budget: `hermes run JOB.yaml` spawn to first model request (bench/startup_bench.ts): a valid file is checked by
 //   plain functions instead of importing zod and building its schemas, which took about twice a bare `deno run`
 //   hello-world.
-// Inputs: sha256:36389e6ee69bce78521594332aaf530fce42a029c5e450232af1ccf564e69928
+// Inputs: sha256:c0f20906764b8cef5eca76b633fc16df99f76f614eb5f52dc00e82c2662bf8f2
 "use strict";
-const schema31 = {"type":"object","properties":{"$schema":{"type":"string"},"name":{"type":"string","pattern":"^[a-z0-9._-]+$"},"description":{"type":"string"},"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","azure","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"fallback":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false},"text_tool_calls":{"type":"boolean"},"api":{"type":"string","enum":["chat","responses","auto"]},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"api_version":{"type":"string","minLength":1},"script":{"type":"string","minLength":1}},"additionalProperties":false},"system":{"type":"string"},"inputs":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_-]*$"},"additionalProperties":{"type":"object","properties":{"type":{"type":"string","enum":["string","number","boolean"]},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"additionalProperties":false}},"env":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":["string","number","boolean"]}},"labels":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9_][A-Za-z0-9_.\\-]*$"},"additionalProperties":{"type":["string","number","boolean"]}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"prompt":{"type":"string"},"steps":{"type":"array","items":{"type":"string","minLength":1}},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"approval":{"type":"object","properties":{"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"url":{"type":"string","format":"uri"},"api":{"type":"boolean","const":true},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false,"not":{}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0},"max_concurrent_agents":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_agent_depth":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"agents":{"type":"object","propertyNames":{"type":"string","pattern":"^[a-z0-9_-]+$"},"additionalProperties":{"type":"object","properties":{"description":{"type":"string","minLength":1},"system":{"type":"string"},"model":{"type":"string","minLength":1},"tools":{"type":"array","items":{"type":"string","enum":["shell","read_file","write_file","list_dir","http_fetch"]}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"workspace":{"type":"object","properties":{"isolation":{"type":"string","enum":["none","worktree"]},"base":{"type":"string","minLength":1},"branch":{"type":"string","minLength":1},"keep":{"type":"string","enum":["always","on_change","never"]}},"additionalProperties":false}},"required":["description"],"additionalProperties":false}},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"schedule":{"type":"object","properties":{"cron":{"type":"string","minLength":1},"timezone":{"type":"string","minLength":1},"catch_up":{"type":"string","enum":["one","none"]},"on_crash":{"type":"string","enum":["skip","rerun"]},"overlap":{"type":"string","enum":["skip","queue","cancel_previous"]},"max_cost_usd_per_day":{"type":"number","exclusiveMinimum":0}},"required":["cron"],"additionalProperties":false},"notify":{"type":"array","items":{"type":"object","properties":{"url":{"type":"string","format":"uri"},"secret_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"on":{"type":"array","items":{"type":"string","enum":["success","failed","limit","interrupted","cancelled","crashed"]}}},"additionalProperties":false,"not":{}}},"triggers":{"type":"object","properties":{"webhook":{"type":"object","properties":{"secret_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"signature":{"type":"string","enum":["github","hmac-sha256"]},"events":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"inputs":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_-]*$"},"additionalProperties":{"type":"string"}}},"required":["secret_env"],"additionalProperties":false}},"additionalProperties":false},"on_crash":{"type":"string","enum":["skip","rerun"]},"concurrency":{"type":"object","properties":{"group":{"type":"string","minLength":1},"limit":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"cancel_in_progress":{"type":"boolean"}},"required":["group"],"additionalProperties":false},"output":{"type":"object","properties":{"format":{"type":"string","enum":["text","json","stream-json"]},"file":{"type":"string","minLength":1},"schema":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}}},"additionalProperties":false},"store":{"type":"object","properties":{"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"instructions":{"type":"object","properties":{"agents_md":{"type":"boolean"},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"skills":{"type":"boolean"}},"additionalProperties":false},"skills":{"type":"array","items":{"type":"string","minLength":1}},"workspace":{"type":"object","properties":{"isolation":{"type":"string","enum":["none","worktree"]},"base":{"type":"string","minLength":1},"branch":{"type":"string","minLength":1},"keep":{"type":"string","enum":["always","on_change","never"]},"shared":{"type":"boolean"}},"additionalProperties":false},"record":{"type":"string","minLength":1}},"required":["name"],"additionalProperties":false,"$id":"job_file"};
+const schema31 = {"type":"object","properties":{"$schema":{"type":"string"},"name":{"type":"string","pattern":"^[a-z0-9._-]+$"},"description":{"type":"string"},"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","azure","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"fallback":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false},"text_tool_calls":{"type":"boolean"},"api":{"type":"string","enum":["chat","responses","auto"]},"transport":{"type":"string","enum":["http","websocket"]},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"api_version":{"type":"string","minLength":1},"script":{"type":"string","minLength":1}},"additionalProperties":false},"system":{"type":"string"},"inputs":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_-]*$"},"additionalProperties":{"type":"object","properties":{"type":{"type":"string","enum":["string","number","boolean"]},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"additionalProperties":false}},"env":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":["string","number","boolean"]}},"labels":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9_][A-Za-z0-9_.\\-]*$"},"additionalProperties":{"type":["string","number","boolean"]}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"prompt":{"type":"string"},"steps":{"type":"array","items":{"type":"string","minLength":1}},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"approval":{"type":"object","properties":{"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"url":{"type":"string","format":"uri"},"api":{"type":"boolean","const":true},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false,"not":{}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0},"max_concurrent_agents":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_agent_depth":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"agents":{"type":"object","propertyNames":{"type":"string","pattern":"^[a-z0-9_-]+$"},"additionalProperties":{"type":"object","properties":{"description":{"type":"string","minLength":1},"system":{"type":"string"},"model":{"type":"string","minLength":1},"tools":{"type":"array","items":{"type":"string","enum":["shell","read_file","write_file","list_dir","http_fetch"]}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"workspace":{"type":"object","properties":{"isolation":{"type":"string","enum":["none","worktree"]},"base":{"type":"string","minLength":1},"branch":{"type":"string","minLength":1},"keep":{"type":"string","enum":["always","on_change","never"]}},"additionalProperties":false}},"required":["description"],"additionalProperties":false}},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"schedule":{"type":"object","properties":{"cron":{"type":"string","minLength":1},"timezone":{"type":"string","minLength":1},"catch_up":{"type":"string","enum":["one","none"]},"on_crash":{"type":"string","enum":["skip","rerun"]},"overlap":{"type":"string","enum":["skip","queue","cancel_previous"]},"max_cost_usd_per_day":{"type":"number","exclusiveMinimum":0}},"required":["cron"],"additionalProperties":false},"notify":{"type":"array","items":{"type":"object","properties":{"url":{"type":"string","format":"uri"},"secret_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"on":{"type":"array","items":{"type":"string","enum":["success","failed","limit","interrupted","cancelled","crashed"]}}},"additionalProperties":false,"not":{}}},"triggers":{"type":"object","properties":{"webhook":{"type":"object","properties":{"secret_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"signature":{"type":"string","enum":["github","hmac-sha256"]},"events":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"inputs":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_-]*$"},"additionalProperties":{"type":"string"}}},"required":["secret_env"],"additionalProperties":false}},"additionalProperties":false},"on_crash":{"type":"string","enum":["skip","rerun"]},"concurrency":{"type":"object","properties":{"group":{"type":"string","minLength":1},"limit":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"cancel_in_progress":{"type":"boolean"}},"required":["group"],"additionalProperties":false},"output":{"type":"object","properties":{"format":{"type":"string","enum":["text","json","stream-json"]},"file":{"type":"string","minLength":1},"schema":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}}},"additionalProperties":false},"store":{"type":"object","properties":{"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"instructions":{"type":"object","properties":{"agents_md":{"type":"boolean"},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"skills":{"type":"boolean"}},"additionalProperties":false},"skills":{"type":"array","items":{"type":"string","minLength":1}},"workspace":{"type":"object","properties":{"isolation":{"type":"string","enum":["none","worktree"]},"base":{"type":"string","minLength":1},"branch":{"type":"string","minLength":1},"keep":{"type":"string","enum":["always","on_change","never"]},"shared":{"type":"boolean"}},"additionalProperties":false},"record":{"type":"string","minLength":1}},"required":["name"],"additionalProperties":false,"$id":"job_file"};
 const func1 = Object.prototype.hasOwnProperty;
 const pattern4 = new RegExp("^[a-z0-9._-]+$", "");
 const pattern5 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "");
@@ -592,41 +592,58 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.thinking !== undefined){
-let data27 = data3.thinking;
+if(data3.transport !== undefined){
+let data27 = data3.transport;
 const _errs58 = errors;
-if(errors === _errs58){
-if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
+if(typeof data27 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/model/transport",schemaPath:"#/properties/model/properties/transport/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data27 === "http") || (data27 === "websocket"))){
+validate20.errors = [{instancePath:instancePath+"/model/transport",schemaPath:"#/properties/model/properties/transport/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.transport.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs58 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.thinking !== undefined){
+let data28 = data3.thinking;
+const _errs60 = errors;
+if(errors === _errs60){
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
 let missing2;
-if((data27.budget_tokens === undefined) && (missing2 = "budget_tokens")){
+if((data28.budget_tokens === undefined) && (missing2 = "budget_tokens")){
 validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/properties/model/properties/thinking/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
 else {
-const _errs60 = errors;
-for(const key3 in data27){
+const _errs62 = errors;
+for(const key3 in data28){
 if(!(key3 === "budget_tokens")){
 validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/properties/model/properties/thinking/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs60 === errors){
-if(data27.budget_tokens !== undefined){
-let data28 = data27.budget_tokens;
-const _errs61 = errors;
-if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+if(_errs62 === errors){
+if(data28.budget_tokens !== undefined){
+let data29 = data28.budget_tokens;
+const _errs63 = errors;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
 validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs61){
-if((typeof data28 == "number") && (isFinite(data28))){
-if(data28 > 9007199254740991 || isNaN(data28)){
+if(errors === _errs63){
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 > 9007199254740991 || isNaN(data29)){
 validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data28 < 1024 || isNaN(data28)){
+if(data29 < 1024 || isNaN(data29)){
 validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
@@ -642,35 +659,35 @@ validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/
 return false;
 }
 }
-var valid1 = _errs58 === errors;
+var valid1 = _errs60 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data3.platform !== undefined){
-let data29 = data3.platform;
-const _errs63 = errors;
-if(typeof data29 !== "string"){
+let data30 = data3.platform;
+const _errs65 = errors;
+if(typeof data30 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/model/platform",schemaPath:"#/properties/model/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data29 === "anthropic") || (data29 === "bedrock")) || (data29 === "vertex"))){
+if(!(((data30 === "anthropic") || (data30 === "bedrock")) || (data30 === "vertex"))){
 validate20.errors = [{instancePath:instancePath+"/model/platform",schemaPath:"#/properties/model/properties/platform/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.platform.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid1 = _errs63 === errors;
+var valid1 = _errs65 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data3.api_version !== undefined){
-let data30 = data3.api_version;
-const _errs65 = errors;
-if(errors === _errs65){
-if(typeof data30 === "string"){
-if(data30.length < 1){
+let data31 = data3.api_version;
+const _errs67 = errors;
+if(errors === _errs67){
+if(typeof data31 === "string"){
+if(data31.length < 1){
 validate20.errors = [{instancePath:instancePath+"/model/api_version",schemaPath:"#/properties/model/properties/api_version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -680,18 +697,18 @@ validate20.errors = [{instancePath:instancePath+"/model/api_version",schemaPath:
 return false;
 }
 }
-var valid1 = _errs65 === errors;
+var valid1 = _errs67 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data3.script !== undefined){
-let data31 = data3.script;
-const _errs67 = errors;
-if(errors === _errs67){
-if(typeof data31 === "string"){
-if(data31.length < 1){
+let data32 = data3.script;
+const _errs69 = errors;
+if(errors === _errs69){
+if(typeof data32 === "string"){
+if(data32.length < 1){
 validate20.errors = [{instancePath:instancePath+"/model/script",schemaPath:"#/properties/model/properties/script/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -701,10 +718,11 @@ validate20.errors = [{instancePath:instancePath+"/model/script",schemaPath:"#/pr
 return false;
 }
 }
-var valid1 = _errs67 === errors;
+var valid1 = _errs69 === errors;
 }
 else {
 var valid1 = true;
+}
 }
 }
 }
@@ -741,25 +759,25 @@ var valid0 = true;
 }
 if(valid0){
 if(data.system !== undefined){
-const _errs69 = errors;
+const _errs71 = errors;
 if(typeof data.system !== "string"){
 validate20.errors = [{instancePath:instancePath+"/system",schemaPath:"#/properties/system/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid0 = _errs69 === errors;
+var valid0 = _errs71 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.inputs !== undefined){
-let data33 = data.inputs;
-const _errs71 = errors;
-if(errors === _errs71){
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-for(const key4 in data33){
+let data34 = data.inputs;
 const _errs73 = errors;
 if(errors === _errs73){
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+for(const key4 in data34){
+const _errs75 = errors;
+if(errors === _errs75){
 if(typeof key4 === "string"){
 if(!pattern8.test(key4)){
 const err0 = {instancePath:instancePath+"/inputs",schemaPath:"#/properties/inputs/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_-]*$"+"\"",propertyName:key4};
@@ -783,7 +801,7 @@ vErrors.push(err1);
 errors++;
 }
 }
-var valid5 = _errs73 === errors;
+var valid5 = _errs75 === errors;
 if(!valid5){
 const err2 = {instancePath:instancePath+"/inputs",schemaPath:"#/properties/inputs/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid"};
 if(vErrors === null){
@@ -799,41 +817,29 @@ break;
 }
 }
 if(valid5){
-for(const key5 in data33){
-let data34 = data33[key5];
-const _errs76 = errors;
-if(errors === _errs76){
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+for(const key5 in data34){
+let data35 = data34[key5];
 const _errs78 = errors;
-for(const key6 in data34){
+if(errors === _errs78){
+if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
+const _errs80 = errors;
+for(const key6 in data35){
 if(!((((key6 === "type") || (key6 === "required")) || (key6 === "default")) || (key6 === "description"))){
 validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/inputs/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs78 === errors){
-if(data34.type !== undefined){
-let data35 = data34.type;
-const _errs79 = errors;
-if(typeof data35 !== "string"){
+if(_errs80 === errors){
+if(data35.type !== undefined){
+let data36 = data35.type;
+const _errs81 = errors;
+if(typeof data36 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/inputs/additionalProperties/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data35 === "string") || (data35 === "number")) || (data35 === "boolean"))){
+if(!(((data36 === "string") || (data36 === "number")) || (data36 === "boolean"))){
 validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/inputs/additionalProperties/properties/type/enum",keyword:"enum",params:{allowedValues: schema31.properties.inputs.additionalProperties.properties.type.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid7 = _errs79 === errors;
-}
-else {
-var valid7 = true;
-}
-if(valid7){
-if(data34.required !== undefined){
-const _errs81 = errors;
-if(typeof data34.required !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/inputs/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid7 = _errs81 === errors;
@@ -842,11 +848,10 @@ else {
 var valid7 = true;
 }
 if(valid7){
-if(data34.default !== undefined){
-let data37 = data34.default;
+if(data35.required !== undefined){
 const _errs83 = errors;
-if(((typeof data37 !== "string") && (!((typeof data37 == "number") && (isFinite(data37))))) && (typeof data37 !== "boolean")){
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/default",schemaPath:"#/properties/inputs/additionalProperties/properties/default/type",keyword:"type",params:{type: schema31.properties.inputs.additionalProperties.properties.default.type},message:"must be string,number,boolean"}];
+if(typeof data35.required !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/inputs/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid7 = _errs83 === errors;
@@ -855,13 +860,26 @@ else {
 var valid7 = true;
 }
 if(valid7){
-if(data34.description !== undefined){
+if(data35.default !== undefined){
+let data38 = data35.default;
 const _errs85 = errors;
-if(typeof data34.description !== "string"){
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/description",schemaPath:"#/properties/inputs/additionalProperties/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(((typeof data38 !== "string") && (!((typeof data38 == "number") && (isFinite(data38))))) && (typeof data38 !== "boolean")){
+validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/default",schemaPath:"#/properties/inputs/additionalProperties/properties/default/type",keyword:"type",params:{type: schema31.properties.inputs.additionalProperties.properties.default.type},message:"must be string,number,boolean"}];
 return false;
 }
 var valid7 = _errs85 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data35.description !== undefined){
+const _errs87 = errors;
+if(typeof data35.description !== "string"){
+validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/description",schemaPath:"#/properties/inputs/additionalProperties/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid7 = _errs87 === errors;
 }
 else {
 var valid7 = true;
@@ -876,7 +894,7 @@ validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, 
 return false;
 }
 }
-var valid6 = _errs76 === errors;
+var valid6 = _errs78 === errors;
 if(!valid6){
 break;
 }
@@ -888,19 +906,19 @@ validate20.errors = [{instancePath:instancePath+"/inputs",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs71 === errors;
+var valid0 = _errs73 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.env !== undefined){
-let data39 = data.env;
-const _errs87 = errors;
-if(errors === _errs87){
-if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-for(const key7 in data39){
+let data40 = data.env;
 const _errs89 = errors;
+if(errors === _errs89){
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+for(const key7 in data40){
+const _errs91 = errors;
 if(typeof key7 !== "string"){
 const err3 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key7};
 if(vErrors === null){
@@ -911,7 +929,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-var valid8 = _errs89 === errors;
+var valid8 = _errs91 === errors;
 if(!valid8){
 const err4 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames",keyword:"propertyNames",params:{propertyName: key7},message:"property name must be valid"};
 if(vErrors === null){
@@ -927,14 +945,14 @@ break;
 }
 }
 if(valid8){
-for(const key8 in data39){
-let data40 = data39[key8];
-const _errs92 = errors;
-if(((typeof data40 !== "string") && (!((typeof data40 == "number") && (isFinite(data40))))) && (typeof data40 !== "boolean")){
+for(const key8 in data40){
+let data41 = data40[key8];
+const _errs94 = errors;
+if(((typeof data41 !== "string") && (!((typeof data41 == "number") && (isFinite(data41))))) && (typeof data41 !== "boolean")){
 validate20.errors = [{instancePath:instancePath+"/env/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/type",keyword:"type",params:{type: schema31.properties.env.additionalProperties.type},message:"must be string,number,boolean"}];
 return false;
 }
-var valid9 = _errs92 === errors;
+var valid9 = _errs94 === errors;
 if(!valid9){
 break;
 }
@@ -946,20 +964,20 @@ validate20.errors = [{instancePath:instancePath+"/env",schemaPath:"#/properties/
 return false;
 }
 }
-var valid0 = _errs87 === errors;
+var valid0 = _errs89 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.labels !== undefined){
-let data41 = data.labels;
-const _errs94 = errors;
-if(errors === _errs94){
-if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
-for(const key9 in data41){
+let data42 = data.labels;
 const _errs96 = errors;
 if(errors === _errs96){
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+for(const key9 in data42){
+const _errs98 = errors;
+if(errors === _errs98){
 if(typeof key9 === "string"){
 if(!pattern9.test(key9)){
 const err5 = {instancePath:instancePath+"/labels",schemaPath:"#/properties/labels/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_][A-Za-z0-9_.\\-]*$"},message:"must match pattern \""+"^[A-Za-z0-9_][A-Za-z0-9_.\\-]*$"+"\"",propertyName:key9};
@@ -983,7 +1001,7 @@ vErrors.push(err6);
 errors++;
 }
 }
-var valid10 = _errs96 === errors;
+var valid10 = _errs98 === errors;
 if(!valid10){
 const err7 = {instancePath:instancePath+"/labels",schemaPath:"#/properties/labels/propertyNames",keyword:"propertyNames",params:{propertyName: key9},message:"property name must be valid"};
 if(vErrors === null){
@@ -999,14 +1017,14 @@ break;
 }
 }
 if(valid10){
-for(const key10 in data41){
-let data42 = data41[key10];
-const _errs99 = errors;
-if(((typeof data42 !== "string") && (!((typeof data42 == "number") && (isFinite(data42))))) && (typeof data42 !== "boolean")){
+for(const key10 in data42){
+let data43 = data42[key10];
+const _errs101 = errors;
+if(((typeof data43 !== "string") && (!((typeof data43 == "number") && (isFinite(data43))))) && (typeof data43 !== "boolean")){
 validate20.errors = [{instancePath:instancePath+"/labels/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/labels/additionalProperties/type",keyword:"type",params:{type: schema31.properties.labels.additionalProperties.type},message:"must be string,number,boolean"}];
 return false;
 }
-var valid11 = _errs99 === errors;
+var valid11 = _errs101 === errors;
 if(!valid11){
 break;
 }
@@ -1018,25 +1036,25 @@ validate20.errors = [{instancePath:instancePath+"/labels",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs94 === errors;
+var valid0 = _errs96 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.redact !== undefined){
-let data43 = data.redact;
-const _errs101 = errors;
-if(errors === _errs101){
-if(Array.isArray(data43)){
-var valid12 = true;
-const len1 = data43.length;
-for(let i1=0; i1<len1; i1++){
-let data44 = data43[i1];
+let data44 = data.redact;
 const _errs103 = errors;
 if(errors === _errs103){
-if(typeof data44 === "string"){
-if(!pattern5.test(data44)){
+if(Array.isArray(data44)){
+var valid12 = true;
+const len1 = data44.length;
+for(let i1=0; i1<len1; i1++){
+let data45 = data44[i1];
+const _errs105 = errors;
+if(errors === _errs105){
+if(typeof data45 === "string"){
+if(!pattern5.test(data45)){
 validate20.errors = [{instancePath:instancePath+"/redact/" + i1,schemaPath:"#/properties/redact/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
 return false;
 }
@@ -1046,7 +1064,7 @@ validate20.errors = [{instancePath:instancePath+"/redact/" + i1,schemaPath:"#/pr
 return false;
 }
 }
-var valid12 = _errs103 === errors;
+var valid12 = _errs105 === errors;
 if(!valid12){
 break;
 }
@@ -1057,37 +1075,37 @@ validate20.errors = [{instancePath:instancePath+"/redact",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs101 === errors;
+var valid0 = _errs103 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.prompt !== undefined){
-const _errs105 = errors;
+const _errs107 = errors;
 if(typeof data.prompt !== "string"){
 validate20.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid0 = _errs105 === errors;
+var valid0 = _errs107 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.steps !== undefined){
-let data46 = data.steps;
-const _errs107 = errors;
-if(errors === _errs107){
-if(Array.isArray(data46)){
-var valid13 = true;
-const len2 = data46.length;
-for(let i2=0; i2<len2; i2++){
-let data47 = data46[i2];
+let data47 = data.steps;
 const _errs109 = errors;
 if(errors === _errs109){
-if(typeof data47 === "string"){
-if(data47.length < 1){
+if(Array.isArray(data47)){
+var valid13 = true;
+const len2 = data47.length;
+for(let i2=0; i2<len2; i2++){
+let data48 = data47[i2];
+const _errs111 = errors;
+if(errors === _errs111){
+if(typeof data48 === "string"){
+if(data48.length < 1){
 validate20.errors = [{instancePath:instancePath+"/steps/" + i2,schemaPath:"#/properties/steps/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1097,7 +1115,7 @@ validate20.errors = [{instancePath:instancePath+"/steps/" + i2,schemaPath:"#/pro
 return false;
 }
 }
-var valid13 = _errs109 === errors;
+var valid13 = _errs111 === errors;
 if(!valid13){
 break;
 }
@@ -1108,53 +1126,53 @@ validate20.errors = [{instancePath:instancePath+"/steps",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs107 === errors;
+var valid0 = _errs109 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.tools !== undefined){
-let data48 = data.tools;
-const _errs111 = errors;
-if(errors === _errs111){
-if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
+let data49 = data.tools;
 const _errs113 = errors;
-for(const key11 in data48){
+if(errors === _errs113){
+if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
+const _errs115 = errors;
+for(const key11 in data49){
 if(!(((((key11 === "shell") || (key11 === "read_file")) || (key11 === "write_file")) || (key11 === "list_dir")) || (key11 === "http_fetch"))){
 validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs113 === errors){
-if(data48.shell !== undefined){
-let data49 = data48.shell;
-const _errs114 = errors;
-if(errors === _errs114){
-if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
+if(_errs115 === errors){
+if(data49.shell !== undefined){
+let data50 = data49.shell;
 const _errs116 = errors;
-for(const key12 in data49){
+if(errors === _errs116){
+if(data50 && typeof data50 == "object" && !Array.isArray(data50)){
+const _errs118 = errors;
+for(const key12 in data50){
 if(!((((((key12 === "allow") || (key12 === "deny")) || (key12 === "cwd")) || (key12 === "timeout")) || (key12 === "max_output")) || (key12 === "sandbox"))){
 validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/properties/tools/properties/shell/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs116 === errors){
-if(data49.allow !== undefined){
-let data50 = data49.allow;
-const _errs117 = errors;
-if(errors === _errs117){
-if(Array.isArray(data50)){
-var valid16 = true;
-const len3 = data50.length;
-for(let i3=0; i3<len3; i3++){
-let data51 = data50[i3];
+if(_errs118 === errors){
+if(data50.allow !== undefined){
+let data51 = data50.allow;
 const _errs119 = errors;
 if(errors === _errs119){
-if(typeof data51 === "string"){
-if(data51.length < 1){
+if(Array.isArray(data51)){
+var valid16 = true;
+const len3 = data51.length;
+for(let i3=0; i3<len3; i3++){
+let data52 = data51[i3];
+const _errs121 = errors;
+if(errors === _errs121){
+if(typeof data52 === "string"){
+if(data52.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i3,schemaPath:"#/properties/tools/properties/shell/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1164,7 +1182,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i3,schem
 return false;
 }
 }
-var valid16 = _errs119 === errors;
+var valid16 = _errs121 === errors;
 if(!valid16){
 break;
 }
@@ -1175,25 +1193,25 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/allow",schemaPath:
 return false;
 }
 }
-var valid15 = _errs117 === errors;
+var valid15 = _errs119 === errors;
 }
 else {
 var valid15 = true;
 }
 if(valid15){
-if(data49.deny !== undefined){
-let data52 = data49.deny;
-const _errs121 = errors;
-if(errors === _errs121){
-if(Array.isArray(data52)){
-var valid17 = true;
-const len4 = data52.length;
-for(let i4=0; i4<len4; i4++){
-let data53 = data52[i4];
+if(data50.deny !== undefined){
+let data53 = data50.deny;
 const _errs123 = errors;
 if(errors === _errs123){
-if(typeof data53 === "string"){
-if(data53.length < 1){
+if(Array.isArray(data53)){
+var valid17 = true;
+const len4 = data53.length;
+for(let i4=0; i4<len4; i4++){
+let data54 = data53[i4];
+const _errs125 = errors;
+if(errors === _errs125){
+if(typeof data54 === "string"){
+if(data54.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i4,schemaPath:"#/properties/tools/properties/shell/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1203,7 +1221,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i4,schema
 return false;
 }
 }
-var valid17 = _errs123 === errors;
+var valid17 = _errs125 === errors;
 if(!valid17){
 break;
 }
@@ -1214,30 +1232,30 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/deny",schemaPath:"
 return false;
 }
 }
-var valid15 = _errs121 === errors;
+var valid15 = _errs123 === errors;
 }
 else {
 var valid15 = true;
 }
 if(valid15){
-if(data49.cwd !== undefined){
-const _errs125 = errors;
-if(typeof data49.cwd !== "string"){
+if(data50.cwd !== undefined){
+const _errs127 = errors;
+if(typeof data50.cwd !== "string"){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/cwd",schemaPath:"#/properties/tools/properties/shell/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid15 = _errs125 === errors;
+var valid15 = _errs127 === errors;
 }
 else {
 var valid15 = true;
 }
 if(valid15){
-if(data49.timeout !== undefined){
-let data55 = data49.timeout;
-const _errs127 = errors;
-if(errors === _errs127){
-if(typeof data55 === "string"){
-if(!pattern6.test(data55)){
+if(data50.timeout !== undefined){
+let data56 = data50.timeout;
+const _errs129 = errors;
+if(errors === _errs129){
+if(typeof data56 === "string"){
+if(!pattern6.test(data56)){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPath:"#/properties/tools/properties/shell/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -1247,19 +1265,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPat
 return false;
 }
 }
-var valid15 = _errs127 === errors;
+var valid15 = _errs129 === errors;
 }
 else {
 var valid15 = true;
 }
 if(valid15){
-if(data49.max_output !== undefined){
-let data56 = data49.max_output;
-const _errs129 = errors;
-const _errs130 = errors;
-let valid18 = false;
+if(data50.max_output !== undefined){
+let data57 = data50.max_output;
 const _errs131 = errors;
-if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
+const _errs132 = errors;
+let valid18 = false;
+const _errs133 = errors;
+if(!(((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57))) && (isFinite(data57)))){
 const err8 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err8];
@@ -1269,9 +1287,9 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(errors === _errs131){
-if((typeof data56 == "number") && (isFinite(data56))){
-if(data56 > 9007199254740991 || isNaN(data56)){
+if(errors === _errs133){
+if((typeof data57 == "number") && (isFinite(data57))){
+if(data57 > 9007199254740991 || isNaN(data57)){
 const err9 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err9];
@@ -1282,7 +1300,7 @@ vErrors.push(err9);
 errors++;
 }
 else {
-if(data56 <= 0 || isNaN(data56)){
+if(data57 <= 0 || isNaN(data57)){
 const err10 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err10];
@@ -1295,12 +1313,12 @@ errors++;
 }
 }
 }
-var _valid0 = _errs131 === errors;
+var _valid0 = _errs133 === errors;
 valid18 = valid18 || _valid0;
-const _errs133 = errors;
-if(errors === _errs133){
-if(typeof data56 === "string"){
-if(!pattern12.test(data56)){
+const _errs135 = errors;
+if(errors === _errs135){
+if(typeof data57 === "string"){
+if(!pattern12.test(data57)){
 const err11 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -1322,7 +1340,7 @@ vErrors.push(err12);
 errors++;
 }
 }
-var _valid0 = _errs133 === errors;
+var _valid0 = _errs135 === errors;
 valid18 = valid18 || _valid0;
 if(!valid18){
 const err13 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1337,29 +1355,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs130;
+errors = _errs132;
 if(vErrors !== null){
-if(_errs130){
-vErrors.length = _errs130;
+if(_errs132){
+vErrors.length = _errs132;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid15 = _errs129 === errors;
+var valid15 = _errs131 === errors;
 }
 else {
 var valid15 = true;
 }
 if(valid15){
-if(data49.sandbox !== undefined){
-let data57 = data49.sandbox;
-const _errs135 = errors;
-const _errs136 = errors;
-let valid19 = false;
+if(data50.sandbox !== undefined){
+let data58 = data50.sandbox;
 const _errs137 = errors;
-if(typeof data57 !== "string"){
+const _errs138 = errors;
+let valid19 = false;
+const _errs139 = errors;
+if(typeof data58 !== "string"){
 const err14 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
@@ -1369,7 +1387,7 @@ vErrors.push(err14);
 }
 errors++;
 }
-if("off" !== data57){
+if("off" !== data58){
 const err15 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err15];
@@ -1379,13 +1397,13 @@ vErrors.push(err15);
 }
 errors++;
 }
-var _valid1 = _errs137 === errors;
+var _valid1 = _errs139 === errors;
 valid19 = valid19 || _valid1;
-const _errs139 = errors;
-if(errors === _errs139){
-if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
 const _errs141 = errors;
-for(const key13 in data57){
+if(errors === _errs141){
+if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
+const _errs143 = errors;
+for(const key13 in data58){
 if(!(((((key13 === "write") || (key13 === "read")) || (key13 === "hide")) || (key13 === "net")) || (key13 === "limits"))){
 const err16 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -1398,20 +1416,20 @@ errors++;
 break;
 }
 }
-if(_errs141 === errors){
-if(data57.write !== undefined){
-let data58 = data57.write;
-const _errs142 = errors;
-if(errors === _errs142){
-if(Array.isArray(data58)){
-var valid21 = true;
-const len5 = data58.length;
-for(let i5=0; i5<len5; i5++){
-let data59 = data58[i5];
+if(_errs143 === errors){
+if(data58.write !== undefined){
+let data59 = data58.write;
 const _errs144 = errors;
 if(errors === _errs144){
-if(typeof data59 === "string"){
-if(data59.length < 1){
+if(Array.isArray(data59)){
+var valid21 = true;
+const len5 = data59.length;
+for(let i5=0; i5<len5; i5++){
+let data60 = data59[i5];
+const _errs146 = errors;
+if(errors === _errs146){
+if(typeof data60 === "string"){
+if(data60.length < 1){
 const err17 = {instancePath:instancePath+"/tools/shell/sandbox/write/" + i5,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err17];
@@ -1433,7 +1451,7 @@ vErrors.push(err18);
 errors++;
 }
 }
-var valid21 = _errs144 === errors;
+var valid21 = _errs146 === errors;
 if(!valid21){
 break;
 }
@@ -1450,25 +1468,25 @@ vErrors.push(err19);
 errors++;
 }
 }
-var valid20 = _errs142 === errors;
+var valid20 = _errs144 === errors;
 }
 else {
 var valid20 = true;
 }
 if(valid20){
-if(data57.read !== undefined){
-let data60 = data57.read;
-const _errs146 = errors;
-if(errors === _errs146){
-if(Array.isArray(data60)){
-var valid22 = true;
-const len6 = data60.length;
-for(let i6=0; i6<len6; i6++){
-let data61 = data60[i6];
+if(data58.read !== undefined){
+let data61 = data58.read;
 const _errs148 = errors;
 if(errors === _errs148){
-if(typeof data61 === "string"){
-if(data61.length < 1){
+if(Array.isArray(data61)){
+var valid22 = true;
+const len6 = data61.length;
+for(let i6=0; i6<len6; i6++){
+let data62 = data61[i6];
+const _errs150 = errors;
+if(errors === _errs150){
+if(typeof data62 === "string"){
+if(data62.length < 1){
 const err20 = {instancePath:instancePath+"/tools/shell/sandbox/read/" + i6,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err20];
@@ -1490,7 +1508,7 @@ vErrors.push(err21);
 errors++;
 }
 }
-var valid22 = _errs148 === errors;
+var valid22 = _errs150 === errors;
 if(!valid22){
 break;
 }
@@ -1507,25 +1525,25 @@ vErrors.push(err22);
 errors++;
 }
 }
-var valid20 = _errs146 === errors;
+var valid20 = _errs148 === errors;
 }
 else {
 var valid20 = true;
 }
 if(valid20){
-if(data57.hide !== undefined){
-let data62 = data57.hide;
-const _errs150 = errors;
-if(errors === _errs150){
-if(Array.isArray(data62)){
-var valid23 = true;
-const len7 = data62.length;
-for(let i7=0; i7<len7; i7++){
-let data63 = data62[i7];
+if(data58.hide !== undefined){
+let data63 = data58.hide;
 const _errs152 = errors;
 if(errors === _errs152){
-if(typeof data63 === "string"){
-if(data63.length < 1){
+if(Array.isArray(data63)){
+var valid23 = true;
+const len7 = data63.length;
+for(let i7=0; i7<len7; i7++){
+let data64 = data63[i7];
+const _errs154 = errors;
+if(errors === _errs154){
+if(typeof data64 === "string"){
+if(data64.length < 1){
 const err23 = {instancePath:instancePath+"/tools/shell/sandbox/hide/" + i7,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/hide/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err23];
@@ -1547,7 +1565,7 @@ vErrors.push(err24);
 errors++;
 }
 }
-var valid23 = _errs152 === errors;
+var valid23 = _errs154 === errors;
 if(!valid23){
 break;
 }
@@ -1564,19 +1582,19 @@ vErrors.push(err25);
 errors++;
 }
 }
-var valid20 = _errs150 === errors;
+var valid20 = _errs152 === errors;
 }
 else {
 var valid20 = true;
 }
 if(valid20){
-if(data57.net !== undefined){
-let data64 = data57.net;
-const _errs154 = errors;
-const _errs155 = errors;
-let valid24 = false;
+if(data58.net !== undefined){
+let data65 = data58.net;
 const _errs156 = errors;
-if(typeof data64 !== "boolean"){
+const _errs157 = errors;
+let valid24 = false;
+const _errs158 = errors;
+if(typeof data65 !== "boolean"){
 const err26 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err26];
@@ -1586,12 +1604,12 @@ vErrors.push(err26);
 }
 errors++;
 }
-var _valid2 = _errs156 === errors;
+var _valid2 = _errs158 === errors;
 valid24 = valid24 || _valid2;
-const _errs158 = errors;
-if(errors === _errs158){
-if(Array.isArray(data64)){
-if(data64.length < 1){
+const _errs160 = errors;
+if(errors === _errs160){
+if(Array.isArray(data65)){
+if(data65.length < 1){
 const err27 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err27];
@@ -1603,13 +1621,13 @@ errors++;
 }
 else {
 var valid25 = true;
-const len8 = data64.length;
+const len8 = data65.length;
 for(let i8=0; i8<len8; i8++){
-let data65 = data64[i8];
-const _errs160 = errors;
-if(errors === _errs160){
-if(typeof data65 === "string"){
-if(!pattern13.test(data65)){
+let data66 = data65[i8];
+const _errs162 = errors;
+if(errors === _errs162){
+if(typeof data66 === "string"){
+if(!pattern13.test(data66)){
 const err28 = {instancePath:instancePath+"/tools/shell/sandbox/net/" + i8,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"},message:"must match pattern \""+"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"+"\""};
 if(vErrors === null){
 vErrors = [err28];
@@ -1631,7 +1649,7 @@ vErrors.push(err29);
 errors++;
 }
 }
-var valid25 = _errs160 === errors;
+var valid25 = _errs162 === errors;
 if(!valid25){
 break;
 }
@@ -1649,7 +1667,7 @@ vErrors.push(err30);
 errors++;
 }
 }
-var _valid2 = _errs158 === errors;
+var _valid2 = _errs160 === errors;
 valid24 = valid24 || _valid2;
 if(!valid24){
 const err31 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1662,29 +1680,29 @@ vErrors.push(err31);
 errors++;
 }
 else {
-errors = _errs155;
+errors = _errs157;
 if(vErrors !== null){
-if(_errs155){
-vErrors.length = _errs155;
+if(_errs157){
+vErrors.length = _errs157;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid20 = _errs154 === errors;
+var valid20 = _errs156 === errors;
 }
 else {
 var valid20 = true;
 }
 if(valid20){
-if(data57.limits !== undefined){
-let data66 = data57.limits;
-const _errs162 = errors;
-if(errors === _errs162){
-if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
+if(data58.limits !== undefined){
+let data67 = data58.limits;
 const _errs164 = errors;
-for(const key14 in data66){
+if(errors === _errs164){
+if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
+const _errs166 = errors;
+for(const key14 in data67){
 if(!((((key14 === "processes") || (key14 === "memory")) || (key14 === "file_size")) || (key14 === "tmp"))){
 const err32 = {instancePath:instancePath+"/tools/shell/sandbox/limits",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -1697,11 +1715,11 @@ errors++;
 break;
 }
 }
-if(_errs164 === errors){
-if(data66.processes !== undefined){
-let data67 = data66.processes;
-const _errs165 = errors;
-if(!(((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67))) && (isFinite(data67)))){
+if(_errs166 === errors){
+if(data67.processes !== undefined){
+let data68 = data67.processes;
+const _errs167 = errors;
+if(!(((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68))) && (isFinite(data68)))){
 const err33 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err33];
@@ -1711,9 +1729,9 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(errors === _errs165){
-if((typeof data67 == "number") && (isFinite(data67))){
-if(data67 > 9007199254740991 || isNaN(data67)){
+if(errors === _errs167){
+if((typeof data68 == "number") && (isFinite(data68))){
+if(data68 > 9007199254740991 || isNaN(data68)){
 const err34 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err34];
@@ -1724,7 +1742,7 @@ vErrors.push(err34);
 errors++;
 }
 else {
-if(data67 < 8 || isNaN(data67)){
+if(data68 < 8 || isNaN(data68)){
 const err35 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
 if(vErrors === null){
 vErrors = [err35];
@@ -1737,19 +1755,19 @@ errors++;
 }
 }
 }
-var valid26 = _errs165 === errors;
+var valid26 = _errs167 === errors;
 }
 else {
 var valid26 = true;
 }
 if(valid26){
-if(data66.memory !== undefined){
-let data68 = data66.memory;
-const _errs167 = errors;
-const _errs168 = errors;
-let valid27 = false;
+if(data67.memory !== undefined){
+let data69 = data67.memory;
 const _errs169 = errors;
-if(!(((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68))) && (isFinite(data68)))){
+const _errs170 = errors;
+let valid27 = false;
+const _errs171 = errors;
+if(!(((typeof data69 == "number") && (!(data69 % 1) && !isNaN(data69))) && (isFinite(data69)))){
 const err36 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err36];
@@ -1759,9 +1777,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(errors === _errs169){
-if((typeof data68 == "number") && (isFinite(data68))){
-if(data68 > 9007199254740991 || isNaN(data68)){
+if(errors === _errs171){
+if((typeof data69 == "number") && (isFinite(data69))){
+if(data69 > 9007199254740991 || isNaN(data69)){
 const err37 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err37];
@@ -1772,7 +1790,7 @@ vErrors.push(err37);
 errors++;
 }
 else {
-if(data68 <= 0 || isNaN(data68)){
+if(data69 <= 0 || isNaN(data69)){
 const err38 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err38];
@@ -1785,12 +1803,12 @@ errors++;
 }
 }
 }
-var _valid3 = _errs169 === errors;
+var _valid3 = _errs171 === errors;
 valid27 = valid27 || _valid3;
-const _errs171 = errors;
-if(errors === _errs171){
-if(typeof data68 === "string"){
-if(!pattern12.test(data68)){
+const _errs173 = errors;
+if(errors === _errs173){
+if(typeof data69 === "string"){
+if(!pattern12.test(data69)){
 const err39 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err39];
@@ -1812,7 +1830,7 @@ vErrors.push(err40);
 errors++;
 }
 }
-var _valid3 = _errs171 === errors;
+var _valid3 = _errs173 === errors;
 valid27 = valid27 || _valid3;
 if(!valid27){
 const err41 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1825,29 +1843,29 @@ vErrors.push(err41);
 errors++;
 }
 else {
-errors = _errs168;
+errors = _errs170;
 if(vErrors !== null){
-if(_errs168){
-vErrors.length = _errs168;
+if(_errs170){
+vErrors.length = _errs170;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid26 = _errs167 === errors;
+var valid26 = _errs169 === errors;
 }
 else {
 var valid26 = true;
 }
 if(valid26){
-if(data66.file_size !== undefined){
-let data69 = data66.file_size;
-const _errs173 = errors;
-const _errs174 = errors;
-let valid28 = false;
+if(data67.file_size !== undefined){
+let data70 = data67.file_size;
 const _errs175 = errors;
-if(!(((typeof data69 == "number") && (!(data69 % 1) && !isNaN(data69))) && (isFinite(data69)))){
+const _errs176 = errors;
+let valid28 = false;
+const _errs177 = errors;
+if(!(((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70))) && (isFinite(data70)))){
 const err42 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err42];
@@ -1857,9 +1875,9 @@ vErrors.push(err42);
 }
 errors++;
 }
-if(errors === _errs175){
-if((typeof data69 == "number") && (isFinite(data69))){
-if(data69 > 9007199254740991 || isNaN(data69)){
+if(errors === _errs177){
+if((typeof data70 == "number") && (isFinite(data70))){
+if(data70 > 9007199254740991 || isNaN(data70)){
 const err43 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err43];
@@ -1870,7 +1888,7 @@ vErrors.push(err43);
 errors++;
 }
 else {
-if(data69 <= 0 || isNaN(data69)){
+if(data70 <= 0 || isNaN(data70)){
 const err44 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err44];
@@ -1883,12 +1901,12 @@ errors++;
 }
 }
 }
-var _valid4 = _errs175 === errors;
+var _valid4 = _errs177 === errors;
 valid28 = valid28 || _valid4;
-const _errs177 = errors;
-if(errors === _errs177){
-if(typeof data69 === "string"){
-if(!pattern12.test(data69)){
+const _errs179 = errors;
+if(errors === _errs179){
+if(typeof data70 === "string"){
+if(!pattern12.test(data70)){
 const err45 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err45];
@@ -1910,7 +1928,7 @@ vErrors.push(err46);
 errors++;
 }
 }
-var _valid4 = _errs177 === errors;
+var _valid4 = _errs179 === errors;
 valid28 = valid28 || _valid4;
 if(!valid28){
 const err47 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1923,29 +1941,29 @@ vErrors.push(err47);
 errors++;
 }
 else {
-errors = _errs174;
+errors = _errs176;
 if(vErrors !== null){
-if(_errs174){
-vErrors.length = _errs174;
+if(_errs176){
+vErrors.length = _errs176;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid26 = _errs173 === errors;
+var valid26 = _errs175 === errors;
 }
 else {
 var valid26 = true;
 }
 if(valid26){
-if(data66.tmp !== undefined){
-let data70 = data66.tmp;
-const _errs179 = errors;
-const _errs180 = errors;
-let valid29 = false;
+if(data67.tmp !== undefined){
+let data71 = data67.tmp;
 const _errs181 = errors;
-if(!(((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70))) && (isFinite(data70)))){
+const _errs182 = errors;
+let valid29 = false;
+const _errs183 = errors;
+if(!(((typeof data71 == "number") && (!(data71 % 1) && !isNaN(data71))) && (isFinite(data71)))){
 const err48 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err48];
@@ -1955,9 +1973,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(errors === _errs181){
-if((typeof data70 == "number") && (isFinite(data70))){
-if(data70 > 9007199254740991 || isNaN(data70)){
+if(errors === _errs183){
+if((typeof data71 == "number") && (isFinite(data71))){
+if(data71 > 9007199254740991 || isNaN(data71)){
 const err49 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err49];
@@ -1968,7 +1986,7 @@ vErrors.push(err49);
 errors++;
 }
 else {
-if(data70 <= 0 || isNaN(data70)){
+if(data71 <= 0 || isNaN(data71)){
 const err50 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err50];
@@ -1981,12 +1999,12 @@ errors++;
 }
 }
 }
-var _valid5 = _errs181 === errors;
+var _valid5 = _errs183 === errors;
 valid29 = valid29 || _valid5;
-const _errs183 = errors;
-if(errors === _errs183){
-if(typeof data70 === "string"){
-if(!pattern12.test(data70)){
+const _errs185 = errors;
+if(errors === _errs185){
+if(typeof data71 === "string"){
+if(!pattern12.test(data71)){
 const err51 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err51];
@@ -2008,7 +2026,7 @@ vErrors.push(err52);
 errors++;
 }
 }
-var _valid5 = _errs183 === errors;
+var _valid5 = _errs185 === errors;
 valid29 = valid29 || _valid5;
 if(!valid29){
 const err53 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2021,17 +2039,17 @@ vErrors.push(err53);
 errors++;
 }
 else {
-errors = _errs180;
+errors = _errs182;
 if(vErrors !== null){
-if(_errs180){
-vErrors.length = _errs180;
+if(_errs182){
+vErrors.length = _errs182;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid26 = _errs179 === errors;
+var valid26 = _errs181 === errors;
 }
 else {
 var valid26 = true;
@@ -2052,7 +2070,7 @@ vErrors.push(err54);
 errors++;
 }
 }
-var valid20 = _errs162 === errors;
+var valid20 = _errs164 === errors;
 }
 else {
 var valid20 = true;
@@ -2074,7 +2092,7 @@ vErrors.push(err55);
 errors++;
 }
 }
-var _valid1 = _errs139 === errors;
+var _valid1 = _errs141 === errors;
 valid19 = valid19 || _valid1;
 if(!valid19){
 const err56 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2089,17 +2107,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs136;
+errors = _errs138;
 if(vErrors !== null){
-if(_errs136){
-vErrors.length = _errs136;
+if(_errs138){
+vErrors.length = _errs138;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid15 = _errs135 === errors;
+var valid15 = _errs137 === errors;
 }
 else {
 var valid15 = true;
@@ -2116,39 +2134,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/pro
 return false;
 }
 }
-var valid14 = _errs114 === errors;
+var valid14 = _errs116 === errors;
 }
 else {
 var valid14 = true;
 }
 if(valid14){
-if(data48.read_file !== undefined){
-let data71 = data48.read_file;
-const _errs185 = errors;
-if(errors === _errs185){
-if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(data49.read_file !== undefined){
+let data72 = data49.read_file;
 const _errs187 = errors;
-for(const key15 in data71){
+if(errors === _errs187){
+if(data72 && typeof data72 == "object" && !Array.isArray(data72)){
+const _errs189 = errors;
+for(const key15 in data72){
 if(!(((key15 === "paths") || (key15 === "max_bytes")) || (key15 === "dedup"))){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#/properties/tools/properties/read_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs187 === errors){
-if(data71.paths !== undefined){
-let data72 = data71.paths;
-const _errs188 = errors;
-if(errors === _errs188){
-if(Array.isArray(data72)){
-var valid31 = true;
-const len9 = data72.length;
-for(let i9=0; i9<len9; i9++){
-let data73 = data72[i9];
+if(_errs189 === errors){
+if(data72.paths !== undefined){
+let data73 = data72.paths;
 const _errs190 = errors;
 if(errors === _errs190){
-if(typeof data73 === "string"){
-if(data73.length < 1){
+if(Array.isArray(data73)){
+var valid31 = true;
+const len9 = data73.length;
+for(let i9=0; i9<len9; i9++){
+let data74 = data73[i9];
+const _errs192 = errors;
+if(errors === _errs192){
+if(typeof data74 === "string"){
+if(data74.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i9,schemaPath:"#/properties/tools/properties/read_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2158,7 +2176,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i9,s
 return false;
 }
 }
-var valid31 = _errs190 === errors;
+var valid31 = _errs192 === errors;
 if(!valid31){
 break;
 }
@@ -2169,19 +2187,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths",schemaP
 return false;
 }
 }
-var valid30 = _errs188 === errors;
+var valid30 = _errs190 === errors;
 }
 else {
 var valid30 = true;
 }
 if(valid30){
-if(data71.max_bytes !== undefined){
-let data74 = data71.max_bytes;
-const _errs192 = errors;
-const _errs193 = errors;
-let valid32 = false;
+if(data72.max_bytes !== undefined){
+let data75 = data72.max_bytes;
 const _errs194 = errors;
-if(!(((typeof data74 == "number") && (!(data74 % 1) && !isNaN(data74))) && (isFinite(data74)))){
+const _errs195 = errors;
+let valid32 = false;
+const _errs196 = errors;
+if(!(((typeof data75 == "number") && (!(data75 % 1) && !isNaN(data75))) && (isFinite(data75)))){
 const err57 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err57];
@@ -2191,9 +2209,9 @@ vErrors.push(err57);
 }
 errors++;
 }
-if(errors === _errs194){
-if((typeof data74 == "number") && (isFinite(data74))){
-if(data74 > 9007199254740991 || isNaN(data74)){
+if(errors === _errs196){
+if((typeof data75 == "number") && (isFinite(data75))){
+if(data75 > 9007199254740991 || isNaN(data75)){
 const err58 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err58];
@@ -2204,7 +2222,7 @@ vErrors.push(err58);
 errors++;
 }
 else {
-if(data74 <= 0 || isNaN(data74)){
+if(data75 <= 0 || isNaN(data75)){
 const err59 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err59];
@@ -2217,12 +2235,12 @@ errors++;
 }
 }
 }
-var _valid6 = _errs194 === errors;
+var _valid6 = _errs196 === errors;
 valid32 = valid32 || _valid6;
-const _errs196 = errors;
-if(errors === _errs196){
-if(typeof data74 === "string"){
-if(!pattern12.test(data74)){
+const _errs198 = errors;
+if(errors === _errs198){
+if(typeof data75 === "string"){
+if(!pattern12.test(data75)){
 const err60 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err60];
@@ -2244,7 +2262,7 @@ vErrors.push(err61);
 errors++;
 }
 }
-var _valid6 = _errs196 === errors;
+var _valid6 = _errs198 === errors;
 valid32 = valid32 || _valid6;
 if(!valid32){
 const err62 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2259,29 +2277,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs193;
+errors = _errs195;
 if(vErrors !== null){
-if(_errs193){
-vErrors.length = _errs193;
+if(_errs195){
+vErrors.length = _errs195;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid30 = _errs192 === errors;
+var valid30 = _errs194 === errors;
 }
 else {
 var valid30 = true;
 }
 if(valid30){
-if(data71.dedup !== undefined){
-const _errs198 = errors;
-if(typeof data71.dedup !== "boolean"){
+if(data72.dedup !== undefined){
+const _errs200 = errors;
+if(typeof data72.dedup !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file/dedup",schemaPath:"#/properties/tools/properties/read_file/properties/dedup/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid30 = _errs198 === errors;
+var valid30 = _errs200 === errors;
 }
 else {
 var valid30 = true;
@@ -2295,39 +2313,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#
 return false;
 }
 }
-var valid14 = _errs185 === errors;
+var valid14 = _errs187 === errors;
 }
 else {
 var valid14 = true;
 }
 if(valid14){
-if(data48.write_file !== undefined){
-let data76 = data48.write_file;
-const _errs200 = errors;
-if(errors === _errs200){
-if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
+if(data49.write_file !== undefined){
+let data77 = data49.write_file;
 const _errs202 = errors;
-for(const key16 in data76){
+if(errors === _errs202){
+if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
+const _errs204 = errors;
+for(const key16 in data77){
 if(!((key16 === "paths") || (key16 === "max_bytes"))){
 validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"#/properties/tools/properties/write_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs202 === errors){
-if(data76.paths !== undefined){
-let data77 = data76.paths;
-const _errs203 = errors;
-if(errors === _errs203){
-if(Array.isArray(data77)){
-var valid34 = true;
-const len10 = data77.length;
-for(let i10=0; i10<len10; i10++){
-let data78 = data77[i10];
+if(_errs204 === errors){
+if(data77.paths !== undefined){
+let data78 = data77.paths;
 const _errs205 = errors;
 if(errors === _errs205){
-if(typeof data78 === "string"){
-if(data78.length < 1){
+if(Array.isArray(data78)){
+var valid34 = true;
+const len10 = data78.length;
+for(let i10=0; i10<len10; i10++){
+let data79 = data78[i10];
+const _errs207 = errors;
+if(errors === _errs207){
+if(typeof data79 === "string"){
+if(data79.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i10,schemaPath:"#/properties/tools/properties/write_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2337,7 +2355,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i10
 return false;
 }
 }
-var valid34 = _errs205 === errors;
+var valid34 = _errs207 === errors;
 if(!valid34){
 break;
 }
@@ -2348,19 +2366,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths",schema
 return false;
 }
 }
-var valid33 = _errs203 === errors;
+var valid33 = _errs205 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data76.max_bytes !== undefined){
-let data79 = data76.max_bytes;
-const _errs207 = errors;
-const _errs208 = errors;
-let valid35 = false;
+if(data77.max_bytes !== undefined){
+let data80 = data77.max_bytes;
 const _errs209 = errors;
-if(!(((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79))) && (isFinite(data79)))){
+const _errs210 = errors;
+let valid35 = false;
+const _errs211 = errors;
+if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFinite(data80)))){
 const err63 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err63];
@@ -2370,9 +2388,9 @@ vErrors.push(err63);
 }
 errors++;
 }
-if(errors === _errs209){
-if((typeof data79 == "number") && (isFinite(data79))){
-if(data79 > 9007199254740991 || isNaN(data79)){
+if(errors === _errs211){
+if((typeof data80 == "number") && (isFinite(data80))){
+if(data80 > 9007199254740991 || isNaN(data80)){
 const err64 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err64];
@@ -2383,7 +2401,7 @@ vErrors.push(err64);
 errors++;
 }
 else {
-if(data79 <= 0 || isNaN(data79)){
+if(data80 <= 0 || isNaN(data80)){
 const err65 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err65];
@@ -2396,12 +2414,12 @@ errors++;
 }
 }
 }
-var _valid7 = _errs209 === errors;
+var _valid7 = _errs211 === errors;
 valid35 = valid35 || _valid7;
-const _errs211 = errors;
-if(errors === _errs211){
-if(typeof data79 === "string"){
-if(!pattern12.test(data79)){
+const _errs213 = errors;
+if(errors === _errs213){
+if(typeof data80 === "string"){
+if(!pattern12.test(data80)){
 const err66 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err66];
@@ -2423,7 +2441,7 @@ vErrors.push(err67);
 errors++;
 }
 }
-var _valid7 = _errs211 === errors;
+var _valid7 = _errs213 === errors;
 valid35 = valid35 || _valid7;
 if(!valid35){
 const err68 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2438,17 +2456,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs208;
+errors = _errs210;
 if(vErrors !== null){
-if(_errs208){
-vErrors.length = _errs208;
+if(_errs210){
+vErrors.length = _errs210;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid33 = _errs207 === errors;
+var valid33 = _errs209 === errors;
 }
 else {
 var valid33 = true;
@@ -2461,39 +2479,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"
 return false;
 }
 }
-var valid14 = _errs200 === errors;
+var valid14 = _errs202 === errors;
 }
 else {
 var valid14 = true;
 }
 if(valid14){
-if(data48.list_dir !== undefined){
-let data80 = data48.list_dir;
-const _errs213 = errors;
-if(errors === _errs213){
-if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
+if(data49.list_dir !== undefined){
+let data81 = data49.list_dir;
 const _errs215 = errors;
-for(const key17 in data80){
+if(errors === _errs215){
+if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
+const _errs217 = errors;
+for(const key17 in data81){
 if(!((key17 === "paths") || (key17 === "max_entries"))){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/properties/tools/properties/list_dir/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs215 === errors){
-if(data80.paths !== undefined){
-let data81 = data80.paths;
-const _errs216 = errors;
-if(errors === _errs216){
-if(Array.isArray(data81)){
-var valid37 = true;
-const len11 = data81.length;
-for(let i11=0; i11<len11; i11++){
-let data82 = data81[i11];
+if(_errs217 === errors){
+if(data81.paths !== undefined){
+let data82 = data81.paths;
 const _errs218 = errors;
 if(errors === _errs218){
-if(typeof data82 === "string"){
-if(data82.length < 1){
+if(Array.isArray(data82)){
+var valid37 = true;
+const len11 = data82.length;
+for(let i11=0; i11<len11; i11++){
+let data83 = data82[i11];
+const _errs220 = errors;
+if(errors === _errs220){
+if(typeof data83 === "string"){
+if(data83.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i11,schemaPath:"#/properties/tools/properties/list_dir/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2503,7 +2521,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i11,s
 return false;
 }
 }
-var valid37 = _errs218 === errors;
+var valid37 = _errs220 === errors;
 if(!valid37){
 break;
 }
@@ -2514,34 +2532,34 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths",schemaPa
 return false;
 }
 }
-var valid36 = _errs216 === errors;
+var valid36 = _errs218 === errors;
 }
 else {
 var valid36 = true;
 }
 if(valid36){
-if(data80.max_entries !== undefined){
-let data83 = data80.max_entries;
-const _errs220 = errors;
-if(!(((typeof data83 == "number") && (!(data83 % 1) && !isNaN(data83))) && (isFinite(data83)))){
+if(data81.max_entries !== undefined){
+let data84 = data81.max_entries;
+const _errs222 = errors;
+if(!(((typeof data84 == "number") && (!(data84 % 1) && !isNaN(data84))) && (isFinite(data84)))){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs220){
-if((typeof data83 == "number") && (isFinite(data83))){
-if(data83 > 9007199254740991 || isNaN(data83)){
+if(errors === _errs222){
+if((typeof data84 == "number") && (isFinite(data84))){
+if(data84 > 9007199254740991 || isNaN(data84)){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data83 <= 0 || isNaN(data83)){
+if(data84 <= 0 || isNaN(data84)){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid36 = _errs220 === errors;
+var valid36 = _errs222 === errors;
 }
 else {
 var valid36 = true;
@@ -2554,39 +2572,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/
 return false;
 }
 }
-var valid14 = _errs213 === errors;
+var valid14 = _errs215 === errors;
 }
 else {
 var valid14 = true;
 }
 if(valid14){
-if(data48.http_fetch !== undefined){
-let data84 = data48.http_fetch;
-const _errs222 = errors;
-if(errors === _errs222){
-if(data84 && typeof data84 == "object" && !Array.isArray(data84)){
+if(data49.http_fetch !== undefined){
+let data85 = data49.http_fetch;
 const _errs224 = errors;
-for(const key18 in data84){
+if(errors === _errs224){
+if(data85 && typeof data85 == "object" && !Array.isArray(data85)){
+const _errs226 = errors;
+for(const key18 in data85){
 if(!(((key18 === "hosts") || (key18 === "timeout")) || (key18 === "max_output"))){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"#/properties/tools/properties/http_fetch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs224 === errors){
-if(data84.hosts !== undefined){
-let data85 = data84.hosts;
-const _errs225 = errors;
-if(errors === _errs225){
-if(Array.isArray(data85)){
-var valid39 = true;
-const len12 = data85.length;
-for(let i12=0; i12<len12; i12++){
-let data86 = data85[i12];
+if(_errs226 === errors){
+if(data85.hosts !== undefined){
+let data86 = data85.hosts;
 const _errs227 = errors;
 if(errors === _errs227){
-if(typeof data86 === "string"){
-if(!pattern19.test(data86)){
+if(Array.isArray(data86)){
+var valid39 = true;
+const len12 = data86.length;
+for(let i12=0; i12<len12; i12++){
+let data87 = data86[i12];
+const _errs229 = errors;
+if(errors === _errs229){
+if(typeof data87 === "string"){
+if(!pattern19.test(data87)){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i12,schemaPath:"#/properties/tools/properties/http_fetch/properties/hosts/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"},message:"must match pattern \""+"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"+"\""}];
 return false;
 }
@@ -2596,7 +2614,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i12
 return false;
 }
 }
-var valid39 = _errs227 === errors;
+var valid39 = _errs229 === errors;
 if(!valid39){
 break;
 }
@@ -2607,18 +2625,18 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts",schema
 return false;
 }
 }
-var valid38 = _errs225 === errors;
+var valid38 = _errs227 === errors;
 }
 else {
 var valid38 = true;
 }
 if(valid38){
-if(data84.timeout !== undefined){
-let data87 = data84.timeout;
-const _errs229 = errors;
-if(errors === _errs229){
-if(typeof data87 === "string"){
-if(!pattern6.test(data87)){
+if(data85.timeout !== undefined){
+let data88 = data85.timeout;
+const _errs231 = errors;
+if(errors === _errs231){
+if(typeof data88 === "string"){
+if(!pattern6.test(data88)){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",schemaPath:"#/properties/tools/properties/http_fetch/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -2628,19 +2646,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",sche
 return false;
 }
 }
-var valid38 = _errs229 === errors;
+var valid38 = _errs231 === errors;
 }
 else {
 var valid38 = true;
 }
 if(valid38){
-if(data84.max_output !== undefined){
-let data88 = data84.max_output;
-const _errs231 = errors;
-const _errs232 = errors;
-let valid40 = false;
+if(data85.max_output !== undefined){
+let data89 = data85.max_output;
 const _errs233 = errors;
-if(!(((typeof data88 == "number") && (!(data88 % 1) && !isNaN(data88))) && (isFinite(data88)))){
+const _errs234 = errors;
+let valid40 = false;
+const _errs235 = errors;
+if(!(((typeof data89 == "number") && (!(data89 % 1) && !isNaN(data89))) && (isFinite(data89)))){
 const err69 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err69];
@@ -2650,9 +2668,9 @@ vErrors.push(err69);
 }
 errors++;
 }
-if(errors === _errs233){
-if((typeof data88 == "number") && (isFinite(data88))){
-if(data88 > 9007199254740991 || isNaN(data88)){
+if(errors === _errs235){
+if((typeof data89 == "number") && (isFinite(data89))){
+if(data89 > 9007199254740991 || isNaN(data89)){
 const err70 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err70];
@@ -2663,7 +2681,7 @@ vErrors.push(err70);
 errors++;
 }
 else {
-if(data88 <= 0 || isNaN(data88)){
+if(data89 <= 0 || isNaN(data89)){
 const err71 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err71];
@@ -2676,12 +2694,12 @@ errors++;
 }
 }
 }
-var _valid8 = _errs233 === errors;
+var _valid8 = _errs235 === errors;
 valid40 = valid40 || _valid8;
-const _errs235 = errors;
-if(errors === _errs235){
-if(typeof data88 === "string"){
-if(!pattern12.test(data88)){
+const _errs237 = errors;
+if(errors === _errs237){
+if(typeof data89 === "string"){
+if(!pattern12.test(data89)){
 const err72 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err72];
@@ -2703,7 +2721,7 @@ vErrors.push(err73);
 errors++;
 }
 }
-var _valid8 = _errs235 === errors;
+var _valid8 = _errs237 === errors;
 valid40 = valid40 || _valid8;
 if(!valid40){
 const err74 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2718,17 +2736,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs232;
+errors = _errs234;
 if(vErrors !== null){
-if(_errs232){
-vErrors.length = _errs232;
+if(_errs234){
+vErrors.length = _errs234;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid38 = _errs231 === errors;
+var valid38 = _errs233 === errors;
 }
 else {
 var valid38 = true;
@@ -2742,7 +2760,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"
 return false;
 }
 }
-var valid14 = _errs222 === errors;
+var valid14 = _errs224 === errors;
 }
 else {
 var valid14 = true;
@@ -2758,45 +2776,45 @@ validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs111 === errors;
+var valid0 = _errs113 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.plugins !== undefined){
-let data89 = data.plugins;
-const _errs237 = errors;
-if(errors === _errs237){
-if(Array.isArray(data89)){
-var valid41 = true;
-const len13 = data89.length;
-for(let i13=0; i13<len13; i13++){
-let data90 = data89[i13];
+let data90 = data.plugins;
 const _errs239 = errors;
 if(errors === _errs239){
-if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
+if(Array.isArray(data90)){
+var valid41 = true;
+const len13 = data90.length;
+for(let i13=0; i13<len13; i13++){
+let data91 = data90[i13];
+const _errs241 = errors;
+if(errors === _errs241){
+if(data91 && typeof data91 == "object" && !Array.isArray(data91)){
 let missing3;
-if((data90.path === undefined) && (missing3 = "path")){
+if((data91.path === undefined) && (missing3 = "path")){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13,schemaPath:"#/properties/plugins/items/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
 return false;
 }
 else {
-const _errs241 = errors;
-for(const key19 in data90){
+const _errs243 = errors;
+for(const key19 in data91){
 if(!((((((((key19 === "path") || (key19 === "permissions")) || (key19 === "config")) || (key19 === "hook_timeout")) || (key19 === "max_memory")) || (key19 === "tools")) || (key19 === "isolation")) || (key19 === "sandbox"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13,schemaPath:"#/properties/plugins/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs241 === errors){
-if(data90.path !== undefined){
-let data91 = data90.path;
-const _errs242 = errors;
-if(errors === _errs242){
-if(typeof data91 === "string"){
-if(data91.length < 1){
+if(_errs243 === errors){
+if(data91.path !== undefined){
+let data92 = data91.path;
+const _errs244 = errors;
+if(errors === _errs244){
+if(typeof data92 === "string"){
+if(data92.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/path",schemaPath:"#/properties/plugins/items/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2806,33 +2824,33 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/path",schema
 return false;
 }
 }
-var valid42 = _errs242 === errors;
+var valid42 = _errs244 === errors;
 }
 else {
 var valid42 = true;
 }
 if(valid42){
-if(data90.permissions !== undefined){
-let data92 = data90.permissions;
-const _errs244 = errors;
-if(errors === _errs244){
-if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
+if(data91.permissions !== undefined){
+let data93 = data91.permissions;
 const _errs246 = errors;
-for(const key20 in data92){
+if(errors === _errs246){
+if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
+const _errs248 = errors;
+for(const key20 in data93){
 if(!(((((((key20 === "read") || (key20 === "write")) || (key20 === "net")) || (key20 === "env")) || (key20 === "run")) || (key20 === "ffi")) || (key20 === "sys"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/permissions",schemaPath:"#/properties/plugins/items/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs246 === errors){
-if(data92.read !== undefined){
-let data93 = data92.read;
-const _errs247 = errors;
-const _errs248 = errors;
-let valid44 = false;
+if(_errs248 === errors){
+if(data93.read !== undefined){
+let data94 = data93.read;
 const _errs249 = errors;
-if(typeof data93 !== "boolean"){
+const _errs250 = errors;
+let valid44 = false;
+const _errs251 = errors;
+if(typeof data94 !== "boolean"){
 const err75 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err75];
@@ -2842,16 +2860,16 @@ vErrors.push(err75);
 }
 errors++;
 }
-var _valid9 = _errs249 === errors;
+var _valid9 = _errs251 === errors;
 valid44 = valid44 || _valid9;
-const _errs251 = errors;
-if(errors === _errs251){
-if(Array.isArray(data93)){
-var valid45 = true;
-const len14 = data93.length;
-for(let i14=0; i14<len14; i14++){
 const _errs253 = errors;
-if(typeof data93[i14] !== "string"){
+if(errors === _errs253){
+if(Array.isArray(data94)){
+var valid45 = true;
+const len14 = data94.length;
+for(let i14=0; i14<len14; i14++){
+const _errs255 = errors;
+if(typeof data94[i14] !== "string"){
 const err76 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/read/" + i14,schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err76];
@@ -2861,7 +2879,7 @@ vErrors.push(err76);
 }
 errors++;
 }
-var valid45 = _errs253 === errors;
+var valid45 = _errs255 === errors;
 if(!valid45){
 break;
 }
@@ -2878,7 +2896,7 @@ vErrors.push(err77);
 errors++;
 }
 }
-var _valid9 = _errs251 === errors;
+var _valid9 = _errs253 === errors;
 valid44 = valid44 || _valid9;
 if(!valid44){
 const err78 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2893,29 +2911,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs248;
+errors = _errs250;
 if(vErrors !== null){
-if(_errs248){
-vErrors.length = _errs248;
+if(_errs250){
+vErrors.length = _errs250;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid43 = _errs247 === errors;
+var valid43 = _errs249 === errors;
 }
 else {
 var valid43 = true;
 }
 if(valid43){
-if(data92.write !== undefined){
-let data95 = data92.write;
-const _errs255 = errors;
-const _errs256 = errors;
-let valid46 = false;
+if(data93.write !== undefined){
+let data96 = data93.write;
 const _errs257 = errors;
-if(typeof data95 !== "boolean"){
+const _errs258 = errors;
+let valid46 = false;
+const _errs259 = errors;
+if(typeof data96 !== "boolean"){
 const err79 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err79];
@@ -2925,16 +2943,16 @@ vErrors.push(err79);
 }
 errors++;
 }
-var _valid10 = _errs257 === errors;
+var _valid10 = _errs259 === errors;
 valid46 = valid46 || _valid10;
-const _errs259 = errors;
-if(errors === _errs259){
-if(Array.isArray(data95)){
-var valid47 = true;
-const len15 = data95.length;
-for(let i15=0; i15<len15; i15++){
 const _errs261 = errors;
-if(typeof data95[i15] !== "string"){
+if(errors === _errs261){
+if(Array.isArray(data96)){
+var valid47 = true;
+const len15 = data96.length;
+for(let i15=0; i15<len15; i15++){
+const _errs263 = errors;
+if(typeof data96[i15] !== "string"){
 const err80 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/write/" + i15,schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err80];
@@ -2944,7 +2962,7 @@ vErrors.push(err80);
 }
 errors++;
 }
-var valid47 = _errs261 === errors;
+var valid47 = _errs263 === errors;
 if(!valid47){
 break;
 }
@@ -2961,7 +2979,7 @@ vErrors.push(err81);
 errors++;
 }
 }
-var _valid10 = _errs259 === errors;
+var _valid10 = _errs261 === errors;
 valid46 = valid46 || _valid10;
 if(!valid46){
 const err82 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2976,29 +2994,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs256;
+errors = _errs258;
 if(vErrors !== null){
-if(_errs256){
-vErrors.length = _errs256;
+if(_errs258){
+vErrors.length = _errs258;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid43 = _errs255 === errors;
+var valid43 = _errs257 === errors;
 }
 else {
 var valid43 = true;
 }
 if(valid43){
-if(data92.net !== undefined){
-let data97 = data92.net;
-const _errs263 = errors;
-const _errs264 = errors;
-let valid48 = false;
+if(data93.net !== undefined){
+let data98 = data93.net;
 const _errs265 = errors;
-if(typeof data97 !== "boolean"){
+const _errs266 = errors;
+let valid48 = false;
+const _errs267 = errors;
+if(typeof data98 !== "boolean"){
 const err83 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err83];
@@ -3008,16 +3026,16 @@ vErrors.push(err83);
 }
 errors++;
 }
-var _valid11 = _errs265 === errors;
+var _valid11 = _errs267 === errors;
 valid48 = valid48 || _valid11;
-const _errs267 = errors;
-if(errors === _errs267){
-if(Array.isArray(data97)){
-var valid49 = true;
-const len16 = data97.length;
-for(let i16=0; i16<len16; i16++){
 const _errs269 = errors;
-if(typeof data97[i16] !== "string"){
+if(errors === _errs269){
+if(Array.isArray(data98)){
+var valid49 = true;
+const len16 = data98.length;
+for(let i16=0; i16<len16; i16++){
+const _errs271 = errors;
+if(typeof data98[i16] !== "string"){
 const err84 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/net/" + i16,schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err84];
@@ -3027,7 +3045,7 @@ vErrors.push(err84);
 }
 errors++;
 }
-var valid49 = _errs269 === errors;
+var valid49 = _errs271 === errors;
 if(!valid49){
 break;
 }
@@ -3044,7 +3062,7 @@ vErrors.push(err85);
 errors++;
 }
 }
-var _valid11 = _errs267 === errors;
+var _valid11 = _errs269 === errors;
 valid48 = valid48 || _valid11;
 if(!valid48){
 const err86 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3059,29 +3077,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs264;
+errors = _errs266;
 if(vErrors !== null){
-if(_errs264){
-vErrors.length = _errs264;
+if(_errs266){
+vErrors.length = _errs266;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid43 = _errs263 === errors;
+var valid43 = _errs265 === errors;
 }
 else {
 var valid43 = true;
 }
 if(valid43){
-if(data92.env !== undefined){
-let data99 = data92.env;
-const _errs271 = errors;
-const _errs272 = errors;
-let valid50 = false;
+if(data93.env !== undefined){
+let data100 = data93.env;
 const _errs273 = errors;
-if(typeof data99 !== "boolean"){
+const _errs274 = errors;
+let valid50 = false;
+const _errs275 = errors;
+if(typeof data100 !== "boolean"){
 const err87 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err87];
@@ -3091,16 +3109,16 @@ vErrors.push(err87);
 }
 errors++;
 }
-var _valid12 = _errs273 === errors;
+var _valid12 = _errs275 === errors;
 valid50 = valid50 || _valid12;
-const _errs275 = errors;
-if(errors === _errs275){
-if(Array.isArray(data99)){
-var valid51 = true;
-const len17 = data99.length;
-for(let i17=0; i17<len17; i17++){
 const _errs277 = errors;
-if(typeof data99[i17] !== "string"){
+if(errors === _errs277){
+if(Array.isArray(data100)){
+var valid51 = true;
+const len17 = data100.length;
+for(let i17=0; i17<len17; i17++){
+const _errs279 = errors;
+if(typeof data100[i17] !== "string"){
 const err88 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/env/" + i17,schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err88];
@@ -3110,7 +3128,7 @@ vErrors.push(err88);
 }
 errors++;
 }
-var valid51 = _errs277 === errors;
+var valid51 = _errs279 === errors;
 if(!valid51){
 break;
 }
@@ -3127,7 +3145,7 @@ vErrors.push(err89);
 errors++;
 }
 }
-var _valid12 = _errs275 === errors;
+var _valid12 = _errs277 === errors;
 valid50 = valid50 || _valid12;
 if(!valid50){
 const err90 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3142,29 +3160,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs272;
+errors = _errs274;
 if(vErrors !== null){
-if(_errs272){
-vErrors.length = _errs272;
+if(_errs274){
+vErrors.length = _errs274;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid43 = _errs271 === errors;
+var valid43 = _errs273 === errors;
 }
 else {
 var valid43 = true;
 }
 if(valid43){
-if(data92.run !== undefined){
-let data101 = data92.run;
-const _errs279 = errors;
-const _errs280 = errors;
-let valid52 = false;
+if(data93.run !== undefined){
+let data102 = data93.run;
 const _errs281 = errors;
-if(typeof data101 !== "boolean"){
+const _errs282 = errors;
+let valid52 = false;
+const _errs283 = errors;
+if(typeof data102 !== "boolean"){
 const err91 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err91];
@@ -3174,16 +3192,16 @@ vErrors.push(err91);
 }
 errors++;
 }
-var _valid13 = _errs281 === errors;
+var _valid13 = _errs283 === errors;
 valid52 = valid52 || _valid13;
-const _errs283 = errors;
-if(errors === _errs283){
-if(Array.isArray(data101)){
-var valid53 = true;
-const len18 = data101.length;
-for(let i18=0; i18<len18; i18++){
 const _errs285 = errors;
-if(typeof data101[i18] !== "string"){
+if(errors === _errs285){
+if(Array.isArray(data102)){
+var valid53 = true;
+const len18 = data102.length;
+for(let i18=0; i18<len18; i18++){
+const _errs287 = errors;
+if(typeof data102[i18] !== "string"){
 const err92 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/run/" + i18,schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err92];
@@ -3193,7 +3211,7 @@ vErrors.push(err92);
 }
 errors++;
 }
-var valid53 = _errs285 === errors;
+var valid53 = _errs287 === errors;
 if(!valid53){
 break;
 }
@@ -3210,7 +3228,7 @@ vErrors.push(err93);
 errors++;
 }
 }
-var _valid13 = _errs283 === errors;
+var _valid13 = _errs285 === errors;
 valid52 = valid52 || _valid13;
 if(!valid52){
 const err94 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3225,29 +3243,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs280;
+errors = _errs282;
 if(vErrors !== null){
-if(_errs280){
-vErrors.length = _errs280;
+if(_errs282){
+vErrors.length = _errs282;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid43 = _errs279 === errors;
+var valid43 = _errs281 === errors;
 }
 else {
 var valid43 = true;
 }
 if(valid43){
-if(data92.ffi !== undefined){
-let data103 = data92.ffi;
-const _errs287 = errors;
-const _errs288 = errors;
-let valid54 = false;
+if(data93.ffi !== undefined){
+let data104 = data93.ffi;
 const _errs289 = errors;
-if(typeof data103 !== "boolean"){
+const _errs290 = errors;
+let valid54 = false;
+const _errs291 = errors;
+if(typeof data104 !== "boolean"){
 const err95 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err95];
@@ -3257,16 +3275,16 @@ vErrors.push(err95);
 }
 errors++;
 }
-var _valid14 = _errs289 === errors;
+var _valid14 = _errs291 === errors;
 valid54 = valid54 || _valid14;
-const _errs291 = errors;
-if(errors === _errs291){
-if(Array.isArray(data103)){
-var valid55 = true;
-const len19 = data103.length;
-for(let i19=0; i19<len19; i19++){
 const _errs293 = errors;
-if(typeof data103[i19] !== "string"){
+if(errors === _errs293){
+if(Array.isArray(data104)){
+var valid55 = true;
+const len19 = data104.length;
+for(let i19=0; i19<len19; i19++){
+const _errs295 = errors;
+if(typeof data104[i19] !== "string"){
 const err96 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/ffi/" + i19,schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err96];
@@ -3276,7 +3294,7 @@ vErrors.push(err96);
 }
 errors++;
 }
-var valid55 = _errs293 === errors;
+var valid55 = _errs295 === errors;
 if(!valid55){
 break;
 }
@@ -3293,7 +3311,7 @@ vErrors.push(err97);
 errors++;
 }
 }
-var _valid14 = _errs291 === errors;
+var _valid14 = _errs293 === errors;
 valid54 = valid54 || _valid14;
 if(!valid54){
 const err98 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3308,29 +3326,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs288;
+errors = _errs290;
 if(vErrors !== null){
-if(_errs288){
-vErrors.length = _errs288;
+if(_errs290){
+vErrors.length = _errs290;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid43 = _errs287 === errors;
+var valid43 = _errs289 === errors;
 }
 else {
 var valid43 = true;
 }
 if(valid43){
-if(data92.sys !== undefined){
-let data105 = data92.sys;
-const _errs295 = errors;
-const _errs296 = errors;
-let valid56 = false;
+if(data93.sys !== undefined){
+let data106 = data93.sys;
 const _errs297 = errors;
-if(typeof data105 !== "boolean"){
+const _errs298 = errors;
+let valid56 = false;
+const _errs299 = errors;
+if(typeof data106 !== "boolean"){
 const err99 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err99];
@@ -3340,16 +3358,16 @@ vErrors.push(err99);
 }
 errors++;
 }
-var _valid15 = _errs297 === errors;
+var _valid15 = _errs299 === errors;
 valid56 = valid56 || _valid15;
-const _errs299 = errors;
-if(errors === _errs299){
-if(Array.isArray(data105)){
-var valid57 = true;
-const len20 = data105.length;
-for(let i20=0; i20<len20; i20++){
 const _errs301 = errors;
-if(typeof data105[i20] !== "string"){
+if(errors === _errs301){
+if(Array.isArray(data106)){
+var valid57 = true;
+const len20 = data106.length;
+for(let i20=0; i20<len20; i20++){
+const _errs303 = errors;
+if(typeof data106[i20] !== "string"){
 const err100 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/sys/" + i20,schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err100];
@@ -3359,7 +3377,7 @@ vErrors.push(err100);
 }
 errors++;
 }
-var valid57 = _errs301 === errors;
+var valid57 = _errs303 === errors;
 if(!valid57){
 break;
 }
@@ -3376,7 +3394,7 @@ vErrors.push(err101);
 errors++;
 }
 }
-var _valid15 = _errs299 === errors;
+var _valid15 = _errs301 === errors;
 valid56 = valid56 || _valid15;
 if(!valid56){
 const err102 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3391,17 +3409,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs296;
+errors = _errs298;
 if(vErrors !== null){
-if(_errs296){
-vErrors.length = _errs296;
+if(_errs298){
+vErrors.length = _errs298;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid43 = _errs295 === errors;
+var valid43 = _errs297 === errors;
 }
 else {
 var valid43 = true;
@@ -3419,19 +3437,19 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/permissions"
 return false;
 }
 }
-var valid42 = _errs244 === errors;
+var valid42 = _errs246 === errors;
 }
 else {
 var valid42 = true;
 }
 if(valid42){
-if(data90.config !== undefined){
-let data107 = data90.config;
-const _errs303 = errors;
-if(errors === _errs303){
-if(data107 && typeof data107 == "object" && !Array.isArray(data107)){
-for(const key21 in data107){
+if(data91.config !== undefined){
+let data108 = data91.config;
 const _errs305 = errors;
+if(errors === _errs305){
+if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
+for(const key21 in data108){
+const _errs307 = errors;
 if(typeof key21 !== "string"){
 const err103 = {instancePath:instancePath+"/plugins/" + i13+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key21};
 if(vErrors === null){
@@ -3442,7 +3460,7 @@ vErrors.push(err103);
 }
 errors++;
 }
-var valid58 = _errs305 === errors;
+var valid58 = _errs307 === errors;
 if(!valid58){
 const err104 = {instancePath:instancePath+"/plugins/" + i13+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames",keyword:"propertyNames",params:{propertyName: key21},message:"property name must be valid"};
 if(vErrors === null){
@@ -3463,18 +3481,18 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/config",sche
 return false;
 }
 }
-var valid42 = _errs303 === errors;
+var valid42 = _errs305 === errors;
 }
 else {
 var valid42 = true;
 }
 if(valid42){
-if(data90.hook_timeout !== undefined){
-let data108 = data90.hook_timeout;
-const _errs308 = errors;
-if(errors === _errs308){
-if(typeof data108 === "string"){
-if(!pattern6.test(data108)){
+if(data91.hook_timeout !== undefined){
+let data109 = data91.hook_timeout;
+const _errs310 = errors;
+if(errors === _errs310){
+if(typeof data109 === "string"){
+if(!pattern6.test(data109)){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/hook_timeout",schemaPath:"#/properties/plugins/items/properties/hook_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -3484,19 +3502,19 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/hook_timeout
 return false;
 }
 }
-var valid42 = _errs308 === errors;
+var valid42 = _errs310 === errors;
 }
 else {
 var valid42 = true;
 }
 if(valid42){
-if(data90.max_memory !== undefined){
-let data109 = data90.max_memory;
-const _errs310 = errors;
-const _errs311 = errors;
-let valid59 = false;
+if(data91.max_memory !== undefined){
+let data110 = data91.max_memory;
 const _errs312 = errors;
-if(!(((typeof data109 == "number") && (!(data109 % 1) && !isNaN(data109))) && (isFinite(data109)))){
+const _errs313 = errors;
+let valid59 = false;
+const _errs314 = errors;
+if(!(((typeof data110 == "number") && (!(data110 % 1) && !isNaN(data110))) && (isFinite(data110)))){
 const err105 = {instancePath:instancePath+"/plugins/" + i13+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err105];
@@ -3506,9 +3524,9 @@ vErrors.push(err105);
 }
 errors++;
 }
-if(errors === _errs312){
-if((typeof data109 == "number") && (isFinite(data109))){
-if(data109 > 9007199254740991 || isNaN(data109)){
+if(errors === _errs314){
+if((typeof data110 == "number") && (isFinite(data110))){
+if(data110 > 9007199254740991 || isNaN(data110)){
 const err106 = {instancePath:instancePath+"/plugins/" + i13+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err106];
@@ -3519,7 +3537,7 @@ vErrors.push(err106);
 errors++;
 }
 else {
-if(data109 <= 0 || isNaN(data109)){
+if(data110 <= 0 || isNaN(data110)){
 const err107 = {instancePath:instancePath+"/plugins/" + i13+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err107];
@@ -3532,12 +3550,12 @@ errors++;
 }
 }
 }
-var _valid16 = _errs312 === errors;
+var _valid16 = _errs314 === errors;
 valid59 = valid59 || _valid16;
-const _errs314 = errors;
-if(errors === _errs314){
-if(typeof data109 === "string"){
-if(!pattern12.test(data109)){
+const _errs316 = errors;
+if(errors === _errs316){
+if(typeof data110 === "string"){
+if(!pattern12.test(data110)){
 const err108 = {instancePath:instancePath+"/plugins/" + i13+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err108];
@@ -3559,7 +3577,7 @@ vErrors.push(err109);
 errors++;
 }
 }
-var _valid16 = _errs314 === errors;
+var _valid16 = _errs316 === errors;
 valid59 = valid59 || _valid16;
 if(!valid59){
 const err110 = {instancePath:instancePath+"/plugins/" + i13+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3574,49 +3592,49 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs311;
+errors = _errs313;
 if(vErrors !== null){
-if(_errs311){
-vErrors.length = _errs311;
+if(_errs313){
+vErrors.length = _errs313;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid42 = _errs310 === errors;
+var valid42 = _errs312 === errors;
 }
 else {
 var valid42 = true;
 }
 if(valid42){
-if(data90.tools !== undefined){
-let data110 = data90.tools;
-const _errs316 = errors;
-if(errors === _errs316){
-if(data110 && typeof data110 == "object" && !Array.isArray(data110)){
+if(data91.tools !== undefined){
+let data111 = data91.tools;
 const _errs318 = errors;
-for(const key22 in data110){
+if(errors === _errs318){
+if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
+const _errs320 = errors;
+for(const key22 in data111){
 if(!((key22 === "allow") || (key22 === "deny"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools",schemaPath:"#/properties/plugins/items/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs318 === errors){
-if(data110.allow !== undefined){
-let data111 = data110.allow;
-const _errs319 = errors;
-if(errors === _errs319){
-if(Array.isArray(data111)){
-var valid61 = true;
-const len21 = data111.length;
-for(let i21=0; i21<len21; i21++){
-let data112 = data111[i21];
+if(_errs320 === errors){
+if(data111.allow !== undefined){
+let data112 = data111.allow;
 const _errs321 = errors;
 if(errors === _errs321){
-if(typeof data112 === "string"){
-if(data112.length < 1){
+if(Array.isArray(data112)){
+var valid61 = true;
+const len21 = data112.length;
+for(let i21=0; i21<len21; i21++){
+let data113 = data112[i21];
+const _errs323 = errors;
+if(errors === _errs323){
+if(typeof data113 === "string"){
+if(data113.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/allow/" + i21,schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3626,7 +3644,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/allow/
 return false;
 }
 }
-var valid61 = _errs321 === errors;
+var valid61 = _errs323 === errors;
 if(!valid61){
 break;
 }
@@ -3637,25 +3655,25 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/allow"
 return false;
 }
 }
-var valid60 = _errs319 === errors;
+var valid60 = _errs321 === errors;
 }
 else {
 var valid60 = true;
 }
 if(valid60){
-if(data110.deny !== undefined){
-let data113 = data110.deny;
-const _errs323 = errors;
-if(errors === _errs323){
-if(Array.isArray(data113)){
-var valid62 = true;
-const len22 = data113.length;
-for(let i22=0; i22<len22; i22++){
-let data114 = data113[i22];
+if(data111.deny !== undefined){
+let data114 = data111.deny;
 const _errs325 = errors;
 if(errors === _errs325){
-if(typeof data114 === "string"){
-if(data114.length < 1){
+if(Array.isArray(data114)){
+var valid62 = true;
+const len22 = data114.length;
+for(let i22=0; i22<len22; i22++){
+let data115 = data114[i22];
+const _errs327 = errors;
+if(errors === _errs327){
+if(typeof data115 === "string"){
+if(data115.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/deny/" + i22,schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3665,7 +3683,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/deny/"
 return false;
 }
 }
-var valid62 = _errs325 === errors;
+var valid62 = _errs327 === errors;
 if(!valid62){
 break;
 }
@@ -3676,7 +3694,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/deny",
 return false;
 }
 }
-var valid60 = _errs323 === errors;
+var valid60 = _errs325 === errors;
 }
 else {
 var valid60 = true;
@@ -3689,41 +3707,41 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools",schem
 return false;
 }
 }
-var valid42 = _errs316 === errors;
+var valid42 = _errs318 === errors;
 }
 else {
 var valid42 = true;
 }
 if(valid42){
-if(data90.isolation !== undefined){
-let data115 = data90.isolation;
-const _errs327 = errors;
-if(typeof data115 !== "string"){
+if(data91.isolation !== undefined){
+let data116 = data91.isolation;
+const _errs329 = errors;
+if(typeof data116 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data115 === "subprocess") || (data115 === "worker"))){
+if(!((data116 === "subprocess") || (data116 === "worker"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema31.properties.plugins.items.properties.isolation.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid42 = _errs327 === errors;
+var valid42 = _errs329 === errors;
 }
 else {
 var valid42 = true;
 }
 if(valid42){
-if(data90.sandbox !== undefined){
-let data116 = data90.sandbox;
-const _errs329 = errors;
-if(typeof data116 !== "string"){
+if(data91.sandbox !== undefined){
+let data117 = data91.sandbox;
+const _errs331 = errors;
+if(typeof data117 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("off" !== data116){
+if("off" !== data117){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"}];
 return false;
 }
-var valid42 = _errs329 === errors;
+var valid42 = _errs331 === errors;
 }
 else {
 var valid42 = true;
@@ -3743,7 +3761,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i13,schemaPath:"#/
 return false;
 }
 }
-var valid41 = _errs239 === errors;
+var valid41 = _errs241 === errors;
 if(!valid41){
 break;
 }
@@ -3754,20 +3772,20 @@ validate20.errors = [{instancePath:instancePath+"/plugins",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs237 === errors;
+var valid0 = _errs239 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.mcp_servers !== undefined){
-let data117 = data.mcp_servers;
-const _errs331 = errors;
-if(errors === _errs331){
-if(data117 && typeof data117 == "object" && !Array.isArray(data117)){
-for(const key23 in data117){
+let data118 = data.mcp_servers;
 const _errs333 = errors;
 if(errors === _errs333){
+if(data118 && typeof data118 == "object" && !Array.isArray(data118)){
+for(const key23 in data118){
+const _errs335 = errors;
+if(errors === _errs335){
 if(typeof key23 === "string"){
 if(!pattern24.test(key23)){
 const err111 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},message:"must match pattern \""+"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"+"\"",propertyName:key23};
@@ -3791,7 +3809,7 @@ vErrors.push(err112);
 errors++;
 }
 }
-var valid63 = _errs333 === errors;
+var valid63 = _errs335 === errors;
 if(!valid63){
 const err113 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames",keyword:"propertyNames",params:{propertyName: key23},message:"property name must be valid"};
 if(vErrors === null){
@@ -3807,28 +3825,28 @@ break;
 }
 }
 if(valid63){
-for(const key24 in data117){
-let data118 = data117[key24];
-const _errs336 = errors;
+for(const key24 in data118){
+let data119 = data118[key24];
+const _errs338 = errors;
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-if(errors === _errs336){
-if(data118 && typeof data118 == "object" && !Array.isArray(data118)){
-const _errs339 = errors;
-for(const key25 in data118){
+if(errors === _errs338){
+if(data119 && typeof data119 == "object" && !Array.isArray(data119)){
+const _errs341 = errors;
+for(const key25 in data119){
 if(!(func1.call(schema31.properties.mcp_servers.additionalProperties.properties, key25))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs339 === errors){
-if(data118.command !== undefined){
-let data119 = data118.command;
-const _errs340 = errors;
-if(errors === _errs340){
-if(typeof data119 === "string"){
-if(data119.length < 1){
+if(_errs341 === errors){
+if(data119.command !== undefined){
+let data120 = data119.command;
+const _errs342 = errors;
+if(errors === _errs342){
+if(typeof data120 === "string"){
+if(data120.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3838,26 +3856,26 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(
 return false;
 }
 }
-var valid65 = _errs340 === errors;
+var valid65 = _errs342 === errors;
 }
 else {
 var valid65 = true;
 }
 if(valid65){
-if(data118.args !== undefined){
-let data120 = data118.args;
-const _errs342 = errors;
-if(errors === _errs342){
-if(Array.isArray(data120)){
-var valid66 = true;
-const len23 = data120.length;
-for(let i23=0; i23<len23; i23++){
+if(data119.args !== undefined){
+let data121 = data119.args;
 const _errs344 = errors;
-if(typeof data120[i23] !== "string"){
+if(errors === _errs344){
+if(Array.isArray(data121)){
+var valid66 = true;
+const len23 = data121.length;
+for(let i23=0; i23<len23; i23++){
+const _errs346 = errors;
+if(typeof data121[i23] !== "string"){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid66 = _errs344 === errors;
+var valid66 = _errs346 === errors;
 if(!valid66){
 break;
 }
@@ -3868,28 +3886,28 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(
 return false;
 }
 }
-var valid65 = _errs342 === errors;
+var valid65 = _errs344 === errors;
 }
 else {
 var valid65 = true;
 }
 if(valid65){
-if(data118.env !== undefined){
-let data122 = data118.env;
-const _errs346 = errors;
-const _errs347 = errors;
-let valid67 = false;
+if(data119.env !== undefined){
+let data123 = data119.env;
 const _errs348 = errors;
-if(errors === _errs348){
-if(Array.isArray(data122)){
-var valid68 = true;
-const len24 = data122.length;
-for(let i24=0; i24<len24; i24++){
-let data123 = data122[i24];
+const _errs349 = errors;
+let valid67 = false;
 const _errs350 = errors;
 if(errors === _errs350){
-if(typeof data123 === "string"){
-if(!pattern5.test(data123)){
+if(Array.isArray(data123)){
+var valid68 = true;
+const len24 = data123.length;
+for(let i24=0; i24<len24; i24++){
+let data124 = data123[i24];
+const _errs352 = errors;
+if(errors === _errs352){
+if(typeof data124 === "string"){
+if(!pattern5.test(data124)){
 const err114 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err114];
@@ -3911,7 +3929,7 @@ vErrors.push(err115);
 errors++;
 }
 }
-var valid68 = _errs350 === errors;
+var valid68 = _errs352 === errors;
 if(!valid68){
 break;
 }
@@ -3928,14 +3946,14 @@ vErrors.push(err116);
 errors++;
 }
 }
-var _valid17 = _errs348 === errors;
+var _valid17 = _errs350 === errors;
 valid67 = valid67 || _valid17;
-const _errs352 = errors;
-if(errors === _errs352){
-if(data122 && typeof data122 == "object" && !Array.isArray(data122)){
-for(const key26 in data122){
 const _errs354 = errors;
 if(errors === _errs354){
+if(data123 && typeof data123 == "object" && !Array.isArray(data123)){
+for(const key26 in data123){
+const _errs356 = errors;
+if(errors === _errs356){
 if(typeof key26 === "string"){
 if(!pattern5.test(key26)){
 const err117 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",propertyName:key26};
@@ -3959,7 +3977,7 @@ vErrors.push(err118);
 errors++;
 }
 }
-var valid69 = _errs354 === errors;
+var valid69 = _errs356 === errors;
 if(!valid69){
 const err119 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames",keyword:"propertyNames",params:{propertyName: key26},message:"property name must be valid"};
 if(vErrors === null){
@@ -3973,9 +3991,9 @@ break;
 }
 }
 if(valid69){
-for(const key27 in data122){
-const _errs357 = errors;
-if(typeof data122[key27] !== "string"){
+for(const key27 in data123){
+const _errs359 = errors;
+if(typeof data123[key27] !== "string"){
 const err120 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key27.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err120];
@@ -3985,7 +4003,7 @@ vErrors.push(err120);
 }
 errors++;
 }
-var valid70 = _errs357 === errors;
+var valid70 = _errs359 === errors;
 if(!valid70){
 break;
 }
@@ -4003,7 +4021,7 @@ vErrors.push(err121);
 errors++;
 }
 }
-var _valid17 = _errs352 === errors;
+var _valid17 = _errs354 === errors;
 valid67 = valid67 || _valid17;
 if(!valid67){
 const err122 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4018,28 +4036,28 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs347;
+errors = _errs349;
 if(vErrors !== null){
-if(_errs347){
-vErrors.length = _errs347;
+if(_errs349){
+vErrors.length = _errs349;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid65 = _errs346 === errors;
+var valid65 = _errs348 === errors;
 }
 else {
 var valid65 = true;
 }
 if(valid65){
-if(data118.cwd !== undefined){
-let data125 = data118.cwd;
-const _errs359 = errors;
-if(errors === _errs359){
-if(typeof data125 === "string"){
-if(data125.length < 1){
+if(data119.cwd !== undefined){
+let data126 = data119.cwd;
+const _errs361 = errors;
+if(errors === _errs361){
+if(typeof data126 === "string"){
+if(data126.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -4049,19 +4067,19 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(
 return false;
 }
 }
-var valid65 = _errs359 === errors;
+var valid65 = _errs361 === errors;
 }
 else {
 var valid65 = true;
 }
 if(valid65){
-if(data118.url !== undefined){
-let data126 = data118.url;
-const _errs361 = errors;
-if(errors === _errs361){
-if(errors === _errs361){
-if(typeof data126 === "string"){
-if(!(formats0(data126))){
+if(data119.url !== undefined){
+let data127 = data119.url;
+const _errs363 = errors;
+if(errors === _errs363){
+if(errors === _errs363){
+if(typeof data127 === "string"){
+if(!(formats0(data127))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -4072,19 +4090,19 @@ return false;
 }
 }
 }
-var valid65 = _errs361 === errors;
+var valid65 = _errs363 === errors;
 }
 else {
 var valid65 = true;
 }
 if(valid65){
-if(data118.headers !== undefined){
-let data127 = data118.headers;
-const _errs363 = errors;
-if(errors === _errs363){
-if(data127 && typeof data127 == "object" && !Array.isArray(data127)){
-for(const key28 in data127){
+if(data119.headers !== undefined){
+let data128 = data119.headers;
 const _errs365 = errors;
+if(errors === _errs365){
+if(data128 && typeof data128 == "object" && !Array.isArray(data128)){
+for(const key28 in data128){
+const _errs367 = errors;
 if(typeof key28 !== "string"){
 const err123 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key28};
 if(vErrors === null){
@@ -4095,7 +4113,7 @@ vErrors.push(err123);
 }
 errors++;
 }
-var valid71 = _errs365 === errors;
+var valid71 = _errs367 === errors;
 if(!valid71){
 const err124 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key28},message:"property name must be valid"};
 if(vErrors === null){
@@ -4111,13 +4129,13 @@ break;
 }
 }
 if(valid71){
-for(const key29 in data127){
-const _errs368 = errors;
-if(typeof data127[key29] !== "string"){
+for(const key29 in data128){
+const _errs370 = errors;
+if(typeof data128[key29] !== "string"){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key29.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid72 = _errs368 === errors;
+var valid72 = _errs370 === errors;
 if(!valid72){
 break;
 }
@@ -4129,39 +4147,39 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(
 return false;
 }
 }
-var valid65 = _errs363 === errors;
+var valid65 = _errs365 === errors;
 }
 else {
 var valid65 = true;
 }
 if(valid65){
-if(data118.tools !== undefined){
-let data129 = data118.tools;
-const _errs370 = errors;
-if(errors === _errs370){
-if(data129 && typeof data129 == "object" && !Array.isArray(data129)){
+if(data119.tools !== undefined){
+let data130 = data119.tools;
 const _errs372 = errors;
-for(const key30 in data129){
+if(errors === _errs372){
+if(data130 && typeof data130 == "object" && !Array.isArray(data130)){
+const _errs374 = errors;
+for(const key30 in data130){
 if(!((key30 === "allow") || (key30 === "deny"))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs372 === errors){
-if(data129.allow !== undefined){
-let data130 = data129.allow;
-const _errs373 = errors;
-if(errors === _errs373){
-if(Array.isArray(data130)){
-var valid74 = true;
-const len25 = data130.length;
-for(let i25=0; i25<len25; i25++){
-let data131 = data130[i25];
+if(_errs374 === errors){
+if(data130.allow !== undefined){
+let data131 = data130.allow;
 const _errs375 = errors;
 if(errors === _errs375){
-if(typeof data131 === "string"){
-if(data131.length < 1){
+if(Array.isArray(data131)){
+var valid74 = true;
+const len25 = data131.length;
+for(let i25=0; i25<len25; i25++){
+let data132 = data131[i25];
+const _errs377 = errors;
+if(errors === _errs377){
+if(typeof data132 === "string"){
+if(data132.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -4171,7 +4189,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(
 return false;
 }
 }
-var valid74 = _errs375 === errors;
+var valid74 = _errs377 === errors;
 if(!valid74){
 break;
 }
@@ -4182,25 +4200,25 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(
 return false;
 }
 }
-var valid73 = _errs373 === errors;
+var valid73 = _errs375 === errors;
 }
 else {
 var valid73 = true;
 }
 if(valid73){
-if(data129.deny !== undefined){
-let data132 = data129.deny;
-const _errs377 = errors;
-if(errors === _errs377){
-if(Array.isArray(data132)){
-var valid75 = true;
-const len26 = data132.length;
-for(let i26=0; i26<len26; i26++){
-let data133 = data132[i26];
+if(data130.deny !== undefined){
+let data133 = data130.deny;
 const _errs379 = errors;
 if(errors === _errs379){
-if(typeof data133 === "string"){
-if(data133.length < 1){
+if(Array.isArray(data133)){
+var valid75 = true;
+const len26 = data133.length;
+for(let i26=0; i26<len26; i26++){
+let data134 = data133[i26];
+const _errs381 = errors;
+if(errors === _errs381){
+if(typeof data134 === "string"){
+if(data134.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i26,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -4210,7 +4228,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(
 return false;
 }
 }
-var valid75 = _errs379 === errors;
+var valid75 = _errs381 === errors;
 if(!valid75){
 break;
 }
@@ -4221,7 +4239,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(
 return false;
 }
 }
-var valid73 = _errs377 === errors;
+var valid73 = _errs379 === errors;
 }
 else {
 var valid73 = true;
@@ -4234,18 +4252,18 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(
 return false;
 }
 }
-var valid65 = _errs370 === errors;
+var valid65 = _errs372 === errors;
 }
 else {
 var valid65 = true;
 }
 if(valid65){
-if(data118.timeout !== undefined){
-let data134 = data118.timeout;
-const _errs381 = errors;
-if(errors === _errs381){
-if(typeof data134 === "string"){
-if(!pattern6.test(data134)){
+if(data119.timeout !== undefined){
+let data135 = data119.timeout;
+const _errs383 = errors;
+if(errors === _errs383){
+if(typeof data135 === "string"){
+if(!pattern6.test(data135)){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4255,18 +4273,18 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(
 return false;
 }
 }
-var valid65 = _errs381 === errors;
+var valid65 = _errs383 === errors;
 }
 else {
 var valid65 = true;
 }
 if(valid65){
-if(data118.startup_timeout !== undefined){
-let data135 = data118.startup_timeout;
-const _errs383 = errors;
-if(errors === _errs383){
-if(typeof data135 === "string"){
-if(!pattern6.test(data135)){
+if(data119.startup_timeout !== undefined){
+let data136 = data119.startup_timeout;
+const _errs385 = errors;
+if(errors === _errs385){
+if(typeof data136 === "string"){
+if(!pattern6.test(data136)){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4276,31 +4294,31 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(
 return false;
 }
 }
-var valid65 = _errs383 === errors;
-}
-else {
-var valid65 = true;
-}
-if(valid65){
-if(data118.required !== undefined){
-const _errs385 = errors;
-if(typeof data118.required !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
 var valid65 = _errs385 === errors;
 }
 else {
 var valid65 = true;
 }
 if(valid65){
-if(data118.sandbox !== undefined){
-let data137 = data118.sandbox;
+if(data119.required !== undefined){
 const _errs387 = errors;
-const _errs388 = errors;
-let valid76 = false;
+if(typeof data119.required !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid65 = _errs387 === errors;
+}
+else {
+var valid65 = true;
+}
+if(valid65){
+if(data119.sandbox !== undefined){
+let data138 = data119.sandbox;
 const _errs389 = errors;
-if(typeof data137 !== "string"){
+const _errs390 = errors;
+let valid76 = false;
+const _errs391 = errors;
+if(typeof data138 !== "string"){
 const err125 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err125];
@@ -4310,7 +4328,7 @@ vErrors.push(err125);
 }
 errors++;
 }
-if("off" !== data137){
+if("off" !== data138){
 const err126 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err126];
@@ -4320,13 +4338,13 @@ vErrors.push(err126);
 }
 errors++;
 }
-var _valid18 = _errs389 === errors;
+var _valid18 = _errs391 === errors;
 valid76 = valid76 || _valid18;
-const _errs391 = errors;
-if(errors === _errs391){
-if(data137 && typeof data137 == "object" && !Array.isArray(data137)){
 const _errs393 = errors;
-for(const key31 in data137){
+if(errors === _errs393){
+if(data138 && typeof data138 == "object" && !Array.isArray(data138)){
+const _errs395 = errors;
+for(const key31 in data138){
 if(!((((key31 === "read") || (key31 === "write")) || (key31 === "net")) || (key31 === "limits"))){
 const err127 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -4339,20 +4357,20 @@ errors++;
 break;
 }
 }
-if(_errs393 === errors){
-if(data137.read !== undefined){
-let data138 = data137.read;
-const _errs394 = errors;
-if(errors === _errs394){
-if(Array.isArray(data138)){
-var valid78 = true;
-const len27 = data138.length;
-for(let i27=0; i27<len27; i27++){
-let data139 = data138[i27];
+if(_errs395 === errors){
+if(data138.read !== undefined){
+let data139 = data138.read;
 const _errs396 = errors;
 if(errors === _errs396){
-if(typeof data139 === "string"){
-if(data139.length < 1){
+if(Array.isArray(data139)){
+var valid78 = true;
+const len27 = data139.length;
+for(let i27=0; i27<len27; i27++){
+let data140 = data139[i27];
+const _errs398 = errors;
+if(errors === _errs398){
+if(typeof data140 === "string"){
+if(data140.length < 1){
 const err128 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i27,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err128];
@@ -4374,7 +4392,7 @@ vErrors.push(err129);
 errors++;
 }
 }
-var valid78 = _errs396 === errors;
+var valid78 = _errs398 === errors;
 if(!valid78){
 break;
 }
@@ -4391,25 +4409,25 @@ vErrors.push(err130);
 errors++;
 }
 }
-var valid77 = _errs394 === errors;
+var valid77 = _errs396 === errors;
 }
 else {
 var valid77 = true;
 }
 if(valid77){
-if(data137.write !== undefined){
-let data140 = data137.write;
-const _errs398 = errors;
-if(errors === _errs398){
-if(Array.isArray(data140)){
-var valid79 = true;
-const len28 = data140.length;
-for(let i28=0; i28<len28; i28++){
-let data141 = data140[i28];
+if(data138.write !== undefined){
+let data141 = data138.write;
 const _errs400 = errors;
 if(errors === _errs400){
-if(typeof data141 === "string"){
-if(data141.length < 1){
+if(Array.isArray(data141)){
+var valid79 = true;
+const len28 = data141.length;
+for(let i28=0; i28<len28; i28++){
+let data142 = data141[i28];
+const _errs402 = errors;
+if(errors === _errs402){
+if(typeof data142 === "string"){
+if(data142.length < 1){
 const err131 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i28,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err131];
@@ -4431,7 +4449,7 @@ vErrors.push(err132);
 errors++;
 }
 }
-var valid79 = _errs400 === errors;
+var valid79 = _errs402 === errors;
 if(!valid79){
 break;
 }
@@ -4448,19 +4466,19 @@ vErrors.push(err133);
 errors++;
 }
 }
-var valid77 = _errs398 === errors;
+var valid77 = _errs400 === errors;
 }
 else {
 var valid77 = true;
 }
 if(valid77){
-if(data137.net !== undefined){
-let data142 = data137.net;
-const _errs402 = errors;
-const _errs403 = errors;
-let valid80 = false;
+if(data138.net !== undefined){
+let data143 = data138.net;
 const _errs404 = errors;
-if(typeof data142 !== "boolean"){
+const _errs405 = errors;
+let valid80 = false;
+const _errs406 = errors;
+if(typeof data143 !== "boolean"){
 const err134 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err134];
@@ -4470,12 +4488,12 @@ vErrors.push(err134);
 }
 errors++;
 }
-var _valid19 = _errs404 === errors;
+var _valid19 = _errs406 === errors;
 valid80 = valid80 || _valid19;
-const _errs406 = errors;
-if(errors === _errs406){
-if(Array.isArray(data142)){
-if(data142.length < 1){
+const _errs408 = errors;
+if(errors === _errs408){
+if(Array.isArray(data143)){
+if(data143.length < 1){
 const err135 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/anyOf/1/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err135];
@@ -4487,13 +4505,13 @@ errors++;
 }
 else {
 var valid81 = true;
-const len29 = data142.length;
+const len29 = data143.length;
 for(let i29=0; i29<len29; i29++){
-let data143 = data142[i29];
-const _errs408 = errors;
-if(errors === _errs408){
-if(typeof data143 === "string"){
-if(!pattern13.test(data143)){
+let data144 = data143[i29];
+const _errs410 = errors;
+if(errors === _errs410){
+if(typeof data144 === "string"){
+if(!pattern13.test(data144)){
 const err136 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net/" + i29,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/anyOf/1/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"},message:"must match pattern \""+"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"+"\""};
 if(vErrors === null){
 vErrors = [err136];
@@ -4515,7 +4533,7 @@ vErrors.push(err137);
 errors++;
 }
 }
-var valid81 = _errs408 === errors;
+var valid81 = _errs410 === errors;
 if(!valid81){
 break;
 }
@@ -4533,7 +4551,7 @@ vErrors.push(err138);
 errors++;
 }
 }
-var _valid19 = _errs406 === errors;
+var _valid19 = _errs408 === errors;
 valid80 = valid80 || _valid19;
 if(!valid80){
 const err139 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4546,29 +4564,29 @@ vErrors.push(err139);
 errors++;
 }
 else {
-errors = _errs403;
+errors = _errs405;
 if(vErrors !== null){
-if(_errs403){
-vErrors.length = _errs403;
+if(_errs405){
+vErrors.length = _errs405;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid77 = _errs402 === errors;
+var valid77 = _errs404 === errors;
 }
 else {
 var valid77 = true;
 }
 if(valid77){
-if(data137.limits !== undefined){
-let data144 = data137.limits;
-const _errs410 = errors;
-if(errors === _errs410){
-if(data144 && typeof data144 == "object" && !Array.isArray(data144)){
+if(data138.limits !== undefined){
+let data145 = data138.limits;
 const _errs412 = errors;
-for(const key32 in data144){
+if(errors === _errs412){
+if(data145 && typeof data145 == "object" && !Array.isArray(data145)){
+const _errs414 = errors;
+for(const key32 in data145){
 if(!((((key32 === "processes") || (key32 === "memory")) || (key32 === "file_size")) || (key32 === "tmp"))){
 const err140 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -4581,11 +4599,11 @@ errors++;
 break;
 }
 }
-if(_errs412 === errors){
-if(data144.processes !== undefined){
-let data145 = data144.processes;
-const _errs413 = errors;
-if(!(((typeof data145 == "number") && (!(data145 % 1) && !isNaN(data145))) && (isFinite(data145)))){
+if(_errs414 === errors){
+if(data145.processes !== undefined){
+let data146 = data145.processes;
+const _errs415 = errors;
+if(!(((typeof data146 == "number") && (!(data146 % 1) && !isNaN(data146))) && (isFinite(data146)))){
 const err141 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err141];
@@ -4595,9 +4613,9 @@ vErrors.push(err141);
 }
 errors++;
 }
-if(errors === _errs413){
-if((typeof data145 == "number") && (isFinite(data145))){
-if(data145 > 9007199254740991 || isNaN(data145)){
+if(errors === _errs415){
+if((typeof data146 == "number") && (isFinite(data146))){
+if(data146 > 9007199254740991 || isNaN(data146)){
 const err142 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err142];
@@ -4608,7 +4626,7 @@ vErrors.push(err142);
 errors++;
 }
 else {
-if(data145 < 8 || isNaN(data145)){
+if(data146 < 8 || isNaN(data146)){
 const err143 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
 if(vErrors === null){
 vErrors = [err143];
@@ -4621,19 +4639,19 @@ errors++;
 }
 }
 }
-var valid82 = _errs413 === errors;
+var valid82 = _errs415 === errors;
 }
 else {
 var valid82 = true;
 }
 if(valid82){
-if(data144.memory !== undefined){
-let data146 = data144.memory;
-const _errs415 = errors;
-const _errs416 = errors;
-let valid83 = false;
+if(data145.memory !== undefined){
+let data147 = data145.memory;
 const _errs417 = errors;
-if(!(((typeof data146 == "number") && (!(data146 % 1) && !isNaN(data146))) && (isFinite(data146)))){
+const _errs418 = errors;
+let valid83 = false;
+const _errs419 = errors;
+if(!(((typeof data147 == "number") && (!(data147 % 1) && !isNaN(data147))) && (isFinite(data147)))){
 const err144 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err144];
@@ -4643,9 +4661,9 @@ vErrors.push(err144);
 }
 errors++;
 }
-if(errors === _errs417){
-if((typeof data146 == "number") && (isFinite(data146))){
-if(data146 > 9007199254740991 || isNaN(data146)){
+if(errors === _errs419){
+if((typeof data147 == "number") && (isFinite(data147))){
+if(data147 > 9007199254740991 || isNaN(data147)){
 const err145 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err145];
@@ -4656,7 +4674,7 @@ vErrors.push(err145);
 errors++;
 }
 else {
-if(data146 <= 0 || isNaN(data146)){
+if(data147 <= 0 || isNaN(data147)){
 const err146 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err146];
@@ -4669,12 +4687,12 @@ errors++;
 }
 }
 }
-var _valid20 = _errs417 === errors;
+var _valid20 = _errs419 === errors;
 valid83 = valid83 || _valid20;
-const _errs419 = errors;
-if(errors === _errs419){
-if(typeof data146 === "string"){
-if(!pattern12.test(data146)){
+const _errs421 = errors;
+if(errors === _errs421){
+if(typeof data147 === "string"){
+if(!pattern12.test(data147)){
 const err147 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err147];
@@ -4696,7 +4714,7 @@ vErrors.push(err148);
 errors++;
 }
 }
-var _valid20 = _errs419 === errors;
+var _valid20 = _errs421 === errors;
 valid83 = valid83 || _valid20;
 if(!valid83){
 const err149 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4709,29 +4727,29 @@ vErrors.push(err149);
 errors++;
 }
 else {
-errors = _errs416;
+errors = _errs418;
 if(vErrors !== null){
-if(_errs416){
-vErrors.length = _errs416;
+if(_errs418){
+vErrors.length = _errs418;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid82 = _errs415 === errors;
+var valid82 = _errs417 === errors;
 }
 else {
 var valid82 = true;
 }
 if(valid82){
-if(data144.file_size !== undefined){
-let data147 = data144.file_size;
-const _errs421 = errors;
-const _errs422 = errors;
-let valid84 = false;
+if(data145.file_size !== undefined){
+let data148 = data145.file_size;
 const _errs423 = errors;
-if(!(((typeof data147 == "number") && (!(data147 % 1) && !isNaN(data147))) && (isFinite(data147)))){
+const _errs424 = errors;
+let valid84 = false;
+const _errs425 = errors;
+if(!(((typeof data148 == "number") && (!(data148 % 1) && !isNaN(data148))) && (isFinite(data148)))){
 const err150 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err150];
@@ -4741,9 +4759,9 @@ vErrors.push(err150);
 }
 errors++;
 }
-if(errors === _errs423){
-if((typeof data147 == "number") && (isFinite(data147))){
-if(data147 > 9007199254740991 || isNaN(data147)){
+if(errors === _errs425){
+if((typeof data148 == "number") && (isFinite(data148))){
+if(data148 > 9007199254740991 || isNaN(data148)){
 const err151 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err151];
@@ -4754,7 +4772,7 @@ vErrors.push(err151);
 errors++;
 }
 else {
-if(data147 <= 0 || isNaN(data147)){
+if(data148 <= 0 || isNaN(data148)){
 const err152 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err152];
@@ -4767,12 +4785,12 @@ errors++;
 }
 }
 }
-var _valid21 = _errs423 === errors;
+var _valid21 = _errs425 === errors;
 valid84 = valid84 || _valid21;
-const _errs425 = errors;
-if(errors === _errs425){
-if(typeof data147 === "string"){
-if(!pattern12.test(data147)){
+const _errs427 = errors;
+if(errors === _errs427){
+if(typeof data148 === "string"){
+if(!pattern12.test(data148)){
 const err153 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err153];
@@ -4794,7 +4812,7 @@ vErrors.push(err154);
 errors++;
 }
 }
-var _valid21 = _errs425 === errors;
+var _valid21 = _errs427 === errors;
 valid84 = valid84 || _valid21;
 if(!valid84){
 const err155 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4807,29 +4825,29 @@ vErrors.push(err155);
 errors++;
 }
 else {
-errors = _errs422;
+errors = _errs424;
 if(vErrors !== null){
-if(_errs422){
-vErrors.length = _errs422;
+if(_errs424){
+vErrors.length = _errs424;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid82 = _errs421 === errors;
+var valid82 = _errs423 === errors;
 }
 else {
 var valid82 = true;
 }
 if(valid82){
-if(data144.tmp !== undefined){
-let data148 = data144.tmp;
-const _errs427 = errors;
-const _errs428 = errors;
-let valid85 = false;
+if(data145.tmp !== undefined){
+let data149 = data145.tmp;
 const _errs429 = errors;
-if(!(((typeof data148 == "number") && (!(data148 % 1) && !isNaN(data148))) && (isFinite(data148)))){
+const _errs430 = errors;
+let valid85 = false;
+const _errs431 = errors;
+if(!(((typeof data149 == "number") && (!(data149 % 1) && !isNaN(data149))) && (isFinite(data149)))){
 const err156 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err156];
@@ -4839,9 +4857,9 @@ vErrors.push(err156);
 }
 errors++;
 }
-if(errors === _errs429){
-if((typeof data148 == "number") && (isFinite(data148))){
-if(data148 > 9007199254740991 || isNaN(data148)){
+if(errors === _errs431){
+if((typeof data149 == "number") && (isFinite(data149))){
+if(data149 > 9007199254740991 || isNaN(data149)){
 const err157 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err157];
@@ -4852,7 +4870,7 @@ vErrors.push(err157);
 errors++;
 }
 else {
-if(data148 <= 0 || isNaN(data148)){
+if(data149 <= 0 || isNaN(data149)){
 const err158 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err158];
@@ -4865,12 +4883,12 @@ errors++;
 }
 }
 }
-var _valid22 = _errs429 === errors;
+var _valid22 = _errs431 === errors;
 valid85 = valid85 || _valid22;
-const _errs431 = errors;
-if(errors === _errs431){
-if(typeof data148 === "string"){
-if(!pattern12.test(data148)){
+const _errs433 = errors;
+if(errors === _errs433){
+if(typeof data149 === "string"){
+if(!pattern12.test(data149)){
 const err159 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err159];
@@ -4892,7 +4910,7 @@ vErrors.push(err160);
 errors++;
 }
 }
-var _valid22 = _errs431 === errors;
+var _valid22 = _errs433 === errors;
 valid85 = valid85 || _valid22;
 if(!valid85){
 const err161 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4905,17 +4923,17 @@ vErrors.push(err161);
 errors++;
 }
 else {
-errors = _errs428;
+errors = _errs430;
 if(vErrors !== null){
-if(_errs428){
-vErrors.length = _errs428;
+if(_errs430){
+vErrors.length = _errs430;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid82 = _errs427 === errors;
+var valid82 = _errs429 === errors;
 }
 else {
 var valid82 = true;
@@ -4936,7 +4954,7 @@ vErrors.push(err162);
 errors++;
 }
 }
-var valid77 = _errs410 === errors;
+var valid77 = _errs412 === errors;
 }
 else {
 var valid77 = true;
@@ -4957,7 +4975,7 @@ vErrors.push(err163);
 errors++;
 }
 }
-var _valid18 = _errs391 === errors;
+var _valid18 = _errs393 === errors;
 valid76 = valid76 || _valid18;
 if(!valid76){
 const err164 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4972,17 +4990,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs388;
+errors = _errs390;
 if(vErrors !== null){
-if(_errs388){
-vErrors.length = _errs388;
+if(_errs390){
+vErrors.length = _errs390;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid65 = _errs387 === errors;
+var valid65 = _errs389 === errors;
 }
 else {
 var valid65 = true;
@@ -5004,7 +5022,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(
 return false;
 }
 }
-var valid64 = _errs336 === errors;
+var valid64 = _errs338 === errors;
 if(!valid64){
 break;
 }
@@ -5016,46 +5034,46 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs331 === errors;
+var valid0 = _errs333 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.approval !== undefined){
-let data149 = data.approval;
-const _errs433 = errors;
+let data150 = data.approval;
+const _errs435 = errors;
 validate20.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-if(errors === _errs433){
-if(data149 && typeof data149 == "object" && !Array.isArray(data149)){
-const _errs436 = errors;
-for(const key33 in data149){
+if(errors === _errs435){
+if(data150 && typeof data150 == "object" && !Array.isArray(data150)){
+const _errs438 = errors;
+for(const key33 in data150){
 if(!((((key33 === "command") || (key33 === "url")) || (key33 === "api")) || (key33 === "timeout"))){
 validate20.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs436 === errors){
-if(data149.command !== undefined){
-let data150 = data149.command;
-const _errs437 = errors;
-if(errors === _errs437){
-if(Array.isArray(data150)){
-if(data150.length < 1){
+if(_errs438 === errors){
+if(data150.command !== undefined){
+let data151 = data150.command;
+const _errs439 = errors;
+if(errors === _errs439){
+if(Array.isArray(data151)){
+if(data151.length < 1){
 validate20.errors = [{instancePath:instancePath+"/approval/command",schemaPath:"#/properties/approval/properties/command/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 var valid87 = true;
-const len30 = data150.length;
+const len30 = data151.length;
 for(let i30=0; i30<len30; i30++){
-let data151 = data150[i30];
-const _errs439 = errors;
-if(errors === _errs439){
-if(typeof data151 === "string"){
-if(data151.length < 1){
+let data152 = data151[i30];
+const _errs441 = errors;
+if(errors === _errs441){
+if(typeof data152 === "string"){
+if(data152.length < 1){
 validate20.errors = [{instancePath:instancePath+"/approval/command/" + i30,schemaPath:"#/properties/approval/properties/command/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5065,7 +5083,7 @@ validate20.errors = [{instancePath:instancePath+"/approval/command/" + i30,schem
 return false;
 }
 }
-var valid87 = _errs439 === errors;
+var valid87 = _errs441 === errors;
 if(!valid87){
 break;
 }
@@ -5077,19 +5095,19 @@ validate20.errors = [{instancePath:instancePath+"/approval/command",schemaPath:"
 return false;
 }
 }
-var valid86 = _errs437 === errors;
+var valid86 = _errs439 === errors;
 }
 else {
 var valid86 = true;
 }
 if(valid86){
-if(data149.url !== undefined){
-let data152 = data149.url;
-const _errs441 = errors;
-if(errors === _errs441){
-if(errors === _errs441){
-if(typeof data152 === "string"){
-if(!(formats0(data152))){
+if(data150.url !== undefined){
+let data153 = data150.url;
+const _errs443 = errors;
+if(errors === _errs443){
+if(errors === _errs443){
+if(typeof data153 === "string"){
+if(!(formats0(data153))){
 validate20.errors = [{instancePath:instancePath+"/approval/url",schemaPath:"#/properties/approval/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -5100,35 +5118,35 @@ return false;
 }
 }
 }
-var valid86 = _errs441 === errors;
-}
-else {
-var valid86 = true;
-}
-if(valid86){
-if(data149.api !== undefined){
-let data153 = data149.api;
-const _errs443 = errors;
-if(typeof data153 !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/approval/api",schemaPath:"#/properties/approval/properties/api/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-if(true !== data153){
-validate20.errors = [{instancePath:instancePath+"/approval/api",schemaPath:"#/properties/approval/properties/api/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
-return false;
-}
 var valid86 = _errs443 === errors;
 }
 else {
 var valid86 = true;
 }
 if(valid86){
-if(data149.timeout !== undefined){
-let data154 = data149.timeout;
+if(data150.api !== undefined){
+let data154 = data150.api;
 const _errs445 = errors;
-if(errors === _errs445){
-if(typeof data154 === "string"){
-if(!pattern6.test(data154)){
+if(typeof data154 !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/approval/api",schemaPath:"#/properties/approval/properties/api/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+if(true !== data154){
+validate20.errors = [{instancePath:instancePath+"/approval/api",schemaPath:"#/properties/approval/properties/api/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+return false;
+}
+var valid86 = _errs445 === errors;
+}
+else {
+var valid86 = true;
+}
+if(valid86){
+if(data150.timeout !== undefined){
+let data155 = data150.timeout;
+const _errs447 = errors;
+if(errors === _errs447){
+if(typeof data155 === "string"){
+if(!pattern6.test(data155)){
 validate20.errors = [{instancePath:instancePath+"/approval/timeout",schemaPath:"#/properties/approval/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5138,7 +5156,7 @@ validate20.errors = [{instancePath:instancePath+"/approval/timeout",schemaPath:"
 return false;
 }
 }
-var valid86 = _errs445 === errors;
+var valid86 = _errs447 === errors;
 }
 else {
 var valid86 = true;
@@ -5153,59 +5171,59 @@ validate20.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs433 === errors;
+var valid0 = _errs435 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.limits !== undefined){
-let data155 = data.limits;
-const _errs447 = errors;
-if(errors === _errs447){
-if(data155 && typeof data155 == "object" && !Array.isArray(data155)){
+let data156 = data.limits;
 const _errs449 = errors;
-for(const key34 in data155){
+if(errors === _errs449){
+if(data156 && typeof data156 == "object" && !Array.isArray(data156)){
+const _errs451 = errors;
+for(const key34 in data156){
 if(!((((((key34 === "max_turns") || (key34 === "timeout")) || (key34 === "max_tokens")) || (key34 === "max_cost_usd")) || (key34 === "max_concurrent_agents")) || (key34 === "max_agent_depth"))){
 validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs449 === errors){
-if(data155.max_turns !== undefined){
-let data156 = data155.max_turns;
-const _errs450 = errors;
-if(!(((typeof data156 == "number") && (!(data156 % 1) && !isNaN(data156))) && (isFinite(data156)))){
+if(_errs451 === errors){
+if(data156.max_turns !== undefined){
+let data157 = data156.max_turns;
+const _errs452 = errors;
+if(!(((typeof data157 == "number") && (!(data157 % 1) && !isNaN(data157))) && (isFinite(data157)))){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs450){
-if((typeof data156 == "number") && (isFinite(data156))){
-if(data156 > 9007199254740991 || isNaN(data156)){
+if(errors === _errs452){
+if((typeof data157 == "number") && (isFinite(data157))){
+if(data157 > 9007199254740991 || isNaN(data157)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data156 <= 0 || isNaN(data156)){
+if(data157 <= 0 || isNaN(data157)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid88 = _errs450 === errors;
+var valid88 = _errs452 === errors;
 }
 else {
 var valid88 = true;
 }
 if(valid88){
-if(data155.timeout !== undefined){
-let data157 = data155.timeout;
-const _errs452 = errors;
-if(errors === _errs452){
-if(typeof data157 === "string"){
-if(!pattern6.test(data157)){
+if(data156.timeout !== undefined){
+let data158 = data156.timeout;
+const _errs454 = errors;
+if(errors === _errs454){
+if(typeof data158 === "string"){
+if(!pattern6.test(data158)){
 validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5215,45 +5233,45 @@ validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/
 return false;
 }
 }
-var valid88 = _errs452 === errors;
-}
-else {
-var valid88 = true;
-}
-if(valid88){
-if(data155.max_tokens !== undefined){
-let data158 = data155.max_tokens;
-const _errs454 = errors;
-if(!(((typeof data158 == "number") && (!(data158 % 1) && !isNaN(data158))) && (isFinite(data158)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs454){
-if((typeof data158 == "number") && (isFinite(data158))){
-if(data158 > 9007199254740991 || isNaN(data158)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data158 <= 0 || isNaN(data158)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid88 = _errs454 === errors;
 }
 else {
 var valid88 = true;
 }
 if(valid88){
-if(data155.max_cost_usd !== undefined){
-let data159 = data155.max_cost_usd;
+if(data156.max_tokens !== undefined){
+let data159 = data156.max_tokens;
 const _errs456 = errors;
+if(!(((typeof data159 == "number") && (!(data159 % 1) && !isNaN(data159))) && (isFinite(data159)))){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs456){
 if((typeof data159 == "number") && (isFinite(data159))){
+if(data159 > 9007199254740991 || isNaN(data159)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
 if(data159 <= 0 || isNaN(data159)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+}
+var valid88 = _errs456 === errors;
+}
+else {
+var valid88 = true;
+}
+if(valid88){
+if(data156.max_cost_usd !== undefined){
+let data160 = data156.max_cost_usd;
+const _errs458 = errors;
+if(errors === _errs458){
+if((typeof data160 == "number") && (isFinite(data160))){
+if(data160 <= 0 || isNaN(data160)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPath:"#/properties/limits/properties/max_cost_usd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5263,61 +5281,61 @@ validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPat
 return false;
 }
 }
-var valid88 = _errs456 === errors;
-}
-else {
-var valid88 = true;
-}
-if(valid88){
-if(data155.max_concurrent_agents !== undefined){
-let data160 = data155.max_concurrent_agents;
-const _errs458 = errors;
-if(!(((typeof data160 == "number") && (!(data160 % 1) && !isNaN(data160))) && (isFinite(data160)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs458){
-if((typeof data160 == "number") && (isFinite(data160))){
-if(data160 > 9007199254740991 || isNaN(data160)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data160 <= 0 || isNaN(data160)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid88 = _errs458 === errors;
 }
 else {
 var valid88 = true;
 }
 if(valid88){
-if(data155.max_agent_depth !== undefined){
-let data161 = data155.max_agent_depth;
+if(data156.max_concurrent_agents !== undefined){
+let data161 = data156.max_concurrent_agents;
 const _errs460 = errors;
 if(!(((typeof data161 == "number") && (!(data161 % 1) && !isNaN(data161))) && (isFinite(data161)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs460){
 if((typeof data161 == "number") && (isFinite(data161))){
 if(data161 > 9007199254740991 || isNaN(data161)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data161 <= 0 || isNaN(data161)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
 var valid88 = _errs460 === errors;
+}
+else {
+var valid88 = true;
+}
+if(valid88){
+if(data156.max_agent_depth !== undefined){
+let data162 = data156.max_agent_depth;
+const _errs462 = errors;
+if(!(((typeof data162 == "number") && (!(data162 % 1) && !isNaN(data162))) && (isFinite(data162)))){
+validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs462){
+if((typeof data162 == "number") && (isFinite(data162))){
+if(data162 > 9007199254740991 || isNaN(data162)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data162 <= 0 || isNaN(data162)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+}
+var valid88 = _errs462 === errors;
 }
 else {
 var valid88 = true;
@@ -5334,20 +5352,20 @@ validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs447 === errors;
+var valid0 = _errs449 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.agents !== undefined){
-let data162 = data.agents;
-const _errs462 = errors;
-if(errors === _errs462){
-if(data162 && typeof data162 == "object" && !Array.isArray(data162)){
-for(const key35 in data162){
+let data163 = data.agents;
 const _errs464 = errors;
 if(errors === _errs464){
+if(data163 && typeof data163 == "object" && !Array.isArray(data163)){
+for(const key35 in data163){
+const _errs466 = errors;
+if(errors === _errs466){
 if(typeof key35 === "string"){
 if(!pattern35.test(key35)){
 const err165 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9_-]+$"},message:"must match pattern \""+"^[a-z0-9_-]+$"+"\"",propertyName:key35};
@@ -5371,7 +5389,7 @@ vErrors.push(err166);
 errors++;
 }
 }
-var valid89 = _errs464 === errors;
+var valid89 = _errs466 === errors;
 if(!valid89){
 const err167 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/propertyNames",keyword:"propertyNames",params:{propertyName: key35},message:"property name must be valid"};
 if(vErrors === null){
@@ -5387,32 +5405,32 @@ break;
 }
 }
 if(valid89){
-for(const key36 in data162){
-let data163 = data162[key36];
-const _errs467 = errors;
-if(errors === _errs467){
-if(data163 && typeof data163 == "object" && !Array.isArray(data163)){
+for(const key36 in data163){
+let data164 = data163[key36];
+const _errs469 = errors;
+if(errors === _errs469){
+if(data164 && typeof data164 == "object" && !Array.isArray(data164)){
 let missing4;
-if((data163.description === undefined) && (missing4 = "description")){
+if((data164.description === undefined) && (missing4 = "description")){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/agents/additionalProperties/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"}];
 return false;
 }
 else {
-const _errs469 = errors;
-for(const key37 in data163){
+const _errs471 = errors;
+for(const key37 in data164){
 if(!((((((key37 === "description") || (key37 === "system")) || (key37 === "model")) || (key37 === "tools")) || (key37 === "limits")) || (key37 === "workspace"))){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/agents/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs469 === errors){
-if(data163.description !== undefined){
-let data164 = data163.description;
-const _errs470 = errors;
-if(errors === _errs470){
-if(typeof data164 === "string"){
-if(data164.length < 1){
+if(_errs471 === errors){
+if(data164.description !== undefined){
+let data165 = data164.description;
+const _errs472 = errors;
+if(errors === _errs472){
+if(typeof data165 === "string"){
+if(data165.length < 1){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/description",schemaPath:"#/properties/agents/additionalProperties/properties/description/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5422,30 +5440,30 @@ validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g,
 return false;
 }
 }
-var valid91 = _errs470 === errors;
-}
-else {
-var valid91 = true;
-}
-if(valid91){
-if(data163.system !== undefined){
-const _errs472 = errors;
-if(typeof data163.system !== "string"){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/system",schemaPath:"#/properties/agents/additionalProperties/properties/system/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
 var valid91 = _errs472 === errors;
 }
 else {
 var valid91 = true;
 }
 if(valid91){
-if(data163.model !== undefined){
-let data166 = data163.model;
+if(data164.system !== undefined){
 const _errs474 = errors;
-if(errors === _errs474){
-if(typeof data166 === "string"){
-if(data166.length < 1){
+if(typeof data164.system !== "string"){
+validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/system",schemaPath:"#/properties/agents/additionalProperties/properties/system/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid91 = _errs474 === errors;
+}
+else {
+var valid91 = true;
+}
+if(valid91){
+if(data164.model !== undefined){
+let data167 = data164.model;
+const _errs476 = errors;
+if(errors === _errs476){
+if(typeof data167 === "string"){
+if(data167.length < 1){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/agents/additionalProperties/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5455,31 +5473,31 @@ validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g,
 return false;
 }
 }
-var valid91 = _errs474 === errors;
+var valid91 = _errs476 === errors;
 }
 else {
 var valid91 = true;
 }
 if(valid91){
-if(data163.tools !== undefined){
-let data167 = data163.tools;
-const _errs476 = errors;
-if(errors === _errs476){
-if(Array.isArray(data167)){
-var valid92 = true;
-const len31 = data167.length;
-for(let i31=0; i31<len31; i31++){
-let data168 = data167[i31];
+if(data164.tools !== undefined){
+let data168 = data164.tools;
 const _errs478 = errors;
-if(typeof data168 !== "string"){
+if(errors === _errs478){
+if(Array.isArray(data168)){
+var valid92 = true;
+const len31 = data168.length;
+for(let i31=0; i31<len31; i31++){
+let data169 = data168[i31];
+const _errs480 = errors;
+if(typeof data169 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/" + i31,schemaPath:"#/properties/agents/additionalProperties/properties/tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((((data168 === "shell") || (data168 === "read_file")) || (data168 === "write_file")) || (data168 === "list_dir")) || (data168 === "http_fetch"))){
+if(!(((((data169 === "shell") || (data169 === "read_file")) || (data169 === "write_file")) || (data169 === "list_dir")) || (data169 === "http_fetch"))){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/" + i31,schemaPath:"#/properties/agents/additionalProperties/properties/tools/items/enum",keyword:"enum",params:{allowedValues: schema31.properties.agents.additionalProperties.properties.tools.items.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid92 = _errs478 === errors;
+var valid92 = _errs480 === errors;
 if(!valid92){
 break;
 }
@@ -5490,59 +5508,59 @@ validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g,
 return false;
 }
 }
-var valid91 = _errs476 === errors;
+var valid91 = _errs478 === errors;
 }
 else {
 var valid91 = true;
 }
 if(valid91){
-if(data163.limits !== undefined){
-let data169 = data163.limits;
-const _errs480 = errors;
-if(errors === _errs480){
-if(data169 && typeof data169 == "object" && !Array.isArray(data169)){
+if(data164.limits !== undefined){
+let data170 = data164.limits;
 const _errs482 = errors;
-for(const key38 in data169){
+if(errors === _errs482){
+if(data170 && typeof data170 == "object" && !Array.isArray(data170)){
+const _errs484 = errors;
+for(const key38 in data170){
 if(!(((key38 === "max_turns") || (key38 === "timeout")) || (key38 === "max_tokens"))){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits",schemaPath:"#/properties/agents/additionalProperties/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs482 === errors){
-if(data169.max_turns !== undefined){
-let data170 = data169.max_turns;
-const _errs483 = errors;
-if(!(((typeof data170 == "number") && (!(data170 % 1) && !isNaN(data170))) && (isFinite(data170)))){
+if(_errs484 === errors){
+if(data170.max_turns !== undefined){
+let data171 = data170.max_turns;
+const _errs485 = errors;
+if(!(((typeof data171 == "number") && (!(data171 % 1) && !isNaN(data171))) && (isFinite(data171)))){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits/max_turns",schemaPath:"#/properties/agents/additionalProperties/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs483){
-if((typeof data170 == "number") && (isFinite(data170))){
-if(data170 > 9007199254740991 || isNaN(data170)){
+if(errors === _errs485){
+if((typeof data171 == "number") && (isFinite(data171))){
+if(data171 > 9007199254740991 || isNaN(data171)){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits/max_turns",schemaPath:"#/properties/agents/additionalProperties/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data170 <= 0 || isNaN(data170)){
+if(data171 <= 0 || isNaN(data171)){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits/max_turns",schemaPath:"#/properties/agents/additionalProperties/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid93 = _errs483 === errors;
+var valid93 = _errs485 === errors;
 }
 else {
 var valid93 = true;
 }
 if(valid93){
-if(data169.timeout !== undefined){
-let data171 = data169.timeout;
-const _errs485 = errors;
-if(errors === _errs485){
-if(typeof data171 === "string"){
-if(!pattern6.test(data171)){
+if(data170.timeout !== undefined){
+let data172 = data170.timeout;
+const _errs487 = errors;
+if(errors === _errs487){
+if(typeof data172 === "string"){
+if(!pattern6.test(data172)){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits/timeout",schemaPath:"#/properties/agents/additionalProperties/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5552,34 +5570,34 @@ validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g,
 return false;
 }
 }
-var valid93 = _errs485 === errors;
+var valid93 = _errs487 === errors;
 }
 else {
 var valid93 = true;
 }
 if(valid93){
-if(data169.max_tokens !== undefined){
-let data172 = data169.max_tokens;
-const _errs487 = errors;
-if(!(((typeof data172 == "number") && (!(data172 % 1) && !isNaN(data172))) && (isFinite(data172)))){
+if(data170.max_tokens !== undefined){
+let data173 = data170.max_tokens;
+const _errs489 = errors;
+if(!(((typeof data173 == "number") && (!(data173 % 1) && !isNaN(data173))) && (isFinite(data173)))){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits/max_tokens",schemaPath:"#/properties/agents/additionalProperties/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs487){
-if((typeof data172 == "number") && (isFinite(data172))){
-if(data172 > 9007199254740991 || isNaN(data172)){
+if(errors === _errs489){
+if((typeof data173 == "number") && (isFinite(data173))){
+if(data173 > 9007199254740991 || isNaN(data173)){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits/max_tokens",schemaPath:"#/properties/agents/additionalProperties/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data172 <= 0 || isNaN(data172)){
+if(data173 <= 0 || isNaN(data173)){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits/max_tokens",schemaPath:"#/properties/agents/additionalProperties/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid93 = _errs487 === errors;
+var valid93 = _errs489 === errors;
 }
 else {
 var valid93 = true;
@@ -5593,49 +5611,49 @@ validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g,
 return false;
 }
 }
-var valid91 = _errs480 === errors;
+var valid91 = _errs482 === errors;
 }
 else {
 var valid91 = true;
 }
 if(valid91){
-if(data163.workspace !== undefined){
-let data173 = data163.workspace;
-const _errs489 = errors;
-if(errors === _errs489){
-if(data173 && typeof data173 == "object" && !Array.isArray(data173)){
+if(data164.workspace !== undefined){
+let data174 = data164.workspace;
 const _errs491 = errors;
-for(const key39 in data173){
+if(errors === _errs491){
+if(data174 && typeof data174 == "object" && !Array.isArray(data174)){
+const _errs493 = errors;
+for(const key39 in data174){
 if(!((((key39 === "isolation") || (key39 === "base")) || (key39 === "branch")) || (key39 === "keep"))){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs491 === errors){
-if(data173.isolation !== undefined){
-let data174 = data173.isolation;
-const _errs492 = errors;
-if(typeof data174 !== "string"){
+if(_errs493 === errors){
+if(data174.isolation !== undefined){
+let data175 = data174.isolation;
+const _errs494 = errors;
+if(typeof data175 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace/isolation",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data174 === "none") || (data174 === "worktree"))){
+if(!((data175 === "none") || (data175 === "worktree"))){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace/isolation",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema31.properties.agents.additionalProperties.properties.workspace.properties.isolation.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid94 = _errs492 === errors;
+var valid94 = _errs494 === errors;
 }
 else {
 var valid94 = true;
 }
 if(valid94){
-if(data173.base !== undefined){
-let data175 = data173.base;
-const _errs494 = errors;
-if(errors === _errs494){
-if(typeof data175 === "string"){
-if(data175.length < 1){
+if(data174.base !== undefined){
+let data176 = data174.base;
+const _errs496 = errors;
+if(errors === _errs496){
+if(typeof data176 === "string"){
+if(data176.length < 1){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace/base",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/properties/base/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5645,18 +5663,18 @@ validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g,
 return false;
 }
 }
-var valid94 = _errs494 === errors;
+var valid94 = _errs496 === errors;
 }
 else {
 var valid94 = true;
 }
 if(valid94){
-if(data173.branch !== undefined){
-let data176 = data173.branch;
-const _errs496 = errors;
-if(errors === _errs496){
-if(typeof data176 === "string"){
-if(data176.length < 1){
+if(data174.branch !== undefined){
+let data177 = data174.branch;
+const _errs498 = errors;
+if(errors === _errs498){
+if(typeof data177 === "string"){
+if(data177.length < 1){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace/branch",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/properties/branch/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5666,24 +5684,24 @@ validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g,
 return false;
 }
 }
-var valid94 = _errs496 === errors;
+var valid94 = _errs498 === errors;
 }
 else {
 var valid94 = true;
 }
 if(valid94){
-if(data173.keep !== undefined){
-let data177 = data173.keep;
-const _errs498 = errors;
-if(typeof data177 !== "string"){
+if(data174.keep !== undefined){
+let data178 = data174.keep;
+const _errs500 = errors;
+if(typeof data178 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace/keep",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/properties/keep/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data177 === "always") || (data177 === "on_change")) || (data177 === "never"))){
+if(!(((data178 === "always") || (data178 === "on_change")) || (data178 === "never"))){
 validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace/keep",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/properties/keep/enum",keyword:"enum",params:{allowedValues: schema31.properties.agents.additionalProperties.properties.workspace.properties.keep.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid94 = _errs498 === errors;
+var valid94 = _errs500 === errors;
 }
 else {
 var valid94 = true;
@@ -5698,7 +5716,7 @@ validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g,
 return false;
 }
 }
-var valid91 = _errs489 === errors;
+var valid91 = _errs491 === errors;
 }
 else {
 var valid91 = true;
@@ -5716,7 +5734,7 @@ validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g,
 return false;
 }
 }
-var valid90 = _errs467 === errors;
+var valid90 = _errs469 === errors;
 if(!valid90){
 break;
 }
@@ -5728,49 +5746,49 @@ validate20.errors = [{instancePath:instancePath+"/agents",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs462 === errors;
+var valid0 = _errs464 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.compaction !== undefined){
-let data178 = data.compaction;
-const _errs500 = errors;
-if(errors === _errs500){
-if(data178 && typeof data178 == "object" && !Array.isArray(data178)){
+let data179 = data.compaction;
 const _errs502 = errors;
-for(const key40 in data178){
+if(errors === _errs502){
+if(data179 && typeof data179 == "object" && !Array.isArray(data179)){
+const _errs504 = errors;
+for(const key40 in data179){
 if(!(func1.call(schema31.properties.compaction.properties, key40))){
 validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs502 === errors){
-if(data178.enabled !== undefined){
-const _errs503 = errors;
-if(typeof data178.enabled !== "boolean"){
+if(_errs504 === errors){
+if(data179.enabled !== undefined){
+const _errs505 = errors;
+if(typeof data179.enabled !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/enabled",schemaPath:"#/properties/compaction/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid95 = _errs503 === errors;
+var valid95 = _errs505 === errors;
 }
 else {
 var valid95 = true;
 }
 if(valid95){
-if(data178.threshold !== undefined){
-let data180 = data178.threshold;
-const _errs505 = errors;
-if(errors === _errs505){
-if((typeof data180 == "number") && (isFinite(data180))){
-if(data180 > 1 || isNaN(data180)){
+if(data179.threshold !== undefined){
+let data181 = data179.threshold;
+const _errs507 = errors;
+if(errors === _errs507){
+if((typeof data181 == "number") && (isFinite(data181))){
+if(data181 > 1 || isNaN(data181)){
 validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data180 <= 0 || isNaN(data180)){
+if(data181 <= 0 || isNaN(data181)){
 validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5781,23 +5799,23 @@ validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPa
 return false;
 }
 }
-var valid95 = _errs505 === errors;
+var valid95 = _errs507 === errors;
 }
 else {
 var valid95 = true;
 }
 if(valid95){
-if(data178.low_water !== undefined){
-let data181 = data178.low_water;
-const _errs507 = errors;
-if(errors === _errs507){
-if((typeof data181 == "number") && (isFinite(data181))){
-if(data181 > 1 || isNaN(data181)){
+if(data179.low_water !== undefined){
+let data182 = data179.low_water;
+const _errs509 = errors;
+if(errors === _errs509){
+if((typeof data182 == "number") && (isFinite(data182))){
+if(data182 > 1 || isNaN(data182)){
 validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data181 <= 0 || isNaN(data181)){
+if(data182 <= 0 || isNaN(data182)){
 validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5808,55 +5826,28 @@ validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPa
 return false;
 }
 }
-var valid95 = _errs507 === errors;
-}
-else {
-var valid95 = true;
-}
-if(valid95){
-if(data178.protect_first !== undefined){
-let data182 = data178.protect_first;
-const _errs509 = errors;
-if(!(((typeof data182 == "number") && (!(data182 % 1) && !isNaN(data182))) && (isFinite(data182)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs509){
-if((typeof data182 == "number") && (isFinite(data182))){
-if(data182 > 9007199254740991 || isNaN(data182)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data182 < 0 || isNaN(data182)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
 var valid95 = _errs509 === errors;
 }
 else {
 var valid95 = true;
 }
 if(valid95){
-if(data178.protect_last !== undefined){
-let data183 = data178.protect_last;
+if(data179.protect_first !== undefined){
+let data183 = data179.protect_first;
 const _errs511 = errors;
 if(!(((typeof data183 == "number") && (!(data183 % 1) && !isNaN(data183))) && (isFinite(data183)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs511){
 if((typeof data183 == "number") && (isFinite(data183))){
 if(data183 > 9007199254740991 || isNaN(data183)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data183 < 1 || isNaN(data183)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+if(data183 < 0 || isNaN(data183)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -5868,17 +5859,44 @@ else {
 var valid95 = true;
 }
 if(valid95){
-if(data178.tail_budget !== undefined){
-let data184 = data178.tail_budget;
+if(data179.protect_last !== undefined){
+let data184 = data179.protect_last;
 const _errs513 = errors;
+if(!(((typeof data184 == "number") && (!(data184 % 1) && !isNaN(data184))) && (isFinite(data184)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs513){
 if((typeof data184 == "number") && (isFinite(data184))){
-if(data184 > 1 || isNaN(data184)){
+if(data184 > 9007199254740991 || isNaN(data184)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data184 < 1 || isNaN(data184)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid95 = _errs513 === errors;
+}
+else {
+var valid95 = true;
+}
+if(valid95){
+if(data179.tail_budget !== undefined){
+let data185 = data179.tail_budget;
+const _errs515 = errors;
+if(errors === _errs515){
+if((typeof data185 == "number") && (isFinite(data185))){
+if(data185 > 1 || isNaN(data185)){
 validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data184 <= 0 || isNaN(data184)){
+if(data185 <= 0 || isNaN(data185)){
 validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5889,23 +5907,23 @@ validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schema
 return false;
 }
 }
-var valid95 = _errs513 === errors;
+var valid95 = _errs515 === errors;
 }
 else {
 var valid95 = true;
 }
 if(valid95){
-if(data178.max_tool_result !== undefined){
-let data185 = data178.max_tool_result;
-const _errs515 = errors;
-if(errors === _errs515){
-if((typeof data185 == "number") && (isFinite(data185))){
-if(data185 > 1 || isNaN(data185)){
+if(data179.max_tool_result !== undefined){
+let data186 = data179.max_tool_result;
+const _errs517 = errors;
+if(errors === _errs517){
+if((typeof data186 == "number") && (isFinite(data186))){
+if(data186 > 1 || isNaN(data186)){
 validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data185 <= 0 || isNaN(data185)){
+if(data186 <= 0 || isNaN(data186)){
 validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5916,76 +5934,76 @@ validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",sc
 return false;
 }
 }
-var valid95 = _errs515 === errors;
-}
-else {
-var valid95 = true;
-}
-if(valid95){
-if(data178.prune_min !== undefined){
-let data186 = data178.prune_min;
-const _errs517 = errors;
-if(!(((typeof data186 == "number") && (!(data186 % 1) && !isNaN(data186))) && (isFinite(data186)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs517){
-if((typeof data186 == "number") && (isFinite(data186))){
-if(data186 > 9007199254740991 || isNaN(data186)){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data186 < 1 || isNaN(data186)){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
 var valid95 = _errs517 === errors;
 }
 else {
 var valid95 = true;
 }
 if(valid95){
-if(data178.micro !== undefined){
-let data187 = data178.micro;
+if(data179.prune_min !== undefined){
+let data187 = data179.prune_min;
 const _errs519 = errors;
+if(!(((typeof data187 == "number") && (!(data187 % 1) && !isNaN(data187))) && (isFinite(data187)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs519){
-if(data187 && typeof data187 == "object" && !Array.isArray(data187)){
+if((typeof data187 == "number") && (isFinite(data187))){
+if(data187 > 9007199254740991 || isNaN(data187)){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data187 < 1 || isNaN(data187)){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid95 = _errs519 === errors;
+}
+else {
+var valid95 = true;
+}
+if(valid95){
+if(data179.micro !== undefined){
+let data188 = data179.micro;
 const _errs521 = errors;
-for(const key41 in data187){
+if(errors === _errs521){
+if(data188 && typeof data188 == "object" && !Array.isArray(data188)){
+const _errs523 = errors;
+for(const key41 in data188){
 if(!(((key41 === "enabled") || (key41 === "threshold")) || (key41 === "payback"))){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"#/properties/compaction/properties/micro/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key41},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs521 === errors){
-if(data187.enabled !== undefined){
-const _errs522 = errors;
-if(typeof data187.enabled !== "boolean"){
+if(_errs523 === errors){
+if(data188.enabled !== undefined){
+const _errs524 = errors;
+if(typeof data188.enabled !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/enabled",schemaPath:"#/properties/compaction/properties/micro/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid96 = _errs522 === errors;
+var valid96 = _errs524 === errors;
 }
 else {
 var valid96 = true;
 }
 if(valid96){
-if(data187.threshold !== undefined){
-let data189 = data187.threshold;
-const _errs524 = errors;
-if(errors === _errs524){
-if((typeof data189 == "number") && (isFinite(data189))){
-if(data189 > 1 || isNaN(data189)){
+if(data188.threshold !== undefined){
+let data190 = data188.threshold;
+const _errs526 = errors;
+if(errors === _errs526){
+if((typeof data190 == "number") && (isFinite(data190))){
+if(data190 > 1 || isNaN(data190)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data189 <= 0 || isNaN(data189)){
+if(data190 <= 0 || isNaN(data190)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5996,34 +6014,34 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",sc
 return false;
 }
 }
-var valid96 = _errs524 === errors;
+var valid96 = _errs526 === errors;
 }
 else {
 var valid96 = true;
 }
 if(valid96){
-if(data187.payback !== undefined){
-let data190 = data187.payback;
-const _errs526 = errors;
-if(!(((typeof data190 == "number") && (!(data190 % 1) && !isNaN(data190))) && (isFinite(data190)))){
+if(data188.payback !== undefined){
+let data191 = data188.payback;
+const _errs528 = errors;
+if(!(((typeof data191 == "number") && (!(data191 % 1) && !isNaN(data191))) && (isFinite(data191)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs526){
-if((typeof data190 == "number") && (isFinite(data190))){
-if(data190 > 9007199254740991 || isNaN(data190)){
+if(errors === _errs528){
+if((typeof data191 == "number") && (isFinite(data191))){
+if(data191 > 9007199254740991 || isNaN(data191)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data190 <= 0 || isNaN(data190)){
+if(data191 <= 0 || isNaN(data191)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid96 = _errs526 === errors;
+var valid96 = _errs528 === errors;
 }
 else {
 var valid96 = true;
@@ -6037,18 +6055,18 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"
 return false;
 }
 }
-var valid95 = _errs519 === errors;
+var valid95 = _errs521 === errors;
 }
 else {
 var valid95 = true;
 }
 if(valid95){
-if(data178.summary_model !== undefined){
-let data191 = data178.summary_model;
-const _errs528 = errors;
-if(errors === _errs528){
-if(typeof data191 === "string"){
-if(data191.length < 1){
+if(data179.summary_model !== undefined){
+let data192 = data179.summary_model;
+const _errs530 = errors;
+if(errors === _errs530){
+if(typeof data192 === "string"){
+if(data192.length < 1){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",schemaPath:"#/properties/compaction/properties/summary_model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6058,44 +6076,32 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",sche
 return false;
 }
 }
-var valid95 = _errs528 === errors;
-}
-else {
-var valid95 = true;
-}
-if(valid95){
-if(data178.summary_context_window !== undefined){
-let data192 = data178.summary_context_window;
-const _errs530 = errors;
-if(!(((typeof data192 == "number") && (!(data192 % 1) && !isNaN(data192))) && (isFinite(data192)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs530){
-if((typeof data192 == "number") && (isFinite(data192))){
-if(data192 > 9007199254740991 || isNaN(data192)){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data192 <= 0 || isNaN(data192)){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid95 = _errs530 === errors;
 }
 else {
 var valid95 = true;
 }
 if(valid95){
-if(data178.prune_tool_results !== undefined){
+if(data179.summary_context_window !== undefined){
+let data193 = data179.summary_context_window;
 const _errs532 = errors;
-if(typeof data178.prune_tool_results !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_tool_results",schemaPath:"#/properties/compaction/properties/prune_tool_results/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(!(((typeof data193 == "number") && (!(data193 % 1) && !isNaN(data193))) && (isFinite(data193)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
+}
+if(errors === _errs532){
+if((typeof data193 == "number") && (isFinite(data193))){
+if(data193 > 9007199254740991 || isNaN(data193)){
+validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data193 <= 0 || isNaN(data193)){
+validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
 }
 var valid95 = _errs532 === errors;
 }
@@ -6103,12 +6109,24 @@ else {
 var valid95 = true;
 }
 if(valid95){
-if(data178.summary_timeout !== undefined){
-let data194 = data178.summary_timeout;
+if(data179.prune_tool_results !== undefined){
 const _errs534 = errors;
-if(errors === _errs534){
-if(typeof data194 === "string"){
-if(!pattern6.test(data194)){
+if(typeof data179.prune_tool_results !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_tool_results",schemaPath:"#/properties/compaction/properties/prune_tool_results/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid95 = _errs534 === errors;
+}
+else {
+var valid95 = true;
+}
+if(valid95){
+if(data179.summary_timeout !== undefined){
+let data195 = data179.summary_timeout;
+const _errs536 = errors;
+if(errors === _errs536){
+if(typeof data195 === "string"){
+if(!pattern6.test(data195)){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",schemaPath:"#/properties/compaction/properties/summary_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -6118,7 +6136,7 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",sc
 return false;
 }
 }
-var valid95 = _errs534 === errors;
+var valid95 = _errs536 === errors;
 }
 else {
 var valid95 = true;
@@ -6142,32 +6160,32 @@ validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs500 === errors;
+var valid0 = _errs502 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.loops !== undefined){
-let data195 = data.loops;
-const _errs536 = errors;
-if(errors === _errs536){
-if(data195 && typeof data195 == "object" && !Array.isArray(data195)){
+let data196 = data.loops;
 const _errs538 = errors;
-for(const key42 in data195){
+if(errors === _errs538){
+if(data196 && typeof data196 == "object" && !Array.isArray(data196)){
+const _errs540 = errors;
+for(const key42 in data196){
 if(!((((key42 === "min_interval") || (key42 === "max_ticks")) || (key42 === "self_paced_floor")) || (key42 === "self_paced_ceiling"))){
 validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/properties/loops/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key42},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs538 === errors){
-if(data195.min_interval !== undefined){
-let data196 = data195.min_interval;
-const _errs539 = errors;
-if(errors === _errs539){
-if(typeof data196 === "string"){
-if(!pattern6.test(data196)){
+if(_errs540 === errors){
+if(data196.min_interval !== undefined){
+let data197 = data196.min_interval;
+const _errs541 = errors;
+if(errors === _errs541){
+if(typeof data197 === "string"){
+if(!pattern6.test(data197)){
 validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath:"#/properties/loops/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -6177,45 +6195,45 @@ validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath
 return false;
 }
 }
-var valid97 = _errs539 === errors;
-}
-else {
-var valid97 = true;
-}
-if(valid97){
-if(data195.max_ticks !== undefined){
-let data197 = data195.max_ticks;
-const _errs541 = errors;
-if(!(((typeof data197 == "number") && (!(data197 % 1) && !isNaN(data197))) && (isFinite(data197)))){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs541){
-if((typeof data197 == "number") && (isFinite(data197))){
-if(data197 > 9007199254740991 || isNaN(data197)){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data197 <= 0 || isNaN(data197)){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid97 = _errs541 === errors;
 }
 else {
 var valid97 = true;
 }
 if(valid97){
-if(data195.self_paced_floor !== undefined){
-let data198 = data195.self_paced_floor;
+if(data196.max_ticks !== undefined){
+let data198 = data196.max_ticks;
 const _errs543 = errors;
+if(!(((typeof data198 == "number") && (!(data198 % 1) && !isNaN(data198))) && (isFinite(data198)))){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs543){
-if(typeof data198 === "string"){
-if(!pattern6.test(data198)){
+if((typeof data198 == "number") && (isFinite(data198))){
+if(data198 > 9007199254740991 || isNaN(data198)){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data198 <= 0 || isNaN(data198)){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+}
+var valid97 = _errs543 === errors;
+}
+else {
+var valid97 = true;
+}
+if(valid97){
+if(data196.self_paced_floor !== undefined){
+let data199 = data196.self_paced_floor;
+const _errs545 = errors;
+if(errors === _errs545){
+if(typeof data199 === "string"){
+if(!pattern6.test(data199)){
 validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schemaPath:"#/properties/loops/properties/self_paced_floor/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -6225,18 +6243,18 @@ validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schema
 return false;
 }
 }
-var valid97 = _errs543 === errors;
+var valid97 = _errs545 === errors;
 }
 else {
 var valid97 = true;
 }
 if(valid97){
-if(data195.self_paced_ceiling !== undefined){
-let data199 = data195.self_paced_ceiling;
-const _errs545 = errors;
-if(errors === _errs545){
-if(typeof data199 === "string"){
-if(!pattern6.test(data199)){
+if(data196.self_paced_ceiling !== undefined){
+let data200 = data196.self_paced_ceiling;
+const _errs547 = errors;
+if(errors === _errs547){
+if(typeof data200 === "string"){
+if(!pattern6.test(data200)){
 validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",schemaPath:"#/properties/loops/properties/self_paced_ceiling/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -6246,7 +6264,7 @@ validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",sche
 return false;
 }
 }
-var valid97 = _errs545 === errors;
+var valid97 = _errs547 === errors;
 }
 else {
 var valid97 = true;
@@ -6261,32 +6279,32 @@ validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs536 === errors;
+var valid0 = _errs538 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.heartbeat !== undefined){
-let data200 = data.heartbeat;
-const _errs547 = errors;
-if(errors === _errs547){
-if(data200 && typeof data200 == "object" && !Array.isArray(data200)){
+let data201 = data.heartbeat;
 const _errs549 = errors;
-for(const key43 in data200){
+if(errors === _errs549){
+if(data201 && typeof data201 == "object" && !Array.isArray(data201)){
+const _errs551 = errors;
+for(const key43 in data201){
 if(!(key43 === "min_interval")){
 validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/properties/heartbeat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key43},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs549 === errors){
-if(data200.min_interval !== undefined){
-let data201 = data200.min_interval;
-const _errs550 = errors;
-if(errors === _errs550){
-if(typeof data201 === "string"){
-if(!pattern6.test(data201)){
+if(_errs551 === errors){
+if(data201.min_interval !== undefined){
+let data202 = data201.min_interval;
+const _errs552 = errors;
+if(errors === _errs552){
+if(typeof data202 === "string"){
+if(!pattern6.test(data202)){
 validate20.errors = [{instancePath:instancePath+"/heartbeat/min_interval",schemaPath:"#/properties/heartbeat/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -6304,38 +6322,38 @@ validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs547 === errors;
+var valid0 = _errs549 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.schedule !== undefined){
-let data202 = data.schedule;
-const _errs552 = errors;
-if(errors === _errs552){
-if(data202 && typeof data202 == "object" && !Array.isArray(data202)){
+let data203 = data.schedule;
+const _errs554 = errors;
+if(errors === _errs554){
+if(data203 && typeof data203 == "object" && !Array.isArray(data203)){
 let missing5;
-if((data202.cron === undefined) && (missing5 = "cron")){
+if((data203.cron === undefined) && (missing5 = "cron")){
 validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"}];
 return false;
 }
 else {
-const _errs554 = errors;
-for(const key44 in data202){
+const _errs556 = errors;
+for(const key44 in data203){
 if(!((((((key44 === "cron") || (key44 === "timezone")) || (key44 === "catch_up")) || (key44 === "on_crash")) || (key44 === "overlap")) || (key44 === "max_cost_usd_per_day"))){
 validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key44},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs554 === errors){
-if(data202.cron !== undefined){
-let data203 = data202.cron;
-const _errs555 = errors;
-if(errors === _errs555){
-if(typeof data203 === "string"){
-if(data203.length < 1){
+if(_errs556 === errors){
+if(data203.cron !== undefined){
+let data204 = data203.cron;
+const _errs557 = errors;
+if(errors === _errs557){
+if(typeof data204 === "string"){
+if(data204.length < 1){
 validate20.errors = [{instancePath:instancePath+"/schedule/cron",schemaPath:"#/properties/schedule/properties/cron/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6345,18 +6363,18 @@ validate20.errors = [{instancePath:instancePath+"/schedule/cron",schemaPath:"#/p
 return false;
 }
 }
-var valid99 = _errs555 === errors;
+var valid99 = _errs557 === errors;
 }
 else {
 var valid99 = true;
 }
 if(valid99){
-if(data202.timezone !== undefined){
-let data204 = data202.timezone;
-const _errs557 = errors;
-if(errors === _errs557){
-if(typeof data204 === "string"){
-if(data204.length < 1){
+if(data203.timezone !== undefined){
+let data205 = data203.timezone;
+const _errs559 = errors;
+if(errors === _errs559){
+if(typeof data205 === "string"){
+if(data205.length < 1){
 validate20.errors = [{instancePath:instancePath+"/schedule/timezone",schemaPath:"#/properties/schedule/properties/timezone/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6366,38 +6384,21 @@ validate20.errors = [{instancePath:instancePath+"/schedule/timezone",schemaPath:
 return false;
 }
 }
-var valid99 = _errs557 === errors;
-}
-else {
-var valid99 = true;
-}
-if(valid99){
-if(data202.catch_up !== undefined){
-let data205 = data202.catch_up;
-const _errs559 = errors;
-if(typeof data205 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((data205 === "one") || (data205 === "none"))){
-validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.catch_up.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
 var valid99 = _errs559 === errors;
 }
 else {
 var valid99 = true;
 }
 if(valid99){
-if(data202.on_crash !== undefined){
-let data206 = data202.on_crash;
+if(data203.catch_up !== undefined){
+let data206 = data203.catch_up;
 const _errs561 = errors;
 if(typeof data206 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data206 === "skip") || (data206 === "rerun"))){
-validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.on_crash.enum},message:"must be equal to one of the allowed values"}];
+if(!((data206 === "one") || (data206 === "none"))){
+validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.catch_up.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid99 = _errs561 === errors;
@@ -6406,15 +6407,15 @@ else {
 var valid99 = true;
 }
 if(valid99){
-if(data202.overlap !== undefined){
-let data207 = data202.overlap;
+if(data203.on_crash !== undefined){
+let data207 = data203.on_crash;
 const _errs563 = errors;
 if(typeof data207 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data207 === "skip") || (data207 === "queue")) || (data207 === "cancel_previous"))){
-validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.overlap.enum},message:"must be equal to one of the allowed values"}];
+if(!((data207 === "skip") || (data207 === "rerun"))){
+validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.on_crash.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid99 = _errs563 === errors;
@@ -6423,12 +6424,29 @@ else {
 var valid99 = true;
 }
 if(valid99){
-if(data202.max_cost_usd_per_day !== undefined){
-let data208 = data202.max_cost_usd_per_day;
+if(data203.overlap !== undefined){
+let data208 = data203.overlap;
 const _errs565 = errors;
-if(errors === _errs565){
-if((typeof data208 == "number") && (isFinite(data208))){
-if(data208 <= 0 || isNaN(data208)){
+if(typeof data208 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data208 === "skip") || (data208 === "queue")) || (data208 === "cancel_previous"))){
+validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.overlap.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid99 = _errs565 === errors;
+}
+else {
+var valid99 = true;
+}
+if(valid99){
+if(data203.max_cost_usd_per_day !== undefined){
+let data209 = data203.max_cost_usd_per_day;
+const _errs567 = errors;
+if(errors === _errs567){
+if((typeof data209 == "number") && (isFinite(data209))){
+if(data209 <= 0 || isNaN(data209)){
 validate20.errors = [{instancePath:instancePath+"/schedule/max_cost_usd_per_day",schemaPath:"#/properties/schedule/properties/max_cost_usd_per_day/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -6438,7 +6456,7 @@ validate20.errors = [{instancePath:instancePath+"/schedule/max_cost_usd_per_day"
 return false;
 }
 }
-var valid99 = _errs565 === errors;
+var valid99 = _errs567 === errors;
 }
 else {
 var valid99 = true;
@@ -6456,42 +6474,42 @@ validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs552 === errors;
+var valid0 = _errs554 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.notify !== undefined){
-let data209 = data.notify;
-const _errs567 = errors;
-if(errors === _errs567){
-if(Array.isArray(data209)){
-var valid100 = true;
-const len32 = data209.length;
-for(let i32=0; i32<len32; i32++){
-let data210 = data209[i32];
+let data210 = data.notify;
 const _errs569 = errors;
+if(errors === _errs569){
+if(Array.isArray(data210)){
+var valid100 = true;
+const len32 = data210.length;
+for(let i32=0; i32<len32; i32++){
+let data211 = data210[i32];
+const _errs571 = errors;
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32,schemaPath:"#/properties/notify/items/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-if(errors === _errs569){
-if(data210 && typeof data210 == "object" && !Array.isArray(data210)){
-const _errs572 = errors;
-for(const key45 in data210){
+if(errors === _errs571){
+if(data211 && typeof data211 == "object" && !Array.isArray(data211)){
+const _errs574 = errors;
+for(const key45 in data211){
 if(!((((key45 === "url") || (key45 === "secret_env")) || (key45 === "command")) || (key45 === "on"))){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32,schemaPath:"#/properties/notify/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key45},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs572 === errors){
-if(data210.url !== undefined){
-let data211 = data210.url;
-const _errs573 = errors;
-if(errors === _errs573){
-if(errors === _errs573){
-if(typeof data211 === "string"){
-if(!(formats0(data211))){
+if(_errs574 === errors){
+if(data211.url !== undefined){
+let data212 = data211.url;
+const _errs575 = errors;
+if(errors === _errs575){
+if(errors === _errs575){
+if(typeof data212 === "string"){
+if(!(formats0(data212))){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/url",schemaPath:"#/properties/notify/items/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -6502,18 +6520,18 @@ return false;
 }
 }
 }
-var valid101 = _errs573 === errors;
+var valid101 = _errs575 === errors;
 }
 else {
 var valid101 = true;
 }
 if(valid101){
-if(data210.secret_env !== undefined){
-let data212 = data210.secret_env;
-const _errs575 = errors;
-if(errors === _errs575){
-if(typeof data212 === "string"){
-if(!pattern5.test(data212)){
+if(data211.secret_env !== undefined){
+let data213 = data211.secret_env;
+const _errs577 = errors;
+if(errors === _errs577){
+if(typeof data213 === "string"){
+if(!pattern5.test(data213)){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/secret_env",schemaPath:"#/properties/notify/items/properties/secret_env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
 return false;
 }
@@ -6523,30 +6541,30 @@ validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/secret_env",s
 return false;
 }
 }
-var valid101 = _errs575 === errors;
+var valid101 = _errs577 === errors;
 }
 else {
 var valid101 = true;
 }
 if(valid101){
-if(data210.command !== undefined){
-let data213 = data210.command;
-const _errs577 = errors;
-if(errors === _errs577){
-if(Array.isArray(data213)){
-if(data213.length < 1){
+if(data211.command !== undefined){
+let data214 = data211.command;
+const _errs579 = errors;
+if(errors === _errs579){
+if(Array.isArray(data214)){
+if(data214.length < 1){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/command",schemaPath:"#/properties/notify/items/properties/command/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 var valid102 = true;
-const len33 = data213.length;
+const len33 = data214.length;
 for(let i33=0; i33<len33; i33++){
-let data214 = data213[i33];
-const _errs579 = errors;
-if(errors === _errs579){
-if(typeof data214 === "string"){
-if(data214.length < 1){
+let data215 = data214[i33];
+const _errs581 = errors;
+if(errors === _errs581){
+if(typeof data215 === "string"){
+if(data215.length < 1){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/command/" + i33,schemaPath:"#/properties/notify/items/properties/command/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6556,7 +6574,7 @@ validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/command/" + i
 return false;
 }
 }
-var valid102 = _errs579 === errors;
+var valid102 = _errs581 === errors;
 if(!valid102){
 break;
 }
@@ -6568,31 +6586,31 @@ validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/command",sche
 return false;
 }
 }
-var valid101 = _errs577 === errors;
+var valid101 = _errs579 === errors;
 }
 else {
 var valid101 = true;
 }
 if(valid101){
-if(data210.on !== undefined){
-let data215 = data210.on;
-const _errs581 = errors;
-if(errors === _errs581){
-if(Array.isArray(data215)){
-var valid103 = true;
-const len34 = data215.length;
-for(let i34=0; i34<len34; i34++){
-let data216 = data215[i34];
+if(data211.on !== undefined){
+let data216 = data211.on;
 const _errs583 = errors;
-if(typeof data216 !== "string"){
+if(errors === _errs583){
+if(Array.isArray(data216)){
+var valid103 = true;
+const len34 = data216.length;
+for(let i34=0; i34<len34; i34++){
+let data217 = data216[i34];
+const _errs585 = errors;
+if(typeof data217 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/on/" + i34,schemaPath:"#/properties/notify/items/properties/on/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((((((data216 === "success") || (data216 === "failed")) || (data216 === "limit")) || (data216 === "interrupted")) || (data216 === "cancelled")) || (data216 === "crashed"))){
+if(!((((((data217 === "success") || (data217 === "failed")) || (data217 === "limit")) || (data217 === "interrupted")) || (data217 === "cancelled")) || (data217 === "crashed"))){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/on/" + i34,schemaPath:"#/properties/notify/items/properties/on/items/enum",keyword:"enum",params:{allowedValues: schema31.properties.notify.items.properties.on.items.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid103 = _errs583 === errors;
+var valid103 = _errs585 === errors;
 if(!valid103){
 break;
 }
@@ -6603,7 +6621,7 @@ validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/on",schemaPat
 return false;
 }
 }
-var valid101 = _errs581 === errors;
+var valid101 = _errs583 === errors;
 }
 else {
 var valid101 = true;
@@ -6618,7 +6636,7 @@ validate20.errors = [{instancePath:instancePath+"/notify/" + i32,schemaPath:"#/p
 return false;
 }
 }
-var valid100 = _errs569 === errors;
+var valid100 = _errs571 === errors;
 if(!valid100){
 break;
 }
@@ -6629,52 +6647,52 @@ validate20.errors = [{instancePath:instancePath+"/notify",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs567 === errors;
+var valid0 = _errs569 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.triggers !== undefined){
-let data217 = data.triggers;
-const _errs585 = errors;
-if(errors === _errs585){
-if(data217 && typeof data217 == "object" && !Array.isArray(data217)){
+let data218 = data.triggers;
 const _errs587 = errors;
-for(const key46 in data217){
+if(errors === _errs587){
+if(data218 && typeof data218 == "object" && !Array.isArray(data218)){
+const _errs589 = errors;
+for(const key46 in data218){
 if(!(key46 === "webhook")){
 validate20.errors = [{instancePath:instancePath+"/triggers",schemaPath:"#/properties/triggers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key46},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs587 === errors){
-if(data217.webhook !== undefined){
-let data218 = data217.webhook;
-const _errs588 = errors;
-if(errors === _errs588){
-if(data218 && typeof data218 == "object" && !Array.isArray(data218)){
+if(_errs589 === errors){
+if(data218.webhook !== undefined){
+let data219 = data218.webhook;
+const _errs590 = errors;
+if(errors === _errs590){
+if(data219 && typeof data219 == "object" && !Array.isArray(data219)){
 let missing6;
-if((data218.secret_env === undefined) && (missing6 = "secret_env")){
+if((data219.secret_env === undefined) && (missing6 = "secret_env")){
 validate20.errors = [{instancePath:instancePath+"/triggers/webhook",schemaPath:"#/properties/triggers/properties/webhook/required",keyword:"required",params:{missingProperty: missing6},message:"must have required property '"+missing6+"'"}];
 return false;
 }
 else {
-const _errs590 = errors;
-for(const key47 in data218){
+const _errs592 = errors;
+for(const key47 in data219){
 if(!((((key47 === "secret_env") || (key47 === "signature")) || (key47 === "events")) || (key47 === "inputs"))){
 validate20.errors = [{instancePath:instancePath+"/triggers/webhook",schemaPath:"#/properties/triggers/properties/webhook/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key47},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs590 === errors){
-if(data218.secret_env !== undefined){
-let data219 = data218.secret_env;
-const _errs591 = errors;
-if(errors === _errs591){
-if(typeof data219 === "string"){
-if(!pattern5.test(data219)){
+if(_errs592 === errors){
+if(data219.secret_env !== undefined){
+let data220 = data219.secret_env;
+const _errs593 = errors;
+if(errors === _errs593){
+if(typeof data220 === "string"){
+if(!pattern5.test(data220)){
 validate20.errors = [{instancePath:instancePath+"/triggers/webhook/secret_env",schemaPath:"#/properties/triggers/properties/webhook/properties/secret_env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
 return false;
 }
@@ -6684,47 +6702,47 @@ validate20.errors = [{instancePath:instancePath+"/triggers/webhook/secret_env",s
 return false;
 }
 }
-var valid105 = _errs591 === errors;
-}
-else {
-var valid105 = true;
-}
-if(valid105){
-if(data218.signature !== undefined){
-let data220 = data218.signature;
-const _errs593 = errors;
-if(typeof data220 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/triggers/webhook/signature",schemaPath:"#/properties/triggers/properties/webhook/properties/signature/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((data220 === "github") || (data220 === "hmac-sha256"))){
-validate20.errors = [{instancePath:instancePath+"/triggers/webhook/signature",schemaPath:"#/properties/triggers/properties/webhook/properties/signature/enum",keyword:"enum",params:{allowedValues: schema31.properties.triggers.properties.webhook.properties.signature.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
 var valid105 = _errs593 === errors;
 }
 else {
 var valid105 = true;
 }
 if(valid105){
-if(data218.events !== undefined){
-let data221 = data218.events;
+if(data219.signature !== undefined){
+let data221 = data219.signature;
 const _errs595 = errors;
-if(errors === _errs595){
-if(Array.isArray(data221)){
-if(data221.length < 1){
+if(typeof data221 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/triggers/webhook/signature",schemaPath:"#/properties/triggers/properties/webhook/properties/signature/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data221 === "github") || (data221 === "hmac-sha256"))){
+validate20.errors = [{instancePath:instancePath+"/triggers/webhook/signature",schemaPath:"#/properties/triggers/properties/webhook/properties/signature/enum",keyword:"enum",params:{allowedValues: schema31.properties.triggers.properties.webhook.properties.signature.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid105 = _errs595 === errors;
+}
+else {
+var valid105 = true;
+}
+if(valid105){
+if(data219.events !== undefined){
+let data222 = data219.events;
+const _errs597 = errors;
+if(errors === _errs597){
+if(Array.isArray(data222)){
+if(data222.length < 1){
 validate20.errors = [{instancePath:instancePath+"/triggers/webhook/events",schemaPath:"#/properties/triggers/properties/webhook/properties/events/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 var valid106 = true;
-const len35 = data221.length;
+const len35 = data222.length;
 for(let i35=0; i35<len35; i35++){
-let data222 = data221[i35];
-const _errs597 = errors;
-if(errors === _errs597){
-if(typeof data222 === "string"){
-if(data222.length < 1){
+let data223 = data222[i35];
+const _errs599 = errors;
+if(errors === _errs599){
+if(typeof data223 === "string"){
+if(data223.length < 1){
 validate20.errors = [{instancePath:instancePath+"/triggers/webhook/events/" + i35,schemaPath:"#/properties/triggers/properties/webhook/properties/events/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6734,7 +6752,7 @@ validate20.errors = [{instancePath:instancePath+"/triggers/webhook/events/" + i3
 return false;
 }
 }
-var valid106 = _errs597 === errors;
+var valid106 = _errs599 === errors;
 if(!valid106){
 break;
 }
@@ -6746,20 +6764,20 @@ validate20.errors = [{instancePath:instancePath+"/triggers/webhook/events",schem
 return false;
 }
 }
-var valid105 = _errs595 === errors;
+var valid105 = _errs597 === errors;
 }
 else {
 var valid105 = true;
 }
 if(valid105){
-if(data218.inputs !== undefined){
-let data223 = data218.inputs;
-const _errs599 = errors;
-if(errors === _errs599){
-if(data223 && typeof data223 == "object" && !Array.isArray(data223)){
-for(const key48 in data223){
+if(data219.inputs !== undefined){
+let data224 = data219.inputs;
 const _errs601 = errors;
 if(errors === _errs601){
+if(data224 && typeof data224 == "object" && !Array.isArray(data224)){
+for(const key48 in data224){
+const _errs603 = errors;
+if(errors === _errs603){
 if(typeof key48 === "string"){
 if(!pattern8.test(key48)){
 const err168 = {instancePath:instancePath+"/triggers/webhook/inputs",schemaPath:"#/properties/triggers/properties/webhook/properties/inputs/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_-]*$"+"\"",propertyName:key48};
@@ -6783,7 +6801,7 @@ vErrors.push(err169);
 errors++;
 }
 }
-var valid107 = _errs601 === errors;
+var valid107 = _errs603 === errors;
 if(!valid107){
 const err170 = {instancePath:instancePath+"/triggers/webhook/inputs",schemaPath:"#/properties/triggers/properties/webhook/properties/inputs/propertyNames",keyword:"propertyNames",params:{propertyName: key48},message:"property name must be valid"};
 if(vErrors === null){
@@ -6799,13 +6817,13 @@ break;
 }
 }
 if(valid107){
-for(const key49 in data223){
-const _errs604 = errors;
-if(typeof data223[key49] !== "string"){
+for(const key49 in data224){
+const _errs606 = errors;
+if(typeof data224[key49] !== "string"){
 validate20.errors = [{instancePath:instancePath+"/triggers/webhook/inputs/" + key49.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/triggers/properties/webhook/properties/inputs/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid108 = _errs604 === errors;
+var valid108 = _errs606 === errors;
 if(!valid108){
 break;
 }
@@ -6817,7 +6835,7 @@ validate20.errors = [{instancePath:instancePath+"/triggers/webhook/inputs",schem
 return false;
 }
 }
-var valid105 = _errs599 === errors;
+var valid105 = _errs601 === errors;
 }
 else {
 var valid105 = true;
@@ -6841,55 +6859,55 @@ validate20.errors = [{instancePath:instancePath+"/triggers",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs585 === errors;
+var valid0 = _errs587 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.on_crash !== undefined){
-let data225 = data.on_crash;
-const _errs606 = errors;
-if(typeof data225 !== "string"){
+let data226 = data.on_crash;
+const _errs608 = errors;
+if(typeof data226 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/on_crash",schemaPath:"#/properties/on_crash/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data225 === "skip") || (data225 === "rerun"))){
+if(!((data226 === "skip") || (data226 === "rerun"))){
 validate20.errors = [{instancePath:instancePath+"/on_crash",schemaPath:"#/properties/on_crash/enum",keyword:"enum",params:{allowedValues: schema31.properties.on_crash.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid0 = _errs606 === errors;
+var valid0 = _errs608 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.concurrency !== undefined){
-let data226 = data.concurrency;
-const _errs608 = errors;
-if(errors === _errs608){
-if(data226 && typeof data226 == "object" && !Array.isArray(data226)){
+let data227 = data.concurrency;
+const _errs610 = errors;
+if(errors === _errs610){
+if(data227 && typeof data227 == "object" && !Array.isArray(data227)){
 let missing7;
-if((data226.group === undefined) && (missing7 = "group")){
+if((data227.group === undefined) && (missing7 = "group")){
 validate20.errors = [{instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/required",keyword:"required",params:{missingProperty: missing7},message:"must have required property '"+missing7+"'"}];
 return false;
 }
 else {
-const _errs610 = errors;
-for(const key50 in data226){
+const _errs612 = errors;
+for(const key50 in data227){
 if(!(((key50 === "group") || (key50 === "limit")) || (key50 === "cancel_in_progress"))){
 validate20.errors = [{instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key50},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs610 === errors){
-if(data226.group !== undefined){
-let data227 = data226.group;
-const _errs611 = errors;
-if(errors === _errs611){
-if(typeof data227 === "string"){
-if(data227.length < 1){
+if(_errs612 === errors){
+if(data227.group !== undefined){
+let data228 = data227.group;
+const _errs613 = errors;
+if(errors === _errs613){
+if(typeof data228 === "string"){
+if(data228.length < 1){
 validate20.errors = [{instancePath:instancePath+"/concurrency/group",schemaPath:"#/properties/concurrency/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6899,46 +6917,46 @@ validate20.errors = [{instancePath:instancePath+"/concurrency/group",schemaPath:
 return false;
 }
 }
-var valid109 = _errs611 === errors;
-}
-else {
-var valid109 = true;
-}
-if(valid109){
-if(data226.limit !== undefined){
-let data228 = data226.limit;
-const _errs613 = errors;
-if(!(((typeof data228 == "number") && (!(data228 % 1) && !isNaN(data228))) && (isFinite(data228)))){
-validate20.errors = [{instancePath:instancePath+"/concurrency/limit",schemaPath:"#/properties/concurrency/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs613){
-if((typeof data228 == "number") && (isFinite(data228))){
-if(data228 > 9007199254740991 || isNaN(data228)){
-validate20.errors = [{instancePath:instancePath+"/concurrency/limit",schemaPath:"#/properties/concurrency/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data228 <= 0 || isNaN(data228)){
-validate20.errors = [{instancePath:instancePath+"/concurrency/limit",schemaPath:"#/properties/concurrency/properties/limit/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid109 = _errs613 === errors;
 }
 else {
 var valid109 = true;
 }
 if(valid109){
-if(data226.cancel_in_progress !== undefined){
+if(data227.limit !== undefined){
+let data229 = data227.limit;
 const _errs615 = errors;
-if(typeof data226.cancel_in_progress !== "boolean"){
+if(!(((typeof data229 == "number") && (!(data229 % 1) && !isNaN(data229))) && (isFinite(data229)))){
+validate20.errors = [{instancePath:instancePath+"/concurrency/limit",schemaPath:"#/properties/concurrency/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs615){
+if((typeof data229 == "number") && (isFinite(data229))){
+if(data229 > 9007199254740991 || isNaN(data229)){
+validate20.errors = [{instancePath:instancePath+"/concurrency/limit",schemaPath:"#/properties/concurrency/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data229 <= 0 || isNaN(data229)){
+validate20.errors = [{instancePath:instancePath+"/concurrency/limit",schemaPath:"#/properties/concurrency/properties/limit/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+}
+var valid109 = _errs615 === errors;
+}
+else {
+var valid109 = true;
+}
+if(valid109){
+if(data227.cancel_in_progress !== undefined){
+const _errs617 = errors;
+if(typeof data227.cancel_in_progress !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/concurrency/cancel_in_progress",schemaPath:"#/properties/concurrency/properties/cancel_in_progress/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid109 = _errs615 === errors;
+var valid109 = _errs617 === errors;
 }
 else {
 var valid109 = true;
@@ -6953,49 +6971,49 @@ validate20.errors = [{instancePath:instancePath+"/concurrency",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs608 === errors;
+var valid0 = _errs610 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.output !== undefined){
-let data230 = data.output;
-const _errs617 = errors;
-if(errors === _errs617){
-if(data230 && typeof data230 == "object" && !Array.isArray(data230)){
+let data231 = data.output;
 const _errs619 = errors;
-for(const key51 in data230){
+if(errors === _errs619){
+if(data231 && typeof data231 == "object" && !Array.isArray(data231)){
+const _errs621 = errors;
+for(const key51 in data231){
 if(!(((key51 === "format") || (key51 === "file")) || (key51 === "schema"))){
 validate20.errors = [{instancePath:instancePath+"/output",schemaPath:"#/properties/output/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key51},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs619 === errors){
-if(data230.format !== undefined){
-let data231 = data230.format;
-const _errs620 = errors;
-if(typeof data231 !== "string"){
+if(_errs621 === errors){
+if(data231.format !== undefined){
+let data232 = data231.format;
+const _errs622 = errors;
+if(typeof data232 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/output/format",schemaPath:"#/properties/output/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data231 === "text") || (data231 === "json")) || (data231 === "stream-json"))){
+if(!(((data232 === "text") || (data232 === "json")) || (data232 === "stream-json"))){
 validate20.errors = [{instancePath:instancePath+"/output/format",schemaPath:"#/properties/output/properties/format/enum",keyword:"enum",params:{allowedValues: schema31.properties.output.properties.format.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid110 = _errs620 === errors;
+var valid110 = _errs622 === errors;
 }
 else {
 var valid110 = true;
 }
 if(valid110){
-if(data230.file !== undefined){
-let data232 = data230.file;
-const _errs622 = errors;
-if(errors === _errs622){
-if(typeof data232 === "string"){
-if(data232.length < 1){
+if(data231.file !== undefined){
+let data233 = data231.file;
+const _errs624 = errors;
+if(errors === _errs624){
+if(typeof data233 === "string"){
+if(data233.length < 1){
 validate20.errors = [{instancePath:instancePath+"/output/file",schemaPath:"#/properties/output/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -7005,19 +7023,19 @@ validate20.errors = [{instancePath:instancePath+"/output/file",schemaPath:"#/pro
 return false;
 }
 }
-var valid110 = _errs622 === errors;
+var valid110 = _errs624 === errors;
 }
 else {
 var valid110 = true;
 }
 if(valid110){
-if(data230.schema !== undefined){
-let data233 = data230.schema;
-const _errs624 = errors;
-if(errors === _errs624){
-if(data233 && typeof data233 == "object" && !Array.isArray(data233)){
-for(const key52 in data233){
+if(data231.schema !== undefined){
+let data234 = data231.schema;
 const _errs626 = errors;
+if(errors === _errs626){
+if(data234 && typeof data234 == "object" && !Array.isArray(data234)){
+for(const key52 in data234){
+const _errs628 = errors;
 if(typeof key52 !== "string"){
 const err171 = {instancePath:instancePath+"/output/schema",schemaPath:"#/properties/output/properties/schema/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key52};
 if(vErrors === null){
@@ -7028,7 +7046,7 @@ vErrors.push(err171);
 }
 errors++;
 }
-var valid111 = _errs626 === errors;
+var valid111 = _errs628 === errors;
 if(!valid111){
 const err172 = {instancePath:instancePath+"/output/schema",schemaPath:"#/properties/output/properties/schema/propertyNames",keyword:"propertyNames",params:{propertyName: key52},message:"property name must be valid"};
 if(vErrors === null){
@@ -7049,7 +7067,7 @@ validate20.errors = [{instancePath:instancePath+"/output/schema",schemaPath:"#/p
 return false;
 }
 }
-var valid110 = _errs624 === errors;
+var valid110 = _errs626 === errors;
 }
 else {
 var valid110 = true;
@@ -7063,32 +7081,32 @@ validate20.errors = [{instancePath:instancePath+"/output",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs617 === errors;
+var valid0 = _errs619 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.store !== undefined){
-let data234 = data.store;
-const _errs629 = errors;
-if(errors === _errs629){
-if(data234 && typeof data234 == "object" && !Array.isArray(data234)){
+let data235 = data.store;
 const _errs631 = errors;
-for(const key53 in data234){
+if(errors === _errs631){
+if(data235 && typeof data235 == "object" && !Array.isArray(data235)){
+const _errs633 = errors;
+for(const key53 in data235){
 if(!(key53 === "retry")){
 validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key53},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs631 === errors){
-if(data234.retry !== undefined){
-let data235 = data234.retry;
-const _errs632 = errors;
-if(errors === _errs632){
-if(typeof data235 === "string"){
-if(!pattern6.test(data235)){
+if(_errs633 === errors){
+if(data235.retry !== undefined){
+let data236 = data235.retry;
+const _errs634 = errors;
+if(errors === _errs634){
+if(typeof data236 === "string"){
+if(!pattern6.test(data236)){
 validate20.errors = [{instancePath:instancePath+"/store/retry",schemaPath:"#/properties/store/properties/retry/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -7106,45 +7124,45 @@ validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs629 === errors;
+var valid0 = _errs631 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.instructions !== undefined){
-let data236 = data.instructions;
-const _errs634 = errors;
-if(errors === _errs634){
-if(data236 && typeof data236 == "object" && !Array.isArray(data236)){
+let data237 = data.instructions;
 const _errs636 = errors;
-for(const key54 in data236){
+if(errors === _errs636){
+if(data237 && typeof data237 == "object" && !Array.isArray(data237)){
+const _errs638 = errors;
+for(const key54 in data237){
 if(!(((key54 === "agents_md") || (key54 === "max_bytes")) || (key54 === "skills"))){
 validate20.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key54},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs636 === errors){
-if(data236.agents_md !== undefined){
-const _errs637 = errors;
-if(typeof data236.agents_md !== "boolean"){
+if(_errs638 === errors){
+if(data237.agents_md !== undefined){
+const _errs639 = errors;
+if(typeof data237.agents_md !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/instructions/agents_md",schemaPath:"#/properties/instructions/properties/agents_md/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid113 = _errs637 === errors;
+var valid113 = _errs639 === errors;
 }
 else {
 var valid113 = true;
 }
 if(valid113){
-if(data236.max_bytes !== undefined){
-let data238 = data236.max_bytes;
-const _errs639 = errors;
-const _errs640 = errors;
-let valid114 = false;
+if(data237.max_bytes !== undefined){
+let data239 = data237.max_bytes;
 const _errs641 = errors;
-if(!(((typeof data238 == "number") && (!(data238 % 1) && !isNaN(data238))) && (isFinite(data238)))){
+const _errs642 = errors;
+let valid114 = false;
+const _errs643 = errors;
+if(!(((typeof data239 == "number") && (!(data239 % 1) && !isNaN(data239))) && (isFinite(data239)))){
 const err173 = {instancePath:instancePath+"/instructions/max_bytes",schemaPath:"#/properties/instructions/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err173];
@@ -7154,9 +7172,9 @@ vErrors.push(err173);
 }
 errors++;
 }
-if(errors === _errs641){
-if((typeof data238 == "number") && (isFinite(data238))){
-if(data238 > 9007199254740991 || isNaN(data238)){
+if(errors === _errs643){
+if((typeof data239 == "number") && (isFinite(data239))){
+if(data239 > 9007199254740991 || isNaN(data239)){
 const err174 = {instancePath:instancePath+"/instructions/max_bytes",schemaPath:"#/properties/instructions/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err174];
@@ -7167,7 +7185,7 @@ vErrors.push(err174);
 errors++;
 }
 else {
-if(data238 <= 0 || isNaN(data238)){
+if(data239 <= 0 || isNaN(data239)){
 const err175 = {instancePath:instancePath+"/instructions/max_bytes",schemaPath:"#/properties/instructions/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err175];
@@ -7180,12 +7198,12 @@ errors++;
 }
 }
 }
-var _valid23 = _errs641 === errors;
+var _valid23 = _errs643 === errors;
 valid114 = valid114 || _valid23;
-const _errs643 = errors;
-if(errors === _errs643){
-if(typeof data238 === "string"){
-if(!pattern12.test(data238)){
+const _errs645 = errors;
+if(errors === _errs645){
+if(typeof data239 === "string"){
+if(!pattern12.test(data239)){
 const err176 = {instancePath:instancePath+"/instructions/max_bytes",schemaPath:"#/properties/instructions/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err176];
@@ -7207,7 +7225,7 @@ vErrors.push(err177);
 errors++;
 }
 }
-var _valid23 = _errs643 === errors;
+var _valid23 = _errs645 === errors;
 valid114 = valid114 || _valid23;
 if(!valid114){
 const err178 = {instancePath:instancePath+"/instructions/max_bytes",schemaPath:"#/properties/instructions/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -7222,29 +7240,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs640;
+errors = _errs642;
 if(vErrors !== null){
-if(_errs640){
-vErrors.length = _errs640;
+if(_errs642){
+vErrors.length = _errs642;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid113 = _errs639 === errors;
+var valid113 = _errs641 === errors;
 }
 else {
 var valid113 = true;
 }
 if(valid113){
-if(data236.skills !== undefined){
-const _errs645 = errors;
-if(typeof data236.skills !== "boolean"){
+if(data237.skills !== undefined){
+const _errs647 = errors;
+if(typeof data237.skills !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/instructions/skills",schemaPath:"#/properties/instructions/properties/skills/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid113 = _errs645 === errors;
+var valid113 = _errs647 === errors;
 }
 else {
 var valid113 = true;
@@ -7258,25 +7276,25 @@ validate20.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/pr
 return false;
 }
 }
-var valid0 = _errs634 === errors;
+var valid0 = _errs636 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.skills !== undefined){
-let data240 = data.skills;
-const _errs647 = errors;
-if(errors === _errs647){
-if(Array.isArray(data240)){
-var valid115 = true;
-const len36 = data240.length;
-for(let i36=0; i36<len36; i36++){
-let data241 = data240[i36];
+let data241 = data.skills;
 const _errs649 = errors;
 if(errors === _errs649){
-if(typeof data241 === "string"){
-if(data241.length < 1){
+if(Array.isArray(data241)){
+var valid115 = true;
+const len36 = data241.length;
+for(let i36=0; i36<len36; i36++){
+let data242 = data241[i36];
+const _errs651 = errors;
+if(errors === _errs651){
+if(typeof data242 === "string"){
+if(data242.length < 1){
 validate20.errors = [{instancePath:instancePath+"/skills/" + i36,schemaPath:"#/properties/skills/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -7286,7 +7304,7 @@ validate20.errors = [{instancePath:instancePath+"/skills/" + i36,schemaPath:"#/p
 return false;
 }
 }
-var valid115 = _errs649 === errors;
+var valid115 = _errs651 === errors;
 if(!valid115){
 break;
 }
@@ -7297,49 +7315,49 @@ validate20.errors = [{instancePath:instancePath+"/skills",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs647 === errors;
+var valid0 = _errs649 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.workspace !== undefined){
-let data242 = data.workspace;
-const _errs651 = errors;
-if(errors === _errs651){
-if(data242 && typeof data242 == "object" && !Array.isArray(data242)){
+let data243 = data.workspace;
 const _errs653 = errors;
-for(const key55 in data242){
+if(errors === _errs653){
+if(data243 && typeof data243 == "object" && !Array.isArray(data243)){
+const _errs655 = errors;
+for(const key55 in data243){
 if(!(((((key55 === "isolation") || (key55 === "base")) || (key55 === "branch")) || (key55 === "keep")) || (key55 === "shared"))){
 validate20.errors = [{instancePath:instancePath+"/workspace",schemaPath:"#/properties/workspace/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key55},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs653 === errors){
-if(data242.isolation !== undefined){
-let data243 = data242.isolation;
-const _errs654 = errors;
-if(typeof data243 !== "string"){
+if(_errs655 === errors){
+if(data243.isolation !== undefined){
+let data244 = data243.isolation;
+const _errs656 = errors;
+if(typeof data244 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/workspace/isolation",schemaPath:"#/properties/workspace/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data243 === "none") || (data243 === "worktree"))){
+if(!((data244 === "none") || (data244 === "worktree"))){
 validate20.errors = [{instancePath:instancePath+"/workspace/isolation",schemaPath:"#/properties/workspace/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema31.properties.workspace.properties.isolation.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid116 = _errs654 === errors;
+var valid116 = _errs656 === errors;
 }
 else {
 var valid116 = true;
 }
 if(valid116){
-if(data242.base !== undefined){
-let data244 = data242.base;
-const _errs656 = errors;
-if(errors === _errs656){
-if(typeof data244 === "string"){
-if(data244.length < 1){
+if(data243.base !== undefined){
+let data245 = data243.base;
+const _errs658 = errors;
+if(errors === _errs658){
+if(typeof data245 === "string"){
+if(data245.length < 1){
 validate20.errors = [{instancePath:instancePath+"/workspace/base",schemaPath:"#/properties/workspace/properties/base/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -7349,18 +7367,18 @@ validate20.errors = [{instancePath:instancePath+"/workspace/base",schemaPath:"#/
 return false;
 }
 }
-var valid116 = _errs656 === errors;
+var valid116 = _errs658 === errors;
 }
 else {
 var valid116 = true;
 }
 if(valid116){
-if(data242.branch !== undefined){
-let data245 = data242.branch;
-const _errs658 = errors;
-if(errors === _errs658){
-if(typeof data245 === "string"){
-if(data245.length < 1){
+if(data243.branch !== undefined){
+let data246 = data243.branch;
+const _errs660 = errors;
+if(errors === _errs660){
+if(typeof data246 === "string"){
+if(data246.length < 1){
 validate20.errors = [{instancePath:instancePath+"/workspace/branch",schemaPath:"#/properties/workspace/properties/branch/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -7370,36 +7388,36 @@ validate20.errors = [{instancePath:instancePath+"/workspace/branch",schemaPath:"
 return false;
 }
 }
-var valid116 = _errs658 === errors;
-}
-else {
-var valid116 = true;
-}
-if(valid116){
-if(data242.keep !== undefined){
-let data246 = data242.keep;
-const _errs660 = errors;
-if(typeof data246 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/workspace/keep",schemaPath:"#/properties/workspace/properties/keep/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!(((data246 === "always") || (data246 === "on_change")) || (data246 === "never"))){
-validate20.errors = [{instancePath:instancePath+"/workspace/keep",schemaPath:"#/properties/workspace/properties/keep/enum",keyword:"enum",params:{allowedValues: schema31.properties.workspace.properties.keep.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
 var valid116 = _errs660 === errors;
 }
 else {
 var valid116 = true;
 }
 if(valid116){
-if(data242.shared !== undefined){
+if(data243.keep !== undefined){
+let data247 = data243.keep;
 const _errs662 = errors;
-if(typeof data242.shared !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/workspace/shared",schemaPath:"#/properties/workspace/properties/shared/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(typeof data247 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/workspace/keep",schemaPath:"#/properties/workspace/properties/keep/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data247 === "always") || (data247 === "on_change")) || (data247 === "never"))){
+validate20.errors = [{instancePath:instancePath+"/workspace/keep",schemaPath:"#/properties/workspace/properties/keep/enum",keyword:"enum",params:{allowedValues: schema31.properties.workspace.properties.keep.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid116 = _errs662 === errors;
+}
+else {
+var valid116 = true;
+}
+if(valid116){
+if(data243.shared !== undefined){
+const _errs664 = errors;
+if(typeof data243.shared !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/workspace/shared",schemaPath:"#/properties/workspace/properties/shared/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid116 = _errs664 === errors;
 }
 else {
 var valid116 = true;
@@ -7415,18 +7433,18 @@ validate20.errors = [{instancePath:instancePath+"/workspace",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs651 === errors;
+var valid0 = _errs653 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.record !== undefined){
-let data248 = data.record;
-const _errs664 = errors;
-if(errors === _errs664){
-if(typeof data248 === "string"){
-if(data248.length < 1){
+let data249 = data.record;
+const _errs666 = errors;
+if(errors === _errs666){
+if(typeof data249 === "string"){
+if(data249.length < 1){
 validate20.errors = [{instancePath:instancePath+"/record",schemaPath:"#/properties/record/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -7436,7 +7454,7 @@ validate20.errors = [{instancePath:instancePath+"/record",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs664 === errors;
+var valid0 = _errs666 === errors;
 }
 else {
 var valid0 = true;
@@ -7485,4 +7503,4 @@ return errors === 0;
 validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 export const validate = validate20;
 
-export const shape = {"properties":{"$schema":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"fallback":{"items":{"type":"string"},"type":"array"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"},"text_tool_calls":{"type":"boolean"},"api":{"type":"string"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"api_version":{"type":"string"},"script":{"type":"string"}},"type":"object"},"system":{"type":"string"},"inputs":{"additionalProperties":{"properties":{"type":{"type":"string"},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"type":"object"},"type":"object"},"env":{"additionalProperties":{"type":["string","number","boolean"]},"type":"object"},"labels":{"additionalProperties":{"type":["string","number","boolean"]},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"prompt":{"type":"string"},"steps":{"items":{"type":"string"},"type":"array"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"approval":{"properties":{"command":{"items":{"type":"string"},"type":"array"},"url":{"type":"string"},"api":{"type":"boolean"},"timeout":{"type":"string"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"},"max_concurrent_agents":{"type":"integer"},"max_agent_depth":{"type":"integer"}},"type":"object"},"agents":{"additionalProperties":{"properties":{"description":{"type":"string"},"system":{"type":"string"},"model":{"type":"string"},"tools":{"items":{"type":"string"},"type":"array"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"}},"type":"object"},"workspace":{"properties":{"isolation":{"type":"string"},"base":{"type":"string"},"branch":{"type":"string"},"keep":{"type":"string"}},"type":"object"}},"type":"object"},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"schedule":{"properties":{"cron":{"type":"string"},"timezone":{"type":"string"},"catch_up":{"type":"string"},"on_crash":{"type":"string"},"overlap":{"type":"string"},"max_cost_usd_per_day":{"type":"number"}},"type":"object"},"notify":{"items":{"properties":{"url":{"type":"string"},"secret_env":{"type":"string"},"command":{"items":{"type":"string"},"type":"array"},"on":{"items":{"type":"string"},"type":"array"}},"type":"object"},"type":"array"},"triggers":{"properties":{"webhook":{"properties":{"secret_env":{"type":"string"},"signature":{"type":"string"},"events":{"items":{"type":"string"},"type":"array"},"inputs":{"additionalProperties":{"type":"string"},"type":"object"}},"type":"object"}},"type":"object"},"on_crash":{"type":"string"},"concurrency":{"properties":{"group":{"type":"string"},"limit":{"type":"integer"},"cancel_in_progress":{"type":"boolean"}},"type":"object"},"output":{"properties":{"format":{"type":"string"},"file":{"type":"string"},"schema":{"additionalProperties":{},"type":"object"}},"type":"object"},"store":{"properties":{"retry":{"type":"string"}},"type":"object"},"instructions":{"properties":{"agents_md":{"type":"boolean"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"skills":{"type":"boolean"}},"type":"object"},"skills":{"items":{"type":"string"},"type":"array"},"workspace":{"properties":{"isolation":{"type":"string"},"base":{"type":"string"},"branch":{"type":"string"},"keep":{"type":"string"},"shared":{"type":"boolean"}},"type":"object"},"record":{"type":"string"}},"type":"object"};
+export const shape = {"properties":{"$schema":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"fallback":{"items":{"type":"string"},"type":"array"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"},"text_tool_calls":{"type":"boolean"},"api":{"type":"string"},"transport":{"type":"string"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"api_version":{"type":"string"},"script":{"type":"string"}},"type":"object"},"system":{"type":"string"},"inputs":{"additionalProperties":{"properties":{"type":{"type":"string"},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"type":"object"},"type":"object"},"env":{"additionalProperties":{"type":["string","number","boolean"]},"type":"object"},"labels":{"additionalProperties":{"type":["string","number","boolean"]},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"prompt":{"type":"string"},"steps":{"items":{"type":"string"},"type":"array"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"approval":{"properties":{"command":{"items":{"type":"string"},"type":"array"},"url":{"type":"string"},"api":{"type":"boolean"},"timeout":{"type":"string"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"},"max_concurrent_agents":{"type":"integer"},"max_agent_depth":{"type":"integer"}},"type":"object"},"agents":{"additionalProperties":{"properties":{"description":{"type":"string"},"system":{"type":"string"},"model":{"type":"string"},"tools":{"items":{"type":"string"},"type":"array"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"}},"type":"object"},"workspace":{"properties":{"isolation":{"type":"string"},"base":{"type":"string"},"branch":{"type":"string"},"keep":{"type":"string"}},"type":"object"}},"type":"object"},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"schedule":{"properties":{"cron":{"type":"string"},"timezone":{"type":"string"},"catch_up":{"type":"string"},"on_crash":{"type":"string"},"overlap":{"type":"string"},"max_cost_usd_per_day":{"type":"number"}},"type":"object"},"notify":{"items":{"properties":{"url":{"type":"string"},"secret_env":{"type":"string"},"command":{"items":{"type":"string"},"type":"array"},"on":{"items":{"type":"string"},"type":"array"}},"type":"object"},"type":"array"},"triggers":{"properties":{"webhook":{"properties":{"secret_env":{"type":"string"},"signature":{"type":"string"},"events":{"items":{"type":"string"},"type":"array"},"inputs":{"additionalProperties":{"type":"string"},"type":"object"}},"type":"object"}},"type":"object"},"on_crash":{"type":"string"},"concurrency":{"properties":{"group":{"type":"string"},"limit":{"type":"integer"},"cancel_in_progress":{"type":"boolean"}},"type":"object"},"output":{"properties":{"format":{"type":"string"},"file":{"type":"string"},"schema":{"additionalProperties":{},"type":"object"}},"type":"object"},"store":{"properties":{"retry":{"type":"string"}},"type":"object"},"instructions":{"properties":{"agents_md":{"type":"boolean"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"skills":{"type":"boolean"}},"type":"object"},"skills":{"items":{"type":"string"},"type":"array"},"workspace":{"properties":{"isolation":{"type":"string"},"base":{"type":"string"},"branch":{"type":"string"},"keep":{"type":"string"},"shared":{"type":"boolean"}},"type":"object"},"record":{"type":"string"}},"type":"object"};

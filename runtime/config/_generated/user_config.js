@@ -5,9 +5,9 @@
 // Budget: `hermes run JOB.yaml` spawn to first model request (bench/startup_bench.ts): a valid file is checked by
 //   plain functions instead of importing zod and building its schemas, which took about twice a bare `deno run`
 //   hello-world.
-// Inputs: sha256:e2841b704d21471eea1f3688742730e7a45f9eea290f3f40e1f1eb1564895d0b
+// Inputs: sha256:30a0efda68b6002965814caf7c47e2813b34b71adac5fb2b94cab1fbe02d9692
 "use strict";
-const schema31 = {"type":"object","properties":{"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","azure","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"fallback":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false},"text_tool_calls":{"type":"boolean"},"api":{"type":"string","enum":["chat","responses","auto"]},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"api_version":{"type":"string","minLength":1},"script":{"type":"string","minLength":1}},"additionalProperties":false},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0},"max_concurrent_agents":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_agent_depth":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"store":{"type":"object","properties":{"url":{"type":"string","pattern":"^postgres(ql)?:\\/\\/"},"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"notify":{"type":"array","items":{"type":"object","properties":{"url":{"type":"string","format":"uri"},"secret_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"on":{"type":"array","items":{"type":"string","enum":["success","failed","limit","interrupted","cancelled","crashed"]}}},"additionalProperties":false,"not":{}}},"queue":{"type":"object","properties":{"max_running":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"serve":{"type":"object","properties":{"listen":{"type":"string","minLength":1},"jobs":{"type":"string","minLength":1}},"additionalProperties":false},"policy":{"type":"object","properties":{"models":{"type":"object","properties":{"base_urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}},"api_key_envs":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"env":{"type":"array","items":{"type":"string","minLength":1}},"steering_env":{"type":"array","items":{"type":"string","minLength":1}},"protect_job":{"type":"boolean"},"repository_instructions":{"type":"boolean"},"sandbox_off":{"type":"boolean"},"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"network":{"type":"object","properties":{"sandbox":{"type":"boolean"},"hosts":{"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"}}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"string","minLength":1}},"mcp":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}}},"additionalProperties":false},"approval":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}}},"additionalProperties":false},"notify":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}}},"additionalProperties":false},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"sandbox_limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"max_session_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"telemetry":{"type":"object","properties":{"endpoint":{"type":"string","pattern":"^https?:\\/\\/"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"service_name":{"type":"string","minLength":1},"capture_content":{"type":"boolean"}},"additionalProperties":false}},"additionalProperties":false,"$id":"user_config"};
+const schema31 = {"type":"object","properties":{"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","azure","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"fallback":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false},"text_tool_calls":{"type":"boolean"},"api":{"type":"string","enum":["chat","responses","auto"]},"transport":{"type":"string","enum":["http","websocket"]},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"api_version":{"type":"string","minLength":1},"script":{"type":"string","minLength":1}},"additionalProperties":false},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0},"max_concurrent_agents":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_agent_depth":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"store":{"type":"object","properties":{"url":{"type":"string","pattern":"^postgres(ql)?:\\/\\/"},"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"notify":{"type":"array","items":{"type":"object","properties":{"url":{"type":"string","format":"uri"},"secret_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"on":{"type":"array","items":{"type":"string","enum":["success","failed","limit","interrupted","cancelled","crashed"]}}},"additionalProperties":false,"not":{}}},"queue":{"type":"object","properties":{"max_running":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"serve":{"type":"object","properties":{"listen":{"type":"string","minLength":1},"jobs":{"type":"string","minLength":1}},"additionalProperties":false},"policy":{"type":"object","properties":{"models":{"type":"object","properties":{"base_urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}},"api_key_envs":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"env":{"type":"array","items":{"type":"string","minLength":1}},"steering_env":{"type":"array","items":{"type":"string","minLength":1}},"protect_job":{"type":"boolean"},"repository_instructions":{"type":"boolean"},"sandbox_off":{"type":"boolean"},"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"network":{"type":"object","properties":{"sandbox":{"type":"boolean"},"hosts":{"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"}}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"string","minLength":1}},"mcp":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}}},"additionalProperties":false},"approval":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}}},"additionalProperties":false},"notify":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}}},"additionalProperties":false},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"sandbox_limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"max_session_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"telemetry":{"type":"object","properties":{"endpoint":{"type":"string","pattern":"^https?:\\/\\/"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"service_name":{"type":"string","minLength":1},"capture_content":{"type":"boolean"}},"additionalProperties":false}},"additionalProperties":false,"$id":"user_config"};
 const func1 = Object.prototype.hasOwnProperty;
 const formats0 = { uri: (s) => s === s.trim() && !/[\t\n\r]/.test(s) && URL.canParse(s) }.uri;
 const pattern4 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "");
@@ -540,41 +540,58 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data0.thinking !== undefined){
-let data24 = data0.thinking;
+if(data0.transport !== undefined){
+let data24 = data0.transport;
 const _errs52 = errors;
-if(errors === _errs52){
-if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+if(typeof data24 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/model/transport",schemaPath:"#/properties/model/properties/transport/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data24 === "http") || (data24 === "websocket"))){
+validate20.errors = [{instancePath:instancePath+"/model/transport",schemaPath:"#/properties/model/properties/transport/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.transport.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs52 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data0.thinking !== undefined){
+let data25 = data0.thinking;
+const _errs54 = errors;
+if(errors === _errs54){
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
 let missing1;
-if((data24.budget_tokens === undefined) && (missing1 = "budget_tokens")){
+if((data25.budget_tokens === undefined) && (missing1 = "budget_tokens")){
 validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/properties/model/properties/thinking/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-const _errs54 = errors;
-for(const key3 in data24){
+const _errs56 = errors;
+for(const key3 in data25){
 if(!(key3 === "budget_tokens")){
 validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/properties/model/properties/thinking/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs54 === errors){
-if(data24.budget_tokens !== undefined){
-let data25 = data24.budget_tokens;
-const _errs55 = errors;
-if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+if(_errs56 === errors){
+if(data25.budget_tokens !== undefined){
+let data26 = data25.budget_tokens;
+const _errs57 = errors;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
 validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs55){
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 > 9007199254740991 || isNaN(data25)){
+if(errors === _errs57){
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 > 9007199254740991 || isNaN(data26)){
 validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data25 < 1024 || isNaN(data25)){
+if(data26 < 1024 || isNaN(data26)){
 validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
 return false;
 }
@@ -590,35 +607,35 @@ validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/
 return false;
 }
 }
-var valid1 = _errs52 === errors;
+var valid1 = _errs54 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data0.platform !== undefined){
-let data26 = data0.platform;
-const _errs57 = errors;
-if(typeof data26 !== "string"){
+let data27 = data0.platform;
+const _errs59 = errors;
+if(typeof data27 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/model/platform",schemaPath:"#/properties/model/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data26 === "anthropic") || (data26 === "bedrock")) || (data26 === "vertex"))){
+if(!(((data27 === "anthropic") || (data27 === "bedrock")) || (data27 === "vertex"))){
 validate20.errors = [{instancePath:instancePath+"/model/platform",schemaPath:"#/properties/model/properties/platform/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.platform.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid1 = _errs57 === errors;
+var valid1 = _errs59 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data0.api_version !== undefined){
-let data27 = data0.api_version;
-const _errs59 = errors;
-if(errors === _errs59){
-if(typeof data27 === "string"){
-if(data27.length < 1){
+let data28 = data0.api_version;
+const _errs61 = errors;
+if(errors === _errs61){
+if(typeof data28 === "string"){
+if(data28.length < 1){
 validate20.errors = [{instancePath:instancePath+"/model/api_version",schemaPath:"#/properties/model/properties/api_version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -628,18 +645,18 @@ validate20.errors = [{instancePath:instancePath+"/model/api_version",schemaPath:
 return false;
 }
 }
-var valid1 = _errs59 === errors;
+var valid1 = _errs61 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data0.script !== undefined){
-let data28 = data0.script;
-const _errs61 = errors;
-if(errors === _errs61){
-if(typeof data28 === "string"){
-if(data28.length < 1){
+let data29 = data0.script;
+const _errs63 = errors;
+if(errors === _errs63){
+if(typeof data29 === "string"){
+if(data29.length < 1){
 validate20.errors = [{instancePath:instancePath+"/model/script",schemaPath:"#/properties/model/properties/script/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -649,10 +666,11 @@ validate20.errors = [{instancePath:instancePath+"/model/script",schemaPath:"#/pr
 return false;
 }
 }
-var valid1 = _errs61 === errors;
+var valid1 = _errs63 === errors;
 }
 else {
 var valid1 = true;
+}
 }
 }
 }
@@ -689,46 +707,46 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tools !== undefined){
-let data29 = data.tools;
-const _errs63 = errors;
-if(errors === _errs63){
-if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
+let data30 = data.tools;
 const _errs65 = errors;
-for(const key4 in data29){
+if(errors === _errs65){
+if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+const _errs67 = errors;
+for(const key4 in data30){
 if(!(((((key4 === "shell") || (key4 === "read_file")) || (key4 === "write_file")) || (key4 === "list_dir")) || (key4 === "http_fetch"))){
 validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs65 === errors){
-if(data29.shell !== undefined){
-let data30 = data29.shell;
-const _errs66 = errors;
-if(errors === _errs66){
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+if(_errs67 === errors){
+if(data30.shell !== undefined){
+let data31 = data30.shell;
 const _errs68 = errors;
-for(const key5 in data30){
+if(errors === _errs68){
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+const _errs70 = errors;
+for(const key5 in data31){
 if(!((((((key5 === "allow") || (key5 === "deny")) || (key5 === "cwd")) || (key5 === "timeout")) || (key5 === "max_output")) || (key5 === "sandbox"))){
 validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/properties/tools/properties/shell/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs68 === errors){
-if(data30.allow !== undefined){
-let data31 = data30.allow;
-const _errs69 = errors;
-if(errors === _errs69){
-if(Array.isArray(data31)){
-var valid7 = true;
-const len1 = data31.length;
-for(let i1=0; i1<len1; i1++){
-let data32 = data31[i1];
+if(_errs70 === errors){
+if(data31.allow !== undefined){
+let data32 = data31.allow;
 const _errs71 = errors;
 if(errors === _errs71){
-if(typeof data32 === "string"){
-if(data32.length < 1){
+if(Array.isArray(data32)){
+var valid7 = true;
+const len1 = data32.length;
+for(let i1=0; i1<len1; i1++){
+let data33 = data32[i1];
+const _errs73 = errors;
+if(errors === _errs73){
+if(typeof data33 === "string"){
+if(data33.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i1,schemaPath:"#/properties/tools/properties/shell/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -738,7 +756,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i1,schem
 return false;
 }
 }
-var valid7 = _errs71 === errors;
+var valid7 = _errs73 === errors;
 if(!valid7){
 break;
 }
@@ -749,25 +767,25 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/allow",schemaPath:
 return false;
 }
 }
-var valid6 = _errs69 === errors;
+var valid6 = _errs71 === errors;
 }
 else {
 var valid6 = true;
 }
 if(valid6){
-if(data30.deny !== undefined){
-let data33 = data30.deny;
-const _errs73 = errors;
-if(errors === _errs73){
-if(Array.isArray(data33)){
-var valid8 = true;
-const len2 = data33.length;
-for(let i2=0; i2<len2; i2++){
-let data34 = data33[i2];
+if(data31.deny !== undefined){
+let data34 = data31.deny;
 const _errs75 = errors;
 if(errors === _errs75){
-if(typeof data34 === "string"){
-if(data34.length < 1){
+if(Array.isArray(data34)){
+var valid8 = true;
+const len2 = data34.length;
+for(let i2=0; i2<len2; i2++){
+let data35 = data34[i2];
+const _errs77 = errors;
+if(errors === _errs77){
+if(typeof data35 === "string"){
+if(data35.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i2,schemaPath:"#/properties/tools/properties/shell/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -777,7 +795,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i2,schema
 return false;
 }
 }
-var valid8 = _errs75 === errors;
+var valid8 = _errs77 === errors;
 if(!valid8){
 break;
 }
@@ -788,30 +806,30 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/deny",schemaPath:"
 return false;
 }
 }
-var valid6 = _errs73 === errors;
+var valid6 = _errs75 === errors;
 }
 else {
 var valid6 = true;
 }
 if(valid6){
-if(data30.cwd !== undefined){
-const _errs77 = errors;
-if(typeof data30.cwd !== "string"){
+if(data31.cwd !== undefined){
+const _errs79 = errors;
+if(typeof data31.cwd !== "string"){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/cwd",schemaPath:"#/properties/tools/properties/shell/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid6 = _errs77 === errors;
+var valid6 = _errs79 === errors;
 }
 else {
 var valid6 = true;
 }
 if(valid6){
-if(data30.timeout !== undefined){
-let data36 = data30.timeout;
-const _errs79 = errors;
-if(errors === _errs79){
-if(typeof data36 === "string"){
-if(!pattern5.test(data36)){
+if(data31.timeout !== undefined){
+let data37 = data31.timeout;
+const _errs81 = errors;
+if(errors === _errs81){
+if(typeof data37 === "string"){
+if(!pattern5.test(data37)){
 validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPath:"#/properties/tools/properties/shell/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -821,19 +839,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPat
 return false;
 }
 }
-var valid6 = _errs79 === errors;
+var valid6 = _errs81 === errors;
 }
 else {
 var valid6 = true;
 }
 if(valid6){
-if(data30.max_output !== undefined){
-let data37 = data30.max_output;
-const _errs81 = errors;
-const _errs82 = errors;
-let valid9 = false;
+if(data31.max_output !== undefined){
+let data38 = data31.max_output;
 const _errs83 = errors;
-if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
+const _errs84 = errors;
+let valid9 = false;
+const _errs85 = errors;
+if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
 const err0 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err0];
@@ -843,9 +861,9 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(errors === _errs83){
-if((typeof data37 == "number") && (isFinite(data37))){
-if(data37 > 9007199254740991 || isNaN(data37)){
+if(errors === _errs85){
+if((typeof data38 == "number") && (isFinite(data38))){
+if(data38 > 9007199254740991 || isNaN(data38)){
 const err1 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err1];
@@ -856,7 +874,7 @@ vErrors.push(err1);
 errors++;
 }
 else {
-if(data37 <= 0 || isNaN(data37)){
+if(data38 <= 0 || isNaN(data38)){
 const err2 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err2];
@@ -869,12 +887,12 @@ errors++;
 }
 }
 }
-var _valid0 = _errs83 === errors;
+var _valid0 = _errs85 === errors;
 valid9 = valid9 || _valid0;
-const _errs85 = errors;
-if(errors === _errs85){
-if(typeof data37 === "string"){
-if(!pattern8.test(data37)){
+const _errs87 = errors;
+if(errors === _errs87){
+if(typeof data38 === "string"){
+if(!pattern8.test(data38)){
 const err3 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -896,7 +914,7 @@ vErrors.push(err4);
 errors++;
 }
 }
-var _valid0 = _errs85 === errors;
+var _valid0 = _errs87 === errors;
 valid9 = valid9 || _valid0;
 if(!valid9){
 const err5 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -911,29 +929,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs82;
+errors = _errs84;
 if(vErrors !== null){
-if(_errs82){
-vErrors.length = _errs82;
+if(_errs84){
+vErrors.length = _errs84;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid6 = _errs81 === errors;
+var valid6 = _errs83 === errors;
 }
 else {
 var valid6 = true;
 }
 if(valid6){
-if(data30.sandbox !== undefined){
-let data38 = data30.sandbox;
-const _errs87 = errors;
-const _errs88 = errors;
-let valid10 = false;
+if(data31.sandbox !== undefined){
+let data39 = data31.sandbox;
 const _errs89 = errors;
-if(typeof data38 !== "string"){
+const _errs90 = errors;
+let valid10 = false;
+const _errs91 = errors;
+if(typeof data39 !== "string"){
 const err6 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
@@ -943,7 +961,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if("off" !== data38){
+if("off" !== data39){
 const err7 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err7];
@@ -953,13 +971,13 @@ vErrors.push(err7);
 }
 errors++;
 }
-var _valid1 = _errs89 === errors;
+var _valid1 = _errs91 === errors;
 valid10 = valid10 || _valid1;
-const _errs91 = errors;
-if(errors === _errs91){
-if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
 const _errs93 = errors;
-for(const key6 in data38){
+if(errors === _errs93){
+if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+const _errs95 = errors;
+for(const key6 in data39){
 if(!(((((key6 === "write") || (key6 === "read")) || (key6 === "hide")) || (key6 === "net")) || (key6 === "limits"))){
 const err8 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -972,20 +990,20 @@ errors++;
 break;
 }
 }
-if(_errs93 === errors){
-if(data38.write !== undefined){
-let data39 = data38.write;
-const _errs94 = errors;
-if(errors === _errs94){
-if(Array.isArray(data39)){
-var valid12 = true;
-const len3 = data39.length;
-for(let i3=0; i3<len3; i3++){
-let data40 = data39[i3];
+if(_errs95 === errors){
+if(data39.write !== undefined){
+let data40 = data39.write;
 const _errs96 = errors;
 if(errors === _errs96){
-if(typeof data40 === "string"){
-if(data40.length < 1){
+if(Array.isArray(data40)){
+var valid12 = true;
+const len3 = data40.length;
+for(let i3=0; i3<len3; i3++){
+let data41 = data40[i3];
+const _errs98 = errors;
+if(errors === _errs98){
+if(typeof data41 === "string"){
+if(data41.length < 1){
 const err9 = {instancePath:instancePath+"/tools/shell/sandbox/write/" + i3,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err9];
@@ -1007,7 +1025,7 @@ vErrors.push(err10);
 errors++;
 }
 }
-var valid12 = _errs96 === errors;
+var valid12 = _errs98 === errors;
 if(!valid12){
 break;
 }
@@ -1024,25 +1042,25 @@ vErrors.push(err11);
 errors++;
 }
 }
-var valid11 = _errs94 === errors;
+var valid11 = _errs96 === errors;
 }
 else {
 var valid11 = true;
 }
 if(valid11){
-if(data38.read !== undefined){
-let data41 = data38.read;
-const _errs98 = errors;
-if(errors === _errs98){
-if(Array.isArray(data41)){
-var valid13 = true;
-const len4 = data41.length;
-for(let i4=0; i4<len4; i4++){
-let data42 = data41[i4];
+if(data39.read !== undefined){
+let data42 = data39.read;
 const _errs100 = errors;
 if(errors === _errs100){
-if(typeof data42 === "string"){
-if(data42.length < 1){
+if(Array.isArray(data42)){
+var valid13 = true;
+const len4 = data42.length;
+for(let i4=0; i4<len4; i4++){
+let data43 = data42[i4];
+const _errs102 = errors;
+if(errors === _errs102){
+if(typeof data43 === "string"){
+if(data43.length < 1){
 const err12 = {instancePath:instancePath+"/tools/shell/sandbox/read/" + i4,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err12];
@@ -1064,7 +1082,7 @@ vErrors.push(err13);
 errors++;
 }
 }
-var valid13 = _errs100 === errors;
+var valid13 = _errs102 === errors;
 if(!valid13){
 break;
 }
@@ -1081,25 +1099,25 @@ vErrors.push(err14);
 errors++;
 }
 }
-var valid11 = _errs98 === errors;
+var valid11 = _errs100 === errors;
 }
 else {
 var valid11 = true;
 }
 if(valid11){
-if(data38.hide !== undefined){
-let data43 = data38.hide;
-const _errs102 = errors;
-if(errors === _errs102){
-if(Array.isArray(data43)){
-var valid14 = true;
-const len5 = data43.length;
-for(let i5=0; i5<len5; i5++){
-let data44 = data43[i5];
+if(data39.hide !== undefined){
+let data44 = data39.hide;
 const _errs104 = errors;
 if(errors === _errs104){
-if(typeof data44 === "string"){
-if(data44.length < 1){
+if(Array.isArray(data44)){
+var valid14 = true;
+const len5 = data44.length;
+for(let i5=0; i5<len5; i5++){
+let data45 = data44[i5];
+const _errs106 = errors;
+if(errors === _errs106){
+if(typeof data45 === "string"){
+if(data45.length < 1){
 const err15 = {instancePath:instancePath+"/tools/shell/sandbox/hide/" + i5,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/hide/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err15];
@@ -1121,7 +1139,7 @@ vErrors.push(err16);
 errors++;
 }
 }
-var valid14 = _errs104 === errors;
+var valid14 = _errs106 === errors;
 if(!valid14){
 break;
 }
@@ -1138,19 +1156,19 @@ vErrors.push(err17);
 errors++;
 }
 }
-var valid11 = _errs102 === errors;
+var valid11 = _errs104 === errors;
 }
 else {
 var valid11 = true;
 }
 if(valid11){
-if(data38.net !== undefined){
-let data45 = data38.net;
-const _errs106 = errors;
-const _errs107 = errors;
-let valid15 = false;
+if(data39.net !== undefined){
+let data46 = data39.net;
 const _errs108 = errors;
-if(typeof data45 !== "boolean"){
+const _errs109 = errors;
+let valid15 = false;
+const _errs110 = errors;
+if(typeof data46 !== "boolean"){
 const err18 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err18];
@@ -1160,12 +1178,12 @@ vErrors.push(err18);
 }
 errors++;
 }
-var _valid2 = _errs108 === errors;
+var _valid2 = _errs110 === errors;
 valid15 = valid15 || _valid2;
-const _errs110 = errors;
-if(errors === _errs110){
-if(Array.isArray(data45)){
-if(data45.length < 1){
+const _errs112 = errors;
+if(errors === _errs112){
+if(Array.isArray(data46)){
+if(data46.length < 1){
 const err19 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err19];
@@ -1177,13 +1195,13 @@ errors++;
 }
 else {
 var valid16 = true;
-const len6 = data45.length;
+const len6 = data46.length;
 for(let i6=0; i6<len6; i6++){
-let data46 = data45[i6];
-const _errs112 = errors;
-if(errors === _errs112){
-if(typeof data46 === "string"){
-if(!pattern9.test(data46)){
+let data47 = data46[i6];
+const _errs114 = errors;
+if(errors === _errs114){
+if(typeof data47 === "string"){
+if(!pattern9.test(data47)){
 const err20 = {instancePath:instancePath+"/tools/shell/sandbox/net/" + i6,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"},message:"must match pattern \""+"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -1205,7 +1223,7 @@ vErrors.push(err21);
 errors++;
 }
 }
-var valid16 = _errs112 === errors;
+var valid16 = _errs114 === errors;
 if(!valid16){
 break;
 }
@@ -1223,7 +1241,7 @@ vErrors.push(err22);
 errors++;
 }
 }
-var _valid2 = _errs110 === errors;
+var _valid2 = _errs112 === errors;
 valid15 = valid15 || _valid2;
 if(!valid15){
 const err23 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1236,29 +1254,29 @@ vErrors.push(err23);
 errors++;
 }
 else {
-errors = _errs107;
+errors = _errs109;
 if(vErrors !== null){
-if(_errs107){
-vErrors.length = _errs107;
+if(_errs109){
+vErrors.length = _errs109;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid11 = _errs106 === errors;
+var valid11 = _errs108 === errors;
 }
 else {
 var valid11 = true;
 }
 if(valid11){
-if(data38.limits !== undefined){
-let data47 = data38.limits;
-const _errs114 = errors;
-if(errors === _errs114){
-if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
+if(data39.limits !== undefined){
+let data48 = data39.limits;
 const _errs116 = errors;
-for(const key7 in data47){
+if(errors === _errs116){
+if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
+const _errs118 = errors;
+for(const key7 in data48){
 if(!((((key7 === "processes") || (key7 === "memory")) || (key7 === "file_size")) || (key7 === "tmp"))){
 const err24 = {instancePath:instancePath+"/tools/shell/sandbox/limits",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -1271,11 +1289,11 @@ errors++;
 break;
 }
 }
-if(_errs116 === errors){
-if(data47.processes !== undefined){
-let data48 = data47.processes;
-const _errs117 = errors;
-if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
+if(_errs118 === errors){
+if(data48.processes !== undefined){
+let data49 = data48.processes;
+const _errs119 = errors;
+if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
 const err25 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err25];
@@ -1285,9 +1303,9 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(errors === _errs117){
-if((typeof data48 == "number") && (isFinite(data48))){
-if(data48 > 9007199254740991 || isNaN(data48)){
+if(errors === _errs119){
+if((typeof data49 == "number") && (isFinite(data49))){
+if(data49 > 9007199254740991 || isNaN(data49)){
 const err26 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err26];
@@ -1298,7 +1316,7 @@ vErrors.push(err26);
 errors++;
 }
 else {
-if(data48 < 8 || isNaN(data48)){
+if(data49 < 8 || isNaN(data49)){
 const err27 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
 if(vErrors === null){
 vErrors = [err27];
@@ -1311,19 +1329,19 @@ errors++;
 }
 }
 }
-var valid17 = _errs117 === errors;
+var valid17 = _errs119 === errors;
 }
 else {
 var valid17 = true;
 }
 if(valid17){
-if(data47.memory !== undefined){
-let data49 = data47.memory;
-const _errs119 = errors;
-const _errs120 = errors;
-let valid18 = false;
+if(data48.memory !== undefined){
+let data50 = data48.memory;
 const _errs121 = errors;
-if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
+const _errs122 = errors;
+let valid18 = false;
+const _errs123 = errors;
+if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
 const err28 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err28];
@@ -1333,9 +1351,9 @@ vErrors.push(err28);
 }
 errors++;
 }
-if(errors === _errs121){
-if((typeof data49 == "number") && (isFinite(data49))){
-if(data49 > 9007199254740991 || isNaN(data49)){
+if(errors === _errs123){
+if((typeof data50 == "number") && (isFinite(data50))){
+if(data50 > 9007199254740991 || isNaN(data50)){
 const err29 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err29];
@@ -1346,7 +1364,7 @@ vErrors.push(err29);
 errors++;
 }
 else {
-if(data49 <= 0 || isNaN(data49)){
+if(data50 <= 0 || isNaN(data50)){
 const err30 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err30];
@@ -1359,12 +1377,12 @@ errors++;
 }
 }
 }
-var _valid3 = _errs121 === errors;
+var _valid3 = _errs123 === errors;
 valid18 = valid18 || _valid3;
-const _errs123 = errors;
-if(errors === _errs123){
-if(typeof data49 === "string"){
-if(!pattern8.test(data49)){
+const _errs125 = errors;
+if(errors === _errs125){
+if(typeof data50 === "string"){
+if(!pattern8.test(data50)){
 const err31 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
@@ -1386,7 +1404,7 @@ vErrors.push(err32);
 errors++;
 }
 }
-var _valid3 = _errs123 === errors;
+var _valid3 = _errs125 === errors;
 valid18 = valid18 || _valid3;
 if(!valid18){
 const err33 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1399,29 +1417,29 @@ vErrors.push(err33);
 errors++;
 }
 else {
-errors = _errs120;
+errors = _errs122;
 if(vErrors !== null){
-if(_errs120){
-vErrors.length = _errs120;
+if(_errs122){
+vErrors.length = _errs122;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid17 = _errs119 === errors;
+var valid17 = _errs121 === errors;
 }
 else {
 var valid17 = true;
 }
 if(valid17){
-if(data47.file_size !== undefined){
-let data50 = data47.file_size;
-const _errs125 = errors;
-const _errs126 = errors;
-let valid19 = false;
+if(data48.file_size !== undefined){
+let data51 = data48.file_size;
 const _errs127 = errors;
-if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
+const _errs128 = errors;
+let valid19 = false;
+const _errs129 = errors;
+if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
 const err34 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err34];
@@ -1431,9 +1449,9 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(errors === _errs127){
-if((typeof data50 == "number") && (isFinite(data50))){
-if(data50 > 9007199254740991 || isNaN(data50)){
+if(errors === _errs129){
+if((typeof data51 == "number") && (isFinite(data51))){
+if(data51 > 9007199254740991 || isNaN(data51)){
 const err35 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err35];
@@ -1444,7 +1462,7 @@ vErrors.push(err35);
 errors++;
 }
 else {
-if(data50 <= 0 || isNaN(data50)){
+if(data51 <= 0 || isNaN(data51)){
 const err36 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err36];
@@ -1457,12 +1475,12 @@ errors++;
 }
 }
 }
-var _valid4 = _errs127 === errors;
+var _valid4 = _errs129 === errors;
 valid19 = valid19 || _valid4;
-const _errs129 = errors;
-if(errors === _errs129){
-if(typeof data50 === "string"){
-if(!pattern8.test(data50)){
+const _errs131 = errors;
+if(errors === _errs131){
+if(typeof data51 === "string"){
+if(!pattern8.test(data51)){
 const err37 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err37];
@@ -1484,7 +1502,7 @@ vErrors.push(err38);
 errors++;
 }
 }
-var _valid4 = _errs129 === errors;
+var _valid4 = _errs131 === errors;
 valid19 = valid19 || _valid4;
 if(!valid19){
 const err39 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1497,29 +1515,29 @@ vErrors.push(err39);
 errors++;
 }
 else {
-errors = _errs126;
+errors = _errs128;
 if(vErrors !== null){
-if(_errs126){
-vErrors.length = _errs126;
+if(_errs128){
+vErrors.length = _errs128;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid17 = _errs125 === errors;
+var valid17 = _errs127 === errors;
 }
 else {
 var valid17 = true;
 }
 if(valid17){
-if(data47.tmp !== undefined){
-let data51 = data47.tmp;
-const _errs131 = errors;
-const _errs132 = errors;
-let valid20 = false;
+if(data48.tmp !== undefined){
+let data52 = data48.tmp;
 const _errs133 = errors;
-if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
+const _errs134 = errors;
+let valid20 = false;
+const _errs135 = errors;
+if(!(((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52))) && (isFinite(data52)))){
 const err40 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err40];
@@ -1529,9 +1547,9 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(errors === _errs133){
-if((typeof data51 == "number") && (isFinite(data51))){
-if(data51 > 9007199254740991 || isNaN(data51)){
+if(errors === _errs135){
+if((typeof data52 == "number") && (isFinite(data52))){
+if(data52 > 9007199254740991 || isNaN(data52)){
 const err41 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err41];
@@ -1542,7 +1560,7 @@ vErrors.push(err41);
 errors++;
 }
 else {
-if(data51 <= 0 || isNaN(data51)){
+if(data52 <= 0 || isNaN(data52)){
 const err42 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err42];
@@ -1555,12 +1573,12 @@ errors++;
 }
 }
 }
-var _valid5 = _errs133 === errors;
+var _valid5 = _errs135 === errors;
 valid20 = valid20 || _valid5;
-const _errs135 = errors;
-if(errors === _errs135){
-if(typeof data51 === "string"){
-if(!pattern8.test(data51)){
+const _errs137 = errors;
+if(errors === _errs137){
+if(typeof data52 === "string"){
+if(!pattern8.test(data52)){
 const err43 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err43];
@@ -1582,7 +1600,7 @@ vErrors.push(err44);
 errors++;
 }
 }
-var _valid5 = _errs135 === errors;
+var _valid5 = _errs137 === errors;
 valid20 = valid20 || _valid5;
 if(!valid20){
 const err45 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1595,17 +1613,17 @@ vErrors.push(err45);
 errors++;
 }
 else {
-errors = _errs132;
+errors = _errs134;
 if(vErrors !== null){
-if(_errs132){
-vErrors.length = _errs132;
+if(_errs134){
+vErrors.length = _errs134;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid17 = _errs131 === errors;
+var valid17 = _errs133 === errors;
 }
 else {
 var valid17 = true;
@@ -1626,7 +1644,7 @@ vErrors.push(err46);
 errors++;
 }
 }
-var valid11 = _errs114 === errors;
+var valid11 = _errs116 === errors;
 }
 else {
 var valid11 = true;
@@ -1648,7 +1666,7 @@ vErrors.push(err47);
 errors++;
 }
 }
-var _valid1 = _errs91 === errors;
+var _valid1 = _errs93 === errors;
 valid10 = valid10 || _valid1;
 if(!valid10){
 const err48 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1663,17 +1681,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs88;
+errors = _errs90;
 if(vErrors !== null){
-if(_errs88){
-vErrors.length = _errs88;
+if(_errs90){
+vErrors.length = _errs90;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid6 = _errs87 === errors;
+var valid6 = _errs89 === errors;
 }
 else {
 var valid6 = true;
@@ -1690,39 +1708,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/pro
 return false;
 }
 }
-var valid5 = _errs66 === errors;
+var valid5 = _errs68 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data29.read_file !== undefined){
-let data52 = data29.read_file;
-const _errs137 = errors;
-if(errors === _errs137){
-if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
+if(data30.read_file !== undefined){
+let data53 = data30.read_file;
 const _errs139 = errors;
-for(const key8 in data52){
+if(errors === _errs139){
+if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
+const _errs141 = errors;
+for(const key8 in data53){
 if(!(((key8 === "paths") || (key8 === "max_bytes")) || (key8 === "dedup"))){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#/properties/tools/properties/read_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs139 === errors){
-if(data52.paths !== undefined){
-let data53 = data52.paths;
-const _errs140 = errors;
-if(errors === _errs140){
-if(Array.isArray(data53)){
-var valid22 = true;
-const len7 = data53.length;
-for(let i7=0; i7<len7; i7++){
-let data54 = data53[i7];
+if(_errs141 === errors){
+if(data53.paths !== undefined){
+let data54 = data53.paths;
 const _errs142 = errors;
 if(errors === _errs142){
-if(typeof data54 === "string"){
-if(data54.length < 1){
+if(Array.isArray(data54)){
+var valid22 = true;
+const len7 = data54.length;
+for(let i7=0; i7<len7; i7++){
+let data55 = data54[i7];
+const _errs144 = errors;
+if(errors === _errs144){
+if(typeof data55 === "string"){
+if(data55.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i7,schemaPath:"#/properties/tools/properties/read_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1732,7 +1750,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i7,s
 return false;
 }
 }
-var valid22 = _errs142 === errors;
+var valid22 = _errs144 === errors;
 if(!valid22){
 break;
 }
@@ -1743,19 +1761,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths",schemaP
 return false;
 }
 }
-var valid21 = _errs140 === errors;
+var valid21 = _errs142 === errors;
 }
 else {
 var valid21 = true;
 }
 if(valid21){
-if(data52.max_bytes !== undefined){
-let data55 = data52.max_bytes;
-const _errs144 = errors;
-const _errs145 = errors;
-let valid23 = false;
+if(data53.max_bytes !== undefined){
+let data56 = data53.max_bytes;
 const _errs146 = errors;
-if(!(((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55))) && (isFinite(data55)))){
+const _errs147 = errors;
+let valid23 = false;
+const _errs148 = errors;
+if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
 const err49 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err49];
@@ -1765,9 +1783,9 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(errors === _errs146){
-if((typeof data55 == "number") && (isFinite(data55))){
-if(data55 > 9007199254740991 || isNaN(data55)){
+if(errors === _errs148){
+if((typeof data56 == "number") && (isFinite(data56))){
+if(data56 > 9007199254740991 || isNaN(data56)){
 const err50 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err50];
@@ -1778,7 +1796,7 @@ vErrors.push(err50);
 errors++;
 }
 else {
-if(data55 <= 0 || isNaN(data55)){
+if(data56 <= 0 || isNaN(data56)){
 const err51 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err51];
@@ -1791,12 +1809,12 @@ errors++;
 }
 }
 }
-var _valid6 = _errs146 === errors;
+var _valid6 = _errs148 === errors;
 valid23 = valid23 || _valid6;
-const _errs148 = errors;
-if(errors === _errs148){
-if(typeof data55 === "string"){
-if(!pattern8.test(data55)){
+const _errs150 = errors;
+if(errors === _errs150){
+if(typeof data56 === "string"){
+if(!pattern8.test(data56)){
 const err52 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err52];
@@ -1818,7 +1836,7 @@ vErrors.push(err53);
 errors++;
 }
 }
-var _valid6 = _errs148 === errors;
+var _valid6 = _errs150 === errors;
 valid23 = valid23 || _valid6;
 if(!valid23){
 const err54 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -1833,29 +1851,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs145;
+errors = _errs147;
 if(vErrors !== null){
-if(_errs145){
-vErrors.length = _errs145;
+if(_errs147){
+vErrors.length = _errs147;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid21 = _errs144 === errors;
+var valid21 = _errs146 === errors;
 }
 else {
 var valid21 = true;
 }
 if(valid21){
-if(data52.dedup !== undefined){
-const _errs150 = errors;
-if(typeof data52.dedup !== "boolean"){
+if(data53.dedup !== undefined){
+const _errs152 = errors;
+if(typeof data53.dedup !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/tools/read_file/dedup",schemaPath:"#/properties/tools/properties/read_file/properties/dedup/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid21 = _errs150 === errors;
+var valid21 = _errs152 === errors;
 }
 else {
 var valid21 = true;
@@ -1869,39 +1887,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#
 return false;
 }
 }
-var valid5 = _errs137 === errors;
+var valid5 = _errs139 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data29.write_file !== undefined){
-let data57 = data29.write_file;
-const _errs152 = errors;
-if(errors === _errs152){
-if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
+if(data30.write_file !== undefined){
+let data58 = data30.write_file;
 const _errs154 = errors;
-for(const key9 in data57){
+if(errors === _errs154){
+if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
+const _errs156 = errors;
+for(const key9 in data58){
 if(!((key9 === "paths") || (key9 === "max_bytes"))){
 validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"#/properties/tools/properties/write_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs154 === errors){
-if(data57.paths !== undefined){
-let data58 = data57.paths;
-const _errs155 = errors;
-if(errors === _errs155){
-if(Array.isArray(data58)){
-var valid25 = true;
-const len8 = data58.length;
-for(let i8=0; i8<len8; i8++){
-let data59 = data58[i8];
+if(_errs156 === errors){
+if(data58.paths !== undefined){
+let data59 = data58.paths;
 const _errs157 = errors;
 if(errors === _errs157){
-if(typeof data59 === "string"){
-if(data59.length < 1){
+if(Array.isArray(data59)){
+var valid25 = true;
+const len8 = data59.length;
+for(let i8=0; i8<len8; i8++){
+let data60 = data59[i8];
+const _errs159 = errors;
+if(errors === _errs159){
+if(typeof data60 === "string"){
+if(data60.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i8,schemaPath:"#/properties/tools/properties/write_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1911,7 +1929,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i8,
 return false;
 }
 }
-var valid25 = _errs157 === errors;
+var valid25 = _errs159 === errors;
 if(!valid25){
 break;
 }
@@ -1922,19 +1940,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths",schema
 return false;
 }
 }
-var valid24 = _errs155 === errors;
+var valid24 = _errs157 === errors;
 }
 else {
 var valid24 = true;
 }
 if(valid24){
-if(data57.max_bytes !== undefined){
-let data60 = data57.max_bytes;
-const _errs159 = errors;
-const _errs160 = errors;
-let valid26 = false;
+if(data58.max_bytes !== undefined){
+let data61 = data58.max_bytes;
 const _errs161 = errors;
-if(!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))){
+const _errs162 = errors;
+let valid26 = false;
+const _errs163 = errors;
+if(!(((typeof data61 == "number") && (!(data61 % 1) && !isNaN(data61))) && (isFinite(data61)))){
 const err55 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err55];
@@ -1944,9 +1962,9 @@ vErrors.push(err55);
 }
 errors++;
 }
-if(errors === _errs161){
-if((typeof data60 == "number") && (isFinite(data60))){
-if(data60 > 9007199254740991 || isNaN(data60)){
+if(errors === _errs163){
+if((typeof data61 == "number") && (isFinite(data61))){
+if(data61 > 9007199254740991 || isNaN(data61)){
 const err56 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err56];
@@ -1957,7 +1975,7 @@ vErrors.push(err56);
 errors++;
 }
 else {
-if(data60 <= 0 || isNaN(data60)){
+if(data61 <= 0 || isNaN(data61)){
 const err57 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err57];
@@ -1970,12 +1988,12 @@ errors++;
 }
 }
 }
-var _valid7 = _errs161 === errors;
+var _valid7 = _errs163 === errors;
 valid26 = valid26 || _valid7;
-const _errs163 = errors;
-if(errors === _errs163){
-if(typeof data60 === "string"){
-if(!pattern8.test(data60)){
+const _errs165 = errors;
+if(errors === _errs165){
+if(typeof data61 === "string"){
+if(!pattern8.test(data61)){
 const err58 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err58];
@@ -1997,7 +2015,7 @@ vErrors.push(err59);
 errors++;
 }
 }
-var _valid7 = _errs163 === errors;
+var _valid7 = _errs165 === errors;
 valid26 = valid26 || _valid7;
 if(!valid26){
 const err60 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2012,17 +2030,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs160;
+errors = _errs162;
 if(vErrors !== null){
-if(_errs160){
-vErrors.length = _errs160;
+if(_errs162){
+vErrors.length = _errs162;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid24 = _errs159 === errors;
+var valid24 = _errs161 === errors;
 }
 else {
 var valid24 = true;
@@ -2035,39 +2053,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"
 return false;
 }
 }
-var valid5 = _errs152 === errors;
+var valid5 = _errs154 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data29.list_dir !== undefined){
-let data61 = data29.list_dir;
-const _errs165 = errors;
-if(errors === _errs165){
-if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
+if(data30.list_dir !== undefined){
+let data62 = data30.list_dir;
 const _errs167 = errors;
-for(const key10 in data61){
+if(errors === _errs167){
+if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
+const _errs169 = errors;
+for(const key10 in data62){
 if(!((key10 === "paths") || (key10 === "max_entries"))){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/properties/tools/properties/list_dir/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs167 === errors){
-if(data61.paths !== undefined){
-let data62 = data61.paths;
-const _errs168 = errors;
-if(errors === _errs168){
-if(Array.isArray(data62)){
-var valid28 = true;
-const len9 = data62.length;
-for(let i9=0; i9<len9; i9++){
-let data63 = data62[i9];
+if(_errs169 === errors){
+if(data62.paths !== undefined){
+let data63 = data62.paths;
 const _errs170 = errors;
 if(errors === _errs170){
-if(typeof data63 === "string"){
-if(data63.length < 1){
+if(Array.isArray(data63)){
+var valid28 = true;
+const len9 = data63.length;
+for(let i9=0; i9<len9; i9++){
+let data64 = data63[i9];
+const _errs172 = errors;
+if(errors === _errs172){
+if(typeof data64 === "string"){
+if(data64.length < 1){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i9,schemaPath:"#/properties/tools/properties/list_dir/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2077,7 +2095,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i9,sc
 return false;
 }
 }
-var valid28 = _errs170 === errors;
+var valid28 = _errs172 === errors;
 if(!valid28){
 break;
 }
@@ -2088,34 +2106,34 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths",schemaPa
 return false;
 }
 }
-var valid27 = _errs168 === errors;
+var valid27 = _errs170 === errors;
 }
 else {
 var valid27 = true;
 }
 if(valid27){
-if(data61.max_entries !== undefined){
-let data64 = data61.max_entries;
-const _errs172 = errors;
-if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
+if(data62.max_entries !== undefined){
+let data65 = data62.max_entries;
+const _errs174 = errors;
+if(!(((typeof data65 == "number") && (!(data65 % 1) && !isNaN(data65))) && (isFinite(data65)))){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs172){
-if((typeof data64 == "number") && (isFinite(data64))){
-if(data64 > 9007199254740991 || isNaN(data64)){
+if(errors === _errs174){
+if((typeof data65 == "number") && (isFinite(data65))){
+if(data65 > 9007199254740991 || isNaN(data65)){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data64 <= 0 || isNaN(data64)){
+if(data65 <= 0 || isNaN(data65)){
 validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid27 = _errs172 === errors;
+var valid27 = _errs174 === errors;
 }
 else {
 var valid27 = true;
@@ -2128,39 +2146,39 @@ validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/
 return false;
 }
 }
-var valid5 = _errs165 === errors;
+var valid5 = _errs167 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data29.http_fetch !== undefined){
-let data65 = data29.http_fetch;
-const _errs174 = errors;
-if(errors === _errs174){
-if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
+if(data30.http_fetch !== undefined){
+let data66 = data30.http_fetch;
 const _errs176 = errors;
-for(const key11 in data65){
+if(errors === _errs176){
+if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
+const _errs178 = errors;
+for(const key11 in data66){
 if(!(((key11 === "hosts") || (key11 === "timeout")) || (key11 === "max_output"))){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"#/properties/tools/properties/http_fetch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs176 === errors){
-if(data65.hosts !== undefined){
-let data66 = data65.hosts;
-const _errs177 = errors;
-if(errors === _errs177){
-if(Array.isArray(data66)){
-var valid30 = true;
-const len10 = data66.length;
-for(let i10=0; i10<len10; i10++){
-let data67 = data66[i10];
+if(_errs178 === errors){
+if(data66.hosts !== undefined){
+let data67 = data66.hosts;
 const _errs179 = errors;
 if(errors === _errs179){
-if(typeof data67 === "string"){
-if(!pattern15.test(data67)){
+if(Array.isArray(data67)){
+var valid30 = true;
+const len10 = data67.length;
+for(let i10=0; i10<len10; i10++){
+let data68 = data67[i10];
+const _errs181 = errors;
+if(errors === _errs181){
+if(typeof data68 === "string"){
+if(!pattern15.test(data68)){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i10,schemaPath:"#/properties/tools/properties/http_fetch/properties/hosts/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"},message:"must match pattern \""+"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"+"\""}];
 return false;
 }
@@ -2170,7 +2188,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i10
 return false;
 }
 }
-var valid30 = _errs179 === errors;
+var valid30 = _errs181 === errors;
 if(!valid30){
 break;
 }
@@ -2181,18 +2199,18 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts",schema
 return false;
 }
 }
-var valid29 = _errs177 === errors;
+var valid29 = _errs179 === errors;
 }
 else {
 var valid29 = true;
 }
 if(valid29){
-if(data65.timeout !== undefined){
-let data68 = data65.timeout;
-const _errs181 = errors;
-if(errors === _errs181){
-if(typeof data68 === "string"){
-if(!pattern5.test(data68)){
+if(data66.timeout !== undefined){
+let data69 = data66.timeout;
+const _errs183 = errors;
+if(errors === _errs183){
+if(typeof data69 === "string"){
+if(!pattern5.test(data69)){
 validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",schemaPath:"#/properties/tools/properties/http_fetch/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -2202,19 +2220,19 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",sche
 return false;
 }
 }
-var valid29 = _errs181 === errors;
+var valid29 = _errs183 === errors;
 }
 else {
 var valid29 = true;
 }
 if(valid29){
-if(data65.max_output !== undefined){
-let data69 = data65.max_output;
-const _errs183 = errors;
-const _errs184 = errors;
-let valid31 = false;
+if(data66.max_output !== undefined){
+let data70 = data66.max_output;
 const _errs185 = errors;
-if(!(((typeof data69 == "number") && (!(data69 % 1) && !isNaN(data69))) && (isFinite(data69)))){
+const _errs186 = errors;
+let valid31 = false;
+const _errs187 = errors;
+if(!(((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70))) && (isFinite(data70)))){
 const err61 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err61];
@@ -2224,9 +2242,9 @@ vErrors.push(err61);
 }
 errors++;
 }
-if(errors === _errs185){
-if((typeof data69 == "number") && (isFinite(data69))){
-if(data69 > 9007199254740991 || isNaN(data69)){
+if(errors === _errs187){
+if((typeof data70 == "number") && (isFinite(data70))){
+if(data70 > 9007199254740991 || isNaN(data70)){
 const err62 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err62];
@@ -2237,7 +2255,7 @@ vErrors.push(err62);
 errors++;
 }
 else {
-if(data69 <= 0 || isNaN(data69)){
+if(data70 <= 0 || isNaN(data70)){
 const err63 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err63];
@@ -2250,12 +2268,12 @@ errors++;
 }
 }
 }
-var _valid8 = _errs185 === errors;
+var _valid8 = _errs187 === errors;
 valid31 = valid31 || _valid8;
-const _errs187 = errors;
-if(errors === _errs187){
-if(typeof data69 === "string"){
-if(!pattern8.test(data69)){
+const _errs189 = errors;
+if(errors === _errs189){
+if(typeof data70 === "string"){
+if(!pattern8.test(data70)){
 const err64 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err64];
@@ -2277,7 +2295,7 @@ vErrors.push(err65);
 errors++;
 }
 }
-var _valid8 = _errs187 === errors;
+var _valid8 = _errs189 === errors;
 valid31 = valid31 || _valid8;
 if(!valid31){
 const err66 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2292,17 +2310,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs184;
+errors = _errs186;
 if(vErrors !== null){
-if(_errs184){
-vErrors.length = _errs184;
+if(_errs186){
+vErrors.length = _errs186;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid29 = _errs183 === errors;
+var valid29 = _errs185 === errors;
 }
 else {
 var valid29 = true;
@@ -2316,7 +2334,7 @@ validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"
 return false;
 }
 }
-var valid5 = _errs174 === errors;
+var valid5 = _errs176 === errors;
 }
 else {
 var valid5 = true;
@@ -2332,45 +2350,45 @@ validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs63 === errors;
+var valid0 = _errs65 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.plugins !== undefined){
-let data70 = data.plugins;
-const _errs189 = errors;
-if(errors === _errs189){
-if(Array.isArray(data70)){
-var valid32 = true;
-const len11 = data70.length;
-for(let i11=0; i11<len11; i11++){
-let data71 = data70[i11];
+let data71 = data.plugins;
 const _errs191 = errors;
 if(errors === _errs191){
-if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(Array.isArray(data71)){
+var valid32 = true;
+const len11 = data71.length;
+for(let i11=0; i11<len11; i11++){
+let data72 = data71[i11];
+const _errs193 = errors;
+if(errors === _errs193){
+if(data72 && typeof data72 == "object" && !Array.isArray(data72)){
 let missing2;
-if((data71.path === undefined) && (missing2 = "path")){
+if((data72.path === undefined) && (missing2 = "path")){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11,schemaPath:"#/properties/plugins/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
 else {
-const _errs193 = errors;
-for(const key12 in data71){
+const _errs195 = errors;
+for(const key12 in data72){
 if(!((((((((key12 === "path") || (key12 === "permissions")) || (key12 === "config")) || (key12 === "hook_timeout")) || (key12 === "max_memory")) || (key12 === "tools")) || (key12 === "isolation")) || (key12 === "sandbox"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11,schemaPath:"#/properties/plugins/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs193 === errors){
-if(data71.path !== undefined){
-let data72 = data71.path;
-const _errs194 = errors;
-if(errors === _errs194){
-if(typeof data72 === "string"){
-if(data72.length < 1){
+if(_errs195 === errors){
+if(data72.path !== undefined){
+let data73 = data72.path;
+const _errs196 = errors;
+if(errors === _errs196){
+if(typeof data73 === "string"){
+if(data73.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/path",schemaPath:"#/properties/plugins/items/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2380,33 +2398,33 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/path",schema
 return false;
 }
 }
-var valid33 = _errs194 === errors;
+var valid33 = _errs196 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data71.permissions !== undefined){
-let data73 = data71.permissions;
-const _errs196 = errors;
-if(errors === _errs196){
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+if(data72.permissions !== undefined){
+let data74 = data72.permissions;
 const _errs198 = errors;
-for(const key13 in data73){
+if(errors === _errs198){
+if(data74 && typeof data74 == "object" && !Array.isArray(data74)){
+const _errs200 = errors;
+for(const key13 in data74){
 if(!(((((((key13 === "read") || (key13 === "write")) || (key13 === "net")) || (key13 === "env")) || (key13 === "run")) || (key13 === "ffi")) || (key13 === "sys"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/permissions",schemaPath:"#/properties/plugins/items/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs198 === errors){
-if(data73.read !== undefined){
-let data74 = data73.read;
-const _errs199 = errors;
-const _errs200 = errors;
-let valid35 = false;
+if(_errs200 === errors){
+if(data74.read !== undefined){
+let data75 = data74.read;
 const _errs201 = errors;
-if(typeof data74 !== "boolean"){
+const _errs202 = errors;
+let valid35 = false;
+const _errs203 = errors;
+if(typeof data75 !== "boolean"){
 const err67 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err67];
@@ -2416,16 +2434,16 @@ vErrors.push(err67);
 }
 errors++;
 }
-var _valid9 = _errs201 === errors;
+var _valid9 = _errs203 === errors;
 valid35 = valid35 || _valid9;
-const _errs203 = errors;
-if(errors === _errs203){
-if(Array.isArray(data74)){
-var valid36 = true;
-const len12 = data74.length;
-for(let i12=0; i12<len12; i12++){
 const _errs205 = errors;
-if(typeof data74[i12] !== "string"){
+if(errors === _errs205){
+if(Array.isArray(data75)){
+var valid36 = true;
+const len12 = data75.length;
+for(let i12=0; i12<len12; i12++){
+const _errs207 = errors;
+if(typeof data75[i12] !== "string"){
 const err68 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/read/" + i12,schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err68];
@@ -2435,7 +2453,7 @@ vErrors.push(err68);
 }
 errors++;
 }
-var valid36 = _errs205 === errors;
+var valid36 = _errs207 === errors;
 if(!valid36){
 break;
 }
@@ -2452,7 +2470,7 @@ vErrors.push(err69);
 errors++;
 }
 }
-var _valid9 = _errs203 === errors;
+var _valid9 = _errs205 === errors;
 valid35 = valid35 || _valid9;
 if(!valid35){
 const err70 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2467,29 +2485,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs200;
+errors = _errs202;
 if(vErrors !== null){
-if(_errs200){
-vErrors.length = _errs200;
+if(_errs202){
+vErrors.length = _errs202;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid34 = _errs199 === errors;
+var valid34 = _errs201 === errors;
 }
 else {
 var valid34 = true;
 }
 if(valid34){
-if(data73.write !== undefined){
-let data76 = data73.write;
-const _errs207 = errors;
-const _errs208 = errors;
-let valid37 = false;
+if(data74.write !== undefined){
+let data77 = data74.write;
 const _errs209 = errors;
-if(typeof data76 !== "boolean"){
+const _errs210 = errors;
+let valid37 = false;
+const _errs211 = errors;
+if(typeof data77 !== "boolean"){
 const err71 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err71];
@@ -2499,16 +2517,16 @@ vErrors.push(err71);
 }
 errors++;
 }
-var _valid10 = _errs209 === errors;
+var _valid10 = _errs211 === errors;
 valid37 = valid37 || _valid10;
-const _errs211 = errors;
-if(errors === _errs211){
-if(Array.isArray(data76)){
-var valid38 = true;
-const len13 = data76.length;
-for(let i13=0; i13<len13; i13++){
 const _errs213 = errors;
-if(typeof data76[i13] !== "string"){
+if(errors === _errs213){
+if(Array.isArray(data77)){
+var valid38 = true;
+const len13 = data77.length;
+for(let i13=0; i13<len13; i13++){
+const _errs215 = errors;
+if(typeof data77[i13] !== "string"){
 const err72 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/write/" + i13,schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err72];
@@ -2518,7 +2536,7 @@ vErrors.push(err72);
 }
 errors++;
 }
-var valid38 = _errs213 === errors;
+var valid38 = _errs215 === errors;
 if(!valid38){
 break;
 }
@@ -2535,7 +2553,7 @@ vErrors.push(err73);
 errors++;
 }
 }
-var _valid10 = _errs211 === errors;
+var _valid10 = _errs213 === errors;
 valid37 = valid37 || _valid10;
 if(!valid37){
 const err74 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2550,29 +2568,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs208;
+errors = _errs210;
 if(vErrors !== null){
-if(_errs208){
-vErrors.length = _errs208;
+if(_errs210){
+vErrors.length = _errs210;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid34 = _errs207 === errors;
+var valid34 = _errs209 === errors;
 }
 else {
 var valid34 = true;
 }
 if(valid34){
-if(data73.net !== undefined){
-let data78 = data73.net;
-const _errs215 = errors;
-const _errs216 = errors;
-let valid39 = false;
+if(data74.net !== undefined){
+let data79 = data74.net;
 const _errs217 = errors;
-if(typeof data78 !== "boolean"){
+const _errs218 = errors;
+let valid39 = false;
+const _errs219 = errors;
+if(typeof data79 !== "boolean"){
 const err75 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err75];
@@ -2582,16 +2600,16 @@ vErrors.push(err75);
 }
 errors++;
 }
-var _valid11 = _errs217 === errors;
+var _valid11 = _errs219 === errors;
 valid39 = valid39 || _valid11;
-const _errs219 = errors;
-if(errors === _errs219){
-if(Array.isArray(data78)){
-var valid40 = true;
-const len14 = data78.length;
-for(let i14=0; i14<len14; i14++){
 const _errs221 = errors;
-if(typeof data78[i14] !== "string"){
+if(errors === _errs221){
+if(Array.isArray(data79)){
+var valid40 = true;
+const len14 = data79.length;
+for(let i14=0; i14<len14; i14++){
+const _errs223 = errors;
+if(typeof data79[i14] !== "string"){
 const err76 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/net/" + i14,schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err76];
@@ -2601,7 +2619,7 @@ vErrors.push(err76);
 }
 errors++;
 }
-var valid40 = _errs221 === errors;
+var valid40 = _errs223 === errors;
 if(!valid40){
 break;
 }
@@ -2618,7 +2636,7 @@ vErrors.push(err77);
 errors++;
 }
 }
-var _valid11 = _errs219 === errors;
+var _valid11 = _errs221 === errors;
 valid39 = valid39 || _valid11;
 if(!valid39){
 const err78 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2633,29 +2651,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs216;
+errors = _errs218;
 if(vErrors !== null){
-if(_errs216){
-vErrors.length = _errs216;
+if(_errs218){
+vErrors.length = _errs218;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid34 = _errs215 === errors;
+var valid34 = _errs217 === errors;
 }
 else {
 var valid34 = true;
 }
 if(valid34){
-if(data73.env !== undefined){
-let data80 = data73.env;
-const _errs223 = errors;
-const _errs224 = errors;
-let valid41 = false;
+if(data74.env !== undefined){
+let data81 = data74.env;
 const _errs225 = errors;
-if(typeof data80 !== "boolean"){
+const _errs226 = errors;
+let valid41 = false;
+const _errs227 = errors;
+if(typeof data81 !== "boolean"){
 const err79 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err79];
@@ -2665,16 +2683,16 @@ vErrors.push(err79);
 }
 errors++;
 }
-var _valid12 = _errs225 === errors;
+var _valid12 = _errs227 === errors;
 valid41 = valid41 || _valid12;
-const _errs227 = errors;
-if(errors === _errs227){
-if(Array.isArray(data80)){
-var valid42 = true;
-const len15 = data80.length;
-for(let i15=0; i15<len15; i15++){
 const _errs229 = errors;
-if(typeof data80[i15] !== "string"){
+if(errors === _errs229){
+if(Array.isArray(data81)){
+var valid42 = true;
+const len15 = data81.length;
+for(let i15=0; i15<len15; i15++){
+const _errs231 = errors;
+if(typeof data81[i15] !== "string"){
 const err80 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/env/" + i15,schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err80];
@@ -2684,7 +2702,7 @@ vErrors.push(err80);
 }
 errors++;
 }
-var valid42 = _errs229 === errors;
+var valid42 = _errs231 === errors;
 if(!valid42){
 break;
 }
@@ -2701,7 +2719,7 @@ vErrors.push(err81);
 errors++;
 }
 }
-var _valid12 = _errs227 === errors;
+var _valid12 = _errs229 === errors;
 valid41 = valid41 || _valid12;
 if(!valid41){
 const err82 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2716,29 +2734,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs224;
+errors = _errs226;
 if(vErrors !== null){
-if(_errs224){
-vErrors.length = _errs224;
+if(_errs226){
+vErrors.length = _errs226;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid34 = _errs223 === errors;
+var valid34 = _errs225 === errors;
 }
 else {
 var valid34 = true;
 }
 if(valid34){
-if(data73.run !== undefined){
-let data82 = data73.run;
-const _errs231 = errors;
-const _errs232 = errors;
-let valid43 = false;
+if(data74.run !== undefined){
+let data83 = data74.run;
 const _errs233 = errors;
-if(typeof data82 !== "boolean"){
+const _errs234 = errors;
+let valid43 = false;
+const _errs235 = errors;
+if(typeof data83 !== "boolean"){
 const err83 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err83];
@@ -2748,16 +2766,16 @@ vErrors.push(err83);
 }
 errors++;
 }
-var _valid13 = _errs233 === errors;
+var _valid13 = _errs235 === errors;
 valid43 = valid43 || _valid13;
-const _errs235 = errors;
-if(errors === _errs235){
-if(Array.isArray(data82)){
-var valid44 = true;
-const len16 = data82.length;
-for(let i16=0; i16<len16; i16++){
 const _errs237 = errors;
-if(typeof data82[i16] !== "string"){
+if(errors === _errs237){
+if(Array.isArray(data83)){
+var valid44 = true;
+const len16 = data83.length;
+for(let i16=0; i16<len16; i16++){
+const _errs239 = errors;
+if(typeof data83[i16] !== "string"){
 const err84 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/run/" + i16,schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err84];
@@ -2767,7 +2785,7 @@ vErrors.push(err84);
 }
 errors++;
 }
-var valid44 = _errs237 === errors;
+var valid44 = _errs239 === errors;
 if(!valid44){
 break;
 }
@@ -2784,7 +2802,7 @@ vErrors.push(err85);
 errors++;
 }
 }
-var _valid13 = _errs235 === errors;
+var _valid13 = _errs237 === errors;
 valid43 = valid43 || _valid13;
 if(!valid43){
 const err86 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2799,29 +2817,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs232;
+errors = _errs234;
 if(vErrors !== null){
-if(_errs232){
-vErrors.length = _errs232;
+if(_errs234){
+vErrors.length = _errs234;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid34 = _errs231 === errors;
+var valid34 = _errs233 === errors;
 }
 else {
 var valid34 = true;
 }
 if(valid34){
-if(data73.ffi !== undefined){
-let data84 = data73.ffi;
-const _errs239 = errors;
-const _errs240 = errors;
-let valid45 = false;
+if(data74.ffi !== undefined){
+let data85 = data74.ffi;
 const _errs241 = errors;
-if(typeof data84 !== "boolean"){
+const _errs242 = errors;
+let valid45 = false;
+const _errs243 = errors;
+if(typeof data85 !== "boolean"){
 const err87 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err87];
@@ -2831,16 +2849,16 @@ vErrors.push(err87);
 }
 errors++;
 }
-var _valid14 = _errs241 === errors;
+var _valid14 = _errs243 === errors;
 valid45 = valid45 || _valid14;
-const _errs243 = errors;
-if(errors === _errs243){
-if(Array.isArray(data84)){
-var valid46 = true;
-const len17 = data84.length;
-for(let i17=0; i17<len17; i17++){
 const _errs245 = errors;
-if(typeof data84[i17] !== "string"){
+if(errors === _errs245){
+if(Array.isArray(data85)){
+var valid46 = true;
+const len17 = data85.length;
+for(let i17=0; i17<len17; i17++){
+const _errs247 = errors;
+if(typeof data85[i17] !== "string"){
 const err88 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/ffi/" + i17,schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err88];
@@ -2850,7 +2868,7 @@ vErrors.push(err88);
 }
 errors++;
 }
-var valid46 = _errs245 === errors;
+var valid46 = _errs247 === errors;
 if(!valid46){
 break;
 }
@@ -2867,7 +2885,7 @@ vErrors.push(err89);
 errors++;
 }
 }
-var _valid14 = _errs243 === errors;
+var _valid14 = _errs245 === errors;
 valid45 = valid45 || _valid14;
 if(!valid45){
 const err90 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2882,29 +2900,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs240;
+errors = _errs242;
 if(vErrors !== null){
-if(_errs240){
-vErrors.length = _errs240;
+if(_errs242){
+vErrors.length = _errs242;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid34 = _errs239 === errors;
+var valid34 = _errs241 === errors;
 }
 else {
 var valid34 = true;
 }
 if(valid34){
-if(data73.sys !== undefined){
-let data86 = data73.sys;
-const _errs247 = errors;
-const _errs248 = errors;
-let valid47 = false;
+if(data74.sys !== undefined){
+let data87 = data74.sys;
 const _errs249 = errors;
-if(typeof data86 !== "boolean"){
+const _errs250 = errors;
+let valid47 = false;
+const _errs251 = errors;
+if(typeof data87 !== "boolean"){
 const err91 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err91];
@@ -2914,16 +2932,16 @@ vErrors.push(err91);
 }
 errors++;
 }
-var _valid15 = _errs249 === errors;
+var _valid15 = _errs251 === errors;
 valid47 = valid47 || _valid15;
-const _errs251 = errors;
-if(errors === _errs251){
-if(Array.isArray(data86)){
-var valid48 = true;
-const len18 = data86.length;
-for(let i18=0; i18<len18; i18++){
 const _errs253 = errors;
-if(typeof data86[i18] !== "string"){
+if(errors === _errs253){
+if(Array.isArray(data87)){
+var valid48 = true;
+const len18 = data87.length;
+for(let i18=0; i18<len18; i18++){
+const _errs255 = errors;
+if(typeof data87[i18] !== "string"){
 const err92 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/sys/" + i18,schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err92];
@@ -2933,7 +2951,7 @@ vErrors.push(err92);
 }
 errors++;
 }
-var valid48 = _errs253 === errors;
+var valid48 = _errs255 === errors;
 if(!valid48){
 break;
 }
@@ -2950,7 +2968,7 @@ vErrors.push(err93);
 errors++;
 }
 }
-var _valid15 = _errs251 === errors;
+var _valid15 = _errs253 === errors;
 valid47 = valid47 || _valid15;
 if(!valid47){
 const err94 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -2965,17 +2983,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs248;
+errors = _errs250;
 if(vErrors !== null){
-if(_errs248){
-vErrors.length = _errs248;
+if(_errs250){
+vErrors.length = _errs250;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid34 = _errs247 === errors;
+var valid34 = _errs249 === errors;
 }
 else {
 var valid34 = true;
@@ -2993,19 +3011,19 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/permissions"
 return false;
 }
 }
-var valid33 = _errs196 === errors;
+var valid33 = _errs198 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data71.config !== undefined){
-let data88 = data71.config;
-const _errs255 = errors;
-if(errors === _errs255){
-if(data88 && typeof data88 == "object" && !Array.isArray(data88)){
-for(const key14 in data88){
+if(data72.config !== undefined){
+let data89 = data72.config;
 const _errs257 = errors;
+if(errors === _errs257){
+if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
+for(const key14 in data89){
+const _errs259 = errors;
 if(typeof key14 !== "string"){
 const err95 = {instancePath:instancePath+"/plugins/" + i11+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key14};
 if(vErrors === null){
@@ -3016,7 +3034,7 @@ vErrors.push(err95);
 }
 errors++;
 }
-var valid49 = _errs257 === errors;
+var valid49 = _errs259 === errors;
 if(!valid49){
 const err96 = {instancePath:instancePath+"/plugins/" + i11+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames",keyword:"propertyNames",params:{propertyName: key14},message:"property name must be valid"};
 if(vErrors === null){
@@ -3037,18 +3055,18 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/config",sche
 return false;
 }
 }
-var valid33 = _errs255 === errors;
+var valid33 = _errs257 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data71.hook_timeout !== undefined){
-let data89 = data71.hook_timeout;
-const _errs260 = errors;
-if(errors === _errs260){
-if(typeof data89 === "string"){
-if(!pattern5.test(data89)){
+if(data72.hook_timeout !== undefined){
+let data90 = data72.hook_timeout;
+const _errs262 = errors;
+if(errors === _errs262){
+if(typeof data90 === "string"){
+if(!pattern5.test(data90)){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/hook_timeout",schemaPath:"#/properties/plugins/items/properties/hook_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -3058,19 +3076,19 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/hook_timeout
 return false;
 }
 }
-var valid33 = _errs260 === errors;
+var valid33 = _errs262 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data71.max_memory !== undefined){
-let data90 = data71.max_memory;
-const _errs262 = errors;
-const _errs263 = errors;
-let valid50 = false;
+if(data72.max_memory !== undefined){
+let data91 = data72.max_memory;
 const _errs264 = errors;
-if(!(((typeof data90 == "number") && (!(data90 % 1) && !isNaN(data90))) && (isFinite(data90)))){
+const _errs265 = errors;
+let valid50 = false;
+const _errs266 = errors;
+if(!(((typeof data91 == "number") && (!(data91 % 1) && !isNaN(data91))) && (isFinite(data91)))){
 const err97 = {instancePath:instancePath+"/plugins/" + i11+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err97];
@@ -3080,9 +3098,9 @@ vErrors.push(err97);
 }
 errors++;
 }
-if(errors === _errs264){
-if((typeof data90 == "number") && (isFinite(data90))){
-if(data90 > 9007199254740991 || isNaN(data90)){
+if(errors === _errs266){
+if((typeof data91 == "number") && (isFinite(data91))){
+if(data91 > 9007199254740991 || isNaN(data91)){
 const err98 = {instancePath:instancePath+"/plugins/" + i11+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err98];
@@ -3093,7 +3111,7 @@ vErrors.push(err98);
 errors++;
 }
 else {
-if(data90 <= 0 || isNaN(data90)){
+if(data91 <= 0 || isNaN(data91)){
 const err99 = {instancePath:instancePath+"/plugins/" + i11+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err99];
@@ -3106,12 +3124,12 @@ errors++;
 }
 }
 }
-var _valid16 = _errs264 === errors;
+var _valid16 = _errs266 === errors;
 valid50 = valid50 || _valid16;
-const _errs266 = errors;
-if(errors === _errs266){
-if(typeof data90 === "string"){
-if(!pattern8.test(data90)){
+const _errs268 = errors;
+if(errors === _errs268){
+if(typeof data91 === "string"){
+if(!pattern8.test(data91)){
 const err100 = {instancePath:instancePath+"/plugins/" + i11+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err100];
@@ -3133,7 +3151,7 @@ vErrors.push(err101);
 errors++;
 }
 }
-var _valid16 = _errs266 === errors;
+var _valid16 = _errs268 === errors;
 valid50 = valid50 || _valid16;
 if(!valid50){
 const err102 = {instancePath:instancePath+"/plugins/" + i11+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3148,49 +3166,49 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs263;
+errors = _errs265;
 if(vErrors !== null){
-if(_errs263){
-vErrors.length = _errs263;
+if(_errs265){
+vErrors.length = _errs265;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid33 = _errs262 === errors;
+var valid33 = _errs264 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data71.tools !== undefined){
-let data91 = data71.tools;
-const _errs268 = errors;
-if(errors === _errs268){
-if(data91 && typeof data91 == "object" && !Array.isArray(data91)){
+if(data72.tools !== undefined){
+let data92 = data72.tools;
 const _errs270 = errors;
-for(const key15 in data91){
+if(errors === _errs270){
+if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
+const _errs272 = errors;
+for(const key15 in data92){
 if(!((key15 === "allow") || (key15 === "deny"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools",schemaPath:"#/properties/plugins/items/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs270 === errors){
-if(data91.allow !== undefined){
-let data92 = data91.allow;
-const _errs271 = errors;
-if(errors === _errs271){
-if(Array.isArray(data92)){
-var valid52 = true;
-const len19 = data92.length;
-for(let i19=0; i19<len19; i19++){
-let data93 = data92[i19];
+if(_errs272 === errors){
+if(data92.allow !== undefined){
+let data93 = data92.allow;
 const _errs273 = errors;
 if(errors === _errs273){
-if(typeof data93 === "string"){
-if(data93.length < 1){
+if(Array.isArray(data93)){
+var valid52 = true;
+const len19 = data93.length;
+for(let i19=0; i19<len19; i19++){
+let data94 = data93[i19];
+const _errs275 = errors;
+if(errors === _errs275){
+if(typeof data94 === "string"){
+if(data94.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/allow/" + i19,schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3200,7 +3218,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/allow/
 return false;
 }
 }
-var valid52 = _errs273 === errors;
+var valid52 = _errs275 === errors;
 if(!valid52){
 break;
 }
@@ -3211,25 +3229,25 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/allow"
 return false;
 }
 }
-var valid51 = _errs271 === errors;
+var valid51 = _errs273 === errors;
 }
 else {
 var valid51 = true;
 }
 if(valid51){
-if(data91.deny !== undefined){
-let data94 = data91.deny;
-const _errs275 = errors;
-if(errors === _errs275){
-if(Array.isArray(data94)){
-var valid53 = true;
-const len20 = data94.length;
-for(let i20=0; i20<len20; i20++){
-let data95 = data94[i20];
+if(data92.deny !== undefined){
+let data95 = data92.deny;
 const _errs277 = errors;
 if(errors === _errs277){
-if(typeof data95 === "string"){
-if(data95.length < 1){
+if(Array.isArray(data95)){
+var valid53 = true;
+const len20 = data95.length;
+for(let i20=0; i20<len20; i20++){
+let data96 = data95[i20];
+const _errs279 = errors;
+if(errors === _errs279){
+if(typeof data96 === "string"){
+if(data96.length < 1){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/deny/" + i20,schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3239,7 +3257,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/deny/"
 return false;
 }
 }
-var valid53 = _errs277 === errors;
+var valid53 = _errs279 === errors;
 if(!valid53){
 break;
 }
@@ -3250,7 +3268,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/deny",
 return false;
 }
 }
-var valid51 = _errs275 === errors;
+var valid51 = _errs277 === errors;
 }
 else {
 var valid51 = true;
@@ -3263,41 +3281,41 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools",schem
 return false;
 }
 }
-var valid33 = _errs268 === errors;
+var valid33 = _errs270 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data71.isolation !== undefined){
-let data96 = data71.isolation;
-const _errs279 = errors;
-if(typeof data96 !== "string"){
+if(data72.isolation !== undefined){
+let data97 = data72.isolation;
+const _errs281 = errors;
+if(typeof data97 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data96 === "subprocess") || (data96 === "worker"))){
+if(!((data97 === "subprocess") || (data97 === "worker"))){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema31.properties.plugins.items.properties.isolation.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid33 = _errs279 === errors;
+var valid33 = _errs281 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data71.sandbox !== undefined){
-let data97 = data71.sandbox;
-const _errs281 = errors;
-if(typeof data97 !== "string"){
+if(data72.sandbox !== undefined){
+let data98 = data72.sandbox;
+const _errs283 = errors;
+if(typeof data98 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("off" !== data97){
+if("off" !== data98){
 validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"}];
 return false;
 }
-var valid33 = _errs281 === errors;
+var valid33 = _errs283 === errors;
 }
 else {
 var valid33 = true;
@@ -3317,7 +3335,7 @@ validate20.errors = [{instancePath:instancePath+"/plugins/" + i11,schemaPath:"#/
 return false;
 }
 }
-var valid32 = _errs191 === errors;
+var valid32 = _errs193 === errors;
 if(!valid32){
 break;
 }
@@ -3328,20 +3346,20 @@ validate20.errors = [{instancePath:instancePath+"/plugins",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs189 === errors;
+var valid0 = _errs191 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.mcp_servers !== undefined){
-let data98 = data.mcp_servers;
-const _errs283 = errors;
-if(errors === _errs283){
-if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
-for(const key16 in data98){
+let data99 = data.mcp_servers;
 const _errs285 = errors;
 if(errors === _errs285){
+if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
+for(const key16 in data99){
+const _errs287 = errors;
+if(errors === _errs287){
 if(typeof key16 === "string"){
 if(!pattern20.test(key16)){
 const err103 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},message:"must match pattern \""+"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"+"\"",propertyName:key16};
@@ -3365,7 +3383,7 @@ vErrors.push(err104);
 errors++;
 }
 }
-var valid54 = _errs285 === errors;
+var valid54 = _errs287 === errors;
 if(!valid54){
 const err105 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames",keyword:"propertyNames",params:{propertyName: key16},message:"property name must be valid"};
 if(vErrors === null){
@@ -3381,28 +3399,28 @@ break;
 }
 }
 if(valid54){
-for(const key17 in data98){
-let data99 = data98[key17];
-const _errs288 = errors;
+for(const key17 in data99){
+let data100 = data99[key17];
+const _errs290 = errors;
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-if(errors === _errs288){
-if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
-const _errs291 = errors;
-for(const key18 in data99){
+if(errors === _errs290){
+if(data100 && typeof data100 == "object" && !Array.isArray(data100)){
+const _errs293 = errors;
+for(const key18 in data100){
 if(!(func1.call(schema31.properties.mcp_servers.additionalProperties.properties, key18))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs291 === errors){
-if(data99.command !== undefined){
-let data100 = data99.command;
-const _errs292 = errors;
-if(errors === _errs292){
-if(typeof data100 === "string"){
-if(data100.length < 1){
+if(_errs293 === errors){
+if(data100.command !== undefined){
+let data101 = data100.command;
+const _errs294 = errors;
+if(errors === _errs294){
+if(typeof data101 === "string"){
+if(data101.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3412,26 +3430,26 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid56 = _errs292 === errors;
+var valid56 = _errs294 === errors;
 }
 else {
 var valid56 = true;
 }
 if(valid56){
-if(data99.args !== undefined){
-let data101 = data99.args;
-const _errs294 = errors;
-if(errors === _errs294){
-if(Array.isArray(data101)){
-var valid57 = true;
-const len21 = data101.length;
-for(let i21=0; i21<len21; i21++){
+if(data100.args !== undefined){
+let data102 = data100.args;
 const _errs296 = errors;
-if(typeof data101[i21] !== "string"){
+if(errors === _errs296){
+if(Array.isArray(data102)){
+var valid57 = true;
+const len21 = data102.length;
+for(let i21=0; i21<len21; i21++){
+const _errs298 = errors;
+if(typeof data102[i21] !== "string"){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i21,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid57 = _errs296 === errors;
+var valid57 = _errs298 === errors;
 if(!valid57){
 break;
 }
@@ -3442,28 +3460,28 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid56 = _errs294 === errors;
+var valid56 = _errs296 === errors;
 }
 else {
 var valid56 = true;
 }
 if(valid56){
-if(data99.env !== undefined){
-let data103 = data99.env;
-const _errs298 = errors;
-const _errs299 = errors;
-let valid58 = false;
+if(data100.env !== undefined){
+let data104 = data100.env;
 const _errs300 = errors;
-if(errors === _errs300){
-if(Array.isArray(data103)){
-var valid59 = true;
-const len22 = data103.length;
-for(let i22=0; i22<len22; i22++){
-let data104 = data103[i22];
+const _errs301 = errors;
+let valid58 = false;
 const _errs302 = errors;
 if(errors === _errs302){
-if(typeof data104 === "string"){
-if(!pattern4.test(data104)){
+if(Array.isArray(data104)){
+var valid59 = true;
+const len22 = data104.length;
+for(let i22=0; i22<len22; i22++){
+let data105 = data104[i22];
+const _errs304 = errors;
+if(errors === _errs304){
+if(typeof data105 === "string"){
+if(!pattern4.test(data105)){
 const err106 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i22,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err106];
@@ -3485,7 +3503,7 @@ vErrors.push(err107);
 errors++;
 }
 }
-var valid59 = _errs302 === errors;
+var valid59 = _errs304 === errors;
 if(!valid59){
 break;
 }
@@ -3502,14 +3520,14 @@ vErrors.push(err108);
 errors++;
 }
 }
-var _valid17 = _errs300 === errors;
+var _valid17 = _errs302 === errors;
 valid58 = valid58 || _valid17;
-const _errs304 = errors;
-if(errors === _errs304){
-if(data103 && typeof data103 == "object" && !Array.isArray(data103)){
-for(const key19 in data103){
 const _errs306 = errors;
 if(errors === _errs306){
+if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
+for(const key19 in data104){
+const _errs308 = errors;
+if(errors === _errs308){
 if(typeof key19 === "string"){
 if(!pattern4.test(key19)){
 const err109 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",propertyName:key19};
@@ -3533,7 +3551,7 @@ vErrors.push(err110);
 errors++;
 }
 }
-var valid60 = _errs306 === errors;
+var valid60 = _errs308 === errors;
 if(!valid60){
 const err111 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames",keyword:"propertyNames",params:{propertyName: key19},message:"property name must be valid"};
 if(vErrors === null){
@@ -3547,9 +3565,9 @@ break;
 }
 }
 if(valid60){
-for(const key20 in data103){
-const _errs309 = errors;
-if(typeof data103[key20] !== "string"){
+for(const key20 in data104){
+const _errs311 = errors;
+if(typeof data104[key20] !== "string"){
 const err112 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key20.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err112];
@@ -3559,7 +3577,7 @@ vErrors.push(err112);
 }
 errors++;
 }
-var valid61 = _errs309 === errors;
+var valid61 = _errs311 === errors;
 if(!valid61){
 break;
 }
@@ -3577,7 +3595,7 @@ vErrors.push(err113);
 errors++;
 }
 }
-var _valid17 = _errs304 === errors;
+var _valid17 = _errs306 === errors;
 valid58 = valid58 || _valid17;
 if(!valid58){
 const err114 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -3592,28 +3610,28 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs299;
+errors = _errs301;
 if(vErrors !== null){
-if(_errs299){
-vErrors.length = _errs299;
+if(_errs301){
+vErrors.length = _errs301;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid56 = _errs298 === errors;
+var valid56 = _errs300 === errors;
 }
 else {
 var valid56 = true;
 }
 if(valid56){
-if(data99.cwd !== undefined){
-let data106 = data99.cwd;
-const _errs311 = errors;
-if(errors === _errs311){
-if(typeof data106 === "string"){
-if(data106.length < 1){
+if(data100.cwd !== undefined){
+let data107 = data100.cwd;
+const _errs313 = errors;
+if(errors === _errs313){
+if(typeof data107 === "string"){
+if(data107.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3623,19 +3641,19 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid56 = _errs311 === errors;
+var valid56 = _errs313 === errors;
 }
 else {
 var valid56 = true;
 }
 if(valid56){
-if(data99.url !== undefined){
-let data107 = data99.url;
-const _errs313 = errors;
-if(errors === _errs313){
-if(errors === _errs313){
-if(typeof data107 === "string"){
-if(!(formats0(data107))){
+if(data100.url !== undefined){
+let data108 = data100.url;
+const _errs315 = errors;
+if(errors === _errs315){
+if(errors === _errs315){
+if(typeof data108 === "string"){
+if(!(formats0(data108))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -3646,19 +3664,19 @@ return false;
 }
 }
 }
-var valid56 = _errs313 === errors;
+var valid56 = _errs315 === errors;
 }
 else {
 var valid56 = true;
 }
 if(valid56){
-if(data99.headers !== undefined){
-let data108 = data99.headers;
-const _errs315 = errors;
-if(errors === _errs315){
-if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
-for(const key21 in data108){
+if(data100.headers !== undefined){
+let data109 = data100.headers;
 const _errs317 = errors;
+if(errors === _errs317){
+if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
+for(const key21 in data109){
+const _errs319 = errors;
 if(typeof key21 !== "string"){
 const err115 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key21};
 if(vErrors === null){
@@ -3669,7 +3687,7 @@ vErrors.push(err115);
 }
 errors++;
 }
-var valid62 = _errs317 === errors;
+var valid62 = _errs319 === errors;
 if(!valid62){
 const err116 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key21},message:"property name must be valid"};
 if(vErrors === null){
@@ -3685,13 +3703,13 @@ break;
 }
 }
 if(valid62){
-for(const key22 in data108){
-const _errs320 = errors;
-if(typeof data108[key22] !== "string"){
+for(const key22 in data109){
+const _errs322 = errors;
+if(typeof data109[key22] !== "string"){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid63 = _errs320 === errors;
+var valid63 = _errs322 === errors;
 if(!valid63){
 break;
 }
@@ -3703,39 +3721,39 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid56 = _errs315 === errors;
+var valid56 = _errs317 === errors;
 }
 else {
 var valid56 = true;
 }
 if(valid56){
-if(data99.tools !== undefined){
-let data110 = data99.tools;
-const _errs322 = errors;
-if(errors === _errs322){
-if(data110 && typeof data110 == "object" && !Array.isArray(data110)){
+if(data100.tools !== undefined){
+let data111 = data100.tools;
 const _errs324 = errors;
-for(const key23 in data110){
+if(errors === _errs324){
+if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
+const _errs326 = errors;
+for(const key23 in data111){
 if(!((key23 === "allow") || (key23 === "deny"))){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs324 === errors){
-if(data110.allow !== undefined){
-let data111 = data110.allow;
-const _errs325 = errors;
-if(errors === _errs325){
-if(Array.isArray(data111)){
-var valid65 = true;
-const len23 = data111.length;
-for(let i23=0; i23<len23; i23++){
-let data112 = data111[i23];
+if(_errs326 === errors){
+if(data111.allow !== undefined){
+let data112 = data111.allow;
 const _errs327 = errors;
 if(errors === _errs327){
-if(typeof data112 === "string"){
-if(data112.length < 1){
+if(Array.isArray(data112)){
+var valid65 = true;
+const len23 = data112.length;
+for(let i23=0; i23<len23; i23++){
+let data113 = data112[i23];
+const _errs329 = errors;
+if(errors === _errs329){
+if(typeof data113 === "string"){
+if(data113.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3745,7 +3763,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid65 = _errs327 === errors;
+var valid65 = _errs329 === errors;
 if(!valid65){
 break;
 }
@@ -3756,25 +3774,25 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid64 = _errs325 === errors;
+var valid64 = _errs327 === errors;
 }
 else {
 var valid64 = true;
 }
 if(valid64){
-if(data110.deny !== undefined){
-let data113 = data110.deny;
-const _errs329 = errors;
-if(errors === _errs329){
-if(Array.isArray(data113)){
-var valid66 = true;
-const len24 = data113.length;
-for(let i24=0; i24<len24; i24++){
-let data114 = data113[i24];
+if(data111.deny !== undefined){
+let data114 = data111.deny;
 const _errs331 = errors;
 if(errors === _errs331){
-if(typeof data114 === "string"){
-if(data114.length < 1){
+if(Array.isArray(data114)){
+var valid66 = true;
+const len24 = data114.length;
+for(let i24=0; i24<len24; i24++){
+let data115 = data114[i24];
+const _errs333 = errors;
+if(errors === _errs333){
+if(typeof data115 === "string"){
+if(data115.length < 1){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3784,7 +3802,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid66 = _errs331 === errors;
+var valid66 = _errs333 === errors;
 if(!valid66){
 break;
 }
@@ -3795,7 +3813,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid64 = _errs329 === errors;
+var valid64 = _errs331 === errors;
 }
 else {
 var valid64 = true;
@@ -3808,18 +3826,18 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid56 = _errs322 === errors;
+var valid56 = _errs324 === errors;
 }
 else {
 var valid56 = true;
 }
 if(valid56){
-if(data99.timeout !== undefined){
-let data115 = data99.timeout;
-const _errs333 = errors;
-if(errors === _errs333){
-if(typeof data115 === "string"){
-if(!pattern5.test(data115)){
+if(data100.timeout !== undefined){
+let data116 = data100.timeout;
+const _errs335 = errors;
+if(errors === _errs335){
+if(typeof data116 === "string"){
+if(!pattern5.test(data116)){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -3829,18 +3847,18 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid56 = _errs333 === errors;
+var valid56 = _errs335 === errors;
 }
 else {
 var valid56 = true;
 }
 if(valid56){
-if(data99.startup_timeout !== undefined){
-let data116 = data99.startup_timeout;
-const _errs335 = errors;
-if(errors === _errs335){
-if(typeof data116 === "string"){
-if(!pattern5.test(data116)){
+if(data100.startup_timeout !== undefined){
+let data117 = data100.startup_timeout;
+const _errs337 = errors;
+if(errors === _errs337){
+if(typeof data117 === "string"){
+if(!pattern5.test(data117)){
 validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -3850,31 +3868,31 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid56 = _errs335 === errors;
-}
-else {
-var valid56 = true;
-}
-if(valid56){
-if(data99.required !== undefined){
-const _errs337 = errors;
-if(typeof data99.required !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
 var valid56 = _errs337 === errors;
 }
 else {
 var valid56 = true;
 }
 if(valid56){
-if(data99.sandbox !== undefined){
-let data118 = data99.sandbox;
+if(data100.required !== undefined){
 const _errs339 = errors;
-const _errs340 = errors;
-let valid67 = false;
+if(typeof data100.required !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid56 = _errs339 === errors;
+}
+else {
+var valid56 = true;
+}
+if(valid56){
+if(data100.sandbox !== undefined){
+let data119 = data100.sandbox;
 const _errs341 = errors;
-if(typeof data118 !== "string"){
+const _errs342 = errors;
+let valid67 = false;
+const _errs343 = errors;
+if(typeof data119 !== "string"){
 const err117 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err117];
@@ -3884,7 +3902,7 @@ vErrors.push(err117);
 }
 errors++;
 }
-if("off" !== data118){
+if("off" !== data119){
 const err118 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err118];
@@ -3894,13 +3912,13 @@ vErrors.push(err118);
 }
 errors++;
 }
-var _valid18 = _errs341 === errors;
+var _valid18 = _errs343 === errors;
 valid67 = valid67 || _valid18;
-const _errs343 = errors;
-if(errors === _errs343){
-if(data118 && typeof data118 == "object" && !Array.isArray(data118)){
 const _errs345 = errors;
-for(const key24 in data118){
+if(errors === _errs345){
+if(data119 && typeof data119 == "object" && !Array.isArray(data119)){
+const _errs347 = errors;
+for(const key24 in data119){
 if(!((((key24 === "read") || (key24 === "write")) || (key24 === "net")) || (key24 === "limits"))){
 const err119 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -3913,20 +3931,20 @@ errors++;
 break;
 }
 }
-if(_errs345 === errors){
-if(data118.read !== undefined){
-let data119 = data118.read;
-const _errs346 = errors;
-if(errors === _errs346){
-if(Array.isArray(data119)){
-var valid69 = true;
-const len25 = data119.length;
-for(let i25=0; i25<len25; i25++){
-let data120 = data119[i25];
+if(_errs347 === errors){
+if(data119.read !== undefined){
+let data120 = data119.read;
 const _errs348 = errors;
 if(errors === _errs348){
-if(typeof data120 === "string"){
-if(data120.length < 1){
+if(Array.isArray(data120)){
+var valid69 = true;
+const len25 = data120.length;
+for(let i25=0; i25<len25; i25++){
+let data121 = data120[i25];
+const _errs350 = errors;
+if(errors === _errs350){
+if(typeof data121 === "string"){
+if(data121.length < 1){
 const err120 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err120];
@@ -3948,7 +3966,7 @@ vErrors.push(err121);
 errors++;
 }
 }
-var valid69 = _errs348 === errors;
+var valid69 = _errs350 === errors;
 if(!valid69){
 break;
 }
@@ -3965,25 +3983,25 @@ vErrors.push(err122);
 errors++;
 }
 }
-var valid68 = _errs346 === errors;
+var valid68 = _errs348 === errors;
 }
 else {
 var valid68 = true;
 }
 if(valid68){
-if(data118.write !== undefined){
-let data121 = data118.write;
-const _errs350 = errors;
-if(errors === _errs350){
-if(Array.isArray(data121)){
-var valid70 = true;
-const len26 = data121.length;
-for(let i26=0; i26<len26; i26++){
-let data122 = data121[i26];
+if(data119.write !== undefined){
+let data122 = data119.write;
 const _errs352 = errors;
 if(errors === _errs352){
-if(typeof data122 === "string"){
-if(data122.length < 1){
+if(Array.isArray(data122)){
+var valid70 = true;
+const len26 = data122.length;
+for(let i26=0; i26<len26; i26++){
+let data123 = data122[i26];
+const _errs354 = errors;
+if(errors === _errs354){
+if(typeof data123 === "string"){
+if(data123.length < 1){
 const err123 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i26,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err123];
@@ -4005,7 +4023,7 @@ vErrors.push(err124);
 errors++;
 }
 }
-var valid70 = _errs352 === errors;
+var valid70 = _errs354 === errors;
 if(!valid70){
 break;
 }
@@ -4022,19 +4040,19 @@ vErrors.push(err125);
 errors++;
 }
 }
-var valid68 = _errs350 === errors;
+var valid68 = _errs352 === errors;
 }
 else {
 var valid68 = true;
 }
 if(valid68){
-if(data118.net !== undefined){
-let data123 = data118.net;
-const _errs354 = errors;
-const _errs355 = errors;
-let valid71 = false;
+if(data119.net !== undefined){
+let data124 = data119.net;
 const _errs356 = errors;
-if(typeof data123 !== "boolean"){
+const _errs357 = errors;
+let valid71 = false;
+const _errs358 = errors;
+if(typeof data124 !== "boolean"){
 const err126 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err126];
@@ -4044,12 +4062,12 @@ vErrors.push(err126);
 }
 errors++;
 }
-var _valid19 = _errs356 === errors;
+var _valid19 = _errs358 === errors;
 valid71 = valid71 || _valid19;
-const _errs358 = errors;
-if(errors === _errs358){
-if(Array.isArray(data123)){
-if(data123.length < 1){
+const _errs360 = errors;
+if(errors === _errs360){
+if(Array.isArray(data124)){
+if(data124.length < 1){
 const err127 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/anyOf/1/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err127];
@@ -4061,13 +4079,13 @@ errors++;
 }
 else {
 var valid72 = true;
-const len27 = data123.length;
+const len27 = data124.length;
 for(let i27=0; i27<len27; i27++){
-let data124 = data123[i27];
-const _errs360 = errors;
-if(errors === _errs360){
-if(typeof data124 === "string"){
-if(!pattern9.test(data124)){
+let data125 = data124[i27];
+const _errs362 = errors;
+if(errors === _errs362){
+if(typeof data125 === "string"){
+if(!pattern9.test(data125)){
 const err128 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net/" + i27,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/anyOf/1/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"},message:"must match pattern \""+"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"+"\""};
 if(vErrors === null){
 vErrors = [err128];
@@ -4089,7 +4107,7 @@ vErrors.push(err129);
 errors++;
 }
 }
-var valid72 = _errs360 === errors;
+var valid72 = _errs362 === errors;
 if(!valid72){
 break;
 }
@@ -4107,7 +4125,7 @@ vErrors.push(err130);
 errors++;
 }
 }
-var _valid19 = _errs358 === errors;
+var _valid19 = _errs360 === errors;
 valid71 = valid71 || _valid19;
 if(!valid71){
 const err131 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4120,29 +4138,29 @@ vErrors.push(err131);
 errors++;
 }
 else {
-errors = _errs355;
+errors = _errs357;
 if(vErrors !== null){
-if(_errs355){
-vErrors.length = _errs355;
+if(_errs357){
+vErrors.length = _errs357;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid68 = _errs354 === errors;
+var valid68 = _errs356 === errors;
 }
 else {
 var valid68 = true;
 }
 if(valid68){
-if(data118.limits !== undefined){
-let data125 = data118.limits;
-const _errs362 = errors;
-if(errors === _errs362){
-if(data125 && typeof data125 == "object" && !Array.isArray(data125)){
+if(data119.limits !== undefined){
+let data126 = data119.limits;
 const _errs364 = errors;
-for(const key25 in data125){
+if(errors === _errs364){
+if(data126 && typeof data126 == "object" && !Array.isArray(data126)){
+const _errs366 = errors;
+for(const key25 in data126){
 if(!((((key25 === "processes") || (key25 === "memory")) || (key25 === "file_size")) || (key25 === "tmp"))){
 const err132 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -4155,11 +4173,11 @@ errors++;
 break;
 }
 }
-if(_errs364 === errors){
-if(data125.processes !== undefined){
-let data126 = data125.processes;
-const _errs365 = errors;
-if(!(((typeof data126 == "number") && (!(data126 % 1) && !isNaN(data126))) && (isFinite(data126)))){
+if(_errs366 === errors){
+if(data126.processes !== undefined){
+let data127 = data126.processes;
+const _errs367 = errors;
+if(!(((typeof data127 == "number") && (!(data127 % 1) && !isNaN(data127))) && (isFinite(data127)))){
 const err133 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err133];
@@ -4169,9 +4187,9 @@ vErrors.push(err133);
 }
 errors++;
 }
-if(errors === _errs365){
-if((typeof data126 == "number") && (isFinite(data126))){
-if(data126 > 9007199254740991 || isNaN(data126)){
+if(errors === _errs367){
+if((typeof data127 == "number") && (isFinite(data127))){
+if(data127 > 9007199254740991 || isNaN(data127)){
 const err134 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err134];
@@ -4182,7 +4200,7 @@ vErrors.push(err134);
 errors++;
 }
 else {
-if(data126 < 8 || isNaN(data126)){
+if(data127 < 8 || isNaN(data127)){
 const err135 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
 if(vErrors === null){
 vErrors = [err135];
@@ -4195,19 +4213,19 @@ errors++;
 }
 }
 }
-var valid73 = _errs365 === errors;
+var valid73 = _errs367 === errors;
 }
 else {
 var valid73 = true;
 }
 if(valid73){
-if(data125.memory !== undefined){
-let data127 = data125.memory;
-const _errs367 = errors;
-const _errs368 = errors;
-let valid74 = false;
+if(data126.memory !== undefined){
+let data128 = data126.memory;
 const _errs369 = errors;
-if(!(((typeof data127 == "number") && (!(data127 % 1) && !isNaN(data127))) && (isFinite(data127)))){
+const _errs370 = errors;
+let valid74 = false;
+const _errs371 = errors;
+if(!(((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128))) && (isFinite(data128)))){
 const err136 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err136];
@@ -4217,9 +4235,9 @@ vErrors.push(err136);
 }
 errors++;
 }
-if(errors === _errs369){
-if((typeof data127 == "number") && (isFinite(data127))){
-if(data127 > 9007199254740991 || isNaN(data127)){
+if(errors === _errs371){
+if((typeof data128 == "number") && (isFinite(data128))){
+if(data128 > 9007199254740991 || isNaN(data128)){
 const err137 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err137];
@@ -4230,7 +4248,7 @@ vErrors.push(err137);
 errors++;
 }
 else {
-if(data127 <= 0 || isNaN(data127)){
+if(data128 <= 0 || isNaN(data128)){
 const err138 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err138];
@@ -4243,12 +4261,12 @@ errors++;
 }
 }
 }
-var _valid20 = _errs369 === errors;
+var _valid20 = _errs371 === errors;
 valid74 = valid74 || _valid20;
-const _errs371 = errors;
-if(errors === _errs371){
-if(typeof data127 === "string"){
-if(!pattern8.test(data127)){
+const _errs373 = errors;
+if(errors === _errs373){
+if(typeof data128 === "string"){
+if(!pattern8.test(data128)){
 const err139 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err139];
@@ -4270,7 +4288,7 @@ vErrors.push(err140);
 errors++;
 }
 }
-var _valid20 = _errs371 === errors;
+var _valid20 = _errs373 === errors;
 valid74 = valid74 || _valid20;
 if(!valid74){
 const err141 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4283,29 +4301,29 @@ vErrors.push(err141);
 errors++;
 }
 else {
-errors = _errs368;
+errors = _errs370;
 if(vErrors !== null){
-if(_errs368){
-vErrors.length = _errs368;
+if(_errs370){
+vErrors.length = _errs370;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid73 = _errs367 === errors;
+var valid73 = _errs369 === errors;
 }
 else {
 var valid73 = true;
 }
 if(valid73){
-if(data125.file_size !== undefined){
-let data128 = data125.file_size;
-const _errs373 = errors;
-const _errs374 = errors;
-let valid75 = false;
+if(data126.file_size !== undefined){
+let data129 = data126.file_size;
 const _errs375 = errors;
-if(!(((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128))) && (isFinite(data128)))){
+const _errs376 = errors;
+let valid75 = false;
+const _errs377 = errors;
+if(!(((typeof data129 == "number") && (!(data129 % 1) && !isNaN(data129))) && (isFinite(data129)))){
 const err142 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err142];
@@ -4315,9 +4333,9 @@ vErrors.push(err142);
 }
 errors++;
 }
-if(errors === _errs375){
-if((typeof data128 == "number") && (isFinite(data128))){
-if(data128 > 9007199254740991 || isNaN(data128)){
+if(errors === _errs377){
+if((typeof data129 == "number") && (isFinite(data129))){
+if(data129 > 9007199254740991 || isNaN(data129)){
 const err143 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err143];
@@ -4328,7 +4346,7 @@ vErrors.push(err143);
 errors++;
 }
 else {
-if(data128 <= 0 || isNaN(data128)){
+if(data129 <= 0 || isNaN(data129)){
 const err144 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err144];
@@ -4341,12 +4359,12 @@ errors++;
 }
 }
 }
-var _valid21 = _errs375 === errors;
+var _valid21 = _errs377 === errors;
 valid75 = valid75 || _valid21;
-const _errs377 = errors;
-if(errors === _errs377){
-if(typeof data128 === "string"){
-if(!pattern8.test(data128)){
+const _errs379 = errors;
+if(errors === _errs379){
+if(typeof data129 === "string"){
+if(!pattern8.test(data129)){
 const err145 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err145];
@@ -4368,7 +4386,7 @@ vErrors.push(err146);
 errors++;
 }
 }
-var _valid21 = _errs377 === errors;
+var _valid21 = _errs379 === errors;
 valid75 = valid75 || _valid21;
 if(!valid75){
 const err147 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4381,29 +4399,29 @@ vErrors.push(err147);
 errors++;
 }
 else {
-errors = _errs374;
+errors = _errs376;
 if(vErrors !== null){
-if(_errs374){
-vErrors.length = _errs374;
+if(_errs376){
+vErrors.length = _errs376;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid73 = _errs373 === errors;
+var valid73 = _errs375 === errors;
 }
 else {
 var valid73 = true;
 }
 if(valid73){
-if(data125.tmp !== undefined){
-let data129 = data125.tmp;
-const _errs379 = errors;
-const _errs380 = errors;
-let valid76 = false;
+if(data126.tmp !== undefined){
+let data130 = data126.tmp;
 const _errs381 = errors;
-if(!(((typeof data129 == "number") && (!(data129 % 1) && !isNaN(data129))) && (isFinite(data129)))){
+const _errs382 = errors;
+let valid76 = false;
+const _errs383 = errors;
+if(!(((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130))) && (isFinite(data130)))){
 const err148 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err148];
@@ -4413,9 +4431,9 @@ vErrors.push(err148);
 }
 errors++;
 }
-if(errors === _errs381){
-if((typeof data129 == "number") && (isFinite(data129))){
-if(data129 > 9007199254740991 || isNaN(data129)){
+if(errors === _errs383){
+if((typeof data130 == "number") && (isFinite(data130))){
+if(data130 > 9007199254740991 || isNaN(data130)){
 const err149 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err149];
@@ -4426,7 +4444,7 @@ vErrors.push(err149);
 errors++;
 }
 else {
-if(data129 <= 0 || isNaN(data129)){
+if(data130 <= 0 || isNaN(data130)){
 const err150 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err150];
@@ -4439,12 +4457,12 @@ errors++;
 }
 }
 }
-var _valid22 = _errs381 === errors;
+var _valid22 = _errs383 === errors;
 valid76 = valid76 || _valid22;
-const _errs383 = errors;
-if(errors === _errs383){
-if(typeof data129 === "string"){
-if(!pattern8.test(data129)){
+const _errs385 = errors;
+if(errors === _errs385){
+if(typeof data130 === "string"){
+if(!pattern8.test(data130)){
 const err151 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err151];
@@ -4466,7 +4484,7 @@ vErrors.push(err152);
 errors++;
 }
 }
-var _valid22 = _errs383 === errors;
+var _valid22 = _errs385 === errors;
 valid76 = valid76 || _valid22;
 if(!valid76){
 const err153 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4479,17 +4497,17 @@ vErrors.push(err153);
 errors++;
 }
 else {
-errors = _errs380;
+errors = _errs382;
 if(vErrors !== null){
-if(_errs380){
-vErrors.length = _errs380;
+if(_errs382){
+vErrors.length = _errs382;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid73 = _errs379 === errors;
+var valid73 = _errs381 === errors;
 }
 else {
 var valid73 = true;
@@ -4510,7 +4528,7 @@ vErrors.push(err154);
 errors++;
 }
 }
-var valid68 = _errs362 === errors;
+var valid68 = _errs364 === errors;
 }
 else {
 var valid68 = true;
@@ -4531,7 +4549,7 @@ vErrors.push(err155);
 errors++;
 }
 }
-var _valid18 = _errs343 === errors;
+var _valid18 = _errs345 === errors;
 valid67 = valid67 || _valid18;
 if(!valid67){
 const err156 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -4546,17 +4564,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs340;
+errors = _errs342;
 if(vErrors !== null){
-if(_errs340){
-vErrors.length = _errs340;
+if(_errs342){
+vErrors.length = _errs342;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid56 = _errs339 === errors;
+var valid56 = _errs341 === errors;
 }
 else {
 var valid56 = true;
@@ -4578,7 +4596,7 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(
 return false;
 }
 }
-var valid55 = _errs288 === errors;
+var valid55 = _errs290 === errors;
 if(!valid55){
 break;
 }
@@ -4590,25 +4608,25 @@ validate20.errors = [{instancePath:instancePath+"/mcp_servers",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs283 === errors;
+var valid0 = _errs285 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.redact !== undefined){
-let data130 = data.redact;
-const _errs385 = errors;
-if(errors === _errs385){
-if(Array.isArray(data130)){
-var valid77 = true;
-const len28 = data130.length;
-for(let i28=0; i28<len28; i28++){
-let data131 = data130[i28];
+let data131 = data.redact;
 const _errs387 = errors;
 if(errors === _errs387){
-if(typeof data131 === "string"){
-if(!pattern4.test(data131)){
+if(Array.isArray(data131)){
+var valid77 = true;
+const len28 = data131.length;
+for(let i28=0; i28<len28; i28++){
+let data132 = data131[i28];
+const _errs389 = errors;
+if(errors === _errs389){
+if(typeof data132 === "string"){
+if(!pattern4.test(data132)){
 validate20.errors = [{instancePath:instancePath+"/redact/" + i28,schemaPath:"#/properties/redact/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
 return false;
 }
@@ -4618,7 +4636,7 @@ validate20.errors = [{instancePath:instancePath+"/redact/" + i28,schemaPath:"#/p
 return false;
 }
 }
-var valid77 = _errs387 === errors;
+var valid77 = _errs389 === errors;
 if(!valid77){
 break;
 }
@@ -4629,59 +4647,59 @@ validate20.errors = [{instancePath:instancePath+"/redact",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs385 === errors;
+var valid0 = _errs387 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.limits !== undefined){
-let data132 = data.limits;
-const _errs389 = errors;
-if(errors === _errs389){
-if(data132 && typeof data132 == "object" && !Array.isArray(data132)){
+let data133 = data.limits;
 const _errs391 = errors;
-for(const key26 in data132){
+if(errors === _errs391){
+if(data133 && typeof data133 == "object" && !Array.isArray(data133)){
+const _errs393 = errors;
+for(const key26 in data133){
 if(!((((((key26 === "max_turns") || (key26 === "timeout")) || (key26 === "max_tokens")) || (key26 === "max_cost_usd")) || (key26 === "max_concurrent_agents")) || (key26 === "max_agent_depth"))){
 validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs391 === errors){
-if(data132.max_turns !== undefined){
-let data133 = data132.max_turns;
-const _errs392 = errors;
-if(!(((typeof data133 == "number") && (!(data133 % 1) && !isNaN(data133))) && (isFinite(data133)))){
+if(_errs393 === errors){
+if(data133.max_turns !== undefined){
+let data134 = data133.max_turns;
+const _errs394 = errors;
+if(!(((typeof data134 == "number") && (!(data134 % 1) && !isNaN(data134))) && (isFinite(data134)))){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs392){
-if((typeof data133 == "number") && (isFinite(data133))){
-if(data133 > 9007199254740991 || isNaN(data133)){
+if(errors === _errs394){
+if((typeof data134 == "number") && (isFinite(data134))){
+if(data134 > 9007199254740991 || isNaN(data134)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data133 <= 0 || isNaN(data133)){
+if(data134 <= 0 || isNaN(data134)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid78 = _errs392 === errors;
+var valid78 = _errs394 === errors;
 }
 else {
 var valid78 = true;
 }
 if(valid78){
-if(data132.timeout !== undefined){
-let data134 = data132.timeout;
-const _errs394 = errors;
-if(errors === _errs394){
-if(typeof data134 === "string"){
-if(!pattern5.test(data134)){
+if(data133.timeout !== undefined){
+let data135 = data133.timeout;
+const _errs396 = errors;
+if(errors === _errs396){
+if(typeof data135 === "string"){
+if(!pattern5.test(data135)){
 validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -4691,45 +4709,45 @@ validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/
 return false;
 }
 }
-var valid78 = _errs394 === errors;
-}
-else {
-var valid78 = true;
-}
-if(valid78){
-if(data132.max_tokens !== undefined){
-let data135 = data132.max_tokens;
-const _errs396 = errors;
-if(!(((typeof data135 == "number") && (!(data135 % 1) && !isNaN(data135))) && (isFinite(data135)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs396){
-if((typeof data135 == "number") && (isFinite(data135))){
-if(data135 > 9007199254740991 || isNaN(data135)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data135 <= 0 || isNaN(data135)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid78 = _errs396 === errors;
 }
 else {
 var valid78 = true;
 }
 if(valid78){
-if(data132.max_cost_usd !== undefined){
-let data136 = data132.max_cost_usd;
+if(data133.max_tokens !== undefined){
+let data136 = data133.max_tokens;
 const _errs398 = errors;
+if(!(((typeof data136 == "number") && (!(data136 % 1) && !isNaN(data136))) && (isFinite(data136)))){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs398){
 if((typeof data136 == "number") && (isFinite(data136))){
+if(data136 > 9007199254740991 || isNaN(data136)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
 if(data136 <= 0 || isNaN(data136)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+}
+var valid78 = _errs398 === errors;
+}
+else {
+var valid78 = true;
+}
+if(valid78){
+if(data133.max_cost_usd !== undefined){
+let data137 = data133.max_cost_usd;
+const _errs400 = errors;
+if(errors === _errs400){
+if((typeof data137 == "number") && (isFinite(data137))){
+if(data137 <= 0 || isNaN(data137)){
 validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPath:"#/properties/limits/properties/max_cost_usd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4739,61 +4757,61 @@ validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPat
 return false;
 }
 }
-var valid78 = _errs398 === errors;
-}
-else {
-var valid78 = true;
-}
-if(valid78){
-if(data132.max_concurrent_agents !== undefined){
-let data137 = data132.max_concurrent_agents;
-const _errs400 = errors;
-if(!(((typeof data137 == "number") && (!(data137 % 1) && !isNaN(data137))) && (isFinite(data137)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs400){
-if((typeof data137 == "number") && (isFinite(data137))){
-if(data137 > 9007199254740991 || isNaN(data137)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data137 <= 0 || isNaN(data137)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid78 = _errs400 === errors;
 }
 else {
 var valid78 = true;
 }
 if(valid78){
-if(data132.max_agent_depth !== undefined){
-let data138 = data132.max_agent_depth;
+if(data133.max_concurrent_agents !== undefined){
+let data138 = data133.max_concurrent_agents;
 const _errs402 = errors;
 if(!(((typeof data138 == "number") && (!(data138 % 1) && !isNaN(data138))) && (isFinite(data138)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs402){
 if((typeof data138 == "number") && (isFinite(data138))){
 if(data138 > 9007199254740991 || isNaN(data138)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data138 <= 0 || isNaN(data138)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
 var valid78 = _errs402 === errors;
+}
+else {
+var valid78 = true;
+}
+if(valid78){
+if(data133.max_agent_depth !== undefined){
+let data139 = data133.max_agent_depth;
+const _errs404 = errors;
+if(!(((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139))) && (isFinite(data139)))){
+validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs404){
+if((typeof data139 == "number") && (isFinite(data139))){
+if(data139 > 9007199254740991 || isNaN(data139)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data139 <= 0 || isNaN(data139)){
+validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+}
+var valid78 = _errs404 === errors;
 }
 else {
 var valid78 = true;
@@ -4810,49 +4828,49 @@ validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs389 === errors;
+var valid0 = _errs391 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.compaction !== undefined){
-let data139 = data.compaction;
-const _errs404 = errors;
-if(errors === _errs404){
-if(data139 && typeof data139 == "object" && !Array.isArray(data139)){
+let data140 = data.compaction;
 const _errs406 = errors;
-for(const key27 in data139){
+if(errors === _errs406){
+if(data140 && typeof data140 == "object" && !Array.isArray(data140)){
+const _errs408 = errors;
+for(const key27 in data140){
 if(!(func1.call(schema31.properties.compaction.properties, key27))){
 validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs406 === errors){
-if(data139.enabled !== undefined){
-const _errs407 = errors;
-if(typeof data139.enabled !== "boolean"){
+if(_errs408 === errors){
+if(data140.enabled !== undefined){
+const _errs409 = errors;
+if(typeof data140.enabled !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/enabled",schemaPath:"#/properties/compaction/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid79 = _errs407 === errors;
+var valid79 = _errs409 === errors;
 }
 else {
 var valid79 = true;
 }
 if(valid79){
-if(data139.threshold !== undefined){
-let data141 = data139.threshold;
-const _errs409 = errors;
-if(errors === _errs409){
-if((typeof data141 == "number") && (isFinite(data141))){
-if(data141 > 1 || isNaN(data141)){
+if(data140.threshold !== undefined){
+let data142 = data140.threshold;
+const _errs411 = errors;
+if(errors === _errs411){
+if((typeof data142 == "number") && (isFinite(data142))){
+if(data142 > 1 || isNaN(data142)){
 validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data141 <= 0 || isNaN(data141)){
+if(data142 <= 0 || isNaN(data142)){
 validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4863,23 +4881,23 @@ validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPa
 return false;
 }
 }
-var valid79 = _errs409 === errors;
+var valid79 = _errs411 === errors;
 }
 else {
 var valid79 = true;
 }
 if(valid79){
-if(data139.low_water !== undefined){
-let data142 = data139.low_water;
-const _errs411 = errors;
-if(errors === _errs411){
-if((typeof data142 == "number") && (isFinite(data142))){
-if(data142 > 1 || isNaN(data142)){
+if(data140.low_water !== undefined){
+let data143 = data140.low_water;
+const _errs413 = errors;
+if(errors === _errs413){
+if((typeof data143 == "number") && (isFinite(data143))){
+if(data143 > 1 || isNaN(data143)){
 validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data142 <= 0 || isNaN(data142)){
+if(data143 <= 0 || isNaN(data143)){
 validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4890,55 +4908,28 @@ validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPa
 return false;
 }
 }
-var valid79 = _errs411 === errors;
-}
-else {
-var valid79 = true;
-}
-if(valid79){
-if(data139.protect_first !== undefined){
-let data143 = data139.protect_first;
-const _errs413 = errors;
-if(!(((typeof data143 == "number") && (!(data143 % 1) && !isNaN(data143))) && (isFinite(data143)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs413){
-if((typeof data143 == "number") && (isFinite(data143))){
-if(data143 > 9007199254740991 || isNaN(data143)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data143 < 0 || isNaN(data143)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
 var valid79 = _errs413 === errors;
 }
 else {
 var valid79 = true;
 }
 if(valid79){
-if(data139.protect_last !== undefined){
-let data144 = data139.protect_last;
+if(data140.protect_first !== undefined){
+let data144 = data140.protect_first;
 const _errs415 = errors;
 if(!(((typeof data144 == "number") && (!(data144 % 1) && !isNaN(data144))) && (isFinite(data144)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs415){
 if((typeof data144 == "number") && (isFinite(data144))){
 if(data144 > 9007199254740991 || isNaN(data144)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data144 < 1 || isNaN(data144)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+if(data144 < 0 || isNaN(data144)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -4950,17 +4941,44 @@ else {
 var valid79 = true;
 }
 if(valid79){
-if(data139.tail_budget !== undefined){
-let data145 = data139.tail_budget;
+if(data140.protect_last !== undefined){
+let data145 = data140.protect_last;
 const _errs417 = errors;
+if(!(((typeof data145 == "number") && (!(data145 % 1) && !isNaN(data145))) && (isFinite(data145)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs417){
 if((typeof data145 == "number") && (isFinite(data145))){
-if(data145 > 1 || isNaN(data145)){
+if(data145 > 9007199254740991 || isNaN(data145)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data145 < 1 || isNaN(data145)){
+validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid79 = _errs417 === errors;
+}
+else {
+var valid79 = true;
+}
+if(valid79){
+if(data140.tail_budget !== undefined){
+let data146 = data140.tail_budget;
+const _errs419 = errors;
+if(errors === _errs419){
+if((typeof data146 == "number") && (isFinite(data146))){
+if(data146 > 1 || isNaN(data146)){
 validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data145 <= 0 || isNaN(data145)){
+if(data146 <= 0 || isNaN(data146)){
 validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4971,23 +4989,23 @@ validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schema
 return false;
 }
 }
-var valid79 = _errs417 === errors;
+var valid79 = _errs419 === errors;
 }
 else {
 var valid79 = true;
 }
 if(valid79){
-if(data139.max_tool_result !== undefined){
-let data146 = data139.max_tool_result;
-const _errs419 = errors;
-if(errors === _errs419){
-if((typeof data146 == "number") && (isFinite(data146))){
-if(data146 > 1 || isNaN(data146)){
+if(data140.max_tool_result !== undefined){
+let data147 = data140.max_tool_result;
+const _errs421 = errors;
+if(errors === _errs421){
+if((typeof data147 == "number") && (isFinite(data147))){
+if(data147 > 1 || isNaN(data147)){
 validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data146 <= 0 || isNaN(data146)){
+if(data147 <= 0 || isNaN(data147)){
 validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -4998,76 +5016,76 @@ validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",sc
 return false;
 }
 }
-var valid79 = _errs419 === errors;
-}
-else {
-var valid79 = true;
-}
-if(valid79){
-if(data139.prune_min !== undefined){
-let data147 = data139.prune_min;
-const _errs421 = errors;
-if(!(((typeof data147 == "number") && (!(data147 % 1) && !isNaN(data147))) && (isFinite(data147)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs421){
-if((typeof data147 == "number") && (isFinite(data147))){
-if(data147 > 9007199254740991 || isNaN(data147)){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data147 < 1 || isNaN(data147)){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
 var valid79 = _errs421 === errors;
 }
 else {
 var valid79 = true;
 }
 if(valid79){
-if(data139.micro !== undefined){
-let data148 = data139.micro;
+if(data140.prune_min !== undefined){
+let data148 = data140.prune_min;
 const _errs423 = errors;
+if(!(((typeof data148 == "number") && (!(data148 % 1) && !isNaN(data148))) && (isFinite(data148)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs423){
-if(data148 && typeof data148 == "object" && !Array.isArray(data148)){
+if((typeof data148 == "number") && (isFinite(data148))){
+if(data148 > 9007199254740991 || isNaN(data148)){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data148 < 1 || isNaN(data148)){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid79 = _errs423 === errors;
+}
+else {
+var valid79 = true;
+}
+if(valid79){
+if(data140.micro !== undefined){
+let data149 = data140.micro;
 const _errs425 = errors;
-for(const key28 in data148){
+if(errors === _errs425){
+if(data149 && typeof data149 == "object" && !Array.isArray(data149)){
+const _errs427 = errors;
+for(const key28 in data149){
 if(!(((key28 === "enabled") || (key28 === "threshold")) || (key28 === "payback"))){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"#/properties/compaction/properties/micro/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs425 === errors){
-if(data148.enabled !== undefined){
-const _errs426 = errors;
-if(typeof data148.enabled !== "boolean"){
+if(_errs427 === errors){
+if(data149.enabled !== undefined){
+const _errs428 = errors;
+if(typeof data149.enabled !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/enabled",schemaPath:"#/properties/compaction/properties/micro/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid80 = _errs426 === errors;
+var valid80 = _errs428 === errors;
 }
 else {
 var valid80 = true;
 }
 if(valid80){
-if(data148.threshold !== undefined){
-let data150 = data148.threshold;
-const _errs428 = errors;
-if(errors === _errs428){
-if((typeof data150 == "number") && (isFinite(data150))){
-if(data150 > 1 || isNaN(data150)){
+if(data149.threshold !== undefined){
+let data151 = data149.threshold;
+const _errs430 = errors;
+if(errors === _errs430){
+if((typeof data151 == "number") && (isFinite(data151))){
+if(data151 > 1 || isNaN(data151)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
-if(data150 <= 0 || isNaN(data150)){
+if(data151 <= 0 || isNaN(data151)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5078,34 +5096,34 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",sc
 return false;
 }
 }
-var valid80 = _errs428 === errors;
+var valid80 = _errs430 === errors;
 }
 else {
 var valid80 = true;
 }
 if(valid80){
-if(data148.payback !== undefined){
-let data151 = data148.payback;
-const _errs430 = errors;
-if(!(((typeof data151 == "number") && (!(data151 % 1) && !isNaN(data151))) && (isFinite(data151)))){
+if(data149.payback !== undefined){
+let data152 = data149.payback;
+const _errs432 = errors;
+if(!(((typeof data152 == "number") && (!(data152 % 1) && !isNaN(data152))) && (isFinite(data152)))){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs430){
-if((typeof data151 == "number") && (isFinite(data151))){
-if(data151 > 9007199254740991 || isNaN(data151)){
+if(errors === _errs432){
+if((typeof data152 == "number") && (isFinite(data152))){
+if(data152 > 9007199254740991 || isNaN(data152)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data151 <= 0 || isNaN(data151)){
+if(data152 <= 0 || isNaN(data152)){
 validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid80 = _errs430 === errors;
+var valid80 = _errs432 === errors;
 }
 else {
 var valid80 = true;
@@ -5119,18 +5137,18 @@ validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"
 return false;
 }
 }
-var valid79 = _errs423 === errors;
+var valid79 = _errs425 === errors;
 }
 else {
 var valid79 = true;
 }
 if(valid79){
-if(data139.summary_model !== undefined){
-let data152 = data139.summary_model;
-const _errs432 = errors;
-if(errors === _errs432){
-if(typeof data152 === "string"){
-if(data152.length < 1){
+if(data140.summary_model !== undefined){
+let data153 = data140.summary_model;
+const _errs434 = errors;
+if(errors === _errs434){
+if(typeof data153 === "string"){
+if(data153.length < 1){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",schemaPath:"#/properties/compaction/properties/summary_model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5140,44 +5158,32 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",sche
 return false;
 }
 }
-var valid79 = _errs432 === errors;
-}
-else {
-var valid79 = true;
-}
-if(valid79){
-if(data139.summary_context_window !== undefined){
-let data153 = data139.summary_context_window;
-const _errs434 = errors;
-if(!(((typeof data153 == "number") && (!(data153 % 1) && !isNaN(data153))) && (isFinite(data153)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs434){
-if((typeof data153 == "number") && (isFinite(data153))){
-if(data153 > 9007199254740991 || isNaN(data153)){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data153 <= 0 || isNaN(data153)){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid79 = _errs434 === errors;
 }
 else {
 var valid79 = true;
 }
 if(valid79){
-if(data139.prune_tool_results !== undefined){
+if(data140.summary_context_window !== undefined){
+let data154 = data140.summary_context_window;
 const _errs436 = errors;
-if(typeof data139.prune_tool_results !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_tool_results",schemaPath:"#/properties/compaction/properties/prune_tool_results/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(!(((typeof data154 == "number") && (!(data154 % 1) && !isNaN(data154))) && (isFinite(data154)))){
+validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
+}
+if(errors === _errs436){
+if((typeof data154 == "number") && (isFinite(data154))){
+if(data154 > 9007199254740991 || isNaN(data154)){
+validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data154 <= 0 || isNaN(data154)){
+validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
 }
 var valid79 = _errs436 === errors;
 }
@@ -5185,12 +5191,24 @@ else {
 var valid79 = true;
 }
 if(valid79){
-if(data139.summary_timeout !== undefined){
-let data155 = data139.summary_timeout;
+if(data140.prune_tool_results !== undefined){
 const _errs438 = errors;
-if(errors === _errs438){
-if(typeof data155 === "string"){
-if(!pattern5.test(data155)){
+if(typeof data140.prune_tool_results !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/compaction/prune_tool_results",schemaPath:"#/properties/compaction/properties/prune_tool_results/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid79 = _errs438 === errors;
+}
+else {
+var valid79 = true;
+}
+if(valid79){
+if(data140.summary_timeout !== undefined){
+let data156 = data140.summary_timeout;
+const _errs440 = errors;
+if(errors === _errs440){
+if(typeof data156 === "string"){
+if(!pattern5.test(data156)){
 validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",schemaPath:"#/properties/compaction/properties/summary_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5200,7 +5218,7 @@ validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",sc
 return false;
 }
 }
-var valid79 = _errs438 === errors;
+var valid79 = _errs440 === errors;
 }
 else {
 var valid79 = true;
@@ -5224,32 +5242,32 @@ validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs404 === errors;
+var valid0 = _errs406 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.loops !== undefined){
-let data156 = data.loops;
-const _errs440 = errors;
-if(errors === _errs440){
-if(data156 && typeof data156 == "object" && !Array.isArray(data156)){
+let data157 = data.loops;
 const _errs442 = errors;
-for(const key29 in data156){
+if(errors === _errs442){
+if(data157 && typeof data157 == "object" && !Array.isArray(data157)){
+const _errs444 = errors;
+for(const key29 in data157){
 if(!((((key29 === "min_interval") || (key29 === "max_ticks")) || (key29 === "self_paced_floor")) || (key29 === "self_paced_ceiling"))){
 validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/properties/loops/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs442 === errors){
-if(data156.min_interval !== undefined){
-let data157 = data156.min_interval;
-const _errs443 = errors;
-if(errors === _errs443){
-if(typeof data157 === "string"){
-if(!pattern5.test(data157)){
+if(_errs444 === errors){
+if(data157.min_interval !== undefined){
+let data158 = data157.min_interval;
+const _errs445 = errors;
+if(errors === _errs445){
+if(typeof data158 === "string"){
+if(!pattern5.test(data158)){
 validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath:"#/properties/loops/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5259,45 +5277,45 @@ validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath
 return false;
 }
 }
-var valid81 = _errs443 === errors;
-}
-else {
-var valid81 = true;
-}
-if(valid81){
-if(data156.max_ticks !== undefined){
-let data158 = data156.max_ticks;
-const _errs445 = errors;
-if(!(((typeof data158 == "number") && (!(data158 % 1) && !isNaN(data158))) && (isFinite(data158)))){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs445){
-if((typeof data158 == "number") && (isFinite(data158))){
-if(data158 > 9007199254740991 || isNaN(data158)){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data158 <= 0 || isNaN(data158)){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
-return false;
-}
-}
-}
-}
 var valid81 = _errs445 === errors;
 }
 else {
 var valid81 = true;
 }
 if(valid81){
-if(data156.self_paced_floor !== undefined){
-let data159 = data156.self_paced_floor;
+if(data157.max_ticks !== undefined){
+let data159 = data157.max_ticks;
 const _errs447 = errors;
+if(!(((typeof data159 == "number") && (!(data159 % 1) && !isNaN(data159))) && (isFinite(data159)))){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs447){
-if(typeof data159 === "string"){
-if(!pattern5.test(data159)){
+if((typeof data159 == "number") && (isFinite(data159))){
+if(data159 > 9007199254740991 || isNaN(data159)){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data159 <= 0 || isNaN(data159)){
+validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+return false;
+}
+}
+}
+}
+var valid81 = _errs447 === errors;
+}
+else {
+var valid81 = true;
+}
+if(valid81){
+if(data157.self_paced_floor !== undefined){
+let data160 = data157.self_paced_floor;
+const _errs449 = errors;
+if(errors === _errs449){
+if(typeof data160 === "string"){
+if(!pattern5.test(data160)){
 validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schemaPath:"#/properties/loops/properties/self_paced_floor/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5307,18 +5325,18 @@ validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schema
 return false;
 }
 }
-var valid81 = _errs447 === errors;
+var valid81 = _errs449 === errors;
 }
 else {
 var valid81 = true;
 }
 if(valid81){
-if(data156.self_paced_ceiling !== undefined){
-let data160 = data156.self_paced_ceiling;
-const _errs449 = errors;
-if(errors === _errs449){
-if(typeof data160 === "string"){
-if(!pattern5.test(data160)){
+if(data157.self_paced_ceiling !== undefined){
+let data161 = data157.self_paced_ceiling;
+const _errs451 = errors;
+if(errors === _errs451){
+if(typeof data161 === "string"){
+if(!pattern5.test(data161)){
 validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",schemaPath:"#/properties/loops/properties/self_paced_ceiling/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5328,7 +5346,7 @@ validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",sche
 return false;
 }
 }
-var valid81 = _errs449 === errors;
+var valid81 = _errs451 === errors;
 }
 else {
 var valid81 = true;
@@ -5343,32 +5361,32 @@ validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs440 === errors;
+var valid0 = _errs442 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.heartbeat !== undefined){
-let data161 = data.heartbeat;
-const _errs451 = errors;
-if(errors === _errs451){
-if(data161 && typeof data161 == "object" && !Array.isArray(data161)){
+let data162 = data.heartbeat;
 const _errs453 = errors;
-for(const key30 in data161){
+if(errors === _errs453){
+if(data162 && typeof data162 == "object" && !Array.isArray(data162)){
+const _errs455 = errors;
+for(const key30 in data162){
 if(!(key30 === "min_interval")){
 validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/properties/heartbeat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs453 === errors){
-if(data161.min_interval !== undefined){
-let data162 = data161.min_interval;
-const _errs454 = errors;
-if(errors === _errs454){
-if(typeof data162 === "string"){
-if(!pattern5.test(data162)){
+if(_errs455 === errors){
+if(data162.min_interval !== undefined){
+let data163 = data162.min_interval;
+const _errs456 = errors;
+if(errors === _errs456){
+if(typeof data163 === "string"){
+if(!pattern5.test(data163)){
 validate20.errors = [{instancePath:instancePath+"/heartbeat/min_interval",schemaPath:"#/properties/heartbeat/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5386,32 +5404,32 @@ validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs451 === errors;
+var valid0 = _errs453 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.store !== undefined){
-let data163 = data.store;
-const _errs456 = errors;
-if(errors === _errs456){
-if(data163 && typeof data163 == "object" && !Array.isArray(data163)){
+let data164 = data.store;
 const _errs458 = errors;
-for(const key31 in data163){
+if(errors === _errs458){
+if(data164 && typeof data164 == "object" && !Array.isArray(data164)){
+const _errs460 = errors;
+for(const key31 in data164){
 if(!((key31 === "url") || (key31 === "retry"))){
 validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs458 === errors){
-if(data163.url !== undefined){
-let data164 = data163.url;
-const _errs459 = errors;
-if(errors === _errs459){
-if(typeof data164 === "string"){
-if(!pattern36.test(data164)){
+if(_errs460 === errors){
+if(data164.url !== undefined){
+let data165 = data164.url;
+const _errs461 = errors;
+if(errors === _errs461){
+if(typeof data165 === "string"){
+if(!pattern36.test(data165)){
 validate20.errors = [{instancePath:instancePath+"/store/url",schemaPath:"#/properties/store/properties/url/pattern",keyword:"pattern",params:{pattern: "^postgres(ql)?:\\/\\/"},message:"must match pattern \""+"^postgres(ql)?:\\/\\/"+"\""}];
 return false;
 }
@@ -5421,18 +5439,18 @@ validate20.errors = [{instancePath:instancePath+"/store/url",schemaPath:"#/prope
 return false;
 }
 }
-var valid83 = _errs459 === errors;
+var valid83 = _errs461 === errors;
 }
 else {
 var valid83 = true;
 }
 if(valid83){
-if(data163.retry !== undefined){
-let data165 = data163.retry;
-const _errs461 = errors;
-if(errors === _errs461){
-if(typeof data165 === "string"){
-if(!pattern5.test(data165)){
+if(data164.retry !== undefined){
+let data166 = data164.retry;
+const _errs463 = errors;
+if(errors === _errs463){
+if(typeof data166 === "string"){
+if(!pattern5.test(data166)){
 validate20.errors = [{instancePath:instancePath+"/store/retry",schemaPath:"#/properties/store/properties/retry/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -5442,7 +5460,7 @@ validate20.errors = [{instancePath:instancePath+"/store/retry",schemaPath:"#/pro
 return false;
 }
 }
-var valid83 = _errs461 === errors;
+var valid83 = _errs463 === errors;
 }
 else {
 var valid83 = true;
@@ -5455,42 +5473,42 @@ validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs456 === errors;
+var valid0 = _errs458 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.notify !== undefined){
-let data166 = data.notify;
-const _errs463 = errors;
-if(errors === _errs463){
-if(Array.isArray(data166)){
-var valid84 = true;
-const len29 = data166.length;
-for(let i29=0; i29<len29; i29++){
-let data167 = data166[i29];
+let data167 = data.notify;
 const _errs465 = errors;
+if(errors === _errs465){
+if(Array.isArray(data167)){
+var valid84 = true;
+const len29 = data167.length;
+for(let i29=0; i29<len29; i29++){
+let data168 = data167[i29];
+const _errs467 = errors;
 validate20.errors = [{instancePath:instancePath+"/notify/" + i29,schemaPath:"#/properties/notify/items/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-if(errors === _errs465){
-if(data167 && typeof data167 == "object" && !Array.isArray(data167)){
-const _errs468 = errors;
-for(const key32 in data167){
+if(errors === _errs467){
+if(data168 && typeof data168 == "object" && !Array.isArray(data168)){
+const _errs470 = errors;
+for(const key32 in data168){
 if(!((((key32 === "url") || (key32 === "secret_env")) || (key32 === "command")) || (key32 === "on"))){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i29,schemaPath:"#/properties/notify/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs468 === errors){
-if(data167.url !== undefined){
-let data168 = data167.url;
-const _errs469 = errors;
-if(errors === _errs469){
-if(errors === _errs469){
-if(typeof data168 === "string"){
-if(!(formats0(data168))){
+if(_errs470 === errors){
+if(data168.url !== undefined){
+let data169 = data168.url;
+const _errs471 = errors;
+if(errors === _errs471){
+if(errors === _errs471){
+if(typeof data169 === "string"){
+if(!(formats0(data169))){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i29+"/url",schemaPath:"#/properties/notify/items/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -5501,18 +5519,18 @@ return false;
 }
 }
 }
-var valid85 = _errs469 === errors;
+var valid85 = _errs471 === errors;
 }
 else {
 var valid85 = true;
 }
 if(valid85){
-if(data167.secret_env !== undefined){
-let data169 = data167.secret_env;
-const _errs471 = errors;
-if(errors === _errs471){
-if(typeof data169 === "string"){
-if(!pattern4.test(data169)){
+if(data168.secret_env !== undefined){
+let data170 = data168.secret_env;
+const _errs473 = errors;
+if(errors === _errs473){
+if(typeof data170 === "string"){
+if(!pattern4.test(data170)){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i29+"/secret_env",schemaPath:"#/properties/notify/items/properties/secret_env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
 return false;
 }
@@ -5522,30 +5540,30 @@ validate20.errors = [{instancePath:instancePath+"/notify/" + i29+"/secret_env",s
 return false;
 }
 }
-var valid85 = _errs471 === errors;
+var valid85 = _errs473 === errors;
 }
 else {
 var valid85 = true;
 }
 if(valid85){
-if(data167.command !== undefined){
-let data170 = data167.command;
-const _errs473 = errors;
-if(errors === _errs473){
-if(Array.isArray(data170)){
-if(data170.length < 1){
+if(data168.command !== undefined){
+let data171 = data168.command;
+const _errs475 = errors;
+if(errors === _errs475){
+if(Array.isArray(data171)){
+if(data171.length < 1){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i29+"/command",schemaPath:"#/properties/notify/items/properties/command/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 var valid86 = true;
-const len30 = data170.length;
+const len30 = data171.length;
 for(let i30=0; i30<len30; i30++){
-let data171 = data170[i30];
-const _errs475 = errors;
-if(errors === _errs475){
-if(typeof data171 === "string"){
-if(data171.length < 1){
+let data172 = data171[i30];
+const _errs477 = errors;
+if(errors === _errs477){
+if(typeof data172 === "string"){
+if(data172.length < 1){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i29+"/command/" + i30,schemaPath:"#/properties/notify/items/properties/command/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5555,7 +5573,7 @@ validate20.errors = [{instancePath:instancePath+"/notify/" + i29+"/command/" + i
 return false;
 }
 }
-var valid86 = _errs475 === errors;
+var valid86 = _errs477 === errors;
 if(!valid86){
 break;
 }
@@ -5567,31 +5585,31 @@ validate20.errors = [{instancePath:instancePath+"/notify/" + i29+"/command",sche
 return false;
 }
 }
-var valid85 = _errs473 === errors;
+var valid85 = _errs475 === errors;
 }
 else {
 var valid85 = true;
 }
 if(valid85){
-if(data167.on !== undefined){
-let data172 = data167.on;
-const _errs477 = errors;
-if(errors === _errs477){
-if(Array.isArray(data172)){
-var valid87 = true;
-const len31 = data172.length;
-for(let i31=0; i31<len31; i31++){
-let data173 = data172[i31];
+if(data168.on !== undefined){
+let data173 = data168.on;
 const _errs479 = errors;
-if(typeof data173 !== "string"){
+if(errors === _errs479){
+if(Array.isArray(data173)){
+var valid87 = true;
+const len31 = data173.length;
+for(let i31=0; i31<len31; i31++){
+let data174 = data173[i31];
+const _errs481 = errors;
+if(typeof data174 !== "string"){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i29+"/on/" + i31,schemaPath:"#/properties/notify/items/properties/on/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((((((data173 === "success") || (data173 === "failed")) || (data173 === "limit")) || (data173 === "interrupted")) || (data173 === "cancelled")) || (data173 === "crashed"))){
+if(!((((((data174 === "success") || (data174 === "failed")) || (data174 === "limit")) || (data174 === "interrupted")) || (data174 === "cancelled")) || (data174 === "crashed"))){
 validate20.errors = [{instancePath:instancePath+"/notify/" + i29+"/on/" + i31,schemaPath:"#/properties/notify/items/properties/on/items/enum",keyword:"enum",params:{allowedValues: schema31.properties.notify.items.properties.on.items.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid87 = _errs479 === errors;
+var valid87 = _errs481 === errors;
 if(!valid87){
 break;
 }
@@ -5602,7 +5620,7 @@ validate20.errors = [{instancePath:instancePath+"/notify/" + i29+"/on",schemaPat
 return false;
 }
 }
-var valid85 = _errs477 === errors;
+var valid85 = _errs479 === errors;
 }
 else {
 var valid85 = true;
@@ -5617,7 +5635,7 @@ validate20.errors = [{instancePath:instancePath+"/notify/" + i29,schemaPath:"#/p
 return false;
 }
 }
-var valid84 = _errs465 === errors;
+var valid84 = _errs467 === errors;
 if(!valid84){
 break;
 }
@@ -5628,41 +5646,41 @@ validate20.errors = [{instancePath:instancePath+"/notify",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs463 === errors;
+var valid0 = _errs465 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.queue !== undefined){
-let data174 = data.queue;
-const _errs481 = errors;
-if(errors === _errs481){
-if(data174 && typeof data174 == "object" && !Array.isArray(data174)){
+let data175 = data.queue;
 const _errs483 = errors;
-for(const key33 in data174){
+if(errors === _errs483){
+if(data175 && typeof data175 == "object" && !Array.isArray(data175)){
+const _errs485 = errors;
+for(const key33 in data175){
 if(!(key33 === "max_running")){
 validate20.errors = [{instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs483 === errors){
-if(data174.max_running !== undefined){
-let data175 = data174.max_running;
-const _errs484 = errors;
-if(!(((typeof data175 == "number") && (!(data175 % 1) && !isNaN(data175))) && (isFinite(data175)))){
+if(_errs485 === errors){
+if(data175.max_running !== undefined){
+let data176 = data175.max_running;
+const _errs486 = errors;
+if(!(((typeof data176 == "number") && (!(data176 % 1) && !isNaN(data176))) && (isFinite(data176)))){
 validate20.errors = [{instancePath:instancePath+"/queue/max_running",schemaPath:"#/properties/queue/properties/max_running/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs484){
-if((typeof data175 == "number") && (isFinite(data175))){
-if(data175 > 9007199254740991 || isNaN(data175)){
+if(errors === _errs486){
+if((typeof data176 == "number") && (isFinite(data176))){
+if(data176 > 9007199254740991 || isNaN(data176)){
 validate20.errors = [{instancePath:instancePath+"/queue/max_running",schemaPath:"#/properties/queue/properties/max_running/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data175 <= 0 || isNaN(data175)){
+if(data176 <= 0 || isNaN(data176)){
 validate20.errors = [{instancePath:instancePath+"/queue/max_running",schemaPath:"#/properties/queue/properties/max_running/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
@@ -5677,32 +5695,32 @@ validate20.errors = [{instancePath:instancePath+"/queue",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs481 === errors;
+var valid0 = _errs483 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.serve !== undefined){
-let data176 = data.serve;
-const _errs486 = errors;
-if(errors === _errs486){
-if(data176 && typeof data176 == "object" && !Array.isArray(data176)){
+let data177 = data.serve;
 const _errs488 = errors;
-for(const key34 in data176){
+if(errors === _errs488){
+if(data177 && typeof data177 == "object" && !Array.isArray(data177)){
+const _errs490 = errors;
+for(const key34 in data177){
 if(!((key34 === "listen") || (key34 === "jobs"))){
 validate20.errors = [{instancePath:instancePath+"/serve",schemaPath:"#/properties/serve/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs488 === errors){
-if(data176.listen !== undefined){
-let data177 = data176.listen;
-const _errs489 = errors;
-if(errors === _errs489){
-if(typeof data177 === "string"){
-if(data177.length < 1){
+if(_errs490 === errors){
+if(data177.listen !== undefined){
+let data178 = data177.listen;
+const _errs491 = errors;
+if(errors === _errs491){
+if(typeof data178 === "string"){
+if(data178.length < 1){
 validate20.errors = [{instancePath:instancePath+"/serve/listen",schemaPath:"#/properties/serve/properties/listen/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5712,18 +5730,18 @@ validate20.errors = [{instancePath:instancePath+"/serve/listen",schemaPath:"#/pr
 return false;
 }
 }
-var valid89 = _errs489 === errors;
+var valid89 = _errs491 === errors;
 }
 else {
 var valid89 = true;
 }
 if(valid89){
-if(data176.jobs !== undefined){
-let data178 = data176.jobs;
-const _errs491 = errors;
-if(errors === _errs491){
-if(typeof data178 === "string"){
-if(data178.length < 1){
+if(data177.jobs !== undefined){
+let data179 = data177.jobs;
+const _errs493 = errors;
+if(errors === _errs493){
+if(typeof data179 === "string"){
+if(data179.length < 1){
 validate20.errors = [{instancePath:instancePath+"/serve/jobs",schemaPath:"#/properties/serve/properties/jobs/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5733,7 +5751,7 @@ validate20.errors = [{instancePath:instancePath+"/serve/jobs",schemaPath:"#/prop
 return false;
 }
 }
-var valid89 = _errs491 === errors;
+var valid89 = _errs493 === errors;
 }
 else {
 var valid89 = true;
@@ -5746,53 +5764,53 @@ validate20.errors = [{instancePath:instancePath+"/serve",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs486 === errors;
+var valid0 = _errs488 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.policy !== undefined){
-let data179 = data.policy;
-const _errs493 = errors;
-if(errors === _errs493){
-if(data179 && typeof data179 == "object" && !Array.isArray(data179)){
+let data180 = data.policy;
 const _errs495 = errors;
-for(const key35 in data179){
+if(errors === _errs495){
+if(data180 && typeof data180 == "object" && !Array.isArray(data180)){
+const _errs497 = errors;
+for(const key35 in data180){
 if(!(func1.call(schema31.properties.policy.properties, key35))){
 validate20.errors = [{instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs495 === errors){
-if(data179.models !== undefined){
-let data180 = data179.models;
-const _errs496 = errors;
-if(errors === _errs496){
-if(data180 && typeof data180 == "object" && !Array.isArray(data180)){
+if(_errs497 === errors){
+if(data180.models !== undefined){
+let data181 = data180.models;
 const _errs498 = errors;
-for(const key36 in data180){
+if(errors === _errs498){
+if(data181 && typeof data181 == "object" && !Array.isArray(data181)){
+const _errs500 = errors;
+for(const key36 in data181){
 if(!((key36 === "base_urls") || (key36 === "api_key_envs"))){
 validate20.errors = [{instancePath:instancePath+"/policy/models",schemaPath:"#/properties/policy/properties/models/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs498 === errors){
-if(data180.base_urls !== undefined){
-let data181 = data180.base_urls;
-const _errs499 = errors;
-if(errors === _errs499){
-if(Array.isArray(data181)){
-var valid92 = true;
-const len32 = data181.length;
-for(let i32=0; i32<len32; i32++){
-let data182 = data181[i32];
+if(_errs500 === errors){
+if(data181.base_urls !== undefined){
+let data182 = data181.base_urls;
 const _errs501 = errors;
 if(errors === _errs501){
-if(typeof data182 === "string"){
-if(!pattern39.test(data182)){
+if(Array.isArray(data182)){
+var valid92 = true;
+const len32 = data182.length;
+for(let i32=0; i32<len32; i32++){
+let data183 = data182[i32];
+const _errs503 = errors;
+if(errors === _errs503){
+if(typeof data183 === "string"){
+if(!pattern39.test(data183)){
 validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls/" + i32,schemaPath:"#/properties/policy/properties/models/properties/base_urls/items/pattern",keyword:"pattern",params:{pattern: "^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"},message:"must match pattern \""+"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"+"\""}];
 return false;
 }
@@ -5802,7 +5820,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls/" + i3
 return false;
 }
 }
-var valid92 = _errs501 === errors;
+var valid92 = _errs503 === errors;
 if(!valid92){
 break;
 }
@@ -5813,25 +5831,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls",schem
 return false;
 }
 }
-var valid91 = _errs499 === errors;
+var valid91 = _errs501 === errors;
 }
 else {
 var valid91 = true;
 }
 if(valid91){
-if(data180.api_key_envs !== undefined){
-let data183 = data180.api_key_envs;
-const _errs503 = errors;
-if(errors === _errs503){
-if(Array.isArray(data183)){
-var valid93 = true;
-const len33 = data183.length;
-for(let i33=0; i33<len33; i33++){
-let data184 = data183[i33];
+if(data181.api_key_envs !== undefined){
+let data184 = data181.api_key_envs;
 const _errs505 = errors;
 if(errors === _errs505){
-if(typeof data184 === "string"){
-if(data184.length < 1){
+if(Array.isArray(data184)){
+var valid93 = true;
+const len33 = data184.length;
+for(let i33=0; i33<len33; i33++){
+let data185 = data184[i33];
+const _errs507 = errors;
+if(errors === _errs507){
+if(typeof data185 === "string"){
+if(data185.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs/" + i33,schemaPath:"#/properties/policy/properties/models/properties/api_key_envs/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5841,7 +5859,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs/" +
 return false;
 }
 }
-var valid93 = _errs505 === errors;
+var valid93 = _errs507 === errors;
 if(!valid93){
 break;
 }
@@ -5852,7 +5870,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs",sc
 return false;
 }
 }
-var valid91 = _errs503 === errors;
+var valid91 = _errs505 === errors;
 }
 else {
 var valid91 = true;
@@ -5865,25 +5883,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/models",schemaPath:"#/p
 return false;
 }
 }
-var valid90 = _errs496 === errors;
+var valid90 = _errs498 === errors;
 }
 else {
 var valid90 = true;
 }
 if(valid90){
-if(data179.env !== undefined){
-let data185 = data179.env;
-const _errs507 = errors;
-if(errors === _errs507){
-if(Array.isArray(data185)){
-var valid94 = true;
-const len34 = data185.length;
-for(let i34=0; i34<len34; i34++){
-let data186 = data185[i34];
+if(data180.env !== undefined){
+let data186 = data180.env;
 const _errs509 = errors;
 if(errors === _errs509){
-if(typeof data186 === "string"){
-if(data186.length < 1){
+if(Array.isArray(data186)){
+var valid94 = true;
+const len34 = data186.length;
+for(let i34=0; i34<len34; i34++){
+let data187 = data186[i34];
+const _errs511 = errors;
+if(errors === _errs511){
+if(typeof data187 === "string"){
+if(data187.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/env/" + i34,schemaPath:"#/properties/policy/properties/env/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5893,7 +5911,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/env/" + i34,schemaPath:
 return false;
 }
 }
-var valid94 = _errs509 === errors;
+var valid94 = _errs511 === errors;
 if(!valid94){
 break;
 }
@@ -5904,25 +5922,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/env",schemaPath:"#/prop
 return false;
 }
 }
-var valid90 = _errs507 === errors;
+var valid90 = _errs509 === errors;
 }
 else {
 var valid90 = true;
 }
 if(valid90){
-if(data179.steering_env !== undefined){
-let data187 = data179.steering_env;
-const _errs511 = errors;
-if(errors === _errs511){
-if(Array.isArray(data187)){
-var valid95 = true;
-const len35 = data187.length;
-for(let i35=0; i35<len35; i35++){
-let data188 = data187[i35];
+if(data180.steering_env !== undefined){
+let data188 = data180.steering_env;
 const _errs513 = errors;
 if(errors === _errs513){
-if(typeof data188 === "string"){
-if(data188.length < 1){
+if(Array.isArray(data188)){
+var valid95 = true;
+const len35 = data188.length;
+for(let i35=0; i35<len35; i35++){
+let data189 = data188[i35];
+const _errs515 = errors;
+if(errors === _errs515){
+if(typeof data189 === "string"){
+if(data189.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/steering_env/" + i35,schemaPath:"#/properties/policy/properties/steering_env/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5932,7 +5950,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/steering_env/" + i35,sc
 return false;
 }
 }
-var valid95 = _errs513 === errors;
+var valid95 = _errs515 === errors;
 if(!valid95){
 break;
 }
@@ -5943,28 +5961,16 @@ validate20.errors = [{instancePath:instancePath+"/policy/steering_env",schemaPat
 return false;
 }
 }
-var valid90 = _errs511 === errors;
+var valid90 = _errs513 === errors;
 }
 else {
 var valid90 = true;
 }
 if(valid90){
-if(data179.protect_job !== undefined){
-const _errs515 = errors;
-if(typeof data179.protect_job !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/policy/protect_job",schemaPath:"#/properties/policy/properties/protect_job/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid90 = _errs515 === errors;
-}
-else {
-var valid90 = true;
-}
-if(valid90){
-if(data179.repository_instructions !== undefined){
+if(data180.protect_job !== undefined){
 const _errs517 = errors;
-if(typeof data179.repository_instructions !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/policy/repository_instructions",schemaPath:"#/properties/policy/properties/repository_instructions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(typeof data180.protect_job !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/policy/protect_job",schemaPath:"#/properties/policy/properties/protect_job/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid90 = _errs517 === errors;
@@ -5973,10 +5979,10 @@ else {
 var valid90 = true;
 }
 if(valid90){
-if(data179.sandbox_off !== undefined){
+if(data180.repository_instructions !== undefined){
 const _errs519 = errors;
-if(typeof data179.sandbox_off !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/policy/sandbox_off",schemaPath:"#/properties/policy/properties/sandbox_off/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(typeof data180.repository_instructions !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/policy/repository_instructions",schemaPath:"#/properties/policy/properties/repository_instructions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid90 = _errs519 === errors;
@@ -5985,19 +5991,31 @@ else {
 var valid90 = true;
 }
 if(valid90){
-if(data179.read !== undefined){
-let data192 = data179.read;
+if(data180.sandbox_off !== undefined){
 const _errs521 = errors;
-if(errors === _errs521){
-if(Array.isArray(data192)){
-var valid96 = true;
-const len36 = data192.length;
-for(let i36=0; i36<len36; i36++){
-let data193 = data192[i36];
+if(typeof data180.sandbox_off !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/policy/sandbox_off",schemaPath:"#/properties/policy/properties/sandbox_off/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid90 = _errs521 === errors;
+}
+else {
+var valid90 = true;
+}
+if(valid90){
+if(data180.read !== undefined){
+let data193 = data180.read;
 const _errs523 = errors;
 if(errors === _errs523){
-if(typeof data193 === "string"){
-if(data193.length < 1){
+if(Array.isArray(data193)){
+var valid96 = true;
+const len36 = data193.length;
+for(let i36=0; i36<len36; i36++){
+let data194 = data193[i36];
+const _errs525 = errors;
+if(errors === _errs525){
+if(typeof data194 === "string"){
+if(data194.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/read/" + i36,schemaPath:"#/properties/policy/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6007,7 +6025,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/read/" + i36,schemaPath
 return false;
 }
 }
-var valid96 = _errs523 === errors;
+var valid96 = _errs525 === errors;
 if(!valid96){
 break;
 }
@@ -6018,25 +6036,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/read",schemaPath:"#/pro
 return false;
 }
 }
-var valid90 = _errs521 === errors;
+var valid90 = _errs523 === errors;
 }
 else {
 var valid90 = true;
 }
 if(valid90){
-if(data179.write !== undefined){
-let data194 = data179.write;
-const _errs525 = errors;
-if(errors === _errs525){
-if(Array.isArray(data194)){
-var valid97 = true;
-const len37 = data194.length;
-for(let i37=0; i37<len37; i37++){
-let data195 = data194[i37];
+if(data180.write !== undefined){
+let data195 = data180.write;
 const _errs527 = errors;
 if(errors === _errs527){
-if(typeof data195 === "string"){
-if(data195.length < 1){
+if(Array.isArray(data195)){
+var valid97 = true;
+const len37 = data195.length;
+for(let i37=0; i37<len37; i37++){
+let data196 = data195[i37];
+const _errs529 = errors;
+if(errors === _errs529){
+if(typeof data196 === "string"){
+if(data196.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/write/" + i37,schemaPath:"#/properties/policy/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6046,7 +6064,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/write/" + i37,schemaPat
 return false;
 }
 }
-var valid97 = _errs527 === errors;
+var valid97 = _errs529 === errors;
 if(!valid97){
 break;
 }
@@ -6057,51 +6075,51 @@ validate20.errors = [{instancePath:instancePath+"/policy/write",schemaPath:"#/pr
 return false;
 }
 }
-var valid90 = _errs525 === errors;
+var valid90 = _errs527 === errors;
 }
 else {
 var valid90 = true;
 }
 if(valid90){
-if(data179.network !== undefined){
-let data196 = data179.network;
-const _errs529 = errors;
-if(errors === _errs529){
-if(data196 && typeof data196 == "object" && !Array.isArray(data196)){
+if(data180.network !== undefined){
+let data197 = data180.network;
 const _errs531 = errors;
-for(const key37 in data196){
+if(errors === _errs531){
+if(data197 && typeof data197 == "object" && !Array.isArray(data197)){
+const _errs533 = errors;
+for(const key37 in data197){
 if(!((key37 === "sandbox") || (key37 === "hosts"))){
 validate20.errors = [{instancePath:instancePath+"/policy/network",schemaPath:"#/properties/policy/properties/network/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs531 === errors){
-if(data196.sandbox !== undefined){
-const _errs532 = errors;
-if(typeof data196.sandbox !== "boolean"){
+if(_errs533 === errors){
+if(data197.sandbox !== undefined){
+const _errs534 = errors;
+if(typeof data197.sandbox !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/policy/network/sandbox",schemaPath:"#/properties/policy/properties/network/properties/sandbox/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid98 = _errs532 === errors;
+var valid98 = _errs534 === errors;
 }
 else {
 var valid98 = true;
 }
 if(valid98){
-if(data196.hosts !== undefined){
-let data198 = data196.hosts;
-const _errs534 = errors;
-if(errors === _errs534){
-if(Array.isArray(data198)){
-var valid99 = true;
-const len38 = data198.length;
-for(let i38=0; i38<len38; i38++){
-let data199 = data198[i38];
+if(data197.hosts !== undefined){
+let data199 = data197.hosts;
 const _errs536 = errors;
 if(errors === _errs536){
-if(typeof data199 === "string"){
-if(!pattern15.test(data199)){
+if(Array.isArray(data199)){
+var valid99 = true;
+const len38 = data199.length;
+for(let i38=0; i38<len38; i38++){
+let data200 = data199[i38];
+const _errs538 = errors;
+if(errors === _errs538){
+if(typeof data200 === "string"){
+if(!pattern15.test(data200)){
 validate20.errors = [{instancePath:instancePath+"/policy/network/hosts/" + i38,schemaPath:"#/properties/policy/properties/network/properties/hosts/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"},message:"must match pattern \""+"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"+"\""}];
 return false;
 }
@@ -6111,7 +6129,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/network/hosts/" + i38,s
 return false;
 }
 }
-var valid99 = _errs536 === errors;
+var valid99 = _errs538 === errors;
 if(!valid99){
 break;
 }
@@ -6122,7 +6140,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/network/hosts",schemaPa
 return false;
 }
 }
-var valid98 = _errs534 === errors;
+var valid98 = _errs536 === errors;
 }
 else {
 var valid98 = true;
@@ -6135,25 +6153,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/network",schemaPath:"#/
 return false;
 }
 }
-var valid90 = _errs529 === errors;
+var valid90 = _errs531 === errors;
 }
 else {
 var valid90 = true;
 }
 if(valid90){
-if(data179.plugins !== undefined){
-let data200 = data179.plugins;
-const _errs538 = errors;
-if(errors === _errs538){
-if(Array.isArray(data200)){
-var valid100 = true;
-const len39 = data200.length;
-for(let i39=0; i39<len39; i39++){
-let data201 = data200[i39];
+if(data180.plugins !== undefined){
+let data201 = data180.plugins;
 const _errs540 = errors;
 if(errors === _errs540){
-if(typeof data201 === "string"){
-if(data201.length < 1){
+if(Array.isArray(data201)){
+var valid100 = true;
+const len39 = data201.length;
+for(let i39=0; i39<len39; i39++){
+let data202 = data201[i39];
+const _errs542 = errors;
+if(errors === _errs542){
+if(typeof data202 === "string"){
+if(data202.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/plugins/" + i39,schemaPath:"#/properties/policy/properties/plugins/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6163,7 +6181,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/plugins/" + i39,schemaP
 return false;
 }
 }
-var valid100 = _errs540 === errors;
+var valid100 = _errs542 === errors;
 if(!valid100){
 break;
 }
@@ -6174,39 +6192,39 @@ validate20.errors = [{instancePath:instancePath+"/policy/plugins",schemaPath:"#/
 return false;
 }
 }
-var valid90 = _errs538 === errors;
+var valid90 = _errs540 === errors;
 }
 else {
 var valid90 = true;
 }
 if(valid90){
-if(data179.mcp !== undefined){
-let data202 = data179.mcp;
-const _errs542 = errors;
-if(errors === _errs542){
-if(data202 && typeof data202 == "object" && !Array.isArray(data202)){
+if(data180.mcp !== undefined){
+let data203 = data180.mcp;
 const _errs544 = errors;
-for(const key38 in data202){
+if(errors === _errs544){
+if(data203 && typeof data203 == "object" && !Array.isArray(data203)){
+const _errs546 = errors;
+for(const key38 in data203){
 if(!((key38 === "commands") || (key38 === "urls"))){
 validate20.errors = [{instancePath:instancePath+"/policy/mcp",schemaPath:"#/properties/policy/properties/mcp/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs544 === errors){
-if(data202.commands !== undefined){
-let data203 = data202.commands;
-const _errs545 = errors;
-if(errors === _errs545){
-if(Array.isArray(data203)){
-var valid102 = true;
-const len40 = data203.length;
-for(let i40=0; i40<len40; i40++){
-let data204 = data203[i40];
+if(_errs546 === errors){
+if(data203.commands !== undefined){
+let data204 = data203.commands;
 const _errs547 = errors;
 if(errors === _errs547){
-if(typeof data204 === "string"){
-if(data204.length < 1){
+if(Array.isArray(data204)){
+var valid102 = true;
+const len40 = data204.length;
+for(let i40=0; i40<len40; i40++){
+let data205 = data204[i40];
+const _errs549 = errors;
+if(errors === _errs549){
+if(typeof data205 === "string"){
+if(data205.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands/" + i40,schemaPath:"#/properties/policy/properties/mcp/properties/commands/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6216,7 +6234,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands/" + i40,sc
 return false;
 }
 }
-var valid102 = _errs547 === errors;
+var valid102 = _errs549 === errors;
 if(!valid102){
 break;
 }
@@ -6227,25 +6245,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands",schemaPat
 return false;
 }
 }
-var valid101 = _errs545 === errors;
+var valid101 = _errs547 === errors;
 }
 else {
 var valid101 = true;
 }
 if(valid101){
-if(data202.urls !== undefined){
-let data205 = data202.urls;
-const _errs549 = errors;
-if(errors === _errs549){
-if(Array.isArray(data205)){
-var valid103 = true;
-const len41 = data205.length;
-for(let i41=0; i41<len41; i41++){
-let data206 = data205[i41];
+if(data203.urls !== undefined){
+let data206 = data203.urls;
 const _errs551 = errors;
 if(errors === _errs551){
-if(typeof data206 === "string"){
-if(!pattern39.test(data206)){
+if(Array.isArray(data206)){
+var valid103 = true;
+const len41 = data206.length;
+for(let i41=0; i41<len41; i41++){
+let data207 = data206[i41];
+const _errs553 = errors;
+if(errors === _errs553){
+if(typeof data207 === "string"){
+if(!pattern39.test(data207)){
 validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls/" + i41,schemaPath:"#/properties/policy/properties/mcp/properties/urls/items/pattern",keyword:"pattern",params:{pattern: "^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"},message:"must match pattern \""+"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"+"\""}];
 return false;
 }
@@ -6255,7 +6273,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls/" + i41,schema
 return false;
 }
 }
-var valid103 = _errs551 === errors;
+var valid103 = _errs553 === errors;
 if(!valid103){
 break;
 }
@@ -6266,7 +6284,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls",schemaPath:"#
 return false;
 }
 }
-var valid101 = _errs549 === errors;
+var valid101 = _errs551 === errors;
 }
 else {
 var valid101 = true;
@@ -6279,39 +6297,39 @@ validate20.errors = [{instancePath:instancePath+"/policy/mcp",schemaPath:"#/prop
 return false;
 }
 }
-var valid90 = _errs542 === errors;
+var valid90 = _errs544 === errors;
 }
 else {
 var valid90 = true;
 }
 if(valid90){
-if(data179.approval !== undefined){
-let data207 = data179.approval;
-const _errs553 = errors;
-if(errors === _errs553){
-if(data207 && typeof data207 == "object" && !Array.isArray(data207)){
+if(data180.approval !== undefined){
+let data208 = data180.approval;
 const _errs555 = errors;
-for(const key39 in data207){
+if(errors === _errs555){
+if(data208 && typeof data208 == "object" && !Array.isArray(data208)){
+const _errs557 = errors;
+for(const key39 in data208){
 if(!((key39 === "commands") || (key39 === "urls"))){
 validate20.errors = [{instancePath:instancePath+"/policy/approval",schemaPath:"#/properties/policy/properties/approval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs555 === errors){
-if(data207.commands !== undefined){
-let data208 = data207.commands;
-const _errs556 = errors;
-if(errors === _errs556){
-if(Array.isArray(data208)){
-var valid105 = true;
-const len42 = data208.length;
-for(let i42=0; i42<len42; i42++){
-let data209 = data208[i42];
+if(_errs557 === errors){
+if(data208.commands !== undefined){
+let data209 = data208.commands;
 const _errs558 = errors;
 if(errors === _errs558){
-if(typeof data209 === "string"){
-if(data209.length < 1){
+if(Array.isArray(data209)){
+var valid105 = true;
+const len42 = data209.length;
+for(let i42=0; i42<len42; i42++){
+let data210 = data209[i42];
+const _errs560 = errors;
+if(errors === _errs560){
+if(typeof data210 === "string"){
+if(data210.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/approval/commands/" + i42,schemaPath:"#/properties/policy/properties/approval/properties/commands/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6321,7 +6339,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/approval/commands/" + i
 return false;
 }
 }
-var valid105 = _errs558 === errors;
+var valid105 = _errs560 === errors;
 if(!valid105){
 break;
 }
@@ -6332,25 +6350,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/approval/commands",sche
 return false;
 }
 }
-var valid104 = _errs556 === errors;
+var valid104 = _errs558 === errors;
 }
 else {
 var valid104 = true;
 }
 if(valid104){
-if(data207.urls !== undefined){
-let data210 = data207.urls;
-const _errs560 = errors;
-if(errors === _errs560){
-if(Array.isArray(data210)){
-var valid106 = true;
-const len43 = data210.length;
-for(let i43=0; i43<len43; i43++){
-let data211 = data210[i43];
+if(data208.urls !== undefined){
+let data211 = data208.urls;
 const _errs562 = errors;
 if(errors === _errs562){
-if(typeof data211 === "string"){
-if(!pattern39.test(data211)){
+if(Array.isArray(data211)){
+var valid106 = true;
+const len43 = data211.length;
+for(let i43=0; i43<len43; i43++){
+let data212 = data211[i43];
+const _errs564 = errors;
+if(errors === _errs564){
+if(typeof data212 === "string"){
+if(!pattern39.test(data212)){
 validate20.errors = [{instancePath:instancePath+"/policy/approval/urls/" + i43,schemaPath:"#/properties/policy/properties/approval/properties/urls/items/pattern",keyword:"pattern",params:{pattern: "^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"},message:"must match pattern \""+"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"+"\""}];
 return false;
 }
@@ -6360,7 +6378,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/approval/urls/" + i43,s
 return false;
 }
 }
-var valid106 = _errs562 === errors;
+var valid106 = _errs564 === errors;
 if(!valid106){
 break;
 }
@@ -6371,7 +6389,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/approval/urls",schemaPa
 return false;
 }
 }
-var valid104 = _errs560 === errors;
+var valid104 = _errs562 === errors;
 }
 else {
 var valid104 = true;
@@ -6384,39 +6402,39 @@ validate20.errors = [{instancePath:instancePath+"/policy/approval",schemaPath:"#
 return false;
 }
 }
-var valid90 = _errs553 === errors;
+var valid90 = _errs555 === errors;
 }
 else {
 var valid90 = true;
 }
 if(valid90){
-if(data179.notify !== undefined){
-let data212 = data179.notify;
-const _errs564 = errors;
-if(errors === _errs564){
-if(data212 && typeof data212 == "object" && !Array.isArray(data212)){
+if(data180.notify !== undefined){
+let data213 = data180.notify;
 const _errs566 = errors;
-for(const key40 in data212){
+if(errors === _errs566){
+if(data213 && typeof data213 == "object" && !Array.isArray(data213)){
+const _errs568 = errors;
+for(const key40 in data213){
 if(!((key40 === "commands") || (key40 === "urls"))){
 validate20.errors = [{instancePath:instancePath+"/policy/notify",schemaPath:"#/properties/policy/properties/notify/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs566 === errors){
-if(data212.commands !== undefined){
-let data213 = data212.commands;
-const _errs567 = errors;
-if(errors === _errs567){
-if(Array.isArray(data213)){
-var valid108 = true;
-const len44 = data213.length;
-for(let i44=0; i44<len44; i44++){
-let data214 = data213[i44];
+if(_errs568 === errors){
+if(data213.commands !== undefined){
+let data214 = data213.commands;
 const _errs569 = errors;
 if(errors === _errs569){
-if(typeof data214 === "string"){
-if(data214.length < 1){
+if(Array.isArray(data214)){
+var valid108 = true;
+const len44 = data214.length;
+for(let i44=0; i44<len44; i44++){
+let data215 = data214[i44];
+const _errs571 = errors;
+if(errors === _errs571){
+if(typeof data215 === "string"){
+if(data215.length < 1){
 validate20.errors = [{instancePath:instancePath+"/policy/notify/commands/" + i44,schemaPath:"#/properties/policy/properties/notify/properties/commands/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6426,7 +6444,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/notify/commands/" + i44
 return false;
 }
 }
-var valid108 = _errs569 === errors;
+var valid108 = _errs571 === errors;
 if(!valid108){
 break;
 }
@@ -6437,25 +6455,25 @@ validate20.errors = [{instancePath:instancePath+"/policy/notify/commands",schema
 return false;
 }
 }
-var valid107 = _errs567 === errors;
+var valid107 = _errs569 === errors;
 }
 else {
 var valid107 = true;
 }
 if(valid107){
-if(data212.urls !== undefined){
-let data215 = data212.urls;
-const _errs571 = errors;
-if(errors === _errs571){
-if(Array.isArray(data215)){
-var valid109 = true;
-const len45 = data215.length;
-for(let i45=0; i45<len45; i45++){
-let data216 = data215[i45];
+if(data213.urls !== undefined){
+let data216 = data213.urls;
 const _errs573 = errors;
 if(errors === _errs573){
-if(typeof data216 === "string"){
-if(!pattern39.test(data216)){
+if(Array.isArray(data216)){
+var valid109 = true;
+const len45 = data216.length;
+for(let i45=0; i45<len45; i45++){
+let data217 = data216[i45];
+const _errs575 = errors;
+if(errors === _errs575){
+if(typeof data217 === "string"){
+if(!pattern39.test(data217)){
 validate20.errors = [{instancePath:instancePath+"/policy/notify/urls/" + i45,schemaPath:"#/properties/policy/properties/notify/properties/urls/items/pattern",keyword:"pattern",params:{pattern: "^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"},message:"must match pattern \""+"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"+"\""}];
 return false;
 }
@@ -6465,7 +6483,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/notify/urls/" + i45,sch
 return false;
 }
 }
-var valid109 = _errs573 === errors;
+var valid109 = _errs575 === errors;
 if(!valid109){
 break;
 }
@@ -6476,7 +6494,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/notify/urls",schemaPath
 return false;
 }
 }
-var valid107 = _errs571 === errors;
+var valid107 = _errs573 === errors;
 }
 else {
 var valid107 = true;
@@ -6489,59 +6507,59 @@ validate20.errors = [{instancePath:instancePath+"/policy/notify",schemaPath:"#/p
 return false;
 }
 }
-var valid90 = _errs564 === errors;
+var valid90 = _errs566 === errors;
 }
 else {
 var valid90 = true;
 }
 if(valid90){
-if(data179.limits !== undefined){
-let data217 = data179.limits;
-const _errs575 = errors;
-if(errors === _errs575){
-if(data217 && typeof data217 == "object" && !Array.isArray(data217)){
+if(data180.limits !== undefined){
+let data218 = data180.limits;
 const _errs577 = errors;
-for(const key41 in data217){
+if(errors === _errs577){
+if(data218 && typeof data218 == "object" && !Array.isArray(data218)){
+const _errs579 = errors;
+for(const key41 in data218){
 if(!(((key41 === "max_turns") || (key41 === "timeout")) || (key41 === "max_tokens"))){
 validate20.errors = [{instancePath:instancePath+"/policy/limits",schemaPath:"#/properties/policy/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key41},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs577 === errors){
-if(data217.max_turns !== undefined){
-let data218 = data217.max_turns;
-const _errs578 = errors;
-if(!(((typeof data218 == "number") && (!(data218 % 1) && !isNaN(data218))) && (isFinite(data218)))){
+if(_errs579 === errors){
+if(data218.max_turns !== undefined){
+let data219 = data218.max_turns;
+const _errs580 = errors;
+if(!(((typeof data219 == "number") && (!(data219 % 1) && !isNaN(data219))) && (isFinite(data219)))){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_turns",schemaPath:"#/properties/policy/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs578){
-if((typeof data218 == "number") && (isFinite(data218))){
-if(data218 > 9007199254740991 || isNaN(data218)){
+if(errors === _errs580){
+if((typeof data219 == "number") && (isFinite(data219))){
+if(data219 > 9007199254740991 || isNaN(data219)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_turns",schemaPath:"#/properties/policy/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data218 <= 0 || isNaN(data218)){
+if(data219 <= 0 || isNaN(data219)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_turns",schemaPath:"#/properties/policy/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid110 = _errs578 === errors;
+var valid110 = _errs580 === errors;
 }
 else {
 var valid110 = true;
 }
 if(valid110){
-if(data217.timeout !== undefined){
-let data219 = data217.timeout;
-const _errs580 = errors;
-if(errors === _errs580){
-if(typeof data219 === "string"){
-if(!pattern5.test(data219)){
+if(data218.timeout !== undefined){
+let data220 = data218.timeout;
+const _errs582 = errors;
+if(errors === _errs582){
+if(typeof data220 === "string"){
+if(!pattern5.test(data220)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/timeout",schemaPath:"#/properties/policy/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
 return false;
 }
@@ -6551,34 +6569,34 @@ validate20.errors = [{instancePath:instancePath+"/policy/limits/timeout",schemaP
 return false;
 }
 }
-var valid110 = _errs580 === errors;
+var valid110 = _errs582 === errors;
 }
 else {
 var valid110 = true;
 }
 if(valid110){
-if(data217.max_tokens !== undefined){
-let data220 = data217.max_tokens;
-const _errs582 = errors;
-if(!(((typeof data220 == "number") && (!(data220 % 1) && !isNaN(data220))) && (isFinite(data220)))){
+if(data218.max_tokens !== undefined){
+let data221 = data218.max_tokens;
+const _errs584 = errors;
+if(!(((typeof data221 == "number") && (!(data221 % 1) && !isNaN(data221))) && (isFinite(data221)))){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_tokens",schemaPath:"#/properties/policy/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs582){
-if((typeof data220 == "number") && (isFinite(data220))){
-if(data220 > 9007199254740991 || isNaN(data220)){
+if(errors === _errs584){
+if((typeof data221 == "number") && (isFinite(data221))){
+if(data221 > 9007199254740991 || isNaN(data221)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_tokens",schemaPath:"#/properties/policy/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data220 <= 0 || isNaN(data220)){
+if(data221 <= 0 || isNaN(data221)){
 validate20.errors = [{instancePath:instancePath+"/policy/limits/max_tokens",schemaPath:"#/properties/policy/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
 return false;
 }
 }
 }
 }
-var valid110 = _errs582 === errors;
+var valid110 = _errs584 === errors;
 }
 else {
 var valid110 = true;
@@ -6592,60 +6610,60 @@ validate20.errors = [{instancePath:instancePath+"/policy/limits",schemaPath:"#/p
 return false;
 }
 }
-var valid90 = _errs575 === errors;
+var valid90 = _errs577 === errors;
 }
 else {
 var valid90 = true;
 }
 if(valid90){
-if(data179.sandbox_limits !== undefined){
-let data221 = data179.sandbox_limits;
-const _errs584 = errors;
-if(errors === _errs584){
-if(data221 && typeof data221 == "object" && !Array.isArray(data221)){
+if(data180.sandbox_limits !== undefined){
+let data222 = data180.sandbox_limits;
 const _errs586 = errors;
-for(const key42 in data221){
+if(errors === _errs586){
+if(data222 && typeof data222 == "object" && !Array.isArray(data222)){
+const _errs588 = errors;
+for(const key42 in data222){
 if(!((((((key42 === "processes") || (key42 === "memory")) || (key42 === "file_size")) || (key42 === "tmp")) || (key42 === "max_output")) || (key42 === "max_session_output"))){
 validate20.errors = [{instancePath:instancePath+"/policy/sandbox_limits",schemaPath:"#/properties/policy/properties/sandbox_limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key42},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs586 === errors){
-if(data221.processes !== undefined){
-let data222 = data221.processes;
-const _errs587 = errors;
-if(!(((typeof data222 == "number") && (!(data222 % 1) && !isNaN(data222))) && (isFinite(data222)))){
+if(_errs588 === errors){
+if(data222.processes !== undefined){
+let data223 = data222.processes;
+const _errs589 = errors;
+if(!(((typeof data223 == "number") && (!(data223 % 1) && !isNaN(data223))) && (isFinite(data223)))){
 validate20.errors = [{instancePath:instancePath+"/policy/sandbox_limits/processes",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs587){
-if((typeof data222 == "number") && (isFinite(data222))){
-if(data222 > 9007199254740991 || isNaN(data222)){
+if(errors === _errs589){
+if((typeof data223 == "number") && (isFinite(data223))){
+if(data223 > 9007199254740991 || isNaN(data223)){
 validate20.errors = [{instancePath:instancePath+"/policy/sandbox_limits/processes",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-if(data222 < 8 || isNaN(data222)){
+if(data223 < 8 || isNaN(data223)){
 validate20.errors = [{instancePath:instancePath+"/policy/sandbox_limits/processes",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"}];
 return false;
 }
 }
 }
 }
-var valid111 = _errs587 === errors;
+var valid111 = _errs589 === errors;
 }
 else {
 var valid111 = true;
 }
 if(valid111){
-if(data221.memory !== undefined){
-let data223 = data221.memory;
-const _errs589 = errors;
-const _errs590 = errors;
-let valid112 = false;
+if(data222.memory !== undefined){
+let data224 = data222.memory;
 const _errs591 = errors;
-if(!(((typeof data223 == "number") && (!(data223 % 1) && !isNaN(data223))) && (isFinite(data223)))){
+const _errs592 = errors;
+let valid112 = false;
+const _errs593 = errors;
+if(!(((typeof data224 == "number") && (!(data224 % 1) && !isNaN(data224))) && (isFinite(data224)))){
 const err157 = {instancePath:instancePath+"/policy/sandbox_limits/memory",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err157];
@@ -6655,9 +6673,9 @@ vErrors.push(err157);
 }
 errors++;
 }
-if(errors === _errs591){
-if((typeof data223 == "number") && (isFinite(data223))){
-if(data223 > 9007199254740991 || isNaN(data223)){
+if(errors === _errs593){
+if((typeof data224 == "number") && (isFinite(data224))){
+if(data224 > 9007199254740991 || isNaN(data224)){
 const err158 = {instancePath:instancePath+"/policy/sandbox_limits/memory",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err158];
@@ -6668,7 +6686,7 @@ vErrors.push(err158);
 errors++;
 }
 else {
-if(data223 <= 0 || isNaN(data223)){
+if(data224 <= 0 || isNaN(data224)){
 const err159 = {instancePath:instancePath+"/policy/sandbox_limits/memory",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err159];
@@ -6681,12 +6699,12 @@ errors++;
 }
 }
 }
-var _valid23 = _errs591 === errors;
+var _valid23 = _errs593 === errors;
 valid112 = valid112 || _valid23;
-const _errs593 = errors;
-if(errors === _errs593){
-if(typeof data223 === "string"){
-if(!pattern8.test(data223)){
+const _errs595 = errors;
+if(errors === _errs595){
+if(typeof data224 === "string"){
+if(!pattern8.test(data224)){
 const err160 = {instancePath:instancePath+"/policy/sandbox_limits/memory",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err160];
@@ -6708,7 +6726,7 @@ vErrors.push(err161);
 errors++;
 }
 }
-var _valid23 = _errs593 === errors;
+var _valid23 = _errs595 === errors;
 valid112 = valid112 || _valid23;
 if(!valid112){
 const err162 = {instancePath:instancePath+"/policy/sandbox_limits/memory",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -6723,29 +6741,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs590;
+errors = _errs592;
 if(vErrors !== null){
-if(_errs590){
-vErrors.length = _errs590;
+if(_errs592){
+vErrors.length = _errs592;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid111 = _errs589 === errors;
+var valid111 = _errs591 === errors;
 }
 else {
 var valid111 = true;
 }
 if(valid111){
-if(data221.file_size !== undefined){
-let data224 = data221.file_size;
-const _errs595 = errors;
-const _errs596 = errors;
-let valid113 = false;
+if(data222.file_size !== undefined){
+let data225 = data222.file_size;
 const _errs597 = errors;
-if(!(((typeof data224 == "number") && (!(data224 % 1) && !isNaN(data224))) && (isFinite(data224)))){
+const _errs598 = errors;
+let valid113 = false;
+const _errs599 = errors;
+if(!(((typeof data225 == "number") && (!(data225 % 1) && !isNaN(data225))) && (isFinite(data225)))){
 const err163 = {instancePath:instancePath+"/policy/sandbox_limits/file_size",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err163];
@@ -6755,9 +6773,9 @@ vErrors.push(err163);
 }
 errors++;
 }
-if(errors === _errs597){
-if((typeof data224 == "number") && (isFinite(data224))){
-if(data224 > 9007199254740991 || isNaN(data224)){
+if(errors === _errs599){
+if((typeof data225 == "number") && (isFinite(data225))){
+if(data225 > 9007199254740991 || isNaN(data225)){
 const err164 = {instancePath:instancePath+"/policy/sandbox_limits/file_size",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err164];
@@ -6768,7 +6786,7 @@ vErrors.push(err164);
 errors++;
 }
 else {
-if(data224 <= 0 || isNaN(data224)){
+if(data225 <= 0 || isNaN(data225)){
 const err165 = {instancePath:instancePath+"/policy/sandbox_limits/file_size",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err165];
@@ -6781,12 +6799,12 @@ errors++;
 }
 }
 }
-var _valid24 = _errs597 === errors;
+var _valid24 = _errs599 === errors;
 valid113 = valid113 || _valid24;
-const _errs599 = errors;
-if(errors === _errs599){
-if(typeof data224 === "string"){
-if(!pattern8.test(data224)){
+const _errs601 = errors;
+if(errors === _errs601){
+if(typeof data225 === "string"){
+if(!pattern8.test(data225)){
 const err166 = {instancePath:instancePath+"/policy/sandbox_limits/file_size",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err166];
@@ -6808,7 +6826,7 @@ vErrors.push(err167);
 errors++;
 }
 }
-var _valid24 = _errs599 === errors;
+var _valid24 = _errs601 === errors;
 valid113 = valid113 || _valid24;
 if(!valid113){
 const err168 = {instancePath:instancePath+"/policy/sandbox_limits/file_size",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -6823,29 +6841,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs596;
+errors = _errs598;
 if(vErrors !== null){
-if(_errs596){
-vErrors.length = _errs596;
+if(_errs598){
+vErrors.length = _errs598;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid111 = _errs595 === errors;
+var valid111 = _errs597 === errors;
 }
 else {
 var valid111 = true;
 }
 if(valid111){
-if(data221.tmp !== undefined){
-let data225 = data221.tmp;
-const _errs601 = errors;
-const _errs602 = errors;
-let valid114 = false;
+if(data222.tmp !== undefined){
+let data226 = data222.tmp;
 const _errs603 = errors;
-if(!(((typeof data225 == "number") && (!(data225 % 1) && !isNaN(data225))) && (isFinite(data225)))){
+const _errs604 = errors;
+let valid114 = false;
+const _errs605 = errors;
+if(!(((typeof data226 == "number") && (!(data226 % 1) && !isNaN(data226))) && (isFinite(data226)))){
 const err169 = {instancePath:instancePath+"/policy/sandbox_limits/tmp",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err169];
@@ -6855,9 +6873,9 @@ vErrors.push(err169);
 }
 errors++;
 }
-if(errors === _errs603){
-if((typeof data225 == "number") && (isFinite(data225))){
-if(data225 > 9007199254740991 || isNaN(data225)){
+if(errors === _errs605){
+if((typeof data226 == "number") && (isFinite(data226))){
+if(data226 > 9007199254740991 || isNaN(data226)){
 const err170 = {instancePath:instancePath+"/policy/sandbox_limits/tmp",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err170];
@@ -6868,7 +6886,7 @@ vErrors.push(err170);
 errors++;
 }
 else {
-if(data225 <= 0 || isNaN(data225)){
+if(data226 <= 0 || isNaN(data226)){
 const err171 = {instancePath:instancePath+"/policy/sandbox_limits/tmp",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err171];
@@ -6881,12 +6899,12 @@ errors++;
 }
 }
 }
-var _valid25 = _errs603 === errors;
+var _valid25 = _errs605 === errors;
 valid114 = valid114 || _valid25;
-const _errs605 = errors;
-if(errors === _errs605){
-if(typeof data225 === "string"){
-if(!pattern8.test(data225)){
+const _errs607 = errors;
+if(errors === _errs607){
+if(typeof data226 === "string"){
+if(!pattern8.test(data226)){
 const err172 = {instancePath:instancePath+"/policy/sandbox_limits/tmp",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err172];
@@ -6908,7 +6926,7 @@ vErrors.push(err173);
 errors++;
 }
 }
-var _valid25 = _errs605 === errors;
+var _valid25 = _errs607 === errors;
 valid114 = valid114 || _valid25;
 if(!valid114){
 const err174 = {instancePath:instancePath+"/policy/sandbox_limits/tmp",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -6923,29 +6941,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs602;
+errors = _errs604;
 if(vErrors !== null){
-if(_errs602){
-vErrors.length = _errs602;
+if(_errs604){
+vErrors.length = _errs604;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid111 = _errs601 === errors;
+var valid111 = _errs603 === errors;
 }
 else {
 var valid111 = true;
 }
 if(valid111){
-if(data221.max_output !== undefined){
-let data226 = data221.max_output;
-const _errs607 = errors;
-const _errs608 = errors;
-let valid115 = false;
+if(data222.max_output !== undefined){
+let data227 = data222.max_output;
 const _errs609 = errors;
-if(!(((typeof data226 == "number") && (!(data226 % 1) && !isNaN(data226))) && (isFinite(data226)))){
+const _errs610 = errors;
+let valid115 = false;
+const _errs611 = errors;
+if(!(((typeof data227 == "number") && (!(data227 % 1) && !isNaN(data227))) && (isFinite(data227)))){
 const err175 = {instancePath:instancePath+"/policy/sandbox_limits/max_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err175];
@@ -6955,9 +6973,9 @@ vErrors.push(err175);
 }
 errors++;
 }
-if(errors === _errs609){
-if((typeof data226 == "number") && (isFinite(data226))){
-if(data226 > 9007199254740991 || isNaN(data226)){
+if(errors === _errs611){
+if((typeof data227 == "number") && (isFinite(data227))){
+if(data227 > 9007199254740991 || isNaN(data227)){
 const err176 = {instancePath:instancePath+"/policy/sandbox_limits/max_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err176];
@@ -6968,7 +6986,7 @@ vErrors.push(err176);
 errors++;
 }
 else {
-if(data226 <= 0 || isNaN(data226)){
+if(data227 <= 0 || isNaN(data227)){
 const err177 = {instancePath:instancePath+"/policy/sandbox_limits/max_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err177];
@@ -6981,12 +6999,12 @@ errors++;
 }
 }
 }
-var _valid26 = _errs609 === errors;
+var _valid26 = _errs611 === errors;
 valid115 = valid115 || _valid26;
-const _errs611 = errors;
-if(errors === _errs611){
-if(typeof data226 === "string"){
-if(!pattern8.test(data226)){
+const _errs613 = errors;
+if(errors === _errs613){
+if(typeof data227 === "string"){
+if(!pattern8.test(data227)){
 const err178 = {instancePath:instancePath+"/policy/sandbox_limits/max_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err178];
@@ -7008,7 +7026,7 @@ vErrors.push(err179);
 errors++;
 }
 }
-var _valid26 = _errs611 === errors;
+var _valid26 = _errs613 === errors;
 valid115 = valid115 || _valid26;
 if(!valid115){
 const err180 = {instancePath:instancePath+"/policy/sandbox_limits/max_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -7023,29 +7041,29 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs608;
+errors = _errs610;
 if(vErrors !== null){
-if(_errs608){
-vErrors.length = _errs608;
+if(_errs610){
+vErrors.length = _errs610;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid111 = _errs607 === errors;
+var valid111 = _errs609 === errors;
 }
 else {
 var valid111 = true;
 }
 if(valid111){
-if(data221.max_session_output !== undefined){
-let data227 = data221.max_session_output;
-const _errs613 = errors;
-const _errs614 = errors;
-let valid116 = false;
+if(data222.max_session_output !== undefined){
+let data228 = data222.max_session_output;
 const _errs615 = errors;
-if(!(((typeof data227 == "number") && (!(data227 % 1) && !isNaN(data227))) && (isFinite(data227)))){
+const _errs616 = errors;
+let valid116 = false;
+const _errs617 = errors;
+if(!(((typeof data228 == "number") && (!(data228 % 1) && !isNaN(data228))) && (isFinite(data228)))){
 const err181 = {instancePath:instancePath+"/policy/sandbox_limits/max_session_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_session_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err181];
@@ -7055,9 +7073,9 @@ vErrors.push(err181);
 }
 errors++;
 }
-if(errors === _errs615){
-if((typeof data227 == "number") && (isFinite(data227))){
-if(data227 > 9007199254740991 || isNaN(data227)){
+if(errors === _errs617){
+if((typeof data228 == "number") && (isFinite(data228))){
+if(data228 > 9007199254740991 || isNaN(data228)){
 const err182 = {instancePath:instancePath+"/policy/sandbox_limits/max_session_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_session_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err182];
@@ -7068,7 +7086,7 @@ vErrors.push(err182);
 errors++;
 }
 else {
-if(data227 <= 0 || isNaN(data227)){
+if(data228 <= 0 || isNaN(data228)){
 const err183 = {instancePath:instancePath+"/policy/sandbox_limits/max_session_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_session_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err183];
@@ -7081,12 +7099,12 @@ errors++;
 }
 }
 }
-var _valid27 = _errs615 === errors;
+var _valid27 = _errs617 === errors;
 valid116 = valid116 || _valid27;
-const _errs617 = errors;
-if(errors === _errs617){
-if(typeof data227 === "string"){
-if(!pattern8.test(data227)){
+const _errs619 = errors;
+if(errors === _errs619){
+if(typeof data228 === "string"){
+if(!pattern8.test(data228)){
 const err184 = {instancePath:instancePath+"/policy/sandbox_limits/max_session_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_session_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err184];
@@ -7108,7 +7126,7 @@ vErrors.push(err185);
 errors++;
 }
 }
-var _valid27 = _errs617 === errors;
+var _valid27 = _errs619 === errors;
 valid116 = valid116 || _valid27;
 if(!valid116){
 const err186 = {instancePath:instancePath+"/policy/sandbox_limits/max_session_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_session_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
@@ -7123,17 +7141,17 @@ validate20.errors = vErrors;
 return false;
 }
 else {
-errors = _errs614;
+errors = _errs616;
 if(vErrors !== null){
-if(_errs614){
-vErrors.length = _errs614;
+if(_errs616){
+vErrors.length = _errs616;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid111 = _errs613 === errors;
+var valid111 = _errs615 === errors;
 }
 else {
 var valid111 = true;
@@ -7150,7 +7168,7 @@ validate20.errors = [{instancePath:instancePath+"/policy/sandbox_limits",schemaP
 return false;
 }
 }
-var valid90 = _errs584 === errors;
+var valid90 = _errs586 === errors;
 }
 else {
 var valid90 = true;
@@ -7176,32 +7194,32 @@ validate20.errors = [{instancePath:instancePath+"/policy",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs493 === errors;
+var valid0 = _errs495 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.telemetry !== undefined){
-let data228 = data.telemetry;
-const _errs619 = errors;
-if(errors === _errs619){
-if(data228 && typeof data228 == "object" && !Array.isArray(data228)){
+let data229 = data.telemetry;
 const _errs621 = errors;
-for(const key43 in data228){
+if(errors === _errs621){
+if(data229 && typeof data229 == "object" && !Array.isArray(data229)){
+const _errs623 = errors;
+for(const key43 in data229){
 if(!((((key43 === "endpoint") || (key43 === "headers")) || (key43 === "service_name")) || (key43 === "capture_content"))){
 validate20.errors = [{instancePath:instancePath+"/telemetry",schemaPath:"#/properties/telemetry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key43},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs621 === errors){
-if(data228.endpoint !== undefined){
-let data229 = data228.endpoint;
-const _errs622 = errors;
-if(errors === _errs622){
-if(typeof data229 === "string"){
-if(!pattern50.test(data229)){
+if(_errs623 === errors){
+if(data229.endpoint !== undefined){
+let data230 = data229.endpoint;
+const _errs624 = errors;
+if(errors === _errs624){
+if(typeof data230 === "string"){
+if(!pattern50.test(data230)){
 validate20.errors = [{instancePath:instancePath+"/telemetry/endpoint",schemaPath:"#/properties/telemetry/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?:\\/\\/"},message:"must match pattern \""+"^https?:\\/\\/"+"\""}];
 return false;
 }
@@ -7211,19 +7229,19 @@ validate20.errors = [{instancePath:instancePath+"/telemetry/endpoint",schemaPath
 return false;
 }
 }
-var valid117 = _errs622 === errors;
+var valid117 = _errs624 === errors;
 }
 else {
 var valid117 = true;
 }
 if(valid117){
-if(data228.headers !== undefined){
-let data230 = data228.headers;
-const _errs624 = errors;
-if(errors === _errs624){
-if(data230 && typeof data230 == "object" && !Array.isArray(data230)){
-for(const key44 in data230){
+if(data229.headers !== undefined){
+let data231 = data229.headers;
 const _errs626 = errors;
+if(errors === _errs626){
+if(data231 && typeof data231 == "object" && !Array.isArray(data231)){
+for(const key44 in data231){
+const _errs628 = errors;
 if(typeof key44 !== "string"){
 const err187 = {instancePath:instancePath+"/telemetry/headers",schemaPath:"#/properties/telemetry/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key44};
 if(vErrors === null){
@@ -7234,7 +7252,7 @@ vErrors.push(err187);
 }
 errors++;
 }
-var valid118 = _errs626 === errors;
+var valid118 = _errs628 === errors;
 if(!valid118){
 const err188 = {instancePath:instancePath+"/telemetry/headers",schemaPath:"#/properties/telemetry/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key44},message:"property name must be valid"};
 if(vErrors === null){
@@ -7250,13 +7268,13 @@ break;
 }
 }
 if(valid118){
-for(const key45 in data230){
-const _errs629 = errors;
-if(typeof data230[key45] !== "string"){
+for(const key45 in data231){
+const _errs631 = errors;
+if(typeof data231[key45] !== "string"){
 validate20.errors = [{instancePath:instancePath+"/telemetry/headers/" + key45.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/telemetry/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid119 = _errs629 === errors;
+var valid119 = _errs631 === errors;
 if(!valid119){
 break;
 }
@@ -7268,18 +7286,18 @@ validate20.errors = [{instancePath:instancePath+"/telemetry/headers",schemaPath:
 return false;
 }
 }
-var valid117 = _errs624 === errors;
+var valid117 = _errs626 === errors;
 }
 else {
 var valid117 = true;
 }
 if(valid117){
-if(data228.service_name !== undefined){
-let data232 = data228.service_name;
-const _errs631 = errors;
-if(errors === _errs631){
-if(typeof data232 === "string"){
-if(data232.length < 1){
+if(data229.service_name !== undefined){
+let data233 = data229.service_name;
+const _errs633 = errors;
+if(errors === _errs633){
+if(typeof data233 === "string"){
+if(data233.length < 1){
 validate20.errors = [{instancePath:instancePath+"/telemetry/service_name",schemaPath:"#/properties/telemetry/properties/service_name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -7289,19 +7307,19 @@ validate20.errors = [{instancePath:instancePath+"/telemetry/service_name",schema
 return false;
 }
 }
-var valid117 = _errs631 === errors;
+var valid117 = _errs633 === errors;
 }
 else {
 var valid117 = true;
 }
 if(valid117){
-if(data228.capture_content !== undefined){
-const _errs633 = errors;
-if(typeof data228.capture_content !== "boolean"){
+if(data229.capture_content !== undefined){
+const _errs635 = errors;
+if(typeof data229.capture_content !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/telemetry/capture_content",schemaPath:"#/properties/telemetry/properties/capture_content/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid117 = _errs633 === errors;
+var valid117 = _errs635 === errors;
 }
 else {
 var valid117 = true;
@@ -7316,7 +7334,7 @@ validate20.errors = [{instancePath:instancePath+"/telemetry",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs619 === errors;
+var valid0 = _errs621 === errors;
 }
 else {
 var valid0 = true;
@@ -7348,4 +7366,4 @@ return errors === 0;
 validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 export const validate = validate20;
 
-export const shape = {"properties":{"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"fallback":{"items":{"type":"string"},"type":"array"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"},"text_tool_calls":{"type":"boolean"},"api":{"type":"string"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"api_version":{"type":"string"},"script":{"type":"string"}},"type":"object"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"},"max_concurrent_agents":{"type":"integer"},"max_agent_depth":{"type":"integer"}},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"store":{"properties":{"url":{"type":"string"},"retry":{"type":"string"}},"type":"object"},"notify":{"items":{"properties":{"url":{"type":"string"},"secret_env":{"type":"string"},"command":{"items":{"type":"string"},"type":"array"},"on":{"items":{"type":"string"},"type":"array"}},"type":"object"},"type":"array"},"queue":{"properties":{"max_running":{"type":"integer"}},"type":"object"},"serve":{"properties":{"listen":{"type":"string"},"jobs":{"type":"string"}},"type":"object"},"policy":{"properties":{"models":{"properties":{"base_urls":{"items":{"type":"string"},"type":"array"},"api_key_envs":{"items":{"type":"string"},"type":"array"}},"type":"object"},"env":{"items":{"type":"string"},"type":"array"},"steering_env":{"items":{"type":"string"},"type":"array"},"protect_job":{"type":"boolean"},"repository_instructions":{"type":"boolean"},"sandbox_off":{"type":"boolean"},"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"network":{"properties":{"sandbox":{"type":"boolean"},"hosts":{"items":{"type":"string"},"type":"array"}},"type":"object"},"plugins":{"items":{"type":"string"},"type":"array"},"mcp":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"approval":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"notify":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"}},"type":"object"},"sandbox_limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"max_session_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"telemetry":{"properties":{"endpoint":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"service_name":{"type":"string"},"capture_content":{"type":"boolean"}},"type":"object"}},"type":"object"};
+export const shape = {"properties":{"model":{"properties":{"provider":{"type":"string"},"name":{"type":"string"},"base_url":{"type":"string"},"api_key_env":{"type":"string"},"context_window":{"type":"integer"},"max_output_tokens":{"type":"integer"},"temperature":{"type":"number"},"stream":{"type":"boolean"},"idle_timeout":{"type":"string"},"request_timeout":{"type":"string"},"max_retries":{"type":"integer"},"fallback":{"items":{"type":"string"},"type":"array"},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string"},"structured_output":{"type":"string"},"pricing":{"properties":{"input":{"type":"number"},"output":{"type":"number"},"cached_input":{"type":"number"},"cache_write":{"type":"number"}},"type":"object"},"text_tool_calls":{"type":"boolean"},"api":{"type":"string"},"transport":{"type":"string"},"thinking":{"properties":{"budget_tokens":{"type":"integer"}},"type":"object"},"platform":{"type":"string"},"api_version":{"type":"string"},"script":{"type":"string"}},"type":"object"},"tools":{"properties":{"shell":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"},"cwd":{"type":"string"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"write":{"items":{"type":"string"},"type":"array"},"read":{"items":{"type":"string"},"type":"array"},"hide":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"read_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]},"dedup":{"type":"boolean"}},"type":"object"},"write_file":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_bytes":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"},"list_dir":{"properties":{"paths":{"items":{"type":"string"},"type":"array"},"max_entries":{"type":"integer"}},"type":"object"},"http_fetch":{"properties":{"hosts":{"items":{"type":"string"},"type":"array"},"timeout":{"type":"string"},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"plugins":{"items":{"properties":{"path":{"type":"string"},"permissions":{"properties":{"read":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"write":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"env":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"run":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"ffi":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"sys":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]}},"type":"object"},"config":{"additionalProperties":{},"type":"object"},"hook_timeout":{"type":"string"},"max_memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"isolation":{"type":"string"},"sandbox":{"type":"string"}},"type":"object"},"type":"array"},"mcp_servers":{"additionalProperties":{"properties":{"command":{"type":"string"},"args":{"items":{"type":"string"},"type":"array"},"env":{"anyOf":[{"items":{"type":"string"},"type":"array"},{"additionalProperties":{"type":"string"},"type":"object"}]},"cwd":{"type":"string"},"url":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"tools":{"properties":{"allow":{"items":{"type":"string"},"type":"array"},"deny":{"items":{"type":"string"},"type":"array"}},"type":"object"},"timeout":{"type":"string"},"startup_timeout":{"type":"string"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string"},{"properties":{"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"net":{"anyOf":[{"type":"boolean"},{"items":{"type":"string"},"type":"array"}]},"limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"}]}},"type":"object"},"type":"object"},"redact":{"items":{"type":"string"},"type":"array"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"},"max_cost_usd":{"type":"number"},"max_concurrent_agents":{"type":"integer"},"max_agent_depth":{"type":"integer"}},"type":"object"},"compaction":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"low_water":{"type":"number"},"protect_first":{"type":"integer"},"protect_last":{"type":"integer"},"tail_budget":{"type":"number"},"max_tool_result":{"type":"number"},"prune_min":{"type":"integer"},"micro":{"properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number"},"payback":{"type":"integer"}},"type":"object"},"summary_model":{"type":"string"},"summary_context_window":{"type":"integer"},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string"}},"type":"object"},"loops":{"properties":{"min_interval":{"type":"string"},"max_ticks":{"type":"integer"},"self_paced_floor":{"type":"string"},"self_paced_ceiling":{"type":"string"}},"type":"object"},"heartbeat":{"properties":{"min_interval":{"type":"string"}},"type":"object"},"store":{"properties":{"url":{"type":"string"},"retry":{"type":"string"}},"type":"object"},"notify":{"items":{"properties":{"url":{"type":"string"},"secret_env":{"type":"string"},"command":{"items":{"type":"string"},"type":"array"},"on":{"items":{"type":"string"},"type":"array"}},"type":"object"},"type":"array"},"queue":{"properties":{"max_running":{"type":"integer"}},"type":"object"},"serve":{"properties":{"listen":{"type":"string"},"jobs":{"type":"string"}},"type":"object"},"policy":{"properties":{"models":{"properties":{"base_urls":{"items":{"type":"string"},"type":"array"},"api_key_envs":{"items":{"type":"string"},"type":"array"}},"type":"object"},"env":{"items":{"type":"string"},"type":"array"},"steering_env":{"items":{"type":"string"},"type":"array"},"protect_job":{"type":"boolean"},"repository_instructions":{"type":"boolean"},"sandbox_off":{"type":"boolean"},"read":{"items":{"type":"string"},"type":"array"},"write":{"items":{"type":"string"},"type":"array"},"network":{"properties":{"sandbox":{"type":"boolean"},"hosts":{"items":{"type":"string"},"type":"array"}},"type":"object"},"plugins":{"items":{"type":"string"},"type":"array"},"mcp":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"approval":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"notify":{"properties":{"commands":{"items":{"type":"string"},"type":"array"},"urls":{"items":{"type":"string"},"type":"array"}},"type":"object"},"limits":{"properties":{"max_turns":{"type":"integer"},"timeout":{"type":"string"},"max_tokens":{"type":"integer"}},"type":"object"},"sandbox_limits":{"properties":{"processes":{"type":"integer"},"memory":{"anyOf":[{"type":"integer"},{"type":"string"}]},"file_size":{"anyOf":[{"type":"integer"},{"type":"string"}]},"tmp":{"anyOf":[{"type":"integer"},{"type":"string"}]},"max_output":{"anyOf":[{"type":"integer"},{"type":"string"}]},"max_session_output":{"anyOf":[{"type":"integer"},{"type":"string"}]}},"type":"object"}},"type":"object"},"telemetry":{"properties":{"endpoint":{"type":"string"},"headers":{"additionalProperties":{"type":"string"},"type":"object"},"service_name":{"type":"string"},"capture_content":{"type":"boolean"}},"type":"object"}},"type":"object"};
