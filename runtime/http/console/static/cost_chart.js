@@ -20,14 +20,25 @@
   const order = names.map((_, i) => i).reverse();
   const bars = uPlot.paths.bars({ size: [0.7, 64] });
   const money = (v) => (v == null ? "—" : `$${v < 1 && v > 0 ? v.toFixed(4) : v.toFixed(2)}`);
+  const half = 43_200; // half a day (s): room for the first and last bars
+  const day = (t) => new Date(t * 1000).toISOString().slice(5, 10);
+  // At most 15 day labels on the axis.
+  const every = Math.ceil(xs.length / 15);
   const chart = new uPlot(
     {
       width: Math.max(320, target.clientWidth),
       height: 280,
-      scales: { x: { time: true } },
-      axes: [{}, { values: (_, ticks) => ticks.map(money), size: 70 }],
+      scales: {
+        x: { time: false, range: () => [xs[0] - half, xs[xs.length - 1] + half] },
+        // Money starts at nothing: a bar's height is its amount.
+        y: { range: (_, __, max) => [0, max > 0 ? max * 1.1 : 1] },
+      },
+      axes: [
+        { splits: () => xs.filter((_, i) => i % every === 0), values: (_, ticks) => ticks.map(day) },
+        { values: (_, ticks) => ticks.map(money), size: 70 },
+      ],
       series: [
-        { label: "Day", value: (_, v) => (v == null ? "—" : new Date(v * 1000).toISOString().slice(0, 10)) },
+        { label: "Day", value: (_, v) => (v == null ? "—" : day(v)) },
         ...order.map((i) => ({
           label: names[i],
           stroke: palette[i % palette.length],
