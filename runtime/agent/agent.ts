@@ -501,7 +501,7 @@ export class Agent implements AgentLike {
    * Runs one step's calls in the model's order; a run of consecutive calls of a concurrent tool (delegate)
    * runs at once, each result stored in call order once the ones before it are stored.
    */
-  async #runTools(calls: readonly ToolCall[], signal: AbortSignal): Promise<void> {
+  async #runTools(calls: readonly ToolCall[], signal: AbortSignal, resumed = false): Promise<void> {
     const concurrent = (call: ToolCall) =>
       this.#o.tools.find((tool) => tool.spec.name === call.name)?.concurrent === true;
     for (let i = 0; i < calls.length;) {
@@ -510,7 +510,7 @@ export class Agent implements AgentLike {
       const group = calls.slice(i, end);
       i = end;
       if (group.length === 1) {
-        await this.#runTool(group[0]!, signal);
+        await this.#runTool(group[0]!, signal, undefined, resumed);
         continue;
       }
       let stored: Promise<unknown> = Promise.resolve();
@@ -518,7 +518,7 @@ export class Agent implements AgentLike {
         const before = stored;
         let release!: () => void;
         stored = new Promise<void>((resolve) => release = resolve);
-        return this.#runTool(call, signal, { before, stored: release }).finally(release);
+        return this.#runTool(call, signal, { before, stored: release }, resumed).finally(release);
       }));
       const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
       if (failed) throw failed.reason;
@@ -534,18 +534,20 @@ export class Agent implements AgentLike {
     const open = messages.flatMap((m) => m.tool_calls ?? []).filter((call) =>
       !answered.has(call.id) && resumable(call)
     );
-    if (open.length) await this.#runTools(open, signal);
+    if (open.length) await this.#runTools(open, signal, true);
   }
 
   async #runTool(
     call: ToolCall,
     signal: AbortSignal,
     order?: { before: Promise<unknown>; stored: () => void },
+    resumed = false,
   ): Promise<void> {
     await this.#gate.call(call, {
       ...this.#o.toolContext,
       session_id: this.sessionId,
       signal,
+      ...(resumed ? { resumed } : {}),
       keep: async (outcome, { tool, args }) => {
         // Stored after the results of the calls the model made before this one.
         await order?.before;

@@ -135,7 +135,8 @@ export function delegation(options: DelegateOptions): Delegation {
       }
       const toolCallId = context.tool_call_id ?? "";
       // A call a killed run made already: its child is taken up (its stored result, or its session resumed).
-      const earlier = toolCallId ? await options.ledger.started(toolCallId) : undefined;
+      // Only for a call run again on resume: models that number their calls reuse ids across steps.
+      const earlier = toolCallId && context.resumed ? await options.ledger.started(toolCallId) : undefined;
       const found = earlier ? await options.ledger.child(earlier) : { opened: false };
       const id = earlier ?? options.newId();
       if (!earlier && toolCallId) await options.ledger.start(toolCallId, id);

@@ -24,6 +24,11 @@ export interface ToolContext {
   signal: AbortSignal;
   /** The model's id of this call (progress events name it). */
   tool_call_id?: string;
+  /**
+   * A resumable tool's call that a killed run left open, run again on resume (Tool.resumable): the tool
+   * takes up what the first attempt started. A fresh call is never one, even when the model reuses its id.
+   */
+  resumed?: boolean;
 }
 
 /**

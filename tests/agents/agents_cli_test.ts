@@ -540,3 +540,37 @@ Deno.test("agents: `hermes runs cancel` of a queued run stops its tasks mid-call
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("agents: a model that reuses a call id in a later step gets a new task, not the earlier task's answer", async () => {
+  const server = await startOpenAIServer({
+    respond: (body): ScriptEntry => {
+      if (isChild(body)) return { content: `done: ${userOf(body)}` };
+      const tools = toolMessages(body);
+      if (tools.length === 2) return { content: tools.map((m) => textOf(m.content)).join(" + ") };
+      // Both steps' calls are call_0, as servers that number each reply's calls from 0 send them.
+      return {
+        tool_calls: [{
+          id: "call_0",
+          name: "delegate",
+          arguments: { agent: "worker", prompt: tools.length ? "second" : "first" },
+        }],
+      };
+    },
+  });
+  const dir = await jobDir(
+    LEAD + `agents:
+  worker: { description: Does one task, system: You are a worker. }
+`,
+  );
+  try {
+    const { code, stderr, events } = await runEvents(dir, { env: env(server.url, dir) });
+    assert.equal(code, 0, stderr);
+    const result = resultOf(events);
+    assert.equal(result.final, "done: first + done: second");
+    assert.equal(result.agents!.length, 2);
+    assert.notEqual(result.agents![0]!.session_id, result.agents![1]!.session_id);
+  } finally {
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
