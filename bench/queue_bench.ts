@@ -4,6 +4,10 @@
  * `hermes run` (a store holding thousands of queued runs against an empty one, interleaved).
  *
  *   deno run -A bench/queue_bench.ts [--url postgres://…] [--samples 40] [--runs 300] [--workers 4]
+ *     [--only latency|throughput|plain] [--backend sqlite|postgres] [--main PATH/main.ts]
+ *
+ * `--main` runs the workers (and `hermes run`) of another checkout, e.g. the previous main, so that a caller
+ * can interleave the two (bench/queue_compare.ts does).
  */
 import { parseArgs } from "node:util";
 import { loadJob } from "../runtime/config/job_file.ts";
@@ -13,7 +17,7 @@ import { openPostgresStore } from "../runtime/store/postgres/postgres_store.ts";
 import { scratchDatabase } from "../runtime/store/postgres/_testing.ts";
 import type { Store } from "../runtime/store/store.ts";
 import { startOpenAIServer } from "../tests/_testing/openai_server.ts";
-import { MAIN, ROOT } from "../tests/_testing/cli.ts";
+import { MAIN as OWN_MAIN, ROOT } from "../tests/_testing/cli.ts";
 import { interleave, percentile, ratio, report, spread, timeProcess } from "./_stats.ts";
 
 const { values } = parseArgs({
@@ -23,8 +27,14 @@ const { values } = parseArgs({
     samples: { type: "string", default: "40" },
     runs: { type: "string", default: "300" },
     workers: { type: "string", default: "4" },
+    only: { type: "string" },
+    backend: { type: "string" },
+    main: { type: "string" },
   },
 });
+const MAIN = values.main ?? OWN_MAIN;
+const wanted = (part: string) => values.only === undefined || values.only === part;
+const backendWanted = (name: string) => values.backend === undefined || values.backend === name;
 const SAMPLES = Number(values.samples);
 const RUNS = Number(values.runs);
 const WORKERS = Number(values.workers);
@@ -140,15 +150,17 @@ async function throughput(store: Store, db: string, dir: string, concurrency: nu
 
 async function backend(name: string, store: Store, db: string) {
   const dir = await Deno.makeTempDir({ prefix: `hermes-queue-bench-${name}-` });
-  const lat = await latency(store, db, dir);
-  report(
-    `${name}: submit → first model request, idle worker, p50`,
-    `${percentile(lat, 50).toFixed(1)} ms`,
-    name === "postgres" ? "≤ 50 ms" : undefined,
-  );
-  report(`${name}: submit → first model request, idle worker, p99`, `${percentile(lat, 99).toFixed(1)} ms`);
-  report(`${name}: (samples: ${lat.length}, min–max)`, spread(lat));
-  for (const concurrency of [1, 4]) {
+  if (wanted("latency")) {
+    const lat = await latency(store, db, dir);
+    report(
+      `${name}: submit → first model request, idle worker, p50`,
+      `${percentile(lat, 50).toFixed(1)} ms`,
+      "≤ 50 ms",
+    );
+    report(`${name}: submit → first model request, idle worker, p99`, `${percentile(lat, 99).toFixed(1)} ms`);
+    report(`${name}: (samples: ${lat.length}, min–max)`, spread(lat));
+  }
+  for (const concurrency of wanted("throughput") ? [1, 4] : []) {
     const rate = await throughput(store, db, dir, concurrency);
     report(
       `${name}: throughput, ${WORKERS} daemons × --concurrency ${concurrency}`,
@@ -184,15 +196,19 @@ async function plainRunCost(): Promise<void> {
   await Deno.remove(dir, { recursive: true });
 }
 
-const sqliteDir = await Deno.makeTempDir({ prefix: "hermes-queue-bench-db-" });
-const sqlite = openSqliteStore(`${sqliteDir}/state.db`);
-await backend("sqlite", sqlite, `${sqliteDir}/state.db`);
-await sqlite.close();
-if (pgUrl) {
-  await using database = await scratchDatabase(pgUrl, "hermes_queue_bench");
-  const pg = await openPostgresStore(database.url);
-  await backend("postgres", pg, database.url);
-  await pg.close();
-} else console.log("postgres: skipped (no --url or HERMES_TEST_POSTGRES_URL)");
-await plainRunCost();
-await Deno.remove(sqliteDir, { recursive: true });
+if (backendWanted("sqlite") && (wanted("latency") || wanted("throughput"))) {
+  const sqliteDir = await Deno.makeTempDir({ prefix: "hermes-queue-bench-db-" });
+  const sqlite = openSqliteStore(`${sqliteDir}/state.db`);
+  await backend("sqlite", sqlite, `${sqliteDir}/state.db`);
+  await sqlite.close();
+  await Deno.remove(sqliteDir, { recursive: true });
+}
+if (backendWanted("postgres") && (wanted("latency") || wanted("throughput"))) {
+  if (pgUrl) {
+    await using database = await scratchDatabase(pgUrl, "hermes_queue_bench");
+    const pg = await openPostgresStore(database.url);
+    await backend("postgres", pg, database.url);
+    await pg.close();
+  } else console.log("postgres: skipped (no --url or HERMES_TEST_POSTGRES_URL)");
+}
+if (wanted("plain")) await plainRunCost();

@@ -1,6 +1,6 @@
 /**
- * `hermes daemon [JOB.yaml | DIR]...`: runs the jobs' cron schedules until SIGTERM/SIGINT (exit 0), each
- * due slot as a fresh session. `hermes daemon status [JOB.yaml | DIR]... [--json]` shows jobs, next slots
+ * `hermes daemon [JOB.yaml | DIR]...`: works the run queue and serves the jobs' cron schedules until
+ * SIGTERM/SIGINT (exit 0), each due slot as a queued run (a fresh session) that this daemon's worker runs. `hermes daemon status [JOB.yaml | DIR]... [--json]` shows jobs, next slots
  * and last runs.
  */
 import { resolve } from "../runtime/core/path.ts";
@@ -14,9 +14,11 @@ import { cliApp } from "./_app.ts";
 import type { Store } from "../runtime/store/store.ts";
 import { Daemon } from "../loops/daemon/daemon.ts";
 import { type QueuedOutcome, QueueWorker, type RunContext } from "../loops/daemon/queue_worker.ts";
-import { Notifier } from "../loops/daemon/notify.ts";
-import { jobOfRun } from "../runtime/app/queue.ts";
-import type { QueuedRun } from "../runtime/store/store.ts";
+import { Notifier, notifyEntries } from "../loops/daemon/notify.ts";
+import { jobOfRun, queuedRunOf } from "../runtime/app/queue.ts";
+import type { NewQueuedRun, QueuedRun } from "../runtime/store/store.ts";
+import { dropSlotRun, runSlot, type SlotOutcome } from "../loops/daemon/slot_runs.ts";
+import type { ScheduledRun } from "../loops/daemon/daemon.ts";
 import { jobFiles, loadScheduledJob, type ScheduledJob } from "../loops/daemon/jobs.ts";
 import { formatStatus, jobStatus, liveDaemons, registerDaemon } from "../loops/daemon/status.ts";
 import { dailyBudget } from "../loops/daemon/daily_budget.ts";
@@ -42,6 +44,7 @@ export function queueWorker(
   const { notifier, telemetry } = options;
   return new QueueWorker({
     onEnded: (run) => notifier.notify(run),
+    wantsEnded: (run) => notifyEntries(run).length > 0,
     store,
     clock: cli.clock,
     log: cli.log,
@@ -84,13 +87,23 @@ export async function main(cli: Cli): Promise<number> {
       cli.log.info(`daemon stopped (${cli.signalName() ?? "done"})`);
       return 0;
     }
+    const identity = currentProcess(cli.host);
+    const slots = {
+      store,
+      clock: cli.clock,
+      log: cli.log,
+      holder: worker.holder,
+      wake: () => worker.wakePinned(),
+    };
     const daemon = new Daemon({
       store,
       clock: cli.clock,
       log: cli.log,
       paths: positionals,
-      identity: currentProcess(cli.host),
-      runner: (run, { signal }) => runSession(cli, store, run.path, { signal, telemetry }),
+      identity,
+      // A due slot is a queued run, so the queue's caps hold for it; this daemon's worker runs it.
+      runner: (run, { signal }) => runSlot(run, () => slotRun(cli, store, run), signal, slots),
+      onSlotCrashed: (job, slot) => dropSlotRun(store, job, slot, cli.clock.now()),
       resumer: (session, { signal }) =>
         runSession(cli, store, session.path, { signal, telemetry, resume: session.session_id }),
       ...(graceMs !== undefined ? { graceMs } : {}),
@@ -119,8 +132,30 @@ export async function main(cli: Cli): Promise<number> {
 }
 
 /**
- * A due slot runs as a fresh session; an adopted session is resumed so its loop or heartbeat goes on.
- * config.yaml is re-read each time so edits apply to the next run.
+ * The queued run of a due slot: its job as it is now (config.yaml re-read so edits apply to the next run),
+ * within what is left of the job's daily budget, or why the slot does not run.
+ */
+async function slotRun(cli: Cli, store: Store, slot: ScheduledRun): Promise<NewQueuedRun | SlotOutcome> {
+  const config = loadUserConfig(`${cli.home}/config.yaml`, { policy: cli.policyFile });
+  let job;
+  try {
+    job = loadJob(slot.path, { env: cli.env, ...(config ? { config } : {}) });
+  } catch (error) {
+    // Recorded as the slot's note too; the log says why it failed (a policy edited since start, …).
+    cli.log.warn(errorMessage(error));
+    throw error;
+  }
+  const budget = await dailyBudget(job, store, cli.clock.now());
+  if (budget && !budget.run) {
+    cli.log.info(`${job.spec.name}: ${budget.note}`);
+    return { session_id: null, status: "skipped", note: budget.note };
+  }
+  return queuedRunOf(budget?.job ?? job, { now: cli.clock.now(), trigger: "schedule" });
+}
+
+/**
+ * An adopted session is resumed so its loop or heartbeat goes on. config.yaml is re-read each time so edits
+ * apply to the next run.
  */
 async function runSession(
   cli: Cli,

@@ -48,6 +48,8 @@ export interface DaemonOptions {
   watch?: boolean;
   /** After the store stayed unavailable past store.retry, how long to pause before trying again (default 1 s). */
   outagePauseMs?: number;
+  /** Told of a slot recorded crashed because its holder died (on_crash: skip), e.g. to drop its queued run. */
+  onSlotCrashed?: (job: string, slot: number) => Promise<void>;
 }
 
 const RELOAD_SETTLE_MS = 200;
@@ -55,7 +57,8 @@ const MAX_SLEEP_MS = 3_600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export class Daemon {
-  #o: Required<Omit<DaemonOptions, "identity" | "resumer">>;
+  #o: Required<Omit<DaemonOptions, "identity" | "resumer" | "onSlotCrashed">>;
+  #onSlotCrashed: (job: string, slot: number) => Promise<void>;
   #resumer: SessionResumer | undefined;
   #resuming = new Map<string, InFlight>();
   #holder: ProcessIdentity;
@@ -83,6 +86,7 @@ export class Daemon {
     };
     this.#holder = options.identity ?? currentProcess();
     this.#resumer = options.resumer;
+    this.#onSlotCrashed = options.onSlotCrashed ?? (() => Promise.resolve());
     this.#runs = new ClaimedRuns({
       ...options,
       holder: this.#holder,
@@ -265,6 +269,7 @@ export class Daemon {
         this.#o.log.warn(
           `${row.job}: slot ${iso(row.slot)} stopped with ${from}; not run again (on_crash: skip)`,
         );
+        await this.#onSlotCrashed(row.job, row.slot);
       }
     }
     this.#nextScanAt = now + (foreign ? this.#o.reclaimPollMs : this.#o.scanMs);

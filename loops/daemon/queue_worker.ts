@@ -60,6 +60,11 @@ export interface QueueWorkerOptions {
   eventFlushMs?: number;
   /** Told of each run this worker recorded the end of (its record as stored), e.g. to notify about it. */
   onEnded?: (run: QueuedRun) => void;
+  /**
+   * Whether `onEnded` wants the ended record of a run (read back from the store after its end); default
+   * every run. A run without notifications costs no read then.
+   */
+  wantsEnded?: (run: QueuedRun) => boolean;
   /** Told a run's id each time this worker stored events of it or its end (a server's streams look then). */
   onStored?: (runId: string) => void;
 }
@@ -73,16 +78,23 @@ interface InFlight {
 }
 
 const RECORD_RETRY_MS = 1_000;
+/** Most runs pinned to this worker claimed at one look. */
+const PINNED_BATCH = 16;
+/** While stopping, how often runs pinned here (slots claimed just before the stop) are looked for. */
+const STOP_LOOK_MS = 100;
 
 export class QueueWorker {
-  #o: Required<Omit<QueueWorkerOptions, "maxRunning" | "onEnded" | "onStored">> & {
+  #o: Required<Omit<QueueWorkerOptions, "maxRunning" | "onEnded" | "onStored" | "wantsEnded">> & {
     maxRunning: number | null;
     onEnded: (run: QueuedRun) => void;
+    wantsEnded: (run: QueuedRun) => boolean;
     onStored: (runId: string) => void;
   };
   #runs = new Map<string, InFlight>();
   #waker = new AbortController();
   #stopping = false;
+  /** A run pinned to this worker (a cron slot of its daemon) may be waiting: claim those at the next look. */
+  #pinnedWaiting = false;
 
   constructor(options: QueueWorkerOptions) {
     this.#o = {
@@ -96,8 +108,14 @@ export class QueueWorker {
       ...options,
       maxRunning: options.maxRunning ?? null,
       onEnded: options.onEnded ?? (() => {}),
+      wantsEnded: options.wantsEnded ?? (() => options.onEnded !== undefined),
       onStored: options.onStored ?? (() => {}),
     };
+  }
+
+  /** This worker's identity (runs pinned to its nonce are claimed by it alone). */
+  get holder(): ProcessIdentity {
+    return this.#o.holder;
   }
 
   /** Runs in flight here now. */
@@ -133,7 +151,15 @@ export class QueueWorker {
             this.#cancel(await store.cancelRequests(this.#o.holder));
             nextCancelPoll = now + this.#o.cancelPollMs;
           }
-          const free = this.#o.concurrency - this.#runs.size;
+          if (this.#pinnedWaiting) {
+            if (await this.#claimPinned(now) > 0) {
+              nextRenew = Math.min(nextRenew, now + this.#o.leaseMs / 3);
+              nextCancelPoll = Math.min(nextCancelPoll, now + this.#o.cancelPollMs);
+            }
+          }
+          let unpinned = 0;
+          for (const flight of this.#runs.values()) if (flight.run.pinned_to === null) unpinned++;
+          const free = this.#o.concurrency - unpinned;
           if (free > 0) {
             const claimed = await store.claimRuns({
               holder: this.#o.holder,
@@ -141,6 +167,7 @@ export class QueueWorker {
               lease_ms: this.#o.leaseMs,
               max: free,
               max_running: this.#o.maxRunning,
+              pinned: "none",
             });
             for (const run of claimed) this.#start(run);
             if (claimed.length > 0) {
@@ -166,6 +193,24 @@ export class QueueWorker {
       await this.#stop();
       await unwatch();
     }
+  }
+
+  /**
+   * Claims the runs pinned here (its daemon's cron slots): not counted against --concurrency (each job's
+   * schedule caps its own runs), but held to the store's caps like any run. Resolves with how many.
+   */
+  async #claimPinned(now: number): Promise<number> {
+    this.#pinnedWaiting = false;
+    const pinned = await this.#o.store.claimRuns({
+      holder: this.#o.holder,
+      now,
+      lease_ms: this.#o.leaseMs,
+      max: PINNED_BATCH,
+      max_running: this.#o.maxRunning,
+      pinned: "only",
+    });
+    for (const run of pinned) this.#start(run);
+    return pinned.length;
   }
 
   async #recover(now: number): Promise<void> {
@@ -249,8 +294,10 @@ export class QueueWorker {
         if (recorded) {
           log.info(`run ${run.id} (${run.job}): ${outcome.status}`);
           this.#o.onStored(run.id);
-          const ended = await store.getRun(run.id);
-          if (ended) this.#o.onEnded(ended);
+          if (this.#o.wantsEnded(run)) {
+            const ended = await store.getRun(run.id);
+            if (ended) this.#o.onEnded(ended);
+          }
         } else log.warn(`run ${run.id} (${run.job}): ended (${outcome.status}) after its claim was lost`);
         return;
       } catch (error) {
@@ -262,21 +309,33 @@ export class QueueWorker {
     }
   }
 
-  /** Lets runs finish within graceMs, then interrupts them and waits for their ends to be recorded. */
+  /**
+   * Lets runs finish within graceMs, then interrupts them and waits for their ends to be recorded. Runs
+   * pinned here still start meanwhile: they are cron slots its daemon claimed before the stop.
+   */
   async #stop(): Promise<void> {
     this.#stopping = true;
+    const { clock, log, graceMs } = this.#o;
+    const deadline = clock.now() + graceMs;
+    const claimPinned = () =>
+      this.#claimPinned(clock.now()).catch((error) => {
+        log.warn(`cannot claim this daemon's slot runs while stopping: ${errorMessage(error)}`);
+      });
+    if (this.#pinnedWaiting) await claimPinned();
+    if (this.#runs.size === 0) return;
+    log.info(`stopping: waiting up to ${graceMs} ms for ${this.#runs.size} queued run(s)`);
+    while (this.#runs.size > 0 && clock.now() < deadline) {
+      const timer = new AbortController();
+      await Promise.race([
+        Promise.all([...this.#runs.values()].map((f) => f.done)),
+        clock.sleep(Math.min(STOP_LOOK_MS, deadline - clock.now()), timer.signal).catch(() => {}),
+      ]);
+      timer.abort();
+      if (this.#pinnedWaiting && clock.now() < deadline) await claimPinned();
+    }
     const flights = [...this.#runs.values()];
     if (flights.length === 0) return;
-    const { clock, log, graceMs } = this.#o;
-    log.info(`stopping: waiting up to ${graceMs} ms for ${flights.length} queued run(s)`);
     const settled = Promise.all(flights.map((f) => f.done));
-    const timer = new AbortController();
-    const finished = await Promise.race([
-      settled.then(() => true),
-      clock.sleep(graceMs, timer.signal).then(() => false, () => false),
-    ]);
-    timer.abort();
-    if (finished) return;
     for (const flight of flights) {
       flight.stopped ??= { status: "interrupted", note: "the worker stopped before the run ended" };
       flight.controller.abort(new DOMException("the worker is stopping", "AbortError"));
@@ -289,6 +348,12 @@ export class QueueWorker {
    * notifications and the poll cover runs submitted elsewhere). Does nothing once the worker is stopping.
    */
   wake(): void {
+    this.#wake();
+  }
+
+  /** Looks now for runs pinned to this worker (its daemon's cron slots); called again while one waits. */
+  wakePinned(): void {
+    this.#pinnedWaiting = true;
     this.#wake();
   }
 

@@ -54,9 +54,10 @@ export function queuedRunOf(job: ResolvedJob, options: SubmitOptions & { now: nu
       }
       : {}),
     model: spec.model?.name ?? null,
-    // A slot's own rule first (a scheduled run), then the job's (every queued run).
-    on_crash: (options.trigger === "schedule" ? spec.schedule?.on_crash : undefined) ?? spec.on_crash ??
-      spec.schedule?.on_crash ?? "skip",
+    // A cron slot's run follows the slot's rule (its claim is taken over by it too); others the job's.
+    on_crash:
+      (options.trigger === "schedule" ? spec.schedule?.on_crash : spec.on_crash ?? spec.schedule?.on_crash) ??
+        "skip",
     trigger: options.trigger ?? "cli",
     // The submitter's labels (its CI's, the job's labels:, --label): the worker's environment is not the run's.
     ...(job.labels || options.labels ? { labels: { ...job.labels, ...options.labels } } : {}),

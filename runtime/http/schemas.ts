@@ -70,6 +70,9 @@ export const Run = z.strictObject({
   trigger: z.enum(["cli", "schedule", "webhook", "api"]).describe(
     "What submitted it: hermes submit, a daemon's cron slot, a webhook delivery, the HTTP API",
   ),
+  pinned_to: z.string().nullable().describe(
+    "The nonce of the only worker that may claim it: a daemon's cron slot, run by the daemon holding the slot",
+  ),
   holder: z.strictObject({ host: z.string(), pid: z.number().int(), started: z.string(), nonce: z.string() })
     .nullable().describe("The worker that holds it while it runs"),
   lease_expires_at: at.nullable(),

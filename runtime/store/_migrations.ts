@@ -339,4 +339,6 @@ export const migrations: readonly string[] = [
   CREATE INDEX approvals_status ON approvals(status, created_at);
   CREATE INDEX approvals_run ON approvals(run_id, status);
   `,
+  // 17: a run only one worker may claim (a daemon's cron slot, run by the daemon holding the slot's claim).
+  `ALTER TABLE runs ADD COLUMN pinned_to TEXT;`,
 ];

@@ -59,6 +59,7 @@ export function toQueuedRun(row: Record): QueuedRun {
     group_limit: int(row.group_limit),
     model: text(row.model),
     labels: json(row.labels, {}) as { [name: string]: string },
+    pinned_to: text(row.pinned_to),
     trigger: (row.triggered_by == null ? "cli" : String(row.triggered_by)) as RunTrigger,
     holder,
     lease_expires_at: int(row.lease_expires_at),

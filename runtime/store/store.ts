@@ -553,6 +553,8 @@ export interface NewQueuedRun {
   labels?: Record<string, string>;
   /** What submitted it (default `cli`). */
   trigger?: RunTrigger;
+  /** Only the worker with this nonce claims it (a daemon's cron slot: the daemon holding the slot runs it). */
+  pinned_to?: string | null;
   now: number;
 }
 
@@ -579,6 +581,8 @@ export interface QueuedRun {
   labels: Record<string, string>;
   /** What submitted it. */
   trigger: RunTrigger;
+  /** The nonce of the only worker that may claim it, if any. */
+  pinned_to: string | null;
   /** The worker that holds it while it runs. */
   holder: ProcessIdentity | null;
   lease_expires_at: number | null;
@@ -602,6 +606,11 @@ export interface ClaimRequest {
   max: number;
   /** config.yaml `queue.max_running`: no claim beyond this many running runs in the whole store. */
   max_running?: number | null | undefined;
+  /**
+   * Which runs: `only` those pinned to the holder (its cron slots), `none` of those, or (default) any run
+   * it may claim.
+   */
+  pinned?: "only" | "none";
 }
 
 export interface RunEnd {
@@ -618,6 +627,8 @@ export interface RunEnd {
 export interface ListRunsOptions {
   status?: string;
   job?: string;
+  /** The run submitted with this idempotency key. */
+  key?: string;
   limit?: number;
   /**
    * Only runs after this one in the list's order (newest first: submitted_at, then id, both descending): the
@@ -671,10 +682,12 @@ export interface RunQueueOps {
   listRuns(options?: ListRunsOptions): Promise<QueuedRun[]>;
   /**
    * Claims due queued runs for `holder` in one transaction: highest priority, then oldest first, none whose
-   * group is at its limit or whose model is held, none beyond `max_running`. Each run is claimed by one
+   * group is at its limit or whose model is held, none pinned to another worker, none beyond `max_running`. Each run is claimed by one
    * worker only, whatever number claim at once; a claimed run is `running` with `attempts` + 1.
    */
   claimRuns(request: ClaimRequest): Promise<QueuedRun[]>;
+  /** Pins a queued run to the worker with `nonce` (a slot taken over by another daemon); false if not queued. */
+  pinRun(id: string, nonce: string): Promise<boolean>;
   /** Records the session a claimed run opened; false when `holder` no longer holds it. */
   setRunSession(id: string, holder: ProcessIdentity, sessionId: string): Promise<boolean>;
   /**

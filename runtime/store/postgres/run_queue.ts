@@ -48,12 +48,13 @@ export function runQueueOps(db: PgDb): RunQueueOps {
         }
         const inserted = await q`
           INSERT INTO runs (id, job, job_path, job_snapshot, inputs, key, priority, not_before, status, on_crash,
-            group_key, group_limit, model, labels, triggered_by, submitted_at)
+            group_key, group_limit, model, labels, triggered_by, pinned_to, submitted_at)
           VALUES (${id}, ${run.job}, ${run.job_path}, ${run.job_snapshot}, ${JSON.stringify(run.inputs)},
             ${run.key ?? null}, ${run.priority ?? 0}, ${run.not_before ?? null}, 'queued', ${
           run.on_crash ?? "skip"
         }, ${run.group ?? null}, ${run.group_limit ?? null}, ${run.model ?? null},
-            ${JSON.stringify(run.labels ?? {})}, ${run.trigger ?? "cli"}, ${run.now})
+            ${JSON.stringify(run.labels ?? {})}, ${run.trigger ?? "cli"},
+            ${run.pinned_to ?? null}, ${run.now})
           ON CONFLICT (key) DO NOTHING
           RETURNING *`;
         if (inserted.length === 1) {
@@ -98,12 +99,45 @@ export function runQueueOps(db: PgDb): RunQueueOps {
           ${options.until !== undefined ? sql`AND submitted_at < ${options.until}` : sql``}
           ${before ? sql`AND (submitted_at, id) < (${before.submitted_at}, ${before.id})` : sql``}
           ${labels}
+          ${options.key ? sql`AND key = ${options.key}` : sql``}
         ORDER BY submitted_at DESC, id DESC
         ${options.limit !== undefined ? sql`LIMIT ${options.limit}` : sql``}`;
       return rows.map(toQueuedRun);
     },
-    claimRuns: ({ holder, now, lease_ms, max, max_running }) =>
+    claimRuns: ({ holder, now, lease_ms, max, max_running, pinned }) =>
       max <= 0 ? Promise.resolve([]) : db.tx(async (q) => {
+        const due = q`status = 'queued' AND (not_before IS NULL OR not_before <= ${now})
+          AND (model IS NULL OR model NOT IN (SELECT model FROM model_holds WHERE until > ${now}))
+          AND ${
+          pinned === "only"
+            ? q`pinned_to = ${holder.nonce}`
+            : pinned === "none"
+            ? q`pinned_to IS NULL`
+            : q`(pinned_to IS NULL OR pinned_to = ${holder.nonce})`
+        }
+          AND (group_key IS NULL OR group_limit IS NULL OR group_limit > (SELECT count(*) FROM runs r
+            WHERE r.status = 'running' AND r.group_key = runs.group_key))`;
+        const claim = q`status = 'running', holder_host = ${holder.host}, holder_pid = ${holder.pid},
+          holder_started = ${holder.started}, holder_nonce = ${holder.nonce}, lease_expires_at = ${
+          now + lease_ms
+        }, attempts = attempts + 1, started_at = ${now}, session_id = NULL`;
+        if (max_running === undefined || max_running === null) {
+          // The common case in one statement: the first runs due, taken as they are unless one of them
+          // belongs to a limited group (whose count needs its lock: the full path below, same transaction).
+          const rows = await q`
+            WITH c AS (
+              SELECT id, (group_key IS NOT NULL AND group_limit IS NOT NULL) AS grouped FROM runs
+              WHERE ${due} ORDER BY priority DESC, submitted_at, id LIMIT ${max} FOR UPDATE SKIP LOCKED),
+            g AS (SELECT coalesce(bool_or(grouped), false) AS grouped FROM c),
+            u AS (
+              UPDATE runs SET ${claim}
+              WHERE id IN (SELECT id FROM c) AND status = 'queued' AND NOT (SELECT grouped FROM g)
+              RETURNING *)
+            SELECT g.grouped AS claim_grouped, u.* FROM g LEFT JOIN u ON true`;
+          if (rows[0]?.claim_grouped !== true) {
+            return rows.filter((r) => r.id != null).map(toQueuedRun).sort(claimOrder);
+          }
+        }
         let room = Infinity;
         if (max_running !== undefined && max_running !== null) {
           await q`SELECT pg_advisory_xact_lock(${lockKey(q, "max_running")})`;
@@ -112,10 +146,7 @@ export function runQueueOps(db: PgDb): RunQueueOps {
           if (room === 0) return [];
         }
         const candidates = (await q`
-          SELECT * FROM runs WHERE status = 'queued' AND (not_before IS NULL OR not_before <= ${now})
-            AND (model IS NULL OR model NOT IN (SELECT model FROM model_holds WHERE until > ${now}))
-            AND (group_key IS NULL OR group_limit IS NULL OR group_limit > (SELECT count(*) FROM runs r
-              WHERE r.status = 'running' AND r.group_key = runs.group_key))
+          SELECT * FROM runs WHERE ${due}
           ORDER BY priority DESC, submitted_at, id
           LIMIT ${Math.min(max, room) * 2 + 8}
           FOR UPDATE SKIP LOCKED`).map(toQueuedRun);
@@ -134,16 +165,16 @@ export function runQueueOps(db: PgDb): RunQueueOps {
         const picked = pickClaims(candidates, { max, room, running: (group) => counts.get(group) ?? 0 });
         if (picked.length === 0) return [];
         const rows = await q`
-          UPDATE runs SET status = 'running', holder_host = ${holder.host}, holder_pid = ${holder.pid},
-            holder_started = ${holder.started}, holder_nonce = ${holder.nonce}, lease_expires_at = ${
-          now + lease_ms
-        }, attempts = attempts + 1, started_at = ${now}, session_id = NULL
+          UPDATE runs SET ${claim}
           WHERE id IN (SELECT jsonb_array_elements_text(${q.json(picked.map((r) => r.id))}))
             AND status = 'queued'
           RETURNING *`;
         const byId = new Map(rows.map((r) => [String(r.id), toQueuedRun(r)]));
         return picked.flatMap((r) => byId.has(r.id) ? [byId.get(r.id)!] : []);
       }),
+    pinRun: async (id, nonce) =>
+      (await sql`UPDATE runs SET pinned_to = ${nonce} WHERE id = ${id} AND status = 'queued' RETURNING id`)
+        .length === 1,
     setRunSession: async (id, holder, sessionId) => {
       const rows = await sql`
         UPDATE runs SET session_id = ${sessionId}
@@ -165,14 +196,16 @@ export function runQueueOps(db: PgDb): RunQueueOps {
         .map((r) => String(r.id)),
     finishRun: (end) =>
       db.tx(async (q) => {
+        // The end and its notification in one statement (one round trip).
         const rows = await q`
-          UPDATE runs SET status = ${end.status}, session_id = coalesce(${end.session_id}, session_id),
-            result = ${end.result === undefined || end.result === null ? null : JSON.stringify(end.result)},
-            exit_code = ${end.exit_code}, finished_at = ${end.now}, lease_expires_at = NULL,
-            note = coalesce(${end.note ?? null}, note)
-          WHERE id = ${end.id} AND holder_nonce = ${end.holder.nonce} AND status = 'running'
-          RETURNING id`;
-        if (rows.length === 1) await notify(q, end.id);
+          WITH u AS (
+            UPDATE runs SET status = ${end.status}, session_id = coalesce(${end.session_id}, session_id),
+              result = ${end.result === undefined || end.result === null ? null : JSON.stringify(end.result)},
+              exit_code = ${end.exit_code}, finished_at = ${end.now}, lease_expires_at = NULL,
+              note = coalesce(${end.note ?? null}, note)
+            WHERE id = ${end.id} AND holder_nonce = ${end.holder.nonce} AND status = 'running'
+            RETURNING id)
+          SELECT id, pg_notify(${RUNS_CHANNEL}, id) FROM u`;
         return rows.length === 1;
       }, async (q) => {
         const [row] = await q`SELECT holder_nonce, status FROM runs WHERE id = ${end.id}`;
@@ -256,20 +289,7 @@ export function runQueueOps(db: PgDb): RunQueueOps {
         toDelivery,
       ),
     appendRunEvents: (runId, events) =>
-      events.length === 0 ? Promise.resolve() : db.tx(async (q) => {
-        // Serialises appenders of one run (its events come from one worker, but a retry may overlap).
-        await q`SELECT pg_advisory_xact_lock(${lockKey(q, `events:${runId}`)})`;
-        const [row] = await q`SELECT coalesce(max(seq), 0)::int AS n FROM run_events WHERE run_id = ${runId}`;
-        const last = Number(row!.n);
-        await q`
-          INSERT INTO run_events (run_id, seq, event)
-          SELECT ${runId}, last + ord, event FROM
-            (SELECT ${last}::int AS last) l,
-            jsonb_array_elements_text(${
-          q.json(events.map((e) => JSON.stringify(e)))
-        }) WITH ORDINALITY AS t(event, ord)`;
-        await q`SELECT pg_notify(${RUN_EVENTS_CHANNEL}, ${runId})`;
-      }),
+      events.length === 0 ? Promise.resolve() : appendEvents(db, runId, events),
     runEvents: async (runId, afterSeq) =>
       (await sql`SELECT run_id, seq, event FROM run_events WHERE run_id = ${runId} AND seq > ${afterSeq} ORDER BY seq`)
         .map((r) => ({ run_id: String(r.run_id), seq: Number(r.seq), event: JSON.parse(String(r.event)) })),
@@ -293,5 +313,39 @@ export function runQueueOps(db: PgDb): RunQueueOps {
 class Deduplicated extends Error {
   constructor(readonly run: QueuedRun) {
     super("deduplicated");
+  }
+}
+
+/** Claimed runs in the order a claim takes them. */
+function claimOrder(a: QueuedRun, b: QueuedRun): number {
+  return b.priority - a.priority || a.submitted_at - b.submitted_at ||
+    (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+const UNIQUE_VIOLATION = "23505";
+
+/**
+ * Appends a run's events after those stored, numbered on from the highest, in one statement. Its events
+ * come from one worker, in order; should two appends of one run still meet (a retry overlapping), the
+ * second finds its numbers taken and numbers again.
+ */
+async function appendEvents(db: PgDb, runId: string, events: readonly unknown[]): Promise<void> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      await db.tx(async (q) => {
+        // The events and the notification of their readers (a server's streams) in one statement.
+        await q`
+          WITH ins AS (
+            INSERT INTO run_events (run_id, seq, event)
+            SELECT ${runId}, coalesce((SELECT max(seq) FROM run_events WHERE run_id = ${runId}), 0) + ord, event
+            FROM jsonb_array_elements_text(${q.json(events.map((e) => JSON.stringify(e)))})
+              WITH ORDINALITY AS t(event, ord)
+            RETURNING seq)
+          SELECT pg_notify(${RUN_EVENTS_CHANNEL}, ${runId}) FROM (SELECT 1 FROM ins LIMIT 1) AS stored`;
+      });
+      return;
+    } catch (error) {
+      if (attempt >= 5 || (error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
+    }
   }
 }

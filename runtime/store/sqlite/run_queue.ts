@@ -21,6 +21,13 @@ import { HOLDER } from "./_holder.ts";
 /** Whether a running run holds a pending approval: read by the public reads (it shows waiting_approval). */
 const WAITING = "EXISTS (SELECT 1 FROM approvals a WHERE a.run_id = runs.id AND a.status = 'pending')";
 
+/** Which runs a claim may take, by their pin (the parameter is the claiming worker's nonce). */
+const PINNED = {
+  any: "(pinned_to IS NULL OR pinned_to = ?)",
+  only: "pinned_to = ?",
+  none: "pinned_to IS NULL",
+} as const;
+
 export function runQueueOps(db: SqliteDb): RunQueueOps {
   const get = (id: string): QueuedRun | undefined => {
     const row = db.stmt(`SELECT runs.*, ${WAITING} AS waiting_approval FROM runs WHERE id = ?`).get(id) as
@@ -57,8 +64,8 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
           }
           db.stmt(
             `INSERT INTO runs (id, job, job_path, job_snapshot, inputs, key, priority, not_before, status,
-               on_crash, group_key, group_limit, model, labels, triggered_by, submitted_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)`,
+               on_crash, group_key, group_limit, model, labels, triggered_by, pinned_to, submitted_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?)`,
           ).run(
             id,
             run.job,
@@ -74,6 +81,7 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
             run.model ?? null,
             JSON.stringify(run.labels ?? {}),
             run.trigger ?? "cli",
+            run.pinned_to ?? null,
             run.now,
           );
           return { run: get(id)!, deduplicated: false };
@@ -105,12 +113,13 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
           where.push("EXISTS (SELECT 1 FROM json_each(runs.labels) WHERE key = ? AND value = ?)");
           params.push(key, value);
         }
+        if (options.key) (where.push("key = ?"), params.push(options.key));
         const sql = `SELECT runs.*, ${WAITING} AS waiting_approval FROM runs
           ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
           ORDER BY submitted_at DESC, id DESC LIMIT ?`;
         return (db.stmt(sql).all(...params, options.limit ?? -1) as Row[]).map(toQueuedRun);
       }),
-    claimRuns: ({ holder, now, lease_ms, max, max_running }) =>
+    claimRuns: ({ holder, now, lease_ms, max, max_running, pinned }) =>
       settle(() => {
         // Idle workers poll: a read first, so an empty queue costs them no write lock.
         if (max <= 0 || !db.stmt("SELECT 1 FROM runs WHERE status = 'queued' LIMIT 1").get()) return [];
@@ -126,10 +135,17 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
           const candidates = (db.stmt(
             `SELECT * FROM runs WHERE status = 'queued' AND (not_before IS NULL OR not_before <= ?)
                AND (model IS NULL OR model NOT IN (SELECT model FROM model_holds WHERE until > ?))
+               AND ${PINNED[pinned ?? "any"]}
                AND (group_key IS NULL OR group_limit IS NULL OR group_limit > (SELECT count(*) FROM runs r
                  WHERE r.status = 'running' AND r.group_key = runs.group_key))
              ORDER BY priority DESC, submitted_at, id LIMIT ?`,
-          ).all(now, now, Math.min(max, room) * 4 + 16) as Row[]).map(toQueuedRun);
+          ).all(
+            now,
+            now,
+            ...(pinned === "none" ? [] : [holder.nonce]),
+            Math.min(max, room) * 4 + 16,
+          ) as Row[])
+            .map(toQueuedRun);
           const picked = pickClaims(candidates, { max, room, running });
           const claim = db.stmt(
             `UPDATE runs SET status = 'running', ${HOLDER.assign}, lease_expires_at = ?, attempts = attempts + 1,
@@ -139,6 +155,12 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
           return picked.map((run) => get(run.id)!);
         });
       }),
+    pinRun: (id, nonce) =>
+      settle(() =>
+        Number(
+          db.stmt("UPDATE runs SET pinned_to = ? WHERE id = ? AND status = 'queued'").run(nonce, id).changes,
+        ) === 1
+      ),
     setRunSession: (id, holder, sessionId) =>
       settle(() =>
         Number(

@@ -202,6 +202,26 @@ export function runQueueContract(name: string, open: OpenStore): void {
     await assert.rejects(store.cancelRun("r-none", NOW), /no such run/);
   });
 
+  Deno.test(`${name}: queue: a run pinned to a worker is claimed by it alone, until it is pinned to another`, async () => {
+    await using fx = await open();
+    const { store } = fx;
+    const [mine, other] = [liveHolder(), liveHolder()];
+    const pinned = (await store.submitRun(newRun({ key: "slot-1", pinned_to: mine.nonce }))).run;
+    assert.equal(pinned.pinned_to, mine.nonce);
+    const free = (await store.submitRun(newRun())).run;
+    assert.deepEqual((await store.listRuns({ key: "slot-1" })).map((r) => r.id), [pinned.id]);
+    // Another worker takes the unpinned run only; the pinned-only claim of the owner takes its own.
+    assert.deepEqual((await store.claimRuns({ holder: other, ...lease, max: 5 })).map((r) => r.id), [
+      free.id,
+    ]);
+    assert.deepEqual(await store.claimRuns({ holder: mine, ...lease, max: 5, pinned: "none" }), []);
+    assert.equal(await store.pinRun(pinned.id, other.nonce), true, "re-pinned while queued");
+    assert.deepEqual(await store.claimRuns({ holder: mine, ...lease, max: 5, pinned: "only" }), []);
+    const taken = await (await fx.connect()).claimRuns({ holder: other, ...lease, max: 5, pinned: "only" });
+    assert.deepEqual(taken.map((r) => r.id), [pinned.id]);
+    assert.equal(await store.pinRun(pinned.id, mine.nonce), false, "a running run is not re-pinned");
+  });
+
   Deno.test(`${name}: queue: runs cancelled while queued are handed once for notification; running ones not`, async () => {
     await using fx = await open();
     const { store } = fx;
