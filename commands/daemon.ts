@@ -39,6 +39,7 @@ export function queueWorker(
     telemetry: Telemetry | undefined;
     graceMs?: number;
     onStored?: (runId: string) => void;
+    slotsInFlight?: () => boolean;
   },
 ): QueueWorker {
   const { notifier, telemetry } = options;
@@ -56,6 +57,7 @@ export function queueWorker(
     runner: (run, context) => runQueued(cli, store, run, { ...context, telemetry }),
     ...(options.graceMs !== undefined ? { graceMs: options.graceMs } : {}),
     ...(options.onStored ? { onStored: options.onStored } : {}),
+    ...(options.slotsInFlight ? { slotsInFlight: options.slotsInFlight } : {}),
   });
 }
 
@@ -74,12 +76,15 @@ export async function main(cli: Cli): Promise<number> {
   const store = await cli.openStore();
   const notifier = new Notifier({ store, clock: cli.clock, log: cli.log, env: cli.env });
   try {
+    // Set once the schedules are served: the worker keeps starting their slots' runs while it stops.
+    const served: { daemon?: Daemon } = {};
     const worker = queueWorker(cli, store, {
       notifier,
       concurrency,
       maxRunning: config?.queue?.max_running ?? null,
       telemetry,
       ...(graceMs !== undefined ? { graceMs } : {}),
+      slotsInFlight: () => (served.daemon?.inFlight ?? 0) > 0,
     });
     if (positionals.length === 0) {
       cli.log.info(`daemon working the queue (${concurrency} at a time), no scheduled jobs`);
@@ -95,7 +100,7 @@ export async function main(cli: Cli): Promise<number> {
       holder: worker.holder,
       wake: () => worker.wakePinned(),
     };
-    const daemon = new Daemon({
+    const daemon = served.daemon = new Daemon({
       store,
       clock: cli.clock,
       log: cli.log,

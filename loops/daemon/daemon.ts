@@ -104,6 +104,11 @@ export class Daemon {
     return this.#holder;
   }
 
+  /** Slots whose runs are in flight here (started, not yet recorded). */
+  get inFlight(): number {
+    return this.#runs.size;
+  }
+
   /** The jobs served now, with their next slot. */
   jobs(): { job: ScheduledJob; next: number | null }[] {
     return [...this.#entries.values()].map((e) => ({ job: e.job, next: e.next }));

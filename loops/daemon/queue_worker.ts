@@ -65,6 +65,11 @@ export interface QueueWorkerOptions {
    * every run. A run without notifications costs no read then.
    */
   wantsEnded?: (run: QueuedRun) => boolean;
+  /**
+   * Whether its daemon still has cron slots in flight: while stopping, the worker keeps claiming the runs
+   * pinned here (the slots were claimed before the stop) until they are done or graceMs has passed.
+   */
+  slotsInFlight?: () => boolean;
   /** Told a run's id each time this worker stored events of it or its end (a server's streams look then). */
   onStored?: (runId: string) => void;
 }
@@ -84,12 +89,17 @@ const PINNED_BATCH = 16;
 const STOP_LOOK_MS = 100;
 
 export class QueueWorker {
-  #o: Required<Omit<QueueWorkerOptions, "maxRunning" | "onEnded" | "onStored" | "wantsEnded">> & {
-    maxRunning: number | null;
-    onEnded: (run: QueuedRun) => void;
-    wantsEnded: (run: QueuedRun) => boolean;
-    onStored: (runId: string) => void;
-  };
+  #o:
+    & Required<
+      Omit<QueueWorkerOptions, "maxRunning" | "onEnded" | "onStored" | "wantsEnded" | "slotsInFlight">
+    >
+    & {
+      slotsInFlight: () => boolean;
+      maxRunning: number | null;
+      onEnded: (run: QueuedRun) => void;
+      wantsEnded: (run: QueuedRun) => boolean;
+      onStored: (runId: string) => void;
+    };
   #runs = new Map<string, InFlight>();
   #waker = new AbortController();
   #stopping = false;
@@ -108,6 +118,7 @@ export class QueueWorker {
       ...options,
       maxRunning: options.maxRunning ?? null,
       onEnded: options.onEnded ?? (() => {}),
+      slotsInFlight: options.slotsInFlight ?? (() => false),
       wantsEnded: options.wantsEnded ?? (() => options.onEnded !== undefined),
       onStored: options.onStored ?? (() => {}),
     };
@@ -322,12 +333,15 @@ export class QueueWorker {
         log.warn(`cannot claim this daemon's slot runs while stopping: ${errorMessage(error)}`);
       });
     if (this.#pinnedWaiting) await claimPinned();
-    if (this.#runs.size === 0) return;
+    const pending = () => this.#runs.size > 0 || this.#o.slotsInFlight();
+    if (!pending()) return;
     log.info(`stopping: waiting up to ${graceMs} ms for ${this.#runs.size} queued run(s)`);
-    while (this.#runs.size > 0 && clock.now() < deadline) {
+    while (pending() && clock.now() < deadline) {
       const timer = new AbortController();
+      // The flights still in the map have not ended (each leaves it when it has).
+      const flights = [...this.#runs.values()].map((f) => f.done);
       await Promise.race([
-        Promise.all([...this.#runs.values()].map((f) => f.done)),
+        ...(flights.length > 0 ? [Promise.all(flights)] : []),
         clock.sleep(Math.min(STOP_LOOK_MS, deadline - clock.now()), timer.signal).catch(() => {}),
       ]);
       timer.abort();
