@@ -2,6 +2,7 @@
 const scripts = [
   "startup_bench.ts",
   "turn_bench.ts",
+  "responses_ws_bench.ts",
   "core_bench.ts",
   "compaction_bench.ts",
   "plugins_bench.ts",

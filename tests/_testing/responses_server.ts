@@ -65,6 +65,8 @@ export interface ResponsesServerOptions {
   azure?: { apiKey: string; apiVersion: string };
   /** Streamed text and arguments go in pieces of at most this many characters (default 5). */
   chunkChars?: number;
+  /** PEM certificate and key: serve HTTPS (and WSS) on 127.0.0.1. */
+  tls?: { cert: string; key: string };
 }
 
 export interface ResponsesServer {
@@ -84,6 +86,8 @@ export interface ResponsesServer {
   readonly frames: ResponsesBody[];
   /** WebSocket mode: every connection accepted, in order. */
   readonly connections: WebSocket[];
+  /** WebSocket mode: the close code of each connection that ended, in the order they ended (1006: no close frame). */
+  readonly closeCodes: number[];
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -124,6 +128,7 @@ export async function startResponsesServer(options: ResponsesServerOptions = {})
   const closing = new AbortController();
   const frames: ResponsesBody[] = [];
   const connections: WebSocket[] = [];
+  const closeCodes: number[] = [];
   /** Encrypted content issued, by reasoning item id. */
   const issued = new Map<string, string>();
   /** The reasoning item ids issued with each function call, by call id. */
@@ -244,6 +249,7 @@ export async function startResponsesServer(options: ResponsesServerOptions = {})
       }
       const { socket, response } = Deno.upgradeWebSocket(request);
       connections.push(socket);
+      socket.addEventListener("close", (event) => closeCodes.push(event.code));
       socketSession(socket);
       return response;
     }
@@ -268,7 +274,10 @@ export async function startResponsesServer(options: ResponsesServerOptions = {})
   };
 
   const { promise: listening, resolve } = Promise.withResolvers<Deno.NetAddr>();
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: resolve }, handler);
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: resolve, ...(options.tls ?? {}) },
+    handler,
+  );
   const address = await listening;
   const close = async () => {
     closing.abort();
@@ -278,13 +287,14 @@ export async function startResponsesServer(options: ResponsesServerOptions = {})
     await server.shutdown();
   };
   return {
-    url: `http://127.0.0.1:${address.port}/v1`,
+    url: `${options.tls ? "https" : "http"}://127.0.0.1:${address.port}/v1`,
     requests,
     statuses,
     urls,
     usages,
     frames,
     connections,
+    closeCodes,
     close,
     [Symbol.asyncDispose]: close,
   };

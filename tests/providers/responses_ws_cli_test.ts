@@ -13,6 +13,7 @@ import {
   sealed,
   startResponsesServer,
 } from "../_testing/responses_server.ts";
+import { selfSigned } from "../_testing/tls.ts";
 
 function job(url: string, extra = "") {
   return `name: codex\nmodel: { name: gpt-5-codex, base_url: "${url}", api_key_env: none, api: responses, ` +
@@ -72,8 +73,10 @@ for (const stream of [true, false]) {
     const second = resumed.stdout.trim().split("\n").map((line) => JSON.parse(line)).at(-1)!;
     assert.equal(second.final, "done 2");
 
-    // Every call went over the WebSocket: one connection per run, no HTTP request.
+    // Every call went over the WebSocket: one connection per run, no HTTP request; each session closed its
+    // connection with a close frame when it ended (a process that just exits leaves 1006).
     assert.equal(server.connections.length, 2);
+    assert.deepEqual(server.closeCodes, [1000, 1000]);
     // (A local endpoint is asked for its window over HTTP first: /props, /api/show.)
     assert.deepEqual(server.urls.filter((url) => url.includes("responses")), [
       "/v1/responses",
@@ -276,5 +279,28 @@ Deno.test("model.transport: websocket without model.api: responses is exit 2 at 
     const valid = await hermes(["validate", "job.yaml"], { cwd: dir, home: dir });
     assert.equal(valid.code, 0, `${model}: ${valid.stderr}`);
   }
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("websocket over TLS: an https base URL is reached as wss:// and the server's certificate is verified", async () => {
+  const dir = await tempDir();
+  const { cert, key, ca } = await selfSigned(dir);
+  await using server = await startResponsesServer({
+    tls: { cert: await Deno.readTextFile(cert), key: await Deno.readTextFile(key) },
+    script: [{ tool_calls: [{ name: "list_dir" }] }, { content: "over tls" }, { content: "never" }],
+  });
+  assert.match(server.url, /^https:/);
+  await writeFiles(dir, { "job.yaml": job(server.url, ", max_retries: 0") });
+  // Trusting the test CA (DENO_CERT), the run goes through.
+  const trusted = await runEvents(dir, { env: { DENO_CERT: ca } });
+  assert.equal(trusted.code, 0, trusted.stderr);
+  assert.equal(trusted.events.at(-1)!.final, "over tls");
+  assert.equal(server.frames[1]!.previous_response_id, "resp_1");
+  // Without it the certificate is refused: no call reaches the server.
+  const frames = server.frames.length;
+  const untrusted = await runEvents(dir);
+  assert.equal(untrusted.code, 1);
+  assert.match(untrusted.stderr, /certificate|UnknownIssuer|invalid peer/i);
+  assert.equal(server.frames.length, frames);
   await Deno.remove(dir, { recursive: true });
 });
