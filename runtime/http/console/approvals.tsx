@@ -13,8 +13,11 @@ import { type Approval, ApprovalDecidedError, NotFoundError } from "../../app/mo
 import { formatDuration, formatTime, shown, shownJson } from "./format.ts";
 import type { ConsoleEnv, ConsolePage, PageKit } from "./page.ts";
 
-/** How many pending approvals the page shows (the oldest; the API lists them all). */
-const MAX_SHOWN = 200;
+/**
+ * How many pending approvals the page shows, the oldest first (deciding them brings the next ones; the API
+ * lists them all): a page of cards a person can work through, which paints quickly.
+ */
+export const MAX_SHOWN = 50;
 
 function Pending(props: { approvals: Approval[]; now: number; csrf: string; pollMs: number }) {
   return (
@@ -26,7 +29,17 @@ function Pending(props: { approvals: Approval[]; now: number; csrf: string; poll
     >
       {props.approvals.length === 0
         ? <p class="muted">No call waits for a decision.</p>
-        : props.approvals.map((a) => <Card key={a.id} approval={a} now={props.now} csrf={props.csrf} />)}
+        : props.approvals.slice(0, MAX_SHOWN).map((a) => (
+          <Card key={a.id} approval={a} now={props.now} csrf={props.csrf} />
+        ))}
+      {props.approvals.length > MAX_SHOWN
+        ? (
+          <p class="notice" role="status">
+            More than {MAX_SHOWN} calls wait: the {MAX_SHOWN}{" "}
+            waiting longest are shown; deciding them brings the next.
+          </p>
+        )
+        : null}
     </div>
   );
 }
@@ -90,7 +103,8 @@ function Card(props: { approval: Approval; now: number; csrf: string }) {
 
 /** The oldest first: the one waiting longest is on top. */
 async function pending(kit: PageKit) {
-  return await kit.app.approvals({ status: "pending", limit: MAX_SHOWN });
+  // One more than shown: whether more wait.
+  return await kit.app.approvals({ status: "pending", limit: MAX_SHOWN + 1 });
 }
 
 async function listPage(

@@ -6,10 +6,15 @@
  */
 import assert from "node:assert/strict";
 import { consoleFixture, NOW, textOf } from "./_testing.ts";
+import { MAX_SHOWN } from "./approvals.tsx";
 
 const HOSTILE = "<script>alert(1)</script>\x1b]52;c;SGVsbG8=\x07";
 
-async function parked(fx: Awaited<ReturnType<typeof consoleFixture>>, id = "apr_1") {
+async function parked(
+  fx: Awaited<ReturnType<typeof consoleFixture>>,
+  id = "apr_1",
+  createdAt = NOW - 90_000,
+) {
   return await fx.store.createApproval({
     id,
     run_id: "run_abc",
@@ -22,7 +27,7 @@ async function parked(fx: Awaited<ReturnType<typeof consoleFixture>>, id = "apr_
     subject: "/etc/passwd",
     reason: "/etc/passwd is outside tools.read_file.paths",
     rule: "tools.read_file.paths: [/etc]",
-    created_at: NOW - 90_000,
+    created_at: createdAt,
     expires_at: NOW + 3_600_000,
   });
 }
@@ -113,4 +118,20 @@ Deno.test("console approvals: a decision needs the CSRF token; with it, it is st
   assert.equal(again.response.status, 400);
   assert.match(textOf(again.text), /Cannot decide approval apr_1: it is denied already/);
   assert.equal((await fx.app.approval("apr_1")).status, "denied");
+});
+
+Deno.test("console approvals: the oldest 50 pending calls are shown, and that more wait", async () => {
+  await using fx = await consoleFixture();
+  for (let i = 0; i <= MAX_SHOWN; i++) {
+    await parked(fx, `apr_${String(i).padStart(3, "0")}`, NOW - 100_000 + i);
+  }
+  const { cookie } = await fx.session("approvals");
+  const page = await fx.fetchPage("/approvals", { cookie });
+  const shownIds = [...page.text.matchAll(/<article class="approval" data-approval="([^"]+)"/g)].map((m) =>
+    m[1]
+  );
+  assert.equal(shownIds.length, MAX_SHOWN);
+  assert.equal(shownIds[0], "apr_000", "the one waiting longest first");
+  assert.ok(!shownIds.includes(`apr_${MAX_SHOWN}`));
+  assert.match(textOf(page.text), /More than 50 calls wait: the 50 waiting longest are shown/);
 });

@@ -184,7 +184,6 @@ export const costPage: ConsolePage = {
         c,
         "Cost",
         <>
-          <link rel="stylesheet" href="/assets/uplot.min.css" />
           <h1>Cost</h1>
           <form class="filters" method="get" action="/cost" role="search">
             <label>
