@@ -12,7 +12,6 @@ import { ValidationError } from "../core/errors.ts";
 import type { JobFile, ScheduleConfig } from "./job_schema.ts";
 import { keyPath } from "../core/key_path.ts";
 import { providerOf, type ProviderRegistry, PROVIDERS } from "../providers/registry.ts";
-import { transportProblem } from "../providers/openai_api.ts";
 import { outputSchemaProblem, type SchemaCompiler } from "./output_schema_check.ts";
 import { existsSync } from "../core/fs.ts";
 import { triggerTemplateProblem } from "./trigger_inputs.ts";
@@ -65,8 +64,9 @@ export function jobProblems(spec: JobFile, context: CheckContext): string[] {
       at(["model", "provider"], `provider ${provider} needs model.${key} (${holds})`);
     }
   }
-  const transport = transportProblem(spec.model);
-  if (transport !== null) at(["model", "transport"], transport);
+  for (const { key, problem } of registry[provider]?.problems?.(spec.model ?? {}) ?? []) {
+    at(["model", key], problem);
+  }
   const fromConfig = context.configPlugins ?? 0;
   spec.plugins?.forEach((entry, i) => {
     const path = resolve(context.dir, entry.path);

@@ -81,5 +81,8 @@ export function resolveModel(
       );
     }
   }
+  // A job loaded from a file had these listed at their lines already; a model section given otherwise has not.
+  const problem = entry.problems?.(section)[0];
+  if (problem) throw new ValidationError(`model.${problem.key}: ${problem.problem}`);
   return entry.resolve ? entry.resolve(section, model, { dir: options.dir, env: options.env }) : model;
 }

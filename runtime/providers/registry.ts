@@ -75,6 +75,12 @@ export interface ProviderEntry<S extends object = object> {
    */
   readonly files?: readonly string[];
   /**
+   * What its own keys' schemas cannot judge (one key against another), each named by the key it is about:
+   * listed with the job's other problems at that key's line (`validate`, and before any call), so the
+   * resolver never meets it.
+   */
+  readonly problems?: (spec: ModelSection) => { key: string; problem: string }[];
+  /**
    * The resolved model with its own settings (`model.settings`), from the `model:` section and the model
    * the shared keys resolved to; it may change shared values (a cloud platform needs no API key). A bad
    * combination is a ValidationError. Absent: no settings.
@@ -103,10 +109,14 @@ const openAIApi: SettingSchema = (zod) => zod.enum(OPENAI_APIS).describe(OPENAI_
 const openAITransport: SettingSchema = (zod) =>
   zod.enum(OPENAI_TRANSPORTS).describe(OPENAI_TRANSPORT_DESCRIPTION);
 
-/** `model.api` and `model.transport` as the openai and azure providers read them. */
-function openAISettings(spec: ModelSection): { api: OpenAIApiSetting; transport?: OpenAITransport } {
+/** `model.transport: websocket` without `model.api: responses`, for the openai and azure providers alike. */
+function openAIProblems(spec: ModelSection): { key: string; problem: string }[] {
   const problem = transportProblem(spec);
-  if (problem !== null) throw new ValidationError(`model.${problem}`);
+  return problem === null ? [] : [{ key: "transport", problem }];
+}
+
+/** `model.api` and `model.transport` as the openai and azure providers read them (openAIProblems passed). */
+function openAISettings(spec: ModelSection): { api: OpenAIApiSetting; transport?: OpenAITransport } {
   const transport = spec.transport as OpenAITransport | undefined;
   return {
     api: (spec.api as OpenAIApiSetting | undefined) ?? "auto",
@@ -120,6 +130,7 @@ export const PROVIDERS = {
     apiKeyEnv: "OPENAI_API_KEY",
     baseUrlEnv: "OPENAI_BASE_URL",
     settings: { api: openAIApi, transport: openAITransport },
+    problems: openAIProblems,
     resolve: (spec, model) => ({
       ...model,
       reasoning: spec.reasoning === undefined ? isReasoningModel(model.name) : model.reasoning,
@@ -197,6 +208,7 @@ export const PROVIDERS = {
             "(https://NAME.openai.azure.com, default AZURE_OPENAI_ENDPOINT), the key AZURE_OPENAI_API_KEY",
         ),
     },
+    problems: openAIProblems,
     resolve: (spec, model) => ({
       ...model,
       settings: {
