@@ -171,9 +171,18 @@ class GuardedConnection {
     this.#headBytes += bytes.length;
     const buffered = concat(this.#head);
     const end = indexOf(buffered, CRLF2);
+    // The guard finds heads by CRLF CRLF, the server behind it also by a bare LF: a head with a bare LF would be
+    // framed differently on the two sides (its header lines, the connection header among them, unseen here).
+    if (hasBareLf(buffered, end === -1 ? buffered.length : end)) {
+      this.#refuse(400, "The request head has a line ending in a bare LF: lines end in CRLF");
+      return new Uint8Array(0);
+    }
+    if ((end === -1 ? this.#headBytes : end) > MAX_HEAD) {
+      this.#refuse(431, `The request head is over ${MAX_HEAD} bytes`);
+      return new Uint8Array(0);
+    }
     if (end === -1) {
-      if (this.#headBytes > MAX_HEAD) this.close();
-      else this.#head = [buffered];
+      this.#head = [buffered];
       return new Uint8Array(0);
     }
     this.#head = [];
@@ -246,6 +255,35 @@ class GuardedConnection {
     return bytes.subarray(i);
   }
 
+  /**
+   * Answers a head the guard will not relay with a problem+json and closes the connection. Only when no
+   * response is on its way (else the answer would interleave with it): then the connection just closes.
+   */
+  #refuse(status: 400 | 431, detail: string): void {
+    if (this.#pending === 0) {
+      const body = JSON.stringify({
+        type: "about:blank",
+        title: status === 400 ? "Bad Request" : "Request Header Fields Too Large",
+        status,
+        detail,
+      });
+      const reason = status === 400 ? "Bad Request" : "Request Header Fields Too Large";
+      const response = `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/problem+json\r\n` +
+        `content-length: ${new TextEncoder().encode(body).length}\r\nconnection: close\r\n\r\n${body}`;
+      const bytes = new TextEncoder().encode(response);
+      // Written straight to the socket (its stream is the server's relay's); closed once it is out.
+      this.#phase = { kind: "tunnel" };
+      this.#closed = true;
+      clearTimeout(this.#timer);
+      // The upstream closes after the write: its relay's end would close the client's writing side.
+      void writeAll(this.client, bytes).finally(
+        () => (closeQuietly(this.upstream), closeQuietly(this.client)),
+      );
+      return;
+    }
+    this.close();
+  }
+
   #nextRequest(): void {
     this.#phase = { kind: "head" };
     this.#idleSince = Date.now();
@@ -259,6 +297,22 @@ function closeQuietly(conn: Deno.Conn): void {
   } catch {
     // closed already
   }
+}
+
+async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
+  try {
+    for (let at = 0; at < bytes.length;) at += await conn.write(bytes.subarray(at));
+  } catch {
+    // the client went away
+  }
+}
+
+/** Whether `bytes` before `end` hold an LF not preceded by CR. */
+function hasBareLf(bytes: Uint8Array, end: number): boolean {
+  for (let i = bytes.indexOf(10); i !== -1 && i < end; i = bytes.indexOf(10, i + 1)) {
+    if (i === 0 || bytes[i - 1] !== 13) return true;
+  }
+  return false;
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {

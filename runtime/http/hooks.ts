@@ -10,7 +10,7 @@ import { type App, NotFoundError, ValidationError } from "../app/mod.ts";
 import type { Clock } from "../core/clock.ts";
 import { renderTriggerInputs } from "../config/trigger_inputs.ts";
 import type { ApiEnv } from "./auth.ts";
-import { type BodyDeadline, rawBody } from "./body.ts";
+import { type BodyDeadline, parseJson, rawBody } from "./body.ts";
 import { HttpError, problem } from "./problem.ts";
 import { namedJob, publicRun } from "./runs.ts";
 import { verifySignature } from "./signature.ts";
@@ -93,20 +93,16 @@ export function hookRoutes(api: Hono<ApiEnv>, options: HookRoutesOptions): void 
 
 /** The delivery's JSON: the body, or its `payload` field when the sender posts a form (GitHub can). */
 function parsePayload(type: string, body: Uint8Array): unknown {
-  let text = new TextDecoder().decode(body);
   if (/^application\/x-www-form-urlencoded\b/i.test(type)) {
-    const field = new URLSearchParams(text).get("payload");
+    const field = new URLSearchParams(new TextDecoder().decode(body)).get("payload");
     if (field === null) throw new HttpError(400, "The form body has no payload field");
-    text = field;
-  } else if (!/^application\/(.+\+)?json\b/i.test(type)) {
+    return parseJson(new TextEncoder().encode(field));
+  }
+  if (!/^application\/(.+\+)?json\b/i.test(type)) {
     throw new HttpError(
       415,
       `Expected a JSON body (content-type: application/json), got "${type || "none"}"`,
     );
   }
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new HttpError(400, `The body is not JSON: ${error instanceof Error ? error.message : error}`);
-  }
+  return parseJson(body);
 }

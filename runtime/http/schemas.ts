@@ -27,8 +27,22 @@ export const SubmitBody = z.strictObject({
 
 export const PromptBody = z.strictObject({ text: z.string().min(1).describe("The user's message") });
 
+/** Every status a queued run shows (`waiting_approval` is a running run holding a pending approval). */
+export const RUN_STATUSES = [
+  "queued",
+  "running",
+  "waiting_approval",
+  "success",
+  "failed",
+  "limit",
+  "interrupted",
+  "cancelled",
+  "crashed",
+] as const;
+
 export const RunQuery = z.object({
-  status: z.string().optional(),
+  // An unknown status is the client's mistake (a typo would otherwise list nothing, silently).
+  status: z.enum(RUN_STATUSES).optional(),
   job: z.string().optional(),
   limit: z.coerce.number().int().positive().max(1000).optional(),
 });

@@ -16,7 +16,7 @@ import { jsonBody, parse } from "./body.ts";
 import { runRoutes } from "./runs.ts";
 import { hookRoutes } from "./hooks.ts";
 import { approvalRoutes } from "./approvals.ts";
-import { PromptBody, SessionQuery } from "./schemas.ts";
+import { PromptBody, RUN_STATUSES, SessionQuery } from "./schemas.ts";
 import { openApiDocument } from "./openapi.ts";
 import { OpenStreams } from "./streams.ts";
 import type { Wakeups } from "../core/wakeups.ts";
@@ -58,17 +58,6 @@ export const DEFAULT_RATE_LIMIT = 600;
 export const DEFAULT_MAX_STREAMS = 8;
 export const DEFAULT_BODY_TIMEOUT = 30_000;
 export const DEFAULT_PING = 15_000;
-const RUN_STATUSES = [
-  "queued",
-  "running",
-  "waiting_approval",
-  "success",
-  "failed",
-  "limit",
-  "interrupted",
-  "cancelled",
-  "crashed",
-];
 
 /** The API's routes; `metrics` counts what it answers. */
 export function createApi(options: ApiOptions): Hono<ApiEnv> {
@@ -86,8 +75,9 @@ export function createApi(options: ApiOptions): Hono<ApiEnv> {
     await next();
     metrics.count(c.req.method, routePath(c), c.res.status);
   });
+  // Every path, the console's forms too (its sign-in takes a body before any token): a body over the limit
+  // is refused as it arrives, not read whole.
   api.use(
-    "/v1/*",
     bodyLimit({
       maxSize: options.maxBodyBytes ?? DEFAULT_MAX_BODY,
       onError: (c) =>

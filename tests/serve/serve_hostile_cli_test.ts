@@ -1,0 +1,213 @@
+/**
+ * `hermes serve` under the requests of a hostile client, over real HTTP (and raw TCP where fetch cannot send
+ * the bytes): every form of Authorization header, a token of each scope on every route of the OpenAPI
+ * document it serves, bodies that are not UTF-8, unknown filter values, request heads with bare LF line
+ * endings or over the size limit, and bodies over the limit on the console's forms. Each refusal is a
+ * problem+json, its allowed neighbour passes, and the server keeps serving.
+ */
+import assert from "node:assert/strict";
+import { hermes, tempDir, writeFiles } from "../_testing/cli.ts";
+import { call, type Reply, startServe } from "../_testing/serve.ts";
+
+const SCOPES = ["runs:read", "runs:write", "sessions:read", "sessions:write", "approvals"] as const;
+
+async function token(home: string, ...scopes: string[]): Promise<string> {
+  const made = await hermes(["tokens", "create", ...scopes.flatMap((s) => ["--scope", s])], { home });
+  assert.equal(made.code, 0, made.stderr);
+  return made.stdout.trim();
+}
+
+function assertProblem(reply: Reply, status: number, detail?: RegExp): void {
+  assert.equal(reply.status, status, JSON.stringify(reply.body));
+  assert.equal(reply.headers.get("content-type"), "application/problem+json");
+  assert.equal(reply.body.status, status);
+  if (detail) assert.match(reply.body.detail, detail);
+  assert.doesNotMatch(JSON.stringify(reply.body), /internal error|\bat .*\.ts:\d+/i);
+}
+
+/** One request as raw bytes over TCP; the whole answer as text (the server closes, or `ms` passes). */
+async function raw(url: string, request: Uint8Array | string, ms = 10_000): Promise<string> {
+  const { hostname, port } = new URL(url);
+  const conn = await Deno.connect({ hostname, port: Number(port) });
+  try {
+    const bytes = typeof request === "string" ? new TextEncoder().encode(request) : request;
+    for (let at = 0; at < bytes.length;) at += await conn.write(bytes.subarray(at));
+    const chunks: Uint8Array[] = [];
+    const buffer = new Uint8Array(64 * 1024);
+    const timer = setTimeout(() => conn.close(), ms);
+    try {
+      for (;;) {
+        const n = await conn.read(buffer).catch(() => null);
+        if (n === null) break;
+        chunks.push(buffer.slice(0, n));
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+    return new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c])));
+  } finally {
+    try {
+      conn.close();
+    } catch { /* closed by the timer or the server */ }
+  }
+}
+
+Deno.test("serve hostile: every Authorization form but one bearer token is 401; each scope is refused (403) on every route of another scope in /v1/openapi.json, allowed on its own", async () => {
+  const home = await tempDir();
+  try {
+    const tokens = Object.fromEntries(await Promise.all(SCOPES.map(async (s) => [s, await token(home, s)])));
+    const revoked = await token(home, "runs:read");
+    const revokedId = /^hermes_([0-9a-f]{16})_/.exec(revoked)![1]!;
+    assert.equal((await hermes(["tokens", "revoke", revokedId], { home })).code, 0);
+    await using server = await startServe(home);
+    const runs = `${server.url}/v1/runs`;
+    const reader = tokens["runs:read"]!;
+    const writer = tokens["runs:write"]!;
+
+    const refused: [string, Record<string, string>, string?][] = [
+      ["no header", {}],
+      ["an empty header", { authorization: "" }],
+      ["the scheme alone", { authorization: "Bearer" }],
+      ["the scheme and spaces", { authorization: "Bearer    " }],
+      ["Basic", { authorization: `Basic ${btoa(`x:${reader}`)}` }],
+      ["no scheme", { authorization: reader }],
+      ["two tokens", { authorization: `Bearer ${reader} ${writer}` }],
+      ["two schemes", { authorization: `Bearer ${reader}, Bearer ${writer}` }],
+      ["a truncated token", { authorization: `Bearer ${reader.slice(0, -1)}` }],
+      ["a token with a NUL", { authorization: `Bearer ${reader}\u0000` }],
+      ["a revoked token", { authorization: `Bearer ${revoked}` }],
+      ["a token in the query", {}, `?access_token=${reader}`],
+      ["a token in a cookie", { cookie: `token=${reader}` }],
+    ];
+    for (const [what, headers, query] of refused) {
+      let reply: Reply;
+      try {
+        reply = await call(runs + (query ?? ""), { headers });
+      } catch {
+        continue; // fetch itself refuses a header it cannot send (a NUL): the server never sees it
+      }
+      assertProblem(reply, 401);
+      assert.match(reply.headers.get("www-authenticate") ?? "", /^Bearer realm="hermes"/, what);
+    }
+    // The allowed neighbours: the scheme is case-insensitive and spaces around the token do not matter.
+    for (const header of [`Bearer ${reader}`, `bearer ${reader}`, `BEARER   ${reader}  `]) {
+      assert.equal((await call(runs, { headers: { authorization: header } })).status, 200, header);
+    }
+
+    // Every operation of the document the server serves, with a token of every other scope: 403 before the
+    // route reads anything; with its own scope, the request gets past the check (whatever the route says then).
+    const doc = (await call(`${server.url}/v1/openapi.json`)).body as {
+      paths: Record<string, Record<string, { security?: { bearer?: string[] }[] }>>;
+    };
+    let checked = 0;
+    for (const [template, operations] of Object.entries(doc.paths)) {
+      const path = template.replace(/\{[^}]+\}/g, "nope");
+      for (const [method, operation] of Object.entries(operations)) {
+        const needs = operation.security?.[0]?.bearer?.[0];
+        if (needs === undefined) continue; // public (health, the document) or signed (hooks)
+        assert.ok((SCOPES as readonly string[]).includes(needs), `${method} ${template}: scope ${needs}`);
+        const send = (token: string) =>
+          call(`${server.url}${path}`, {
+            method: method.toUpperCase(),
+            token,
+            ...(method === "post" ? { body: {} } : {}),
+          });
+        for (const other of SCOPES.filter((s) => s !== needs)) {
+          const reply = await send(tokens[other]!);
+          assertProblem(reply, 403, new RegExp(`lacks the scope ${needs}`));
+        }
+        const own = await send(tokens[needs]!);
+        assert.ok(![401, 403].includes(own.status), `${method} ${template}: ${JSON.stringify(own.body)}`);
+        if (!(template.endsWith("/events") && own.status === 200)) {
+          assert.notEqual(own.status, 500, `${method} ${template}: ${JSON.stringify(own.body)}`);
+        }
+        checked++;
+      }
+    }
+    assert.ok(checked >= 10, `only ${checked} scoped operations in the document`);
+    assert.equal((await call(`${server.url}/healthz`)).status, 200);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("serve hostile: bodies not in UTF-8, unknown filter values, heads with bare LF or over the limit and oversized console forms are refused as problem+json; their neighbours pass", async () => {
+  const home = await tempDir();
+  try {
+    const jobs = await writeFiles(`${home}/jobs`, {
+      "plain.yaml":
+        `name: plain\nmodel: { name: m, base_url: "http://127.0.0.1:9/v1", api_key_env: none }\n` +
+        `prompt: hello\n`,
+    });
+    const admin = await token(home, "admin");
+    await using server = await startServe(home, ["--jobs", jobs, "--no-worker"]);
+    const runs = `${server.url}/v1/runs`;
+
+    // JSON is UTF-8: other bytes are refused, not read as U+FFFD.
+    const latin1 = new Uint8Array([
+      ...new TextEncoder().encode('{"job":"pl'),
+      0xe4,
+      ...new TextEncoder().encode('in"}'),
+    ]);
+    const notUtf8 = await fetch(runs, {
+      method: "POST",
+      headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
+      body: latin1,
+    });
+    assertProblem(
+      { status: notUtf8.status, headers: notUtf8.headers, body: await notUtf8.json() },
+      400,
+      /UTF-8/,
+    );
+    const queued = await call(runs, { token: admin, body: { job: "plain", key: "k-\u00e4" } });
+    assert.equal(queued.status, 202, JSON.stringify(queued.body));
+
+    // A status no run has is a typo to report, not an empty list.
+    assertProblem(await call(`${runs}?status=sucess`, { token: admin }), 400, /query\.status/);
+    const listed = await call(`${runs}?status=queued`, { token: admin });
+    assert.equal(listed.status, 200);
+    assert.deepEqual(listed.body.runs.map((r: { id: string }) => r.id), [queued.body.id]);
+
+    // A head with bare LF line endings (the guard and the server would frame it differently): 400, and a
+    // connection header smuggled in it reaches nothing. The same head with CRLF is answered.
+    const bareLf = await raw(
+      server.url,
+      "GET /healthz HTTP/1.1\nHost: x\nX-Hermes-Connection: forged\n\n",
+    );
+    assert.match(bareLf, /^HTTP\/1\.1 400 /);
+    assert.match(bareLf, /content-type: application\/problem\+json/i);
+    assert.match(bareLf, /bare LF/);
+    const crlf = await raw(server.url, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert.match(crlf, /^HTTP\/1\.1 200 /);
+    assert.match(crlf, /"status":"ok"/);
+
+    // A head over 64 KiB is 431 problem+json (not a bare 400 or a dropped connection); 60 KB passes.
+    const big = await raw(
+      server.url,
+      `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: ${"a".repeat(70_000)}\r\n\r\n`,
+    );
+    assert.match(big, /^HTTP\/1\.1 431 /);
+    assert.match(big, /application\/problem\+json/);
+    const longUrl = await raw(server.url, `GET /v1/runs/${"a".repeat(70_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    assert.match(longUrl, /^HTTP\/1\.1 431 /);
+    const fits = await call(`${server.url}/healthz`, { headers: { "x-pad": "a".repeat(60_000) } });
+    assert.equal(fits.status, 200);
+
+    // The console's forms are bounded like the API's bodies: an unauthenticated sign-in of 2 MiB is 413
+    // before it is read; a small stale one is the form's own refusal.
+    const form = (size: number) =>
+      call(`${server.url}/signin`, {
+        method: "POST",
+        body: `token=${"a".repeat(size)}`,
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+      });
+    assertProblem(await form(2 * 1024 * 1024), 413);
+    const stale = await form(10);
+    assert.equal(stale.status, 403);
+    assert.match(stale.body, /stale or came from another site/);
+
+    assert.equal((await call(`${server.url}/healthz`)).status, 200);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
