@@ -39,16 +39,23 @@ export const OPENAI_TRANSPORTS = ["http", "websocket"] as const;
 export type OpenAITransport = typeof OPENAI_TRANSPORTS[number];
 
 export const OPENAI_TRANSPORT_DESCRIPTION =
-  "providers openai and azure, with model.api: responses only: how each model call travels — http (default, " +
+  "providers openai and azure, for models asked on the Responses API (model.api: responses, or auto with a model served only there): how each model call travels — http (default, " +
   "one request per call) or websocket (the Responses API's WebSocket mode: one connection per session, each " +
   "call a response.create event answered by the streamed events; a call that only adds to the previous one " +
   "sends just the new items with previous_response_id; a dropped connection is opened again and the call " +
   "retried like a failed request)";
 
-/** Why a `model:` cannot use `transport` as given, or null: the WebSocket mode is the Responses API's. */
+/**
+ * Why a `model:` cannot use `transport` as given, or null: the WebSocket mode is the Responses API's, so the
+ * model must be asked there — `api: responses`, or `auto` for a model served only there (a fallback model
+ * that `auto` sends to Chat Completions travels over HTTP).
+ */
 export function transportProblem(
   spec: Readonly<Record<string, unknown>> | undefined,
 ): string | null {
   if (spec?.transport !== "websocket" || spec.api === "responses") return null;
-  return `transport websocket needs model.api: responses (api is ${spec.api ?? "auto, the default"})`;
+  const api = spec.api ?? "auto";
+  if (api === "auto" && typeof spec.name === "string" && isResponsesOnly(spec.name)) return null;
+  return `transport websocket needs the Responses API: model.api: responses, or auto with a model served only ` +
+    `there (api is ${spec.api ?? "auto, the default"}, model ${String(spec.name ?? "unset")})`;
 }

@@ -241,22 +241,22 @@ Deno.test("websocket on azure: the handshake goes to /openai/responses with the 
   await Deno.remove(dir, { recursive: true });
 });
 
-Deno.test("model.transport: websocket without model.api: responses is exit 2 at its line; http and responses pass", async () => {
+Deno.test("model.transport: websocket where the model is not asked on the Responses API is exit 2 at its line; http, responses and auto with a Responses-only model pass", async () => {
   const dir = await writeFiles(await tempDir(), {
-    "job.yaml": "name: x\nmodel:\n  name: gpt-5-codex\n  transport: websocket\nprompt: hi\n",
+    "job.yaml": "name: x\nmodel:\n  name: gpt-4.1\n  transport: websocket\nprompt: hi\n",
   });
   const refused = await hermes(["validate", "job.yaml"], { cwd: dir, home: dir });
   assert.equal(refused.code, 2);
   assert.match(
     refused.stderr,
-    /job\.yaml:4:\d+: model\.transport: transport websocket needs model\.api: responses \(api is auto/,
+    /job\.yaml:4:\d+: model\.transport: transport websocket needs the Responses API: .*\(api is auto, the default, model gpt-4\.1\)/,
   );
   const chat = await writeFiles(dir, {
     "job.yaml": "name: x\nmodel:\n  name: gpt-4.1\n  api: chat\n  transport: websocket\nprompt: hi\n",
   });
   const run = await hermes(["run", "job.yaml"], { cwd: chat, home: chat, env: { OPENAI_API_KEY: "k" } });
   assert.equal(run.code, 2);
-  assert.match(run.stderr, /job\.yaml:5:\d+: model\.transport: .*\(api is chat\)/);
+  assert.match(run.stderr, /job\.yaml:5:\d+: model\.transport: .*\(api is chat, model gpt-4\.1\)/);
   assert.doesNotMatch(run.stderr, /\n\s+at /);
   const anthropic = await writeFiles(dir, {
     "job.yaml":
@@ -273,6 +273,8 @@ Deno.test("model.transport: websocket without model.api: responses is exit 2 at 
     const model of [
       "{ name: gpt-4.1, transport: http }",
       "{ name: gpt-5-codex, api: responses, transport: websocket }",
+      // auto asks a model served only on the Responses API there.
+      "{ name: gpt-5-codex, transport: websocket }",
     ]
   ) {
     await writeFiles(dir, { "job.yaml": `name: x\nmodel: ${model}\nprompt: hi\n` });
