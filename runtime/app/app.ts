@@ -49,7 +49,7 @@ import type { ListRunsOptions, QueuedRun, RunDelivery, RunEventRow } from "../st
 // tokens.ts loads node:crypto (~25 ms of Deno's Node layer): imported on first use, off the run path.
 import type { TokenCheck } from "./tokens.ts";
 import type { ApiToken, Approval, ApprovalStatus, CostGroup, CostQuery } from "../store/store.ts";
-import type { ScheduleOptions, ScheduleReport } from "./schedules.ts";
+import type { ScheduleCache, ScheduleOptions, ScheduleReport } from "./schedules.ts";
 
 export type { AppContext } from "./context.ts";
 export type { JobRef, SessionJob, ValidateOptions, Validation } from "./jobs.ts";
@@ -78,6 +78,8 @@ export class App {
   #hubOptions: SessionHubOptions;
   /** The sessions open here; none until the first is opened. */
   #opened: SessionHub | undefined;
+  /** Scheduled job files as last loaded (`schedules`), so a page looking again reparses only edited files. */
+  #scheduleCache: ScheduleCache = new Map();
 
   constructor(context: AppContext, options: SessionHubOptions = {}) {
     this.context = context;
@@ -347,7 +349,7 @@ export class App {
   async schedules(options: ScheduleOptions): Promise<ScheduleReport> {
     // Imported on first use: it loads croner and the daemon's job loader, which no run needs.
     const { scheduleReport } = await import("./schedules.ts");
-    return await scheduleReport(this.context.store, options, this.context.clock.now());
+    return await scheduleReport(this.context.store, options, this.context.clock.now(), this.#scheduleCache);
   }
 
   /** How many runs the store holds in each status. */

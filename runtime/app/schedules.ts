@@ -4,7 +4,7 @@
  * latest slot records from the store (success, failed, skipped, crashed, abandoned, or still running).
  */
 import { ValidationError } from "../core/errors.ts";
-import { jobFiles, loadScheduledJob } from "../../loops/daemon/jobs.ts";
+import { jobFiles, loadScheduledJob, type ScheduledJob } from "../../loops/daemon/jobs.ts";
 import type { RunRow, ScheduleStore } from "../store/store.ts";
 
 export interface ScheduleOptions {
@@ -40,6 +40,13 @@ export interface ScheduleView {
   last_slots: ScheduleSlot[];
 }
 
+/**
+ * Job files as last loaded, by path, with their modification time (as the daemon notices edits): a page that
+ * looks every few seconds parses and validates a file again only when it changed. Files that failed to load
+ * are not kept (their error is read again each time).
+ */
+export type ScheduleCache = Map<string, { mtime: number; job: ScheduledJob | null }>;
+
 export interface ScheduleReport {
   jobs: ScheduleView[];
   /** A job file that could not be read as a scheduled job: `FILE: why` (the others are still shown). */
@@ -50,6 +57,7 @@ export async function scheduleReport(
   store: ScheduleStore,
   options: ScheduleOptions,
   now: number,
+  cache?: ScheduleCache,
 ): Promise<ScheduleReport> {
   const problems: string[] = [];
   const jobs: ScheduleView[] = [];
@@ -64,8 +72,12 @@ export async function scheduleReport(
   for (const file of files.files) {
     let job;
     try {
-      job = loadScheduledJob(file, files.named.has(file));
+      const mtime = Deno.statSync(file).mtime?.getTime() ?? 0;
+      const cached = cache?.get(file);
+      job = cached && cached.mtime === mtime ? cached.job : loadScheduledJob(file, files.named.has(file));
+      cache?.set(file, { mtime, job });
     } catch (error) {
+      cache?.delete(file);
       // One broken file does not hide the others; the daemon would refuse it with the same message.
       problems.push(error instanceof Error ? error.message : String(error));
       continue;
@@ -96,6 +108,8 @@ export async function scheduleReport(
       last_slots: rows.map(slotOf),
     });
   }
+  // Files gone from the folder leave the cache.
+  for (const path of cache?.keys() ?? []) if (!files.files.includes(path)) cache?.delete(path);
   return { jobs: jobs.sort((a, b) => a.name.localeCompare(b.name)), problems };
 }
 

@@ -88,3 +88,25 @@ Deno.test("console schedules: without a jobs folder the page says how to give on
   assert.equal(page.response.status, 200);
   assert.match(textOf(page.text), /started without a jobs folder: start it with hermes serve --jobs DIR/);
 });
+
+Deno.test("console schedules: an edited job file is read again; a removed one leaves the page", async () => {
+  const dir = await jobsDir();
+  try {
+    await using fx = await consoleFixture({ jobsDir: dir });
+    const { cookie } = await fx.session("runs:read");
+    const before = textOf((await fx.fetchPage("/schedules", { cookie })).text);
+    assert.match(before, /hourly Cron 0 \* \* \* \*/);
+    await Deno.writeTextFile(`${dir}/hourly.yaml`, `name: hourly\n${MODEL}schedule:\n  cron: "15 * * * *"\n`);
+    // A later modification time, as an editor's save would leave (the same millisecond would not be seen).
+    await Deno.utime(`${dir}/hourly.yaml`, new Date(), new Date(Date.now() + 5000));
+    const after = textOf((await fx.fetchPage("/schedules", { cookie })).text);
+    assert.match(after, /hourly Cron 15 \* \* \* \*/);
+    assert.match(after, /2026-12-07 13:15:00 UTC \(in 45 m 00 s\)/);
+    await Deno.remove(`${dir}/hourly.yaml`);
+    const gone = textOf((await fx.fetchPage("/schedules", { cookie })).text);
+    assert.doesNotMatch(gone, /hourly/);
+    assert.match(gone, /nightly/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
