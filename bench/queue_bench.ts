@@ -4,7 +4,7 @@
  * `hermes run` (a store holding thousands of queued runs against an empty one, interleaved).
  *
  *   deno run -A bench/queue_bench.ts [--url postgres://…] [--samples 40] [--runs 300] [--workers 4]
- *     [--only latency|throughput|plain] [--backend sqlite|postgres] [--main PATH/main.ts]
+ *     [--only latency|throughput|plain] [--backend sqlite|postgres] [--concurrency 1,4] [--main PATH/main.ts]
  *
  * `--main` runs the workers (and `hermes run`) of another checkout, e.g. the previous main, so that a caller
  * can interleave the two (bench/queue_compare.ts does).
@@ -30,6 +30,7 @@ const { values } = parseArgs({
     only: { type: "string" },
     backend: { type: "string" },
     main: { type: "string" },
+    concurrency: { type: "string", default: "1,4" },
   },
 });
 const MAIN = values.main ?? OWN_MAIN;
@@ -160,7 +161,7 @@ async function backend(name: string, store: Store, db: string) {
     report(`${name}: submit → first model request, idle worker, p99`, `${percentile(lat, 99).toFixed(1)} ms`);
     report(`${name}: (samples: ${lat.length}, min–max)`, spread(lat));
   }
-  for (const concurrency of wanted("throughput") ? [1, 4] : []) {
+  for (const concurrency of wanted("throughput") ? values.concurrency!.split(",").map(Number) : []) {
     const rate = await throughput(store, db, dir, concurrency);
     report(
       `${name}: throughput, ${WORKERS} daemons × --concurrency ${concurrency}`,

@@ -2,7 +2,8 @@
  * `hermes store info [--json]`: the store's backend, schema version and row counts.
  * `hermes store migrate --to postgres://… [--json]`: copies everything this store holds into a PostgreSQL
  * store — every session (archived ones, compacted rows, state and compaction log included), the schedule run
- * history and live claims, plugin state and the recorded model calls — then verifies it: each session by its row counts and a
+ * history and live claims, plugin state, the recorded model calls, the run queue (runs with their events
+ * and notification deliveries) and API tokens (as hashes) — then verifies it: each session by its row counts and a
  * checksum of its content, each other row by its values. What the target already holds is not copied again
  * (a re-run copies nothing and verifies everything). Compaction leases are not copied: they name processes
  * of this store and last seconds.
@@ -15,9 +16,13 @@ import { isPostgresUrl, redactUrl } from "../runtime/store/postgres/_url.ts";
 import type {
   ModelCallRow,
   PluginStateRow,
+  QueuedRun,
+  RunDelivery,
+  RunEventRow,
   RunRow,
   SessionExport,
   Store,
+  StoredApiToken,
   StoreInfo,
 } from "../runtime/store/store.ts";
 
@@ -113,6 +118,34 @@ const MODEL_CALLS: GroupedRows<ModelCallRow> = {
   key: (row) => ({ session_id: row.session_id, caller_id: row.caller_id, at: row.at }),
 };
 
+const QUEUED_RUNS: GroupedRows<QueuedRun> = {
+  groups: (store) => store.queuedRunJobs(),
+  rows: (store, job) => store.exportQueuedRuns(job),
+  put: (store, rows) => store.importQueuedRuns(rows),
+  key: (row) => ({ run: row.id }),
+};
+
+const RUN_EVENTS: GroupedRows<RunEventRow> = {
+  groups: (store) => store.runsWithEvents(),
+  rows: (store, run) => store.runEvents(run, 0),
+  put: (store, rows) => store.importRunEvents(rows),
+  key: (row) => ({ run: row.run_id, seq: row.seq }),
+};
+
+const RUN_DELIVERIES: GroupedRows<RunDelivery> = {
+  groups: (store) => store.runsWithDeliveries(),
+  rows: (store, run) => store.runDeliveries(run),
+  put: (store, rows) => store.importDeliveries(rows),
+  key: (row) => ({ delivery: row.id }),
+};
+
+const API_TOKENS: GroupedRows<StoredApiToken> = {
+  groups: () => Promise.resolve(["tokens"]),
+  rows: (store) => store.exportApiTokens(),
+  put: (store, rows) => store.importApiTokens(rows),
+  key: (row) => ({ token: row.id }),
+};
+
 async function migrate(cli: Cli, to: string, json: boolean): Promise<number> {
   if (!isPostgresUrl(to)) {
     throw new ValidationError(`hermes store migrate: --to must be a postgres:// URL, got "${to}"`);
@@ -132,12 +165,20 @@ async function migrate(cli: Cli, to: string, json: boolean): Promise<number> {
         schedule_runs: await copyRows(SCHEDULE_RUNS, { from: source, to: target }),
         plugin_state: await copyRows(PLUGIN_STATE, { from: source, to: target }),
         model_calls: await copyRows(MODEL_CALLS, { from: source, to: target }),
+        runs: await copyRows(QUEUED_RUNS, { from: source, to: target }),
+        run_events: await copyRows(RUN_EVENTS, { from: source, to: target }),
+        run_deliveries: await copyRows(RUN_DELIVERIES, { from: source, to: target }),
+        api_tokens: await copyRows(API_TOKENS, { from: source, to: target }),
       };
       cli.status("");
       const rowMismatches = [
         ...report.schedule_runs.mismatches,
         ...report.plugin_state.mismatches,
         ...report.model_calls.mismatches,
+        ...report.runs.mismatches,
+        ...report.run_events.mismatches,
+        ...report.run_deliveries.mismatches,
+        ...report.api_tokens.mismatches,
       ];
       if (json) await cli.out(JSON.stringify(report) + "\n");
       else {
@@ -192,6 +233,10 @@ function formatMigration(
     schedule_runs: RowsReport;
     plugin_state: RowsReport;
     model_calls: RowsReport;
+    runs: RowsReport;
+    run_events: RowsReport;
+    run_deliveries: RowsReport;
+    api_tokens: RowsReport;
   },
 ): string {
   const line = (name: string, tally: Tally, detail = "") =>
@@ -199,9 +244,16 @@ function formatMigration(
       name.padEnd(14)
     } ${tally.copied} of ${tally.rows}${detail}; ${tally.already_present} already there; ` +
     `${tally.verified} verified`;
-  const nothing =
-    report.copied + report.schedule_runs.copied + report.plugin_state.copied + report.model_calls.copied ===
-      0;
+  const others = [
+    report.schedule_runs,
+    report.plugin_state,
+    report.model_calls,
+    report.runs,
+    report.run_events,
+    report.run_deliveries,
+    report.api_tokens,
+  ];
+  const nothing = report.copied + others.reduce((n, r) => n + r.copied, 0) === 0;
   return [
     nothing ? `nothing new to copy to ${report.to}: it holds everything already` : `copied to ${report.to}:`,
     line("sessions", { ...report, rows: report.sessions }, ` (${report.messages_copied} messages)`) +
@@ -209,6 +261,10 @@ function formatMigration(
     line("schedule runs", report.schedule_runs),
     line("plugin state", report.plugin_state),
     line("model calls", report.model_calls),
+    line("queued runs", report.runs),
+    line("run events", report.run_events),
+    line("deliveries", report.run_deliveries),
+    line("API tokens", report.api_tokens),
   ].join("\n") + "\n";
 }
 

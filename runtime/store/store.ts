@@ -1058,7 +1058,28 @@ export interface CopyOps {
    * is. Resolves with how many values were stored.
    */
   importPluginState(rows: readonly PluginStateRow[]): Promise<number>;
+  /** The jobs with queued runs (any status), sorted. */
+  queuedRunJobs(): Promise<string[]>;
+  /** The job's queued runs as stored (snapshot, claim, result), oldest first. */
+  exportQueuedRuns(job: string): Promise<QueuedRun[]>;
+  /** Stores queued runs verbatim in one transaction, leaving those whose id (or key) the store has. */
+  importQueuedRuns(runs: readonly QueuedRun[]): Promise<number>;
+  /** The runs with stored events, sorted. */
+  runsWithEvents(): Promise<string[]>;
+  /** Stores run events verbatim (their seq kept), leaving those the store has. */
+  importRunEvents(rows: readonly RunEventRow[]): Promise<number>;
+  /** The runs with notification deliveries, sorted. */
+  runsWithDeliveries(): Promise<string[]>;
+  /** Stores deliveries verbatim (their id kept), leaving those the store has. */
+  importDeliveries(rows: readonly RunDelivery[]): Promise<number>;
+  /** Every API token with its hash (never a secret: the store keeps none), oldest first. */
+  exportApiTokens(): Promise<StoredApiToken[]>;
+  /** Stores API tokens verbatim, leaving those whose id the store has. */
+  importApiTokens(rows: readonly StoredApiToken[]): Promise<number>;
 }
+
+/** An API token as a copy carries it: its hash too. */
+export type StoredApiToken = ApiToken & { hash: string };
 
 export interface RunCountOps {
   /** How many runs the store holds in each status (statuses without runs absent), for `/metrics`. */

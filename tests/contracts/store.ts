@@ -6,7 +6,7 @@
 import { adminContract } from "./store/admin.ts";
 import { approvalContract } from "./store/approvals.ts";
 import { compactionContract } from "./store/compactions.ts";
-import { copyContract } from "./store/copy.ts";
+import { copyContract, queueCopyContract } from "./store/copy.ts";
 import { costContract } from "./store/cost.ts";
 import { leaseContract } from "./store/leases.ts";
 import { listingContract } from "./store/listing.ts";
@@ -39,6 +39,7 @@ export function storeContract(name: string, open: OpenStore): void {
   listingContract(name, open);
   adminContract(name, open);
   copyContract(name, open);
+  queueCopyContract(name, open);
   costContract(name, open);
   workspaceLockContract(name, open);
 }

@@ -114,7 +114,7 @@ async function daemonRuns(home: string, jobs: string, runs: number): Promise<voi
 }
 
 pgTest(
-  "store migrate round-trips sessions, schedule history, plugin state and model calls, verifies them, and copies nothing twice",
+  "store migrate round-trips sessions, schedule history, plugin state, model calls, the run queue and API tokens, verifies them, and copies nothing twice",
   async (url) => {
     const home = await tempDir();
     const ids: string[] = [];
@@ -145,6 +145,8 @@ schedule: { cron: "* * * * * *" }
     };
     assert.deepEqual([await count([]), await count([])], ["count 1", "count 2"]);
     await daemonRuns(home, `${dir}/jobs`, 2);
+    const token = await hermes(["tokens", "create", "--scope", "runs:read", "--name", "ci"], { home });
+    assert.equal(token.code, 0, token.stderr);
 
     const first = await runJson(["store", "migrate", "--to", url, "--json"], home);
     const sessions = (await runJson(["store", "info", "--json"], home)).counts.sessions;
@@ -162,6 +164,26 @@ schedule: { cron: "* * * * * *" }
       [0, sessions, sessions, 0],
     );
     assert.deepEqual([again.schedule_runs, again.plugin_state], [verified(runs, 0), verified(1, 0)]);
+    // The daemon's slots were queued runs: they, their events and the token (its hash) went along.
+    const queued = first.runs.rows;
+    assert.ok(queued >= 2, `${queued} queued runs`);
+    const events = first.run_events.rows;
+    assert.ok(events > queued, `${events} run events`);
+    assert.deepEqual(
+      [first.runs, first.run_events, first.api_tokens, again.runs, again.run_events, again.api_tokens],
+      [
+        verified(queued, queued),
+        verified(events, events),
+        verified(1, 1),
+        verified(queued, 0),
+        verified(events, 0),
+        verified(1, 0),
+      ],
+    );
+    const runsOf = (db: string[]) => runJson(["runs", "list", "--json", ...db], home);
+    assert.deepEqual(await runsOf(["--db", url]), await runsOf([]));
+    const tokens = await hermes(["tokens", "list", "--db", url], { home });
+    assert.match(tokens.stdout, /\tci\truns:read\t/);
     const calls = first.model_calls.rows;
     assert.ok(calls >= 4, `${calls} model calls`);
     assert.deepEqual([first.model_calls, again.model_calls], [verified(calls, calls), verified(calls, 0)]);

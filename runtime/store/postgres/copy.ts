@@ -3,7 +3,8 @@
  * copy keeps ids, seqs, positions, active flags and times, and sets the session's `last_seq` to its highest
  * copied seq so that the next append follows it), schedule runs and plugin state.
  */
-import type { CopyOps, PluginStateRow, RunRow, SessionExport, StoreCounts } from "../store.ts";
+import type { CopyOps, PluginStateRow, QueuedRun, RunRow, SessionExport, StoreCounts } from "../store.ts";
+import { toQueuedRun } from "../_run_queue.ts";
 import { json, type PgDb, pgText, type Q } from "./_db.ts";
 import { messageColumns, toMessage, toRunRow, toSession } from "./_rows.ts";
 import { toStep } from "../_records.ts";
@@ -75,7 +76,110 @@ export function copyOps(db: PgDb): CopyOps {
     },
     importPluginState: (rows) =>
       rows.length === 0 ? Promise.resolve(0) : db.tx((q) => importPluginState(q, rows)),
+    queuedRunJobs: async () =>
+      (await sql`SELECT DISTINCT job FROM runs ORDER BY job`).map((r) => String(r.job)),
+    exportQueuedRuns: async (job) =>
+      (await sql`SELECT * FROM runs WHERE job = ${job} ORDER BY submitted_at, id`).map(toQueuedRun),
+    importQueuedRuns: (runs) =>
+      runs.length === 0 ? Promise.resolve(0) : db.tx((q) => importQueuedRuns(q, runs)),
+    runsWithEvents: async () =>
+      (await sql`SELECT DISTINCT run_id FROM run_events ORDER BY run_id`).map((r) => String(r.run_id)),
+    importRunEvents: (rows) =>
+      rows.length === 0 ? Promise.resolve(0) : db.tx(async (q) =>
+        (await q`
+          INSERT INTO run_events (run_id, seq, event)
+          SELECT r.run_id, r.seq, r.event
+          FROM jsonb_to_recordset(${
+          json(q, rows.map((r) => ({ run_id: r.run_id, seq: r.seq, event: pgText(JSON.stringify(r.event)) })))
+        }) AS r(run_id text, seq integer, event text)
+          ON CONFLICT (run_id, seq) DO NOTHING`).count
+      ),
+    runsWithDeliveries: async () =>
+      (await sql`SELECT DISTINCT run_id FROM run_deliveries ORDER BY run_id`).map((r) => String(r.run_id)),
+    importDeliveries: (rows) =>
+      rows.length === 0 ? Promise.resolve(0) : db.tx(async (q) =>
+        (await q`
+          INSERT INTO run_deliveries (id, run_id, target, event, status, attempts, response_status, error,
+            created_at, updated_at)
+          SELECT r.id, r.run_id, r.target, r.event, r.status, r.attempts, r.response_status, r.error,
+            r.created_at, r.updated_at
+          FROM jsonb_to_recordset(${json(q, rows)}) AS r(id text, run_id text, target text, event text,
+            status text, attempts integer, response_status integer, error text, created_at bigint, updated_at bigint)
+          ON CONFLICT (id) DO NOTHING`).count
+      ),
+    exportApiTokens: async () =>
+      (await sql`SELECT * FROM api_tokens ORDER BY created_at, id`).map((r) => ({
+        id: String(r.id),
+        name: r.name === null ? null : String(r.name),
+        hash: String(r.hash),
+        scopes: JSON.parse(String(r.scopes)),
+        created_at: Number(r.created_at),
+        expires_at: r.expires_at === null ? null : Number(r.expires_at),
+        revoked_at: r.revoked_at === null ? null : Number(r.revoked_at),
+      })),
+    importApiTokens: (rows) =>
+      rows.length === 0 ? Promise.resolve(0) : db.tx(async (q) =>
+        (await q`
+          INSERT INTO api_tokens (id, name, hash, scopes, created_at, expires_at, revoked_at)
+          SELECT r.id, r.name, r.hash, r.scopes, r.created_at, r.expires_at, r.revoked_at
+          FROM jsonb_to_recordset(${
+          json(q, rows.map((t) => ({ ...t, scopes: JSON.stringify(t.scopes) })))
+        }) AS r(id text, name text, hash text, scopes text, created_at bigint, expires_at bigint, revoked_at bigint)
+          ON CONFLICT (id) DO NOTHING`).count
+      ),
   };
+}
+
+async function importQueuedRuns(q: Q, runs: readonly QueuedRun[]): Promise<number> {
+  const rows = runs.map((r) => ({
+    id: r.id,
+    job: r.job,
+    job_path: pgText(r.job_path),
+    job_snapshot: pgText(r.job_snapshot),
+    inputs: pgText(JSON.stringify(r.inputs)),
+    key: r.key,
+    priority: r.priority,
+    not_before: r.not_before,
+    status: r.status,
+    attempts: r.attempts,
+    on_crash: r.on_crash,
+    group_key: r.group,
+    group_limit: r.group_limit,
+    model: r.model,
+    labels: pgText(JSON.stringify(r.labels)),
+    holder_host: r.holder?.host ?? null,
+    holder_pid: r.holder?.pid ?? null,
+    holder_started: r.holder?.started ?? null,
+    holder_nonce: r.holder?.nonce ?? null,
+    lease_expires_at: r.lease_expires_at,
+    cancel_requested: r.cancel_requested,
+    session_id: r.session_id,
+    result: r.result === null || r.result === undefined ? null : pgText(JSON.stringify(r.result)),
+    exit_code: r.exit_code,
+    note: pgText(r.note),
+    submitted_at: r.submitted_at,
+    started_at: r.started_at,
+    finished_at: r.finished_at,
+    triggered_by: r.trigger,
+    pinned_to: r.pinned_to,
+  }));
+  const inserted = await q`
+    INSERT INTO runs (id, job, job_path, job_snapshot, inputs, key, priority, not_before, status, attempts,
+      on_crash, group_key, group_limit, model, labels, holder_host, holder_pid, holder_started, holder_nonce,
+      lease_expires_at, cancel_requested, session_id, result, exit_code, note, submitted_at, started_at,
+      finished_at, triggered_by, pinned_to)
+    SELECT r.id, r.job, r.job_path, r.job_snapshot, r.inputs, r.key, r.priority, r.not_before, r.status,
+      r.attempts, r.on_crash, r.group_key, r.group_limit, r.model, r.labels, r.holder_host, r.holder_pid,
+      r.holder_started, r.holder_nonce, r.lease_expires_at, r.cancel_requested, r.session_id, r.result,
+      r.exit_code, r.note, r.submitted_at, r.started_at, r.finished_at, r.triggered_by, r.pinned_to
+    FROM jsonb_to_recordset(${json(q, rows)}) AS r(id text, job text, job_path text, job_snapshot text,
+      inputs text, key text, priority integer, not_before bigint, status text, attempts integer, on_crash text,
+      group_key text, group_limit integer, model text, labels text, holder_host text, holder_pid integer,
+      holder_started text, holder_nonce text, lease_expires_at bigint, cancel_requested boolean,
+      session_id text, result text, exit_code integer, note text, submitted_at bigint, started_at bigint,
+      finished_at bigint, triggered_by text, pinned_to text)
+    ON CONFLICT DO NOTHING`;
+  return inserted.count;
 }
 
 async function importScheduleRuns(q: Q, rows: readonly RunRow[]): Promise<number> {

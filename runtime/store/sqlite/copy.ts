@@ -3,7 +3,17 @@
  * copy keeps ids, seqs, positions, active flags and times, so the receiving store shows the same
  * transcripts), schedule runs and plugin state.
  */
-import type { CopyOps, PluginStateRow, RunRow, SessionExport, StoreCounts } from "../store.ts";
+import type {
+  CopyOps,
+  PluginStateRow,
+  QueuedRun,
+  RunDelivery,
+  RunRow,
+  SessionExport,
+  StoreCounts,
+  StoredApiToken,
+} from "../store.ts";
+import { toQueuedRun } from "../_run_queue.ts";
 import { type Row, settle, type SqliteDb } from "./_db.ts";
 import { toMessage, toRunRow, toSession } from "./_rows.ts";
 import { compactionOps } from "./compactions.ts";
@@ -80,7 +90,148 @@ export function copyOps(db: SqliteDb): CopyOps {
         }))
       ),
     importPluginState: (rows) => settle(() => db.immediate(() => importPluginState(db, rows))),
+    queuedRunJobs: () => settle(() => distinct(db, "job", "runs")),
+    exportQueuedRuns: (job) =>
+      settle(() =>
+        (db.stmt("SELECT * FROM runs WHERE job = ? ORDER BY submitted_at, id").all(job) as Row[]).map(
+          toQueuedRun,
+        )
+      ),
+    importQueuedRuns: (runs) => settle(() => db.immediate(() => importQueuedRuns(db, runs))),
+    runsWithEvents: () => settle(() => distinct(db, "run_id", "run_events")),
+    importRunEvents: (rows) =>
+      settle(() =>
+        db.immediate(() => {
+          const insert = db.stmt(
+            "INSERT INTO run_events (run_id, seq, event) VALUES (?, ?, ?) ON CONFLICT (run_id, seq) DO NOTHING",
+          );
+          return rows.reduce(
+            (n, r) => n + Number(insert.run(r.run_id, r.seq, JSON.stringify(r.event)).changes),
+            0,
+          );
+        })
+      ),
+    runsWithDeliveries: () => settle(() => distinct(db, "run_id", "run_deliveries")),
+    importDeliveries: (rows) => settle(() => db.immediate(() => importDeliveries(db, rows))),
+    exportApiTokens: () =>
+      settle(() =>
+        (db.stmt("SELECT * FROM api_tokens ORDER BY created_at, id").all() as Row[]).map((r) => ({
+          id: String(r.id),
+          name: r.name === null ? null : String(r.name),
+          hash: String(r.hash),
+          scopes: JSON.parse(String(r.scopes)),
+          created_at: Number(r.created_at),
+          expires_at: r.expires_at === null ? null : Number(r.expires_at),
+          revoked_at: r.revoked_at === null ? null : Number(r.revoked_at),
+        }))
+      ),
+    importApiTokens: (rows) =>
+      settle(() =>
+        db.immediate(() => {
+          const insert = db.stmt(
+            `INSERT INTO api_tokens (id, name, hash, scopes, created_at, expires_at, revoked_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+          );
+          return rows.reduce(
+            (n, t: StoredApiToken) =>
+              n +
+              Number(
+                insert.run(
+                  t.id,
+                  t.name,
+                  t.hash,
+                  JSON.stringify(t.scopes),
+                  t.created_at,
+                  t.expires_at,
+                  t.revoked_at,
+                )
+                  .changes,
+              ),
+            0,
+          );
+        })
+      ),
   };
+}
+
+function distinct(db: SqliteDb, column: string, table: string): string[] {
+  return (db.stmt(`SELECT DISTINCT ${column} AS v FROM ${table} ORDER BY ${column}`).all() as Row[]).map((
+    r,
+  ) => String(r.v));
+}
+
+function importQueuedRuns(db: SqliteDb, runs: readonly QueuedRun[]): number {
+  const insert = db.stmt(
+    `INSERT INTO runs (id, job, job_path, job_snapshot, inputs, key, priority, not_before, status, attempts,
+       on_crash, group_key, group_limit, model, labels, holder_host, holder_pid, holder_started, holder_nonce,
+       lease_expires_at, cancel_requested, session_id, result, exit_code, note, submitted_at, started_at,
+       finished_at, triggered_by, pinned_to)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT DO NOTHING`,
+  );
+  let stored = 0;
+  for (const r of runs) {
+    stored += Number(
+      insert.run(
+        r.id,
+        r.job,
+        r.job_path,
+        r.job_snapshot,
+        JSON.stringify(r.inputs),
+        r.key,
+        r.priority,
+        r.not_before,
+        r.status,
+        r.attempts,
+        r.on_crash,
+        r.group,
+        r.group_limit,
+        r.model,
+        JSON.stringify(r.labels),
+        r.holder?.host ?? null,
+        r.holder?.pid ?? null,
+        r.holder?.started ?? null,
+        r.holder?.nonce ?? null,
+        r.lease_expires_at,
+        r.cancel_requested ? 1 : 0,
+        r.session_id,
+        r.result === null || r.result === undefined ? null : JSON.stringify(r.result),
+        r.exit_code,
+        r.note,
+        r.submitted_at,
+        r.started_at,
+        r.finished_at,
+        r.trigger,
+        r.pinned_to,
+      ).changes,
+    );
+  }
+  return stored;
+}
+
+function importDeliveries(db: SqliteDb, rows: readonly RunDelivery[]): number {
+  const insert = db.stmt(
+    `INSERT INTO run_deliveries (id, run_id, target, event, status, attempts, response_status, error,
+       created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+  );
+  let stored = 0;
+  for (const d of rows) {
+    stored += Number(
+      insert.run(
+        d.id,
+        d.run_id,
+        d.target,
+        d.event,
+        d.status,
+        d.attempts,
+        d.response_status,
+        d.error,
+        d.created_at,
+        d.updated_at,
+      ).changes,
+    );
+  }
+  return stored;
 }
 
 function importScheduleRuns(db: SqliteDb, rows: readonly RunRow[]): number {

@@ -154,3 +154,84 @@ export function copyContract(name: string, open: OpenStore): void {
     assert.deepEqual([counts.schedule_runs, counts.plugin_state], [4, 3]);
   });
 }
+
+export function queueCopyContract(name: string, open: OpenStore): void {
+  Deno.test(`${name}: queued runs, their events and deliveries, and API tokens copy verbatim; once only`, async () => {
+    await using source = await open();
+    await using target = await open();
+    const a = source.store;
+    const holder = liveHolder();
+    const base = { job: "q", job_path: "/jobs/q.yaml", job_snapshot: '{"spec":{"name":"q"}}', now: 1_000 };
+    const done =
+      (await a.submitRun({ ...base, inputs: { n: "1" }, key: "k-1", trigger: "api", labels: { t: "x" } }))
+        .run;
+    await a.claimRuns({ holder, now: 2_000, lease_ms: 60_000, max: 1 });
+    await a.appendRunEvents(done.id, [{ type: "session.start", session_id: "s1" }, {
+      type: "result",
+      ok: true,
+    }]);
+    await a.finishRun({
+      id: done.id,
+      holder,
+      status: "success",
+      session_id: "s1",
+      result: { status: "success", text: "café\u{1F600}" },
+      exit_code: 0,
+      now: 3_000,
+    });
+    const queued = (await a.submitRun({ ...base, job: "other", inputs: {}, group: "g", group_limit: 2 })).run;
+    await a.recordDelivery({
+      id: "d-1",
+      run_id: done.id,
+      target: "https://hooks.example/x",
+      event: "run.success",
+      status: "delivered",
+      attempts: 2,
+      response_status: 200,
+      error: null,
+      created_at: 3_000,
+      updated_at: 3_500,
+    });
+    await a.createToken({
+      id: "tok1",
+      name: "ci",
+      hash: "ab".repeat(32),
+      scopes: ["runs:read"],
+      expires_at: null,
+      now: 10,
+    });
+    await a.revokeToken("tok1", 20);
+
+    const copy = async () => {
+      const b = target.store;
+      let stored = 0;
+      for (const job of await a.queuedRunJobs()) {
+        stored += await b.importQueuedRuns(await a.exportQueuedRuns(job));
+      }
+      for (const run of await a.runsWithEvents()) {
+        stored += await b.importRunEvents(await a.runEvents(run, 0));
+      }
+      for (const run of await a.runsWithDeliveries()) {
+        stored += await b.importDeliveries(await a.runDeliveries(run));
+      }
+      stored += await b.importApiTokens(await a.exportApiTokens());
+      return stored;
+    };
+    assert.equal(await copy(), 2 + 2 + 1 + 1);
+    assert.equal(await copy(), 0, "a second copy stores nothing");
+    const b = target.store;
+    assert.deepEqual(await b.queuedRunJobs(), ["other", "q"]);
+    assert.deepEqual(await b.getRun(done.id), await a.getRun(done.id));
+    assert.deepEqual(await b.getRun(queued.id), await a.getRun(queued.id));
+    assert.deepEqual(await b.runEvents(done.id, 0), await a.runEvents(done.id, 0));
+    assert.deepEqual(await b.runDeliveries(done.id), await a.runDeliveries(done.id));
+    assert.deepEqual(await b.exportApiTokens(), await a.exportApiTokens());
+    assert.equal((await b.tokenById("tok1"))?.hash, "ab".repeat(32));
+    // The copied queue works on: the queued run is claimed there, a key submits once there too.
+    const claimed = await b.claimRuns({ holder: liveHolder(), now: 4_000, lease_ms: 60_000, max: 5 });
+    assert.deepEqual(claimed.map((r) => r.id), [queued.id]);
+    assert.equal((await b.submitRun({ ...base, inputs: {}, key: "k-1" })).deduplicated, true);
+    assert.equal(await b.appendRunEvents(done.id, [{ type: "late" }]), undefined);
+    assert.deepEqual((await b.runEvents(done.id, 2)).map((e) => e.seq), [3]);
+  });
+}
