@@ -1,10 +1,11 @@
 /**
  * `POST /v1/hooks/{job}`: a signed delivery (GitHub's webhooks, or any sender signing as Hermes's own
  * notifications do) starts a run of a job with `triggers.webhook`. The signature over the raw body is the
- * authentication, so the route takes no bearer token. A delivery id already seen answers the run it started
- * (the queue's idempotency key `hook:JOB:ID`), an event the trigger does not list is acknowledged and starts
+ * authentication, so the route takes no bearer token. A delivery already seen answers the run it started
+ * (the queue's idempotency key `hook:JOB:…`, from what the signature covers), an event the trigger does not list is acknowledged and starts
  * nothing, and the inputs mapped from the body are checked as `--input` values are (422 when they do not fit).
  */
+import { createHash } from "node:crypto";
 import type { Hono } from "hono";
 import { type App, NotFoundError, ValidationError } from "../app/mod.ts";
 import type { Clock } from "../core/clock.ts";
@@ -66,7 +67,15 @@ export function hookRoutes(api: Hono<ApiEnv>, options: HookRoutesOptions): void 
     if (delivery !== null && !DELIVERY.test(delivery)) {
       throw new HttpError(400, `The delivery id "${delivery.slice(0, 200)}" is not letters, digits, _ . : -`);
     }
-    const payload = parsePayload(headers.get("content-type") ?? "", body);
+    const { payload, text } = parsePayload(headers.get("content-type") ?? "", body);
+    // The run's idempotency key. GitHub signs only the body (not X-GitHub-Delivery, not the event, no time):
+    // keyed by the signed payload, a captured delivery sent again under a new id, or as another event, answers
+    // the run it started instead of starting one (a Redeliver sends the same payload, so it dedupes too). The
+    // generic form signs a timestamp that bounds a replay to minutes: keyed by its delivery id (a retry has a
+    // new timestamp), or without one by what was signed.
+    const signed = github || delivery === null
+      ? `sha256-${sha256Hex(github ? text : `${headers.get("x-hermes-timestamp")}.${text}`)}`
+      : delivery;
     let submitted: Awaited<ReturnType<App["submit"]>>;
     try {
       const inputs = renderTriggerInputs(hook.trigger.inputs ?? {}, { body: payload, event });
@@ -76,7 +85,7 @@ export function hookRoutes(api: Hono<ApiEnv>, options: HookRoutesOptions): void 
         inputs,
         trigger: "webhook",
         // The file's name, unique in the jobs folder (two files may carry the same name: inside).
-        ...(delivery !== null ? { key: `hook:${name}:${delivery}` } : {}),
+        key: `hook:${name}:${signed}`,
       });
     } catch (error) {
       // The delivery was authentic but does not make a run of this job: its inputs do not fit (or the job
@@ -92,11 +101,11 @@ export function hookRoutes(api: Hono<ApiEnv>, options: HookRoutesOptions): void 
 }
 
 /** The delivery's JSON: the body, or its `payload` field when the sender posts a form (GitHub can). */
-function parsePayload(type: string, body: Uint8Array): unknown {
+function parsePayload(type: string, body: Uint8Array): { payload: unknown; text: string } {
   if (/^application\/x-www-form-urlencoded\b/i.test(type)) {
     const field = new URLSearchParams(new TextDecoder().decode(body)).get("payload");
     if (field === null) throw new HttpError(400, "The form body has no payload field");
-    return parseJson(new TextEncoder().encode(field));
+    return { payload: parseJson(new TextEncoder().encode(field)), text: field };
   }
   if (!/^application\/(.+\+)?json\b/i.test(type)) {
     throw new HttpError(
@@ -104,5 +113,9 @@ function parsePayload(type: string, body: Uint8Array): unknown {
       `Expected a JSON body (content-type: application/json), got "${type || "none"}"`,
     );
   }
-  return parseJson(body);
+  return { payload: parseJson(body), text: new TextDecoder().decode(body) };
+}
+
+function sha256Hex(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
 }

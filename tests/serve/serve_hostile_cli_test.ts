@@ -2,12 +2,15 @@
  * `hermes serve` under the requests of a hostile client, over real HTTP (and raw TCP where fetch cannot send
  * the bytes): every form of Authorization header, a token of each scope on every route of the OpenAPI
  * document it serves, bodies that are not UTF-8, unknown filter values, request heads with bare LF line
- * endings or over the size limit, and bodies over the limit on the console's forms. Each refusal is a
+ * endings or over the size limit, bodies over the limit on the console's forms, and webhook deliveries
+ * replayed, forged or carrying template syntax. Each refusal is a
  * problem+json, its allowed neighbour passes, and the server keeps serving.
  */
 import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
 import { hermes, tempDir, writeFiles } from "../_testing/cli.ts";
-import { call, type Reply, startServe } from "../_testing/serve.ts";
+import { call, readSse, type Reply, startServe } from "../_testing/serve.ts";
+import { startOpenAIServer } from "../_testing/openai_server.ts";
 
 const SCOPES = ["runs:read", "runs:write", "sessions:read", "sessions:write", "approvals"] as const;
 
@@ -208,6 +211,112 @@ Deno.test("serve hostile: bodies not in UTF-8, unknown filter values, heads with
 
     assert.equal((await call(`${server.url}/healthz`)).status, 200);
   } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("serve hostile: a captured GitHub delivery sent again under a new delivery id, as another event or after a restart answers its run and starts none; sha1-only and malformed signatures are 401; template syntax in the body stays text", async () => {
+  const model = await startOpenAIServer({
+    script: [{ content: "one" }, { content: "two" }, { content: "three" }],
+  });
+  const home = await tempDir();
+  try {
+    const line = `model: { name: m, base_url: "${model.url}", api_key_env: none }\n`;
+    const jobs = await writeFiles(`${home}/jobs`, {
+      "triage.yaml": `name: triage\n${line}inputs: { title: { required: true } }\n` +
+        `prompt: "triage: {{ inputs.title }}"\n` +
+        `triggers: { webhook: { secret_env: HOOK_SECRET, events: [issues, issue_comment], ` +
+        `inputs: { title: "{{ trigger.body.issue.title }}" } } }\n`,
+    });
+    const reader = await token(home, "runs:read");
+    const env = { HOOK_SECRET: "the-hook-secret" };
+    const sign = (text: string, algorithm = "sha256") =>
+      `${algorithm}=${createHmac(algorithm, env.HOOK_SECRET).update(text).digest("hex")}`;
+    // Template syntax in the delivery: rendered once into an input, never evaluated again.
+    const body = JSON.stringify({ issue: { title: "{{ env.HOOK_SECRET }} {{ inputs.title }}" } });
+    const send = (url: string, text: string, headers: Record<string, string>) =>
+      call(`${url}/v1/hooks/triage`, {
+        method: "POST",
+        body: text,
+        headers: { "content-type": "application/json", "x-github-event": "issues", ...headers },
+      });
+
+    let first: Reply;
+    {
+      await using server = await startServe(home, ["--jobs", jobs], { env });
+      first = await send(server.url, body, { "x-github-delivery": "d-1", "x-hub-signature-256": sign(body) });
+      assert.equal(first.status, 202, JSON.stringify(first.body));
+      assert.equal(first.body.deduplicated, false);
+      const ended = await readSse(`${server.url}/v1/runs/${first.body.id}/events`, { token: reader });
+      assert.equal(JSON.parse(ended.events.at(-1)!.data).status, "success");
+      const prompt = JSON.stringify(model.requests[0]);
+      assert.ok(prompt.includes("triage: {{ env.HOOK_SECRET }} {{ inputs.title }}"), prompt);
+      assert.ok(!prompt.includes(env.HOOK_SECRET), "the secret was not rendered into the prompt");
+
+      // The same signed body under new delivery ids, as another listed event, without an id: the first run.
+      for (
+        const headers of [
+          { "x-github-delivery": "d-2" },
+          { "x-github-delivery": "d-3", "x-github-event": "issue_comment" },
+          {},
+        ]
+      ) {
+        const again = await send(server.url, body, { ...headers, "x-hub-signature-256": sign(body) });
+        assert.equal(again.status, 202, JSON.stringify(again.body));
+        assert.equal(again.body.id, first.body.id, JSON.stringify(headers));
+        assert.equal(again.body.deduplicated, true);
+      }
+
+      // Signatures that are not GitHub's sha256 over this body: each 401 problem+json.
+      const forged: Record<string, string>[] = [
+        { "x-hub-signature": sign(body, "sha1") },
+        { "x-hub-signature-256": sign(body).replace("sha256=", "sha1=") },
+        { "x-hub-signature-256": sign(body).slice(0, -2) },
+        { "x-hub-signature-256": `${sign(body)}00` },
+        { "x-hub-signature-256": sign(body).replace("sha256=", "") },
+        { "x-hub-signature-256": sign(`${body} `) },
+        { "x-hub-signature-256": `sha256=${"0".repeat(64)}` },
+        { "x-hub-signature-256": `${sign(body)}, ${sign(body)}` },
+      ];
+      for (const headers of forged) {
+        const refused = await send(server.url, body, { "x-github-delivery": "d-9", ...headers });
+        assertProblem(refused, 401);
+      }
+      // A body of another content type, signed: 415, nothing queued.
+      const typed = await call(`${server.url}/v1/hooks/triage`, {
+        method: "POST",
+        body,
+        headers: {
+          "content-type": "text/plain",
+          "x-github-event": "issues",
+          "x-hub-signature-256": sign(body),
+        },
+      });
+      assertProblem(typed, 415);
+      assert.equal((await call(`${server.url}/v1/runs`, { token: reader })).body.runs.length, 1);
+    }
+
+    // After a restart the key is in the store: the captured delivery still starts nothing; a new issue does.
+    await using server = await startServe(home, ["--jobs", jobs], { env });
+    const replay = await send(server.url, body, {
+      "x-github-delivery": "d-4",
+      "x-hub-signature-256": sign(body),
+    });
+    assert.equal(replay.body.id, first.body.id);
+    assert.equal(replay.body.deduplicated, true);
+    const other = JSON.stringify({ issue: { title: "another" } });
+    const fresh = await send(server.url, other, {
+      "x-github-delivery": "d-5",
+      "x-hub-signature-256": sign(other),
+    });
+    assert.equal(fresh.status, 202, JSON.stringify(fresh.body));
+    assert.notEqual(fresh.body.id, first.body.id);
+    assert.equal(fresh.body.deduplicated, false);
+    const ended = await readSse(`${server.url}/v1/runs/${fresh.body.id}/events`, { token: reader });
+    assert.equal(JSON.parse(ended.events.at(-1)!.data).status, "success");
+    assert.equal(model.requests.length, 2);
+  } finally {
+    await model.close();
     await Deno.remove(home, { recursive: true });
   }
 });
