@@ -176,6 +176,25 @@ Deno.test({
 
     // Deny, with a reason typed in the page.
     await page.type("article.approval input[name=reason]", "not that file");
+    // The list looks again every 2 s (htmx swaps it): what was typed survives the next looks.
+    const swaps = await page.evaluate(() => {
+      const w = window as unknown as { __swaps: number };
+      w.__swaps = 0;
+      document.addEventListener("htmx:afterSwap", () => void w.__swaps++);
+      return w.__swaps;
+    });
+    await page.waitForFunction(() => (window as unknown as { __swaps: number }).__swaps >= 2, {
+      timeout: 30_000,
+      polling: 200,
+    });
+    assert.equal(swaps, 0);
+    assert.equal(
+      await page.$eval(
+        "article.approval input[name=reason]",
+        (el) => (el as unknown as { value: string }).value,
+      ),
+      "not that file",
+    );
     await Promise.all([page.waitForNavigation(), page.click("article.approval button[value=deny]")]);
     assert.match(await mainText(page), /allowed|denied/);
     assert.match(await mainText(page), new RegExp(`denied; the run continues`));
