@@ -458,6 +458,16 @@ export class App {
     return token;
   }
 
+  /**
+   * The random secret (hex, 256 bits) every server sharing this store holds under `name`, made by the
+   * first that asks: what such servers sign with stays valid on each of them and across restarts.
+   */
+  async serverSecret(name: string): Promise<string> {
+    const { hex } = await import("../core/hmac.ts");
+    const fresh = hex(crypto.getRandomValues(new Uint8Array(32)));
+    return await this.context.store.serverSecret(name, fresh, this.context.clock.now());
+  }
+
   /** Whether a presented bearer token is live (read from the store each time). */
   async authenticate(presented: string): Promise<TokenCheck> {
     const { checkToken } = await import("./tokens.ts");

@@ -341,4 +341,12 @@ export const migrations: readonly string[] = [
   `,
   // 17: a run only one worker may claim (a daemon's cron slot, run by the daemon holding the slot's claim).
   `ALTER TABLE runs ADD COLUMN pinned_to TEXT;`,
+  // 18: secrets the servers sharing this store hold in common (the console's cookie signing key), made once.
+  `
+  CREATE TABLE server_secrets (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  `,
 ];

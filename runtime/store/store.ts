@@ -1186,6 +1186,11 @@ export interface TokenOps {
   listTokens(): Promise<ApiToken[]>;
   /** Marks the token revoked now (kept for listing); undefined when the store has no such id. */
   revokeToken(id: string, now: number): Promise<ApiToken | undefined>;
+  /**
+   * The secret stored under `name`, storing `fresh` first when there is none: the first caller's value wins
+   * and every later caller, on any connection, gets that one (servers sharing the store sign alike).
+   */
+  serverSecret(name: string, fresh: string, now: number): Promise<string>;
 }
 
 /**

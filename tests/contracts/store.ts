@@ -12,7 +12,7 @@ import { leaseContract } from "./store/leases.ts";
 import { listingContract } from "./store/listing.ts";
 import { messageContract } from "./store/messages.ts";
 import { runQueueContract } from "./store/run_queue.ts";
-import { runCountContract, tokenContract } from "./store/tokens.ts";
+import { runCountContract, serverSecretContract, tokenContract } from "./store/tokens.ts";
 import { scheduleContract } from "./store/schedule_runs.ts";
 import { searchContract } from "./store/search.ts";
 import { sessionContract } from "./store/sessions.ts";
@@ -33,6 +33,7 @@ export function storeContract(name: string, open: OpenStore): void {
   scheduleContract(name, open);
   runQueueContract(name, open);
   tokenContract(name, open);
+  serverSecretContract(name, open);
   runCountContract(name, open);
   approvalContract(name, open);
   searchContract(name, open);

@@ -21,10 +21,11 @@ import {
   type ConsoleSession,
   cookieName,
   DEFAULT_SESSION_MS,
-  newSessionKey,
   openSession,
   sameText,
+  SESSION_SECRET,
   type SessionKey,
+  storedSessionKey,
 } from "./session.ts";
 import { signinRoutes } from "./signin.tsx";
 
@@ -33,7 +34,7 @@ export interface ConsoleOptions {
   clock: Clock;
   log: Logger;
   version: string;
-  /** Signs the session cookies: give N servers behind one address the same key. Default: random per process. */
+  /** Signs the session cookies. Default: the store's (`storedSessionKey`), shared by every server on it. */
   key?: SessionKey;
   /** How long a sign-in lasts (ms). */
   sessionMs?: number;
@@ -70,7 +71,8 @@ const SECURITY_HEADERS: Record<string, string> = {
 
 export function createConsole(options: ConsoleOptions): Hono<ConsoleEnv> {
   const { app, clock } = options;
-  const key = options.key ?? newSessionKey();
+  const given = options.key;
+  const key = given ? () => Promise.resolve(given) : storedSessionKey(() => app.serverSecret(SESSION_SECRET));
   const router = new Hono<ConsoleEnv>();
   const nav = PAGES.flatMap((page) => (page.nav ? [page.nav] : []));
 
@@ -105,7 +107,7 @@ export function createConsole(options: ConsoleOptions): Hono<ConsoleEnv> {
     pollMs: options.pollMs ?? 2000,
     ...(options.jobsDir !== undefined ? { jobsDir: options.jobsDir } : {}),
     signedIn: (scope: Scope) => async (c, next) => {
-      const session = await openSession(key, getCookie(c, cookieName(isSecure(c))), clock.now());
+      const session = await openSession(await key(), getCookie(c, cookieName(isSecure(c))), clock.now());
       if (!session) return toSignin(c);
       const check = await app.authenticate(session.token);
       if (!check.ok) return toSignin(c, `the token is ${check.reason}`);

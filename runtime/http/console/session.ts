@@ -1,5 +1,5 @@
 /**
- * The console's sign-in session: an API token exchanged for a cookie that carries it, signed with the server's
+ * The console's sign-in session: an API token exchanged for a cookie that carries it, signed with the store's
  * key (HMAC-SHA256) and ending at a fixed time, and the CSRF token every state-changing request must carry.
  *
  * The cookie carries the token itself so that every request is authenticated exactly as the API's are (the
@@ -18,9 +18,22 @@ export interface SessionKey {
   readonly secret: string;
 }
 
-/** A fresh random key: the sessions it signs end with the process (or are shared by giving one key to N servers). */
-export function newSessionKey(): SessionKey {
-  return { secret: hex(crypto.getRandomValues(new Uint8Array(32))) };
+/** The name of the store's secret the console signs with. */
+export const SESSION_SECRET = "console_session_key";
+
+/**
+ * The key kept in the store, read once and then held: every server sharing the store signs and checks
+ * cookies alike, and a restart keeps sessions. A failed read (store down) is tried again at the next request.
+ */
+export function storedSessionKey(read: () => Promise<string>): () => Promise<SessionKey> {
+  let held: Promise<SessionKey> | undefined;
+  return () => {
+    held ??= read().then((secret) => ({ secret }), (error) => {
+      held = undefined;
+      throw error;
+    });
+    return held;
+  };
 }
 
 export interface ConsoleSession {

@@ -30,9 +30,9 @@ function safeNext(next: string | undefined): string {
 
 export function signinRoutes(
   router: Hono<ConsoleEnv>,
-  options: { kit: PageKit; key: SessionKey; sessionMs: number },
+  options: { kit: PageKit; key: () => Promise<SessionKey>; sessionMs: number },
 ): void {
-  const { kit, key } = options;
+  const { kit } = options;
 
   const form = async (
     c: Context<ConsoleEnv>,
@@ -55,7 +55,7 @@ export function signinRoutes(
         <h1>Sign in</h1>
         {message ? <div class="notice error" role="alert">{message}</div> : null}
         <form method="post" action="/signin">
-          <input type="hidden" name="_csrf" value={await signinCsrf(key, nonce)} />
+          <input type="hidden" name="_csrf" value={await signinCsrf(await options.key(), nonce)} />
           <input type="hidden" name="next" value={next} />
           <label>
             API token
@@ -90,7 +90,10 @@ export function signinRoutes(
     const field = (name: string) => (typeof body[name] === "string" ? body[name] as string : undefined);
     const nonce = getCookie(c, NONCE_COOKIE);
     const csrf = field("_csrf");
-    if (nonce === undefined || csrf === undefined || !sameText(csrf, await signinCsrf(key, nonce))) {
+    if (
+      nonce === undefined || csrf === undefined ||
+      !sameText(csrf, await signinCsrf(await options.key(), nonce))
+    ) {
       return await form(c, "The sign-in form is stale or came from another site: try again.", 403);
     }
     const presented = (field("token") ?? "").trim();
@@ -101,7 +104,7 @@ export function signinRoutes(
       kit.clock.now() + options.sessionMs,
       check.token.expires_at ?? Number.MAX_SAFE_INTEGER,
     );
-    setCookie(c, cookieName(secure), await sealSession(key, presented, expiresAt), {
+    setCookie(c, cookieName(secure), await sealSession(await options.key(), presented, expiresAt), {
       httpOnly: true,
       sameSite: "Strict",
       secure,
@@ -115,7 +118,7 @@ export function signinRoutes(
   router.post("/signout", async (c) => {
     // Signing out changes state too: it needs the session's CSRF token (without a session there is nothing to end).
     const secure = isSecure(c);
-    const session = await openSession(key, getCookie(c, cookieName(secure)), kit.clock.now());
+    const session = await openSession(await options.key(), getCookie(c, cookieName(secure)), kit.clock.now());
     if (session) {
       const body = await c.req.parseBody();
       const presented = c.req.header("x-csrf-token") ??

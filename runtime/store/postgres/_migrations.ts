@@ -319,4 +319,12 @@ export const migrations: readonly string[] = [
   `,
   // 14: a run only one worker may claim (a daemon's cron slot, run by the daemon holding the slot's claim).
   `ALTER TABLE runs ADD COLUMN pinned_to text;`,
+  // 15: secrets the servers sharing this store hold in common (the console's cookie signing key), made once.
+  `
+  CREATE TABLE server_secrets (
+    name text COLLATE "C" PRIMARY KEY,
+    value text NOT NULL,
+    created_at bigint NOT NULL
+  );
+  `,
 ];

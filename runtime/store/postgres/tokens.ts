@@ -38,5 +38,12 @@ export function tokenOps(db: PgDb): TokenOps {
       const [row] = await sql`SELECT * FROM api_tokens WHERE id = ${id}`;
       return row ? tokenOf(row) : undefined;
     },
+    async serverSecret(name, fresh, now) {
+      await sql`
+        INSERT INTO server_secrets (name, value, created_at) VALUES (${name}, ${fresh}, ${now})
+        ON CONFLICT (name) DO NOTHING`;
+      const [row] = await sql`SELECT value FROM server_secrets WHERE name = ${name}`;
+      return String(row!.value);
+    },
   };
 }

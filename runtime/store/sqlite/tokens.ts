@@ -43,5 +43,16 @@ export function tokenOps(db: SqliteDb): TokenOps {
           return row ? tokenOf(row) : undefined;
         })
       ),
+    serverSecret: (name, fresh, now) =>
+      settle(() =>
+        db.immediate(() => {
+          db.stmt(
+            "INSERT INTO server_secrets (name, value, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
+          )
+            .run(name, fresh, now);
+          const row = db.stmt("SELECT value FROM server_secrets WHERE name = ?").get(name) as Row;
+          return String(row.value);
+        })
+      ),
   };
 }

@@ -50,6 +50,22 @@ export function tokenContract(name: string, open: OpenStore): void {
   });
 }
 
+export function serverSecretContract(name: string, open: OpenStore): void {
+  Deno.test(`${name}: serverSecret: the first value stored under a name is every connection's, for good`, async () => {
+    await using fx = await open();
+    const { store } = fx;
+    const other = await fx.connect();
+    const [a, b] = await Promise.all([
+      store.serverSecret("console", "aa".repeat(32), 1_000),
+      other.serverSecret("console", "bb".repeat(32), 1_000),
+    ]);
+    assert.equal(a, b);
+    assert.ok(a === "aa".repeat(32) || a === "bb".repeat(32));
+    assert.equal(await store.serverSecret("console", "cc".repeat(32), 2_000), a);
+    assert.equal(await store.serverSecret("other", "dd".repeat(32), 2_000), "dd".repeat(32));
+  });
+}
+
 export function runCountContract(name: string, open: OpenStore): void {
   Deno.test(`${name}: runCounts counts runs by status`, async () => {
     await using fx = await open();
