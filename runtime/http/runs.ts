@@ -180,8 +180,9 @@ function hasEnded(run: QueuedRun): boolean {
 
 function lastEventId(text: string | undefined): number {
   if (text === undefined || text === "") return 0;
-  if (!/^\d+$/.test(text)) {
-    throw new HttpError(400, `Last-Event-ID "${text}" is not an event's seq (a whole number)`);
+  // Past 2^53 a number is no seq any store holds, and PostgreSQL's bigint would refuse it mid-stream.
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) {
+    throw new HttpError(400, `Last-Event-ID "${text.slice(0, 40)}" is not an event's seq (a whole number)`);
   }
   return Number(text);
 }

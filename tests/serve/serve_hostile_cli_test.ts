@@ -134,7 +134,7 @@ Deno.test("serve hostile: every Authorization form but one bearer token is 401; 
   }
 });
 
-Deno.test("serve hostile: bodies not in UTF-8, unknown filter values, heads with bare LF or over the limit and oversized console forms are refused as problem+json; their neighbours pass", async () => {
+Deno.test("serve hostile: bodies not in UTF-8, unknown filter values, Last-Event-IDs past any seq, heads with bare LF or over the limit and oversized console forms are refused as problem+json; their neighbours pass", async () => {
   const home = await tempDir();
   try {
     const jobs = await writeFiles(`${home}/jobs`, {
@@ -170,6 +170,17 @@ Deno.test("serve hostile: bodies not in UTF-8, unknown filter values, heads with
     const listed = await call(`${runs}?status=queued`, { token: admin });
     assert.equal(listed.status, 200);
     assert.deepEqual(listed.body.runs.map((r: { id: string }) => r.id), [queued.body.id]);
+
+    // Last-Event-ID past any seq a store holds (PostgreSQL's bigint would refuse it mid-stream): 400 before the
+    // stream opens; a seq past the run's last event is a stream that waits for more.
+    const events = `${runs}/${queued.body.id}/events`;
+    for (const id of ["99999999999999999999", "9007199254740993", "-1", "1e3", "0x10"]) {
+      const refused = await readSse(events, { token: admin, lastEventId: id });
+      assert.equal(refused.status, 400, id);
+      assert.match(JSON.stringify(refused.body), /is not an event's seq/);
+    }
+    const waiting = await readSse(events, { token: admin, lastEventId: "9007199254740991", max: 0 });
+    assert.equal(waiting.status, 200);
 
     // A head with bare LF line endings (the guard and the server would frame it differently): 400, and a
     // connection header smuggled in it reaches nothing. The same head with CRLF is answered.
