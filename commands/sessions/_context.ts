@@ -85,7 +85,4 @@ export function exactlyOneId(command: string, positionals: string[]): string {
   return positionals[0]!;
 }
 
-/** A JSON array of already serialized elements, one per line: valid JSON for parsers, greppable for people. */
-export function jsonArray(elements: readonly string[]): string {
-  return elements.length === 0 ? "[]\n" : `[\n${elements.join(",\n")}\n]\n`;
-}
+export { jsonArray } from "./list_quick.ts";

@@ -11,9 +11,9 @@ import {
   type SessionsContext,
   withStore,
 } from "./_context.ts";
+import { LIST_STATUSES } from "./list_quick.ts";
 
 const COMMAND = "sessions list";
-const STATUSES = ["running", "idle", "success", "failed", "limit", "interrupted"];
 
 export async function list(ctx: SessionsContext): Promise<number> {
   const { values, options } = listArgs(ctx.args, ctx.cli.clock.now());
@@ -31,9 +31,9 @@ export async function list(ctx: SessionsContext): Promise<number> {
 export function listArgs(args: string[], now: number) {
   const { values, positionals } = parseCommandArgs(COMMAND, args);
   noPositionals(COMMAND, positionals);
-  if (values.status !== undefined && !STATUSES.includes(values.status)) {
+  if (values.status !== undefined && !LIST_STATUSES.includes(values.status)) {
     throw new ValidationError(
-      `hermes ${COMMAND}: invalid --status "${values.status}": expected one of ${STATUSES.join(", ")}`,
+      `hermes ${COMMAND}: invalid --status "${values.status}": expected one of ${LIST_STATUSES.join(", ")}`,
     );
   }
   const options: ListSessionsOptions = {};

@@ -1,6 +1,6 @@
 /** Slots of a `schedule:` (docs/job-file.md): croner, 5 fields or 6 with seconds, in the job's time zone. */
 import type { Cron } from "croner";
-import { compileCron } from "../../runtime/config/job_checks.ts";
+import { compileCron } from "../../runtime/config/cron.ts";
 import type { ScheduleConfig } from "../../runtime/config/job_schema.ts";
 
 export interface SlotSchedule {

@@ -9,6 +9,7 @@ import type { Labels } from "../core/labels.ts";
 import { checkedValue, runLabels } from "./labels.ts";
 import type { ProtectedPaths } from "../core/protected_paths.ts";
 import type { ProviderRegistry } from "../providers/registry.ts";
+import type { CronCompiler } from "./cron.ts";
 
 export type InputValue = string | number | boolean;
 
@@ -61,6 +62,8 @@ export interface LoadJobOptions {
    * pass ajv's, runtime/config/json_schema.ts); without it the session's opening checks the schema.
    */
   compileSchema?: (schema: Record<string, unknown>) => unknown;
+  /** Compiles a `schedule:` (cron.ts); loadJob of prechecked.ts and job_file.ts pass it. */
+  compileCron?: CronCompiler;
   /**
    * The model providers a job may name, each with its own `model` keys (default: the built-in registry,
    * runtime/providers/registry.ts); another registry is validated by zod, not the precompiled check.

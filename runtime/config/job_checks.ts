@@ -1,15 +1,15 @@
 /**
  * What `run` and `daemon` would refuse in a valid-looking job, checked before any model call: a cron
- * expression or time zone croner rejects, a provider without a `model` key it needs, a plugin path that
+ * expression or time zone croner rejects (cron.ts), a provider without a `model` key it needs, a plugin path that
  * does not exist, an `output.file` outside the job directory, an `output.schema` that does not compile
  * (output_schema_check.ts). Used by loadJob / jobFromObject, so `validate`, RPC `job.validate`, `run` and
  * the daemon refuse the same.
  */
 import { insideGit } from "../core/protected_paths.ts";
 import { isAbsolute, relative, resolve } from "../core/path.ts";
-import { Cron } from "croner";
 import { ValidationError } from "../core/errors.ts";
-import type { JobFile, ScheduleConfig } from "./job_schema.ts";
+import type { JobFile } from "./job_schema.ts";
+import type { CronCompiler } from "./cron.ts";
 import { keyPath } from "../core/key_path.ts";
 import { providerOf, type ProviderRegistry, PROVIDERS } from "../providers/registry.ts";
 import { outputSchemaProblem, type SchemaCompiler } from "./output_schema_check.ts";
@@ -39,6 +39,19 @@ export interface CheckContext {
   compileSchema?: SchemaCompiler | undefined;
   /** The provider registry in use (default: the built-in one). */
   providers?: ProviderRegistry | undefined;
+  /**
+   * Compiles a `schedule:` (cron.ts, which loads croner — an npm package, whose first load sets up Deno's
+   * npm layer: ms that a job without a schedule does not pay). Without one, a job with a schedule throws
+   * CronNotLoaded, and the caller loads cron.ts and checks again.
+   */
+  compileCron?: CronCompiler | undefined;
+}
+
+/** A job has a `schedule:` and its check was given no cron compiler (CheckContext.compileCron). */
+export class CronNotLoaded extends Error {
+  constructor() {
+    super("the schedule check (croner) is not loaded");
+  }
 }
 
 export function jobProblems(spec: JobFile, context: CheckContext): string[] {
@@ -46,8 +59,9 @@ export function jobProblems(spec: JobFile, context: CheckContext): string[] {
   const at = (path: (string | number)[], message: string) =>
     problems.push(`${context.locate(path)}: ${keyPath(path)}: ${message}`);
   if (spec.schedule) {
+    if (!context.compileCron) throw new CronNotLoaded();
     try {
-      compileCron(spec.schedule, (key) => `${context.locate(["schedule", key])}: schedule.${key}`);
+      context.compileCron(spec.schedule, (key) => `${context.locate(["schedule", key])}: schedule.${key}`);
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
       problems.push(error.message);
@@ -117,28 +131,4 @@ export function assertRunnable(spec: JobFile, context: CheckContext): void {
 function escapes(dir: string, path: string): boolean {
   const rel = relative(dir, resolve(dir, path));
   return rel === ".." || rel.startsWith("../") || isAbsolute(rel);
-}
-
-/** croner, 5 fields or 6 with seconds, in the schedule's IANA time zone; `where(key)` prefixes errors. */
-export function compileCron(schedule: ScheduleConfig, where: (key: "cron" | "timezone") => string): Cron {
-  const timezone = schedule.timezone ?? null;
-  if (timezone !== null) {
-    try {
-      new Intl.DateTimeFormat("en", { timeZone: timezone });
-    } catch {
-      throw new ValidationError(
-        `${where("timezone")}: unknown time zone "${timezone}" (expected an IANA name like Europe/Paris)`,
-      );
-    }
-  }
-  try {
-    return new Cron(schedule.cron, { mode: "5-or-6-parts", ...(timezone ? { timezone } : {}) });
-  } catch (error) {
-    const reason = (error instanceof Error ? error.message : String(error)).replace(/^CronPattern: /, "");
-    throw new ValidationError(
-      `${
-        where("cron")
-      }: invalid cron "${schedule.cron}": ${reason} (expected 5 fields, or 6 with seconds first)`,
-    );
-  }
 }

@@ -12,6 +12,7 @@ import { type Policy, PolicyConfig } from "./policy_schema.ts";
 import { describeIssue } from "../core/yaml_positions.ts";
 import type { YamlSource } from "../core/yaml_source.ts";
 import * as load from "./job_load.ts";
+import { compileCron } from "./cron.ts";
 
 export type { UserConfigOptions } from "./job_load.ts";
 
@@ -64,10 +65,10 @@ export function loadPolicy(path: string): Policy {
 
 /** Loads, validates and resolves a job file; `locate` names the `file:line:col` of a key path in it. */
 export function loadJob(path: string, options: LoadJobOptions = {}): ReturnType<typeof load.loadJob> {
-  return load.loadJob(path, options, zodValidators(options.providers));
+  return load.loadJob(path, { compileCron, ...options }, zodValidators(options.providers));
 }
 
 /** Validates a job given as an object (JSON-RPC `job.run {job}` and `session.create {job}`). */
 export function jobFromObject(value: unknown, dir: string, options: LoadJobOptions = {}): ResolvedJob {
-  return load.jobFromObject(value, dir, options, zodValidators(options.providers));
+  return load.jobFromObject(value, dir, { compileCron, ...options }, zodValidators(options.providers));
 }

@@ -198,6 +198,7 @@ export function loadJob(
     templated: options.validateOnly === true,
     configPlugins: options.config?.plugins?.length ?? 0,
     compileSchema: options.compileSchema,
+    compileCron: options.compileCron,
     providers: options.providers,
   });
   return { ...job, locate };
@@ -241,6 +242,7 @@ export function jobFromObject(
     templated: options.validateOnly === true,
     configPlugins: options.config?.plugins?.length ?? 0,
     compileSchema: options.compileSchema,
+    compileCron: options.compileCron,
     providers: options.providers,
   });
   return job;

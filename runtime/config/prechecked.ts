@@ -8,6 +8,7 @@
 import type { LoadJobOptions } from "./job.ts";
 import type { JobFile, UserConfig } from "./job_schema.ts";
 import * as load from "./job_load.ts";
+import { CronNotLoaded } from "./job_checks.ts";
 import { exists } from "../core/fs.ts";
 import { shape as jobFileShape, validate as jobFileCheck } from "./_generated/job_file.js";
 
@@ -122,6 +123,10 @@ export async function loadJob(
   try {
     return load.loadJob(path, options, validatorsWith(undefined));
   } catch (error) {
+    // A job with a schedule is checked again with croner, loaded only for it.
+    if (error instanceof CronNotLoaded) {
+      return loadJob(path, { ...options, compileCron: (await import("./cron.ts")).compileCron });
+    }
     if (!(error instanceof NotPrechecked)) throw error;
     return (await import("./job_file.ts")).loadJob(path, options);
   }

@@ -117,11 +117,38 @@ Deno.test("hermes run loads neither zod nor ajv before its first model request: 
   };
   roots.forEach(walk);
   // yaml too: its npm entry is the CommonJS build; the program imports the ES module one (runtime/core/yaml.ts).
-  for (const heavy of ["zod", "ajv", "ajv-formats", "yaml"]) {
+  // croner too: the first npm package a process loads sets up Deno's npm layer; cron.ts loads it for a
+  // job with a schedule only.
+  for (const heavy of ["zod", "ajv", "ajv-formats", "yaml", "croner"]) {
     assert.ok(!packages.has(heavy), `${packages.get(heavy)} imports ${heavy} statically`);
   }
   assert.ok(
     reached.has(new URL("runtime/core/_generated/yaml.js", `file://${ROOT}`).href),
     "the walk reaches the job loader's YAML parser",
   );
+});
+
+Deno.test("a job with a schedule is checked with croner, loaded for it: the same verdict as through zod", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "hermes-prechecked-" });
+  try {
+    const path = `${dir}/job.yaml`;
+    for (const cron of ['"0 9 * * 1-5"', '"61 * * * *"', "nonsense"]) {
+      await Deno.writeTextFile(path, `name: a\nprompt: hi\nschedule:\n  cron: ${cron}\n`);
+      const outcome = async (load: () => unknown) => {
+        try {
+          return { spec: JSON.stringify(((await load()) as { spec: unknown }).spec) };
+        } catch (error) {
+          assert.ok(error instanceof ValidationError, String(error));
+          return { error: error.message };
+        }
+      };
+      const fast = await outcome(() => loadJob(path, {}));
+      assert.deepEqual(fast, await outcome(() => zodFiles.loadJob(path, {})), cron);
+      if (cron !== '"0 9 * * 1-5"') {
+        assert.match(fast.error ?? "", /job\.yaml:4:9: schedule\.cron: invalid cron/);
+      } else assert.ok(fast.spec?.includes("0 9 * * 1-5"));
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

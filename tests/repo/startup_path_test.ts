@@ -83,6 +83,35 @@ Deno.test("start-up path: sessions list loads node:sqlite and the lister, not th
   assert.deepEqual(heavy(full, ["node:sqlite"]), []);
 });
 
+Deno.test("start-up path: sessions list's quick answer imports the lister alone, not the flag parser or the store opener", () => {
+  // Each module costs the path a fraction of a millisecond: list_quick.ts reads the plain flag forms itself.
+  assert.deepEqual(closure(graph, ["commands/sessions/list_quick.ts"]), [
+    "commands/sessions/list_quick.ts",
+    "node:sqlite",
+    "runtime/core/clock.ts",
+    "runtime/store/_migrations.ts",
+    "runtime/store/sqlite/_db.ts",
+    "runtime/store/sqlite/lister.ts",
+    "runtime/store/sqlite/listing.ts",
+  ]);
+});
+
+Deno.test("start-up path: run JOB.yaml reaches no npm package before its first request, croner only with a schedule", () => {
+  // What `hermes run` imports before it calls the model: the command, the job loader, the App's run and
+  // the session it opens (each imported on use by the one before).
+  const run = closure(graph, [
+    "commands/run.ts",
+    "runtime/config/prechecked.ts",
+    "runtime/app/run.ts",
+    "runtime/app/open_session.ts",
+    "runtime/session/live_session.ts",
+  ]);
+  assert.ok(run.includes("runtime/config/job_checks.ts"), run.join("\n"));
+  assert.deepEqual(run.filter((m) => m.startsWith("npm:") || m.includes("/npm/")), []);
+  // The guard sees croner where a schedule is compiled.
+  assert.ok(closure(graph, ["runtime/config/cron.ts"]).some((m) => m.includes("croner")));
+});
+
 Deno.test("start-up path: the guard sees the heavy modules a path does reach", () => {
   // json_schema.ts is ajv's door (an npm package); the full SQLite store reaches node:crypto.
   const ajv = heavy(closure(graph, ["runtime/config/json_schema.ts"]));
