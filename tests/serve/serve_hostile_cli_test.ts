@@ -331,3 +331,96 @@ Deno.test("serve hostile: a captured GitHub delivery sent again under a new deli
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test("serve hostile: the console's cookie shows no token at rest, is HttpOnly and SameSite=Strict, and works; sign-in sends nowhere off the site; changes without CSRF are refused; pages carry a strict CSP and no-store", async () => {
+  const home = await tempDir();
+  try {
+    const admin = await token(home, "admin");
+    await using server = await startServe(home);
+    const page = (path: string, init: RequestInit & { cookie?: string } = {}) =>
+      fetch(`${server.url}${path}`, {
+        ...init,
+        redirect: "manual",
+        headers: {
+          ...(init.cookie ? { cookie: init.cookie } : {}),
+          ...init.headers as Record<string, string>,
+        },
+      });
+    const signIn = async (next: string) => {
+      const form = await page("/signin");
+      const html = await form.text();
+      const nonce = /(hermes_console_signin=[^;]+)/.exec(form.headers.get("set-cookie") ?? "")![1]!;
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(html)![1]!;
+      const reply = await page("/signin", {
+        method: "POST",
+        cookie: nonce,
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ _csrf: csrf, token: admin, next }),
+      });
+      await reply.body?.cancel();
+      return reply;
+    };
+
+    const signed = await signIn("/runs");
+    assert.equal(signed.status, 303);
+    const setCookie = signed.headers.get("set-cookie") ?? "";
+    const cookie = /^(hermes_console=[^;]+)/.exec(setCookie)![1]!;
+    assert.match(setCookie, /HttpOnly/i);
+    assert.match(setCookie, /SameSite=Strict/i);
+    const secret = admin.split("_").at(-1)!;
+    const encodings = [admin, secret, btoa(admin), btoa(admin).replace(/\+/g, "-").replace(/\//g, "_")];
+    for (const form of encodings) {
+      assert.ok(!cookie.includes(form.replace(/=+$/, "")), "the cookie shows the token");
+    }
+    // The allowed neighbour: the cookie signs the browser in.
+    const runs = await page("/runs", { cookie });
+    assert.equal(runs.status, 200);
+    await runs.body?.cancel();
+    const csp = runs.headers.get("content-security-policy") ?? "";
+    assert.match(csp, /default-src 'self'/);
+    assert.match(csp, /frame-ancestors 'none'/);
+    assert.doesNotMatch(csp, /unsafe-/);
+    assert.equal(runs.headers.get("x-frame-options"), "DENY");
+    assert.equal(runs.headers.get("cache-control"), "no-store");
+    // A cookie whose sealed token was changed is no session, whatever else it keeps.
+    const [sealed, ...rest] = cookie.slice("hermes_console=".length).split(".");
+    const flipped = (sealed!.startsWith("A") ? "B" : "A") + sealed!.slice(1);
+    const tampered = await page("/runs", { cookie: `hermes_console=${[flipped, ...rest].join(".")}` });
+    assert.equal(tampered.status, 303);
+    assert.match(tampered.headers.get("location") ?? "", /^\/signin/);
+    await tampered.body?.cancel();
+
+    // Sign-in's `next` leads only to a path of this site.
+    for (
+      const next of [
+        "//evil.example",
+        "/\\evil.example",
+        "https://evil.example/",
+        "/\t/evil.example",
+        "javascript:alert(1)",
+      ]
+    ) {
+      const away = await signIn(next);
+      assert.equal(away.status, 303, next);
+      assert.equal(away.headers.get("location"), "/runs", next);
+    }
+    assert.equal((await signIn("/schedules")).headers.get("location"), "/schedules");
+
+    // A change without the session's CSRF token (what another site's form would send) changes nothing.
+    for (const path of ["/runs/nope/cancel", "/approvals/nope", "/signout"]) {
+      const refused = await page(path, {
+        method: "POST",
+        cookie,
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: "decision=allow&_csrf=forged",
+      });
+      assert.equal(refused.status, 403, path);
+      await refused.body?.cancel();
+    }
+    const still = await page("/runs", { cookie });
+    assert.equal(still.status, 200, "the forged sign-out did not sign out");
+    await still.body?.cancel();
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});

@@ -2,9 +2,10 @@
  * The console's sign-in session: an API token exchanged for a cookie that carries it, signed with the store's
  * key (HMAC-SHA256) and ending at a fixed time, and the CSRF token every state-changing request must carry.
  *
- * The cookie carries the token itself so that every request is authenticated exactly as the API's are (the
- * store's hash compare, its expiry, its revocation, its scopes: a token revoked anywhere stops the console at
- * once). The signature keeps a forged or stretched cookie out; the CSRF token is derived from the session's
+ * The cookie carries the token itself, encrypted (AES-GCM under a key derived from the server's), so that
+ * every request is authenticated exactly as the API's are (the store's hash compare, its expiry, its
+ * revocation, its scopes: a token revoked anywhere stops the console at once) while the cookie at rest in a
+ * browser profile does not show it. The signature keeps a forged or stretched cookie out; the CSRF token is derived from the session's
  * signature, so a page of another site can neither read nor compute it. Comparisons are constant-time.
  */
 import { timingSafeEqual } from "node:crypto";
@@ -50,7 +51,7 @@ export function cookieName(secure: boolean): string {
 
 /** The cookie value for `token` until `expiresAt`. */
 export async function sealSession(key: SessionKey, token: string, expiresAt: number): Promise<string> {
-  const body = `${base64url(token)}.${expiresAt}`;
+  const body = `${await encrypt(key, token)}.${expiresAt}`;
   return `${body}.${await mac(key, `session|${body}`)}`;
 }
 
@@ -67,7 +68,9 @@ export async function openSession(
   if (!sameText(await mac(key, `session|${body}`), signature)) return undefined;
   const expiresAt = Number(expires);
   if (expiresAt <= now) return undefined;
-  return { token: fromBase64url(token64), expiresAt, csrf: await mac(key, `csrf|${signature}`) };
+  const token = await decrypt(key, token64);
+  if (token === undefined) return undefined;
+  return { token, expiresAt, csrf: await mac(key, `csrf|${signature}`) };
 }
 
 /** The CSRF token of the sign-in form, bound to the random nonce its cookie holds. */
@@ -91,13 +94,51 @@ async function mac(key: SessionKey, data: string): Promise<string> {
   return hex(await hmacSha256(key.secret, data));
 }
 
-function base64url(text: string): string {
+/** AES-256-GCM under a key derived from the server's: the cookie at rest (a browser profile) shows no token. */
+async function cipherKey(key: SessionKey): Promise<CryptoKey> {
+  const raw = await hmacSha256(key.secret, "console cookie encryption");
+  return await crypto.subtle.importKey("raw", raw as Uint8Array<ArrayBuffer>, "AES-GCM", false, [
+    "encrypt",
+    "decrypt",
+  ]);
+}
+
+async function encrypt(key: SessionKey, text: string): Promise<string> {
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const sealed = new Uint8Array(
+    await crypto.subtle.encrypt(
+      { name: "AES-GCM", iv },
+      await cipherKey(key),
+      new TextEncoder().encode(text),
+    ),
+  );
+  const all = new Uint8Array(iv.length + sealed.length);
+  all.set(iv);
+  all.set(sealed, iv.length);
+  return base64url(all);
+}
+
+async function decrypt(key: SessionKey, text: string): Promise<string | undefined> {
+  try {
+    const all = fromBase64url(text);
+    const plain = await crypto.subtle.decrypt(
+      { name: "AES-GCM", iv: all.subarray(0, 12) },
+      await cipherKey(key),
+      all.subarray(12),
+    );
+    return new TextDecoder("utf-8", { fatal: true }).decode(plain);
+  } catch {
+    return undefined; // not ours (its signature checked out only if the key leaked): no session
+  }
+}
+
+function base64url(bytes: Uint8Array): string {
   let binary = "";
-  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
+  for (const byte of bytes) binary += String.fromCharCode(byte);
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-function fromBase64url(text: string): string {
+function fromBase64url(text: string): Uint8Array<ArrayBuffer> {
   const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
-  return new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
+  return Uint8Array.from(binary, (c) => c.charCodeAt(0));
 }
