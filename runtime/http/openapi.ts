@@ -55,6 +55,29 @@ function op(scope: string | null, summary: string, rest: Json): Json {
 }
 
 export function openApiDocument(version: string): Json {
+  const document = describedApi(version);
+  // Each operation named for generated clients (and linters): its method and path, e.g. getRunsByIdEvents.
+  for (const [path, operations] of Object.entries(document.paths as Record<string, Record<string, Json>>)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      operation.operationId ??= operationId(method, path);
+    }
+  }
+  return document;
+}
+
+function operationId(method: string, path: string): string {
+  const words = path.split("/").filter((part) => part !== "" && part !== "v1").map((part) => {
+    const param = /^\{(.+)\}$/.exec(part)?.[1];
+    const word = (param ? `by_${param}` : part).replace(
+      /[^A-Za-z0-9]+(.)?/g,
+      (_m, c: string) => (c ?? "").toUpperCase(),
+    );
+    return word.charAt(0).toUpperCase() + word.slice(1);
+  });
+  return method + words.join("");
+}
+
+function describedApi(version: string): Json {
   const events = eventsJsonSchema();
   const { $schema: _, ...eventSchema } = events;
   return {
@@ -64,7 +87,10 @@ export function openApiDocument(version: string): Json {
       version,
       description:
         "hermes serve: runs, their events, sessions, approvals. Errors are RFC 9457 problem details.",
+      license: { name: "MIT", identifier: "MIT" },
     },
+    // Relative: the server this document was fetched from (hermes serve --listen).
+    servers: [{ url: "/", description: "The hermes serve answering this document" }],
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
     security: [{ bearer: [] }],
     paths: {
