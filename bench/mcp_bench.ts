@@ -54,7 +54,7 @@ report("sandboxed start ÷ unsandboxed", ratio(started.sandboxed, started.unsand
 const servers = await startMcpServers(entry(undefined), options);
 try {
   const echo = servers.tools[0]!;
-  const readFile = builtinTools({ read_file: {} }, { job_dir: dir })[0]!;
+  const readFile = (await builtinTools({ read_file: {} }, { job_dir: dir }))[0]!;
   const context: ToolContext = {
     session_id: "bench",
     job_dir: dir,

@@ -29,7 +29,7 @@ import { redactorOf } from "../core/redact.ts";
 import { sessionSecrets } from "./secrets.ts";
 import { type PluginInfo, startSessionPlugins } from "../../plugins/session.ts";
 import { startSessionMcp } from "../mcp/session.ts";
-import { probeOnce, probeOptions } from "../sandbox/probe.ts";
+import type { SandboxProbe } from "../sandbox/probe.ts";
 import { type NamedAsker, sessionAsker, sessionTools, toolEnv } from "../tools/session.ts";
 import { reportingProgress } from "../providers/progress.ts";
 import type { Cassette } from "../cassette/cassette.ts";
@@ -194,8 +194,13 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     started.defer(() => releaseClaim(outlets.store, id, log));
   }
   // One bubblewrap probe serves the shell tool, the plugins and the MCP servers of this session. The store's
-  // own files are hidden from commands.
-  const probe = probeOnce(probeOptions(options.env));
+  // own files are hidden from commands. Its module (bubblewrap, seccomp, cgroups) is loaded on first use: a
+  // session with nothing sandboxed does not load it before its first model request.
+  let probing: Promise<SandboxProbe> | undefined;
+  const probe = () =>
+    probing ??= import("../sandbox/probe.ts").then(({ probeSandbox, probeOptions }) =>
+      probeSandbox(probeOptions(options.env))
+    );
   // A protected job's .git and own files stay read-only for every writer (runtime/core/protected_paths.ts).
   const readOnly = job.protect ? { read_only: job.protect.paths } : {};
   const builtins = await sessionTools(spec.tools, {

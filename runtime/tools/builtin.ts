@@ -7,11 +7,9 @@ import { resolve } from "../core/path.ts";
 import type { ToolsConfig } from "../config/job_schema.ts";
 import { parseDuration, parseSize } from "../core/duration.ts";
 import type { Tool } from "./tool.ts";
-import { shellTool } from "./shell/tool.ts";
 import { listDirTool, readFileTool, writeFileTool } from "./files.ts";
-import { httpFetchTool } from "./http_fetch.ts";
 import { pathScope } from "./paths.ts";
-import { shellSandboxSettings, type ToolSandbox } from "./shell/sandbox.ts";
+import type { ToolSandbox } from "./shell/sandbox.ts";
 import type { SandboxProbe } from "../sandbox/probe.ts";
 
 export interface BuiltinToolsOptions {
@@ -40,11 +38,23 @@ export const DEFAULTS = {
   fetchMaxOutput: 256 * 1024,
 } as const;
 
-export function builtinTools(config: ToolsConfig | undefined, options: BuiltinToolsOptions): Tool[] {
+/**
+ * The tools `config` enables. The shell tool (its parser, policy and OS sandbox: ~20 modules) and http_fetch
+ * are imported only for a job that enables them: a job without them does not load them before its first
+ * model request.
+ */
+export async function builtinTools(
+  config: ToolsConfig | undefined,
+  options: BuiltinToolsOptions,
+): Promise<Tool[]> {
   const jobDir = resolve(options.job_dir);
   const tools: Tool[] = [];
   const { shell, read_file, write_file, list_dir, http_fetch } = config ?? {};
   if (shell) {
+    const [{ shellTool }, { shellSandboxSettings }] = await Promise.all([
+      import("./shell/tool.ts"),
+      import("./shell/sandbox.ts"),
+    ]);
     tools.push(shellTool({
       ...(shell.allow ? { allow: shell.allow } : {}),
       ...(shell.deny ? { deny: shell.deny } : {}),
@@ -76,6 +86,7 @@ export function builtinTools(config: ToolsConfig | undefined, options: BuiltinTo
     }));
   }
   if (http_fetch) {
+    const { httpFetchTool } = await import("./http_fetch.ts");
     tools.push(httpFetchTool({
       hosts: http_fetch.hosts ?? [],
       timeoutMs: parseDuration(http_fetch.timeout ?? DEFAULTS.fetchTimeout),

@@ -29,10 +29,12 @@ function context(dir: string): ToolContext {
 
 Deno.test("builtinTools: only listed tools are offered; {} enables a tool with defaults", async () => {
   const dir = await jobDir();
-  assert.deepEqual(builtinTools(undefined, { job_dir: dir }), []);
-  assert.deepEqual(builtinTools({}, { job_dir: dir }), []);
-  assert.deepEqual(builtinTools({ read_file: {} }, { job_dir: dir }).map((t) => t.spec.name), ["read_file"]);
-  const all = builtinTools(
+  assert.deepEqual(await builtinTools(undefined, { job_dir: dir }), []);
+  assert.deepEqual(await builtinTools({}, { job_dir: dir }), []);
+  assert.deepEqual((await builtinTools({ read_file: {} }, { job_dir: dir })).map((t) => t.spec.name), [
+    "read_file",
+  ]);
+  const all = await builtinTools(
     ToolsConfig.parse({ shell: {}, read_file: {}, write_file: {}, list_dir: {}, http_fetch: {} }),
     { job_dir: dir },
   );
@@ -53,7 +55,7 @@ Deno.test({
 }, async () => {
   const dir = await jobDir();
   const tools = byName(
-    builtinTools({ shell: {}, write_file: {}, http_fetch: {} }, { job_dir: dir, probe: probe() }),
+    await builtinTools({ shell: {}, write_file: {}, http_fetch: {} }, { job_dir: dir, probe: probe() }),
   );
   const shell = await callTool(tools.get("shell")!, { command: "pwd; seq 1 20000" }, context(dir));
   assert.equal(shell.status, "ok");
@@ -91,14 +93,16 @@ Deno.test({
     list_dir: { paths: ["."], max_entries: 1 },
     http_fetch: { hosts: ["api.example.com"] },
   });
-  const tools = byName(builtinTools(config, {
-    job_dir: dir,
-    probe: probe(),
-    fetch: (input) => {
-      fetched.push(String(input));
-      return Promise.resolve(new Response("fine"));
-    },
-  }));
+  const tools = byName(
+    await builtinTools(config, {
+      job_dir: dir,
+      probe: probe(),
+      fetch: (input) => {
+        fetched.push(String(input));
+        return Promise.resolve(new Response("fine"));
+      },
+    }),
+  );
   const run = (name: string, args: Record<string, unknown>) => callTool(tools.get(name)!, args, context(dir));
 
   assert.deepEqual(await run("shell", { command: "pwd" }), { status: "ok", content: `${dir}/work\n` });

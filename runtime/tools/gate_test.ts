@@ -27,7 +27,7 @@ async function setup() {
     },
   });
   const tools = [
-    ...builtinTools({ read_file: { paths: ["."] }, write_file: { paths: ["."] } }, { job_dir: dir }),
+    ...await builtinTools({ read_file: { paths: ["."] }, write_file: { paths: ["."] } }, { job_dir: dir }),
     pluginTool("lookup"),
     pluginTool("drop_all"),
     pluginTool("other"),
@@ -170,7 +170,7 @@ Deno.test("gate: the approver is shown where a path leads; the approved call ope
     await Deno.writeTextFile(`${outside}/sub/other.txt`, "other text");
     const real = await Deno.realPath(outside);
     // read_file's roots here are ".", the job directory "/": a narrower tool for the case.
-    const narrow = builtinTools({ read_file: { paths: [dir] } }, { job_dir: dir });
+    const narrow = await builtinTools({ read_file: { paths: [dir] } }, { job_dir: dir });
     const yes = gateOf(narrow, { answer: true });
     assert.deepEqual(await yes.call("read_file", { path: `${dir}/link.txt` }), {
       status: "ok",
@@ -247,7 +247,7 @@ Deno.test("gate: the shell policy is evaluated once per call, allowed, approved 
 Deno.test("gate: an approval widens the scope of that call alone; the next identical call is asked again", async () => {
   const { dir, outside, cleanup } = await setup();
   try {
-    const narrow = builtinTools({ read_file: { paths: [dir] } }, { job_dir: dir });
+    const narrow = await builtinTools({ read_file: { paths: [dir] } }, { job_dir: dir });
     const answers = [true, false];
     const asked: ApprovalRequest[] = [];
     const gate = new ToolGate({

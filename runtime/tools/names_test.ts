@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { BUILTIN_TOOL_NAMES } from "./names.ts";
 import { builtinTools } from "./builtin.ts";
 
-Deno.test("BUILTIN_TOOL_NAMES lists every tool builtinTools can build", () => {
-  const tools = builtinTools(
+Deno.test("BUILTIN_TOOL_NAMES lists every tool builtinTools can build", async () => {
+  const tools = await builtinTools(
     { shell: { allow: ["*"] }, read_file: {}, write_file: {}, list_dir: {}, http_fetch: {} },
     { job_dir: Deno.cwd(), sandbox: null },
   );

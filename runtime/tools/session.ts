@@ -10,7 +10,7 @@ import type { HostEnv } from "../core/host_env.ts";
 import type { ProtectedPaths } from "../core/protected_paths.ts";
 import type { ToolAsker } from "./gate.ts";
 import type { ApiApproverOptions } from "./approval_api.ts";
-import { checkToolSandbox, type ToolSandbox, type ToolSandboxOptions } from "./shell/sandbox.ts";
+import type { ToolSandbox, ToolSandboxOptions } from "./shell/sandbox.ts";
 import type { Tool } from "./tool.ts";
 
 export interface SessionTools {
@@ -37,12 +37,16 @@ export async function sessionTools(
     served?: boolean;
   },
 ): Promise<SessionTools> {
-  const sandbox = options.served ? null : await checkToolSandbox(config, {
-    ...options,
-    ...(options.protect ? { read_only: options.protect.paths } : {}),
-  });
+  // The shell tool's sandbox module is loaded only for a job with a shell tool (checkToolSandbox is null
+  // without one).
+  const sandbox = options.served || !config?.shell
+    ? null
+    : await (await import("./shell/sandbox.ts")).checkToolSandbox(config, {
+      ...options,
+      ...(options.protect ? { read_only: options.protect.paths } : {}),
+    });
   return {
-    tools: builtinTools(config, {
+    tools: await builtinTools(config, {
       job_dir: options.job_dir,
       ...(sandbox ? { sandbox } : {}),
       ...(options.probe ? { probe: options.probe } : {}),

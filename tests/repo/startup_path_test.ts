@@ -105,11 +105,29 @@ Deno.test("start-up path: run JOB.yaml reaches no npm package before its first r
     "runtime/app/run.ts",
     "runtime/app/open_session.ts",
     "runtime/session/live_session.ts",
+    "runtime/tools/session.ts",
   ]);
   assert.ok(run.includes("runtime/config/job_checks.ts"), run.join("\n"));
+  assert.ok(run.includes("runtime/tools/builtin.ts"), run.join("\n"));
   assert.deepEqual(run.filter((m) => m.startsWith("npm:") || m.includes("/npm/")), []);
   // The guard sees croner where a schedule is compiled.
   assert.ok(closure(graph, ["runtime/config/cron.ts"]).some((m) => m.includes("croner")));
+});
+
+Deno.test("start-up path: a job without a shell tool, http_fetch or anything sandboxed loads none of their modules", () => {
+  // The session's tools and its sandbox probe: the shell tool (parser, policy, sandbox), http_fetch and the
+  // probe (bubblewrap, seccomp, cgroups) are imported on use, for a job that has them.
+  const run = closure(graph, ["runtime/session/live_session.ts", "runtime/tools/session.ts"]);
+  const deferred = (m: string) =>
+    m.startsWith("runtime/tools/shell/") || m === "runtime/tools/http_fetch.ts" ||
+    ["probe", "sandbox", "launcher", "seccomp", "cgroup", "net_bridge"].some((n) =>
+      m === `runtime/sandbox/${n}.ts`
+    );
+  assert.deepEqual(run.filter(deferred), []);
+  // The guard sees them where they are imported statically.
+  assert.ok(
+    closure(graph, ["runtime/tools/shell/tool.ts"]).filter(deferred).includes("runtime/sandbox/sandbox.ts"),
+  );
 });
 
 Deno.test("start-up path: the guard sees the heavy modules a path does reach", () => {

@@ -43,7 +43,7 @@ async function job(tools: unknown, test: (job: Job) => Promise<void>): Promise<v
   const config = ToolsConfig.parse(tools);
   const env = { PATH, HOME: home, HERMES_TEST_VALUE: "from-context" };
   const sandbox = await checkToolSandbox(config, { job_dir: dir, env, hide: [store, `${store}/state.db`] });
-  const shell = builtinTools(config, { job_dir: dir, sandbox }).find((t) => t.spec.name === "shell")!;
+  const shell = (await builtinTools(config, { job_dir: dir, sandbox })).find((t) => t.spec.name === "shell")!;
   const context: ToolContext = {
     session_id: "s",
     job_dir: dir,
@@ -216,7 +216,7 @@ Deno.test("shell sandbox: sandbox: off warns, runs on the host and is what sandb
   assert.deepEqual(sandbox, { mode: "off" } satisfies ToolSandbox);
   assert.equal(lines.length, 1);
   assert.match(lines[0]!, /^hermes warn: tools\.shell\.sandbox is off: shell commands run on this host/);
-  const shell = builtinTools(config, { job_dir: dir, sandbox })[0]!;
+  const shell = (await builtinTools(config, { job_dir: dir, sandbox }))[0]!;
   const outcome = await callTool(shell, { command: "touch made.txt && echo made" }, context(dir));
   assert.deepEqual(outcome, { status: "ok", content: "made\n" });
   assert.equal(sandboxMode(config), "off");
@@ -253,7 +253,7 @@ sandboxTest("with read: [...] a cwd outside the grants is an empty directory hol
   const config = ToolsConfig.parse({ shell: { sandbox: { read: ["./docs"] } } });
   const sandbox = await checkToolSandbox(config, { job_dir: dir, env: { PATH } });
   assert.equal(sandbox?.mode, "on");
-  const shell: Tool = builtinTools(config, { job_dir: dir, sandbox: sandbox! })[0]!;
+  const shell: Tool = (await builtinTools(config, { job_dir: dir, sandbox: sandbox! }))[0]!;
   const run = await callTool(shell, { command: "ls -A; cat docs/a.md; cat job.yaml" }, context(dir));
   assert.match(run.content, /\ndocs\ndoc/); // after "exit code 1": cat job.yaml failed
   assert.match(run.content, /job\.yaml: No such file or directory/);
@@ -275,7 +275,7 @@ sandboxTest(
     const probe = probeOnce(probeOptions({ PATH, HERMES_BWRAP: bwrap }));
     const probes = async () => (await Deno.readTextFile(`${dir}/probes`)).split("\n").filter(Boolean).length;
     const config = ToolsConfig.parse({ shell: {}, read_file: {}, write_file: {} });
-    const tools = builtinTools(config, { job_dir: dir, probe });
+    const tools = await builtinTools(config, { job_dir: dir, probe });
     const [shell, read, write] = tools;
     assert.match(
       (await callTool(shell!, { command: "touch x" }, context(dir))).content,
@@ -291,7 +291,7 @@ sandboxTest(
     }
     assert.equal(await probes(), 1);
     // The denied neighbour: without the session's probe the tool does not probe on its own.
-    const orphan = builtinTools(ToolsConfig.parse({ shell: {} }), { job_dir: dir })[0]!;
+    const orphan = (await builtinTools(ToolsConfig.parse({ shell: {} }), { job_dir: dir }))[0]!;
     assert.deepEqual(await callTool(orphan, { command: "echo hi" }, context(dir)), {
       status: "error",
       content: "error: Cannot run shell in its OS sandbox: it was not probed",
