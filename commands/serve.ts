@@ -15,7 +15,7 @@ import { queueWorker } from "./daemon.ts";
 import { createApi } from "../runtime/http/server.ts";
 import { parseListen, serveApi } from "../runtime/http/serve.ts";
 import { OpenStreams } from "../runtime/http/streams.ts";
-import { Wakeups } from "../runtime/core/wakeups.ts";
+import { ANY_RUN, Wakeups } from "../runtime/core/wakeups.ts";
 
 export async function main(cli: Cli): Promise<number> {
   const { values, positionals } = parseCommandArgs("serve", cli.args);
@@ -79,8 +79,13 @@ export async function main(cli: Cli): Promise<number> {
     { version: VERSION, warn: (message) => cli.log.warn(message) },
   );
   const store = await cli.openStore();
-  // This server's event streams look at once when its own worker stores a run's events.
+  // This server's event streams look at once when its own worker stores a run's events; the console's runs
+  // list listens to every run's news.
   const runEvents = new Wakeups();
+  const notifyRun = (runId: string) => {
+    runEvents.notify(runId);
+    runEvents.notify(ANY_RUN);
+  };
   // Ended runs are notified as a daemon notifies them (their `notify:` entries).
   const notifier = new Notifier({ store, clock: cli.clock, log: cli.log, env: cli.env });
   const worker = values["no-worker"] ? undefined : queueWorker(cli, store, {
@@ -88,13 +93,16 @@ export async function main(cli: Cli): Promise<number> {
     concurrency,
     maxRunning: config?.queue?.max_running ?? null,
     telemetry,
-    onStored: (runId) => runEvents.notify(runId),
+    onStored: (runId) => notifyRun(runId),
   });
   // A run submitted here starts at once on this server's worker; the poll is for runs queued elsewhere.
   const app = cliApp(cli, store, {
     config,
     source: "http",
-    ...(worker ? { onSubmitted: () => worker.wake() } : {}),
+    onSubmitted: (run) => {
+      worker?.wake();
+      notifyRun(run.id);
+    },
   });
   const streams = new OpenStreams();
   let stopWatching: (() => Promise<void>) | undefined;
@@ -107,6 +115,11 @@ export async function main(cli: Cli): Promise<number> {
         clock: cli.clock,
         log: cli.log,
         version: VERSION,
+        streams,
+        runEvents,
+        signal: cli.signal,
+        ...(maxStreams !== undefined ? { maxStreams } : {}),
+        ...(pingMs !== undefined ? { pingMs } : {}),
         ...(jobsDir !== undefined ? { jobsDir } : {}),
       });
     const api = createApi({
@@ -128,7 +141,7 @@ export async function main(cli: Cli): Promise<number> {
     });
     // Runs worked by other servers: on PostgreSQL their appended events and ends wake this server's
     // streams at once (LISTEN/NOTIFY), as its own worker's do.
-    stopWatching = await app.watchRunChanges((runId) => runEvents.notify(runId));
+    stopWatching = await app.watchRunChanges(notifyRun);
     await Promise.all([
       serveApi(api, {
         listen,

@@ -4,6 +4,9 @@
  * process that would otherwise only poll the store for each other's writes (a server's event streams and its
  * own queue worker); the poll stays for writes of other processes.
  */
+/** A key notified with every run's news as well as the run's own id (for watchers of all runs). */
+export const ANY_RUN = "*";
+
 export class Wakeups {
   #waiting = new Map<string, Set<AbortController>>();
 

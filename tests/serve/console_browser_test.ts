@@ -71,6 +71,12 @@ async function fixture() {
       'tools:\n  list_dir: { paths: ["."] }\n',
     "tool-script.yaml": '- tool_calls: [{ name: list_dir, arguments: { path: "." } }]\n' +
       "- content: listed\n  delay: 3s\n",
+    // The same, slower: its page is read while the run goes on.
+    "slowtool.yaml":
+      "name: slowtool\nmodel: { provider: scripted, script: ./slowtool-script.yaml }\nprompt: list\n" +
+      'tools:\n  list_dir: { paths: ["."] }\n',
+    "slowtool-script.yaml": '- tool_calls: [{ name: list_dir, arguments: { path: "." } }]\n' +
+      "- content: listed at last\n  delay: 8s\n",
     // A model answer and a tool result that would be script, markup and a clipboard write if rendered raw.
     "hostile.yaml":
       "name: hostile\nmodel: { provider: scripted, script: ./hostile-script.yaml }\nprompt: go\n" +
@@ -176,11 +182,54 @@ async function statusOf(page: Page, id: string): Promise<string> {
 }
 
 Deno.test({
+  name:
+    "console in Chromium: a running run's page appends new transcript items and keeps an open <details> open",
+  ignore: !chromium,
+}, async () => {
+  await using fx = await fixture();
+  const { page, requests, outside } = await watchedPage(fx.browser, fx.server.url);
+  await signIn(page, fx);
+  const id = await fx.submit("slowtool");
+  // The page opens at once; the tool call (with its result) arrives within a second through the stream, the
+  // answer after it takes 8 s.
+  await page.goto(`${fx.server.url}/runs/${id}`);
+  await page.waitForFunction(
+    () => document.querySelector(".transcript details summary")?.textContent?.includes("list_dir"),
+    { timeout: 30_000, polling: 100 },
+  );
+  assert.ok(await page.$("#run[data-live]"), "the run is still running");
+  await page.click(".transcript details summary");
+  await page.evaluate(() => {
+    (document.querySelector(".transcript details[open]") as unknown as { __mark: number }).__mark = 7;
+  });
+  await page.waitForFunction(
+    () =>
+      (document.querySelector("main") as unknown as { innerText: string }).innerText.includes(
+        "listed at last",
+      ),
+    { timeout: 60_000, polling: 250 },
+  );
+  assert.equal(
+    await page.evaluate(() =>
+      (document.querySelector(".transcript details[open]") as unknown as { __mark?: number } | null)?.__mark
+    ),
+    7,
+    "the same <details> element, still open",
+  );
+  assert.match(await page.$eval("#run h1", (el) => el.textContent ?? ""), /success/);
+  assert.equal(await page.$("#run[data-live]"), null, "an ended run's page is no longer live");
+  const paths = requests.map((url) => new URL(url).pathname);
+  assert.ok(paths.includes(`/runs/${id}/stream`), paths.join(" "));
+  assert.deepEqual(paths.filter((path) => path.endsWith("/live")), [], "no polling");
+  assert.deepEqual(outside, []);
+});
+
+Deno.test({
   name: "console in Chromium: sign in, a run appears and finishes live, its transcript and waterfall",
   ignore: !chromium,
 }, async () => {
   await using fx = await fixture();
-  const { page, outside } = await watchedPage(fx.browser, fx.server.url);
+  const { page, requests, outside } = await watchedPage(fx.browser, fx.server.url);
   await signIn(page, fx);
   const cookies = await page.cookies();
   const session = cookies.find((c) => c.name === "hermes_console");
@@ -209,6 +258,10 @@ Deno.test({
     "no reload",
   );
   assert.match(await statusOf(page, id), /✓\s+success/);
+  // Driven by the server's event stream: one stream opened, no fragment polled.
+  const paths = requests.map((url) => new URL(url).pathname);
+  assert.equal(paths.filter((path) => path === "/runs/stream").length, 1, paths.join(" "));
+  assert.deepEqual(paths.filter((path) => path === "/runs/rows" || path.endsWith("/live")), [], "no polling");
   const row = await page.$eval(`tr[data-run="${id}"]`, (el) => el.textContent ?? "");
   assert.match(row, /tool/);
   assert.match(row, /api/, "the trigger");
@@ -280,7 +333,7 @@ Deno.test({
   const origin = fx.server.url;
   const unexpected = requests.filter((url) => {
     const path = url.startsWith(origin) ? url.slice(origin.length) : url;
-    return !/^\/(|signin(\?.*)?|runs(\?.*)?|runs\/[^/?]+(\/live)?|assets\/(htmx\.min\.js|console\.js|console\.css)\?v=[\w.-]+)$/
+    return !/^\/(|signin(\?.*)?|runs(\?.*)?|runs\/stream(\?.*)?|runs\/[^/?]+(\/stream)?|assets\/(htmx\.min\.js|console\.js|console\.css)\?v=[\w.-]+)$/
       .test(path) || path === "/runs/x";
   });
   assert.deepEqual(unexpected, []);

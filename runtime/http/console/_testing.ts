@@ -9,10 +9,13 @@ import { silentLogger } from "../../core/log.ts";
 import { openSqliteStore } from "../../store/sqlite/sqlite_store.ts";
 import { createApi } from "../server.ts";
 import { createConsole } from "./mod.tsx";
+import type { Wakeups } from "../../core/wakeups.ts";
 
 export const NOW = Date.UTC(2026, 11, 7, 12, 30);
 
-export async function consoleFixture(options: { jobsDir?: string } = {}) {
+export async function consoleFixture(
+  options: { jobsDir?: string; maxStreams?: number; runEvents?: Wakeups } = {},
+) {
   const dir = await Deno.makeTempDir({ prefix: "hermes-console-pages-" });
   const store = openSqliteStore(`${dir}/state.db`);
   const clock = new ManualClock(NOW);
@@ -33,13 +36,19 @@ export async function consoleFixture(options: { jobsDir?: string } = {}) {
     log: silentLogger,
     version: "test",
     ...(options.jobsDir !== undefined ? { jobsDir: options.jobsDir } : {}),
+    ...(options.maxStreams !== undefined ? { maxStreams: options.maxStreams } : {}),
+    ...(options.runEvents ? { runEvents: options.runEvents } : {}),
   });
   const api = createApi({ app, clock, log: silentLogger, version: "test", console: web });
   const origin = "http://console.test";
-  const fetchPage = async (path: string, init: RequestInit & { cookie?: string } = {}) => {
+  /** The response with its body unread (an event stream). */
+  const open = async (path: string, init: RequestInit & { cookie?: string } = {}) => {
     const headers = new Headers(init.headers);
     if (init.cookie) headers.set("cookie", init.cookie);
-    const response = await api.fetch(new Request(`${origin}${path}`, { ...init, headers }));
+    return await api.fetch(new Request(`${origin}${path}`, { ...init, headers }));
+  };
+  const fetchPage = async (path: string, init: RequestInit & { cookie?: string } = {}) => {
+    const response = await open(path, init);
     return { response, text: await response.text() };
   };
   /** A session of a new token with `scopes`: its cookie, its CSRF token and the token's id. */
@@ -75,6 +84,7 @@ export async function consoleFixture(options: { jobsDir?: string } = {}) {
     app,
     clock,
     fetchPage,
+    open,
     session,
     post,
     async [Symbol.asyncDispose]() {

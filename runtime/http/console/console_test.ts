@@ -175,13 +175,13 @@ Deno.test("console: the runs list filters by status, job, label and time and pag
   const ids = (text: string) => [...text.matchAll(/data-run="([^"]+)"/g)].map((m) => m[1]!);
   const first = await fx.fetchPage("/runs", { cookie });
   assert.equal(ids(first.text).length, 50);
-  assert.match(first.text, /hx-get="\/runs\/rows"/, "the first page is live");
+  assert.match(first.text, /data-live="\/runs\/stream"/, "the first page is live");
   const seen = new Set(ids(first.text));
   let next = /href="(\/runs\?before=[^"]+)" rel="next"/.exec(first.text)?.[1]?.replace(/&amp;/g, "&");
   let pages = 1;
   while (next) {
     const page = await fx.fetchPage(next, { cookie });
-    assert.doesNotMatch(page.text, /hx-trigger/, "a later page is fixed history");
+    assert.doesNotMatch(page.text, /data-live=/, "a later page is fixed history");
     for (const id of ids(page.text)) {
       assert.ok(!seen.has(id), `run ${id} on two pages`);
       seen.add(id);

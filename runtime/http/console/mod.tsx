@@ -28,6 +28,10 @@ import {
   storedSessionKey,
 } from "./session.ts";
 import { signinRoutes } from "./signin.tsx";
+import { liveStream } from "./live.ts";
+import { OpenStreams } from "../streams.ts";
+import type { Wakeups } from "../../core/wakeups.ts";
+import { DEFAULT_MAX_STREAMS, DEFAULT_PING } from "../server.ts";
 
 export interface ConsoleOptions {
   app: App;
@@ -42,6 +46,16 @@ export interface ConsoleOptions {
   pollMs?: number;
   /** The folder `hermes serve --jobs` names (the schedules page reads its scheduled jobs). */
   jobsDir?: string;
+  /** The event streams open in this server: the console's live pages count in the API's per-token cap. */
+  streams?: OpenStreams;
+  /** Event streams open at once per token (default: the API's). */
+  maxStreams?: number;
+  /** Notified with a run's id and ANY_RUN when a run changed (this server's worker; PostgreSQL's NOTIFY). */
+  runEvents?: Wakeups;
+  /** Aborted when the server stops: live streams end. */
+  signal?: AbortSignal;
+  /** A live stream with nothing to send for this long sends a comment (ms). */
+  pingMs?: number;
 }
 
 /**
@@ -101,10 +115,18 @@ export function createConsole(options: ConsoleOptions): Hono<ConsoleEnv> {
     return c.redirect(target, 303);
   };
 
+  const live = {
+    streams: options.streams ?? new OpenStreams(),
+    maxStreams: options.maxStreams ?? DEFAULT_MAX_STREAMS,
+    ...(options.runEvents ? { wakeups: options.runEvents } : {}),
+    signal: options.signal ?? new AbortController().signal,
+    pingMs: options.pingMs ?? DEFAULT_PING,
+  };
   const kit: PageKit = {
     app,
     clock,
     pollMs: options.pollMs ?? 2000,
+    live: (c, part) => liveStream(c, kit, live, part),
     ...(options.jobsDir !== undefined ? { jobsDir: options.jobsDir } : {}),
     signedIn: (scope: Scope) => async (c, next) => {
       const session = await openSession(await key(), getCookie(c, cookieName(isSecure(c))), clock.now());

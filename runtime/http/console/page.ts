@@ -18,8 +18,14 @@ export function isSecure(c: Context): boolean {
 export interface PageKit {
   app: App;
   clock: Clock;
-  /** How often a live part of a page looks again (ms). */
+  /** How often a live part of a page looks again when nothing woke it (ms): the server's look for a stream,
+   * the browser's only when its stream failed. */
   pollMs: number;
+  /** Streams a live part of a page as Server-Sent Events (live.ts). */
+  live(
+    c: Context<ConsoleEnv>,
+    part: { key: string; render(): Promise<{ html: string; ended: boolean }> },
+  ): Response;
   /** The folder of job files the server was given (`--jobs`), if any. */
   jobsDir?: string;
   /** Signed in with a token that holds `scope` (or admin); else to the sign-in page (or 403). */

@@ -4,7 +4,8 @@
  * A run's page: what it is (job, trigger, times, labels, inputs), a waterfall of its model and tool calls, its
  * transcript (tool calls with their arguments and results folded, compactions marked, subagents' transcripts
  * nested under the call that delegated them), the result object and the notification deliveries; cancel while
- * it has not ended. While it runs, the page's body looks again every few seconds.
+ * it has not ended. While it runs, the server streams the page's body again whenever it changed (live.ts):
+ * new transcript items are appended, and what the reader opened stays open.
  *
  * Every stored text is shown as text (the renderer escapes it; control characters become visible escapes):
  * markup in a tool's output is never markup here. Secrets were replaced before the store saw them.
@@ -13,7 +14,8 @@ import type { MessageRecord, QueuedRun, RunDelivery, RunEventRow } from "../../a
 import { hasEnded } from "../../app/mod.ts";
 import { formatCost, formatCount, formatDuration, formatTime, shown, shownJson } from "./format.ts";
 import { Status } from "./layout.tsx";
-import type { ConsolePage, PageKit } from "./page.ts";
+import type { ConsoleEnv, ConsolePage, PageKit } from "./page.ts";
+import type { Context } from "hono";
 import { Waterfall } from "./waterfall.tsx";
 
 /** How many subagent transcripts a run page loads at most. */
@@ -268,20 +270,20 @@ function Deliveries(props: { deliveries: RunDelivery[] }) {
 function RunBody(props: { view: RunView; csrf: string; pollMs: number; canCancel: boolean }) {
   const { run } = props.view;
   const ended = hasEnded(run);
-  const live = ended ? undefined : `/runs/${encodeURIComponent(run.id)}/live`;
+  const base = `/runs/${encodeURIComponent(run.id)}`;
   return (
     <div
       id="run"
-      hx-get={live}
-      hx-trigger={live ? `every ${Math.max(1, Math.round(props.pollMs / 1000))}s` : undefined}
-      hx-swap={live ? "outerHTML" : undefined}
+      data-live={ended ? undefined : `${base}/stream`}
+      data-fallback={ended ? undefined : `${base}/live`}
+      data-poll-ms={ended ? undefined : String(props.pollMs)}
     >
       <h1>
         Run <span class="mono">{run.id}</span> <Status status={run.status} />
       </h1>
       {!ended && props.canCancel
         ? (
-          <form method="post" action={`/runs/${encodeURIComponent(run.id)}/cancel`}>
+          <form method="post" action={`/runs/${encodeURIComponent(run.id)}/cancel`} data-key="cancel">
             <input type="hidden" name="_csrf" value={props.csrf} />
             <button type="submit" class="danger">
               {run.cancel_requested ? "Cancel asked; ask again" : "Cancel run"}
@@ -327,18 +329,29 @@ export const runPage: ConsolePage = {
       );
     });
 
-    router.get("/runs/:id/live", kit.signedIn("runs:read"), async (c) => {
-      const view = await loadRun(kit, c.req.param("id"));
-      return c.html(
-        String(
-          <RunBody
-            view={view}
-            csrf={c.get("session").csrf}
-            pollMs={kit.pollMs}
-            canCancel={canCancel(c.get("token").scopes)}
-          />,
-        ),
+    // The page's body as HTML: the live stream's part, and what a browser whose stream failed polls.
+    const body = async (c: Context<ConsoleEnv>, ref: string) => {
+      const view = await loadRun(kit, ref);
+      const html = String(
+        <RunBody
+          view={view}
+          csrf={c.get("session").csrf}
+          pollMs={kit.pollMs}
+          canCancel={canCancel(c.get("token").scopes)}
+        />,
       );
+      return { html, ended: hasEnded(view.run) };
+    };
+
+    router.get(
+      "/runs/:id/live",
+      kit.signedIn("runs:read"),
+      async (c) => c.html((await body(c, c.req.param("id"))).html),
+    );
+
+    router.get("/runs/:id/stream", kit.signedIn("runs:read"), async (c) => {
+      const run = await kit.app.getRun(c.req.param("id"));
+      return kit.live(c, { key: run.id, render: () => body(c, run.id) });
     });
 
     router.post("/runs/:id/cancel", kit.signedIn("runs:write"), kit.csrf, async (c) => {

@@ -3,14 +3,15 @@
 /**
  * The runs list: newest first, filtered by status, job, label and time, paged on the server by keyset (the
  * last row's submission time and id: every page costs what the first does, however many runs are stored).
- * The first page's rows look again every few seconds (htmx polls a fragment), so a run appears and its
- * status changes without a reload.
+ * The first page's rows are live: the server streams them again whenever a run changed (live.ts), so a run
+ * appears and its status changes without a reload.
  */
 import type { Context } from "hono";
 import { hasEnded, type ListRunsOptions, type QueuedRun } from "../../app/mod.ts";
 import { formatCost, formatCount, formatDuration, formatTime, shown } from "./format.ts";
 import { Status } from "./layout.tsx";
 import type { ConsoleEnv, ConsolePage } from "./page.ts";
+import { ANY_RUN } from "./live.ts";
 
 export const PAGE_SIZE = 50;
 
@@ -112,14 +113,14 @@ function duration(run: QueuedRun, now: number): number | null {
   return (run.finished_at ?? (hasEnded(run) ? run.started_at : now)) - run.started_at;
 }
 
-function Rows(props: { runs: QueuedRun[]; now: number; live: string | undefined; pollMs: number }) {
-  const live = props.live;
+function Rows(props: { runs: QueuedRun[]; now: number; query: string | undefined; pollMs: number }) {
+  const query = props.query;
   return (
     <tbody
       id="runs-rows"
-      hx-get={live}
-      hx-trigger={live ? `every ${Math.max(1, Math.round(props.pollMs / 1000))}s` : undefined}
-      hx-swap={live ? "outerHTML" : undefined}
+      data-live={query !== undefined ? `/runs/stream${query}` : undefined}
+      data-fallback={query !== undefined ? `/runs/rows${query}` : undefined}
+      data-poll-ms={query !== undefined ? String(props.pollMs) : undefined}
     >
       {props.runs.length === 0
         ? (
@@ -176,7 +177,7 @@ export const runsPage: ConsolePage = {
     router.get("/runs", kit.signedIn("runs:read"), async (c) => {
       const { filter, error, runs, more, now } = await load(c, kit);
       // Only the first page is live: a later page is a fixed slice of history.
-      const live = filter.before ? undefined : `/runs/rows${queryOf(filter)}`;
+      const live = filter.before ? undefined : queryOf(filter);
       const last = runs.at(-1);
       return kit.page(
         c,
@@ -230,7 +231,7 @@ export const runsPage: ConsolePage = {
                 <th scope="col" class="num">Cost</th>
               </tr>
             </thead>
-            <Rows runs={runs} now={now} live={live} pollMs={kit.pollMs} />
+            <Rows runs={runs} now={now} query={live} pollMs={kit.pollMs} />
           </table>
           <nav class="pager" aria-label="Pages of runs">
             {filter.before ? <a href={`/runs${queryOf(filter, { before: "" })}`}>← Newest</a> : null}
@@ -247,10 +248,19 @@ export const runsPage: ConsolePage = {
       );
     });
 
-    router.get("/runs/rows", kit.signedIn("runs:read"), async (c) => {
+    // The first page's rows as HTML: the live stream's part, and what a browser whose stream failed polls.
+    const rows = async (c: Context<ConsoleEnv>) => {
       const { filter, runs, now } = await load(c, kit);
-      const live = filter.before ? undefined : `/runs/rows${queryOf(filter)}`;
-      return c.html(String(<Rows runs={runs} now={now} live={live} pollMs={kit.pollMs} />));
-    });
+      const live = filter.before ? undefined : queryOf(filter);
+      return String(<Rows runs={runs} now={now} query={live} pollMs={kit.pollMs} />);
+    };
+
+    router.get("/runs/rows", kit.signedIn("runs:read"), async (c) => c.html(await rows(c)));
+
+    router.get(
+      "/runs/stream",
+      kit.signedIn("runs:read"),
+      (c) => kit.live(c, { key: ANY_RUN, render: async () => ({ html: await rows(c), ended: false }) }),
+    );
   },
 };
