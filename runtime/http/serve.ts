@@ -56,7 +56,7 @@ export async function serveApi(
       options.log.error(`hermes serve: ${error instanceof Error ? error.stack ?? error.message : error}`);
       return new Response(null, { status: 500 });
     },
-  }, (request) => tracked(api, guard, request));
+  }, (request) => tracked(api, guard, options.tls ? asHttps(request) : request));
   let listener: Deno.Listener;
   try {
     const { hostname, port } = options.listen;
@@ -103,6 +103,17 @@ export async function serveApi(
 
 export const DEFAULT_HEADER_TIMEOUT = 10_000;
 export const DEFAULT_IDLE_TIMEOUT = 60_000;
+
+/**
+ * The request as the client made it: over TLS the guard terminates, so its URL is https (Deno.serve behind
+ * the guard sees plain HTTP on a Unix socket). What reads the scheme (the console's Secure, __Host- cookie)
+ * then sees the truth.
+ */
+function asHttps(request: Request): Request {
+  // Deno.serve on a Unix socket names the scheme http+unix, which URL will not turn into https in place.
+  const url = request.url.replace(/^[a-z+]+:/i, "https:");
+  return url === request.url ? request : new Request(url, request);
+}
 
 /** Answers `request`, telling the guard when its response has ended (sent in full, or cancelled). */
 async function tracked(api: Hono<ApiEnv>, guard: ConnectionGuard, request: Request): Promise<Response> {

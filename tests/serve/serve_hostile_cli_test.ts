@@ -11,6 +11,7 @@ import { createHmac } from "node:crypto";
 import { hermes, tempDir, writeFiles } from "../_testing/cli.ts";
 import { call, readSse, type Reply, startServe } from "../_testing/serve.ts";
 import { startOpenAIServer } from "../_testing/openai_server.ts";
+import { selfSigned } from "../_testing/tls.ts";
 
 const SCOPES = ["runs:read", "runs:write", "sessions:read", "sessions:write", "approvals"] as const;
 
@@ -420,6 +421,51 @@ Deno.test("serve hostile: the console's cookie shows no token at rest, is HttpOn
     const still = await page("/runs", { cookie });
     assert.equal(still.status, 200, "the forged sign-out did not sign out");
     await still.body?.cancel();
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("serve hostile: over --cert/--key the console's cookie is Secure and __Host-; over plain HTTP it is not", async () => {
+  const home = await tempDir();
+  try {
+    const admin = await token(home, "runs:read");
+    const { cert, key, ca } = await selfSigned(home);
+    const client = Deno.createHttpClient({ caCerts: [await Deno.readTextFile(ca)] });
+    try {
+      for (const tls of [true, false]) {
+        await using server = await startServe(home, tls ? ["--cert", cert, "--key", key] : []);
+        const get = (path: string, init: RequestInit = {}) =>
+          fetch(`${server.url}${path}`, { ...init, redirect: "manual", ...(tls ? { client } : {}) });
+        const form = await get("/signin");
+        const html = await form.text();
+        const nonce = /((?:__Host-)?hermes_console_signin=[^;]+)/.exec(
+          form.headers.get("set-cookie") ?? "",
+        )![1]!;
+        const csrf = /name="_csrf" value="([^"]+)"/.exec(html)![1]!;
+        const signed = await get("/signin", {
+          method: "POST",
+          headers: { cookie: nonce, "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ _csrf: csrf, token: admin, next: "/runs" }),
+        });
+        await signed.body?.cancel();
+        assert.equal(signed.status, 303, `tls ${tls}`);
+        const setCookie = signed.headers.get("set-cookie") ?? "";
+        if (tls) {
+          assert.match(setCookie, /^__Host-hermes_console=/);
+          assert.match(setCookie, /;\s*Secure/i);
+          const cookie = /^([^;]+)/.exec(setCookie)![1]!;
+          const runs = await get("/runs", { headers: { cookie } });
+          assert.equal(runs.status, 200);
+          await runs.body?.cancel();
+        } else {
+          assert.match(setCookie, /^hermes_console=/);
+          assert.doesNotMatch(setCookie, /;\s*Secure/i);
+        }
+      }
+    } finally {
+      client.close();
+    }
   } finally {
     await Deno.remove(home, { recursive: true });
   }
