@@ -18,13 +18,11 @@ import type { CompactionStore, SessionStore } from "../store/store.ts";
 import { Calibration } from "./calibration.ts";
 import { fitToolResult } from "./cut.ts";
 import { measure } from "./estimate.ts";
-import { fallbackView } from "./fallback_view.ts";
 import { ContextTooLargeError, irreducibleTokens } from "./floor.ts";
 import { loadPlanRows } from "./rows.ts";
 import { occupancyFor } from "./occupancy.ts";
-import { runPass } from "./pass.ts";
-import { newPass, type PassDeps } from "./pass_outcome.ts";
-import { pruneWorthIt } from "./proactive.ts";
+import { newPass, type Pass, type PassDeps } from "./pass_outcome.ts";
+import type { StoredMessage } from "../core/types.ts";
 import { settingsFrom } from "./settings.ts";
 import { smallestRequestTokens } from "./summary.ts";
 import { Telemetry } from "./telemetry.ts";
@@ -57,6 +55,24 @@ export interface CompactorOptions {
   micro_payback_requests?: number;
   /** The session model's price (`model.pricing` or the table's): summary calls on it are billed at it. */
   price?: Price | null;
+}
+
+// The passes (the ladder, summaries, commits, the fallback view: most of this folder) are imported when one
+// runs: before a session's first request the compactor only estimates, and a short session never compacts.
+async function runPass(deps: PassDeps, pass: Pass): Promise<CompactionOutcome> {
+  return await (await import("./pass.ts")).runPass(deps, pass);
+}
+
+async function fallbackView(
+  ...args: Parameters<typeof import("./fallback_view.ts").fallbackView>
+): Promise<StoredMessage[] | null> {
+  return await (await import("./fallback_view.ts")).fallbackView(...args);
+}
+
+async function pruneWorthIt(
+  ...args: Parameters<typeof import("./proactive.ts").pruneWorthIt>
+): Promise<boolean> {
+  return await (await import("./proactive.ts")).pruneWorthIt(...args);
 }
 
 export function createCompactor(options: CompactorOptions): Compactor {

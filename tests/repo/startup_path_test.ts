@@ -130,6 +130,20 @@ Deno.test("start-up path: a job without a shell tool, http_fetch or anything san
   );
 });
 
+Deno.test("start-up path: a session's compactor loads its passes when one runs, not before the first request", () => {
+  // Before each model call the compactor estimates; the ladder, summaries and commits are imported on use.
+  const passes = (m: string) =>
+    ["pass", "hard", "summary_call", "commit", "fallback_view", "proactive", "micro", "plan"].some((n) =>
+      m === `runtime/compaction/${n}.ts`
+    );
+  assert.deepEqual(closure(graph, ["runtime/session/live_session.ts"]).filter(passes), []);
+  assert.ok(
+    closure(graph, ["runtime/compaction/pass.ts"]).filter(passes).includes(
+      "runtime/compaction/summary_call.ts",
+    ),
+  );
+});
+
 Deno.test("start-up path: the guard sees the heavy modules a path does reach", () => {
   // json_schema.ts is ajv's door (an npm package); the full SQLite store reaches node:crypto.
   const ajv = heavy(closure(graph, ["runtime/config/json_schema.ts"]));
