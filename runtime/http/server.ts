@@ -74,6 +74,12 @@ export function createApi(options: ApiOptions): Hono<ApiEnv> {
   api.use(async (c, next) => {
     await next();
     metrics.count(c.req.method, routePath(c), c.res.status);
+    // A problem's detail may quote what the client sent (a run id, a job name): never sniffed as HTML. The
+    // API's answers are one token's view: no cache keeps them unless a route says otherwise.
+    if (!c.res.headers.has("x-content-type-options")) c.res.headers.set("x-content-type-options", "nosniff");
+    if (c.req.path.startsWith("/v1/") && !c.res.headers.has("cache-control")) {
+      c.res.headers.set("cache-control", "no-store");
+    }
   });
   // Every path, the console's forms too (its sign-in takes a body before any token): a body over the limit
   // is refused as it arrives, not read whole.
