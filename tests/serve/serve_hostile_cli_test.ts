@@ -488,3 +488,57 @@ Deno.test("serve hostile: over --cert/--key the console's cookie is Secure and _
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test("serve hostile: markup sent through the API (inputs, labels, a key, an unknown run id) is shown as text on the console's pages", async () => {
+  const home = await tempDir();
+  try {
+    const jobs = await writeFiles(`${home}/jobs`, {
+      "plain.yaml":
+        `name: plain\nmodel: { name: m, base_url: "http://127.0.0.1:9/v1", api_key_env: none }\n` +
+        `inputs: { who: { required: true } }\nlabels: { who: "{{ inputs.who }}" }\nprompt: "hi {{ inputs.who }}"\n`,
+    });
+    const admin = await token(home, "admin");
+    await using server = await startServe(home, ["--jobs", jobs, "--no-worker"]);
+    const markup = `<script>alert(1)</script><img src=x onerror=alert(2)>"'><svg onload=alert(3)>`;
+    const queued = await call(`${server.url}/v1/runs`, {
+      token: admin,
+      body: { job: "plain", inputs: { who: markup }, key: markup },
+    });
+    assert.equal(queued.status, 202, JSON.stringify(queued.body));
+    assert.equal(queued.body.labels.who, markup);
+
+    const get = (path: string, cookie?: string) =>
+      fetch(`${server.url}${path}`, { redirect: "manual", headers: cookie ? { cookie } : {} });
+    const form = await get("/signin");
+    const nonce = /(hermes_console_signin=[^;]+)/.exec(form.headers.get("set-cookie") ?? "")![1]!;
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
+    const signed = await fetch(`${server.url}/signin`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { cookie: nonce, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ _csrf: csrf, token: admin, next: "/runs" }),
+    });
+    await signed.body?.cancel();
+    const cookie = /^(hermes_console=[^;]+)/.exec(signed.headers.get("set-cookie") ?? "")![1]!;
+    const pages = [
+      "/runs",
+      `/runs/${queued.body.id}`,
+      `/runs?label=${encodeURIComponent(`who=${markup}`)}`,
+      `/runs/${encodeURIComponent(markup)}`,
+      `/signin?reason=${encodeURIComponent(markup)}`,
+    ];
+    for (const path of pages) {
+      const reply = await get(path, cookie);
+      const html = await reply.text();
+      assert.ok([200, 400, 404].includes(reply.status), `${path}: ${reply.status}`);
+      for (const live of ["<script>alert", "<img src=x", "<svg onload"]) {
+        assert.ok(!html.includes(live), `${path} renders ${live} as markup`);
+      }
+    }
+    // The allowed neighbour: the run's page shows the text itself (escaped), so it is read, not lost.
+    const page = await (await get(`/runs/${queued.body.id}`, cookie)).text();
+    assert.match(page, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
