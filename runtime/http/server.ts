@@ -12,7 +12,7 @@ import type { Logger } from "../core/log.ts";
 import { type ApiEnv, RateLimiter, requireScope } from "./auth.ts";
 import { HttpMetrics } from "./metrics.ts";
 import { problem, problemOf, statusOf } from "./problem.ts";
-import { jsonBody, parse } from "./body.ts";
+import { jsonBody, parse, rawBody } from "./body.ts";
 import { runRoutes } from "./runs.ts";
 import { hookRoutes } from "./hooks.ts";
 import { approvalRoutes } from "./approvals.ts";
@@ -204,11 +204,23 @@ export function createApi(options: ApiOptions): Hono<ApiEnv> {
   const web = options.console;
   if (web) {
     // Registered last: the API's routes answer first, and an unknown /v1 path stays a problem+json 404.
-    api.all("*", (c) => {
+    api.all("*", async (c) => {
       if (c.req.path === "/v1" || c.req.path.startsWith("/v1/")) {
         return problem(404, `No route ${c.req.method} ${c.req.path}`, { instance: c.req.path });
       }
-      return web.fetch(c.req.raw);
+      let request = c.req.raw;
+      if (request.body !== null) {
+        // A form is read here within the body timeout, as the API's bodies are (a client trickling a sign-in
+        // body holds nothing open for longer); the console gets it whole.
+        const bytes = await rawBody(request, bodyDeadline);
+        request = new Request(request.url, {
+          method: request.method,
+          headers: request.headers,
+          body: bytes as Uint8Array<ArrayBuffer>,
+          signal: request.signal,
+        });
+      }
+      return await web.fetch(request);
     });
   }
 

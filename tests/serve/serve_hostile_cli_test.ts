@@ -29,7 +29,18 @@ function assertProblem(reply: Reply, status: number, detail?: RegExp): void {
   assert.doesNotMatch(JSON.stringify(reply.body), /internal error|\bat .*\.ts:\d+/i);
 }
 
-/** One request as raw bytes over TCP; the whole answer as text (the server closes, or `ms` passes). */
+/** Whether `text` holds a whole response, sized or chunked (the server may keep the connection). */
+function complete(text: string): boolean {
+  const end = text.indexOf("\r\n\r\n");
+  if (end !== -1 && /\r\ntransfer-encoding: chunked/i.test(text.slice(0, end))) {
+    return text.endsWith("\r\n0\r\n\r\n");
+  }
+  const length = /\r\ncontent-length: (\d+)/i.exec(text.slice(0, end))?.[1];
+  return end !== -1 && length !== undefined &&
+    new TextEncoder().encode(text.slice(end + 4)).length >= Number(length);
+}
+
+/** One request as raw bytes over TCP; the answer as text (once whole, when the server closes, or after `ms`). */
 async function raw(url: string, request: Uint8Array | string, ms = 10_000): Promise<string> {
   const { hostname, port } = new URL(url);
   const conn = await Deno.connect({ hostname, port: Number(port) });
@@ -44,6 +55,7 @@ async function raw(url: string, request: Uint8Array | string, ms = 10_000): Prom
         const n = await conn.read(buffer).catch(() => null);
         if (n === null) break;
         chunks.push(buffer.slice(0, n));
+        if (complete(new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c]))))) break;
       }
     } finally {
       clearTimeout(timer);
@@ -538,6 +550,32 @@ Deno.test("serve hostile: markup sent through the API (inputs, labels, a key, an
     // The allowed neighbour: the run's page shows the text itself (escaped), so it is read, not lost.
     const page = await (await get(`/runs/${queued.body.id}`, cookie)).text();
     assert.match(page, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("serve hostile: a console form trickled slower than --body-timeout is 408 problem+json; one sent whole is the form's own answer", async () => {
+  const home = await tempDir();
+  try {
+    await using server = await startServe(home, ["--body-timeout", "1s"]);
+    // 100 bytes announced, 10 sent, then nothing: the server answers 408 and closes (the helper waits 30 s).
+    const slow = await raw(
+      server.url,
+      "POST /signin HTTP/1.1\r\nHost: x\r\ncontent-type: application/x-www-form-urlencoded\r\n" +
+        "content-length: 100\r\n\r\ntoken=abcd",
+      30_000,
+    );
+    assert.match(slow, /^HTTP\/1\.1 408 /);
+    assert.match(slow, /application\/problem\+json/);
+    const whole = await raw(
+      server.url,
+      "POST /signin HTTP/1.1\r\nHost: x\r\ncontent-type: application/x-www-form-urlencoded\r\n" +
+        "content-length: 10\r\nconnection: close\r\n\r\ntoken=abcd",
+    );
+    assert.match(whole, /^HTTP\/1\.1 403 /);
+    assert.match(whole, /stale or came from another site/);
+    assert.equal((await call(`${server.url}/healthz`)).status, 200);
   } finally {
     await Deno.remove(home, { recursive: true });
   }
