@@ -94,25 +94,41 @@ function poll(element) {
 }
 
 function stream(element) {
-  const source = new EventSource(element.dataset.live);
-  let opened = false;
-  source.addEventListener("open", () => {
-    opened = true;
-  });
-  source.addEventListener("html", (event) => mergeHtml(element, event.data));
-  source.addEventListener("end", () => source.close());
-  source.addEventListener("signout", (event) => {
-    source.close();
-    location.assign(event.data);
-  });
-  source.addEventListener("error", () => {
-    // A stream that never opened (refused: too many streams, signed out, a proxy that buffers) falls back to
-    // polling; one that dropped after it opened is reopened by the browser itself.
-    if (!opened || source.readyState === EventSource.CLOSED) {
+  let source;
+  let ended = false;
+  const open = () => {
+    let opened = false;
+    source = new EventSource(element.dataset.live);
+    source.addEventListener("open", () => {
+      opened = true;
+    });
+    source.addEventListener("html", (event) => mergeHtml(element, event.data));
+    source.addEventListener("end", () => {
+      ended = true;
       source.close();
-      poll(element);
-    }
+    });
+    source.addEventListener("signout", (event) => {
+      source.close();
+      location.assign(event.data);
+    });
+    source.addEventListener("error", () => {
+      // A stream that never opened (refused: too many streams, signed out, a proxy that buffers) falls back
+      // to polling; one that dropped after it opened is reopened by the browser itself.
+      if (!opened || source.readyState === EventSource.CLOSED) {
+        ended = true;
+        source.close();
+        poll(element);
+      }
+    });
+  };
+  // A hidden tab gives its connection back (a browser holds only 6 HTTP/1.1 connections to one server, for
+  // all its tabs); shown again, it reopens the stream, whose first event is the part as it is now.
+  document.addEventListener("visibilitychange", () => {
+    if (ended) return;
+    if (document.hidden) source.close();
+    else if (source.readyState === EventSource.CLOSED) open();
   });
+  open();
 }
 
 for (const element of document.querySelectorAll("[data-live]")) stream(element);
