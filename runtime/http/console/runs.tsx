@@ -12,20 +12,9 @@ import { formatCost, formatCount, formatDuration, formatTime, shown } from "./fo
 import { Status } from "./layout.tsx";
 import type { ConsoleEnv, ConsolePage } from "./page.ts";
 import { ANY_RUN } from "./live.ts";
+import { RUN_STATUSES } from "../schemas.ts";
 
 export const PAGE_SIZE = 50;
-
-const STATUSES = [
-  "queued",
-  "running",
-  "waiting_approval",
-  "success",
-  "failed",
-  "limit",
-  "interrupted",
-  "cancelled",
-  "crashed",
-];
 
 /** Time windows of the filter, by their query value. */
 const WINDOWS: Record<string, { label: string; ms: number }> = {
@@ -189,7 +178,7 @@ export const runsPage: ConsolePage = {
               Status
               <select name="status">
                 <option value="">any</option>
-                {STATUSES.map((s) => (
+                {RUN_STATUSES.map((s) => (
                   <option value={s} selected={filter.status === s}>{s.replace(/_/g, " ")}</option>
                 ))}
               </select>
