@@ -2,16 +2,13 @@
  * hermes — the CLI edge. Parses the global flags, dispatches to commands/, and is the one place
  * where errors become exit codes.
  */
-import { resolve } from "./runtime/core/path.ts";
+// Only what every start needs before it knows the command: the rest is imported where it is used, so that
+// `sessions list` (answered before a command is set up) and `--version` load none of it.
 import type { Cli } from "./commands/_cli.ts";
-import { GLOBAL_FLAGS, GLOBAL_WITH_VALUE, splitSubcommand } from "./commands/_flags.ts";
-import { type Clock, systemClock } from "./runtime/core/clock.ts";
+import { GLOBAL_FLAGS, GLOBAL_WITH_VALUE, splitSubcommand } from "./commands/_global_flags.ts";
+import type { Clock } from "./runtime/core/clock.ts";
 import { errorMessage, ExitCode, Interruption, RunError, ValidationError } from "./runtime/core/errors.ts";
-import { createLogger, type LogLevel } from "./runtime/core/log.ts";
-import { redactorOf } from "./runtime/core/redact.ts";
-import { didYouMean } from "./runtime/core/suggest.ts";
-import { VERSION, versionLine } from "./runtime/core/version.ts";
-import { retryLine } from "./runtime/store/retry_notice.ts";
+import type { LogLevel } from "./runtime/core/log.ts";
 import { inertLine } from "./runtime/core/workflow_commands.ts";
 
 type CommandModule = { main(cli: Cli): Promise<number> };
@@ -45,19 +42,23 @@ const LOG_LEVELS = new Set(["error", "warn", "info", "debug"]);
 
 /** `hermes help [COMMAND [SUBCOMMAND]]` and `COMMAND [SUBCOMMAND] --help`; the help text costs no parser. */
 async function help(words: string[], toStdout: boolean): Promise<number> {
-  const { COMMANDS, COMMAND_NAMES, commandHelp, overview } = await import("./commands/_help.ts");
+  const [{ COMMANDS, COMMAND_NAMES, commandHelp, overview }, { VERSION }] = await Promise.all([
+    import("./commands/_help.ts"),
+    import("./runtime/core/version.ts"),
+  ]);
   const [name, sub] = words;
   if (name === undefined) {
     (toStdout ? console.log : console.error)(overview(VERSION));
     return toStdout ? ExitCode.success : ExitCode.invalid;
   }
-  if (!COMMANDS[name]) throw unknownCommand(name, COMMAND_NAMES);
+  if (!COMMANDS[name]) throw await unknownCommand(name, COMMAND_NAMES);
   const text = (sub !== undefined ? commandHelp(`${name} ${sub}`) : undefined) ?? commandHelp(name)!;
   console.log(text);
   return ExitCode.success;
 }
 
-function unknownCommand(name: string, names: string[]): ValidationError {
+async function unknownCommand(name: string, names: string[]): Promise<ValidationError> {
+  const { didYouMean } = await import("./runtime/core/suggest.ts");
   return new ValidationError(
     `unknown command "${name}"${didYouMean(name, names)}: expected one of ${names.join(", ")}`,
   );
@@ -128,13 +129,13 @@ export async function main(argv: string[], env: Record<string, string>): Promise
     const logLevel = (quiet ? "error" : logLevelText) as LogLevel;
     const asksHelp = hasSwitch(rest, "help");
     if (hasSwitch(argv, "version") && (name === undefined || name === "version")) {
-      console.log(versionLine());
+      console.log((await import("./runtime/core/version.ts")).versionLine());
       return ExitCode.success;
     }
     if (name === undefined) return await help([], asksHelp);
     if (name === "help") return await help(words(rest), true);
     const load = COMMANDS[name];
-    if (!load) throw unknownCommand(name, [...Object.keys(COMMANDS), "help"]);
+    if (!load) throw await unknownCommand(name, [...Object.keys(COMMANDS), "help"]);
     if (asksHelp) {
       const sub = rest[firstWord(rest)];
       return await help(name === "sessions" && sub !== undefined ? [name, sub] : [name], true);
@@ -151,11 +152,26 @@ export async function main(argv: string[], env: Record<string, string>): Promise
     }
     // Loaded only now, so `--version` and `--help` do not pay for SQLite, nor for the providers' registry
     // that the secrets' names come from.
-    const [{ hostName, storeLocation }, { openStore }, { processSecrets }, command] = await Promise.all([
+    const [
+      { hostName, storeLocation },
+      { openStore },
+      { processSecrets },
+      command,
+      { resolve },
+      { systemClock },
+      { createLogger },
+      { redactorOf },
+      { retryLine },
+    ] = await Promise.all([
       import("./commands/_cli.ts"),
       import("./runtime/store/open.ts"),
       import("./runtime/session/secrets.ts"),
       load(),
+      import("./runtime/core/path.ts"),
+      import("./runtime/core/clock.ts"),
+      import("./runtime/core/log.ts"),
+      import("./runtime/core/redact.ts"),
+      import("./runtime/store/retry_notice.ts"),
     ]);
     const home = homeOf(argv, env);
     const configured = await storeLocation(home, { flag: globalValue(argv, "--db"), env });

@@ -1,7 +1,8 @@
 /**
  * Every command and flag, each defined once: the parser's options (`parseCommandArgs`), the text of
  * `hermes help CMD` / `hermes CMD --help` (`_help.ts`), the names "did you mean" matches against, and the
- * CLI reference (docs/cli.md, written by `deno task docs`) all come from these definitions. No imports, so
+ * CLI reference (docs/cli.md, written by `deno task docs`) all come from these definitions. No imports (the global
+ * flags live in _global_flags.ts, which main.ts reads alone), so
  * help costs no start-up. A new flag is one entry here; the command reads it from `parseCommandArgs`.
  */
 
@@ -22,27 +23,7 @@ export interface CommandDef {
   readonly notes?: string;
 }
 
-export const GLOBAL_FLAGS = {
-  home: { value: "DIR", text: "Hermes home (default $HERMES_HOME or ~/.hermes); the store is HOME/state.db" },
-  db: {
-    value: "FILE|URL",
-    text: "the store: a SQLite file or postgres://… (also $HERMES_DATABASE_URL, config.yaml store.url)",
-  },
-  policy: {
-    value: "FILE",
-    text:
-      "trust policy bounding what job files may ask for (also $HERMES_POLICY; replaces config.yaml policy:)",
-  },
-  "log-level": { value: "LEVEL", text: "error, warn, info (default) or debug; also $HERMES_LOG_LEVEL" },
-  quiet: { short: "q", text: "only errors on stderr" },
-  help: { short: "h", text: "show this help" },
-  version: { short: "V", text: "print the version" },
-} as const satisfies Record<string, FlagDef>;
-
-/** The global flags that take a value (`--home DIR`): a word after one is its value, not a command. */
-export const GLOBAL_WITH_VALUE: ReadonlySet<string> = new Set(
-  Object.entries(GLOBAL_FLAGS).flatMap(([name, flag]) => "value" in flag ? [`--${name}`] : []),
-);
+export { GLOBAL_FLAGS, GLOBAL_WITH_VALUE, splitSubcommand } from "./_global_flags.ts";
 
 const JSON_FLAG = { text: "print JSON instead of text" } as const;
 const SESSIONS_NOTE = 'ID is a session id, a unique prefix of one, or "latest". Several ids are all-or-none.';
@@ -547,19 +528,4 @@ export function parseOptions<F extends Readonly<Record<string, FlagDef>>>(flags:
     };
   }
   return options as ParseOptions<F>;
-}
-
-/** The first argument that is neither a flag nor the value of a global flag names the subcommand. */
-export function splitSubcommand(args: string[]): { name: string | undefined; rest: string[] } {
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (arg === "--") break;
-    if (GLOBAL_WITH_VALUE.has(arg)) {
-      i++;
-      continue;
-    }
-    if (arg.startsWith("-")) continue;
-    return { name: arg, rest: [...args.slice(0, i), ...args.slice(i + 1)] };
-  }
-  return { name: undefined, rest: args };
 }

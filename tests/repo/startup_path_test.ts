@@ -57,8 +57,8 @@ function heavy(modules: string[], allowed: string[] = []): string[] {
 
 const graph = await staticGraph();
 
-Deno.test("start-up path: --version evaluates main.ts's static imports only, none of them heavy", () => {
-  const modules = closure(graph, ["main.ts"]);
+Deno.test("start-up path: --version evaluates main.ts's static imports and the version, none of them heavy", () => {
+  const modules = closure(graph, ["main.ts", "runtime/core/version.ts"]);
   assert.deepEqual(heavy(modules), []);
   // The secrets' names come from the providers' registry: loaded with the command, not for --version.
   assert.deepEqual(modules.filter((m) => m.startsWith("runtime/providers/")), []);
@@ -70,6 +70,11 @@ Deno.test("start-up path: sessions list loads node:sqlite and the lister, not th
   assert.ok(quick.includes("runtime/store/sqlite/lister.ts"), quick.join("\n"));
   assert.deepEqual(heavy(quick, ["node:sqlite"]), []);
   assert.deepEqual(quick.filter((m) => m.startsWith("runtime/providers/") || m.includes("secrets")), []);
+  // Nor every command's flags, nor the migrations' SQL (the lister compares the schema version alone).
+  assert.deepEqual(
+    quick.filter((m) => m === "commands/_flags.ts" || m === "runtime/store/_migrations.ts"),
+    [],
+  );
   // When it cannot answer: what main.ts imports for every command (its Promise.all), the sessions
   // dispatcher and its list.
   const full = closure(graph, [
@@ -77,6 +82,11 @@ Deno.test("start-up path: sessions list loads node:sqlite and the lister, not th
     "commands/_cli.ts",
     "runtime/store/open.ts",
     "runtime/session/secrets.ts",
+    "runtime/core/path.ts",
+    "runtime/core/clock.ts",
+    "runtime/core/log.ts",
+    "runtime/core/redact.ts",
+    "runtime/store/retry_notice.ts",
     "commands/sessions.ts",
     "commands/sessions/list.ts",
   ]);
@@ -89,7 +99,7 @@ Deno.test("start-up path: sessions list's quick answer imports the lister alone,
     "commands/sessions/list_quick.ts",
     "node:sqlite",
     "runtime/core/clock.ts",
-    "runtime/store/_migrations.ts",
+    "runtime/store/schema_version.ts",
     "runtime/store/sqlite/_db.ts",
     "runtime/store/sqlite/lister.ts",
     "runtime/store/sqlite/listing.ts",

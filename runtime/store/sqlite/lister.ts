@@ -9,7 +9,7 @@ import type { ListSessionsOptions } from "../store.ts";
 import { systemClock } from "../../core/clock.ts";
 import { SqliteDb } from "./_db.ts";
 import { listSessionsJson } from "./listing.ts";
-import { migrations } from "../_migrations.ts";
+import { SCHEMA_VERSION } from "../schema_version.ts";
 
 export interface SessionLister {
   /** The sessions as SessionSummary JSON texts, newest first (Store.listSessionsJson). */
@@ -26,7 +26,7 @@ export function openSqliteLister(path: string): SessionLister | undefined {
   }
   try {
     const { user_version } = connection.prepare("PRAGMA user_version").get() as { user_version: number };
-    if (user_version !== migrations.length) {
+    if (user_version !== SCHEMA_VERSION) {
       connection.close();
       return undefined;
     }
