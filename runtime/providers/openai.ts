@@ -23,7 +23,8 @@ import {
   ResponsesStream,
   toResponsesBody,
 } from "./openai_responses.ts";
-import { ResponsesSocket, ResponsesSocketClosed } from "./openai_ws.ts";
+import type { ResponsesSocket } from "./openai_ws.ts";
+import { ResponsesSocketClosed } from "./openai_ws_closed.ts";
 
 export interface OpenAIProviderOptions {
   model: string;
@@ -201,12 +202,14 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
     }
     return client;
   };
-  // One WebSocket per API client, opened on the first Responses call that needs it.
+  // One WebSocket per API client, opened on the first Responses call that needs it; the transport's modules
+  // are loaded then too, so a job over HTTP (the default) does not load them before its first request.
   const sockets = new Map<OpenAI, ResponsesSocket>();
-  const socketFor = (client: OpenAI): ResponsesSocket => {
+  const socketFor = async (client: OpenAI): Promise<ResponsesSocket> => {
     let socket = sockets.get(client);
     if (!socket) {
-      socket = new ResponsesSocket({ client });
+      const { ResponsesSocket } = await import("./openai_ws.ts");
+      socket = sockets.get(client) ?? new ResponsesSocket({ client });
       sockets.set(client, socket);
     }
     return socket;
@@ -248,7 +251,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
         const body = toResponsesBody(request, options);
         if (options.transport === "websocket") {
           // Always streamed on the socket; the text reaches onDelta only when the job streams, as on HTTP.
-          const socket = socketFor(client);
+          const socket = await socketFor(client);
           const events = socket.events(body, {
             signal: controller.signal,
             onFrame: (chars) => {

@@ -16,21 +16,13 @@
 import OpenAI from "./openai_sdk.ts";
 import { ResponsesStream, toInputItems } from "./openai_responses.ts";
 import { FrameSocket, WebSocketRefused } from "./openai_ws_socket.ts";
+import { ResponsesSocketClosed } from "./openai_ws_closed.ts";
+
+export { ResponsesSocketClosed };
 
 type ResponsesParams = OpenAI.Responses.ResponseCreateParamsNonStreaming;
 type InputItem = OpenAI.Responses.ResponseInputItem;
 type ServerEvent = OpenAI.Responses.ResponseStreamEvent;
-
-/** The connection closed (or never opened) before the response's terminal event: worth another attempt. */
-export class ResponsesSocketClosed extends Error {
-  /** The HTTP status that refused the handshake, when it was refused. */
-  readonly status: number | null;
-  constructor(message: string, status: number | null = null) {
-    super(message);
-    this.name = "ResponsesSocketClosed";
-    this.status = status;
-  }
-}
 
 export interface ResponsesSocketOptions {
   /** The client whose request building gives the URL and handshake headers (its auth, its default query). */

@@ -163,3 +163,11 @@ Deno.test("start-up path: the guard sees the heavy modules a path does reach", (
   // A dynamic import is not followed: the dispatcher does not load its subcommands.
   assert.ok(!closure(graph, ["commands/sessions.ts"]).includes("commands/sessions/list.ts"));
 });
+
+Deno.test("start-up path: the OpenAI provider loads the WebSocket transport when a call uses it, not before", () => {
+  const transport = (m: string) =>
+    m === "runtime/providers/openai_ws.ts" || m === "runtime/providers/openai_ws_socket.ts";
+  assert.deepEqual(closure(graph, ["runtime/providers/openai.ts"]).filter(transport), []);
+  // The guard sees them where they are imported statically.
+  assert.equal(closure(graph, ["runtime/providers/openai_ws.ts"]).filter(transport).length, 2);
+});
