@@ -13,8 +13,8 @@ import { storedJob } from "../session/stored_job.ts";
 import type { RunResult } from "../session/outcome.ts";
 import type { ServedSession } from "../session/served_session.ts";
 import type { TurnOutcome } from "../session/turn.ts";
-import { archiveSessions, deleteSessions } from "../session_admin/remove.ts";
-import { readTranscript, type Transcript } from "../session_admin/transcript.ts";
+// Removing sessions and reading transcripts are imported on use: a run reaches the App without needing them.
+import type { Transcript } from "../session_admin/transcript.ts";
 import type { SearchHit, SearchOptions } from "../session_admin/search.ts";
 import type { ExportOptions } from "../session_admin/export.ts";
 import type { PruneOptions, PrunePlan } from "../session_admin/prune.ts";
@@ -139,6 +139,7 @@ export class App {
   async transcript(ref: string, options: { all?: boolean } = {}): Promise<Transcript> {
     const { store } = this.context;
     const [id] = await store.resolveSessionIds([ref], { action: "show session" });
+    const { readTranscript } = await import("../session_admin/transcript.ts");
     return await readTranscript(store, id!, options.all ? { all: true } : {});
   }
 
@@ -177,6 +178,7 @@ export class App {
     const { store } = this.context;
     const id = await store.resolveSessionId(ref);
     const live = this.#opened?.find(id);
+    const { readTranscript } = await import("../session_admin/transcript.ts");
     const transcript = await readTranscript(store, id, options.all ? { all: true } : {});
     const occupancy = live ? await live.live.compactor.occupancy(id) : await storedOccupancy(store, id);
     return { ...transcript, live: live !== undefined, busy: live?.busy ?? false, occupancy };
@@ -191,12 +193,14 @@ export class App {
   /** Deletes sessions, all or none (`on_session_delete` once); sessions open here are closed first. */
   async delete(refs: readonly string[], options: { force?: boolean } = {}): Promise<string[]> {
     const ids = await this.#closeIdle(refs, "delete");
+    const { deleteSessions } = await import("../session_admin/remove.ts");
     return await deleteSessions(this.context.store, ids, { ...this.#hooks(), ...options });
   }
 
   /** Archives sessions, all or none; sessions open here are closed first. */
   async archive(refs: readonly string[], options: { force?: boolean } = {}): Promise<ArchiveResult> {
     const ids = await this.#closeIdle(refs, "archive");
+    const { archiveSessions } = await import("../session_admin/remove.ts");
     return await archiveSessions(this.context.store, ids, { ...this.#hooks(), ...options });
   }
 

@@ -171,3 +171,15 @@ Deno.test("start-up path: the OpenAI provider loads the WebSocket transport when
   // The guard sees them where they are imported statically.
   assert.equal(closure(graph, ["runtime/providers/openai_ws.ts"]).filter(transport).length, 2);
 });
+
+Deno.test("start-up path: the App imports removing sessions and reading transcripts on use, not for a run", () => {
+  const admin = (m: string) =>
+    m === "runtime/session_admin/remove.ts" || m === "runtime/session_admin/transcript.ts";
+  assert.deepEqual(closure(graph, ["runtime/app/app.ts"]).filter(admin), []);
+  // The guard sees them where they are imported statically.
+  assert.equal(
+    closure(graph, ["runtime/session_admin/remove.ts", "runtime/session_admin/transcript.ts"]).filter(admin)
+      .length,
+    2,
+  );
+});
