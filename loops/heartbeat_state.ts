@@ -7,7 +7,7 @@ import { formatDuration } from "../runtime/core/duration.ts";
 import type { CommandSource } from "../runtime/agent/slash.ts";
 import { oneLine } from "./loop_state.ts";
 
-export const HEARTBEAT_KEY = "heartbeat";
+export { HEARTBEAT_KEY } from "./recurring_keys.ts";
 
 export interface HeartbeatState {
   v: 1;

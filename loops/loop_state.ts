@@ -10,7 +10,7 @@ import type { LoopStart } from "./loop_args.ts";
 import { nextSelfPacedDelay, type Pacing } from "./self_paced.ts";
 import type { TickDecision } from "./stop_order.ts";
 
-export const LOOP_KEY = "loop";
+export { LOOP_KEY } from "./recurring_keys.ts";
 
 export interface LoopState {
   v: 1;

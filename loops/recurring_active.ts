@@ -4,8 +4,7 @@
  * orphaned sessions.
  */
 import type { SessionStore } from "../runtime/store/store.ts";
-import { HEARTBEAT_KEY } from "./heartbeat_state.ts";
-import { LOOP_KEY } from "./loop_state.ts";
+import { HEARTBEAT_KEY, LOOP_KEY } from "./recurring_keys.ts";
 
 /** The session_kv keys that hold recurring work; each value has a `status`. */
 export const RECURRING_KEYS: readonly string[] = [LOOP_KEY, HEARTBEAT_KEY];

@@ -183,3 +183,10 @@ Deno.test("start-up path: the App imports removing sessions and reading transcri
     2,
   );
 });
+
+Deno.test("start-up path: a session checks for active loops without loading the loops' state modules", () => {
+  const states = (m: string) => m === "loops/loop_state.ts" || m === "loops/heartbeat_state.ts";
+  assert.deepEqual(closure(graph, ["loops/lazy_recurring.ts"]).filter(states), []);
+  // The guard sees them where they are imported statically.
+  assert.equal(closure(graph, ["loops/recurring.ts"]).filter(states).length, 2);
+});
