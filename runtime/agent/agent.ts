@@ -18,6 +18,7 @@ import {
   type Provider,
   ProviderError,
   type RetryInfo,
+  type ServerWindow,
 } from "../providers/provider.ts";
 import { formatUsd, roundUsd } from "../core/usd.ts";
 import { SpendCap } from "./spend_cap.ts";
@@ -56,6 +57,12 @@ export interface AgentOptions {
    */
   toolContext: { job_dir: string; env: Record<string, string>; host_env: HostEnv };
   compactor?: Compactor;
+  /**
+   * The window the provider's server runs, asked by whoever built the provider as soon as it existed
+   * (openSession): the probe runs while the session is assembled and the first step only awaits its answer,
+   * null when the probe failed or timed out. Absent: the first step asks the provider itself.
+   */
+  serverWindow?: Promise<ServerWindow | null>;
   /**
    * Answer a repeated `read_file` of an unchanged file whose latest result is still verbatim in the
    * transcript with a short note instead of a second copy (`tools.read_file.dedup`, default true).
@@ -97,8 +104,10 @@ export class Agent implements AgentLike {
   #toolSpecs: Tool["spec"][];
   /** chars/4 of the tool definitions: what every request carries besides the transcript. */
   #overheadTokens: number;
-  /** Whether the provider was asked for the server's window (once per session, before its first call). */
-  #askedWindow = false;
+  /** The server's window, asked once per session (before its first call); settled to null on failure. */
+  #serverWindow: Promise<ServerWindow | null> | undefined;
+  /** Whether the server's window was applied (or found absent): compaction counts with it from then on. */
+  #windowKnown = false;
   #tokenRatio = new TokenRatio();
   /** Whether requests carry `output.schema` natively; read from the store once (a refusal is remembered). */
   #native: boolean | undefined;
@@ -463,11 +472,22 @@ export class Agent implements AgentLike {
     });
   }
 
-  /** Asks the provider once for the window its server runs (local llama.cpp, Ollama), and uses it. */
+  /**
+   * Applies the window the provider's server runs (local llama.cpp, Ollama) before the session's first
+   * compaction check: the probe started when the session opened, else asked now. A step stopped while it
+   * waits leaves the probe's answer to the next one.
+   */
   async #askServerWindow(signal: AbortSignal): Promise<void> {
-    if (this.#askedWindow || !this.#o.compactor || !this.#o.provider.serverWindow) return;
-    this.#askedWindow = true;
-    const window = await this.#o.provider.serverWindow({ signal }).catch(() => null);
+    if (this.#windowKnown || !this.#o.compactor) return;
+    this.#serverWindow ??= (this.#o.serverWindow ?? this.#o.provider.serverWindow?.({ signal }))
+      ?.catch(() => null);
+    if (!this.#serverWindow) {
+      this.#windowKnown = true;
+      return;
+    }
+    const window = await settledOrAborted(this.#serverWindow, signal);
+    signal.throwIfAborted();
+    this.#windowKnown = true;
     if (window) {
       this.#useWindow(window.tokens, `the server runs a ${window.tokens}-token context (${window.source})`);
     }
@@ -612,6 +632,15 @@ export class Agent implements AgentLike {
 
 /** The session's record that its server refused `response_format` json_schema: later requests go without. */
 const NATIVE_REFUSED = "structured_output.native_refused";
+
+/** `promise`'s value, or null as soon as `signal` aborts (the promise goes on, for a later step). */
+function settledOrAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | null> {
+  if (signal.aborted) return Promise.resolve(null);
+  const { promise: aborted, resolve } = Promise.withResolvers<null>();
+  const onAbort = () => resolve(null);
+  signal.addEventListener("abort", onAbort, { once: true });
+  return Promise.race([promise, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
+}
 
 /** A provider's usage with every count present (0 where it reported none), as events and results carry it. */
 function fullUsage(usage: Usage): Required<Usage> {

@@ -22,7 +22,7 @@ import type { ProviderRegistry } from "../providers/registry.ts";
 import { resolveModel } from "../config/model.ts";
 import { schemaInstruction } from "./output_schema.ts";
 import { currentProcess, type ProcessIdentity } from "../core/process_identity.ts";
-import type { Provider } from "../providers/provider.ts";
+import type { Provider, ServerWindow } from "../providers/provider.ts";
 import { newSessionId, type Store } from "../store/store.ts";
 import { type SessionOutlets, sessionOutlets } from "./outlets.ts";
 import { redactorOf } from "../core/redact.ts";
@@ -188,6 +188,11 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   await using started = new AsyncDisposableStack();
   // What the provider keeps open between calls (a Responses WebSocket) lives as long as the session.
   started.defer(() => provider.close?.());
+  // The server's window (a local llama.cpp or Ollama tells it) is asked now, while the rest of the session is
+  // assembled: the first step awaits an answer that has usually arrived instead of a round trip before its
+  // request. Stopped and awaited with the session, or with an assembly that fails.
+  const windowProbe = probeServerWindow(provider, options.signal);
+  started.defer(windowProbe.stop);
   // One turn at a time per session across processes: claimed before plugins start.
   if (resumed) {
     await claim(store, id, me);
@@ -350,6 +355,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   });
   const agent = new Agent({
     compactor,
+    serverWindow: windowProbe.window,
     store,
     sessionId: id,
     provider: watched,
@@ -480,8 +486,29 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
         log.warn(`on_session_end failed: ${error}`)
       );
       events.emit(id, { type: "session.end", status, reason });
-      await Promise.all([plugins?.stop(), mcp?.stop(), provider.close?.()]);
+      await Promise.all([plugins?.stop(), mcp?.stop(), windowProbe.stop(), provider.close?.()]);
       if (failure) throw failure.error;
+    },
+  };
+}
+
+/**
+ * The provider's question for its server's window, started at once. `stop` aborts it and waits until it
+ * has let go of its requests; `window` never rejects (null when the probe failed, timed out or was stopped).
+ */
+function probeServerWindow(
+  provider: Provider,
+  signal: AbortSignal | undefined,
+): { window: Promise<ServerWindow | null>; stop: () => Promise<void> } {
+  const stopped = new AbortController();
+  const window = provider.serverWindow?.({
+    signal: signal ? AbortSignal.any([signal, stopped.signal]) : stopped.signal,
+  }).catch(() => null) ?? Promise.resolve(null);
+  return {
+    window,
+    stop: async () => {
+      stopped.abort();
+      await window;
     },
   };
 }

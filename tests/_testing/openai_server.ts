@@ -89,7 +89,12 @@ export function openAIParameterRules(body: ChatRequestBody): string | undefined 
 export interface ServerInfo {
   llamaCpp?: { n_ctx: number };
   ollama?: { num_ctx?: number; context_length?: number };
+  /** Both routes answer nothing until the server closes (a server still loading its model, a wedged proxy). */
+  hang?: boolean;
 }
+
+/** The routes local servers tell their window on. */
+const INFO_ROUTES = new Set(["GET /props", "POST /api/show"]);
 
 /** The response to a local server's info route, or null when `serverInfo` does not serve `path`. */
 export function serverInfoResponse(
@@ -124,6 +129,8 @@ export interface OpenAIServer {
   readonly requests: ChatRequestBody[];
   /** With `azure`: the path and query of every request, in arrival order. */
   readonly urls: string[];
+  /** Every request to a local server's info route (`GET /props`, `POST /api/show`), in arrival order. */
+  readonly probes: string[];
   /** Entries not yet used. */
   readonly remaining: number;
   /** Appends entries to the script. */
@@ -172,6 +179,7 @@ export async function startOpenAIServer(
   };
 
   const urls: string[] = [];
+  const probes: string[] = [];
   const handler = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     let path = url.pathname;
@@ -186,6 +194,15 @@ export async function startOpenAIServer(
       path = "/v1/chat/completions";
       unauthorized = request.headers.get("api-key") !== options.azure.apiKey ||
         request.headers.has("authorization");
+    }
+    if (INFO_ROUTES.has(`${request.method} ${path}`)) {
+      probes.push(`${request.method} ${path}`);
+      if (options.serverInfo?.hang) {
+        if (!closing.signal.aborted) {
+          await new Promise((resolve) => closing.signal.addEventListener("abort", resolve, { once: true }));
+        }
+        return new Response(null, { status: 503 });
+      }
     }
     const info = serverInfoResponse(options.serverInfo, request.method, path);
     if (info) return info;
@@ -267,6 +284,7 @@ export async function startOpenAIServer(
     port: address.port,
     requests,
     urls,
+    probes,
     get remaining() {
       return script.length - used.size;
     },
