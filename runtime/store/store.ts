@@ -741,11 +741,6 @@ export interface RunQueueOps {
    * without notifications never calls it.
    */
   watchRunEvents(wake: (runId: string) => void): Promise<() => Promise<void>>;
-  /**
-   * Whether the watch methods (runs, run events, approvals) are woken by other processes' writes; when false
-   * a waiter must look at the store often (a SQLite file), when true a slow look is only a fallback.
-   */
-  readonly notifies: boolean;
 }
 
 // ---- plugin state (`ctx.state`) ----
@@ -1204,8 +1199,17 @@ export type CompactionStore = LeaseOps & CompactionOps;
 export type ScheduleStore = ScheduleOps;
 /** Plugins' own values. */
 export type PluginStore = PluginStateOps;
-/** The run queue: submitted runs, their claims by workers, their ends and events. */
-export type RunQueueStore = RunQueueOps & RunCountOps;
+/**
+ * The run queue: submitted runs, their claims by workers, their ends and events; and whether its watches are
+ * woken by other processes (a property of the backend, not of a part).
+ */
+export type RunQueueStore = RunQueueOps & RunCountOps & {
+  /**
+   * Whether the watch methods (runs, run events, approvals) are woken by other processes' writes; when false
+   * a waiter must look at the store often (a SQLite file), when true a slow look is only a fallback.
+   */
+  readonly notifies: boolean;
+};
 /** Operators: listing and search, archive, delete and prune, copies between stores, spend reports. */
 export type AdminStore = SearchOps & AdminOps & CopyOps & CostOps;
 /** `hermes serve`'s API tokens. */

@@ -14,8 +14,11 @@ interface InfoModule {
   dependencies?: { code?: { specifier: string }; isDynamic?: boolean }[];
 }
 
-/** Each module's static imports of code (neither `import()` nor `import type`), by specifier. */
-async function staticGraph(): Promise<Map<string, string[]>> {
+/**
+ * Each module's imports of code by specifier: `static`, neither `import()` nor `import type`; `dynamic`, its
+ * `import()`s of a literal path.
+ */
+async function importGraphs(): Promise<{ static: Map<string, string[]>; dynamic: Map<string, string[]> }> {
   const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
     args: ["info", "--json", "main.ts"],
     cwd: ROOT,
@@ -24,10 +27,12 @@ async function staticGraph(): Promise<Map<string, string[]>> {
   }).output();
   assert.equal(code, 0, new TextDecoder().decode(stderr));
   const { modules } = JSON.parse(new TextDecoder().decode(stdout)) as { modules: InfoModule[] };
-  return new Map(modules.map((m) => [
-    m.specifier,
-    (m.dependencies ?? []).flatMap((d) => d.code && !d.isDynamic ? [d.code.specifier] : []),
-  ]));
+  const imports = (dynamic: boolean) =>
+    new Map(modules.map((m) => [
+      m.specifier,
+      (m.dependencies ?? []).flatMap((d) => d.code && !d.isDynamic === !dynamic ? [d.code.specifier] : []),
+    ]));
+  return { static: imports(false), dynamic: imports(true) };
 }
 
 /** Everything the entry modules (paths from the root) evaluate before their first line runs. */
@@ -55,7 +60,15 @@ function heavy(modules: string[], allowed: string[] = []): string[] {
   );
 }
 
-const graph = await staticGraph();
+const graphs = await importGraphs();
+const graph = graphs.static;
+
+/** What `module` (a path from the root) imports with `import()`, as paths from the root. */
+function dynamicImports(module: string): string[] {
+  const imported = graphs.dynamic.get(new URL(module, `file://${ROOT}/`).href);
+  assert.ok(imported, `${module} is not in the program's module graph`);
+  return imported.map((s) => s.slice(`file://${ROOT}/`.length)).sort();
+}
 
 Deno.test("start-up path: --version evaluates main.ts's static imports and the version, none of them heavy", () => {
   const modules = closure(graph, ["main.ts", "runtime/core/version.ts"]);
@@ -189,4 +202,24 @@ Deno.test("start-up path: a session checks for active loops without loading the 
   assert.deepEqual(closure(graph, ["loops/lazy_recurring.ts"]).filter(states), []);
   // The guard sees them where they are imported statically.
   assert.equal(closure(graph, ["loops/recurring.ts"]).filter(states).length, 2);
+});
+
+Deno.test("start-up path: a store loads the parts a run uses before its first request, the others on first use", () => {
+  for (const backend of ["sqlite", "postgres"]) {
+    // The parts its _parts.ts imports on use: none of their modules may come back through a static import.
+    const lazy = dynamicImports(`runtime/store/${backend}/_parts.ts`);
+    assert.ok(lazy.includes(`runtime/store/${backend}/run_queue.ts`), lazy.join("\n"));
+    const opened = closure(graph, [`runtime/store/${backend}/${backend}_store.ts`]);
+    assert.ok(opened.includes(`runtime/store/${backend}/messages.ts`), opened.join("\n"));
+    assert.deepEqual(opened.filter((m) => lazy.includes(m)), []);
+    // Nor what only they need: the run queue's shared rules, sessions' liveness.
+    assert.deepEqual(
+      opened.filter((m) =>
+        m === "runtime/store/_run_queue.ts" || m === `runtime/store/${backend}/liveness.ts`
+      ),
+      [],
+    );
+  }
+  // The guard sees a part where another imports it statically (copying imports the compaction part).
+  assert.ok(closure(graph, ["runtime/store/sqlite/copy.ts"]).includes("runtime/store/sqlite/compactions.ts"));
 });

@@ -4,7 +4,7 @@
  * table, migrated under an advisory lock so that processes opening a new store at once migrate it once.
  * Operations are single statements or short READ COMMITTED transactions that await nothing but the database.
  */
-import * as parts from "./_parts.ts";
+import { eager, lazy } from "./_parts.ts";
 import { composeOps } from "../_compose.ts";
 import postgres from "postgres";
 import type { Clock } from "../../core/clock.ts";
@@ -116,7 +116,9 @@ export async function openPostgresStore(
     },
   });
   return {
-    ...composeOps(db, parts),
+    ...composeOps(db, eager, lazy),
+    // LISTEN/NOTIFY: watchers are woken by every process's writes.
+    notifies: true,
     clock,
     url: display,
     files: [],

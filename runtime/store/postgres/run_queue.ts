@@ -305,7 +305,6 @@ export function runQueueOps(db: PgDb): RunQueueOps {
         await unlisten();
       };
     },
-    notifies: true,
   };
 }
 

@@ -333,6 +333,5 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
       ),
     watchRuns: () => Promise.resolve(() => Promise.resolve()),
     watchRunEvents: () => Promise.resolve(() => Promise.resolve()),
-    notifies: false,
   };
 }

@@ -3,7 +3,7 @@
  * process on a machine, schema versioned by runtime/store/_migrations.ts. Operations run synchronously
  * inside (each write a short `BEGIN IMMEDIATE` transaction, nothing awaited in one) and hand back promises.
  */
-import * as parts from "./_parts.ts";
+import { eager, lazy } from "./_parts.ts";
 import { composeOps } from "../_compose.ts";
 import { resolve } from "../../core/path.ts";
 import { DatabaseSync } from "node:sqlite";
@@ -41,7 +41,9 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
     throw error;
   }
   const store: Store = {
-    ...composeOps(db, parts),
+    ...composeOps(db, eager, lazy),
+    // A waiter looks at the file often: SQLite cannot wake another process.
+    notifies: false,
     files: path === ":memory:" ? [] : ["", "-wal", "-shm"].map((suffix) => resolve(path) + suffix),
     close: () => settle(() => db.close()),
   };
