@@ -1,6 +1,8 @@
 /** The App (runtime/app/) as a CLI command builds it: the CLI's clock, environment, host and signal. */
 import type { Cli } from "./_cli.ts";
-import { App, type AppContext } from "../runtime/app/mod.ts";
+// app.ts, not the App's face (mod.ts): a run does not load the vocabulary of searches, exports and tokens.
+import { App } from "../runtime/app/app.ts";
+import type { AppContext } from "../runtime/app/context.ts";
 import { EventBus } from "../runtime/core/events.ts";
 import type { Store } from "../runtime/store/store.ts";
 

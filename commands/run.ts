@@ -11,13 +11,14 @@ import { mergeConfig, parseInputFlags, type ResolvedJob, resolveJob } from "../r
 import type { JobFile, UserConfig } from "../runtime/config/job_schema.ts";
 import type { RunOptions } from "../runtime/app/app.ts";
 import { cliApp } from "./_app.ts";
-import { publishToGitHub } from "./_github.ts";
 import { expandArgsLines } from "./_args_line.ts";
 import { buildResult, endingOfError, NO_USAGE, type RunResult } from "../runtime/session/outcome.ts";
 import { basename, resolve } from "../runtime/core/path.ts";
 import type { Store } from "../runtime/store/store.ts";
 import type { HermesEvent } from "../runtime/core/events.ts";
-import { startTelemetry, type Telemetry, telemetrySettings } from "../runtime/telemetry/mod.ts";
+// Not telemetry/mod.ts: OpenTelemetry's door is imported only when settings find a collector.
+import { telemetrySettings } from "../runtime/telemetry/settings.ts";
+import type { Telemetry } from "../runtime/telemetry/mod.ts";
 import { VERSION } from "../runtime/core/version.ts";
 
 const FORMATS = new Set(["text", "json", "stream-json"]);
@@ -76,7 +77,7 @@ async function reportUnstarted(cli: Cli, error: Error, seen: Seen, started: numb
     ended: cli.clock.now(),
     compactions: 0,
   }));
-  publishToGitHub(cli, result);
+  (await import("./_github.ts")).publishToGitHub(cli, result);
   const format = seen.format ?? outputFlag(seen.args ?? cli.args) ?? "text";
   if (format === "json") await cli.out(JSON.stringify(result) + "\n");
   else if (format === "stream-json") {
@@ -221,7 +222,8 @@ export async function runAndReport(cli: Cli, seen: Seen, options: RunAndReport):
     const outputFile = job.spec.output?.file ? resolve(job.dir, job.spec.output.file) : undefined;
     store ??= await cli.openStore();
     const events = new EventBus(cli.clock);
-    telemetry = await startTelemetry(telemetrySettings(cli.env, config?.telemetry), {
+    const settings = telemetrySettings(cli.env, config?.telemetry);
+    telemetry = settings && await (await import("../runtime/telemetry/mod.ts")).startTelemetry(settings, {
       version: VERSION,
       ...(job.labels ? { labels: mapValues(job.labels, cli.redact) } : {}),
       warn: (message) => cli.log.warn(message),
@@ -236,8 +238,10 @@ export async function runAndReport(cli: Cli, seen: Seen, options: RunAndReport):
     const result = await app.run({
       ...options.run,
       job,
-      publish: (result) => {
+      // The GitHub Actions outputs are written once the run has its result: imported then.
+      publish: async (result) => {
         seen.reported = true;
+        const { publishToGitHub } = await import("./_github.ts");
         return publishToGitHub(cli, result, result.status === "success" ? { output_file: outputFile } : {});
       },
     });

@@ -1,12 +1,12 @@
 /**
  * Recurring work whose modules load on first use. Most sessions never start a `/loop` or `/heartbeat`, and
  * loops/recurring.ts with its commands costs several milliseconds of every start-up (bench/startup_bench.ts),
- * so a session registers light commands at once and imports the real ones when one runs or the driver starts.
+ * so a session registers light commands at once and imports the real ones when one runs or the driver starts
+ * (and the check for active ones when a turn asks it).
  */
 import type { AgentLike, Recurring } from "../runtime/agent/seams.ts";
 import type { SlashCommand } from "../runtime/agent/slash.ts";
 import type { RecurringOptions } from "./recurring.ts";
-import { isRecurringActive } from "./recurring_active.ts";
 import { RECURRING_COMMANDS, type RecurringCommandName } from "./recurring_commands.ts";
 
 export function lazyRecurring(options: RecurringOptions): Recurring {
@@ -23,7 +23,9 @@ export function lazyRecurring(options: RecurringOptions): Recurring {
   });
   return {
     commands: (agent) => [command(agent, "loop"), command(agent, "heartbeat")],
-    isActive: (sessionId) => isRecurringActive(options.store, sessionId),
+    // Asked once the session's inputs are answered, never before its first model request.
+    isActive: async (sessionId) =>
+      (await import("./recurring_active.ts")).isRecurringActive(options.store, sessionId),
     drive: async (agent, driveOptions) => await (await real()).drive(agent, driveOptions),
   };
 }

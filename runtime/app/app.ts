@@ -29,22 +29,16 @@ import type { StoredMessage } from "../core/types.ts";
 import type { AppContext } from "./context.ts";
 import type { StoredCompaction } from "./compact_stored.ts";
 import { type OpenSession, openSessionView } from "./open_session.ts";
-import { type AdmitOptions, admittedStoredJob } from "./stored_job.ts";
+// Admitting stored jobs, resolving job references and the queue's records are imported by the operations
+// that use them: `hermes run` hands the App a resolved job, and the path to its first request skips them.
+import type { AdmitOptions } from "./stored_job.ts";
 import type { Hooks } from "../core/hooks.ts";
 import { ApprovalDecidedError, NotFoundError, TurnCancelledError, TurnRunningError } from "./errors.ts";
 // The session core (hub.ts, run.ts) is imported on first use: `sessions delete` need not load an agent.
 import type { SessionHub, SessionHubOptions } from "./hub.ts";
-import {
-  type JobRef,
-  resolveJobRef,
-  type SessionJob,
-  sessionJob,
-  validateJob,
-  type ValidateOptions,
-  type Validation,
-} from "./jobs.ts";
+import type { JobRef, SessionJob, ValidateOptions, Validation } from "./jobs.ts";
 import type { RunJobOptions } from "./run.ts";
-import { hasEnded, queuedRunOf, type SubmitOptions } from "./queue.ts";
+import type { SubmitOptions } from "./queue.ts";
 import type { ListRunsOptions, QueuedRun, RunDelivery, RunEventRow } from "../store/store.ts";
 // tokens.ts loads node:crypto (~25 ms of Deno's Node layer): imported on first use, off the run path.
 import type { TokenCheck } from "./tokens.ts";
@@ -94,6 +88,7 @@ export class App {
 
   /** Opens a new session: a job file or object, or config.yaml's defaults. */
   async open(params: OpenParams): Promise<OpenSession> {
+    const { sessionJob } = await import("./jobs.ts");
     const job = await sessionJob(params, this.#jobScope());
     const hub = await this.#hub();
     return openSessionView(await hub.create(job, params.model !== undefined ? { model: params.model } : {}));
@@ -217,11 +212,13 @@ export class App {
    */
   /** A stored session's job, held to the trust policy in force now (stored_job.ts). */
   async storedJob(ref: string, options: AdmitOptions = {}): Promise<ResolvedJob> {
+    const { admittedStoredJob } = await import("./stored_job.ts");
     return await admittedStoredJob(this.context, ref, options);
   }
 
   async compactStored(id: string, options: { hooks: Hooks; focus?: string }): Promise<StoredCompaction> {
     // It calls the job's model: held to the policy in force now, as a resume is.
+    const { admittedStoredJob } = await import("./stored_job.ts");
     const job = await admittedStoredJob(this.context, id);
     const { compactStored } = await import("./compact_stored.ts");
     const { hooks, ...rest } = options;
@@ -234,6 +231,7 @@ export class App {
     options: ValidateOptions = {},
   ): Promise<Validation> {
     const { signal } = this.context;
+    const { validateJob } = await import("./jobs.ts");
     return await validateJob(ref, this.context, { ...(signal ? { signal } : {}), ...options });
   }
 
@@ -241,7 +239,9 @@ export class App {
   async run(options: RunOptions): Promise<RunResult> {
     const { store, clock, env, host, signal } = this.context;
     const { job, events, log, ...rest } = options;
-    const resolved = "spec" in job ? job as ResolvedJob : await resolveJobRef(job, this.#jobScope());
+    const resolved = "spec" in job
+      ? job as ResolvedJob
+      : await (await import("./jobs.ts")).resolveJobRef(job, this.#jobScope());
     const { runJob } = await import("./run.ts");
     const result = await runJob({
       store,
@@ -271,7 +271,8 @@ export class App {
     const { job, inputs: _inputs, cwd: _cwd, ...options } = params as JobRef & SubmitOptions;
     const resolved = typeof job === "object" && job !== null && "spec" in job
       ? job as unknown as ResolvedJob
-      : await resolveJobRef(params as JobRef, this.#jobScope());
+      : await (await import("./jobs.ts")).resolveJobRef(params as JobRef, this.#jobScope());
+    const { queuedRunOf } = await import("./queue.ts");
     const run = queuedRunOf(resolved, { ...options, now: this.context.clock.now() });
     const submitted = await this.context.store.submitRun(run);
     if (!submitted.deduplicated) this.context.onSubmitted?.(submitted.run);
@@ -315,6 +316,7 @@ export class App {
   async waitRun(ref: string, options: { signal?: AbortSignal; pollMs?: number } = {}): Promise<QueuedRun> {
     const { store, clock } = this.context;
     const id = await store.resolveRunId(ref);
+    const { hasEnded } = await import("./queue.ts");
     let wake = new AbortController();
     const stop = await store.watchRuns((changed) => {
       if (changed === id) wake.abort();

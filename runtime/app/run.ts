@@ -8,7 +8,6 @@ import { resolve } from "../core/path.ts";
 import { errorMessage, Interruption, ValidationError } from "../core/errors.ts";
 import type { ResolvedJob } from "../config/job.ts";
 import { startTimeout } from "../agent/limits.ts";
-import { isRecurringActive } from "../../loops/recurring_active.ts";
 import { type LiveSession, openSession, type OpenSessionOptions } from "../session/live_session.ts";
 import {
   buildResult,
@@ -30,23 +29,15 @@ import {
   type WorkspaceHold,
   writesItsTree,
 } from "../session/workspace_lock.ts";
-import { outputFileScope, writeOutputFile } from "../session/output_file.ts";
 import { parseSlash } from "../agent/slash.ts";
 import type { InputSource } from "../core/types.ts";
 import type { EventBus } from "../core/events.ts";
 import { newSessionId, type SessionStore } from "../store/store.ts";
 import { currentProcess } from "../core/process_identity.ts";
-import {
-  createWorktree,
-  finishWorktree,
-  jobInWorktree,
-  removeWorktree,
-  reopenWorktree,
-  type Worktree,
-  WORKTREE_KEY,
-} from "../session/worktree.ts";
-
-import { delegation, type DelegationScope, rootScope, withAgents } from "./delegate.ts";
+// A run's own worktree, output.file, agents and a resumed session's loops are imported by the runs that have
+// them: the path to a plain run's first model request loads none of them.
+import type { Worktree } from "../session/worktree.ts";
+import type { DelegationScope } from "./delegate.ts";
 
 export type { RunResult } from "../session/outcome.ts";
 
@@ -128,27 +119,36 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
   });
   const started = clock.now();
   // Before any model call: an output.file outside the job directory and write roots is exit 2.
-  const outputScope = outputFileScope(job);
+  const outputScope = spec.output?.file === undefined
+    ? undefined
+    : (await import("../session/output_file.ts")).outputFileScope(job);
   const resumeId = options.resume === undefined ? undefined : await store.resolveSessionId(options.resume);
   // A new session's id is known up front, so store retries while it opens are its events too.
   const newId = resumeId === undefined ? options.id ?? newSessionId(clock.now()) : undefined;
   eventsTo = resumeId ?? newId;
   let progress = await planInputs(store, resumeId, spec, options);
   // The run's own worktree: made for a new session, found again (or checked out again) for a resumed one.
+  const worktrees = resumeId !== undefined || spec.workspace?.isolation === "worktree"
+    ? await import("../session/worktree.ts")
+    : undefined;
   let worktree: Worktree | undefined;
   if (resumeId !== undefined) {
-    const stored = await store.getState<Worktree>(resumeId, WORKTREE_KEY);
-    if (stored) worktree = await reopenWorktree(stored);
+    const stored = await store.getState<Worktree>(resumeId, worktrees!.WORKTREE_KEY);
+    if (stored) worktree = await worktrees!.reopenWorktree(stored);
   } else if (spec.workspace?.isolation === "worktree") {
-    worktree = await createWorktree(job.dir, spec.workspace, { sessionId: newId!, root: options.worktrees });
+    worktree = await worktrees!.createWorktree(job.dir, spec.workspace, {
+      sessionId: newId!,
+      root: options.worktrees,
+    });
   }
-  if (worktree) job = jobInWorktree(job, worktree);
+  if (worktree) job = worktrees!.jobInWorktree(job, worktree);
   // With agents: the delegate tool, whose children are sessions of their own under this one.
   let live: LiveSession | undefined;
-  const delegated = Object.keys(spec.agents ?? {}).length
-    ? delegation({
+  const delegate = Object.keys(spec.agents ?? {}).length ? await import("./delegate.ts") : undefined;
+  const delegated = delegate
+    ? delegate.delegation({
       job,
-      scope: options.delegation ?? rootScope(spec),
+      scope: options.delegation ?? delegate.rootScope(spec),
       newId: () => newSessionId(clock.now()),
       emit: (event) => {
         if (live) live.outlets.events.emit(live.id, event);
@@ -203,12 +203,14 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
       });
     } catch (error) {
       // A session that never opened leaves no worktree behind.
-      if (worktree && !resumeId) await removeWorktree(worktree, { keepBranch: false }).catch(() => {});
+      if (worktree && !resumeId) {
+        await worktrees!.removeWorktree(worktree, { keepBranch: false }).catch(() => {});
+      }
       throw error;
     }
     const sessionId = eventsTo = live.id;
     if (delegated) stopWatching = watchTree(events, live);
-    if (worktree && !resumeId) await live.store.setState(sessionId, WORKTREE_KEY, worktree);
+    if (worktree && !resumeId) await live.store.setState(sessionId, worktrees!.WORKTREE_KEY, worktree);
     // From here every write goes through the session's redacting view (progress holds the prompts).
     store = live.store;
     const first = progress.first ??
@@ -278,18 +280,19 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
   if (live.instructions.length) result = { ...result, instructions: [...live.instructions] };
   if (worktree) {
     try {
-      result = { ...result, workspace: await finishWorktree(worktree) };
+      result = { ...result, workspace: await worktrees!.finishWorktree(worktree) };
     } catch (error) {
       log.warn(`Cannot report the worktree ${worktree.path}: ${errorMessage(error)}`);
     }
   }
-  if (delegated) result = withAgents(result, delegated.runs);
+  if (delegated) result = delegate!.withAgents(result, delegated.runs);
   // The result (final, output, error) leaves through the session's outlet before it is written or returned.
   result = live.outlets.result(result);
   if (result.status === "success" && spec.output?.file && outputScope) {
     const text = result.output !== null ? JSON.stringify(result.output, null, 2) + "\n" : result.final;
     const path = resolve(job.dir, spec.output.file);
     try {
+      const { writeOutputFile } = await import("../session/output_file.ts");
       await writeOutputFile(outputScope, spec.output.file, text, job.protect);
     } catch (error) {
       result = failedDelivery(result, {
@@ -360,6 +363,7 @@ async function planInputs(
     const next = stored ? await firstPending(store, resumeId, stored) : 0;
     if (stored && next < stored.inputs.length) return { ...stored, next };
     // Steps done but a loop or heartbeat still active: the run goes straight to driving it.
+    const { isRecurringActive } = await import("../../loops/recurring_active.ts");
     if (await isRecurringActive(store, resumeId)) {
       return stored ? { ...stored, next } : { inputs: [], next: 0 };
     }

@@ -223,3 +223,44 @@ Deno.test("start-up path: a store loads the parts a run uses before its first re
   // The guard sees a part where another imports it statically (copying imports the compaction part).
   assert.ok(closure(graph, ["runtime/store/sqlite/copy.ts"]).includes("runtime/store/sqlite/compactions.ts"));
 });
+
+Deno.test("start-up path: hermes run builds the App without session administration, job references, the queue or telemetry", () => {
+  // commands/_app.ts builds the App from app.ts: the App's face (mod.ts) re-exports searches, exports, prunes;
+  // the App imports job references, stored-job admission and the queue's records on use; the command imports
+  // the GitHub outputs with the result and OpenTelemetry's door for a collector.
+  const command = closure(graph, ["commands/run.ts"]);
+  assert.ok(command.includes("runtime/app/app.ts"), command.join("\n"));
+  const unused = (m: string) =>
+    m.startsWith("runtime/session_admin/") ||
+    ["runtime/app/mod.ts", "runtime/app/jobs.ts", "runtime/app/queue.ts", "runtime/app/stored_job.ts"]
+      .includes(m) ||
+    m === "commands/_github.ts" || m === "runtime/telemetry/mod.ts";
+  assert.deepEqual(command.filter(unused), []);
+  // The guard sees them where they are imported statically.
+  assert.deepEqual(
+    closure(graph, ["runtime/app/mod.ts", "commands/_github.ts", "runtime/telemetry/mod.ts"]).filter(unused),
+    [
+      "commands/_github.ts",
+      "runtime/app/jobs.ts",
+      "runtime/app/mod.ts",
+      "runtime/app/queue.ts",
+      "runtime/session_admin/export.ts",
+      "runtime/session_admin/records.ts",
+      "runtime/session_admin/search.ts",
+      "runtime/telemetry/mod.ts",
+    ],
+  );
+});
+
+Deno.test("start-up path: a run's own worktree, delegation and loop state are imported by the runs that have them", () => {
+  const unused = (m: string) =>
+    m === "runtime/session/worktree.ts" || m === "runtime/app/delegate.ts" ||
+    m === "loops/recurring_active.ts";
+  assert.deepEqual(closure(graph, ["runtime/app/run.ts", "loops/lazy_recurring.ts"]).filter(unused), []);
+  // The guard sees them where they are imported statically.
+  assert.equal(
+    closure(graph, ["runtime/session/worktree.ts", "runtime/app/delegate.ts", "loops/recurring_active.ts"])
+      .filter(unused).length,
+    3,
+  );
+});
