@@ -9,7 +9,6 @@ import { GLOBAL_FLAGS, GLOBAL_WITH_VALUE, splitSubcommand } from "./commands/_gl
 import type { Clock } from "./runtime/core/clock.ts";
 import { errorMessage, ExitCode, Interruption, RunError, ValidationError } from "./runtime/core/errors.ts";
 import type { LogLevel } from "./runtime/core/log.ts";
-import { inertLine } from "./runtime/core/workflow_commands.ts";
 
 type CommandModule = { main(cli: Cli): Promise<number> };
 // Literal import paths keep every module statically reachable for `deno bundle` / `deno compile`.
@@ -117,7 +116,11 @@ export async function main(argv: string[], env: Record<string, string>): Promise
     writeStderr(statusLine ? `\r\x1b[2K${line}\n${statusLine}` : `${line}\n`);
   // On a GitHub runner every stderr line is read for workflow commands: text a tool or the model chose
   // (a denial reason, an error, a progress line) must not become one. Hermes's own go through writeLine.
-  const write = env.GITHUB_ACTIONS === "true" ? (line: string) => writeLine(inertLine(line)) : writeLine;
+  // Imported there alone: elsewhere a module less on every start.
+  const inert = env.GITHUB_ACTIONS === "true"
+    ? (await import("./runtime/core/workflow_commands.ts")).inertLine
+    : undefined;
+  const write = inert ? (line: string) => writeLine(inert(line)) : writeLine;
   const { name, rest } = findCommand(argv);
   const logLevelText = globalValue(argv, "--log-level") ?? env.HERMES_LOG_LEVEL ?? "info";
   const quiet = hasSwitch(argv, "quiet");
@@ -271,13 +274,8 @@ export async function main(argv: string[], env: Record<string, string>): Promise
 }
 
 if (import.meta.main) {
-  const code = await main(Deno.args, Deno.env.toObject());
-  // Exiting from a later task rather than here lets Deno store the V8 code cache of this module, which it
-  // does once the module's evaluation has finished (without it every start of the release compiles its
-  // modules again); anything still holding the event loop open cannot keep
-  // the process alive past that task. AbortSignal.timeout, not setTimeout: Deno's global setTimeout is
-  // node:timers, whose first use initialises about 20 internal modules (~20 ms of CPU) that `--version` and
-  // `sessions list` otherwise never load.
-  Deno.exitCode = code;
-  AbortSignal.timeout(0).addEventListener("abort", () => Deno.exit(code));
+  // At once: nothing a command started may keep the process alive past its answer. Deno stores a module's
+  // V8 code cache when it compiles it, not when the evaluation ends, so waiting for a later task saves
+  // nothing; a timer would cost every start the wait (a 0 ms AbortSignal.timeout fires 3-4 ms later).
+  Deno.exit(await main(Deno.args, Deno.env.toObject()));
 }

@@ -38,7 +38,7 @@ export async function quickList(
   try {
     const read = plainArgs(args);
     if (!read || (!read.json && Deno.stdout.isTerminal())) return undefined;
-    const location = await sqliteLocation(where);
+    const location = sqliteLocation(where);
     if (location === undefined) return undefined;
     const lister = openSqliteLister(location);
     try {
@@ -89,16 +89,27 @@ function plainArgs(args: string[]): { json: boolean; options: ListSessionsOption
 /**
  * The SQLite file the store is (commands/_cli.ts storeLocation: --db > HERMES_DATABASE_URL > config.yaml's
  * `store.url` > HOME/state.db); undefined for a PostgreSQL URL, or when config.yaml names the store (reading
- * it loads yaml and zod: the full path does that).
+ * it loads yaml and zod: the full path does that). Throws when HOME cannot be listed (then there is no store
+ * to read either).
  */
-async function sqliteLocation(
+function sqliteLocation(
   where: { home: string; db: string | undefined; env: Record<string, string> },
-): Promise<string | undefined> {
+): string | undefined {
   let location = where.db ?? where.env.HERMES_DATABASE_URL;
   if (location === undefined) {
-    const config = await Deno.readTextFile(`${where.home}/config.yaml`).catch(() => "");
-    if (/^store\s*:/m.test(config)) return undefined;
+    if (hasConfig(where.home) && /^store\s*:/m.test(Deno.readTextFileSync(`${where.home}/config.yaml`))) {
+      return undefined;
+    }
     location = `${where.home}/state.db`;
   }
   return /^postgres(?:ql)?:\/\//.test(location) ? undefined : location;
+}
+
+/**
+ * Whether `home` holds a config.yaml, seen in its listing: most homes have none, and reading a missing file
+ * costs this path its NotFound error (~0.4 ms), an async read another ~0.5 ms.
+ */
+function hasConfig(home: string): boolean {
+  for (const entry of Deno.readDirSync(home)) if (entry.name === "config.yaml") return true;
+  return false;
 }

@@ -51,3 +51,18 @@ Deno.test("sessions list: the quick answer and list.ts agree on every flag form,
   assert.equal(JSON.parse(all.stdout).length, 11);
   assert.equal(JSON.parse(two.stdout).length, 2);
 });
+
+Deno.test("sessions list: a config.yaml naming the store is followed, one that does not is not", async () => {
+  await using fx = await tempStore(); // a home with a store of its own (no sessions)
+  const config = `${fx.dir}/config.yaml`;
+  // A PostgreSQL server nobody listens for: the home's state.db is not what the list may show.
+  await Deno.writeTextFile(config, "store:\n  url: postgres://hermes@127.0.0.1:9/none\n  retry: 1s\n");
+  const named = await hermes(["sessions", "list", "--home", fx.dir]);
+  assert.notEqual(named.code, 0, named.stdout);
+  assert.equal(named.stdout, "");
+  assert.match(named.stderr, /127\.0\.0\.1/);
+  await Deno.writeTextFile(config, "# no store here\n");
+  const own = await hermes(["sessions", "list", "--home", fx.dir]);
+  assert.equal(own.code, 0, own.stderr);
+  assert.equal(own.stdout, "[]\n");
+});

@@ -75,6 +75,13 @@ Deno.test("start-up path: --version evaluates main.ts's static imports and the v
   assert.deepEqual(heavy(modules), []);
   // The secrets' names come from the providers' registry: loaded with the command, not for --version.
   assert.deepEqual(modules.filter((m) => m.startsWith("runtime/providers/")), []);
+  // What main.ts evaluates before its first line: the global flags and the errors, nothing a command brings
+  // (the GitHub workflow-command escaping is imported on a GitHub runner alone).
+  assert.deepEqual(closure(graph, ["main.ts"]), [
+    "commands/_global_flags.ts",
+    "main.ts",
+    "runtime/core/errors.ts",
+  ]);
 });
 
 Deno.test("start-up path: sessions list loads node:sqlite and the lister, not the store, npm or node:crypto", () => {
@@ -107,13 +114,12 @@ Deno.test("start-up path: sessions list loads node:sqlite and the lister, not th
 });
 
 Deno.test("start-up path: sessions list's quick answer imports the lister alone, not the flag parser or the store opener", () => {
-  // Each module costs the path a fraction of a millisecond: list_quick.ts reads the plain flag forms itself.
+  // Each module costs the path a fraction of a millisecond: list_quick.ts reads the plain flag forms itself,
+  // the lister queries its connection without a SqliteDb (_db.ts) and its clock.
   assert.deepEqual(closure(graph, ["commands/sessions/list_quick.ts"]), [
     "commands/sessions/list_quick.ts",
     "node:sqlite",
-    "runtime/core/clock.ts",
     "runtime/store/schema_version.ts",
-    "runtime/store/sqlite/_db.ts",
     "runtime/store/sqlite/lister.ts",
     "runtime/store/sqlite/listing.ts",
   ]);

@@ -6,8 +6,6 @@
  */
 import { DatabaseSync } from "node:sqlite";
 import type { ListSessionsOptions } from "../store.ts";
-import { systemClock } from "../../core/clock.ts";
-import { SqliteDb } from "./_db.ts";
 import { listSessionsJson } from "./listing.ts";
 import { SCHEMA_VERSION } from "../schema_version.ts";
 
@@ -34,6 +32,13 @@ export function openSqliteLister(path: string): SessionLister | undefined {
     connection.close();
     return undefined;
   }
-  const db = new SqliteDb(connection, { clock: systemClock, host: "" });
-  return { listSessionsJson: (options) => listSessionsJson(db, options), close: () => db.close() };
+  // The connection itself, not a SqliteDb (its statement cache, transactions, clock): one query needs none of
+  // it, and each module costs the path of `sessions list` a fraction of a millisecond.
+  const statements = { stmt: (sql: string) => connection.prepare(sql) };
+  return {
+    listSessionsJson: (options) => listSessionsJson(statements, options),
+    close: () => {
+      if (connection.isOpen) connection.close();
+    },
+  };
 }

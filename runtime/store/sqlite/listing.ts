@@ -21,7 +21,10 @@ const SESSION_SUMMARY_JSON = `json_object(
   'cache_write_tokens', cache_write_tokens, 'reasoning_tokens', reasoning_tokens,
   'cost_usd', iif(unpriced_calls > 0, NULL, round(cost_usd, 9)), 'labels', json(labels))`;
 
-export function listSessionsJson(db: SqliteDb, options: ListSessionsOptions = {}): string[] {
+/** The one part of a SqliteDb listing needs (sqlite/lister.ts passes a bare connection's `prepare`). */
+export type Statements = Pick<SqliteDb, "stmt">;
+
+export function listSessionsJson(db: Statements, options: ListSessionsOptions = {}): string[] {
   const where = [options.archived ? "archived_at IS NOT NULL" : "archived_at IS NULL"];
   const params: SQLInputValue[] = [];
   if (options.job !== undefined) (where.push("job = ?"), params.push(options.job));
