@@ -23,25 +23,29 @@ export function versionLine(): string {
   return `hermes ${VERSION}${commit ? ` (${commit})` : ""}`;
 }
 
-/** HEAD's commit of the checkout at `root` (worktrees and packed refs too), shortened to 12; else null. */
+/**
+ * HEAD's commit of the checkout at `root` (worktrees and packed refs too), shortened to 12; else null. Each
+ * file is read where it is expected first: a failed read costs `--version` its error (the first one a
+ * process makes, ~0.4 ms).
+ */
 export function gitCommit(root: string): string | null {
   try {
     let gitDir = join(root, ".git");
+    let common = gitDir;
     if (Deno.statSync(gitDir).isFile) {
       const pointer = /^gitdir:\s*(.+)$/m.exec(Deno.readTextFileSync(gitDir))?.[1]?.trim();
       if (!pointer) return null;
       gitDir = isAbsolute(pointer) ? pointer : join(root, pointer);
+      // A worktree keeps its HEAD; its branches live in the common directory (a submodule has none).
+      try {
+        const shared = Deno.readTextFileSync(join(gitDir, "commondir")).trim();
+        common = isAbsolute(shared) ? shared : join(gitDir, shared);
+      } catch { /* not a worktree */ }
     }
     const head = Deno.readTextFileSync(join(gitDir, "HEAD")).trim();
     const ref = /^ref:\s*(\S+)$/.exec(head)?.[1];
     if (ref === undefined) return /^[0-9a-f]{40}$/.test(head) ? head.slice(0, 12) : null;
-    // A worktree keeps its HEAD; its refs live in the common directory.
-    let common = gitDir;
-    try {
-      const shared = Deno.readTextFileSync(join(gitDir, "commondir")).trim();
-      common = isAbsolute(shared) ? shared : join(gitDir, shared);
-    } catch { /* not a worktree */ }
-    for (const dir of [gitDir, common]) {
+    for (const dir of new Set([common, gitDir])) {
       try {
         return Deno.readTextFileSync(join(dir, ref)).trim().slice(0, 12);
       } catch { /* packed, or in the other directory */ }
