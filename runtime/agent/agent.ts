@@ -29,8 +29,7 @@ import type { Tool } from "../tools/tool.ts";
 import { type ExecuteTool, type ToolAsker, ToolGate } from "../tools/gate.ts";
 import type { Message, StoredMessage, ToolCall, Usage } from "../core/types.ts";
 import { Transcript } from "./_transcript.ts";
-import { readKey, unchangedNote, unchangedRead } from "./read_dedup.ts";
-import { StoredOutput } from "./stored_output.ts";
+import type { StoredOutput } from "./stored_output.ts";
 import { sentTokens, TokenRatio, truncatedTo } from "./real_window.ts";
 
 export interface AgentOptions {
@@ -99,7 +98,8 @@ export class Agent implements AgentLike {
   /** Steps taken in this session: numbers `turn.start`/`turn.end` and the model-call hooks. */
   #step = 0;
   #transcript: Transcript;
-  readonly #storedOutput: StoredOutput | undefined;
+  /** The ceiling on stored tool results, made with the first result kept (it is not needed before). */
+  #storedOutput: Promise<StoredOutput> | undefined;
   /** The tool definitions every request carries, in one stable order (by name). */
   #toolSpecs: Tool["spec"][];
   /** chars/4 of the tool definitions: what every request carries besides the transcript. */
@@ -116,11 +116,6 @@ export class Agent implements AgentLike {
     this.#o = options;
     this.sessionId = options.sessionId;
     this.#transcript = new Transcript(options.store, options.sessionId);
-    this.#storedOutput = options.maxSessionOutput === undefined ? undefined : new StoredOutput({
-      store: options.store,
-      sessionId: options.sessionId,
-      ceiling: options.maxSessionOutput,
-    });
     this.#gate = new ToolGate({
       tools: options.tools,
       hooks: options.hooks,
@@ -578,7 +573,7 @@ export class Agent implements AgentLike {
           content: outcome.content,
         };
         // A result too large for the window is stored cut, its full text archived.
-        let stored = this.#o.compactor?.fitToolResult(this.sessionId, result) ?? [result];
+        let stored = await this.#o.compactor?.fitToolResult(this.sessionId, result) ?? [result];
         if (call.name === "read_file" && tool && !tool.server && outcome.status === "ok") {
           const note = await this.#repeatedRead(args, stored.find((m) => m.active !== false)?.content);
           if (note !== null) {
@@ -587,8 +582,9 @@ export class Agent implements AgentLike {
           }
         }
         // Within what the session may still store; the text cut is the whole result, or the note standing for it.
-        if (this.#storedOutput) {
-          stored = await this.#storedOutput.fit(stored.length === 1 ? stored[0]! : result, stored);
+        const storedOutput = this.#storedOutputFor();
+        if (storedOutput) {
+          stored = await (await storedOutput).fit(stored.length === 1 ? stored[0]! : result, stored);
         }
         await this.#transcript.append(stored);
         order?.stored();
@@ -597,9 +593,21 @@ export class Agent implements AgentLike {
     });
   }
 
+  /** The session's ceiling on stored tool results, or undefined when it has none. */
+  #storedOutputFor(): Promise<StoredOutput> | undefined {
+    const ceiling = this.#o.maxSessionOutput;
+    if (ceiling === undefined) return undefined;
+    // Loaded with the first result kept: before the first model request there is none.
+    return this.#storedOutput ??= import("./stored_output.ts").then(({ StoredOutput }) =>
+      new StoredOutput({ store: this.#o.store, sessionId: this.sessionId, ceiling })
+    );
+  }
+
   /** The note that stands for a repeated read of an unchanged file still in the transcript, or null. */
   async #repeatedRead(args: Record<string, unknown>, content: string | undefined): Promise<string | null> {
     if (!(this.#o.readDedup ?? true) || content === undefined) return null;
+    // Loaded with the first read_file result: before the first model request there is none.
+    const { readKey, unchangedNote, unchangedRead } = await import("./read_dedup.ts");
     const jobDir = this.#o.toolContext.job_dir;
     const key = readKey(args, jobDir);
     if (key === null) return null;

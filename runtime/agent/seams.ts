@@ -107,7 +107,7 @@ export interface Compactor {
    */
   afterTurn(sessionId: string, options: { signal?: AbortSignal }): Promise<CompactionOutcome | null>;
   /** The rows to append for a tool result: itself, or (too large) its full text archived and a cut copy. */
-  fitToolResult(sessionId: string, message: AppendMessage): AppendMessage[];
+  fitToolResult(sessionId: string, message: AppendMessage): Promise<AppendMessage[]>;
   /** The session's current occupancy (cheap: the estimate before a model call). */
   occupancy(sessionId: string): Promise<Occupancy>;
   /**

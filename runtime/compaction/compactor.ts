@@ -16,16 +16,13 @@ import type { Provider } from "../providers/provider.ts";
 import type { CompactionOutcome, CompactionReason, Compactor } from "../agent/seams.ts";
 import type { CompactionStore, SessionStore } from "../store/store.ts";
 import { Calibration } from "./calibration.ts";
-import { fitToolResult } from "./cut.ts";
 import { measure } from "./estimate.ts";
-import { ContextTooLargeError, irreducibleTokens } from "./floor.ts";
 import { loadPlanRows } from "./rows.ts";
 import { occupancyFor } from "./occupancy.ts";
-import { newPass, type Pass, type PassDeps } from "./pass_outcome.ts";
+import type { Mode, PassDeps } from "./pass_outcome.ts";
 import type { StoredMessage } from "../core/types.ts";
 import { settingsFrom } from "./settings.ts";
 import { smallestRequestTokens } from "./summary.ts";
-import { Telemetry } from "./telemetry.ts";
 
 export interface CompactorOptions {
   store: CompactionStore & SessionStore;
@@ -57,10 +54,22 @@ export interface CompactorOptions {
   price?: Price | null;
 }
 
-// The passes (the ladder, summaries, commits, the fallback view: most of this folder) are imported when one
-// runs: before a session's first request the compactor only estimates, and a short session never compacts.
-async function runPass(deps: PassDeps, pass: Pass): Promise<CompactionOutcome> {
-  return await (await import("./pass.ts")).runPass(deps, pass);
+// The passes (the ladder, summaries, commits, their telemetry, the floor, the fallback view: most of this
+// folder) are imported when one runs, and the cut of a large tool result with the first tool result: before
+// a session's first request the compactor only estimates, and a short session never compacts.
+async function runPass(
+  deps: () => Promise<PassDeps>,
+  sessionId: string,
+  reason: CompactionReason,
+  mode: Mode,
+  extra: { focus?: string; signal?: AbortSignal | undefined; overheadTokens?: number },
+): Promise<CompactionOutcome> {
+  const [{ runPass: run }, { newPass }, passDeps] = await Promise.all([
+    import("./pass.ts"),
+    import("./pass_outcome.ts"),
+    deps(),
+  ]);
+  return await run(passDeps, newPass(sessionId, reason, mode, extra));
 }
 
 async function fallbackView(
@@ -80,21 +89,24 @@ export function createCompactor(options: CompactorOptions): Compactor {
   const log = options.log.child("compaction");
   const settings = settingsFrom(options);
   const calibration = new Calibration(store, log);
-  const deps: PassDeps = {
-    store,
-    provider: options.provider,
-    clock,
-    log,
-    events: options.events,
-    hooks: options.hooks,
-    settings,
-    identity: options.identity ?? currentProcess(),
-    telemetry: new Telemetry({ store, events: options.events, log, settings, clock }),
-    calibration,
-    summaryPrice: settings.summaryModel === options.model
-      ? options.price ?? listedPrice(options.model)
-      : listedPrice(settings.summaryModel),
-  };
+  const identity = options.identity ?? currentProcess();
+  let passDeps: Promise<PassDeps> | undefined;
+  const deps = () =>
+    passDeps ??= import("./telemetry.ts").then(({ Telemetry }) => ({
+      store,
+      provider: options.provider,
+      clock,
+      log,
+      events: options.events,
+      hooks: options.hooks,
+      settings,
+      identity,
+      telemetry: new Telemetry({ store, events: options.events, log, settings, clock }),
+      calibration,
+      summaryPrice: settings.summaryModel === options.model
+        ? options.price ?? listedPrice(options.model)
+        : listedPrice(settings.summaryModel),
+    }));
   const smallest = smallestRequestTokens(settings.summaryWindow);
   if (settings.enabled && smallest > settings.summaryWindow) {
     log.warn(
@@ -106,6 +118,7 @@ export function createCompactor(options: CompactorOptions): Compactor {
 
   /** Whether the next request fits the window: the transcript's estimate plus what every request carries. */
   const fitsWindow = async (sessionId: string, overheadTokens: number) => {
+    const { irreducibleTokens } = await import("./floor.ts");
     const rows = await loadPlanRows(store, sessionId);
     const ratio = await calibration.ratioOf(sessionId);
     const tokens = measure(rows, ratio) + Math.ceil(overheadTokens * ratio);
@@ -128,7 +141,7 @@ export function createCompactor(options: CompactorOptions): Compactor {
     const lease = await store.readLease(sessionId);
     if (!lease || lease.expires_at <= clock.now()) return null;
     const holder = `another compaction holds the lease (pid ${lease.holder.pid} on ${lease.holder.host})`;
-    const view = await fallbackView(deps, sessionId, { ...options, holder });
+    const view = await fallbackView(await deps(), sessionId, { ...options, holder });
     if (view) {
       log.warn(
         `session ${sessionId}: ${why}, and ${holder}: this request is built from an uncommitted fallback ` +
@@ -144,11 +157,11 @@ export function createCompactor(options: CompactorOptions): Compactor {
     if (settings.pruneMin !== null && await calibration.estimate(sessionId) < settings.limit) {
       const ratio = await calibration.ratioOf(sessionId);
       if (await pruneWorthIt(store, sessionId, { settings, ratio })) {
-        outcome = await runPass(deps, newPass(sessionId, "proactive_prune", "prune", { signal }));
+        outcome = await runPass(deps, sessionId, "proactive_prune", "prune", { signal });
       }
     }
     if (settings.microLimit !== null && await calibration.estimate(sessionId) >= settings.microLimit) {
-      outcome = await runPass(deps, newPass(sessionId, "between_turns", "micro", { signal }));
+      outcome = await runPass(deps, sessionId, "between_turns", "micro", { signal });
     }
     return outcome;
   };
@@ -160,15 +173,17 @@ export function createCompactor(options: CompactorOptions): Compactor {
       if (await calibration.estimate(sessionId) < settings.limit) return null;
       const reason = callOptions.afterTools ? "post_tool" : "pre_api";
       const overheadTokens = callOptions.overheadTokens ?? 0;
-      const pass = () =>
-        runPass(deps, newPass(sessionId, reason, "hard", { signal: callOptions.signal, overheadTokens }));
-      const outcome = await pass();
+      const outcome = await runPass(deps, sessionId, reason, "hard", {
+        signal: callOptions.signal,
+        overheadTokens,
+      });
       // The floor: no request over the window goes out. The ladder gets there unless the irreducible part
       // alone is too big (then the run fails, naming the sizes) or another process holds the lease (then this
       // request is built from the ladder applied in memory).
       const fit = await fitsWindow(sessionId, overheadTokens);
       if (fit.fits) return outcome;
       if (fit.irreducible.total > settings.windowTokens) {
+        const { ContextTooLargeError } = await import("./floor.ts");
         throw new ContextTooLargeError(fit.irreducible, settings.windowTokens, fit.tokens);
       }
       const view = await viewWhileLeaseHeld(
@@ -189,10 +204,10 @@ export function createCompactor(options: CompactorOptions): Compactor {
         return { shrank: false };
       }
       const overheadTokens = callOptions.overheadTokens ?? 0;
-      const outcome = await runPass(
-        deps,
-        newPass(sessionId, "overflow", "hard", { signal: callOptions.signal, overheadTokens }),
-      );
+      const outcome = await runPass(deps, sessionId, "overflow", "hard", {
+        signal: callOptions.signal,
+        overheadTokens,
+      });
       if (outcome.changed) return { shrank: true };
       const view = await viewWhileLeaseHeld(
         sessionId,
@@ -203,10 +218,10 @@ export function createCompactor(options: CompactorOptions): Compactor {
     },
     compact(sessionId, callOptions) {
       const focus = callOptions.focus?.trim();
-      return runPass(
-        deps,
-        newPass(sessionId, "manual", "hard", { ...(focus ? { focus } : {}), signal: callOptions.signal }),
-      );
+      return runPass(deps, sessionId, "manual", "hard", {
+        ...(focus ? { focus } : {}),
+        signal: callOptions.signal,
+      });
     },
     async afterTurn(sessionId, callOptions) {
       if (!settings.enabled) return null;
@@ -225,8 +240,9 @@ export function createCompactor(options: CompactorOptions): Compactor {
       Object.assign(settings, settingsFrom({ ...options, context_window: tokens }));
       return previous;
     },
-    fitToolResult(sessionId, message) {
+    async fitToolResult(sessionId, message) {
       if (!settings.enabled) return [message];
+      const { fitToolResult } = await import("./cut.ts");
       return fitToolResult(message, { maxTokens: settings.maxToolResult, sessionId });
     },
     async occupancy(sessionId) {

@@ -4,8 +4,6 @@ import { ValidationError } from "../core/errors.ts";
 import { KEYLESS, type ResolvedModel } from "./model.ts";
 import type { Provider } from "./provider.ts";
 import { type ProviderRegistry, PROVIDERS } from "./registry.ts";
-import { withTextToolCalls } from "./text_tool_calls.ts";
-import { withFallback } from "./fallback.ts";
 
 export async function createProvider(
   model: ResolvedModel,
@@ -33,6 +31,9 @@ export async function createProvider(
     clock: options.clock,
     env: options.env,
   });
-  const calls = model.text_tool_calls ? withTextToolCalls(provider) : provider;
-  return model.fallback?.length ? withFallback(calls, model.fallback) : calls;
+  // Each wrapper's module is loaded only for a model that has it.
+  const calls = model.text_tool_calls
+    ? (await import("./text_tool_calls.ts")).withTextToolCalls(provider)
+    : provider;
+  return model.fallback?.length ? (await import("./fallback.ts")).withFallback(calls, model.fallback) : calls;
 }

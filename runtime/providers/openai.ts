@@ -11,20 +11,14 @@ import type { CompleteOptions, ModelRequest, ModelResponse, Provider, ProviderCo
 import { callBounds, type ResolvedModel } from "./model.ts";
 import { createRedactor, type Redactor } from "../core/redact.ts";
 import { isLocalEndpoint, limitInMessage, probeServerWindow } from "./server_window.ts";
-import { isStrictSchema } from "./strict_schema.ts";
 import { failureKind, retryAfterMs } from "./overload.ts";
 import { callDefaults, type Failure, httpStatusLine, retryCall } from "./retry_call.ts";
 import type { Message, ToolCall, Usage } from "../core/types.ts";
 import { tokenUsage } from "./usage.ts";
 import { apiFor, type OpenAIApi, type OpenAIApiSetting, type OpenAITransport } from "./openai_api.ts";
-import {
-  fromResponse,
-  IncompleteResponseStream,
-  ResponsesStream,
-  toResponsesBody,
-} from "./openai_responses.ts";
+import type { ResponsesStream } from "./openai_responses.ts";
 import type { ResponsesSocket } from "./openai_ws.ts";
-import { ResponsesSocketClosed } from "./openai_ws_closed.ts";
+import { IncompleteResponseStream, ResponsesSocketClosed } from "./openai_responses_errors.ts";
 
 export interface OpenAIProviderOptions {
   model: string;
@@ -248,6 +242,8 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
       const api = apiFor(options.api ?? "chat", request.model);
       const client = clientFor(api);
       if (api === "responses") {
+        // The Responses API's wire is loaded on its first call: a Chat Completions job never loads it.
+        const { fromResponse, toResponsesBody } = await import("./openai_responses.ts");
         const body = toResponsesBody(request, options);
         if (options.transport === "websocket") {
           // Always streamed on the socket; the text reaches onDelta only when the job streams, as on HTTP.
@@ -274,7 +270,11 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
         );
         return (await readResponse(events, callbacks, { signal: controller.signal })).result();
       }
-      const body = toRequestBody(request, options);
+      // Whether the schema can go strict is asked (and its module loaded) only of a request that has one.
+      const strict = request.output_schema
+        ? (await import("./strict_schema.ts")).isStrictSchema(request.output_schema.schema)
+        : false;
+      const body = toRequestBody(request, { ...options, strict });
       if (!stream) {
         const completion = await client.chat.completions.create(body, {
           signal: controller.signal,
@@ -340,6 +340,7 @@ async function readResponse(
   callbacks: Pick<CompleteOptions, "onDelta" | "onOutput">,
   options: { signal: AbortSignal },
 ): Promise<ResponsesStream> {
+  const { ResponsesStream } = await import("./openai_responses.ts");
   const reply = new ResponsesStream();
   for await (const event of events) {
     const { text, chars } = reply.add(event);
@@ -354,7 +355,10 @@ async function readResponse(
 
 type ChatParams = OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
 
-type BodyOptions = Pick<OpenAIProviderOptions, "reasoning" | "reasoningEffort" | "promptCacheKey">;
+type BodyOptions = Pick<OpenAIProviderOptions, "reasoning" | "reasoningEffort" | "promptCacheKey"> & {
+  /** Whether `output_schema` goes as a strict json_schema (strict_schema.ts). */
+  strict?: boolean;
+};
 
 function toRequestBody(request: ModelRequest, options: BodyOptions = {}): ChatParams {
   const limit = request.max_tokens === undefined
@@ -378,15 +382,17 @@ function toRequestBody(request: ModelRequest, options: BodyOptions = {}): ChatPa
     ...(request.temperature === undefined || options.reasoning ? {} : { temperature: request.temperature }),
     ...(options.reasoning && options.reasoningEffort ? { reasoning_effort: options.reasoningEffort } : {}),
     ...(options.promptCacheKey ? { prompt_cache_key: options.promptCacheKey } : {}),
-    ...(request.output_schema ? { response_format: responseFormat(request.output_schema) } : {}),
+    ...(request.output_schema
+      ? { response_format: responseFormat(request.output_schema, options.strict ?? false) }
+      : {}),
   };
 }
 
 /** `response_format` json_schema; strict (the server then guarantees the shape) when the schema allows it. */
-function responseFormat(output: NonNullable<ModelRequest["output_schema"]>) {
+function responseFormat(output: NonNullable<ModelRequest["output_schema"]>, strict: boolean) {
   return {
     type: "json_schema" as const,
-    json_schema: { name: output.name, schema: output.schema, strict: isStrictSchema(output.schema) },
+    json_schema: { name: output.name, schema: output.schema, strict },
   };
 }
 

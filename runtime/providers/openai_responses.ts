@@ -11,6 +11,7 @@ import type { ModelRequest, ModelResponse } from "./provider.ts";
 import { isStrictSchema } from "./strict_schema.ts";
 import type { Message, ReasoningBlock, ToolCall, Usage } from "../core/types.ts";
 import { tokenUsage } from "./usage.ts";
+import { IncompleteResponseStream } from "./openai_responses_errors.ts";
 
 type ResponsesParams = OpenAI.Responses.ResponseCreateParamsNonStreaming;
 type InputItem = OpenAI.Responses.ResponseInputItem;
@@ -162,13 +163,6 @@ export function usageOf(usage: OpenAI.Responses.ResponseUsage | null | undefined
 }
 
 /** The stream ended before a `response.completed`, `response.incomplete` or `response.failed` event. */
-export class IncompleteResponseStream extends Error {
-  constructor() {
-    super("the stream ended before response.completed");
-    this.name = "IncompleteResponseStream";
-  }
-}
-
 /**
  * Follows a streamed response: text deltas as they come, the items as they finish, and the final response
  * from its terminal event. An `error` event raises it at once.

@@ -93,7 +93,8 @@ Deno.test("fromResponse: reasoning without encrypted content is not kept; a refu
 });
 
 Deno.test("ResponsesStream: an error event raises an APIError carrying its code; a stream without a terminal event is incomplete", async () => {
-  const { ResponsesStream, IncompleteResponseStream } = await import("./openai_responses.ts");
+  const { ResponsesStream } = await import("./openai_responses.ts");
+  const { IncompleteResponseStream } = await import("./openai_responses_errors.ts");
   const { default: OpenAI } = await import("./openai_sdk.ts");
   const stream = new ResponsesStream();
   assert.deepEqual(

@@ -16,7 +16,7 @@
 import OpenAI from "./openai_sdk.ts";
 import { ResponsesStream, toInputItems } from "./openai_responses.ts";
 import { FrameSocket, WebSocketRefused } from "./openai_ws_socket.ts";
-import { ResponsesSocketClosed } from "./openai_ws_closed.ts";
+import { ResponsesSocketClosed } from "./openai_responses_errors.ts";
 
 export { ResponsesSocketClosed };
 

@@ -11,7 +11,7 @@ import { type Hooks, noHooks } from "../core/hooks.ts";
 import type { Labels } from "../core/labels.ts";
 import type { ResolvedJob } from "../config/job.ts";
 import { errorMessage, ValidationError } from "../core/errors.ts";
-import { createCompactor } from "../compaction/mod.ts";
+import { createCompactor } from "../compaction/compactor.ts";
 import { lazyRecurring } from "../../loops/lazy_recurring.ts";
 import type { Compactor, Recurring } from "../agent/seams.ts";
 import { Budget } from "../agent/limits.ts";
@@ -20,7 +20,6 @@ import { requirePrice, type ResolvedModel } from "../providers/model.ts";
 import { createProvider } from "../providers/create.ts";
 import type { ProviderRegistry } from "../providers/registry.ts";
 import { resolveModel } from "../config/model.ts";
-import { schemaInstruction } from "./output_schema.ts";
 import { currentProcess, type ProcessIdentity } from "../core/process_identity.ts";
 import type { Provider, ServerWindow } from "../providers/provider.ts";
 import { newSessionId, type Store } from "../store/store.ts";
@@ -405,11 +404,13 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   for (const command of plugins?.commands() ?? []) agent.addCommand(command);
   let instructions: string[] = agentsMd.map((file) => file.path);
   if (!options.resume) {
+    // The schema's instruction (and its module) only for a job with output.schema.
+    const schema = spec.output?.schema;
     const system = [
       spec.system,
       agentsMdSection(agentsMd, { untrusted }),
       skillsSection(skills, { untrusted }),
-      spec.output?.schema ? schemaInstruction(spec.output.schema) : undefined,
+      schema ? (await import("./output_schema.ts")).schemaInstruction(schema) : undefined,
     ]
       .filter((s): s is string => s !== undefined && s !== null && s.trim() !== "").join("\n\n");
     if (system) await store.appendMessages(id, [{ role: "system", content: system }]);

@@ -20,7 +20,7 @@ import {
   type Stop,
   type UsageCounters,
 } from "./outcome.ts";
-import { checkAgainstSchema, repairPrompt, type SchemaCheck } from "./output_schema.ts";
+import type { SchemaCheck } from "./output_schema.ts";
 import { compileOutputSchema } from "../config/output_schema_check.ts";
 import type { JsonSchemaCheck } from "../config/json_schema.ts";
 import type { CommandSource } from "../agent/slash.ts";
@@ -133,7 +133,10 @@ export async function runTurn(
     }
     let check: SchemaCheck | undefined;
     if (options.schema) {
-      const compiled = await compileSchema(options.schema);
+      const [compiled, { checkAgainstSchema, repairPrompt }] = await Promise.all([
+        compileSchema(options.schema),
+        import("./output_schema.ts"),
+      ]);
       check = checkAgainstSchema(final, compiled);
       if (!check.ok) {
         log.warn(`final answer does not match output.schema (${check.error}); asking for a repair`);

@@ -22,7 +22,6 @@ import {
 } from "./tool.ts";
 import { candidateInScope, type PathScope, pathScope, realPathOf } from "./paths.ts";
 import type { Intent, Opened } from "./scoped_open.ts";
-import { CappedBytes } from "./_capped.ts";
 
 export function readFileTool(scope: PathScope, options: { maxBytes: number }): Tool {
   return {
@@ -32,8 +31,10 @@ export function readFileTool(scope: PathScope, options: { maxBytes: number }): T
       parameters: objectSchema({ path: "Path of the file to read" }),
     },
     needs: (args) => needsOf(scope, checkPath(scope, args.path, "file")),
-    run: (args, context, granted) =>
-      withFile(granted, args, context, "read", ({ fd, stat }, requested, fs) => {
+    run: async (args, context, granted) => {
+      // Loaded with the first read, like node:fs (withFile): a session's first request needs neither.
+      const { CappedBytes } = await import("./_capped.ts");
+      return await withFile(granted, args, context, "read", ({ fd, stat }, requested, fs) => {
         const content = new CappedBytes(options.maxBytes);
         const buffer = new Uint8Array(64 * 1024);
         for (let n = fs.readSync(fd, buffer); n > 0; n = fs.readSync(fd, buffer)) {
@@ -48,7 +49,8 @@ export function readFileTool(scope: PathScope, options: { maxBytes: number }): T
           status: "ok",
           content: `${text}\n[file truncated at ${options.maxBytes} bytes of ${stat.size}]`,
         };
-      }),
+      });
+    },
   };
 }
 

@@ -270,3 +270,82 @@ Deno.test("start-up path: a run's own worktree, delegation and loop state are im
     3,
   );
 });
+
+Deno.test("start-up path: a session's own modules before its first request are these, and no more", () => {
+  // What opening a session and its first turn evaluate of the session, agent, compaction, tools, providers
+  // and sandbox folders, for a job with the OpenAI provider and file tools. Each module costs the path a
+  // fraction of a millisecond: one that joins this list needs a reason its first request needs it. Loaded
+  // on use instead: compaction's passes, telemetry, floor and result cut; the agent's read dedup and output
+  // ceiling; the provider wrappers (text tool calls, fallback), the Responses API and strict schemas; the
+  // output.schema instruction and check; the read cap of read_file.
+  const ours = /^runtime\/(session|agent|compaction|tools|providers|sandbox)\//;
+  const session = closure(graph, [
+    "runtime/session/live_session.ts",
+    "runtime/session/turn.ts",
+    "runtime/tools/session.ts",
+    "runtime/providers/openai.ts",
+  ]).filter((m) => ours.test(m));
+  assert.deepEqual(session, [
+    "runtime/agent/_transcript.ts",
+    "runtime/agent/agent.ts",
+    "runtime/agent/limits.ts",
+    "runtime/agent/real_window.ts",
+    "runtime/agent/slash.ts",
+    "runtime/agent/spend_cap.ts",
+    "runtime/compaction/calibration.ts",
+    "runtime/compaction/compactor.ts",
+    "runtime/compaction/estimate.ts",
+    "runtime/compaction/guard.ts",
+    "runtime/compaction/occupancy.ts",
+    "runtime/compaction/rows.ts",
+    "runtime/compaction/settings.ts",
+    "runtime/compaction/summary.ts",
+    "runtime/providers/_generated/openai.js",
+    "runtime/providers/create.ts",
+    "runtime/providers/model.ts",
+    "runtime/providers/openai.ts",
+    "runtime/providers/openai_api.ts",
+    "runtime/providers/openai_responses_errors.ts",
+    "runtime/providers/openai_sdk.ts",
+    "runtime/providers/overload.ts",
+    "runtime/providers/pricing.ts",
+    "runtime/providers/progress.ts",
+    "runtime/providers/provider.ts",
+    "runtime/providers/registry.ts",
+    "runtime/providers/retry_call.ts",
+    "runtime/providers/server_window.ts",
+    "runtime/providers/usage.ts",
+    "runtime/sandbox/git_repo.ts",
+    "runtime/session/instructions.ts",
+    "runtime/session/live_session.ts",
+    "runtime/session/outcome.ts",
+    "runtime/session/outlets.ts",
+    "runtime/session/output_file.ts",
+    "runtime/session/owner_lease.ts",
+    "runtime/session/secrets.ts",
+    "runtime/session/turn.ts",
+    "runtime/tools/builtin.ts",
+    "runtime/tools/files.ts",
+    "runtime/tools/gate.ts",
+    "runtime/tools/paths.ts",
+    "runtime/tools/session.ts",
+    "runtime/tools/skill.ts",
+    "runtime/tools/tool.ts",
+  ]);
+  // What moved off the path is still in the program (imported on use), under these names.
+  const deferred = [
+    "runtime/agent/read_dedup.ts",
+    "runtime/agent/stored_output.ts",
+    "runtime/compaction/cut.ts",
+    "runtime/compaction/floor.ts",
+    "runtime/compaction/pass_outcome.ts",
+    "runtime/compaction/telemetry.ts",
+    "runtime/providers/fallback.ts",
+    "runtime/providers/openai_responses.ts",
+    "runtime/providers/strict_schema.ts",
+    "runtime/providers/text_tool_calls.ts",
+    "runtime/session/output_schema.ts",
+    "runtime/tools/_capped.ts",
+  ];
+  assert.deepEqual(closure(graph, deferred).filter((m) => deferred.includes(m)), deferred);
+});
