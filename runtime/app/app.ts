@@ -9,7 +9,6 @@ import type { Occupancy } from "../agent/seams.ts";
 import type { ResolvedJob } from "../config/job.ts";
 import type { WebhookTrigger } from "../config/job_schema.ts";
 import { DEFAULT_CONTEXT_WINDOW } from "../providers/model.ts";
-import { storedJob } from "../session/stored_job.ts";
 import type { RunResult } from "../session/outcome.ts";
 import type { ServedSession } from "../session/served_session.ts";
 import type { TurnOutcome } from "../session/turn.ts";
@@ -515,6 +514,7 @@ export function resultOf(outcome: TurnOutcome): RunResult {
 
 /** How full a stored session is against its own job's window and compaction settings (null: no stored job). */
 async function storedOccupancy(store: AdminStore & SessionStore, id: string): Promise<Occupancy | null> {
+  const { storedJob } = await import("../session/stored_job.ts");
   const job = await storedJob(store, id).catch(() => undefined);
   if (!job) return null;
   const { sessionOccupancy } = await import("../compaction/mod.ts");

@@ -17,8 +17,7 @@ import type {
   ToolCall,
 } from "../core/types.ts";
 
-export { newSessionId } from "./session_id.ts";
-export { newApprovalId } from "./_run_queue.ts";
+export { newApprovalId, newSessionId } from "./ids.ts";
 
 // ---- sessions ----
 

@@ -8,15 +8,8 @@
  */
 import { NotFoundError } from "../../core/errors.ts";
 import type { QueuedRun, RunQueueOps } from "../store.ts";
-import {
-  isStaleRun,
-  newRunId,
-  pickClaims,
-  recovery,
-  resolvedRunId,
-  toDelivery,
-  toQueuedRun,
-} from "../_run_queue.ts";
+import { newRunId } from "../ids.ts";
+import { isStaleRun, pickClaims, recovery, resolvedRunId, toDelivery, toQueuedRun } from "../_run_queue.ts";
 import type { PgDb, Q } from "./_db.ts";
 
 export const RUNS_CHANNEL = "hermes_runs";

@@ -1,7 +1,7 @@
 /** The `sessions` table: create, read, resolve references, update, usage totals and ownership. */
 import { NotFoundError } from "../../core/errors.ts";
 import type { ResolveOptions, SessionOps, SessionPatch } from "../store.ts";
-import { newSessionId } from "../session_id.ts";
+import { newSessionId } from "../ids.ts";
 import type { PgDb, Q } from "./_db.ts";
 import { readIdentity, toSession } from "./_rows.ts";
 import { claimable, type RefLookup, resolvedSessionId, resolvedSessionIds } from "../rules.ts";

@@ -6,15 +6,8 @@
  */
 import { NotFoundError } from "../../core/errors.ts";
 import type { QueuedRun, RunQueueOps } from "../store.ts";
-import {
-  isStaleRun,
-  newRunId,
-  pickClaims,
-  recovery,
-  resolvedRunId,
-  toDelivery,
-  toQueuedRun,
-} from "../_run_queue.ts";
+import { newRunId } from "../ids.ts";
+import { isStaleRun, pickClaims, recovery, resolvedRunId, toDelivery, toQueuedRun } from "../_run_queue.ts";
 import { type Row, settle, type SqliteDb } from "./_db.ts";
 import { HOLDER } from "./_holder.ts";
 

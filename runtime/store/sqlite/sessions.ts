@@ -2,7 +2,7 @@
 import type { SQLInputValue } from "node:sqlite";
 import { NotFoundError } from "../../core/errors.ts";
 import type { ResolveOptions, SessionOps } from "../store.ts";
-import { newSessionId } from "../session_id.ts";
+import { newSessionId } from "../ids.ts";
 import { type Row, settle, type SqliteDb } from "./_db.ts";
 import { OWNER } from "./_holder.ts";
 import { toSession } from "./_rows.ts";
