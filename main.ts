@@ -103,28 +103,51 @@ function homeOf(argv: string[], env: Record<string, string>): string {
   return globalValue(argv, "--home") ?? env.HERMES_HOME ?? `${env.HOME ?? "."}/.hermes`;
 }
 
-export async function main(argv: string[], env: Record<string, string>): Promise<number> {
-  // A status line (TTY progress) stays at the bottom: every other stderr line is written above it.
-  let statusLine = "";
-  const encoder = new TextEncoder();
-  const writeStderr = (text: string) => {
-    const bytes = encoder.encode(text);
+/**
+ * Hermes's stderr: whole lines, written synchronously, above a status line (TTY progress) that stays at the
+ * bottom. A class, so that a start that writes nothing there (`--version`, `sessions list`) compiles none of
+ * it.
+ */
+class Stderr {
+  #statusLine = "";
+  #encoder = new TextEncoder();
+
+  write(text: string): void {
+    const bytes = this.#encoder.encode(text);
     let written = 0;
     while (written < bytes.length) written += Deno.stderr.writeSync(bytes.subarray(written));
-  };
-  const writeLine = (line: string) =>
-    writeStderr(statusLine ? `\r\x1b[2K${line}\n${statusLine}` : `${line}\n`);
+  }
+
+  line(line: string): void {
+    this.write(this.#statusLine ? `\r\x1b[2K${line}\n${this.#statusLine}` : `${line}\n`);
+  }
+
+  status(text: string): void {
+    if (text === this.#statusLine) return;
+    this.write(`\r\x1b[2K${text}`);
+    this.#statusLine = text;
+  }
+}
+
+/**
+ * Runs `argv`'s command. `--version`, help and `sessions list` (when list_quick.ts has the whole answer) are
+ * answered here; every other command is set up and run by {@linkcode runCommand}, and a failure reported by
+ * {@linkcode failure}: each is compiled only by a start that calls it.
+ */
+export async function main(argv: string[], env: Record<string, string>): Promise<number> {
+  const stderr = new Stderr();
   // On a GitHub runner every stderr line is read for workflow commands: text a tool or the model chose
-  // (a denial reason, an error, a progress line) must not become one. Hermes's own go through writeLine.
+  // (a denial reason, an error, a progress line) must not become one. Hermes's own go through stderr.line.
   // Imported there alone: elsewhere a module less on every start.
   const inert = env.GITHUB_ACTIONS === "true"
     ? (await import("./runtime/core/workflow_commands.ts")).inertLine
     : undefined;
-  const write = inert ? (line: string) => writeLine(inert(line)) : writeLine;
+  const write = inert ? (line: string) => stderr.line(inert(line)) : (line: string) => stderr.line(line);
   const { name, rest } = findCommand(argv);
   const logLevelText = globalValue(argv, "--log-level") ?? env.HERMES_LOG_LEVEL ?? "info";
   const quiet = hasSwitch(argv, "quiet");
-  let location: string | undefined;
+  // The store the command opened, once known: a failure names it.
+  const store: { location?: string } = {};
   try {
     if (!LOG_LEVELS.has(logLevelText)) {
       throw new ValidationError(`invalid --log-level "${logLevelText}": expected error, warn, info or debug`);
@@ -153,124 +176,152 @@ export async function main(argv: string[], env: Record<string, string>): Promise
         if (code !== undefined) return code;
       }
     }
-    // Loaded only now, so `--version` and `--help` do not pay for SQLite, nor for the providers' registry
-    // that the secrets' names come from.
-    const [
-      { hostName, storeLocation },
-      { openStore },
-      { processSecrets },
-      command,
-      { resolve },
-      { systemClock },
-      { createLogger },
-      { redactorOf },
-      { retryLine },
-    ] = await Promise.all([
-      import("./commands/_cli.ts"),
-      import("./runtime/store/open.ts"),
-      import("./runtime/session/secrets.ts"),
-      load(),
-      import("./runtime/core/path.ts"),
-      import("./runtime/core/clock.ts"),
-      import("./runtime/core/log.ts"),
-      import("./runtime/core/redact.ts"),
-      import("./runtime/store/retry_notice.ts"),
-    ]);
-    const home = homeOf(argv, env);
-    const configured = await storeLocation(home, { flag: globalValue(argv, "--db"), env });
-    const dbPath = location = configured.location;
-    const host = hostName(env);
-    // The commands' clock: this host's, until a PostgreSQL store is opened; then the database's, so that
-    // leases and slot claims stamped by every host share one time line.
-    let storeClock: Clock = systemClock;
-    const clock: Clock = { now: () => storeClock.now(), sleep: (ms, signal) => storeClock.sleep(ms, signal) };
-    const redact = redactorOf(processSecrets(env));
-    const controller = new AbortController();
-    let received: "SIGINT" | "SIGTERM" | null = null;
-    const onSignal = (sig: "SIGINT" | "SIGTERM") => () => {
-      if (received) Deno.exit(sig === "SIGINT" ? ExitCode.interrupted : ExitCode.terminated);
-      received = sig;
-      controller.abort(new Interruption(sig));
-    };
-    const onInt = onSignal("SIGINT");
-    const onTerm = onSignal("SIGTERM");
-    Deno.addSignalListener("SIGINT", onInt);
-    Deno.addSignalListener("SIGTERM", onTerm);
-    const log = createLogger({ level: logLevel, write, redact });
-    const cli: Cli = {
-      args: rest,
-      // The home in effect, however it was chosen (--home, HERMES_HOME, ~/.hermes): sandboxes hide it.
-      env: { ...env, HERMES_HOME: resolve(home) },
-      home,
-      dbPath,
-      policyFile: globalValue(argv, "--policy") ?? env.HERMES_POLICY,
-      host,
-      logLevel,
-      quiet,
-      isTTY: Deno.stderr.isTerminal(),
-      stdoutIsTTY: Deno.stdout.isTerminal(),
-      clock,
-      log,
-      redact,
-      signal: controller.signal,
-      signalName: () => received,
-      // A getter: creating the stream costs ~2 ms of start-up, paid only by commands that read stdin.
-      get stdin() {
-        return Deno.stdin.readable;
-      },
-      out: async (text) => {
-        const bytes = encoder.encode(text);
-        let written = 0;
-        while (written < bytes.length) written += await Deno.stdout.write(bytes.subarray(written));
-      },
-      err: write,
-      workflowCommand: writeLine,
-      status: (text) => {
-        if (text === statusLine) return;
-        writeStderr(`\r\x1b[2K${text}`);
-        statusLine = text;
-      },
-      openStore: async () => {
-        const store = await openStore(dbPath, {
-          clock: systemClock,
-          host,
-          // Each retry is one stderr line: a database blip is visible, and not an error.
-          retry: { budgetMs: configured.retryMs, onRetry: (notice) => log.warn(retryLine(notice)) },
-        });
-        storeClock = store.clock;
-        return store;
-      },
-    };
-    try {
-      return await command.main(cli);
-    } finally {
-      Deno.removeSignalListener("SIGINT", onInt);
-      Deno.removeSignalListener("SIGTERM", onTerm);
-    }
+    return await runCommand(load, { argv, env, rest, logLevel, quiet, stderr, write, store });
   } catch (error) {
-    if (error instanceof ValidationError || error instanceof RunError) {
-      // Messages that already name their command ("hermes run: …") are not prefixed twice. One line per
-      // problem of invalid input (a job file may have several); a run's error, which can quote a server or
-      // the model, stays one line (on a GitHub runner its line breaks are escaped).
-      const lines = error instanceof ValidationError ? error.message.split("\n") : [error.message];
-      for (const line of lines) {
-        write(line.startsWith("hermes ") ? line : `hermes: ${line}`);
-      }
-      return error.exitCode;
-    }
-    if (error instanceof Deno.errors.BrokenPipe) return ExitCode.success;
-    const store = (await import("./runtime/store/open.ts")).storeFailure(
-      error,
-      location ?? globalValue(argv, "--db") ?? `${homeOf(argv, env)}/state.db`,
-    );
-    if (store) {
-      write(`hermes: ${store.message}`);
-      return store.exitCode;
-    }
-    write(`hermes: internal error: ${errorMessage(error)}`);
-    if (logLevelText === "debug" && error instanceof Error && error.stack) write(error.stack);
-    return ExitCode.failed;
+    return await failure(error, { argv, env, write, store, debug: logLevelText === "debug" });
   }
+}
+
+/** Sets a command up (logger, secrets it redacts, signal handlers, the store opener) and runs it. */
+async function runCommand(
+  load: () => Promise<CommandModule>,
+  { argv, env, rest, logLevel, quiet, stderr, write, store }: {
+    argv: string[];
+    env: Record<string, string>;
+    rest: string[];
+    logLevel: LogLevel;
+    quiet: boolean;
+    stderr: Stderr;
+    write: (line: string) => void;
+    store: { location?: string };
+  },
+): Promise<number> {
+  // Loaded only now, so `--version` and `--help` do not pay for SQLite, nor for the providers' registry
+  // that the secrets' names come from.
+  const [
+    { hostName, storeLocation },
+    { openStore },
+    { processSecrets },
+    command,
+    { resolve },
+    { systemClock },
+    { createLogger },
+    { redactorOf },
+    { retryLine },
+  ] = await Promise.all([
+    import("./commands/_cli.ts"),
+    import("./runtime/store/open.ts"),
+    import("./runtime/session/secrets.ts"),
+    load(),
+    import("./runtime/core/path.ts"),
+    import("./runtime/core/clock.ts"),
+    import("./runtime/core/log.ts"),
+    import("./runtime/core/redact.ts"),
+    import("./runtime/store/retry_notice.ts"),
+  ]);
+  const home = homeOf(argv, env);
+  const configured = await storeLocation(home, { flag: globalValue(argv, "--db"), env });
+  const dbPath = store.location = configured.location;
+  const host = hostName(env);
+  // The commands' clock: this host's, until a PostgreSQL store is opened; then the database's, so that
+  // leases and slot claims stamped by every host share one time line.
+  let storeClock: Clock = systemClock;
+  const clock: Clock = { now: () => storeClock.now(), sleep: (ms, signal) => storeClock.sleep(ms, signal) };
+  const redact = redactorOf(processSecrets(env));
+  const controller = new AbortController();
+  let received: "SIGINT" | "SIGTERM" | null = null;
+  const onSignal = (sig: "SIGINT" | "SIGTERM") => () => {
+    if (received) Deno.exit(sig === "SIGINT" ? ExitCode.interrupted : ExitCode.terminated);
+    received = sig;
+    controller.abort(new Interruption(sig));
+  };
+  const onInt = onSignal("SIGINT");
+  const onTerm = onSignal("SIGTERM");
+  Deno.addSignalListener("SIGINT", onInt);
+  Deno.addSignalListener("SIGTERM", onTerm);
+  const log = createLogger({ level: logLevel, write, redact });
+  const encoder = new TextEncoder();
+  const cli: Cli = {
+    args: rest,
+    // The home in effect, however it was chosen (--home, HERMES_HOME, ~/.hermes): sandboxes hide it.
+    env: { ...env, HERMES_HOME: resolve(home) },
+    home,
+    dbPath,
+    policyFile: globalValue(argv, "--policy") ?? env.HERMES_POLICY,
+    host,
+    logLevel,
+    quiet,
+    isTTY: Deno.stderr.isTerminal(),
+    stdoutIsTTY: Deno.stdout.isTerminal(),
+    clock,
+    log,
+    redact,
+    signal: controller.signal,
+    signalName: () => received,
+    // A getter: creating the stream costs ~2 ms of start-up, paid only by commands that read stdin.
+    get stdin() {
+      return Deno.stdin.readable;
+    },
+    out: async (text) => {
+      const bytes = encoder.encode(text);
+      let written = 0;
+      while (written < bytes.length) written += await Deno.stdout.write(bytes.subarray(written));
+    },
+    err: write,
+    workflowCommand: (line) => stderr.line(line),
+    status: (text) => stderr.status(text),
+    openStore: async () => {
+      const opened = await openStore(dbPath, {
+        clock: systemClock,
+        host,
+        // Each retry is one stderr line: a database blip is visible, and not an error.
+        retry: { budgetMs: configured.retryMs, onRetry: (notice) => log.warn(retryLine(notice)) },
+      });
+      storeClock = opened.clock;
+      return opened;
+    },
+  };
+  try {
+    return await command.main(cli);
+  } finally {
+    Deno.removeSignalListener("SIGINT", onInt);
+    Deno.removeSignalListener("SIGTERM", onTerm);
+  }
+}
+
+/** `error` as the CLI reports it (stderr lines) and the exit code it ends the process with. */
+async function failure(
+  error: unknown,
+  { argv, env, write, store, debug }: {
+    argv: string[];
+    env: Record<string, string>;
+    write: (line: string) => void;
+    store: { location?: string };
+    debug: boolean;
+  },
+): Promise<number> {
+  if (error instanceof ValidationError || error instanceof RunError) {
+    // Messages that already name their command ("hermes run: …") are not prefixed twice. One line per
+    // problem of invalid input (a job file may have several); a run's error, which can quote a server or
+    // the model, stays one line (on a GitHub runner its line breaks are escaped).
+    const lines = error instanceof ValidationError ? error.message.split("\n") : [error.message];
+    for (const line of lines) {
+      write(line.startsWith("hermes ") ? line : `hermes: ${line}`);
+    }
+    return error.exitCode;
+  }
+  if (error instanceof Deno.errors.BrokenPipe) return ExitCode.success;
+  const failed = (await import("./runtime/store/open.ts")).storeFailure(
+    error,
+    store.location ?? globalValue(argv, "--db") ?? `${homeOf(argv, env)}/state.db`,
+  );
+  if (failed) {
+    write(`hermes: ${failed.message}`);
+    return failed.exitCode;
+  }
+  write(`hermes: internal error: ${errorMessage(error)}`);
+  if (debug && error instanceof Error && error.stack) write(error.stack);
+  return ExitCode.failed;
 }
 
 if (import.meta.main) {
