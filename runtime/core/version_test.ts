@@ -36,6 +36,9 @@ Deno.test("gitCommit: a checkout's HEAD, on a branch, packed, detached, and in a
     assert.notEqual(head(`${dir}/wt`), head(repo));
     assert.equal(gitCommit(`${dir}/wt`), head(`${dir}/wt`), "a worktree's branch, in the common directory");
     assert.equal(gitCommit(repo), head(repo), "the main checkout, beside its worktree");
+    // A .git file may name its directory relative to the checkout (git worktree --relative-paths, submodules).
+    await Deno.writeTextFile(`${dir}/wt/.git`, "gitdir: ../repo/.git/worktrees/wt\n");
+    assert.equal(gitCommit(`${dir}/wt`), head(`${dir}/wt`), "a worktree named by a relative path");
     git(repo, "pack-refs", "--all");
     assert.equal(gitCommit(repo), head(repo), "a packed branch ref");
     assert.equal(gitCommit(`${dir}/wt`), head(`${dir}/wt`), "a worktree's packed branch ref");

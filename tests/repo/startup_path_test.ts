@@ -82,6 +82,8 @@ Deno.test("start-up path: --version evaluates main.ts's static imports and the v
     "main.ts",
     "runtime/core/errors.ts",
   ]);
+  // The version reads the checkout's commit with string paths of its own, not path.ts.
+  assert.deepEqual(closure(graph, ["runtime/core/version.ts"]), ["runtime/core/version.ts"]);
 });
 
 Deno.test("start-up path: sessions list loads node:sqlite and the lister, not the store, npm or node:crypto", () => {
