@@ -155,7 +155,10 @@ export async function main(argv: string[], env: Record<string, string>): Promise
     const logLevel = (quiet ? "error" : logLevelText) as LogLevel;
     const asksHelp = hasSwitch(rest, "help");
     if (hasSwitch(argv, "version") && (name === undefined || name === "version")) {
-      console.log((await import("./runtime/core/version.ts")).versionLine());
+      // Written, not console.log: the console's first use costs ~0.3 ms.
+      const line = new TextEncoder().encode(`${(await import("./runtime/core/version.ts")).versionLine()}\n`);
+      let written = 0;
+      while (written < line.length) written += Deno.stdout.writeSync(line.subarray(written));
       return ExitCode.success;
     }
     if (name === undefined) return await help([], asksHelp);
