@@ -17,7 +17,7 @@ const COMMAND = "sessions list";
 
 export async function list(ctx: SessionsContext): Promise<number> {
   const { values, options } = listArgs(ctx.args, ctx.cli.clock.now());
-  const json = listed(ctx, options) ??
+  const json = await listed(ctx, options) ??
     await withStore(ctx.cli, (store) => store.listSessionsJson(options));
   if (values.json || !ctx.stdoutIsTerminal) await ctx.cli.out(jsonArray(json));
   else {
@@ -51,10 +51,10 @@ export function listArgs(args: string[], now: number) {
  * loading the store's modules; undefined when that cannot answer, and the full store does (it migrates,
  * waits out a busy database and reports a broken one).
  */
-function listed(ctx: SessionsContext, options: ListSessionsOptions): string[] | undefined {
+async function listed(ctx: SessionsContext, options: ListSessionsOptions): Promise<string[] | undefined> {
   let lister;
   try {
-    lister = openSessionLister(ctx.cli.dbPath);
+    lister = await openSessionLister(ctx.cli.dbPath);
     return lister?.listSessionsJson(options);
   } catch {
     return undefined;

@@ -7,7 +7,7 @@ import { type Clock, systemClock } from "../core/clock.ts";
 import { errorMessage, RunError, ValidationError } from "../core/errors.ts";
 import type { Store } from "./store.ts";
 import { isPostgresUrl, redactUrl } from "./postgres/_url.ts";
-import { openSqliteLister, type SessionLister } from "./sqlite/lister.ts";
+import type { SessionLister } from "./sqlite/lister.ts";
 import { isTransientSqliteError, sqliteFailure } from "./sqlite/faults.ts";
 import type { RetryPolicy } from "./retry.ts";
 import { DEFAULT_RETRY_MS, type RetryNotice } from "./retry_notice.ts";
@@ -104,6 +104,9 @@ export type { SessionLister };
  * The sessions of the store at `location` read without opening the store: a SQLite file at the current
  * schema version, else undefined (PostgreSQL, no file yet, an older schema) and the caller uses openStore.
  */
-export function openSessionLister(location: string): SessionLister | undefined {
-  return isPostgresUrl(location) ? undefined : openSqliteLister(location);
+export async function openSessionLister(location: string): Promise<SessionLister | undefined> {
+  if (isPostgresUrl(location)) return undefined;
+  // Imported on use: a command that opens the store (hermes run) never lists.
+  const { openSqliteLister } = await import("./sqlite/lister.ts");
+  return openSqliteLister(location);
 }

@@ -228,6 +228,8 @@ Deno.test("start-up path: a store loads the parts a run uses before its first re
       [],
     );
   }
+  // Opening a store does not bring the sessions lister (`sessions list` imports it when it lists).
+  assert.deepEqual(closure(graph, ["runtime/store/open.ts"]).filter((m) => m.includes("list")), []);
   // The store's contract (which every session imports for its ids) does not bring the queue's rules either.
   assert.ok(!closure(graph, ["runtime/store/store.ts"]).includes("runtime/store/_run_queue.ts"));
   // The guard sees a part where another imports it statically (copying imports the compaction part).
