@@ -35,7 +35,6 @@ import type { Cassette } from "../cassette/cassette.ts";
 import type { ReplayTools, Tape } from "../cassette/tape.ts";
 import { resolve } from "../core/path.ts";
 import { candidateInScope, pathScope } from "../tools/paths.ts";
-import { writeOutputFile } from "./output_file.ts";
 import type { SessionStatus } from "../core/types.ts";
 import { OWNER_MARGIN_MS, ownerGuardedStore, OwnerLease, progressBound } from "./owner_lease.ts";
 import {
@@ -546,7 +545,11 @@ function cassetteWriter(
       `Cannot record to "${file}" (record:): it resolves outside the job directory ${scope.jobDir}`,
     );
   }
-  return { path: resolve(job.dir, file), write: (text) => writeOutputFile(scope, file, text) };
+  // The writer's module (scoped, symlink-free writes) loads when the cassette is written, at the session's end.
+  return {
+    path: resolve(job.dir, file),
+    write: async (text) => (await import("./output_file.ts")).writeOutputFile(scope, file, text),
+  };
 }
 
 /** Gives back a resumed session's claim when its assembly failed (the row keeps its status). */

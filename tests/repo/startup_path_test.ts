@@ -289,7 +289,7 @@ Deno.test("start-up path: a session's own modules before its first request are t
   // fraction of a millisecond: one that joins this list needs a reason its first request needs it. Loaded
   // on use instead: compaction's passes, telemetry, floor and result cut; the agent's read dedup and output
   // ceiling; the provider wrappers (text tool calls, fallback), the Responses API and strict schemas; the
-  // output.schema instruction and check; the read cap of read_file.
+  // output.schema instruction and check; the read cap of read_file; the cassette's file writer.
   const ours = /^runtime\/(session|agent|compaction|tools|providers|sandbox)\//;
   const session = closure(graph, [
     "runtime/session/live_session.ts",
@@ -332,7 +332,6 @@ Deno.test("start-up path: a session's own modules before its first request are t
     "runtime/session/live_session.ts",
     "runtime/session/outcome.ts",
     "runtime/session/outlets.ts",
-    "runtime/session/output_file.ts",
     "runtime/session/owner_lease.ts",
     "runtime/session/secrets.ts",
     "runtime/session/turn.ts",
@@ -356,6 +355,7 @@ Deno.test("start-up path: a session's own modules before its first request are t
     "runtime/providers/openai_responses.ts",
     "runtime/providers/strict_schema.ts",
     "runtime/providers/text_tool_calls.ts",
+    "runtime/session/output_file.ts",
     "runtime/session/output_schema.ts",
     "runtime/tools/_capped.ts",
   ];
