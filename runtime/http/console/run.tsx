@@ -120,7 +120,7 @@ function Facts(props: { view: RunView }) {
     ...(run.note ? [["Note", shown(run.note)] as [string, unknown]] : []),
   ];
   return (
-    <dl class="facts">
+    <dl class="facts" data-key="facts">
       {rows.map(([name, value]) => (
         <>
           <dt>{name}</dt>
@@ -131,10 +131,22 @@ function Facts(props: { view: RunView }) {
   );
 }
 
-/** One session's messages; a tool call holds its result, and a delegate call the child's transcript. */
+/**
+ * One session's messages; a tool call holds its result, and a delegate call the child's transcript. Every part
+ * that can come, go or move while the run goes on carries a `data-key` unique in the page (built from the
+ * session id and the message's seq, never from model-written text), by which the live merge (static/console.js)
+ * finds the element the reader already has: a tool call's <details> stays the same element, open or not, when
+ * its result or its subagent's transcript arrives, when a compaction folds its message, when anything before it
+ * changes.
+ */
 function Transcript(props: { view: RunView; session: string; depth: number }) {
   const messages = props.view.transcripts.get(props.session);
-  if (!messages) return <p class="muted">No transcript stored for session {props.session}.</p>;
+  const key = (part: string) => `${part}:${props.session}`;
+  if (!messages) {
+    return (
+      <p class="muted" data-key={key("no-transcript")}>No transcript stored for session {props.session}.</p>
+    );
+  }
   const results = new Map<string, MessageRecord>();
   for (const m of messages) if (m.role === "tool" && m.tool_call_id) results.set(m.tool_call_id, m);
   // Messages a compaction replaced (kept in the store) are folded together, followed by the summary that
@@ -167,23 +179,28 @@ function Transcript(props: { view: RunView; session: string; depth: number }) {
     <>
       {m.kind === "summary"
         ? (
-          <p class="marker">
+          <p class="marker" data-key={key(`summary-marker:${m.seq}`)}>
             ── Compaction summary: what the model saw instead of the messages it replaced ──
           </p>
         )
         : null}
-      <div class={`msg ${m.role}${m.active ? "" : " inactive"}`} data-seq={m.seq}>
+      <div
+        class={`msg ${m.role}${m.active ? "" : " inactive"}`}
+        data-seq={m.seq}
+        data-key={key(`msg:${m.seq}`)}
+      >
         <div class="who">
           {m.role}
           {m.kind !== "message" ? ` · ${m.kind}` : ""}
           {m.active ? "" : " · removed by compaction"} · {m.created_at}
         </div>
         {m.content ? <pre>{shown(m.content)}</pre> : null}
-        {(m.tool_calls ?? []).map((call) => {
+        {(m.tool_calls ?? []).map((call, index) => {
           const result = results.get(call.id);
           const child = props.view.children.get(call.id);
+          const callKey = (part: string) => key(`${part}:${m.seq}:${index}`);
           return (
-            <details>
+            <details data-key={callKey("call")}>
               <summary>
                 Tool call <code>{shown(call.name)}</code>
                 {result ? "" : " (no result stored)"}
@@ -194,14 +211,14 @@ function Transcript(props: { view: RunView; session: string; depth: number }) {
               {result
                 ? (
                   <>
-                    <div class="muted">Result</div>
-                    <pre>{shown(result.content)}</pre>
+                    <div class="muted" data-key={callKey("result-label")}>Result</div>
+                    <pre data-key={callKey("result")}>{shown(result.content)}</pre>
                   </>
                 )
                 : null}
               {child && props.depth < 5
                 ? (
-                  <div class="subagent">
+                  <div class="subagent" data-key={`subagent:${child.session}`}>
                     <div class="muted">Subagent {shown(child.agent)}, session {child.session}</div>
                     <Transcript view={props.view} session={child.session} depth={props.depth + 1} />
                   </div>
@@ -214,17 +231,19 @@ function Transcript(props: { view: RunView; session: string; depth: number }) {
     </>
   );
   return (
-    <div class="transcript">
+    <div class="transcript" data-key={key("transcript")}>
       {segments.map((segment) =>
-        "message" in segment ? one(segment.message) : (
-          <details class="compacted">
-            <summary class="marker">
-              ── {segment.compacted.length} {segment.compacted.length === 1 ? "message" : "messages"}{" "}
-              removed by a compaction (kept in the store) ──
-            </summary>
-            {segment.compacted.map(one)}
-          </details>
-        )
+        "message" in segment
+          ? one(segment.message)
+          : (
+            <details class="compacted" data-key={key(`compacted:${segment.compacted[0]!.seq}`)}>
+              <summary class="marker">
+                ── {segment.compacted.length} {segment.compacted.length === 1 ? "message" : "messages"}{" "}
+                removed by a compaction (kept in the store) ──
+              </summary>
+              {segment.compacted.map(one)}
+            </details>
+          )
       )}
     </div>
   );
@@ -240,9 +259,11 @@ function shownArguments(text: string): string {
 }
 
 function Deliveries(props: { deliveries: RunDelivery[] }) {
-  if (props.deliveries.length === 0) return <p class="muted">No notification for this run.</p>;
+  if (props.deliveries.length === 0) {
+    return <p class="muted" data-key="no-deliveries">No notification for this run.</p>;
+  }
   return (
-    <table>
+    <table data-key="deliveries">
       <thead>
         <tr>
           <th scope="col">Event</th>
@@ -297,9 +318,11 @@ function RunBody(props: { view: RunView; csrf: string; pollMs: number; canCancel
       <h2>Transcript</h2>
       {run.session_id
         ? <Transcript view={props.view} session={run.session_id} depth={0} />
-        : <p class="muted">The run has no session yet.</p>}
+        : <p class="muted" data-key="no-session">The run has no session yet.</p>}
       <h2>Result</h2>
-      {run.result ? <pre>{shownJson(run.result)}</pre> : <p class="muted">No result yet.</p>}
+      {run.result
+        ? <pre data-key="result">{shownJson(run.result)}</pre>
+        : <p class="muted" data-key="no-result">No result yet.</p>}
       <h2>Notifications</h2>
       <Deliveries deliveries={props.view.deliveries} />
     </div>

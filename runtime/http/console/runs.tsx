@@ -113,7 +113,7 @@ function Rows(props: { runs: QueuedRun[]; now: number; query: string | undefined
     >
       {props.runs.length === 0
         ? (
-          <tr>
+          <tr data-key="none">
             <td colspan={8} class="muted">No run matches.</td>
           </tr>
         )
@@ -121,7 +121,7 @@ function Rows(props: { runs: QueuedRun[]; now: number; query: string | undefined
           const { tokens, cost } = spend(run);
           const labels = Object.entries(run.labels).map(([k, v]) => `${k}=${v}`).join(" ");
           return (
-            <tr data-run={run.id}>
+            <tr data-run={run.id} data-key={`run:${run.id}`}>
               <td class="mono">
                 <a href={`/runs/${encodeURIComponent(run.id)}`}>{run.id}</a>
               </td>

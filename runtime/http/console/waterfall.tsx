@@ -57,7 +57,8 @@ const WIDTH = 1000;
 
 export function Waterfall(props: { events: readonly RunEventRow[] }) {
   const spans = spansOf(props.events);
-  if (spans.length === 0) return <p class="muted">No model or tool call yet.</p>;
+  // Keyed (data-key) for the live merge: the chart and its table replace the sentence as elements of their own.
+  if (spans.length === 0) return <p class="muted" data-key="timing-none">No model or tool call yet.</p>;
   const main = spans[0]!.session;
   const t0 = Math.min(...spans.map((s) => s.start));
   const t1 = Math.max(...spans.map((s) => s.end ?? s.start));
@@ -69,6 +70,7 @@ export function Waterfall(props: { events: readonly RunEventRow[] }) {
     <>
       <svg
         class="waterfall"
+        data-key="timing-chart"
         viewBox={`0 0 ${WIDTH} ${height}`}
         role="img"
         aria-label={`Timing of ${spans.length} model and tool calls over ${formatDuration(total)}`}
@@ -98,7 +100,7 @@ export function Waterfall(props: { events: readonly RunEventRow[] }) {
         <text x={LABEL} y={height - 4}>0</text>
         <text x={WIDTH - 8} y={height - 4} text-anchor="end">{formatDuration(total)}</text>
       </svg>
-      <details>
+      <details data-key="timing-table">
         <summary>Timing as a table</summary>
         <table>
           <thead>

@@ -21,15 +21,53 @@ document.addEventListener("keydown", (event) => {
 });
 
 // Live parts: an element with data-live opens that Server-Sent Events stream; each `html` event is the
-// element's HTML again, merged into the page node by node so that what the reader opened (a <details>) stays
-// open and new transcript items are appended. Only when the stream cannot be opened does the page poll its
-// data-fallback fragment every data-poll-ms.
+// element's HTML again, merged into the page node by node so that what the reader has stays theirs: an element
+// the server renders again is kept (the same node, so a <details> they opened stays open, and the focus and the
+// place on the page stay with it), new transcript items are inserted, and nothing is moved that did not move.
+// Only when the stream cannot be opened does the page poll its data-fallback fragment every data-poll-ms.
+//
+// Elements are matched by their key (data-key, else id; unique in the part) wherever they were in it, so a
+// part that comes, goes or changes size before them (the timing chart replacing its sentence, a tool call's
+// result arriving before its subagent's transcript, a compaction folding messages) cannot make the merge pair
+// them with another element. Unkeyed nodes match in order among the unkeyed of the same name.
 function keyOf(node) {
   return node.nodeType === Node.ELEMENT_NODE ? node.getAttribute("data-key") || node.id || "" : "";
 }
 
+/** The keyed elements of `root`, by key: the old nodes fresh keyed nodes may claim (each once). */
+function keyedIn(root) {
+  const pool = new Map();
+  for (const element of root.querySelectorAll("[data-key], [id]")) {
+    const key = keyOf(element);
+    if (!pool.has(key)) pool.set(key, element);
+  }
+  return pool;
+}
+
+/** The old element keyed as `fresh` is, if it can stand for it under the old element `parent`; taken from the pool. */
+function claim(fresh, pool, parent) {
+  const key = keyOf(fresh);
+  const old = key ? pool.get(key) : undefined;
+  // An element cannot move into itself (keys nested the other way round than before): it is made again.
+  if (!old || old.nodeName !== fresh.nodeName || old.contains(parent)) return undefined;
+  pool.delete(key);
+  return old;
+}
+
+/**
+ * Puts into `fresh` (a new node, going under the old element `parent`) the old elements its keyed descendants
+ * stand for, merged.
+ */
+function adopt(fresh, pool, parent) {
+  for (const child of [...fresh.childNodes]) {
+    const old = claim(child, pool, parent);
+    if (old) fresh.replaceChild(merge(old, child, pool), child);
+    else if (child.nodeType === Node.ELEMENT_NODE) adopt(child, pool, parent);
+  }
+}
+
 /** Merges `fresh` into `old`; returns the node that now stands for it (`fresh` when `old` could not be kept). */
-function merge(old, fresh) {
+function merge(old, fresh, pool) {
   if (old.nodeType !== fresh.nodeType || old.nodeName !== fresh.nodeName) return fresh;
   if (old.nodeType === Node.TEXT_NODE || old.nodeType === Node.COMMENT_NODE) {
     if (old.data !== fresh.data) old.data = fresh.data;
@@ -47,22 +85,51 @@ function merge(old, fresh) {
       old.setAttribute(attribute.name, attribute.value);
     }
   }
-  // Children with a key (data-key or id) match by it, the others by their order among the unkeyed: a part
-  // that comes or goes (the cancel form) does not shift what follows it.
   const olds = [...old.childNodes];
-  const keyed = new Map(olds.filter(keyOf).map((node) => [keyOf(node), node]));
-  const unkeyed = olds.filter((node) => !keyOf(node));
-  let next = 0;
+  const unkeyed = new Map();
+  for (const node of olds) {
+    if (keyOf(node)) continue;
+    const same = unkeyed.get(node.nodeName) ?? [];
+    same.push(node);
+    unkeyed.set(node.nodeName, same);
+  }
   const wanted = [...fresh.childNodes].map((node) => {
-    const key = keyOf(node);
-    const match = key ? keyed.get(key) : unkeyed[next++];
-    return match ? merge(match, node) : node;
+    const match = keyOf(node) ? claim(node, pool, old) : unkeyed.get(node.nodeName)?.shift();
+    const kept = match ? merge(match, node, pool) : node;
+    if (kept !== match && kept.nodeType === Node.ELEMENT_NODE) adopt(kept, pool, old);
+    return kept;
   });
-  wanted.forEach((node, i) => {
-    if (old.childNodes[i] !== node) old.insertBefore(node, old.childNodes[i] ?? null);
-  });
-  while (old.childNodes.length > wanted.length) old.lastChild.remove();
+  // What is no longer wanted goes first, so that what stays is not moved (a moved node loses the focus and
+  // the scroll anchor); then new nodes go in at their places.
+  const keep = new Set(wanted);
+  for (const node of olds) if (!keep.has(node) && node.parentNode === old) node.remove();
+  let cursor = old.firstChild;
+  for (const node of wanted) {
+    if (node === cursor) cursor = cursor.nextSibling;
+    else old.insertBefore(node, cursor);
+  }
+  while (cursor) {
+    const next = cursor.nextSibling;
+    cursor.remove();
+    cursor = next;
+  }
   return old;
+}
+
+/** What the reader looks at in `part`: the focus if it is on screen, else the first keyed element on screen. */
+function anchorIn(part) {
+  const topOf = (element) =>
+    element.getClientRects().length > 0 ? element.getBoundingClientRect().top : undefined;
+  const focused = document.activeElement;
+  if (focused && focused !== document.body && part.contains(focused)) {
+    const top = topOf(focused);
+    if (top !== undefined && top >= 0 && top < innerHeight) return { element: focused, top };
+  }
+  for (const element of part.querySelectorAll("[data-key]")) {
+    const top = topOf(element);
+    if (top !== undefined && top >= 0) return top < innerHeight ? { element, top } : undefined;
+  }
+  return undefined;
 }
 
 function mergeHtml(element, html) {
@@ -70,7 +137,18 @@ function mergeHtml(element, html) {
   const template = document.createElement("template");
   template.innerHTML = html.trim();
   const fresh = template.content.firstElementChild;
-  if (fresh && merge(element, fresh) !== element) element.replaceWith(fresh);
+  if (!fresh) return;
+  const focused = document.activeElement;
+  const anchor = anchorIn(element);
+  if (merge(element, fresh, keyedIn(element)) !== element) element.replaceWith(fresh);
+  // The merge leaves in place what it keeps; should the focused element have moved all the same, it gets the
+  // focus back, and what the reader looked at stays where it was on the screen when parts above it grew or
+  // shrank (the browser's own scroll anchoring does so where it can; then nothing is left to correct here).
+  if (focused?.isConnected && document.activeElement !== focused) focused.focus({ preventScroll: true });
+  if (anchor?.element.isConnected) {
+    const moved = anchor.element.getBoundingClientRect().top - anchor.top;
+    if (moved !== 0) scrollBy(0, moved);
+  }
 }
 
 function poll(element) {
