@@ -5,10 +5,10 @@
  * Only automatic compaction is gated; `/compress` is not.
  */
 import type { SessionStore } from "../store/store.ts";
+import { BREAKER_WINDOW_MS } from "./settings.ts";
 
 export const GUARD_KEY = "compaction.guard";
 export const COOLDOWN_LADDER_MS: readonly number[] = [60_000, 300_000, 900_000];
-export const BREAKER_WINDOW_MS = 15 * 60_000;
 
 export interface GuardState {
   /** Ineffective compactions in a row (refused as not smaller, or still over threshold afterwards). */

@@ -8,8 +8,10 @@
  */
 import { parseDuration } from "../core/duration.ts";
 import type { CompactionConfig } from "../config/job_schema.ts";
-import { BREAKER_WINDOW_MS } from "./guard.ts";
 import { CALL_DEFAULTS } from "../providers/model.ts";
+
+/** How long two ineffective compactions in a row pause automatic compaction (the breaker: guard.ts). */
+export const BREAKER_WINDOW_MS = 15 * 60_000;
 
 export const DEFAULTS = {
   /** The automatic threshold's bounds, as shares of the window. */

@@ -287,9 +287,9 @@ Deno.test("start-up path: a session's own modules before its first request are t
   // What opening a session and its first turn evaluate of the session, agent, compaction, tools, providers
   // and sandbox folders, for a job with the OpenAI provider and file tools. Each module costs the path a
   // fraction of a millisecond: one that joins this list needs a reason its first request needs it. Loaded
-  // on use instead: compaction's passes, telemetry, floor and result cut; the agent's read dedup and output
-  // ceiling; the provider wrappers (text tool calls, fallback), the Responses API and strict schemas; the
-  // output.schema instruction and check; the read cap of read_file; the cassette's file writer.
+  // on use instead: compaction's passes, telemetry, guard, floor and result cut; the agent's read dedup and
+  // output ceiling; the provider wrappers (text tool calls, fallback), the Responses API and strict schemas;
+  // the output.schema instruction and check; the read cap of read_file; the cassette's file writer.
   const ours = /^runtime\/(session|agent|compaction|tools|providers|sandbox)\//;
   const session = closure(graph, [
     "runtime/session/live_session.ts",
@@ -307,7 +307,6 @@ Deno.test("start-up path: a session's own modules before its first request are t
     "runtime/compaction/calibration.ts",
     "runtime/compaction/compactor.ts",
     "runtime/compaction/estimate.ts",
-    "runtime/compaction/guard.ts",
     "runtime/compaction/occupancy.ts",
     "runtime/compaction/rows.ts",
     "runtime/compaction/settings.ts",
@@ -349,6 +348,7 @@ Deno.test("start-up path: a session's own modules before its first request are t
     "runtime/agent/stored_output.ts",
     "runtime/compaction/cut.ts",
     "runtime/compaction/floor.ts",
+    "runtime/compaction/guard.ts",
     "runtime/compaction/pass_outcome.ts",
     "runtime/compaction/telemetry.ts",
     "runtime/providers/fallback.ts",
