@@ -27,7 +27,8 @@ import type {
 import type { StoredMessage } from "../core/types.ts";
 import type { AppContext } from "./context.ts";
 import type { StoredCompaction } from "./compact_stored.ts";
-import { type OpenSession, openSessionView } from "./open_session.ts";
+// Views of open sessions come from the hub (hub.ts), loaded with the first session opened here.
+import type { OpenSession } from "./open_session.ts";
 // Admitting stored jobs, resolving job references and the queue's records are imported by the operations
 // that use them: `hermes run` hands the App a resolved job, and the path to its first request skips them.
 import type { AdmitOptions } from "./stored_job.ts";
@@ -90,23 +91,25 @@ export class App {
     const { sessionJob } = await import("./jobs.ts");
     const job = await sessionJob(params, this.#jobScope());
     const hub = await this.#hub();
-    return openSessionView(await hub.create(job, params.model !== undefined ? { model: params.model } : {}));
+    return hub.view(await hub.create(job, params.model !== undefined ? { model: params.model } : {}));
   }
 
   /** A session open here, or the stored session `ref` (id, prefix, `latest`) opened now. */
   async load(ref: string): Promise<OpenSession> {
-    return openSessionView(await this.#served(ref));
+    const served = await this.#served(ref);
+    return this.#opened!.view(served);
   }
 
   /** The sessions open here. */
   sessions(): OpenSession[] {
-    return (this.#opened?.list() ?? []).map(openSessionView);
+    const hub = this.#opened;
+    return hub ? hub.list().map((served) => hub.view(served)) : [];
   }
 
   /** The session with this (resolved) id, if it is open here. */
   find(id: string): OpenSession | undefined {
     const served = this.#opened?.find(id);
-    return served ? openSessionView(served) : undefined;
+    return served ? this.#opened!.view(served) : undefined;
   }
 
   async #served(ref: string): Promise<ServedSession> {

@@ -9,6 +9,7 @@ import { admittedStoredJob } from "./stored_job.ts";
 import { SessionBusyError } from "../store/errors.ts";
 import { ServedSession } from "../session/served_session.ts";
 import type { AppContext } from "./context.ts";
+import { type OpenSession, openSessionView } from "./open_session.ts";
 
 export interface SessionHubOptions {
   /** Streamed assistant text of a session. */
@@ -26,6 +27,11 @@ export class SessionHub {
   constructor(context: AppContext, options: SessionHubOptions = {}) {
     this.#context = context;
     this.#options = options;
+  }
+
+  /** What a front-end sees of a session open here; the App hands out this, never the session. */
+  view(served: ServedSession): OpenSession {
+    return openSessionView(served);
   }
 
   /** Sessions open here. */

@@ -32,7 +32,8 @@ import {
 import { parseSlash } from "../agent/slash.ts";
 import type { InputSource } from "../core/types.ts";
 import type { EventBus } from "../core/events.ts";
-import { newSessionId, type SessionStore } from "../store/store.ts";
+import type { SessionStore } from "../store/store.ts";
+import { newSessionId } from "../store/ids.ts";
 import { currentProcess } from "../core/process_identity.ts";
 // A run's own worktree, output.file, agents and a resumed session's loops are imported by the runs that have
 // them: the path to a plain run's first model request loads none of them.

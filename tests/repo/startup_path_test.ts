@@ -238,8 +238,8 @@ Deno.test("start-up path: a store loads the parts a run uses before its first re
 
 Deno.test("start-up path: hermes run builds the App without session administration, job references, the queue or telemetry", () => {
   // commands/_app.ts builds the App from app.ts: the App's face (mod.ts) re-exports searches, exports, prunes;
-  // the App imports job references, stored-job admission and the queue's records on use; the command imports
-  // the GitHub outputs with the result and OpenTelemetry's door for a collector.
+  // the App imports job references, stored-job admission, the queue's records and open sessions' views on
+  // use; the command imports the GitHub outputs with the result and OpenTelemetry's door for a collector.
   const command = closure(graph, ["commands/run.ts"]);
   assert.ok(command.includes("runtime/app/app.ts"), command.join("\n"));
   const unused = (m: string) =>
@@ -249,6 +249,7 @@ Deno.test("start-up path: hermes run builds the App without session administrati
       "runtime/app/jobs.ts",
       "runtime/app/queue.ts",
       "runtime/app/stored_job.ts",
+      "runtime/app/open_session.ts",
       "runtime/session/stored_job.ts",
     ].includes(m) ||
     m === "commands/_github.ts" || m === "runtime/telemetry/mod.ts";
@@ -268,6 +269,8 @@ Deno.test("start-up path: hermes run builds the App without session administrati
       "runtime/telemetry/mod.ts",
     ],
   );
+  // Views of open sessions come with the hub, which a run does not load.
+  assert.ok(closure(graph, ["runtime/app/hub.ts"]).includes("runtime/app/open_session.ts"));
 });
 
 Deno.test("start-up path: a run's own worktree, delegation and loop state are imported by the runs that have them", () => {
