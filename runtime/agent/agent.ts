@@ -58,8 +58,8 @@ export interface AgentOptions {
   compactor?: Compactor;
   /**
    * The window the provider's server runs, asked by whoever built the provider as soon as it existed
-   * (openSession): the probe runs while the session is assembled and the first step only awaits its answer,
-   * null when the probe failed or timed out. Absent: the first step asks the provider itself.
+   * (openSession); the first step awaits it before its compaction check, null when the probe failed, timed
+   * out or was stopped. Absent: the first step asks the provider itself.
    */
   serverWindow?: Promise<ServerWindow | null>;
   /**

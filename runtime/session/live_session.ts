@@ -186,9 +186,10 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   await using started = new AsyncDisposableStack();
   // What the provider keeps open between calls (a Responses WebSocket) lives as long as the session.
   started.defer(() => provider.close?.());
-  // The server's window (a local llama.cpp or Ollama tells it) is asked now, while the rest of the session is
-  // assembled: the first step awaits an answer that has usually arrived instead of a round trip before its
-  // request. Stopped and awaited with the session, or with an assembly that fails.
+  // The server's window (a local llama.cpp or Ollama tells it) is asked as soon as the provider exists; the
+  // first step awaits the answer. Deno writes the request only once the process waits on its event loop
+  // (docs/architecture.md, Start-up), so the round trip still falls there. Stopped and awaited with the
+  // session, or with an assembly that fails.
   const windowProbe = probeServerWindow(provider, options.signal);
   started.defer(windowProbe.stop);
   // One turn at a time per session across processes: claimed before plugins start.
