@@ -9,7 +9,8 @@
  * <details> elements, open, focused, where they were on the screen — while the run's updates arrive: the timing
  * chart replacing its sentence, a delegate call's result arriving in the open call ahead of its subagent's
  * transcript (the model calls held by the test, so that each state is there to be read), a reconnect that
- * replays the whole part, the run's end. Each page's screenshot goes to the artifacts folder (docs/console.md).
+ * replays the whole part, a compaction folding the call's message (it moves into the fold, still open), the
+ * run's end. Each page's screenshot goes to the artifacts folder (docs/console.md).
  *
  * Without Chromium the tests are skipped with the reason, except under CI=true, where they must run (.ci/run
  * installs it). Not in .ci/run's non-root pass: Chromium's own sandbox there would need user namespaces the
@@ -57,14 +58,33 @@ async function fixture() {
   const home = await tempDir("hermes-console-browser-");
   const system = (body: ChatRequestBody) => textOf(body.messages?.find((m) => m.role === "system")?.content);
   const answered = (body: ChatRequestBody) => (body.messages ?? []).some((m) => m.role === "tool");
-  // The nest job's calls that wait for the test: the lister's answer after its tool call, then the lead's.
-  const held = { lister: Promise.withResolvers<void>(), nest: Promise.withResolvers<void>() };
+  // Model calls that wait for the test: the nest job's lister's answer after its tool call, then its lead's;
+  // the fold job's compaction summary.
+  const held = {
+    lister: Promise.withResolvers<void>(),
+    nest: Promise.withResolvers<void>(),
+    fold: Promise.withResolvers<void>(),
+  };
   const model = await startOpenAIServer({
     gate: async (body) => {
       if (system(body).includes("You are a lister") && answered(body)) await held.lister.promise;
       if (system(body).includes("You are the nest lead") && answered(body)) await held.nest.promise;
+      if (system(body).startsWith("You compact")) await held.fold.promise;
     },
     respond: (body) => {
+      if (system(body).startsWith("You compact")) {
+        return { content: "## Goal\nlist\n## Progress\nlisted, then counted\n## Next steps\nnone" };
+      }
+      // The fold job lists the folder, then answers each step at length.
+      if (system(body).includes("You are the folder")) {
+        const last = body.messages?.at(-1);
+        const text = textOf(last?.content);
+        if (text === "list") {
+          return { tool_calls: [{ id: "call_1", name: "list_dir", arguments: { path: "." } }] };
+        }
+        if (text === "go on") return { content: "after the compaction" };
+        return { content: long(`answer-${last?.role === "tool" ? "listed" : text.split(" ")[0]}`) };
+      }
       // The lead delegates one task; the worker (its own session) answers it.
       if (system(body).includes("You are a worker")) return { content: "worker says: <b>half</b> done" };
       // The nest lead delegates to the lister, which lists the folder before it answers.
@@ -117,6 +137,13 @@ async function fixture() {
     "lead.yaml": `name: lead\nmodel: { name: m, base_url: "${model.url}", api_key_env: none }\n` +
       "system: You are the lead.\nprompt: split\nagents:\n  worker:\n    description: Does one task\n" +
       "    system: You are a worker.\n",
+    // A tool call, five long exchanges, then /compress: the call's messages are folded by the compaction.
+    "fold.yaml": `name: fold\nmodel: { name: m, base_url: "${model.url}", api_key_env: none }\n` +
+      'system: You are the folder.\nprompt: list\ntools:\n  list_dir: { paths: ["."] }\n' +
+      "compaction: { protect_first: 1, protect_last: 2 }\n" +
+      `steps: ${
+        JSON.stringify([...["one", "two", "three", "four", "five"].map(long), "/compress", "go on"])
+      }\n`,
     "nest.yaml": `name: nest\nmodel: { name: m, base_url: "${model.url}", api_key_env: none }\n` +
       'system: You are the nest lead.\nprompt: split\ntools:\n  list_dir: { paths: ["."] }\n' +
       "agents:\n  lister:\n    description: Lists the folder\n    system: You are a lister.\n" +
@@ -153,8 +180,7 @@ async function fixture() {
       return reply.body.id;
     },
     async [Symbol.asyncDispose]() {
-      held.lister.resolve();
-      held.nest.resolve();
+      for (const hold of Object.values(held)) hold.resolve();
       await browser.close();
       await server.stop();
       await model.close();
@@ -398,6 +424,60 @@ Deno.test({
   assert.deepEqual(await opened(page), before, "after the run ended");
   const paths = requests.map((url) => new URL(url).pathname);
   assert.deepEqual(paths.filter((path) => path.endsWith("/live")), [], "no polling");
+  assert.deepEqual(outside, []);
+});
+
+Deno.test({
+  name:
+    "console in Chromium: a tool call opened before a compaction folds its message stays the same open element, " +
+    "in the fold",
+  ignore: !chromium,
+}, async () => {
+  await using fx = await fixture();
+  const { page, outside } = await watchedPage(fx.browser, fx.server.url);
+  await signIn(page, fx);
+  const id = await fx.submit("fold");
+  await page.goto(`${fx.server.url}/runs/${id}`);
+  // Held: the five steps are answered and the compaction's summary call waits for the test.
+  await page.waitForFunction(
+    () =>
+      document.querySelector(".transcript")?.textContent?.includes("answer-five") &&
+      document.querySelector(".transcript details summary")?.textContent?.includes("list_dir"),
+    { timeout: 60_000, polling: 100 },
+  );
+  assert.equal(await page.$(".transcript details.compacted"), null, "nothing folded yet");
+  await page.focus(".transcript details summary");
+  await page.keyboard.press("Enter");
+  assert.ok(
+    await page.evaluate(() => {
+      const details = document.querySelector(".transcript details[open]") as unknown as
+        | { __mark: number }
+        | null;
+      if (details) details.__mark = 9;
+      return details !== null;
+    }),
+  );
+
+  fx.release("fold");
+  await page.waitForFunction(() => document.querySelector("h1 .status")?.textContent?.includes("success"), {
+    timeout: 60_000,
+    polling: 100,
+  });
+  assert.match(
+    await page.$eval(".transcript", (el) => (el as unknown as { innerText: string }).innerText),
+    /Compaction summary[\s\S]*after the compaction/,
+  );
+  // Its message moved into the fold (closed, as the reader has not opened it): the same element, still open.
+  const where = await page.evaluate(() => {
+    type El = { __mark?: number; open: boolean; parentElement: El | null; matches(s: string): boolean };
+    const all = (document as unknown as { querySelectorAll(s: string): Iterable<El> })
+      .querySelectorAll(".transcript details");
+    const call = [...all].find((d) => d.__mark === 9);
+    let fold = call?.parentElement;
+    while (fold && !fold.matches("details.compacted")) fold = fold.parentElement;
+    return { found: call !== undefined, open: call?.open, inFold: fold !== null, foldOpen: fold?.open };
+  });
+  assert.deepEqual(where, { found: true, open: true, inFold: true, foldOpen: false });
   assert.deepEqual(outside, []);
 });
 
