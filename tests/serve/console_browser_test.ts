@@ -10,7 +10,8 @@
  * chart replacing its sentence, a delegate call's result arriving in the open call ahead of its subagent's
  * transcript (the model calls held by the test, so that each state is there to be read), a reconnect that
  * replays the whole part, a compaction folding the call's message (it moves into the fold, still open), the
- * run's end. Each page's screenshot goes to the artifacts folder (docs/console.md).
+ * run's end; the same when the page's stream is refused and it polls instead. On the runs list, a run arriving
+ * above a focused row leaves the focus on that row's link, still leading to its run. Each page's screenshot goes to the artifacts folder (docs/console.md).
  *
  * Without Chromium the tests are skipped with the reason, except under CI=true, where they must run (.ci/run
  * installs it). Not in .ci/run's non-root pass: Chromium's own sandbox there would need user namespaces the
@@ -191,8 +192,15 @@ async function fixture() {
 
 type Fixture = Awaited<ReturnType<typeof fixture>>;
 
-/** A page that records every request it makes and lets none leave for another origin. */
-async function watchedPage(browser: Browser, origin: string) {
+/**
+ * A page that records every request it makes and lets none leave for another origin (nor any `refused` by the
+ * test: a stream a proxy would not pass).
+ */
+async function watchedPage(
+  browser: Browser,
+  origin: string,
+  refused: (path: string) => boolean = () => false,
+) {
   const page = await browser.newPage();
   await page.setViewport({ width: 1280, height: 900 });
   const requests: string[] = [];
@@ -203,6 +211,8 @@ async function watchedPage(browser: Browser, origin: string) {
     requests.push(url);
     if (!url.startsWith(origin)) {
       outside.push(url);
+      void request.abort();
+    } else if (refused(new URL(url).pathname)) {
       void request.abort();
     } else {
       void request.continue();
@@ -319,14 +329,18 @@ function opened(page: Page): Promise<Opened> {
   });
 }
 
-Deno.test({
-  name:
-    "console in Chromium: a subagent's call opened inside its delegate call stays open, focused and in place " +
-    "when the delegate's result arrives in that element, across a reconnect and the run's end",
-  ignore: !chromium,
-}, async () => {
+/**
+ * A subagent's call opened inside its delegate call, then the delegate's result arriving in that element, a
+ * reconnect (streaming) and the run's end; `via` polling: the page's stream is refused, so the page polls its
+ * fallback fragment and merges it the same way.
+ */
+async function keepsOpenCalls(via: "stream" | "polling") {
   await using fx = await fixture();
-  const { page, requests, outside } = await watchedPage(fx.browser, fx.server.url);
+  const { page, requests, outside } = await watchedPage(
+    fx.browser,
+    fx.server.url,
+    (path) => via === "polling" && path.endsWith("/stream"),
+  );
   // Short enough that the transcript is read scrolled: what grows above the reader must not move it.
   await page.setViewport({ width: 1280, height: 480 });
   await signIn(page, fx);
@@ -388,27 +402,29 @@ Deno.test({
 
   // A reconnect (the tab hidden, then shown again) replays the whole part; the merge keeps what it has.
   const streams = () => requests.filter((url) => new URL(url).pathname === `/runs/${id}/stream`).length;
-  assert.equal(streams(), 1);
-  await page.evaluate(() => {
-    const doc = document as unknown as {
-      dispatchEvent(event: unknown): void;
-      querySelector(s: string): { setAttribute(name: string, value: string): void };
-    };
-    const show = (hidden: boolean) => {
-      Object.defineProperty(doc, "hidden", { configurable: true, get: () => hidden });
-      doc.dispatchEvent(new Event("visibilitychange"));
-    };
-    show(true);
-    // Not in what the server sends: the first merge from the reopened stream takes it away.
-    doc.querySelector("#run h1").setAttribute("data-stale", "");
-    show(false);
-  });
-  await page.waitForFunction(() => !document.querySelector("#run h1[data-stale]"), {
-    timeout: 30_000,
-    polling: 100,
-  });
-  assert.equal(streams(), 2, "the stream was opened again");
-  assert.deepEqual(await opened(page), before, "after the replay");
+  if (via === "stream") {
+    assert.equal(streams(), 1);
+    await page.evaluate(() => {
+      const doc = document as unknown as {
+        dispatchEvent(event: unknown): void;
+        querySelector(s: string): { setAttribute(name: string, value: string): void };
+      };
+      const show = (hidden: boolean) => {
+        Object.defineProperty(doc, "hidden", { configurable: true, get: () => hidden });
+        doc.dispatchEvent(new Event("visibilitychange"));
+      };
+      show(true);
+      // Not in what the server sends: the first merge from the reopened stream takes it away.
+      doc.querySelector("#run h1").setAttribute("data-stale", "");
+      show(false);
+    });
+    await page.waitForFunction(() => !document.querySelector("#run h1[data-stale]"), {
+      timeout: 30_000,
+      polling: 100,
+    });
+    assert.equal(streams(), 2, "the stream was opened again");
+    assert.deepEqual(await opened(page), before, "after the replay");
+  }
 
   // The lead answers and the run ends: its last merge (status, result, no cancel form, no longer live).
   fx.release("nest");
@@ -422,10 +438,23 @@ Deno.test({
   );
   assert.equal(await page.$("#run[data-live]"), null);
   assert.deepEqual(await opened(page), before, "after the run ended");
-  const paths = requests.map((url) => new URL(url).pathname);
-  assert.deepEqual(paths.filter((path) => path.endsWith("/live")), [], "no polling");
+  const polled = requests.filter((url) => new URL(url).pathname === `/runs/${id}/live`);
+  if (via === "stream") assert.deepEqual(polled, [], "no polling");
+  else assert.ok(polled.length > 0, "the page polled");
   assert.deepEqual(outside, []);
-});
+}
+
+Deno.test({
+  name:
+    "console in Chromium: a subagent's call opened inside its delegate call stays open, focused and in place " +
+    "when the delegate's result arrives in that element, across a reconnect and the run's end",
+  ignore: !chromium,
+}, () => keepsOpenCalls("stream"));
+
+Deno.test({
+  name: "console in Chromium: the same through the polling fallback of a page whose stream is refused",
+  ignore: !chromium,
+}, () => keepsOpenCalls("polling"));
 
 Deno.test({
   name:
@@ -528,6 +557,22 @@ Deno.test({
   // Keyboard: the first Tab stop skips to the content; links are reachable.
   await page.keyboard.press("Tab");
   assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Skip to content");
+
+  // A run arriving above the one a reader has focused does not hand its row to the newcomer: the focus stays
+  // on the same link, which still leads to the same run.
+  await page.focus(`tr[data-run="${id}"] a`);
+  await page.evaluate(() => {
+    (document.activeElement as unknown as { __mark: number }).__mark = 5;
+  });
+  const next = await fx.submit("tool");
+  await page.waitForSelector(`tr[data-run="${next}"]`, { timeout: 30_000 });
+  assert.deepEqual(
+    await page.evaluate(() => {
+      const link = document.activeElement as unknown as { __mark?: number; getAttribute(n: string): string };
+      return { mark: link.__mark, href: link.getAttribute("href") };
+    }),
+    { mark: 5, href: `/runs/${id}` },
+  );
 
   await Promise.all([page.waitForNavigation(), page.click(`tr[data-run="${id}"] a`)]);
   assert.equal(new URL(page.url()).pathname, `/runs/${id}`);
