@@ -304,13 +304,16 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   }
   // A session that never started is ended, not left "running" under this process.
   started.defer(() => endUnstarted(outlets.store, id, clock.now(), log));
-  await store.updateSession(id, {
-    status: "running",
-    ended_at: null,
-    owner_host: me.host,
-    owner_pid: me.pid,
-    owner_started: me.started,
-  });
+  // A resumed session runs again under this process; a new one was created so.
+  if (resumed) {
+    await store.updateSession(id, {
+      status: "running",
+      ended_at: null,
+      owner_host: me.host,
+      owner_pid: me.pid,
+      owner_started: me.started,
+    });
+  }
   const hooks: Hooks = plugins?.hooks ?? noHooks;
   const budget = new Budget(spec.limits ?? {}, options.parentBudget);
   // Owning the session needs progress, not only a live pid: a stalled or wedged run gives it up (and stops).

@@ -150,14 +150,16 @@ export async function transcriptRows(q: Q, sessionId: string): Promise<Transcrip
  * there is no usable reading.
  */
 async function estimateInput(q: Q, sessionId: string): Promise<EstimateInput> {
-  const [readingRow] = await q`
-    SELECT ${transcriptColumns(q)} FROM messages
-    WHERE session_id = ${sessionId} AND active AND role = 'assistant' AND prompt_tokens IS NOT NULL
-    ORDER BY seq DESC LIMIT 1`;
-  const [compacted] = await q`
-    SELECT max(seq) AS s FROM messages WHERE session_id = ${sessionId} AND active AND kind <> 'message'`;
-  const reading = readingRow && toTranscriptRow(readingRow);
-  if (!reading || reading.seq < Number(compacted?.s ?? 0)) {
+  // Both probes in one statement: a row of nulls but `compacted` when there is no reading.
+  const [probed] = await q`
+    SELECT r.*, (SELECT max(seq) FROM messages WHERE session_id = ${sessionId} AND active AND kind <> 'message')
+      AS compacted
+    FROM (SELECT 1) AS one LEFT JOIN LATERAL (
+      SELECT ${transcriptColumns(q)} FROM messages
+      WHERE session_id = ${sessionId} AND active AND role = 'assistant' AND prompt_tokens IS NOT NULL
+      ORDER BY seq DESC LIMIT 1) AS r ON true`;
+  const reading = probed!.id === null ? undefined : toTranscriptRow(probed!);
+  if (!reading || reading.seq < Number(probed!.compacted ?? 0)) {
     return { reading: null, after: await transcriptRows(q, sessionId) };
   }
   const after = await q`

@@ -40,18 +40,23 @@ export function sessionOps(db: PgDb): SessionOps {
     async addUsage(id, usage) {
       const now = db.clock.now();
       const cost = usage.cost_usd ?? 0;
-      await db.tx(async (sql) => {
-        await sql`
-        UPDATE sessions SET turns = turns + ${usage.turns}, prompt_tokens = prompt_tokens + ${usage.prompt_tokens},
-          completion_tokens = completion_tokens + ${usage.completion_tokens},
-          cached_tokens = cached_tokens + ${usage.cached_tokens ?? 0},
-          cache_write_tokens = cache_write_tokens + ${usage.cache_write_tokens ?? 0},
-          reasoning_tokens = reasoning_tokens + ${usage.reasoning_tokens ?? 0},
-          cost_usd = cost_usd + ${cost}::double precision,
-          unpriced_calls = unpriced_calls + ${usage.cost_usd === null ? usage.turns : 0}, updated_at = ${now}
-        WHERE id = ${id}`;
-        await sql`
-        WITH RECURSIVE up (id, parent_id, depth) AS (
+      // One statement (its parts see the rows as they were before it: the counters' update changes nothing
+      // the call's row reads), in a transaction so that a COMMIT cut off by a restart counts once.
+      await db.tx((sql) =>
+        sql`
+        WITH RECURSIVE counted AS (
+          UPDATE sessions SET turns = turns + ${usage.turns}, prompt_tokens = prompt_tokens + ${usage.prompt_tokens},
+            completion_tokens = completion_tokens + ${usage.completion_tokens},
+            cached_tokens = cached_tokens + ${usage.cached_tokens ?? 0},
+            cache_write_tokens = cache_write_tokens + ${usage.cache_write_tokens ?? 0},
+            reasoning_tokens = reasoning_tokens + ${usage.reasoning_tokens ?? 0},
+            cost_usd = cost_usd + ${cost}::double precision,
+            unpriced_calls = unpriced_calls + ${
+          usage.cost_usd === null ? usage.turns : 0
+        }, updated_at = ${now}
+          WHERE id = ${id}
+          RETURNING id),
+        up (id, parent_id, depth) AS (
           SELECT id, parent_id, 0 FROM sessions WHERE id = ${id}
           UNION ALL SELECT s.id, s.parent_id, up.depth + 1 FROM sessions s JOIN up ON s.id = up.parent_id
           WHERE up.depth < 100)
@@ -62,8 +67,9 @@ export function sessionOps(db: PgDb): SessionOps {
           ${usage.prompt_tokens}, ${usage.cached_tokens ?? 0}, ${usage.cache_write_tokens ?? 0},
           ${usage.completion_tokens}, ${usage.reasoning_tokens ?? 0},
           ${usage.cost_usd === null ? null : cost}::double precision
-        FROM sessions WHERE id = (SELECT id FROM up ORDER BY depth DESC LIMIT 1)`;
-      });
+        FROM sessions WHERE id = (SELECT id FROM up ORDER BY depth DESC LIMIT 1)
+          AND EXISTS (SELECT 1 FROM counted)`
+      );
     },
     async jobSpend(job, since) {
       const [row] = await sql`
@@ -81,13 +87,13 @@ export function sessionOps(db: PgDb): SessionOps {
       );
       return result.count === 1;
     },
+    // Not in a transaction: setting an expiry is idempotent, so a renewal whose COMMIT was cut off needs no
+    // commit check (its error is a missed renewal, and the next one sets the expiry again).
     async renewOwner(id, holder, expiresAt) {
-      const result = await db.tx((sql) =>
-        sql`
+      const result = await sql`
         UPDATE sessions SET owner_expires_at = ${expiresAt}
         WHERE id = ${id} AND owner_host = ${holder.host} AND owner_pid = ${holder.pid}
-          AND owner_started = ${holder.started}`
-      );
+          AND owner_started = ${holder.started}`;
       return result.count === 1;
     },
     claimSession: (id, holder) =>

@@ -42,6 +42,7 @@ export function stepContract(name: string, open: OpenStore): void {
     assert.ok(sent);
     assert.deepEqual([sent.role, sent.content, sent.seq, sent.active], ["user", "hello", 2, true]);
     assert.equal((await fx.store.sessionSteps(s.id))[0]!.message_seq, 2);
+    assert.deepEqual(sent, (await fx.store.allMessages(s.id)).at(-1), "the row as stored");
     // A run that starts the step again (after a kill) finds it sent: nothing is appended twice.
     await other.startStep(s.id, { step: 1, input: "hello" });
     assert.equal(await other.sendStep(s.id, 1, { role: "user", content: "hello" }), null);
