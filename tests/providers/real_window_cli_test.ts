@@ -108,6 +108,14 @@ Deno.test("real window: a server that says nothing leaves the job's window (no c
   assert.ok(results.every((r) => r === FILE || r.length === FILE.length), "whole results");
 });
 
+Deno.test("real window: a server whose info routes never answer is given up at the probe's timeout; the run goes on with the job's window", async () => {
+  // /props and /api/show hang until the server closes: only the probe's own timeout lets the first request go.
+  const { stderr, windows, agent } = await run(THREE_READS, { serverInfo: { hang: true } });
+  assert.deepEqual(windows, []);
+  assert.doesNotMatch(stderr, /context \(|compacting to/);
+  assert.equal(agent.length, 6, "each of the three steps read a file, then answered");
+});
+
 Deno.test("real window: a context_length_exceeded error naming the limit sets the window, then it fits", async () => {
   const overflow: ScriptEntry = {
     match: "third look",
