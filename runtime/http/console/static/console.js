@@ -116,8 +116,12 @@ function merge(old, fresh, pool) {
   return old;
 }
 
-/** What the reader looks at in `part`: the focus if it is on screen, else the first keyed element on screen. */
+/**
+ * What the reader looks at in `part`: the focus if it is on screen, else the first keyed element on screen.
+ * None at the top of the page: there the reader sees what arrives at the top (a new run on the list).
+ */
 function anchorIn(part) {
+  if (scrollY === 0) return undefined;
   const topOf = (element) =>
     element.getClientRects().length > 0 ? element.getBoundingClientRect().top : undefined;
   const focused = document.activeElement;
