@@ -105,7 +105,7 @@ export async function jobOfRun(
   const job = restoreJob(run.job_snapshot, { env: options.env, label }, () => {
     throw new ValidationError(`Cannot start ${label}: it has no stored job`);
   });
-  const { admitStoredJob } = await import("../config/job_load.ts");
+  const { admitStoredJob } = await import("../config/job_policy.ts");
   const admitted = admitStoredJob(job, options.config ? { config: options.config } : {}, label);
   // Its session carries the labels the run was submitted with, not the worker's CI's.
   return { ...admitted, labels: run.labels };

@@ -20,7 +20,7 @@ export async function admittedStoredJob(
 ): Promise<ResolvedJob> {
   const id = await context.store.resolveSessionId(ref);
   const job = await storedJob(context.store, id, { env: context.env });
-  const { admitStoredJob } = await import("../config/job_load.ts");
+  const { admitStoredJob } = await import("../config/job_policy.ts");
   return admitStoredJob(job, {
     ...(options.untrusted ? { untrusted: true } : {}),
     ...(context.config ? { config: context.config } : {}),

@@ -13,6 +13,7 @@ import { describeIssue } from "../core/yaml_positions.ts";
 import type { YamlSource } from "../core/yaml_source.ts";
 import * as load from "./job_load.ts";
 import { compileCron } from "./cron.ts";
+import * as jobPolicy from "./job_policy.ts";
 
 export type { UserConfigOptions } from "./job_load.ts";
 
@@ -65,10 +66,16 @@ export function loadPolicy(path: string): Policy {
 
 /** Loads, validates and resolves a job file; `locate` names the `file:line:col` of a key path in it. */
 export function loadJob(path: string, options: LoadJobOptions = {}): ReturnType<typeof load.loadJob> {
-  return load.loadJob(path, { compileCron, ...options }, zodValidators(options.providers));
+  return load.loadJob(path, { compileCron, ...options }, zodValidators(options.providers), jobPolicy);
 }
 
 /** Validates a job given as an object (JSON-RPC `job.run {job}` and `session.create {job}`). */
 export function jobFromObject(value: unknown, dir: string, options: LoadJobOptions = {}): ResolvedJob {
-  return load.jobFromObject(value, dir, { compileCron, ...options }, zodValidators(options.providers));
+  return load.jobFromObject(
+    value,
+    dir,
+    { compileCron, ...options },
+    zodValidators(options.providers),
+    jobPolicy,
+  );
 }

@@ -7,11 +7,8 @@
 import { dirname, resolve } from "../core/path.ts";
 import { ValidationError } from "../core/errors.ts";
 import { type LoadJobOptions, type ResolvedJob, resolveJob } from "./job.ts";
-import { assertRunnable, JobProblems } from "./job_checks.ts";
+import { assertRunnable } from "./job_checks.ts";
 import type { JobFile, UserConfig } from "./job_schema.ts";
-import { type PolicyContext, policyProblems, untrustedPolicy } from "./policy.ts";
-import { boundedLimits, boundedSandboxes, sessionOutputCeiling } from "./policy_limits.ts";
-import { jobProtection, protectsOutput } from "./job_protection.ts";
 import type { Policy, PolicyConfig } from "./policy_schema.ts";
 import type { ProviderRegistry } from "../providers/registry.ts";
 import { offsetOf, position } from "../core/yaml_positions.ts";
@@ -115,55 +112,26 @@ export function loadPolicy(path: string, validators: ConfigValidators): Policy {
   };
 }
 
-/**
- * Refuses (exit 2, one line per problem) a job asking for more than a policy in force allows: config.yaml's
- * or the policy file's, and `--untrusted`'s built-in one.
- */
-function enforcePolicies(
-  spec: JobFile,
-  options: Pick<LoadJobOptions, "config" | "untrusted">,
-  context: PolicyContext,
-): Policy[] {
-  const policies = [
-    ...(options.config?.policies ?? []),
-    ...(options.untrusted ? [untrustedPolicy(context.dir)] : []),
-  ];
-  const problems = policies.flatMap((policy) => policyProblems(spec, policy, context));
-  if (problems.length > 0) throw new JobProblems(problems);
-  return policies;
+/** Whether a trust policy is in force for a job loaded with `options`: then job_policy.ts must hold it. */
+export function policiesInForce(options: Pick<LoadJobOptions, "config" | "untrusted">): boolean {
+  return (options.config?.policies?.length ?? 0) > 0 || options.untrusted === true;
 }
 
 /**
- * The resolved job with what the policies impose: limit ceilings, of the run and of its sandboxes (an unset
- * limit becomes the ceiling where the default is above it) and,
- * for `--untrusted`, a shell sandbox that shows only the job directory (and the system directories
- * programs need) instead of the whole host.
+ * Holding a job to the policies in force (job_policy.ts): `hermes run` imports it only when one is, every
+ * other caller always (job_file.ts).
  */
-function bounded(job: ResolvedJob, policies: readonly Policy[], untrusted: boolean): ResolvedJob {
-  let spec = job.spec;
-  if (policies.some((policy) => policy.rules.limits)) {
-    const limits = boundedLimits(spec.limits, policies);
-    if (limits) spec = { ...spec, limits };
+export type JobPolicy = typeof import("./job_policy.ts");
+
+/** `policy` when a policy is in force, never a job loaded without it then; undefined when none is. */
+function policyFor(options: Pick<LoadJobOptions, "config" | "untrusted">, policy: JobPolicy | undefined) {
+  if (!policiesInForce(options)) return undefined;
+  if (!policy) {
+    throw new Error(
+      "Cannot load a job as asked: a trust policy is in force and its checks (job_policy.ts) are not loaded",
+    );
   }
-  spec = boundedSandboxes(spec, policies);
-  // The repository's AGENTS.md and .agents/skills are its content: a policy may keep them out of the prompt.
-  if (policies.some((policy) => policy.rules.repository_instructions === false)) {
-    spec = { ...spec, instructions: { ...spec.instructions, agents_md: false, skills: false } };
-  }
-  const shell = spec.tools?.shell;
-  if (untrusted && shell && shell.sandbox !== "off" && !shell.sandbox?.read) {
-    spec = {
-      ...spec,
-      tools: { ...spec.tools, shell: { ...shell, sandbox: { ...shell.sandbox, read: ["."] } } },
-    };
-  }
-  const maxSessionOutput = sessionOutputCeiling(policies);
-  const stored = maxSessionOutput === undefined ? {} : { maxSessionOutput };
-  // Its .git and own files stay read-only for every writer: what the job writes must not run on the host.
-  if (untrusted || policies.some((policy) => policy.rules.protect_job === true)) {
-    return { ...job, spec, ...stored, protect: jobProtection(spec, job.dir, job.path) };
-  }
-  return spec === job.spec && maxSessionOutput === undefined ? job : { ...job, spec, ...stored };
+  return policy;
 }
 
 /** Loads, validates and resolves a job file; `locate` names the `file:line:col` of a key path in it. */
@@ -171,6 +139,7 @@ export function loadJob(
   path: string,
   options: LoadJobOptions,
   validators: ConfigValidators,
+  jobPolicy?: JobPolicy,
 ): ResolvedJob & { locate: (keyPath: (string | number)[]) => string } {
   const text = readText(path, "job file");
   const parsed = parseYamlSource(path, text);
@@ -178,19 +147,12 @@ export function loadJob(
   const absolute = resolve(path);
   const locate = (keyPath: (string | number)[]) =>
     `${path}:${position(parsed.lines, offsetOf(parsed.doc, keyPath))}`;
-  const policies = enforcePolicies(spec, options, { dir: dirname(absolute), locate });
-  const job = bounded(
-    resolveJob(spec, { ...options, path: absolute, dir: dirname(absolute), file: path, locate }),
-    policies,
-    options.untrusted === true,
-  );
-  const output = job.spec.output?.file;
-  if (job.protect && output !== undefined && protectsOutput(output, job.dir, job.protect)) {
-    const by = options.untrusted ? "--untrusted" : "the policy's protect_job";
-    throw new JobProblems([
-      `${locate(["output", "file"])}: output.file: refused by ${by}: "${output}" is one of the job's ` +
-      "protected files (its .git, job files and the files it loads or runs)",
-    ]);
+  const policy = policyFor(options, jobPolicy);
+  const policies = policy?.enforcePolicies(spec, options, { dir: dirname(absolute), locate });
+  let job = resolveJob(spec, { ...options, path: absolute, dir: dirname(absolute), file: path, locate });
+  if (policy && policies) {
+    job = policy.bounded(job, policies, options.untrusted === true);
+    policy.assertOutputUnprotected(job, options.untrusted === true, locate);
   }
   assertRunnable(job.spec, {
     dir: job.dir,
@@ -204,38 +166,19 @@ export function loadJob(
   return { ...job, locate };
 }
 
-/**
- * A stored session's job held to the policies in force now, before it is resumed (`hermes run --resume`,
- * RPC/ACP session load): the job as its file said (`source`; a session stored before it was kept: the whole
- * stored job, config.yaml's part included) is judged as a loaded job is, and the ceilings are applied.
- * Problems name `session ID: key.path` and the rule (exit 2).
- */
-export function admitStoredJob(
-  job: ResolvedJob,
-  options: Pick<LoadJobOptions, "config" | "untrusted">,
-  session: string,
-): ResolvedJob {
-  const policies = enforcePolicies(job.source ?? job.spec, options, {
-    dir: job.dir,
-    locate: () => `session ${session}`,
-  });
-  return bounded(job, policies, options.untrusted === true);
-}
-
 /** Validates a job given as an object (JSON-RPC `job.run {job}` and `session.create {job}`). */
 export function jobFromObject(
   value: unknown,
   dir: string,
   options: LoadJobOptions,
   validators: ConfigValidators,
+  jobPolicy?: JobPolicy,
 ): ResolvedJob {
   const spec = validators.jobObject(value);
-  const policies = enforcePolicies(spec, options, { dir, locate: () => "job" });
-  const job = bounded(
-    resolveJob(spec, { ...options, path: null, dir, file: "job" }),
-    policies,
-    options.untrusted === true,
-  );
+  const policy = policyFor(options, jobPolicy);
+  const policies = policy?.enforcePolicies(spec, options, { dir, locate: () => "job" });
+  let job = resolveJob(spec, { ...options, path: null, dir, file: "job" });
+  if (policy && policies) job = policy.bounded(job, policies, options.untrusted === true);
   assertRunnable(job.spec, {
     dir,
     locate: () => "job",

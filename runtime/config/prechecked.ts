@@ -120,8 +120,10 @@ export async function loadJob(
 ): Promise<ReturnType<typeof load.loadJob>> {
   // The compiled check knows the built-in providers' keys only.
   if (options.providers) return (await import("./job_file.ts")).loadJob(path, options);
+  // The trust policies' checks only when one is in force: with none they change nothing.
+  const policy = load.policiesInForce(options) ? await import("./job_policy.ts") : undefined;
   try {
-    return load.loadJob(path, options, validatorsWith(undefined));
+    return load.loadJob(path, options, validatorsWith(undefined), policy);
   } catch (error) {
     // A job with a schedule is checked again with croner, loaded only for it.
     if (error instanceof CronNotLoaded) {

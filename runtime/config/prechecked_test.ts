@@ -3,7 +3,8 @@ import { parse } from "yaml";
 import { staleFiles } from "../../scripts/config_validators.ts";
 import { JobFile } from "./job_schema.ts";
 import * as zodFiles from "./job_file.ts";
-import { loadJob, precheckedJobFile } from "./prechecked.ts";
+import { loadJob, loadUserConfig, precheckedJobFile } from "./prechecked.ts";
+import * as jobLoad from "./job_load.ts";
 import { ValidationError } from "../core/errors.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -148,6 +149,83 @@ Deno.test("a job with a schedule is checked with croner, loaded for it: the same
         assert.match(fast.error ?? "", /job\.yaml:4:9: schedule\.cron: invalid cron/);
       } else assert.ok(fast.spec?.includes("0 9 * * 1-5"));
     }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a job under a trust policy is held to it as through zod: refused, bounded or protected alike", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "hermes-prechecked-" });
+  try {
+    const path = `${dir}/job.yaml`;
+    await Deno.writeTextFile(
+      `${dir}/policy.yaml`,
+      "models: { base_urls: [] }\nsandbox_limits: { max_session_output: 1MiB }\n",
+    );
+    const policyConfig = await loadUserConfig(`${dir}/config.yaml`, { policy: `${dir}/policy.yaml` });
+    assert.ok(policyConfig?.policies?.length === 1);
+    const jobs = [
+      // The allowed neighbour of each refusal below: the default model, output in the job directory.
+      "name: a\nprompt: hi\noutput: { file: out.txt }\n",
+      "name: a\nprompt: hi\nmodel: { base_url: 'http://127.0.0.1:9/v1' }\n",
+      "name: a\nprompt: hi\noutput: { file: job.yaml }\n",
+    ];
+    const outcome = async (load: () => unknown) => {
+      try {
+        const job = (await load()) as { spec: unknown; protect?: unknown; maxSessionOutput?: number };
+        return { job: JSON.stringify([job.spec, job.protect, job.maxSessionOutput]) };
+      } catch (error) {
+        assert.ok(error instanceof ValidationError, String(error));
+        return { error: error.message };
+      }
+    };
+    for (const text of jobs) {
+      await Deno.writeTextFile(path, text);
+      for (const options of [{ untrusted: true }, { config: policyConfig! }]) {
+        const fast = await outcome(() => loadJob(path, options));
+        assert.deepEqual(fast, await outcome(() => zodFiles.loadJob(path, options)), text);
+      }
+    }
+    await Deno.writeTextFile(path, jobs[0]!);
+    assert.match(
+      (await outcome(() => loadJob(path, { untrusted: true }))).job ?? "",
+      /job\.yaml/,
+    );
+    assert.match((await outcome(() => loadJob(path, { config: policyConfig! }))).job ?? "", /1048576/);
+    await Deno.writeTextFile(path, jobs[1]!);
+    assert.match(
+      (await outcome(() => loadJob(path, { untrusted: true }))).error ?? "",
+      /job\.yaml:3:20: model\.base_url: refused by --untrusted/,
+    );
+    assert.match(
+      (await outcome(() => loadJob(path, { config: policyConfig! }))).error ?? "",
+      /job\.yaml:3:20: model\.base_url: refused by policy/,
+    );
+    await Deno.writeTextFile(path, jobs[2]!);
+    assert.match((await outcome(() => loadJob(path, { untrusted: true }))).error ?? "", /protected files/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the job loader refuses to load a job under a policy without the policy's checks", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "hermes-prechecked-" });
+  try {
+    const path = `${dir}/job.yaml`;
+    await Deno.writeTextFile(path, "name: a\nprompt: hi\n");
+    const validators = zodFiles.zodValidators();
+    assert.throws(
+      () => jobLoad.loadJob(path, { untrusted: true }, validators),
+      /job_policy\.ts\) are not loaded/,
+    );
+    assert.throws(
+      () => jobLoad.jobFromObject({ name: "a", prompt: "hi" }, dir, { untrusted: true }, validators),
+      /are not loaded/,
+    );
+    // With none in force it needs none: the same job as with them.
+    const plain = jobLoad.loadJob(path, {}, validators);
+    assert.deepEqual(plain.spec, zodFiles.loadJob(path, {}).spec);
+    assert.equal(plain.protect, undefined);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -145,6 +145,38 @@ Deno.test("start-up path: run JOB.yaml reaches no npm package before its first r
   assert.ok(closure(graph, ["runtime/config/cron.ts"]).some((m) => m.includes("croner")));
 });
 
+Deno.test("start-up path: a job under no trust policy loads none of the policy's checks", () => {
+  // With no policy in force (no config.yaml `policy:`, no policy file, no --untrusted) holding a job to the
+  // policies changes nothing: prechecked.ts imports job_policy.ts only when one is (job_load.ts refuses to
+  // load a job without it then).
+  const run = closure(graph, [
+    "commands/run.ts",
+    "runtime/config/prechecked.ts",
+    "runtime/app/run.ts",
+    "runtime/app/open_session.ts",
+    "runtime/session/live_session.ts",
+    "runtime/tools/session.ts",
+  ]);
+  const policyChecks = [
+    "runtime/config/job_policy.ts",
+    "runtime/config/policy.ts",
+    "runtime/config/policy_limits.ts",
+    "runtime/config/policy_match.ts",
+    "runtime/config/job_protection.ts",
+    "runtime/config/steering_env.ts",
+    "runtime/sandbox/policy.ts",
+    "runtime/sandbox/net_hosts.ts",
+    "runtime/sandbox/ip_address.ts",
+  ];
+  assert.deepEqual(run.filter((m) => policyChecks.includes(m)), []);
+  assert.ok(dynamicImports("runtime/config/prechecked.ts").includes("runtime/config/job_policy.ts"));
+  // The guard sees them where they are imported statically.
+  assert.deepEqual(
+    closure(graph, ["runtime/config/job_policy.ts"]).filter((m) => policyChecks.includes(m)),
+    policyChecks.toSorted(),
+  );
+});
+
 Deno.test("start-up path: a job without a shell tool, http_fetch or anything sandboxed loads none of their modules", () => {
   // The session's tools and its sandbox probe: the shell tool (parser, policy, sandbox), http_fetch and the
   // probe (bubblewrap, seccomp, cgroups) are imported on use, for a job that has them.
