@@ -7,9 +7,9 @@
  * by the store's notifications (PostgreSQL LISTEN/NOTIFY), by a run of its own ending, by `wake()` (a run
  * submitted in the same process), or by its poll.
  *
- * A run's events are stored as they come (batched), its session is recorded as soon as it has one, and a
- * provider's rate-limit answer (429, retried after `delay_ms`) holds back the other queued runs of its model
- * for as long.
+ * A run's events are stored as they come (batched; the last batch with its end, in one write), its session
+ * is recorded as soon as it has one, and a provider's rate-limit answer (429, retried after `delay_ms`) holds
+ * back the other queued runs of its model for as long.
  */
 import type { Clock } from "../../runtime/core/clock.ts";
 import { errorMessage } from "../../runtime/core/errors.ts";
@@ -277,18 +277,19 @@ export class QueueWorker {
           note: errorMessage(error),
         };
       }
-      await events.close();
+      // The events not written yet go out with the run's end (one write).
+      const last = await events.close();
       if (flight.stopped) {
         outcome = { ...outcome, status: flight.stopped.status, note: flight.stopped.note };
       }
-      await this.#record(run, { ...outcome, session_id: outcome.session_id ?? events.sessionId });
+      await this.#record(run, { ...outcome, session_id: outcome.session_id ?? events.sessionId }, last);
     })().finally(() => {
       this.#runs.delete(run.id);
       this.#wake();
     });
   }
 
-  async #record(run: QueuedRun, outcome: QueuedOutcome): Promise<void> {
+  async #record(run: QueuedRun, outcome: QueuedOutcome, events: readonly HermesEvent[]): Promise<void> {
     const { store, clock, log, holder } = this.#o;
     for (;;) {
       try {
@@ -301,10 +302,11 @@ export class QueueWorker {
           exit_code: outcome.exit_code,
           now: clock.now(),
           ...(outcome.note !== undefined ? { note: outcome.note } : {}),
+          ...(events.length > 0 ? { events } : {}),
         });
+        if (recorded || events.length > 0) this.#o.onStored(run.id);
         if (recorded) {
           log.info(`run ${run.id} (${run.job}): ${outcome.status}`);
-          this.#o.onStored(run.id);
           if (this.#o.wantsEnded(run)) {
             const ended = await store.getRun(run.id);
             if (ended) this.#o.onEnded(ended);
@@ -431,12 +433,14 @@ class EventSink {
     }, () => {});
   }
 
-  /** Writes what is pending and waits for every write. */
-  async close(): Promise<void> {
+  /** Waits for every write under way and hands back the events not written yet (the run's end takes them). */
+  async close(): Promise<HermesEvent[]> {
     this.#timer?.abort();
     this.#timer = undefined;
-    this.#flush();
     await this.#writing;
+    const rest = this.#pending;
+    this.#pending = [];
+    return rest;
   }
 
   #flush(): void {

@@ -621,6 +621,11 @@ export interface RunEnd {
   exit_code: number | null;
   now: number;
   note?: string | null;
+  /**
+   * The run's last events, appended (as `appendRunEvents` does) with its end in one write, whether or not
+   * `holder` still holds it.
+   */
+  events?: readonly unknown[];
 }
 
 export interface ListRunsOptions {

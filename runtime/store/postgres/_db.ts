@@ -63,6 +63,11 @@ export class PgDb {
    * transaction wrote that it committed, for the one case the server's answer can be wrong: after a crash
    * the server may hand a transaction id it never logged to a new transaction, whose commit then looks
    * like ours.
+   *
+   * BEGIN waits for its answer before the work is sent (the driver's `begin`). Sending it ahead of the work
+   * on a `reserve()`d connection would save that round trip, but npm:postgres 3.4.9 strands a reserve that
+   * has to open a connection (porsager/postgres#751, #1195): after a server restart the pool never hands
+   * out a connection again.
    */
   async tx<T>(fn: (q: Q) => Promise<T>, verify?: (q: Q, value: T) => Promise<boolean>): Promise<T> {
     for (let attempt = 1;; attempt++) {

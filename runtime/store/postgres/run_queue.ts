@@ -188,9 +188,13 @@ export function runQueueOps(db: PgDb): RunQueueOps {
         SELECT id FROM runs WHERE holder_nonce = ${holder.nonce} AND status = 'running' AND cancel_requested`)
         .map((r) => String(r.id)),
     finishRun: (end) =>
-      db.tx(async (q) => {
-        // The end and its notification in one statement (one round trip).
-        const rows = await q`
+      numberingAgain(() =>
+        db.tx(async (q) => {
+          // The run's last events go out with its end, in one transaction and one round trip.
+          const stored = end.events?.length ? insertEvents(q, end.id, end.events).execute() : undefined;
+          stored?.catch(() => {}); // awaited below; the end's statement reports a failure first
+          // The end and its notification in one statement.
+          const rows = await q`
           WITH u AS (
             UPDATE runs SET status = ${end.status}, session_id = coalesce(${end.session_id}, session_id),
               result = ${end.result === undefined || end.result === null ? null : JSON.stringify(end.result)},
@@ -199,11 +203,13 @@ export function runQueueOps(db: PgDb): RunQueueOps {
             WHERE id = ${end.id} AND holder_nonce = ${end.holder.nonce} AND status = 'running'
             RETURNING id)
           SELECT id, pg_notify(${RUNS_CHANNEL}, id) FROM u`;
-        return rows.length === 1;
-      }, async (q) => {
-        const [row] = await q`SELECT holder_nonce, status FROM runs WHERE id = ${end.id}`;
-        return row?.holder_nonce === end.holder.nonce && row?.status === end.status;
-      }),
+          await stored;
+          return rows.length === 1;
+        }, async (q) => {
+          const [row] = await q`SELECT holder_nonce, status FROM runs WHERE id = ${end.id}`;
+          return row?.holder_nonce === end.holder.nonce && row?.status === end.status;
+        })
+      ),
     cancelRun: (id, now) =>
       db.tx(async (q) => {
         await q`
@@ -317,27 +323,39 @@ function claimOrder(a: QueuedRun, b: QueuedRun): number {
 const UNIQUE_VIOLATION = "23505";
 
 /**
- * Appends a run's events after those stored, numbered on from the highest, in one statement. Its events
- * come from one worker, in order; should two appends of one run still meet (a retry overlapping), the
- * second finds its numbers taken and numbers again.
+ * Runs `write` (a transaction appending a run's events) again when its event numbers were taken meanwhile:
+ * a run's events come from one worker, in order, but should two appends of one run still meet (a retry
+ * overlapping), the second finds its numbers taken and numbers again.
  */
-async function appendEvents(db: PgDb, runId: string, events: readonly unknown[]): Promise<void> {
+async function numberingAgain<T>(write: () => Promise<T>): Promise<T> {
   for (let attempt = 1;; attempt++) {
     try {
-      await db.tx(async (q) => {
-        // The events and the notification of their readers (a server's streams) in one statement.
-        await q`
-          WITH ins AS (
-            INSERT INTO run_events (run_id, seq, event)
-            SELECT ${runId}, coalesce((SELECT max(seq) FROM run_events WHERE run_id = ${runId}), 0) + ord, event
-            FROM jsonb_array_elements_text(${q.json(events.map((e) => JSON.stringify(e)))})
-              WITH ORDINALITY AS t(event, ord)
-            RETURNING seq)
-          SELECT pg_notify(${RUN_EVENTS_CHANNEL}, ${runId}) FROM (SELECT 1 FROM ins LIMIT 1) AS stored`;
-      });
-      return;
+      return await write();
     } catch (error) {
       if (attempt >= 5 || (error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
     }
   }
+}
+
+/**
+ * Appends a run's events after those stored, numbered on from the highest, and notifies their readers (a
+ * server's streams), in one statement.
+ */
+function insertEvents(q: Q, runId: string, events: readonly unknown[]) {
+  return q`
+    WITH ins AS (
+      INSERT INTO run_events (run_id, seq, event)
+      SELECT ${runId}, coalesce((SELECT max(seq) FROM run_events WHERE run_id = ${runId}), 0) + ord, event
+      FROM jsonb_array_elements_text(${q.json(events.map((e) => JSON.stringify(e)))})
+        WITH ORDINALITY AS t(event, ord)
+      RETURNING seq)
+    SELECT pg_notify(${RUN_EVENTS_CHANNEL}, ${runId}) FROM (SELECT 1 FROM ins LIMIT 1) AS stored`;
+}
+
+async function appendEvents(db: PgDb, runId: string, events: readonly unknown[]): Promise<void> {
+  await numberingAgain(() =>
+    db.tx(async (q) => {
+      await insertEvents(q, runId, events);
+    })
+  );
 }

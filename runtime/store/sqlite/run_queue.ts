@@ -183,22 +183,25 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
       ),
     finishRun: (end) =>
       settle(() =>
-        Number(
-          db.stmt(
-            `UPDATE runs SET status = ?, session_id = coalesce(?, session_id), result = ?, exit_code = ?,
+        db.immediate(() => {
+          if (end.events?.length) insertRunEvents(db, end.id, end.events);
+          return Number(
+            db.stmt(
+              `UPDATE runs SET status = ?, session_id = coalesce(?, session_id), result = ?, exit_code = ?,
                finished_at = ?, lease_expires_at = NULL, note = coalesce(?, note)
              WHERE id = ? AND holder_nonce = ? AND status = 'running'`,
-          ).run(
-            end.status,
-            end.session_id,
-            end.result === undefined || end.result === null ? null : JSON.stringify(end.result),
-            end.exit_code,
-            end.now,
-            end.note ?? null,
-            end.id,
-            end.holder.nonce,
-          ).changes,
-        ) === 1
+            ).run(
+              end.status,
+              end.session_id,
+              end.result === undefined || end.result === null ? null : JSON.stringify(end.result),
+              end.exit_code,
+              end.now,
+              end.note ?? null,
+              end.id,
+              end.holder.nonce,
+            ).changes,
+          ) === 1;
+        })
       ),
     cancelRun: (id, now) =>
       settle(() =>
@@ -306,13 +309,7 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
     appendRunEvents: (runId, events) =>
       settle(() =>
         db.immediate(() => {
-          if (events.length === 0) return;
-          const last = Number(
-            (db.stmt("SELECT coalesce(max(seq), 0) AS n FROM run_events WHERE run_id = ?").get(runId) as Row)
-              .n,
-          );
-          const insert = db.stmt("INSERT INTO run_events (run_id, seq, event) VALUES (?, ?, ?)");
-          events.forEach((event, i) => insert.run(runId, last + i + 1, JSON.stringify(event)));
+          if (events.length > 0) insertRunEvents(db, runId, events);
         })
       ),
     runEvents: (runId, afterSeq) =>
@@ -327,4 +324,13 @@ export function runQueueOps(db: SqliteDb): RunQueueOps {
     watchRuns: () => Promise.resolve(() => Promise.resolve()),
     watchRunEvents: () => Promise.resolve(() => Promise.resolve()),
   };
+}
+
+/** Appends a run's events after those stored (inside the caller's transaction). */
+function insertRunEvents(db: SqliteDb, runId: string, events: readonly unknown[]): void {
+  const last = Number(
+    (db.stmt("SELECT coalesce(max(seq), 0) AS n FROM run_events WHERE run_id = ?").get(runId) as Row).n,
+  );
+  const insert = db.stmt("INSERT INTO run_events (run_id, seq, event) VALUES (?, ?, ?)");
+  events.forEach((event, i) => insert.run(runId, last + i + 1, JSON.stringify(event)));
 }

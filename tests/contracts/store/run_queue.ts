@@ -342,6 +342,34 @@ export function runQueueContract(name: string, open: OpenStore): void {
     assert.deepEqual((await store.runEvents(id, 2)).map((e) => e.seq), [3]);
   });
 
+  Deno.test(`${name}: queue: a run's last events are stored with its end, after those stored before`, async () => {
+    await using fx = await open();
+    const { store } = fx;
+    const id = (await store.submitRun(newRun())).run.id;
+    const holder = liveHolder();
+    await store.claimRuns({ holder, ...lease, max: 1 });
+    await store.appendRunEvents(id, [{ type: "a" }]);
+    const end = {
+      id,
+      holder,
+      status: "success" as const,
+      session_id: null,
+      result: null,
+      exit_code: 0,
+      now: NOW,
+    };
+    assert.equal(await store.finishRun({ ...end, events: [{ type: "b" }, { type: "c" }] }), true);
+    assert.equal((await store.getRun(id))?.status, "success");
+    // A worker that lost its claim still stores what its run did; the end is not recorded.
+    assert.equal(await store.finishRun({ ...end, events: [{ type: "d" }] }), false);
+    assert.deepEqual((await store.runEvents(id, 0)).map((e) => [e.seq, e.event]), [
+      [1, { type: "a" }],
+      [2, { type: "b" }],
+      [3, { type: "c" }],
+      [4, { type: "d" }],
+    ]);
+  });
+
   Deno.test(`${name}: queue: a delivery is recorded by id and updated in place`, async () => {
     await using fx = await open();
     const { store } = fx;
