@@ -2,7 +2,7 @@
  * What `run` and `daemon` would refuse in a valid-looking job, checked before any model call: a cron
  * expression or time zone croner rejects (cron.ts), a provider without a `model` key it needs, a plugin path that
  * does not exist, an `output.file` outside the job directory, an `output.schema` that does not compile
- * (output_schema_check.ts). Used by loadJob / jobFromObject, so `validate`, RPC `job.validate`, `run` and
+ * (with the compiler the caller loaded). Used by loadJob / jobFromObject, so `validate`, RPC `job.validate`, `run` and
  * the daemon refuse the same.
  */
 import { insideGit } from "../core/protected_paths.ts";
@@ -12,7 +12,6 @@ import type { JobFile } from "./job_schema.ts";
 import type { CronCompiler } from "./cron.ts";
 import { keyPath } from "../core/key_path.ts";
 import { providerOf, type ProviderRegistry, PROVIDERS } from "../providers/registry.ts";
-import { outputSchemaProblem, type SchemaCompiler } from "./output_schema_check.ts";
 import { existsSync } from "../core/fs.ts";
 import { triggerTemplateProblem } from "./trigger_inputs.ts";
 
@@ -47,6 +46,28 @@ export interface CheckContext {
   compileCron?: CronCompiler | undefined;
 }
 
+/** Throws when `schema` does not compile; an error's `at` names the key inside the schema that is wrong. */
+export type SchemaCompiler = (schema: Record<string, unknown>) => unknown;
+
+/**
+ * `file:line:col: output.schema…: not a usable JSON Schema: …`, or null when it compiles. The turn that
+ * checks an answer words a refusal the same (output_schema_check.ts).
+ */
+export function schemaProblem(
+  schema: Record<string, unknown>,
+  compile: SchemaCompiler,
+  locate: Locate,
+): string | null {
+  try {
+    compile(schema);
+    return null;
+  } catch (error) {
+    const at = (error as { at?: unknown }).at;
+    const path = ["output", "schema", ...(Array.isArray(at) ? at : [])];
+    return `${locate(path)}: ${keyPath(path)}: not a usable JSON Schema: ${(error as Error).message}`;
+  }
+}
+
 /** A job has a `schedule:` and its check was given no cron compiler (CheckContext.compileCron). */
 export class CronNotLoaded extends Error {
   constructor() {
@@ -67,10 +88,11 @@ export function jobProblems(spec: JobFile, context: CheckContext): string[] {
       problems.push(error.message);
     }
   }
-  const schemaProblem = context.compileSchema
-    ? outputSchemaProblem(spec, context.compileSchema, context.locate)
+  const schema = spec.output?.schema;
+  const refused = schema && context.compileSchema
+    ? schemaProblem(schema, context.compileSchema, context.locate)
     : null;
-  if (schemaProblem !== null) problems.push(schemaProblem);
+  if (refused !== null) problems.push(refused);
   const registry: ProviderRegistry = context.providers ?? PROVIDERS;
   const provider = providerOf(spec.model, registry);
   for (const [key, holds] of Object.entries(registry[provider]?.needs ?? {})) {

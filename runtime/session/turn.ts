@@ -21,7 +21,6 @@ import {
   type UsageCounters,
 } from "./outcome.ts";
 import type { SchemaCheck } from "./output_schema.ts";
-import { compileOutputSchema } from "../config/output_schema_check.ts";
 import type { JsonSchemaCheck } from "../config/json_schema.ts";
 import type { CommandSource } from "../agent/slash.ts";
 import type { SessionStore } from "../store/store.ts";
@@ -92,7 +91,10 @@ export async function runTurn(
   const compileSchema = (schema: Record<string, unknown>) => {
     if (!compiling) {
       const { job } = live;
-      compiling = compileOutputSchema(schema, job.locate ?? (() => job.path ?? "job"));
+      // Its module too: a turn without output.schema never needs it, one with it not before the model answers.
+      compiling = import("../config/output_schema_check.ts").then(({ compileOutputSchema }) =>
+        compileOutputSchema(schema, job.locate ?? (() => job.path ?? "job"))
+      );
       compiling.catch((error) => schemaRefused.abort(error));
     }
     return compiling;
