@@ -12,10 +12,11 @@ import { type Policy, PolicyConfig } from "./policy_schema.ts";
 import { describeIssue } from "../core/yaml_positions.ts";
 import type { YamlSource } from "../core/yaml_source.ts";
 import * as load from "./job_load.ts";
+import * as userConfig from "./user_config_load.ts";
 import { compileCron } from "./cron.ts";
 import * as jobPolicy from "./job_policy.ts";
 
-export type { UserConfigOptions } from "./job_load.ts";
+export type { UserConfigOptions } from "./user_config_load.ts";
 
 function validate<T extends z.ZodType>(schema: T, file: string, parsed: YamlSource): z.infer<T> {
   load.assertMapping(file, parsed);
@@ -54,14 +55,14 @@ export function zodValidators(providers?: ProviderRegistry): load.ConfigValidato
  */
 export function loadUserConfig(
   path: string,
-  options: load.UserConfigOptions = {},
-): ReturnType<typeof load.loadUserConfig> {
-  return load.loadUserConfig(path, options, zodValidators(options.providers));
+  options: userConfig.UserConfigOptions = {},
+): ReturnType<typeof userConfig.loadUserConfig> {
+  return userConfig.loadUserConfig(path, options, zodValidators(options.providers));
 }
 
 /** Loads a trust policy file (policy_schema.ts); relative roots resolve against its directory. */
 export function loadPolicy(path: string): Policy {
-  return load.loadPolicy(path, zodValidators());
+  return userConfig.loadPolicy(path, zodValidators());
 }
 
 /** Loads, validates and resolves a job file; `locate` names the `file:line:col` of a key path in it. */

@@ -1,5 +1,5 @@
 /**
- * Loading job files, config.yaml and policy files (docs/job-file.md): YAML with positions → validation →
+ * Loading job files (docs/job-file.md; config.yaml and policy files: user_config_load.ts): YAML with positions → validation →
  * resolveJob, each error naming file:line:col (exit 2). The validation is passed in: job_file.ts gives zod's
  * (every caller that can wait for it), prechecked.ts the schemas compiled ahead of time (`hermes run`, whose
  * start-up would otherwise pay for importing zod and building its schemas). This module imports neither.
@@ -9,10 +9,8 @@ import { ValidationError } from "../core/errors.ts";
 import { type LoadJobOptions, type ResolvedJob, resolveJob } from "./job.ts";
 import { assertRunnable } from "./job_checks.ts";
 import type { JobFile, UserConfig } from "./job_schema.ts";
-import type { Policy, PolicyConfig } from "./policy_schema.ts";
-import type { ProviderRegistry } from "../providers/registry.ts";
+import type { PolicyConfig } from "./policy_schema.ts";
 import { offsetOf, position } from "../core/yaml_positions.ts";
-import { entryRelativeTo } from "./plugin_entry.ts";
 import { parseYamlSource, type YamlSource } from "../core/yaml_source.ts";
 
 /** Checks a parsed file against its schema: the validated value, or a JobProblems naming every problem. */
@@ -31,7 +29,8 @@ export function assertMapping(file: string, parsed: YamlSource): void {
   }
 }
 
-function readText(path: string, what: string): string {
+/** A file's text, or a ValidationError naming it as `what` (a missing file, a directory, …). */
+export function readText(path: string, what: string): string {
   try {
     return Deno.readTextFileSync(path);
   } catch (error) {
@@ -43,73 +42,6 @@ function readText(path: string, what: string): string {
     }
     throw new ValidationError(`Cannot read ${what} "${path}": ${(error as Error).message}`);
   }
-}
-
-export interface UserConfigOptions {
-  /** A policy file (`--policy`, `HERMES_POLICY`): it replaces config.yaml's `policy:`. */
-  policy?: string | undefined;
-  /** The provider registry whose `model` keys config.yaml may set (default: the built-in one). */
-  providers?: ProviderRegistry;
-}
-
-/**
- * Loads config.yaml (undefined when there is none and no policy file), with the trust policy in force
- * attached as `policies`.
- */
-export function loadUserConfig(
-  path: string,
-  options: UserConfigOptions,
-  validators: ConfigValidators,
-): UserConfig | undefined {
-  const policy = options.policy !== undefined ? loadPolicy(options.policy, validators) : undefined;
-  let text: string;
-  try {
-    text = Deno.readTextFileSync(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return policy ? { policies: [policy] } : undefined;
-    throw new ValidationError(`Cannot read config "${path}": ${(error as Error).message}`);
-  }
-  const parsed = parseYamlSource(path, text);
-  const config: UserConfig = validators.userConfig(path, parsed);
-  if (policy) config.policies = [policy];
-  else if (config.policy) {
-    config.policies = [{
-      rules: config.policy,
-      source: `the policy of ${path}`,
-      dir: dirname(resolve(path)),
-      locate: (rule) =>
-        `${path}:${position(parsed.lines, offsetOf(parsed.doc, ["policy", ...rule.split(".")]))}`,
-    }];
-  }
-  // Global plugins live beside config.yaml: their paths and path grants resolve against its directory.
-  const dir = dirname(resolve(path));
-  if (config.plugins) config.plugins = config.plugins.map((entry) => entryRelativeTo(entry, dir));
-  // So do global MCP servers' cwd and sandbox paths (a job's resolve against the job's directory).
-  for (const [name, entry] of Object.entries(config.mcp_servers ?? {})) {
-    const sandbox = entry.sandbox === "off" || entry.sandbox === undefined ? entry.sandbox : {
-      ...entry.sandbox,
-      ...(entry.sandbox.read ? { read: entry.sandbox.read.map((path) => resolve(dir, path)) } : {}),
-      ...(entry.sandbox.write ? { write: entry.sandbox.write.map((path) => resolve(dir, path)) } : {}),
-    };
-    config.mcp_servers![name] = {
-      ...entry,
-      ...(entry.command !== undefined ? { cwd: resolve(dir, entry.cwd ?? ".") } : {}),
-      ...(sandbox !== undefined ? { sandbox } : {}),
-    };
-  }
-  return config;
-}
-
-/** Loads a trust policy file (policy_schema.ts); relative roots resolve against its directory. */
-export function loadPolicy(path: string, validators: ConfigValidators): Policy {
-  const parsed = parseYamlSource(path, readText(path, "policy file"));
-  const rules = validators.policy(path, parsed);
-  return {
-    rules,
-    source: `policy ${path}`,
-    dir: dirname(resolve(path)),
-    locate: (rule) => `${path}:${position(parsed.lines, offsetOf(parsed.doc, rule.split(".")))}`,
-  };
 }
 
 /** Whether a trust policy is in force for a job loaded with `options`: then job_policy.ts must hold it. */

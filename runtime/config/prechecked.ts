@@ -8,8 +8,8 @@
 import type { LoadJobOptions } from "./job.ts";
 import type { JobFile, UserConfig } from "./job_schema.ts";
 import * as load from "./job_load.ts";
+import type { loadUserConfig as loadUserConfigAs, UserConfigOptions } from "./user_config_load.ts";
 import { CronNotLoaded } from "./job_checks.ts";
-import { exists } from "../core/fs.ts";
 import { shape as jobFileShape, validate as jobFileCheck } from "./_generated/job_file.js";
 
 /** A compiled schema: ajv's standalone check and the key order of the objects it accepts. */
@@ -134,17 +134,35 @@ export async function loadJob(
   }
 }
 
-/** loadUserConfig of job_file.ts, the same way. */
+/** False only when `path` is missing: a file that cannot be looked at is the loader's to report. */
+async function mayExist(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (error) {
+    return !(error instanceof Deno.errors.NotFound);
+  }
+}
+
+/**
+ * loadUserConfig of job_file.ts, the same way; with no config.yaml and no policy file there is nothing to
+ * read: undefined, without importing the loader.
+ */
 export async function loadUserConfig(
   path: string,
-  options: load.UserConfigOptions = {},
-): Promise<ReturnType<typeof load.loadUserConfig>> {
+  options: UserConfigOptions = {},
+): Promise<ReturnType<typeof loadUserConfigAs>> {
   if (options.providers) return (await import("./job_file.ts")).loadUserConfig(path, options);
+  const present = await mayExist(path);
+  if (!present && options.policy === undefined) return undefined;
   try {
     // Its check is half the size of the job file's: loaded only when there is a config.yaml to check.
-    const check = await exists(path) ? await import("./_generated/user_config.js") : undefined;
+    const [loader, check] = await Promise.all([
+      import("./user_config_load.ts"),
+      present ? import("./_generated/user_config.js") : undefined,
+    ]);
     const validators = validatorsWith(check && { validate: check.validate, shape: check.shape as Shape });
-    return load.loadUserConfig(path, options, validators);
+    return loader.loadUserConfig(path, options, validators);
   } catch (error) {
     if (!(error instanceof NotPrechecked)) throw error;
     return (await import("./job_file.ts")).loadUserConfig(path, options);

@@ -230,3 +230,40 @@ Deno.test("the job loader refuses to load a job under a policy without the polic
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("config.yaml loads as through zod: none, a policy file alone, a directory, plugins anchored at home", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "hermes-prechecked-" });
+  try {
+    const path = `${dir}/config.yaml`;
+    await Deno.writeTextFile(`${dir}/policy.yaml`, "models: { base_urls: [] }\n");
+    const outcome = async (load: () => unknown) => {
+      try {
+        return { config: JSON.stringify(await load()) };
+      } catch (error) {
+        assert.ok(error instanceof ValidationError, String(error));
+        return { error: error.message };
+      }
+    };
+    const same = async (options: { policy?: string }, what: string) => {
+      const fast = await outcome(() => loadUserConfig(path, options));
+      assert.deepEqual(fast, await outcome(() => zodFiles.loadUserConfig(path, options)), what);
+      return fast;
+    };
+    assert.deepEqual(await same({}, "no config.yaml"), { config: undefined });
+    assert.match(
+      (await same({ policy: `${dir}/policy.yaml` }, "a policy file alone")).config ?? "",
+      /base_urls/,
+    );
+    assert.match(
+      (await same({ policy: `${dir}/nope.yaml` }, "a missing policy file")).error ?? "",
+      /nope\.yaml/,
+    );
+    await Deno.mkdir(path);
+    assert.match((await same({}, "a directory")).error ?? "", /Cannot read config/);
+    await Deno.remove(path);
+    await Deno.writeTextFile(path, "plugins:\n  - path: ./p.ts\n    permissions: { read: [data] }\n");
+    assert.match((await same({}, "plugins")).config ?? "", new RegExp(`"${dir}/data"`));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

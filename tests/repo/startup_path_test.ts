@@ -145,7 +145,7 @@ Deno.test("start-up path: run JOB.yaml reaches no npm package before its first r
   assert.ok(closure(graph, ["runtime/config/cron.ts"]).some((m) => m.includes("croner")));
 });
 
-Deno.test("start-up path: a job under no trust policy loads none of the policy's checks, nor output.schema's", () => {
+Deno.test("start-up path: a job under no trust policy loads none of the policy's checks, nor output.schema's, nor config.yaml's", () => {
   // With no policy in force (no config.yaml `policy:`, no policy file, no --untrusted) holding a job to the
   // policies changes nothing: prechecked.ts imports job_policy.ts only when one is (job_load.ts refuses to
   // load a job without it then).
@@ -169,6 +169,12 @@ Deno.test("start-up path: a job under no trust policy loads none of the policy's
     "runtime/sandbox/ip_address.ts",
   ];
   assert.deepEqual(run.filter((m) => policyChecks.includes(m)), []);
+  // Without a config.yaml or a policy file there is nothing to anchor at the home: its loader is not imported.
+  assert.deepEqual(
+    run.filter((m) => m === "runtime/config/user_config_load.ts" || m === "runtime/config/plugin_entry.ts"),
+    [],
+  );
+  assert.ok(dynamicImports("runtime/config/prechecked.ts").includes("runtime/config/user_config_load.ts"));
   // output.schema's compilation is the turn's, once the model has answered (session/turn.ts): its module too.
   assert.ok(!run.includes("runtime/config/output_schema_check.ts"));
   assert.ok(dynamicImports("runtime/session/turn.ts").includes("runtime/config/output_schema_check.ts"));
