@@ -1,5 +1,5 @@
 /**
- * Loading config.yaml and trust policy files (docs/configuration.md): YAML with positions → validation
+ * Loading config.yaml and trust policy files (docs/job-file.md, docs/sandbox.md): YAML with positions → validation
  * (passed in, as for job files: job_load.ts) → paths anchored at the file's directory, each error naming
  * file:line:col (exit 2). `hermes run` imports it only when there is a config.yaml or a policy file to read.
  */
