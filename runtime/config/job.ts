@@ -65,6 +65,11 @@ export interface LoadJobOptions {
   /** Compiles a `schedule:` (cron.ts); loadJob of prechecked.ts and job_file.ts pass it. */
   compileCron?: CronCompiler;
   /**
+   * A webhook trigger's input template's problem, or null (trigger_inputs.ts); loadJob of prechecked.ts
+   * (for a job with one) and job_file.ts pass it.
+   */
+  checkTriggerTemplate?: (template: string) => string | null;
+  /**
    * The model providers a job may name, each with its own `model` keys (default: the built-in registry,
    * runtime/providers/registry.ts); another registry is validated by zod, not the precompiled check.
    */

@@ -13,7 +13,6 @@ import type { CronCompiler } from "./cron.ts";
 import { keyPath } from "../core/key_path.ts";
 import { providerOf, type ProviderRegistry, PROVIDERS } from "../providers/registry.ts";
 import { existsSync } from "../core/fs.ts";
-import { triggerTemplateProblem } from "./trigger_inputs.ts";
 
 /** Every problem of one file, one `file:line:col: key.path: …` line each; the message holds them all. */
 export class JobProblems extends ValidationError {
@@ -44,6 +43,12 @@ export interface CheckContext {
    * CronNotLoaded, and the caller loads cron.ts and checks again.
    */
   compileCron?: CronCompiler | undefined;
+  /**
+   * A webhook trigger's input template's problem, or null (trigger_inputs.ts, which the daemon renders
+   * deliveries with). Without it, a job with trigger inputs throws TriggerCheckNotLoaded, and the caller
+   * loads it and checks again: a job without triggers does not load it.
+   */
+  checkTriggerTemplate?: ((template: string) => string | null) | undefined;
 }
 
 /** Throws when `schema` does not compile; an error's `at` names the key inside the schema that is wrong. */
@@ -72,6 +77,13 @@ export function schemaProblem(
 export class CronNotLoaded extends Error {
   constructor() {
     super("the schedule check (croner) is not loaded");
+  }
+}
+
+/** A job has webhook trigger inputs and its check was given no template check (CheckContext.checkTriggerTemplate). */
+export class TriggerCheckNotLoaded extends Error {
+  constructor() {
+    super("the trigger inputs' check (trigger_inputs.ts) is not loaded");
   }
 }
 
@@ -133,12 +145,15 @@ export function jobProblems(spec: JobFile, context: CheckContext): string[] {
     }
   }
   const declared = Object.keys(spec.inputs ?? {});
-  for (const [name, template] of Object.entries(spec.triggers?.webhook?.inputs ?? {})) {
+  const triggerInputs = Object.entries(spec.triggers?.webhook?.inputs ?? {});
+  const checkTemplate = context.checkTriggerTemplate;
+  if (triggerInputs.length > 0 && !checkTemplate) throw new TriggerCheckNotLoaded();
+  for (const [name, template] of triggerInputs) {
     const path = ["triggers", "webhook", "inputs", name];
     if (!declared.includes(name)) {
       at(path, `"${name}" is not one of the job's inputs (declared: ${declared.join(", ") || "none"})`);
     }
-    const problem = triggerTemplateProblem(template);
+    const problem = checkTemplate!(template);
     if (problem !== null) at(path, problem);
   }
   return problems;

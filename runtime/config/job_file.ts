@@ -14,6 +14,7 @@ import type { YamlSource } from "../core/yaml_source.ts";
 import * as load from "./job_load.ts";
 import * as userConfig from "./user_config_load.ts";
 import { compileCron } from "./cron.ts";
+import { triggerTemplateProblem as checkTriggerTemplate } from "./trigger_inputs.ts";
 import * as jobPolicy from "./job_policy.ts";
 
 export type { UserConfigOptions } from "./user_config_load.ts";
@@ -67,7 +68,12 @@ export function loadPolicy(path: string): Policy {
 
 /** Loads, validates and resolves a job file; `locate` names the `file:line:col` of a key path in it. */
 export function loadJob(path: string, options: LoadJobOptions = {}): ReturnType<typeof load.loadJob> {
-  return load.loadJob(path, { compileCron, ...options }, zodValidators(options.providers), jobPolicy);
+  return load.loadJob(
+    path,
+    { compileCron, checkTriggerTemplate, ...options },
+    zodValidators(options.providers),
+    jobPolicy,
+  );
 }
 
 /** Validates a job given as an object (JSON-RPC `job.run {job}` and `session.create {job}`). */
@@ -75,7 +81,7 @@ export function jobFromObject(value: unknown, dir: string, options: LoadJobOptio
   return load.jobFromObject(
     value,
     dir,
-    { compileCron, ...options },
+    { compileCron, checkTriggerTemplate, ...options },
     zodValidators(options.providers),
     jobPolicy,
   );

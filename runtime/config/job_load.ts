@@ -93,6 +93,7 @@ export function loadJob(
     configPlugins: options.config?.plugins?.length ?? 0,
     compileSchema: options.compileSchema,
     compileCron: options.compileCron,
+    checkTriggerTemplate: options.checkTriggerTemplate,
     providers: options.providers,
   });
   return { ...job, locate };
@@ -118,6 +119,7 @@ export function jobFromObject(
     configPlugins: options.config?.plugins?.length ?? 0,
     compileSchema: options.compileSchema,
     compileCron: options.compileCron,
+    checkTriggerTemplate: options.checkTriggerTemplate,
     providers: options.providers,
   });
   return job;

@@ -9,7 +9,7 @@ import type { LoadJobOptions } from "./job.ts";
 import type { JobFile, UserConfig } from "./job_schema.ts";
 import * as load from "./job_load.ts";
 import type { loadUserConfig as loadUserConfigAs, UserConfigOptions } from "./user_config_load.ts";
-import { CronNotLoaded } from "./job_checks.ts";
+import { CronNotLoaded, TriggerCheckNotLoaded } from "./job_checks.ts";
 import { shape as jobFileShape, validate as jobFileCheck } from "./_generated/job_file.js";
 
 /** A compiled schema: ajv's standalone check and the key order of the objects it accepts. */
@@ -128,6 +128,11 @@ export async function loadJob(
     // A job with a schedule is checked again with croner, loaded only for it.
     if (error instanceof CronNotLoaded) {
       return loadJob(path, { ...options, compileCron: (await import("./cron.ts")).compileCron });
+    }
+    // So is one with webhook trigger inputs, with their template check.
+    if (error instanceof TriggerCheckNotLoaded) {
+      const { triggerTemplateProblem } = await import("./trigger_inputs.ts");
+      return loadJob(path, { ...options, checkTriggerTemplate: triggerTemplateProblem });
     }
     if (!(error instanceof NotPrechecked)) throw error;
     return (await import("./job_file.ts")).loadJob(path, options);

@@ -267,3 +267,41 @@ Deno.test("config.yaml loads as through zod: none, a policy file alone, a direct
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a job with webhook trigger inputs is checked with their template check, loaded for it: as through zod", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "hermes-prechecked-" });
+  try {
+    const path = `${dir}/job.yaml`;
+    const job = (inputs: string) =>
+      "name: a\nprompt: hi {{ inputs.n }}\ninputs: { n: { type: string, default: x } }\n" +
+      `triggers:\n  webhook:\n    secret_env: HOOK_SECRET\n    inputs: { ${inputs} }\n`;
+    const outcome = async (load: () => unknown) => {
+      try {
+        return { spec: JSON.stringify(((await load()) as { spec: unknown }).spec) };
+      } catch (error) {
+        assert.ok(error instanceof ValidationError, String(error));
+        return { error: error.message };
+      }
+    };
+    for (
+      const inputs of [
+        'n: "{{ trigger.body.issue.number }}"',
+        'n: "{{ trigger.nope }}"',
+        'm: "{{ trigger.event }}"',
+      ]
+    ) {
+      await Deno.writeTextFile(path, job(inputs));
+      const fast = await outcome(() => loadJob(path, {}));
+      assert.deepEqual(fast, await outcome(() => zodFiles.loadJob(path, {})), inputs);
+      if (inputs.includes("nope")) {
+        assert.match(
+          fast.error ?? "",
+          /job\.yaml:7:18: triggers\.webhook\.inputs\.n: unknown template reference/,
+        );
+      } else if (inputs.startsWith("m")) assert.match(fast.error ?? "", /"m" is not one of the job's inputs/);
+      else assert.ok(fast.spec?.includes("trigger.body.issue.number"));
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

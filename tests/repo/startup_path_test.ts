@@ -175,6 +175,9 @@ Deno.test("start-up path: a job under no trust policy loads none of the policy's
     [],
   );
   assert.ok(dynamicImports("runtime/config/prechecked.ts").includes("runtime/config/user_config_load.ts"));
+  // A webhook trigger's template check comes with a job that has trigger inputs.
+  assert.ok(!run.includes("runtime/config/trigger_inputs.ts"));
+  assert.ok(dynamicImports("runtime/config/prechecked.ts").includes("runtime/config/trigger_inputs.ts"));
   // output.schema's compilation is the turn's, once the model has answered (session/turn.ts): its module too.
   assert.ok(!run.includes("runtime/config/output_schema_check.ts"));
   assert.ok(dynamicImports("runtime/session/turn.ts").includes("runtime/config/output_schema_check.ts"));
