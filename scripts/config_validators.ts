@@ -97,7 +97,7 @@ async function generateOne(name: string, schema: z.ZodType): Promise<string> {
       inputs: await inputsOf(schema),
       noCheck: true,
     }),
-    eagerlyCompiled(standalone.default(ajv, { validate: name })),
+    eagerlyCompiled(withoutErrorDetails(standalone.default(ajv, { validate: name }))),
     `export const shape = ${JSON.stringify(shapeOf(json))};`,
     "",
   ].join("\n");
@@ -126,6 +126,26 @@ function eagerlyCompiled(code: string): string {
   lines.splice(evaluated + 1, 0, lines[at]!);
   lines.splice(at, 1);
   return lines.join("\n");
+}
+
+/**
+ * ajv's code with every error it builds an empty object: prechecked.ts reads only the verdict (a file it
+ * refuses goes to zod, whose messages name the problem), and ajv's own control flow (anyOf, sub-schemas)
+ * counts errors, never reads them. The error objects were half the module's ~280 KB, its load time with
+ * them (the validator's bytecode is in the code cache, see eagerlyCompiled).
+ */
+function withoutErrorDetails(code: string): string {
+  const stripped = code
+    .replace(/^(validate\d+\.errors = )\[\{.*\}\];$/gm, "$1[{}];")
+    .replace(/^(const err\d+ = )\{.*\};$/gm, "$1{};");
+  // Anything left naming an error's fields is a form of ajv's output this does not know: stop rather than
+  // ship a module whose errors are half stripped.
+  const left = stripped.split("\n").filter((line) => /schemaPath|\bkeyword:/.test(line));
+  if (left.length > 0) throw new Error(`ajv's standalone code builds errors in an unknown form: ${left[0]}`);
+  if (/\.(keyword|instancePath|params|schemaPath|message)\b/.test(stripped)) {
+    throw new Error("ajv's standalone code reads an error's fields: its errors cannot be emptied");
+  }
+  return stripped;
 }
 
 /** The schema without its `description`s: the generated code embeds the schema, and nothing reads them. */

@@ -5,7 +5,7 @@
 // Budget: `hermes run JOB.yaml` spawn to first model request (bench/startup_bench.ts): a valid file is checked by
 //   plain functions instead of importing zod and building its schemas, which took about twice a bare `deno run`
 //   hello-world.
-// Inputs: sha256:c0f20906764b8cef5eca76b633fc16df99f76f614eb5f52dc00e82c2662bf8f2
+// Inputs: sha256:12ca7b9502f8cdec64f8b5640569b8588c5f81470a09b5e259e9114b685f39f6
 "use strict";
 const schema31 = {"type":"object","properties":{"$schema":{"type":"string"},"name":{"type":"string","pattern":"^[a-z0-9._-]+$"},"description":{"type":"string"},"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","azure","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"fallback":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false},"text_tool_calls":{"type":"boolean"},"api":{"type":"string","enum":["chat","responses","auto"]},"transport":{"type":"string","enum":["http","websocket"]},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"api_version":{"type":"string","minLength":1},"script":{"type":"string","minLength":1}},"additionalProperties":false},"system":{"type":"string"},"inputs":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_-]*$"},"additionalProperties":{"type":"object","properties":{"type":{"type":"string","enum":["string","number","boolean"]},"required":{"type":"boolean"},"default":{"type":["string","number","boolean"]},"description":{"type":"string"}},"additionalProperties":false}},"env":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":["string","number","boolean"]}},"labels":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9_][A-Za-z0-9_.\\-]*$"},"additionalProperties":{"type":["string","number","boolean"]}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"prompt":{"type":"string"},"steps":{"type":"array","items":{"type":"string","minLength":1}},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"approval":{"type":"object","properties":{"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"url":{"type":"string","format":"uri"},"api":{"type":"boolean","const":true},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false,"not":{}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0},"max_concurrent_agents":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_agent_depth":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"agents":{"type":"object","propertyNames":{"type":"string","pattern":"^[a-z0-9_-]+$"},"additionalProperties":{"type":"object","properties":{"description":{"type":"string","minLength":1},"system":{"type":"string"},"model":{"type":"string","minLength":1},"tools":{"type":"array","items":{"type":"string","enum":["shell","read_file","write_file","list_dir","http_fetch"]}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"workspace":{"type":"object","properties":{"isolation":{"type":"string","enum":["none","worktree"]},"base":{"type":"string","minLength":1},"branch":{"type":"string","minLength":1},"keep":{"type":"string","enum":["always","on_change","never"]}},"additionalProperties":false}},"required":["description"],"additionalProperties":false}},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"schedule":{"type":"object","properties":{"cron":{"type":"string","minLength":1},"timezone":{"type":"string","minLength":1},"catch_up":{"type":"string","enum":["one","none"]},"on_crash":{"type":"string","enum":["skip","rerun"]},"overlap":{"type":"string","enum":["skip","queue","cancel_previous"]},"max_cost_usd_per_day":{"type":"number","exclusiveMinimum":0}},"required":["cron"],"additionalProperties":false},"notify":{"type":"array","items":{"type":"object","properties":{"url":{"type":"string","format":"uri"},"secret_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"on":{"type":"array","items":{"type":"string","enum":["success","failed","limit","interrupted","cancelled","crashed"]}}},"additionalProperties":false,"not":{}}},"triggers":{"type":"object","properties":{"webhook":{"type":"object","properties":{"secret_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"signature":{"type":"string","enum":["github","hmac-sha256"]},"events":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"inputs":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_-]*$"},"additionalProperties":{"type":"string"}}},"required":["secret_env"],"additionalProperties":false}},"additionalProperties":false},"on_crash":{"type":"string","enum":["skip","rerun"]},"concurrency":{"type":"object","properties":{"group":{"type":"string","minLength":1},"limit":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"cancel_in_progress":{"type":"boolean"}},"required":["group"],"additionalProperties":false},"output":{"type":"object","properties":{"format":{"type":"string","enum":["text","json","stream-json"]},"file":{"type":"string","minLength":1},"schema":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}}},"additionalProperties":false},"store":{"type":"object","properties":{"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"instructions":{"type":"object","properties":{"agents_md":{"type":"boolean"},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"skills":{"type":"boolean"}},"additionalProperties":false},"skills":{"type":"array","items":{"type":"string","minLength":1}},"workspace":{"type":"object","properties":{"isolation":{"type":"string","enum":["none","worktree"]},"base":{"type":"string","minLength":1},"branch":{"type":"string","minLength":1},"keep":{"type":"string","enum":["always","on_change","never"]},"shared":{"type":"boolean"}},"additionalProperties":false},"record":{"type":"string","minLength":1}},"required":["name"],"additionalProperties":false,"$id":"job_file"};
 const func1 = Object.prototype.hasOwnProperty;
@@ -36,14 +36,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.name === undefined) && (missing0 = "name")){
-validate20.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(func1.call(schema31.properties, key0))){
-validate20.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -52,7 +52,7 @@ if(_errs1 === errors){
 if(data.$schema !== undefined){
 const _errs2 = errors;
 if(typeof data.$schema !== "string"){
-validate20.errors = [{instancePath:instancePath+"/$schema",schemaPath:"#/properties/%24schema/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -67,12 +67,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(!pattern4.test(data1)){
-validate20.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9._-]+$"},message:"must match pattern \""+"^[a-z0-9._-]+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -85,7 +85,7 @@ if(valid0){
 if(data.description !== undefined){
 const _errs6 = errors;
 if(typeof data.description !== "string"){
-validate20.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -102,7 +102,7 @@ if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 const _errs10 = errors;
 for(const key1 in data3){
 if(!(func1.call(schema31.properties.model.properties, key1))){
-validate20.errors = [{instancePath:instancePath+"/model",schemaPath:"#/properties/model/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -112,11 +112,11 @@ if(data3.provider !== undefined){
 let data4 = data3.provider;
 const _errs11 = errors;
 if(typeof data4 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/model/provider",schemaPath:"#/properties/model/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!((((data4 === "openai") || (data4 === "anthropic")) || (data4 === "azure")) || (data4 === "scripted"))){
-validate20.errors = [{instancePath:instancePath+"/model/provider",schemaPath:"#/properties/model/properties/provider/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.provider.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid1 = _errs11 === errors;
@@ -131,12 +131,12 @@ const _errs13 = errors;
 if(errors === _errs13){
 if(typeof data5 === "string"){
 if(data5.length < 1){
-validate20.errors = [{instancePath:instancePath+"/model/name",schemaPath:"#/properties/model/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/name",schemaPath:"#/properties/model/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -153,12 +153,12 @@ if(errors === _errs15){
 if(errors === _errs15){
 if(typeof data6 === "string"){
 if(!(formats0(data6))){
-validate20.errors = [{instancePath:instancePath+"/model/base_url",schemaPath:"#/properties/model/properties/base_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/base_url",schemaPath:"#/properties/model/properties/base_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -175,12 +175,12 @@ const _errs17 = errors;
 if(errors === _errs17){
 if(typeof data7 === "string"){
 if(!pattern5.test(data7)){
-validate20.errors = [{instancePath:instancePath+"/model/api_key_env",schemaPath:"#/properties/model/properties/api_key_env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/api_key_env",schemaPath:"#/properties/model/properties/api_key_env/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -194,18 +194,18 @@ if(data3.context_window !== undefined){
 let data8 = data3.context_window;
 const _errs19 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate20.errors = [{instancePath:instancePath+"/model/context_window",schemaPath:"#/properties/model/properties/context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs19){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
-validate20.errors = [{instancePath:instancePath+"/model/context_window",schemaPath:"#/properties/model/properties/context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data8 <= 0 || isNaN(data8)){
-validate20.errors = [{instancePath:instancePath+"/model/context_window",schemaPath:"#/properties/model/properties/context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -221,18 +221,18 @@ if(data3.max_output_tokens !== undefined){
 let data9 = data3.max_output_tokens;
 const _errs21 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate20.errors = [{instancePath:instancePath+"/model/max_output_tokens",schemaPath:"#/properties/model/properties/max_output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs21){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
-validate20.errors = [{instancePath:instancePath+"/model/max_output_tokens",schemaPath:"#/properties/model/properties/max_output_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data9 <= 0 || isNaN(data9)){
-validate20.errors = [{instancePath:instancePath+"/model/max_output_tokens",schemaPath:"#/properties/model/properties/max_output_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -250,18 +250,18 @@ const _errs23 = errors;
 if(errors === _errs23){
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 > 2 || isNaN(data10)){
-validate20.errors = [{instancePath:instancePath+"/model/temperature",schemaPath:"#/properties/model/properties/temperature/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data10 < 0 || isNaN(data10)){
-validate20.errors = [{instancePath:instancePath+"/model/temperature",schemaPath:"#/properties/model/properties/temperature/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/temperature",schemaPath:"#/properties/model/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -274,7 +274,7 @@ if(valid1){
 if(data3.stream !== undefined){
 const _errs25 = errors;
 if(typeof data3.stream !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/model/stream",schemaPath:"#/properties/model/properties/stream/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid1 = _errs25 === errors;
@@ -289,12 +289,12 @@ const _errs27 = errors;
 if(errors === _errs27){
 if(typeof data12 === "string"){
 if(!pattern6.test(data12)){
-validate20.errors = [{instancePath:instancePath+"/model/idle_timeout",schemaPath:"#/properties/model/properties/idle_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/idle_timeout",schemaPath:"#/properties/model/properties/idle_timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -310,12 +310,12 @@ const _errs29 = errors;
 if(errors === _errs29){
 if(typeof data13 === "string"){
 if(!pattern6.test(data13)){
-validate20.errors = [{instancePath:instancePath+"/model/request_timeout",schemaPath:"#/properties/model/properties/request_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/request_timeout",schemaPath:"#/properties/model/properties/request_timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -329,18 +329,18 @@ if(data3.max_retries !== undefined){
 let data14 = data3.max_retries;
 const _errs31 = errors;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-validate20.errors = [{instancePath:instancePath+"/model/max_retries",schemaPath:"#/properties/model/properties/max_retries/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs31){
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 > 10 || isNaN(data14)){
-validate20.errors = [{instancePath:instancePath+"/model/max_retries",schemaPath:"#/properties/model/properties/max_retries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data14 < 0 || isNaN(data14)){
-validate20.errors = [{instancePath:instancePath+"/model/max_retries",schemaPath:"#/properties/model/properties/max_retries/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -358,7 +358,7 @@ const _errs33 = errors;
 if(errors === _errs33){
 if(Array.isArray(data15)){
 if(data15.length < 1){
-validate20.errors = [{instancePath:instancePath+"/model/fallback",schemaPath:"#/properties/model/properties/fallback/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate20.errors = [{}];
 return false;
 }
 else {
@@ -370,12 +370,12 @@ const _errs35 = errors;
 if(errors === _errs35){
 if(typeof data16 === "string"){
 if(data16.length < 1){
-validate20.errors = [{instancePath:instancePath+"/model/fallback/" + i0,schemaPath:"#/properties/model/properties/fallback/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/fallback/" + i0,schemaPath:"#/properties/model/properties/fallback/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -387,7 +387,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/fallback",schemaPath:"#/properties/model/properties/fallback/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -400,7 +400,7 @@ if(valid1){
 if(data3.reasoning !== undefined){
 const _errs37 = errors;
 if(typeof data3.reasoning !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/model/reasoning",schemaPath:"#/properties/model/properties/reasoning/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid1 = _errs37 === errors;
@@ -413,11 +413,11 @@ if(data3.reasoning_effort !== undefined){
 let data18 = data3.reasoning_effort;
 const _errs39 = errors;
 if(typeof data18 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!((((data18 === "minimal") || (data18 === "low")) || (data18 === "medium")) || (data18 === "high"))){
-validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.reasoning_effort.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid1 = _errs39 === errors;
@@ -430,11 +430,11 @@ if(data3.structured_output !== undefined){
 let data19 = data3.structured_output;
 const _errs41 = errors;
 if(typeof data19 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!(((data19 === "auto") || (data19 === "native")) || (data19 === "prompt"))){
-validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.structured_output.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid1 = _errs41 === errors;
@@ -450,14 +450,14 @@ if(errors === _errs43){
 if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
 let missing1;
 if(((data20.input === undefined) && (missing1 = "input")) || ((data20.output === undefined) && (missing1 = "output"))){
-validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/properties/model/properties/pricing/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 const _errs45 = errors;
 for(const key2 in data20){
 if(!((((key2 === "input") || (key2 === "output")) || (key2 === "cached_input")) || (key2 === "cache_write"))){
-validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/properties/model/properties/pricing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -469,12 +469,12 @@ const _errs46 = errors;
 if(errors === _errs46){
 if((typeof data21 == "number") && (isFinite(data21))){
 if(data21 < 0 || isNaN(data21)){
-validate20.errors = [{instancePath:instancePath+"/model/pricing/input",schemaPath:"#/properties/model/properties/pricing/properties/input/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/pricing/input",schemaPath:"#/properties/model/properties/pricing/properties/input/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -490,12 +490,12 @@ const _errs48 = errors;
 if(errors === _errs48){
 if((typeof data22 == "number") && (isFinite(data22))){
 if(data22 < 0 || isNaN(data22)){
-validate20.errors = [{instancePath:instancePath+"/model/pricing/output",schemaPath:"#/properties/model/properties/pricing/properties/output/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/pricing/output",schemaPath:"#/properties/model/properties/pricing/properties/output/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -511,12 +511,12 @@ const _errs50 = errors;
 if(errors === _errs50){
 if((typeof data23 == "number") && (isFinite(data23))){
 if(data23 < 0 || isNaN(data23)){
-validate20.errors = [{instancePath:instancePath+"/model/pricing/cached_input",schemaPath:"#/properties/model/properties/pricing/properties/cached_input/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/pricing/cached_input",schemaPath:"#/properties/model/properties/pricing/properties/cached_input/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -532,12 +532,12 @@ const _errs52 = errors;
 if(errors === _errs52){
 if((typeof data24 == "number") && (isFinite(data24))){
 if(data24 < 0 || isNaN(data24)){
-validate20.errors = [{instancePath:instancePath+"/model/pricing/cache_write",schemaPath:"#/properties/model/properties/pricing/properties/cache_write/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/pricing/cache_write",schemaPath:"#/properties/model/properties/pricing/properties/cache_write/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -553,7 +553,7 @@ var valid3 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/properties/model/properties/pricing/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -566,7 +566,7 @@ if(valid1){
 if(data3.text_tool_calls !== undefined){
 const _errs54 = errors;
 if(typeof data3.text_tool_calls !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/model/text_tool_calls",schemaPath:"#/properties/model/properties/text_tool_calls/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid1 = _errs54 === errors;
@@ -579,11 +579,11 @@ if(data3.api !== undefined){
 let data26 = data3.api;
 const _errs56 = errors;
 if(typeof data26 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/model/api",schemaPath:"#/properties/model/properties/api/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!(((data26 === "chat") || (data26 === "responses")) || (data26 === "auto"))){
-validate20.errors = [{instancePath:instancePath+"/model/api",schemaPath:"#/properties/model/properties/api/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.api.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid1 = _errs56 === errors;
@@ -596,11 +596,11 @@ if(data3.transport !== undefined){
 let data27 = data3.transport;
 const _errs58 = errors;
 if(typeof data27 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/model/transport",schemaPath:"#/properties/model/properties/transport/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!((data27 === "http") || (data27 === "websocket"))){
-validate20.errors = [{instancePath:instancePath+"/model/transport",schemaPath:"#/properties/model/properties/transport/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.transport.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid1 = _errs58 === errors;
@@ -616,14 +616,14 @@ if(errors === _errs60){
 if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
 let missing2;
 if((data28.budget_tokens === undefined) && (missing2 = "budget_tokens")){
-validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/properties/model/properties/thinking/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 const _errs62 = errors;
 for(const key3 in data28){
 if(!(key3 === "budget_tokens")){
-validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/properties/model/properties/thinking/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -633,18 +633,18 @@ if(data28.budget_tokens !== undefined){
 let data29 = data28.budget_tokens;
 const _errs63 = errors;
 if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs63){
 if((typeof data29 == "number") && (isFinite(data29))){
 if(data29 > 9007199254740991 || isNaN(data29)){
-validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data29 < 1024 || isNaN(data29)){
-validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -655,7 +655,7 @@ return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/properties/model/properties/thinking/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -669,11 +669,11 @@ if(data3.platform !== undefined){
 let data30 = data3.platform;
 const _errs65 = errors;
 if(typeof data30 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/model/platform",schemaPath:"#/properties/model/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!(((data30 === "anthropic") || (data30 === "bedrock")) || (data30 === "vertex"))){
-validate20.errors = [{instancePath:instancePath+"/model/platform",schemaPath:"#/properties/model/properties/platform/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.platform.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid1 = _errs65 === errors;
@@ -688,12 +688,12 @@ const _errs67 = errors;
 if(errors === _errs67){
 if(typeof data31 === "string"){
 if(data31.length < 1){
-validate20.errors = [{instancePath:instancePath+"/model/api_version",schemaPath:"#/properties/model/properties/api_version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/api_version",schemaPath:"#/properties/model/properties/api_version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -709,12 +709,12 @@ const _errs69 = errors;
 if(errors === _errs69){
 if(typeof data32 === "string"){
 if(data32.length < 1){
-validate20.errors = [{instancePath:instancePath+"/model/script",schemaPath:"#/properties/model/properties/script/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/script",schemaPath:"#/properties/model/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -748,7 +748,7 @@ var valid1 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -761,7 +761,7 @@ if(valid0){
 if(data.system !== undefined){
 const _errs71 = errors;
 if(typeof data.system !== "string"){
-validate20.errors = [{instancePath:instancePath+"/system",schemaPath:"#/properties/system/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 var valid0 = _errs71 === errors;
@@ -780,7 +780,7 @@ const _errs75 = errors;
 if(errors === _errs75){
 if(typeof key4 === "string"){
 if(!pattern8.test(key4)){
-const err0 = {instancePath:instancePath+"/inputs",schemaPath:"#/properties/inputs/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_-]*$"+"\"",propertyName:key4};
+const err0 = {};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -791,7 +791,7 @@ errors++;
 }
 }
 else {
-const err1 = {instancePath:instancePath+"/inputs",schemaPath:"#/properties/inputs/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key4};
+const err1 = {};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -803,7 +803,7 @@ errors++;
 }
 var valid5 = _errs75 === errors;
 if(!valid5){
-const err2 = {instancePath:instancePath+"/inputs",schemaPath:"#/properties/inputs/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid"};
+const err2 = {};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -825,7 +825,7 @@ if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
 const _errs80 = errors;
 for(const key6 in data35){
 if(!((((key6 === "type") || (key6 === "required")) || (key6 === "default")) || (key6 === "description"))){
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/inputs/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -835,11 +835,11 @@ if(data35.type !== undefined){
 let data36 = data35.type;
 const _errs81 = errors;
 if(typeof data36 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/inputs/additionalProperties/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!(((data36 === "string") || (data36 === "number")) || (data36 === "boolean"))){
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/type",schemaPath:"#/properties/inputs/additionalProperties/properties/type/enum",keyword:"enum",params:{allowedValues: schema31.properties.inputs.additionalProperties.properties.type.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid7 = _errs81 === errors;
@@ -851,7 +851,7 @@ if(valid7){
 if(data35.required !== undefined){
 const _errs83 = errors;
 if(typeof data35.required !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/inputs/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid7 = _errs83 === errors;
@@ -864,7 +864,7 @@ if(data35.default !== undefined){
 let data38 = data35.default;
 const _errs85 = errors;
 if(((typeof data38 !== "string") && (!((typeof data38 == "number") && (isFinite(data38))))) && (typeof data38 !== "boolean")){
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/default",schemaPath:"#/properties/inputs/additionalProperties/properties/default/type",keyword:"type",params:{type: schema31.properties.inputs.additionalProperties.properties.default.type},message:"must be string,number,boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid7 = _errs85 === errors;
@@ -876,7 +876,7 @@ if(valid7){
 if(data35.description !== undefined){
 const _errs87 = errors;
 if(typeof data35.description !== "string"){
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/description",schemaPath:"#/properties/inputs/additionalProperties/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 var valid7 = _errs87 === errors;
@@ -890,7 +890,7 @@ var valid7 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/inputs/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/inputs/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -902,7 +902,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/inputs",schemaPath:"#/properties/inputs/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -920,7 +920,7 @@ if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
 for(const key7 in data40){
 const _errs91 = errors;
 if(typeof key7 !== "string"){
-const err3 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key7};
+const err3 = {};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -931,7 +931,7 @@ errors++;
 }
 var valid8 = _errs91 === errors;
 if(!valid8){
-const err4 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames",keyword:"propertyNames",params:{propertyName: key7},message:"property name must be valid"};
+const err4 = {};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -949,7 +949,7 @@ for(const key8 in data40){
 let data41 = data40[key8];
 const _errs94 = errors;
 if(((typeof data41 !== "string") && (!((typeof data41 == "number") && (isFinite(data41))))) && (typeof data41 !== "boolean")){
-validate20.errors = [{instancePath:instancePath+"/env/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/type",keyword:"type",params:{type: schema31.properties.env.additionalProperties.type},message:"must be string,number,boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid9 = _errs94 === errors;
@@ -960,7 +960,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -980,7 +980,7 @@ const _errs98 = errors;
 if(errors === _errs98){
 if(typeof key9 === "string"){
 if(!pattern9.test(key9)){
-const err5 = {instancePath:instancePath+"/labels",schemaPath:"#/properties/labels/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_][A-Za-z0-9_.\\-]*$"},message:"must match pattern \""+"^[A-Za-z0-9_][A-Za-z0-9_.\\-]*$"+"\"",propertyName:key9};
+const err5 = {};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -991,7 +991,7 @@ errors++;
 }
 }
 else {
-const err6 = {instancePath:instancePath+"/labels",schemaPath:"#/properties/labels/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key9};
+const err6 = {};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1003,7 +1003,7 @@ errors++;
 }
 var valid10 = _errs98 === errors;
 if(!valid10){
-const err7 = {instancePath:instancePath+"/labels",schemaPath:"#/properties/labels/propertyNames",keyword:"propertyNames",params:{propertyName: key9},message:"property name must be valid"};
+const err7 = {};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1021,7 +1021,7 @@ for(const key10 in data42){
 let data43 = data42[key10];
 const _errs101 = errors;
 if(((typeof data43 !== "string") && (!((typeof data43 == "number") && (isFinite(data43))))) && (typeof data43 !== "boolean")){
-validate20.errors = [{instancePath:instancePath+"/labels/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/labels/additionalProperties/type",keyword:"type",params:{type: schema31.properties.labels.additionalProperties.type},message:"must be string,number,boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid11 = _errs101 === errors;
@@ -1032,7 +1032,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/labels",schemaPath:"#/properties/labels/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -1055,12 +1055,12 @@ const _errs105 = errors;
 if(errors === _errs105){
 if(typeof data45 === "string"){
 if(!pattern5.test(data45)){
-validate20.errors = [{instancePath:instancePath+"/redact/" + i1,schemaPath:"#/properties/redact/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/redact/" + i1,schemaPath:"#/properties/redact/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -1071,7 +1071,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/redact",schemaPath:"#/properties/redact/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -1084,7 +1084,7 @@ if(valid0){
 if(data.prompt !== undefined){
 const _errs107 = errors;
 if(typeof data.prompt !== "string"){
-validate20.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 var valid0 = _errs107 === errors;
@@ -1106,12 +1106,12 @@ const _errs111 = errors;
 if(errors === _errs111){
 if(typeof data48 === "string"){
 if(data48.length < 1){
-validate20.errors = [{instancePath:instancePath+"/steps/" + i2,schemaPath:"#/properties/steps/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/steps/" + i2,schemaPath:"#/properties/steps/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -1122,7 +1122,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -1140,7 +1140,7 @@ if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
 const _errs115 = errors;
 for(const key11 in data49){
 if(!(((((key11 === "shell") || (key11 === "read_file")) || (key11 === "write_file")) || (key11 === "list_dir")) || (key11 === "http_fetch"))){
-validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -1154,7 +1154,7 @@ if(data50 && typeof data50 == "object" && !Array.isArray(data50)){
 const _errs118 = errors;
 for(const key12 in data50){
 if(!((((((key12 === "allow") || (key12 === "deny")) || (key12 === "cwd")) || (key12 === "timeout")) || (key12 === "max_output")) || (key12 === "sandbox"))){
-validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/properties/tools/properties/shell/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -1173,12 +1173,12 @@ const _errs121 = errors;
 if(errors === _errs121){
 if(typeof data52 === "string"){
 if(data52.length < 1){
-validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i3,schemaPath:"#/properties/tools/properties/shell/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i3,schemaPath:"#/properties/tools/properties/shell/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -1189,7 +1189,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/shell/allow",schemaPath:"#/properties/tools/properties/shell/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -1212,12 +1212,12 @@ const _errs125 = errors;
 if(errors === _errs125){
 if(typeof data54 === "string"){
 if(data54.length < 1){
-validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i4,schemaPath:"#/properties/tools/properties/shell/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i4,schemaPath:"#/properties/tools/properties/shell/properties/deny/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -1228,7 +1228,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/shell/deny",schemaPath:"#/properties/tools/properties/shell/properties/deny/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -1241,7 +1241,7 @@ if(valid15){
 if(data50.cwd !== undefined){
 const _errs127 = errors;
 if(typeof data50.cwd !== "string"){
-validate20.errors = [{instancePath:instancePath+"/tools/shell/cwd",schemaPath:"#/properties/tools/properties/shell/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 var valid15 = _errs127 === errors;
@@ -1256,12 +1256,12 @@ const _errs129 = errors;
 if(errors === _errs129){
 if(typeof data56 === "string"){
 if(!pattern6.test(data56)){
-validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPath:"#/properties/tools/properties/shell/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPath:"#/properties/tools/properties/shell/properties/timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -1278,7 +1278,7 @@ const _errs132 = errors;
 let valid18 = false;
 const _errs133 = errors;
 if(!(((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57))) && (isFinite(data57)))){
-const err8 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err8 = {};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1290,7 +1290,7 @@ errors++;
 if(errors === _errs133){
 if((typeof data57 == "number") && (isFinite(data57))){
 if(data57 > 9007199254740991 || isNaN(data57)){
-const err9 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err9 = {};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1301,7 +1301,7 @@ errors++;
 }
 else {
 if(data57 <= 0 || isNaN(data57)){
-const err10 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err10 = {};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1319,7 +1319,7 @@ const _errs135 = errors;
 if(errors === _errs135){
 if(typeof data57 === "string"){
 if(!pattern12.test(data57)){
-const err11 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err11 = {};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1330,7 +1330,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err12 = {};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1343,7 +1343,7 @@ errors++;
 var _valid0 = _errs135 === errors;
 valid18 = valid18 || _valid0;
 if(!valid18){
-const err13 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err13 = {};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1378,7 +1378,7 @@ const _errs138 = errors;
 let valid19 = false;
 const _errs139 = errors;
 if(typeof data58 !== "string"){
-const err14 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err14 = {};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1388,7 +1388,7 @@ vErrors.push(err14);
 errors++;
 }
 if("off" !== data58){
-const err15 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
+const err15 = {};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1405,7 +1405,7 @@ if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
 const _errs143 = errors;
 for(const key13 in data58){
 if(!(((((key13 === "write") || (key13 === "read")) || (key13 === "hide")) || (key13 === "net")) || (key13 === "limits"))){
-const err16 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
+const err16 = {};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1430,7 +1430,7 @@ const _errs146 = errors;
 if(errors === _errs146){
 if(typeof data60 === "string"){
 if(data60.length < 1){
-const err17 = {instancePath:instancePath+"/tools/shell/sandbox/write/" + i5,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err17 = {};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1441,7 +1441,7 @@ errors++;
 }
 }
 else {
-const err18 = {instancePath:instancePath+"/tools/shell/sandbox/write/" + i5,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/write/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err18 = {};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1458,7 +1458,7 @@ break;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/tools/shell/sandbox/write",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/write/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err19 = {};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1487,7 +1487,7 @@ const _errs150 = errors;
 if(errors === _errs150){
 if(typeof data62 === "string"){
 if(data62.length < 1){
-const err20 = {instancePath:instancePath+"/tools/shell/sandbox/read/" + i6,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err20 = {};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1498,7 +1498,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/tools/shell/sandbox/read/" + i6,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/read/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err21 = {};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1515,7 +1515,7 @@ break;
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/tools/shell/sandbox/read",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/read/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err22 = {};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1544,7 +1544,7 @@ const _errs154 = errors;
 if(errors === _errs154){
 if(typeof data64 === "string"){
 if(data64.length < 1){
-const err23 = {instancePath:instancePath+"/tools/shell/sandbox/hide/" + i7,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/hide/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err23 = {};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1555,7 +1555,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/tools/shell/sandbox/hide/" + i7,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/hide/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err24 = {};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1572,7 +1572,7 @@ break;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/tools/shell/sandbox/hide",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/hide/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err25 = {};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1595,7 +1595,7 @@ const _errs157 = errors;
 let valid24 = false;
 const _errs158 = errors;
 if(typeof data65 !== "boolean"){
-const err26 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err26 = {};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1610,7 +1610,7 @@ const _errs160 = errors;
 if(errors === _errs160){
 if(Array.isArray(data65)){
 if(data65.length < 1){
-const err27 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+const err27 = {};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1628,7 +1628,7 @@ const _errs162 = errors;
 if(errors === _errs162){
 if(typeof data66 === "string"){
 if(!pattern13.test(data66)){
-const err28 = {instancePath:instancePath+"/tools/shell/sandbox/net/" + i8,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"},message:"must match pattern \""+"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"+"\""};
+const err28 = {};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1639,7 +1639,7 @@ errors++;
 }
 }
 else {
-const err29 = {instancePath:instancePath+"/tools/shell/sandbox/net/" + i8,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err29 = {};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1657,7 +1657,7 @@ break;
 }
 }
 else {
-const err30 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err30 = {};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1670,7 +1670,7 @@ errors++;
 var _valid2 = _errs160 === errors;
 valid24 = valid24 || _valid2;
 if(!valid24){
-const err31 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err31 = {};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1704,7 +1704,7 @@ if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
 const _errs166 = errors;
 for(const key14 in data67){
 if(!((((key14 === "processes") || (key14 === "memory")) || (key14 === "file_size")) || (key14 === "tmp"))){
-const err32 = {instancePath:instancePath+"/tools/shell/sandbox/limits",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
+const err32 = {};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1720,7 +1720,7 @@ if(data67.processes !== undefined){
 let data68 = data67.processes;
 const _errs167 = errors;
 if(!(((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68))) && (isFinite(data68)))){
-const err33 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err33 = {};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -1732,7 +1732,7 @@ errors++;
 if(errors === _errs167){
 if((typeof data68 == "number") && (isFinite(data68))){
 if(data68 > 9007199254740991 || isNaN(data68)){
-const err34 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err34 = {};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -1743,7 +1743,7 @@ errors++;
 }
 else {
 if(data68 < 8 || isNaN(data68)){
-const err35 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
+const err35 = {};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -1768,7 +1768,7 @@ const _errs170 = errors;
 let valid27 = false;
 const _errs171 = errors;
 if(!(((typeof data69 == "number") && (!(data69 % 1) && !isNaN(data69))) && (isFinite(data69)))){
-const err36 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err36 = {};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -1780,7 +1780,7 @@ errors++;
 if(errors === _errs171){
 if((typeof data69 == "number") && (isFinite(data69))){
 if(data69 > 9007199254740991 || isNaN(data69)){
-const err37 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err37 = {};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1791,7 +1791,7 @@ errors++;
 }
 else {
 if(data69 <= 0 || isNaN(data69)){
-const err38 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err38 = {};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1809,7 +1809,7 @@ const _errs173 = errors;
 if(errors === _errs173){
 if(typeof data69 === "string"){
 if(!pattern12.test(data69)){
-const err39 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err39 = {};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -1820,7 +1820,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err40 = {};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -1833,7 +1833,7 @@ errors++;
 var _valid3 = _errs173 === errors;
 valid27 = valid27 || _valid3;
 if(!valid27){
-const err41 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err41 = {};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -1866,7 +1866,7 @@ const _errs176 = errors;
 let valid28 = false;
 const _errs177 = errors;
 if(!(((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70))) && (isFinite(data70)))){
-const err42 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err42 = {};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -1878,7 +1878,7 @@ errors++;
 if(errors === _errs177){
 if((typeof data70 == "number") && (isFinite(data70))){
 if(data70 > 9007199254740991 || isNaN(data70)){
-const err43 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err43 = {};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -1889,7 +1889,7 @@ errors++;
 }
 else {
 if(data70 <= 0 || isNaN(data70)){
-const err44 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err44 = {};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -1907,7 +1907,7 @@ const _errs179 = errors;
 if(errors === _errs179){
 if(typeof data70 === "string"){
 if(!pattern12.test(data70)){
-const err45 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err45 = {};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -1918,7 +1918,7 @@ errors++;
 }
 }
 else {
-const err46 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err46 = {};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -1931,7 +1931,7 @@ errors++;
 var _valid4 = _errs179 === errors;
 valid28 = valid28 || _valid4;
 if(!valid28){
-const err47 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err47 = {};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -1964,7 +1964,7 @@ const _errs182 = errors;
 let valid29 = false;
 const _errs183 = errors;
 if(!(((typeof data71 == "number") && (!(data71 % 1) && !isNaN(data71))) && (isFinite(data71)))){
-const err48 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err48 = {};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -1976,7 +1976,7 @@ errors++;
 if(errors === _errs183){
 if((typeof data71 == "number") && (isFinite(data71))){
 if(data71 > 9007199254740991 || isNaN(data71)){
-const err49 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err49 = {};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -1987,7 +1987,7 @@ errors++;
 }
 else {
 if(data71 <= 0 || isNaN(data71)){
-const err50 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err50 = {};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -2005,7 +2005,7 @@ const _errs185 = errors;
 if(errors === _errs185){
 if(typeof data71 === "string"){
 if(!pattern12.test(data71)){
-const err51 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err51 = {};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -2016,7 +2016,7 @@ errors++;
 }
 }
 else {
-const err52 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err52 = {};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -2029,7 +2029,7 @@ errors++;
 var _valid5 = _errs185 === errors;
 valid29 = valid29 || _valid5;
 if(!valid29){
-const err53 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err53 = {};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -2060,7 +2060,7 @@ var valid26 = true;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/tools/shell/sandbox/limits",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err54 = {};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -2082,7 +2082,7 @@ var valid20 = true;
 }
 }
 else {
-const err55 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err55 = {};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -2095,7 +2095,7 @@ errors++;
 var _valid1 = _errs141 === errors;
 valid19 = valid19 || _valid1;
 if(!valid19){
-const err56 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err56 = {};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -2130,7 +2130,7 @@ var valid15 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/properties/tools/properties/shell/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2148,7 +2148,7 @@ if(data72 && typeof data72 == "object" && !Array.isArray(data72)){
 const _errs189 = errors;
 for(const key15 in data72){
 if(!(((key15 === "paths") || (key15 === "max_bytes")) || (key15 === "dedup"))){
-validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#/properties/tools/properties/read_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -2167,12 +2167,12 @@ const _errs192 = errors;
 if(errors === _errs192){
 if(typeof data74 === "string"){
 if(data74.length < 1){
-validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i9,schemaPath:"#/properties/tools/properties/read_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i9,schemaPath:"#/properties/tools/properties/read_file/properties/paths/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2183,7 +2183,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths",schemaPath:"#/properties/tools/properties/read_file/properties/paths/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2200,7 +2200,7 @@ const _errs195 = errors;
 let valid32 = false;
 const _errs196 = errors;
 if(!(((typeof data75 == "number") && (!(data75 % 1) && !isNaN(data75))) && (isFinite(data75)))){
-const err57 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err57 = {};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -2212,7 +2212,7 @@ errors++;
 if(errors === _errs196){
 if((typeof data75 == "number") && (isFinite(data75))){
 if(data75 > 9007199254740991 || isNaN(data75)){
-const err58 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err58 = {};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -2223,7 +2223,7 @@ errors++;
 }
 else {
 if(data75 <= 0 || isNaN(data75)){
-const err59 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err59 = {};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -2241,7 +2241,7 @@ const _errs198 = errors;
 if(errors === _errs198){
 if(typeof data75 === "string"){
 if(!pattern12.test(data75)){
-const err60 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err60 = {};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -2252,7 +2252,7 @@ errors++;
 }
 }
 else {
-const err61 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err61 = {};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -2265,7 +2265,7 @@ errors++;
 var _valid6 = _errs198 === errors;
 valid32 = valid32 || _valid6;
 if(!valid32){
-const err62 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err62 = {};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -2296,7 +2296,7 @@ if(valid30){
 if(data72.dedup !== undefined){
 const _errs200 = errors;
 if(typeof data72.dedup !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/tools/read_file/dedup",schemaPath:"#/properties/tools/properties/read_file/properties/dedup/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid30 = _errs200 === errors;
@@ -2309,7 +2309,7 @@ var valid30 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#/properties/tools/properties/read_file/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2327,7 +2327,7 @@ if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
 const _errs204 = errors;
 for(const key16 in data77){
 if(!((key16 === "paths") || (key16 === "max_bytes"))){
-validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"#/properties/tools/properties/write_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -2346,12 +2346,12 @@ const _errs207 = errors;
 if(errors === _errs207){
 if(typeof data79 === "string"){
 if(data79.length < 1){
-validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i10,schemaPath:"#/properties/tools/properties/write_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i10,schemaPath:"#/properties/tools/properties/write_file/properties/paths/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2362,7 +2362,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths",schemaPath:"#/properties/tools/properties/write_file/properties/paths/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2379,7 +2379,7 @@ const _errs210 = errors;
 let valid35 = false;
 const _errs211 = errors;
 if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFinite(data80)))){
-const err63 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err63 = {};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -2391,7 +2391,7 @@ errors++;
 if(errors === _errs211){
 if((typeof data80 == "number") && (isFinite(data80))){
 if(data80 > 9007199254740991 || isNaN(data80)){
-const err64 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err64 = {};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -2402,7 +2402,7 @@ errors++;
 }
 else {
 if(data80 <= 0 || isNaN(data80)){
-const err65 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err65 = {};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -2420,7 +2420,7 @@ const _errs213 = errors;
 if(errors === _errs213){
 if(typeof data80 === "string"){
 if(!pattern12.test(data80)){
-const err66 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err66 = {};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -2431,7 +2431,7 @@ errors++;
 }
 }
 else {
-const err67 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err67 = {};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -2444,7 +2444,7 @@ errors++;
 var _valid7 = _errs213 === errors;
 valid35 = valid35 || _valid7;
 if(!valid35){
-const err68 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err68 = {};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -2475,7 +2475,7 @@ var valid33 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"#/properties/tools/properties/write_file/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2493,7 +2493,7 @@ if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
 const _errs217 = errors;
 for(const key17 in data81){
 if(!((key17 === "paths") || (key17 === "max_entries"))){
-validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/properties/tools/properties/list_dir/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -2512,12 +2512,12 @@ const _errs220 = errors;
 if(errors === _errs220){
 if(typeof data83 === "string"){
 if(data83.length < 1){
-validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i11,schemaPath:"#/properties/tools/properties/list_dir/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i11,schemaPath:"#/properties/tools/properties/list_dir/properties/paths/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2528,7 +2528,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths",schemaPath:"#/properties/tools/properties/list_dir/properties/paths/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2542,18 +2542,18 @@ if(data81.max_entries !== undefined){
 let data84 = data81.max_entries;
 const _errs222 = errors;
 if(!(((typeof data84 == "number") && (!(data84 % 1) && !isNaN(data84))) && (isFinite(data84)))){
-validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs222){
 if((typeof data84 == "number") && (isFinite(data84))){
 if(data84 > 9007199254740991 || isNaN(data84)){
-validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data84 <= 0 || isNaN(data84)){
-validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2568,7 +2568,7 @@ var valid36 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/properties/tools/properties/list_dir/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2586,7 +2586,7 @@ if(data85 && typeof data85 == "object" && !Array.isArray(data85)){
 const _errs226 = errors;
 for(const key18 in data85){
 if(!(((key18 === "hosts") || (key18 === "timeout")) || (key18 === "max_output"))){
-validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"#/properties/tools/properties/http_fetch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -2605,12 +2605,12 @@ const _errs229 = errors;
 if(errors === _errs229){
 if(typeof data87 === "string"){
 if(!pattern19.test(data87)){
-validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i12,schemaPath:"#/properties/tools/properties/http_fetch/properties/hosts/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"},message:"must match pattern \""+"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i12,schemaPath:"#/properties/tools/properties/http_fetch/properties/hosts/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2621,7 +2621,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts",schemaPath:"#/properties/tools/properties/http_fetch/properties/hosts/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2637,12 +2637,12 @@ const _errs231 = errors;
 if(errors === _errs231){
 if(typeof data88 === "string"){
 if(!pattern6.test(data88)){
-validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",schemaPath:"#/properties/tools/properties/http_fetch/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",schemaPath:"#/properties/tools/properties/http_fetch/properties/timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2659,7 +2659,7 @@ const _errs234 = errors;
 let valid40 = false;
 const _errs235 = errors;
 if(!(((typeof data89 == "number") && (!(data89 % 1) && !isNaN(data89))) && (isFinite(data89)))){
-const err69 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err69 = {};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -2671,7 +2671,7 @@ errors++;
 if(errors === _errs235){
 if((typeof data89 == "number") && (isFinite(data89))){
 if(data89 > 9007199254740991 || isNaN(data89)){
-const err70 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err70 = {};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -2682,7 +2682,7 @@ errors++;
 }
 else {
 if(data89 <= 0 || isNaN(data89)){
-const err71 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err71 = {};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -2700,7 +2700,7 @@ const _errs237 = errors;
 if(errors === _errs237){
 if(typeof data89 === "string"){
 if(!pattern12.test(data89)){
-const err72 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err72 = {};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -2711,7 +2711,7 @@ errors++;
 }
 }
 else {
-const err73 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err73 = {};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -2724,7 +2724,7 @@ errors++;
 var _valid8 = _errs237 === errors;
 valid40 = valid40 || _valid8;
 if(!valid40){
-const err74 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err74 = {};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -2756,7 +2756,7 @@ var valid38 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"#/properties/tools/properties/http_fetch/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2772,7 +2772,7 @@ var valid14 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2796,14 +2796,14 @@ if(errors === _errs241){
 if(data91 && typeof data91 == "object" && !Array.isArray(data91)){
 let missing3;
 if((data91.path === undefined) && (missing3 = "path")){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i13,schemaPath:"#/properties/plugins/items/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 const _errs243 = errors;
 for(const key19 in data91){
 if(!((((((((key19 === "path") || (key19 === "permissions")) || (key19 === "config")) || (key19 === "hook_timeout")) || (key19 === "max_memory")) || (key19 === "tools")) || (key19 === "isolation")) || (key19 === "sandbox"))){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i13,schemaPath:"#/properties/plugins/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -2815,12 +2815,12 @@ const _errs244 = errors;
 if(errors === _errs244){
 if(typeof data92 === "string"){
 if(data92.length < 1){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/path",schemaPath:"#/properties/plugins/items/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/path",schemaPath:"#/properties/plugins/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2838,7 +2838,7 @@ if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
 const _errs248 = errors;
 for(const key20 in data93){
 if(!(((((((key20 === "read") || (key20 === "write")) || (key20 === "net")) || (key20 === "env")) || (key20 === "run")) || (key20 === "ffi")) || (key20 === "sys"))){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/permissions",schemaPath:"#/properties/plugins/items/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -2851,7 +2851,7 @@ const _errs250 = errors;
 let valid44 = false;
 const _errs251 = errors;
 if(typeof data94 !== "boolean"){
-const err75 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err75 = {};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -2870,7 +2870,7 @@ const len14 = data94.length;
 for(let i14=0; i14<len14; i14++){
 const _errs255 = errors;
 if(typeof data94[i14] !== "string"){
-const err76 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/read/" + i14,schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err76 = {};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -2886,7 +2886,7 @@ break;
 }
 }
 else {
-const err77 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err77 = {};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -2899,7 +2899,7 @@ errors++;
 var _valid9 = _errs253 === errors;
 valid44 = valid44 || _valid9;
 if(!valid44){
-const err78 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err78 = {};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -2934,7 +2934,7 @@ const _errs258 = errors;
 let valid46 = false;
 const _errs259 = errors;
 if(typeof data96 !== "boolean"){
-const err79 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err79 = {};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -2953,7 +2953,7 @@ const len15 = data96.length;
 for(let i15=0; i15<len15; i15++){
 const _errs263 = errors;
 if(typeof data96[i15] !== "string"){
-const err80 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/write/" + i15,schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err80 = {};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -2969,7 +2969,7 @@ break;
 }
 }
 else {
-const err81 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err81 = {};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -2982,7 +2982,7 @@ errors++;
 var _valid10 = _errs261 === errors;
 valid46 = valid46 || _valid10;
 if(!valid46){
-const err82 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err82 = {};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -3017,7 +3017,7 @@ const _errs266 = errors;
 let valid48 = false;
 const _errs267 = errors;
 if(typeof data98 !== "boolean"){
-const err83 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err83 = {};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -3036,7 +3036,7 @@ const len16 = data98.length;
 for(let i16=0; i16<len16; i16++){
 const _errs271 = errors;
 if(typeof data98[i16] !== "string"){
-const err84 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/net/" + i16,schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err84 = {};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -3052,7 +3052,7 @@ break;
 }
 }
 else {
-const err85 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err85 = {};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -3065,7 +3065,7 @@ errors++;
 var _valid11 = _errs269 === errors;
 valid48 = valid48 || _valid11;
 if(!valid48){
-const err86 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err86 = {};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -3100,7 +3100,7 @@ const _errs274 = errors;
 let valid50 = false;
 const _errs275 = errors;
 if(typeof data100 !== "boolean"){
-const err87 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err87 = {};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -3119,7 +3119,7 @@ const len17 = data100.length;
 for(let i17=0; i17<len17; i17++){
 const _errs279 = errors;
 if(typeof data100[i17] !== "string"){
-const err88 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/env/" + i17,schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err88 = {};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -3135,7 +3135,7 @@ break;
 }
 }
 else {
-const err89 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err89 = {};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -3148,7 +3148,7 @@ errors++;
 var _valid12 = _errs277 === errors;
 valid50 = valid50 || _valid12;
 if(!valid50){
-const err90 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err90 = {};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -3183,7 +3183,7 @@ const _errs282 = errors;
 let valid52 = false;
 const _errs283 = errors;
 if(typeof data102 !== "boolean"){
-const err91 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err91 = {};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -3202,7 +3202,7 @@ const len18 = data102.length;
 for(let i18=0; i18<len18; i18++){
 const _errs287 = errors;
 if(typeof data102[i18] !== "string"){
-const err92 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/run/" + i18,schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err92 = {};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -3218,7 +3218,7 @@ break;
 }
 }
 else {
-const err93 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err93 = {};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -3231,7 +3231,7 @@ errors++;
 var _valid13 = _errs285 === errors;
 valid52 = valid52 || _valid13;
 if(!valid52){
-const err94 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err94 = {};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -3266,7 +3266,7 @@ const _errs290 = errors;
 let valid54 = false;
 const _errs291 = errors;
 if(typeof data104 !== "boolean"){
-const err95 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err95 = {};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -3285,7 +3285,7 @@ const len19 = data104.length;
 for(let i19=0; i19<len19; i19++){
 const _errs295 = errors;
 if(typeof data104[i19] !== "string"){
-const err96 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/ffi/" + i19,schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err96 = {};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -3301,7 +3301,7 @@ break;
 }
 }
 else {
-const err97 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err97 = {};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -3314,7 +3314,7 @@ errors++;
 var _valid14 = _errs293 === errors;
 valid54 = valid54 || _valid14;
 if(!valid54){
-const err98 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err98 = {};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -3349,7 +3349,7 @@ const _errs298 = errors;
 let valid56 = false;
 const _errs299 = errors;
 if(typeof data106 !== "boolean"){
-const err99 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err99 = {};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -3368,7 +3368,7 @@ const len20 = data106.length;
 for(let i20=0; i20<len20; i20++){
 const _errs303 = errors;
 if(typeof data106[i20] !== "string"){
-const err100 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/sys/" + i20,schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err100 = {};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -3384,7 +3384,7 @@ break;
 }
 }
 else {
-const err101 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err101 = {};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -3397,7 +3397,7 @@ errors++;
 var _valid15 = _errs301 === errors;
 valid56 = valid56 || _valid15;
 if(!valid56){
-const err102 = {instancePath:instancePath+"/plugins/" + i13+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err102 = {};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -3433,7 +3433,7 @@ var valid43 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/permissions",schemaPath:"#/properties/plugins/items/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3451,7 +3451,7 @@ if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
 for(const key21 in data108){
 const _errs307 = errors;
 if(typeof key21 !== "string"){
-const err103 = {instancePath:instancePath+"/plugins/" + i13+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key21};
+const err103 = {};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -3462,7 +3462,7 @@ errors++;
 }
 var valid58 = _errs307 === errors;
 if(!valid58){
-const err104 = {instancePath:instancePath+"/plugins/" + i13+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames",keyword:"propertyNames",params:{propertyName: key21},message:"property name must be valid"};
+const err104 = {};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -3477,7 +3477,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/config",schemaPath:"#/properties/plugins/items/properties/config/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3493,12 +3493,12 @@ const _errs310 = errors;
 if(errors === _errs310){
 if(typeof data109 === "string"){
 if(!pattern6.test(data109)){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/hook_timeout",schemaPath:"#/properties/plugins/items/properties/hook_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/hook_timeout",schemaPath:"#/properties/plugins/items/properties/hook_timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3515,7 +3515,7 @@ const _errs313 = errors;
 let valid59 = false;
 const _errs314 = errors;
 if(!(((typeof data110 == "number") && (!(data110 % 1) && !isNaN(data110))) && (isFinite(data110)))){
-const err105 = {instancePath:instancePath+"/plugins/" + i13+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err105 = {};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -3527,7 +3527,7 @@ errors++;
 if(errors === _errs314){
 if((typeof data110 == "number") && (isFinite(data110))){
 if(data110 > 9007199254740991 || isNaN(data110)){
-const err106 = {instancePath:instancePath+"/plugins/" + i13+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err106 = {};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -3538,7 +3538,7 @@ errors++;
 }
 else {
 if(data110 <= 0 || isNaN(data110)){
-const err107 = {instancePath:instancePath+"/plugins/" + i13+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err107 = {};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -3556,7 +3556,7 @@ const _errs316 = errors;
 if(errors === _errs316){
 if(typeof data110 === "string"){
 if(!pattern12.test(data110)){
-const err108 = {instancePath:instancePath+"/plugins/" + i13+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err108 = {};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -3567,7 +3567,7 @@ errors++;
 }
 }
 else {
-const err109 = {instancePath:instancePath+"/plugins/" + i13+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err109 = {};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -3580,7 +3580,7 @@ errors++;
 var _valid16 = _errs316 === errors;
 valid59 = valid59 || _valid16;
 if(!valid59){
-const err110 = {instancePath:instancePath+"/plugins/" + i13+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err110 = {};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -3616,7 +3616,7 @@ if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
 const _errs320 = errors;
 for(const key22 in data111){
 if(!((key22 === "allow") || (key22 === "deny"))){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools",schemaPath:"#/properties/plugins/items/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -3635,12 +3635,12 @@ const _errs323 = errors;
 if(errors === _errs323){
 if(typeof data113 === "string"){
 if(data113.length < 1){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/allow/" + i21,schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/allow/" + i21,schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3651,7 +3651,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/allow",schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3674,12 +3674,12 @@ const _errs327 = errors;
 if(errors === _errs327){
 if(typeof data115 === "string"){
 if(data115.length < 1){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/deny/" + i22,schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/deny/" + i22,schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3690,7 +3690,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools/deny",schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3703,7 +3703,7 @@ var valid60 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/tools",schemaPath:"#/properties/plugins/items/properties/tools/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3717,11 +3717,11 @@ if(data91.isolation !== undefined){
 let data116 = data91.isolation;
 const _errs329 = errors;
 if(typeof data116 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!((data116 === "subprocess") || (data116 === "worker"))){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema31.properties.plugins.items.properties.isolation.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid42 = _errs329 === errors;
@@ -3734,11 +3734,11 @@ if(data91.sandbox !== undefined){
 let data117 = data91.sandbox;
 const _errs331 = errors;
 if(typeof data117 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if("off" !== data117){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i13+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"}];
+validate20.errors = [{}];
 return false;
 }
 var valid42 = _errs331 === errors;
@@ -3757,7 +3757,7 @@ var valid42 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i13,schemaPath:"#/properties/plugins/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3768,7 +3768,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins",schemaPath:"#/properties/plugins/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3788,7 +3788,7 @@ const _errs335 = errors;
 if(errors === _errs335){
 if(typeof key23 === "string"){
 if(!pattern24.test(key23)){
-const err111 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},message:"must match pattern \""+"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"+"\"",propertyName:key23};
+const err111 = {};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -3799,7 +3799,7 @@ errors++;
 }
 }
 else {
-const err112 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key23};
+const err112 = {};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -3811,7 +3811,7 @@ errors++;
 }
 var valid63 = _errs335 === errors;
 if(!valid63){
-const err113 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames",keyword:"propertyNames",params:{propertyName: key23},message:"property name must be valid"};
+const err113 = {};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -3828,14 +3828,14 @@ if(valid63){
 for(const key24 in data118){
 let data119 = data118[key24];
 const _errs338 = errors;
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate20.errors = [{}];
 return false;
 if(errors === _errs338){
 if(data119 && typeof data119 == "object" && !Array.isArray(data119)){
 const _errs341 = errors;
 for(const key25 in data119){
 if(!(func1.call(schema31.properties.mcp_servers.additionalProperties.properties, key25))){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -3847,12 +3847,12 @@ const _errs342 = errors;
 if(errors === _errs342){
 if(typeof data120 === "string"){
 if(data120.length < 1){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3872,7 +3872,7 @@ const len23 = data121.length;
 for(let i23=0; i23<len23; i23++){
 const _errs346 = errors;
 if(typeof data121[i23] !== "string"){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 var valid66 = _errs346 === errors;
@@ -3882,7 +3882,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3908,7 +3908,7 @@ const _errs352 = errors;
 if(errors === _errs352){
 if(typeof data124 === "string"){
 if(!pattern5.test(data124)){
-const err114 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+const err114 = {};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -3919,7 +3919,7 @@ errors++;
 }
 }
 else {
-const err115 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err115 = {};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -3936,7 +3936,7 @@ break;
 }
 }
 else {
-const err116 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err116 = {};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -3956,7 +3956,7 @@ const _errs356 = errors;
 if(errors === _errs356){
 if(typeof key26 === "string"){
 if(!pattern5.test(key26)){
-const err117 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",propertyName:key26};
+const err117 = {};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -3967,7 +3967,7 @@ errors++;
 }
 }
 else {
-const err118 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key26};
+const err118 = {};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -3979,7 +3979,7 @@ errors++;
 }
 var valid69 = _errs356 === errors;
 if(!valid69){
-const err119 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames",keyword:"propertyNames",params:{propertyName: key26},message:"property name must be valid"};
+const err119 = {};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -3994,7 +3994,7 @@ if(valid69){
 for(const key27 in data123){
 const _errs359 = errors;
 if(typeof data123[key27] !== "string"){
-const err120 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key27.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err120 = {};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -4011,7 +4011,7 @@ break;
 }
 }
 else {
-const err121 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err121 = {};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -4024,7 +4024,7 @@ errors++;
 var _valid17 = _errs354 === errors;
 valid67 = valid67 || _valid17;
 if(!valid67){
-const err122 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err122 = {};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -4058,12 +4058,12 @@ const _errs361 = errors;
 if(errors === _errs361){
 if(typeof data126 === "string"){
 if(data126.length < 1){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4080,12 +4080,12 @@ if(errors === _errs363){
 if(errors === _errs363){
 if(typeof data127 === "string"){
 if(!(formats0(data127))){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4104,7 +4104,7 @@ if(data128 && typeof data128 == "object" && !Array.isArray(data128)){
 for(const key28 in data128){
 const _errs367 = errors;
 if(typeof key28 !== "string"){
-const err123 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key28};
+const err123 = {};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -4115,7 +4115,7 @@ errors++;
 }
 var valid71 = _errs367 === errors;
 if(!valid71){
-const err124 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key28},message:"property name must be valid"};
+const err124 = {};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -4132,7 +4132,7 @@ if(valid71){
 for(const key29 in data128){
 const _errs370 = errors;
 if(typeof data128[key29] !== "string"){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key29.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 var valid72 = _errs370 === errors;
@@ -4143,7 +4143,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4161,7 +4161,7 @@ if(data130 && typeof data130 == "object" && !Array.isArray(data130)){
 const _errs374 = errors;
 for(const key30 in data130){
 if(!((key30 === "allow") || (key30 === "deny"))){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -4180,12 +4180,12 @@ const _errs377 = errors;
 if(errors === _errs377){
 if(typeof data132 === "string"){
 if(data132.length < 1){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4196,7 +4196,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4219,12 +4219,12 @@ const _errs381 = errors;
 if(errors === _errs381){
 if(typeof data134 === "string"){
 if(data134.length < 1){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i26,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i26,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4235,7 +4235,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4248,7 +4248,7 @@ var valid73 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4264,12 +4264,12 @@ const _errs383 = errors;
 if(errors === _errs383){
 if(typeof data135 === "string"){
 if(!pattern6.test(data135)){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4285,12 +4285,12 @@ const _errs385 = errors;
 if(errors === _errs385){
 if(typeof data136 === "string"){
 if(!pattern6.test(data136)){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4303,7 +4303,7 @@ if(valid65){
 if(data119.required !== undefined){
 const _errs387 = errors;
 if(typeof data119.required !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid65 = _errs387 === errors;
@@ -4319,7 +4319,7 @@ const _errs390 = errors;
 let valid76 = false;
 const _errs391 = errors;
 if(typeof data138 !== "string"){
-const err125 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err125 = {};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -4329,7 +4329,7 @@ vErrors.push(err125);
 errors++;
 }
 if("off" !== data138){
-const err126 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
+const err126 = {};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -4346,7 +4346,7 @@ if(data138 && typeof data138 == "object" && !Array.isArray(data138)){
 const _errs395 = errors;
 for(const key31 in data138){
 if(!((((key31 === "read") || (key31 === "write")) || (key31 === "net")) || (key31 === "limits"))){
-const err127 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"};
+const err127 = {};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -4371,7 +4371,7 @@ const _errs398 = errors;
 if(errors === _errs398){
 if(typeof data140 === "string"){
 if(data140.length < 1){
-const err128 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i27,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err128 = {};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -4382,7 +4382,7 @@ errors++;
 }
 }
 else {
-const err129 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i27,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err129 = {};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -4399,7 +4399,7 @@ break;
 }
 }
 else {
-const err130 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err130 = {};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -4428,7 +4428,7 @@ const _errs402 = errors;
 if(errors === _errs402){
 if(typeof data142 === "string"){
 if(data142.length < 1){
-const err131 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i28,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err131 = {};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -4439,7 +4439,7 @@ errors++;
 }
 }
 else {
-const err132 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i28,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err132 = {};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -4456,7 +4456,7 @@ break;
 }
 }
 else {
-const err133 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err133 = {};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -4479,7 +4479,7 @@ const _errs405 = errors;
 let valid80 = false;
 const _errs406 = errors;
 if(typeof data143 !== "boolean"){
-const err134 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err134 = {};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -4494,7 +4494,7 @@ const _errs408 = errors;
 if(errors === _errs408){
 if(Array.isArray(data143)){
 if(data143.length < 1){
-const err135 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/anyOf/1/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+const err135 = {};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -4512,7 +4512,7 @@ const _errs410 = errors;
 if(errors === _errs410){
 if(typeof data144 === "string"){
 if(!pattern13.test(data144)){
-const err136 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net/" + i29,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/anyOf/1/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"},message:"must match pattern \""+"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"+"\""};
+const err136 = {};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -4523,7 +4523,7 @@ errors++;
 }
 }
 else {
-const err137 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net/" + i29,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err137 = {};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -4541,7 +4541,7 @@ break;
 }
 }
 else {
-const err138 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err138 = {};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -4554,7 +4554,7 @@ errors++;
 var _valid19 = _errs408 === errors;
 valid80 = valid80 || _valid19;
 if(!valid80){
-const err139 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err139 = {};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -4588,7 +4588,7 @@ if(data145 && typeof data145 == "object" && !Array.isArray(data145)){
 const _errs414 = errors;
 for(const key32 in data145){
 if(!((((key32 === "processes") || (key32 === "memory")) || (key32 === "file_size")) || (key32 === "tmp"))){
-const err140 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"};
+const err140 = {};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -4604,7 +4604,7 @@ if(data145.processes !== undefined){
 let data146 = data145.processes;
 const _errs415 = errors;
 if(!(((typeof data146 == "number") && (!(data146 % 1) && !isNaN(data146))) && (isFinite(data146)))){
-const err141 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err141 = {};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -4616,7 +4616,7 @@ errors++;
 if(errors === _errs415){
 if((typeof data146 == "number") && (isFinite(data146))){
 if(data146 > 9007199254740991 || isNaN(data146)){
-const err142 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err142 = {};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -4627,7 +4627,7 @@ errors++;
 }
 else {
 if(data146 < 8 || isNaN(data146)){
-const err143 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
+const err143 = {};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -4652,7 +4652,7 @@ const _errs418 = errors;
 let valid83 = false;
 const _errs419 = errors;
 if(!(((typeof data147 == "number") && (!(data147 % 1) && !isNaN(data147))) && (isFinite(data147)))){
-const err144 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err144 = {};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -4664,7 +4664,7 @@ errors++;
 if(errors === _errs419){
 if((typeof data147 == "number") && (isFinite(data147))){
 if(data147 > 9007199254740991 || isNaN(data147)){
-const err145 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err145 = {};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -4675,7 +4675,7 @@ errors++;
 }
 else {
 if(data147 <= 0 || isNaN(data147)){
-const err146 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err146 = {};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -4693,7 +4693,7 @@ const _errs421 = errors;
 if(errors === _errs421){
 if(typeof data147 === "string"){
 if(!pattern12.test(data147)){
-const err147 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err147 = {};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -4704,7 +4704,7 @@ errors++;
 }
 }
 else {
-const err148 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err148 = {};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -4717,7 +4717,7 @@ errors++;
 var _valid20 = _errs421 === errors;
 valid83 = valid83 || _valid20;
 if(!valid83){
-const err149 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err149 = {};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -4750,7 +4750,7 @@ const _errs424 = errors;
 let valid84 = false;
 const _errs425 = errors;
 if(!(((typeof data148 == "number") && (!(data148 % 1) && !isNaN(data148))) && (isFinite(data148)))){
-const err150 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err150 = {};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -4762,7 +4762,7 @@ errors++;
 if(errors === _errs425){
 if((typeof data148 == "number") && (isFinite(data148))){
 if(data148 > 9007199254740991 || isNaN(data148)){
-const err151 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err151 = {};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -4773,7 +4773,7 @@ errors++;
 }
 else {
 if(data148 <= 0 || isNaN(data148)){
-const err152 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err152 = {};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -4791,7 +4791,7 @@ const _errs427 = errors;
 if(errors === _errs427){
 if(typeof data148 === "string"){
 if(!pattern12.test(data148)){
-const err153 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err153 = {};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -4802,7 +4802,7 @@ errors++;
 }
 }
 else {
-const err154 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err154 = {};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -4815,7 +4815,7 @@ errors++;
 var _valid21 = _errs427 === errors;
 valid84 = valid84 || _valid21;
 if(!valid84){
-const err155 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err155 = {};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -4848,7 +4848,7 @@ const _errs430 = errors;
 let valid85 = false;
 const _errs431 = errors;
 if(!(((typeof data149 == "number") && (!(data149 % 1) && !isNaN(data149))) && (isFinite(data149)))){
-const err156 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err156 = {};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -4860,7 +4860,7 @@ errors++;
 if(errors === _errs431){
 if((typeof data149 == "number") && (isFinite(data149))){
 if(data149 > 9007199254740991 || isNaN(data149)){
-const err157 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err157 = {};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -4871,7 +4871,7 @@ errors++;
 }
 else {
 if(data149 <= 0 || isNaN(data149)){
-const err158 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err158 = {};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -4889,7 +4889,7 @@ const _errs433 = errors;
 if(errors === _errs433){
 if(typeof data149 === "string"){
 if(!pattern12.test(data149)){
-const err159 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err159 = {};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -4900,7 +4900,7 @@ errors++;
 }
 }
 else {
-const err160 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err160 = {};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -4913,7 +4913,7 @@ errors++;
 var _valid22 = _errs433 === errors;
 valid85 = valid85 || _valid22;
 if(!valid85){
-const err161 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err161 = {};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -4944,7 +4944,7 @@ var valid82 = true;
 }
 }
 else {
-const err162 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err162 = {};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -4965,7 +4965,7 @@ var valid77 = true;
 }
 }
 else {
-const err163 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err163 = {};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -4978,7 +4978,7 @@ errors++;
 var _valid18 = _errs393 === errors;
 valid76 = valid76 || _valid18;
 if(!valid76){
-const err164 = {instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err164 = {};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -5018,7 +5018,7 @@ var valid65 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key24.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5030,7 +5030,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5043,14 +5043,14 @@ if(valid0){
 if(data.approval !== undefined){
 let data150 = data.approval;
 const _errs435 = errors;
-validate20.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate20.errors = [{}];
 return false;
 if(errors === _errs435){
 if(data150 && typeof data150 == "object" && !Array.isArray(data150)){
 const _errs438 = errors;
 for(const key33 in data150){
 if(!((((key33 === "command") || (key33 === "url")) || (key33 === "api")) || (key33 === "timeout"))){
-validate20.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -5062,7 +5062,7 @@ const _errs439 = errors;
 if(errors === _errs439){
 if(Array.isArray(data151)){
 if(data151.length < 1){
-validate20.errors = [{instancePath:instancePath+"/approval/command",schemaPath:"#/properties/approval/properties/command/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate20.errors = [{}];
 return false;
 }
 else {
@@ -5074,12 +5074,12 @@ const _errs441 = errors;
 if(errors === _errs441){
 if(typeof data152 === "string"){
 if(data152.length < 1){
-validate20.errors = [{instancePath:instancePath+"/approval/command/" + i30,schemaPath:"#/properties/approval/properties/command/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/approval/command/" + i30,schemaPath:"#/properties/approval/properties/command/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5091,7 +5091,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/approval/command",schemaPath:"#/properties/approval/properties/command/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5108,12 +5108,12 @@ if(errors === _errs443){
 if(errors === _errs443){
 if(typeof data153 === "string"){
 if(!(formats0(data153))){
-validate20.errors = [{instancePath:instancePath+"/approval/url",schemaPath:"#/properties/approval/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/approval/url",schemaPath:"#/properties/approval/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5128,11 +5128,11 @@ if(data150.api !== undefined){
 let data154 = data150.api;
 const _errs445 = errors;
 if(typeof data154 !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/approval/api",schemaPath:"#/properties/approval/properties/api/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 if(true !== data154){
-validate20.errors = [{instancePath:instancePath+"/approval/api",schemaPath:"#/properties/approval/properties/api/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+validate20.errors = [{}];
 return false;
 }
 var valid86 = _errs445 === errors;
@@ -5147,12 +5147,12 @@ const _errs447 = errors;
 if(errors === _errs447){
 if(typeof data155 === "string"){
 if(!pattern6.test(data155)){
-validate20.errors = [{instancePath:instancePath+"/approval/timeout",schemaPath:"#/properties/approval/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/approval/timeout",schemaPath:"#/properties/approval/properties/timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5167,7 +5167,7 @@ var valid86 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5185,7 +5185,7 @@ if(data156 && typeof data156 == "object" && !Array.isArray(data156)){
 const _errs451 = errors;
 for(const key34 in data156){
 if(!((((((key34 === "max_turns") || (key34 === "timeout")) || (key34 === "max_tokens")) || (key34 === "max_cost_usd")) || (key34 === "max_concurrent_agents")) || (key34 === "max_agent_depth"))){
-validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -5195,18 +5195,18 @@ if(data156.max_turns !== undefined){
 let data157 = data156.max_turns;
 const _errs452 = errors;
 if(!(((typeof data157 == "number") && (!(data157 % 1) && !isNaN(data157))) && (isFinite(data157)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs452){
 if((typeof data157 == "number") && (isFinite(data157))){
 if(data157 > 9007199254740991 || isNaN(data157)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data157 <= 0 || isNaN(data157)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5224,12 +5224,12 @@ const _errs454 = errors;
 if(errors === _errs454){
 if(typeof data158 === "string"){
 if(!pattern6.test(data158)){
-validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/properties/limits/properties/timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5243,18 +5243,18 @@ if(data156.max_tokens !== undefined){
 let data159 = data156.max_tokens;
 const _errs456 = errors;
 if(!(((typeof data159 == "number") && (!(data159 % 1) && !isNaN(data159))) && (isFinite(data159)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs456){
 if((typeof data159 == "number") && (isFinite(data159))){
 if(data159 > 9007199254740991 || isNaN(data159)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data159 <= 0 || isNaN(data159)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5272,12 +5272,12 @@ const _errs458 = errors;
 if(errors === _errs458){
 if((typeof data160 == "number") && (isFinite(data160))){
 if(data160 <= 0 || isNaN(data160)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPath:"#/properties/limits/properties/max_cost_usd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPath:"#/properties/limits/properties/max_cost_usd/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5291,18 +5291,18 @@ if(data156.max_concurrent_agents !== undefined){
 let data161 = data156.max_concurrent_agents;
 const _errs460 = errors;
 if(!(((typeof data161 == "number") && (!(data161 % 1) && !isNaN(data161))) && (isFinite(data161)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs460){
 if((typeof data161 == "number") && (isFinite(data161))){
 if(data161 > 9007199254740991 || isNaN(data161)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data161 <= 0 || isNaN(data161)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5318,18 +5318,18 @@ if(data156.max_agent_depth !== undefined){
 let data162 = data156.max_agent_depth;
 const _errs462 = errors;
 if(!(((typeof data162 == "number") && (!(data162 % 1) && !isNaN(data162))) && (isFinite(data162)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs462){
 if((typeof data162 == "number") && (isFinite(data162))){
 if(data162 > 9007199254740991 || isNaN(data162)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data162 <= 0 || isNaN(data162)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5348,7 +5348,7 @@ var valid88 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5368,7 +5368,7 @@ const _errs466 = errors;
 if(errors === _errs466){
 if(typeof key35 === "string"){
 if(!pattern35.test(key35)){
-const err165 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9_-]+$"},message:"must match pattern \""+"^[a-z0-9_-]+$"+"\"",propertyName:key35};
+const err165 = {};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -5379,7 +5379,7 @@ errors++;
 }
 }
 else {
-const err166 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key35};
+const err166 = {};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -5391,7 +5391,7 @@ errors++;
 }
 var valid89 = _errs466 === errors;
 if(!valid89){
-const err167 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/propertyNames",keyword:"propertyNames",params:{propertyName: key35},message:"property name must be valid"};
+const err167 = {};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -5412,14 +5412,14 @@ if(errors === _errs469){
 if(data164 && typeof data164 == "object" && !Array.isArray(data164)){
 let missing4;
 if((data164.description === undefined) && (missing4 = "description")){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/agents/additionalProperties/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 const _errs471 = errors;
 for(const key37 in data164){
 if(!((((((key37 === "description") || (key37 === "system")) || (key37 === "model")) || (key37 === "tools")) || (key37 === "limits")) || (key37 === "workspace"))){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/agents/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -5431,12 +5431,12 @@ const _errs472 = errors;
 if(errors === _errs472){
 if(typeof data165 === "string"){
 if(data165.length < 1){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/description",schemaPath:"#/properties/agents/additionalProperties/properties/description/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/description",schemaPath:"#/properties/agents/additionalProperties/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5449,7 +5449,7 @@ if(valid91){
 if(data164.system !== undefined){
 const _errs474 = errors;
 if(typeof data164.system !== "string"){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/system",schemaPath:"#/properties/agents/additionalProperties/properties/system/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 var valid91 = _errs474 === errors;
@@ -5464,12 +5464,12 @@ const _errs476 = errors;
 if(errors === _errs476){
 if(typeof data167 === "string"){
 if(data167.length < 1){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/agents/additionalProperties/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/agents/additionalProperties/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5490,11 +5490,11 @@ for(let i31=0; i31<len31; i31++){
 let data169 = data168[i31];
 const _errs480 = errors;
 if(typeof data169 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/" + i31,schemaPath:"#/properties/agents/additionalProperties/properties/tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!(((((data169 === "shell") || (data169 === "read_file")) || (data169 === "write_file")) || (data169 === "list_dir")) || (data169 === "http_fetch"))){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/" + i31,schemaPath:"#/properties/agents/additionalProperties/properties/tools/items/enum",keyword:"enum",params:{allowedValues: schema31.properties.agents.additionalProperties.properties.tools.items.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid92 = _errs480 === errors;
@@ -5504,7 +5504,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/agents/additionalProperties/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5522,7 +5522,7 @@ if(data170 && typeof data170 == "object" && !Array.isArray(data170)){
 const _errs484 = errors;
 for(const key38 in data170){
 if(!(((key38 === "max_turns") || (key38 === "timeout")) || (key38 === "max_tokens"))){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits",schemaPath:"#/properties/agents/additionalProperties/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -5532,18 +5532,18 @@ if(data170.max_turns !== undefined){
 let data171 = data170.max_turns;
 const _errs485 = errors;
 if(!(((typeof data171 == "number") && (!(data171 % 1) && !isNaN(data171))) && (isFinite(data171)))){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits/max_turns",schemaPath:"#/properties/agents/additionalProperties/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs485){
 if((typeof data171 == "number") && (isFinite(data171))){
 if(data171 > 9007199254740991 || isNaN(data171)){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits/max_turns",schemaPath:"#/properties/agents/additionalProperties/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data171 <= 0 || isNaN(data171)){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits/max_turns",schemaPath:"#/properties/agents/additionalProperties/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5561,12 +5561,12 @@ const _errs487 = errors;
 if(errors === _errs487){
 if(typeof data172 === "string"){
 if(!pattern6.test(data172)){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits/timeout",schemaPath:"#/properties/agents/additionalProperties/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits/timeout",schemaPath:"#/properties/agents/additionalProperties/properties/limits/properties/timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5580,18 +5580,18 @@ if(data170.max_tokens !== undefined){
 let data173 = data170.max_tokens;
 const _errs489 = errors;
 if(!(((typeof data173 == "number") && (!(data173 % 1) && !isNaN(data173))) && (isFinite(data173)))){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits/max_tokens",schemaPath:"#/properties/agents/additionalProperties/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs489){
 if((typeof data173 == "number") && (isFinite(data173))){
 if(data173 > 9007199254740991 || isNaN(data173)){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits/max_tokens",schemaPath:"#/properties/agents/additionalProperties/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data173 <= 0 || isNaN(data173)){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits/max_tokens",schemaPath:"#/properties/agents/additionalProperties/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5607,7 +5607,7 @@ var valid93 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/limits",schemaPath:"#/properties/agents/additionalProperties/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5625,7 +5625,7 @@ if(data174 && typeof data174 == "object" && !Array.isArray(data174)){
 const _errs493 = errors;
 for(const key39 in data174){
 if(!((((key39 === "isolation") || (key39 === "base")) || (key39 === "branch")) || (key39 === "keep"))){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -5635,11 +5635,11 @@ if(data174.isolation !== undefined){
 let data175 = data174.isolation;
 const _errs494 = errors;
 if(typeof data175 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace/isolation",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!((data175 === "none") || (data175 === "worktree"))){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace/isolation",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema31.properties.agents.additionalProperties.properties.workspace.properties.isolation.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid94 = _errs494 === errors;
@@ -5654,12 +5654,12 @@ const _errs496 = errors;
 if(errors === _errs496){
 if(typeof data176 === "string"){
 if(data176.length < 1){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace/base",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/properties/base/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace/base",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/properties/base/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5675,12 +5675,12 @@ const _errs498 = errors;
 if(errors === _errs498){
 if(typeof data177 === "string"){
 if(data177.length < 1){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace/branch",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/properties/branch/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace/branch",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/properties/branch/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5694,11 +5694,11 @@ if(data174.keep !== undefined){
 let data178 = data174.keep;
 const _errs500 = errors;
 if(typeof data178 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace/keep",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/properties/keep/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!(((data178 === "always") || (data178 === "on_change")) || (data178 === "never"))){
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace/keep",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/properties/keep/enum",keyword:"enum",params:{allowedValues: schema31.properties.agents.additionalProperties.properties.workspace.properties.keep.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid94 = _errs500 === errors;
@@ -5712,7 +5712,7 @@ var valid94 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1")+"/workspace",schemaPath:"#/properties/agents/additionalProperties/properties/workspace/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5730,7 +5730,7 @@ var valid91 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/agents/" + key36.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/agents/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5742,7 +5742,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5760,7 +5760,7 @@ if(data179 && typeof data179 == "object" && !Array.isArray(data179)){
 const _errs504 = errors;
 for(const key40 in data179){
 if(!(func1.call(schema31.properties.compaction.properties, key40))){
-validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -5769,7 +5769,7 @@ if(_errs504 === errors){
 if(data179.enabled !== undefined){
 const _errs505 = errors;
 if(typeof data179.enabled !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/compaction/enabled",schemaPath:"#/properties/compaction/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid95 = _errs505 === errors;
@@ -5784,18 +5784,18 @@ const _errs507 = errors;
 if(errors === _errs507){
 if((typeof data181 == "number") && (isFinite(data181))){
 if(data181 > 1 || isNaN(data181)){
-validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data181 <= 0 || isNaN(data181)){
-validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5811,18 +5811,18 @@ const _errs509 = errors;
 if(errors === _errs509){
 if((typeof data182 == "number") && (isFinite(data182))){
 if(data182 > 1 || isNaN(data182)){
-validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data182 <= 0 || isNaN(data182)){
-validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5836,18 +5836,18 @@ if(data179.protect_first !== undefined){
 let data183 = data179.protect_first;
 const _errs511 = errors;
 if(!(((typeof data183 == "number") && (!(data183 % 1) && !isNaN(data183))) && (isFinite(data183)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs511){
 if((typeof data183 == "number") && (isFinite(data183))){
 if(data183 > 9007199254740991 || isNaN(data183)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data183 < 0 || isNaN(data183)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5863,18 +5863,18 @@ if(data179.protect_last !== undefined){
 let data184 = data179.protect_last;
 const _errs513 = errors;
 if(!(((typeof data184 == "number") && (!(data184 % 1) && !isNaN(data184))) && (isFinite(data184)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs513){
 if((typeof data184 == "number") && (isFinite(data184))){
 if(data184 > 9007199254740991 || isNaN(data184)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data184 < 1 || isNaN(data184)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5892,18 +5892,18 @@ const _errs515 = errors;
 if(errors === _errs515){
 if((typeof data185 == "number") && (isFinite(data185))){
 if(data185 > 1 || isNaN(data185)){
-validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data185 <= 0 || isNaN(data185)){
-validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5919,18 +5919,18 @@ const _errs517 = errors;
 if(errors === _errs517){
 if((typeof data186 == "number") && (isFinite(data186))){
 if(data186 > 1 || isNaN(data186)){
-validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data186 <= 0 || isNaN(data186)){
-validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5944,18 +5944,18 @@ if(data179.prune_min !== undefined){
 let data187 = data179.prune_min;
 const _errs519 = errors;
 if(!(((typeof data187 == "number") && (!(data187 % 1) && !isNaN(data187))) && (isFinite(data187)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs519){
 if((typeof data187 == "number") && (isFinite(data187))){
 if(data187 > 9007199254740991 || isNaN(data187)){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data187 < 1 || isNaN(data187)){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5975,7 +5975,7 @@ if(data188 && typeof data188 == "object" && !Array.isArray(data188)){
 const _errs523 = errors;
 for(const key41 in data188){
 if(!(((key41 === "enabled") || (key41 === "threshold")) || (key41 === "payback"))){
-validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"#/properties/compaction/properties/micro/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key41},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -5984,7 +5984,7 @@ if(_errs523 === errors){
 if(data188.enabled !== undefined){
 const _errs524 = errors;
 if(typeof data188.enabled !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/compaction/micro/enabled",schemaPath:"#/properties/compaction/properties/micro/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid96 = _errs524 === errors;
@@ -5999,18 +5999,18 @@ const _errs526 = errors;
 if(errors === _errs526){
 if((typeof data190 == "number") && (isFinite(data190))){
 if(data190 > 1 || isNaN(data190)){
-validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data190 <= 0 || isNaN(data190)){
-validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6024,18 +6024,18 @@ if(data188.payback !== undefined){
 let data191 = data188.payback;
 const _errs528 = errors;
 if(!(((typeof data191 == "number") && (!(data191 % 1) && !isNaN(data191))) && (isFinite(data191)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs528){
 if((typeof data191 == "number") && (isFinite(data191))){
 if(data191 > 9007199254740991 || isNaN(data191)){
-validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data191 <= 0 || isNaN(data191)){
-validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6051,7 +6051,7 @@ var valid96 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"#/properties/compaction/properties/micro/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6067,12 +6067,12 @@ const _errs530 = errors;
 if(errors === _errs530){
 if(typeof data192 === "string"){
 if(data192.length < 1){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",schemaPath:"#/properties/compaction/properties/summary_model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",schemaPath:"#/properties/compaction/properties/summary_model/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6086,18 +6086,18 @@ if(data179.summary_context_window !== undefined){
 let data193 = data179.summary_context_window;
 const _errs532 = errors;
 if(!(((typeof data193 == "number") && (!(data193 % 1) && !isNaN(data193))) && (isFinite(data193)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs532){
 if((typeof data193 == "number") && (isFinite(data193))){
 if(data193 > 9007199254740991 || isNaN(data193)){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data193 <= 0 || isNaN(data193)){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6112,7 +6112,7 @@ if(valid95){
 if(data179.prune_tool_results !== undefined){
 const _errs534 = errors;
 if(typeof data179.prune_tool_results !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_tool_results",schemaPath:"#/properties/compaction/properties/prune_tool_results/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid95 = _errs534 === errors;
@@ -6127,12 +6127,12 @@ const _errs536 = errors;
 if(errors === _errs536){
 if(typeof data195 === "string"){
 if(!pattern6.test(data195)){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",schemaPath:"#/properties/compaction/properties/summary_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",schemaPath:"#/properties/compaction/properties/summary_timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6156,7 +6156,7 @@ var valid95 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6174,7 +6174,7 @@ if(data196 && typeof data196 == "object" && !Array.isArray(data196)){
 const _errs540 = errors;
 for(const key42 in data196){
 if(!((((key42 === "min_interval") || (key42 === "max_ticks")) || (key42 === "self_paced_floor")) || (key42 === "self_paced_ceiling"))){
-validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/properties/loops/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key42},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -6186,12 +6186,12 @@ const _errs541 = errors;
 if(errors === _errs541){
 if(typeof data197 === "string"){
 if(!pattern6.test(data197)){
-validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath:"#/properties/loops/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath:"#/properties/loops/properties/min_interval/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6205,18 +6205,18 @@ if(data196.max_ticks !== undefined){
 let data198 = data196.max_ticks;
 const _errs543 = errors;
 if(!(((typeof data198 == "number") && (!(data198 % 1) && !isNaN(data198))) && (isFinite(data198)))){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs543){
 if((typeof data198 == "number") && (isFinite(data198))){
 if(data198 > 9007199254740991 || isNaN(data198)){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data198 <= 0 || isNaN(data198)){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6234,12 +6234,12 @@ const _errs545 = errors;
 if(errors === _errs545){
 if(typeof data199 === "string"){
 if(!pattern6.test(data199)){
-validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schemaPath:"#/properties/loops/properties/self_paced_floor/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schemaPath:"#/properties/loops/properties/self_paced_floor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6255,12 +6255,12 @@ const _errs547 = errors;
 if(errors === _errs547){
 if(typeof data200 === "string"){
 if(!pattern6.test(data200)){
-validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",schemaPath:"#/properties/loops/properties/self_paced_ceiling/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",schemaPath:"#/properties/loops/properties/self_paced_ceiling/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6275,7 +6275,7 @@ var valid97 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/properties/loops/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6293,7 +6293,7 @@ if(data201 && typeof data201 == "object" && !Array.isArray(data201)){
 const _errs551 = errors;
 for(const key43 in data201){
 if(!(key43 === "min_interval")){
-validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/properties/heartbeat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key43},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -6305,12 +6305,12 @@ const _errs552 = errors;
 if(errors === _errs552){
 if(typeof data202 === "string"){
 if(!pattern6.test(data202)){
-validate20.errors = [{instancePath:instancePath+"/heartbeat/min_interval",schemaPath:"#/properties/heartbeat/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/heartbeat/min_interval",schemaPath:"#/properties/heartbeat/properties/min_interval/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6318,7 +6318,7 @@ return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/properties/heartbeat/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6335,14 +6335,14 @@ if(errors === _errs554){
 if(data203 && typeof data203 == "object" && !Array.isArray(data203)){
 let missing5;
 if((data203.cron === undefined) && (missing5 = "cron")){
-validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 const _errs556 = errors;
 for(const key44 in data203){
 if(!((((((key44 === "cron") || (key44 === "timezone")) || (key44 === "catch_up")) || (key44 === "on_crash")) || (key44 === "overlap")) || (key44 === "max_cost_usd_per_day"))){
-validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key44},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -6354,12 +6354,12 @@ const _errs557 = errors;
 if(errors === _errs557){
 if(typeof data204 === "string"){
 if(data204.length < 1){
-validate20.errors = [{instancePath:instancePath+"/schedule/cron",schemaPath:"#/properties/schedule/properties/cron/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/schedule/cron",schemaPath:"#/properties/schedule/properties/cron/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6375,12 +6375,12 @@ const _errs559 = errors;
 if(errors === _errs559){
 if(typeof data205 === "string"){
 if(data205.length < 1){
-validate20.errors = [{instancePath:instancePath+"/schedule/timezone",schemaPath:"#/properties/schedule/properties/timezone/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/schedule/timezone",schemaPath:"#/properties/schedule/properties/timezone/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6394,11 +6394,11 @@ if(data203.catch_up !== undefined){
 let data206 = data203.catch_up;
 const _errs561 = errors;
 if(typeof data206 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!((data206 === "one") || (data206 === "none"))){
-validate20.errors = [{instancePath:instancePath+"/schedule/catch_up",schemaPath:"#/properties/schedule/properties/catch_up/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.catch_up.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid99 = _errs561 === errors;
@@ -6411,11 +6411,11 @@ if(data203.on_crash !== undefined){
 let data207 = data203.on_crash;
 const _errs563 = errors;
 if(typeof data207 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!((data207 === "skip") || (data207 === "rerun"))){
-validate20.errors = [{instancePath:instancePath+"/schedule/on_crash",schemaPath:"#/properties/schedule/properties/on_crash/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.on_crash.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid99 = _errs563 === errors;
@@ -6428,11 +6428,11 @@ if(data203.overlap !== undefined){
 let data208 = data203.overlap;
 const _errs565 = errors;
 if(typeof data208 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!(((data208 === "skip") || (data208 === "queue")) || (data208 === "cancel_previous"))){
-validate20.errors = [{instancePath:instancePath+"/schedule/overlap",schemaPath:"#/properties/schedule/properties/overlap/enum",keyword:"enum",params:{allowedValues: schema31.properties.schedule.properties.overlap.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid99 = _errs565 === errors;
@@ -6447,12 +6447,12 @@ const _errs567 = errors;
 if(errors === _errs567){
 if((typeof data209 == "number") && (isFinite(data209))){
 if(data209 <= 0 || isNaN(data209)){
-validate20.errors = [{instancePath:instancePath+"/schedule/max_cost_usd_per_day",schemaPath:"#/properties/schedule/properties/max_cost_usd_per_day/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/schedule/max_cost_usd_per_day",schemaPath:"#/properties/schedule/properties/max_cost_usd_per_day/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6470,7 +6470,7 @@ var valid99 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6490,14 +6490,14 @@ const len32 = data210.length;
 for(let i32=0; i32<len32; i32++){
 let data211 = data210[i32];
 const _errs571 = errors;
-validate20.errors = [{instancePath:instancePath+"/notify/" + i32,schemaPath:"#/properties/notify/items/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate20.errors = [{}];
 return false;
 if(errors === _errs571){
 if(data211 && typeof data211 == "object" && !Array.isArray(data211)){
 const _errs574 = errors;
 for(const key45 in data211){
 if(!((((key45 === "url") || (key45 === "secret_env")) || (key45 === "command")) || (key45 === "on"))){
-validate20.errors = [{instancePath:instancePath+"/notify/" + i32,schemaPath:"#/properties/notify/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key45},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -6510,12 +6510,12 @@ if(errors === _errs575){
 if(errors === _errs575){
 if(typeof data212 === "string"){
 if(!(formats0(data212))){
-validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/url",schemaPath:"#/properties/notify/items/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/url",schemaPath:"#/properties/notify/items/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6532,12 +6532,12 @@ const _errs577 = errors;
 if(errors === _errs577){
 if(typeof data213 === "string"){
 if(!pattern5.test(data213)){
-validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/secret_env",schemaPath:"#/properties/notify/items/properties/secret_env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/secret_env",schemaPath:"#/properties/notify/items/properties/secret_env/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6553,7 +6553,7 @@ const _errs579 = errors;
 if(errors === _errs579){
 if(Array.isArray(data214)){
 if(data214.length < 1){
-validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/command",schemaPath:"#/properties/notify/items/properties/command/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate20.errors = [{}];
 return false;
 }
 else {
@@ -6565,12 +6565,12 @@ const _errs581 = errors;
 if(errors === _errs581){
 if(typeof data215 === "string"){
 if(data215.length < 1){
-validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/command/" + i33,schemaPath:"#/properties/notify/items/properties/command/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/command/" + i33,schemaPath:"#/properties/notify/items/properties/command/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6582,7 +6582,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/command",schemaPath:"#/properties/notify/items/properties/command/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6603,11 +6603,11 @@ for(let i34=0; i34<len34; i34++){
 let data217 = data216[i34];
 const _errs585 = errors;
 if(typeof data217 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/on/" + i34,schemaPath:"#/properties/notify/items/properties/on/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!((((((data217 === "success") || (data217 === "failed")) || (data217 === "limit")) || (data217 === "interrupted")) || (data217 === "cancelled")) || (data217 === "crashed"))){
-validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/on/" + i34,schemaPath:"#/properties/notify/items/properties/on/items/enum",keyword:"enum",params:{allowedValues: schema31.properties.notify.items.properties.on.items.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid103 = _errs585 === errors;
@@ -6617,7 +6617,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/notify/" + i32+"/on",schemaPath:"#/properties/notify/items/properties/on/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6632,7 +6632,7 @@ var valid101 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/notify/" + i32,schemaPath:"#/properties/notify/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6643,7 +6643,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/notify",schemaPath:"#/properties/notify/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6661,7 +6661,7 @@ if(data218 && typeof data218 == "object" && !Array.isArray(data218)){
 const _errs589 = errors;
 for(const key46 in data218){
 if(!(key46 === "webhook")){
-validate20.errors = [{instancePath:instancePath+"/triggers",schemaPath:"#/properties/triggers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key46},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -6674,14 +6674,14 @@ if(errors === _errs590){
 if(data219 && typeof data219 == "object" && !Array.isArray(data219)){
 let missing6;
 if((data219.secret_env === undefined) && (missing6 = "secret_env")){
-validate20.errors = [{instancePath:instancePath+"/triggers/webhook",schemaPath:"#/properties/triggers/properties/webhook/required",keyword:"required",params:{missingProperty: missing6},message:"must have required property '"+missing6+"'"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 const _errs592 = errors;
 for(const key47 in data219){
 if(!((((key47 === "secret_env") || (key47 === "signature")) || (key47 === "events")) || (key47 === "inputs"))){
-validate20.errors = [{instancePath:instancePath+"/triggers/webhook",schemaPath:"#/properties/triggers/properties/webhook/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key47},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -6693,12 +6693,12 @@ const _errs593 = errors;
 if(errors === _errs593){
 if(typeof data220 === "string"){
 if(!pattern5.test(data220)){
-validate20.errors = [{instancePath:instancePath+"/triggers/webhook/secret_env",schemaPath:"#/properties/triggers/properties/webhook/properties/secret_env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/triggers/webhook/secret_env",schemaPath:"#/properties/triggers/properties/webhook/properties/secret_env/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6712,11 +6712,11 @@ if(data219.signature !== undefined){
 let data221 = data219.signature;
 const _errs595 = errors;
 if(typeof data221 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/triggers/webhook/signature",schemaPath:"#/properties/triggers/properties/webhook/properties/signature/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!((data221 === "github") || (data221 === "hmac-sha256"))){
-validate20.errors = [{instancePath:instancePath+"/triggers/webhook/signature",schemaPath:"#/properties/triggers/properties/webhook/properties/signature/enum",keyword:"enum",params:{allowedValues: schema31.properties.triggers.properties.webhook.properties.signature.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid105 = _errs595 === errors;
@@ -6731,7 +6731,7 @@ const _errs597 = errors;
 if(errors === _errs597){
 if(Array.isArray(data222)){
 if(data222.length < 1){
-validate20.errors = [{instancePath:instancePath+"/triggers/webhook/events",schemaPath:"#/properties/triggers/properties/webhook/properties/events/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate20.errors = [{}];
 return false;
 }
 else {
@@ -6743,12 +6743,12 @@ const _errs599 = errors;
 if(errors === _errs599){
 if(typeof data223 === "string"){
 if(data223.length < 1){
-validate20.errors = [{instancePath:instancePath+"/triggers/webhook/events/" + i35,schemaPath:"#/properties/triggers/properties/webhook/properties/events/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/triggers/webhook/events/" + i35,schemaPath:"#/properties/triggers/properties/webhook/properties/events/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6760,7 +6760,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/triggers/webhook/events",schemaPath:"#/properties/triggers/properties/webhook/properties/events/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6780,7 +6780,7 @@ const _errs603 = errors;
 if(errors === _errs603){
 if(typeof key48 === "string"){
 if(!pattern8.test(key48)){
-const err168 = {instancePath:instancePath+"/triggers/webhook/inputs",schemaPath:"#/properties/triggers/properties/webhook/properties/inputs/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_-]*$"+"\"",propertyName:key48};
+const err168 = {};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -6791,7 +6791,7 @@ errors++;
 }
 }
 else {
-const err169 = {instancePath:instancePath+"/triggers/webhook/inputs",schemaPath:"#/properties/triggers/properties/webhook/properties/inputs/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key48};
+const err169 = {};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -6803,7 +6803,7 @@ errors++;
 }
 var valid107 = _errs603 === errors;
 if(!valid107){
-const err170 = {instancePath:instancePath+"/triggers/webhook/inputs",schemaPath:"#/properties/triggers/properties/webhook/properties/inputs/propertyNames",keyword:"propertyNames",params:{propertyName: key48},message:"property name must be valid"};
+const err170 = {};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -6820,7 +6820,7 @@ if(valid107){
 for(const key49 in data224){
 const _errs606 = errors;
 if(typeof data224[key49] !== "string"){
-validate20.errors = [{instancePath:instancePath+"/triggers/webhook/inputs/" + key49.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/triggers/properties/webhook/properties/inputs/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 var valid108 = _errs606 === errors;
@@ -6831,7 +6831,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/triggers/webhook/inputs",schemaPath:"#/properties/triggers/properties/webhook/properties/inputs/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6847,7 +6847,7 @@ var valid105 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/triggers/webhook",schemaPath:"#/properties/triggers/properties/webhook/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6855,7 +6855,7 @@ return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/triggers",schemaPath:"#/properties/triggers/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6869,11 +6869,11 @@ if(data.on_crash !== undefined){
 let data226 = data.on_crash;
 const _errs608 = errors;
 if(typeof data226 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/on_crash",schemaPath:"#/properties/on_crash/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!((data226 === "skip") || (data226 === "rerun"))){
-validate20.errors = [{instancePath:instancePath+"/on_crash",schemaPath:"#/properties/on_crash/enum",keyword:"enum",params:{allowedValues: schema31.properties.on_crash.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid0 = _errs608 === errors;
@@ -6889,14 +6889,14 @@ if(errors === _errs610){
 if(data227 && typeof data227 == "object" && !Array.isArray(data227)){
 let missing7;
 if((data227.group === undefined) && (missing7 = "group")){
-validate20.errors = [{instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/required",keyword:"required",params:{missingProperty: missing7},message:"must have required property '"+missing7+"'"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 const _errs612 = errors;
 for(const key50 in data227){
 if(!(((key50 === "group") || (key50 === "limit")) || (key50 === "cancel_in_progress"))){
-validate20.errors = [{instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key50},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -6908,12 +6908,12 @@ const _errs613 = errors;
 if(errors === _errs613){
 if(typeof data228 === "string"){
 if(data228.length < 1){
-validate20.errors = [{instancePath:instancePath+"/concurrency/group",schemaPath:"#/properties/concurrency/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/concurrency/group",schemaPath:"#/properties/concurrency/properties/group/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6927,18 +6927,18 @@ if(data227.limit !== undefined){
 let data229 = data227.limit;
 const _errs615 = errors;
 if(!(((typeof data229 == "number") && (!(data229 % 1) && !isNaN(data229))) && (isFinite(data229)))){
-validate20.errors = [{instancePath:instancePath+"/concurrency/limit",schemaPath:"#/properties/concurrency/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs615){
 if((typeof data229 == "number") && (isFinite(data229))){
 if(data229 > 9007199254740991 || isNaN(data229)){
-validate20.errors = [{instancePath:instancePath+"/concurrency/limit",schemaPath:"#/properties/concurrency/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data229 <= 0 || isNaN(data229)){
-validate20.errors = [{instancePath:instancePath+"/concurrency/limit",schemaPath:"#/properties/concurrency/properties/limit/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6953,7 +6953,7 @@ if(valid109){
 if(data227.cancel_in_progress !== undefined){
 const _errs617 = errors;
 if(typeof data227.cancel_in_progress !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/concurrency/cancel_in_progress",schemaPath:"#/properties/concurrency/properties/cancel_in_progress/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid109 = _errs617 === errors;
@@ -6967,7 +6967,7 @@ var valid109 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6985,7 +6985,7 @@ if(data231 && typeof data231 == "object" && !Array.isArray(data231)){
 const _errs621 = errors;
 for(const key51 in data231){
 if(!(((key51 === "format") || (key51 === "file")) || (key51 === "schema"))){
-validate20.errors = [{instancePath:instancePath+"/output",schemaPath:"#/properties/output/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key51},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -6995,11 +6995,11 @@ if(data231.format !== undefined){
 let data232 = data231.format;
 const _errs622 = errors;
 if(typeof data232 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/output/format",schemaPath:"#/properties/output/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!(((data232 === "text") || (data232 === "json")) || (data232 === "stream-json"))){
-validate20.errors = [{instancePath:instancePath+"/output/format",schemaPath:"#/properties/output/properties/format/enum",keyword:"enum",params:{allowedValues: schema31.properties.output.properties.format.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid110 = _errs622 === errors;
@@ -7014,12 +7014,12 @@ const _errs624 = errors;
 if(errors === _errs624){
 if(typeof data233 === "string"){
 if(data233.length < 1){
-validate20.errors = [{instancePath:instancePath+"/output/file",schemaPath:"#/properties/output/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/output/file",schemaPath:"#/properties/output/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -7037,7 +7037,7 @@ if(data234 && typeof data234 == "object" && !Array.isArray(data234)){
 for(const key52 in data234){
 const _errs628 = errors;
 if(typeof key52 !== "string"){
-const err171 = {instancePath:instancePath+"/output/schema",schemaPath:"#/properties/output/properties/schema/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key52};
+const err171 = {};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -7048,7 +7048,7 @@ errors++;
 }
 var valid111 = _errs628 === errors;
 if(!valid111){
-const err172 = {instancePath:instancePath+"/output/schema",schemaPath:"#/properties/output/properties/schema/propertyNames",keyword:"propertyNames",params:{propertyName: key52},message:"property name must be valid"};
+const err172 = {};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -7063,7 +7063,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/output/schema",schemaPath:"#/properties/output/properties/schema/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -7077,7 +7077,7 @@ var valid110 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -7095,7 +7095,7 @@ if(data235 && typeof data235 == "object" && !Array.isArray(data235)){
 const _errs633 = errors;
 for(const key53 in data235){
 if(!(key53 === "retry")){
-validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key53},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -7107,12 +7107,12 @@ const _errs634 = errors;
 if(errors === _errs634){
 if(typeof data236 === "string"){
 if(!pattern6.test(data236)){
-validate20.errors = [{instancePath:instancePath+"/store/retry",schemaPath:"#/properties/store/properties/retry/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/store/retry",schemaPath:"#/properties/store/properties/retry/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -7120,7 +7120,7 @@ return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -7138,7 +7138,7 @@ if(data237 && typeof data237 == "object" && !Array.isArray(data237)){
 const _errs638 = errors;
 for(const key54 in data237){
 if(!(((key54 === "agents_md") || (key54 === "max_bytes")) || (key54 === "skills"))){
-validate20.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key54},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -7147,7 +7147,7 @@ if(_errs638 === errors){
 if(data237.agents_md !== undefined){
 const _errs639 = errors;
 if(typeof data237.agents_md !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/instructions/agents_md",schemaPath:"#/properties/instructions/properties/agents_md/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid113 = _errs639 === errors;
@@ -7163,7 +7163,7 @@ const _errs642 = errors;
 let valid114 = false;
 const _errs643 = errors;
 if(!(((typeof data239 == "number") && (!(data239 % 1) && !isNaN(data239))) && (isFinite(data239)))){
-const err173 = {instancePath:instancePath+"/instructions/max_bytes",schemaPath:"#/properties/instructions/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err173 = {};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -7175,7 +7175,7 @@ errors++;
 if(errors === _errs643){
 if((typeof data239 == "number") && (isFinite(data239))){
 if(data239 > 9007199254740991 || isNaN(data239)){
-const err174 = {instancePath:instancePath+"/instructions/max_bytes",schemaPath:"#/properties/instructions/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err174 = {};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -7186,7 +7186,7 @@ errors++;
 }
 else {
 if(data239 <= 0 || isNaN(data239)){
-const err175 = {instancePath:instancePath+"/instructions/max_bytes",schemaPath:"#/properties/instructions/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err175 = {};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -7204,7 +7204,7 @@ const _errs645 = errors;
 if(errors === _errs645){
 if(typeof data239 === "string"){
 if(!pattern12.test(data239)){
-const err176 = {instancePath:instancePath+"/instructions/max_bytes",schemaPath:"#/properties/instructions/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err176 = {};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -7215,7 +7215,7 @@ errors++;
 }
 }
 else {
-const err177 = {instancePath:instancePath+"/instructions/max_bytes",schemaPath:"#/properties/instructions/properties/max_bytes/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err177 = {};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -7228,7 +7228,7 @@ errors++;
 var _valid23 = _errs645 === errors;
 valid114 = valid114 || _valid23;
 if(!valid114){
-const err178 = {instancePath:instancePath+"/instructions/max_bytes",schemaPath:"#/properties/instructions/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err178 = {};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -7259,7 +7259,7 @@ if(valid113){
 if(data237.skills !== undefined){
 const _errs647 = errors;
 if(typeof data237.skills !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/instructions/skills",schemaPath:"#/properties/instructions/properties/skills/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid113 = _errs647 === errors;
@@ -7272,7 +7272,7 @@ var valid113 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -7295,12 +7295,12 @@ const _errs651 = errors;
 if(errors === _errs651){
 if(typeof data242 === "string"){
 if(data242.length < 1){
-validate20.errors = [{instancePath:instancePath+"/skills/" + i36,schemaPath:"#/properties/skills/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/skills/" + i36,schemaPath:"#/properties/skills/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -7311,7 +7311,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/skills",schemaPath:"#/properties/skills/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -7329,7 +7329,7 @@ if(data243 && typeof data243 == "object" && !Array.isArray(data243)){
 const _errs655 = errors;
 for(const key55 in data243){
 if(!(((((key55 === "isolation") || (key55 === "base")) || (key55 === "branch")) || (key55 === "keep")) || (key55 === "shared"))){
-validate20.errors = [{instancePath:instancePath+"/workspace",schemaPath:"#/properties/workspace/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key55},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -7339,11 +7339,11 @@ if(data243.isolation !== undefined){
 let data244 = data243.isolation;
 const _errs656 = errors;
 if(typeof data244 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/workspace/isolation",schemaPath:"#/properties/workspace/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!((data244 === "none") || (data244 === "worktree"))){
-validate20.errors = [{instancePath:instancePath+"/workspace/isolation",schemaPath:"#/properties/workspace/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema31.properties.workspace.properties.isolation.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid116 = _errs656 === errors;
@@ -7358,12 +7358,12 @@ const _errs658 = errors;
 if(errors === _errs658){
 if(typeof data245 === "string"){
 if(data245.length < 1){
-validate20.errors = [{instancePath:instancePath+"/workspace/base",schemaPath:"#/properties/workspace/properties/base/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/workspace/base",schemaPath:"#/properties/workspace/properties/base/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -7379,12 +7379,12 @@ const _errs660 = errors;
 if(errors === _errs660){
 if(typeof data246 === "string"){
 if(data246.length < 1){
-validate20.errors = [{instancePath:instancePath+"/workspace/branch",schemaPath:"#/properties/workspace/properties/branch/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/workspace/branch",schemaPath:"#/properties/workspace/properties/branch/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -7398,11 +7398,11 @@ if(data243.keep !== undefined){
 let data247 = data243.keep;
 const _errs662 = errors;
 if(typeof data247 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/workspace/keep",schemaPath:"#/properties/workspace/properties/keep/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!(((data247 === "always") || (data247 === "on_change")) || (data247 === "never"))){
-validate20.errors = [{instancePath:instancePath+"/workspace/keep",schemaPath:"#/properties/workspace/properties/keep/enum",keyword:"enum",params:{allowedValues: schema31.properties.workspace.properties.keep.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid116 = _errs662 === errors;
@@ -7414,7 +7414,7 @@ if(valid116){
 if(data243.shared !== undefined){
 const _errs664 = errors;
 if(typeof data243.shared !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/workspace/shared",schemaPath:"#/properties/workspace/properties/shared/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid116 = _errs664 === errors;
@@ -7429,7 +7429,7 @@ var valid116 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/workspace",schemaPath:"#/properties/workspace/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -7445,12 +7445,12 @@ const _errs666 = errors;
 if(errors === _errs666){
 if(typeof data249 === "string"){
 if(data249.length < 1){
-validate20.errors = [{instancePath:instancePath+"/record",schemaPath:"#/properties/record/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/record",schemaPath:"#/properties/record/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -7493,7 +7493,7 @@ var valid0 = true;
 }
 }
 else {
-validate20.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }

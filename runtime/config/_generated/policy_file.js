@@ -5,7 +5,7 @@
 // Budget: `hermes run JOB.yaml` spawn to first model request (bench/startup_bench.ts): a valid file is checked by
 //   plain functions instead of importing zod and building its schemas, which took about twice a bare `deno run`
 //   hello-world.
-// Inputs: sha256:d382e2b9d82c7ba37bdd98ae7aecb7947d6d748916a6f3acf39092bdc74091ae
+// Inputs: sha256:71021d15e32f9c9038aae9cab58d2ea384a8ba06532d02f2c646072271a00aa9
 "use strict";
 const schema31 = {"type":"object","properties":{"models":{"type":"object","properties":{"base_urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}},"api_key_envs":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"env":{"type":"array","items":{"type":"string","minLength":1}},"steering_env":{"type":"array","items":{"type":"string","minLength":1}},"protect_job":{"type":"boolean"},"repository_instructions":{"type":"boolean"},"sandbox_off":{"type":"boolean"},"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"network":{"type":"object","properties":{"sandbox":{"type":"boolean"},"hosts":{"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"}}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"string","minLength":1}},"mcp":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}}},"additionalProperties":false},"approval":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}}},"additionalProperties":false},"notify":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}}},"additionalProperties":false},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"sandbox_limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"max_session_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false,"$id":"policy_file"};
 const func1 = Object.prototype.hasOwnProperty;
@@ -30,7 +30,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 const _errs1 = errors;
 for(const key0 in data){
 if(!(func1.call(schema31.properties, key0))){
-validate20.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -44,7 +44,7 @@ if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 const _errs4 = errors;
 for(const key1 in data0){
 if(!((key1 === "base_urls") || (key1 === "api_key_envs"))){
-validate20.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -63,12 +63,12 @@ const _errs7 = errors;
 if(errors === _errs7){
 if(typeof data2 === "string"){
 if(!pattern4.test(data2)){
-validate20.errors = [{instancePath:instancePath+"/models/base_urls/" + i0,schemaPath:"#/properties/models/properties/base_urls/items/pattern",keyword:"pattern",params:{pattern: "^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"},message:"must match pattern \""+"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/models/base_urls/" + i0,schemaPath:"#/properties/models/properties/base_urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -79,7 +79,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/models/base_urls",schemaPath:"#/properties/models/properties/base_urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -102,12 +102,12 @@ const _errs11 = errors;
 if(errors === _errs11){
 if(typeof data4 === "string"){
 if(data4.length < 1){
-validate20.errors = [{instancePath:instancePath+"/models/api_key_envs/" + i1,schemaPath:"#/properties/models/properties/api_key_envs/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/models/api_key_envs/" + i1,schemaPath:"#/properties/models/properties/api_key_envs/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -118,7 +118,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/models/api_key_envs",schemaPath:"#/properties/models/properties/api_key_envs/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -131,7 +131,7 @@ var valid1 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -154,12 +154,12 @@ const _errs15 = errors;
 if(errors === _errs15){
 if(typeof data6 === "string"){
 if(data6.length < 1){
-validate20.errors = [{instancePath:instancePath+"/env/" + i2,schemaPath:"#/properties/env/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/env/" + i2,schemaPath:"#/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -170,7 +170,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -193,12 +193,12 @@ const _errs19 = errors;
 if(errors === _errs19){
 if(typeof data8 === "string"){
 if(data8.length < 1){
-validate20.errors = [{instancePath:instancePath+"/steering_env/" + i3,schemaPath:"#/properties/steering_env/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/steering_env/" + i3,schemaPath:"#/properties/steering_env/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -209,7 +209,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/steering_env",schemaPath:"#/properties/steering_env/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -222,7 +222,7 @@ if(valid0){
 if(data.protect_job !== undefined){
 const _errs21 = errors;
 if(typeof data.protect_job !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/protect_job",schemaPath:"#/properties/protect_job/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid0 = _errs21 === errors;
@@ -234,7 +234,7 @@ if(valid0){
 if(data.repository_instructions !== undefined){
 const _errs23 = errors;
 if(typeof data.repository_instructions !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/repository_instructions",schemaPath:"#/properties/repository_instructions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid0 = _errs23 === errors;
@@ -246,7 +246,7 @@ if(valid0){
 if(data.sandbox_off !== undefined){
 const _errs25 = errors;
 if(typeof data.sandbox_off !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/sandbox_off",schemaPath:"#/properties/sandbox_off/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid0 = _errs25 === errors;
@@ -268,12 +268,12 @@ const _errs29 = errors;
 if(errors === _errs29){
 if(typeof data13 === "string"){
 if(data13.length < 1){
-validate20.errors = [{instancePath:instancePath+"/read/" + i4,schemaPath:"#/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/read/" + i4,schemaPath:"#/properties/read/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -284,7 +284,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/read",schemaPath:"#/properties/read/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -307,12 +307,12 @@ const _errs33 = errors;
 if(errors === _errs33){
 if(typeof data15 === "string"){
 if(data15.length < 1){
-validate20.errors = [{instancePath:instancePath+"/write/" + i5,schemaPath:"#/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/write/" + i5,schemaPath:"#/properties/write/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -323,7 +323,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/write",schemaPath:"#/properties/write/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -341,7 +341,7 @@ if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 const _errs37 = errors;
 for(const key2 in data16){
 if(!((key2 === "sandbox") || (key2 === "hosts"))){
-validate20.errors = [{instancePath:instancePath+"/network",schemaPath:"#/properties/network/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -350,7 +350,7 @@ if(_errs37 === errors){
 if(data16.sandbox !== undefined){
 const _errs38 = errors;
 if(typeof data16.sandbox !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/network/sandbox",schemaPath:"#/properties/network/properties/sandbox/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid8 = _errs38 === errors;
@@ -372,12 +372,12 @@ const _errs42 = errors;
 if(errors === _errs42){
 if(typeof data19 === "string"){
 if(!pattern5.test(data19)){
-validate20.errors = [{instancePath:instancePath+"/network/hosts/" + i6,schemaPath:"#/properties/network/properties/hosts/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"},message:"must match pattern \""+"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/network/hosts/" + i6,schemaPath:"#/properties/network/properties/hosts/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -388,7 +388,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/network/hosts",schemaPath:"#/properties/network/properties/hosts/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -401,7 +401,7 @@ var valid8 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/network",schemaPath:"#/properties/network/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -424,12 +424,12 @@ const _errs46 = errors;
 if(errors === _errs46){
 if(typeof data21 === "string"){
 if(data21.length < 1){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i7,schemaPath:"#/properties/plugins/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i7,schemaPath:"#/properties/plugins/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -440,7 +440,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins",schemaPath:"#/properties/plugins/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -458,7 +458,7 @@ if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
 const _errs50 = errors;
 for(const key3 in data22){
 if(!((key3 === "commands") || (key3 === "urls"))){
-validate20.errors = [{instancePath:instancePath+"/mcp",schemaPath:"#/properties/mcp/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -477,12 +477,12 @@ const _errs53 = errors;
 if(errors === _errs53){
 if(typeof data24 === "string"){
 if(data24.length < 1){
-validate20.errors = [{instancePath:instancePath+"/mcp/commands/" + i8,schemaPath:"#/properties/mcp/properties/commands/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp/commands/" + i8,schemaPath:"#/properties/mcp/properties/commands/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -493,7 +493,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp/commands",schemaPath:"#/properties/mcp/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -516,12 +516,12 @@ const _errs57 = errors;
 if(errors === _errs57){
 if(typeof data26 === "string"){
 if(!pattern4.test(data26)){
-validate20.errors = [{instancePath:instancePath+"/mcp/urls/" + i9,schemaPath:"#/properties/mcp/properties/urls/items/pattern",keyword:"pattern",params:{pattern: "^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"},message:"must match pattern \""+"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp/urls/" + i9,schemaPath:"#/properties/mcp/properties/urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -532,7 +532,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp/urls",schemaPath:"#/properties/mcp/properties/urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -545,7 +545,7 @@ var valid11 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp",schemaPath:"#/properties/mcp/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -563,7 +563,7 @@ if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
 const _errs61 = errors;
 for(const key4 in data27){
 if(!((key4 === "commands") || (key4 === "urls"))){
-validate20.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -582,12 +582,12 @@ const _errs64 = errors;
 if(errors === _errs64){
 if(typeof data29 === "string"){
 if(data29.length < 1){
-validate20.errors = [{instancePath:instancePath+"/approval/commands/" + i10,schemaPath:"#/properties/approval/properties/commands/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/approval/commands/" + i10,schemaPath:"#/properties/approval/properties/commands/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -598,7 +598,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/approval/commands",schemaPath:"#/properties/approval/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -621,12 +621,12 @@ const _errs68 = errors;
 if(errors === _errs68){
 if(typeof data31 === "string"){
 if(!pattern4.test(data31)){
-validate20.errors = [{instancePath:instancePath+"/approval/urls/" + i11,schemaPath:"#/properties/approval/properties/urls/items/pattern",keyword:"pattern",params:{pattern: "^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"},message:"must match pattern \""+"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/approval/urls/" + i11,schemaPath:"#/properties/approval/properties/urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -637,7 +637,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/approval/urls",schemaPath:"#/properties/approval/properties/urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -650,7 +650,7 @@ var valid14 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -668,7 +668,7 @@ if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
 const _errs72 = errors;
 for(const key5 in data32){
 if(!((key5 === "commands") || (key5 === "urls"))){
-validate20.errors = [{instancePath:instancePath+"/notify",schemaPath:"#/properties/notify/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -687,12 +687,12 @@ const _errs75 = errors;
 if(errors === _errs75){
 if(typeof data34 === "string"){
 if(data34.length < 1){
-validate20.errors = [{instancePath:instancePath+"/notify/commands/" + i12,schemaPath:"#/properties/notify/properties/commands/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/notify/commands/" + i12,schemaPath:"#/properties/notify/properties/commands/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -703,7 +703,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/notify/commands",schemaPath:"#/properties/notify/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -726,12 +726,12 @@ const _errs79 = errors;
 if(errors === _errs79){
 if(typeof data36 === "string"){
 if(!pattern4.test(data36)){
-validate20.errors = [{instancePath:instancePath+"/notify/urls/" + i13,schemaPath:"#/properties/notify/properties/urls/items/pattern",keyword:"pattern",params:{pattern: "^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"},message:"must match pattern \""+"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/notify/urls/" + i13,schemaPath:"#/properties/notify/properties/urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -742,7 +742,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/notify/urls",schemaPath:"#/properties/notify/properties/urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -755,7 +755,7 @@ var valid17 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/notify",schemaPath:"#/properties/notify/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -773,7 +773,7 @@ if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
 const _errs83 = errors;
 for(const key6 in data37){
 if(!(((key6 === "max_turns") || (key6 === "timeout")) || (key6 === "max_tokens"))){
-validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -783,18 +783,18 @@ if(data37.max_turns !== undefined){
 let data38 = data37.max_turns;
 const _errs84 = errors;
 if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs84){
 if((typeof data38 == "number") && (isFinite(data38))){
 if(data38 > 9007199254740991 || isNaN(data38)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data38 <= 0 || isNaN(data38)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -812,12 +812,12 @@ const _errs86 = errors;
 if(errors === _errs86){
 if(typeof data39 === "string"){
 if(!pattern9.test(data39)){
-validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/properties/limits/properties/timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -831,18 +831,18 @@ if(data37.max_tokens !== undefined){
 let data40 = data37.max_tokens;
 const _errs88 = errors;
 if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs88){
 if((typeof data40 == "number") && (isFinite(data40))){
 if(data40 > 9007199254740991 || isNaN(data40)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data40 <= 0 || isNaN(data40)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -858,7 +858,7 @@ var valid20 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -876,7 +876,7 @@ if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
 const _errs92 = errors;
 for(const key7 in data41){
 if(!((((((key7 === "processes") || (key7 === "memory")) || (key7 === "file_size")) || (key7 === "tmp")) || (key7 === "max_output")) || (key7 === "max_session_output"))){
-validate20.errors = [{instancePath:instancePath+"/sandbox_limits",schemaPath:"#/properties/sandbox_limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -886,18 +886,18 @@ if(data41.processes !== undefined){
 let data42 = data41.processes;
 const _errs93 = errors;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-validate20.errors = [{instancePath:instancePath+"/sandbox_limits/processes",schemaPath:"#/properties/sandbox_limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs93){
 if((typeof data42 == "number") && (isFinite(data42))){
 if(data42 > 9007199254740991 || isNaN(data42)){
-validate20.errors = [{instancePath:instancePath+"/sandbox_limits/processes",schemaPath:"#/properties/sandbox_limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data42 < 8 || isNaN(data42)){
-validate20.errors = [{instancePath:instancePath+"/sandbox_limits/processes",schemaPath:"#/properties/sandbox_limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -916,7 +916,7 @@ const _errs96 = errors;
 let valid22 = false;
 const _errs97 = errors;
 if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err0 = {instancePath:instancePath+"/sandbox_limits/memory",schemaPath:"#/properties/sandbox_limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err0 = {};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -928,7 +928,7 @@ errors++;
 if(errors === _errs97){
 if((typeof data43 == "number") && (isFinite(data43))){
 if(data43 > 9007199254740991 || isNaN(data43)){
-const err1 = {instancePath:instancePath+"/sandbox_limits/memory",schemaPath:"#/properties/sandbox_limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err1 = {};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -939,7 +939,7 @@ errors++;
 }
 else {
 if(data43 <= 0 || isNaN(data43)){
-const err2 = {instancePath:instancePath+"/sandbox_limits/memory",schemaPath:"#/properties/sandbox_limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err2 = {};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -957,7 +957,7 @@ const _errs99 = errors;
 if(errors === _errs99){
 if(typeof data43 === "string"){
 if(!pattern10.test(data43)){
-const err3 = {instancePath:instancePath+"/sandbox_limits/memory",schemaPath:"#/properties/sandbox_limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err3 = {};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -968,7 +968,7 @@ errors++;
 }
 }
 else {
-const err4 = {instancePath:instancePath+"/sandbox_limits/memory",schemaPath:"#/properties/sandbox_limits/properties/memory/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err4 = {};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -981,7 +981,7 @@ errors++;
 var _valid0 = _errs99 === errors;
 valid22 = valid22 || _valid0;
 if(!valid22){
-const err5 = {instancePath:instancePath+"/sandbox_limits/memory",schemaPath:"#/properties/sandbox_limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err5 = {};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1016,7 +1016,7 @@ const _errs102 = errors;
 let valid23 = false;
 const _errs103 = errors;
 if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
-const err6 = {instancePath:instancePath+"/sandbox_limits/file_size",schemaPath:"#/properties/sandbox_limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err6 = {};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1028,7 +1028,7 @@ errors++;
 if(errors === _errs103){
 if((typeof data44 == "number") && (isFinite(data44))){
 if(data44 > 9007199254740991 || isNaN(data44)){
-const err7 = {instancePath:instancePath+"/sandbox_limits/file_size",schemaPath:"#/properties/sandbox_limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err7 = {};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1039,7 +1039,7 @@ errors++;
 }
 else {
 if(data44 <= 0 || isNaN(data44)){
-const err8 = {instancePath:instancePath+"/sandbox_limits/file_size",schemaPath:"#/properties/sandbox_limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err8 = {};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1057,7 +1057,7 @@ const _errs105 = errors;
 if(errors === _errs105){
 if(typeof data44 === "string"){
 if(!pattern10.test(data44)){
-const err9 = {instancePath:instancePath+"/sandbox_limits/file_size",schemaPath:"#/properties/sandbox_limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err9 = {};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1068,7 +1068,7 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath:instancePath+"/sandbox_limits/file_size",schemaPath:"#/properties/sandbox_limits/properties/file_size/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err10 = {};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1081,7 +1081,7 @@ errors++;
 var _valid1 = _errs105 === errors;
 valid23 = valid23 || _valid1;
 if(!valid23){
-const err11 = {instancePath:instancePath+"/sandbox_limits/file_size",schemaPath:"#/properties/sandbox_limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err11 = {};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1116,7 +1116,7 @@ const _errs108 = errors;
 let valid24 = false;
 const _errs109 = errors;
 if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
-const err12 = {instancePath:instancePath+"/sandbox_limits/tmp",schemaPath:"#/properties/sandbox_limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err12 = {};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1128,7 +1128,7 @@ errors++;
 if(errors === _errs109){
 if((typeof data45 == "number") && (isFinite(data45))){
 if(data45 > 9007199254740991 || isNaN(data45)){
-const err13 = {instancePath:instancePath+"/sandbox_limits/tmp",schemaPath:"#/properties/sandbox_limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err13 = {};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1139,7 +1139,7 @@ errors++;
 }
 else {
 if(data45 <= 0 || isNaN(data45)){
-const err14 = {instancePath:instancePath+"/sandbox_limits/tmp",schemaPath:"#/properties/sandbox_limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err14 = {};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1157,7 +1157,7 @@ const _errs111 = errors;
 if(errors === _errs111){
 if(typeof data45 === "string"){
 if(!pattern10.test(data45)){
-const err15 = {instancePath:instancePath+"/sandbox_limits/tmp",schemaPath:"#/properties/sandbox_limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err15 = {};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1168,7 +1168,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/sandbox_limits/tmp",schemaPath:"#/properties/sandbox_limits/properties/tmp/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err16 = {};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1181,7 +1181,7 @@ errors++;
 var _valid2 = _errs111 === errors;
 valid24 = valid24 || _valid2;
 if(!valid24){
-const err17 = {instancePath:instancePath+"/sandbox_limits/tmp",schemaPath:"#/properties/sandbox_limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err17 = {};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1216,7 +1216,7 @@ const _errs114 = errors;
 let valid25 = false;
 const _errs115 = errors;
 if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err18 = {instancePath:instancePath+"/sandbox_limits/max_output",schemaPath:"#/properties/sandbox_limits/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err18 = {};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1228,7 +1228,7 @@ errors++;
 if(errors === _errs115){
 if((typeof data46 == "number") && (isFinite(data46))){
 if(data46 > 9007199254740991 || isNaN(data46)){
-const err19 = {instancePath:instancePath+"/sandbox_limits/max_output",schemaPath:"#/properties/sandbox_limits/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err19 = {};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1239,7 +1239,7 @@ errors++;
 }
 else {
 if(data46 <= 0 || isNaN(data46)){
-const err20 = {instancePath:instancePath+"/sandbox_limits/max_output",schemaPath:"#/properties/sandbox_limits/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err20 = {};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1257,7 +1257,7 @@ const _errs117 = errors;
 if(errors === _errs117){
 if(typeof data46 === "string"){
 if(!pattern10.test(data46)){
-const err21 = {instancePath:instancePath+"/sandbox_limits/max_output",schemaPath:"#/properties/sandbox_limits/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err21 = {};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1268,7 +1268,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/sandbox_limits/max_output",schemaPath:"#/properties/sandbox_limits/properties/max_output/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err22 = {};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1281,7 +1281,7 @@ errors++;
 var _valid3 = _errs117 === errors;
 valid25 = valid25 || _valid3;
 if(!valid25){
-const err23 = {instancePath:instancePath+"/sandbox_limits/max_output",schemaPath:"#/properties/sandbox_limits/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err23 = {};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1316,7 +1316,7 @@ const _errs120 = errors;
 let valid26 = false;
 const _errs121 = errors;
 if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
-const err24 = {instancePath:instancePath+"/sandbox_limits/max_session_output",schemaPath:"#/properties/sandbox_limits/properties/max_session_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err24 = {};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1328,7 +1328,7 @@ errors++;
 if(errors === _errs121){
 if((typeof data47 == "number") && (isFinite(data47))){
 if(data47 > 9007199254740991 || isNaN(data47)){
-const err25 = {instancePath:instancePath+"/sandbox_limits/max_session_output",schemaPath:"#/properties/sandbox_limits/properties/max_session_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err25 = {};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1339,7 +1339,7 @@ errors++;
 }
 else {
 if(data47 <= 0 || isNaN(data47)){
-const err26 = {instancePath:instancePath+"/sandbox_limits/max_session_output",schemaPath:"#/properties/sandbox_limits/properties/max_session_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err26 = {};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1357,7 +1357,7 @@ const _errs123 = errors;
 if(errors === _errs123){
 if(typeof data47 === "string"){
 if(!pattern10.test(data47)){
-const err27 = {instancePath:instancePath+"/sandbox_limits/max_session_output",schemaPath:"#/properties/sandbox_limits/properties/max_session_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err27 = {};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1368,7 +1368,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath:instancePath+"/sandbox_limits/max_session_output",schemaPath:"#/properties/sandbox_limits/properties/max_session_output/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err28 = {};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1381,7 +1381,7 @@ errors++;
 var _valid4 = _errs123 === errors;
 valid26 = valid26 || _valid4;
 if(!valid26){
-const err29 = {instancePath:instancePath+"/sandbox_limits/max_session_output",schemaPath:"#/properties/sandbox_limits/properties/max_session_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err29 = {};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1416,7 +1416,7 @@ var valid21 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/sandbox_limits",schemaPath:"#/properties/sandbox_limits/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -1442,7 +1442,7 @@ var valid0 = true;
 }
 }
 else {
-validate20.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }

@@ -5,7 +5,7 @@
 // Budget: `hermes run JOB.yaml` spawn to first model request (bench/startup_bench.ts): a valid file is checked by
 //   plain functions instead of importing zod and building its schemas, which took about twice a bare `deno run`
 //   hello-world.
-// Inputs: sha256:30a0efda68b6002965814caf7c47e2813b34b71adac5fb2b94cab1fbe02d9692
+// Inputs: sha256:2907dbafd31d3f53f8f0c4fbdc0cbeb1a32b94e999a7ea6a545da1431c281e84
 "use strict";
 const schema31 = {"type":"object","properties":{"model":{"type":"object","properties":{"provider":{"type":"string","enum":["openai","anthropic","azure","scripted"]},"name":{"type":"string","minLength":1},"base_url":{"type":"string","format":"uri"},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_output_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"temperature":{"type":"number","minimum":0,"maximum":2},"stream":{"type":"boolean"},"idle_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"request_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_retries":{"type":"integer","minimum":0,"maximum":10},"fallback":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"reasoning":{"type":"boolean"},"reasoning_effort":{"type":"string","enum":["minimal","low","medium","high"]},"structured_output":{"type":"string","enum":["auto","native","prompt"]},"pricing":{"type":"object","properties":{"input":{"type":"number","minimum":0},"output":{"type":"number","minimum":0},"cached_input":{"type":"number","minimum":0},"cache_write":{"type":"number","minimum":0}},"required":["input","output"],"additionalProperties":false},"text_tool_calls":{"type":"boolean"},"api":{"type":"string","enum":["chat","responses","auto"]},"transport":{"type":"string","enum":["http","websocket"]},"thinking":{"type":"object","properties":{"budget_tokens":{"type":"integer","minimum":1024,"maximum":9007199254740991}},"required":["budget_tokens"],"additionalProperties":false},"platform":{"type":"string","enum":["anthropic","bedrock","vertex"]},"api_version":{"type":"string","minLength":1},"script":{"type":"string","minLength":1}},"additionalProperties":false},"tools":{"type":"object","properties":{"shell":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}},"cwd":{"type":"string"},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"write":{"type":"array","items":{"type":"string","minLength":1}},"read":{"type":"array","items":{"type":"string","minLength":1}},"hide":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false},"read_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"dedup":{"type":"boolean"}},"additionalProperties":false},"write_file":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_bytes":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false},"list_dir":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string","minLength":1}},"max_entries":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"http_fetch":{"type":"object","properties":{"hosts":{"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"}},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string","minLength":1},"permissions":{"type":"object","properties":{"read":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"write":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"net":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"env":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"run":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"ffi":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]},"sys":{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":"string"}}]}},"additionalProperties":false},"config":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{}},"hook_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"isolation":{"type":"string","enum":["subprocess","worker"]},"sandbox":{"type":"string","const":"off"}},"required":["path"],"additionalProperties":false}},"mcp_servers":{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"anyOf":[{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},{"type":"object","propertyNames":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"additionalProperties":{"type":"string"}}]},"cwd":{"type":"string","minLength":1},"url":{"type":"string","format":"uri"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"tools":{"type":"object","properties":{"allow":{"type":"array","items":{"type":"string","minLength":1}},"deny":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"startup_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"required":{"type":"boolean"},"sandbox":{"anyOf":[{"type":"string","const":"off"},{"type":"object","properties":{"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"net":{"anyOf":[{"type":"boolean"},{"minItems":1,"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"}}]},"limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false}]}},"additionalProperties":false,"not":{}}},"redact":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_cost_usd":{"type":"number","exclusiveMinimum":0},"max_concurrent_agents":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"max_agent_depth":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"compaction":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"low_water":{"type":"number","exclusiveMinimum":0,"maximum":1},"protect_first":{"type":"integer","minimum":0,"maximum":9007199254740991},"protect_last":{"type":"integer","minimum":1,"maximum":9007199254740991},"tail_budget":{"type":"number","exclusiveMinimum":0,"maximum":1},"max_tool_result":{"type":"number","exclusiveMinimum":0,"maximum":1},"prune_min":{"type":"integer","minimum":1,"maximum":9007199254740991},"micro":{"type":"object","properties":{"enabled":{"type":"boolean"},"threshold":{"type":"number","exclusiveMinimum":0,"maximum":1},"payback":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"summary_model":{"type":"string","minLength":1},"summary_context_window":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"prune_tool_results":{"type":"boolean"},"summary_timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"loops":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_ticks":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"self_paced_floor":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"self_paced_ceiling":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"heartbeat":{"type":"object","properties":{"min_interval":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"store":{"type":"object","properties":{"url":{"type":"string","pattern":"^postgres(ql)?:\\/\\/"},"retry":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"}},"additionalProperties":false},"notify":{"type":"array","items":{"type":"object","properties":{"url":{"type":"string","format":"uri"},"secret_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"command":{"minItems":1,"type":"array","items":{"type":"string","minLength":1}},"on":{"type":"array","items":{"type":"string","enum":["success","failed","limit","interrupted","cancelled","crashed"]}}},"additionalProperties":false,"not":{}}},"queue":{"type":"object","properties":{"max_running":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"serve":{"type":"object","properties":{"listen":{"type":"string","minLength":1},"jobs":{"type":"string","minLength":1}},"additionalProperties":false},"policy":{"type":"object","properties":{"models":{"type":"object","properties":{"base_urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}},"api_key_envs":{"type":"array","items":{"type":"string","minLength":1}}},"additionalProperties":false},"env":{"type":"array","items":{"type":"string","minLength":1}},"steering_env":{"type":"array","items":{"type":"string","minLength":1}},"protect_job":{"type":"boolean"},"repository_instructions":{"type":"boolean"},"sandbox_off":{"type":"boolean"},"read":{"type":"array","items":{"type":"string","minLength":1}},"write":{"type":"array","items":{"type":"string","minLength":1}},"network":{"type":"object","properties":{"sandbox":{"type":"boolean"},"hosts":{"type":"array","items":{"type":"string","pattern":"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"}}},"additionalProperties":false},"plugins":{"type":"array","items":{"type":"string","minLength":1}},"mcp":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}}},"additionalProperties":false},"approval":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}}},"additionalProperties":false},"notify":{"type":"object","properties":{"commands":{"type":"array","items":{"type":"string","minLength":1}},"urls":{"type":"array","items":{"type":"string","pattern":"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"}}},"additionalProperties":false},"limits":{"type":"object","properties":{"max_turns":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"timeout":{"type":"string","pattern":"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},"max_tokens":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}},"additionalProperties":false},"sandbox_limits":{"type":"object","properties":{"processes":{"type":"integer","minimum":8,"maximum":9007199254740991},"memory":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"file_size":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"tmp":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"max_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]},"max_session_output":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},{"type":"string","pattern":"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"}]}},"additionalProperties":false}},"additionalProperties":false},"telemetry":{"type":"object","properties":{"endpoint":{"type":"string","pattern":"^https?:\\/\\/"},"headers":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}},"service_name":{"type":"string","minLength":1},"capture_content":{"type":"boolean"}},"additionalProperties":false}},"additionalProperties":false,"$id":"user_config"};
 const func1 = Object.prototype.hasOwnProperty;
@@ -36,7 +36,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 const _errs1 = errors;
 for(const key0 in data){
 if(!(func1.call(schema31.properties, key0))){
-validate20.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -50,7 +50,7 @@ if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 const _errs4 = errors;
 for(const key1 in data0){
 if(!(func1.call(schema31.properties.model.properties, key1))){
-validate20.errors = [{instancePath:instancePath+"/model",schemaPath:"#/properties/model/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -60,11 +60,11 @@ if(data0.provider !== undefined){
 let data1 = data0.provider;
 const _errs5 = errors;
 if(typeof data1 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/model/provider",schemaPath:"#/properties/model/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!((((data1 === "openai") || (data1 === "anthropic")) || (data1 === "azure")) || (data1 === "scripted"))){
-validate20.errors = [{instancePath:instancePath+"/model/provider",schemaPath:"#/properties/model/properties/provider/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.provider.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid1 = _errs5 === errors;
@@ -79,12 +79,12 @@ const _errs7 = errors;
 if(errors === _errs7){
 if(typeof data2 === "string"){
 if(data2.length < 1){
-validate20.errors = [{instancePath:instancePath+"/model/name",schemaPath:"#/properties/model/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/name",schemaPath:"#/properties/model/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -101,12 +101,12 @@ if(errors === _errs9){
 if(errors === _errs9){
 if(typeof data3 === "string"){
 if(!(formats0(data3))){
-validate20.errors = [{instancePath:instancePath+"/model/base_url",schemaPath:"#/properties/model/properties/base_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/base_url",schemaPath:"#/properties/model/properties/base_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -123,12 +123,12 @@ const _errs11 = errors;
 if(errors === _errs11){
 if(typeof data4 === "string"){
 if(!pattern4.test(data4)){
-validate20.errors = [{instancePath:instancePath+"/model/api_key_env",schemaPath:"#/properties/model/properties/api_key_env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/api_key_env",schemaPath:"#/properties/model/properties/api_key_env/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -142,18 +142,18 @@ if(data0.context_window !== undefined){
 let data5 = data0.context_window;
 const _errs13 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate20.errors = [{instancePath:instancePath+"/model/context_window",schemaPath:"#/properties/model/properties/context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs13){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
-validate20.errors = [{instancePath:instancePath+"/model/context_window",schemaPath:"#/properties/model/properties/context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data5 <= 0 || isNaN(data5)){
-validate20.errors = [{instancePath:instancePath+"/model/context_window",schemaPath:"#/properties/model/properties/context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -169,18 +169,18 @@ if(data0.max_output_tokens !== undefined){
 let data6 = data0.max_output_tokens;
 const _errs15 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-validate20.errors = [{instancePath:instancePath+"/model/max_output_tokens",schemaPath:"#/properties/model/properties/max_output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs15){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
-validate20.errors = [{instancePath:instancePath+"/model/max_output_tokens",schemaPath:"#/properties/model/properties/max_output_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data6 <= 0 || isNaN(data6)){
-validate20.errors = [{instancePath:instancePath+"/model/max_output_tokens",schemaPath:"#/properties/model/properties/max_output_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -198,18 +198,18 @@ const _errs17 = errors;
 if(errors === _errs17){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 2 || isNaN(data7)){
-validate20.errors = [{instancePath:instancePath+"/model/temperature",schemaPath:"#/properties/model/properties/temperature/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data7 < 0 || isNaN(data7)){
-validate20.errors = [{instancePath:instancePath+"/model/temperature",schemaPath:"#/properties/model/properties/temperature/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/temperature",schemaPath:"#/properties/model/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -222,7 +222,7 @@ if(valid1){
 if(data0.stream !== undefined){
 const _errs19 = errors;
 if(typeof data0.stream !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/model/stream",schemaPath:"#/properties/model/properties/stream/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid1 = _errs19 === errors;
@@ -237,12 +237,12 @@ const _errs21 = errors;
 if(errors === _errs21){
 if(typeof data9 === "string"){
 if(!pattern5.test(data9)){
-validate20.errors = [{instancePath:instancePath+"/model/idle_timeout",schemaPath:"#/properties/model/properties/idle_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/idle_timeout",schemaPath:"#/properties/model/properties/idle_timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -258,12 +258,12 @@ const _errs23 = errors;
 if(errors === _errs23){
 if(typeof data10 === "string"){
 if(!pattern5.test(data10)){
-validate20.errors = [{instancePath:instancePath+"/model/request_timeout",schemaPath:"#/properties/model/properties/request_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/request_timeout",schemaPath:"#/properties/model/properties/request_timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -277,18 +277,18 @@ if(data0.max_retries !== undefined){
 let data11 = data0.max_retries;
 const _errs25 = errors;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-validate20.errors = [{instancePath:instancePath+"/model/max_retries",schemaPath:"#/properties/model/properties/max_retries/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs25){
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 > 10 || isNaN(data11)){
-validate20.errors = [{instancePath:instancePath+"/model/max_retries",schemaPath:"#/properties/model/properties/max_retries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data11 < 0 || isNaN(data11)){
-validate20.errors = [{instancePath:instancePath+"/model/max_retries",schemaPath:"#/properties/model/properties/max_retries/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -306,7 +306,7 @@ const _errs27 = errors;
 if(errors === _errs27){
 if(Array.isArray(data12)){
 if(data12.length < 1){
-validate20.errors = [{instancePath:instancePath+"/model/fallback",schemaPath:"#/properties/model/properties/fallback/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate20.errors = [{}];
 return false;
 }
 else {
@@ -318,12 +318,12 @@ const _errs29 = errors;
 if(errors === _errs29){
 if(typeof data13 === "string"){
 if(data13.length < 1){
-validate20.errors = [{instancePath:instancePath+"/model/fallback/" + i0,schemaPath:"#/properties/model/properties/fallback/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/fallback/" + i0,schemaPath:"#/properties/model/properties/fallback/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -335,7 +335,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/fallback",schemaPath:"#/properties/model/properties/fallback/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -348,7 +348,7 @@ if(valid1){
 if(data0.reasoning !== undefined){
 const _errs31 = errors;
 if(typeof data0.reasoning !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/model/reasoning",schemaPath:"#/properties/model/properties/reasoning/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid1 = _errs31 === errors;
@@ -361,11 +361,11 @@ if(data0.reasoning_effort !== undefined){
 let data15 = data0.reasoning_effort;
 const _errs33 = errors;
 if(typeof data15 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!((((data15 === "minimal") || (data15 === "low")) || (data15 === "medium")) || (data15 === "high"))){
-validate20.errors = [{instancePath:instancePath+"/model/reasoning_effort",schemaPath:"#/properties/model/properties/reasoning_effort/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.reasoning_effort.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid1 = _errs33 === errors;
@@ -378,11 +378,11 @@ if(data0.structured_output !== undefined){
 let data16 = data0.structured_output;
 const _errs35 = errors;
 if(typeof data16 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!(((data16 === "auto") || (data16 === "native")) || (data16 === "prompt"))){
-validate20.errors = [{instancePath:instancePath+"/model/structured_output",schemaPath:"#/properties/model/properties/structured_output/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.structured_output.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid1 = _errs35 === errors;
@@ -398,14 +398,14 @@ if(errors === _errs37){
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
 let missing0;
 if(((data17.input === undefined) && (missing0 = "input")) || ((data17.output === undefined) && (missing0 = "output"))){
-validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/properties/model/properties/pricing/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 const _errs39 = errors;
 for(const key2 in data17){
 if(!((((key2 === "input") || (key2 === "output")) || (key2 === "cached_input")) || (key2 === "cache_write"))){
-validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/properties/model/properties/pricing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -417,12 +417,12 @@ const _errs40 = errors;
 if(errors === _errs40){
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 < 0 || isNaN(data18)){
-validate20.errors = [{instancePath:instancePath+"/model/pricing/input",schemaPath:"#/properties/model/properties/pricing/properties/input/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/pricing/input",schemaPath:"#/properties/model/properties/pricing/properties/input/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -438,12 +438,12 @@ const _errs42 = errors;
 if(errors === _errs42){
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 < 0 || isNaN(data19)){
-validate20.errors = [{instancePath:instancePath+"/model/pricing/output",schemaPath:"#/properties/model/properties/pricing/properties/output/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/pricing/output",schemaPath:"#/properties/model/properties/pricing/properties/output/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -459,12 +459,12 @@ const _errs44 = errors;
 if(errors === _errs44){
 if((typeof data20 == "number") && (isFinite(data20))){
 if(data20 < 0 || isNaN(data20)){
-validate20.errors = [{instancePath:instancePath+"/model/pricing/cached_input",schemaPath:"#/properties/model/properties/pricing/properties/cached_input/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/pricing/cached_input",schemaPath:"#/properties/model/properties/pricing/properties/cached_input/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -480,12 +480,12 @@ const _errs46 = errors;
 if(errors === _errs46){
 if((typeof data21 == "number") && (isFinite(data21))){
 if(data21 < 0 || isNaN(data21)){
-validate20.errors = [{instancePath:instancePath+"/model/pricing/cache_write",schemaPath:"#/properties/model/properties/pricing/properties/cache_write/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/pricing/cache_write",schemaPath:"#/properties/model/properties/pricing/properties/cache_write/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -501,7 +501,7 @@ var valid3 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/pricing",schemaPath:"#/properties/model/properties/pricing/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -514,7 +514,7 @@ if(valid1){
 if(data0.text_tool_calls !== undefined){
 const _errs48 = errors;
 if(typeof data0.text_tool_calls !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/model/text_tool_calls",schemaPath:"#/properties/model/properties/text_tool_calls/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid1 = _errs48 === errors;
@@ -527,11 +527,11 @@ if(data0.api !== undefined){
 let data23 = data0.api;
 const _errs50 = errors;
 if(typeof data23 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/model/api",schemaPath:"#/properties/model/properties/api/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!(((data23 === "chat") || (data23 === "responses")) || (data23 === "auto"))){
-validate20.errors = [{instancePath:instancePath+"/model/api",schemaPath:"#/properties/model/properties/api/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.api.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid1 = _errs50 === errors;
@@ -544,11 +544,11 @@ if(data0.transport !== undefined){
 let data24 = data0.transport;
 const _errs52 = errors;
 if(typeof data24 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/model/transport",schemaPath:"#/properties/model/properties/transport/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!((data24 === "http") || (data24 === "websocket"))){
-validate20.errors = [{instancePath:instancePath+"/model/transport",schemaPath:"#/properties/model/properties/transport/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.transport.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid1 = _errs52 === errors;
@@ -564,14 +564,14 @@ if(errors === _errs54){
 if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
 let missing1;
 if((data25.budget_tokens === undefined) && (missing1 = "budget_tokens")){
-validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/properties/model/properties/thinking/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 const _errs56 = errors;
 for(const key3 in data25){
 if(!(key3 === "budget_tokens")){
-validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/properties/model/properties/thinking/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -581,18 +581,18 @@ if(data25.budget_tokens !== undefined){
 let data26 = data25.budget_tokens;
 const _errs57 = errors;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs57){
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 > 9007199254740991 || isNaN(data26)){
-validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data26 < 1024 || isNaN(data26)){
-validate20.errors = [{instancePath:instancePath+"/model/thinking/budget_tokens",schemaPath:"#/properties/model/properties/thinking/properties/budget_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -603,7 +603,7 @@ return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/thinking",schemaPath:"#/properties/model/properties/thinking/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -617,11 +617,11 @@ if(data0.platform !== undefined){
 let data27 = data0.platform;
 const _errs59 = errors;
 if(typeof data27 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/model/platform",schemaPath:"#/properties/model/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!(((data27 === "anthropic") || (data27 === "bedrock")) || (data27 === "vertex"))){
-validate20.errors = [{instancePath:instancePath+"/model/platform",schemaPath:"#/properties/model/properties/platform/enum",keyword:"enum",params:{allowedValues: schema31.properties.model.properties.platform.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid1 = _errs59 === errors;
@@ -636,12 +636,12 @@ const _errs61 = errors;
 if(errors === _errs61){
 if(typeof data28 === "string"){
 if(data28.length < 1){
-validate20.errors = [{instancePath:instancePath+"/model/api_version",schemaPath:"#/properties/model/properties/api_version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/api_version",schemaPath:"#/properties/model/properties/api_version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -657,12 +657,12 @@ const _errs63 = errors;
 if(errors === _errs63){
 if(typeof data29 === "string"){
 if(data29.length < 1){
-validate20.errors = [{instancePath:instancePath+"/model/script",schemaPath:"#/properties/model/properties/script/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model/script",schemaPath:"#/properties/model/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -696,7 +696,7 @@ var valid1 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -714,7 +714,7 @@ if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
 const _errs67 = errors;
 for(const key4 in data30){
 if(!(((((key4 === "shell") || (key4 === "read_file")) || (key4 === "write_file")) || (key4 === "list_dir")) || (key4 === "http_fetch"))){
-validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -728,7 +728,7 @@ if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
 const _errs70 = errors;
 for(const key5 in data31){
 if(!((((((key5 === "allow") || (key5 === "deny")) || (key5 === "cwd")) || (key5 === "timeout")) || (key5 === "max_output")) || (key5 === "sandbox"))){
-validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/properties/tools/properties/shell/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -747,12 +747,12 @@ const _errs73 = errors;
 if(errors === _errs73){
 if(typeof data33 === "string"){
 if(data33.length < 1){
-validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i1,schemaPath:"#/properties/tools/properties/shell/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/shell/allow/" + i1,schemaPath:"#/properties/tools/properties/shell/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -763,7 +763,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/shell/allow",schemaPath:"#/properties/tools/properties/shell/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -786,12 +786,12 @@ const _errs77 = errors;
 if(errors === _errs77){
 if(typeof data35 === "string"){
 if(data35.length < 1){
-validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i2,schemaPath:"#/properties/tools/properties/shell/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/shell/deny/" + i2,schemaPath:"#/properties/tools/properties/shell/properties/deny/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -802,7 +802,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/shell/deny",schemaPath:"#/properties/tools/properties/shell/properties/deny/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -815,7 +815,7 @@ if(valid6){
 if(data31.cwd !== undefined){
 const _errs79 = errors;
 if(typeof data31.cwd !== "string"){
-validate20.errors = [{instancePath:instancePath+"/tools/shell/cwd",schemaPath:"#/properties/tools/properties/shell/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 var valid6 = _errs79 === errors;
@@ -830,12 +830,12 @@ const _errs81 = errors;
 if(errors === _errs81){
 if(typeof data37 === "string"){
 if(!pattern5.test(data37)){
-validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPath:"#/properties/tools/properties/shell/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/shell/timeout",schemaPath:"#/properties/tools/properties/shell/properties/timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -852,7 +852,7 @@ const _errs84 = errors;
 let valid9 = false;
 const _errs85 = errors;
 if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err0 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err0 = {};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -864,7 +864,7 @@ errors++;
 if(errors === _errs85){
 if((typeof data38 == "number") && (isFinite(data38))){
 if(data38 > 9007199254740991 || isNaN(data38)){
-const err1 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err1 = {};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -875,7 +875,7 @@ errors++;
 }
 else {
 if(data38 <= 0 || isNaN(data38)){
-const err2 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err2 = {};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -893,7 +893,7 @@ const _errs87 = errors;
 if(errors === _errs87){
 if(typeof data38 === "string"){
 if(!pattern8.test(data38)){
-const err3 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err3 = {};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -904,7 +904,7 @@ errors++;
 }
 }
 else {
-const err4 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err4 = {};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -917,7 +917,7 @@ errors++;
 var _valid0 = _errs87 === errors;
 valid9 = valid9 || _valid0;
 if(!valid9){
-const err5 = {instancePath:instancePath+"/tools/shell/max_output",schemaPath:"#/properties/tools/properties/shell/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err5 = {};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -952,7 +952,7 @@ const _errs90 = errors;
 let valid10 = false;
 const _errs91 = errors;
 if(typeof data39 !== "string"){
-const err6 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err6 = {};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -962,7 +962,7 @@ vErrors.push(err6);
 errors++;
 }
 if("off" !== data39){
-const err7 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
+const err7 = {};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -979,7 +979,7 @@ if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
 const _errs95 = errors;
 for(const key6 in data39){
 if(!(((((key6 === "write") || (key6 === "read")) || (key6 === "hide")) || (key6 === "net")) || (key6 === "limits"))){
-const err8 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+const err8 = {};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1004,7 +1004,7 @@ const _errs98 = errors;
 if(errors === _errs98){
 if(typeof data41 === "string"){
 if(data41.length < 1){
-const err9 = {instancePath:instancePath+"/tools/shell/sandbox/write/" + i3,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err9 = {};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1015,7 +1015,7 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath:instancePath+"/tools/shell/sandbox/write/" + i3,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/write/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err10 = {};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1032,7 +1032,7 @@ break;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/tools/shell/sandbox/write",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/write/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err11 = {};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1061,7 +1061,7 @@ const _errs102 = errors;
 if(errors === _errs102){
 if(typeof data43 === "string"){
 if(data43.length < 1){
-const err12 = {instancePath:instancePath+"/tools/shell/sandbox/read/" + i4,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err12 = {};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1072,7 +1072,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath:instancePath+"/tools/shell/sandbox/read/" + i4,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/read/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err13 = {};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1089,7 +1089,7 @@ break;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/tools/shell/sandbox/read",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/read/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err14 = {};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1118,7 +1118,7 @@ const _errs106 = errors;
 if(errors === _errs106){
 if(typeof data45 === "string"){
 if(data45.length < 1){
-const err15 = {instancePath:instancePath+"/tools/shell/sandbox/hide/" + i5,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/hide/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err15 = {};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1129,7 +1129,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/tools/shell/sandbox/hide/" + i5,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/hide/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err16 = {};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1146,7 +1146,7 @@ break;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/tools/shell/sandbox/hide",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/hide/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err17 = {};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1169,7 +1169,7 @@ const _errs109 = errors;
 let valid15 = false;
 const _errs110 = errors;
 if(typeof data46 !== "boolean"){
-const err18 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err18 = {};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1184,7 +1184,7 @@ const _errs112 = errors;
 if(errors === _errs112){
 if(Array.isArray(data46)){
 if(data46.length < 1){
-const err19 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+const err19 = {};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1202,7 +1202,7 @@ const _errs114 = errors;
 if(errors === _errs114){
 if(typeof data47 === "string"){
 if(!pattern9.test(data47)){
-const err20 = {instancePath:instancePath+"/tools/shell/sandbox/net/" + i6,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"},message:"must match pattern \""+"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"+"\""};
+const err20 = {};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1213,7 +1213,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/tools/shell/sandbox/net/" + i6,schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err21 = {};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1231,7 +1231,7 @@ break;
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err22 = {};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1244,7 +1244,7 @@ errors++;
 var _valid2 = _errs112 === errors;
 valid15 = valid15 || _valid2;
 if(!valid15){
-const err23 = {instancePath:instancePath+"/tools/shell/sandbox/net",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err23 = {};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1278,7 +1278,7 @@ if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
 const _errs118 = errors;
 for(const key7 in data48){
 if(!((((key7 === "processes") || (key7 === "memory")) || (key7 === "file_size")) || (key7 === "tmp"))){
-const err24 = {instancePath:instancePath+"/tools/shell/sandbox/limits",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+const err24 = {};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1294,7 +1294,7 @@ if(data48.processes !== undefined){
 let data49 = data48.processes;
 const _errs119 = errors;
 if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
-const err25 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err25 = {};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1306,7 +1306,7 @@ errors++;
 if(errors === _errs119){
 if((typeof data49 == "number") && (isFinite(data49))){
 if(data49 > 9007199254740991 || isNaN(data49)){
-const err26 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err26 = {};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1317,7 +1317,7 @@ errors++;
 }
 else {
 if(data49 < 8 || isNaN(data49)){
-const err27 = {instancePath:instancePath+"/tools/shell/sandbox/limits/processes",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
+const err27 = {};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1342,7 +1342,7 @@ const _errs122 = errors;
 let valid18 = false;
 const _errs123 = errors;
 if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err28 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err28 = {};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1354,7 +1354,7 @@ errors++;
 if(errors === _errs123){
 if((typeof data50 == "number") && (isFinite(data50))){
 if(data50 > 9007199254740991 || isNaN(data50)){
-const err29 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err29 = {};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1365,7 +1365,7 @@ errors++;
 }
 else {
 if(data50 <= 0 || isNaN(data50)){
-const err30 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err30 = {};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1383,7 +1383,7 @@ const _errs125 = errors;
 if(errors === _errs125){
 if(typeof data50 === "string"){
 if(!pattern8.test(data50)){
-const err31 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err31 = {};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1394,7 +1394,7 @@ errors++;
 }
 }
 else {
-const err32 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err32 = {};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1407,7 +1407,7 @@ errors++;
 var _valid3 = _errs125 === errors;
 valid18 = valid18 || _valid3;
 if(!valid18){
-const err33 = {instancePath:instancePath+"/tools/shell/sandbox/limits/memory",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err33 = {};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -1440,7 +1440,7 @@ const _errs128 = errors;
 let valid19 = false;
 const _errs129 = errors;
 if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
-const err34 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err34 = {};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -1452,7 +1452,7 @@ errors++;
 if(errors === _errs129){
 if((typeof data51 == "number") && (isFinite(data51))){
 if(data51 > 9007199254740991 || isNaN(data51)){
-const err35 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err35 = {};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -1463,7 +1463,7 @@ errors++;
 }
 else {
 if(data51 <= 0 || isNaN(data51)){
-const err36 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err36 = {};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -1481,7 +1481,7 @@ const _errs131 = errors;
 if(errors === _errs131){
 if(typeof data51 === "string"){
 if(!pattern8.test(data51)){
-const err37 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err37 = {};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1492,7 +1492,7 @@ errors++;
 }
 }
 else {
-const err38 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err38 = {};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1505,7 +1505,7 @@ errors++;
 var _valid4 = _errs131 === errors;
 valid19 = valid19 || _valid4;
 if(!valid19){
-const err39 = {instancePath:instancePath+"/tools/shell/sandbox/limits/file_size",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err39 = {};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -1538,7 +1538,7 @@ const _errs134 = errors;
 let valid20 = false;
 const _errs135 = errors;
 if(!(((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52))) && (isFinite(data52)))){
-const err40 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err40 = {};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -1550,7 +1550,7 @@ errors++;
 if(errors === _errs135){
 if((typeof data52 == "number") && (isFinite(data52))){
 if(data52 > 9007199254740991 || isNaN(data52)){
-const err41 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err41 = {};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -1561,7 +1561,7 @@ errors++;
 }
 else {
 if(data52 <= 0 || isNaN(data52)){
-const err42 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err42 = {};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -1579,7 +1579,7 @@ const _errs137 = errors;
 if(errors === _errs137){
 if(typeof data52 === "string"){
 if(!pattern8.test(data52)){
-const err43 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err43 = {};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -1590,7 +1590,7 @@ errors++;
 }
 }
 else {
-const err44 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err44 = {};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -1603,7 +1603,7 @@ errors++;
 var _valid5 = _errs137 === errors;
 valid20 = valid20 || _valid5;
 if(!valid20){
-const err45 = {instancePath:instancePath+"/tools/shell/sandbox/limits/tmp",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err45 = {};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -1634,7 +1634,7 @@ var valid17 = true;
 }
 }
 else {
-const err46 = {instancePath:instancePath+"/tools/shell/sandbox/limits",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err46 = {};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -1656,7 +1656,7 @@ var valid11 = true;
 }
 }
 else {
-const err47 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err47 = {};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -1669,7 +1669,7 @@ errors++;
 var _valid1 = _errs93 === errors;
 valid10 = valid10 || _valid1;
 if(!valid10){
-const err48 = {instancePath:instancePath+"/tools/shell/sandbox",schemaPath:"#/properties/tools/properties/shell/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err48 = {};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -1704,7 +1704,7 @@ var valid6 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/shell",schemaPath:"#/properties/tools/properties/shell/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -1722,7 +1722,7 @@ if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
 const _errs141 = errors;
 for(const key8 in data53){
 if(!(((key8 === "paths") || (key8 === "max_bytes")) || (key8 === "dedup"))){
-validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#/properties/tools/properties/read_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -1741,12 +1741,12 @@ const _errs144 = errors;
 if(errors === _errs144){
 if(typeof data55 === "string"){
 if(data55.length < 1){
-validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i7,schemaPath:"#/properties/tools/properties/read_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths/" + i7,schemaPath:"#/properties/tools/properties/read_file/properties/paths/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -1757,7 +1757,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/read_file/paths",schemaPath:"#/properties/tools/properties/read_file/properties/paths/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -1774,7 +1774,7 @@ const _errs147 = errors;
 let valid23 = false;
 const _errs148 = errors;
 if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
-const err49 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err49 = {};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -1786,7 +1786,7 @@ errors++;
 if(errors === _errs148){
 if((typeof data56 == "number") && (isFinite(data56))){
 if(data56 > 9007199254740991 || isNaN(data56)){
-const err50 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err50 = {};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -1797,7 +1797,7 @@ errors++;
 }
 else {
 if(data56 <= 0 || isNaN(data56)){
-const err51 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err51 = {};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -1815,7 +1815,7 @@ const _errs150 = errors;
 if(errors === _errs150){
 if(typeof data56 === "string"){
 if(!pattern8.test(data56)){
-const err52 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err52 = {};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -1826,7 +1826,7 @@ errors++;
 }
 }
 else {
-const err53 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err53 = {};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -1839,7 +1839,7 @@ errors++;
 var _valid6 = _errs150 === errors;
 valid23 = valid23 || _valid6;
 if(!valid23){
-const err54 = {instancePath:instancePath+"/tools/read_file/max_bytes",schemaPath:"#/properties/tools/properties/read_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err54 = {};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -1870,7 +1870,7 @@ if(valid21){
 if(data53.dedup !== undefined){
 const _errs152 = errors;
 if(typeof data53.dedup !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/tools/read_file/dedup",schemaPath:"#/properties/tools/properties/read_file/properties/dedup/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid21 = _errs152 === errors;
@@ -1883,7 +1883,7 @@ var valid21 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/read_file",schemaPath:"#/properties/tools/properties/read_file/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -1901,7 +1901,7 @@ if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
 const _errs156 = errors;
 for(const key9 in data58){
 if(!((key9 === "paths") || (key9 === "max_bytes"))){
-validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"#/properties/tools/properties/write_file/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -1920,12 +1920,12 @@ const _errs159 = errors;
 if(errors === _errs159){
 if(typeof data60 === "string"){
 if(data60.length < 1){
-validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i8,schemaPath:"#/properties/tools/properties/write_file/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths/" + i8,schemaPath:"#/properties/tools/properties/write_file/properties/paths/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -1936,7 +1936,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/write_file/paths",schemaPath:"#/properties/tools/properties/write_file/properties/paths/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -1953,7 +1953,7 @@ const _errs162 = errors;
 let valid26 = false;
 const _errs163 = errors;
 if(!(((typeof data61 == "number") && (!(data61 % 1) && !isNaN(data61))) && (isFinite(data61)))){
-const err55 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err55 = {};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -1965,7 +1965,7 @@ errors++;
 if(errors === _errs163){
 if((typeof data61 == "number") && (isFinite(data61))){
 if(data61 > 9007199254740991 || isNaN(data61)){
-const err56 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err56 = {};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -1976,7 +1976,7 @@ errors++;
 }
 else {
 if(data61 <= 0 || isNaN(data61)){
-const err57 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err57 = {};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -1994,7 +1994,7 @@ const _errs165 = errors;
 if(errors === _errs165){
 if(typeof data61 === "string"){
 if(!pattern8.test(data61)){
-const err58 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err58 = {};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -2005,7 +2005,7 @@ errors++;
 }
 }
 else {
-const err59 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err59 = {};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -2018,7 +2018,7 @@ errors++;
 var _valid7 = _errs165 === errors;
 valid26 = valid26 || _valid7;
 if(!valid26){
-const err60 = {instancePath:instancePath+"/tools/write_file/max_bytes",schemaPath:"#/properties/tools/properties/write_file/properties/max_bytes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err60 = {};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -2049,7 +2049,7 @@ var valid24 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/write_file",schemaPath:"#/properties/tools/properties/write_file/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2067,7 +2067,7 @@ if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
 const _errs169 = errors;
 for(const key10 in data62){
 if(!((key10 === "paths") || (key10 === "max_entries"))){
-validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/properties/tools/properties/list_dir/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -2086,12 +2086,12 @@ const _errs172 = errors;
 if(errors === _errs172){
 if(typeof data64 === "string"){
 if(data64.length < 1){
-validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i9,schemaPath:"#/properties/tools/properties/list_dir/properties/paths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths/" + i9,schemaPath:"#/properties/tools/properties/list_dir/properties/paths/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2102,7 +2102,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/list_dir/paths",schemaPath:"#/properties/tools/properties/list_dir/properties/paths/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2116,18 +2116,18 @@ if(data62.max_entries !== undefined){
 let data65 = data62.max_entries;
 const _errs174 = errors;
 if(!(((typeof data65 == "number") && (!(data65 % 1) && !isNaN(data65))) && (isFinite(data65)))){
-validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs174){
 if((typeof data65 == "number") && (isFinite(data65))){
 if(data65 > 9007199254740991 || isNaN(data65)){
-validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data65 <= 0 || isNaN(data65)){
-validate20.errors = [{instancePath:instancePath+"/tools/list_dir/max_entries",schemaPath:"#/properties/tools/properties/list_dir/properties/max_entries/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2142,7 +2142,7 @@ var valid27 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/list_dir",schemaPath:"#/properties/tools/properties/list_dir/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2160,7 +2160,7 @@ if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
 const _errs178 = errors;
 for(const key11 in data66){
 if(!(((key11 === "hosts") || (key11 === "timeout")) || (key11 === "max_output"))){
-validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"#/properties/tools/properties/http_fetch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -2179,12 +2179,12 @@ const _errs181 = errors;
 if(errors === _errs181){
 if(typeof data68 === "string"){
 if(!pattern15.test(data68)){
-validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i10,schemaPath:"#/properties/tools/properties/http_fetch/properties/hosts/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"},message:"must match pattern \""+"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts/" + i10,schemaPath:"#/properties/tools/properties/http_fetch/properties/hosts/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2195,7 +2195,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/hosts",schemaPath:"#/properties/tools/properties/http_fetch/properties/hosts/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2211,12 +2211,12 @@ const _errs183 = errors;
 if(errors === _errs183){
 if(typeof data69 === "string"){
 if(!pattern5.test(data69)){
-validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",schemaPath:"#/properties/tools/properties/http_fetch/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/http_fetch/timeout",schemaPath:"#/properties/tools/properties/http_fetch/properties/timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2233,7 +2233,7 @@ const _errs186 = errors;
 let valid31 = false;
 const _errs187 = errors;
 if(!(((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70))) && (isFinite(data70)))){
-const err61 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err61 = {};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -2245,7 +2245,7 @@ errors++;
 if(errors === _errs187){
 if((typeof data70 == "number") && (isFinite(data70))){
 if(data70 > 9007199254740991 || isNaN(data70)){
-const err62 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err62 = {};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -2256,7 +2256,7 @@ errors++;
 }
 else {
 if(data70 <= 0 || isNaN(data70)){
-const err63 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err63 = {};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -2274,7 +2274,7 @@ const _errs189 = errors;
 if(errors === _errs189){
 if(typeof data70 === "string"){
 if(!pattern8.test(data70)){
-const err64 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err64 = {};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -2285,7 +2285,7 @@ errors++;
 }
 }
 else {
-const err65 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err65 = {};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -2298,7 +2298,7 @@ errors++;
 var _valid8 = _errs189 === errors;
 valid31 = valid31 || _valid8;
 if(!valid31){
-const err66 = {instancePath:instancePath+"/tools/http_fetch/max_output",schemaPath:"#/properties/tools/properties/http_fetch/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err66 = {};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -2330,7 +2330,7 @@ var valid29 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools/http_fetch",schemaPath:"#/properties/tools/properties/http_fetch/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2346,7 +2346,7 @@ var valid5 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2370,14 +2370,14 @@ if(errors === _errs193){
 if(data72 && typeof data72 == "object" && !Array.isArray(data72)){
 let missing2;
 if((data72.path === undefined) && (missing2 = "path")){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i11,schemaPath:"#/properties/plugins/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 const _errs195 = errors;
 for(const key12 in data72){
 if(!((((((((key12 === "path") || (key12 === "permissions")) || (key12 === "config")) || (key12 === "hook_timeout")) || (key12 === "max_memory")) || (key12 === "tools")) || (key12 === "isolation")) || (key12 === "sandbox"))){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i11,schemaPath:"#/properties/plugins/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -2389,12 +2389,12 @@ const _errs196 = errors;
 if(errors === _errs196){
 if(typeof data73 === "string"){
 if(data73.length < 1){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/path",schemaPath:"#/properties/plugins/items/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/path",schemaPath:"#/properties/plugins/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -2412,7 +2412,7 @@ if(data74 && typeof data74 == "object" && !Array.isArray(data74)){
 const _errs200 = errors;
 for(const key13 in data74){
 if(!(((((((key13 === "read") || (key13 === "write")) || (key13 === "net")) || (key13 === "env")) || (key13 === "run")) || (key13 === "ffi")) || (key13 === "sys"))){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/permissions",schemaPath:"#/properties/plugins/items/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -2425,7 +2425,7 @@ const _errs202 = errors;
 let valid35 = false;
 const _errs203 = errors;
 if(typeof data75 !== "boolean"){
-const err67 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err67 = {};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -2444,7 +2444,7 @@ const len12 = data75.length;
 for(let i12=0; i12<len12; i12++){
 const _errs207 = errors;
 if(typeof data75[i12] !== "string"){
-const err68 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/read/" + i12,schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err68 = {};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -2460,7 +2460,7 @@ break;
 }
 }
 else {
-const err69 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err69 = {};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -2473,7 +2473,7 @@ errors++;
 var _valid9 = _errs205 === errors;
 valid35 = valid35 || _valid9;
 if(!valid35){
-const err70 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/read",schemaPath:"#/properties/plugins/items/properties/permissions/properties/read/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err70 = {};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -2508,7 +2508,7 @@ const _errs210 = errors;
 let valid37 = false;
 const _errs211 = errors;
 if(typeof data77 !== "boolean"){
-const err71 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err71 = {};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -2527,7 +2527,7 @@ const len13 = data77.length;
 for(let i13=0; i13<len13; i13++){
 const _errs215 = errors;
 if(typeof data77[i13] !== "string"){
-const err72 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/write/" + i13,schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err72 = {};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -2543,7 +2543,7 @@ break;
 }
 }
 else {
-const err73 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err73 = {};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -2556,7 +2556,7 @@ errors++;
 var _valid10 = _errs213 === errors;
 valid37 = valid37 || _valid10;
 if(!valid37){
-const err74 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/write",schemaPath:"#/properties/plugins/items/properties/permissions/properties/write/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err74 = {};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -2591,7 +2591,7 @@ const _errs218 = errors;
 let valid39 = false;
 const _errs219 = errors;
 if(typeof data79 !== "boolean"){
-const err75 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err75 = {};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -2610,7 +2610,7 @@ const len14 = data79.length;
 for(let i14=0; i14<len14; i14++){
 const _errs223 = errors;
 if(typeof data79[i14] !== "string"){
-const err76 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/net/" + i14,schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err76 = {};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -2626,7 +2626,7 @@ break;
 }
 }
 else {
-const err77 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err77 = {};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -2639,7 +2639,7 @@ errors++;
 var _valid11 = _errs221 === errors;
 valid39 = valid39 || _valid11;
 if(!valid39){
-const err78 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/net",schemaPath:"#/properties/plugins/items/properties/permissions/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err78 = {};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -2674,7 +2674,7 @@ const _errs226 = errors;
 let valid41 = false;
 const _errs227 = errors;
 if(typeof data81 !== "boolean"){
-const err79 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err79 = {};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -2693,7 +2693,7 @@ const len15 = data81.length;
 for(let i15=0; i15<len15; i15++){
 const _errs231 = errors;
 if(typeof data81[i15] !== "string"){
-const err80 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/env/" + i15,schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err80 = {};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -2709,7 +2709,7 @@ break;
 }
 }
 else {
-const err81 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err81 = {};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -2722,7 +2722,7 @@ errors++;
 var _valid12 = _errs229 === errors;
 valid41 = valid41 || _valid12;
 if(!valid41){
-const err82 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/env",schemaPath:"#/properties/plugins/items/properties/permissions/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err82 = {};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -2757,7 +2757,7 @@ const _errs234 = errors;
 let valid43 = false;
 const _errs235 = errors;
 if(typeof data83 !== "boolean"){
-const err83 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err83 = {};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -2776,7 +2776,7 @@ const len16 = data83.length;
 for(let i16=0; i16<len16; i16++){
 const _errs239 = errors;
 if(typeof data83[i16] !== "string"){
-const err84 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/run/" + i16,schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err84 = {};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -2792,7 +2792,7 @@ break;
 }
 }
 else {
-const err85 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err85 = {};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -2805,7 +2805,7 @@ errors++;
 var _valid13 = _errs237 === errors;
 valid43 = valid43 || _valid13;
 if(!valid43){
-const err86 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/run",schemaPath:"#/properties/plugins/items/properties/permissions/properties/run/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err86 = {};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -2840,7 +2840,7 @@ const _errs242 = errors;
 let valid45 = false;
 const _errs243 = errors;
 if(typeof data85 !== "boolean"){
-const err87 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err87 = {};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -2859,7 +2859,7 @@ const len17 = data85.length;
 for(let i17=0; i17<len17; i17++){
 const _errs247 = errors;
 if(typeof data85[i17] !== "string"){
-const err88 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/ffi/" + i17,schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err88 = {};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -2875,7 +2875,7 @@ break;
 }
 }
 else {
-const err89 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err89 = {};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -2888,7 +2888,7 @@ errors++;
 var _valid14 = _errs245 === errors;
 valid45 = valid45 || _valid14;
 if(!valid45){
-const err90 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/ffi",schemaPath:"#/properties/plugins/items/properties/permissions/properties/ffi/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err90 = {};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -2923,7 +2923,7 @@ const _errs250 = errors;
 let valid47 = false;
 const _errs251 = errors;
 if(typeof data87 !== "boolean"){
-const err91 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err91 = {};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -2942,7 +2942,7 @@ const len18 = data87.length;
 for(let i18=0; i18<len18; i18++){
 const _errs255 = errors;
 if(typeof data87[i18] !== "string"){
-const err92 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/sys/" + i18,schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err92 = {};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -2958,7 +2958,7 @@ break;
 }
 }
 else {
-const err93 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err93 = {};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -2971,7 +2971,7 @@ errors++;
 var _valid15 = _errs253 === errors;
 valid47 = valid47 || _valid15;
 if(!valid47){
-const err94 = {instancePath:instancePath+"/plugins/" + i11+"/permissions/sys",schemaPath:"#/properties/plugins/items/properties/permissions/properties/sys/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err94 = {};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -3007,7 +3007,7 @@ var valid34 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/permissions",schemaPath:"#/properties/plugins/items/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3025,7 +3025,7 @@ if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
 for(const key14 in data89){
 const _errs259 = errors;
 if(typeof key14 !== "string"){
-const err95 = {instancePath:instancePath+"/plugins/" + i11+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key14};
+const err95 = {};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -3036,7 +3036,7 @@ errors++;
 }
 var valid49 = _errs259 === errors;
 if(!valid49){
-const err96 = {instancePath:instancePath+"/plugins/" + i11+"/config",schemaPath:"#/properties/plugins/items/properties/config/propertyNames",keyword:"propertyNames",params:{propertyName: key14},message:"property name must be valid"};
+const err96 = {};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -3051,7 +3051,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/config",schemaPath:"#/properties/plugins/items/properties/config/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3067,12 +3067,12 @@ const _errs262 = errors;
 if(errors === _errs262){
 if(typeof data90 === "string"){
 if(!pattern5.test(data90)){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/hook_timeout",schemaPath:"#/properties/plugins/items/properties/hook_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/hook_timeout",schemaPath:"#/properties/plugins/items/properties/hook_timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3089,7 +3089,7 @@ const _errs265 = errors;
 let valid50 = false;
 const _errs266 = errors;
 if(!(((typeof data91 == "number") && (!(data91 % 1) && !isNaN(data91))) && (isFinite(data91)))){
-const err97 = {instancePath:instancePath+"/plugins/" + i11+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err97 = {};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -3101,7 +3101,7 @@ errors++;
 if(errors === _errs266){
 if((typeof data91 == "number") && (isFinite(data91))){
 if(data91 > 9007199254740991 || isNaN(data91)){
-const err98 = {instancePath:instancePath+"/plugins/" + i11+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err98 = {};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -3112,7 +3112,7 @@ errors++;
 }
 else {
 if(data91 <= 0 || isNaN(data91)){
-const err99 = {instancePath:instancePath+"/plugins/" + i11+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err99 = {};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -3130,7 +3130,7 @@ const _errs268 = errors;
 if(errors === _errs268){
 if(typeof data91 === "string"){
 if(!pattern8.test(data91)){
-const err100 = {instancePath:instancePath+"/plugins/" + i11+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err100 = {};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -3141,7 +3141,7 @@ errors++;
 }
 }
 else {
-const err101 = {instancePath:instancePath+"/plugins/" + i11+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err101 = {};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -3154,7 +3154,7 @@ errors++;
 var _valid16 = _errs268 === errors;
 valid50 = valid50 || _valid16;
 if(!valid50){
-const err102 = {instancePath:instancePath+"/plugins/" + i11+"/max_memory",schemaPath:"#/properties/plugins/items/properties/max_memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err102 = {};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -3190,7 +3190,7 @@ if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
 const _errs272 = errors;
 for(const key15 in data92){
 if(!((key15 === "allow") || (key15 === "deny"))){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools",schemaPath:"#/properties/plugins/items/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -3209,12 +3209,12 @@ const _errs275 = errors;
 if(errors === _errs275){
 if(typeof data94 === "string"){
 if(data94.length < 1){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/allow/" + i19,schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/allow/" + i19,schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3225,7 +3225,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/allow",schemaPath:"#/properties/plugins/items/properties/tools/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3248,12 +3248,12 @@ const _errs279 = errors;
 if(errors === _errs279){
 if(typeof data96 === "string"){
 if(data96.length < 1){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/deny/" + i20,schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/deny/" + i20,schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3264,7 +3264,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools/deny",schemaPath:"#/properties/plugins/items/properties/tools/properties/deny/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3277,7 +3277,7 @@ var valid51 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/tools",schemaPath:"#/properties/plugins/items/properties/tools/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3291,11 +3291,11 @@ if(data72.isolation !== undefined){
 let data97 = data72.isolation;
 const _errs281 = errors;
 if(typeof data97 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!((data97 === "subprocess") || (data97 === "worker"))){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/isolation",schemaPath:"#/properties/plugins/items/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema31.properties.plugins.items.properties.isolation.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid33 = _errs281 === errors;
@@ -3308,11 +3308,11 @@ if(data72.sandbox !== undefined){
 let data98 = data72.sandbox;
 const _errs283 = errors;
 if(typeof data98 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if("off" !== data98){
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i11+"/sandbox",schemaPath:"#/properties/plugins/items/properties/sandbox/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"}];
+validate20.errors = [{}];
 return false;
 }
 var valid33 = _errs283 === errors;
@@ -3331,7 +3331,7 @@ var valid33 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins/" + i11,schemaPath:"#/properties/plugins/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3342,7 +3342,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/plugins",schemaPath:"#/properties/plugins/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3362,7 +3362,7 @@ const _errs287 = errors;
 if(errors === _errs287){
 if(typeof key16 === "string"){
 if(!pattern20.test(key16)){
-const err103 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},message:"must match pattern \""+"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"+"\"",propertyName:key16};
+const err103 = {};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -3373,7 +3373,7 @@ errors++;
 }
 }
 else {
-const err104 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key16};
+const err104 = {};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -3385,7 +3385,7 @@ errors++;
 }
 var valid54 = _errs287 === errors;
 if(!valid54){
-const err105 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames",keyword:"propertyNames",params:{propertyName: key16},message:"property name must be valid"};
+const err105 = {};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -3402,14 +3402,14 @@ if(valid54){
 for(const key17 in data99){
 let data100 = data99[key17];
 const _errs290 = errors;
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate20.errors = [{}];
 return false;
 if(errors === _errs290){
 if(data100 && typeof data100 == "object" && !Array.isArray(data100)){
 const _errs293 = errors;
 for(const key18 in data100){
 if(!(func1.call(schema31.properties.mcp_servers.additionalProperties.properties, key18))){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -3421,12 +3421,12 @@ const _errs294 = errors;
 if(errors === _errs294){
 if(typeof data101 === "string"){
 if(data101.length < 1){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3446,7 +3446,7 @@ const len21 = data102.length;
 for(let i21=0; i21<len21; i21++){
 const _errs298 = errors;
 if(typeof data102[i21] !== "string"){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i21,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 var valid57 = _errs298 === errors;
@@ -3456,7 +3456,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3482,7 +3482,7 @@ const _errs304 = errors;
 if(errors === _errs304){
 if(typeof data105 === "string"){
 if(!pattern4.test(data105)){
-const err106 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i22,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+const err106 = {};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -3493,7 +3493,7 @@ errors++;
 }
 }
 else {
-const err107 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + i22,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err107 = {};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -3510,7 +3510,7 @@ break;
 }
 }
 else {
-const err108 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err108 = {};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -3530,7 +3530,7 @@ const _errs308 = errors;
 if(errors === _errs308){
 if(typeof key19 === "string"){
 if(!pattern4.test(key19)){
-const err109 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",propertyName:key19};
+const err109 = {};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -3541,7 +3541,7 @@ errors++;
 }
 }
 else {
-const err110 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key19};
+const err110 = {};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -3553,7 +3553,7 @@ errors++;
 }
 var valid60 = _errs308 === errors;
 if(!valid60){
-const err111 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/propertyNames",keyword:"propertyNames",params:{propertyName: key19},message:"property name must be valid"};
+const err111 = {};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -3568,7 +3568,7 @@ if(valid60){
 for(const key20 in data104){
 const _errs311 = errors;
 if(typeof data104[key20] !== "string"){
-const err112 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key20.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err112 = {};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -3585,7 +3585,7 @@ break;
 }
 }
 else {
-const err113 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err113 = {};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -3598,7 +3598,7 @@ errors++;
 var _valid17 = _errs306 === errors;
 valid58 = valid58 || _valid17;
 if(!valid58){
-const err114 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err114 = {};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -3632,12 +3632,12 @@ const _errs313 = errors;
 if(errors === _errs313){
 if(typeof data107 === "string"){
 if(data107.length < 1){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3654,12 +3654,12 @@ if(errors === _errs315){
 if(errors === _errs315){
 if(typeof data108 === "string"){
 if(!(formats0(data108))){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3678,7 +3678,7 @@ if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
 for(const key21 in data109){
 const _errs319 = errors;
 if(typeof key21 !== "string"){
-const err115 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key21};
+const err115 = {};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -3689,7 +3689,7 @@ errors++;
 }
 var valid62 = _errs319 === errors;
 if(!valid62){
-const err116 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key21},message:"property name must be valid"};
+const err116 = {};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -3706,7 +3706,7 @@ if(valid62){
 for(const key22 in data109){
 const _errs322 = errors;
 if(typeof data109[key22] !== "string"){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key22.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 var valid63 = _errs322 === errors;
@@ -3717,7 +3717,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3735,7 +3735,7 @@ if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
 const _errs326 = errors;
 for(const key23 in data111){
 if(!((key23 === "allow") || (key23 === "deny"))){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -3754,12 +3754,12 @@ const _errs329 = errors;
 if(errors === _errs329){
 if(typeof data113 === "string"){
 if(data113.length < 1){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow/" + i23,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3770,7 +3770,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/allow",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3793,12 +3793,12 @@ const _errs333 = errors;
 if(errors === _errs333){
 if(typeof data115 === "string"){
 if(data115.length < 1){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny/" + i24,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3809,7 +3809,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/deny",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/properties/deny/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3822,7 +3822,7 @@ var valid64 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tools/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3838,12 +3838,12 @@ const _errs335 = errors;
 if(errors === _errs335){
 if(typeof data116 === "string"){
 if(!pattern5.test(data116)){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3859,12 +3859,12 @@ const _errs337 = errors;
 if(errors === _errs337){
 if(typeof data117 === "string"){
 if(!pattern5.test(data117)){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -3877,7 +3877,7 @@ if(valid56){
 if(data100.required !== undefined){
 const _errs339 = errors;
 if(typeof data100.required !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/required",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid56 = _errs339 === errors;
@@ -3893,7 +3893,7 @@ const _errs342 = errors;
 let valid67 = false;
 const _errs343 = errors;
 if(typeof data119 !== "string"){
-const err117 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err117 = {};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -3903,7 +3903,7 @@ vErrors.push(err117);
 errors++;
 }
 if("off" !== data119){
-const err118 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/0/const",keyword:"const",params:{allowedValue: "off"},message:"must be equal to constant"};
+const err118 = {};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -3920,7 +3920,7 @@ if(data119 && typeof data119 == "object" && !Array.isArray(data119)){
 const _errs347 = errors;
 for(const key24 in data119){
 if(!((((key24 === "read") || (key24 === "write")) || (key24 === "net")) || (key24 === "limits"))){
-const err119 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
+const err119 = {};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -3945,7 +3945,7 @@ const _errs350 = errors;
 if(errors === _errs350){
 if(typeof data121 === "string"){
 if(data121.length < 1){
-const err120 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err120 = {};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -3956,7 +3956,7 @@ errors++;
 }
 }
 else {
-const err121 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read/" + i25,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err121 = {};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -3973,7 +3973,7 @@ break;
 }
 }
 else {
-const err122 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/read",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/read/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err122 = {};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -4002,7 +4002,7 @@ const _errs354 = errors;
 if(errors === _errs354){
 if(typeof data123 === "string"){
 if(data123.length < 1){
-const err123 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i26,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err123 = {};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -4013,7 +4013,7 @@ errors++;
 }
 }
 else {
-const err124 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write/" + i26,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err124 = {};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -4030,7 +4030,7 @@ break;
 }
 }
 else {
-const err125 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/write",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/write/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err125 = {};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -4053,7 +4053,7 @@ const _errs357 = errors;
 let valid71 = false;
 const _errs358 = errors;
 if(typeof data124 !== "boolean"){
-const err126 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err126 = {};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -4068,7 +4068,7 @@ const _errs360 = errors;
 if(errors === _errs360){
 if(Array.isArray(data124)){
 if(data124.length < 1){
-const err127 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/anyOf/1/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+const err127 = {};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -4086,7 +4086,7 @@ const _errs362 = errors;
 if(errors === _errs362){
 if(typeof data125 === "string"){
 if(!pattern9.test(data125)){
-const err128 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net/" + i27,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/anyOf/1/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"},message:"must match pattern \""+"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$"+"\""};
+const err128 = {};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -4097,7 +4097,7 @@ errors++;
 }
 }
 else {
-const err129 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net/" + i27,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err129 = {};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -4115,7 +4115,7 @@ break;
 }
 }
 else {
-const err130 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err130 = {};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -4128,7 +4128,7 @@ errors++;
 var _valid19 = _errs360 === errors;
 valid71 = valid71 || _valid19;
 if(!valid71){
-const err131 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/net",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err131 = {};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -4162,7 +4162,7 @@ if(data126 && typeof data126 == "object" && !Array.isArray(data126)){
 const _errs366 = errors;
 for(const key25 in data126){
 if(!((((key25 === "processes") || (key25 === "memory")) || (key25 === "file_size")) || (key25 === "tmp"))){
-const err132 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
+const err132 = {};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -4178,7 +4178,7 @@ if(data126.processes !== undefined){
 let data127 = data126.processes;
 const _errs367 = errors;
 if(!(((typeof data127 == "number") && (!(data127 % 1) && !isNaN(data127))) && (isFinite(data127)))){
-const err133 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err133 = {};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -4190,7 +4190,7 @@ errors++;
 if(errors === _errs367){
 if((typeof data127 == "number") && (isFinite(data127))){
 if(data127 > 9007199254740991 || isNaN(data127)){
-const err134 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err134 = {};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -4201,7 +4201,7 @@ errors++;
 }
 else {
 if(data127 < 8 || isNaN(data127)){
-const err135 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/processes",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"};
+const err135 = {};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -4226,7 +4226,7 @@ const _errs370 = errors;
 let valid74 = false;
 const _errs371 = errors;
 if(!(((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128))) && (isFinite(data128)))){
-const err136 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err136 = {};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -4238,7 +4238,7 @@ errors++;
 if(errors === _errs371){
 if((typeof data128 == "number") && (isFinite(data128))){
 if(data128 > 9007199254740991 || isNaN(data128)){
-const err137 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err137 = {};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -4249,7 +4249,7 @@ errors++;
 }
 else {
 if(data128 <= 0 || isNaN(data128)){
-const err138 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err138 = {};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -4267,7 +4267,7 @@ const _errs373 = errors;
 if(errors === _errs373){
 if(typeof data128 === "string"){
 if(!pattern8.test(data128)){
-const err139 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err139 = {};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -4278,7 +4278,7 @@ errors++;
 }
 }
 else {
-const err140 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err140 = {};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -4291,7 +4291,7 @@ errors++;
 var _valid20 = _errs373 === errors;
 valid74 = valid74 || _valid20;
 if(!valid74){
-const err141 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/memory",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err141 = {};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -4324,7 +4324,7 @@ const _errs376 = errors;
 let valid75 = false;
 const _errs377 = errors;
 if(!(((typeof data129 == "number") && (!(data129 % 1) && !isNaN(data129))) && (isFinite(data129)))){
-const err142 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err142 = {};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -4336,7 +4336,7 @@ errors++;
 if(errors === _errs377){
 if((typeof data129 == "number") && (isFinite(data129))){
 if(data129 > 9007199254740991 || isNaN(data129)){
-const err143 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err143 = {};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -4347,7 +4347,7 @@ errors++;
 }
 else {
 if(data129 <= 0 || isNaN(data129)){
-const err144 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err144 = {};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -4365,7 +4365,7 @@ const _errs379 = errors;
 if(errors === _errs379){
 if(typeof data129 === "string"){
 if(!pattern8.test(data129)){
-const err145 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err145 = {};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -4376,7 +4376,7 @@ errors++;
 }
 }
 else {
-const err146 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err146 = {};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -4389,7 +4389,7 @@ errors++;
 var _valid21 = _errs379 === errors;
 valid75 = valid75 || _valid21;
 if(!valid75){
-const err147 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/file_size",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err147 = {};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -4422,7 +4422,7 @@ const _errs382 = errors;
 let valid76 = false;
 const _errs383 = errors;
 if(!(((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130))) && (isFinite(data130)))){
-const err148 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err148 = {};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -4434,7 +4434,7 @@ errors++;
 if(errors === _errs383){
 if((typeof data130 == "number") && (isFinite(data130))){
 if(data130 > 9007199254740991 || isNaN(data130)){
-const err149 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err149 = {};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -4445,7 +4445,7 @@ errors++;
 }
 else {
 if(data130 <= 0 || isNaN(data130)){
-const err150 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err150 = {};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -4463,7 +4463,7 @@ const _errs385 = errors;
 if(errors === _errs385){
 if(typeof data130 === "string"){
 if(!pattern8.test(data130)){
-const err151 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err151 = {};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -4474,7 +4474,7 @@ errors++;
 }
 }
 else {
-const err152 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err152 = {};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -4487,7 +4487,7 @@ errors++;
 var _valid22 = _errs385 === errors;
 valid76 = valid76 || _valid22;
 if(!valid76){
-const err153 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits/tmp",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err153 = {};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -4518,7 +4518,7 @@ var valid73 = true;
 }
 }
 else {
-const err154 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox/limits",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err154 = {};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -4539,7 +4539,7 @@ var valid68 = true;
 }
 }
 else {
-const err155 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err155 = {};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -4552,7 +4552,7 @@ errors++;
 var _valid18 = _errs345 === errors;
 valid67 = valid67 || _valid18;
 if(!valid67){
-const err156 = {instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1")+"/sandbox",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/sandbox/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err156 = {};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -4592,7 +4592,7 @@ var valid56 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers/" + key17.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4604,7 +4604,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4627,12 +4627,12 @@ const _errs389 = errors;
 if(errors === _errs389){
 if(typeof data132 === "string"){
 if(!pattern4.test(data132)){
-validate20.errors = [{instancePath:instancePath+"/redact/" + i28,schemaPath:"#/properties/redact/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/redact/" + i28,schemaPath:"#/properties/redact/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4643,7 +4643,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/redact",schemaPath:"#/properties/redact/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4661,7 +4661,7 @@ if(data133 && typeof data133 == "object" && !Array.isArray(data133)){
 const _errs393 = errors;
 for(const key26 in data133){
 if(!((((((key26 === "max_turns") || (key26 === "timeout")) || (key26 === "max_tokens")) || (key26 === "max_cost_usd")) || (key26 === "max_concurrent_agents")) || (key26 === "max_agent_depth"))){
-validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -4671,18 +4671,18 @@ if(data133.max_turns !== undefined){
 let data134 = data133.max_turns;
 const _errs394 = errors;
 if(!(((typeof data134 == "number") && (!(data134 % 1) && !isNaN(data134))) && (isFinite(data134)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs394){
 if((typeof data134 == "number") && (isFinite(data134))){
 if(data134 > 9007199254740991 || isNaN(data134)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data134 <= 0 || isNaN(data134)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_turns",schemaPath:"#/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4700,12 +4700,12 @@ const _errs396 = errors;
 if(errors === _errs396){
 if(typeof data135 === "string"){
 if(!pattern5.test(data135)){
-validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/limits/timeout",schemaPath:"#/properties/limits/properties/timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4719,18 +4719,18 @@ if(data133.max_tokens !== undefined){
 let data136 = data133.max_tokens;
 const _errs398 = errors;
 if(!(((typeof data136 == "number") && (!(data136 % 1) && !isNaN(data136))) && (isFinite(data136)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs398){
 if((typeof data136 == "number") && (isFinite(data136))){
 if(data136 > 9007199254740991 || isNaN(data136)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data136 <= 0 || isNaN(data136)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_tokens",schemaPath:"#/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4748,12 +4748,12 @@ const _errs400 = errors;
 if(errors === _errs400){
 if((typeof data137 == "number") && (isFinite(data137))){
 if(data137 <= 0 || isNaN(data137)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPath:"#/properties/limits/properties/max_cost_usd/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/limits/max_cost_usd",schemaPath:"#/properties/limits/properties/max_cost_usd/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4767,18 +4767,18 @@ if(data133.max_concurrent_agents !== undefined){
 let data138 = data133.max_concurrent_agents;
 const _errs402 = errors;
 if(!(((typeof data138 == "number") && (!(data138 % 1) && !isNaN(data138))) && (isFinite(data138)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs402){
 if((typeof data138 == "number") && (isFinite(data138))){
 if(data138 > 9007199254740991 || isNaN(data138)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data138 <= 0 || isNaN(data138)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_concurrent_agents",schemaPath:"#/properties/limits/properties/max_concurrent_agents/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4794,18 +4794,18 @@ if(data133.max_agent_depth !== undefined){
 let data139 = data133.max_agent_depth;
 const _errs404 = errors;
 if(!(((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139))) && (isFinite(data139)))){
-validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs404){
 if((typeof data139 == "number") && (isFinite(data139))){
 if(data139 > 9007199254740991 || isNaN(data139)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data139 <= 0 || isNaN(data139)){
-validate20.errors = [{instancePath:instancePath+"/limits/max_agent_depth",schemaPath:"#/properties/limits/properties/max_agent_depth/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4824,7 +4824,7 @@ var valid78 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4842,7 +4842,7 @@ if(data140 && typeof data140 == "object" && !Array.isArray(data140)){
 const _errs408 = errors;
 for(const key27 in data140){
 if(!(func1.call(schema31.properties.compaction.properties, key27))){
-validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -4851,7 +4851,7 @@ if(_errs408 === errors){
 if(data140.enabled !== undefined){
 const _errs409 = errors;
 if(typeof data140.enabled !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/compaction/enabled",schemaPath:"#/properties/compaction/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid79 = _errs409 === errors;
@@ -4866,18 +4866,18 @@ const _errs411 = errors;
 if(errors === _errs411){
 if((typeof data142 == "number") && (isFinite(data142))){
 if(data142 > 1 || isNaN(data142)){
-validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data142 <= 0 || isNaN(data142)){
-validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/compaction/threshold",schemaPath:"#/properties/compaction/properties/threshold/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4893,18 +4893,18 @@ const _errs413 = errors;
 if(errors === _errs413){
 if((typeof data143 == "number") && (isFinite(data143))){
 if(data143 > 1 || isNaN(data143)){
-validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data143 <= 0 || isNaN(data143)){
-validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/compaction/low_water",schemaPath:"#/properties/compaction/properties/low_water/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4918,18 +4918,18 @@ if(data140.protect_first !== undefined){
 let data144 = data140.protect_first;
 const _errs415 = errors;
 if(!(((typeof data144 == "number") && (!(data144 % 1) && !isNaN(data144))) && (isFinite(data144)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs415){
 if((typeof data144 == "number") && (isFinite(data144))){
 if(data144 > 9007199254740991 || isNaN(data144)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data144 < 0 || isNaN(data144)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_first",schemaPath:"#/properties/compaction/properties/protect_first/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4945,18 +4945,18 @@ if(data140.protect_last !== undefined){
 let data145 = data140.protect_last;
 const _errs417 = errors;
 if(!(((typeof data145 == "number") && (!(data145 % 1) && !isNaN(data145))) && (isFinite(data145)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs417){
 if((typeof data145 == "number") && (isFinite(data145))){
 if(data145 > 9007199254740991 || isNaN(data145)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data145 < 1 || isNaN(data145)){
-validate20.errors = [{instancePath:instancePath+"/compaction/protect_last",schemaPath:"#/properties/compaction/properties/protect_last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -4974,18 +4974,18 @@ const _errs419 = errors;
 if(errors === _errs419){
 if((typeof data146 == "number") && (isFinite(data146))){
 if(data146 > 1 || isNaN(data146)){
-validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data146 <= 0 || isNaN(data146)){
-validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/compaction/tail_budget",schemaPath:"#/properties/compaction/properties/tail_budget/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5001,18 +5001,18 @@ const _errs421 = errors;
 if(errors === _errs421){
 if((typeof data147 == "number") && (isFinite(data147))){
 if(data147 > 1 || isNaN(data147)){
-validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data147 <= 0 || isNaN(data147)){
-validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/compaction/max_tool_result",schemaPath:"#/properties/compaction/properties/max_tool_result/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5026,18 +5026,18 @@ if(data140.prune_min !== undefined){
 let data148 = data140.prune_min;
 const _errs423 = errors;
 if(!(((typeof data148 == "number") && (!(data148 % 1) && !isNaN(data148))) && (isFinite(data148)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs423){
 if((typeof data148 == "number") && (isFinite(data148))){
 if(data148 > 9007199254740991 || isNaN(data148)){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data148 < 1 || isNaN(data148)){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_min",schemaPath:"#/properties/compaction/properties/prune_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5057,7 +5057,7 @@ if(data149 && typeof data149 == "object" && !Array.isArray(data149)){
 const _errs427 = errors;
 for(const key28 in data149){
 if(!(((key28 === "enabled") || (key28 === "threshold")) || (key28 === "payback"))){
-validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"#/properties/compaction/properties/micro/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -5066,7 +5066,7 @@ if(_errs427 === errors){
 if(data149.enabled !== undefined){
 const _errs428 = errors;
 if(typeof data149.enabled !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/compaction/micro/enabled",schemaPath:"#/properties/compaction/properties/micro/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid80 = _errs428 === errors;
@@ -5081,18 +5081,18 @@ const _errs430 = errors;
 if(errors === _errs430){
 if((typeof data151 == "number") && (isFinite(data151))){
 if(data151 > 1 || isNaN(data151)){
-validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data151 <= 0 || isNaN(data151)){
-validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/compaction/micro/threshold",schemaPath:"#/properties/compaction/properties/micro/properties/threshold/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5106,18 +5106,18 @@ if(data149.payback !== undefined){
 let data152 = data149.payback;
 const _errs432 = errors;
 if(!(((typeof data152 == "number") && (!(data152 % 1) && !isNaN(data152))) && (isFinite(data152)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs432){
 if((typeof data152 == "number") && (isFinite(data152))){
 if(data152 > 9007199254740991 || isNaN(data152)){
-validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data152 <= 0 || isNaN(data152)){
-validate20.errors = [{instancePath:instancePath+"/compaction/micro/payback",schemaPath:"#/properties/compaction/properties/micro/properties/payback/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5133,7 +5133,7 @@ var valid80 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/compaction/micro",schemaPath:"#/properties/compaction/properties/micro/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5149,12 +5149,12 @@ const _errs434 = errors;
 if(errors === _errs434){
 if(typeof data153 === "string"){
 if(data153.length < 1){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",schemaPath:"#/properties/compaction/properties/summary_model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_model",schemaPath:"#/properties/compaction/properties/summary_model/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5168,18 +5168,18 @@ if(data140.summary_context_window !== undefined){
 let data154 = data140.summary_context_window;
 const _errs436 = errors;
 if(!(((typeof data154 == "number") && (!(data154 % 1) && !isNaN(data154))) && (isFinite(data154)))){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs436){
 if((typeof data154 == "number") && (isFinite(data154))){
 if(data154 > 9007199254740991 || isNaN(data154)){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data154 <= 0 || isNaN(data154)){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_context_window",schemaPath:"#/properties/compaction/properties/summary_context_window/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5194,7 +5194,7 @@ if(valid79){
 if(data140.prune_tool_results !== undefined){
 const _errs438 = errors;
 if(typeof data140.prune_tool_results !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/compaction/prune_tool_results",schemaPath:"#/properties/compaction/properties/prune_tool_results/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid79 = _errs438 === errors;
@@ -5209,12 +5209,12 @@ const _errs440 = errors;
 if(errors === _errs440){
 if(typeof data156 === "string"){
 if(!pattern5.test(data156)){
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",schemaPath:"#/properties/compaction/properties/summary_timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/compaction/summary_timeout",schemaPath:"#/properties/compaction/properties/summary_timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5238,7 +5238,7 @@ var valid79 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/compaction",schemaPath:"#/properties/compaction/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5256,7 +5256,7 @@ if(data157 && typeof data157 == "object" && !Array.isArray(data157)){
 const _errs444 = errors;
 for(const key29 in data157){
 if(!((((key29 === "min_interval") || (key29 === "max_ticks")) || (key29 === "self_paced_floor")) || (key29 === "self_paced_ceiling"))){
-validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/properties/loops/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -5268,12 +5268,12 @@ const _errs445 = errors;
 if(errors === _errs445){
 if(typeof data158 === "string"){
 if(!pattern5.test(data158)){
-validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath:"#/properties/loops/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/loops/min_interval",schemaPath:"#/properties/loops/properties/min_interval/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5287,18 +5287,18 @@ if(data157.max_ticks !== undefined){
 let data159 = data157.max_ticks;
 const _errs447 = errors;
 if(!(((typeof data159 == "number") && (!(data159 % 1) && !isNaN(data159))) && (isFinite(data159)))){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs447){
 if((typeof data159 == "number") && (isFinite(data159))){
 if(data159 > 9007199254740991 || isNaN(data159)){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data159 <= 0 || isNaN(data159)){
-validate20.errors = [{instancePath:instancePath+"/loops/max_ticks",schemaPath:"#/properties/loops/properties/max_ticks/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5316,12 +5316,12 @@ const _errs449 = errors;
 if(errors === _errs449){
 if(typeof data160 === "string"){
 if(!pattern5.test(data160)){
-validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schemaPath:"#/properties/loops/properties/self_paced_floor/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/loops/self_paced_floor",schemaPath:"#/properties/loops/properties/self_paced_floor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5337,12 +5337,12 @@ const _errs451 = errors;
 if(errors === _errs451){
 if(typeof data161 === "string"){
 if(!pattern5.test(data161)){
-validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",schemaPath:"#/properties/loops/properties/self_paced_ceiling/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/loops/self_paced_ceiling",schemaPath:"#/properties/loops/properties/self_paced_ceiling/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5357,7 +5357,7 @@ var valid81 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/loops",schemaPath:"#/properties/loops/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5375,7 +5375,7 @@ if(data162 && typeof data162 == "object" && !Array.isArray(data162)){
 const _errs455 = errors;
 for(const key30 in data162){
 if(!(key30 === "min_interval")){
-validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/properties/heartbeat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -5387,12 +5387,12 @@ const _errs456 = errors;
 if(errors === _errs456){
 if(typeof data163 === "string"){
 if(!pattern5.test(data163)){
-validate20.errors = [{instancePath:instancePath+"/heartbeat/min_interval",schemaPath:"#/properties/heartbeat/properties/min_interval/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/heartbeat/min_interval",schemaPath:"#/properties/heartbeat/properties/min_interval/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5400,7 +5400,7 @@ return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/heartbeat",schemaPath:"#/properties/heartbeat/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5418,7 +5418,7 @@ if(data164 && typeof data164 == "object" && !Array.isArray(data164)){
 const _errs460 = errors;
 for(const key31 in data164){
 if(!((key31 === "url") || (key31 === "retry"))){
-validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -5430,12 +5430,12 @@ const _errs461 = errors;
 if(errors === _errs461){
 if(typeof data165 === "string"){
 if(!pattern36.test(data165)){
-validate20.errors = [{instancePath:instancePath+"/store/url",schemaPath:"#/properties/store/properties/url/pattern",keyword:"pattern",params:{pattern: "^postgres(ql)?:\\/\\/"},message:"must match pattern \""+"^postgres(ql)?:\\/\\/"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/store/url",schemaPath:"#/properties/store/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5451,12 +5451,12 @@ const _errs463 = errors;
 if(errors === _errs463){
 if(typeof data166 === "string"){
 if(!pattern5.test(data166)){
-validate20.errors = [{instancePath:instancePath+"/store/retry",schemaPath:"#/properties/store/properties/retry/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/store/retry",schemaPath:"#/properties/store/properties/retry/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5469,7 +5469,7 @@ var valid83 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5489,14 +5489,14 @@ const len29 = data167.length;
 for(let i29=0; i29<len29; i29++){
 let data168 = data167[i29];
 const _errs467 = errors;
-validate20.errors = [{instancePath:instancePath+"/notify/" + i29,schemaPath:"#/properties/notify/items/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate20.errors = [{}];
 return false;
 if(errors === _errs467){
 if(data168 && typeof data168 == "object" && !Array.isArray(data168)){
 const _errs470 = errors;
 for(const key32 in data168){
 if(!((((key32 === "url") || (key32 === "secret_env")) || (key32 === "command")) || (key32 === "on"))){
-validate20.errors = [{instancePath:instancePath+"/notify/" + i29,schemaPath:"#/properties/notify/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -5509,12 +5509,12 @@ if(errors === _errs471){
 if(errors === _errs471){
 if(typeof data169 === "string"){
 if(!(formats0(data169))){
-validate20.errors = [{instancePath:instancePath+"/notify/" + i29+"/url",schemaPath:"#/properties/notify/items/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/notify/" + i29+"/url",schemaPath:"#/properties/notify/items/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5531,12 +5531,12 @@ const _errs473 = errors;
 if(errors === _errs473){
 if(typeof data170 === "string"){
 if(!pattern4.test(data170)){
-validate20.errors = [{instancePath:instancePath+"/notify/" + i29+"/secret_env",schemaPath:"#/properties/notify/items/properties/secret_env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/notify/" + i29+"/secret_env",schemaPath:"#/properties/notify/items/properties/secret_env/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5552,7 +5552,7 @@ const _errs475 = errors;
 if(errors === _errs475){
 if(Array.isArray(data171)){
 if(data171.length < 1){
-validate20.errors = [{instancePath:instancePath+"/notify/" + i29+"/command",schemaPath:"#/properties/notify/items/properties/command/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate20.errors = [{}];
 return false;
 }
 else {
@@ -5564,12 +5564,12 @@ const _errs477 = errors;
 if(errors === _errs477){
 if(typeof data172 === "string"){
 if(data172.length < 1){
-validate20.errors = [{instancePath:instancePath+"/notify/" + i29+"/command/" + i30,schemaPath:"#/properties/notify/items/properties/command/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/notify/" + i29+"/command/" + i30,schemaPath:"#/properties/notify/items/properties/command/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5581,7 +5581,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/notify/" + i29+"/command",schemaPath:"#/properties/notify/items/properties/command/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5602,11 +5602,11 @@ for(let i31=0; i31<len31; i31++){
 let data174 = data173[i31];
 const _errs481 = errors;
 if(typeof data174 !== "string"){
-validate20.errors = [{instancePath:instancePath+"/notify/" + i29+"/on/" + i31,schemaPath:"#/properties/notify/items/properties/on/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 if(!((((((data174 === "success") || (data174 === "failed")) || (data174 === "limit")) || (data174 === "interrupted")) || (data174 === "cancelled")) || (data174 === "crashed"))){
-validate20.errors = [{instancePath:instancePath+"/notify/" + i29+"/on/" + i31,schemaPath:"#/properties/notify/items/properties/on/items/enum",keyword:"enum",params:{allowedValues: schema31.properties.notify.items.properties.on.items.enum},message:"must be equal to one of the allowed values"}];
+validate20.errors = [{}];
 return false;
 }
 var valid87 = _errs481 === errors;
@@ -5616,7 +5616,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/notify/" + i29+"/on",schemaPath:"#/properties/notify/items/properties/on/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5631,7 +5631,7 @@ var valid85 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/notify/" + i29,schemaPath:"#/properties/notify/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5642,7 +5642,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/notify",schemaPath:"#/properties/notify/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5660,7 +5660,7 @@ if(data175 && typeof data175 == "object" && !Array.isArray(data175)){
 const _errs485 = errors;
 for(const key33 in data175){
 if(!(key33 === "max_running")){
-validate20.errors = [{instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -5670,18 +5670,18 @@ if(data175.max_running !== undefined){
 let data176 = data175.max_running;
 const _errs486 = errors;
 if(!(((typeof data176 == "number") && (!(data176 % 1) && !isNaN(data176))) && (isFinite(data176)))){
-validate20.errors = [{instancePath:instancePath+"/queue/max_running",schemaPath:"#/properties/queue/properties/max_running/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs486){
 if((typeof data176 == "number") && (isFinite(data176))){
 if(data176 > 9007199254740991 || isNaN(data176)){
-validate20.errors = [{instancePath:instancePath+"/queue/max_running",schemaPath:"#/properties/queue/properties/max_running/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data176 <= 0 || isNaN(data176)){
-validate20.errors = [{instancePath:instancePath+"/queue/max_running",schemaPath:"#/properties/queue/properties/max_running/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5691,7 +5691,7 @@ return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5709,7 +5709,7 @@ if(data177 && typeof data177 == "object" && !Array.isArray(data177)){
 const _errs490 = errors;
 for(const key34 in data177){
 if(!((key34 === "listen") || (key34 === "jobs"))){
-validate20.errors = [{instancePath:instancePath+"/serve",schemaPath:"#/properties/serve/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -5721,12 +5721,12 @@ const _errs491 = errors;
 if(errors === _errs491){
 if(typeof data178 === "string"){
 if(data178.length < 1){
-validate20.errors = [{instancePath:instancePath+"/serve/listen",schemaPath:"#/properties/serve/properties/listen/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/serve/listen",schemaPath:"#/properties/serve/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5742,12 +5742,12 @@ const _errs493 = errors;
 if(errors === _errs493){
 if(typeof data179 === "string"){
 if(data179.length < 1){
-validate20.errors = [{instancePath:instancePath+"/serve/jobs",schemaPath:"#/properties/serve/properties/jobs/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/serve/jobs",schemaPath:"#/properties/serve/properties/jobs/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5760,7 +5760,7 @@ var valid89 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/serve",schemaPath:"#/properties/serve/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5778,7 +5778,7 @@ if(data180 && typeof data180 == "object" && !Array.isArray(data180)){
 const _errs497 = errors;
 for(const key35 in data180){
 if(!(func1.call(schema31.properties.policy.properties, key35))){
-validate20.errors = [{instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -5792,7 +5792,7 @@ if(data181 && typeof data181 == "object" && !Array.isArray(data181)){
 const _errs500 = errors;
 for(const key36 in data181){
 if(!((key36 === "base_urls") || (key36 === "api_key_envs"))){
-validate20.errors = [{instancePath:instancePath+"/policy/models",schemaPath:"#/properties/policy/properties/models/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -5811,12 +5811,12 @@ const _errs503 = errors;
 if(errors === _errs503){
 if(typeof data183 === "string"){
 if(!pattern39.test(data183)){
-validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls/" + i32,schemaPath:"#/properties/policy/properties/models/properties/base_urls/items/pattern",keyword:"pattern",params:{pattern: "^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"},message:"must match pattern \""+"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls/" + i32,schemaPath:"#/properties/policy/properties/models/properties/base_urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5827,7 +5827,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/models/base_urls",schemaPath:"#/properties/policy/properties/models/properties/base_urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5850,12 +5850,12 @@ const _errs507 = errors;
 if(errors === _errs507){
 if(typeof data185 === "string"){
 if(data185.length < 1){
-validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs/" + i33,schemaPath:"#/properties/policy/properties/models/properties/api_key_envs/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs/" + i33,schemaPath:"#/properties/policy/properties/models/properties/api_key_envs/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5866,7 +5866,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/models/api_key_envs",schemaPath:"#/properties/policy/properties/models/properties/api_key_envs/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5879,7 +5879,7 @@ var valid91 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/models",schemaPath:"#/properties/policy/properties/models/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5902,12 +5902,12 @@ const _errs511 = errors;
 if(errors === _errs511){
 if(typeof data187 === "string"){
 if(data187.length < 1){
-validate20.errors = [{instancePath:instancePath+"/policy/env/" + i34,schemaPath:"#/properties/policy/properties/env/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/env/" + i34,schemaPath:"#/properties/policy/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5918,7 +5918,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/env",schemaPath:"#/properties/policy/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5941,12 +5941,12 @@ const _errs515 = errors;
 if(errors === _errs515){
 if(typeof data189 === "string"){
 if(data189.length < 1){
-validate20.errors = [{instancePath:instancePath+"/policy/steering_env/" + i35,schemaPath:"#/properties/policy/properties/steering_env/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/steering_env/" + i35,schemaPath:"#/properties/policy/properties/steering_env/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5957,7 +5957,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/steering_env",schemaPath:"#/properties/policy/properties/steering_env/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -5970,7 +5970,7 @@ if(valid90){
 if(data180.protect_job !== undefined){
 const _errs517 = errors;
 if(typeof data180.protect_job !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/policy/protect_job",schemaPath:"#/properties/policy/properties/protect_job/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid90 = _errs517 === errors;
@@ -5982,7 +5982,7 @@ if(valid90){
 if(data180.repository_instructions !== undefined){
 const _errs519 = errors;
 if(typeof data180.repository_instructions !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/policy/repository_instructions",schemaPath:"#/properties/policy/properties/repository_instructions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid90 = _errs519 === errors;
@@ -5994,7 +5994,7 @@ if(valid90){
 if(data180.sandbox_off !== undefined){
 const _errs521 = errors;
 if(typeof data180.sandbox_off !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/policy/sandbox_off",schemaPath:"#/properties/policy/properties/sandbox_off/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid90 = _errs521 === errors;
@@ -6016,12 +6016,12 @@ const _errs525 = errors;
 if(errors === _errs525){
 if(typeof data194 === "string"){
 if(data194.length < 1){
-validate20.errors = [{instancePath:instancePath+"/policy/read/" + i36,schemaPath:"#/properties/policy/properties/read/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/read/" + i36,schemaPath:"#/properties/policy/properties/read/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6032,7 +6032,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/read",schemaPath:"#/properties/policy/properties/read/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6055,12 +6055,12 @@ const _errs529 = errors;
 if(errors === _errs529){
 if(typeof data196 === "string"){
 if(data196.length < 1){
-validate20.errors = [{instancePath:instancePath+"/policy/write/" + i37,schemaPath:"#/properties/policy/properties/write/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/write/" + i37,schemaPath:"#/properties/policy/properties/write/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6071,7 +6071,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/write",schemaPath:"#/properties/policy/properties/write/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6089,7 +6089,7 @@ if(data197 && typeof data197 == "object" && !Array.isArray(data197)){
 const _errs533 = errors;
 for(const key37 in data197){
 if(!((key37 === "sandbox") || (key37 === "hosts"))){
-validate20.errors = [{instancePath:instancePath+"/policy/network",schemaPath:"#/properties/policy/properties/network/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -6098,7 +6098,7 @@ if(_errs533 === errors){
 if(data197.sandbox !== undefined){
 const _errs534 = errors;
 if(typeof data197.sandbox !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/policy/network/sandbox",schemaPath:"#/properties/policy/properties/network/properties/sandbox/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid98 = _errs534 === errors;
@@ -6120,12 +6120,12 @@ const _errs538 = errors;
 if(errors === _errs538){
 if(typeof data200 === "string"){
 if(!pattern15.test(data200)){
-validate20.errors = [{instancePath:instancePath+"/policy/network/hosts/" + i38,schemaPath:"#/properties/policy/properties/network/properties/hosts/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"},message:"must match pattern \""+"^(?:(?:\\*\\.)?[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$|^\\*$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/network/hosts/" + i38,schemaPath:"#/properties/policy/properties/network/properties/hosts/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6136,7 +6136,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/network/hosts",schemaPath:"#/properties/policy/properties/network/properties/hosts/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6149,7 +6149,7 @@ var valid98 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/network",schemaPath:"#/properties/policy/properties/network/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6172,12 +6172,12 @@ const _errs542 = errors;
 if(errors === _errs542){
 if(typeof data202 === "string"){
 if(data202.length < 1){
-validate20.errors = [{instancePath:instancePath+"/policy/plugins/" + i39,schemaPath:"#/properties/policy/properties/plugins/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/plugins/" + i39,schemaPath:"#/properties/policy/properties/plugins/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6188,7 +6188,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/plugins",schemaPath:"#/properties/policy/properties/plugins/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6206,7 +6206,7 @@ if(data203 && typeof data203 == "object" && !Array.isArray(data203)){
 const _errs546 = errors;
 for(const key38 in data203){
 if(!((key38 === "commands") || (key38 === "urls"))){
-validate20.errors = [{instancePath:instancePath+"/policy/mcp",schemaPath:"#/properties/policy/properties/mcp/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -6225,12 +6225,12 @@ const _errs549 = errors;
 if(errors === _errs549){
 if(typeof data205 === "string"){
 if(data205.length < 1){
-validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands/" + i40,schemaPath:"#/properties/policy/properties/mcp/properties/commands/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands/" + i40,schemaPath:"#/properties/policy/properties/mcp/properties/commands/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6241,7 +6241,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/mcp/commands",schemaPath:"#/properties/policy/properties/mcp/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6264,12 +6264,12 @@ const _errs553 = errors;
 if(errors === _errs553){
 if(typeof data207 === "string"){
 if(!pattern39.test(data207)){
-validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls/" + i41,schemaPath:"#/properties/policy/properties/mcp/properties/urls/items/pattern",keyword:"pattern",params:{pattern: "^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"},message:"must match pattern \""+"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls/" + i41,schemaPath:"#/properties/policy/properties/mcp/properties/urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6280,7 +6280,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/mcp/urls",schemaPath:"#/properties/policy/properties/mcp/properties/urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6293,7 +6293,7 @@ var valid101 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/mcp",schemaPath:"#/properties/policy/properties/mcp/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6311,7 +6311,7 @@ if(data208 && typeof data208 == "object" && !Array.isArray(data208)){
 const _errs557 = errors;
 for(const key39 in data208){
 if(!((key39 === "commands") || (key39 === "urls"))){
-validate20.errors = [{instancePath:instancePath+"/policy/approval",schemaPath:"#/properties/policy/properties/approval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -6330,12 +6330,12 @@ const _errs560 = errors;
 if(errors === _errs560){
 if(typeof data210 === "string"){
 if(data210.length < 1){
-validate20.errors = [{instancePath:instancePath+"/policy/approval/commands/" + i42,schemaPath:"#/properties/policy/properties/approval/properties/commands/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/approval/commands/" + i42,schemaPath:"#/properties/policy/properties/approval/properties/commands/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6346,7 +6346,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/approval/commands",schemaPath:"#/properties/policy/properties/approval/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6369,12 +6369,12 @@ const _errs564 = errors;
 if(errors === _errs564){
 if(typeof data212 === "string"){
 if(!pattern39.test(data212)){
-validate20.errors = [{instancePath:instancePath+"/policy/approval/urls/" + i43,schemaPath:"#/properties/policy/properties/approval/properties/urls/items/pattern",keyword:"pattern",params:{pattern: "^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"},message:"must match pattern \""+"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/approval/urls/" + i43,schemaPath:"#/properties/policy/properties/approval/properties/urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6385,7 +6385,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/approval/urls",schemaPath:"#/properties/policy/properties/approval/properties/urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6398,7 +6398,7 @@ var valid104 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/approval",schemaPath:"#/properties/policy/properties/approval/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6416,7 +6416,7 @@ if(data213 && typeof data213 == "object" && !Array.isArray(data213)){
 const _errs568 = errors;
 for(const key40 in data213){
 if(!((key40 === "commands") || (key40 === "urls"))){
-validate20.errors = [{instancePath:instancePath+"/policy/notify",schemaPath:"#/properties/policy/properties/notify/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -6435,12 +6435,12 @@ const _errs571 = errors;
 if(errors === _errs571){
 if(typeof data215 === "string"){
 if(data215.length < 1){
-validate20.errors = [{instancePath:instancePath+"/policy/notify/commands/" + i44,schemaPath:"#/properties/policy/properties/notify/properties/commands/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/notify/commands/" + i44,schemaPath:"#/properties/policy/properties/notify/properties/commands/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6451,7 +6451,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/notify/commands",schemaPath:"#/properties/policy/properties/notify/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6474,12 +6474,12 @@ const _errs575 = errors;
 if(errors === _errs575){
 if(typeof data217 === "string"){
 if(!pattern39.test(data217)){
-validate20.errors = [{instancePath:instancePath+"/policy/notify/urls/" + i45,schemaPath:"#/properties/policy/properties/notify/properties/urls/items/pattern",keyword:"pattern",params:{pattern: "^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"},message:"must match pattern \""+"^([A-Za-z*][A-Za-z0-9+.*-]*):\\/\\/(\\[[0-9A-Fa-f:.]+\\]|[^/?#:@\\[\\]\\s]+)(?::(\\d{1,5}|\\*))?([/?][^#\\s]*)?$|^\\*$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/notify/urls/" + i45,schemaPath:"#/properties/policy/properties/notify/properties/urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6490,7 +6490,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/notify/urls",schemaPath:"#/properties/policy/properties/notify/properties/urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6503,7 +6503,7 @@ var valid107 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/notify",schemaPath:"#/properties/policy/properties/notify/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6521,7 +6521,7 @@ if(data218 && typeof data218 == "object" && !Array.isArray(data218)){
 const _errs579 = errors;
 for(const key41 in data218){
 if(!(((key41 === "max_turns") || (key41 === "timeout")) || (key41 === "max_tokens"))){
-validate20.errors = [{instancePath:instancePath+"/policy/limits",schemaPath:"#/properties/policy/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key41},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -6531,18 +6531,18 @@ if(data218.max_turns !== undefined){
 let data219 = data218.max_turns;
 const _errs580 = errors;
 if(!(((typeof data219 == "number") && (!(data219 % 1) && !isNaN(data219))) && (isFinite(data219)))){
-validate20.errors = [{instancePath:instancePath+"/policy/limits/max_turns",schemaPath:"#/properties/policy/properties/limits/properties/max_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs580){
 if((typeof data219 == "number") && (isFinite(data219))){
 if(data219 > 9007199254740991 || isNaN(data219)){
-validate20.errors = [{instancePath:instancePath+"/policy/limits/max_turns",schemaPath:"#/properties/policy/properties/limits/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data219 <= 0 || isNaN(data219)){
-validate20.errors = [{instancePath:instancePath+"/policy/limits/max_turns",schemaPath:"#/properties/policy/properties/limits/properties/max_turns/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6560,12 +6560,12 @@ const _errs582 = errors;
 if(errors === _errs582){
 if(typeof data220 === "string"){
 if(!pattern5.test(data220)){
-validate20.errors = [{instancePath:instancePath+"/policy/limits/timeout",schemaPath:"#/properties/policy/properties/limits/properties/timeout/pattern",keyword:"pattern",params:{pattern: "^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"},message:"must match pattern \""+"^\\s*(\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*)+$"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/limits/timeout",schemaPath:"#/properties/policy/properties/limits/properties/timeout/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6579,18 +6579,18 @@ if(data218.max_tokens !== undefined){
 let data221 = data218.max_tokens;
 const _errs584 = errors;
 if(!(((typeof data221 == "number") && (!(data221 % 1) && !isNaN(data221))) && (isFinite(data221)))){
-validate20.errors = [{instancePath:instancePath+"/policy/limits/max_tokens",schemaPath:"#/properties/policy/properties/limits/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs584){
 if((typeof data221 == "number") && (isFinite(data221))){
 if(data221 > 9007199254740991 || isNaN(data221)){
-validate20.errors = [{instancePath:instancePath+"/policy/limits/max_tokens",schemaPath:"#/properties/policy/properties/limits/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data221 <= 0 || isNaN(data221)){
-validate20.errors = [{instancePath:instancePath+"/policy/limits/max_tokens",schemaPath:"#/properties/policy/properties/limits/properties/max_tokens/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6606,7 +6606,7 @@ var valid110 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/limits",schemaPath:"#/properties/policy/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6624,7 +6624,7 @@ if(data222 && typeof data222 == "object" && !Array.isArray(data222)){
 const _errs588 = errors;
 for(const key42 in data222){
 if(!((((((key42 === "processes") || (key42 === "memory")) || (key42 === "file_size")) || (key42 === "tmp")) || (key42 === "max_output")) || (key42 === "max_session_output"))){
-validate20.errors = [{instancePath:instancePath+"/policy/sandbox_limits",schemaPath:"#/properties/policy/properties/sandbox_limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key42},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -6634,18 +6634,18 @@ if(data222.processes !== undefined){
 let data223 = data222.processes;
 const _errs589 = errors;
 if(!(((typeof data223 == "number") && (!(data223 % 1) && !isNaN(data223))) && (isFinite(data223)))){
-validate20.errors = [{instancePath:instancePath+"/policy/sandbox_limits/processes",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/processes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate20.errors = [{}];
 return false;
 }
 if(errors === _errs589){
 if((typeof data223 == "number") && (isFinite(data223))){
 if(data223 > 9007199254740991 || isNaN(data223)){
-validate20.errors = [{instancePath:instancePath+"/policy/sandbox_limits/processes",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/processes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate20.errors = [{}];
 return false;
 }
 else {
 if(data223 < 8 || isNaN(data223)){
-validate20.errors = [{instancePath:instancePath+"/policy/sandbox_limits/processes",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/processes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -6664,7 +6664,7 @@ const _errs592 = errors;
 let valid112 = false;
 const _errs593 = errors;
 if(!(((typeof data224 == "number") && (!(data224 % 1) && !isNaN(data224))) && (isFinite(data224)))){
-const err157 = {instancePath:instancePath+"/policy/sandbox_limits/memory",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/memory/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err157 = {};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -6676,7 +6676,7 @@ errors++;
 if(errors === _errs593){
 if((typeof data224 == "number") && (isFinite(data224))){
 if(data224 > 9007199254740991 || isNaN(data224)){
-const err158 = {instancePath:instancePath+"/policy/sandbox_limits/memory",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/memory/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err158 = {};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -6687,7 +6687,7 @@ errors++;
 }
 else {
 if(data224 <= 0 || isNaN(data224)){
-const err159 = {instancePath:instancePath+"/policy/sandbox_limits/memory",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/memory/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err159 = {};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -6705,7 +6705,7 @@ const _errs595 = errors;
 if(errors === _errs595){
 if(typeof data224 === "string"){
 if(!pattern8.test(data224)){
-const err160 = {instancePath:instancePath+"/policy/sandbox_limits/memory",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/memory/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err160 = {};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -6716,7 +6716,7 @@ errors++;
 }
 }
 else {
-const err161 = {instancePath:instancePath+"/policy/sandbox_limits/memory",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/memory/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err161 = {};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -6729,7 +6729,7 @@ errors++;
 var _valid23 = _errs595 === errors;
 valid112 = valid112 || _valid23;
 if(!valid112){
-const err162 = {instancePath:instancePath+"/policy/sandbox_limits/memory",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/memory/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err162 = {};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -6764,7 +6764,7 @@ const _errs598 = errors;
 let valid113 = false;
 const _errs599 = errors;
 if(!(((typeof data225 == "number") && (!(data225 % 1) && !isNaN(data225))) && (isFinite(data225)))){
-const err163 = {instancePath:instancePath+"/policy/sandbox_limits/file_size",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/file_size/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err163 = {};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -6776,7 +6776,7 @@ errors++;
 if(errors === _errs599){
 if((typeof data225 == "number") && (isFinite(data225))){
 if(data225 > 9007199254740991 || isNaN(data225)){
-const err164 = {instancePath:instancePath+"/policy/sandbox_limits/file_size",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/file_size/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err164 = {};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -6787,7 +6787,7 @@ errors++;
 }
 else {
 if(data225 <= 0 || isNaN(data225)){
-const err165 = {instancePath:instancePath+"/policy/sandbox_limits/file_size",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/file_size/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err165 = {};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -6805,7 +6805,7 @@ const _errs601 = errors;
 if(errors === _errs601){
 if(typeof data225 === "string"){
 if(!pattern8.test(data225)){
-const err166 = {instancePath:instancePath+"/policy/sandbox_limits/file_size",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/file_size/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err166 = {};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -6816,7 +6816,7 @@ errors++;
 }
 }
 else {
-const err167 = {instancePath:instancePath+"/policy/sandbox_limits/file_size",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/file_size/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err167 = {};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -6829,7 +6829,7 @@ errors++;
 var _valid24 = _errs601 === errors;
 valid113 = valid113 || _valid24;
 if(!valid113){
-const err168 = {instancePath:instancePath+"/policy/sandbox_limits/file_size",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/file_size/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err168 = {};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -6864,7 +6864,7 @@ const _errs604 = errors;
 let valid114 = false;
 const _errs605 = errors;
 if(!(((typeof data226 == "number") && (!(data226 % 1) && !isNaN(data226))) && (isFinite(data226)))){
-const err169 = {instancePath:instancePath+"/policy/sandbox_limits/tmp",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/tmp/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err169 = {};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -6876,7 +6876,7 @@ errors++;
 if(errors === _errs605){
 if((typeof data226 == "number") && (isFinite(data226))){
 if(data226 > 9007199254740991 || isNaN(data226)){
-const err170 = {instancePath:instancePath+"/policy/sandbox_limits/tmp",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/tmp/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err170 = {};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -6887,7 +6887,7 @@ errors++;
 }
 else {
 if(data226 <= 0 || isNaN(data226)){
-const err171 = {instancePath:instancePath+"/policy/sandbox_limits/tmp",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/tmp/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err171 = {};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -6905,7 +6905,7 @@ const _errs607 = errors;
 if(errors === _errs607){
 if(typeof data226 === "string"){
 if(!pattern8.test(data226)){
-const err172 = {instancePath:instancePath+"/policy/sandbox_limits/tmp",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/tmp/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err172 = {};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -6916,7 +6916,7 @@ errors++;
 }
 }
 else {
-const err173 = {instancePath:instancePath+"/policy/sandbox_limits/tmp",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/tmp/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err173 = {};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -6929,7 +6929,7 @@ errors++;
 var _valid25 = _errs607 === errors;
 valid114 = valid114 || _valid25;
 if(!valid114){
-const err174 = {instancePath:instancePath+"/policy/sandbox_limits/tmp",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/tmp/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err174 = {};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -6964,7 +6964,7 @@ const _errs610 = errors;
 let valid115 = false;
 const _errs611 = errors;
 if(!(((typeof data227 == "number") && (!(data227 % 1) && !isNaN(data227))) && (isFinite(data227)))){
-const err175 = {instancePath:instancePath+"/policy/sandbox_limits/max_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err175 = {};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -6976,7 +6976,7 @@ errors++;
 if(errors === _errs611){
 if((typeof data227 == "number") && (isFinite(data227))){
 if(data227 > 9007199254740991 || isNaN(data227)){
-const err176 = {instancePath:instancePath+"/policy/sandbox_limits/max_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err176 = {};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -6987,7 +6987,7 @@ errors++;
 }
 else {
 if(data227 <= 0 || isNaN(data227)){
-const err177 = {instancePath:instancePath+"/policy/sandbox_limits/max_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err177 = {};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -7005,7 +7005,7 @@ const _errs613 = errors;
 if(errors === _errs613){
 if(typeof data227 === "string"){
 if(!pattern8.test(data227)){
-const err178 = {instancePath:instancePath+"/policy/sandbox_limits/max_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err178 = {};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -7016,7 +7016,7 @@ errors++;
 }
 }
 else {
-const err179 = {instancePath:instancePath+"/policy/sandbox_limits/max_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_output/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err179 = {};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -7029,7 +7029,7 @@ errors++;
 var _valid26 = _errs613 === errors;
 valid115 = valid115 || _valid26;
 if(!valid115){
-const err180 = {instancePath:instancePath+"/policy/sandbox_limits/max_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err180 = {};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -7064,7 +7064,7 @@ const _errs616 = errors;
 let valid116 = false;
 const _errs617 = errors;
 if(!(((typeof data228 == "number") && (!(data228 % 1) && !isNaN(data228))) && (isFinite(data228)))){
-const err181 = {instancePath:instancePath+"/policy/sandbox_limits/max_session_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_session_output/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err181 = {};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -7076,7 +7076,7 @@ errors++;
 if(errors === _errs617){
 if((typeof data228 == "number") && (isFinite(data228))){
 if(data228 > 9007199254740991 || isNaN(data228)){
-const err182 = {instancePath:instancePath+"/policy/sandbox_limits/max_session_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_session_output/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err182 = {};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -7087,7 +7087,7 @@ errors++;
 }
 else {
 if(data228 <= 0 || isNaN(data228)){
-const err183 = {instancePath:instancePath+"/policy/sandbox_limits/max_session_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_session_output/anyOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+const err183 = {};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -7105,7 +7105,7 @@ const _errs619 = errors;
 if(errors === _errs619){
 if(typeof data228 === "string"){
 if(!pattern8.test(data228)){
-const err184 = {instancePath:instancePath+"/policy/sandbox_limits/max_session_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_session_output/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"},message:"must match pattern \""+"^\\s*\\d+(\\.\\d+)?\\s*(B|KB|KiB|MB|MiB|GB|GiB)?\\s*$"+"\""};
+const err184 = {};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -7116,7 +7116,7 @@ errors++;
 }
 }
 else {
-const err185 = {instancePath:instancePath+"/policy/sandbox_limits/max_session_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_session_output/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err185 = {};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -7129,7 +7129,7 @@ errors++;
 var _valid27 = _errs619 === errors;
 valid116 = valid116 || _valid27;
 if(!valid116){
-const err186 = {instancePath:instancePath+"/policy/sandbox_limits/max_session_output",schemaPath:"#/properties/policy/properties/sandbox_limits/properties/max_session_output/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err186 = {};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -7164,7 +7164,7 @@ var valid111 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy/sandbox_limits",schemaPath:"#/properties/policy/properties/sandbox_limits/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -7190,7 +7190,7 @@ var valid90 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -7208,7 +7208,7 @@ if(data229 && typeof data229 == "object" && !Array.isArray(data229)){
 const _errs623 = errors;
 for(const key43 in data229){
 if(!((((key43 === "endpoint") || (key43 === "headers")) || (key43 === "service_name")) || (key43 === "capture_content"))){
-validate20.errors = [{instancePath:instancePath+"/telemetry",schemaPath:"#/properties/telemetry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key43},message:"must NOT have additional properties"}];
+validate20.errors = [{}];
 return false;
 break;
 }
@@ -7220,12 +7220,12 @@ const _errs624 = errors;
 if(errors === _errs624){
 if(typeof data230 === "string"){
 if(!pattern50.test(data230)){
-validate20.errors = [{instancePath:instancePath+"/telemetry/endpoint",schemaPath:"#/properties/telemetry/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?:\\/\\/"},message:"must match pattern \""+"^https?:\\/\\/"+"\""}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/telemetry/endpoint",schemaPath:"#/properties/telemetry/properties/endpoint/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -7243,7 +7243,7 @@ if(data231 && typeof data231 == "object" && !Array.isArray(data231)){
 for(const key44 in data231){
 const _errs628 = errors;
 if(typeof key44 !== "string"){
-const err187 = {instancePath:instancePath+"/telemetry/headers",schemaPath:"#/properties/telemetry/properties/headers/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key44};
+const err187 = {};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -7254,7 +7254,7 @@ errors++;
 }
 var valid118 = _errs628 === errors;
 if(!valid118){
-const err188 = {instancePath:instancePath+"/telemetry/headers",schemaPath:"#/properties/telemetry/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key44},message:"property name must be valid"};
+const err188 = {};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -7271,7 +7271,7 @@ if(valid118){
 for(const key45 in data231){
 const _errs631 = errors;
 if(typeof data231[key45] !== "string"){
-validate20.errors = [{instancePath:instancePath+"/telemetry/headers/" + key45.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/telemetry/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 var valid119 = _errs631 === errors;
@@ -7282,7 +7282,7 @@ break;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/telemetry/headers",schemaPath:"#/properties/telemetry/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -7298,12 +7298,12 @@ const _errs633 = errors;
 if(errors === _errs633){
 if(typeof data233 === "string"){
 if(data233.length < 1){
-validate20.errors = [{instancePath:instancePath+"/telemetry/service_name",schemaPath:"#/properties/telemetry/properties/service_name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate20.errors = [{}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/telemetry/service_name",schemaPath:"#/properties/telemetry/properties/service_name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -7316,7 +7316,7 @@ if(valid117){
 if(data229.capture_content !== undefined){
 const _errs635 = errors;
 if(typeof data229.capture_content !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/telemetry/capture_content",schemaPath:"#/properties/telemetry/properties/capture_content/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate20.errors = [{}];
 return false;
 }
 var valid117 = _errs635 === errors;
@@ -7330,7 +7330,7 @@ var valid117 = true;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/telemetry",schemaPath:"#/properties/telemetry/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
@@ -7356,7 +7356,7 @@ var valid0 = true;
 }
 }
 else {
-validate20.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{}];
 return false;
 }
 }
