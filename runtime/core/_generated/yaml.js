@@ -4,7 +4,7 @@
 // Budget: start-up of every command that reads YAML (bench/startup_bench.ts): the package's CommonJS entry loads
 //   some 80 files through Deno's CommonJS loader, about twice a bare `deno run` hello-world; this module loads in
 //   about 2 ms.
-// Inputs: sha256:ee40056447f3a98550be39fbfbf9515990cf84f0a8196cb50ef973a2506d8cc5
+// Inputs: sha256:4704d36eb721e89b7fc6a44052a43af67b49cd71ea0881cd6d32c93da8f0d118
 var __defProp = Object.defineProperty;
 var __export = (target, all) => {
   for (var name in all)
@@ -25,15 +25,15 @@ var isMap = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === 
 var isPair = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === PAIR;
 var isScalar = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SCALAR;
 var isSeq = (node) => !!node && typeof node === "object" && node[NODE_TYPE] === SEQ;
-function isCollection(node) {
+var isCollection = (function isCollection(node) {
   if (node && typeof node === "object") switch (node[NODE_TYPE]) {
     case MAP:
     case SEQ:
       return true;
   }
   return false;
-}
-function isNode(node) {
+});
+var isNode = (function isNode(node) {
   if (node && typeof node === "object") switch (node[NODE_TYPE]) {
     case ALIAS:
     case MAP:
@@ -42,7 +42,7 @@ function isNode(node) {
       return true;
   }
   return false;
-}
+});
 var hasAnchor = (node) => (isScalar(node) || isCollection(node)) && !!node.anchor;
 
 // yaml@2.9.1/browser/dist/visit.js
@@ -339,15 +339,15 @@ Directives.defaultTags = {
 };
 
 // yaml@2.9.1/browser/dist/doc/anchors.js
-function anchorIsValid(anchor) {
+var anchorIsValid = (function anchorIsValid(anchor) {
   if (/[\x00-\x19\s,[\]{}]/.test(anchor)) {
     const sa = JSON.stringify(anchor);
     const msg = `Anchor must not contain whitespace or control characters: ${sa}`;
     throw new Error(msg);
   }
   return true;
-}
-function anchorNames(root) {
+});
+var anchorNames = (function anchorNames(root) {
   const anchors = /* @__PURE__ */ new Set();
   visit(root, {
     Value(_key, node) {
@@ -355,14 +355,14 @@ function anchorNames(root) {
     }
   });
   return anchors;
-}
-function findNewAnchor(prefix, exclude) {
+});
+var findNewAnchor = (function findNewAnchor(prefix, exclude) {
   for (let i = 1; true; ++i) {
     const name = `${prefix}${i}`;
     if (!exclude.has(name)) return name;
   }
-}
-function createNodeAnchors(doc, prefix) {
+});
+var createNodeAnchors = (function createNodeAnchors(doc, prefix) {
   const aliasObjects = [];
   const sourceObjects = /* @__PURE__ */ new Map();
   let prevAnchors = null;
@@ -393,7 +393,7 @@ function createNodeAnchors(doc, prefix) {
     },
     sourceObjects
   };
-}
+});
 
 // yaml@2.9.1/browser/dist/doc/applyReviver.js
 function applyReviver(reviver, obj, key, val) {
@@ -609,7 +609,7 @@ Scalar.QUOTE_SINGLE = "QUOTE_SINGLE";
 
 // yaml@2.9.1/browser/dist/doc/createNode.js
 var defaultTagPrefix = "tag:yaml.org,2002:";
-function findTagObject(value, tagName, tags) {
+var findTagObject = (function findTagObject(value, tagName, tags) {
   if (tagName) {
     const match = tags.filter((t) => t.tag === tagName);
     const tagObj = match.find((t) => !t.format) ?? match[0];
@@ -617,7 +617,7 @@ function findTagObject(value, tagName, tags) {
     return tagObj;
   }
   return tags.find((t) => t.identify?.(value) && !t.format);
-}
+});
 function createNode(value, tagName, ctx) {
   if (isDocument(value)) value = value.contents;
   if (isNode(value)) return value;
@@ -669,7 +669,7 @@ function createNode(value, tagName, ctx) {
 }
 
 // yaml@2.9.1/browser/dist/nodes/Collection.js
-function collectionFromPath(schema4, path, value) {
+var collectionFromPath = (function collectionFromPath(schema4, path, value) {
   let v = value;
   for (let i = path.length - 1; i >= 0; --i) {
     const k = path[i];
@@ -695,7 +695,7 @@ function collectionFromPath(schema4, path, value) {
     schema: schema4,
     sourceObjects: /* @__PURE__ */ new Map()
   });
-}
+});
 var isEmptyPath = (path) => path == null || typeof path === "object" && !!path[Symbol.iterator]().next().done;
 var Collection = class extends NodeBase {
   constructor(type, schema4) {
@@ -791,10 +791,10 @@ var Collection = class extends NodeBase {
 
 // yaml@2.9.1/browser/dist/stringify/stringifyComment.js
 var stringifyComment = (str) => str.replace(/^(?!$)(?: $)?/gm, "#");
-function indentComment(comment, indent) {
+var indentComment = (function indentComment(comment, indent) {
   if (/^\n+$/.test(comment)) return comment.substring(1);
   return indent ? comment.replace(/^(?! *$)/gm, indent) : comment;
-}
+});
 var lineComment = (str, indent, comment) => str.endsWith("\n") ? indentComment(comment, indent) : comment.includes("\n") ? "\n" + indentComment(comment, indent) : (str.endsWith(" ") ? "" : " ") + comment;
 
 // yaml@2.9.1/browser/dist/stringify/foldFlowLines.js
@@ -917,7 +917,7 @@ var getFoldOptions = (ctx, isBlock2) => ({
   minContentWidth: ctx.options.minContentWidth
 });
 var containsDocumentMarker = (str) => /^(%|---|\.\.\.)/m.test(str);
-function lineLengthOverLimit(str, lineWidth, indentLength) {
+var lineLengthOverLimit = (function lineLengthOverLimit(str, lineWidth, indentLength) {
   if (!lineWidth || lineWidth < 0) return false;
   const limit = lineWidth - indentLength;
   const strLen = str.length;
@@ -930,8 +930,8 @@ function lineLengthOverLimit(str, lineWidth, indentLength) {
     }
   }
   return true;
-}
-function doubleQuotedString(value, ctx) {
+});
+var doubleQuotedString = (function doubleQuotedString(value, ctx) {
   const json = JSON.stringify(value);
   if (ctx.options.doubleQuotedAsJSON) return json;
   const { implicitKey } = ctx;
@@ -1005,7 +1005,7 @@ function doubleQuotedString(value, ctx) {
   }
   str = start ? str + json.slice(start) : json;
   return implicitKey ? str : foldFlowLines(str, indent, FOLD_QUOTED, getFoldOptions(ctx, false));
-}
+});
 function singleQuotedString(value, ctx) {
   if (ctx.options.singleQuote === false || ctx.implicitKey && value.includes("\n") || /[ \t]\n|\n[ \t]/.test(value)) return doubleQuotedString(value, ctx);
   const indent = ctx.indent || (containsDocumentMarker(value) ? "  " : "");
@@ -1013,7 +1013,7 @@ function singleQuotedString(value, ctx) {
 ${indent}`) + "'";
   return ctx.implicitKey ? res : foldFlowLines(res, indent, FOLD_FLOW, getFoldOptions(ctx, false));
 }
-function quotedString(value, ctx) {
+var quotedString = (function quotedString(value, ctx) {
   const { singleQuote } = ctx.options;
   let qs;
   if (singleQuote === false) qs = doubleQuotedString;
@@ -1025,7 +1025,7 @@ function quotedString(value, ctx) {
     else qs = singleQuote ? singleQuotedString : doubleQuotedString;
   }
   return qs(value, ctx);
-}
+});
 var blockEndNewlines;
 try {
   blockEndNewlines = new RegExp("(^|(?<!\n))\n+(?!\n|$)", "g");
@@ -1162,7 +1162,7 @@ function stringifyString(item, ctx, onComment, onChompKeep) {
 }
 
 // yaml@2.9.1/browser/dist/stringify/stringify.js
-function createStringifyContext(doc, options) {
+var createStringifyContext = (function createStringifyContext(doc, options) {
   const opt = Object.assign({
     blockQuote: true,
     commentString: stringifyComment,
@@ -1203,8 +1203,8 @@ function createStringifyContext(doc, options) {
     inFlow,
     options: opt
   };
-}
-function getTagObject(tags, item) {
+});
+var getTagObject = (function getTagObject(tags, item) {
   if (item.tag) {
     const match = tags.filter((t) => t.tag === item.tag);
     if (match.length > 0) return match.find((t) => t.format === item.format) ?? match[0];
@@ -1228,8 +1228,8 @@ function getTagObject(tags, item) {
     throw new Error(`Tag not resolved for ${name} value`);
   }
   return tagObj;
-}
-function stringifyProps(node, tagObj, { anchors, doc }) {
+});
+var stringifyProps = (function stringifyProps(node, tagObj, { anchors, doc }) {
   if (!doc.directives) return "";
   const props = [];
   const anchor = (isScalar(node) || isCollection(node)) && node.anchor;
@@ -1240,7 +1240,7 @@ function stringifyProps(node, tagObj, { anchors, doc }) {
   const tag = node.tag ?? (tagObj.default ? null : tagObj.tag);
   if (tag) props.push(doc.directives.tagString(tag));
   return props.join(" ");
-}
+});
 function stringify(item, ctx, onComment, onChompKeep) {
   if (isPair(item)) return item.toString(ctx, onComment, onChompKeep);
   if (isAlias(item)) {
@@ -1380,11 +1380,11 @@ ${ctx.indent}`;
 }
 
 // yaml@2.9.1/browser/dist/log.js
-function warn(logLevel, warning) {
+var warn = (function warn(logLevel, warning) {
   if (logLevel === "debug" || logLevel === "warn") {
     console.warn(warning);
   }
-}
+});
 
 // yaml@2.9.1/browser/dist/schema/yaml-1.1/merge.js
 var MERGE_KEY = "<<";
@@ -1475,11 +1475,11 @@ function stringifyKey(key, jsKey, ctx) {
 }
 
 // yaml@2.9.1/browser/dist/nodes/Pair.js
-function createPair(key, value, ctx) {
+var createPair = (function createPair(key, value, ctx) {
   const k = createNode(key, void 0, ctx);
   const v = createNode(value, void 0, ctx);
   return new Pair(k, v);
-}
+});
 var Pair = class _Pair {
   constructor(key, value = null) {
     Object.defineProperty(this, NODE_TYPE, {
@@ -1632,7 +1632,7 @@ function addCommentBefore({ indent, options: { commentString } }, lines, comment
 }
 
 // yaml@2.9.1/browser/dist/nodes/YAMLMap.js
-function findPair(items, key) {
+var findPair = (function findPair(items, key) {
   const k = isScalar(key) ? key.value : key;
   for (const it of items) {
     if (isPair(it)) {
@@ -1641,7 +1641,7 @@ function findPair(items, key) {
     }
   }
   return void 0;
-}
+});
 var YAMLMap = class extends Collection {
   static get tagName() {
     return "tag:yaml.org,2002:map";
@@ -1968,11 +1968,11 @@ var float = {
 // yaml@2.9.1/browser/dist/schema/core/int.js
 var intIdentify = (value) => typeof value === "bigint" || Number.isInteger(value);
 var intResolve = (str, offset, radix, { intAsBigInt }) => intAsBigInt ? BigInt(str) : parseInt(str.substring(offset), radix);
-function intStringify(node, radix, prefix) {
+var intStringify = (function intStringify(node, radix, prefix) {
   const { value } = node;
   if (intIdentify(value) && value >= 0) return prefix + value.toString(radix);
   return stringifyNumber(node);
-}
+});
 var intOct = {
   identify: (value) => intIdentify(value) && value >= 0,
   default: true,
@@ -2016,9 +2016,9 @@ var schema = [
 ];
 
 // yaml@2.9.1/browser/dist/schema/json/schema.js
-function intIdentify2(value) {
+var intIdentify2 = (function intIdentify2(value) {
   return typeof value === "bigint" || Number.isInteger(value);
-}
+});
 var stringifyJSON = ({ value }) => JSON.stringify(value);
 var jsonScalars = [
   {
@@ -2152,7 +2152,7 @@ ${cn.comment}` : item.comment;
   } else onError("Expected a sequence for this tag");
   return seq2;
 }
-function createPairs(schema4, iterable, ctx) {
+var createPairs = (function createPairs(schema4, iterable, ctx) {
   const { replacer } = ctx;
   const pairs2 = new YAMLSeq(schema4);
   pairs2.tag = "tag:yaml.org,2002:pairs";
@@ -2179,7 +2179,7 @@ function createPairs(schema4, iterable, ctx) {
     pairs2.items.push(createPair(key, value, ctx));
   }
   return pairs2;
-}
+});
 var pairs = {
   collection: "seq",
   default: false,
@@ -2252,11 +2252,11 @@ var omap = {
 };
 
 // yaml@2.9.1/browser/dist/schema/yaml-1.1/bool.js
-function boolStringify({ value, source }, ctx) {
+var boolStringify = (function boolStringify({ value, source }, ctx) {
   const boolObj = value ? trueTag : falseTag;
   if (source && boolObj.test.test(source)) return source;
   return value ? ctx.options.trueStr : ctx.options.falseStr;
-}
+});
 var trueTag = {
   identify: (value) => value === true,
   default: true,
@@ -2314,7 +2314,7 @@ var float2 = {
 
 // yaml@2.9.1/browser/dist/schema/yaml-1.1/int.js
 var intIdentify3 = (value) => typeof value === "bigint" || Number.isInteger(value);
-function intResolve2(str, offset, radix, { intAsBigInt }) {
+var intResolve2 = (function intResolve2(str, offset, radix, { intAsBigInt }) {
   const sign = str[0];
   if (sign === "-" || sign === "+") offset += 1;
   str = str.substring(offset).replace(/_/g, "");
@@ -2335,15 +2335,15 @@ function intResolve2(str, offset, radix, { intAsBigInt }) {
   }
   const n = parseInt(str, radix);
   return sign === "-" ? -1 * n : n;
-}
-function intStringify2(node, radix, prefix) {
+});
+var intStringify2 = (function intStringify2(node, radix, prefix) {
   const { value } = node;
   if (intIdentify3(value)) {
     const str = value.toString(radix);
     return value < 0 ? "-" + prefix + str.substr(1) : prefix + str;
   }
   return stringifyNumber(node);
-}
+});
 var intBin = {
   identify: intIdentify3,
   default: true,
@@ -2449,14 +2449,14 @@ var set = {
 };
 
 // yaml@2.9.1/browser/dist/schema/yaml-1.1/timestamp.js
-function parseSexagesimal(str, asBigInt) {
+var parseSexagesimal = (function parseSexagesimal(str, asBigInt) {
   const sign = str[0];
   const parts = sign === "-" || sign === "+" ? str.substring(1) : str;
   const num = (n) => asBigInt ? BigInt(n) : Number(n);
   const res = parts.replace(/_/g, "").split(":").reduce((res2, p) => res2 * num(60) + num(p), num(0));
   return sign === "-" ? num(-1) * res : res;
-}
-function stringifySexagesimal(node) {
+});
+var stringifySexagesimal = (function stringifySexagesimal(node) {
   let { value } = node;
   let num = (n) => n;
   if (typeof value === "bigint") num = (n) => BigInt(n);
@@ -2481,7 +2481,7 @@ function stringifySexagesimal(node) {
     }
   }
   return sign + parts.map((n) => String(n).padStart(2, "0")).join(":").replace(/000000\d*$/, "");
-}
+});
 var intTime = {
   identify: (value) => typeof value === "bigint" || Number.isInteger(value),
   default: true,
@@ -2605,7 +2605,7 @@ var coreKnownTags = {
   "tag:yaml.org,2002:set": set,
   "tag:yaml.org,2002:timestamp": timestamp
 };
-function getTags(customTags, schemaName, addMergeTag) {
+var getTags = (function getTags(customTags, schemaName, addMergeTag) {
   const schemaTags = schemas.get(schemaName);
   if (schemaTags && !customTags) {
     return addMergeTag && !schemaTags.includes(merge) ? schemaTags.concat(merge) : schemaTags.slice();
@@ -2634,7 +2634,7 @@ function getTags(customTags, schemaName, addMergeTag) {
     if (!tags2.includes(tagObj)) tags2.push(tagObj);
     return tags2;
   }, []);
-}
+});
 
 // yaml@2.9.1/browser/dist/schema/Schema.js
 var sortMapEntriesByKey = (a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
@@ -3075,7 +3075,7 @@ ${pointer}
 };
 
 // yaml@2.9.1/browser/dist/compose/resolve-props.js
-function resolveProps(tokens, { flow, indicator, next, offset, onError, parentIndent, startOnNewline }) {
+var resolveProps = (function resolveProps(tokens, { flow, indicator, next, offset, onError, parentIndent, startOnNewline }) {
   let spaceBefore = false;
   let atNewline = startOnNewline;
   let hasSpace = startOnNewline;
@@ -3185,10 +3185,10 @@ function resolveProps(tokens, { flow, indicator, next, offset, onError, parentIn
     end,
     start: start ?? end
   };
-}
+});
 
 // yaml@2.9.1/browser/dist/compose/util-contains-newline.js
-function containsNewline(key) {
+var containsNewline = (function containsNewline(key) {
   if (!key) return null;
   switch (key.type) {
     case "alias":
@@ -3212,10 +3212,10 @@ function containsNewline(key) {
     default:
       return true;
   }
-}
+});
 
 // yaml@2.9.1/browser/dist/compose/util-flow-indent-check.js
-function flowIndentCheck(indent, fc, onError) {
+var flowIndentCheck = (function flowIndentCheck(indent, fc, onError) {
   if (fc?.type === "flow-collection") {
     const end = fc.end[0];
     if (end.indent === indent && (end.source === "]" || end.source === "}") && containsNewline(fc)) {
@@ -3223,19 +3223,19 @@ function flowIndentCheck(indent, fc, onError) {
       onError(end, "BAD_INDENT", msg, true);
     }
   }
-}
+});
 
 // yaml@2.9.1/browser/dist/compose/util-map-includes.js
-function mapIncludes(ctx, items, search) {
+var mapIncludes = (function mapIncludes(ctx, items, search) {
   const { uniqueKeys } = ctx.options;
   if (uniqueKeys === false) return false;
   const isEqual = typeof uniqueKeys === "function" ? uniqueKeys : (a, b) => a === b || isScalar(a) && isScalar(b) && a.value === b.value;
   return items.some((pair) => isEqual(pair.key, search));
-}
+});
 
 // yaml@2.9.1/browser/dist/compose/resolve-block-map.js
 var startColMsg = "All mapping items must start at the same column";
-function resolveBlockMap({ composeNode: composeNode2, composeEmptyNode: composeEmptyNode2 }, ctx, bm, onError, tag) {
+var resolveBlockMap = (function resolveBlockMap({ composeNode: composeNode2, composeEmptyNode: composeEmptyNode2 }, ctx, bm, onError, tag) {
   const NodeClass = tag?.nodeClass ?? YAMLMap;
   const map2 = new NodeClass(ctx.schema);
   if (ctx.atRoot) ctx.atRoot = false;
@@ -3315,10 +3315,10 @@ function resolveBlockMap({ composeNode: composeNode2, composeEmptyNode: composeE
     commentEnd ?? offset
   ];
   return map2;
-}
+});
 
 // yaml@2.9.1/browser/dist/compose/resolve-block-seq.js
-function resolveBlockSeq({ composeNode: composeNode2, composeEmptyNode: composeEmptyNode2 }, ctx, bs, onError, tag) {
+var resolveBlockSeq = (function resolveBlockSeq({ composeNode: composeNode2, composeEmptyNode: composeEmptyNode2 }, ctx, bs, onError, tag) {
   const NodeClass = tag?.nodeClass ?? YAMLSeq;
   const seq2 = new NodeClass(ctx.schema);
   if (ctx.atRoot) ctx.atRoot = false;
@@ -3355,10 +3355,10 @@ function resolveBlockSeq({ composeNode: composeNode2, composeEmptyNode: composeE
     commentEnd ?? offset
   ];
   return seq2;
-}
+});
 
 // yaml@2.9.1/browser/dist/compose/resolve-end.js
-function resolveEnd(end, offset, reqSpace, onError) {
+var resolveEnd = (function resolveEnd(end, offset, reqSpace, onError) {
   let comment = "";
   if (end) {
     let hasSpace = false;
@@ -3391,12 +3391,12 @@ function resolveEnd(end, offset, reqSpace, onError) {
     comment,
     offset
   };
-}
+});
 
 // yaml@2.9.1/browser/dist/compose/resolve-flow-collection.js
 var blockMsg = "Block collections are not allowed within flow collections";
 var isBlock = (token) => token && (token.type === "block-map" || token.type === "block-seq");
-function resolveFlowCollection({ composeNode: composeNode2, composeEmptyNode: composeEmptyNode2 }, ctx, fc, onError, tag) {
+var resolveFlowCollection = (function resolveFlowCollection({ composeNode: composeNode2, composeEmptyNode: composeEmptyNode2 }, ctx, fc, onError, tag) {
   const isMap2 = fc.start.source === "{";
   const fcName = isMap2 ? "flow map" : "flow sequence";
   const NodeClass = tag?.nodeClass ?? (isMap2 ? YAMLMap : YAMLSeq);
@@ -3550,10 +3550,10 @@ function resolveFlowCollection({ composeNode: composeNode2, composeEmptyNode: co
     ];
   }
   return coll;
-}
+});
 
 // yaml@2.9.1/browser/dist/compose/compose-collection.js
-function resolveCollection(CN2, ctx, token, onError, tagName, tag) {
+var resolveCollection = (function resolveCollection(CN2, ctx, token, onError, tagName, tag) {
   const coll = token.type === "block-map" ? resolveBlockMap(CN2, ctx, token, onError, tag) : token.type === "block-seq" ? resolveBlockSeq(CN2, ctx, token, onError, tag) : resolveFlowCollection(CN2, ctx, token, onError, tag);
   const Coll = coll.constructor;
   if (tagName === "!" || tagName === Coll.tagName) {
@@ -3562,8 +3562,8 @@ function resolveCollection(CN2, ctx, token, onError, tagName, tag) {
   }
   if (tagName) coll.tag = tagName;
   return coll;
-}
-function composeCollection(CN2, ctx, token, props, onError) {
+});
+var composeCollection = (function composeCollection(CN2, ctx, token, props, onError) {
   const tagToken = props.tag;
   const tagName = !tagToken ? null : ctx.directives.tagName(tagToken.source, (msg) => onError(tagToken, "TAG_RESOLVE_FAILED", msg));
   if (token.type === "block-seq") {
@@ -3602,10 +3602,10 @@ function composeCollection(CN2, ctx, token, props, onError) {
   node.tag = tagName;
   if (tag?.format) node.format = tag.format;
   return node;
-}
+});
 
 // yaml@2.9.1/browser/dist/compose/resolve-block-scalar.js
-function resolveBlockScalar(ctx, scalar, onError) {
+var resolveBlockScalar = (function resolveBlockScalar(ctx, scalar, onError) {
   const start = scalar.offset;
   const header = parseBlockScalarHeader(scalar, ctx.options.strict, onError);
   if (!header) return {
@@ -3720,7 +3720,7 @@ function resolveBlockScalar(ctx, scalar, onError) {
       end
     ]
   };
-}
+});
 function parseBlockScalarHeader({ offset, props }, strict, onError) {
   if (props[0].type !== "block-scalar-header") {
     onError(props[0], "IMPOSSIBLE", "Block scalar header not found");
@@ -3804,7 +3804,7 @@ function splitLines(source) {
 }
 
 // yaml@2.9.1/browser/dist/compose/resolve-flow-scalar.js
-function resolveFlowScalar(scalar, strict, onError) {
+var resolveFlowScalar = (function resolveFlowScalar(scalar, strict, onError) {
   const { offset, type, source, end } = scalar;
   let _type;
   let value;
@@ -3848,7 +3848,7 @@ function resolveFlowScalar(scalar, strict, onError) {
       re.offset
     ]
   };
-}
+});
 function plainValue(source, onError) {
   let badChar = "";
   switch (source[0]) {
@@ -4000,7 +4000,7 @@ function parseCharCode(source, offset, length, onError) {
 }
 
 // yaml@2.9.1/browser/dist/compose/compose-scalar.js
-function composeScalar(ctx, token, tagToken, onError) {
+var composeScalar = (function composeScalar(ctx, token, tagToken, onError) {
   const { value, type, comment, range } = token.type === "block-scalar" ? resolveBlockScalar(ctx, token, onError) : resolveFlowScalar(token, ctx.options.strict, onError);
   const tagName = tagToken ? ctx.directives.tagName(tagToken.source, (msg) => onError(tagToken, "TAG_RESOLVE_FAILED", msg)) : null;
   let tag;
@@ -4025,7 +4025,7 @@ function composeScalar(ctx, token, tagToken, onError) {
   if (tag.format) scalar.format = tag.format;
   if (comment) scalar.comment = comment;
   return scalar;
-}
+});
 function findScalarTagByName(schema4, value, tagName, tagToken, onError) {
   if (tagName === "!") return schema4[SCALAR];
   const matchWithTest = [];
@@ -4062,7 +4062,7 @@ function findScalarTagByTest({ atKey, directives, schema: schema4 }, value, toke
 }
 
 // yaml@2.9.1/browser/dist/compose/util-empty-scalar-position.js
-function emptyScalarPosition(offset, before, pos) {
+var emptyScalarPosition = (function emptyScalarPosition(offset, before, pos) {
   if (before) {
     pos ?? (pos = before.length);
     for (let i = pos - 1; i >= 0; --i) {
@@ -4083,7 +4083,7 @@ function emptyScalarPosition(offset, before, pos) {
     }
   }
   return offset;
-}
+});
 
 // yaml@2.9.1/browser/dist/compose/compose-node.js
 var CN = {
@@ -4173,7 +4173,7 @@ function composeAlias({ options }, { offset, source, end }, onError) {
 }
 
 // yaml@2.9.1/browser/dist/compose/compose-doc.js
-function composeDoc(options, directives, { offset, start, value, end }, onError) {
+var composeDoc = (function composeDoc(options, directives, { offset, start, value, end }, onError) {
   const opts = Object.assign({
     _directives: directives
   }, options);
@@ -4207,10 +4207,10 @@ function composeDoc(options, directives, { offset, start, value, end }, onError)
     re.offset
   ];
   return doc;
-}
+});
 
 // yaml@2.9.1/browser/dist/compose/composer.js
-function getErrorPos(src) {
+var getErrorPos = (function getErrorPos(src) {
   if (typeof src === "number") return [
     src,
     src + 1
@@ -4224,8 +4224,8 @@ function getErrorPos(src) {
     offset,
     offset + (typeof source === "string" ? source.length : 1)
   ];
-}
-function parsePrelude(prelude) {
+});
+var parsePrelude = (function parsePrelude(prelude) {
   let comment = "";
   let atComment = false;
   let afterEmptyLine = false;
@@ -4250,7 +4250,7 @@ function parsePrelude(prelude) {
     comment,
     afterEmptyLine
   };
-}
+});
 var Composer = class {
   constructor(options = {}) {
     this.doc = null;
@@ -4859,7 +4859,7 @@ function tokenType(source) {
 }
 
 // yaml@2.9.1/browser/dist/parse/lexer.js
-function isEmpty(ch) {
+var isEmpty = (function isEmpty(ch) {
   switch (ch) {
     case void 0:
     case " ":
@@ -4870,7 +4870,7 @@ function isEmpty(ch) {
     default:
       return false;
   }
-}
+});
 var hexDigits = new Set("0123456789ABCDEFabcdef");
 var tagChars = new Set("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-#;/?:@&=+$_.!~*'()");
 var flowIndicatorChars = new Set(",[]{}");
@@ -5413,11 +5413,11 @@ var LineCounter = class {
 };
 
 // yaml@2.9.1/browser/dist/parse/parser.js
-function includesToken(list, type) {
+var includesToken = (function includesToken(list, type) {
   for (let i = 0; i < list.length; ++i) if (list[i].type === type) return true;
   return false;
-}
-function findNonEmptyIndex(list) {
+});
+var findNonEmptyIndex = (function findNonEmptyIndex(list) {
   for (let i = 0; i < list.length; ++i) {
     switch (list[i].type) {
       case "space":
@@ -5429,8 +5429,8 @@ function findNonEmptyIndex(list) {
     }
   }
   return -1;
-}
-function isFlowToken(token) {
+});
+var isFlowToken = (function isFlowToken(token) {
   switch (token?.type) {
     case "alias":
     case "scalar":
@@ -5441,8 +5441,8 @@ function isFlowToken(token) {
     default:
       return false;
   }
-}
-function getPrevProps(parent) {
+});
+var getPrevProps = (function getPrevProps(parent) {
   switch (parent.type) {
     case "document":
       return parent.start;
@@ -5456,8 +5456,8 @@ function getPrevProps(parent) {
     default:
       return [];
   }
-}
-function getFirstKeyStartProps(prev) {
+});
+var getFirstKeyStartProps = (function getFirstKeyStartProps(prev) {
   if (prev.length === 0) return [];
   let i = prev.length;
   loop: while (--i >= 0) {
@@ -5473,12 +5473,12 @@ function getFirstKeyStartProps(prev) {
   while (prev[++i]?.type === "space") {
   }
   return prev.splice(i, prev.length);
-}
-function arrayPushArray(target, source) {
+});
+var arrayPushArray = (function arrayPushArray(target, source) {
   if (source.length < 1e5) Array.prototype.push.apply(target, source);
   else for (let i = 0; i < source.length; ++i) target.push(source[i]);
-}
-function fixFlowSeqItems(fc) {
+});
+var fixFlowSeqItems = (function fixFlowSeqItems(fc) {
   if (fc.start.type === "flow-seq-start") {
     for (const it of fc.items) {
       if (it.sep && !it.value && !includesToken(it.start, "explicit-key-ind") && !includesToken(it.sep, "map-value-ind")) {
@@ -5492,7 +5492,7 @@ function fixFlowSeqItems(fc) {
       }
     }
   }
-}
+});
 var Parser = class {
   /**
      * @param onNewLine - If defined, called separately with the start position of
@@ -6402,15 +6402,15 @@ var Parser = class {
 };
 
 // yaml@2.9.1/browser/dist/public-api.js
-function parseOptions(options) {
+var parseOptions = (function parseOptions(options) {
   const prettyErrors = options.prettyErrors !== false;
   const lineCounter = options.lineCounter || prettyErrors && new LineCounter() || null;
   return {
     lineCounter,
     prettyErrors
   };
-}
-function parseAllDocuments(source, options = {}) {
+});
+var parseAllDocuments = (function parseAllDocuments(source, options = {}) {
   const { lineCounter, prettyErrors } = parseOptions(options);
   const parser = new Parser(lineCounter?.addNewLine);
   const composer = new Composer(options);
@@ -6423,7 +6423,7 @@ function parseAllDocuments(source, options = {}) {
   return Object.assign([], {
     empty: true
   }, composer.streamInfo());
-}
+});
 function parseDocument(source, options = {}) {
   const { lineCounter, prettyErrors } = parseOptions(options);
   const parser = new Parser(lineCounter?.addNewLine);
@@ -6460,7 +6460,7 @@ function parse(src, reviver, options) {
     reviver: _reviver
   }, options));
 }
-function stringify3(value, replacer, options) {
+var stringify3 = (function stringify3(value, replacer, options) {
   let _replacer = null;
   if (typeof replacer === "function" || Array.isArray(replacer)) {
     _replacer = replacer;
@@ -6482,7 +6482,7 @@ function stringify3(value, replacer, options) {
   }
   if (isDocument(value) && !_replacer) return value.toString(options);
   return new Document(value, _replacer, options).toString(options);
-}
+});
 export {
   Alias,
   cst_exports as CST,

@@ -4,7 +4,7 @@
 // Budget: `hermes run` spawn to first model request from the source (bench/startup_bench.ts, ≤ 5× a hello-world;
 //   the release bundles the package's modules either way): importing the SDK and making a client took 61 ms of CPU
 //   through the package's ~115 modules, 46 ms through this one (hello-world: 21 ms).
-// Inputs: sha256:b4e2e8f497996b4b8013c3fe131090cd93778beddcaaa8d659dd21175bad80c3
+// Inputs: sha256:43c0eb414f2802a8f55e23b8d011ffe12d60fcbea0a5369a28829ef73586a776
 // openai@6.30.1/internal/tslib.mjs
 function __classPrivateFieldSet(receiver, state, value, kind, f) {
   if (kind === "m") throw new TypeError("Private method is not writable");
