@@ -287,7 +287,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): Provider {
         { signal: controller.signal, fetchOptions },
       );
       const accumulator = new StreamAccumulator();
-      for await (const chunk of chunks) {
+      for await (const chunk of untilAborted(chunks, controller.signal)) {
         const text = accumulator.add(chunk);
         if (text) callbacks.onDelta?.(text);
         const chars = streamedChars(chunk);
@@ -342,7 +342,7 @@ async function readResponse(
 ): Promise<ResponsesStream> {
   const { ResponsesStream } = await import("./openai_responses.ts");
   const reply = new ResponsesStream();
-  for await (const event of events) {
+  for await (const event of untilAborted(events, options.signal)) {
     const { text, chars } = reply.add(event);
     if (text) callbacks.onDelta?.(text);
     if (chars) callbacks.onOutput?.(chars);
@@ -351,6 +351,32 @@ async function readResponse(
   // The SDK ends iteration quietly when the request is aborted; surface why.
   options.signal.throwIfAborted();
   return reply;
+}
+
+/**
+ * The items of `stream` until `signal` aborts, also while none comes: the SDK's aborted fetch does not always
+ * end the read of a reply it already has (after a garbage collection the abort can miss the body), and a
+ * server's SSE comments (keep-alives) yield no item at which to look at the signal, so a request_timeout
+ * or a cancel would otherwise wait for a reply that never ends. The read left pending is not awaited.
+ */
+export async function* untilAborted<T>(stream: AsyncIterable<T>, signal: AbortSignal): AsyncGenerator<T> {
+  const iterator = stream[Symbol.asyncIterator]();
+  const { promise: aborted, reject } = Promise.withResolvers<never>();
+  const fail = () => reject(signal.reason);
+  if (signal.aborted) fail();
+  else signal.addEventListener("abort", fail, { once: true });
+  aborted.catch(() => {});
+  try {
+    while (true) {
+      const next = await Promise.race([iterator.next(), aborted]);
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    signal.removeEventListener("abort", fail);
+    if (signal.aborted) iterator.return?.().catch(() => {});
+    else await iterator.return?.();
+  }
 }
 
 type ChatParams = OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
