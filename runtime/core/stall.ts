@@ -73,3 +73,29 @@ export function watchStall(clock: Clock, options: StallWatchOptions): StallWatch
     },
   };
 }
+
+/**
+ * The items of `stream` until `signal` aborts, also while none comes: the SDK's aborted fetch does not always
+ * end the read of a reply it already has (after a garbage collection the abort can miss the body), and a
+ * server's SSE comments (keep-alives) yield no item at which to look at the signal, so a request_timeout
+ * or a cancel would otherwise wait for a reply that never ends. The read left pending is not awaited.
+ */
+export async function* untilAborted<T>(stream: AsyncIterable<T>, signal: AbortSignal): AsyncGenerator<T> {
+  const iterator = stream[Symbol.asyncIterator]();
+  const { promise: aborted, reject } = Promise.withResolvers<never>();
+  const fail = () => reject(signal.reason);
+  if (signal.aborted) fail();
+  else signal.addEventListener("abort", fail, { once: true });
+  aborted.catch(() => {});
+  try {
+    while (true) {
+      const next = await Promise.race([iterator.next(), aborted]);
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    signal.removeEventListener("abort", fail);
+    if (signal.aborted) iterator.return?.().catch(() => {});
+    else await iterator.return?.();
+  }
+}

@@ -9,7 +9,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import type { Clock } from "../core/clock.ts";
 import { formatDuration } from "../core/duration.ts";
-import { watchStall } from "../core/stall.ts";
+import { untilAborted, watchStall } from "../core/stall.ts";
 import { createRedactor } from "../core/redact.ts";
 import type { CompleteOptions, ModelRequest, ModelResponse, Provider, ProviderContext } from "./provider.ts";
 import { callBounds, type ResolvedModel } from "./model.ts";
@@ -142,7 +142,8 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
     const params = { ...body, stream: true } as unknown as Anthropic.MessageCreateParamsStreaming;
     const events = await (await client()).messages.create(params, requestOptions);
     const assembler = new StreamAssembler(onDelta, onOutput);
-    for await (const event of events) {
+    // Raced with the abort: a reply of keep-alives only, or a body read the SDK's abort missed, still ends.
+    for await (const event of untilAborted(events, signal)) {
       assembler.add(event as unknown as Record<string, unknown>);
       // Stopped (the cost cap, a cancel): read no further, even what the client has already buffered.
       if (signal.aborted) break;

@@ -4,7 +4,7 @@ import { type ModelRequest, ProviderError, type RetryInfo } from "./provider.ts"
 import type { Message, ToolSpec } from "../core/types.ts";
 import { type OpenAIServer, startOpenAIServer } from "../../tests/_testing/openai_server.ts";
 import { providerContract } from "../../tests/contracts/provider.ts";
-import { createOpenAIProvider, type OpenAIProviderOptions, untilAborted } from "./openai.ts";
+import { createOpenAIProvider, type OpenAIProviderOptions } from "./openai.ts";
 import { StallError } from "../core/stall.ts";
 import type { ScriptEntry } from "./script.ts";
 
@@ -413,33 +413,4 @@ Deno.test("openai: the API key never appears in errors or retry reports", async 
       assert.equal(server.requests.length, 1);
     },
   );
-});
-
-Deno.test("untilAborted: an abort ends a stream whose next item never comes; an unaborted stream yields every item", async () => {
-  // A read that never settles: an aborted fetch whose body read the abort missed, keep-alives yielding nothing.
-  const stuck: AsyncIterable<number> = {
-    [Symbol.asyncIterator]: () => ({ next: () => new Promise<IteratorResult<number>>(() => {}) }),
-  };
-  const controller = new AbortController();
-  const seen: number[] = [];
-  const reading = (async () => {
-    for await (const item of untilAborted(stuck, controller.signal)) seen.push(item);
-  })();
-  controller.abort(new Error("request_timeout"));
-  await assert.rejects(reading, /request_timeout/);
-  assert.deepEqual(seen, []);
-  // The allowed neighbour: a stream that ends is read to its end, and closed.
-  let closed = false;
-  async function* items() {
-    try {
-      yield 1;
-      yield 2;
-    } finally {
-      closed = true;
-    }
-  }
-  const all: number[] = [];
-  for await (const item of untilAborted(items(), new AbortController().signal)) all.push(item);
-  assert.deepEqual(all, [1, 2]);
-  assert.ok(closed);
 });

@@ -13,15 +13,15 @@ import { sseChunk } from "../_testing/openai_server.ts";
 type Behaviour = (request: Request, hold: Promise<void>) => Response | Promise<Response>;
 
 /** A real HTTP server; `hold` resolves when the test ends, so silent responses close then. */
-function serve(behaviour: Behaviour) {
+function serve(behaviour: Behaviour, endpoint = "/chat/completions") {
   const released = Promise.withResolvers<void>();
   const stopped = new AbortController();
   let requests = 0;
   const server = Deno.serve(
     { port: 0, hostname: "127.0.0.1", onListen() {}, signal: stopped.signal },
     async (request) => {
-      // Only chat completions: a local server is also asked for its window (/props, /api/show).
-      if (!new URL(request.url).pathname.endsWith("/chat/completions")) {
+      // Only the model's endpoint: a local server is also asked for its window (/props, /api/show).
+      if (!new URL(request.url).pathname.endsWith(endpoint)) {
         return new Response("not found", { status: 404 });
       }
       requests++;
@@ -151,21 +151,83 @@ Deno.test("stall: a reply whose pieces keep coming succeeds though it takes long
   assert.equal(outcome.result.final, pieces.join(""));
 });
 
+/** SSE comments every 100 ms, forever: bytes arrive, no event does. */
+function keepAlivesForever(): Response {
+  let timer: ReturnType<typeof setInterval> | undefined;
+  return new Response(
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        timer = setInterval(() => controller.enqueue(encoder.encode(": keep-alive\n\n")), 100);
+      },
+      cancel() {
+        clearInterval(timer);
+      },
+    }),
+    { headers: { "content-type": "text/event-stream" } },
+  );
+}
+
 Deno.test("stall: bytes that trickle forever are stopped by the request_timeout ceiling → stalled, exit 1", async () => {
-  await using server = serve(() => {
-    let timer: ReturnType<typeof setInterval> | undefined;
-    return new Response(
-      new ReadableStream<Uint8Array>({
-        start(controller) {
-          timer = setInterval(() => controller.enqueue(encoder.encode(": keep-alive\n\n")), 100);
-        },
-        cancel() {
-          clearInterval(timer);
-        },
-      }),
-      { headers: { "content-type": "text/event-stream" } },
-    );
-  });
+  await using server = serve(keepAlivesForever);
   const outcome = await run(server.url, "stream: true, idle_timeout: 1s, request_timeout: 3s");
   assertStalled(outcome, /no complete answer within 3s \(model\.request_timeout\)/);
+});
+
+Deno.test("stall (anthropic): keep-alives that trickle forever are stopped by the request_timeout ceiling → stalled, exit 1", async () => {
+  await using server = serve((request) => {
+    // The Messages API's stream: a keep-alive comment yields no event, so only the ceiling can end the read.
+    assert.equal(request.headers.get("x-api-key"), "k");
+    return keepAlivesForever();
+  }, "/v1/messages");
+  const outcome = await run(
+    server.url.replace(/\/v1$/, ""),
+    "provider: anthropic, stream: true, idle_timeout: 1s, request_timeout: 3s",
+  );
+  assertStalled(outcome, /no complete answer within 3s \(model\.request_timeout\)/);
+});
+
+Deno.test("stall (anthropic): a streamed reply whose events keep coming succeeds (the allowed neighbour)", async () => {
+  await using server = serve(() => {
+    const events = [
+      ["message_start", {
+        type: "message_start",
+        message: {
+          id: "msg_1",
+          type: "message",
+          role: "assistant",
+          model: "m",
+          content: [],
+          stop_reason: null,
+          usage: { input_tokens: 3, output_tokens: 0 },
+        },
+      }],
+      ["content_block_start", {
+        type: "content_block_start",
+        index: 0,
+        content_block: { type: "text", text: "" },
+      }],
+      ["content_block_delta", {
+        type: "content_block_delta",
+        index: 0,
+        delta: { type: "text_delta", text: "still here" },
+      }],
+      ["content_block_stop", { type: "content_block_stop", index: 0 }],
+      ["message_delta", {
+        type: "message_delta",
+        delta: { stop_reason: "end_turn" },
+        usage: { output_tokens: 2 },
+      }],
+      ["message_stop", { type: "message_stop" }],
+    ] as const;
+    const body = events.map(([name, data]) =>
+      `: keep-alive\n\nevent: ${name}\ndata: ${JSON.stringify(data)}\n\n`
+    ).join("");
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  }, "/v1/messages");
+  const outcome = await run(
+    server.url.replace(/\/v1$/, ""),
+    "provider: anthropic, stream: true, idle_timeout: 1s, request_timeout: 3s",
+  );
+  assert.equal(outcome.code, 0, outcome.stderr);
+  assert.equal(outcome.result.final, "still here");
 });
