@@ -8,7 +8,8 @@
  */
 import type { Clock } from "../core/clock.ts";
 import type { EventInput } from "../core/events.ts";
-import { type Approval, type ApprovalStore, newApprovalId } from "../store/store.ts";
+import type { Approval, ApprovalStore } from "../store/store.ts";
+import { newApprovalId } from "../store/ids.ts";
 import type { ToolAsker } from "./gate.ts";
 
 export const DEFAULT_API_APPROVAL_TIMEOUT = "1h";

@@ -274,8 +274,12 @@ Deno.test("start-up path: a store loads the parts a run uses before its first re
   }
   // Opening a store does not bring the sessions lister (`sessions list` imports it when it lists).
   assert.deepEqual(closure(graph, ["runtime/store/open.ts"]).filter((m) => m.includes("list")), []);
-  // The store's contract (which every session imports for its ids) does not bring the queue's rules either.
+  // The store's contract does not bring the queue's rules either, and a run takes its ids from ids.ts
+  // without evaluating the contract (its interfaces are types; the module is some 50 KB).
   assert.ok(!closure(graph, ["runtime/store/store.ts"]).includes("runtime/store/_run_queue.ts"));
+  const run = closure(graph, ["commands/run.ts", "runtime/app/run.ts", "runtime/session/live_session.ts"]);
+  assert.ok(run.includes("runtime/store/ids.ts"), run.join("\n"));
+  assert.ok(!run.includes("runtime/store/store.ts"), "a run evaluates runtime/store/store.ts");
   // The guard sees a part where another imports it statically (copying imports the compaction part).
   assert.ok(closure(graph, ["runtime/store/sqlite/copy.ts"]).includes("runtime/store/sqlite/compactions.ts"));
 });
