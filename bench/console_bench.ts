@@ -16,6 +16,7 @@ import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import { hermes } from "../tests/_testing/cli.ts";
 import { startServe } from "../tests/_testing/serve.ts";
 import { median, report, spread } from "./_stats.ts";
+import { signIn } from "./_console_signin.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -75,25 +76,6 @@ const start = Date.now() - RUNS * 60_000;
 const token = (await hermes(["tokens", "create", "--scope", "runs:read"], { home })).stdout.trim();
 const server = await startServe(home, ["--no-worker", "--rate-limit", "1000000"], { cwd: home });
 
-/** Signs in through the form: the session cookie's `name=value`. */
-async function signIn(): Promise<{ name: string; value: string }> {
-  const form = await fetch(`${server.url}/signin`);
-  const nonce = /hermes_console_signin=([0-9a-f]+)/.exec(form.headers.get("set-cookie") ?? "")![1]!;
-  const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(await form.text())![1]!;
-  const signed = await fetch(`${server.url}/signin`, {
-    method: "POST",
-    redirect: "manual",
-    headers: {
-      cookie: `hermes_console_signin=${nonce}`,
-      "content-type": "application/x-www-form-urlencoded",
-    },
-    body: new URLSearchParams({ _csrf: csrf, token }),
-  });
-  await signed.body?.cancel();
-  const [name, value] = /^(hermes_console)=([^;]+)/.exec(signed.headers.get("set-cookie") ?? "")!.slice(1);
-  return { name: name!, value: value! };
-}
-
 async function timed(url: string, cookie: string): Promise<number> {
   const t0 = performance.now();
   const response = await fetch(url, { headers: { cookie } });
@@ -113,7 +95,7 @@ const browser = await puppeteer.launch({
   userDataDir: `${home}/chromium`,
 });
 try {
-  const session = await signIn();
+  const session = await signIn(server.url, token);
   const cookie = `${session.name}=${session.value}`;
   const first = await (await fetch(`${server.url}/runs`, { headers: { cookie } })).text();
   const newest = /data-run="(r[^"]+)"/.exec(first)![1]!;

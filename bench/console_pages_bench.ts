@@ -17,6 +17,7 @@ import type { ModelCallRow } from "../runtime/store/store.ts";
 import { hermes } from "../tests/_testing/cli.ts";
 import { startServe } from "../tests/_testing/serve.ts";
 import { report, spread } from "./_stats.ts";
+import { signIn } from "./_console_signin.ts";
 
 const { values } = parseArgs({ args: Deno.args, options: { samples: { type: "string", default: "15" } } });
 const SAMPLES = Number(values.samples);
@@ -118,24 +119,6 @@ const server = await startServe(home, ["--no-worker", "--rate-limit", "1000000",
   cwd: home,
 });
 
-async function signIn(): Promise<{ name: string; value: string }> {
-  const form = await fetch(`${server.url}/signin`);
-  const nonce = /hermes_console_signin=([0-9a-f]+)/.exec(form.headers.get("set-cookie") ?? "")![1]!;
-  const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(await form.text())![1]!;
-  const signed = await fetch(`${server.url}/signin`, {
-    method: "POST",
-    redirect: "manual",
-    headers: {
-      cookie: `hermes_console_signin=${nonce}`,
-      "content-type": "application/x-www-form-urlencoded",
-    },
-    body: new URLSearchParams({ _csrf: csrf, token }),
-  });
-  await signed.body?.cancel();
-  const [name, value] = /^(hermes_console)=([^;]+)/.exec(signed.headers.get("set-cookie") ?? "")!.slice(1);
-  return { name: name!, value: value! };
-}
-
 async function timed(url: string, cookie: string): Promise<number> {
   const t0 = performance.now();
   const response = await fetch(url, { headers: { cookie } });
@@ -150,7 +133,7 @@ const browser = await puppeteer.launch({
   userDataDir: `${home}/chromium`,
 });
 try {
-  const session = await signIn();
+  const session = await signIn(server.url, token);
   const cookie = `${session.name}=${session.value}`;
   const pages = {
     approvals: `${server.url}/approvals`,

@@ -15,6 +15,7 @@ import puppeteer, { type BrowserContext, type Page } from "puppeteer-core";
 import { hermes } from "../tests/_testing/cli.ts";
 import { call, startServe } from "../tests/_testing/serve.ts";
 import { median, report, spread } from "./_stats.ts";
+import { signIn } from "./_console_signin.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -60,31 +61,13 @@ async function sampleRss(seconds: number): Promise<number> {
   return median(samples);
 }
 
-async function signIn(): Promise<{ name: string; value: string }> {
-  const form = await fetch(`${server.url}/signin`);
-  const nonce = /hermes_console_signin=([0-9a-f]+)/.exec(form.headers.get("set-cookie") ?? "")![1]!;
-  const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(await form.text())![1]!;
-  const signed = await fetch(`${server.url}/signin`, {
-    method: "POST",
-    redirect: "manual",
-    headers: {
-      cookie: `hermes_console_signin=${nonce}`,
-      "content-type": "application/x-www-form-urlencoded",
-    },
-    body: new URLSearchParams({ _csrf: csrf, token }),
-  });
-  await signed.body?.cancel();
-  const [name, value] = /^(hermes_console)=([^;]+)/.exec(signed.headers.get("set-cookie") ?? "")!.slice(1);
-  return { name: name!, value: value! };
-}
-
 const browser = await puppeteer.launch({
   executablePath: CHROMIUM,
   args: [...(Deno.uid() === 0 ? ["--no-sandbox"] : []), "--headless=new", "--disable-gpu", "--no-first-run"],
   userDataDir: `${home}/chromium`,
 });
 try {
-  const session = await signIn();
+  const session = await signIn(server.url, token);
   /** A run in progress (a model call may time out in a long bench: each round starts its own). */
   const runningRun = async (): Promise<string> => {
     const submitted = await call(`${server.url}/v1/runs`, { token, body: { job: "slow" } });
