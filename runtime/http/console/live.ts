@@ -11,6 +11,7 @@ import { streamSSE } from "hono/streaming";
 import type { Wakeups } from "../../core/wakeups.ts";
 export { ANY_RUN } from "../../core/wakeups.ts";
 import type { OpenStreams } from "../streams.ts";
+import { problem } from "../problem.ts";
 import type { ConsoleEnv, PageKit } from "./page.ts";
 
 export interface LiveOptions {
@@ -40,8 +41,9 @@ export function liveStream(
   const session = c.get("session");
   const open = live.streams.count(token.id);
   if (open >= live.maxStreams) {
-    return c.text(`Token ${token.id} has ${open} event streams open, the most it may`, 429, {
-      "retry-after": "1",
+    // As the API's event streams answer: problem+json, for the page's EventSource or any client.
+    return problem(429, `Token ${token.id} has ${open} event streams open, the most it may`, {
+      headers: { "retry-after": "1" },
     });
   }
   live.streams.open(token.id);

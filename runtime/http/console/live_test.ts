@@ -77,6 +77,7 @@ Deno.test("console live: streams count in the token's cap; the page's scope is n
     const over = await fx.fetchPage("/runs/stream", { cookie: reader.cookie });
     assert.equal(over.response.status, 429);
     assert.equal(over.response.headers.get("retry-after"), "1");
+    assert.equal(over.response.headers.get("content-type"), "application/problem+json");
     // Another token has a cap of its own.
     const other = await fx.session("runs:read");
     const theirs = await fx.open("/runs/stream", { cookie: other.cookie });
