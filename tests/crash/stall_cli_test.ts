@@ -80,7 +80,7 @@ function assertStalled(
   assert.equal(outcome.result.type, "result");
   assert.equal(outcome.result.status, "failed");
   assert.equal(outcome.result.exit_code, 1);
-  assert.equal(outcome.result.terminal_reason, "stalled");
+  assert.equal(outcome.result.terminal_reason, "stalled", outcome.result.error);
   assert.match(outcome.result.error, error);
   // Generous: the idle timeout is 1 s; a hang would last until the test runner gives up.
   assert.ok(outcome.seconds < 60, `the run ended after ${outcome.seconds} s`);
@@ -171,12 +171,16 @@ Deno.test("stall: bytes that trickle forever are stopped by the request_timeout 
   await using server = serve(keepAlivesForever);
   const outcome = await run(server.url, "stream: true, idle_timeout: 1s, request_timeout: 3s");
   assertStalled(outcome, /no complete answer within 3s \(model\.request_timeout\)/);
+  assert.equal(server.requests, 1);
 });
 
 Deno.test("stall (anthropic): keep-alives that trickle forever are stopped by the request_timeout ceiling → stalled, exit 1", async () => {
   await using server = serve((request) => {
     // The Messages API's stream: a keep-alive comment yields no event, so only the ceiling can end the read.
-    assert.equal(request.headers.get("x-api-key"), "k");
+    // The SDK's 1.x sends the key as a bearer token; the API also takes `x-api-key`.
+    const key = request.headers.get("x-api-key") ??
+      /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
+    if (key !== "k") return new Response("invalid x-api-key", { status: 401 });
     return keepAlivesForever();
   }, "/v1/messages");
   const outcome = await run(
@@ -184,6 +188,8 @@ Deno.test("stall (anthropic): keep-alives that trickle forever are stopped by th
     "provider: anthropic, stream: true, idle_timeout: 1s, request_timeout: 3s",
   );
   assertStalled(outcome, /no complete answer within 3s \(model\.request_timeout\)/);
+  // One request, read until the ceiling: not a ceiling reached through retries of failed attempts.
+  assert.equal(server.requests, 1);
 });
 
 Deno.test("stall (anthropic): a streamed reply whose events keep coming succeeds (the allowed neighbour)", async () => {
