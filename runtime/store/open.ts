@@ -31,7 +31,7 @@ export async function openStore(
   location: string,
   { clock, host, retry }: { clock: Clock; host: string; retry?: StoreRetry },
 ): Promise<OpenedStore> {
-  // Loaded here, not at start-up: retry.ts brings node:async_hooks, and `sessions list` never opens a store.
+  // Loaded here, not at start-up: `sessions list` never opens a store.
   const [{ StoreUnavailableError, withRetry }, { retryingStore }] = await Promise.all([
     import("./retry.ts"),
     import("./retrying_store.ts"),
@@ -39,19 +39,30 @@ export async function openStore(
   const policy: RetryPolicy = { budgetMs: retry?.budgetMs ?? DEFAULT_RETRY_MS, clock: systemClock };
   const onRetry = retry?.onRetry;
   if (isPostgresUrl(location)) {
-    const [{ openPostgresStore }, { isTransientPgError }] = await Promise.all([
+    const [{ openPostgresStore }, { isTransientPgError }, { AsyncLocalStorage }] = await Promise.all([
       import("./postgres/postgres_store.ts"),
       import("./postgres/faults.ts"),
+      // PostgreSQL's alone (some 4 ms to load): a SQLite store has no wait inside an operation to bound.
+      import("node:async_hooks"),
     ]);
     const where = redactUrl(location);
     const options = { policy, transient: isTransientPgError, where, ...(onRetry ? { onRetry } : {}) };
+    // The budget of the operation being run, carried along its calls down to the commit check.
+    const operationBudget = new AsyncLocalStorage<number>();
     try {
       const store = await withRetry(
         "connect",
-        () => openPostgresStore(location, { host, commitCheck: options }),
+        () =>
+          openPostgresStore(location, {
+            host,
+            commitCheck: { ...options, operationBudgetMs: () => operationBudget.getStore() },
+          }),
         options,
       );
-      return retryingStore(store, options);
+      return retryingStore(store, {
+        ...options,
+        withBudget: (budgetMs, operation) => operationBudget.run(budgetMs, operation),
+      });
     } catch (error) {
       if (error instanceof StoreUnavailableError) throw error;
       // A driver's message may span lines (a server's DETAIL): the user gets one line.

@@ -5,7 +5,6 @@
  * (`store.retry`). Past the budget it rejects with StoreUnavailableError (exit 1, `store_unavailable`).
  * Only operations that are safe to run again are retried: see retrying_store.ts.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { Clock } from "../core/clock.ts";
 import { errorMessage, RunError } from "../core/errors.ts";
 import { DEFAULT_RETRY_MS, retryLine, type RetryNotice, seconds } from "./retry_notice.ts";
@@ -96,10 +95,3 @@ export async function withRetry<T>(
 function oneLine(error: unknown): string {
   return errorMessage(error).replace(/\s*\n\s*/g, " ");
 }
-
-/**
- * The budget of the store operation being run, for waits inside a backend on its behalf (PostgreSQL's
- * commit check): they end with the operation's `store.retry`, a job's own included. Set by the retrying
- * store around each operation; a carrier of the caller's setting along the call, not shared state.
- */
-export const operationBudget = new AsyncLocalStorage<number>();

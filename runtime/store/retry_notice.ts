@@ -1,6 +1,6 @@
 /**
- * What a store retry tells (the notice, its stderr line) and the default budget: split from retry.ts, which
- * loads node:async_hooks, so the CLI's start-up (main.ts, commands/_cli.ts) does not.
+ * What a store retry tells (the notice, its stderr line) and the default budget: split from retry.ts, so the
+ * CLI's start-up (main.ts, commands/_cli.ts) does not load the retry loop until it opens a store.
  */
 /** One retry about to happen, as `store.retry` events and the stderr line report it. */
 export interface RetryNotice {

@@ -10,13 +10,7 @@
  * (an upsert, setting columns, a delete by key). So a retried append stores its messages once, in order.
  */
 import type { Store } from "./store.ts";
-import {
-  operationBudget,
-  type RetryNotice,
-  type RetryPolicy,
-  StoreUnavailableError,
-  withRetry,
-} from "./retry.ts";
+import { type RetryNotice, type RetryPolicy, StoreUnavailableError, withRetry } from "./retry.ts";
 
 export interface RetryingOptions {
   policy: RetryPolicy;
@@ -26,6 +20,11 @@ export interface RetryingOptions {
   onRetry?: (notice: RetryNotice) => void;
   /** Where the store is, for the give-up message. */
   where: string;
+  /**
+   * Runs one operation with its budget known to the backend, for waits inside it on the operation's behalf
+   * (PostgreSQL's commit check): they end with the operation's `store.retry`, a job's own included.
+   */
+  withBudget?: <T>(budgetMs: number, operation: () => Promise<T>) => Promise<T>;
 }
 
 /** What a view may change: its own budget (a job's `store.retry`), and one more listener (its events). */
@@ -78,7 +77,12 @@ export function retryingStore<S extends Store>(
             const chosen = health.down ? once : options;
             const result = await withRetry(
               String(property),
-              () => operationBudget.run(chosen.policy.budgetMs, () => value.apply(target, args)),
+              () => {
+                const operation = () => value.apply(target, args);
+                return options.withBudget
+                  ? options.withBudget(chosen.policy.budgetMs, operation)
+                  : operation();
+              },
               chosen,
             );
             health.down = false;

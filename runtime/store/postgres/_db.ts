@@ -11,7 +11,7 @@
  */
 import type postgres from "postgres";
 import type { Clock } from "../../core/clock.ts";
-import { operationBudget, type RetryNotice, type RetryPolicy, withRetry } from "../retry.ts";
+import { type RetryNotice, type RetryPolicy, withRetry } from "../retry.ts";
 import { isConnectionLoss, isTransientPgError } from "./faults.ts";
 
 /** int8 columns (epoch milliseconds, ids, counts) as numbers: every value the store keeps is below 2^53. */
@@ -37,6 +37,8 @@ export interface CommitCheck {
   policy: RetryPolicy;
   onRetry?: (notice: RetryNotice) => void;
   where: string;
+  /** The budget of the store operation the check is part of, when the caller set one: it waits no longer. */
+  operationBudgetMs?: () => number | undefined;
 }
 
 /** The server still runs the old transaction's backend: ask again. */
@@ -119,7 +121,7 @@ export class PgDb {
       // No longer than the operation it is part of may wait (a job's store.retry).
       policy: {
         ...this.#check.policy,
-        budgetMs: Math.min(this.#check.policy.budgetMs, operationBudget.getStore() ?? Infinity),
+        budgetMs: Math.min(this.#check.policy.budgetMs, this.#check.operationBudgetMs?.() ?? Infinity),
       },
       transient: (error) => error instanceof StillInProgress || isTransientPgError(error),
     });
