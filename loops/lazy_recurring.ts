@@ -9,7 +9,15 @@ import type { SlashCommand } from "../runtime/agent/slash.ts";
 import type { RecurringOptions } from "./recurring.ts";
 import { RECURRING_COMMANDS, type RecurringCommandName } from "./recurring_commands.ts";
 
-export function lazyRecurring(options: RecurringOptions): Recurring {
+export interface LazyRecurringOptions extends RecurringOptions {
+  /**
+   * The session this process just created: it has no loop or heartbeat until one of its own commands starts
+   * one (only they make a state active), so until then `isActive` answers without reading the store.
+   */
+  created?: string;
+}
+
+export function lazyRecurring(options: LazyRecurringOptions): Recurring {
   let loaded: Promise<Recurring> | undefined;
   const real = () => loaded ??= import("./recurring.ts").then((module) => module.createRecurring(options));
   const command = (agent: AgentLike, name: RecurringCommandName): SlashCommand => ({
@@ -25,7 +33,9 @@ export function lazyRecurring(options: RecurringOptions): Recurring {
     commands: (agent) => [command(agent, "loop"), command(agent, "heartbeat")],
     // Asked once the session's inputs are answered, never before its first model request.
     isActive: async (sessionId) =>
-      (await import("./recurring_active.ts")).isRecurringActive(options.store, sessionId),
+      !loaded && sessionId === options.created
+        ? false
+        : (await import("./recurring_active.ts")).isRecurringActive(options.store, sessionId),
     drive: async (agent, driveOptions) => await (await real()).drive(agent, driveOptions),
   };
 }

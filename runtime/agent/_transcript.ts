@@ -27,9 +27,29 @@ export class Transcript {
     | { version: string; count: number; maxId: number; messages: StoredMessage[]; model: Message[] }
     | undefined;
 
-  constructor(store: SessionStore, sessionId: string) {
+  /** Rows the next `active()` takes as they are, without asking the store (see the constructor). */
+  #written: boolean;
+
+  /**
+   * `created`: the whole active transcript of a session this process has just created, as it wrote it. No
+   * other writer can have changed it before its first turn (turns are claimed; compaction has nothing to
+   * fold), so the first read takes it as it is; every later one asks the store for its version as usual.
+   */
+  constructor(store: SessionStore, sessionId: string, created?: readonly StoredMessage[]) {
     this.#store = store;
     this.#sessionId = sessionId;
+    this.#written = created !== undefined;
+    if (created) {
+      const messages = created.filter((m) => m.active);
+      const maxId = messages.reduce((m, row) => Math.max(m, row.id), 0);
+      this.#cache = {
+        version: `${messages.length}:${maxId}`,
+        count: messages.length,
+        maxId,
+        messages,
+        model: messages.map(toMessage),
+      };
+    }
   }
 
   /** Appends (one transaction) and keeps the cache in step. */
@@ -57,6 +77,10 @@ export class Transcript {
 
   /** The active rows in prompt order. */
   async active(): Promise<StoredMessage[]> {
+    if (this.#written) {
+      this.#written = false;
+      return this.#cache!.messages;
+    }
     // Both reads go through the partial index of active rows: their cost follows the transcript, not the
     // session's stored history.
     const version = await this.#store.transcriptVersion(this.#sessionId);
@@ -83,9 +107,12 @@ export class Transcript {
     return joinSameRole(pairToolResults(rows.map(toMessage)));
   }
 
-  /** A killed run can leave a tool call without its result; providers reject that, so close it. */
-  async closeDanglingToolCalls(): Promise<void> {
-    const messages = await this.active();
+  /**
+   * A killed run can leave a tool call without its result; providers reject that, so close it. `messages`:
+   * the active rows as the caller has just read them.
+   */
+  async closeDanglingToolCalls(messages?: readonly StoredMessage[]): Promise<void> {
+    messages ??= await this.active();
     const answered = new Set(messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id));
     const missing: AppendMessage[] = [];
     for (const m of messages) {

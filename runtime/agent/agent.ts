@@ -35,6 +35,8 @@ import { sentTokens, TokenRatio, truncatedTo } from "./real_window.ts";
 export interface AgentOptions {
   store: SessionStore;
   sessionId: string;
+  /** A session created just now: its active transcript as written then (not read back at the first turn). */
+  transcript?: readonly StoredMessage[];
   provider: Provider;
   model: string;
   /** Every tool of the session (built-in, plugin, MCP); each call goes through one gate (tools/gate.ts). */
@@ -115,7 +117,7 @@ export class Agent implements AgentLike {
   constructor(options: AgentOptions) {
     this.#o = options;
     this.sessionId = options.sessionId;
-    this.#transcript = new Transcript(options.store, options.sessionId);
+    this.#transcript = new Transcript(options.store, options.sessionId, options.transcript);
     this.#gate = new ToolGate({
       tools: options.tools,
       hooks: options.hooks,
@@ -232,8 +234,7 @@ export class Agent implements AgentLike {
     try {
       // Finish the calls of resumable tools a killed run left open, close the others, before anything
       // follows them.
-      await this.#finishResumable(signal);
-      await this.#transcript.closeDanglingToolCalls();
+      await this.#finishOpenCalls(signal);
       const user = { role: "user" as const, content: text };
       const sent = options.step === undefined
         ? (await this.#transcript.append([user]), true)
@@ -540,8 +541,11 @@ export class Agent implements AgentLike {
     }
   }
 
-  /** Runs again the calls of resumable tools (delegate) that have no result: a killed run left them open. */
-  async #finishResumable(signal: AbortSignal): Promise<void> {
+  /**
+   * Runs again the calls of resumable tools (delegate) that have no result, then closes the other calls
+   * without one: a killed run left them open. One read of the transcript when none is resumable.
+   */
+  async #finishOpenCalls(signal: AbortSignal): Promise<void> {
     const messages = await this.#transcript.active();
     const answered = new Set(messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id));
     const resumable = (call: ToolCall) =>
@@ -549,7 +553,9 @@ export class Agent implements AgentLike {
     const open = messages.flatMap((m) => m.tool_calls ?? []).filter((call) =>
       !answered.has(call.id) && resumable(call)
     );
-    if (open.length) await this.#runTools(open, signal, true);
+    if (open.length === 0) return await this.#transcript.closeDanglingToolCalls(messages);
+    await this.#runTools(open, signal, true);
+    await this.#transcript.closeDanglingToolCalls();
   }
 
   async #runTool(

@@ -214,8 +214,10 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
     if (worktree && !resumeId) await live.store.setState(sessionId, worktrees!.WORKTREE_KEY, worktree);
     // From here every write goes through the session's redacting view (progress holds the prompts).
     store = live.store;
+    // A session this run opened new has no steps yet to read.
     const first = progress.first ??
-      ((await store.sessionSteps(sessionId)).at(-1)?.step ?? 0) + 1 - progress.next;
+      (resumeId === undefined ? 0 : (await store.sessionSteps(sessionId)).at(-1)?.step ?? 0) + 1 -
+        progress.next;
     progress = { ...progress, first };
     await store.setState(sessionId, PROGRESS_KEY, progress);
     const { inputs, next } = progress;
@@ -242,6 +244,8 @@ export async function runJob(options: RunJobOptions): Promise<RunResult> {
       timeout: timeout.signal,
       started,
       drive: true,
+      // A session this run created has done nothing yet: its counters are not read back to learn so.
+      ...(resumeId === undefined ? { usageBefore: NO_USAGE } : {}),
       ...(options.signal ? { interrupt: options.signal } : {}),
       // A process signal names its exit code in the abort reason (130 SIGINT, 143 SIGTERM).
       interruptExitCode: () => interruptionCode(options.signal?.reason),

@@ -15,9 +15,11 @@ export class Calibration {
   #log: Logger;
   #ratios = new Map<string, number>();
 
-  constructor(store: SessionStore, log: Logger) {
+  /** `created`: a session created just now, whose ratio is 1 until a pass measures one (nothing to read). */
+  constructor(store: SessionStore, log: Logger, created?: string) {
     this.#store = store;
     this.#log = log;
+    if (created !== undefined) this.#ratios.set(created, 1);
   }
 
   async ratioOf(sessionId: string): Promise<number> {

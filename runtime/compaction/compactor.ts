@@ -52,6 +52,8 @@ export interface CompactorOptions {
   micro_payback_requests?: number;
   /** The session model's price (`model.pricing` or the table's): summary calls on it are billed at it. */
   price?: Price | null;
+  /** A session this process just created: no pass has stored its calibration, so it starts at 1 unread. */
+  created?: string;
 }
 
 // The passes (the ladder, summaries, commits, their telemetry, the floor, the fallback view: most of this
@@ -88,7 +90,7 @@ export function createCompactor(options: CompactorOptions): Compactor {
   const { store, clock } = options;
   const log = options.log.child("compaction");
   const settings = settingsFrom(options);
-  const calibration = new Calibration(store, log);
+  const calibration = new Calibration(store, log, options.created);
   const identity = options.identity ?? currentProcess();
   let passDeps: Promise<PassDeps> | undefined;
   const deps = () =>

@@ -36,7 +36,7 @@ import type { Cassette } from "../cassette/cassette.ts";
 import type { ReplayTools, Tape } from "../cassette/tape.ts";
 import { resolve } from "../core/path.ts";
 import { candidateInScope, pathScope } from "../tools/paths.ts";
-import type { SessionStatus } from "../core/types.ts";
+import type { SessionStatus, StoredMessage } from "../core/types.ts";
 import { OWNER_MARGIN_MS, ownerGuardedStore, OwnerLease, progressBound } from "./owner_lease.ts";
 import {
   agentsMdSection,
@@ -339,6 +339,21 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   const rowStore = store;
   store = ownerGuardedStore(store, lease);
   const signal = options.signal ? AbortSignal.any([options.signal, lease.signal]) : lease.signal;
+  // A new session starts from its system prompt (the job's, AGENTS.md, skills, the schema's instruction): the
+  // rows written here are its whole transcript, which the agent then need not read back.
+  let transcript: StoredMessage[] | undefined;
+  if (!options.resume) {
+    // The schema's instruction (and its module) only for a job with output.schema.
+    const schema = spec.output?.schema;
+    const system = [
+      spec.system,
+      agentsMdSection(agentsMd, { untrusted }),
+      skillsSection(skills, { untrusted }),
+      schema ? (await import("./output_schema.ts")).schemaInstruction(schema) : undefined,
+    ]
+      .filter((s): s is string => s !== undefined && s !== null && s.trim() !== "").join("\n\n");
+    transcript = system ? await store.appendMessages(id, [{ role: "system", content: system }]) : [];
+  }
   const compactor = createCompactor({
     store,
     provider: watched,
@@ -355,12 +370,14 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
     // Summary calls stall by the same model.idle_timeout as the agent's own calls.
     ...(model.idle_timeout_ms ? { summary_idle_timeout_ms: model.idle_timeout_ms } : {}),
     ...(spec.compaction?.summary_model ? { summary_model: spec.compaction.summary_model } : {}),
+    ...(resumed ? {} : { created: id }),
   });
   const agent = new Agent({
     compactor,
     serverWindow: windowProbe.window,
     store,
     sessionId: id,
+    ...(transcript ? { transcript } : {}),
     provider: watched,
     model: model.name,
     tools,
@@ -389,6 +406,7 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
 
   const recurring = lazyRecurring({
     store,
+    ...(resumed ? {} : { created: id }),
     clock,
     events,
     hooks,
@@ -408,16 +426,6 @@ export async function openSession(options: OpenSessionOptions): Promise<LiveSess
   for (const command of plugins?.commands() ?? []) agent.addCommand(command);
   let instructions: string[] = agentsMd.map((file) => file.path);
   if (!options.resume) {
-    // The schema's instruction (and its module) only for a job with output.schema.
-    const schema = spec.output?.schema;
-    const system = [
-      spec.system,
-      agentsMdSection(agentsMd, { untrusted }),
-      skillsSection(skills, { untrusted }),
-      schema ? (await import("./output_schema.ts")).schemaInstruction(schema) : undefined,
-    ]
-      .filter((s): s is string => s !== undefined && s !== null && s.trim() !== "").join("\n\n");
-    if (system) await store.appendMessages(id, [{ role: "system", content: system }]);
     if (instructions.length) await store.setState(id, INSTRUCTIONS_KEY, instructions);
   } else {
     instructions = await store.getState<string[]>(id, INSTRUCTIONS_KEY) ?? [];

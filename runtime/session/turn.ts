@@ -59,6 +59,8 @@ export interface TurnOptions
    */
   beforeInput?: (index: number) => Promise<{ step?: number } | void>;
   onInput?: (index: number) => unknown;
+  /** The session's counters as the turn starts, when the caller knows them (a session it just created). */
+  usageBefore?: UsageCounters;
 }
 
 /**
@@ -73,7 +75,7 @@ export async function runTurn(
   const { store, events, clock, log, source } = options;
   const id = live.id;
   const started = options.started ?? clock.now();
-  const before = (await store.getSession(id))!;
+  const before = options.usageBefore ?? (await store.getSession(id))!;
   // Limits count per prompt: this turn's budget starts fresh.
   const endBudget = live.budget.begin();
   const callsBefore = live.budget.calls;
