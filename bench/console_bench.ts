@@ -16,7 +16,7 @@ import { openSqliteStore } from "../runtime/store/sqlite/sqlite_store.ts";
 import { hermes } from "../tests/_testing/cli.ts";
 import { startServe } from "../tests/_testing/serve.ts";
 import { median, report, spread } from "./_stats.ts";
-import { signIn } from "./_console_signin.ts";
+import { signIn } from "../tests/_testing/console_signin.ts";
 
 const { values } = parseArgs({
   args: Deno.args,

@@ -17,7 +17,7 @@ import type { ModelCallRow } from "../runtime/store/store.ts";
 import { hermes } from "../tests/_testing/cli.ts";
 import { startServe } from "../tests/_testing/serve.ts";
 import { report, spread } from "./_stats.ts";
-import { signIn } from "./_console_signin.ts";
+import { signIn } from "../tests/_testing/console_signin.ts";
 
 const { values } = parseArgs({ args: Deno.args, options: { samples: { type: "string", default: "15" } } });
 const SAMPLES = Number(values.samples);

@@ -15,7 +15,7 @@ import puppeteer, { type BrowserContext, type Page } from "puppeteer-core";
 import { hermes } from "../tests/_testing/cli.ts";
 import { call, startServe } from "../tests/_testing/serve.ts";
 import { median, report, spread } from "./_stats.ts";
-import { signIn } from "./_console_signin.ts";
+import { signIn } from "../tests/_testing/console_signin.ts";
 
 const { values } = parseArgs({
   args: Deno.args,

@@ -9,6 +9,47 @@ import { ValidationError } from "../core/errors.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
+/** The spec of a loaded job, the part the loaders must agree on. */
+const specOf = (loaded: unknown) => (loaded as { spec: unknown }).spec;
+
+/**
+ * What a load gave, for comparing the loaders: `value`, the JSON of what `pick` takes from the result, or the
+ * ValidationError's message. Any other error fails the test.
+ */
+async function outcomeOf(
+  load: () => unknown,
+  pick: (loaded: unknown) => unknown = specOf,
+): Promise<{ value?: string; error?: string }> {
+  try {
+    return { value: JSON.stringify(pick(await load())) };
+  } catch (error) {
+    assert.ok(error instanceof ValidationError, String(error));
+    return { error: error.message };
+  }
+}
+
+/** The outcome of this module's load, after checking that zod's gives the same. */
+async function sameAsZod(
+  fast: () => unknown,
+  zod: () => unknown,
+  what: string,
+  pick: (loaded: unknown) => unknown = specOf,
+): Promise<{ value?: string; error?: string }> {
+  const outcome = await outcomeOf(fast, pick);
+  assert.deepEqual(outcome, await outcomeOf(zod, pick), what);
+  return outcome;
+}
+
+/** Runs `fn` in a new temporary directory, removed after. */
+async function inTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "hermes-prechecked-" });
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
 Deno.test("the schemas compiled ahead of time are those of job_schema.ts and policy_schema.ts today", async () => {
   assert.deepEqual(await staleFiles(), [], "stale: run `deno task generate`");
 });
@@ -68,23 +109,18 @@ Deno.test("every example job file passes the compiled check and loads as through
 });
 
 Deno.test("what the compiled check does not accept, zod judges: the same value or the same message", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "hermes-prechecked-" });
-  for (const yaml of LEFT_TO_ZOD) {
-    assert.equal(precheckedJobFile(parse(yaml)), undefined, `left to zod:\n${yaml}`);
+  await inTempDir(async (dir) => {
     const path = `${dir}/job.yaml`;
-    await Deno.writeTextFile(path, yaml);
-    const outcome = async (load: () => unknown) => {
-      try {
-        return { spec: JSON.stringify(((await load()) as { spec: unknown }).spec) };
-      } catch (error) {
-        assert.ok(error instanceof ValidationError, String(error));
-        return { error: error.message };
-      }
-    };
-    const fast = await outcome(() => loadJob(path, { validateOnly: true }));
-    assert.deepEqual(fast, await outcome(() => zodFiles.loadJob(path, { validateOnly: true })), yaml);
-  }
-  await Deno.remove(dir, { recursive: true });
+    for (const yaml of LEFT_TO_ZOD) {
+      assert.equal(precheckedJobFile(parse(yaml)), undefined, `left to zod:\n${yaml}`);
+      await Deno.writeTextFile(path, yaml);
+      await sameAsZod(
+        () => loadJob(path, { validateOnly: true }),
+        () => zodFiles.loadJob(path, { validateOnly: true }),
+        yaml,
+      );
+    }
+  });
 });
 
 Deno.test("hermes run loads neither zod nor ajv before its first model request: no static import reaches them", async () => {
@@ -130,33 +166,20 @@ Deno.test("hermes run loads neither zod nor ajv before its first model request: 
 });
 
 Deno.test("a job with a schedule is checked with croner, loaded for it: the same verdict as through zod", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "hermes-prechecked-" });
-  try {
+  await inTempDir(async (dir) => {
     const path = `${dir}/job.yaml`;
     for (const cron of ['"0 9 * * 1-5"', '"61 * * * *"', "nonsense"]) {
       await Deno.writeTextFile(path, `name: a\nprompt: hi\nschedule:\n  cron: ${cron}\n`);
-      const outcome = async (load: () => unknown) => {
-        try {
-          return { spec: JSON.stringify(((await load()) as { spec: unknown }).spec) };
-        } catch (error) {
-          assert.ok(error instanceof ValidationError, String(error));
-          return { error: error.message };
-        }
-      };
-      const fast = await outcome(() => loadJob(path, {}));
-      assert.deepEqual(fast, await outcome(() => zodFiles.loadJob(path, {})), cron);
+      const fast = await sameAsZod(() => loadJob(path, {}), () => zodFiles.loadJob(path, {}), cron);
       if (cron !== '"0 9 * * 1-5"') {
         assert.match(fast.error ?? "", /job\.yaml:4:9: schedule\.cron: invalid cron/);
-      } else assert.ok(fast.spec?.includes("0 9 * * 1-5"));
+      } else assert.ok(fast.value?.includes("0 9 * * 1-5"));
     }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("a job under a trust policy is held to it as through zod: refused, bounded or protected alike", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "hermes-prechecked-" });
-  try {
+  await inTempDir(async (dir) => {
     const path = `${dir}/job.yaml`;
     await Deno.writeTextFile(
       `${dir}/policy.yaml`,
@@ -170,47 +193,35 @@ Deno.test("a job under a trust policy is held to it as through zod: refused, bou
       "name: a\nprompt: hi\nmodel: { base_url: 'http://127.0.0.1:9/v1' }\n",
       "name: a\nprompt: hi\noutput: { file: job.yaml }\n",
     ];
-    const outcome = async (load: () => unknown) => {
-      try {
-        const job = (await load()) as { spec: unknown; protect?: unknown; maxSessionOutput?: number };
-        return { job: JSON.stringify([job.spec, job.protect, job.maxSessionOutput]) };
-      } catch (error) {
-        assert.ok(error instanceof ValidationError, String(error));
-        return { error: error.message };
-      }
+    const held = (loaded: unknown) => {
+      const job = loaded as { spec: unknown; protect?: unknown; maxSessionOutput?: number };
+      return [job.spec, job.protect, job.maxSessionOutput];
     };
+    const outcome = (options: { untrusted: true } | { config: NonNullable<typeof policyConfig> }) =>
+      sameAsZod(() => loadJob(path, options), () => zodFiles.loadJob(path, options), path, held);
+    const untrusted = { untrusted: true } as const;
+    const policy = { config: policyConfig! };
     for (const text of jobs) {
       await Deno.writeTextFile(path, text);
-      for (const options of [{ untrusted: true }, { config: policyConfig! }]) {
-        const fast = await outcome(() => loadJob(path, options));
-        assert.deepEqual(fast, await outcome(() => zodFiles.loadJob(path, options)), text);
-      }
+      await outcome(untrusted);
+      await outcome(policy);
     }
     await Deno.writeTextFile(path, jobs[0]!);
-    assert.match(
-      (await outcome(() => loadJob(path, { untrusted: true }))).job ?? "",
-      /job\.yaml/,
-    );
-    assert.match((await outcome(() => loadJob(path, { config: policyConfig! }))).job ?? "", /1048576/);
+    assert.match((await outcome(untrusted)).value ?? "", /job\.yaml/);
+    assert.match((await outcome(policy)).value ?? "", /1048576/);
     await Deno.writeTextFile(path, jobs[1]!);
     assert.match(
-      (await outcome(() => loadJob(path, { untrusted: true }))).error ?? "",
+      (await outcome(untrusted)).error ?? "",
       /job\.yaml:3:20: model\.base_url: refused by --untrusted/,
     );
-    assert.match(
-      (await outcome(() => loadJob(path, { config: policyConfig! }))).error ?? "",
-      /job\.yaml:3:20: model\.base_url: refused by policy/,
-    );
+    assert.match((await outcome(policy)).error ?? "", /job\.yaml:3:20: model\.base_url: refused by policy/);
     await Deno.writeTextFile(path, jobs[2]!);
-    assert.match((await outcome(() => loadJob(path, { untrusted: true }))).error ?? "", /protected files/);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+    assert.match((await outcome(untrusted)).error ?? "", /protected files/);
+  });
 });
 
 Deno.test("the job loader refuses to load a job under a policy without the policy's checks", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "hermes-prechecked-" });
-  try {
+  await inTempDir(async (dir) => {
     const path = `${dir}/job.yaml`;
     await Deno.writeTextFile(path, "name: a\nprompt: hi\n");
     const validators = zodFiles.zodValidators();
@@ -226,32 +237,23 @@ Deno.test("the job loader refuses to load a job under a policy without the polic
     const plain = jobLoad.loadJob(path, {}, validators);
     assert.deepEqual(plain.spec, zodFiles.loadJob(path, {}).spec);
     assert.equal(plain.protect, undefined);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("config.yaml loads as through zod: none, a policy file alone, a directory, plugins anchored at home", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "hermes-prechecked-" });
-  try {
+  await inTempDir(async (dir) => {
     const path = `${dir}/config.yaml`;
     await Deno.writeTextFile(`${dir}/policy.yaml`, "models: { base_urls: [] }\n");
-    const outcome = async (load: () => unknown) => {
-      try {
-        return { config: JSON.stringify(await load()) };
-      } catch (error) {
-        assert.ok(error instanceof ValidationError, String(error));
-        return { error: error.message };
-      }
-    };
-    const same = async (options: { policy?: string }, what: string) => {
-      const fast = await outcome(() => loadUserConfig(path, options));
-      assert.deepEqual(fast, await outcome(() => zodFiles.loadUserConfig(path, options)), what);
-      return fast;
-    };
-    assert.deepEqual(await same({}, "no config.yaml"), { config: undefined });
+    const same = (options: { policy?: string }, what: string) =>
+      sameAsZod(
+        () => loadUserConfig(path, options),
+        () => zodFiles.loadUserConfig(path, options),
+        what,
+        (config) => config,
+      );
+    assert.deepEqual(await same({}, "no config.yaml"), { value: undefined });
     assert.match(
-      (await same({ policy: `${dir}/policy.yaml` }, "a policy file alone")).config ?? "",
+      (await same({ policy: `${dir}/policy.yaml` }, "a policy file alone")).value ?? "",
       /base_urls/,
     );
     assert.match(
@@ -262,27 +264,16 @@ Deno.test("config.yaml loads as through zod: none, a policy file alone, a direct
     assert.match((await same({}, "a directory")).error ?? "", /Cannot read config/);
     await Deno.remove(path);
     await Deno.writeTextFile(path, "plugins:\n  - path: ./p.ts\n    permissions: { read: [data] }\n");
-    assert.match((await same({}, "plugins")).config ?? "", new RegExp(`"${dir}/data"`));
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+    assert.match((await same({}, "plugins")).value ?? "", new RegExp(`"${dir}/data"`));
+  });
 });
 
 Deno.test("a job with webhook trigger inputs is checked with their template check, loaded for it: as through zod", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "hermes-prechecked-" });
-  try {
+  await inTempDir(async (dir) => {
     const path = `${dir}/job.yaml`;
     const job = (inputs: string) =>
       "name: a\nprompt: hi {{ inputs.n }}\ninputs: { n: { type: string, default: x } }\n" +
       `triggers:\n  webhook:\n    secret_env: HOOK_SECRET\n    inputs: { ${inputs} }\n`;
-    const outcome = async (load: () => unknown) => {
-      try {
-        return { spec: JSON.stringify(((await load()) as { spec: unknown }).spec) };
-      } catch (error) {
-        assert.ok(error instanceof ValidationError, String(error));
-        return { error: error.message };
-      }
-    };
     for (
       const inputs of [
         'n: "{{ trigger.body.issue.number }}"',
@@ -291,17 +282,14 @@ Deno.test("a job with webhook trigger inputs is checked with their template chec
       ]
     ) {
       await Deno.writeTextFile(path, job(inputs));
-      const fast = await outcome(() => loadJob(path, {}));
-      assert.deepEqual(fast, await outcome(() => zodFiles.loadJob(path, {})), inputs);
+      const fast = await sameAsZod(() => loadJob(path, {}), () => zodFiles.loadJob(path, {}), inputs);
       if (inputs.includes("nope")) {
         assert.match(
           fast.error ?? "",
           /job\.yaml:7:18: triggers\.webhook\.inputs\.n: unknown template reference/,
         );
       } else if (inputs.startsWith("m")) assert.match(fast.error ?? "", /"m" is not one of the job's inputs/);
-      else assert.ok(fast.spec?.includes("trigger.body.issue.number"));
+      else assert.ok(fast.value?.includes("trigger.body.issue.number"));
     }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });

@@ -62,6 +62,18 @@ function heavy(modules: string[], allowed: string[] = []): string[] {
 
 const graphs = await importGraphs();
 const graph = graphs.static;
+/**
+ * What `hermes run JOB.yaml` imports before it calls the model: the command, the job loader, the App's run
+ * and the session it opens (each imported on use by the one before).
+ */
+const RUN_JOB_PATH = [
+  "commands/run.ts",
+  "runtime/config/prechecked.ts",
+  "runtime/app/run.ts",
+  "runtime/app/open_session.ts",
+  "runtime/session/live_session.ts",
+  "runtime/tools/session.ts",
+];
 
 /** What `module` (a path from the root) imports with `import()`, as paths from the root. */
 function dynamicImports(module: string): string[] {
@@ -128,16 +140,7 @@ Deno.test("start-up path: sessions list's quick answer imports the lister alone,
 });
 
 Deno.test("start-up path: run JOB.yaml reaches no npm package before its first request, croner only with a schedule", () => {
-  // What `hermes run` imports before it calls the model: the command, the job loader, the App's run and
-  // the session it opens (each imported on use by the one before).
-  const run = closure(graph, [
-    "commands/run.ts",
-    "runtime/config/prechecked.ts",
-    "runtime/app/run.ts",
-    "runtime/app/open_session.ts",
-    "runtime/session/live_session.ts",
-    "runtime/tools/session.ts",
-  ]);
+  const run = closure(graph, RUN_JOB_PATH);
   assert.ok(run.includes("runtime/config/job_checks.ts"), run.join("\n"));
   assert.ok(run.includes("runtime/tools/builtin.ts"), run.join("\n"));
   assert.deepEqual(run.filter((m) => m.startsWith("npm:") || m.includes("/npm/")), []);
@@ -149,14 +152,7 @@ Deno.test("start-up path: a job under no trust policy loads none of the policy's
   // With no policy in force (no config.yaml `policy:`, no policy file, no --untrusted) holding a job to the
   // policies changes nothing: prechecked.ts imports job_policy.ts only when one is (job_load.ts refuses to
   // load a job without it then).
-  const run = closure(graph, [
-    "commands/run.ts",
-    "runtime/config/prechecked.ts",
-    "runtime/app/run.ts",
-    "runtime/app/open_session.ts",
-    "runtime/session/live_session.ts",
-    "runtime/tools/session.ts",
-  ]);
+  const run = closure(graph, RUN_JOB_PATH);
   const policyChecks = [
     "runtime/config/job_policy.ts",
     "runtime/config/policy.ts",

@@ -238,6 +238,23 @@ async function signIn(page: Page, fx: Fixture): Promise<void> {
   assert.equal(new URL(page.url()).pathname, "/runs");
 }
 
+/**
+ * Opens the transcript's first tool call from the keyboard (a click is aimed at where the summary was, and
+ * a part appearing above it may move it in between) and marks its element with `mark`, so that a test can
+ * tell later whether the live merge kept that very element. False when no call is open.
+ */
+async function openFirstCall(page: Page, mark: number): Promise<boolean> {
+  await page.focus(".transcript details summary");
+  await page.keyboard.press("Enter");
+  return await page.evaluate((mark) => {
+    const details = document.querySelector(".transcript details[open]") as unknown as
+      | { __mark: number }
+      | null;
+    if (details) details.__mark = mark;
+    return details !== null;
+  }, mark);
+}
+
 async function statusOf(page: Page, id: string): Promise<string> {
   return await page.$eval(`tr[data-run="${id}"] .status`, (el) => el.textContent?.trim() ?? "").catch(() =>
     ""
@@ -263,18 +280,8 @@ Deno.test({
     { timeout: 30_000, polling: "mutation" },
   );
   assert.ok(await page.$("#run[data-live]"), "the run is still running");
-  // Opened from the keyboard: a click is aimed at where the summary was, and the chart appearing above it
-  // may move it in between.
-  await page.focus(".transcript details summary");
-  await page.keyboard.press("Enter");
   assert.ok(
-    await page.evaluate(() => {
-      const details = document.querySelector(".transcript details[open]") as unknown as
-        | { __mark: number }
-        | null;
-      if (details) details.__mark = 7;
-      return details !== null;
-    }),
+    await openFirstCall(page, 7),
     "the call opened from the keyboard is open (its summary kept the focus until Enter)",
   );
   await page.waitForFunction(
@@ -475,17 +482,7 @@ Deno.test({
     { timeout: 60_000, polling: 100 },
   );
   assert.equal(await page.$(".transcript details.compacted"), null, "nothing folded yet");
-  await page.focus(".transcript details summary");
-  await page.keyboard.press("Enter");
-  assert.ok(
-    await page.evaluate(() => {
-      const details = document.querySelector(".transcript details[open]") as unknown as
-        | { __mark: number }
-        | null;
-      if (details) details.__mark = 9;
-      return details !== null;
-    }),
-  );
+  assert.ok(await openFirstCall(page, 9), "the call opened from the keyboard is open");
 
   fx.release("fold");
   await page.waitForFunction(() => document.querySelector("h1 .status")?.textContent?.includes("success"), {

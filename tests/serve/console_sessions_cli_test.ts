@@ -8,27 +8,15 @@ import assert from "node:assert/strict";
 import { scratchDatabase } from "../../runtime/store/postgres/_testing.ts";
 import { hermes, tempDir } from "../_testing/cli.ts";
 import { startServe } from "../_testing/serve.ts";
+import { signIn as signInForm } from "../_testing/console_signin.ts";
 
 const serverUrl = Deno.env.get("HERMES_TEST_POSTGRES_URL");
 
 /** Signs in through the form as a browser does; the session cookie (`name=value`). */
 async function signIn(url: string, token: string): Promise<string> {
-  const form = await fetch(`${url}/signin`);
-  const html = await form.text();
-  const nonce = /hermes_console_signin=([0-9a-f]+)/.exec(form.headers.get("set-cookie") ?? "")![1]!;
-  const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(html)![1]!;
-  const response = await fetch(`${url}/signin`, {
-    method: "POST",
-    redirect: "manual",
-    headers: {
-      cookie: `hermes_console_signin=${nonce}`,
-      "content-type": "application/x-www-form-urlencoded",
-    },
-    body: new URLSearchParams({ _csrf: csrf, token, next: "/runs" }),
-  });
-  await response.body?.cancel();
-  assert.equal(response.status, 303);
-  return /^(hermes_console=[^;]+)/.exec(response.headers.get("set-cookie") ?? "")![1]!;
+  const session = await signInForm(url, token);
+  assert.equal(session.status, 303);
+  return session.cookie;
 }
 
 /** The runs page with `cookie`: 200 when the session holds, a 303 to the sign-in form when not. */
