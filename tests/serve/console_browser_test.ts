@@ -677,14 +677,21 @@ Deno.test({
     polling: 250,
   });
 
-  // The form as a forged one would be: no token of this session.
-  await page.$eval(
-    "form[action$='/cancel'] input[name=_csrf]",
-    (el) => (el as unknown as { value: string }).value = "f".repeat(64),
-  );
+  // The form as a forged one would be: no token of this session. A copy outside the page's live parts, so
+  // that a live update cannot put a fresh form with a valid token in its place before the click.
+  await page.$eval("form[action$='/cancel']", (form) => {
+    const forged = form.cloneNode(true) as unknown as {
+      id: string;
+      querySelector(selector: string): { value: string };
+    };
+    forged.id = "forged";
+    forged.querySelector("input[name=_csrf]").value = "f".repeat(64);
+    (form as unknown as { ownerDocument: { body: { append(node: unknown): void } } }).ownerDocument.body
+      .append(forged);
+  });
   const [refused] = await Promise.all([
     page.waitForNavigation(),
-    page.click("form[action$='/cancel'] button"),
+    page.click("#forged button"),
   ]);
   assert.equal(refused?.status(), 403);
   assert.match(
